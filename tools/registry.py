@@ -1,0 +1,53 @@
+"""What step-opt and step-run know about: dialects and passes, as lazy factories.
+
+Every pass of steplus is listed here by its command-line name. The factory
+imports the pass module only when the pass is used, so the tools start fast.
+"""
+
+from collections.abc import Callable
+
+from xdsl.dialects import get_all_dialects as get_xdsl_dialects
+from xdsl.ir import Dialect
+from xdsl.passes import ModulePass
+
+from steplus.dialects import get_all_dialects as get_steplus_dialects
+
+# The upstream dialects a user mixes into steplus programs.
+MIXED_IN_XDSL_DIALECTS = (
+    "builtin",
+    "func",
+    "arith",
+    "math",
+    "scf",
+    "cf",
+    "memref",
+    "tensor",
+    "linalg",
+    "tosa",
+)
+
+
+def get_all_dialects() -> dict[str, Callable[[], Dialect]]:
+    """Our dialects plus the xDSL dialects that steplus programs mix in."""
+    upstream = get_xdsl_dialects()
+    dialects = {name: upstream[name] for name in MIXED_IN_XDSL_DIALECTS}
+    dialects.update(get_steplus_dialects())
+    return dialects
+
+
+def _lazy(module: str, cls: str) -> Callable[[], type[ModulePass]]:
+    def factory() -> type[ModulePass]:
+        import importlib
+
+        return getattr(importlib.import_module(module), cls)
+
+    return factory
+
+
+# name -> (module, class). Add a line here when you add a pass.
+_PASSES: dict[str, tuple[str, str]] = {}
+
+
+def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
+    """Name -> factory for every steplus pass."""
+    return {name: _lazy(module, cls) for name, (module, cls) in _PASSES.items()}
