@@ -51,3 +51,13 @@ _PASSES: dict[str, tuple[str, str]] = {}
 def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
     """Name -> factory for every steplus pass."""
     return {name: _lazy(module, cls) for name, (module, cls) in _PASSES.items()}
+
+
+# Analyses step-opt runs on every input that contains ops of a dialect, before
+# the pipeline (disabled with --no-lus-checks).  dialect -> pass names.
+_DEFAULT_CHECKS: dict[str, tuple[str, ...]] = {}
+
+
+def get_default_checks() -> dict[str, tuple[str, ...]]:
+    """Dialect name -> the check passes step-opt runs on inputs using it."""
+    return dict(_DEFAULT_CHECKS)

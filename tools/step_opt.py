@@ -1,13 +1,104 @@
-"""step-opt: the steplus optimizer driver (placeholder, being hardened)."""
+"""step-opt: the steplus optimizer driver, in the manner of mlir-opt / xdsl-opt.
 
+    step-opt input.mlir -p 'step-infer-shapes,step-metrics{bind="B=64"}'
+    step-opt input.mlir --print-op-generic
+    step-opt invalid.mlir --split-input-file --verify-diagnostics
+    step-opt --list-passes
+    step-opt --gen-dialect-doc docs/dialects
+
+It registers the steplus dialects (step, lus, sync, ...) plus the upstream
+dialects programs mix in (builtin, func, arith, math, scf, cf, memref, tensor,
+linalg, tosa) and every steplus pass.  Every user error is reported as
+`file:line:col: error: message` (exit 1) or as a one-line usage error (exit 2);
+no Python traceback reaches the user.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
 import sys
+import threading
+from collections.abc import Sequence
+from io import StringIO
+from typing import IO, NoReturn
 
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Operation
+from xdsl.passes import ModulePass, PassPipeline
+from xdsl.printer import Printer
+from xdsl.utils.exceptions import DiagnosticException, ParseError
 from xdsl.xdsl_opt_main import xDSLOptMain
 
-from steplus.tools.registry import get_all_dialects, get_all_passes
+from steplus.passes.diagnostics import (
+    Diagnostic,
+    OpDiagnosticError,
+    collecting_diagnostics,
+)
+from steplus.tools import expected_diagnostics
+from steplus.tools.registry import (
+    get_all_dialects,
+    get_all_passes,
+    get_default_checks,
+)
+from steplus.tools.source import LocatingParser, LocationTable, SourceFile, SourceLoc
+
+EXIT_USER_ERROR = 1
+EXIT_USAGE_ERROR = 2
+_SPLIT_MARKER = re.compile(r"^[ \t]*// -----[^\n]*$", re.MULTILINE)
+
+
+class UsageError(Exception):
+    """A bad command line; reported on one line, exit code 2."""
+
+
+class _ArgumentParser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(message)
+
+
+class InputError(Exception):
+    """A located user error: the diagnostics are already formatted."""
+
+    def __init__(self, lines: list[str]):
+        super().__init__("\n".join(lines))
+        self.lines = lines
 
 
 class StepOptMain(xDSLOptMain):
+    """xDSL's opt main with steplus's registrations and diagnostics."""
+
+    def __init__(self, args: Sequence[str] | None = None):
+        self.available_frontends = {}
+        self.available_passes = {}
+        self.available_targets = {}
+        self.ctx = Context()
+        self.register_all_dialects()
+        self.register_all_frontends()
+        self.register_all_passes()
+        self.register_all_targets()
+        arg_parser = _ArgumentParser(
+            prog="step-opt",
+            description="steplus modular optimizer driver",
+        )
+        self.register_all_arguments(arg_parser)
+        self.args = arg_parser.parse_args(args=args)
+        if self.args.target not in self.available_targets:
+            raise UsageError(
+                f"unknown target '{self.args.target}' "
+                f"(choose from {', '.join(self.available_targets)})"
+            )
+        self.ctx.allow_unregistered = self.args.allow_unregistered_dialect
+        try:
+            self.setup_pipeline()
+        except UsageError:
+            raise
+        except Exception as e:  # bad pass name or option
+            raise UsageError(f"invalid pass pipeline: {_one_line(e)}") from None
+
+    # -- registration -----------------------------------------------------------
+
     def register_all_dialects(self):
         for name, factory in get_all_dialects().items():
             self.ctx.register_dialect(name, factory)
@@ -16,10 +107,325 @@ class StepOptMain(xDSLOptMain):
         for name, factory in get_all_passes().items():
             self.register_pass(name, factory)
 
+    def register_all_arguments(self, arg_parser: argparse.ArgumentParser):
+        super().register_all_arguments(arg_parser)
+        arg_parser.add_argument(
+            "--list-passes",
+            action="store_true",
+            help="list the available passes with their summaries and options",
+        )
+        arg_parser.add_argument(
+            "--gen-dialect-doc",
+            metavar="DIR",
+            help="write one markdown page per steplus dialect into DIR",
+        )
+        arg_parser.add_argument(
+            "--no-lus-checks",
+            action="store_true",
+            help="do not run the lus clock/causality/initialization checks on input",
+        )
 
-def main(argv=None) -> int:
-    StepOptMain(args=argv).run()
-    return 0
+    def setup_pipeline(self):
+        def verify_between(
+            previous: ModulePass | None, module: ModuleOp, _next: ModulePass | None
+        ) -> None:
+            if previous is not None and not self.args.disable_verify:
+                self._verify(module)
+
+        spec = self.args.passes
+        self.pipeline = PassPipeline.parse_spec(
+            self.available_passes, spec, verify_between
+        )
+
+    # -- running ----------------------------------------------------------------
+
+    def run(self) -> int:  # type: ignore[override]
+        if self.args.list_passes:
+            sys.stdout.write(list_passes(self.available_passes))
+            return 0
+        if self.args.gen_dialect_doc:
+            from steplus.tools.dialect_doc import write_dialect_docs
+
+            for path in write_dialect_docs(self.args.gen_dialect_doc):
+                print(f"wrote {path}")
+            return 0
+
+        name, text = self._read_input()
+        chunks = self._split(name, text)
+        out = StringIO()
+        failed = False
+        verify_failures: list[str] = []
+        for i, chunk in enumerate(chunks):
+            if i > 0:
+                out.write("// -----\n")
+            emitted, printed = self._process_chunk(chunk)
+            if printed is not None:
+                out.write(printed)
+            if self.args.verify_diagnostics:
+                expected = expected_diagnostics.parse_annotations(
+                    chunk.text, chunk.line_offset
+                )
+                verify_failures += expected_diagnostics.check(
+                    expected,
+                    [
+                        expected_diagnostics.Emitted(sev, loc.line, loc.col, msg)
+                        for sev, loc, msg in emitted
+                    ],
+                    chunk.name,
+                )
+            else:
+                for sev, loc, msg in emitted:
+                    _print_diag(chunk, sev, loc, msg)
+                    failed = failed or sev == "error"
+        if verify_failures:
+            for line in verify_failures:
+                print(line, file=sys.stderr)
+            return EXIT_USER_ERROR
+        if failed:
+            return EXIT_USER_ERROR
+        self._write_output(out.getvalue())
+        return 0
+
+    def _read_input(self) -> tuple[str, str]:
+        path = self.args.input_file
+        if path is None or path == "-":
+            name, data = "<stdin>", sys.stdin.buffer.read()
+        else:
+            name = path
+            try:
+                with open(path, "rb") as f:
+                    data = f.read()
+            except OSError as e:
+                raise InputError(
+                    [f"{path}: error: cannot read input file: {e.strerror}"]
+                ) from None
+        try:
+            return name, data.decode("utf-8")
+        except UnicodeDecodeError as e:
+            prefix = data[: e.start].decode("utf-8", errors="replace")
+            line = prefix.count("\n") + 1
+            col = len(prefix) - (prefix.rfind("\n") + 1) + 1
+            raise InputError(
+                [
+                    f"{name}:{line}:{col}: error: input is not valid UTF-8 "
+                    f"(byte 0x{data[e.start]:02x})"
+                ]
+            ) from None
+
+    def _split(self, name: str, text: str) -> list[SourceFile]:
+        if not self.args.split_input_file:
+            return [SourceFile(name, text)]
+        chunks: list[SourceFile] = []
+        start, line_offset = 0, 0
+        for m in _SPLIT_MARKER.finditer(text):
+            piece = text[start : m.start()]
+            chunks.append(SourceFile(name, piece, line_offset))
+            line_offset += piece.count("\n") + text[m.start() : m.end()].count("\n")
+            start = m.end()
+        chunks.append(SourceFile(name, text[start:], line_offset))
+        return chunks
+
+    def _process_chunk(
+        self, chunk: SourceFile
+    ) -> tuple[list[tuple[str, SourceLoc, str]], str | None]:
+        """Parse, verify, transform and print one chunk.
+
+        Returns the diagnostics (severity, location, message) and the printed
+        program, or None when the chunk failed."""
+        parser = LocatingParser(self.ctx, chunk)
+        table = LocationTable(chunk, parser.op_offsets)
+        emitted: list[tuple[str, SourceLoc, str]] = []
+        with collecting_diagnostics() as engine:
+            try:
+                if _is_blank(chunk.text):
+                    # mlir-opt accepts an empty input (xdsl-opt crashes on it).
+                    module = ModuleOp([])
+                else:
+                    module = parser.parse_module(not self.args.no_implicit_module)
+                if not self.args.disable_verify:
+                    self._verify(module)
+                if not self.args.no_lus_checks:
+                    self._run_default_checks(module)
+                self._current_table = table
+                self.pipeline.apply(self.ctx, module)
+                printed = self._print(module)
+            except ParseError as e:
+                emitted.append(("error", chunk.loc_of_offset(e.span.start), e.msg))
+                printed = None
+            except OpDiagnosticError as e:
+                emitted.append(("error", table.loc(e.op), e.message))
+                emitted += [("note", table.loc(op), msg) for op, msg in e.notes]
+                printed = None
+            except _LocatedVerifyError as e:
+                emitted.append(("error", table.loc(e.op), e.message))
+                printed = None
+            except DiagnosticException as e:
+                emitted.append(("error", table.loc(None), _one_line(e)))
+                printed = None
+            except RecursionError:
+                emitted.append(
+                    ("error", table.loc(None), "input is nested too deeply to process")
+                )
+                printed = None
+            except Exception as e:  # a bug in a pass or dialect: still no traceback
+                emitted.append(
+                    (
+                        "error",
+                        table.loc(None),
+                        f"internal error: {type(e).__name__}: {_one_line(e)}",
+                    )
+                )
+                printed = None
+            for diag in engine.diagnostics:
+                emitted.append(_convert(diag, table))
+        emitted.sort(key=lambda d: (d[1].line, d[1].col))
+        return emitted, printed
+
+    def _run_default_checks(self, module: ModuleOp) -> None:
+        dialects = {op.dialect_name() for op in module.walk()}
+        for dialect, pass_names in get_default_checks().items():
+            if dialect not in dialects:
+                continue
+            for pass_name in pass_names:
+                if pass_name in self.available_passes:
+                    self.available_passes[pass_name]()().apply(self.ctx, module)
+
+    def _verify(self, module: ModuleOp) -> None:
+        verify_located(module)
+
+    def _print(self, module: ModuleOp) -> str:
+        if self.args.target != "mlir":
+            return self.output_resulting_program(module)
+        out = StringIO()
+        printer = Printer(
+            stream=out,
+            print_generic_format=self.args.print_op_generic,
+            print_properties_as_attributes=self.args.print_no_properties,
+            print_debuginfo=self.args.print_debuginfo,
+        )
+        printer.print_op(module)
+        out.write("\n")
+        return out.getvalue()
+
+    def _write_output(self, text: str) -> None:
+        if self.args.output_file:
+            try:
+                with open(self.args.output_file, "w") as f:
+                    f.write(text)
+            except OSError as e:
+                raise InputError(
+                    [f"{self.args.output_file}: error: cannot write output: {e.strerror}"]
+                ) from None
+        else:
+            sys.stdout.write(text)
+
+
+class _LocatedVerifyError(Exception):
+    def __init__(self, op: Operation, message: str):
+        super().__init__(message)
+        self.op = op
+        self.message = message
+
+
+def verify_located(module: Operation) -> None:
+    """Verify `module`, innermost operations first, raising an error that names
+    the first operation that fails (so it can be reported at its location)."""
+
+    def visit(op: Operation) -> None:
+        for region in op.regions:
+            for block in region.blocks:
+                for child in block.ops:
+                    visit(child)
+        try:
+            op.verify(verify_nested_ops=False)
+        except DiagnosticException as e:
+            raise _LocatedVerifyError(op, _one_line(e)) from None
+        except (ValueError, TypeError, AssertionError, KeyError, IndexError) as e:
+            raise _LocatedVerifyError(
+                op, f"'{op.name}' is malformed: {_one_line(e)}"
+            ) from None
+
+    visit(module)
+
+
+def _convert(diag: Diagnostic, table: LocationTable) -> tuple[str, SourceLoc, str]:
+    return (diag.severity, table.loc(diag.op), diag.message)
+
+
+def _is_blank(text: str) -> bool:
+    """True if the text holds only white space and `//` comments."""
+    return all(
+        not line.strip() or line.strip().startswith("//") for line in text.split("\n")
+    )
+
+
+def _one_line(e: BaseException) -> str:
+    text = str(e).strip() or type(e).__name__
+    return text.splitlines()[0] if "\n" in text else text
+
+
+def _print_diag(chunk: SourceFile, severity: str, loc: SourceLoc, msg: str) -> None:
+    print(f"{loc}: {severity}: {msg}", file=sys.stderr)
+    line = chunk.line_text(loc.line) if loc.name == chunk.name else None
+    if line is not None and len(line) < 400:
+        print(f"{line}\n{' ' * (loc.col - 1)}^", file=sys.stderr)
+
+
+def list_passes(passes: dict) -> str:
+    """The `--list-passes` text: name, summary and options of every pass."""
+    from xdsl.passes import get_pass_option_infos
+
+    out = StringIO()
+    for name in sorted(passes):
+        try:
+            cls = passes[name]()
+        except Exception as e:
+            out.write(f"{name}\n    (unavailable: {_one_line(e)})\n")
+            continue
+        doc = (cls.__doc__ or "").strip()
+        summary = doc.splitlines()[0] if doc else "(no summary)"
+        out.write(f"{name}\n    {summary}\n")
+        for info in get_pass_option_infos(cls):
+            default = f" = {info.expected_value}" if info.expected_value else ""
+            out.write(f"    --{info.arg}: {info.type}{default}\n")
+    return out.getvalue()
+
+
+def _main(argv: Sequence[str] | None, result: list[int], err: IO[str]) -> None:
+    try:
+        result.append(StepOptMain(args=argv).run())
+    except UsageError as e:
+        print(f"step-opt: error: {e}", file=err)
+        result.append(EXIT_USAGE_ERROR)
+    except InputError as e:
+        for line in e.lines:
+            print(line, file=err)
+        result.append(EXIT_USER_ERROR)
+    except RecursionError:
+        print("step-opt: error: input is nested too deeply to process", file=err)
+        result.append(EXIT_USER_ERROR)
+    except KeyboardInterrupt:
+        result.append(130)
+    except BrokenPipeError:
+        result.append(EXIT_USER_ERROR)
+    except Exception as e:
+        print(f"step-opt: internal error: {type(e).__name__}: {_one_line(e)}", file=err)
+        result.append(EXIT_USER_ERROR)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the `step-opt` console script."""
+    # Deeply nested inputs recurse deeply in the parser and printer: run on a
+    # thread with a large stack and a high recursion limit, and still catch
+    # RecursionError beyond that.
+    sys.setrecursionlimit(20000)
+    threading.stack_size(512 * 1024 * 1024)
+    result: list[int] = []
+    worker = threading.Thread(target=_main, args=(argv, result, sys.stderr))
+    worker.start()
+    worker.join()
+    sys.stdout.flush()
+    return result[0] if result else EXIT_USER_ERROR
 
 
 if __name__ == "__main__":

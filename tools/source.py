@@ -1,0 +1,107 @@
+"""Source locations for parsed operations, and MLIR-style diagnostic lines.
+
+xDSL does not keep the source position of an operation unless the text carries
+an explicit `loc(...)`.  `LocatingParser` records where every operation starts,
+so verifier failures and pass diagnostics can be reported as
+`file:line:col: error: message`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import FileLineColLoc
+from xdsl.ir import Operation
+from xdsl.parser import Parser
+from xdsl.utils.exceptions import DiagnosticException, ParseError
+
+
+@dataclass(frozen=True)
+class SourceLoc:
+    """A 1-based line/column position in a named source."""
+
+    name: str
+    line: int
+    col: int
+
+    def __str__(self) -> str:
+        return f"{self.name}:{self.line}:{self.col}"
+
+
+class SourceFile:
+    """The text of one input chunk, with its name and line offset in the file."""
+
+    def __init__(self, name: str, text: str, line_offset: int = 0):
+        self.name = name
+        self.text = text
+        self.line_offset = line_offset
+        self._line_starts = [0]
+        for i, ch in enumerate(text):
+            if ch == "\n":
+                self._line_starts.append(i + 1)
+
+    def loc_of_offset(self, pos: int) -> SourceLoc:
+        """Location of a character offset in this chunk (lines counted in the file)."""
+        import bisect
+
+        pos = max(0, min(pos, len(self.text)))
+        line_index = bisect.bisect_right(self._line_starts, pos) - 1
+        col = pos - self._line_starts[line_index] + 1
+        return SourceLoc(self.name, line_index + 1 + self.line_offset, col)
+
+    def line_text(self, file_line: int) -> str | None:
+        """The text of a (file-numbered) line of this chunk, if it belongs to it."""
+        index = file_line - 1 - self.line_offset
+        if 0 <= index < len(self._line_starts):
+            start = self._line_starts[index]
+            end = self.text.find("\n", start)
+            return self.text[start : end if end != -1 else len(self.text)]
+        return None
+
+
+class LocatingParser(Parser):
+    """An xDSL parser that remembers the source offset where each operation starts."""
+
+    def __init__(self, ctx: Context, source: SourceFile):
+        super().__init__(ctx, source.text, source.name)
+        self.source = source
+        self.op_offsets: dict[Operation, int] = {}
+
+    def parse_operation(self) -> Operation:
+        start = self.pos
+        try:
+            op = super().parse_operation()
+        except ParseError:
+            raise
+        except (DiagnosticException, ValueError, TypeError, OverflowError) as e:
+            # Attribute and property verifiers run while the op is built: report
+            # them where the op starts instead of letting them escape unlocated.
+            message = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+            self.raise_error(message, at_position=start, end_position=max(self.pos, start + 1))
+        self.op_offsets[op] = start
+        return op
+
+
+class LocationTable:
+    """Maps operations to source locations (explicit `loc(...)` wins)."""
+
+    def __init__(self, source: SourceFile, op_offsets: dict[Operation, int]):
+        self.source = source
+        self.op_offsets = op_offsets
+
+    def loc(self, op: Operation | None) -> SourceLoc:
+        """The location of `op`, or of its nearest ancestor that has one."""
+        current = op
+        while current is not None:
+            explicit = current.location
+            if isinstance(explicit, FileLineColLoc):
+                return SourceLoc(
+                    explicit.filename.data,
+                    explicit.line.data,
+                    explicit.column.data,
+                )
+            if current in self.op_offsets:
+                return self.source.loc_of_offset(self.op_offsets[current])
+            current = current.parent_op()
+        return SourceLoc(self.source.name, 1 + self.source.line_offset, 1)
