@@ -232,11 +232,12 @@ class StepOptMain(xDSLOptMain):
 
         Returns the diagnostics (severity, location, message) and the printed
         program, or None when the chunk failed."""
-        parser = LocatingParser(self.ctx, chunk)
-        table = LocationTable(chunk, parser.op_offsets)
+        table = LocationTable(chunk, {})
         emitted: list[tuple[str, SourceLoc, str]] = []
         with collecting_diagnostics() as engine:
             try:
+                parser = LocatingParser(self.ctx, chunk)
+                table.op_offsets = parser.op_offsets
                 if _is_blank(chunk.text):
                     # mlir-opt accepts an empty input (xdsl-opt crashes on it).
                     module = ModuleOp([])
@@ -376,6 +377,7 @@ def list_passes(passes: dict) -> str:
     from xdsl.passes import get_pass_option_infos
 
     out = StringIO()
+    out.write(f"Available passes ({len(passes)}):\n")
     for name in sorted(passes):
         try:
             cls = passes[name]()
@@ -418,7 +420,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     # Deeply nested inputs recurse deeply in the parser and printer: run on a
     # thread with a large stack and a high recursion limit, and still catch
     # RecursionError beyond that.
-    sys.setrecursionlimit(20000)
+    if sys.getrecursionlimit() < 20000:
+        sys.setrecursionlimit(20000)
     threading.stack_size(512 * 1024 * 1024)
     result: list[int] = []
     worker = threading.Thread(target=_main, args=(argv, result, sys.stderr))

@@ -1,0 +1,6 @@
+// RUN: step-opt --list-passes | filecheck %s
+// Every registered pass is listed with a summary line; passes come from the
+// registry (tools/registry.py).
+// CHECK: Available passes
+// CHECK-NOT: (unavailable
+// CHECK-NOT: (no summary)
