@@ -1,0 +1,629 @@
+"""The `lus` dialect: Lustre-like synchronous dataflow programs.
+
+A `lus.node` runs in cycles (ticks). In each cycle every value is present or
+absent; its *clock* says when it is present. Inputs are on the base clock;
+`lus.when` sub-samples, `lus.merge` combines complementary flows, `lus.fby` and
+`lus.pre` carry a value from one cycle of their clock to the next, and
+`lus.instance` runs one cycle of another node. A node body is a graph region:
+definitions may follow their uses (xDSL records no region kinds, so dominance is
+simply not checked inside nodes; causality is checked by `lus-causality`).
+
+Any other op (arith, math, tensor, linalg, func.call) may appear in a node
+body and is clock-polymorphic: its operands and results share one clock.
+
+Example:
+
+```mlir
+lus.node @integr(%i: i32) -> (i32) {
+  %c0 = arith.constant 0 : i32
+  %s = lus.fby %c0 %incr : i32
+  %incr = arith.addi %s, %i : i32
+  lus.yield (%incr : i32)
+}
+```
+
+K-periodic words are written `prefix(period)` over {0, 1}, e.g. `"0(01)"`:
+the sequence 0 0 1 0 1 0 1 ...
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from xdsl.dialects.builtin import (
+    I1,
+    FunctionType,
+    IntAttr,
+    IntegerType,
+    StringAttr,
+    SymbolRefAttr,
+    UnitAttr,
+)
+from xdsl.ir import Attribute, Block, Dialect, Operation, Region, SSAValue
+from xdsl.irdl import (
+    AnyAttr,
+    AttrSizedOperandSegments,
+    IRDLOperation,
+    VarConstraint,
+    irdl_op_definition,
+    operand_def,
+    opt_operand_def,
+    opt_prop_def,
+    prop_def,
+    region_def,
+    result_def,
+    traits_def,
+    var_operand_def,
+    var_result_def,
+)
+from xdsl.parser import Parser
+from xdsl.printer import Printer
+from xdsl.traits import (
+    HasParent,
+    IsolatedFromAbove,
+    IsTerminator,
+    Pure,
+    SymbolOpInterface,
+    SymbolTable,
+    SymbolUserOpInterface,
+)
+from xdsl.utils.exceptions import VerifyException
+
+_KPERIODIC = re.compile(r"^([01]*)\(([01]+)\)$")
+
+
+def parse_kperiodic(word: str) -> tuple[str, str]:
+    """Split a k-periodic word `prefix(period)` into (prefix, period).
+
+    >>> parse_kperiodic("0(01)")
+    ('0', '01')
+    """
+    m = _KPERIODIC.match(word)
+    if m is None:
+        raise VerifyException(
+            f"invalid k-periodic word '{word}': expected prefix(period) over "
+            "{0,1} with a non-empty period, e.g. \"1(0)\" or \"0(01)\""
+        )
+    return m.group(1), m.group(2)
+
+
+def kperiodic_value(word: str, cycle: int) -> bool:
+    """The value of a k-periodic word at a (0-based) cycle."""
+    prefix, period = parse_kperiodic(word)
+    if cycle < len(prefix):
+        return prefix[cycle] == "1"
+    return period[(cycle - len(prefix)) % len(period)] == "1"
+
+
+def _is_i1(t: Attribute) -> bool:
+    return isinstance(t, IntegerType) and t.width.data == 1
+
+
+def _parse_typed_operands(parser: Parser) -> tuple[list[SSAValue], list[Attribute]]:
+    """Parse `%a : T, %b : U` (possibly empty) between already-consumed parens."""
+    values: list[SSAValue] = []
+    types: list[Attribute] = []
+
+    def one() -> None:
+        unresolved = parser.parse_unresolved_operand()
+        parser.parse_punctuation(":")
+        t = parser.parse_type()
+        values.append(parser.resolve_operand(unresolved, t))
+        types.append(t)
+
+    if parser.parse_optional_punctuation(")") is None:
+        parser.parse_comma_separated_list(parser.Delimiter.NONE, one)
+        parser.parse_punctuation(")")
+    return values, types
+
+
+def _print_typed_operands(printer: Printer, values: Sequence[SSAValue]) -> None:
+    printer.print_string("(")
+    printer.print_list(
+        values,
+        lambda v: (
+            printer.print_operand(v),
+            printer.print_string(" : "),
+            printer.print_attribute(v.type),
+        ),
+    )
+    printer.print_string(")")
+
+
+@irdl_op_definition
+class NodeOp(IRDLOperation):
+    """A synchronous dataflow node.
+
+    The body is a graph region terminated by `lus.yield`. Block arguments are,
+    in order, the `static` parameters, the `state` arguments (values of the
+    previous cycle, produced by `lus.yield state(...)`), then the inputs. The
+    function type lists the static parameters and the inputs (what an instance
+    passes) and the outputs.
+
+    Example:
+
+    ```mlir
+    lus.node @counter state(%n: i32) (%reset: i1) -> (i32) {
+      %c0 = arith.constant 0 : i32
+      %c1 = arith.constant 1 : i32
+      %next = arith.addi %n, %c1 : i32
+      %v = arith.select %reset, %c0, %next : i32
+      lus.yield state(%v : i32) (%v : i32)
+    }
+    ```
+    """
+
+    name = "lus.node"
+
+    sym_name = prop_def(StringAttr)
+    function_type = prop_def(FunctionType)
+    num_static = prop_def(IntAttr)
+    num_state = prop_def(IntAttr)
+    body = region_def("single_block")
+
+    traits = traits_def(SymbolOpInterface(), IsolatedFromAbove())
+
+    def __init__(
+        self,
+        name: str,
+        inputs: Sequence[Attribute],
+        outputs: Sequence[Attribute],
+        body: Region | None = None,
+        static: Sequence[Attribute] = (),
+        state: Sequence[Attribute] = (),
+    ):
+        if body is None:
+            body = Region(Block(arg_types=[*static, *state, *inputs]))
+        super().__init__(
+            properties={
+                "sym_name": StringAttr(name),
+                "function_type": FunctionType.from_lists([*static, *inputs], outputs),
+                "num_static": IntAttr(len(static)),
+                "num_state": IntAttr(len(state)),
+            },
+            regions=[body],
+        )
+
+    @property
+    def static_args(self):
+        return self.body.block.args[: self.num_static.data]
+
+    @property
+    def state_args(self):
+        n = self.num_static.data
+        return self.body.block.args[n : n + self.num_state.data]
+
+    @property
+    def input_args(self):
+        return self.body.block.args[self.num_static.data + self.num_state.data :]
+
+    @property
+    def output_types(self) -> tuple[Attribute, ...]:
+        return tuple(self.function_type.outputs.data)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> NodeOp:
+        name = parser.parse_symbol_name().data
+        static = []
+        state = []
+        if parser.parse_optional_keyword("static") is not None:
+            static = parser.parse_comma_separated_list(
+                parser.Delimiter.PAREN, parser.parse_argument
+            )
+        if parser.parse_optional_keyword("state") is not None:
+            state = parser.parse_comma_separated_list(
+                parser.Delimiter.PAREN, parser.parse_argument
+            )
+        inputs = parser.parse_comma_separated_list(
+            parser.Delimiter.PAREN, parser.parse_argument
+        )
+        parser.parse_punctuation("->")
+        outputs = parser.parse_comma_separated_list(
+            parser.Delimiter.PAREN, parser.parse_type
+        )
+        attrs = parser.parse_optional_attr_dict_with_keyword()
+        body = parser.parse_region([*static, *state, *inputs])
+        op = cls(
+            name,
+            [a.type for a in inputs],
+            outputs,
+            body,
+            [a.type for a in static],
+            [a.type for a in state],
+        )
+        if attrs is not None:
+            op.attributes |= attrs.data
+        return op
+
+    def print(self, printer: Printer):
+        printer.print_string(" ")
+        printer.print_symbol_name(self.sym_name.data)
+
+        def group(keyword: str, args) -> None:
+            if keyword:
+                printer.print_string(f" {keyword}")
+            printer.print_string("(")
+            printer.print_list(args, printer.print_block_argument)
+            printer.print_string(")")
+
+        if self.num_static.data:
+            group("static", self.static_args)
+        if self.num_state.data:
+            group("state", self.state_args)
+        group("", self.input_args)
+        printer.print_string(" -> (")
+        printer.print_list(self.output_types, printer.print_attribute)
+        printer.print_string(")")
+        if self.attributes:
+            printer.print_op_attributes(self.attributes, print_keyword=True)
+        printer.print_string(" ")
+        printer.print_region(self.body, print_entry_block_args=False)
+
+    def verify_(self) -> None:
+        block = self.body.block
+        n_static, n_state = self.num_static.data, self.num_state.data
+        if n_static < 0 or n_state < 0:
+            raise VerifyException("static and state counts must be non-negative")
+        declared = list(self.function_type.inputs.data)
+        args = [a.type for a in block.args]
+        expected = declared[:n_static] + args[n_static : n_static + n_state]
+        expected += declared[n_static:]
+        if len(args) != len(expected) or args != expected:
+            raise VerifyException(
+                "node block arguments must be the static parameters, the state "
+                "arguments, then the inputs of the function type"
+            )
+        last = block.last_op
+        if not isinstance(last, YieldOp):
+            raise VerifyException("a lus.node body must end with lus.yield")
+
+
+@irdl_op_definition
+class YieldOp(IRDLOperation):
+    """Terminates a node: the next state and the outputs of this cycle.
+
+    Example:
+
+    ```mlir
+    lus.yield state(%next : i32) (%out : i32)
+    ```
+    """
+
+    name = "lus.yield"
+
+    state = var_operand_def()
+    outputs = var_operand_def()
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+    traits = traits_def(IsTerminator(), HasParent(NodeOp))
+
+    def __init__(self, outputs: Sequence[SSAValue], state: Sequence[SSAValue] = ()):
+        super().__init__(operands=[state, outputs])
+
+    @classmethod
+    def parse(cls, parser: Parser) -> YieldOp:
+        state: list[SSAValue] = []
+        if parser.parse_optional_keyword("state") is not None:
+            parser.parse_punctuation("(")
+            state, _ = _parse_typed_operands(parser)
+        parser.parse_punctuation("(")
+        outputs, _ = _parse_typed_operands(parser)
+        return cls(outputs, state)
+
+    def print(self, printer: Printer):
+        if self.state:
+            printer.print_string(" state")
+            _print_typed_operands(printer, self.state)
+        printer.print_string(" ")
+        _print_typed_operands(printer, self.outputs)
+
+    def verify_(self) -> None:
+        node = self.parent_op()
+        if not isinstance(node, NodeOp):
+            return
+        outs = tuple(o.type for o in self.outputs)
+        if outs != node.output_types:
+            raise VerifyException(
+                "lus.yield outputs must match the node's output types: expected ("
+                + ", ".join(map(str, node.output_types))
+                + "), got ("
+                + ", ".join(map(str, outs))
+                + ")"
+            )
+        state_types = tuple(a.type for a in node.state_args)
+        got = tuple(s.type for s in self.state)
+        if got != state_types:
+            raise VerifyException(
+                f"lus.yield state must match the node's {len(state_types)} state "
+                f"argument(s): expected ({', '.join(map(str, state_types))}), "
+                f"got ({', '.join(map(str, got))})"
+            )
+
+
+_T = VarConstraint("T", AnyAttr())
+
+
+@irdl_op_definition
+class FbyOp(IRDLOperation):
+    """Followed-by: `init` in the first cycle of its clock, then the previous `next`.
+
+    Example:
+
+    ```mlir
+    %s = lus.fby %c0 %incr : i32
+    ```
+    """
+
+    name = "lus.fby"
+    init = operand_def(_T)
+    next = operand_def(_T)
+    result = result_def(_T)
+    assembly_format = "$init $next attr-dict `:` type($result)"
+
+    def __init__(self, init: SSAValue, next: SSAValue):
+        super().__init__(operands=[init, next], result_types=[init.type])
+
+
+@irdl_op_definition
+class PreOp(IRDLOperation):
+    """The previous value of a flow on its clock; undefined in its first cycle.
+
+    Example:
+
+    ```mlir
+    %p = lus.pre %x : f32
+    ```
+    """
+
+    name = "lus.pre"
+    input = operand_def(_T)
+    result = result_def(_T)
+    assembly_format = "$input attr-dict `:` type($result)"
+
+    def __init__(self, input: SSAValue):
+        super().__init__(operands=[input], result_types=[input.type])
+
+
+def _parse_condition(parser: Parser) -> tuple[SSAValue | None, str | None, bool]:
+    """Parse `[not] %c` or a k-periodic word string."""
+    word = parser.parse_optional_str_literal()
+    if word is not None:
+        return None, word, False
+    negated = parser.parse_optional_keyword("not") is not None
+    unresolved = parser.parse_unresolved_operand()
+    return parser.resolve_operand(unresolved, IntegerType(1)), None, negated
+
+
+def _print_condition(printer: Printer, cond, word, negated) -> None:
+    printer.print_string(" ")
+    if word is not None:
+        printer.print_string_literal(word.data)
+    else:
+        if negated:
+            printer.print_string("not ")
+        printer.print_operand(cond)
+
+
+def _verify_condition(op: Operation, cond, word) -> None:
+    if (cond is None) == (word is None):
+        raise VerifyException(
+            f"{op.name} needs exactly one of a condition operand or a k-periodic word"
+        )
+    if word is not None:
+        parse_kperiodic(word.data)
+    elif not _is_i1(cond.type):
+        raise VerifyException(f"{op.name} condition must be i1, got {cond.type}")
+
+
+@irdl_op_definition
+class WhenOp(IRDLOperation):
+    """Sub-sampling: `x` present only in the cycles where the condition holds.
+
+    The condition is an `i1` flow on the clock of `x` (negated with `not`), or a
+    k-periodic word.
+
+    Example:
+
+    ```mlir
+    %y = lus.when %c %x : f32
+    %z = lus.when not %c %x : f32
+    %w = lus.when "0(001)" %x : f32
+    ```
+    """
+
+    name = "lus.when"
+    condition = opt_operand_def(I1)
+    input = operand_def()
+    result = result_def()
+    word = opt_prop_def(StringAttr)
+    negated = opt_prop_def(UnitAttr)
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+
+    def __init__(
+        self,
+        input: SSAValue,
+        condition: SSAValue | None = None,
+        word: str | None = None,
+        negated: bool = False,
+    ):
+        props: dict[str, Attribute] = {}
+        if word is not None:
+            props["word"] = StringAttr(word)
+        if negated:
+            props["negated"] = UnitAttr()
+        super().__init__(
+            operands=[[condition] if condition is not None else [], [input]],
+            result_types=[input.type],
+            properties=props,
+        )
+
+    @classmethod
+    def parse(cls, parser: Parser) -> WhenOp:
+        cond, word, negated = _parse_condition(parser)
+        unresolved = parser.parse_unresolved_operand()
+        parser.parse_punctuation(":")
+        t = parser.parse_type()
+        return cls(parser.resolve_operand(unresolved, t), cond, word, negated)
+
+    def print(self, printer: Printer):
+        _print_condition(printer, self.condition, self.word, self.negated is not None)
+        printer.print_string(" ")
+        printer.print_operand(self.input)
+        printer.print_string(" : ")
+        printer.print_attribute(self.result.type)
+
+    def verify_(self) -> None:
+        _verify_condition(self, self.condition, self.word)
+        if self.negated is not None and self.word is not None:
+            raise VerifyException("lus.when: 'not' applies to a condition operand only")
+        if self.input.type != self.result.type:
+            raise VerifyException("lus.when result type must equal the input type")
+
+
+@irdl_op_definition
+class MergeOp(IRDLOperation):
+    """Merge two complementary flows onto the faster clock.
+
+    `t` is present when the condition is true, `f` when it is false; the result
+    is present on the clock of the condition.
+
+    Example:
+
+    ```mlir
+    %y = lus.merge %c %a %b : f32
+    %z = lus.merge "1(0)" %init %rest : i32
+    ```
+    """
+
+    name = "lus.merge"
+    condition = opt_operand_def(I1)
+    on_true = operand_def(_T)
+    on_false = operand_def(_T)
+    result = result_def(_T)
+    word = opt_prop_def(StringAttr)
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+
+    def __init__(
+        self,
+        on_true: SSAValue,
+        on_false: SSAValue,
+        condition: SSAValue | None = None,
+        word: str | None = None,
+    ):
+        super().__init__(
+            operands=[[condition] if condition is not None else [], [on_true], [on_false]],
+            result_types=[on_true.type],
+            properties={"word": StringAttr(word)} if word is not None else {},
+        )
+
+    @classmethod
+    def parse(cls, parser: Parser) -> MergeOp:
+        cond, word, negated = _parse_condition(parser)
+        if negated:
+            parser.raise_error("lus.merge does not take 'not'")
+        t_un = parser.parse_unresolved_operand()
+        f_un = parser.parse_unresolved_operand()
+        parser.parse_punctuation(":")
+        t = parser.parse_type()
+        return cls(
+            parser.resolve_operand(t_un, t), parser.resolve_operand(f_un, t), cond, word
+        )
+
+    def print(self, printer: Printer):
+        _print_condition(printer, self.condition, self.word, False)
+        printer.print_string(" ")
+        printer.print_operand(self.on_true)
+        printer.print_string(" ")
+        printer.print_operand(self.on_false)
+        printer.print_string(" : ")
+        printer.print_attribute(self.result.type)
+
+    def verify_(self) -> None:
+        _verify_condition(self, self.condition, self.word)
+
+
+class _InstanceCallee(SymbolUserOpInterface):
+    def verify(self, op: Operation) -> None:
+        assert isinstance(op, InstanceOp)
+        callee = SymbolTable.lookup_symbol(op, op.callee)
+        if callee is None:
+            raise VerifyException(f"lus.instance: no node named {op.callee}")
+        if not isinstance(callee, NodeOp):
+            raise VerifyException(f"lus.instance: {op.callee} is not a lus.node")
+        ins = tuple(o.type for o in op.args)
+        outs = tuple(r.type for r in op.res)
+        if ins != tuple(callee.function_type.inputs.data):
+            raise VerifyException(
+                f"lus.instance: operand types ({', '.join(map(str, ins))}) do not match "
+                f"the inputs of {op.callee} "
+                f"({', '.join(map(str, callee.function_type.inputs.data))})"
+            )
+        if outs != callee.output_types:
+            raise VerifyException(
+                f"lus.instance: result types ({', '.join(map(str, outs))}) do not match "
+                f"the outputs of {op.callee} "
+                f"({', '.join(map(str, callee.output_types))})"
+            )
+
+
+@irdl_op_definition
+class InstanceOp(IRDLOperation):
+    """Run one cycle of another node per cycle of the instance's clock.
+
+    Example:
+
+    ```mlir
+    %y = lus.instance @integr(%x) : (i32) -> (i32)
+    ```
+    """
+
+    name = "lus.instance"
+    callee = prop_def(SymbolRefAttr)
+    args = var_operand_def()
+    res = var_result_def()
+    traits = traits_def(_InstanceCallee())
+    assembly_format = (
+        "$callee `(` $args `)` attr-dict `:` functional-type($args, $res)"
+    )
+
+    def __init__(
+        self, callee: str, args: Sequence[SSAValue], result_types: Sequence[Attribute]
+    ):
+        super().__init__(
+            operands=[args],
+            result_types=[result_types],
+            properties={"callee": SymbolRefAttr(callee)},
+        )
+
+
+@irdl_op_definition
+class KPeriodicOp(IRDLOperation):
+    """A boolean flow following a k-periodic word `prefix(period)`.
+
+    Example:
+
+    ```mlir
+    %b = lus.kperiodic "0(01)" : i1
+    ```
+    """
+
+    name = "lus.kperiodic"
+    word = prop_def(StringAttr)
+    result = result_def(I1)
+    traits = traits_def(Pure())
+    assembly_format = "$word attr-dict `:` type($result)"
+
+    def __init__(self, word: str):
+        super().__init__(
+            properties={"word": StringAttr(word)}, result_types=[IntegerType(1)]
+        )
+
+    def verify_(self) -> None:
+        parse_kperiodic(self.word.data)
+
+
+Lus = Dialect(
+    "lus",
+    [NodeOp, YieldOp, FbyOp, PreOp, WhenOp, MergeOp, InstanceOp, KPeriodicOp],
+    [],
+)
