@@ -1,0 +1,132 @@
+"""The `step` dialect: Streaming Tensor Programs.
+
+A program is a `step.graph`: a symbol whose body is a graph region of
+operators connected by streams (`!step.stream<[dims], element>`, see
+`step_types`). Feedback edges are legal (a value may be used before its
+definition). Every stream has at most one consumer: fan-out is an explicit
+`step.broadcast` (checked by the `step.graph` verifier).
+
+Operators (seed appendix tables 2-6 plus what real graphs need):
+
+- off-chip memory: `linear_offchip_load`, `linear_offchip_store`,
+  `random_offchip_load`, `random_offchip_store`
+- on-chip memory: `bufferize`, `streamify`
+- higher-order: `map`, `accum`, `scan`, `flat_map`, whose regions compute on
+  tiles with `step.apply "fn"(...)` (library in `step_functions`) and end
+  with `step.yield`
+- routing and merging: `partition`, `reassemble`, `eager_merge`
+- shape: `flatten`, `reshape`, `promote`, `expand`, `zip`
+- extras: `repeat`, `broadcast`, `consume` (sink), and the generators of the
+  MoE / attention graphs: `select_gen`, `metadata_gen`, `expert_addr_gen`,
+  `cache_read_addr_gen`, `filter_last_tile`, `parallelize`
+
+Most operators print as `step.op %a, %b {props} : (operand types) -> result
+types`. Verifiers check the element types and ranks of the tables, and the
+dimensions where they are static.
+
+Example:
+
+```mlir
+step.graph @gemm() {
+  %x = step.linear_offchip_load {base_addr = 0 : i64, tiled_in_shape = array<i64: 4, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 4, 1>} : () -> !step.stream<[4, 1], !step.tile<16x64xf32>>
+  %y = step.map %x : !step.stream<[4, 1], !step.tile<16x64xf32>> -> !step.stream<[4, 1], !step.tile<16x64xf32>> {
+  ^bb0(%t: !step.tile<16x64xf32>):
+    %e = step.apply "exp"(%t) : (!step.tile<16x64xf32>) -> !step.tile<16x64xf32>
+    step.yield %e : !step.tile<16x64xf32>
+  }
+  step.linear_offchip_store %y {base_addr = 4096 : i64} : !step.stream<[4, 1], !step.tile<16x64xf32>>
+}
+```
+"""
+
+from __future__ import annotations
+
+from xdsl.dialects.builtin import StringAttr, SymbolNameConstraint
+from xdsl.ir import Dialect, Operation
+from xdsl.irdl import (
+    IRDLOperation,
+    irdl_op_definition,
+    prop_def,
+    region_def,
+    traits_def,
+)
+from xdsl.traits import IsolatedFromAbove, NoTerminator, SymbolOpInterface
+from xdsl.utils.exceptions import VerifyException
+
+from steplus.dialects.step_ops import (
+    HIGHER_ORDER_OPS,
+    MEMORY_OPS,
+    ROUTING_OPS,
+    SHAPE_OPS,
+)
+from steplus.dialects.step_types import (
+    BufferType,
+    SelectorType,
+    StreamType,
+    TileType,
+    TupleType,
+)
+
+
+@irdl_op_definition
+class GraphOp(IRDLOperation):
+    """A streaming tensor program: a named graph of operators.
+
+    The body is a graph region (uses may precede definitions, feedback edges
+    are legal) with no terminator. Block arguments are input streams. Every
+    stream value has at most one consumer; fan-out goes through
+    `step.broadcast`.
+
+    Example:
+
+    ```mlir
+    step.graph @g(%in: !step.stream<[B], !step.tile<1x64xf32>>) {
+      step.consume %in : !step.stream<[B], !step.tile<1x64xf32>>
+    }
+    ```
+    """
+
+    name = "step.graph"
+    sym_name = prop_def(SymbolNameConstraint())
+    body = region_def("single_block")
+    traits = traits_def(SymbolOpInterface(), IsolatedFromAbove(), NoTerminator())
+    assembly_format = "$sym_name attr-dict-with-keyword $body"
+
+    def __init__(self, name: str, body=None):
+        from xdsl.ir import Block, Region
+
+        super().__init__(
+            properties={"sym_name": StringAttr(name)},
+            regions=[body if body is not None else Region(Block())],
+        )
+
+    def verify_(self) -> None:
+        for op in self.body.walk():
+            if op is self:
+                continue
+            for res in op.results:
+                if isinstance(res.type, StreamType):
+                    n = len(list(res.uses))
+                    if n > 1:
+                        raise VerifyException(
+                            f"stream #{res.index} of {op.name} has {n} consumers; "
+                            "every stream has at most one consumer (use step.broadcast)"
+                        )
+        for arg in self.body.block.args:
+            if isinstance(arg.type, StreamType) and len(list(arg.uses)) > 1:
+                raise VerifyException(
+                    f"graph argument #{arg.index} has more than one consumer; "
+                    "use step.broadcast"
+                )
+
+
+def graph_ops(graph: GraphOp) -> list[Operation]:
+    """The operators of a graph, in order."""
+    return list(graph.body.block.ops)
+
+
+Step = Dialect(
+    "step",
+    [GraphOp, *MEMORY_OPS, *HIGHER_ORDER_OPS, *ROUTING_OPS, *SHAPE_OPS],
+    [StreamType, BufferType, TileType, SelectorType, TupleType],
+)

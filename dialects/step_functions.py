@@ -1,0 +1,113 @@
+"""The function library of the step higher-order ops (map, accum, scan, flat_map).
+
+Inside the region of a higher-order op, `step.apply "name"(%a, %b)` calls a
+library function on tiles. Each function declares
+
+- `flops(in_shapes)`: its FLOP count for input tiles of the given shapes
+  (reference spec §3.1), or a fixed cycle cost for the helpers;
+- `numpy(*arrays)`: its semantics on numpy arrays;
+- `out_shape(in_shapes)`: the shape of the output tile;
+- `onchip_bytes(in_shapes, nbytes)`: the on-chip memory it needs beyond its
+  operands (0 for element-wise functions).
+
+A frontend adds a function with `register_function(StepFunction(...))`.
+
+Example:
+
+```python
+from steplus.dialects.step_functions import get_function
+mm = get_function("matmul")
+mm.flops([(64, 256), (256, 128)])   # 2*64*256*128
+mm.numpy(a, b)                       # a @ b
+```
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+Shape = tuple[int, int]
+
+
+@dataclass(frozen=True)
+class StepFunction:
+    """A tile function usable in `step.apply`."""
+
+    name: str
+    arity: int
+    flops: Callable[[Sequence[Shape]], int]
+    numpy: Callable[..., np.ndarray]
+    out_shape: Callable[[Sequence[Shape]], Shape]
+    onchip_bytes: Callable[[Sequence[Shape], int], int] = lambda shapes, nb: 0
+    fixed_cycles: int | None = None
+    summary: str = ""
+
+
+def _bcast(shapes: Sequence[Shape]) -> Shape:
+    (r1, c1), (r2, c2) = shapes
+    return (max(r1, r2), max(c1, c2))
+
+
+def _elems(s: Shape) -> int:
+    return s[0] * s[1]
+
+
+_LIBRARY: dict[str, StepFunction] = {}
+
+
+def register_function(fn: StepFunction) -> None:
+    """Add (or replace) a library function."""
+    _LIBRARY[fn.name] = fn
+
+
+def get_function(name: str) -> StepFunction | None:
+    return _LIBRARY.get(name)
+
+
+def all_functions() -> dict[str, StepFunction]:
+    return dict(_LIBRARY)
+
+
+for _fn in [
+    StepFunction("matmul", 2, lambda s: 2 * s[0][0] * s[0][1] * s[1][1],
+                 lambda a, b: a @ b, lambda s: (s[0][0], s[1][1]),
+                 summary="[m,k] x [k,n] -> [m,n]"),
+    StepFunction("matmul_t", 2, lambda s: 2 * s[0][0] * s[0][1] * s[1][0],
+                 lambda a, b: a @ b.T, lambda s: (s[0][0], s[1][0]),
+                 summary="[m,k] x [n,k]^T -> [m,n] (weight transposed)"),
+    StepFunction("add", 2, lambda s: _elems(_bcast(s)), np.add, _bcast,
+                 summary="element-wise add with row/column broadcast"),
+    StepFunction("mul", 2, lambda s: _elems(_bcast(s)), np.multiply, _bcast,
+                 summary="element-wise multiply with broadcast"),
+    StepFunction("div", 2, lambda s: _elems(_bcast(s)), np.divide, _bcast,
+                 summary="element-wise divide with broadcast"),
+    StepFunction("exp", 1, lambda s: 4 * _elems(s[0]), np.exp, lambda s: s[0],
+                 summary="element-wise exponential (4 FLOPs per element)"),
+    StepFunction("silu", 1, lambda s: 8 * _elems(s[0]),
+                 lambda a: a / (1.0 + np.exp(-a)), lambda s: s[0],
+                 summary="x * sigmoid(x) (8 FLOPs per element)"),
+    StepFunction("row_sum", 1, lambda s: _elems(s[0]),
+                 lambda a: a.sum(axis=1, keepdims=True), lambda s: (s[0][0], 1),
+                 summary="row-wise sum -> [rows, 1]"),
+    StepFunction("row_max", 1, lambda s: _elems(s[0]),
+                 lambda a: a.max(axis=1, keepdims=True), lambda s: (s[0][0], 1),
+                 summary="row-wise max -> [rows, 1]"),
+    StepFunction("retile_row", 2, lambda s: 0,
+                 lambda acc, a: np.concatenate([acc, a], axis=0),
+                 lambda s: (s[0][0] + s[1][0], s[1][1]),
+                 summary="stack row tiles (accumulator)"),
+    StepFunction("retile_streamify", 1, lambda s: 0, lambda a: a[:1], lambda s: (1, s[0][1]),
+                 summary="split a tile into 1-row tiles (flat_map function)"),
+    StepFunction("zero", 0, lambda s: 0, lambda: np.zeros((1, 1)), lambda s: (1, 1),
+                 summary="zero tile (init function)"),
+    StepFunction("set_offset", 2, lambda s: 0, lambda a, b: a, lambda s: s[0],
+                 fixed_cycles=1, summary="attention helper, fixed 1 cycle"),
+    StepFunction("row_append", 2, lambda s: 0,
+                 lambda a, b: np.concatenate([a, b], axis=0),
+                 lambda s: (s[0][0] + s[1][0], s[0][1]), fixed_cycles=1,
+                 summary="append a row to a KV tile, fixed 1 cycle"),
+]:
+    register_function(_fn)

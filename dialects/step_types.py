@@ -1,0 +1,312 @@
+"""Types of the `step` dialect: streams with symbolic shapes and their elements.
+
+Textual forms:
+
+```mlir
+!step.stream<[B, 4, 224], !step.tile<64x256xbf16>>   // dims outermost first
+!step.stream<[?C, "ceil(B/16)", 16], !step.tile<?x64xf32>>
+!step.tile<64x256xbf16>        // 2-D tile; a dim is static or `?` (dynamic)
+!step.selector<8>              // multi-hot selector over 8 choices
+!step.buffer<[256, 4], !step.tile<64x64xf32>>   // read-only on-chip buffer
+!step.tuple<!step.tile<1x64xf32>, !step.tile<8x64xf32>>
+```
+
+A stream dimension is
+- static: an integer (`224`);
+- dynamic-regular: a symbol (`B`) or a quoted expression over symbols
+  (`"ceil(B/16)"`, `"B_0 + B_1"`, `"2*N"`);
+- ragged: a symbol marked with `?` (`?C`), also inside expressions
+  (`"?C + 1"`). Raggedness absorbs: an expression containing a ragged symbol
+  is ragged.
+
+Dimensions are sympy expressions (`StreamType.dims`); `dim_to_text` and
+`parse_dim_text` convert between the two. A `1x1` integer tile is an address.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+import sympy
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    IntAttr,
+    IntegerType,
+    StringAttr,
+)
+from xdsl.ir import Attribute, ParametrizedAttribute, TypeAttribute
+from xdsl.irdl import irdl_attr_definition, param_def
+from xdsl.parser import AttrParser
+from xdsl.printer import Printer
+from xdsl.utils.exceptions import VerifyException
+
+
+class RaggedSymbol(sympy.Symbol):
+    """A symbol whose value differs between the groups of a stream (`?C`)."""
+
+    def _sympystr(self, printer) -> str:  # noqa: ANN001
+        return f"?{self.name}"
+
+
+_RAGGED_REF = re.compile(r"\?([A-Za-z_][A-Za-z0-9_]*)")
+_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_SYMPY_FUNCS = {"ceil": sympy.ceiling, "ceiling": sympy.ceiling, "floor": sympy.floor,
+                "Max": sympy.Max, "Min": sympy.Min, "max": sympy.Max, "min": sympy.Min,
+                "Piecewise": sympy.Piecewise, "Sum": sympy.Sum}
+
+
+def parse_dim_text(text: str) -> sympy.Expr:
+    """Parse a dimension's text (`"4"`, `"B"`, `"?C"`, `"ceil(B/16)"`) into sympy."""
+    local: dict[str, object] = dict(_SYMPY_FUNCS)
+
+    def ragged(m: re.Match[str]) -> str:
+        local[f"__ragged_{m.group(1)}"] = RaggedSymbol(m.group(1), integer=True,
+                                                       nonnegative=True)
+        return f"__ragged_{m.group(1)}"
+
+    body = _RAGGED_REF.sub(ragged, text)
+    for name in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", body):
+        if name not in local:
+            local[name] = sympy.Symbol(name, integer=True, nonnegative=True)
+    try:
+        expr = sympy.sympify(body, locals=local)
+    except (sympy.SympifyError, SyntaxError, TypeError, ValueError) as e:
+        raise VerifyException(f"invalid stream dimension '{text}': {e}") from None
+    if not isinstance(expr, sympy.Expr):
+        raise VerifyException(f"invalid stream dimension '{text}'")
+    if expr.is_number and (not expr.is_integer or expr < 0):
+        raise VerifyException(f"stream dimension '{text}' must be a non-negative integer")
+    return expr
+
+
+def dim_to_text(expr: sympy.Expr | int) -> str:
+    """The canonical text of a dimension."""
+    return sympy.sstr(sympy.sympify(expr))
+
+
+def is_ragged(dim: sympy.Expr) -> bool:
+    """True if the dimension is (or contains) a ragged symbol."""
+    return any(isinstance(s, RaggedSymbol) for s in sympy.sympify(dim).free_symbols)
+
+
+def is_static(dim: sympy.Expr) -> bool:
+    return bool(sympy.sympify(dim).is_Integer)
+
+
+def _parse_dims(parser: AttrParser) -> list[str]:
+    def one() -> str:
+        if (i := parser.parse_optional_integer(allow_boolean=False, allow_negative=False)) is not None:
+            return str(i)
+        if parser.parse_optional_punctuation("?") is not None:
+            return "?" + parser.parse_identifier(" for a ragged dimension")
+        if (s := parser.parse_optional_str_literal()) is not None:
+            return s
+        return parser.parse_identifier(
+            " (a stream dimension: integer, symbol, ?ragged or quoted expression)"
+        )
+
+    return parser.parse_comma_separated_list(parser.Delimiter.SQUARE, one)
+
+
+def _print_dims(printer: Printer, dims: Sequence[StringAttr]) -> None:
+    def one(d: StringAttr) -> None:
+        text = d.data
+        if text.isdigit() or _IDENT.match(text) or (
+            text.startswith("?") and _IDENT.match(text[1:])
+        ):
+            printer.print_string(text)
+        else:
+            printer.print_string_literal(text)
+
+    printer.print_string("[")
+    printer.print_list(dims, one)
+    printer.print_string("]")
+
+
+def _verify_dims(dims: ArrayAttr) -> None:
+    for d in dims.data:
+        if not isinstance(d, StringAttr):
+            raise VerifyException("stream dimensions must be strings")
+        parse_dim_text(d.data)
+
+
+class _ShapedType(ParametrizedAttribute, TypeAttribute):
+    """Common parts of streams and buffers: symbolic dims plus an element type."""
+
+    shape: ArrayAttr[StringAttr] = param_def()
+    element: Attribute = param_def()
+
+    def __init__(self, dims: Sequence[object], element: Attribute):
+        texts = [d.data if isinstance(d, StringAttr) else dim_to_text(d)
+                 if not isinstance(d, str) else d for d in dims]
+        super().__init__(ArrayAttr([StringAttr(t) for t in texts]), element)
+
+    @property
+    def dims(self) -> list[sympy.Expr]:
+        """The dimensions, outermost first, as sympy expressions."""
+        return [parse_dim_text(d.data) for d in self.shape.data]
+
+    @property
+    def rank(self) -> int:
+        """The number of dimensions."""
+        return len(self.shape.data)
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        with parser.in_angle_brackets():
+            dims = _parse_dims(parser)
+            parser.parse_punctuation(",")
+            element = parser.parse_type()
+        return (ArrayAttr([StringAttr(d) for d in dims]), element)
+
+    def print_parameters(self, printer: Printer) -> None:
+        with printer.in_angle_brackets():
+            _print_dims(printer, self.shape.data)
+            printer.print_string(", ")
+            printer.print_attribute(self.element)
+
+    def verify(self) -> None:
+        _verify_dims(self.shape)
+        if not is_element_type(self.element):
+            raise VerifyException(
+                f"{self.name} element must be a tile, selector, buffer, tuple or i1, "
+                f"got {self.element}"
+            )
+
+
+@irdl_attr_definition
+class StreamType(_ShapedType):
+    """A stream of elements with a symbolic shape `[D_n, ..., D_0]`.
+
+    Example: `!step.stream<[B, ?C, 4], !step.tile<16x64xbf16>>`
+    """
+
+    name = "step.stream"
+
+
+@irdl_attr_definition
+class BufferType(_ShapedType):
+    """A read-only reference to an on-chip buffer with shape and element type.
+
+    Example: `!step.buffer<[4, 16], !step.tile<64x64xf32>>`
+    """
+
+    name = "step.buffer"
+
+
+@irdl_attr_definition
+class TileType(ParametrizedAttribute, TypeAttribute):
+    """A 2-D tile of scalars; each dimension static or dynamic (`?`).
+
+    Example: `!step.tile<64x256xbf16>`, `!step.tile<?x64xf32>`
+    """
+
+    name = "step.tile"
+    rows: IntAttr = param_def()
+    cols: IntAttr = param_def()
+    scalar: Attribute = param_def()
+
+    def __init__(self, rows: int, cols: int, scalar: Attribute):
+        super().__init__(IntAttr(rows), IntAttr(cols), scalar)
+
+    @property
+    def is_static(self) -> bool:
+        return self.rows.data >= 0 and self.cols.data >= 0
+
+    @property
+    def is_address(self) -> bool:
+        return (self.rows.data, self.cols.data) == (1, 1) and isinstance(
+            self.scalar, IntegerType
+        )
+
+    def bytes_per_scalar(self) -> int:
+        width = getattr(self.scalar, "bitwidth", None)
+        if width is None:
+            width = getattr(getattr(self.scalar, "width", None), "data", 32)
+        return max(1, int(width) // 8)
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        with parser.in_angle_brackets():
+            shape, scalar = parser.parse_ranked_shape()
+        if len(shape) != 2:
+            parser.raise_error(f"a step tile is 2-D, got {len(shape)} dimension(s)")
+        return (IntAttr(max(shape[0], -1)), IntAttr(max(shape[1], -1)), scalar)
+
+    def print_parameters(self, printer: Printer) -> None:
+        def d(v: int) -> str:
+            return "?" if v < 0 else str(v)
+
+        printer.print_string(f"<{d(self.rows.data)}x{d(self.cols.data)}x")
+        printer.print_attribute(self.scalar)
+        printer.print_string(">")
+
+    def verify(self) -> None:
+        for v in (self.rows.data, self.cols.data):
+            if v < -1:
+                raise VerifyException("tile dimensions must be non-negative or ?")
+
+
+@irdl_attr_definition
+class SelectorType(ParametrizedAttribute, TypeAttribute):
+    """A multi-hot selector over N choices.
+
+    Example: `!step.selector<8>`
+    """
+
+    name = "step.selector"
+    choices: IntAttr = param_def()
+
+    def __init__(self, choices: int):
+        super().__init__(IntAttr(choices))
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        with parser.in_angle_brackets():
+            n = parser.parse_integer(allow_boolean=False, allow_negative=False)
+        return (IntAttr(n),)
+
+    def print_parameters(self, printer: Printer) -> None:
+        printer.print_string(f"<{self.choices.data}>")
+
+    def verify(self) -> None:
+        if self.choices.data < 1:
+            raise VerifyException("a selector chooses among at least 1 output")
+
+
+@irdl_attr_definition
+class TupleType(ParametrizedAttribute, TypeAttribute):
+    """A tuple of stream elements (what `step.zip` produces).
+
+    Example: `!step.tuple<!step.tile<1x64xf32>, !step.tile<8x64xf32>>`
+    """
+
+    name = "step.tuple"
+    elements: ArrayAttr[Attribute] = param_def()
+
+    def __init__(self, elements: Sequence[Attribute]):
+        super().__init__(ArrayAttr(elements))
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        elems = parser.parse_comma_separated_list(
+            parser.Delimiter.ANGLE, parser.parse_type
+        )
+        return (ArrayAttr(elems),)
+
+    def print_parameters(self, printer: Printer) -> None:
+        with printer.in_angle_brackets():
+            printer.print_list(self.elements.data, printer.print_attribute)
+
+    def verify(self) -> None:
+        for e in self.elements.data:
+            if not is_element_type(e):
+                raise VerifyException(f"invalid step.tuple element {e}")
+
+
+def is_element_type(t: Attribute) -> bool:
+    """Tiles, selectors, buffers, tuples, and i1 (padding / ack flags)."""
+    if isinstance(t, TileType | SelectorType | BufferType | TupleType):
+        return True
+    return isinstance(t, IntegerType) and t.width.data == 1
