@@ -34,7 +34,8 @@ from collections.abc import Sequence
 from xdsl.dialects.builtin import (
     I1,
     FunctionType,
-    IntAttr,
+    I64,
+    IntegerAttr,
     IntegerType,
     StringAttr,
     SymbolRefAttr,
@@ -158,8 +159,8 @@ class NodeOp(IRDLOperation):
 
     sym_name = prop_def(StringAttr)
     function_type = prop_def(FunctionType)
-    num_static = prop_def(IntAttr)
-    num_state = prop_def(IntAttr)
+    num_static = prop_def(IntegerAttr[I64])
+    num_state = prop_def(IntegerAttr[I64])
     body = region_def("single_block")
 
     traits = traits_def(SymbolOpInterface(), IsolatedFromAbove())
@@ -179,24 +180,24 @@ class NodeOp(IRDLOperation):
             properties={
                 "sym_name": StringAttr(name),
                 "function_type": FunctionType.from_lists([*static, *inputs], outputs),
-                "num_static": IntAttr(len(static)),
-                "num_state": IntAttr(len(state)),
+                "num_static": IntegerAttr(len(static), 64),
+                "num_state": IntegerAttr(len(state), 64),
             },
             regions=[body],
         )
 
     @property
     def static_args(self):
-        return self.body.block.args[: self.num_static.data]
+        return self.body.block.args[: self.num_static.value.data]
 
     @property
     def state_args(self):
-        n = self.num_static.data
-        return self.body.block.args[n : n + self.num_state.data]
+        n = self.num_static.value.data
+        return self.body.block.args[n : n + self.num_state.value.data]
 
     @property
     def input_args(self):
-        return self.body.block.args[self.num_static.data + self.num_state.data :]
+        return self.body.block.args[self.num_static.value.data + self.num_state.value.data :]
 
     @property
     def output_types(self) -> tuple[Attribute, ...]:
@@ -241,16 +242,16 @@ class NodeOp(IRDLOperation):
         printer.print_symbol_name(self.sym_name.data)
 
         def group(keyword: str, args) -> None:
-            if keyword:
-                printer.print_string(f" {keyword}")
-            printer.print_string("(")
+            printer.print_string(f" {keyword}(" if keyword else "(")
             printer.print_list(args, printer.print_block_argument)
             printer.print_string(")")
 
-        if self.num_static.data:
+        if self.num_static.value.data:
             group("static", self.static_args)
-        if self.num_state.data:
+        if self.num_state.value.data:
             group("state", self.state_args)
+        if self.num_static.value.data or self.num_state.value.data:
+            printer.print_string(" ")
         group("", self.input_args)
         printer.print_string(" -> (")
         printer.print_list(self.output_types, printer.print_attribute)
@@ -262,7 +263,7 @@ class NodeOp(IRDLOperation):
 
     def verify_(self) -> None:
         block = self.body.block
-        n_static, n_state = self.num_static.data, self.num_state.data
+        n_static, n_state = self.num_static.value.data, self.num_state.value.data
         if n_static < 0 or n_state < 0:
             raise VerifyException("static and state counts must be non-negative")
         declared = list(self.function_type.inputs.data)

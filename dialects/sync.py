@@ -226,10 +226,11 @@ class InputOp(IRDLOperation):
     @classmethod
     def parse(cls, parser: Parser) -> InputOp:
         parser.parse_punctuation("(")
-        sig = parser.parse_operand()
+        sig_un = parser.parse_unresolved_operand()
         parser.parse_punctuation(")")
         parser.parse_punctuation(":")
         t = parser.parse_type()
+        sig = parser.resolve_operand(sig_un, SigInType(t))
         op = cls.__new__(cls)
         IRDLOperation.__init__(op, operands=[sig], result_types=[t])
         return op
@@ -271,12 +272,13 @@ class OutputOp(IRDLOperation):
     @classmethod
     def parse(cls, parser: Parser) -> OutputOp:
         parser.parse_punctuation("(")
-        sig = parser.parse_operand()
+        sig_un = parser.parse_unresolved_operand()
         parser.parse_punctuation(":")
         val_un = parser.parse_unresolved_operand()
         parser.parse_punctuation(")")
         parser.parse_punctuation(":")
         t = parser.parse_type()
+        sig = parser.resolve_operand(sig_un, SigOutType(t))
         return cls(sig, parser.resolve_operand(val_un, t))
 
     def print(self, printer: Printer):
