@@ -132,10 +132,13 @@ def _verify_dims(dims: ArrayAttr) -> None:
 
 
 class _ShapedType(ParametrizedAttribute, TypeAttribute):
-    """Common parts of streams and buffers: symbolic dims plus an element type."""
+    """Common parts of streams and buffers: symbolic dims plus an element type.
 
-    shape: ArrayAttr[StringAttr] = param_def()
-    element: Attribute = param_def()
+    The parameters are declared on each concrete class (xDSL derives equality
+    and hashing from the decorated class's own fields)."""
+
+    shape: ArrayAttr[StringAttr]
+    element: Attribute
 
     def __init__(self, dims: Sequence[object], element: Attribute):
         texts = [d.data if isinstance(d, StringAttr) else dim_to_text(d)
@@ -183,6 +186,8 @@ class StreamType(_ShapedType):
     """
 
     name = "step.stream"
+    shape: ArrayAttr[StringAttr] = param_def()
+    element: Attribute = param_def()
 
 
 @irdl_attr_definition
@@ -193,6 +198,8 @@ class BufferType(_ShapedType):
     """
 
     name = "step.buffer"
+    shape: ArrayAttr[StringAttr] = param_def()
+    element: Attribute = param_def()
 
 
 @irdl_attr_definition

@@ -82,6 +82,17 @@ class LocatingParser(Parser):
         self.op_offsets[op] = start
         return op
 
+    def parse_optional_type(self):
+        # A type whose parameters fail verification is reported where it starts.
+        start = self.pos
+        try:
+            return super().parse_optional_type()
+        except ParseError:
+            raise
+        except (DiagnosticException, ValueError, TypeError, OverflowError) as e:
+            message = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+            self.raise_error(message, at_position=start, end_position=max(self.pos, start + 1))
+
 
 class LocationTable:
     """Maps operations to source locations (explicit `loc(...)` wins)."""
