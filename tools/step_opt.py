@@ -29,6 +29,7 @@ from xdsl.ir import Operation
 from xdsl.passes import ModulePass, PassPipeline
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import DiagnosticException, ParseError
+from xdsl.utils.lexer import Input, Span
 from xdsl.xdsl_opt_main import xDSLOptMain
 
 from steplus.passes.diagnostics import (
@@ -236,6 +237,7 @@ class StepOptMain(xDSLOptMain):
         emitted: list[tuple[str, SourceLoc, str]] = []
         with collecting_diagnostics() as engine:
             try:
+                _check_string_literals(chunk)
                 parser = LocatingParser(self.ctx, chunk)
                 table.op_offsets = parser.op_offsets
                 if _is_blank(chunk.text):
@@ -351,6 +353,41 @@ def verify_located(module: Operation) -> None:
 
 def _convert(diag: Diagnostic, table: LocationTable) -> tuple[str, SourceLoc, str]:
     return (diag.severity, table.loc(diag.op), diag.message)
+
+
+def _check_string_literals(chunk: SourceFile) -> None:
+    """Reject a string literal that is not closed on its line, as MLIR does.
+
+    xDSL's lexer accepts newlines in strings and, on an unterminated literal
+    followed by more quotes, backtracks for minutes; checking first keeps
+    step-opt fast on such inputs."""
+    for index, line in enumerate(chunk.text.split("\n")):
+        i, start = 0, -1
+        while i < len(line):
+            ch = line[i]
+            if start < 0:
+                if line.startswith("//", i):
+                    break
+                if ch == '"':
+                    start = i
+            elif ch == "\\":
+                i += 1
+            elif ch == '"':
+                start = -1
+            i += 1
+        if start >= 0:
+            pos = _line_start(chunk.text, index) + start
+            raise ParseError(
+                Span(pos, pos + 1, Input(chunk.text, chunk.name)),
+                "string literal is not closed on its line",
+            )
+
+
+def _line_start(text: str, index: int) -> int:
+    pos = 0
+    for _ in range(index):
+        pos = text.index("\n", pos) + 1
+    return pos
 
 
 def _is_blank(text: str) -> bool:

@@ -68,7 +68,7 @@ def test_mutated_inputs_fail_cleanly(tmp_path_factory, step_opt, data):
     finally:
         signal.alarm(0)
         signal.signal(signal.SIGALRM, old)
-    assert "Traceback" not in result.err
+    assert "Traceback (most recent call last)" not in result.err
     assert "internal error" not in result.err, result.err
     assert result.code in (0, 1)
     if result.code == 1:

@@ -52,6 +52,9 @@ CASES: dict[str, bytes] = {
     "int-as-float": b"func.func @f() {\n  %c = arith.constant 1.5 : i32\n  func.return\n}\n",
     "non-utf8": b"func.func @f() {\n  \xff\xfe\n  func.return\n}\n",
     "non-utf8-in-string": b'func.func @f() attributes {s = "\xc3\x28"} {\n  func.return\n}\n',
+    # xDSL's lexer backtracks for minutes on this one unless we catch it first.
+    "unterminated-string-before-quotes": b'func.func @f() {\n  "%n2 = x(%t)\n  %a = "test.op"() : () -> i32\n  %b = "test.op"() {s = "q"} : () -> i32\n'
+    + b'  // "x" "y"\n' * 20 + b'  func.return\n}\n',
     "nul-byte": b"func.func @f() {\n  \x00\n  func.return\n}\n",
     "unterminated-string": b'func.func @f() attributes {s = "abc} {\n  func.return\n}\n',
     "unterminated-comment-only-op": b"func.func @f() { // func.return }\n",
@@ -94,7 +97,7 @@ def test_malformed_input_is_a_located_error(name: str, tmp_path: Path, step_opt)
     assert m, f"not a located diagnostic: {first!r}"
     assert m["file"] == str(path)
     assert int(m["line"]) >= 1 and int(m["col"]) >= 1
-    assert "Traceback" not in result.err
+    assert "Traceback (most recent call last)" not in result.err
     assert "internal error" not in result.err
     assert result.out == ""
 
