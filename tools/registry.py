@@ -45,7 +45,9 @@ def _lazy(module: str, cls: str) -> Callable[[], type[ModulePass]]:
 
 
 # name -> (module, class). Add a line here when you add a pass.
-_PASSES: dict[str, tuple[str, str]] = {}
+_PASSES: dict[str, tuple[str, str]] = {
+    "lus-causality": ("steplus.passes.lus.causality", "LusCausalityPass"),
+}
 
 
 def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
@@ -55,7 +57,7 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
 
 # Analyses step-opt runs on every input that contains ops of a dialect, before
 # the pipeline (disabled with --no-lus-checks).  dialect -> pass names.
-_DEFAULT_CHECKS: dict[str, tuple[str, ...]] = {}
+_DEFAULT_CHECKS: dict[str, tuple[str, ...]] = {"lus": ("lus-causality",)}
 
 
 def get_default_checks() -> dict[str, tuple[str, ...]]:

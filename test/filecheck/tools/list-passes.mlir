@@ -4,3 +4,5 @@
 // CHECK: Available passes
 // CHECK-NOT: (unavailable
 // CHECK-NOT: (no summary)
+// CHECK: lus-causality
+// CHECK-NEXT: Reject instantaneous dependency cycles (cycles not through fby/pre).

@@ -1,0 +1,1 @@
+"""Analyses and transformations of the lus dialect."""
