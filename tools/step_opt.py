@@ -281,7 +281,6 @@ class StepOptMain(xDSLOptMain):
                 printed = None
             for diag in engine.diagnostics:
                 emitted.append(_convert(diag, table))
-        emitted.sort(key=lambda d: (d[1].line, d[1].col))
         return emitted, printed
 
     def _run_default_checks(self, module: ModuleOp) -> None:

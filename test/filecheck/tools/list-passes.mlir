@@ -6,3 +6,5 @@
 // CHECK-NOT: (no summary)
 // CHECK: lus-causality
 // CHECK-NEXT: Reject instantaneous dependency cycles (cycles not through fby/pre).
+// CHECK: lus-initialization
+// CHECK-NEXT: Reject reads of a `pre` value in the first cycle of its clock.

@@ -52,20 +52,22 @@ lus.node @two_cycle(%x: f32) -> (f32) {
 // CHECK:         %w = lus.when "0(001)" %x : f32
 // CHECK-NEXT:    %b = lus.kperiodic "0(01)" : i1
 // CHECK-NEXT:    %p = lus.pre %x : f32
+// CHECK-NEXT:    %pm = lus.merge "1(0)" %x %p : f32
 // CHECK-NEXT:    %out = lus.instance @integr(%k) : (i32) -> i32
 // CHECK-NEXT:    %q = lus.merge "1(0)" %out %n : i32
-// CHECK-NEXT:    lus.yield state(%q : i32) (%p : f32, %q : i32)
+// CHECK-NEXT:    lus.yield state(%q : i32) (%pm : f32, %q : i32)
 // CHECK-GENERIC: "lus.when"(%x) <{word = "0(001)", operandSegmentSizes = array<i32: 0, 1>}> : (f32) -> f32
 // CHECK-GENERIC: "lus.kperiodic"() <{word = "0(01)"}> : () -> i1
 // CHECK-GENERIC: "lus.pre"(%x) : (f32) -> f32
 // CHECK-GENERIC: "lus.instance"(%k) <{callee = @integr}> : (i32) -> i32
 // CHECK-GENERIC: "lus.merge"(%out, %n) <{word = "1(0)", operandSegmentSizes = array<i32: 0, 1, 1>}> : (i32, i32) -> i32
-// CHECK-GENERIC: "lus.yield"(%q, %p, %q) <{operandSegmentSizes = array<i32: 1, 2>}> : (i32, f32, i32) -> ()
+// CHECK-GENERIC: "lus.yield"(%q, %pm, %q) <{operandSegmentSizes = array<i32: 1, 2>}> : (i32, f32, i32) -> ()
 lus.node @everything static(%k: i32) state(%n: i32) (%x: f32, %r: i1) -> (f32, i32) {
   %w = lus.when "0(001)" %x : f32
   %b = lus.kperiodic "0(01)" : i1
   %p = lus.pre %x : f32
+  %pm = lus.merge "1(0)" %x %p : f32
   %out = lus.instance @integr(%k) : (i32) -> i32
   %q = lus.merge "1(0)" %out %n : i32
-  lus.yield state(%q : i32) (%p : f32, %q : i32)
+  lus.yield state(%q : i32) (%pm : f32, %q : i32)
 }
