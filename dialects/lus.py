@@ -462,14 +462,18 @@ class WhenOp(IRDLOperation):
     def parse(cls, parser: Parser) -> WhenOp:
         cond, word, negated = _parse_condition(parser)
         unresolved = parser.parse_unresolved_operand()
+        attrs = parser.parse_optional_attr_dict()
         parser.parse_punctuation(":")
         t = parser.parse_type()
-        return cls(parser.resolve_operand(unresolved, t), cond, word, negated)
+        op = cls(parser.resolve_operand(unresolved, t), cond, word, negated)
+        op.attributes |= attrs
+        return op
 
     def print(self, printer: Printer):
         _print_condition(printer, self.condition, self.word, self.negated is not None)
         printer.print_string(" ")
         printer.print_operand(self.input)
+        printer.print_op_attributes(self.attributes)
         printer.print_string(" : ")
         printer.print_attribute(self.result.type)
 
@@ -524,11 +528,14 @@ class MergeOp(IRDLOperation):
             parser.raise_error("lus.merge does not take 'not'")
         t_un = parser.parse_unresolved_operand()
         f_un = parser.parse_unresolved_operand()
+        attrs = parser.parse_optional_attr_dict()
         parser.parse_punctuation(":")
         t = parser.parse_type()
-        return cls(
+        op = cls(
             parser.resolve_operand(t_un, t), parser.resolve_operand(f_un, t), cond, word
         )
+        op.attributes |= attrs
+        return op
 
     def print(self, printer: Printer):
         _print_condition(printer, self.condition, self.word, False)
@@ -536,6 +543,7 @@ class MergeOp(IRDLOperation):
         printer.print_operand(self.on_true)
         printer.print_string(" ")
         printer.print_operand(self.on_false)
+        printer.print_op_attributes(self.attributes)
         printer.print_string(" : ")
         printer.print_attribute(self.result.type)
 

@@ -46,6 +46,7 @@ def _lazy(module: str, cls: str) -> Callable[[], type[ModulePass]]:
 
 # name -> (module, class). Add a line here when you add a pass.
 _PASSES: dict[str, tuple[str, str]] = {
+    "lus-clock-analysis": ("steplus.passes.lus.clocks", "LusClockAnalysisPass"),
     "lus-causality": ("steplus.passes.lus.causality", "LusCausalityPass"),
     "lus-initialization": ("steplus.passes.lus.initialization", "LusInitializationPass"),
 }
@@ -58,7 +59,9 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
 
 # Analyses step-opt runs on every input that contains ops of a dialect, before
 # the pipeline (disabled with --no-lus-checks).  dialect -> pass names.
-_DEFAULT_CHECKS: dict[str, tuple[str, ...]] = {"lus": ("lus-causality", "lus-initialization")}
+_DEFAULT_CHECKS: dict[str, tuple[str, ...]] = {
+    "lus": ("lus-clock-analysis", "lus-causality", "lus-initialization"),
+}
 
 
 def get_default_checks() -> dict[str, tuple[str, ...]]:

@@ -424,8 +424,9 @@ def list_passes(passes: dict) -> str:
         summary = doc.splitlines()[0] if doc else "(no summary)"
         out.write(f"{name}\n    {summary}\n")
         for info in get_pass_option_infos(cls):
-            default = f" = {info.expected_value}" if info.expected_value else ""
-            out.write(f"    --{info.arg}: {info.type}{default}\n")
+            default = f" = {info.default_value}" if info.default_value else ""
+            kind = info.expected_type.strip("'\"")
+            out.write(f"    --{info.name}: {kind}{default}\n")
     return out.getvalue()
 
 

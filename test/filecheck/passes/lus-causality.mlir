@@ -38,7 +38,7 @@ lus.node @long(%x: f32, %c: i1) -> (f32) {
   // expected-error @+1 {{instantaneous dependency cycle: %m -> %w -> %n -> %m}}
   %m = lus.merge %c %x %n : f32
   // expected-note @+1 {{%w is on the cycle}}
-  %w = lus.when %c %m : f32
+  %w = arith.addf %m, %m : f32
   // expected-note @+1 {{%n is on the cycle}}
   %n = lus.when not %c %w : f32
   lus.yield (%m : f32)

@@ -4,7 +4,10 @@
 // CHECK: Available passes
 // CHECK-NOT: (unavailable
 // CHECK-NOT: (no summary)
-// CHECK: lus-causality
-// CHECK-NEXT: Reject instantaneous dependency cycles (cycles not through fby/pre).
-// CHECK: lus-initialization
-// CHECK-NEXT: Reject reads of a `pre` value in the first cycle of its clock.
+// CHECK:      lus-causality
+// CHECK-NEXT:     Reject instantaneous dependency cycles (cycles not through fby/pre).
+// CHECK-NEXT: lus-clock-analysis
+// CHECK-NEXT:     Infer every value's clock and reject clock clashes.
+// CHECK-NEXT:     --annotate: bool = false
+// CHECK-NEXT: lus-initialization
+// CHECK-NEXT:     Reject reads of a `pre` value in the first cycle of its clock.
