@@ -6,17 +6,13 @@ dimensions of a stream type, outermost first; `D_0` is the innermost.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
-import sympy
 from xdsl.dialects.builtin import (
     I64,
     DenseArrayBase,
     IntegerAttr,
-    IntegerType,
     StringAttr,
 )
-from xdsl.ir import Attribute, Operation
+from xdsl.ir import Attribute
 from xdsl.irdl import (
     ParsePropInAttrDict,
     IRDLOperation,
@@ -34,46 +30,28 @@ from xdsl.traits import IsTerminator, Pure
 from xdsl.utils.exceptions import VerifyException
 
 from steplus.dialects.step_functions import get_function
+from steplus.dialects.step_verify import (
+    FMT,
+    int_of,
+    ints_of,
+    is_address,
+    is_i1,
+    same_dims,
+    stream_of,
+)
 from steplus.dialects.step_types import (
     BufferType,
     StreamType,
     TileType,
     TupleType,
-    is_static,
 )
 
-_FMT = "operands attr-dict `:` functional-type(operands, results)"
 
 
-def _stream(op: Operation, value, what: str) -> StreamType:
-    t = value.type
-    if not isinstance(t, StreamType):
-        raise VerifyException(f"{op.name}: {what} must be a !step.stream, got {t}")
-    return t
 
 
-def _int(attr) -> int:
-    return attr.value.data
 
 
-def _ints(attr: DenseArrayBase | None) -> list[int]:
-    return [] if attr is None else list(attr.get_values())
-
-
-def _same_dims(op: Operation, a: Sequence, b: Sequence, what: str) -> None:
-    for i, (x, y) in enumerate(zip(a, b)):
-        if sympy.simplify(x - y) != 0 and is_static(x) and is_static(y):
-            raise VerifyException(
-                f"{op.name}: {what}: dimension {i} is {x}, expected {y}"
-            )
-
-
-def _is_address(t: Attribute) -> bool:
-    return isinstance(t, TileType) and t.is_address
-
-
-def _is_i1(t: Attribute) -> bool:
-    return isinstance(t, IntegerType) and t.width.data == 1
 
 
 # --------------------------------------------------------------------------
@@ -102,23 +80,23 @@ class LinearOffChipLoadOp(IRDLOperation):
     tiled_in_shape = prop_def(DenseArrayBase)
     stride = prop_def(DenseArrayBase)
     tiled_out_shape = prop_def(DenseArrayBase)
-    assembly_format = _FMT
+    assembly_format = FMT
     irdl_options = (ParsePropInAttrDict(),)
 
     def verify_(self) -> None:
-        out = _stream(self, self.output, "result")
+        out = stream_of(self, self.output, "result")
         if not (isinstance(out.element, TileType) and out.element.is_static):
             raise VerifyException(f"{self.name}: result element must be a static tile")
-        shape = _ints(self.tiled_out_shape)
-        if len(_ints(self.stride)) != len(_ints(self.tiled_in_shape)):
+        shape = ints_of(self.tiled_out_shape)
+        if len(ints_of(self.stride)) != len(ints_of(self.tiled_in_shape)):
             raise VerifyException(f"{self.name}: stride and tiled_in_shape differ in length")
-        outer = _stream(self, self.ref, "ref").dims if self.ref is not None else []
+        outer = stream_of(self, self.ref, "ref").dims if self.ref is not None else []
         if out.rank != len(outer) + len(shape):
             raise VerifyException(
                 f"{self.name}: result has {out.rank} dims, expected "
                 f"{len(outer)} (ref) + {len(shape)} (tiled_out_shape)"
             )
-        _same_dims(self, out.dims, [*outer, *shape], "result")
+        same_dims(self, out.dims, [*outer, *shape], "result")
 
 
 @irdl_op_definition
@@ -139,7 +117,7 @@ class LinearOffChipStoreOp(IRDLOperation):
     irdl_options = (ParsePropInAttrDict(),)
 
     def verify_(self) -> None:
-        el = _stream(self, self.input, "input").element
+        el = stream_of(self, self.input, "input").element
         if not isinstance(el, TileType):
             raise VerifyException(f"{self.name}: input element must be a tile")
 
@@ -160,19 +138,19 @@ class RandomOffChipLoadOp(IRDLOperation):
     output = result_def(StreamType)
     base_addr = prop_def(IntegerAttr[I64])
     tiled_in_shape = prop_def(DenseArrayBase)
-    assembly_format = _FMT
+    assembly_format = FMT
     irdl_options = (ParsePropInAttrDict(),)
 
     def verify_(self) -> None:
-        a = _stream(self, self.raddr, "raddr")
-        out = _stream(self, self.output, "result")
-        if not _is_address(a.element):
+        a = stream_of(self, self.raddr, "raddr")
+        out = stream_of(self, self.output, "result")
+        if not is_address(a.element):
             raise VerifyException(f"{self.name}: raddr elements must be 1x1 integer tiles")
         if not isinstance(out.element, TileType):
             raise VerifyException(f"{self.name}: result element must be a tile")
         if out.rank != a.rank:
             raise VerifyException(f"{self.name}: result must have the dims of raddr")
-        _same_dims(self, out.dims, a.dims, "result")
+        same_dims(self, out.dims, a.dims, "result")
 
 
 @irdl_op_definition
@@ -193,18 +171,18 @@ class RandomOffChipStoreOp(IRDLOperation):
     base_addr = prop_def(IntegerAttr[I64])
     tiled_in_shape = prop_def(DenseArrayBase)
     buffer_depth = opt_prop_def(IntegerAttr[I64])
-    assembly_format = _FMT
+    assembly_format = FMT
     irdl_options = (ParsePropInAttrDict(),)
 
     def verify_(self) -> None:
-        a = _stream(self, self.waddr, "waddr")
-        d = _stream(self, self.wdata, "wdata")
-        out = _stream(self, self.output, "result")
-        if not _is_address(a.element):
+        a = stream_of(self, self.waddr, "waddr")
+        d = stream_of(self, self.wdata, "wdata")
+        out = stream_of(self, self.output, "result")
+        if not is_address(a.element):
             raise VerifyException(f"{self.name}: waddr elements must be 1x1 integer tiles")
         if not isinstance(d.element, TileType):
             raise VerifyException(f"{self.name}: wdata elements must be tiles")
-        if not _is_i1(out.element) or out.rank != a.rank:
+        if not is_i1(out.element) or out.rank != a.rank:
             raise VerifyException(f"{self.name}: result must be an i1 stream shaped like waddr")
 
 
@@ -230,13 +208,13 @@ class BufferizeOp(IRDLOperation):
     input = operand_def(StreamType)
     output = result_def(StreamType)
     rank = prop_def(IntegerAttr[I64])
-    assembly_format = _FMT
+    assembly_format = FMT
     irdl_options = (ParsePropInAttrDict(),)
 
     def verify_(self) -> None:
-        s = _stream(self, self.input, "input")
-        out = _stream(self, self.output, "result")
-        b = _int(self.rank)
+        s = stream_of(self, self.input, "input")
+        out = stream_of(self, self.output, "result")
+        b = int_of(self.rank)
         if not 0 < b <= s.rank:
             raise VerifyException(f"{self.name}: rank {b} must be in 1..{s.rank}")
         if out.rank != s.rank - b:
@@ -246,8 +224,8 @@ class BufferizeOp(IRDLOperation):
             raise VerifyException(
                 f"{self.name}: result element must be a {b}-dim buffer of {s.element}"
             )
-        _same_dims(self, el.dims, s.dims[s.rank - b :], "buffer")
-        _same_dims(self, out.dims, s.dims[: s.rank - b], "result")
+        same_dims(self, el.dims, s.dims[s.rank - b :], "buffer")
+        same_dims(self, out.dims, s.dims[: s.rank - b], "result")
 
 
 @irdl_op_definition
@@ -269,19 +247,19 @@ class StreamifyOp(IRDLOperation):
     output = result_def(StreamType)
     stride = prop_def(DenseArrayBase)
     out_shape = prop_def(DenseArrayBase)
-    assembly_format = _FMT
+    assembly_format = FMT
     irdl_options = (ParsePropInAttrDict(),)
 
     def verify_(self) -> None:
-        s = _stream(self, self.input, "input")
-        r = _stream(self, self.ref, "ref")
-        out = _stream(self, self.output, "result")
+        s = stream_of(self, self.input, "input")
+        r = stream_of(self, self.ref, "ref")
+        out = stream_of(self, self.output, "result")
         if not isinstance(s.element, BufferType):
             raise VerifyException(f"{self.name}: input elements must be buffers")
         if r.rank < s.rank:
             raise VerifyException(f"{self.name}: ref must have at least the input's dims")
-        _same_dims(self, r.dims[: s.rank], s.dims, "ref")
-        shape = _ints(self.out_shape)
+        same_dims(self, r.dims[: s.rank], s.dims, "ref")
+        shape = ints_of(self.out_shape)
         if out.rank != r.rank + len(shape) or out.element != s.element.element:
             raise VerifyException(
                 f"{self.name}: result must have ref dims + out_shape and the buffer's element"
@@ -389,11 +367,11 @@ class MapOp(IRDLOperation):
     irdl_options = (ParsePropInAttrDict(),)
 
     def verify_(self) -> None:
-        s = _stream(self, self.input, "input")
-        out = _stream(self, self.output, "result")
+        s = stream_of(self, self.input, "input")
+        out = stream_of(self, self.output, "result")
         if out.rank != s.rank:
             raise VerifyException(f"{self.name}: result must have the input's dims")
-        _same_dims(self, out.dims, s.dims, "result")
+        same_dims(self, out.dims, s.dims, "result")
         _check_region(self, self.body, _element_args(s.element), out.element, "map")
 
 
@@ -409,16 +387,16 @@ class _Reduce(IRDLOperation):
     irdl_options = (ParsePropInAttrDict(),)
 
     def _check(self, out_rank: int) -> None:
-        s = _stream(self, self.input, "input")
-        out = _stream(self, self.output, "result")
-        b = _int(self.rank)
+        s = stream_of(self, self.input, "input")
+        out = stream_of(self, self.output, "result")
+        b = int_of(self.rank)
         if not 0 <= b <= s.rank:
             raise VerifyException(f"{self.name}: rank {b} must be in 0..{s.rank}")
         if out.rank != out_rank(s.rank, b):
             raise VerifyException(
                 f"{self.name}: result has {out.rank} dims, expected {out_rank(s.rank, b)}"
             )
-        _same_dims(self, out.dims, s.dims[: out.rank], "result")
+        same_dims(self, out.dims, s.dims[: out.rank], "result")
         acc = out.element
         _check_region(self, self.update, [*_element_args(s.element), acc], acc, "update")
         _check_region(self, self.init, [], acc, "init")
@@ -488,14 +466,14 @@ class FlatMapOp(IRDLOperation):
     irdl_options = (ParsePropInAttrDict(),)
 
     def verify_(self) -> None:
-        s = _stream(self, self.input, "input")
-        out = _stream(self, self.output, "result")
-        b = _int(self.rank)
+        s = stream_of(self, self.input, "input")
+        out = stream_of(self, self.output, "result")
+        b = int_of(self.rank)
         if b < 0 or out.rank != s.rank + b:
             raise VerifyException(
                 f"{self.name}: result has {out.rank} dims, expected {s.rank + b}"
             )
-        _same_dims(self, out.dims[: s.rank - 1], s.dims[: s.rank - 1], "result")
+        same_dims(self, out.dims[: s.rank - 1], s.dims[: s.rank - 1], "result")
         _check_region(self, self.body, _element_args(s.element), out.element, "flat_map")
 
 

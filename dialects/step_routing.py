@@ -21,6 +21,17 @@ from xdsl.irdl import (
 )
 from xdsl.utils.exceptions import VerifyException
 
+from steplus.dialects.step_verify import (
+    FMT,
+    GEN_FMT,
+    check_dim,
+    int_of,
+    ints_of,
+    is_address,
+    is_i1,
+    same_dims,
+    stream_of,
+)
 from steplus.dialects.step_types import (
     SelectorType,
     StreamType,
@@ -29,30 +40,10 @@ from steplus.dialects.step_types import (
     is_static,
 )
 
-_FMT = "operands attr-dict `:` functional-type(operands, results)"
-_GEN_FMT = "attr-dict `:` type($output)"
 
 
-def _stream(op, value, what: str) -> StreamType:
-    t = value.type
-    if not isinstance(t, StreamType):
-        raise VerifyException(f"{op.name}: {what} must be a !step.stream, got {t}")
-    return t
 
 
-def _int(attr) -> int:
-    return attr.value.data
-
-
-def _check_dim(op, got, expected, what: str) -> None:
-    got, expected = sympy.sympify(got), sympy.sympify(expected)
-    if is_static(got) and is_static(expected) and got != expected:
-        raise VerifyException(f"{op.name}: {what} is {got}, expected {expected}")
-
-
-def _same_dims(op, a, b, what: str) -> None:
-    for i, (x, y) in enumerate(zip(a, b)):
-        _check_dim(op, x, y, f"{what} dimension {i}")
 
 
 def _selector(op, s: StreamType, n: int | None = None) -> SelectorType:
@@ -83,25 +74,25 @@ class PartitionOp(IRDLOperation):
     input = operand_def(StreamType)
     sel = operand_def(StreamType)
     outputs = var_result_def(StreamType)
-    assembly_format = _FMT
+    assembly_format = FMT
     irdl_options = (ParsePropInAttrDict(),)
 
     def verify_(self) -> None:
-        s = _stream(self, self.input, "input")
-        sel = _stream(self, self.sel, "sel")
+        s = stream_of(self, self.input, "input")
+        sel = stream_of(self, self.sel, "sel")
         _selector(self, sel, len(self.outputs))
         if sel.rank > s.rank:
             raise VerifyException(f"{self.name}: sel has more dims than the input")
-        _same_dims(self, sel.dims, s.dims[: sel.rank], "sel")
+        same_dims(self, sel.dims, s.dims[: sel.rank], "sel")
         inner = s.dims[sel.rank :]
         for i, out in enumerate(self.outputs):
-            o = _stream(self, out, f"result #{i}")
+            o = stream_of(self, out, f"result #{i}")
             if o.rank != len(inner) + 1 or o.element != s.element:
                 raise VerifyException(
                     f"{self.name}: result #{i} must have {len(inner) + 1} dims "
                     f"(fresh outer + inner dims of the input) and the input's element"
                 )
-            _same_dims(self, o.dims[1:], inner, f"result #{i}")
+            same_dims(self, o.dims[1:], inner, f"result #{i}")
 
 
 @irdl_op_definition
@@ -120,7 +111,7 @@ class ReassembleOp(IRDLOperation):
     name = "step.reassemble"
     inputs = var_operand_def(StreamType)
     output = result_def(StreamType)
-    assembly_format = _FMT
+    assembly_format = FMT
     irdl_options = (ParsePropInAttrDict(),)
 
     @property
@@ -134,21 +125,21 @@ class ReassembleOp(IRDLOperation):
     def verify_(self) -> None:
         if len(self.inputs) < 2:
             raise VerifyException(f"{self.name}: needs at least one input and a selector")
-        sel = _stream(self, self.sel, "sel")
-        ins = [_stream(self, v, f"input #{i}") for i, v in enumerate(self.data_inputs)]
+        sel = stream_of(self, self.sel, "sel")
+        ins = [stream_of(self, v, f"input #{i}") for i, v in enumerate(self.data_inputs)]
         _selector(self, sel, len(ins))
         first = ins[0]
         for i, s in enumerate(ins):
             if s.rank != first.rank or s.element != first.element:
                 raise VerifyException(f"{self.name}: input #{i} differs in dims or element")
-        out = _stream(self, self.output, "result")
+        out = stream_of(self, self.output, "result")
         if out.rank != sel.rank + first.rank or out.element != first.element:
             raise VerifyException(
                 f"{self.name}: result must have {sel.rank + first.rank} dims "
                 "(sel dims + input dims) and the inputs' element"
             )
-        _same_dims(self, out.dims[: sel.rank], sel.dims, "result")
-        _same_dims(self, out.dims[sel.rank + 1 :], first.dims[1:], "result")
+        same_dims(self, out.dims[: sel.rank], sel.dims, "result")
+        same_dims(self, out.dims[sel.rank + 1 :], first.dims[1:], "result")
 
 
 @irdl_op_definition
@@ -169,27 +160,27 @@ class EagerMergeOp(IRDLOperation):
     inputs = var_operand_def(StreamType)
     output = result_def(StreamType)
     sel = result_def(StreamType)
-    assembly_format = _FMT
+    assembly_format = FMT
     irdl_options = (ParsePropInAttrDict(),)
 
     def verify_(self) -> None:
         if not self.inputs:
             raise VerifyException(f"{self.name}: needs at least one input")
-        ins = [_stream(self, v, f"input #{i}") for i, v in enumerate(self.inputs)]
+        ins = [stream_of(self, v, f"input #{i}") for i, v in enumerate(self.inputs)]
         first = ins[0]
         for i, s in enumerate(ins):
             if s.rank != first.rank or s.element != first.element:
                 raise VerifyException(f"{self.name}: input #{i} differs in dims or element")
-        out = _stream(self, self.output, "data result")
-        sel = _stream(self, self.sel, "selector result")
+        out = stream_of(self, self.output, "data result")
+        sel = stream_of(self, self.sel, "selector result")
         if out.rank != first.rank or out.element != first.element:
             raise VerifyException(f"{self.name}: data result must be shaped like the inputs")
         _selector(self, sel, len(ins))
         if sel.rank != 1:
             raise VerifyException(f"{self.name}: selector result must have 1 dim")
         total = sum((s.dims[0] for s in ins), sympy.Integer(0))
-        _check_dim(self, out.dims[0], total, "data outer dimension")
-        _same_dims(self, out.dims[1:], first.dims[1:], "data result")
+        check_dim(self, out.dims[0], total, "data outer dimension")
+        same_dims(self, out.dims[1:], first.dims[1:], "data result")
 
 
 @irdl_op_definition
@@ -208,13 +199,13 @@ class FlattenOp(IRDLOperation):
     output = result_def(StreamType)
     min = prop_def(IntegerAttr[I64])
     max = prop_def(IntegerAttr[I64])
-    assembly_format = _FMT
+    assembly_format = FMT
     irdl_options = (ParsePropInAttrDict(),)
 
     def verify_(self) -> None:
-        s = _stream(self, self.input, "input")
-        out = _stream(self, self.output, "result")
-        lo, hi = _int(self.min), _int(self.max)
+        s = stream_of(self, self.input, "input")
+        out = stream_of(self, self.output, "result")
+        lo, hi = int_of(self.min), int_of(self.max)
         if not 0 <= lo <= hi < s.rank:
             raise VerifyException(
                 f"{self.name}: need 0 <= min <= max < {s.rank}, got min={lo} max={hi}"
@@ -227,7 +218,7 @@ class FlattenOp(IRDLOperation):
         n = s.rank
         merged = sympy.Mul(*dims[n - 1 - hi : n - lo])
         expected = [*dims[: n - 1 - hi], merged, *dims[n - lo :]]
-        _same_dims(self, out.dims, expected, "result")
+        same_dims(self, out.dims, expected, "result")
 
 
 @irdl_op_definition
@@ -250,14 +241,14 @@ class ReshapeOp(IRDLOperation):
     padding = result_def(StreamType)
     split_dim = prop_def(IntegerAttr[I64])
     chunk_size = prop_def(IntegerAttr[I64])
-    assembly_format = _FMT
+    assembly_format = FMT
     irdl_options = (ParsePropInAttrDict(),)
 
     def verify_(self) -> None:
-        s = _stream(self, self.input, "input")
-        out = _stream(self, self.output, "data result")
-        pad = _stream(self, self.padding, "padding result")
-        b, size = _int(self.split_dim), _int(self.chunk_size)
+        s = stream_of(self, self.input, "input")
+        out = stream_of(self, self.output, "data result")
+        pad = stream_of(self, self.padding, "padding result")
+        b, size = int_of(self.split_dim), int_of(self.chunk_size)
         if size < 1:
             raise VerifyException(f"{self.name}: chunk_size must be positive")
         if not 0 <= b < s.rank:
@@ -274,8 +265,8 @@ class ReshapeOp(IRDLOperation):
         if pad.rank != n + 1 or not (hasattr(pad.element, "width") and pad.element.width.data == 1):
             raise VerifyException(f"{self.name}: padding result must be an i1 stream of {n + 1} dims")
         expected = [*s.dims[: n - 1 - b], sympy.ceiling(d / size), size, *s.dims[n - b :]]
-        _same_dims(self, out.dims, expected, "data result")
-        _same_dims(self, pad.dims, expected, "padding result")
+        same_dims(self, out.dims, expected, "data result")
+        same_dims(self, pad.dims, expected, "padding result")
 
 
 @irdl_op_definition
@@ -292,18 +283,18 @@ class PromoteOp(IRDLOperation):
     name = "step.promote"
     input = operand_def(StreamType)
     output = result_def(StreamType)
-    assembly_format = _FMT
+    assembly_format = FMT
     irdl_options = (ParsePropInAttrDict(),)
 
     def verify_(self) -> None:
-        s = _stream(self, self.input, "input")
-        out = _stream(self, self.output, "result")
+        s = stream_of(self, self.input, "input")
+        out = stream_of(self, self.output, "result")
         if out.rank != s.rank + 1 or out.element != s.element:
             raise VerifyException(f"{self.name}: result must add exactly one outer dim")
         new = out.dims[0]
         if is_static(new) and int(new) not in (0, 1):
             raise VerifyException(f"{self.name}: the new outer dim is 1 (or 0), got {new}")
-        _same_dims(self, out.dims[1:], s.dims, "result")
+        same_dims(self, out.dims[1:], s.dims, "result")
 
 
 @irdl_op_definition
@@ -322,23 +313,23 @@ class ExpandOp(IRDLOperation):
     ref = operand_def(StreamType)
     output = result_def(StreamType)
     rank = prop_def(IntegerAttr[I64])
-    assembly_format = _FMT
+    assembly_format = FMT
     irdl_options = (ParsePropInAttrDict(),)
 
     def verify_(self) -> None:
-        s = _stream(self, self.input, "input")
-        r = _stream(self, self.ref, "ref")
-        out = _stream(self, self.output, "result")
-        b = _int(self.rank)
+        s = stream_of(self, self.input, "input")
+        r = stream_of(self, self.ref, "ref")
+        out = stream_of(self, self.output, "result")
+        b = int_of(self.rank)
         if s.rank != r.rank:
             raise VerifyException(f"{self.name}: input and ref must have the same number of dims")
         if not 0 <= b < s.rank + 1:
             raise VerifyException(f"{self.name}: rank {b} out of range")
         for i, d in enumerate(s.dims[s.rank - b :]):
-            _check_dim(self, d, 1, f"input dimension {s.rank - b + i}")
+            check_dim(self, d, 1, f"input dimension {s.rank - b + i}")
         if out.rank != r.rank or out.element != s.element:
             raise VerifyException(f"{self.name}: result must have ref's dims and the input's element")
-        _same_dims(self, out.dims, r.dims, "result")
+        same_dims(self, out.dims, r.dims, "result")
 
 
 @irdl_op_definition
@@ -356,19 +347,19 @@ class ZipOp(IRDLOperation):
     lhs = operand_def(StreamType)
     rhs = operand_def(StreamType)
     output = result_def(StreamType)
-    assembly_format = _FMT
+    assembly_format = FMT
     irdl_options = (ParsePropInAttrDict(),)
 
     def verify_(self) -> None:
-        a = _stream(self, self.lhs, "lhs")
-        b = _stream(self, self.rhs, "rhs")
-        out = _stream(self, self.output, "result")
+        a = stream_of(self, self.lhs, "lhs")
+        b = stream_of(self, self.rhs, "rhs")
+        out = stream_of(self, self.output, "result")
         if a.rank != b.rank:
             raise VerifyException(f"{self.name}: operands must have the same dims")
-        _same_dims(self, b.dims, a.dims, "rhs")
+        same_dims(self, b.dims, a.dims, "rhs")
         if out.rank != a.rank or out.element != TupleType([a.element, b.element]):
             raise VerifyException(f"{self.name}: result must be a stream of tuple<lhs, rhs>")
-        _same_dims(self, out.dims, a.dims, "result")
+        same_dims(self, out.dims, a.dims, "result")
 
 
 @irdl_op_definition
@@ -386,17 +377,17 @@ class RepeatOp(IRDLOperation):
     input = operand_def(StreamType)
     output = result_def(StreamType)
     count = prop_def(IntegerAttr[I64])
-    assembly_format = _FMT
+    assembly_format = FMT
     irdl_options = (ParsePropInAttrDict(),)
 
     def verify_(self) -> None:
-        s = _stream(self, self.input, "input")
-        out = _stream(self, self.output, "result")
-        if _int(self.count) < 1:
+        s = stream_of(self, self.input, "input")
+        out = stream_of(self, self.output, "result")
+        if int_of(self.count) < 1:
             raise VerifyException(f"{self.name}: count must be positive")
         if out.rank != s.rank + 1 or out.element != s.element:
             raise VerifyException(f"{self.name}: result must add one innermost dim")
-        _same_dims(self, out.dims, [*s.dims, _int(self.count)], "result")
+        same_dims(self, out.dims, [*s.dims, int_of(self.count)], "result")
 
 
 @irdl_op_definition
@@ -413,7 +404,7 @@ class BroadcastOp(IRDLOperation):
     name = "step.broadcast"
     input = operand_def(StreamType)
     outputs = var_result_def(StreamType)
-    assembly_format = _FMT
+    assembly_format = FMT
     irdl_options = (ParsePropInAttrDict(),)
 
     def verify_(self) -> None:
@@ -456,12 +447,12 @@ class SelectGenOp(IRDLOperation):
     output = result_def(StreamType)
     choices = prop_def(IntegerAttr[I64])
     values = opt_prop_def(DenseArrayBase)
-    assembly_format = _GEN_FMT
+    assembly_format = GEN_FMT
     irdl_options = (ParsePropInAttrDict(),)
 
     def verify_(self) -> None:
-        out = _stream(self, self.output, "result")
-        n = _int(self.choices)
+        out = stream_of(self, self.output, "result")
+        n = int_of(self.choices)
         _selector(self, out, n)
         if self.values is not None:
             vals = list(self.values.get_values())
@@ -469,7 +460,7 @@ class SelectGenOp(IRDLOperation):
                 raise VerifyException(
                     f"{self.name}: values must be a 0/1 matrix with {n} columns"
                 )
-            _check_dim(self, out.dims[0], len(vals) // n, "result outer dimension")
+            check_dim(self, out.dims[0], len(vals) // n, "result outer dimension")
 
 
 @irdl_op_definition
@@ -486,18 +477,18 @@ class MetadataGenOp(IRDLOperation):
     name = "step.metadata_gen"
     output = result_def(StreamType)
     values = prop_def(DenseArrayBase)
-    assembly_format = _GEN_FMT
+    assembly_format = GEN_FMT
     irdl_options = (ParsePropInAttrDict(),)
 
     def verify_(self) -> None:
-        out = _stream(self, self.output, "result")
+        out = stream_of(self, self.output, "result")
         if not (isinstance(out.element, TileType) and out.element.is_address):
             raise VerifyException(f"{self.name}: elements must be 1x1 integer tiles")
-        _check_dim(self, out.dims[0], len(list(self.values.get_values())), "result dimension")
+        check_dim(self, out.dims[0], len(list(self.values.get_values())), "result dimension")
 
 
 def _address_result(op, out) -> None:
-    s = _stream(op, out, "result")
+    s = stream_of(op, out, "result")
     if not (isinstance(s.element, TileType) and s.element.is_address):
         raise VerifyException(f"{op.name}: results must be streams of 1x1 integer tiles")
 
@@ -517,15 +508,15 @@ class ExpertAddrGenOp(IRDLOperation):
     sel = operand_def(StreamType)
     output = result_def(StreamType)
     tiles_per_expert = prop_def(IntegerAttr[I64])
-    assembly_format = _FMT
+    assembly_format = FMT
     irdl_options = (ParsePropInAttrDict(),)
 
     def verify_(self) -> None:
-        s = _stream(self, self.sel, "sel")
+        s = stream_of(self, self.sel, "sel")
         _selector(self, s)
         _address_result(self, self.output)
-        out = _stream(self, self.output, "result")
-        _same_dims(self, out.dims, [*s.dims, _int(self.tiles_per_expert)], "result")
+        out = stream_of(self, self.output, "result")
+        same_dims(self, out.dims, [*s.dims, int_of(self.tiles_per_expert)], "result")
 
 
 @irdl_op_definition
@@ -543,14 +534,14 @@ class CacheReadAddrGenOp(IRDLOperation):
     idx = operand_def(StreamType)
     seq_len = operand_def(StreamType)
     output = result_def(StreamType)
-    assembly_format = _FMT
+    assembly_format = FMT
     irdl_options = (ParsePropInAttrDict(),)
 
     def verify_(self) -> None:
-        i = _stream(self, self.idx, "idx")
-        n = _stream(self, self.seq_len, "seq_len")
+        i = stream_of(self, self.idx, "idx")
+        n = stream_of(self, self.seq_len, "seq_len")
         _address_result(self, self.output)
-        out = _stream(self, self.output, "result")
+        out = stream_of(self, self.output, "result")
         if i.rank != n.rank or out.rank != i.rank + 1:
             raise VerifyException(f"{self.name}: result must add one dim to idx/seq_len")
 
@@ -569,12 +560,12 @@ class FilterLastTileOp(IRDLOperation):
     name = "step.filter_last_tile"
     seq_len = operand_def(StreamType)
     output = result_def(StreamType)
-    assembly_format = _FMT
+    assembly_format = FMT
     irdl_options = (ParsePropInAttrDict(),)
 
     def verify_(self) -> None:
-        n = _stream(self, self.seq_len, "seq_len")
-        out = _stream(self, self.output, "result")
+        n = stream_of(self, self.seq_len, "seq_len")
+        out = stream_of(self, self.output, "result")
         _selector(self, out, 2)
         if out.rank != n.rank + 1:
             raise VerifyException(f"{self.name}: result must add one dim to seq_len")
@@ -596,13 +587,13 @@ class ParallelizeOp(IRDLOperation):
     outputs = var_result_def(StreamType)
     rank = prop_def(IntegerAttr[I64])
     switch_cycles = opt_prop_def(DenseArrayBase)
-    assembly_format = _FMT
+    assembly_format = FMT
     irdl_options = (ParsePropInAttrDict(),)
 
     def verify_(self) -> None:
-        s = _stream(self, self.input, "input")
+        s = stream_of(self, self.input, "input")
         for i, o in enumerate(self.outputs):
-            t = _stream(self, o, f"result #{i}")
+            t = stream_of(self, o, f"result #{i}")
             if t.rank != s.rank or t.element != s.element:
                 raise VerifyException(f"{self.name}: result #{i} must be shaped like the input")
         if self.switch_cycles is not None and len(list(self.switch_cycles.get_values())) != len(self.outputs):

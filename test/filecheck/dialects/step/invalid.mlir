@@ -11,7 +11,7 @@ step.graph @g0 {
 // -----
 
 step.graph @g1 {
-  // expected-error @+1 {{result: dimension 0 is 3, expected 2}}
+  // expected-error @+1 {{result dimension 0 is 3, expected 2}}
   %y = step.linear_offchip_load {base_addr = 0 : i64, tiled_in_shape = array<i64: 2>, stride = array<i64: 1>, tiled_out_shape = array<i64: 2>} : () -> !step.stream<[3], !step.tile<1x64xf32>>
 }
 
@@ -73,7 +73,7 @@ step.graph @g8 {
 
 step.graph @g9 {
 ^bb0(%x: !step.stream<[4, 8], !step.tile<1x64xf32>>):
-  // expected-error @+1 {{buffer: dimension 0 is 7, expected 8}}
+  // expected-error @+1 {{buffer dimension 0 is 7, expected 8}}
   %b = step.bufferize %x {rank = 1 : i64} : (!step.stream<[4, 8], !step.tile<1x64xf32>>) -> !step.stream<[4], !step.buffer<[7], !step.tile<1x64xf32>>>
 }
 
