@@ -49,6 +49,7 @@ _PASSES: dict[str, tuple[str, str]] = {
     "lus-clock-analysis": ("steplus.passes.lus.clocks", "LusClockAnalysisPass"),
     "lus-causality": ("steplus.passes.lus.causality", "LusCausalityPass"),
     "lus-initialization": ("steplus.passes.lus.initialization", "LusInitializationPass"),
+    "lus-inline-instances": ("steplus.passes.lus.inline", "LusInlineInstancesPass"),
 }
 
 

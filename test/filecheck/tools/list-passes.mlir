@@ -11,3 +11,5 @@
 // CHECK-NEXT:     --annotate: bool = false
 // CHECK-NEXT: lus-initialization
 // CHECK-NEXT:     Reject reads of a `pre` value in the first cycle of its clock.
+// CHECK-NEXT: lus-inline-instances
+// CHECK-NEXT:     Inline every lus.instance, bottom-up; reject recursive instances.
