@@ -50,6 +50,7 @@ _PASSES: dict[str, tuple[str, str]] = {
     "lus-causality": ("steplus.passes.lus.causality", "LusCausalityPass"),
     "lus-initialization": ("steplus.passes.lus.initialization", "LusInitializationPass"),
     "lus-inline-instances": ("steplus.passes.lus.inline", "LusInlineInstancesPass"),
+    "lus-normalize": ("steplus.passes.lus.normalize", "LusNormalizePass"),
 }
 
 

@@ -6,7 +6,8 @@ word such as `1(0)`). Inference is unification over clock terms with variables:
 - node inputs, static and state arguments are on `base`; outputs and the next
   state (`lus.yield`) must be on `base`;
 - any op other than lus ops is clock-polymorphic: its operands and results
-  share one clock (constants take the clock of their use);
+  share one clock; constants (ops without operands) take the clock of each
+  use separately;
 - `fby`, `pre`: operands and result on one clock;
 - `when c x`: `c` and `x` on `ck`, result on `ck on c` (`on not c` with `not`,
   `on "w"` with a word);
@@ -127,6 +128,11 @@ class NodeClocks:
     clocks: dict[SSAValue, Clock] = field(default_factory=dict)
 
     def of(self, v: SSAValue) -> Clock:
+        owner = v.owner
+        if isinstance(owner, Operation) and not owner.operands and not owner.regions:
+            # Constants (and k-periodic generators) are clock-polymorphic: each
+            # use may put them on a different clock.
+            return Var()
         if v not in self.clocks:
             self.clocks[v] = Var()
         return self.clocks[v]

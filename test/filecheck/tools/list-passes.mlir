@@ -13,3 +13,5 @@
 // CHECK-NEXT:     Reject reads of a `pre` value in the first cycle of its clock.
 // CHECK-NEXT: lus-inline-instances
 // CHECK-NEXT:     Inline every lus.instance, bottom-up; reject recursive instances.
+// CHECK-NEXT: lus-normalize
+// CHECK-NEXT:     Turn fby/pre into state arguments and order each node's ops for dominance.
