@@ -1,0 +1,270 @@
+"""A tick-by-tick interpreter for lus nodes.
+
+Each tick, every value of a node is present (a numpy scalar or array) or
+`ABSENT`. The ops of a node are evaluated in an order that respects the
+instantaneous dependencies (fby's `next` and pre's input are read at the end
+of the tick, to update state). Instances are sub-runners with their own state
+that react only in ticks where their inputs are present. Reading an absent
+value where a present one is required (an operand of an ordinary op, an
+output) is a `ReactiveError` naming the value; `pre` in its first cycle gives
+an undefined value that is an error to observe.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Operation, SSAValue
+
+from steplus.dialects import lus
+from steplus.passes.diagnostics import OpDiagnosticError
+from steplus.passes.lus.causality import find_cycle, instantaneous_deps, value_name
+from steplus.passes.lus.clocks import Base, On, Var, infer_node, resolve
+from steplus.runtime.reactive.ops import evaluate
+
+
+class _Absent:
+    def __repr__(self) -> str:
+        return "ABSENT"
+
+
+class _Undefined:
+    def __repr__(self) -> str:
+        return "UNDEFINED"
+
+
+ABSENT = _Absent()
+UNDEFINED = _Undefined()
+
+
+class ReactiveError(Exception):
+    """A runtime error of a reactive program (absent or undefined value read)."""
+
+
+def _schedule(node: lus.NodeOp) -> list[Operation]:
+    if find_cycle(node) is not None:
+        raise ReactiveError(f"@{node.sym_name.data} has an instantaneous dependency cycle")
+    ops = [op for op in node.body.block.ops if not isinstance(op, lus.YieldOp)]
+    done: set[Operation] = set()
+    order: list[Operation] = []
+    pending = list(ops)
+    while pending:
+        progress = []
+        for op in pending:
+            deps = {d.owner for d in instantaneous_deps(op)} & set(ops)
+            if deps <= done:
+                progress.append(op)
+        for op in progress:
+            done.add(op)
+            order.append(op)
+        pending = [op for op in pending if op not in done]
+    return order
+
+
+class NodeRunner:
+    """The state of one running instance of a node."""
+
+    def __init__(self, module: ModuleOp, name: str):
+        nodes = {n.sym_name.data: n for n in module.walk() if isinstance(n, lus.NodeOp)}
+        if name not in nodes:
+            raise ReactiveError(f"no lus.node named @{name}")
+        self.nodes = nodes
+        self.module = module
+        self.node = nodes[name]
+        self.order = _schedule(self.node)
+        self.memory: dict[Operation, object] = {}  # fby/pre state
+        self.started: set[Operation] = set()
+        self.counters: dict[Operation, int] = {}  # k-periodic position
+        self.children: dict[Operation, NodeRunner] = {}
+        self.state = [UNDEFINED] * len(self.node.state_args)
+        try:
+            self.clocks = infer_node(self.node)
+        except OpDiagnosticError as e:
+            raise ReactiveError(f"@{name}: {e.message}") from None
+        self.word_counts: dict[int, int] = {}
+        self._tick_presence: dict[int, bool] = {}
+
+    def _present(self, value: SSAValue, env: dict[SSAValue, object]) -> bool:
+        """Is `value` present this tick, according to its inferred clock?"""
+        owner = value.owner
+        if isinstance(owner, Operation) and not owner.operands and not owner.regions:
+            return True  # constants are clock-polymorphic
+        return self._clock_present(self.clocks.of(value), env)
+
+    def _clock_present(self, clock, env) -> bool:
+        c = resolve(clock)
+        if isinstance(c, Base | Var):
+            return True
+        assert isinstance(c, On)
+        key = id(c)
+        if key in self._tick_presence:
+            return self._tick_presence[key]
+        result = False
+        if self._clock_present(c.parent, env):
+            if isinstance(c.cond, str):
+                n = self.word_counts.get(key, 0)
+                self.word_counts[key] = n + 1
+                result = lus.kperiodic_value(c.cond, n) != c.negated
+            else:
+                v = env.get(c.cond, ABSENT)
+                result = v is not ABSENT and v is not UNDEFINED and bool(v) != c.negated
+        self._tick_presence[key] = result
+        return result
+
+    def _read(self, env: dict[SSAValue, object], v: SSAValue, user: Operation) -> object:
+        value = env.get(v, ABSENT)
+        if value is UNDEFINED:
+            raise ReactiveError(
+                f"{value_name(v)} is read by {user.name} but is undefined (a pre in its first cycle)"
+            )
+        return value
+
+    def step(self, inputs: Sequence[object], static: Sequence[object] = ()) -> list[object]:
+        """One reaction: inputs (or ABSENT) in, outputs (or ABSENT) out."""
+        node = self.node
+        self._tick_presence = {}
+        env: dict[SSAValue, object] = {}
+        for arg, v in zip(node.static_args, static):
+            env[arg] = v
+        for arg, v in zip(node.state_args, self.state):
+            env[arg] = v
+        for arg, v in zip(node.input_args, inputs):
+            env[arg] = v
+        for op in self.order:
+            self._eval(op, env)
+        # End of tick: delayed reads.
+        for op in self.order:
+            if isinstance(op, lus.FbyOp) and env[op.results[0]] is not ABSENT:
+                self.memory[op] = env.get(op.next, ABSENT)
+            elif isinstance(op, lus.PreOp):
+                x = env.get(op.input, ABSENT)
+                if x is not ABSENT:
+                    self.memory[op] = x
+        y = node.body.block.last_op
+        assert isinstance(y, lus.YieldOp)
+        self.state = [env.get(v, ABSENT) for v in y.state]
+        outs = []
+        for v in y.outputs:
+            value = env.get(v, ABSENT)
+            if value is UNDEFINED:
+                raise ReactiveError(f"output {value_name(v)} is undefined in this cycle")
+            outs.append(value)
+        return outs
+
+    def _eval(self, op: Operation, env: dict[SSAValue, object]) -> None:
+        get = env.get
+        if isinstance(op, lus.FbyOp):
+            init = get(op.init, ABSENT)
+            if not self._present(op.result, env) or init is ABSENT:
+                env[op.result] = ABSENT
+            elif op not in self.started:
+                self.started.add(op)
+                env[op.result] = init
+            else:
+                env[op.result] = self.memory.get(op, UNDEFINED)
+        elif isinstance(op, lus.PreOp):
+            # Present when its input is (same clock); previous value or undefined.
+            x = get(op.input, ABSENT)
+            env[op.result] = ABSENT if x is ABSENT else self.memory.get(op, UNDEFINED)
+        elif isinstance(op, lus.KPeriodicOp):
+            n = self.counters.get(op, 0)
+            self.counters[op] = n + 1
+            env[op.result] = np.bool_(lus.kperiodic_value(op.word.data, n))
+        elif isinstance(op, lus.WhenOp):
+            x = get(op.input, ABSENT)
+            if x is ABSENT:
+                env[op.result] = ABSENT
+                return
+            if op.word is not None:
+                n = self.counters.get(op, 0)
+                self.counters[op] = n + 1
+                take = lus.kperiodic_value(op.word.data, n)
+            else:
+                c = self._read(env, op.condition, op)
+                if c is ABSENT:
+                    raise ReactiveError(f"condition {value_name(op.condition)} is absent")
+                take = bool(c) != (op.negated is not None)
+            env[op.result] = x if take else ABSENT
+        elif isinstance(op, lus.MergeOp):
+            if op.word is not None:
+                n = self.counters.get(op, 0)
+                self.counters[op] = n + 1
+                take = lus.kperiodic_value(op.word.data, n)
+            else:
+                c = get(op.condition, ABSENT)
+                if c is ABSENT:
+                    env[op.result] = ABSENT
+                    return
+                take = bool(c)
+            branch = op.on_true if take else op.on_false
+            value = self._read(env, branch, op)
+            if value is ABSENT:
+                raise ReactiveError(
+                    f"lus.merge reads {value_name(branch)}, which is absent in this cycle"
+                )
+            env[op.result] = value
+        elif isinstance(op, lus.InstanceOp):
+            args = [get(a, ABSENT) for a in op.args]
+            if all(a is ABSENT for a in args) and args:
+                for r in op.res:
+                    env[r] = ABSENT
+                return
+            if op not in self.children:
+                self.children[op] = NodeRunner(self.module, op.callee.root_reference.data)
+            child = self.children[op]
+            n_static = child.node.num_static.value.data
+            for a, v in zip(op.args, args):
+                if v is ABSENT or v is UNDEFINED:
+                    raise ReactiveError(f"instance argument {value_name(a)} is {v!r}")
+            outs = child.step(args[n_static:], args[:n_static])
+            for r, v in zip(op.res, outs):
+                env[r] = v
+        else:
+            args = [get(a, ABSENT) for a in op.operands]
+            if op.results and not self._present(op.results[0], env):
+                for r in op.results:
+                    env[r] = ABSENT
+                return
+            for a, v in zip(op.operands, args):
+                if v is ABSENT:
+                    raise ReactiveError(
+                        f"{op.name} reads {value_name(a)}, which is absent in this cycle"
+                    )
+                if v is UNDEFINED:
+                    for r in op.results:
+                        env[r] = UNDEFINED
+                    return
+            results = evaluate(op, args)
+            for r, v in zip(op.results, results):
+                env[r] = v
+
+
+def run_node(
+    module: ModuleOp,
+    name: str,
+    inputs: Mapping[str, np.ndarray] | Sequence[np.ndarray],
+    ticks: int,
+) -> list[list[object]]:
+    """Run node `@name` for `ticks` ticks; inputs by argument name or position.
+
+    Returns one list per output with one value per tick (ABSENT where absent)."""
+    runner = NodeRunner(module, name)
+    args = list(runner.node.input_args)
+    if isinstance(inputs, Mapping):
+        missing = [a.name_hint for a in args if a.name_hint not in inputs]
+        if missing:
+            raise ReactiveError(f"missing input(s): {', '.join(map(str, missing))}")
+        streams = [np.asarray(inputs[a.name_hint]) for a in args]
+    else:
+        streams = [np.asarray(x) for x in inputs]
+    for s, a in zip(streams, args):
+        if len(s) < ticks:
+            raise ReactiveError(f"input {value_name(a)} has {len(s)} values for {ticks} ticks")
+    outputs: list[list[object]] = [[] for _ in runner.node.output_types]
+    for t in range(ticks):
+        outs = runner.step([s[t] for s in streams])
+        for lst, v in zip(outputs, outs):
+            lst.append(v)
+    return outputs
