@@ -91,6 +91,7 @@ class StepOptMain(xDSLOptMain):
                 f"(choose from {', '.join(self.available_targets)})"
             )
         self.ctx.allow_unregistered = self.args.allow_unregistered_dialect
+        self.last_module: ModuleOp | None = None
         try:
             self.setup_pipeline()
         except UsageError:
@@ -249,8 +250,8 @@ class StepOptMain(xDSLOptMain):
                     self._verify(module)
                 if not self.args.no_lus_checks:
                     self._run_default_checks(module)
-                self._current_table = table
                 self.pipeline.apply(self.ctx, module)
+                self.last_module = module
                 printed = self._print(module)
             except ParseError as e:
                 emitted.append(("error", chunk.loc_of_offset(e.span.start), e.msg))
@@ -320,6 +321,20 @@ class StepOptMain(xDSLOptMain):
                 ) from None
         else:
             sys.stdout.write(text)
+
+
+def load_module(path: str) -> ModuleOp:
+    """Parse, verify and check (lus checks included) a file for other tools.
+
+    Raises `InputError` with MLIR-style diagnostic lines on failure."""
+    main = StepOptMain(args=[path])
+    name, text = main._read_input()
+    chunk = SourceFile(name, text)
+    emitted, _ = main._process_chunk(chunk)
+    errors = [d for d in emitted if d[0] == "error"]
+    if errors or main.last_module is None:
+        raise InputError([f"{loc}: {sev}: {msg}" for sev, loc, msg in emitted])
+    return main.last_module
 
 
 class _LocatedVerifyError(Exception):
