@@ -51,6 +51,8 @@ _PASSES: dict[str, tuple[str, str]] = {
     "lus-initialization": ("steplus.passes.lus.initialization", "LusInitializationPass"),
     "lus-inline-instances": ("steplus.passes.lus.inline", "LusInlineInstancesPass"),
     "lus-normalize": ("steplus.passes.lus.normalize", "LusNormalizePass"),
+    "convert-lus-to-sync": ("steplus.lowering.lus_to_sync", "ConvertLusToSyncPass"),
+    "convert-sync-to-std": ("steplus.lowering.sync_to_std", "ConvertSyncToStdPass"),
 }
 
 

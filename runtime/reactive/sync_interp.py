@@ -1,0 +1,162 @@
+"""A tick-by-tick interpreter for `sync` programs (reactive SSA).
+
+Each instance of a `sync.node` is a Python generator — a coroutine — that
+runs the node's code until its next `sync.tick`, where it gives control back
+to whoever triggered the reaction: the environment for the root node, the
+parent instance for a `sync.inst`. `scf.while`, `scf.if` and the ordinary ops
+of `runtime.reactive.ops` are interpreted directly; `sync.undef` is an
+undefined value that propagates through ops and is an error to output.
+
+Example:
+
+```python
+from steplus.runtime.reactive.sync_interp import run_sync_node
+outs = run_sync_node(module, "integr", {"i": [1, 2, 3]}, ticks=3)  # [[1, 3, 6]]
+```
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator, Mapping, Sequence
+
+import numpy as np
+from xdsl.dialects import scf
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Block, SSAValue
+
+from steplus.dialects import sync
+from steplus.passes.lus.causality import value_name
+from steplus.runtime.reactive.interpreter import ABSENT, UNDEFINED, ReactiveError
+from steplus.runtime.reactive.ops import evaluate, numpy_dtype
+
+_Run = Generator[None, None, list[object]]
+
+
+class SyncInstance:
+    """One running instance of a sync node (a coroutine)."""
+
+    def __init__(self, nodes: Mapping[str, sync.NodeOp], name: str):
+        if name not in nodes:
+            raise ReactiveError(f"no sync.node named @{name}")
+        self.nodes = nodes
+        self.node = nodes[name]
+        self.n_in = self.node.num_inputs
+        self.children: dict[int, SyncInstance] = {}
+        self.inputs: Sequence[object] = ()
+        self.outputs: list[object] = []
+        self.coroutine = self._run()
+        self.started = False
+
+    def react(self, inputs: Sequence[object]) -> list[object]:
+        """Run one reaction (up to the next `sync.tick`) on these inputs."""
+        self.inputs = inputs
+        self.outputs = [ABSENT] * (len(self.node.body.block.args) - self.n_in)
+        try:
+            if self.started:
+                self.coroutine.send(None)
+            else:
+                self.started = True
+                next(self.coroutine)
+        except StopIteration:
+            raise ReactiveError(f"@{self.node.sym_name.data} halted") from None
+        return self.outputs
+
+    def _run(self) -> _Run:
+        env: dict[SSAValue, object] = {}
+        return (yield from self._block(self.node.body.block, env))
+
+    def _block(self, block: Block, env: dict[SSAValue, object]) -> _Run:
+        for op in block.ops:
+            if isinstance(op, scf.YieldOp | scf.ConditionOp | sync.HaltOp):
+                return [env.get(v, UNDEFINED) for v in op.operands]
+            if isinstance(op, scf.WhileOp):
+                values = [env[v] for v in op.arguments]
+                while True:
+                    before = op.before_region.block
+                    env.update(zip(before.args, values))
+                    cond, *values = yield from self._block(before, env)
+                    if cond is UNDEFINED:
+                        raise ReactiveError("scf.while condition is undefined")
+                    if not bool(cond):
+                        break
+                    after = op.after_region.block
+                    env.update(zip(after.args, values))
+                    values = yield from self._block(after, env)
+                env.update(zip(op.results, values))
+            elif isinstance(op, scf.IfOp):
+                cond = env[op.cond]
+                if cond is UNDEFINED:
+                    raise ReactiveError(f"scf.if condition {value_name(op.cond)} is undefined")
+                region = op.true_region if bool(cond) else op.false_region
+                values = (yield from self._block(region.block, env)) if region.blocks else []
+                env.update(zip(op.results, values))
+            elif isinstance(op, sync.InputOp):
+                x = self.inputs[self.node.body.block.args.index(op.signal)]
+                env[op.result] = np.asarray(x).astype(numpy_dtype(op.result.type))[()]
+            elif isinstance(op, sync.OutputOp):
+                value = env[op.value]
+                if value is UNDEFINED:
+                    raise ReactiveError(f"output {value_name(op.value)} is undefined in this cycle")
+                self.outputs[self.node.body.block.args.index(op.signal) - self.n_in] = value
+                env[op.token] = np.int32(0)
+            elif isinstance(op, sync.TickOp):
+                yield
+                env[op.result] = np.int32(0)
+            elif isinstance(op, sync.SyncOp):
+                env.update(zip(op.res, (env[v] for v in op.operands[1:])))
+            elif isinstance(op, sync.UndefOp):
+                env[op.result] = UNDEFINED
+            elif isinstance(op, sync.SelectOp):
+                cond = env[op.cond]
+                if cond is UNDEFINED:
+                    env[op.result] = UNDEFINED
+                else:
+                    env[op.result] = env[op.on_true if bool(cond) else op.on_false]
+            elif isinstance(op, sync.InstOp):
+                key = op.id.value.data
+                if key not in self.children:
+                    self.children[key] = SyncInstance(self.nodes, op.callee.root_reference.data)
+                args = [env[a] for a in op.operands]
+                for a, v in zip(op.operands, args):
+                    if v is UNDEFINED:
+                        raise ReactiveError(f"instance argument {value_name(a)} is undefined")
+                env.update(zip(op.res, self.children[key].react(args)))
+            else:
+                args = [env[a] for a in op.operands]
+                if any(a is UNDEFINED for a in args):
+                    env.update((r, UNDEFINED) for r in op.results)
+                else:
+                    env.update(zip(op.results, evaluate(op, args)))
+        return []
+
+
+def sync_nodes(module: ModuleOp) -> dict[str, sync.NodeOp]:
+    return {n.sym_name.data: n for n in module.walk() if isinstance(n, sync.NodeOp)}
+
+
+def run_sync_node(
+    module: ModuleOp,
+    name: str,
+    inputs: Mapping[str, Sequence[object]] | Sequence[Sequence[object]],
+    ticks: int,
+) -> list[list[object]]:
+    """Run sync node `@name` for `ticks` ticks; inputs by signal name or position.
+
+    Returns one list per output with one value per tick."""
+    inst = SyncInstance(sync_nodes(module), name)
+    sigs = inst.node.body.block.args[: inst.n_in]
+    if isinstance(inputs, Mapping):
+        missing = [s.name_hint for s in sigs if s.name_hint not in inputs]
+        if missing:
+            raise ReactiveError(f"missing input(s): {', '.join(map(str, missing))}")
+        streams = [inputs[s.name_hint] for s in sigs]
+    else:
+        streams = list(inputs)
+    for s, sig in zip(streams, sigs):
+        if len(s) < ticks:
+            raise ReactiveError(f"input {value_name(sig)} has {len(s)} values for {ticks} ticks")
+    outputs: list[list[object]] = [[] for _ in range(len(inst.node.body.block.args) - inst.n_in)]
+    for t in range(ticks):
+        for lst, v in zip(outputs, inst.react([s[t] for s in streams])):
+            lst.append(v)
+    return outputs
