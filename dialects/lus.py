@@ -386,22 +386,20 @@ class PreOp(IRDLOperation):
 
 
 def _parse_condition(parser: Parser) -> tuple[SSAValue | None, str | None, bool]:
-    """Parse `[not] %c` or a k-periodic word string."""
+    """Parse `[not] %c` or `[not] "word"`."""
+    negated = parser.parse_optional_keyword("not") is not None
     word = parser.parse_optional_str_literal()
     if word is not None:
-        return None, word, False
-    negated = parser.parse_optional_keyword("not") is not None
+        return None, word, negated
     unresolved = parser.parse_unresolved_operand()
     return parser.resolve_operand(unresolved, IntegerType(1)), None, negated
 
 
 def _print_condition(printer: Printer, cond, word, negated) -> None:
-    printer.print_string(" ")
+    printer.print_string(" not " if negated else " ")
     if word is not None:
         printer.print_string_literal(word.data)
     else:
-        if negated:
-            printer.print_string("not ")
         printer.print_operand(cond)
 
 
@@ -420,8 +418,9 @@ def _verify_condition(op: Operation, cond, word) -> None:
 class WhenOp(IRDLOperation):
     """Sub-sampling: `x` present only in the cycles where the condition holds.
 
-    The condition is an `i1` flow on the clock of `x` (negated with `not`), or a
-    k-periodic word.
+    The condition is an `i1` flow on the clock of `x`, or a k-periodic word;
+    `not` takes the complement (`when not "w" x` is `x` on `ck on not "w"`, the
+    other branch of `merge "w"`).
 
     Example:
 
@@ -429,6 +428,7 @@ class WhenOp(IRDLOperation):
     %y = lus.when %c %x : f32
     %z = lus.when not %c %x : f32
     %w = lus.when "0(001)" %x : f32
+    %v = lus.when not "0(001)" %x : f32
     ```
     """
 
@@ -479,8 +479,6 @@ class WhenOp(IRDLOperation):
 
     def verify_(self) -> None:
         _verify_condition(self, self.condition, self.word)
-        if self.negated is not None and self.word is not None:
-            raise VerifyException("lus.when: 'not' applies to a condition operand only")
         if self.input.type != self.result.type:
             raise VerifyException("lus.when result type must equal the input type")
 

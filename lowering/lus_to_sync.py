@@ -105,6 +105,7 @@ class _NodeLowering:
     mapping: dict[SSAValue, SSAValue] = field(default_factory=dict)
     counters: dict[tuple, _WordCounter] = field(default_factory=dict)
     activations: dict[tuple, SSAValue | None] = field(default_factory=dict)
+    bits: dict[tuple, SSAValue] = field(default_factory=dict)
     instances: int = 0
 
     # --- clocks -------------------------------------------------------------
@@ -154,23 +155,31 @@ class _NodeLowering:
     def word_bit(self, word: str, parent: Clock, block: Block) -> SSAValue:
         """The value of `word` at the current position of its counter."""
         key = (self.clock_key(parent), word)
+        if key in self.bits:
+            return self.bits[key]
         counter = self.counters[key]
         prefix, period = lus.parse_kperiodic(word)
         bits = prefix + period
         ones = [i for i, b in enumerate(bits) if b == "1"]
         zeros = [i for i, b in enumerate(bits) if b == "0"]
         positions, negate = (ones, False) if len(ones) <= len(zeros) else (zeros, True)
-        acc: SSAValue = _const_bool(block, False)
+        acc: SSAValue | None = None
         for p in positions:
             eq = arith.CmpiOp(counter.current, _const_i32(block, p), "eq")
             block.add_op(eq)
-            orr = arith.OrIOp(acc, eq.result)
-            block.add_op(orr)
-            acc = orr.result
+            if acc is None:
+                acc = eq.result
+            else:
+                orr = arith.OrIOp(acc, eq.result)
+                block.add_op(orr)
+                acc = orr.result
+        if acc is None:
+            acc = _const_bool(block, False)
         if negate:
             op = arith.XOrIOp(acc, _const_bool(block, True))
             block.add_op(op)
             acc = op.result
+        self.bits[key] = acc
         return acc
 
     def collect_counters(self, ops: list[Operation]) -> None:
@@ -271,6 +280,9 @@ def lower_node(node: lus.NodeOp) -> sync.NodeOp:
     carried_types = [*state_types, *([I32] * len(low.counters))]
 
     before = Block(arg_types=carried_types)
+    names = [a.name_hint for a in node.state_args] + ["word"] * len(low.counters)
+    for barg, name in zip(before.args, names):
+        barg.name_hint = name
     true = arith.ConstantOp(BoolAttr(True, I1))
     before.add_ops([true, scf.ConditionOp(true, *before.args)])
     body = Block(arg_types=carried_types)
@@ -278,6 +290,7 @@ def lower_node(node: lus.NodeOp) -> sync.NodeOp:
         barg.name_hint = arg.name_hint
         low.mapping[arg] = barg
     for counter, barg in zip(low.counters.values(), body.args[len(state_types):]):
+        barg.name_hint = "word"
         counter.current = barg
     for arg, merge in inits.items():
         low.mapping[merge.result] = low.mapping[arg]
@@ -321,6 +334,7 @@ def _lower_ops(low: _NodeLowering, ops: list[Operation], body: Block) -> None:
 
     for op in ops:
         if isinstance(op, lus.WhenOp):
+            flush()
             low.mapping[op.result] = low.mapping[op.input]
             continue
         if isinstance(op, lus.MergeOp):
@@ -379,7 +393,7 @@ def _emit_group(low: _NodeLowering, group: list[Operation], body: Block) -> None
         return
     then = Block()
     inner = _NodeLowering(low.node, low.clocks, dict(low.mapping), low.counters,
-                          low.activations, low.instances)
+                          low.activations, low.bits, low.instances)
     for op in group:
         _clone_lowered(inner, op, then)
     low.instances = inner.instances

@@ -164,6 +164,16 @@ def step_functions(node: sync.NodeOp) -> list[func.FuncOp]:
         if isinstance(op, sync.InputOp | sync.OutputOp | sync.TickOp | sync.InstOp):
             raise OpDiagnosticError(op, f"convert-sync-to-std: {op.name} before the main loop "
                                         "is not supported")
+    body = loop.after_region.block
+    for op in body.walk():
+        if isinstance(op, sync.InstOp):
+            raise OpDiagnosticError(
+                op, "convert-sync-to-std{target=step-functions}: sync.inst is not supported "
+                "(non-modular target); run lus-inline-instances before convert-lus-to-sync"
+            )
+        if isinstance(op, sync.OutputOp) and op.parent_block() is not body:
+            raise OpDiagnosticError(op, "convert-sync-to-std: sync.output must be in the "
+                                        "main loop body, not nested")
     state_types = [v.type for v in loop.arguments]
     in_types = [s.type.element for s in in_sigs]
 
@@ -176,7 +186,6 @@ def step_functions(node: sync.NodeOp) -> list[func.FuncOp]:
     _rewrite_sync_ops(reset_block, {}, [], node)
 
     # step: the prelude again (constants it defines), then the loop body.
-    body = loop.after_region.block
     step_block = Block(arg_types=[*state_types, *in_types])
     mapper = {}
     for op in prelude:
@@ -307,7 +316,9 @@ class _Modular:
                 raise OpDiagnosticError(node, "convert-sync-to-std: a signal is used by an op "
                                               "other than sync.input/sync.output")
             entry.erase_arg(sig)
-        return func.FuncOp(node.sym_name.data, ([I32], []), region)
+        lowered = func.FuncOp(node.sym_name.data, ([I32], []), region)
+        region_dce(lowered.body)
+        return lowered
 
 
 def _forward(op: Operation, call: func.CallOp) -> None:
@@ -332,12 +343,14 @@ class ConvertSyncToStdPass(ModulePass):
     name = "convert-sync-to-std"
     target: str = "step-functions"
 
-    def apply(self, ctx: Context, op: ModuleOp) -> None:
+    def __post_init__(self) -> None:
         if self.target not in ("step-functions", "modular"):
             raise ValueError(
                 f"convert-sync-to-std: unknown target '{self.target}' "
                 "(expected step-functions or modular)"
             )
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
         nodes = [n for n in op.body.block.ops if isinstance(n, sync.NodeOp)]
         if self.target == "step-functions":
             for node in nodes:

@@ -10,7 +10,7 @@ Example:
 
 ```python
 from steplus.runtime.iree_exec import IreeNode
-node = IreeNode(module, "integr")
+node = IreeNode.from_lus(module, "integr")
 node.step([np.int32(3)])   # [3]
 ```
 """
@@ -80,26 +80,26 @@ def _from_vm(value: object, t: Attribute) -> object:
 
 
 class IreeNode:
-    """One compiled lus node, stepped tick by tick."""
+    """One compiled node (`@<name>_reset`/`@<name>_step`), stepped tick by tick.
 
-    def __init__(self, module: ModuleOp, name: str, vmfb: bytes | None = None):
+    `std_module` is the output of `convert-sync-to-std{target=step-functions}`;
+    `IreeNode.from_lus` lowers a lus module first."""
+
+    def __init__(self, std_module: ModuleOp, name: str, vmfb: bytes | None = None):
         import iree.runtime as rt
 
-        nodes = {n.sym_name.data: n for n in module.walk() if isinstance(n, lus.NodeOp)}
-        if name not in nodes:
-            raise ReactiveError(f"no lus.node named @{name}")
-        node = nodes[name]
-        self.in_types = [a.type for a in [*node.static_args, *node.input_args]]
-        self.input_args = [*node.static_args, *node.input_args]
-        lowered = lower_to_step_functions(module)
-        funcs = {f.sym_name.data: f for f in lowered.walk() if isinstance(f, func.FuncOp)}
+        funcs = {f.sym_name.data: f for f in std_module.walk() if isinstance(f, func.FuncOp)}
+        if f"{name}_step" not in funcs or f"{name}_reset" not in funcs:
+            raise ReactiveError(f"no step functions @{name}_reset/@{name}_step (no node @{name})")
         step = funcs[f"{name}_step"]
         self.state_types = list(funcs[f"{name}_reset"].function_type.outputs.data)
-        self.out_types = list(step.function_type.outputs.data)[len(self.state_types):]
-        self.vmfb = vmfb if vmfb is not None else compile_module(lowered)
+        n = len(self.state_types)
+        self.in_types = list(step.function_type.inputs.data)[n:]
+        self.input_names = [a.name_hint for a in step.body.block.args[n:]]
+        self.out_types = list(step.function_type.outputs.data)[n:]
+        self.vmfb = vmfb if vmfb is not None else compile_module(std_module)
         try:
-            config = rt.Config("local-sync")
-            ctx = rt.SystemContext(config=config)
+            ctx = rt.SystemContext(config=rt.Config("local-sync"))
             ctx.add_vm_module(rt.VmModule.copy_buffer(ctx.instance, self.vmfb))
         except RuntimeError as e:
             raise IreeError(f"iree.runtime could not load the module: {e}") from None
@@ -108,18 +108,46 @@ class IreeNode:
         self._step = functions[f"{name}_step"]
         self.reset()
 
+    @classmethod
+    def from_lus(cls, module: ModuleOp, name: str) -> IreeNode:
+        if not any(isinstance(n, lus.NodeOp) and n.sym_name.data == name for n in module.walk()):
+            raise ReactiveError(f"no lus.node named @{name}")
+        return cls(lower_to_step_functions(module), name)
+
     def reset(self) -> None:
         state = self._reset()
         self.state = list(state) if isinstance(state, tuple) else ([] if state is None else [state])
 
     def step(self, inputs: Sequence[object]) -> list[object]:
         args = [*self.state, *(_to_vm(v, t) for v, t in zip(inputs, self.in_types))]
-        results = self._step(*args)
+        try:
+            results = self._step(*args)
+        except (RuntimeError, ValueError) as e:
+            raise IreeError(f"iree.runtime: {e}") from None
         if not isinstance(results, tuple):
             results = (results,)
         n = len(self.state_types)
         self.state = list(results[:n])
         return [_from_vm(v, t) for v, t in zip(results[n:], self.out_types)]
+
+    def run(self, inputs: Mapping[str, Sequence[object]] | Sequence[Sequence[object]],
+            ticks: int) -> list[list[object]]:
+        """Run `ticks` ticks from the current state; inputs by name or position."""
+        if isinstance(inputs, Mapping):
+            missing = [n for n in self.input_names if n not in inputs]
+            if missing:
+                raise ReactiveError(f"missing input(s): {', '.join(map(str, missing))}")
+            streams = [inputs[n] for n in self.input_names]
+        else:
+            streams = list(inputs)
+        for s, n in zip(streams, self.input_names):
+            if len(s) < ticks:
+                raise ReactiveError(f"input %{n} has {len(s)} values for {ticks} ticks")
+        outputs: list[list[object]] = [[] for _ in self.out_types]
+        for t in range(ticks):
+            for lst, v in zip(outputs, self.step([s[t] for s in streams])):
+                lst.append(v)
+        return outputs
 
 
 def run_node_iree(
@@ -129,19 +157,4 @@ def run_node_iree(
     ticks: int,
 ) -> list[list[object]]:
     """Run lus node `@name` through IREE; same interface as `run_node`."""
-    node = IreeNode(module, name)
-    if isinstance(inputs, Mapping):
-        missing = [a.name_hint for a in node.input_args if a.name_hint not in inputs]
-        if missing:
-            raise ReactiveError(f"missing input(s): {', '.join(map(str, missing))}")
-        streams = [inputs[a.name_hint] for a in node.input_args]
-    else:
-        streams = list(inputs)
-    for s, a in zip(streams, node.input_args):
-        if len(s) < ticks:
-            raise ReactiveError(f"input %{a.name_hint} has {len(s)} values for {ticks} ticks")
-    outputs: list[list[object]] = [[] for _ in node.out_types]
-    for t in range(ticks):
-        for lst, v in zip(outputs, node.step([s[t] for s in streams])):
-            lst.append(v)
-    return outputs
+    return IreeNode.from_lus(module, name).run(inputs, ticks)

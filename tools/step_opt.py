@@ -323,11 +323,12 @@ class StepOptMain(xDSLOptMain):
             sys.stdout.write(text)
 
 
-def load_module(path: str) -> ModuleOp:
-    """Parse, verify and check (lus checks included) a file for other tools.
+def load_module(path: str, pipeline: str | None = None) -> ModuleOp:
+    """Parse, verify and check (lus checks included) a file for other tools,
+    then run `pipeline` (step-opt `-p` syntax) on it.
 
     Raises `InputError` with MLIR-style diagnostic lines on failure."""
-    main = StepOptMain(args=[path])
+    main = StepOptMain(args=[path] if pipeline is None else [path, "-p", pipeline])
     name, text = main._read_input()
     chunk = SourceFile(name, text)
     emitted, _ = main._process_chunk(chunk)

@@ -3,11 +3,21 @@
     step-run prog.mlir --node @integr --ticks 10 --input i=inputs.npy
     step-run prog.mlir --node @integr --ticks 10 --input i=inputs.csv --output out.npy
 
-For now it runs lus nodes on the reactive runtime (`--backend reactive`, the
-default); inputs are `name=file` pairs (`.npy`, or `.csv` with one value per
-line). It prints one line per tick with the node's outputs (`-` where an
-output is absent), or writes them to `--output` (`.npy`, one column per
-output; absent values become NaN).
+Backends for lus nodes:
+
+- `reactive` (default): the steplus reactive runtime interprets the lus node
+  (a file of `sync.node`s is interpreted as sync);
+- `sync`: `convert-lus-to-sync`, then the sync interpreter (instances as
+  coroutines);
+- `iree`: `lus-inline-instances,convert-lus-to-sync,convert-sync-to-std`, then
+  `iree-compile` (llvm-cpu, generic CPU) and `iree.runtime`, one `@<node>_step`
+  call per tick.
+
+Inputs are `name=file` pairs (`.npy` with one row per tick — tensors too —,
+or `.csv` with one value per line). It prints one line per tick with the
+node's outputs (`-` where an output is absent), or writes them to `--output`:
+`.npy` for scalar outputs (one column per output; absent values are NaN),
+`.npz` for any outputs (arrays `out0`, `out1`, ... stacked over the ticks).
 
 Errors are reported like step-opt's: `file:line:col: error: ...` for the
 program, one line `step-run: error: ...` for the command line (exit 2).
@@ -43,8 +53,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--ticks", type=int, required=True, help="number of ticks")
     p.add_argument("--input", action="append", default=[], metavar="NAME=FILE",
                    help="an input stream (.npy or .csv); repeat per input")
-    p.add_argument("--output", help="write the outputs to this .npy file")
-    p.add_argument("--backend", choices=["reactive"], default="reactive")
+    p.add_argument("--output", help="write the outputs to this .npy or .npz file")
+    p.add_argument("--backend", choices=["reactive", "sync", "iree"], default="reactive",
+                   help="execution path (default: reactive)")
     return p
 
 
@@ -67,28 +78,72 @@ def _fmt(v: object) -> str:
 
     if v is ABSENT:
         return "-"
+    if isinstance(v, np.ndarray) and v.ndim:
+        return np.array2string(v, separator=", ", max_line_width=10**6).replace("\n", "")
     return np.format_float_positional(v) if isinstance(v, np.floating) else str(v)
 
 
+_LOWERINGS = {
+    "sync": "convert-lus-to-sync",
+    "iree": "lus-inline-instances,convert-lus-to-sync,convert-sync-to-std",
+}
+
+
+def _execute(args, node: str, inputs: dict) -> list[list[object]]:
+    from steplus.dialects import lus, sync
+    from steplus.runtime.reactive import run_node
+    from steplus.runtime.reactive.sync_interp import run_sync_node
+
+    module = load_module(args.input_file, _LOWERINGS.get(args.backend))
+    if args.backend == "iree":
+        from steplus.runtime.iree_exec import IreeNode
+
+        return IreeNode(module, node).run(inputs, args.ticks)
+    has_lus = any(isinstance(op, lus.NodeOp) for op in module.walk())
+    if args.backend == "sync" or (
+        not has_lus and any(isinstance(op, sync.NodeOp) for op in module.walk())
+    ):
+        return run_sync_node(module, node, inputs, args.ticks)
+    return run_node(module, node, inputs, args.ticks)
+
+
+def _save(path: str, outputs: list[list[object]]) -> None:
+    from steplus.runtime.reactive import ABSENT
+
+    if path.endswith(".npz"):
+        arrays = {}
+        for k, col in enumerate(outputs):
+            if any(v is ABSENT for v in col):
+                raise InputError([f"{path}: error: output {k} is absent in some ticks; "
+                                  "use a .npy output (absent values are NaN)"])
+            arrays[f"out{k}"] = np.stack([np.asarray(v) for v in col]) if col else np.zeros(0)
+        np.savez(path, **arrays)
+        return
+    if any(isinstance(v, np.ndarray) and v.ndim for col in outputs for v in col):
+        raise UsageError("tensor outputs need an .npz --output file")
+    table = np.array([[np.nan if v is ABSENT else float(v) for v in col] for col in outputs]).T
+    np.save(path, table)
+
+
 def _run(argv: Sequence[str] | None) -> int:
-    from steplus.runtime.reactive import ABSENT, ReactiveError, run_node
+    from steplus.runtime.iree_exec import IreeError
+    from steplus.runtime.reactive import ReactiveError
 
     args = _parser().parse_args(argv)
     if args.ticks < 0:
         raise UsageError("--ticks must be non-negative")
-    module = load_module(args.input_file)
     node = args.node.lstrip("@")
     inputs = dict(_load_stream(s) for s in args.input)
     try:
-        outputs = run_node(module, node, inputs, args.ticks)
-    except ReactiveError as e:
+        outputs = _execute(args, node, inputs)
+    except (ReactiveError, IreeError) as e:
         print(f"{args.input_file}: error: {e}", file=sys.stderr)
         return EXIT_USER_ERROR
     if args.output:
-        table = np.array(
-            [[np.nan if v is ABSENT else float(v) for v in col] for col in outputs]
-        ).T
-        np.save(args.output, table)
+        try:
+            _save(args.output, outputs)
+        except OSError as e:
+            raise InputError([f"{args.output}: error: cannot write output: {e}"]) from None
         return 0
     for t in range(args.ticks):
         print(f"tick {t}: " + " ".join(_fmt(col[t]) for col in outputs))

@@ -183,7 +183,7 @@ def infer_node(node: lus.NodeOp) -> NodeClocks:
                 _expect(op, op.condition, env.of(op.condition), ck)
                 sub = On(ck, op.condition, op.negated is not None)
             else:
-                sub = On(ck, op.word.data)
+                sub = On(ck, op.word.data, op.negated is not None)
             _expect(op, op.result, env.of(op.result), sub)
         elif isinstance(op, lus.MergeOp):
             ck = env.of(op.result)

@@ -90,13 +90,14 @@ def inline_instance(caller: lus.NodeOp, inst: lus.InstanceOp, callee: lus.NodeOp
     clones: list[Operation] = []
     for op in body_ops:
         clone = op.clone_without_regions(value_mapper=mapping, clone_operands=False)
-        for region in op.regions:
-            clone.add_region(region.clone(value_mapper=mapping))
         for old, new in zip(op.results, clone.results):
             mapping[old] = new
         clones.append(clone)
     for op, clone in zip(body_ops, clones):
         clone.operands = [mapping.get(v, v) for v in op.operands]
+        # Regions after every result is mapped, so forward uses resolve.
+        for region, new_region in zip(op.regions, clone.regions):
+            region.clone_into(new_region, value_mapper=dict(mapping))
         block.insert_op_before(clone, inst)
     yield_op = callee.body.block.last_op
     assert isinstance(yield_op, lus.YieldOp)

@@ -9,8 +9,11 @@ value is undefined, which `lus-initialization` already forbids observing), fed
 by `%x`. Then the ops of the body are sorted so that every value is defined
 before its use (stable: the source order is kept where it is already valid).
 
-fby and pre must be on the base clock (the seed's normal form keeps every
-state update running each cycle); one on a sub-clock is rejected.
+A fby or pre on a sub-clock `ck` keeps its state on the base clock too (the
+seed's normal form runs every state update each cycle): it is read sampled
+down to `ck` with `lus.when` and written back merged up with the held value,
+so the state only changes in the ticks of `ck`. Such a fby needs a constant
+initial value (it is taken at the first base tick).
 
 Example: the integrator
 
@@ -47,7 +50,7 @@ from xdsl.passes import ModulePass
 
 from steplus.dialects import lus
 from steplus.passes.diagnostics import OpDiagnosticError
-from steplus.passes.lus.clocks import Base, Var, infer_node, resolve, show
+from steplus.passes.lus.clocks import Base, On, Var, infer_node, resolve, show
 
 
 def _deps(op: Operation) -> list[SSAValue]:
@@ -57,6 +60,40 @@ def _deps(op: Operation) -> list[SSAValue]:
         for nested in inner:
             deps.extend(v for v in nested.operands if v.owner not in inner)
     return deps
+
+
+def _is_constant(v: SSAValue) -> bool:
+    return isinstance(v.owner, Operation) and not v.owner.operands and not v.owner.regions
+
+
+def _sample(block, before: Operation, base_value: SSAValue, clock) -> SSAValue:
+    """`base_value` (on the base clock) sampled down to `clock` with lus.when."""
+    clock = resolve(clock)
+    if not isinstance(clock, On):
+        return base_value
+    parent = _sample(block, before, base_value, clock.parent)
+    if isinstance(clock.cond, str):
+        when = lus.WhenOp(parent, word=clock.cond, negated=clock.negated)
+    else:
+        when = lus.WhenOp(parent, clock.cond, negated=clock.negated)
+    block.insert_op_before(when, before)
+    return when.result
+
+
+def _upsample(block, before: Operation, value: SSAValue, held: SSAValue, clock) -> SSAValue:
+    """`value` (on `clock`) merged up to the base clock, `held` elsewhere."""
+    clock = resolve(clock)
+    if not isinstance(clock, On):
+        return value
+    other = _sample(block, before, held, clock.parent)
+    cond = clock.cond if isinstance(clock.cond, str) else None
+    ssa = None if cond is not None else clock.cond
+    rest = lus.WhenOp(other, ssa, word=cond, negated=not clock.negated)
+    block.insert_op_before(rest, before)
+    on_true, on_false = (rest.result, value) if clock.negated else (value, rest.result)
+    merge = lus.MergeOp(on_true, on_false, ssa, word=cond)
+    block.insert_op_before(merge, before)
+    return _upsample(block, before, merge.result, held, clock.parent)
 
 
 def normalize_node(node: lus.NodeOp) -> None:
@@ -71,22 +108,27 @@ def normalize_node(node: lus.NodeOp) -> None:
     insert_at = node.num_static.value.data + node.num_state.value.data
     for i, op in enumerate(delayed):
         clock = resolve(clocks.of(op.results[0]))
-        if not isinstance(clock, Base | Var):
-            raise OpDiagnosticError(
-                op, f"lus-normalize: {op.name} must be on the base clock, found {show(clock)}"
-            )
         result = op.results[0]
         arg = block.insert_arg(result.type, insert_at + i)
         arg.name_hint = f"{result.name_hint}_state" if result.name_hint else None
         if isinstance(op, lus.FbyOp):
-            new_state.append(op.next)
+            if not isinstance(clock, Base | Var) and not _is_constant(op.init):
+                raise OpDiagnosticError(
+                    op, f"lus-normalize: a lus.fby on a sub-clock ({show(clock)}) needs a "
+                    "constant initial value"
+                )
             merge = lus.MergeOp(op.init, arg, word="1(0)")
             block.insert_op_before(merge, op)
-            merge.result.name_hint = result.name_hint
-            result.replace_all_uses_with(merge.result)
+            held, value = merge.result, op.next
         else:
-            new_state.append(op.input)
-            result.replace_all_uses_with(arg)
+            held, value = arg, op.input
+        # On a sub-clock the state is held on the base clock between the
+        # ticks of the clock: read it sampled down to the clock, write the
+        # next value merged back up with the held one.
+        sampled = _sample(block, op, held, clock)
+        sampled.name_hint = result.name_hint
+        result.replace_all_uses_with(sampled)
+        new_state.append(_upsample(block, op, value, held, clock))
     block.add_op(lus.YieldOp(list(old_yield.outputs), [*old_yield.state, *new_state]))
     old_yield.detach()
     old_yield.erase()

@@ -22,7 +22,7 @@ from steplus.dialects import lus
 from steplus.passes.diagnostics import OpDiagnosticError
 from steplus.passes.lus.causality import find_cycle, instantaneous_deps, value_name
 from steplus.passes.lus.clocks import Base, On, Var, infer_node, resolve
-from steplus.runtime.reactive.ops import evaluate
+from steplus.runtime.reactive.ops import evaluate, numpy_dtype
 
 
 class _Absent:
@@ -180,7 +180,7 @@ class NodeRunner:
             if op.word is not None:
                 n = self.counters.get(op, 0)
                 self.counters[op] = n + 1
-                take = lus.kperiodic_value(op.word.data, n)
+                take = lus.kperiodic_value(op.word.data, n) != (op.negated is not None)
             else:
                 c = self._read(env, op.condition, op)
                 if c is ABSENT:
@@ -188,6 +188,9 @@ class NodeRunner:
                 take = bool(c) != (op.negated is not None)
             env[op.result] = x if take else ABSENT
         elif isinstance(op, lus.MergeOp):
+            if not self._present(op.result, env):
+                env[op.result] = ABSENT
+                return
             if op.word is not None:
                 n = self.counters.get(op, 0)
                 self.counters[op] = n + 1
@@ -259,6 +262,7 @@ def run_node(
         streams = [np.asarray(inputs[a.name_hint]) for a in args]
     else:
         streams = [np.asarray(x) for x in inputs]
+    streams = [s.astype(numpy_dtype(a.type)) for s, a in zip(streams, args)]
     for s, a in zip(streams, args):
         if len(s) < ticks:
             raise ReactiveError(f"input {value_name(a)} has {len(s)} values for {ticks} ticks")

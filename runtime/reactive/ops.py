@@ -107,7 +107,16 @@ def evaluate(op: Operation, args: Sequence[object]) -> list[object]:
                 raise _error(op, f"unsupported predicate {pred}")
             return [np.bool_(_CMPF[pred](args[0], args[1]))]
         if name == "arith.select":
+            if np.ndim(args[0]):
+                return [np.where(args[0], args[1], args[2])]
             return [args[1] if bool(args[0]) else args[2]]
+        if name == "linalg.matmul":  # C + A @ B on the `outs` accumulator
+            acc = np.matmul(args[0], args[1]).astype(numpy_dtype(out_t)) + args[2]
+            return [acc.astype(numpy_dtype(out_t))]
+        if name == "linalg.fill":
+            return [np.full_like(args[1], args[0])]
+        if name == "tensor.empty":
+            return [np.zeros(out_t.get_shape(), numpy_dtype(out_t))]
         if name in ("arith.extsi", "arith.trunci", "arith.sitofp", "arith.fptosi",
                     "arith.extf", "arith.truncf", "arith.index_cast"):
             return [np.asarray(args[0]).astype(numpy_dtype(out_t))[()]]

@@ -2,6 +2,7 @@
 // RUN: step-opt %S/../../../examples/lus/two_cycle.mlir -p lus-normalize | filecheck %s --check-prefix=TWO
 // RUN: step-opt %S/../../../examples/lus/two_cycle.mlir -p lus-normalize | step-opt | filecheck %s --check-prefix=TWO
 // RUN: step-opt %s -p lus-normalize --split-input-file --verify-diagnostics
+// RUN: step-opt %s -p lus-normalize --split-input-file --verify-diagnostics | filecheck %s --check-prefix=SUB
 
 // The seed's normal form: fby -> state argument + merge "1(0)" + yield state.
 // INTEGR:      lus.node @integr state(%s_state: i32) (%i: i32) -> (i32) {
@@ -33,10 +34,31 @@ lus.node @pre(%x: i32) -> (i32) {
 
 // -----
 
+// A fby on a sub-clock keeps its state on the base clock, held between the
+// ticks of its clock: read sampled down (when), written merged back up.
+// SUB-LABEL: lus.node @subclocked state(%f_state: i32) (%x: i32, %c: i1) -> (i32) {
+// SUB-NEXT:    %w = lus.when %c %x : i32
+// SUB-NEXT:    %z = arith.constant 0 : i32
+// SUB-NEXT:    %[[H:.*]] = lus.merge "1(0)" %z %f_state : i32
+// SUB-NEXT:    %f = lus.when %c %[[H]] : i32
+// SUB-NEXT:    %[[KEEP:.*]] = lus.when not %c %[[H]] : i32
+// SUB-NEXT:    %n = arith.addi %f, %w : i32
+// SUB-NEXT:    %[[NEXT:.*]] = lus.merge %c %n %[[KEEP]] : i32
+// SUB-NEXT:    lus.yield state(%[[NEXT]] : i32) (%x : i32)
 lus.node @subclocked(%x: i32, %c: i1) -> (i32) {
   %w = lus.when %c %x : i32
   %z = arith.constant 0 : i32
-  // expected-error @+1 {{lus-normalize: lus.fby must be on the base clock, found base on %c}}
-  %f = lus.fby %z %w : i32
+  %f = lus.fby %z %n : i32
+  %n = arith.addi %f, %w : i32
+  lus.yield (%x : i32)
+}
+
+// -----
+
+lus.node @subclocked_init(%x: i32, %c: i1) -> (i32) {
+  %w = lus.when %c %x : i32
+  // expected-error @+1 {{lus-normalize: a lus.fby on a sub-clock (base on %c) needs a constant initial value}}
+  %f = lus.fby %w %n : i32
+  %n = arith.addi %f, %w : i32
   lus.yield (%x : i32)
 }

@@ -4,7 +4,12 @@
 // CHECK: Available passes
 // CHECK-NOT: (unavailable
 // CHECK-NOT: (no summary)
-// CHECK:      lus-causality
+// CHECK:      convert-lus-to-sync
+// CHECK-NEXT:     Lower every lus node to a `sync.node` with a `scf.while` main loop.
+// CHECK-NEXT: convert-sync-to-std
+// CHECK-NEXT:     Lower sync nodes to func/scf/arith/tensor (step functions or modular).
+// CHECK-NEXT:     --target: str = step-functions
+// CHECK-NEXT: lus-causality
 // CHECK-NEXT:     Reject instantaneous dependency cycles (cycles not through fby/pre).
 // CHECK-NEXT: lus-clock-analysis
 // CHECK-NEXT:     Infer every value's clock and reject clock clashes.

@@ -135,14 +135,6 @@ lus.node @n(%a: f32, %c: i1) -> (f32) {
 
 // -----
 
-lus.node @n(%a: f32) -> (f32) {
-  // expected-error @+1 {{lus.when: 'not' applies to a condition operand only}}
-  %w = "lus.when"(%a) <{word = "1(0)", negated, operandSegmentSizes = array<i32: 0, 1>}> : (f32) -> f32
-  lus.yield (%w : f32)
-}
-
-// -----
-
 lus.node @n(%a: f32, %c: i1) -> (i32) {
   // expected-error @+1 {{lus.when result type must equal the input type}}
   %w = "lus.when"(%c, %a) <{operandSegmentSizes = array<i32: 1, 1>}> : (i1, f32) -> i32
