@@ -9,6 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+import functools
+import weakref
+
 import numpy as np
 from xdsl.dialects.builtin import (
     DenseIntOrFPElementsAttr,
@@ -20,6 +23,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Operation
 
 
+@functools.lru_cache(maxsize=256)
 def numpy_dtype(t: Attribute) -> np.dtype:
     """The numpy dtype of a scalar (or tensor element) type."""
     if isinstance(t, TensorType):
@@ -31,7 +35,20 @@ def numpy_dtype(t: Attribute) -> np.dtype:
     return np.dtype({"f16": np.float16, "f32": np.float32, "f64": np.float64}.get(name, np.float32))
 
 
+_CONSTANTS: weakref.WeakKeyDictionary[Operation, object] = weakref.WeakKeyDictionary()
+
+
 def _constant(op: Operation) -> object:
+    """The value of a constant op (decoded once: dense weights are large)."""
+    cached = _CONSTANTS.get(op)
+    if cached is None:
+        cached = _CONSTANTS[op] = _decode_constant(op)
+        if isinstance(cached, np.ndarray):
+            cached.flags.writeable = False
+    return cached
+
+
+def _decode_constant(op: Operation) -> object:
     value = op.properties.get("value")
     if value is None:
         value = op.attributes.get("value")
