@@ -51,6 +51,7 @@ _PASSES: dict[str, tuple[str, str]] = {
     "lus-initialization": ("steplus.passes.lus.initialization", "LusInitializationPass"),
     "lus-inline-instances": ("steplus.passes.lus.inline", "LusInlineInstancesPass"),
     "lus-normalize": ("steplus.passes.lus.normalize", "LusNormalizePass"),
+    "step-infer-shapes": ("steplus.passes.step.infer_shapes", "StepInferShapesPass"),
 }
 
 
