@@ -52,6 +52,7 @@ _PASSES: dict[str, tuple[str, str]] = {
     "lus-inline-instances": ("steplus.passes.lus.inline", "LusInlineInstancesPass"),
     "lus-normalize": ("steplus.passes.lus.normalize", "LusNormalizePass"),
     "step-infer-shapes": ("steplus.passes.step.infer_shapes", "StepInferShapesPass"),
+    "step-metrics": ("steplus.passes.step.metrics", "StepMetricsPass"),
 }
 
 
