@@ -38,8 +38,9 @@ same expression with every `ceiling(x)` replaced by `x` (Reshape's chunks).
 Note: the artifact's MoE driver writes the SiLU term as `8 b D F`; we count
 the library's `8` per element of the tile actually processed.
 
-Sizes: a tile is `rows x cols x bytes(scalar)`; a dynamic tile dim `?` of
-the n-th operator becomes the symbol `rows_n` / `cols_n`; a selector is
+Sizes: a tile is `rows x cols x bytes(scalar)`; a dynamic tile dim `?` is a
+symbol named after the value that makes the tile (`%acc0` -> `acc0_rows`)
+and carried through the graph and the function bodies (`tile_shapes`); a selector is
 `ceil(N/8)` bytes, an i1 1 byte, a buffer reference 8 bytes, a tuple the sum.
 The number of elements of a stream is the product of its dims; when a dim
 below the outermost is ragged (`[B, ?L, 4]`) the outer dims down to it are
@@ -61,8 +62,8 @@ from dataclasses import dataclass, field
 
 import sympy
 from xdsl.context import Context
-from xdsl.dialects.builtin import DictionaryAttr, IntegerType, ModuleOp, StringAttr
-from xdsl.ir import Attribute, Operation, Region
+from xdsl.dialects.builtin import DictionaryAttr, ModuleOp, StringAttr
+from xdsl.ir import Operation, Region
 from xdsl.passes import ModulePass
 
 from steplus.dialects import step_ops as so
@@ -72,15 +73,14 @@ from steplus.dialects.step_functions import get_function
 from steplus.dialects.step_types import (
     BufferType,
     RaggedSymbol,
-    SelectorType,
     StreamType,
     TileType,
-    TupleType,
     dim_to_text,
 )
 from steplus.passes.diagnostics import OpDiagnosticError
 from steplus.passes.step.infer_shapes import infer_graph
 from steplus.passes.step.shape_rules import new_symbol
+from steplus.passes.step.tile_shapes import TileShapes
 
 ZERO = sympy.Integer(0)
 MODES = ("artifact", "paper")
@@ -148,34 +148,6 @@ class GraphMetrics:
 
 # -- sizes ---------------------------------------------------------------------------
 
-
-class _Sizes:
-    """Byte sizes of elements; dynamic tile dims become per-operator symbols."""
-
-    def __init__(self, index: int):
-        self.index = index
-
-    def tile_dims(self, t: TileType) -> tuple[sympy.Expr, sympy.Expr]:
-        r, c = t.rows.data, t.cols.data
-        rows = sympy.Integer(r) if r >= 0 else new_symbol(f"rows_{self.index}", False)
-        cols = sympy.Integer(c) if c >= 0 else new_symbol(f"cols_{self.index}", False)
-        return rows, cols
-
-    def nbytes(self, el: Attribute) -> sympy.Expr:
-        if isinstance(el, TileType):
-            r, c = self.tile_dims(el)
-            return r * c * el.bytes_per_scalar()
-        if isinstance(el, TupleType):
-            return sympy.Add(*(self.nbytes(e) for e in el.elements.data))
-        if isinstance(el, SelectorType):
-            return sympy.Integer(-(-el.choices.data // 8))
-        if isinstance(el, BufferType):
-            return sympy.Integer(8)
-        if isinstance(el, IntegerType):
-            return sympy.Integer(max(1, el.width.data // 8))
-        return ZERO
-
-
 def cardinality(dims: list[sympy.Expr]) -> sympy.Expr:
     """The number of elements of a stream with these dims (seed §4.1 for raggedness)."""
     ragged = [i for i, d in enumerate(dims)
@@ -199,41 +171,34 @@ def _function_region(op: Operation) -> Region | None:
     return None
 
 
-def _apply_shapes(apply: so.ApplyOp, sizes: _Sizes) -> list[tuple[sympy.Expr, sympy.Expr]]:
-    return [sizes.tile_dims(a.type) for a in apply.args if isinstance(a.type, TileType)]
-
-
-def _apply_flops(apply: so.ApplyOp, sizes: _Sizes) -> sympy.Expr:
+def _apply_flops(apply: so.ApplyOp, shapes: TileShapes) -> sympy.Expr:
     fn = get_function(apply.fn.data)
     if fn is None:
         return ZERO
+    args = [s for a in apply.args for s in shapes.of(a)]
     try:
-        return sympy.sympify(fn.flops(_apply_shapes(apply, sizes)))
+        return sympy.sympify(fn.flops(args))
     except TypeError:
         # Broadcasting on symbolic tiles: one FLOP per output element.
-        res = apply.result.type
-        if isinstance(res, TileType):
-            r, c = sizes.tile_dims(res)
-            return r * c
-        return ZERO
+        return sympy.Add(*(r * c for r, c in shapes.of(apply.result)))
 
 
-def _region_costs(region: Region, sizes: _Sizes, paper: bool, with_out: bool):
+def _region_costs(region: Region, shapes: TileShapes, paper: bool, with_out: bool):
     flops, onchip = ZERO, ZERO
     for a in region.walk():
         if not isinstance(a, so.ApplyOp):
             continue
-        flops += _apply_flops(a, sizes)
+        flops += _apply_flops(a, shapes)
         fn = get_function(a.fn.data)
-        shapes = _apply_shapes(a, sizes)
-        tiles = [x.type for x in a.args if isinstance(x.type, TileType)]
+        args = [s for x in a.args for s in shapes.of(x)]
+        tiles = [x for x in a.args if isinstance(x.type, TileType)]
         if fn is not None and tiles:
-            onchip += sympy.sympify(fn.onchip_bytes(shapes, tiles[0].bytes_per_scalar()))
+            onchip += sympy.sympify(fn.onchip_bytes(args, tiles[0].type.bytes_per_scalar()))
         if paper and a.fn.data in MATMULS and len(tiles) == 2:
-            _, cols = sizes.tile_dims(tiles[0])
-            onchip += 16 * cols * tiles[0].bytes_per_scalar() + sizes.nbytes(tiles[1])
+            (_, cols), = shapes.of(tiles[0])
+            onchip += 16 * cols * tiles[0].type.bytes_per_scalar() + shapes.nbytes(tiles[1])
             if with_out:
-                onchip += sizes.nbytes(a.result.type)
+                onchip += shapes.nbytes(a.result)
     return flops, onchip
 
 
@@ -241,9 +206,9 @@ def _has_matmul(region: Region) -> bool:
     return any(isinstance(a, so.ApplyOp) and a.fn.data in MATMULS for a in region.walk())
 
 
-def op_metrics(op: Operation, index: int, types: dict, onchip_mode: str = "artifact") -> OpMetrics:
-    """The metrics of one operator given the stream types of the graph's values."""
-    sizes = _Sizes(index)
+def op_metrics(op: Operation, index: int, types: dict, shapes: TileShapes,
+               onchip_mode: str = "artifact") -> OpMetrics:
+    """The metrics of one operator given the graph's stream types and tile shapes."""
     paper = onchip_mode == "paper"
     m = OpMetrics(op, _label(op, index))
 
@@ -251,36 +216,32 @@ def op_metrics(op: Operation, index: int, types: dict, onchip_mode: str = "artif
         return types.get(v, v.type)
 
     if isinstance(op, so.LinearOffChipLoadOp | so.RandomOffChipLoadOp):
-        out = t(op.output)
-        tile = sizes.nbytes(out.element)
-        m.offchip = cardinality(out.dims) * tile
+        tile = shapes.nbytes(op.output)
+        m.offchip = cardinality(t(op.output).dims) * tile
         m.onchip = tile * (2 if paper else 1)
     elif isinstance(op, so.LinearOffChipStoreOp):
-        s = t(op.input)
-        el = sizes.nbytes(s.element)
-        m.offchip = cardinality(s.dims) * el
+        el = shapes.nbytes(op.input)
+        m.offchip = cardinality(t(op.input).dims) * el
         m.onchip = el * (2 if paper else 1)
     elif isinstance(op, so.RandomOffChipStoreOp):
-        d = t(op.wdata)
-        tile = sizes.nbytes(d.element)
-        m.offchip = cardinality(d.dims) * tile
+        tile = shapes.nbytes(op.wdata)
+        m.offchip = cardinality(t(op.wdata).dims) * tile
         depth = op.buffer_depth.value.data if op.buffer_depth is not None else 1
         m.onchip = tile * (2 if paper else depth)
     elif isinstance(op, so.BufferizeOp):
-        s, out = t(op.input), t(op.output)
-        el = sizes.nbytes(s.element)
-        buf = out.element
+        el = shapes.nbytes(op.input)
+        buf = t(op.output).element
         n = sympy.Mul(*buf.dims) if isinstance(buf, BufferType) else ZERO
         m.onchip = el + n * el * 2 if paper else n * el
     elif isinstance(op, sr.RepeatOp | sr.ExpandOp):
-        m.onchip = sizes.nbytes(t(op.output).element)
+        m.onchip = shapes.nbytes(op.output)
     region = _function_region(op)
     if region is not None:
         is_acc = isinstance(op, so.AccumOp | so.ScanOp)
-        flops, extra = _region_costs(region, sizes, paper, with_out=is_acc)
+        flops, extra = _region_costs(region, shapes, paper, with_out=is_acc)
         m.flops = flops * cardinality(t(op.input).dims)
         if is_acc and not (paper and _has_matmul(region)):
-            extra += sizes.nbytes(t(op.output).element)
+            extra += shapes.nbytes(op.output)
         m.onchip = m.onchip + extra
     real = m.flops.replace(sympy.ceiling, lambda x: x)
     m.padded_flops = sympy.simplify(m.flops - real) if m.flops != 0 else ZERO
@@ -297,9 +258,10 @@ def compute_metrics(graph: GraphOp, onchip: str = "artifact") -> GraphMetrics:
     if onchip not in MODES:
         raise ValueError(f"onchip mode must be one of {MODES}, got {onchip!r}")
     types = infer_graph(graph, rewrite=False)
+    shapes = TileShapes(graph)
     ops = list(graph.body.block.ops)
     return GraphMetrics(graph.sym_name.data,
-                        [op_metrics(op, i, types, onchip) for i, op in enumerate(ops)])
+                        [op_metrics(op, i, types, shapes, onchip) for i, op in enumerate(ops)])
 
 
 # -- the pass ----------------------------------------------------------------------

@@ -89,3 +89,32 @@ def test_padded_flops_are_the_padding_rows():
         padding_rows = math.ceil(c / tn) * tn - c
         assert gm.padded_flops.subs(C, c) == 2 * d * f * padding_rows
         assert gm.flops.subs(C, c) - gm.padded_flops.subs(C, c) == 2 * d * f * c
+
+
+def test_fig2_dynamic_tiles_follow_their_accumulator():
+    # Each expert packs its tokens into ?x4096 tiles (%acc<e>); the rows of
+    # those tiles are one symbol acc<e>_rows everywhere they flow: the
+    # repeated input, the gate/up/SiLU/Mul tiles and the W2 accumulator.
+    gm = compute_metrics(_graph(MOE.read_text()))
+    tf, n = 64, 224
+    rows = [_sym(f"acc{e}_rows") for e in range(E)]
+    tiles = [sympy.ceiling(_sym(f"B_{e}") / CHUNK) for e in range(E)]
+    # per element of the [tiles, 224] stream: gate and up matmuls 2*r*D*tf each,
+    # SiLU 8 and Mul 1 per element of the r x tf tile, the W2 matmul 2*r*tf*D
+    # plus the accumulating add r*D; the final Accum adds one 1xD row per
+    # routed (token, expert) pair: sum_B_sel of them.
+    per = [r * (2 * 2 * D * tf + 8 * tf + tf + 2 * tf * D + D) for r in rows]
+    sum_sel = _sym("sum_B_sel")
+    expected = sum(c * n * p for c, p in zip(tiles, per)) + sum_sel * D
+    assert sympy.expand(gm.flops - expected) == 0
+    # on chip: token tile 2D, final f32 accumulator 4D, stored f32 tile 4D;
+    # per expert the three weight tiles and three r x D bf16 tiles (packed
+    # tokens, their repeat, the W2 accumulator).
+    onchip = 10 * D + sum(3 * 2 * D * tf + 3 * 2 * r * D for r in rows)
+    assert sympy.expand(gm.onchip - onchip) == 0
+    # With 16-row tiles the padded FLOPs are those of the padding rows.
+    counts = [3, 0, 16, 17, 1, 0, 40, 5]
+    bound = gm.bind({**{f"acc{e}_rows": CHUNK for e in range(E)},
+                     **{f"B_{e}": c for e, c in enumerate(counts)}})
+    k = n * (2 * 2 * D * tf + 8 * tf + tf + 2 * tf * D + D)
+    assert bound.padded_flops == sum(k * (math.ceil(c / CHUNK) * CHUNK - c) for c in counts)
