@@ -53,6 +53,8 @@ _PASSES: dict[str, tuple[str, str]] = {
     "lus-normalize": ("steplus.passes.lus.normalize", "LusNormalizePass"),
     "convert-lus-to-sync": ("steplus.lowering.lus_to_sync", "ConvertLusToSyncPass"),
     "convert-sync-to-std": ("steplus.lowering.sync_to_std", "ConvertSyncToStdPass"),
+    "step-infer-shapes": ("steplus.passes.step.infer_shapes", "StepInferShapesPass"),
+    "step-metrics": ("steplus.passes.step.metrics", "StepMetricsPass"),
 }
 
 

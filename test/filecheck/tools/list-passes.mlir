@@ -20,3 +20,10 @@
 // CHECK-NEXT:     Inline every lus.instance, bottom-up; reject recursive instances.
 // CHECK-NEXT: lus-normalize
 // CHECK-NEXT:     Turn fby/pre into state arguments and order each node's ops for dominance.
+// CHECK-NEXT: step-infer-shapes
+// CHECK-NEXT:     Infer every step result type from the shape tables; fill in `_` dims, reject contradictions.
+// CHECK-NEXT: step-metrics
+// CHECK-NEXT:     Print symbolic off-chip traffic, on-chip memory, FLOPs and operational intensity per op and graph.
+// CHECK-NEXT:     --bind: str
+// CHECK-NEXT:     --onchip: str = artifact
+// CHECK-NEXT:     --annotate: bool = false

@@ -1,0 +1,1 @@
+"""Passes and analyses of the step dialect (shape inference, metrics)."""

@@ -1,0 +1,369 @@
+"""`step-metrics`: symbolic off-chip traffic, on-chip memory, FLOPs and operational intensity.
+
+Per operator and per `step.graph` (seed §4.1; the artifact's conventions of
+the reference-workload spec §5). Stream types come from `step-infer-shapes`'
+rules (`infer_graph`, without rewriting), so `_` dims are fine here too.
+
+Off-chip traffic (bytes), both modes:
+
+| op | bytes |
+|---|---|
+| `linear_offchip_load`, `random_offchip_load` | `#elements(result) x |tile|` |
+| `linear_offchip_store` | `#elements(input) x |input element|` |
+| `random_offchip_store` | `#elements(wdata) x |tile|` |
+| everything else | 0 |
+
+On-chip memory (bytes). `onchip="artifact"` (default; what the reference
+numbers use: no double buffering, matmul maps count 0):
+
+| op | bytes |
+|---|---|
+| off-chip loads | one tile `|result element|` |
+| `random_offchip_store` | `|tile| x buffer_depth` (default depth 1) |
+| `linear_offchip_store` | `|input element|` |
+| `accum`, `scan` | `|result element|` (the accumulator) |
+| `repeat`, `expand` | `|result element|` |
+| `bufferize` | `||buffer|| x |input element|` |
+
+`onchip="paper"` (seed §4.1): off-chip memory operators `x 2` (double
+buffering); bufferize `|in| + ||buffer|| x |in| x 2`; a `map` whose function
+is a matmul `16 x in_tile_cols x nb + |weight tile|`, an `accum` with a
+matmul that plus `|result tile|`; other accum/scan/expand/repeat
+`|result element|`. Both modes add each library function's `onchip_bytes`.
+
+FLOPs: per element, the sum of the library FLOPs of the `step.apply`s of the
+map / flat_map body or the accum / scan update region, times the number of
+input elements. Padded FLOPs are the part due to padding: the FLOPs minus the
+same expression with every `ceiling(x)` replaced by `x` (Reshape's chunks).
+Note: the artifact's MoE driver writes the SiLU term as `8 b D F`; we count
+the library's `8` per element of the tile actually processed.
+
+Sizes: a tile is `rows x cols x bytes(scalar)`; a dynamic tile dim `?` is a
+symbol named after the value that makes the tile (`%acc0` -> `acc0_rows`)
+and carried through the graph and the function bodies (`tile_shapes`); a selector is
+`ceil(N/8)` bytes, an i1 1 byte, a buffer reference 8 bytes, a tuple the sum.
+The number of elements of a stream is the product of its dims; when a dim
+below the outermost is ragged (`[B, ?L, 4]`) the outer dims down to it are
+replaced by one symbol `sum_L` (their total count), seed §4.1.
+
+The pass prints, per graph, a table of the operators with a non-zero metric
+and the totals to stdout; `bind="B=64,C=3"` substitutes symbols (by name,
+ragged or not) first. With `annotate=true` it also attaches the metrics as
+`step.metrics` dictionary attributes (strings) to those operators and the
+graph; otherwise the IR is unchanged.
+
+From Python: `compute_metrics(graph_op, onchip="artifact") -> GraphMetrics`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import sympy
+from xdsl.context import Context
+from xdsl.dialects.builtin import DictionaryAttr, ModuleOp, StringAttr
+from xdsl.ir import Operation, Region
+from xdsl.passes import ModulePass
+
+from steplus.dialects import step_ops as so
+from steplus.dialects import step_routing as sr
+from steplus.dialects.step import GraphOp
+from steplus.dialects.step_functions import get_function
+from steplus.dialects.step_types import (
+    BufferType,
+    RaggedSymbol,
+    StreamType,
+    TileType,
+    dim_to_text,
+)
+from steplus.passes.diagnostics import OpDiagnosticError
+from steplus.passes.step.infer_shapes import infer_graph
+from steplus.passes.step.shape_rules import new_symbol
+from steplus.passes.step.tile_shapes import TileShapes
+
+ZERO = sympy.Integer(0)
+MODES = ("artifact", "paper")
+MATMULS = ("matmul", "matmul_t")
+
+
+@dataclass
+class OpMetrics:
+    """The metrics of one operator (sympy expressions, bytes and FLOPs)."""
+
+    op: Operation
+    label: str
+    offchip: sympy.Expr = ZERO
+    onchip: sympy.Expr = ZERO
+    flops: sympy.Expr = ZERO
+    padded_flops: sympy.Expr = ZERO
+
+    def is_zero(self) -> bool:
+        return all(e == 0 for e in (self.offchip, self.onchip, self.flops))
+
+
+@dataclass
+class GraphMetrics:
+    """Per-operator metrics of a graph and their totals."""
+
+    name: str
+    ops: list[OpMetrics] = field(default_factory=list[OpMetrics])
+
+    def _sum(self, attr: str) -> sympy.Expr:
+        return sympy.Add(*(getattr(m, attr) for m in self.ops))
+
+    @property
+    def offchip(self) -> sympy.Expr:
+        return self._sum("offchip")
+
+    @property
+    def onchip(self) -> sympy.Expr:
+        return self._sum("onchip")
+
+    @property
+    def flops(self) -> sympy.Expr:
+        return self._sum("flops")
+
+    @property
+    def padded_flops(self) -> sympy.Expr:
+        return self._sum("padded_flops")
+
+    @property
+    def operational_intensity(self) -> sympy.Expr | None:
+        """FLOPs per off-chip byte (None without off-chip traffic)."""
+        traffic = self.offchip
+        return None if traffic == 0 else sympy.simplify(self.flops / traffic)
+
+    def bind(self, values: dict[str, int]) -> GraphMetrics:
+        """The metrics with the named symbols replaced by values."""
+
+        def sub(e: sympy.Expr) -> sympy.Expr:
+            m = {s: values[s.name] for s in e.free_symbols if s.name in values}
+            return sympy.sympify(e).subs(m) if m else e
+
+        return GraphMetrics(self.name, [
+            OpMetrics(m.op, m.label, sub(m.offchip), sub(m.onchip), sub(m.flops),
+                      sub(m.padded_flops)) for m in self.ops])
+
+
+# -- sizes ---------------------------------------------------------------------------
+
+def cardinality(dims: list[sympy.Expr]) -> sympy.Expr:
+    """The number of elements of a stream with these dims (seed §4.1 for raggedness)."""
+    ragged = [i for i, d in enumerate(dims)
+              if any(isinstance(s, RaggedSymbol) for s in sympy.sympify(d).free_symbols)]
+    j = ragged[-1] if ragged else 0
+    if j == 0:
+        return sympy.Mul(*dims)
+    name = re.sub(r"[^A-Za-z0-9_]+", "_", dim_to_text(dims[j]).replace("?", "")).strip("_")
+    total = new_symbol(f"sum_{name}", False)
+    return total * sympy.Mul(*dims[j + 1 :])
+
+
+# -- per operator ------------------------------------------------------------------
+
+
+def _function_region(op: Operation) -> Region | None:
+    if isinstance(op, so.MapOp | so.FlatMapOp):
+        return op.body
+    if isinstance(op, so.AccumOp | so.ScanOp):
+        return op.update
+    return None
+
+
+def _apply_flops(apply: so.ApplyOp, shapes: TileShapes) -> sympy.Expr:
+    fn = get_function(apply.fn.data)
+    if fn is None:
+        return ZERO
+    args = [s for a in apply.args for s in shapes.of(a)]
+    try:
+        return sympy.sympify(fn.flops(args))
+    except TypeError:
+        # Broadcasting on symbolic tiles: one FLOP per output element.
+        return sympy.Add(*(r * c for r, c in shapes.of(apply.result)))
+
+
+def _region_costs(region: Region, shapes: TileShapes, paper: bool, with_out: bool):
+    flops, onchip = ZERO, ZERO
+    for a in region.walk():
+        if not isinstance(a, so.ApplyOp):
+            continue
+        flops += _apply_flops(a, shapes)
+        fn = get_function(a.fn.data)
+        args = [s for x in a.args for s in shapes.of(x)]
+        tiles = [x for x in a.args if isinstance(x.type, TileType)]
+        if fn is not None and tiles:
+            onchip += sympy.sympify(fn.onchip_bytes(args, tiles[0].type.bytes_per_scalar()))
+        if paper and a.fn.data in MATMULS and len(tiles) == 2:
+            (_, cols), = shapes.of(tiles[0])
+            onchip += 16 * cols * tiles[0].type.bytes_per_scalar() + shapes.nbytes(tiles[1])
+            if with_out:
+                onchip += shapes.nbytes(a.result)
+    return flops, onchip
+
+
+def _has_matmul(region: Region) -> bool:
+    return any(isinstance(a, so.ApplyOp) and a.fn.data in MATMULS for a in region.walk())
+
+
+def op_metrics(op: Operation, index: int, types: dict, shapes: TileShapes,
+               onchip_mode: str = "artifact") -> OpMetrics:
+    """The metrics of one operator given the graph's stream types and tile shapes."""
+    paper = onchip_mode == "paper"
+    m = OpMetrics(op, _label(op, index))
+
+    def t(v) -> StreamType:
+        return types.get(v, v.type)
+
+    if isinstance(op, so.LinearOffChipLoadOp | so.RandomOffChipLoadOp):
+        tile = shapes.nbytes(op.output)
+        m.offchip = cardinality(t(op.output).dims) * tile
+        m.onchip = tile * (2 if paper else 1)
+    elif isinstance(op, so.LinearOffChipStoreOp):
+        el = shapes.nbytes(op.input)
+        m.offchip = cardinality(t(op.input).dims) * el
+        m.onchip = el * (2 if paper else 1)
+    elif isinstance(op, so.RandomOffChipStoreOp):
+        tile = shapes.nbytes(op.wdata)
+        m.offchip = cardinality(t(op.wdata).dims) * tile
+        depth = op.buffer_depth.value.data if op.buffer_depth is not None else 1
+        m.onchip = tile * (2 if paper else depth)
+    elif isinstance(op, so.BufferizeOp):
+        el = shapes.nbytes(op.input)
+        buf = t(op.output).element
+        n = sympy.Mul(*buf.dims) if isinstance(buf, BufferType) else ZERO
+        m.onchip = el + n * el * 2 if paper else n * el
+    elif isinstance(op, sr.RepeatOp | sr.ExpandOp):
+        m.onchip = shapes.nbytes(op.output)
+    region = _function_region(op)
+    if region is not None:
+        is_acc = isinstance(op, so.AccumOp | so.ScanOp)
+        flops, extra = _region_costs(region, shapes, paper, with_out=is_acc)
+        m.flops = flops * cardinality(t(op.input).dims)
+        if is_acc and not (paper and _has_matmul(region)):
+            extra += shapes.nbytes(op.output)
+        m.onchip = m.onchip + extra
+    real = m.flops.replace(sympy.ceiling, lambda x: x)
+    m.padded_flops = sympy.simplify(m.flops - real) if m.flops != 0 else ZERO
+    return m
+
+
+def _label(op: Operation, index: int) -> str:
+    names = [r.name_hint for r in op.results if r.name_hint]
+    return f"%{names[0]} {op.name}" if names else f"#{index} {op.name}"
+
+
+def compute_metrics(graph: GraphOp, onchip: str = "artifact") -> GraphMetrics:
+    """Symbolic metrics of every operator of `graph` (see the module docstring)."""
+    if onchip not in MODES:
+        raise ValueError(f"onchip mode must be one of {MODES}, got {onchip!r}")
+    types = infer_graph(graph, rewrite=False)
+    shapes = TileShapes(graph)
+    ops = list(graph.body.block.ops)
+    return GraphMetrics(graph.sym_name.data,
+                        [op_metrics(op, i, types, shapes, onchip) for i, op in enumerate(ops)])
+
+
+# -- the pass ----------------------------------------------------------------------
+
+
+def parse_bindings(text: str) -> dict[str, int]:
+    """`"B=64, C=3"` -> {"B": 64, "C": 3}."""
+    out: dict[str, int] = {}
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        name, sep, value = part.partition("=")
+        name = name.strip().lstrip("?")
+        if not sep or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+            raise ValueError(f"bad binding '{part}': expected NAME=INTEGER")
+        try:
+            out[name] = int(value.strip())
+        except ValueError:
+            raise ValueError(f"bad binding '{part}': expected NAME=INTEGER") from None
+    return out
+
+
+def _text(e: sympy.Expr | None) -> str:
+    if e is None:
+        return "n/a"
+    e = sympy.sympify(e)
+    if e.is_Rational and not e.is_Integer:
+        return f"{e} (~{float(e):.4g})"
+    return sympy.sstr(e)
+
+
+def format_table(gm: GraphMetrics) -> str:
+    """The per-operator table and the totals, as text."""
+    rows = [(m.label, _text(m.offchip), _text(m.onchip), _text(m.flops), _text(m.padded_flops))
+            for m in gm.ops if not m.is_zero()]
+    head = ("op", "offchip_bytes", "onchip_bytes", "flops", "padded_flops")
+    widths = [max(len(r[i]) for r in [head, *rows]) for i in range(5)]
+    line = lambda r: "  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip()  # noqa: E731
+    out = [f"step-metrics @{gm.name}", line(head), *map(line, rows)]
+    omitted = len(gm.ops) - len(rows)
+    if omitted:
+        out.append(f"({omitted} operators without off-chip traffic, on-chip memory or FLOPs)")
+    out += [
+        f"total offchip_bytes = {_text(gm.offchip)}",
+        f"total onchip_bytes = {_text(gm.onchip)}",
+        f"total flops = {_text(gm.flops)}",
+        f"total padded_flops = {_text(gm.padded_flops)}",
+        f"operational_intensity = {_text(gm.operational_intensity)}",
+    ]
+    return "\n".join(out) + "\n"
+
+
+def _annotation(items: dict[str, sympy.Expr | None]) -> DictionaryAttr:
+    return DictionaryAttr({k: StringAttr(_text(v)) for k, v in items.items()})
+
+
+@dataclass(frozen=True)
+class StepMetricsPass(ModulePass):
+    """Print symbolic off-chip traffic, on-chip memory, FLOPs and operational intensity per op and graph.
+
+    Options: `bind="B=64,C=3"` substitutes symbols; `onchip=artifact|paper`
+    picks the on-chip conventions (reference spec §5.2 / seed §4.1);
+    `annotate=true` attaches `step.metrics` attributes (else IR unchanged).
+
+    Example: `step-opt g.mlir -p 'step-metrics{bind="B=64"}'` on
+
+    ```mlir
+    step.graph @g {
+    ^bb0(%ref: !step.stream<[B], !step.tile<1x1xi64>>):
+      %x = step.linear_offchip_load %ref {base_addr = 0 : i64, tiled_in_shape = array<i64: 2>, stride = array<i64: 1>, tiled_out_shape = array<i64: 2>} : (!step.stream<[B], !step.tile<1x1xi64>>) -> !step.stream<[B, 2], !step.tile<16x64xf32>>
+      step.linear_offchip_store %x {base_addr = 4096 : i64} : !step.stream<[B, 2], !step.tile<16x64xf32>>
+    }
+    ```
+
+    prints `%x step.linear_offchip_load  524288  4096  0  0` (64 x 2 tiles of
+    16x64 f32) and `total offchip_bytes = 1048576`.
+    """
+
+    name = "step-metrics"
+
+    bind: str = ""
+    onchip: str = "artifact"
+    annotate: bool = False
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        try:
+            values = parse_bindings(self.bind)
+        except ValueError as e:
+            raise OpDiagnosticError(None, f"step-metrics: {e}") from None
+        if self.onchip not in MODES:
+            raise OpDiagnosticError(
+                None, f"step-metrics: onchip must be one of {', '.join(MODES)}, got '{self.onchip}'")
+        for graph in list(op.walk()):
+            if not isinstance(graph, GraphOp):
+                continue
+            gm = compute_metrics(graph, self.onchip).bind(values)
+            print(format_table(gm), end="", flush=True)
+            if self.annotate:
+                for m in gm.ops:
+                    if not m.is_zero():
+                        m.op.attributes["step.metrics"] = _annotation({
+                            "offchip_bytes": m.offchip, "onchip_bytes": m.onchip,
+                            "flops": m.flops, "padded_flops": m.padded_flops})
+                graph.attributes["step.metrics"] = _annotation({
+                    "offchip_bytes": gm.offchip, "onchip_bytes": gm.onchip,
+                    "flops": gm.flops, "padded_flops": gm.padded_flops,
+                    "operational_intensity": gm.operational_intensity})

@@ -1,0 +1,374 @@
+"""Shape rules of the step operators (seed appendix tables 2-6), one function per op kind.
+
+A rule takes the operator and the stream types of its operands and returns,
+for every result, the inferred `ResultShape`: the dims (sympy, outermost
+first) and the element type when the table determines it (`None` keeps the
+written element, e.g. the tile shape of a `linear_offchip_load`).
+
+Where a table introduces a new dimension the rule asks `fresh(key, base,
+ragged)` for a fresh symbol and lists it in `ResultShape.fresh`; a fresh
+dimension agrees with any written dimension (the written one names it):
+
+| op | fresh dims |
+|---|---|
+| `partition`, `parallelize` | the outer dim of result i, regular (`B_i`, seed Fig. 3) |
+| `reassemble` | the concatenated dim, ragged (`?B_sel`, seed Fig. 4) |
+| `flat_map` | the `rank + 1` dims each element expands to, ragged |
+| `cache_read_addr_gen`, `filter_last_tile` | the per-request length, ragged |
+
+Closed-form dims: `eager_merge` sums the inputs' outer dims, `reshape` splits
+`D` into `ceiling(D/S), S`, `flatten` multiplies, `promote` adds `Min(1, D)`
+(= `1 if D > 0 else 0` for a non-negative integer `D`).
+
+A rule raises `ShapeError` when the operands contradict each other (e.g. the
+two inputs of `zip` differ in a dimension).
+
+Example:
+
+```python
+from steplus.passes.step.shape_rules import rule_for
+shapes = rule_for(op)(op, [v.type for v in op.operands], fresh)
+shapes[0].dims      # [ceiling(B/16), 16]
+```
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import sympy
+from xdsl.dialects.builtin import i1
+from xdsl.ir import Attribute, Operation
+
+from steplus.dialects import step_ops as so
+from steplus.dialects import step_routing as sr
+from steplus.dialects.step_types import (
+    BufferType,
+    RaggedSymbol,
+    SelectorType,
+    StreamType,
+    TupleType,
+)
+
+Dims = list[sympy.Expr]
+Fresh = Callable[[str, str, bool], sympy.Symbol]
+"""`fresh(key, base, ragged)`: a fresh symbol, stable per (operator, key)."""
+
+PLACEHOLDER = sympy.Symbol("_", integer=True, nonnegative=True)
+"""A written dimension `_` asks step-infer-shapes to fill it in."""
+
+
+class ShapeError(Exception):
+    """The operands of an operator contradict its shape rule."""
+
+
+@dataclass
+class ResultShape:
+    """The inferred shape of one result."""
+
+    dims: Dims
+    element: Attribute | None = None
+    fresh: set[sympy.Symbol] = field(default_factory=set[sympy.Symbol])
+
+
+Rule = Callable[[Operation, Sequence[StreamType], Fresh], list[ResultShape]]
+
+
+def _int(attr) -> int:
+    return attr.value.data
+
+
+def _ints(attr) -> list[int]:
+    return [] if attr is None else list(attr.get_values())
+
+
+def _sym(d: int | sympy.Expr) -> sympy.Expr:
+    return sympy.sympify(d)
+
+
+def equal_dims(a: sympy.Expr, b: sympy.Expr) -> bool:
+    """True if two dims are the same expression for every value of the symbols."""
+    diff = sympy.sympify(a) - sympy.sympify(b)
+    return diff == 0 or sympy.expand(diff) == 0 or sympy.simplify(diff) == 0
+
+
+def has_placeholder(e: sympy.Expr | Attribute) -> bool:
+    if isinstance(e, StreamType | BufferType):
+        return any(has_placeholder(d) for d in e.dims) or has_placeholder(e.element)
+    if isinstance(e, TupleType):
+        return any(has_placeholder(x) for x in e.elements.data)
+    if isinstance(e, Attribute):
+        return False
+    return PLACEHOLDER in sympy.sympify(e).free_symbols
+
+
+def _same(op: Operation, a: Dims, b: Dims, what_a: str, what_b: str) -> None:
+    """Operand dims that must agree; a contradiction names the dimension."""
+    for i, (x, y) in enumerate(zip(a, b)):
+        if has_placeholder(x) or has_placeholder(y):
+            continue
+        if not equal_dims(x, y):
+            raise ShapeError(
+                f"dimension {i} of {what_a} is {sympy.sstr(x)} but dimension {i} of "
+                f"{what_b} is {sympy.sstr(y)}"
+            )
+
+
+def _base(dims: Dims, default: str) -> str:
+    """The name fresh symbols derive from: the single outer symbol, if any."""
+    if len(dims) == 1 and isinstance(dims[0], sympy.Symbol) and dims[0] != PLACEHOLDER:
+        return dims[0].name
+    return default
+
+
+# -- table 2: off-chip memory ----------------------------------------------------
+
+
+def linear_offchip_load(op: so.LinearOffChipLoadOp, ins, fresh) -> list[ResultShape]:
+    outer = ins[0].dims if ins else []
+    return [ResultShape([*outer, *map(_sym, _ints(op.tiled_out_shape))])]
+
+
+def random_offchip_load(op, ins, fresh) -> list[ResultShape]:
+    return [ResultShape(ins[0].dims)]
+
+
+def random_offchip_store(op, ins, fresh) -> list[ResultShape]:
+    waddr, wdata = ins
+    _same(op, wdata.dims, waddr.dims, "wdata", "waddr")
+    return [ResultShape(waddr.dims, i1)]
+
+
+# -- table 3: on-chip memory -----------------------------------------------------
+
+
+def bufferize(op: so.BufferizeOp, ins, fresh) -> list[ResultShape]:
+    s, b = ins[0], _int(op.rank)
+    if not 0 < b <= s.rank:
+        raise ShapeError(f"rank {b} must be in 1..{s.rank}")
+    outer, inner = s.dims[: s.rank - b], s.dims[s.rank - b :]
+    return [ResultShape(outer, BufferType(inner, s.element))]
+
+
+def streamify(op: so.StreamifyOp, ins, fresh) -> list[ResultShape]:
+    data, ref = ins
+    buf = data.element
+    if not isinstance(buf, BufferType):
+        raise ShapeError("input elements must be buffers")
+    _same(op, ref.dims[: data.rank], data.dims, "ref", "input")
+    shape = [_sym(v) for v in _ints(op.out_shape)]
+    if not all(d.is_Integer for d in buf.dims):
+        # A dynamically sized buffer is read linearly: the viewed tensor is the buffer.
+        shape = buf.dims
+    return [ResultShape([*ref.dims, *shape], buf.element)]
+
+
+# -- table 4: higher-order -------------------------------------------------------
+
+
+def _yielded(region) -> Attribute | None:
+    last = region.block.last_op
+    if isinstance(last, so.YieldOp) and len(last.values) == 1:
+        return last.values[0].type
+    return None
+
+
+def map_(op: so.MapOp, ins, fresh) -> list[ResultShape]:
+    return [ResultShape(ins[0].dims, _yielded(op.body))]
+
+
+def accum(op: so.AccumOp, ins, fresh) -> list[ResultShape]:
+    s, b = ins[0], _int(op.rank)
+    if not 0 <= b <= s.rank:
+        raise ShapeError(f"rank {b} must be in 0..{s.rank}")
+    return [ResultShape(s.dims[: s.rank - b], _yielded(op.update))]
+
+
+def scan(op: so.ScanOp, ins, fresh) -> list[ResultShape]:
+    return [ResultShape(ins[0].dims, _yielded(op.update))]
+
+
+def flat_map(op: so.FlatMapOp, ins, fresh) -> list[ResultShape]:
+    s, b = ins[0], _int(op.rank)
+    new = [fresh(f"d{k}", "F", True) for k in range(b + 1)]
+    return [ResultShape([*s.dims[:-1], *new], _yielded(op.body), set(new))]
+
+
+# -- table 5: routing and merging ------------------------------------------------
+
+
+def partition(op: sr.PartitionOp, ins, fresh) -> list[ResultShape]:
+    data, sel = ins
+    if sel.rank > data.rank:
+        raise ShapeError(f"sel has {sel.rank} dims, more than the input's {data.rank}")
+    _same(op, sel.dims, data.dims[: sel.rank], "sel", "input")
+    base = _base(sel.dims, "P")
+    out = []
+    for i in range(len(op.outputs)):
+        b = fresh(f"out{i}", f"{base}_{i}", False)
+        out.append(ResultShape([b, *data.dims[sel.rank :]], data.element, {b}))
+    return out
+
+
+def _check_inputs(op: Operation, ins: Sequence[StreamType]) -> None:
+    for i, s in enumerate(ins[1:], start=1):
+        if s.rank != ins[0].rank:
+            raise ShapeError(f"input #{i} has {s.rank} dims, input #0 has {ins[0].rank}")
+        _same(op, s.dims[1:], ins[0].dims[1:], f"input #{i} (inner)", "input #0 (inner)")
+
+
+def reassemble(op: sr.ReassembleOp, ins, fresh) -> list[ResultShape]:
+    *data, sel = ins
+    _check_inputs(op, data)
+    b = fresh("sel", f"{_base(sel.dims, 'R')}_sel", True)
+    return [ResultShape([*sel.dims, b, *data[0].dims[1:]], data[0].element, {b})]
+
+
+def eager_merge(op: sr.EagerMergeOp, ins, fresh) -> list[ResultShape]:
+    _check_inputs(op, ins)
+    total = sympy.Add(*(s.dims[0] for s in ins))
+    return [
+        ResultShape([total, *ins[0].dims[1:]], ins[0].element),
+        ResultShape([total], SelectorType(len(ins))),
+    ]
+
+
+def parallelize(op: sr.ParallelizeOp, ins, fresh) -> list[ResultShape]:
+    s = ins[0]
+    base = _base(s.dims[:1], "P")
+    out = []
+    for i in range(len(op.outputs)):
+        b = fresh(f"out{i}", f"{base}_{i}", False)
+        out.append(ResultShape([b, *s.dims[1:]], s.element, {b}))
+    return out
+
+
+def broadcast(op: sr.BroadcastOp, ins, fresh) -> list[ResultShape]:
+    return [ResultShape(ins[0].dims, ins[0].element) for _ in op.outputs]
+
+
+# -- table 6: shape --------------------------------------------------------------
+
+
+def flatten(op: sr.FlattenOp, ins, fresh) -> list[ResultShape]:
+    s = ins[0]
+    lo, hi, n = _int(op.min), _int(op.max), s.rank
+    if not 0 <= lo <= hi < n:
+        raise ShapeError(f"need 0 <= min <= max < {n}, got min={lo} max={hi}")
+    d = s.dims
+    merged = sympy.Mul(*d[n - 1 - hi : n - lo])
+    return [ResultShape([*d[: n - 1 - hi], merged, *d[n - lo :]], s.element)]
+
+
+def reshape(op: sr.ReshapeOp, ins, fresh) -> list[ResultShape]:
+    s = ins[0]
+    b, size, n = _int(op.split_dim), _int(op.chunk_size), s.rank
+    if not 0 <= b < n or size < 1:
+        raise ShapeError(f"split_dim {b} must be in 0..{n - 1} and chunk_size positive")
+    d = s.dims[n - 1 - b]
+    dims = [*s.dims[: n - 1 - b], sympy.ceiling(d / size), _sym(size), *s.dims[n - b :]]
+    return [ResultShape(dims, s.element), ResultShape(list(dims), i1)]
+
+
+def promote(op: sr.PromoteOp, ins, fresh) -> list[ResultShape]:
+    s = ins[0]
+    outer = s.dims[0] if s.rank else _sym(1)
+    return [ResultShape([sympy.Min(1, outer), *s.dims], s.element)]
+
+
+def expand(op: sr.ExpandOp, ins, fresh) -> list[ResultShape]:
+    data, ref = ins
+    b = _int(op.rank)
+    if data.rank != ref.rank:
+        raise ShapeError(f"input has {data.rank} dims, ref has {ref.rank}")
+    for i in range(data.rank - b, data.rank):
+        d = data.dims[i]
+        if not has_placeholder(d) and not equal_dims(d, 1):
+            raise ShapeError(f"dimension {i} of input must be 1 to expand, got {sympy.sstr(d)}")
+    _same(op, data.dims[: data.rank - b], ref.dims[: ref.rank - b], "input", "ref")
+    return [ResultShape(ref.dims, data.element)]
+
+
+def zip_(op: sr.ZipOp, ins, fresh) -> list[ResultShape]:
+    a, b = ins
+    if a.rank != b.rank:
+        raise ShapeError(f"lhs has {a.rank} dims, rhs has {b.rank}")
+    _same(op, b.dims, a.dims, "rhs", "lhs")
+    return [ResultShape(a.dims, TupleType([a.element, b.element]))]
+
+
+def repeat(op: sr.RepeatOp, ins, fresh) -> list[ResultShape]:
+    return [ResultShape([*ins[0].dims, _sym(_int(op.count))], ins[0].element)]
+
+
+# -- generators --------------------------------------------------------------------
+
+
+def select_gen(op: sr.SelectGenOp, ins, fresh) -> list[ResultShape]:
+    written = op.output.type
+    assert isinstance(written, StreamType)
+    if op.values is None or written.rank != 1:
+        return [ResultShape(written.dims)]  # a source: its written dims are the input
+    rows = len(_ints(op.values)) // _int(op.choices)
+    return [ResultShape([_sym(rows)], SelectorType(_int(op.choices)))]
+
+
+def metadata_gen(op: sr.MetadataGenOp, ins, fresh) -> list[ResultShape]:
+    return [ResultShape([_sym(len(_ints(op.values)))])]
+
+
+def expert_addr_gen(op: sr.ExpertAddrGenOp, ins, fresh) -> list[ResultShape]:
+    return [ResultShape([*ins[0].dims, _sym(_int(op.tiles_per_expert))])]
+
+
+def cache_read_addr_gen(op: sr.CacheReadAddrGenOp, ins, fresh) -> list[ResultShape]:
+    idx, n = ins
+    _same(op, n.dims, idx.dims, "seq_len", "idx")
+    length = fresh("len", "L", True)
+    return [ResultShape([*idx.dims, length], fresh=({length}))]
+
+
+def filter_last_tile(op: sr.FilterLastTileOp, ins, fresh) -> list[ResultShape]:
+    length = fresh("len", "L", True)
+    return [ResultShape([*ins[0].dims, length], SelectorType(2), {length})]
+
+
+RULES: dict[type[Operation], Rule] = {
+    so.LinearOffChipLoadOp: linear_offchip_load,
+    so.RandomOffChipLoadOp: random_offchip_load,
+    so.RandomOffChipStoreOp: random_offchip_store,
+    so.BufferizeOp: bufferize,
+    so.StreamifyOp: streamify,
+    so.MapOp: map_,
+    so.AccumOp: accum,
+    so.ScanOp: scan,
+    so.FlatMapOp: flat_map,
+    sr.PartitionOp: partition,
+    sr.ReassembleOp: reassemble,
+    sr.EagerMergeOp: eager_merge,
+    sr.ParallelizeOp: parallelize,
+    sr.BroadcastOp: broadcast,
+    sr.FlattenOp: flatten,
+    sr.ReshapeOp: reshape,
+    sr.PromoteOp: promote,
+    sr.ExpandOp: expand,
+    sr.ZipOp: zip_,
+    sr.RepeatOp: repeat,
+    sr.SelectGenOp: select_gen,
+    sr.MetadataGenOp: metadata_gen,
+    sr.ExpertAddrGenOp: expert_addr_gen,
+    sr.CacheReadAddrGenOp: cache_read_addr_gen,
+    sr.FilterLastTileOp: filter_last_tile,
+}
+"""Op class -> shape rule. Ops without results (stores, consume) have none."""
+
+
+def rule_for(op: Operation) -> Rule | None:
+    return RULES.get(type(op))
+
+
+def new_symbol(name: str, ragged: bool) -> sympy.Symbol:
+    """A dimension symbol with the assumptions `parse_dim_text` gives it."""
+    cls = RaggedSymbol if ragged else sympy.Symbol
+    return cls(name, integer=True, nonnegative=True)

@@ -1,0 +1,206 @@
+"""Symbolic tile shapes for the step metrics: where a dynamic tile dim (`?`) comes from.
+
+A tile type only says that a dim is dynamic (`!step.tile<?x4096xbf16>`). To
+count FLOPs and bytes of such tiles, `TileShapes` gives every tile value a
+symbolic `(rows, cols)` and carries it along the graph:
+
+- an operator that makes tiles (a load, an `accum`/`scan` accumulator, a
+  graph argument) gives a dynamic dim a symbol named after its result,
+  `<name>_rows` / `<name>_cols` (`%acc0` -> `acc0_rows`), bindable like any
+  other symbol;
+- operators that move elements without changing them (broadcast, repeat,
+  flatten, reshape, partition, reassemble, eager_merge, parallelize, expand,
+  promote) pass the shape on; `zip` pairs them up;
+- inside a `map` / `flat_map` body or an `accum` / `scan` update, each
+  `step.apply` computes its output shape with the library function's
+  `out_shape` (a matmul of `acc0_rows x 4096` by `4096 x 64` is
+  `acc0_rows x 64`), and the yielded shape is the result's.
+
+Static dims written in a type always win over the propagated ones.
+
+Example:
+
+```python
+shapes = TileShapes(graph)
+shapes.of(op.results[0])        # [(acc0_rows, 64)]: one entry per tile of the element
+shapes.nbytes(op.results[0])    # 128*acc0_rows for bf16
+```
+"""
+
+from __future__ import annotations
+
+import sympy
+from xdsl.dialects.builtin import IntegerType
+from xdsl.ir import Attribute, Block, SSAValue
+
+from steplus.dialects import step_ops as so
+from steplus.dialects import step_routing as sr
+from steplus.dialects.step import GraphOp
+from steplus.dialects.step_functions import get_function
+from steplus.dialects.step_types import (
+    BufferType,
+    SelectorType,
+    StreamType,
+    TileType,
+    TupleType,
+)
+from steplus.passes.step.shape_rules import new_symbol
+
+Shape = tuple[sympy.Expr, sympy.Expr]
+
+_PASS_THROUGH = (
+    sr.BroadcastOp, sr.RepeatOp, sr.FlattenOp, sr.ReshapeOp, sr.PartitionOp,
+    sr.ReassembleOp, sr.EagerMergeOp, sr.ParallelizeOp, sr.ExpandOp, sr.PromoteOp,
+)
+
+
+def _tiles(el: Attribute) -> list[TileType]:
+    if isinstance(el, StreamType):
+        el = el.element
+    if isinstance(el, TileType):
+        return [el]
+    if isinstance(el, TupleType):
+        return [t for e in el.elements.data for t in _tiles(e)]
+    return []
+
+
+class TileShapes:
+    """Symbolic tile shapes of every tile-carrying value of a graph."""
+
+    def __init__(self, graph: GraphOp):
+        self.known: dict[SSAValue, list[Shape]] = {}
+        self._counter = 0
+        for op in graph.body.block.ops:
+            self._visit(op)
+
+    # -- queries -----------------------------------------------------------------
+    def of(self, v: SSAValue) -> list[Shape]:
+        """One (rows, cols) per tile of the value's element (or of the tile value)."""
+        if v not in self.known:
+            self.known[v] = self._from_type(v)
+        return self.known[v]
+
+    def nbytes(self, v: SSAValue) -> sympy.Expr:
+        """The size in bytes of one element of the value."""
+        return self.element_bytes(v.type, self.of(v))
+
+    @staticmethod
+    def element_bytes(t: Attribute, shapes: list[Shape]) -> sympy.Expr:
+        el = t.element if isinstance(t, StreamType) else t
+        tiles = _tiles(el)
+        total = sympy.Integer(0)
+        for tile, (r, c) in zip(tiles, shapes):
+            total += r * c * tile.bytes_per_scalar()
+        return total + _other_bytes(el)
+
+    # -- propagation -------------------------------------------------------------
+    def _name(self, v: SSAValue) -> str:
+        if v.name_hint:
+            return v.name_hint
+        self._counter += 1
+        return f"t{self._counter}"
+
+    def _from_type(self, v: SSAValue, like: list[Shape] | None = None) -> list[Shape]:
+        tiles = _tiles(v.type)
+        name = None
+        out = []
+        for k, tile in enumerate(tiles):
+            dims = []
+            for j, (d, what) in enumerate(((tile.rows.data, "rows"), (tile.cols.data, "cols"))):
+                if d >= 0:
+                    dims.append(sympy.Integer(d))
+                elif like is not None and k < len(like):
+                    dims.append(like[k][j])
+                else:
+                    name = name or self._name(v)
+                    suffix = f"{k}_" if len(tiles) > 1 else ""
+                    dims.append(new_symbol(f"{name}_{suffix}{what}", False))
+            out.append((dims[0], dims[1]))
+        return out
+
+    def _set(self, v: SSAValue, like: list[Shape] | None) -> None:
+        """The value's shapes: its static dims, the rest from `like` (or fresh)."""
+        self.known[v] = self._from_type(v, like)
+
+    def _visit(self, op) -> None:
+        if isinstance(op, _PASS_THROUGH):
+            src = self.of(op.operands[0])
+            for r in op.results:
+                if isinstance(r.type, StreamType) and _tiles(r.type):
+                    self._set(r, src)
+        elif isinstance(op, sr.ZipOp):
+            self._set(op.output, self.of(op.lhs) + self.of(op.rhs))
+        elif isinstance(op, so.MapOp | so.FlatMapOp):
+            yielded = self._region(op.body.block, self.of(op.input))
+            self._set(op.output, yielded)
+        elif isinstance(op, so.AccumOp | so.ScanOp):
+            self._set(op.output, None)
+            acc = self.of(op.output)
+            ins = self.of(op.input)
+            yielded = self._region(op.update.block, ins + acc)
+            fixed = _least_fixed_point(acc, yielded)
+            if fixed is not None:
+                self._set(op.output, fixed)
+                fixed = self.of(op.output)
+                self._region(op.update.block, ins + fixed)
+            self._region(op.init.block, [])
+        else:
+            for r in op.results:
+                self.of(r)
+
+    def _region(self, block: Block, arg_shapes: list[Shape]) -> list[Shape] | None:
+        for arg, shape in zip(block.args, arg_shapes):
+            self._set(arg, [shape])
+        yielded = None
+        for a in block.ops:
+            if isinstance(a, so.ApplyOp):
+                self._set(a.result, self._apply_shape(a))
+            elif isinstance(a, so.YieldOp) and a.values:
+                yielded = [s for v in a.values for s in self.of(v)]
+        return yielded
+
+    def _apply_shape(self, a: so.ApplyOp) -> list[Shape] | None:
+        fn = get_function(a.fn.data)
+        shapes = [s for x in a.args for s in self.of(x)]
+        if fn is None or len(shapes) != fn.arity or fn.arity == 0:
+            return None
+        try:
+            r, c = fn.out_shape(shapes)
+        except TypeError:  # max() of symbols: broadcasting two dynamic tiles
+            (r1, c1), (r2, c2) = shapes[0], shapes[1]
+            r, c = sympy.Max(r1, r2), sympy.Max(c1, c2)
+        return [(sympy.sympify(r), sympy.sympify(c))]
+
+
+def _least_fixed_point(acc: list[Shape], yielded: list[Shape] | None) -> list[Shape] | None:
+    """The accumulator shape the update keeps, if its own symbols drop out.
+
+    Starting the accumulator's dynamic dims at 0: `Max(a, X)` gives `a`, and
+    `a` is kept by the update, so the accumulator is `a` rows. A growing
+    accumulator (`X + 1`, RetileRow) has no fixed point and keeps its symbol.
+    """
+    own = {s for shape in acc for d in shape for s in d.free_symbols}
+    if not own or yielded is None or len(yielded) != len(acc):
+        return None
+    zero = {s: 0 for s in own}
+    cand = [(sympy.sympify(r).subs(zero), sympy.sympify(c).subs(zero)) for r, c in yielded]
+    if any(d == 0 or own & d.free_symbols for shape in cand for d in shape):
+        return None
+    back = {s: v for (x, y), (cr, cc) in zip(acc, cand) for s, v in ((x, cr), (y, cc))
+            if isinstance(s, sympy.Symbol)}
+    again = [(sympy.sympify(r).subs(back), sympy.sympify(c).subs(back)) for r, c in yielded]
+    if any(sympy.simplify(a - b) != 0 for s1, s2 in zip(again, cand) for a, b in zip(s1, s2)):
+        return None
+    return cand
+
+
+def _other_bytes(el: Attribute) -> sympy.Expr:
+    if isinstance(el, TupleType):
+        return sympy.Add(*(_other_bytes(e) for e in el.elements.data))
+    if isinstance(el, SelectorType):
+        return sympy.Integer(-(-el.choices.data // 8))
+    if isinstance(el, BufferType):
+        return sympy.Integer(8)
+    if isinstance(el, IntegerType):
+        return sympy.Integer(max(1, el.width.data // 8))
+    return sympy.Integer(0)
