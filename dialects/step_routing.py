@@ -460,7 +460,13 @@ class SelectGenOp(IRDLOperation):
                 raise VerifyException(
                     f"{self.name}: values must be a 0/1 matrix with {n} columns"
                 )
-            check_dim(self, out.dims[0], len(vals) // n, "result outer dimension")
+            if out.rank == 1:
+                check_dim(self, out.dims[0], len(vals) // n, "result outer dimension")
+            elif all(sympy.sympify(d).is_Integer for d in out.dims):
+                total = int(sympy.Mul(*out.dims))
+                if total != len(vals) // n:
+                    raise VerifyException(
+                        f"{self.name}: {len(vals) // n} selectors for a stream of {total}")
 
 
 @irdl_op_definition

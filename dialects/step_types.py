@@ -25,6 +25,7 @@ Dimensions are sympy expressions (`StreamType.dims`); `dim_to_text` and
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 
@@ -58,6 +59,13 @@ _SYMPY_FUNCS = {"ceil": sympy.ceiling, "ceiling": sympy.ceiling, "floor": sympy.
 
 def parse_dim_text(text: str) -> sympy.Expr:
     """Parse a dimension's text (`"4"`, `"B"`, `"?C"`, `"ceil(B/16)"`) into sympy."""
+    if text.isdigit():
+        return sympy.Integer(int(text))
+    return _parse_dim_cached(text)
+
+
+@functools.lru_cache(maxsize=65536)
+def _parse_dim_cached(text: str) -> sympy.Expr:
     local: dict[str, object] = dict(_SYMPY_FUNCS)
 
     def ragged(m: re.Match[str]) -> str:
@@ -82,6 +90,8 @@ def parse_dim_text(text: str) -> sympy.Expr:
 
 def dim_to_text(expr: sympy.Expr | int) -> str:
     """The canonical text of a dimension."""
+    if isinstance(expr, int) or (isinstance(expr, sympy.Integer)):
+        return str(int(expr))
     return sympy.sstr(sympy.sympify(expr))
 
 

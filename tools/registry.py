@@ -55,6 +55,7 @@ _PASSES: dict[str, tuple[str, str]] = {
     "convert-sync-to-std": ("steplus.lowering.sync_to_std", "ConvertSyncToStdPass"),
     "step-infer-shapes": ("steplus.passes.step.infer_shapes", "StepInferShapesPass"),
     "step-metrics": ("steplus.passes.step.metrics", "StepMetricsPass"),
+    "step-specialize": ("steplus.passes.step.specialize", "StepSpecializePass"),
 }
 
 

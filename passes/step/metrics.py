@@ -13,8 +13,12 @@ Off-chip traffic (bytes), both modes:
 | `random_offchip_store` | `#elements(wdata) x |tile|` |
 | everything else | 0 |
 
-On-chip memory (bytes). `onchip="artifact"` (default; what the reference
-numbers use: no double buffering, matmul maps count 0):
+On-chip memory (bytes). An operator that receives no element (its first
+input stream is empty once the symbols are bound, e.g. the pipeline of an
+expert no token was routed to) is idle and allocates nothing — the artifact's
+Qwen driver subtracts exactly those (reference spec §5.5); for Mixtral every
+expert receives tokens in the shipped traces. `onchip="artifact"` (default;
+what the reference numbers use: no double buffering, matmul maps count 0):
 
 | op | bytes |
 |---|---|
@@ -97,6 +101,10 @@ class OpMetrics:
     onchip: sympy.Expr = ZERO
     flops: sympy.Expr = ZERO
     padded_flops: sympy.Expr = ZERO
+    fires: sympy.Expr = sympy.Integer(1)
+    """How many elements the operator receives (its first input stream's
+    cardinality; 1 for a source). An operator that receives nothing is idle
+    and allocates no on-chip memory."""
 
     def is_zero(self) -> bool:
         return all(e == 0 for e in (self.offchip, self.onchip, self.flops))
@@ -141,9 +149,13 @@ class GraphMetrics:
             m = {s: values[s.name] for s in e.free_symbols if s.name in values}
             return sympy.sympify(e).subs(m) if m else e
 
-        return GraphMetrics(self.name, [
-            OpMetrics(m.op, m.label, sub(m.offchip), sub(m.onchip), sub(m.flops),
-                      sub(m.padded_flops)) for m in self.ops])
+        def one(m: OpMetrics) -> OpMetrics:
+            fires = sub(m.fires)
+            onchip = ZERO if fires == 0 else sub(m.onchip)
+            return OpMetrics(m.op, m.label, sub(m.offchip), onchip, sub(m.flops),
+                             sub(m.padded_flops), fires)
+
+        return GraphMetrics(self.name, [one(m) for m in self.ops])
 
 
 # -- sizes ---------------------------------------------------------------------------
@@ -243,8 +255,12 @@ def op_metrics(op: Operation, index: int, types: dict, shapes: TileShapes,
         if is_acc and not (paper and _has_matmul(region)):
             extra += shapes.nbytes(op.output)
         m.onchip = m.onchip + extra
+    streams = [o for o in op.operands if isinstance(t(o), StreamType)]
+    m.fires = cardinality(t(streams[0]).dims) if streams else sympy.Integer(1)
+    if m.fires == 0:
+        m.onchip = ZERO
     real = m.flops.replace(sympy.ceiling, lambda x: x)
-    m.padded_flops = sympy.simplify(m.flops - real) if m.flops != 0 else ZERO
+    m.padded_flops = sympy.expand(m.flops - real) if m.flops != 0 else ZERO
     return m
 
 
@@ -355,7 +371,11 @@ class StepMetricsPass(ModulePass):
         for graph in list(op.walk()):
             if not isinstance(graph, GraphOp):
                 continue
-            gm = compute_metrics(graph, self.onchip).bind(values)
+            bound = dict(values)
+            recorded = graph.attributes.get("step.bind")
+            if isinstance(recorded, StringAttr):  # from step-specialize
+                bound = {**parse_bindings(recorded.data), **bound}
+            gm = compute_metrics(graph, self.onchip).bind(bound)
             print(format_table(gm), end="", flush=True)
             if self.annotate:
                 for m in gm.ops:

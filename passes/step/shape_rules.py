@@ -290,12 +290,21 @@ def expand(op: sr.ExpandOp, ins, fresh) -> list[ResultShape]:
     return [ResultShape(ref.dims, data.element)]
 
 
+def _is_ragged(d: sympy.Expr) -> bool:
+    return any(isinstance(x, RaggedSymbol) for x in sympy.sympify(d).free_symbols)
+
+
 def zip_(op: sr.ZipOp, ins, fresh) -> list[ResultShape]:
+    """Same dims on both sides; a ragged dim (data-dependent, e.g. the rows a
+    flat_map produced) cannot be compared statically and takes the other
+    side's dim (the MoE's routing weights zipped with the expert's rows)."""
     a, b = ins
     if a.rank != b.rank:
         raise ShapeError(f"lhs has {a.rank} dims, rhs has {b.rank}")
-    _same(op, b.dims, a.dims, "rhs", "lhs")
-    return [ResultShape(a.dims, TupleType([a.element, b.element]))]
+    regular = [(x, y) for x, y in zip(a.dims, b.dims) if not (_is_ragged(x) or _is_ragged(y))]
+    _same(op, [y for _, y in regular], [x for x, _ in regular], "rhs", "lhs")
+    dims = [y if _is_ragged(x) and not _is_ragged(y) else x for x, y in zip(a.dims, b.dims)]
+    return [ResultShape(dims, TupleType([a.element, b.element]))]
 
 
 def repeat(op: sr.RepeatOp, ins, fresh) -> list[ResultShape]:

@@ -27,3 +27,9 @@
 // CHECK-NEXT:     --bind: str
 // CHECK-NEXT:     --onchip: str = artifact
 // CHECK-NEXT:     --annotate: bool = false
+// CHECK-NEXT: step-specialize
+// CHECK-NEXT:     Bind symbols of step graphs to values, or to a routing / KV-length trace.
+// CHECK-NEXT:     --bind: str
+// CHECK-NEXT:     --routing: str
+// CHECK-NEXT:     --kv: str
+// CHECK-NEXT:     --rewrite: bool = false

@@ -1,0 +1,426 @@
+"""The Python frontend for STeP graphs: ops as calls on streams, types inferred on construction.
+
+In the spirit of the STeP paper's Python frontend: a `Graph` makes sources
+(loads, generators, arguments), every `Stream` method appends one step op and
+returns the resulting stream(s). Result types are computed as each op is
+created, by the same shape rules `step-infer-shapes` uses (seed tables 2-6),
+so fresh dimensions (Partition's per-output counts, Reassemble's ragged
+groups) get their symbols here; tile shapes follow the function library.
+
+Example:
+
+```python
+from xdsl.dialects.builtin import bf16, f32
+from steplus.dialects.step_frontend import Graph
+
+g = Graph("expert")
+x = g.load(tile=(16, 256), dtype=bf16, out_shape=["B/16", 1], name="x")
+w = g.load(tile=(256, 64), dtype=bf16, out_shape=["B/16", 1], name="w")
+y = x.map("matmul", w, dtype=f32)            # stream [B/16, 1] of 16x64 f32 tiles
+y.accum("add", rank=1).store()               # [B/16]
+print(g.module())
+```
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import sympy
+from xdsl.dialects.builtin import (
+    DenseArrayBase,
+    IntegerAttr,
+    ModuleOp,
+    StringAttr,
+    i1,
+    i64,
+)
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.rewriter import Rewriter
+
+from steplus.dialects import step_ops as so
+from steplus.dialects import step_routing as sr
+from steplus.dialects.step import GraphOp
+from steplus.dialects.step_functions import get_function
+from steplus.dialects.step_types import (
+    SelectorType,
+    StreamType,
+    TileType,
+    TupleType,
+    parse_dim_text,
+)
+
+ADDRESS = TileType(1, 1, i64)
+"""A `[1,1]` integer tile: an address or metadata value."""
+
+
+class FrontendError(Exception):
+    """A graph under construction is inconsistent (bad arguments, shapes that clash)."""
+
+
+def _i64(v: int) -> IntegerAttr:
+    return IntegerAttr(int(v), i64)
+
+
+def _arr(vs: Sequence[int]) -> DenseArrayBase:
+    return DenseArrayBase.from_list(i64, [int(v) for v in vs])
+
+
+def _dim(d: object) -> sympy.Expr:
+    return parse_dim_text(d) if isinstance(d, str) else sympy.sympify(d)
+
+
+def _tiles_of(element: Attribute) -> list[TileType]:
+    if isinstance(element, TupleType):
+        return [t for e in element.elements.data for t in _tiles_of(e)]
+    return [element] if isinstance(element, TileType) else []
+
+
+class Graph:
+    """One `step.graph` under construction."""
+
+    def __init__(self, name: str):
+        self.block = Block()
+        self.op = GraphOp(name, Region(self.block))
+        self._names: set[str] = set()
+        self._counter = 0
+
+    # -- plumbing ----------------------------------------------------------------
+    def _fresh(self, op: Operation):
+        def fresh(key: str, base: str, ragged: bool) -> sympy.Symbol:
+            from steplus.passes.step.shape_rules import new_symbol
+
+            name = base
+            while name in self._names:
+                self._counter += 1
+                name = f"{base}_{self._counter}"
+            self._names.add(name)
+            return new_symbol(name, ragged)
+
+        return fresh
+
+    def emit(self, op: Operation, names: Sequence[str | None] = ()) -> list[Stream]:
+        """Append `op`, infer its result stream types, return its results as streams."""
+        from steplus.passes.step.shape_rules import ShapeError, rule_for
+
+        self.block.add_op(op)
+        rule = rule_for(op)
+        if rule is not None:
+            ins = [o.type for o in op.operands]
+            try:
+                shapes = rule(op, ins, self._fresh(op))
+            except ShapeError as e:
+                op.detach()
+                raise FrontendError(f"{op.name}: {e}") from None
+            for i, shape in enumerate(shapes):
+                old = op.results[i].type
+                assert isinstance(old, StreamType)
+                element = shape.element if shape.element is not None else old.element
+                new = StreamType(shape.dims, element)
+                if new != old:
+                    Rewriter.replace_value_with_new_type(op.results[i], new)
+        results = [Stream(self, r) for r in op.results]
+        for s, n in zip(results, names):
+            if n:
+                s.value.name_hint = n
+        for s in results:
+            for d in s.dims:
+                self._names |= {x.name for x in sympy.sympify(d).free_symbols}
+        return results
+
+    def module(self) -> ModuleOp:
+        """The graph in a module, verified (and its types re-checked by the shape rules)."""
+        from steplus.passes.step.infer_shapes import infer_graph
+
+        m = ModuleOp([self.op.clone()])
+        m.verify()
+        graph = next(o for o in m.walk() if isinstance(o, GraphOp))
+        infer_graph(graph)
+        return m
+
+    # -- sources -----------------------------------------------------------------
+    def argument(self, dims: Sequence[object], element: Attribute, name: str | None = None) -> Stream:
+        """A graph input stream."""
+        arg = self.block.insert_arg(StreamType([_dim(d) for d in dims], element),
+                                    len(self.block.args))
+        if name:
+            arg.name_hint = name
+        for d in arg.type.dims:
+            self._names |= {x.name for x in d.free_symbols}
+        return Stream(self, arg)
+
+    def load(self, tile: tuple[int, int], dtype: Attribute, out_shape: Sequence[object],
+             in_shape: Sequence[int] | None = None, stride: Sequence[int] | None = None,
+             ref: Stream | None = None, base_addr: int = 0, name: str | None = None) -> Stream:
+        """`step.linear_offchip_load`: tiles of `tile` walking `out_shape` (per `ref` element).
+
+        Symbolic outer entries of `out_shape` (`"B"`, `"B/16"`) become a
+        reference stream: a graph argument `%<name>_ref` of those dims (a
+        load's own walk is static). `in_shape`/`stride` describe the off-chip
+        tensor in tiles (defaults: the static walk, row-major)."""
+        out = [_dim(d) for d in out_shape]
+        k = next((i for i, d in enumerate(out) if d.is_Integer), len(out))
+        if any(not d.is_Integer for d in out[k:]):
+            raise FrontendError("load: symbolic extents must be the outermost entries of out_shape")
+        if k:
+            if ref is not None:
+                raise FrontendError("load: symbolic out_shape entries and a ref stream together")
+            ref = self.argument(out[:k], ADDRESS, f"{name or 'load'}_ref")
+        walk = [int(d) for d in out[k:]]
+        in_shape = list(in_shape) if in_shape is not None else walk
+        if stride is None:
+            stride = [int(np.prod(in_shape[i + 1:])) for i in range(len(in_shape))]
+        outer = ref.dims if ref is not None else []
+        op = so.LinearOffChipLoadOp.create(
+            operands=[ref.value] if ref is not None else [],
+            result_types=[StreamType([*outer, *walk], TileType(tile[0], tile[1], dtype))],
+            properties={"base_addr": _i64(base_addr), "tiled_in_shape": _arr(in_shape),
+                        "stride": _arr(stride), "tiled_out_shape": _arr(walk)})
+        return self.emit(op, [name])[0]
+
+    def random_load(self, addrs: Stream, tile: tuple[int, int], dtype: Attribute,
+                    in_shape: Sequence[int] = (1,), base_addr: int = 0,
+                    name: str | None = None) -> Stream:
+        """`step.random_offchip_load`: one tile per address element."""
+        op = so.RandomOffChipLoadOp.create(
+            operands=[addrs.value],
+            result_types=[StreamType(addrs.dims, TileType(tile[0], tile[1], dtype))],
+            properties={"base_addr": _i64(base_addr), "tiled_in_shape": _arr(in_shape)})
+        return self.emit(op, [name])[0]
+
+    def select_gen(self, choices: int, dims: Sequence[object], values: np.ndarray | None = None,
+                   name: str | None = None) -> Stream:
+        """`step.select_gen`: a selector stream (multi-hot rows over `choices`).
+
+        Without `values` the selectors come from a trace bound later
+        (`step-specialize{routing=...}`)."""
+        props: dict[str, Attribute] = {"choices": _i64(choices)}
+        if values is not None:
+            props["values"] = _arr(np.asarray(values).ravel())
+        op = sr.SelectGenOp.create(
+            result_types=[StreamType([_dim(d) for d in dims], SelectorType(choices))],
+            properties=props)
+        return self.emit(op, [name])[0]
+
+    def metadata_gen(self, values: Sequence[int], name: str | None = None) -> Stream:
+        """`step.metadata_gen`: a stream of `[1,1]` integer tiles."""
+        op = sr.MetadataGenOp.create(result_types=[StreamType([len(values)], ADDRESS)],
+                                     properties={"values": _arr(values)})
+        return self.emit(op, [name])[0]
+
+
+class Stream:
+    """A stream value of a graph under construction; methods append ops."""
+
+    def __init__(self, graph: Graph, value: SSAValue):
+        self.g = graph
+        self.value = value
+
+    def __repr__(self) -> str:
+        return f"Stream({self.value.type})"
+
+    @property
+    def type(self) -> StreamType:
+        assert isinstance(self.value.type, StreamType)
+        return self.value.type
+
+    @property
+    def dims(self) -> list[sympy.Expr]:
+        return list(self.type.dims)
+
+    @property
+    def element(self) -> Attribute:
+        return self.type.element
+
+    def _unary(self, cls, props: dict | None = None, n_results: int = 1,
+               name: str | None = None, operands: Sequence[Stream] = ()) -> list[Stream]:
+        placeholder = StreamType([self.dims[0]] if self.dims else [], self.element)
+        op = cls.create(operands=[self.value, *(o.value for o in operands)],
+                        result_types=[placeholder] * n_results, properties=props or {})
+        return self.g.emit(op, [name])
+
+    # -- sinks -------------------------------------------------------------------
+    def store(self, base_addr: int = 0) -> None:
+        """`step.linear_offchip_store` of every element."""
+        self.g.block.add_op(so.LinearOffChipStoreOp.create(
+            operands=[self.value], properties={"base_addr": _i64(base_addr)}))
+
+    def random_store(self, addrs: Stream, in_shape: Sequence[int] = (1,), base_addr: int = 0,
+                     buffer_depth: int | None = None, name: str | None = None) -> Stream:
+        props = {"base_addr": _i64(base_addr), "tiled_in_shape": _arr(in_shape)}
+        if buffer_depth is not None:
+            props["buffer_depth"] = _i64(buffer_depth)
+        op = so.RandomOffChipStoreOp.create(
+            operands=[addrs.value, self.value],
+            result_types=[StreamType(addrs.dims, i1)], properties=props)
+        return self.g.emit(op, [name])[0]
+
+    def consume(self) -> None:
+        """`step.consume`: drop the stream (a sink)."""
+        self.g.block.add_op(sr.ConsumeOp.create(operands=[self.value]))
+
+    # -- shape ---------------------------------------------------------------------
+    def flatten(self, lo: int, hi: int, name: str | None = None) -> Stream:
+        """`step.flatten` of dims `lo..hi` (counted from the innermost, 0)."""
+        return self._unary(sr.FlattenOp, {"min": _i64(lo), "max": _i64(hi)}, name=name)[0]
+
+    def reshape(self, chunk: int, split_dim: int = 0,
+                name: str | None = None) -> tuple[Stream, Stream]:
+        """`step.reshape`: split dim `split_dim` into chunks (data, padding flags)."""
+        placeholder = StreamType([self.dims[0]], self.element)
+        op = sr.ReshapeOp.create(
+            operands=[self.value],
+            result_types=[placeholder, StreamType([self.dims[0]], i1)],
+            properties={"split_dim": _i64(split_dim), "chunk_size": _i64(chunk)})
+        data, pad = self.g.emit(op, [name])
+        return data, pad
+
+    def promote(self, name: str | None = None) -> Stream:
+        """`step.promote`: a new outer dim, 1 if the stream is non-empty else 0."""
+        return self._unary(sr.PromoteOp, name=name)[0]
+
+    def repeat(self, count: int, name: str | None = None) -> Stream:
+        """`step.repeat`: every element `count` times (a new inner dim)."""
+        return self._unary(sr.RepeatOp, {"count": _i64(count)}, name=name)[0]
+
+    def expand(self, ref: Stream, rank: int, name: str | None = None) -> Stream:
+        """`step.expand` to the shape of `ref` over its `rank` innermost dims."""
+        return self._unary(sr.ExpandOp, {"rank": _i64(rank)}, name=name, operands=[ref])[0]
+
+    def broadcast(self, n: int, names: Sequence[str | None] = ()) -> list[Stream]:
+        """`step.broadcast` to `n` consumers."""
+        op = sr.BroadcastOp.create(operands=[self.value], result_types=[self.type] * n)
+        return self.g.emit(op, names)
+
+    def zip(self, other: Stream, name: str | None = None) -> Stream:
+        return self._unary(sr.ZipOp, name=name, operands=[other])[0]
+
+    # -- routing -------------------------------------------------------------------
+    def partition(self, sel: Stream, names: Sequence[str | None] = ()) -> list[Stream]:
+        """`step.partition` by a selector stream: one output per choice."""
+        if not isinstance(sel.element, SelectorType):
+            raise FrontendError(f"partition: sel must be a selector stream, got {sel.type}")
+        n = sel.element.choices.data
+        op = sr.PartitionOp.create(operands=[self.value, sel.value],
+                                   result_types=[StreamType([self.dims[0]], self.element)] * n)
+        return self.g.emit(op, names)
+
+    def parallelize(self, n: int, names: Sequence[str | None] = ()) -> list[Stream]:
+        """`step.parallelize` round-robin over `n` outputs."""
+        op = sr.ParallelizeOp.create(operands=[self.value],
+                                     result_types=[StreamType([self.dims[0]], self.element)] * n)
+        return self.g.emit(op, names)
+
+    def expert_addr_gen(self, tiles_per_expert: int, name: str | None = None) -> Stream:
+        op = sr.ExpertAddrGenOp.create(
+            operands=[self.value], result_types=[StreamType(self.dims, ADDRESS)],
+            properties={"tiles_per_expert": _i64(tiles_per_expert)})
+        return self.g.emit(op, [name])[0]
+
+    # -- higher-order ----------------------------------------------------------------
+    def _region(self, fn: str, arg_types: list[Attribute], dtype: Attribute | None,
+                acc: TileType | None = None, combine: str | None = None) -> tuple[Region, TileType]:
+        f = get_function(fn)
+        if f is None:
+            raise FrontendError(f"unknown step function '{fn}'")
+        block = Block(arg_types=[*arg_types, *([acc] if acc is not None else [])])
+        args = list(block.args)
+        if combine is not None:  # update(acc, x...) = combine(acc, fn(x...))
+            assert acc is not None
+            inner, _ = self._region(fn, arg_types, acc.scalar)
+            first = inner.block.first_op
+            assert isinstance(first, so.ApplyOp)
+            m = so.ApplyOp.create(operands=args[:-1], result_types=[first.result.type],
+                                  properties={"fn": StringAttr(fn)})
+            n = so.ApplyOp.create(operands=[args[-1], m.results[0]], result_types=[acc],
+                                  properties={"fn": StringAttr(combine)})
+            block.add_ops([m, n, so.YieldOp.create(operands=[n.results[0]])])
+            return Region(block), acc
+        if acc is not None:  # update(acc, x...)
+            args = [args[-1], *args[:-1]]
+        tiles = [a.type for a in args if isinstance(a.type, TileType)]
+        shapes = [(t.rows.data, t.cols.data) for t in tiles]
+        if acc is not None and fn == "retile_row":
+            rows, cols = acc.rows.data, acc.cols.data  # rows stack up to the capacity
+        else:
+            rows, cols = f.out_shape(shapes)  # -1 (dynamic) propagates through the rules
+        scalar = dtype if dtype is not None else (acc.scalar if acc is not None else tiles[0].scalar)
+        res = TileType(rows, cols, scalar)
+        apply = so.ApplyOp.create(operands=args, result_types=[res],
+                                  properties={"fn": StringAttr(fn)})
+        block.add_ops([apply, so.YieldOp.create(operands=[apply.results[0]])])
+        return Region(block), res
+
+    def map(self, fn: str, *others: Stream, dtype: Attribute | None = None,
+            name: str | None = None) -> Stream:
+        """`step.map` of a library function over this stream (zipped with `others`)."""
+        s = self
+        for o in others:
+            s = s.zip(o)
+        region, res = self._region(fn, list(_elements(s.element)), dtype)
+        op = so.MapOp.create(operands=[s.value], result_types=[StreamType(s.dims, res)],
+                             regions=[region])
+        return self.g.emit(op, [name])[0]
+
+    def accum(self, fn: str, rank: int, *others: Stream, acc: TileType | None = None,
+              combine: str | None = None, init: str = "zero",
+              name: str | None = None) -> Stream:
+        """`step.accum`: reduce the `rank` innermost dims with `fn(acc, x...)`, or
+        with `combine(acc, fn(x...))` (e.g. `fn="matmul", combine="add"`).
+
+        `acc` is the accumulator tile (default: the function's output on the
+        element, same scalar); `init` the library function that makes it."""
+        s = self
+        for o in others:
+            s = s.zip(o)
+        elems = list(_elements(s.element))
+        if acc is None:
+            f = get_function(fn)
+            if f is not None and f.arity == len(elems):  # e.g. matmul(x, w) + acc
+                acc = self._region(fn, elems, None)[1]
+            else:  # e.g. add(acc, x): the accumulator is like the element
+                acc = elems[0]
+        update, res = self._region(fn, elems, acc.scalar, acc=acc, combine=combine)
+        if res != acc:
+            raise FrontendError(f"accum: '{fn}' gives a {res} tile, accumulator is {acc}")
+        zero = so.ApplyOp.create(result_types=[acc], properties={"fn": StringAttr(init)})
+        init_r = Region(Block([zero, so.YieldOp.create(operands=[zero.results[0]])]))
+        op = so.AccumOp.create(operands=[s.value], result_types=[StreamType([s.dims[0]], acc)],
+                               regions=[update, init_r], properties={"rank": _i64(rank)})
+        return self.g.emit(op, [name])[0]
+
+    def flat_map(self, fn: str, rank: int = 0, name: str | None = None) -> Stream:
+        """`step.flat_map`: each element becomes a stream of rank `rank + 1`."""
+        region, res = self._region(fn, list(_elements(self.element)), None)
+        op = so.FlatMapOp.create(operands=[self.value],
+                                 result_types=[StreamType([self.dims[0]], res)],
+                                 regions=[region], properties={"rank": _i64(rank)})
+        return self.g.emit(op, [name])[0]
+
+
+def _elements(element: Attribute) -> list[Attribute]:
+    if isinstance(element, TupleType):
+        return list(element.elements.data)
+    return [element]
+
+
+def reassemble(inputs: Sequence[Stream], sel: Stream, name: str | None = None) -> Stream:
+    """`step.reassemble`: gather the selected inputs' groups per selector element."""
+    g = inputs[0].g
+    op = sr.ReassembleOp.create(
+        operands=[*(s.value for s in inputs), sel.value],
+        result_types=[StreamType([sel.dims[0]], inputs[0].element)])
+    return g.emit(op, [name])[0]
+
+
+def eager_merge(inputs: Sequence[Stream], names: Sequence[str | None] = ()) -> tuple[Stream, Stream]:
+    """`step.eager_merge`: (data, selector) in arrival order."""
+    g = inputs[0].g
+    n = len(inputs)
+    op = sr.EagerMergeOp.create(
+        operands=[s.value for s in inputs],
+        result_types=[StreamType([inputs[0].dims[0]], inputs[0].element),
+                      StreamType([inputs[0].dims[0]], SelectorType(n))])
+    data, sel = g.emit(op, names)
+    return data, sel

@@ -1,0 +1,161 @@
+"""The STeP reference workloads as step graphs, built with the Python frontend.
+
+Exactly the graphs of the reference-workload spec (`step-reference-workloads.md`
+§8), in its construction order:
+
+- `swiglu(tm, tn)`: the SwiGLU expert of the HDL validation (§8.1; B=64,
+  D=256, F=512, f32 everywhere, X re-read per N tile, weights per M tile);
+- `moe(model, tile_n)`: the weight-stationary MoE layer (§8.2) for
+  Mixtral-8x7B or Qwen3-30B-A3B, static tiling (`tile_n` tokens per tile,
+  zero-padded) or dynamic tiling (`tile_n=None`: one tile of exactly the
+  expert's tokens); weights and activations in bf16 ("mock bf16", 2 bytes),
+  accumulators and the stored output in f32. The batch `B` and the
+  per-expert token counts `B_0 .. B_{E-1}` are symbols: bind them to a
+  routing trace with `step-specialize{routing=...}`.
+
+    python examples/step/workloads.py     # (re)writes examples/step/*.mlir
+
+The committed .mlir files are this script's output (a test checks they are
+current).
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from io import StringIO
+
+from xdsl.dialects.builtin import ModuleOp, bf16, f32
+from xdsl.printer import Printer
+
+from steplus.dialects.step_frontend import Graph, Stream, TileType, reassemble
+
+HERE = Path(__file__).resolve().parent
+
+
+@dataclass(frozen=True)
+class MoEModel:
+    name: str
+    experts: int  # E
+    top_k: int  # K
+    hidden: int  # D
+    inter: int  # F
+
+
+MODELS = {
+    "mixtral": MoEModel("mixtral", 8, 2, 4096, 14336),
+    "qwen": MoEModel("qwen", 128, 8, 2048, 768),
+}
+TILE_F = 64
+
+
+def swiglu(tm: int, tn: int, batch: int = 64, hidden: int = 256, inter: int = 512) -> ModuleOp:
+    """SwiGLU expert, schedule "mn_mk" (§8.1): (SiLU(X Wg) * (X Wu)) Wd, f32."""
+    B, D, F = batch, hidden, inter
+    g = Graph(f"swiglu_tm{tm}_tn{tn}")
+    m, n = B // tm, F // tn
+    x = g.load((tm, D), f32, [m, n, 1], in_shape=[m, 1, 1], stride=[1, 0, 1], base_addr=0, name="X")
+    wg = g.load((D, tn), f32, [m, n, 1], in_shape=[1, n, 1], stride=[0, 1, n], base_addr=1 << 24, name="Wg")
+    xg, xu = x.broadcast(2, ["X_gate", "X_up"])
+    gate = xg.accum("matmul", 1, wg, acc=TileType(tm, tn, f32), combine="add", name="gate")
+    wu = g.load((D, tn), f32, [m, n, 1], in_shape=[1, n, 1], stride=[0, 1, n], base_addr=2 << 24, name="Wu")
+    up = xu.accum("matmul", 1, wu, acc=TileType(tm, tn, f32), combine="add", name="up")
+    act = gate.map("silu", name="silu")
+    h = act.map("mul", up, name="mul")
+    hr, pad = h.reshape(1, split_dim=1, name="reshape")
+    pad.consume()
+    wd = g.load((tn, D), f32, [m, 1, n], in_shape=[1, 1, n], stride=[0, 1, 1], base_addr=3 << 24, name="Wd")
+    down = hr.accum("matmul", 1, wd, acc=TileType(tm, D, f32), combine="add", name="down")
+    down.store(base_addr=1 << 30)
+    return g.module()
+
+
+def moe(model: MoEModel, tile_n: int | None, tile_f: int = TILE_F) -> ModuleOp:
+    """The weight-stationary MoE layer (§8.2); `tile_n=None` is dynamic tiling."""
+    E, K, D, F = model.experts, model.top_k, model.hidden, model.inter
+    kind = f"tn{tile_n}" if tile_n is not None else "dyn"
+    g = Graph(f"moe_{model.name}_{kind}")
+    nf = F // tile_f
+    wbytes = 2 * D * F  # one bf16 weight matrix
+
+    def waddr(e: int, which: int) -> int:  # experts' [up, gate, down] weights, contiguous
+        return (1 << 32) + (3 * e + which) * wbytes
+    tokens = g.load((1, D), bf16, ["B", 1], name="in_load")
+    flat = tokens.flatten(0, 1, name="flat_in")
+    feat_sel = g.select_gen(E, ["B"], name="feat_sel")
+    w_sel = g.select_gen(E, ["B", K], name="w_sel")
+    parts = flat.partition(feat_sel, [f"part_{e:03d}" for e in range(E)])
+    acc_tile = TileType(tile_n if tile_n is not None else -1, D, f32)
+    acc: list[Stream] = []
+    for e, p in enumerate(parts):  # token grouping (step 7)
+        if tile_n is not None:
+            rs, pad = p.reshape(tile_n, name=f"rs{e}")
+            pad.consume()
+        else:
+            rs = p.promote(name=f"rs{e}")
+        acc.append(rs.accum("retile_row", 1, acc=acc_tile, name=f"acc{e}"))
+    fanout = [a.broadcast(4, [f"acc{e}_rep", f"acc{e}_up", f"acc{e}_gate", f"acc{e}_down"])
+              for e, a in enumerate(acc)]
+    reps = [f[0].repeat(nf, name=f"rep{e}").broadcast(2, [f"rep{e}_up", f"rep{e}_gate"])
+            for e, f in enumerate(fanout)]
+    ups = []
+    for e, f in enumerate(fanout):  # steps 9-10
+        w = g.load((D, tile_f), bf16, [nf, 1], ref=f[1], base_addr=waddr(e, 0), name=f"up_ld{e}").flatten(0, 1)
+        ups.append(reps[e][0].map("matmul", w, dtype=f32, name=f"up{e}"))
+    gates = []
+    for e, f in enumerate(fanout):  # step 11
+        w = g.load((D, tile_f), bf16, [nf, 1], ref=f[2], base_addr=waddr(e, 1),
+                   name=f"gate_ld{e}").flatten(0, 1)
+        gates.append(reps[e][1].map("matmul", w, dtype=f32, name=f"gate{e}"))
+    projs = [u.map("mul", gt.map("silu", name=f"act{e}"), name=f"proj{e}")
+             for e, (u, gt) in enumerate(zip(ups, gates))]  # steps 12-13
+    downs = []
+    for e, f in enumerate(fanout):  # steps 14-16
+        w = g.load((tile_f, D), bf16, [nf, 1], ref=f[3], base_addr=waddr(e, 2),
+                   name=f"down_ld{e}").flatten(0, 1)
+        d = projs[e].accum("matmul", 1, w, acc=acc_tile, combine="add", name=f"down{e}")
+        downs.append(d.flat_map("retile_streamify", 0, name=f"rt{e}"))
+    w_load = g.load((1, 1), bf16, ["B", K], base_addr=1 << 31, name="w_load")  # step 17: the last reader
+    w_parts = w_load.partition(w_sel, [f"w_part_{e:03d}" for e in range(E)])
+    scaled = [rt.map("mul", w, name=f"wmul{e}") for e, (w, rt) in enumerate(zip(w_parts, downs))]
+    re_sel = g.select_gen(E, ["B"], name="re_sel")
+    reasm = reassemble(scaled, re_sel, name="reasm")
+    out = reasm.accum("add", 1, acc=TileType(1, D, f32), name="acc_out")
+    rows, pad = out.reshape(1, name="rs_out")
+    pad.consume()
+    rows.store(base_addr=1 << 34)
+    return g.module()
+
+
+def configurations() -> dict[str, ModuleOp]:
+    """File stem -> graph, for every committed example."""
+    out: dict[str, ModuleOp] = {}
+    for name, model in MODELS.items():
+        for tile_n in (16, 64, None):
+            out[f"moe_{name}_{'dyn' if tile_n is None else f'tn{tile_n}'}"] = moe(model, tile_n)
+    for tm in (16, 32, 64):
+        for tn in (16, 32, 64, 128, 256):
+            out[f"swiglu_tm{tm}_tn{tn}"] = swiglu(tm, tn)
+    return out
+
+
+def mlir_text(module: ModuleOp) -> str:
+    out = StringIO()
+    Printer(stream=out).print_op(module)
+    return f"// Generated by examples/step/workloads.py; do not edit.\n{out.getvalue()}\n"
+
+
+def write_all(directory: Path = HERE) -> list[Path]:
+    written = []
+    for stem, module in configurations().items():
+        path = directory / f"{stem}.mlir"
+        path.write_text(mlir_text(module))
+        written.append(path)
+    return written
+
+
+if __name__ == "__main__":
+    for p in write_all():
+        print(p.relative_to(HERE.parent.parent), file=sys.stderr)

@@ -1,0 +1,242 @@
+"""`step-specialize`: bind the symbols of step graphs to numbers or to a trace.
+
+- `bind="B=64,C=3"` binds symbols by name.
+- `routing="trace.npz"` binds an MoE expert-routing trace (reference spec
+  §6.1): `B` is its batch; every `step.partition` whose selector comes from a
+  `step.select_gen` over `E` choices gets the trace's token counts per
+  expert `c_0 .. c_{E-1}` as the outer dims of its outputs (in order); a
+  `step.select_gen` without values gets the trace's selectors (multi-hot
+  `[B, E]` for a `[B]` stream, one-hot `[B, K, E]` for a `[B, K]` stream)
+  when the types are rewritten (`rewrite=true`).
+- `kv="lengths.npy"` binds a KV-length trace (§6.2): `B` is its batch; a
+  `step.metadata_gen` is left as written.
+
+The bindings are recorded in the graph's `step.bind` attribute, which
+`step-metrics` applies after computing the symbolic metrics (so padding is
+still visible: `ceiling(B_3/16)` tiles for `B_3` tokens). They include the
+dynamic tile dims the bound values determine — the rows a `retile_row`
+accumulator stacks up (`acc3_rows` = 13 for an expert with 13 tokens under
+dynamic tiling) — and, for a routing trace, the ragged group of a
+`step.reassemble` gathering each token's experts (K). With
+`rewrite=true` every stream type is rewritten with the values too
+(`!step.stream<[B_3], ...>` becomes `!step.stream<[13], ...>`).
+
+Example:
+
+```
+step-opt examples/step/moe_mixtral_dyn.mlir -p 'step-specialize{routing="examples/data/step-traces/expert_routing/mixtral_b64/008_010.npz"},step-metrics'
+```
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import sympy
+from xdsl.context import Context
+from xdsl.dialects.builtin import DenseArrayBase, ModuleOp, StringAttr, i64
+from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.rewriter import Rewriter
+
+from steplus.dialects import step_ops as so
+from steplus.dialects import step_routing as sr
+from steplus.dialects.step import GraphOp
+from steplus.dialects.step_types import BufferType, StreamType, TupleType
+from steplus.passes.diagnostics import OpDiagnosticError
+from steplus.passes.step.traces import KVTrace, RoutingTrace, TraceError
+
+BIND_ATTR = "step.bind"
+
+
+def _selector_source(v: SSAValue) -> sr.SelectGenOp | None:
+    """The select_gen a selector stream comes from (through broadcasts)."""
+    while True:
+        owner = v.owner
+        if isinstance(owner, sr.SelectGenOp):
+            return owner
+        if isinstance(owner, sr.BroadcastOp):
+            v = owner.input
+            continue
+        return None
+
+
+def _subs(t: Attribute, values: dict[sympy.Symbol, int]) -> Attribute:
+    if isinstance(t, StreamType):
+        return StreamType([sympy.sympify(d).subs(values) for d in t.dims], _subs(t.element, values))
+    if isinstance(t, BufferType):
+        return BufferType([sympy.sympify(d).subs(values) for d in t.dims], _subs(t.element, values))
+    if isinstance(t, TupleType):
+        return TupleType([_subs(e, values) for e in t.elements.data])
+    return t
+
+
+def _symbols(graph: GraphOp) -> dict[str, sympy.Symbol]:
+    found: dict[str, sympy.Symbol] = {}
+
+    def visit(t: Attribute) -> None:
+        if isinstance(t, StreamType | BufferType):
+            for d in t.dims:
+                for s in sympy.sympify(d).free_symbols:
+                    found[s.name] = s
+            visit(t.element)
+        elif isinstance(t, TupleType):
+            for e in t.elements.data:
+                visit(e)
+
+    for v in [*graph.body.block.args, *(r for op in graph.body.block.ops for r in op.results)]:
+        visit(v.type)
+    return found
+
+
+def routing_bindings(graph: GraphOp, trace: RoutingTrace, set_values: bool = False) -> dict[str, int]:
+    """Symbol name -> value for an MoE routing trace; with `set_values`, the
+    selector values of the `step.select_gen`s without values, too."""
+    out: dict[str, int] = {"B": trace.batch}
+    counts = trace.counts
+    matched = False
+    for op in graph.body.block.ops:
+        if isinstance(op, sr.PartitionOp):
+            src = _selector_source(op.sel)
+            if src is None or src.choices.value.data != trace.experts:
+                continue
+            matched = True
+            for r, c in zip(op.outputs, counts):
+                d = sympy.sympify(r.type.dims[0])
+                if isinstance(d, sympy.Symbol):
+                    out[d.name] = c
+                elif d.is_Integer and int(d) != c:
+                    raise OpDiagnosticError(op, f"step-specialize: output has {d} elements, "
+                                                f"the trace routes {c} tokens to it")
+        elif isinstance(op, sr.ReassembleOp):
+            src = _selector_source(op.sel)
+            dims = op.output.type.dims
+            if src is None or src.choices.value.data != trace.experts or len(dims) < 2:
+                continue
+            ragged = sympy.sympify(dims[1])
+            if isinstance(ragged, sympy.Symbol):
+                # Each token gathers its top-k experts' rows: the ragged group
+                # is K everywhere, B*K in total.
+                out[ragged.name] = trace.top_k
+                out[f"sum_{ragged.name}"] = trace.batch * trace.top_k
+        elif set_values and isinstance(op, sr.SelectGenOp) and op.values is None:
+            if op.choices.value.data != trace.experts:
+                continue
+            rank = op.output.type.rank
+            values = trace.multi_hot() if rank == 1 else trace.one_hot() if rank == 2 else None
+            if values is not None:
+                op.properties["values"] = DenseArrayBase.from_list(i64, values.ravel().tolist())
+    if not matched:
+        raise OpDiagnosticError(graph, f"step-specialize: no step.partition driven by a "
+                                       f"selector over {trace.experts} experts")
+    return out
+
+
+def _bind_dynamic_rows(graph: GraphOp, values: dict[str, int]) -> dict[str, int]:
+    """`<acc>_rows` of retile_row accumulators the bound values determine."""
+    from steplus.passes.step.tile_shapes import TileShapes
+
+    shapes = TileShapes(graph)
+    out: dict[str, int] = {}
+    for op in graph.body.block.ops:
+        if not isinstance(op, so.AccumOp):
+            continue
+        if not any(isinstance(a, so.ApplyOp) and a.fn.data == "retile_row" for a in op.update.walk()):
+            continue
+        (rows, _), = shapes.of(op.output)
+        if not isinstance(rows, sympy.Symbol):
+            continue
+        t = op.input.type
+        assert isinstance(t, StreamType)
+        rank = op.rank.value.data
+        in_rows = shapes.of(op.input)[0][0]
+        n = sympy.sympify(sympy.Mul(*t.dims[t.rank - rank:]) * in_rows)
+        n = n.subs({x: values[x.name] for x in n.free_symbols if x.name in values})
+        if n.is_Integer:
+            out[rows.name] = int(n)
+    return out
+
+
+def specialize_graph(graph: GraphOp, values: dict[str, int], rewrite: bool = False) -> dict[str, int]:
+    """Record `values` (plus the dynamic tile dims they determine) in the
+    graph's `step.bind` attribute; with `rewrite`, also substitute them into
+    every stream type. Returns all the bindings."""
+    previous = graph.attributes.get(BIND_ATTR)
+    merged = parse_bind_attr(previous) if previous is not None else {}
+    merged.update(values)
+    merged.update(_bind_dynamic_rows(graph, merged))
+    if rewrite:
+        symbols = _symbols(graph)
+        m = {symbols[k]: v for k, v in merged.items() if k in symbols}
+        block = graph.body.block
+        for arg in list(block.args):
+            new = _subs(arg.type, m)
+            if new != arg.type:
+                Rewriter.replace_value_with_new_type(arg, new)
+        for op in block.ops:
+            for r in list(op.results):
+                new = _subs(r.type, m)
+                if new != r.type:
+                    Rewriter.replace_value_with_new_type(r, new)
+    if merged:
+        graph.attributes[BIND_ATTR] = StringAttr(",".join(f"{k}={v}" for k, v in merged.items()))
+    return merged
+
+
+def parse_bind_attr(attr: Attribute) -> dict[str, int]:
+    from steplus.passes.step.metrics import parse_bindings
+
+    assert isinstance(attr, StringAttr)
+    return parse_bindings(attr.data)
+
+
+@dataclass(frozen=True)
+class StepSpecializePass(ModulePass):
+    """Bind symbols of step graphs to values, or to a routing / KV-length trace.
+
+    Example: `step-opt moe.mlir -p 'step-specialize{routing="r.npz"}'` turns
+    the per-expert dims `B_0 .. B_7` into the trace's token counts
+    (recorded as the graph's `step.bind = "B=64,B_0=13,..."`, which
+    `step-metrics` applies; `rewrite=true` also rewrites
+    `!step.stream<[B_0], ...>` to `!step.stream<[13], ...>`) and fills in the
+    select_gen values; `step-specialize{bind="B=64"}` binds by name.
+    """
+
+    name = "step-specialize"
+
+    bind: str = ""
+    routing: str = ""
+    kv: str = ""
+    rewrite: bool = False
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        from steplus.passes.step.metrics import parse_bindings
+
+        try:
+            values = parse_bindings(self.bind)
+        except ValueError as e:
+            raise OpDiagnosticError(None, f"step-specialize: {e}") from None
+        for graph in [g for g in op.walk() if isinstance(g, GraphOp)]:
+            bound = dict(values)
+            try:
+                if self.routing:
+                    experts = _experts(graph)
+                    bound = {**routing_bindings(graph, RoutingTrace.load(self.routing, experts),
+                                              self.rewrite),
+                             **values}
+                if self.kv:
+                    bound = {"B": KVTrace.load(self.kv).batch, **bound}
+            except TraceError as e:
+                raise OpDiagnosticError(graph, f"step-specialize: {e}") from None
+            specialize_graph(graph, bound, self.rewrite)
+
+
+def _experts(graph: GraphOp) -> int:
+    choices = {o.choices.value.data for o in graph.body.block.ops if isinstance(o, sr.SelectGenOp)}
+    if not choices:
+        raise OpDiagnosticError(graph, "step-specialize: routing= needs a graph with a "
+                                       "step.select_gen (the expert selector)")
+    return max(choices)
+
+
