@@ -53,6 +53,7 @@ _PASSES: dict[str, tuple[str, str]] = {
     "lus-normalize": ("steplus.passes.lus.normalize", "LusNormalizePass"),
     "convert-lus-to-sync": ("steplus.lowering.lus_to_sync", "ConvertLusToSyncPass"),
     "convert-sync-to-std": ("steplus.lowering.sync_to_std", "ConvertSyncToStdPass"),
+    "convert-step-to-runtime": ("steplus.lowering.step_to_runtime", "ConvertStepToRuntimePass"),
 }
 
 

@@ -95,7 +95,7 @@ class Channel:
     """A FIFO with capacity, visible times, ack bookkeeping and closure."""
 
     __slots__ = ("name", "cap", "q", "deq_times", "n_enq", "n_deq", "closed", "final",
-                 "sender", "receiver", "waiting", "peak")
+                 "sender", "receiver", "waiting", "peak", "elem_bytes")
 
     def __init__(self, name: str, cap: int | None):
         if cap is not None and cap < 1:
@@ -112,6 +112,7 @@ class Channel:
         self.receiver = None
         self.waiting = None  # the context parked on this channel, if any
         self.peak = 0  # largest occupancy seen
+        self.elem_bytes = 0  # declared bytes of one element (FIFO metric)
 
     # -- sender side ------------------------------------------------------
     def has_room(self) -> bool:

@@ -104,13 +104,13 @@ class Context:
 class Simulator:
     """Runs a network of contexts to completion (or reports a deadlock)."""
 
-    def __init__(self, config, trace: bool = False):
+    def __init__(self, config, trace: bool = False, hbm_factory=None):
         from steplus.runtime.fabric.hbm import HBMServer
 
         self.config = config
         self.contexts: list[Context] = []
         self.channels: list[Channel] = []
-        self.hbm = HBMServer(config.hbm)
+        self.hbm = (hbm_factory or HBMServer)(config.hbm)
         self.trace = trace
         self.runq: list[Context] = []
         self.pollers: list[Context] = []
@@ -332,7 +332,7 @@ class Simulator:
             return False
         lbs = self.lower_bounds()
         horizon = self.hbm.horizon(lbs)
-        return self.hbm.advance(horizon, self.hbm_done) > 0
+        return bool(self.hbm.advance(horizon, self.hbm_done))
 
     def _deadlock(self) -> None:
         blocked = [c for c in self.contexts if not c.done]

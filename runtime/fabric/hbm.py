@@ -122,7 +122,10 @@ class HBMServer:
 
     # -- time ---------------------------------------------------------------
     def advance(self, horizon: float, on_done) -> int:
-        """Process controller cycles below `horizon`; report completed transfers."""
+        """Process controller cycles below `horizon`; report completed transfers.
+
+        Returns True if anything progressed (a transfer completed or time moved)."""
+        start = self.t_next
         done: list[tuple[object, int]] = []
         while self.inflight:
             bound = horizon
