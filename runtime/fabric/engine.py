@@ -269,10 +269,11 @@ class Simulator:
         self.runq.append(ctx)
 
     # -- progress when nothing runs ------------------------------------------
-    def lower_bounds(self) -> dict[Context, float]:
-        """A lower bound of every context's future clock (see module doc)."""
+    def lower_bounds(self, starts=None) -> dict[Context, float]:
+        """A lower bound of the future clock of `starts` (default: every context)
+        and of every context they wait on (see module doc)."""
         memo: dict[Context, float] = {}
-        for start in self.contexts:
+        for start in (self.contexts if starts is None else starts):
             if start in memo:
                 continue
             path: list[Context] = []
@@ -313,7 +314,7 @@ class Simulator:
     def _resolve_pollers(self) -> bool:
         if not self.pollers:
             return False
-        lbs = self.lower_bounds()
+        lbs = self.lower_bounds([c.block[1].sender for c in self.pollers])
         progressed = False
         for ctx in list(self.pollers):
             ch = ctx.block[1]
@@ -330,7 +331,7 @@ class Simulator:
     def _advance_hbm(self) -> bool:
         if not self.hbm.busy():
             return False
-        lbs = self.lower_bounds()
+        lbs = self.lower_bounds(self.hbm.idle())
         horizon = self.hbm.horizon(lbs)
         return bool(self.hbm.advance(horizon, self.hbm_done))
 

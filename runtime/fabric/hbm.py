@@ -112,6 +112,10 @@ class HBMServer:
     def busy(self) -> bool:
         return bool(self.inflight)
 
+    def idle(self) -> list:
+        """Live requesters with no tile in flight (they bound how far time may advance)."""
+        return [c for c in self.live if self.rank[c] not in self.inflight]
+
     def horizon(self, lbs: dict) -> float:
         """First cycle an idle (live, not in flight) requester could send a chunk."""
         h = INF

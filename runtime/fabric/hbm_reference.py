@@ -67,6 +67,10 @@ class ReferenceHBMServer:
     def busy(self):
         return bool(self.inflight)
 
+    def idle(self) -> list:
+        """Live requesters with no tile in flight (they bound how far time may advance)."""
+        return [c for c in self.live if self.rank[c] not in self.inflight]
+
     def horizon(self, lbs):
         h = INF
         for c in self.live:
