@@ -246,7 +246,7 @@ class _Builder:
             return _Node(orr.ConsumeCtx(n), [("inp", None)], []), [op.input]
         if isinstance(op, (sr.PartitionOp, sr.ParallelizeOp)):
             k = len(op.outputs)
-            sw = _ints(op.switch_cycles) if op.switch_cycles is not None else \
+            sw = _ints(getattr(op, "switch_cycles", None)) or \
                 _ints(op.attributes.get("switch_cycles")) or [1 if isinstance(op, sr.PartitionOp) else 0] * k
             if isinstance(op, sr.PartitionOp):
                 ctx = orr.PartitionCtx(n, _int_attr(op, "rank", 0), sw, _flag(op, "write_back_mu"),

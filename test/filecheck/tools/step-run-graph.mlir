@@ -48,3 +48,9 @@
 // RUN: sh -c 'step-run %S/../../../examples/lus/integrator.mlir; echo "exit=$?"' 2>&1 | filecheck %s --check-prefix=LUS
 // LUS:      step-run: error: the following arguments are required: --node, --ticks (or give a file with a step.graph)
 // LUS-NEXT: exit=2
+
+// Partition / reassemble routing with selector generators.
+// RUN: step-run %S/inputs/step-route-2experts.mlir --preset swiglu-hdl --functional | filecheck %s --check-prefix=ROUTE
+// ROUTE: cycles                 146
+// ROUTE: part                     Partition              8
+// ROUTE: reasm                    Reassemble
