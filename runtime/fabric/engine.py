@@ -104,7 +104,8 @@ class Context:
 class Simulator:
     """Runs a network of contexts to completion (or reports a deadlock)."""
 
-    def __init__(self, config, trace: bool = False, hbm_factory=None):
+    def __init__(self, config, trace: bool = False, hbm_factory=None,
+                 shuffle_seed: int | None = None):
         from steplus.runtime.fabric.hbm import HBMServer
 
         self.config = config
@@ -114,6 +115,7 @@ class Simulator:
         self.trace = trace
         self.runq: list[Context] = []
         self.pollers: list[Context] = []
+        self.shuffle_seed = shuffle_seed  # permute the initial run order (tests)
 
     def add(self, ctx: Context) -> Context:
         ctx.sim = self
@@ -138,6 +140,10 @@ class Simulator:
         for ctx in self.contexts:
             ctx.gen = ctx.body()
             self.runq.append(ctx)
+        if self.shuffle_seed is not None:
+            import random
+
+            random.Random(self.shuffle_seed).shuffle(self.runq)
         self.hbm.start()
         runq = self.runq
         while True:

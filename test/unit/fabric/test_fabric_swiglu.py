@@ -82,3 +82,13 @@ def test_trace_and_metrics_table():
     assert "gate" in table and "util%" in table
     d = m.to_dict()
     assert d["offchip_traffic_bytes"] == swiglu_traffic(B, D, F, 32, 128)
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_timing_does_not_depend_on_the_run_order(seed):
+    base = build_program(swiglu_graph(B, D, F, 32, 32), HDL).run()
+    prog = build_program(swiglu_graph(B, D, F, 32, 32), HDL)
+    prog.sim.shuffle_seed = seed
+    m = prog.run()
+    assert [(c.name, c.clock, c.busy, c.stall_in, c.stall_out) for c in m.contexts] == \
+        [(c.name, c.clock, c.busy, c.stall_in, c.stall_out) for c in base.contexts]
