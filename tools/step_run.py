@@ -2,6 +2,10 @@
 
     step-run prog.mlir --node @integr --ticks 10 --input i=inputs.npy
     step-run prog.mlir --node @integr --ticks 10 --input i=inputs.csv --output out.npy
+    step-run graph.mlir [--preset swiglu-hdl] [--json] [--trace out.json]
+
+A file holding a `step.graph` (and no --node) is simulated on the dataflow
+fabric and its metrics are printed (see `steplus.tools.step_run_graph`).
 
 Backends for lus nodes:
 
@@ -49,13 +53,16 @@ class _ArgumentParser(argparse.ArgumentParser):
 def _parser() -> argparse.ArgumentParser:
     p = _ArgumentParser(prog="step-run", description="execute steplus programs")
     p.add_argument("input_file", help="the program (.mlir)")
-    p.add_argument("--node", required=True, help="the lus node to run, e.g. @integr")
-    p.add_argument("--ticks", type=int, required=True, help="number of ticks")
+    p.add_argument("--node", help="the lus node to run, e.g. @integr (lus programs)")
+    p.add_argument("--ticks", type=int, help="number of ticks (lus programs)")
     p.add_argument("--input", action="append", default=[], metavar="NAME=FILE",
                    help="an input stream (.npy or .csv); repeat per input")
     p.add_argument("--output", help="write the outputs to this .npy or .npz file")
     p.add_argument("--backend", choices=["reactive", "sync", "iree"], default="reactive",
                    help="execution path (default: reactive)")
+    from steplus.tools.step_run_graph import add_arguments
+
+    add_arguments(p)
     return p
 
 
@@ -130,6 +137,19 @@ def _run(argv: Sequence[str] | None) -> int:
     from steplus.runtime.reactive import ReactiveError
 
     args = _parser().parse_args(argv)
+    if args.node is None:
+        if args.ticks is not None:
+            raise UsageError("the following arguments are required: --node")
+        from steplus.dialects.step import GraphOp
+        from steplus.tools.step_run_graph import run_graph
+
+        module = load_module(args.input_file)
+        if not any(isinstance(op, GraphOp) for op in module.walk()):
+            raise UsageError("the following arguments are required: --node, --ticks "
+                             "(or give a file with a step.graph)")
+        return run_graph(args, module)
+    if args.ticks is None:
+        raise UsageError("the following arguments are required: --ticks")
     if args.ticks < 0:
         raise UsageError("--ticks must be non-negative")
     node = args.node.lstrip("@")

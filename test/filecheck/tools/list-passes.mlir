@@ -6,6 +6,10 @@
 // CHECK-NOT: (no summary)
 // CHECK:      convert-lus-to-sync
 // CHECK-NEXT:     Lower every lus node to a `sync.node` with a `scf.while` main loop.
+// CHECK-NEXT: convert-step-to-runtime
+// CHECK-NEXT:     Place step graphs on the fabric: insert Broadcasts, number contexts, set depths.
+// CHECK-NEXT:     --preset: str = step-eval
+// CHECK-NEXT:     --depth: int = 0
 // CHECK-NEXT: convert-sync-to-std
 // CHECK-NEXT:     Lower sync nodes to func/scf/arith/tensor (step functions or modular).
 // CHECK-NEXT:     --target: str = step-functions

@@ -1,0 +1,357 @@
+"""The event-driven engine: contexts with their own clocks, channels, deadlock detection.
+
+Every context is a Python generator that yields channel commands:
+
+| command | meaning |
+|---|---|
+| `(DEQ, ch)` | blocking dequeue; returns the `Element` (None at end of stream) |
+| `(PEEK, ch)` | blocking peek-next (same clock update, frees nothing) |
+| `(ENQ, ch, el, stamp)` | enqueue with back-pressure (ack latency 1) |
+| `(ROOM, ch)` | wait until `ch` has room (Broadcast), without enqueueing |
+| `(NBPEEK, ch)` | non-blocking peek: `(v, el)`, `CLOSED` or `NOTHING` |
+| `(HBM, n_req)` | move one tile through HBM (`n_req` 64-byte requests); returns when done |
+
+Scheduling is deterministic: a FIFO run queue, each context runs until it
+blocks. When nothing can run, the engine (1) answers pending non-blocking
+peeks with `NOTHING` where the sender provably cannot produce anything visible
+at or before the peeker's clock, (2) lets the HBM model advance up to the
+earliest cycle at which an idle memory operator could issue a request, and
+(3) if neither makes progress, reports a deadlock (cycle, blocked contexts and
+channels) instead of hanging.
+
+Lower bounds on a blocked context's future clock follow the channel it waits
+on: a receiver waiting on an empty channel will not run before its sender's
+bound + 1; a sender waiting on a full channel not before its receiver's
+bound + 1; a memory operator waiting on HBM not before its tile's earliest
+possible completion.
+
+Example:
+
+```python
+sim = Simulator(STEP_EVAL)
+a, b = sim.add(Source(...)), sim.add(Sink(...))
+ch = sim.connect(a, b, cap=1)
+result = sim.run()
+```
+"""
+
+from __future__ import annotations
+
+import math
+
+from steplus.runtime.fabric.channel import CLOSED, NOTHING, Channel
+
+DEQ, PEEK, ENQ, ROOM, NBPEEK, HBM = range(6)
+_KIND = {DEQ: "dequeue from", PEEK: "peek", ENQ: "enqueue to", ROOM: "room on",
+         NBPEEK: "poll", HBM: "HBM"}
+INF = math.inf
+
+
+class SimulationError(Exception):
+    """A user-facing simulation failure (deadlock, malformed stream, ...)."""
+
+
+class DeadlockError(SimulationError):
+    """No context can make progress; the message names blocked contexts and channels."""
+
+
+class Context:
+    """A unit of the fabric (one per operator) with its own clock.
+
+    Subclasses implement `body()` as a generator of channel commands and use
+    `work(cycles)` to spend busy cycles. `hbm_role` is "r" or "w" for memory
+    operators that talk to the HBM controller (None otherwise).
+    """
+
+    hbm_role: str | None = None
+    is_memory = False
+
+    def __init__(self, name: str):
+        self.name = name
+        self.clock = 0
+        self.busy = 0
+        self.stall_in = 0
+        self.stall_out = 0
+        self.stall_mem = 0
+        self.firings = 0
+        self.ins: list[Channel] = []
+        self.outs: list[Channel] = []
+        self.done = False
+        self.pending = None
+        self.block = None  # (kind, channel) while parked
+        self.gen = None
+        self.hbm_lb = 0
+        self.events: list[tuple[int, int]] | None = None
+        self.sim: Simulator | None = None
+        self.bytes_read = 0
+        self.bytes_written = 0
+
+    def body(self):  # pragma: no cover - abstract
+        raise NotImplementedError
+        yield
+
+    def work(self, cycles: int) -> None:
+        if cycles > 0:
+            if self.events is not None:
+                self.events.append((self.clock, cycles))
+            self.clock += cycles
+            self.busy += cycles
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.name} @{self.clock}>"
+
+
+class Simulator:
+    """Runs a network of contexts to completion (or reports a deadlock)."""
+
+    def __init__(self, config, trace: bool = False, hbm_factory=None,
+                 shuffle_seed: int | None = None):
+        from steplus.runtime.fabric.hbm import HBMServer
+
+        self.config = config
+        self.contexts: list[Context] = []
+        self.channels: list[Channel] = []
+        self.hbm = (hbm_factory or HBMServer)(config.hbm)
+        self.trace = trace
+        self.runq: list[Context] = []
+        self.pollers: list[Context] = []
+        self.shuffle_seed = shuffle_seed  # permute the initial run order (tests)
+
+    def add(self, ctx: Context) -> Context:
+        ctx.sim = self
+        if ctx.events is None and self.trace:
+            ctx.events = []
+        self.contexts.append(ctx)
+        return ctx
+
+    def connect(self, src: Context, dst: Context, cap: int | None, name: str | None = None) -> Channel:
+        ch = Channel(name or f"{src.name}->{dst.name}", cap)
+        ch.sender, ch.receiver = src, dst
+        src.outs.append(ch)
+        dst.ins.append(ch)
+        self.channels.append(ch)
+        return ch
+
+    # -- running ----------------------------------------------------------
+    def run(self) -> None:
+        for ctx in self.contexts:
+            if ctx.hbm_role is not None:
+                self.hbm.register(ctx)
+        for ctx in self.contexts:
+            ctx.gen = ctx.body()
+            self.runq.append(ctx)
+        if self.shuffle_seed is not None:
+            import random
+
+            random.Random(self.shuffle_seed).shuffle(self.runq)
+        self.hbm.start()
+        runq = self.runq
+        while True:
+            i = 0
+            while i < len(runq):
+                ctx = runq[i]
+                i += 1
+                self._step(ctx)
+                if i > 4096:
+                    del runq[:i]
+                    i = 0
+            runq.clear()
+            if all(c.done for c in self.contexts):
+                return
+            if self._resolve_pollers():
+                continue
+            if self._advance_hbm():
+                continue
+            self._deadlock()
+
+    def _wake(self, ctx: Context | None) -> None:
+        if ctx is not None and ctx.pending is not None and not ctx.done and ctx.block is not None:
+            ctx.block = None
+            if ctx.pending[0] == NBPEEK:
+                self.pollers.remove(ctx)
+            self.runq.append(ctx)
+
+    def _step(self, ctx: Context) -> None:
+        if ctx.done or ctx.block is not None:
+            return
+        send = ctx.gen.send
+        cmd = ctx.pending
+        ctx.pending = None
+        value = ctx.__dict__.pop("_resume", None)
+        while True:
+            if cmd is None:
+                try:
+                    cmd = send(value)
+                except StopIteration:
+                    self._finish(ctx)
+                    return
+            op = cmd[0]
+            ch = cmd[1]
+            if op == DEQ or op == PEEK:
+                if ch.q:
+                    v = ch.q[0][0]
+                    if v > ctx.clock:
+                        ctx.stall_in += v - ctx.clock
+                        ctx.clock = v
+                    if op == DEQ:
+                        value = ch.pop(ctx.clock)[1]
+                        w = ch.waiting
+                        if w is not None and w is ch.sender:
+                            ch.waiting = None
+                            self._wake(w)
+                    else:
+                        value = ch.q[0][1]
+                elif ch.closed:
+                    t = ch.final + 1
+                    if t > ctx.clock:
+                        ctx.stall_in += t - ctx.clock
+                        ctx.clock = t
+                    value = None
+                else:
+                    self._park(ctx, cmd, ch)
+                    return
+            elif op == ENQ or op == ROOM:
+                if not ch.has_room():
+                    self._park(ctx, cmd, ch)
+                    return
+                a = ch.ack_time()
+                if a > ctx.clock:
+                    ctx.stall_out += a - ctx.clock
+                    ctx.clock = a
+                if op == ENQ:
+                    ch.push(cmd[2], cmd[3], ctx.clock)
+                    w = ch.waiting
+                    if w is not None and w is ch.receiver:
+                        ch.waiting = None
+                        self._wake(w)
+                value = None
+            elif op == NBPEEK:
+                if ch.q:
+                    value = ch.q[0]
+                elif ch.closed:
+                    value = CLOSED
+                else:
+                    self._park(ctx, cmd, ch)
+                    self.pollers.append(ctx)
+                    return
+            elif op == HBM:
+                n_req = ch
+                if n_req > 0:
+                    ctx.pending = cmd
+                    ctx.block = (HBM, None)
+                    self.hbm.issue(ctx, ctx.clock, n_req)
+                    return
+                value = None
+            else:  # pragma: no cover
+                raise SimulationError(f"{ctx.name}: unknown command {cmd!r}")
+            cmd = None
+
+    def _park(self, ctx: Context, cmd, ch: Channel) -> None:
+        ctx.pending = cmd
+        ctx.block = (cmd[0], ch)
+        ch.waiting = ctx
+
+    def _finish(self, ctx: Context) -> None:
+        ctx.done = True
+        ctx.block = None
+        for ch in ctx.outs:
+            ch.close(ctx.clock)
+            w = ch.waiting
+            if w is not None and w is ch.receiver:
+                ch.waiting = None
+                self._wake(w)
+        if ctx.hbm_role is not None:
+            self.hbm.unregister(ctx)
+
+    def hbm_done(self, ctx: Context, completion: int) -> None:
+        """Called by the HBM model when `ctx`'s tile transfer has completed."""
+        if ctx.events is not None:
+            ctx.events.append((ctx.clock, max(completion - ctx.clock, 0)))
+        if completion > ctx.clock:
+            ctx.stall_mem += completion - ctx.clock
+            ctx.clock = completion
+        ctx.pending = None
+        ctx.block = None
+        self.runq.append(ctx)
+
+    # -- progress when nothing runs ------------------------------------------
+    def lower_bounds(self, starts=None) -> dict[Context, float]:
+        """A lower bound of the future clock of `starts` (default: every context)
+        and of every context they wait on (see module doc)."""
+        memo: dict[Context, float] = {}
+        for start in (self.contexts if starts is None else starts):
+            if start in memo:
+                continue
+            path: list[Context] = []
+            onpath: set[Context] = set()
+            c = start
+            while True:
+                if c in memo:
+                    base = memo[c]
+                    break
+                if c in onpath:  # a cycle of waits: only the own clock is certain
+                    k = path.index(c)
+                    for n in path[k:]:
+                        memo[n] = n.clock
+                    base = memo[c]
+                    path = path[:k]
+                    break
+                if c.done:
+                    memo[c] = base = INF
+                    break
+                blk = c.block
+                kind = blk[0] if blk else None
+                if kind == DEQ or kind == PEEK:
+                    dep = blk[1].sender
+                elif kind == ENQ or kind == ROOM:
+                    dep = blk[1].receiver
+                else:
+                    base = c.clock if kind != HBM else max(c.clock, c.hbm_lb)
+                    memo[c] = base
+                    break
+                path.append(c)
+                onpath.add(c)
+                c = dep
+            for n in reversed(path):
+                base = max(n.clock, base + 1)
+                memo[n] = base
+        return memo
+
+    def _resolve_pollers(self) -> bool:
+        if not self.pollers:
+            return False
+        lbs = self.lower_bounds([c.block[1].sender for c in self.pollers])
+        progressed = False
+        for ctx in list(self.pollers):
+            ch = ctx.block[1]
+            if lbs.get(ch.sender, INF) >= ctx.clock:
+                ch.waiting = None
+                self.pollers.remove(ctx)
+                ctx.block = None
+                ctx.pending = None
+                ctx._resume = NOTHING
+                self.runq.append(ctx)
+                progressed = True
+        return progressed
+
+    def _advance_hbm(self) -> bool:
+        if not self.hbm.busy():
+            return False
+        lbs = self.lower_bounds(self.hbm.idle())
+        horizon = self.hbm.horizon(lbs)
+        return bool(self.hbm.advance(horizon, self.hbm_done))
+
+    def _deadlock(self) -> None:
+        blocked = [c for c in self.contexts if not c.done]
+        cycle = min(c.clock for c in blocked)
+        lines = [f"deadlock at cycle {cycle}: {len(blocked)} context(s) blocked"]
+        for c in blocked:
+            if c.block is None:
+                what = "runnable"
+            elif c.block[0] == HBM:
+                what = "waiting for HBM"
+            else:
+                ch = c.block[1]
+                what = f"{_KIND[c.block[0]]} channel '{ch.name}' ({len(ch.q)}/{ch.cap or 'inf'} full)"
+            lines.append(f"  {c.name} @ cycle {c.clock}: {what}")
+        raise DeadlockError("\n".join(lines))

@@ -1,0 +1,209 @@
+"""Compute operator contexts with the roofline rule of reference spec §3.
+
+Per element (or aligned tuple of elements) an operator spends
+
+    max(load, comp, store)
+    load  = sum over inputs with read_from_mu of ceil(tile_bytes / PMU_BW)
+    comp  = ceil(FLOPs / compute_bw)      (or the function's fixed cost)
+    store = ceil(out_bytes / PMU_BW) if write_back_mu else 0
+
+Channel order (back-pressure matters): Map peeks every input, works,
+enqueues, then dequeues the inputs; Accum / MapAccum (rank r) peeks, works
+(`max(load, comp)`), dequeues, and when the level reaches r also pays the
+store term of the freshly re-initialised accumulator and emits the result
+with level `L - r`. Scan emits the running value for every element.
+
+A `Kernel` is the function of a map/accum region as data: a list of library
+calls (`steplus.dialects.step_functions`) over argument slots. Its FLOPs are
+the sum of its calls', except that the accumulating `add` of a region that
+also computes something else (MapAccum: `acc + a @ b`) is fused and free.
+
+Example:
+
+```python
+k = Kernel(n_args=3, calls=[("matmul", [0, 1]), ("add", [2, 3])], acc_slot=2)
+MapAccumCtx("gate", k, rank=1, compute_bw=4096, pmu_bw=256, write_back=False)
+```
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from steplus.dialects.step_functions import get_function
+from steplus.runtime.fabric.channel import Element, Tile
+from steplus.runtime.fabric.engine import DEQ, ENQ, PEEK, Context, SimulationError
+
+
+class Kernel:
+    """A region as data: `calls[i] = (fn, arg slots)` defines slot `n_args + i`."""
+
+    def __init__(self, n_args: int, calls: list[tuple[str, list[int]]],
+                 result: int | None = None, acc_slot: int | None = None):
+        self.n_args = n_args
+        self.calls = [(get_function(fn), list(args)) for fn, args in calls]
+        for (f, _), (name, _) in zip(self.calls, calls):
+            if f is None:
+                raise SimulationError(f"unknown step function '{name}'")
+        self.result = result if result is not None else n_args + len(calls) - 1
+        self.acc_slot = acc_slot
+        self._cache: dict[tuple, tuple[int, int | None, tuple[int, int]]] = {}
+        fused = [i for i, (f, a) in enumerate(self.calls)
+                 if acc_slot is not None and f.name == "add" and acc_slot in a]
+        self.free_calls = set(fused) if len(self.calls) > len(fused) else set()
+        self.retile = any(f.name == "retile_row" for f, _ in self.calls)
+
+    def cost(self, shapes: tuple[tuple[int, int], ...]):
+        """(FLOPs, fixed cycles or None, output shape) for argument tile shapes."""
+        got = self._cache.get(shapes)
+        if got is not None:
+            return got
+        slot = list(shapes)
+        flops = 0
+        fixed = None
+        for i, (f, args) in enumerate(self.calls):
+            ins = [slot[a] for a in args]
+            if f.name == "zero":
+                out = slot[self.acc_slot] if self.acc_slot is not None else (1, 1)
+            else:
+                out = f.out_shape(ins)
+            if i not in self.free_calls:
+                flops += f.flops(ins)
+                if f.fixed_cycles is not None:
+                    fixed = (fixed or 0) + f.fixed_cycles
+            slot.append(out)
+        got = (flops, fixed, slot[self.result])
+        self._cache[shapes] = got
+        return got
+
+    def run(self, values: list[np.ndarray]) -> np.ndarray:
+        slot = list(values)
+        for f, args in self.calls:
+            slot.append(f.numpy(*[slot[a] for a in args]))
+        return slot[self.result]
+
+
+def _ceil(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+class _ComputeCtx(Context):
+    def __init__(self, name, kernel: Kernel, compute_bw: int, pmu_bw: int,
+                 write_back: bool = False, functional: bool = False):
+        super().__init__(name)
+        self.kernel = kernel
+        self.compute_bw = compute_bw
+        self.pmu_bw = pmu_bw
+        self.write_back = write_back
+        self.functional = functional
+        self.inputs: list = []
+        self.out = None
+        self.flops = 0
+        self.misaligned = 0
+
+    def _load(self, tiles) -> int:
+        bw = self.pmu_bw
+        return sum(_ceil(t.nbytes, bw) for t in tiles if t.mu)
+
+    def _comp(self, flops: int, fixed: int | None) -> int:
+        self.flops += flops
+        if fixed is not None:
+            return fixed
+        if not flops:
+            return 0
+        if self.compute_bw <= 0:
+            raise SimulationError(f"{self.name}: compute_bw must be positive")
+        return _ceil(flops, self.compute_bw)
+
+    def _peek_all(self):
+        els = []
+        for ch in self.inputs:
+            el = yield (PEEK, ch)
+            els.append(el)
+        return els
+
+    def _check_aligned(self, els) -> None:
+        """The reference assumes aligned inputs and does not check; the first
+        input's level is the one used (counted in `misaligned` for diagnosis)."""
+        if len(els) > 1 and any(e.level != els[0].level for e in els):
+            self.misaligned += 1
+
+
+class MapCtx(_ComputeCtx):
+    """UnaryMap / BinaryMap (n-ary): peek all, work, enqueue, dequeue all."""
+
+    def body(self):
+        while True:
+            els = yield from self._peek_all()
+            if any(e is None for e in els):
+                return
+            self._check_aligned(els)
+            tiles = [e.data for e in els]
+            flops, fixed, (r, c) = self.kernel.cost(tuple((t.rows, t.cols) for t in tiles))
+            out = Tile(r, c, tiles[0].nb, self.write_back)
+            store = _ceil(out.nbytes, self.pmu_bw) if self.write_back else 0
+            self.work(max(self._load(tiles), self._comp(flops, fixed), store))
+            self.firings += 1
+            if self.functional:
+                out.value = self.kernel.run([t.value for t in tiles])
+            if self.out is not None:
+                yield (ENQ, self.out, Element(out, els[0].level), self.clock)
+            for ch in self.inputs:
+                yield (DEQ, ch)
+
+
+class AccumCtx(_ComputeCtx):
+    """Accum / MapAccum (rank r), or Scan with `scan=True` (see module doc)."""
+
+    def __init__(self, name, kernel, rank, init_shape, compute_bw, pmu_bw,
+                 write_back=False, functional=False, scan=False, init=None):
+        super().__init__(name, kernel, compute_bw, pmu_bw, write_back, functional)
+        self.rank = rank
+        self.init_shape = init_shape
+        self.scan = scan
+        self.init = init  # callable () -> np.ndarray in functional mode
+
+    def _fresh(self, nb: int) -> Tile:
+        r, c = self.init_shape
+        value = None
+        if self.functional:
+            value = self.init() if self.init else np.zeros((r, c))
+        return Tile(r, c, nb, self.write_back, valid=0 if self.kernel.retile else r, value=value)
+
+    def body(self):
+        acc = None
+        r = self.rank
+        while True:
+            els = yield from self._peek_all()
+            if any(e is None for e in els):
+                return
+            self._check_aligned(els)
+            tiles = [e.data for e in els]
+            if acc is None:
+                acc = self._fresh(tiles[0].nb)
+            flops, fixed, (rr, cc) = self.kernel.cost(
+                (*((t.rows, t.cols) for t in tiles), (acc.rows, acc.cols)))
+            cost = max(self._load(tiles), self._comp(flops, fixed))
+            level = els[0].level
+            emit = level >= r or self.scan
+            if self.kernel.retile:  # RetileRow: rows stack, flag of the last input
+                new = Tile(rr, cc, tiles[0].nb, tiles[0].mu, valid=acc.valid + tiles[0].valid)
+            else:
+                new = Tile(rr, cc, tiles[0].nb, self.write_back)
+            if self.functional:
+                new.value = self.kernel.run([*(t.value for t in tiles), acc.value])
+            if emit and self.write_back:
+                ir, ic = self.init_shape
+                cost = max(cost, _ceil(ir * ic * tiles[0].nb, self.pmu_bw))
+            self.work(cost)
+            self.firings += 1
+            for ch in self.inputs:
+                yield (DEQ, ch)
+            if level >= r:
+                out_level = level - r
+                acc = None
+            else:
+                out_level = level if self.scan else 0
+                acc = new
+            if emit and self.out is not None:
+                yield (ENQ, self.out, Element(new, out_level), self.clock)

@@ -1,0 +1,203 @@
+"""Memory operator contexts: off-chip loads and stores (reference spec §2.6).
+
+Each issues one tile at a time to the HBM model (`(HBM, n_req)` with
+`n_req = rows * ceil(cols * nb / 64)`) and waits for all its responses.
+
+- `LoadCtx` walks `tiled_out_shape` (row-major); with a `ref` input it is the
+  reference-driven DynOffChipLoad (one full walk per ref element, the last tile
+  of a walk gets level `len(shape) + L_ref`).
+- `RandomLoadCtx` loads one tile per address element, with the address's level.
+- `StoreCtx` peeks its input, writes it, then dequeues (the FIFO slot is held).
+- `RandomStoreCtx` writes the data tile at the peeked address and emits a 1x1 ack.
+
+Functional mode: a load reads its tiles from a 2-D numpy tensor (tile at
+flat index `sum(i_k * stride_k)` of `tiled_in_shape`); a store records the
+tiles it writes in `stored`.
+
+Example (what `convert-step-to-runtime` builds for a load):
+
+```python
+LoadCtx("X", rows=16, cols=256, nb=4, shape=(4, 32, 1), stride=(1, 0, 1),
+        in_shape=(4, 1), tensor=None)
+```
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+
+from steplus.runtime.fabric.channel import Element, Tile
+from steplus.runtime.fabric.engine import DEQ, ENQ, HBM, PEEK, Context, SimulationError
+
+
+def stop_level(index: tuple[int, ...], shape: tuple[int, ...]) -> int:
+    """Level of the element at `index` of a generated stream of `shape` (§1.2)."""
+    n = len(shape)
+    level = 0
+    for d in range(n - 1, -1, -1):
+        if index[d] == shape[d] - 1:
+            level = n - d
+        else:
+            break
+    return level
+
+
+def walk_levels(shape: tuple[int, ...]) -> list[tuple[tuple[int, ...], int]]:
+    """The row-major walk of `shape` with each element's stop level."""
+    return [(ix, stop_level(ix, shape)) for ix in itertools.product(*(range(s) for s in shape))]
+
+
+def n_requests(rows: int, cols: int, nb: int, req_bytes: int = 64) -> int:
+    return rows * -(-(cols * nb) // req_bytes)
+
+
+class _MemCtx(Context):
+    is_memory = True
+
+    def __init__(self, name: str, req_bytes: int = 64):
+        super().__init__(name)
+        self.req_bytes = req_bytes
+        self.max_tile_bytes = 0
+        self.tiles = 0
+
+    def _transfer(self, tile: Tile):
+        self.tiles += 1
+        self.firings += 1
+        if tile.nbytes > self.max_tile_bytes:
+            self.max_tile_bytes = tile.nbytes
+        if self.hbm_role == "r":
+            self.bytes_read += tile.nbytes
+        else:
+            self.bytes_written += tile.nbytes
+        return (HBM, n_requests(tile.rows, tile.cols, tile.nb, self.req_bytes))
+
+
+class LoadCtx(_MemCtx):
+    """OffChipLoad / DynOffChipLoad (see module doc)."""
+
+    hbm_role = "r"
+
+    def __init__(self, name, rows, cols, nb, shape, stride=None, in_shape=None,
+                 tensor: np.ndarray | None = None, req_bytes: int = 64):
+        super().__init__(name, req_bytes)
+        self.rows, self.cols, self.nb = rows, cols, nb
+        self.shape = tuple(shape)
+        self.stride = tuple(stride) if stride is not None else None
+        self.in_shape = tuple(in_shape) if in_shape is not None else self.shape
+        self.tensor = tensor
+        self.walk = walk_levels(self.shape)
+        self.ref = None  # set for DynOffChipLoad
+        self.out = None
+
+    def _value(self, ix: tuple[int, ...]):
+        if self.tensor is None:
+            return None
+        stride = self.stride or tuple(
+            int(np.prod(self.shape[k + 1:])) for k in range(len(self.shape)))
+        lin = sum(i * s for i, s in zip(ix, stride))
+        inner = self.in_shape[-1] if len(self.in_shape) >= 2 else 1
+        bi, bj = divmod(lin, inner)
+        r, c = self.rows, self.cols
+        return self.tensor[bi * r:(bi + 1) * r, bj * c:(bj + 1) * c]
+
+    def _one_walk(self, extra_level: int | None):
+        n = len(self.shape)
+        last = len(self.walk) - 1
+        for k, (ix, level) in enumerate(self.walk):
+            tile = Tile(self.rows, self.cols, self.nb, True, value=self._value(ix))
+            yield self._transfer(tile)
+            if k == last and extra_level:
+                level = n + extra_level
+            if self.out is not None:
+                yield (ENQ, self.out, Element(tile, level), self.clock)
+
+    def body(self):
+        if self.ref is None:
+            yield from self._one_walk(None)
+            return
+        while True:
+            el = yield (DEQ, self.ref)
+            if el is None:
+                return
+            yield from self._one_walk(el.level)
+
+
+class RandomLoadCtx(_MemCtx):
+    """RandomOffChipLoad: one tile per address element, with the address's level."""
+
+    hbm_role = "r"
+
+    def __init__(self, name, rows, cols, nb, tensor=None, in_shape=None, req_bytes=64):
+        super().__init__(name, req_bytes)
+        self.rows, self.cols, self.nb = rows, cols, nb
+        self.tensor = tensor
+        self.in_shape = tuple(in_shape) if in_shape else None
+        self.addr = None
+        self.out = None
+
+    def body(self):
+        while True:
+            a = yield (DEQ, self.addr)
+            if a is None:
+                return
+            value = None
+            if self.tensor is not None:
+                idx = int(np.asarray(a.data.value).reshape(-1)[0]) if a.data.value is not None else 0
+                inner = self.in_shape[-1] if self.in_shape and len(self.in_shape) >= 2 else 1
+                bi, bj = divmod(idx, inner)
+                value = self.tensor[bi * self.rows:(bi + 1) * self.rows,
+                                    bj * self.cols:(bj + 1) * self.cols]
+            tile = Tile(self.rows, self.cols, self.nb, True, value=value)
+            yield self._transfer(tile)
+            if self.out is not None:
+                yield (ENQ, self.out, Element(tile, a.level), self.clock)
+
+
+class StoreCtx(_MemCtx):
+    """OffChipStore: peek the input tile, write it, then dequeue it."""
+
+    hbm_role = "w"
+
+    def __init__(self, name, req_bytes=64):
+        super().__init__(name, req_bytes)
+        self.inp = None
+        self.stored: list[np.ndarray | None] = []
+
+    def body(self):
+        while True:
+            el = yield (PEEK, self.inp)
+            if el is None:
+                return
+            tile = el.data
+            if not isinstance(tile, Tile):
+                raise SimulationError(f"{self.name}: can only store tiles, got {tile!r}")
+            yield self._transfer(tile)
+            self.stored.append(tile.value)
+            yield (DEQ, self.inp)
+
+
+class RandomStoreCtx(_MemCtx):
+    """RandomOffChipStore: write the data tile at the address, emit a 1x1 ack."""
+
+    hbm_role = "w"
+
+    def __init__(self, name, buffer_depth: int = 1, req_bytes=64):
+        super().__init__(name, req_bytes)
+        self.addr = self.data = self.out = None
+        self.buffer_depth = buffer_depth
+        self.stored: list[tuple[object, object]] = []
+
+    def body(self):
+        while True:
+            a = yield (PEEK, self.addr)
+            d = yield (PEEK, self.data)
+            if a is None or d is None:
+                return
+            yield self._transfer(d.data)
+            self.stored.append((a.data.value, d.data.value))
+            if self.out is not None:
+                yield (ENQ, self.out, Element(Tile(1, 1, 8), a.level), self.clock)
+            yield (DEQ, self.addr)
+            yield (DEQ, self.data)

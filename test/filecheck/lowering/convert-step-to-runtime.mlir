@@ -1,0 +1,30 @@
+// RUN: step-opt -p 'convert-step-to-runtime{preset=swiglu-hdl}' %s | filecheck %s
+// RUN: step-opt -p 'convert-step-to-runtime{depth=3}' %s | filecheck %s --check-prefix=DEPTH
+// RUN: sh -c 'step-opt -p "convert-step-to-runtime{preset=bad}" %s; echo "exit=$?"' 2>&1 | filecheck %s --check-prefix=BAD
+
+// Contexts are numbered in graph order; the zip is fused into the map.
+// CHECK:      step.graph @g attributes {runtime.depth = 1 : i64, runtime.preset = "swiglu-hdl"} {
+// CHECK-NEXT:   %x = step.linear_offchip_load {name = "x", runtime.context = 0 : i64
+// CHECK-NEXT:   %a, %b = step.broadcast %x {runtime.context = 1 : i64}
+// CHECK-NEXT:   %z = step.zip %a, %b :
+// CHECK-NEXT:   %y = step.map %z {name = "mm", compute_bw = 64 : i64, runtime.context = 2 : i64}
+// CHECK:        step.linear_offchip_store %y {name = "st", runtime.context = 3 : i64
+
+// DEPTH: step.graph @g attributes {runtime.depth = 3 : i64, runtime.preset = "step-eval"}
+
+// BAD: error: convert-step-to-runtime: unknown hardware preset 'bad' (choose from sn40l, step-eval, swiglu-hdl)
+// BAD: exit=1
+
+builtin.module {
+  step.graph @g {
+    %x = step.linear_offchip_load {name = "x", base_addr = 0 : i64, tiled_in_shape = array<i64: 4>, stride = array<i64: 1>, tiled_out_shape = array<i64: 4>} : () -> !step.stream<[4], !step.tile<16x16xf32>>
+    %a, %b = step.broadcast %x : (!step.stream<[4], !step.tile<16x16xf32>>) -> (!step.stream<[4], !step.tile<16x16xf32>>, !step.stream<[4], !step.tile<16x16xf32>>)
+    %z = step.zip %a, %b : (!step.stream<[4], !step.tile<16x16xf32>>, !step.stream<[4], !step.tile<16x16xf32>>) -> !step.stream<[4], !step.tuple<!step.tile<16x16xf32>, !step.tile<16x16xf32>>>
+    %y = step.map %z {name = "mm", compute_bw = 64 : i64} : !step.stream<[4], !step.tuple<!step.tile<16x16xf32>, !step.tile<16x16xf32>>> -> !step.stream<[4], !step.tile<16x16xf32>> {
+    ^bb0(%p: !step.tile<16x16xf32>, %q: !step.tile<16x16xf32>):
+      %s = step.apply "matmul"(%p, %q) : (!step.tile<16x16xf32>, !step.tile<16x16xf32>) -> !step.tile<16x16xf32>
+      step.yield %s : !step.tile<16x16xf32>
+    }
+    step.linear_offchip_store %y {name = "st", base_addr = 4096 : i64} : !step.stream<[4], !step.tile<16x16xf32>>
+  }
+}

@@ -1,0 +1,176 @@
+"""Routing, shape and generator operators (reference spec §4), timed by hand."""
+
+from __future__ import annotations
+
+from fabric_helpers import Sink, Source, new_sim, num, tile, wire
+
+from steplus.runtime.fabric.channel import Selector
+from steplus.runtime.fabric import ops_routing as R
+from steplus.runtime.fabric.ops_compute import AccumCtx, Kernel
+
+
+def run_chain(op, items, in_attr="inp", out_attr="out", cap=None):
+    sim = new_sim()
+    src, sink = Source("src", items), Sink("sink")
+    for c in (src, op, sink):
+        sim.add(c)
+    wire(sim, src, op, dst_attr=in_attr, cap=cap)
+    wire(sim, op, sink, src_attr=out_attr, cap=cap)
+    sim.run()
+    return sink
+
+
+def test_flatten_maps_levels():
+    sink = run_chain(R.FlattenCtx("f", 0, 1), [(tile(), lv, 0) for lv in (0, 1, 0, 2, 3)])
+    assert sink.levels == [0, 0, 0, 1, 2]
+
+
+def test_reshape_chunks_with_outer_dim_and_padding():
+    sink = run_chain(R.ReshapeCtx("r", 0, 2, add_outer_dim=True, pad_shape=(1, 8)),
+                     [(tile(1, 8), 0, 0)] * 3)
+    assert sink.levels == [0, 1, 0, 2]
+    assert sink.got[-1][2].valid == 0 and sink.got[-1][2].cols == 8
+    # an input level ends the chunk early: emitted as Val, pads up to the chunk
+    sink = run_chain(R.ReshapeCtx("r", 0, 3, pad_shape=(1, 8)), [(tile(1, 8), 0, 0),
+                                                                 (tile(1, 8), 1, 0)])
+    assert sink.levels == [0, 0, 2]
+    # split_dim > 0 with chunk 1 adds one to every level >= split_dim
+    sink = run_chain(R.ReshapeCtx("r", 1, 1), [(tile(), lv, 0) for lv in (0, 1, 0, 2)])
+    assert sink.levels == [0, 2, 0, 3]
+
+
+def test_repeat_static_stamps_into_the_future():
+    op = R.RepeatCtx("rep", 3)
+    sink = run_chain(op, [(tile(), 0, 0), (tile(), 1, 0)])
+    # first copy at clock 1 (v = 2), then stamps 2, 3; R cycles; second input at 4
+    assert sink.clocks == [2, 2, 3, 5, 5, 6]
+    assert sink.levels == [0, 0, 1, 0, 0, 2]
+    assert op.clock == 7 and op.busy == 6
+
+
+def test_expand_ref_repeats_with_ref_levels():
+    sim = new_sim()
+    src = sim.add(Source("src", [(tile(2, 2), 0, 0), (tile(3, 3), 1, 0)]))
+    ref = sim.add(Source("ref", [(tile(), lv, 0) for lv in (0, 1, 0, 0, 2)]))
+    op = sim.add(R.ExpandCtx("ex", 1))
+    sink = sim.add(Sink("sink"))
+    wire(sim, src, op)
+    wire(sim, ref, op, dst_attr="ref")
+    wire(sim, op, sink)
+    sim.run()
+    assert sink.levels == [0, 1, 0, 0, 2]
+    assert [g[2].rows for g in sink.got] == [2, 2, 3, 3, 3]
+
+
+def test_retile_streamify_emits_valid_rows():
+    sink = run_chain(R.RetileStreamifyCtx("rs"), [(tile(4, 8, valid=3), 1, 0)])
+    assert sink.levels == [0, 0, 1] and all(g[2].rows == 1 for g in sink.got)
+
+
+def test_parallelize_round_robin_with_switch_cycles():
+    sim = new_sim()
+    src = sim.add(Source("src", [(tile(), 0, 0)] * 3))
+    op = sim.add(R.ParallelizeCtx("par", 0, [0, 2]))
+    a, b = sim.add(Sink("a")), sim.add(Sink("b"))
+    wire(sim, src, op)
+    wire(sim, op, a, src_attr="outs_list[0]")
+    wire(sim, op, b, src_attr="outs_list[1]")
+    sim.run()
+    assert a.clocks == [2, 2] and b.clocks == [3]
+
+
+def test_flat_partition_sends_to_every_selected_output():
+    sim = new_sim()
+    data = sim.add(Source("data", [(tile(), 0, 0), (tile(), 0, 0), (tile(), 1, 0)]))
+    sel = sim.add(Source("sel", [(Selector((0,)), 0, 0), (Selector((1,)), 0, 0),
+                                 (Selector((0, 1)), 1, 0)]))
+    op = sim.add(R.PartitionCtx("part", 0, [1, 1], False, 64))
+    a, b = sim.add(Sink("a")), sim.add(Sink("b"))
+    wire(sim, data, op)
+    wire(sim, sel, op, dst_attr="sel")
+    wire(sim, op, a, src_attr="outs_list[0]")
+    wire(sim, op, b, src_attr="outs_list[1]")
+    sim.run()
+    # data at 1; each element: +1 switch cycle, stamped at the clock
+    assert a.clocks == [3, 5] and b.clocks == [4, 5]
+    assert a.levels == [0, 0] and b.levels == [0, 0]  # p = 0 removes every level
+
+
+def test_flat_reassemble_takes_inputs_in_arrival_order():
+    sim = new_sim()
+    in0 = sim.add(Source("in0", [(tile(1, 1, value=None), 0, 9)]))
+    in1 = sim.add(Source("in1", [(tile(2, 2), 0, 4)]))
+    sel = sim.add(Source("sel", [(Selector((0, 1)), 0, 0)]))
+    op = sim.add(R.ReassembleCtx("re", 0, [1, 1], False, 64))
+    sink = sim.add(Sink("sink"))
+    wire(sim, in0, op, dst_attr="ins_list[0]")
+    wire(sim, in1, op, dst_attr="ins_list[1]")
+    wire(sim, sel, op, dst_attr="sel")
+    wire(sim, op, sink)
+    sim.run()
+    # heads visible at 10 (in0) and 5 (in1): in1 first at 5 + 1, then in0 at 10 + 1
+    assert [g[2].rows for g in sink.got] == [2, 1]
+    assert sink.clocks == [7, 12] and sink.levels == [0, 1]
+
+
+def test_eager_merge_forwards_the_earliest_group_first():
+    sim = new_sim()
+    in0 = sim.add(Source("in0", [(tile(1, 1), 0, 7)]))
+    in1 = sim.add(Source("in1", [(tile(2, 2), 0, 2)]))
+    op = sim.add(R.EagerMergeCtx("em", 0))
+    data, sel = sim.add(Sink("data")), sim.add(Sink("sel"))
+    wire(sim, in0, op, dst_attr="ins_list[0]")
+    wire(sim, in1, op, dst_attr="ins_list[1]")
+    wire(sim, op, data)
+    wire(sim, op, sel, src_attr="sel_out")
+    sim.run()
+    assert [g[2].chosen for g in sel.got] == [(1,), (0,)]
+    assert [g[2].rows for g in data.got] == [2, 1]
+    assert data.clocks == [4, 9]
+
+
+def test_generators():
+    sim = new_sim()
+    sg = sim.add(R.SelectGenCtx("sg", [(0,), (1,), (0, 1)], (3,)))
+    mg = sim.add(R.MetadataGenCtx("mg", [5, 6, 7]))
+    s1, s2 = sim.add(Sink("s1")), sim.add(Sink("s2"))
+    wire(sim, sg, s1)
+    wire(sim, mg, s2)
+    sim.run()
+    assert s1.clocks == [1, 2, 3] and s1.levels == [0, 0, 1]
+    assert s2.clocks == [1, 1, 2] and s2.levels == [0, 0, 1]
+    assert [int(g[2].value[0, 0]) for g in s2.got] == [5, 6, 7]
+
+
+def test_address_generators_and_filter_last_tile():
+    sink = run_chain(R.ExpertAddrGenCtx("ea", 3), [(Selector((2,)), 0, 0)])
+    assert sink.levels == [1, 1, 2]
+    assert [int(g[2].value[0, 0]) for g in sink.got] == [6, 7, 8]
+    sink = run_chain(R.FilterLastTileCtx("fl"), [(num(3), 1, 0)])
+    assert [g[2].chosen for g in sink.got] == [(1,), (1,), (0,)]
+    assert sink.levels == [0, 0, 2]
+    sim = new_sim()
+    idx = sim.add(Source("idx", [(num(4), 0, 0)]))
+    seq = sim.add(Source("seq", [(num(2), 0, 0)]))
+    op = sim.add(R.CacheReadAddrGenCtx("cr"))
+    out = sim.add(Sink("out"))
+    wire(sim, idx, op, dst_attr="idx")
+    wire(sim, seq, op, dst_attr="seq")
+    wire(sim, op, out)
+    sim.run()
+    assert out.levels == [0, 1] and out.clocks == [2, 2]
+
+
+def test_accum_add_roofline_and_consume():
+    k = Kernel(2, [("add", [1, 0])], acc_slot=1)
+    op = AccumCtx("acc", k, 1, (16, 16), compute_bw=64, pmu_bw=64)
+    sink = run_chain(op, [(tile(16, 16), lv, 0) for lv in (0, 0, 1, 0, 2)],
+                     in_attr="inputs[0]")
+    assert op.busy == 5 * 4  # 256 FLOPs / 64 per element
+    assert sink.levels == [0, 1] and sink.clocks == [14, 22]  # emitted at 13 and 21
+    sim = new_sim()
+    src = sim.add(Source("src", [(tile(), 0, 0)] * 3))
+    c = sim.add(R.ConsumeCtx("c"))
+    wire(sim, src, c)
+    sim.run()
+    assert c.busy == 3 and c.clock == 4
