@@ -35,6 +35,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import sympy
 from xdsl.context import Context as MLContext
 from xdsl.dialects.builtin import (
     BoolAttr, IntegerAttr, ModuleOp, StringAttr, UnitAttr, i64,
@@ -52,6 +53,14 @@ from steplus.runtime.fabric import ops_routing as orr
 from steplus.runtime.fabric.config import HardwareConfig, get_preset
 from steplus.runtime.fabric.engine import SimulationError, Simulator
 from steplus.runtime.fabric.program import Program
+
+
+def _is_arg_ref(v: SSAValue | None) -> bool:
+    """A graph argument with concrete dims (a load's bound outer extent)."""
+    from xdsl.ir import BlockArgument
+
+    return (isinstance(v, BlockArgument) and isinstance(v.type, StreamType)
+            and all(sympy.sympify(d).is_Integer for d in v.type.dims))
 
 
 class LoweringError(SimulationError):
@@ -173,11 +182,21 @@ class _Builder:
             t = _tile(op.output.type)
             shape = _ints(op.tiled_out_shape)
             in_shape = _ints(op.tiled_in_shape)
+            stride = _ints(op.stride)
+            ref = op.ref
+            if _is_arg_ref(ref):
+                # A reference stream that is a graph argument only carries the
+                # load's symbolic outer extent (the frontend's `B`): once bound,
+                # the load walks those dims itself, an OffChipLoad.
+                outer = [int(d) for d in ref.type.dims]
+                inner = int(np.prod(in_shape)) if in_shape else 1
+                stride = [inner * int(np.prod(outer[k + 1:])) for k in range(len(outer))] + stride
+                shape, in_shape, ref = outer + shape, outer + in_shape, None
             ctx = om.LoadCtx(n, t.rows.data, t.cols.data, t.bytes_per_scalar(), shape,
-                             _ints(op.stride), in_shape,
+                             stride, in_shape,
                              self.tensor(n, t.rows.data, t.cols.data, in_shape), req)
-            return _Node(ctx, [("ref", None)] if op.ref is not None else [], one), \
-                ([op.ref] if op.ref is not None else [])
+            return _Node(ctx, [("ref", None)] if ref is not None else [], one), \
+                ([ref] if ref is not None else [])
         if isinstance(op, so.RandomOffChipLoadOp):
             t = _tile(op.output.type)
             in_shape = _ints(op.tiled_in_shape)
@@ -291,8 +310,12 @@ class _Builder:
     # -- the whole graph ------------------------------------------------------
     def build(self) -> Program:
         g = self.graph
-        if g.body.block.args:
-            raise LoweringError("graph arguments cannot be simulated; feed data through loads", g)
+        for arg in g.body.block.args:
+            if not all(isinstance(u.operation, so.LinearOffChipLoadOp) and u.operation.ref is arg
+                       for u in arg.uses) or not _is_arg_ref(arg):
+                raise LoweringError(
+                    "graph arguments can only be the (bound) reference streams of loads; "
+                    "bind their dims (step-specialize) or feed data through loads", g)
         nodes: dict[Operation, tuple[_Node, list[SSAValue]]] = {}
         for op in g.body.block.ops:
             if isinstance(op, sr.ZipOp):
@@ -300,6 +323,9 @@ class _Builder:
                 if not all(isinstance(u, (so.MapOp, so.AccumOp, so.ScanOp, sr.ZipOp)) for u in users):
                     raise LoweringError("step.zip must feed a map, accum or scan to be simulated", op)
                 continue
+            if isinstance(op, sr.ConsumeOp) and isinstance(op.input.owner, sr.ReshapeOp) \
+                    and op.input is op.input.owner.padding:
+                continue  # the simulated Reshape does not produce its padding flags
             nodes[op] = self.node(op)
             self.sim.add(nodes[op][0].ctx)
         # consumers of every produced stream

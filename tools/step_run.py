@@ -141,9 +141,9 @@ def _run(argv: Sequence[str] | None) -> int:
         if args.ticks is not None:
             raise UsageError("the following arguments are required: --node")
         from steplus.dialects.step import GraphOp
-        from steplus.tools.step_run_graph import run_graph
+        from steplus.tools.step_run_graph import run_graph, specialize_pipeline
 
-        module = load_module(args.input_file)
+        module = load_module(args.input_file, specialize_pipeline(args))
         if not any(isinstance(op, GraphOp) for op in module.walk()):
             raise UsageError("the following arguments are required: --node, --ticks "
                              "(or give a file with a step.graph)")

@@ -3,8 +3,11 @@
     step-run graph.mlir                       # metrics table, default preset step-eval
     step-run graph.mlir --preset swiglu-hdl --json
     step-run graph.mlir --config hw.json --depth 2 --trace out.json --functional
+    step-run examples/step/moe_mixtral_dyn.mlir --routing examples/data/step-traces/expert_routing/mixtral_b64/008_010.npz
 
-The graph is lowered with `convert-step-to-runtime` (one context per op,
+A symbolic graph is first specialized (`--routing`, `--kv`, `--bind`: the
+`step-specialize` pass with the types rewritten). The graph is lowered with
+`convert-step-to-runtime` (one context per op,
 channels of the base depth, Broadcasts for fan-out) and run by the event-driven
 simulator. `--json` prints the metrics as JSON; `--trace` writes a Chrome trace
 (chrome://tracing, Perfetto). A deadlock is reported with the blocked contexts
@@ -29,6 +32,24 @@ def add_arguments(p) -> None:
                    help="let numpy values flow (random input tensors, seed 0)")
     g.add_argument("--json", action="store_true", help="print the metrics as JSON")
     g.add_argument("--trace", metavar="OUT.json", help="write a Chrome trace")
+    g.add_argument("--routing", metavar="TRACE.npz",
+                   help="bind an MoE expert-routing trace (step-specialize{routing=...})")
+    g.add_argument("--kv", metavar="LENGTHS.npy", help="bind a KV-length trace")
+    g.add_argument("--bind", metavar="B=64,...", help="bind symbols by name")
+
+
+def specialize_pipeline(args) -> str | None:
+    """The `step-specialize` step-run applies before simulating (types rewritten)."""
+    opts = [f'{k}="{v}"' for k, v in (("routing", args.routing), ("kv", args.kv),
+                                      ("bind", args.bind)) if v]
+    if not opts:
+        return None
+    for v in (args.routing, args.kv, args.bind):
+        if v and '"' in v:
+            from steplus.tools.step_opt import UsageError
+
+            raise UsageError("--routing/--kv/--bind values cannot contain '\"'")
+    return "step-specialize{" + " ".join([*opts, "rewrite=true"]) + "}"
 
 
 def run_graph(args, module) -> int:
