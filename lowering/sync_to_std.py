@@ -96,6 +96,23 @@ def _main_loop(node: sync.NodeOp) -> scf.WhileOp:
     return loops[0]
 
 
+def _rewrite_pure(op: Operation) -> bool:
+    """sync.sync -> its values, sync.undef -> a zero, sync.select -> arith.select
+    (the same in both targets). True if `op` was one of them."""
+    if isinstance(op, sync.SyncOp):
+        for r, v in zip(op.res, op.operands[1:]):
+            r.replace_all_uses_with(v)
+        op.detach()
+        op.erase()
+    elif isinstance(op, sync.UndefOp):
+        _replace(op, zero_of(op.result.type, op))
+    elif isinstance(op, sync.SelectOp):
+        _replace(op, arith.SelectOp(op.cond, op.on_true, op.on_false))
+    else:
+        return False
+    return True
+
+
 def _rewrite_sync_ops(block: Block, inputs: dict, outputs: list, node: sync.NodeOp) -> None:
     """Replace sync ops in a cloned loop body by their step-function meaning."""
     for op in list(block.walk()):
@@ -115,15 +132,8 @@ def _rewrite_sync_ops(block: Block, inputs: dict, outputs: list, node: sync.Node
             op.result.replace_all_uses_with(_token(op))
             op.detach()
             op.erase()
-        elif isinstance(op, sync.SyncOp):
-            for r, v in zip(op.res, op.operands[1:]):
-                r.replace_all_uses_with(v)
-            op.detach()
-            op.erase()
-        elif isinstance(op, sync.UndefOp):
-            _replace(op, zero_of(op.result.type, op))
-        elif isinstance(op, sync.SelectOp):
-            _replace(op, arith.SelectOp(op.cond, op.on_true, op.on_false))
+        elif _rewrite_pure(op):
+            pass
         elif isinstance(op, sync.InstOp):
             raise OpDiagnosticError(
                 op, "convert-sync-to-std{target=step-functions}: sync.inst is not supported "
@@ -300,15 +310,8 @@ class _Modular:
                 op.result.replace_all_uses_with(self.const(block, op, 0))
                 op.detach()
                 op.erase()
-            elif isinstance(op, sync.SyncOp):
-                for r, v in zip(op.res, op.operands[1:]):
-                    r.replace_all_uses_with(v)
-                op.detach()
-                op.erase()
-            elif isinstance(op, sync.UndefOp):
-                _replace(op, zero_of(op.result.type, op))
-            elif isinstance(op, sync.SelectOp):
-                _replace(op, arith.SelectOp(op.cond, op.on_true, op.on_false))
+            elif _rewrite_pure(op):
+                pass
             elif isinstance(op, sync.HaltOp):
                 _replace(op, func.ReturnOp())
         for sig in sigs:

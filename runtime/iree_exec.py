@@ -25,7 +25,7 @@ from xdsl.dialects.builtin import IntegerType, ModuleOp, TensorType
 from xdsl.ir import Attribute
 
 from steplus.dialects import lus
-from steplus.runtime.reactive.interpreter import ReactiveError
+from steplus.runtime.reactive.interpreter import ReactiveError, drive
 from steplus.runtime.reactive.ops import numpy_dtype
 
 
@@ -133,21 +133,7 @@ class IreeNode:
     def run(self, inputs: Mapping[str, Sequence[object]] | Sequence[Sequence[object]],
             ticks: int) -> list[list[object]]:
         """Run `ticks` ticks from the current state; inputs by name or position."""
-        if isinstance(inputs, Mapping):
-            missing = [n for n in self.input_names if n not in inputs]
-            if missing:
-                raise ReactiveError(f"missing input(s): {', '.join(map(str, missing))}")
-            streams = [inputs[n] for n in self.input_names]
-        else:
-            streams = list(inputs)
-        for s, n in zip(streams, self.input_names):
-            if len(s) < ticks:
-                raise ReactiveError(f"input %{n} has {len(s)} values for {ticks} ticks")
-        outputs: list[list[object]] = [[] for _ in self.out_types]
-        for t in range(ticks):
-            for lst, v in zip(outputs, self.step([s[t] for s in streams])):
-                lst.append(v)
-        return outputs
+        return drive(self.step, self.input_names, inputs, ticks, len(self.out_types))
 
 
 def run_node_iree(

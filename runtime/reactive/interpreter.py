@@ -244,6 +244,27 @@ class NodeRunner:
                 env[r] = v
 
 
+def drive(step, names: Sequence[str | None], inputs, ticks: int, n_outputs: int) -> list[list[object]]:
+    """Feed input streams (by name or position) to `step(values) -> outputs`
+    for `ticks` ticks; one list per output, one value per tick. The three
+    execution paths (lus, sync, IREE) share it."""
+    if isinstance(inputs, Mapping):
+        missing = [n for n in names if n not in inputs]
+        if missing:
+            raise ReactiveError(f"missing input(s): {', '.join(map(str, missing))}")
+        streams = [inputs[n] for n in names]
+    else:
+        streams = list(inputs)
+    for s, n in zip(streams, names):
+        if len(s) < ticks:
+            raise ReactiveError(f"input %{n} has {len(s)} values for {ticks} ticks")
+    outputs: list[list[object]] = [[] for _ in range(n_outputs)]
+    for t in range(ticks):
+        for lst, v in zip(outputs, step([s[t] for s in streams])):
+            lst.append(v)
+    return outputs
+
+
 def run_node(
     module: ModuleOp,
     name: str,
@@ -255,20 +276,9 @@ def run_node(
     Returns one list per output with one value per tick (ABSENT where absent)."""
     runner = NodeRunner(module, name)
     args = list(runner.node.input_args)
-    if isinstance(inputs, Mapping):
-        missing = [a.name_hint for a in args if a.name_hint not in inputs]
-        if missing:
-            raise ReactiveError(f"missing input(s): {', '.join(map(str, missing))}")
-        streams = [np.asarray(inputs[a.name_hint]) for a in args]
-    else:
-        streams = [np.asarray(x) for x in inputs]
-    streams = [s.astype(numpy_dtype(a.type)) for s, a in zip(streams, args)]
-    for s, a in zip(streams, args):
-        if len(s) < ticks:
-            raise ReactiveError(f"input {value_name(a)} has {len(s)} values for {ticks} ticks")
-    outputs: list[list[object]] = [[] for _ in runner.node.output_types]
-    for t in range(ticks):
-        outs = runner.step([s[t] for s in streams])
-        for lst, v in zip(outputs, outs):
-            lst.append(v)
-    return outputs
+    dtypes = [numpy_dtype(a.type) for a in args]
+
+    def step(values):
+        return runner.step([np.asarray(v).astype(d)[()] for v, d in zip(values, dtypes)])
+
+    return drive(step, [a.name_hint for a in args], inputs, ticks, len(runner.node.output_types))

@@ -26,7 +26,7 @@ from xdsl.ir import Block, SSAValue
 
 from steplus.dialects import sync
 from steplus.passes.lus.causality import value_name
-from steplus.runtime.reactive.interpreter import ABSENT, UNDEFINED, ReactiveError
+from steplus.runtime.reactive.interpreter import ABSENT, UNDEFINED, ReactiveError, drive
 from steplus.runtime.reactive.ops import evaluate, numpy_dtype
 
 _Run = Generator[None, None, list[object]]
@@ -145,18 +145,5 @@ def run_sync_node(
     Returns one list per output with one value per tick."""
     inst = SyncInstance(sync_nodes(module), name)
     sigs = inst.node.body.block.args[: inst.n_in]
-    if isinstance(inputs, Mapping):
-        missing = [s.name_hint for s in sigs if s.name_hint not in inputs]
-        if missing:
-            raise ReactiveError(f"missing input(s): {', '.join(map(str, missing))}")
-        streams = [inputs[s.name_hint] for s in sigs]
-    else:
-        streams = list(inputs)
-    for s, sig in zip(streams, sigs):
-        if len(s) < ticks:
-            raise ReactiveError(f"input {value_name(sig)} has {len(s)} values for {ticks} ticks")
-    outputs: list[list[object]] = [[] for _ in range(len(inst.node.body.block.args) - inst.n_in)]
-    for t in range(ticks):
-        for lst, v in zip(outputs, inst.react([s[t] for s in streams])):
-            lst.append(v)
-    return outputs
+    n_out = len(inst.node.body.block.args) - inst.n_in
+    return drive(inst.react, [s.name_hint for s in sigs], inputs, ticks, n_out)

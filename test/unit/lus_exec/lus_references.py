@@ -115,3 +115,24 @@ def subsampled(x, reset):
             last = h @ w["D"] + w["d"]
         out.append(last)
     return [out]
+
+
+# Instances on the base clock and on a sub-clock (the one on %c only reacts,
+# and only advances its fby, when %c holds).
+SUBCLOCKED_INSTANCES = """
+lus.node @integr(%i: i32) -> (i32) {
+  %c0 = arith.constant 0 : i32
+  %s = lus.fby %c0 %incr : i32
+  %incr = arith.addi %s, %i : i32
+  lus.yield (%incr : i32)
+}
+lus.node @twice(%x: i32, %c: i1) -> (i32, i32) {
+  %a = lus.instance @integr(%x) : (i32) -> i32
+  %b = lus.instance @integr(%a) : (i32) -> i32
+  %xw = lus.when %c %x : i32
+  %s = lus.instance @integr(%xw) : (i32) -> i32
+  %xn = lus.when not %c %x : i32
+  %m = lus.merge %c %s %xn : i32
+  lus.yield (%b : i32, %m : i32)
+}
+"""

@@ -102,23 +102,6 @@ def test_generated_lstm_examples_are_current():
     assert (lus_dir / "subsampled.mlir").read_text() == gen_lstm.subsampled_text()
 
 
-SUBCLOCKED_INSTANCES = """
-lus.node @integr(%i: i32) -> (i32) {
-  %c0 = arith.constant 0 : i32
-  %s = lus.fby %c0 %incr : i32
-  %incr = arith.addi %s, %i : i32
-  lus.yield (%incr : i32)
-}
-lus.node @twice(%x: i32, %c: i1) -> (i32, i32) {
-  %a = lus.instance @integr(%x) : (i32) -> i32
-  %b = lus.instance @integr(%a) : (i32) -> i32
-  %xw = lus.when %c %x : i32
-  %s = lus.instance @integr(%xw) : (i32) -> i32
-  %xn = lus.when not %c %x : i32
-  %m = lus.merge %c %s %xn : i32
-  lus.yield (%b : i32, %m : i32)
-}
-"""
 
 
 @pytest.mark.parametrize("path", ["lus", "sync", "iree"])
@@ -131,6 +114,6 @@ def test_sub_clocked_instance_keeps_its_state_between_its_ticks(path):
     cs = rng.random(TICKS) < 0.4
     ref_b = np.cumsum(np.cumsum(xs)).astype(np.int32)
     ref_m = np.where(cs, np.cumsum(np.where(cs, xs, 0)), xs).astype(np.int32)
-    module = parse_xdsl(SUBCLOCKED_INSTANCES)
+    module = parse_xdsl(ref.SUBCLOCKED_INSTANCES)
     run = {"lus": _lus, "sync": _sync, "iree": _iree}[path]
     _assert_same(run(module, "twice", {"x": xs, "c": cs}), [ref_b, ref_m], path)

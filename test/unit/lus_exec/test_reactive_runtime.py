@@ -8,6 +8,7 @@ import pytest
 from xdsl.context import Context
 
 from conftest import REPO
+from lus_references import SUBCLOCKED_INSTANCES
 from steplus.lowering.mlir_interop import parse_xdsl
 from steplus.passes.lus.inline import LusInlineInstancesPass
 from steplus.passes.lus.normalize import LusNormalizePass
@@ -62,23 +63,6 @@ def test_two_cycle_matches_reference(transform):
     np.testing.assert_allclose([float(v) for v in out], two_cycle_ref(FLOAT_INPUTS), rtol=1e-5)
 
 
-NESTED = """
-lus.node @integr(%i: i32) -> (i32) {
-  %c0 = arith.constant 0 : i32
-  %s = lus.fby %c0 %incr : i32
-  %incr = arith.addi %s, %i : i32
-  lus.yield (%incr : i32)
-}
-lus.node @twice(%x: i32, %c: i1) -> (i32, i32) {
-  %a = lus.instance @integr(%x) : (i32) -> i32
-  %b = lus.instance @integr(%a) : (i32) -> i32
-  %xw = lus.when %c %x : i32
-  %s = lus.instance @integr(%xw) : (i32) -> i32
-  %z = arith.constant 0 : i32
-  %m = lus.merge %c %s %z : i32
-  lus.yield (%b : i32, %m : i32)
-}
-"""
 
 
 def test_instances_and_their_inlining_agree():
@@ -86,8 +70,8 @@ def test_instances_and_their_inlining_agree():
     cs = rng.integers(0, 2, size=TICKS).astype(np.bool_)
     ref_a = np.cumsum(xs).astype(np.int32)
     ref_b = np.cumsum(ref_a).astype(np.int32)
-    ref_s = np.where(cs, np.cumsum(np.where(cs, xs, 0)), 0).astype(np.int32)
-    module = parse_xdsl(NESTED)
+    ref_s = np.where(cs, np.cumsum(np.where(cs, xs, 0)), xs).astype(np.int32)
+    module = parse_xdsl(SUBCLOCKED_INSTANCES)
     b, m = run_node(module, "twice", {"x": xs, "c": cs}, TICKS)
     assert [int(v) for v in b] == ref_b.tolist()
     assert [int(v) for v in m] == ref_s.tolist()  # the sub-clocked instance only reacts when c
