@@ -56,6 +56,7 @@ _PASSES: dict[str, tuple[str, str]] = {
     "step-infer-shapes": ("steplus.passes.step.infer_shapes", "StepInferShapesPass"),
     "step-metrics": ("steplus.passes.step.metrics", "StepMetricsPass"),
     "step-specialize": ("steplus.passes.step.specialize", "StepSpecializePass"),
+    "step-dynamic-tiling": ("steplus.passes.step.dynamic_tiling", "StepDynamicTilingPass"),
     "convert-step-to-runtime": ("steplus.lowering.step_to_runtime", "ConvertStepToRuntimePass"),
 }
 

@@ -24,6 +24,8 @@
 // CHECK-NEXT:     Inline every lus.instance, bottom-up; reject recursive instances.
 // CHECK-NEXT: lus-normalize
 // CHECK-NEXT:     Turn fby/pre into state arguments and order each node's ops for dominance.
+// CHECK-NEXT: step-dynamic-tiling
+// CHECK-NEXT:     Turn static tiling of a dynamic dimension (Reshape + padding) into dynamic tiles.
 // CHECK-NEXT: step-infer-shapes
 // CHECK-NEXT:     Infer every step result type from the shape tables; fill in `_` dims, reject contradictions.
 // CHECK-NEXT: step-metrics

@@ -1,0 +1,242 @@
+"""`step-dynamic-tiling`: static tiling of a dynamically sized dimension -> dynamic tiles.
+
+The STeP paper's first optimization (seed §5.2, reference spec §8.2): a
+stream whose length is only known at run time (the tokens routed to one MoE
+expert, `[B_e]`) is cut by `step.reshape` into chunks of a static `tile_N`,
+zero-padded, and each chunk is stacked by a `retile_row` accumulator into one
+`tile_N x D` tile:
+
+```mlir
+%rs, %pad = step.reshape %p {split_dim = 0 : i64, chunk_size = 16 : i64} : ...
+step.consume %pad : ...
+%acc = step.accum %rs {rank = 1 : i64} : !step.stream<["ceiling(B_0/16)", 16], !step.tile<1x4096xbf16>> -> !step.stream<["ceiling(B_0/16)"], !step.tile<16x4096xf32>> update { retile_row } init { zero }
+```
+
+The pass replaces the chunking by `step.promote` (one group per expert, none
+when it received nothing) and the accumulator by one of a dynamic number of
+rows, so each expert gets exactly one `?x4096` tile holding its tokens:
+
+```mlir
+%pr = step.promote %p : (!step.stream<[B_0], ...>) -> !step.stream<["Min(1, B_0)", B_0], ...>
+%acc = step.accum %pr {rank = 1 : i64} : ... -> !step.stream<["Min(1, B_0)"], !step.tile<?x4096xf32>> ...
+```
+
+and re-derives the types of everything downstream: the stream dims by the
+shape rules, the tiles through the function library (a `16x4096` by `4096x64`
+matmul becomes `?x64`; an accumulator that had the tile's static rows gets its
+dynamic rows). Graphs without the pattern are left untouched, with a remark
+saying why.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import sympy
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Attribute, Block, Operation, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.rewriter import Rewriter
+
+from steplus.dialects import step_ops as so
+from steplus.dialects import step_routing as sr
+from steplus.dialects.step import GraphOp
+from steplus.dialects.step_functions import get_function
+from steplus.dialects.step_types import StreamType, TileType, TupleType
+from steplus.passes.diagnostics import emit
+
+
+def _uses_retile_row(acc: so.AccumOp) -> bool:
+    return any(isinstance(a, so.ApplyOp) and a.fn.data == "retile_row" for a in acc.update.walk())
+
+
+def find_static_tilings(graph: GraphOp) -> list[tuple[sr.ReshapeOp, so.AccumOp]]:
+    """(reshape, accum) pairs: chunks of tile_N stacked by a retile_row accumulator."""
+    found = []
+    for op in graph.body.block.ops:
+        if not isinstance(op, so.AccumOp) or not _uses_retile_row(op):
+            continue
+        rs = op.input.owner
+        if not isinstance(rs, sr.ReshapeOp) or op.rank.value.data != 1:
+            continue
+        if rs.split_dim.value.data != 0 or len(list(rs.output.uses)) != 1:
+            continue
+        if not all(isinstance(u.operation, sr.ConsumeOp) for u in rs.padding.uses):
+            continue
+        found.append((rs, op))
+    return found
+
+
+# -- type re-derivation ------------------------------------------------------------
+
+
+def _tile_of(fn: str, args: list[Attribute], scalar: Attribute, old: TileType) -> TileType:
+    f = get_function(fn)
+    tiles = [a for a in args if isinstance(a, TileType)]
+    if f is None or not tiles or f.arity != len(tiles):
+        return old
+    if fn == "retile_row":  # the accumulator's rows (its capacity)
+        return TileType(tiles[0].rows.data, tiles[0].cols.data, scalar)
+    rows, cols = f.out_shape([(t.rows.data, t.cols.data) for t in tiles])
+    return TileType(rows, cols, scalar)
+
+
+def _set_type(v: SSAValue, t: Attribute) -> SSAValue:
+    return v if v.type == t else Rewriter.replace_value_with_new_type(v, t)
+
+
+def _retype_block(block: Block, arg_types: list[Attribute]) -> Attribute | None:
+    """Set the block's argument types, recompute its applies; the yielded type."""
+    for arg, t in zip(list(block.args), arg_types):
+        _set_type(arg, t)
+    for op in block.ops:
+        if isinstance(op, so.ApplyOp):
+            old = op.result.type
+            assert isinstance(old, TileType)
+            new = _tile_of(op.fn.data, [a.type for a in op.args], old.scalar, old)
+            _set_type(op.result, new)
+        elif isinstance(op, so.YieldOp):
+            return op.values[0].type if op.values else None
+    return None
+
+
+def _elements(el: Attribute) -> list[Attribute]:
+    return list(el.elements.data) if isinstance(el, TupleType) else [el]
+
+
+def _element_of(op: Operation, index: int, old: StreamType) -> Attribute:
+    """The element type of result `index` of `op` given its (retyped) operands."""
+    if isinstance(op, so.MapOp | so.FlatMapOp):
+        y = _retype_block(op.body.block, _elements(op.input.type.element))
+        return y if y is not None else old.element
+    if isinstance(op, so.AccumOp | so.ScanOp):
+        acc = old.element
+        ins = _elements(op.input.type.element)
+        _retype_block(op.update.block, [*ins, acc])
+        if isinstance(acc, TileType):
+            # An accumulator combined with a dynamically shaped tile (acc +
+            # a ?x4096 matmul) becomes dynamic in that dim too.
+            acc_arg = op.update.block.args[-1]
+            others = [a.type for x in op.update.walk() if isinstance(x, so.ApplyOp)
+                      and acc_arg in x.args for a in x.args
+                      if a is not acc_arg and isinstance(a.type, TileType)]
+            rows = -1 if any(t.rows.data < 0 for t in others) else acc.rows.data
+            cols = -1 if any(t.cols.data < 0 for t in others) else acc.cols.data
+            if (rows, cols) != (acc.rows.data, acc.cols.data):
+                acc = TileType(rows, cols, acc.scalar)
+                _retype_block(op.update.block, [*ins, acc])
+        zero = op.init.block.first_op
+        if isinstance(zero, so.ApplyOp):
+            _set_type(zero.result, acc)
+        return acc
+    if isinstance(op, sr.ZipOp):
+        return TupleType([op.lhs.type.element, op.rhs.type.element])
+    if isinstance(op, so.LinearOffChipLoadOp | so.RandomOffChipLoadOp | sr.SelectGenOp
+                  | sr.MetadataGenOp | sr.ExpertAddrGenOp | sr.CacheReadAddrGenOp
+                  | sr.FilterLastTileOp | sr.EagerMergeOp) and not (
+                      isinstance(op, sr.EagerMergeOp) and index == 0):
+        return old.element
+    if isinstance(op, sr.ReshapeOp) and index == 1:
+        return old.element
+    streams = [o for o in op.operands if isinstance(o.type, StreamType)]
+    return streams[0].type.element if streams else old.element
+
+
+def refresh(op: Operation) -> list[SSAValue]:
+    """Re-derive `op`'s result types from its operands; the results that changed."""
+    from steplus.passes.step.shape_rules import ShapeError, rule_for
+
+    rule = rule_for(op)
+    changed = []
+    shapes = None
+    if rule is not None:
+        try:
+            shapes = rule(op, [o.type for o in op.operands], lambda key, base, ragged: None)
+        except ShapeError:
+            return []  # operands mid-update (a zip's other side comes next)
+    for i, r in enumerate(list(op.results)):
+        old = r.type
+        if not isinstance(old, StreamType):
+            continue
+        dims = list(old.dims)
+        if shapes is not None:
+            new_dims = shapes[i].dims
+            dims = [o if n is None or (isinstance(n, sympy.Symbol) and n in shapes[i].fresh)
+                    else n for n, o in zip(new_dims, old.dims)] if len(new_dims) == len(dims) \
+                else [d for d in new_dims if d is not None]
+        new = StreamType(dims, _element_of(op, i, old))
+        if new != old:
+            changed.append(_set_type(op.results[i], new))
+    return changed
+
+
+def _propagate(values: list[SSAValue]) -> None:
+    work = list(values)
+    budget = 100_000  # types only ever settle; a feedback loop cannot spin forever
+    while work and budget:
+        budget -= 1
+        v = work.pop(0)
+        for use in list(v.uses):
+            user = use.operation
+            while user is not None and not isinstance(user.parent_op(), GraphOp):
+                user = user.parent_op()  # a use inside a region: the op owning it
+            if user is not None:
+                work.extend(refresh(user))
+
+
+def dynamic_tile(rs: sr.ReshapeOp, acc: so.AccumOp) -> so.AccumOp:
+    """Rewrite one static tiling into a dynamic one; returns the new accumulator."""
+    block = rs.parent_block()
+    assert block is not None
+    src = rs.input
+    t = src.type
+    assert isinstance(t, StreamType)
+    promote = sr.PromoteOp.create(
+        operands=[src], result_types=[StreamType([sympy.Min(1, t.dims[0]), *t.dims], t.element)])
+    block.insert_op_before(promote, rs)
+    if rs.output.name_hint:
+        promote.output.name_hint = rs.output.name_hint
+    acc.operands = [promote.output]
+    old_el = acc.output.type.element
+    assert isinstance(old_el, TileType)
+    dyn = TileType(-1, old_el.cols.data, old_el.scalar)
+    _set_type(acc.output, StreamType([sympy.Min(1, t.dims[0])], dyn))
+    _retype_block(acc.update.block, [*_elements(t.element), dyn])
+    zero = acc.init.block.first_op
+    if isinstance(zero, so.ApplyOp):
+        _set_type(zero.result, dyn)
+    for use in list(rs.padding.uses):
+        use.operation.detach()
+        use.operation.erase()
+    rs.detach()
+    rs.erase()
+    _propagate([acc.output])
+    return acc
+
+
+@dataclass(frozen=True)
+class StepDynamicTilingPass(ModulePass):
+    """Turn static tiling of a dynamic dimension (Reshape + padding) into dynamic tiles.
+
+    Example: `step-opt examples/step/moe_mixtral_tn16.mlir -p step-dynamic-tiling`
+    replaces each expert's `step.reshape {chunk_size = 16}` + retile_row
+    `step.accum` (`ceiling(B_e/16)` tiles of `16x4096`) by `step.promote` + an
+    accumulator of one `?x4096` tile per expert (`Min(1, B_e)` tiles), and
+    re-derives every type downstream — the graph `moe_mixtral_dyn.mlir` is.
+    """
+
+    name = "step-dynamic-tiling"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for graph in [g for g in op.walk() if isinstance(g, GraphOp)]:
+            pairs = find_static_tilings(graph)
+            if not pairs:
+                emit(graph, "remark", "step-dynamic-tiling: nothing to do: no retile_row "
+                                      "accumulator over a step.reshape whose padding is dropped")
+                continue
+            for rs, acc in pairs:
+                dynamic_tile(rs, acc)
+            from steplus.passes.step.infer_shapes import infer_graph
+
+            infer_graph(graph)  # the re-derived types are consistent
