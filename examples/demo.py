@@ -1,10 +1,11 @@
 """The steplus end-to-end demo (run with `./run demo`).
 
 1. Reads a real MoE expert-routing trace (Mixtral-8x7B, batch 64, shipped in
-   examples/data/), builds the token-routing STeP graph with the Python
-   builder (tokens -> partition by expert -> per-expert reshape into 16-token
-   tiles -> merge), runs it through `step-opt`, and binds the graph's symbolic
-   stream dimensions to the trace's per-expert token counts.
+   examples/data/), binds the reference MoE layer graphs (static tile_N=16 and
+   dynamic tiling, examples/step/) to it with `step-opt`'s step-specialize and
+   prints their off-chip traffic, on-chip memory and FLOPs; derives the
+   dynamic graph from the static one with step-dynamic-tiling; simulates the
+   SwiGLU expert on the dataflow fabric with `step-run`.
 2. Builds the lus integrator and the seed's two-cycle program, runs them
    through `step-opt`, and hands them to real MLIR (iree.compiler.ir) and back.
 3. Runs the seed's sub-sampled model (an LSTM cell every tick, a dense layer
@@ -21,12 +22,9 @@ import tempfile
 from pathlib import Path
 
 import numpy as np
-import sympy
 from xdsl.dialects.builtin import f32, i32
 
 from steplus.dialects.lus_builder import NodeBuilder
-from steplus.dialects.step_builder import GraphBuilder
-from steplus.dialects.step_types import SelectorType, TileType
 from steplus.lowering.mlir_interop import from_mlir, to_mlir
 
 HERE = Path(__file__).resolve().parent
@@ -45,47 +43,50 @@ def step_opt(text: str, *args: str) -> str:
     return done.stdout
 
 
-def moe_routing_graph(experts: int, hidden: int, tile_n: int):
-    """tokens [B] -> partition over experts -> reshape each into tile_n chunks."""
-    g = GraphBuilder("moe_routing")
-    tokens = g.argument(["B"], TileType(1, hidden, f32))
-    sel = g.argument(["B"], SelectorType(experts))
-    per_expert = g.partition(tokens, sel)
-    for stream in per_expert:
-        data, pad = g.reshape(stream, split_dim=0, chunk=tile_n)
-        g.consume(data)
-        g.consume(pad)
-    return g, per_expert
-
-
 def demo_step() -> None:
-    routing = np.load(TRACE)["data"]
-    batch, top_k = routing.shape
-    experts, hidden, tile_n = 8, 4096, 16
-    counts = np.bincount(routing.ravel(), minlength=experts)
-    print(f"== STeP: Mixtral-8x7B routing trace {TRACE.name}: B={batch}, top-{top_k}")
-    print(f"   tokens per expert: {counts.tolist()} (sum {counts.sum()} = B*k)")
+    sys.path.insert(0, str(HERE / "step"))
+    import workloads
 
-    g, per_expert = moe_routing_graph(experts, hidden, tile_n)
-    text = step_opt(str(g.module()))
-    print("\n-- step-opt output (first lines):")
-    for line in text.splitlines()[:8]:
-        print("   " + (line if len(line) < 150 else line[:147] + "..."))
+    from steplus.passes.step.traces import RoutingTrace
 
-    print(f"\n-- symbolic shapes bound to the trace (tile_N = {tile_n}):")
-    print(f"   {'expert':>6} {'dims (symbolic)':>28} {'tokens':>7} {'tiles':>6} {'padded rows':>12}")
-    total_tiles = 0
-    for e, stream in enumerate(per_expert):
-        dims = stream.type.dims
-        symbol = dims[0]
-        tiles_expr = sympy.ceiling(symbol / tile_n)
-        tiles = int(tiles_expr.subs(symbol, int(counts[e])))
-        total_tiles += tiles
-        print(f"   {e:>6} {str([str(d) for d in dims]):>28} {counts[e]:>7} {tiles:>6} "
-              f"{tiles * tile_n - counts[e]:>12}")
-    print(f"   total tiles {total_tiles}, padding {total_tiles * tile_n - counts.sum()} rows "
-          f"({100 * (total_tiles * tile_n - counts.sum()) / (total_tiles * tile_n):.1f}% of the "
-          "static-tiling work is padding)")
+    trace = RoutingTrace.load(TRACE, experts=8)
+    print(f"== STeP: Mixtral-8x7B routing trace {TRACE.name}: B={trace.batch}, top-{trace.top_k}")
+    print(f"   tokens per expert: {trace.counts} (sum {sum(trace.counts)} = B*k)")
+    print(f"   token tiles with tile_N=16: {trace.tiles(16)} "
+          f"({16 * sum(trace.tiles(16)) - sum(trace.counts)} padding rows)")
+
+    print("\n-- the MoE layer (reference spec §8.2), static tile_N=16 vs dynamic tiling, "
+          "metrics bound to the trace by step-opt:")
+    rows = []
+    for stem in ("moe_mixtral_tn16", "moe_mixtral_dyn"):
+        graph = HERE / "step" / f"{stem}.mlir"
+        out = step_opt(graph.read_text(), "-o", "/dev/null", "-p",
+                       f'step-specialize{{routing="{TRACE}"}},step-metrics')
+        totals = dict(line.split(" = ", 1)[::1] for line in out.splitlines()
+                      if line.startswith("total "))
+        rows.append((stem, totals))
+    print(f"   {'graph':<18}{'off-chip bytes':>16}{'on-chip bytes':>15}{'FLOPs':>16}{'padded FLOPs':>16}")
+    for stem, t in rows:
+        print(f"   {stem:<18}{t['total offchip_bytes']:>16}{t['total onchip_bytes']:>15}"
+              f"{t['total flops']:>16}{t['total padded_flops']:>16}")
+    static, dyn = (int(t["total offchip_bytes"]) for _, t in rows)
+    print(f"   dynamic tiling loads each active expert's weights once: "
+          f"{static / dyn:.2f}x less off-chip traffic")
+
+    print("\n-- step-dynamic-tiling derives the dynamic graph from the static one:")
+    derived = step_opt((HERE / "step" / "moe_mixtral_tn16.mlir").read_text(),
+                       "-p", "step-dynamic-tiling")
+    print(f"   {derived.count('step.promote')} step.promote, "
+          f"{derived.count('step.reshape')} step.reshape left (the final rs_out)")
+
+    print("\n-- the SwiGLU expert of the HDL validation (tm=32, tn=128) on the simulated fabric:")
+    done = subprocess.run([str(STEP_OPT.with_name("step-run")),
+                           str(HERE / "step" / "swiglu_tm32_tn128.mlir"), "--preset", "swiglu-hdl"],
+                          capture_output=True, text=True)
+    if done.returncode != 0:
+        raise SystemExit(done.stderr)
+    for line in done.stdout.splitlines()[:7]:
+        print("   " + line)
 
 
 def demo_lus() -> None:
