@@ -11,7 +11,11 @@ Exactly the graphs of the reference-workload spec (`step-reference-workloads.md`
   expert's tokens); weights and activations in bf16 ("mock bf16", 2 bytes),
   accumulators and the stored output in f32. The batch `B` and the
   per-expert token counts `B_0 .. B_{E-1}` are symbols: bind them to a
-  routing trace with `step-specialize{routing=...}`.
+  routing trace with `step-specialize{routing=...}`;
+- `moe_time_multiplexed(model, regions, tile_n)`: configuration
+  time-multiplexing (§8.3): `regions` shared expert pipelines behind
+  EagerMerges, weights fetched by RandomOffChipLoads addressed by the merge's
+  selector (tile_F = 48).
 
     python examples/step/workloads.py     # (re)writes examples/step/*.mlir
 
@@ -30,7 +34,7 @@ from io import StringIO
 from xdsl.dialects.builtin import ModuleOp, bf16, f32
 from xdsl.printer import Printer
 
-from steplus.dialects.step_frontend import Graph, Stream, TileType, reassemble
+from steplus.dialects.step_frontend import Graph, Stream, TileType, eager_merge, reassemble
 
 HERE = Path(__file__).resolve().parent
 
@@ -74,7 +78,7 @@ def swiglu(tm: int, tn: int, batch: int = 64, hidden: int = 256, inter: int = 51
 
 def moe(model: MoEModel, tile_n: int | None, tile_f: int = TILE_F) -> ModuleOp:
     """The weight-stationary MoE layer (§8.2); `tile_n=None` is dynamic tiling."""
-    E, K, D, F = model.experts, model.top_k, model.hidden, model.inter
+    E, D, F = model.experts, model.hidden, model.inter
     kind = f"tn{tile_n}" if tile_n is not None else "dyn"
     g = Graph(f"moe_{model.name}_{kind}")
     nf = F // tile_f
@@ -82,27 +86,16 @@ def moe(model: MoEModel, tile_n: int | None, tile_f: int = TILE_F) -> ModuleOp:
 
     def waddr(e: int, which: int) -> int:  # experts' [up, gate, down] weights, contiguous
         return (1 << 32) + (3 * e + which) * wbytes
-    tokens = g.load((1, D), bf16, ["B", 1], name="in_load")
-    flat = tokens.flatten(0, 1, name="flat_in")
-    feat_sel = g.select_gen(E, ["B"], name="feat_sel")
-    w_sel = g.select_gen(E, ["B", K], name="w_sel")
-    parts = flat.partition(feat_sel, [f"part_{e:03d}" for e in range(E)])
-    acc_tile = TileType(tile_n if tile_n is not None else -1, D, f32)
-    acc: list[Stream] = []
-    for e, p in enumerate(parts):  # token grouping (step 7)
-        if tile_n is not None:
-            rs, pad = p.reshape(tile_n, name=f"rs{e}")
-            pad.consume()
-        else:
-            rs = p.promote(name=f"rs{e}")
-        acc.append(rs.accum("retile_row", 1, acc=acc_tile, name=f"acc{e}"))
+
+    acc, w_sel, acc_tile = _group_tokens(g, model, tile_n, tile_f)
     fanout = [a.broadcast(4, [f"acc{e}_rep", f"acc{e}_up", f"acc{e}_gate", f"acc{e}_down"])
               for e, a in enumerate(acc)]
     reps = [f[0].repeat(nf, name=f"rep{e}").broadcast(2, [f"rep{e}_up", f"rep{e}_gate"])
             for e, f in enumerate(fanout)]
     ups = []
     for e, f in enumerate(fanout):  # steps 9-10
-        w = g.load((D, tile_f), bf16, [nf, 1], ref=f[1], base_addr=waddr(e, 0), name=f"up_ld{e}").flatten(0, 1)
+        w = g.load((D, tile_f), bf16, [nf, 1], ref=f[1], base_addr=waddr(e, 0),
+                   name=f"up_ld{e}").flatten(0, 1)
         ups.append(reps[e][0].map("matmul", w, dtype=f32, name=f"up{e}"))
     gates = []
     for e, f in enumerate(fanout):  # step 11
@@ -111,21 +104,95 @@ def moe(model: MoEModel, tile_n: int | None, tile_f: int = TILE_F) -> ModuleOp:
         gates.append(reps[e][1].map("matmul", w, dtype=f32, name=f"gate{e}"))
     projs = [u.map("mul", gt.map("silu", name=f"act{e}"), name=f"proj{e}")
              for e, (u, gt) in enumerate(zip(ups, gates))]  # steps 12-13
-    downs = []
+    rows = []
     for e, f in enumerate(fanout):  # steps 14-16
         w = g.load((tile_f, D), bf16, [nf, 1], ref=f[3], base_addr=waddr(e, 2),
                    name=f"down_ld{e}").flatten(0, 1)
         d = projs[e].accum("matmul", 1, w, acc=acc_tile, combine="add", name=f"down{e}")
-        downs.append(d.flat_map("retile_streamify", 0, name=f"rt{e}"))
-    w_load = g.load((1, 1), bf16, ["B", K], base_addr=1 << 31, name="w_load")  # step 17: the last reader
+        rows.append(d.flat_map("retile_streamify", 0, name=f"rt{e}"))
+    _combine(g, model, rows, w_sel)  # steps 17-23: w_load is the last reader
+    return g.module()
+
+
+def _group_tokens(g: Graph, model: MoEModel, tile_n: int | None, tile_f: int):
+    """Steps 1-7 of §8.2: the token load, the expert partition, per-expert tiles."""
+    E, K, D = model.experts, model.top_k, model.hidden
+    tokens = g.load((1, D), bf16, ["B", 1], name="in_load")
+    flat = tokens.flatten(0, 1, name="flat_in")
+    feat_sel = g.select_gen(E, ["B"], name="feat_sel")
+    w_sel = g.select_gen(E, ["B", K], name="w_sel")
+    parts = flat.partition(feat_sel, [f"part_{e:03d}" for e in range(E)])
+    acc_tile = TileType(tile_n if tile_n is not None else -1, D, f32)
+    acc: list[Stream] = []
+    for e, p in enumerate(parts):
+        if tile_n is not None:
+            rs, pad = p.reshape(tile_n, name=f"rs{e}")
+            pad.consume()
+        else:
+            rs = p.promote(name=f"rs{e}")
+        acc.append(rs.accum("retile_row", 1, acc=acc_tile, name=f"acc{e}"))
+    return acc, w_sel, acc_tile
+
+
+def _combine(g: Graph, model: MoEModel, rows: list[Stream], w_sel: Stream) -> None:
+    """Steps 17-23 of §8.2: routing weights, reassembly per token, the sum, the store."""
+    E, K, D = model.experts, model.top_k, model.hidden
+    w_load = g.load((1, 1), bf16, ["B", K], base_addr=1 << 31, name="w_load")
     w_parts = w_load.partition(w_sel, [f"w_part_{e:03d}" for e in range(E)])
-    scaled = [rt.map("mul", w, name=f"wmul{e}") for e, (w, rt) in enumerate(zip(w_parts, downs))]
+    scaled = [rt.map("mul", w, name=f"wmul{e}") for e, (w, rt) in enumerate(zip(w_parts, rows))]
     re_sel = g.select_gen(E, ["B"], name="re_sel")
     reasm = reassemble(scaled, re_sel, name="reasm")
     out = reasm.accum("add", 1, acc=TileType(1, D, f32), name="acc_out")
-    rows, pad = out.reshape(1, name="rs_out")
+    out_rows, pad = out.reshape(1, name="rs_out")
     pad.consume()
-    rows.store(base_addr=1 << 34)
+    out_rows.store(base_addr=1 << 34)
+
+
+def moe_time_multiplexed(model: MoEModel, regions: int, tile_n: int | None,
+                         tile_f: int = 48) -> ModuleOp:
+    """Configuration time-multiplexing (§8.3): `regions` shared expert pipelines.
+
+    Experts are grouped contiguously (E/R per region); each region merges its
+    experts' token tiles eagerly, fetches the chosen expert's weights with
+    RandomOffChipLoads addressed by the merge's selector, and partitions its
+    results back to the experts."""
+    E, D, F = model.experts, model.hidden, model.inter
+    if E % regions:
+        raise ValueError(f"{E} experts do not split into {regions} regions")
+    per = E // regions
+    nf = F // tile_f
+    kind = f"tn{tile_n}" if tile_n is not None else "dyn"
+    g = Graph(f"moe_{model.name}_tm{regions}_{kind}")
+    acc, w_sel, acc_tile = _group_tokens(g, model, tile_n, tile_f)
+    wbytes = 2 * D * F
+
+    def base(which: int, r: int) -> int:  # [up | gate | down] weights, expert-major
+        return (1 << 32) + which * E * wbytes + r * per * wbytes
+
+    reps, sels, addrs = [], [], []
+    for r in range(regions):
+        data, sel = eager_merge(acc[r * per:(r + 1) * per], [f"em{r}_data", f"em{r}_sel"])
+        reps.append(data.repeat(nf, name=f"rep{r}").broadcast(2, [f"rep{r}_up", f"rep{r}_gate"]))
+        sel_addr, sel_part = sel.broadcast(2, [f"sel{r}_addr", f"sel{r}_part"])
+        sels.append(sel_part)
+        addrs.append(sel_addr.expert_addr_gen(nf, name=f"addr{r}").broadcast(
+            3, [f"addr{r}_up", f"addr{r}_gate", f"addr{r}_down"]))
+    ups = [reps[r][0].map("matmul", g.random_load(addrs[r][0], (D, tile_f), bf16, [per * nf],
+                                                  base(0, r), name=f"up_ld{r}"),
+                          dtype=f32, name=f"up{r}") for r in range(regions)]
+    gates = [reps[r][1].map("matmul", g.random_load(addrs[r][1], (D, tile_f), bf16, [per * nf],
+                                                    base(1, r), name=f"gate_ld{r}"),
+                            dtype=f32, name=f"gate{r}") for r in range(regions)]
+    acts = [gt.map("silu", name=f"act{r}") for r, gt in enumerate(gates)]
+    projs = [u.map("mul", a, name=f"proj{r}") for r, (u, a) in enumerate(zip(ups, acts))]
+    rows: list[Stream] = []
+    for r in range(regions):
+        w = g.random_load(addrs[r][2], (tile_f, D), bf16, [per * nf], base(2, r),
+                          name=f"down_ld{r}")
+        down = projs[r].accum("matmul", 1, w, acc=acc_tile, combine="add", name=f"down{r}")
+        for j, out in enumerate(down.partition(sels[r], [f"pres{r}_{j}" for j in range(per)])):
+            rows.append(out.flat_map("retile_streamify", 0, name=f"rt{r * per + j}"))
+    _combine(g, model, rows, w_sel)
     return g.module()
 
 

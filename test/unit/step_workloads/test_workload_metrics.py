@@ -107,3 +107,22 @@ def test_committed_examples_are_the_builders_output():
             module = _moe("qwen", None if tile == "dyn" else int(tile[2:]))[0]
         path = REPO / "examples" / "step" / f"{stem}.mlir"
         assert path.read_text() == workloads.mlir_text(module), f"{path} is stale: run examples/step/workloads.py"
+
+
+@pytest.mark.parametrize("regions", [16, 4])
+def test_time_multiplexed_moe_metrics_equal_the_closed_forms(regions):
+    # §8.3 / §5.5: same traffic as weight-stationary (a region reloads an
+    # expert's weights per token tile); on-chip 10D + 2 + A_e*4*tN*D +
+    # A_r*(8*tN*D + 6*D*tF) with A_e active experts, A_r active regions.
+    m = workloads.MODELS["qwen"]
+    E, D, F, K, tN, tF, B = m.experts, m.hidden, m.inter, m.top_k, 32, 48, 64
+    graph = _graph(workloads.moe_time_multiplexed(m, regions, tN, tF))
+    trace = RoutingTrace.load(TRACES / TRACE_FILES[("qwen", B)], E)
+    bound = compute_metrics(graph).bind(specialize_graph(graph.clone(), routing_bindings(graph, trace)))
+    c, per = trace.counts, E // regions
+    tiles = sum(-(-x // tN) for x in c)
+    active_experts = sum(1 for x in c if x > 0)
+    active_regions = sum(1 for r in range(regions) if any(c[r * per:(r + 1) * per]))
+    assert int(bound.offchip) == 2 * B * D + 2 * B * K + tiles * 3 * 2 * D * F + 4 * B * D
+    assert int(bound.onchip) == (10 * D + 2 + active_experts * 4 * tN * D
+                                 + active_regions * (8 * tN * D + 6 * D * tF))
