@@ -39,3 +39,6 @@
 // CHECK-NEXT:     --routing: str
 // CHECK-NEXT:     --kv: str
 // CHECK-NEXT:     --rewrite: bool = false
+// CHECK-NEXT: step-time-multiplex
+// CHECK-NEXT:     Share N configured expert regions among E identical expert pipelines.
+// CHECK-NEXT:     --regions: int = 1

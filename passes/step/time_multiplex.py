@@ -1,0 +1,237 @@
+"""`step-time-multiplex{regions=N}`: E identical expert pipelines -> N shared regions.
+
+Configuration time-multiplexing (seed §5.3, Fig. 13; reference spec §8.3).
+In a weight-stationary MoE layer every expert has its own pipeline: from the
+accumulator that groups its tokens (`retile_row`) through the weight loads
+(driven by the token tiles), the matmuls, SiLU and the down projection, to the
+`flat_map` that splits the result back into rows. With E experts that is E
+configured copies. The pass keeps N copies instead: experts are grouped
+contiguously (E/N per region) and each region
+
+- merges its experts' token tiles with `step.eager_merge` (data, selector);
+- fetches the selected expert's weights with `step.random_offchip_load`
+  addressed by `step.expert_addr_gen` on the selector (tiles per expert = the
+  tiles one weight load walked per token tile);
+- runs the pipeline once, on the merged stream;
+- sends each result tile back to its expert with `step.partition` by the same
+  selector, into the expert's original `flat_map`.
+
+Types downstream are re-derived by the shape rules. The pipelines must have
+identical structure (the same ops with the same properties, up to weight
+addresses); otherwise, or without such pipelines, the graph is left alone
+with a remark saying why.
+
+Example: `step-opt examples/step/moe_qwen_tn16.mlir -p 'step-time-multiplex{regions=16}'`
+gives 16 `step.eager_merge`s, 48 `step.random_offchip_load`s and no more
+per-expert weight loads; its metrics bound to a trace equal the hand-built
+`moe_time_multiplexed` graph's (examples/step/workloads.py).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import sympy
+from xdsl.context import Context
+from xdsl.dialects.builtin import DenseArrayBase, IntegerAttr, ModuleOp, i64
+from xdsl.ir import Block, Operation, SSAValue
+from xdsl.passes import ModulePass
+
+from steplus.dialects import step_ops as so
+from steplus.dialects import step_routing as sr
+from steplus.dialects.step import GraphOp
+from steplus.dialects.step_types import SelectorType, StreamType, TileType
+from steplus.passes.diagnostics import OpDiagnosticError, emit
+from steplus.passes.step.dynamic_tiling import _propagate, refresh
+from steplus.passes.step.shape_rules import new_symbol
+
+ADDRESS = TileType(1, 1, i64)
+
+
+@dataclass
+class Pipeline:
+    """One expert's ops from its token accumulator to its row-splitting flat_map."""
+
+    acc: so.AccumOp
+    ops: list[Operation]  # in block order, acc excluded, flat_map excluded
+    rows: so.FlatMapOp
+
+
+def _retile_accums(graph: GraphOp) -> list[so.AccumOp]:
+    return [op for op in graph.body.block.ops if isinstance(op, so.AccumOp) and any(
+        isinstance(a, so.ApplyOp) and a.fn.data == "retile_row" for a in op.update.walk())]
+
+
+def find_pipelines(graph: GraphOp) -> list[Pipeline] | str:
+    """The expert pipelines, or why there are none."""
+    order = {op: i for i, op in enumerate(graph.body.block.ops)}
+    pipelines = []
+    for acc in _retile_accums(graph):
+        seen: set[Operation] = set()
+        work = [acc.output]
+        rows: so.FlatMapOp | None = None
+        while work:
+            for use in list(work.pop().uses):
+                user = use.operation
+                if isinstance(user, so.FlatMapOp):
+                    if rows is not None and rows is not user:
+                        return "a token accumulator reaches two flat_maps"
+                    rows = user
+                    continue
+                if user not in seen:
+                    seen.add(user)
+                    work.extend(user.results)
+        if rows is None:
+            return "no flat_map splits an expert's results back into rows"
+        pipelines.append(Pipeline(acc, sorted(seen, key=order.__getitem__), rows))
+    if not pipelines:
+        return "no retile_row accumulator groups tokens per expert"
+    return pipelines
+
+
+def _signature(p: Pipeline) -> list[tuple]:
+    sig = []
+    for op in p.ops:
+        props = tuple(sorted((k, str(v)) for k, v in op.properties.items() if k != "base_addr"))
+        sig.append((op.name, props, len(op.operands), len(op.results)))
+    return sig
+
+
+def _set_result_types(op: Operation, types: list) -> Operation:
+    from xdsl.rewriter import Rewriter
+
+    for r, t in zip(list(op.results), types):
+        if r.type != t:
+            Rewriter.replace_value_with_new_type(r, t)
+    return op
+
+
+class _Region:
+    """Builds one shared region in front of `anchor`."""
+
+    def __init__(self, block: Block, anchor: Operation, index: int):
+        self.block, self.anchor, self.index = block, anchor, index
+
+    def add(self, op: Operation) -> Operation:
+        self.block.insert_op_before(op, self.anchor)
+        for r in op.results:
+            if isinstance(r.type, StreamType):
+                refresh(op)
+                break
+        return op
+
+    def build(self, group: list[Pipeline]) -> None:
+        template = group[0]
+        accs = [p.acc.output for p in group]
+        t0 = accs[0].type
+        em = self.add(sr.EagerMergeOp.create(
+            operands=accs,
+            result_types=[t0, StreamType([t0.dims[0]], SelectorType(len(group)))]))
+        em.results[0].name_hint, em.results[1].name_hint = f"em{self.index}", f"em{self.index}_sel"
+        data, sel = em.results
+        sel_b = self.add(sr.BroadcastOp.create(operands=[sel], result_types=[sel.type] * 2))
+        sel_addr, sel_part = sel_b.results
+        loads = [op for op in template.ops
+                 if isinstance(op, so.LinearOffChipLoadOp) and op.ref is not None]
+        if not loads:
+            raise OpDiagnosticError(template.acc, "step-time-multiplex: the expert's weights are "
+                                                  "not loaded per token tile (no load with a ref)")
+        per_tile = [int(sympy.Mul(*op.tiled_out_shape.get_values())) for op in loads]
+        if len(set(per_tile)) != 1:
+            raise OpDiagnosticError(loads[0], "step-time-multiplex: the weight loads walk "
+                                              "different numbers of tiles")
+        nf = per_tile[0]
+        addr = self.add(sr.ExpertAddrGenOp.create(
+            operands=[sel_addr], result_types=[StreamType([*sel.type.dims, nf], ADDRESS)],
+            properties={"tiles_per_expert": IntegerAttr(nf, i64)}))
+        addrs = list(self.add(sr.BroadcastOp.create(
+            operands=[addr.output], result_types=[addr.output.type] * len(loads))).results) \
+            if len(loads) > 1 else [addr.output]
+        mapping: dict[SSAValue, SSAValue] = {template.acc.output: data}
+        replaced: dict[Operation, SSAValue] = {}
+        for op in template.ops:
+            if isinstance(op, sr.BroadcastOp) and op.input is template.acc.output:
+                keep = [r for r in op.results
+                        if not all(isinstance(u.operation, so.LinearOffChipLoadOp) for u in r.uses)]
+                if len(keep) == 1:
+                    mapping[keep[0]] = data
+                    continue
+                b = self.add(sr.BroadcastOp.create(operands=[data], result_types=[data.type] * len(keep)))
+                mapping.update(zip(keep, b.results))
+                continue
+            if op in loads:
+                k = loads.index(op)
+                tile = op.output.type.element
+                load = self.add(so.RandomOffChipLoadOp.create(
+                    operands=[addrs[k]], result_types=[StreamType(addrs[k].type.dims, tile)],
+                    properties={"base_addr": op.base_addr,
+                                "tiled_in_shape": DenseArrayBase.from_list(i64, [len(group) * nf])}))
+                load.output.name_hint = op.output.name_hint
+                replaced[op] = load.output
+                mapping[op.output] = load.output
+                continue
+            if isinstance(op, sr.FlattenOp) and op.input.owner in replaced:
+                mapping[op.output] = replaced[op.input.owner]  # addresses are already flat
+                continue
+            clone = op.clone(value_mapper=dict(mapping))
+            self.add(clone)
+            mapping.update(zip(op.results, clone.results))
+        down = mapping[template.rows.input]
+        outs = [StreamType([new_symbol(f"R{self.index}_{j}", False), *down.type.dims[1:]],
+                           down.type.element) for j in range(len(group))]
+        part = self.add(sr.PartitionOp.create(operands=[down, sel_part], result_types=outs))
+        for p, out in zip(group, part.results):
+            out.name_hint = f"pres{self.index}_{group.index(p)}"
+            p.rows.operands = [out]
+            _propagate([out])
+
+
+def time_multiplex(graph: GraphOp, regions: int) -> None:
+    found = find_pipelines(graph)
+    if isinstance(found, str):
+        emit(graph, "remark", f"step-time-multiplex: nothing to do: {found}")
+        return
+    pipelines = found
+    if len(pipelines) % regions:
+        raise OpDiagnosticError(graph, f"step-time-multiplex: {len(pipelines)} expert pipelines "
+                                       f"do not split into {regions} regions")
+    sig = _signature(pipelines[0])
+    for p in pipelines[1:]:
+        if _signature(p) != sig:
+            emit(graph, "remark", "step-time-multiplex: nothing to do: the expert pipelines "
+                                  "differ in structure")
+            return
+    per = len(pipelines) // regions
+    anchor = pipelines[-1].rows
+    block = graph.body.block
+    for r in range(regions):
+        _Region(block, anchor, r).build(pipelines[r * per:(r + 1) * per])
+    for p in pipelines:
+        for op in reversed(p.ops):
+            op.detach()
+            op.erase()
+    from steplus.passes.step.infer_shapes import infer_graph
+
+    infer_graph(graph)
+
+
+@dataclass(frozen=True)
+class StepTimeMultiplexPass(ModulePass):
+    """Share N configured expert regions among E identical expert pipelines.
+
+    Example: `step-opt moe.mlir -p 'step-time-multiplex{regions=16}'` turns 128
+    per-expert pipelines into 16 regions behind `step.eager_merge`s whose
+    selectors address `step.random_offchip_load`s of the experts' weights.
+    """
+
+    name = "step-time-multiplex"
+
+    regions: int = 1
+
+    def __post_init__(self) -> None:
+        if self.regions < 1:
+            raise ValueError("step-time-multiplex: regions must be positive")
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for graph in [g for g in op.walk() if isinstance(g, GraphOp)]:
+            time_multiplex(graph, self.regions)
