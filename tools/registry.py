@@ -57,6 +57,7 @@ _PASSES: dict[str, tuple[str, str]] = {
     "step-metrics": ("steplus.passes.step.metrics", "StepMetricsPass"),
     "step-specialize": ("steplus.passes.step.specialize", "StepSpecializePass"),
     "step-dynamic-tiling": ("steplus.passes.step.dynamic_tiling", "StepDynamicTilingPass"),
+    "step-print-dot": ("steplus.passes.step.print_dot", "StepPrintDotPass"),
     "step-time-multiplex": ("steplus.passes.step.time_multiplex", "StepTimeMultiplexPass"),
     "convert-step-to-runtime": ("steplus.lowering.step_to_runtime", "ConvertStepToRuntimePass"),
 }

@@ -33,6 +33,8 @@
 // CHECK-NEXT:     --bind: str
 // CHECK-NEXT:     --onchip: str = artifact
 // CHECK-NEXT:     --annotate: bool = false
+// CHECK-NEXT: step-print-dot
+// CHECK-NEXT:     Print each step.graph as Graphviz DOT with stream types on the edges.
 // CHECK-NEXT: step-specialize
 // CHECK-NEXT:     Bind symbols of step graphs to values, or to a routing / KV-length trace.
 // CHECK-NEXT:     --bind: str
