@@ -1,0 +1,126 @@
+"""Experiment: dynamic vs static tiling of the MoE layer (the STeP paper's Figs. 6-7).
+
+    python bench/exp_tiling.py [--simulate] [--workers N] [--scheduler tcp://host:8786] [--out DIR]
+
+For Mixtral-8x7B and Qwen3-30B-A3B at batch 64 and 1024, static tile_N in
+{16, 32, 64, 128, 256} and dynamic tiling: off-chip traffic, on-chip memory,
+FLOPs and padded FLOPs (step-metrics on the reference graphs bound to the
+shipped routing traces) and, with --simulate, simulated cycles on the fabric.
+Writes DIR/tiling.csv and DIR/tiling.png (each metric normalized to the
+dynamic row, as the paper plots them). Configurations run in parallel local
+processes, or on a Dask cluster with --scheduler (steplus.tools.sweep).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+TRACES = {
+    ("mixtral", 64): "mixtral_b64/008_010.npz",
+    ("mixtral", 1024): "mixtral_b1024/019_009.npz",
+    ("qwen", 64): "qwen_b64/032_012.npz",
+    ("qwen", 1024): "qwen_b1024/022_016.npz",
+}
+TILES = (16, 32, 64, 128, 256, None)
+
+
+def task(config: dict) -> list[dict]:
+    """Metrics (and cycles) of one (model, tile_N) graph at both batch sizes."""
+    sys.path.insert(0, str(REPO / "examples" / "step"))
+    import workloads
+
+    from steplus.dialects.step import GraphOp
+    from steplus.passes.step.metrics import compute_metrics
+    from steplus.passes.step.specialize import routing_bindings, specialize_graph
+    from steplus.passes.step.traces import RoutingTrace
+
+    model, tile_n = workloads.MODELS[config["model"]], config["tile_n"]
+    module = workloads.moe(model, tile_n)
+    graph = next(o for o in module.walk() if isinstance(o, GraphOp))
+    symbolic = compute_metrics(graph)
+    rows = []
+    for batch in (64, 1024):
+        path = REPO / "examples/data/step-traces/expert_routing" / TRACES[(model.name, batch)]
+        trace = RoutingTrace.load(path, model.experts)
+        bound = symbolic.bind(specialize_graph(graph.clone(), routing_bindings(graph, trace)))
+        row = {"model": model.name, "batch": batch, "tile_n": tile_n or "dyn",
+               "offchip_bytes": int(bound.offchip), "onchip_bytes": int(bound.onchip),
+               "flops": int(bound.flops), "padded_flops": int(bound.padded_flops), "cycles": ""}
+        if config.get("simulate"):
+            row["cycles"] = _simulate(module, path)
+        rows.append(row)
+    return rows
+
+
+def _simulate(module, trace_path: Path) -> int | str:
+    from xdsl.context import Context
+
+    from steplus.lowering.step_to_runtime import build_program
+    from steplus.passes.step.specialize import StepSpecializePass
+    from steplus.runtime.fabric.config import get_preset
+
+    m = module.clone()
+    try:
+        StepSpecializePass(routing=str(trace_path), rewrite=True).apply(Context(), m)
+        return int(build_program(m, get_preset("step-eval")).run().cycles)
+    except Exception as e:  # recorded in the CSV, the sweep goes on
+        return f"error: {type(e).__name__}: {e}".replace("\n", " ")[:200]
+
+
+def plot(rows: list[dict], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    keys = [("offchip_bytes", "off-chip traffic"), ("onchip_bytes", "on-chip memory"),
+            ("cycles", "cycles")]
+    groups = sorted({(r["model"], r["batch"]) for r in rows})
+    fig, axes = plt.subplots(len(keys), len(groups), figsize=(3.2 * len(groups), 2.6 * len(keys)),
+                             squeeze=False)
+    for j, (model, batch) in enumerate(groups):
+        sel = [r for r in rows if (r["model"], r["batch"]) == (model, batch)]
+        dyn = next(r for r in sel if r["tile_n"] == "dyn")
+        for i, (key, label) in enumerate(keys):
+            ax = axes[i][j]
+            vals = [(str(r["tile_n"]), r[key] / dyn[key]) for r in sel
+                    if isinstance(r[key], int) and isinstance(dyn[key], int) and dyn[key]]
+            if vals:
+                ax.bar([v[0] for v in vals], [v[1] for v in vals],
+                       color=["tab:orange" if v[0] == "dyn" else "tab:blue" for v in vals])
+            ax.set_title(f"{model} B={batch}", fontsize=8)
+            ax.set_ylabel(f"{label} / dyn", fontsize=8)
+            ax.tick_params(labelsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+
+
+def main(argv: list[str] | None = None) -> int:
+    from steplus.tools.sweep import run_sweep, write_csv
+
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--simulate", action="store_true", help="also simulate (cycles)")
+    p.add_argument("--workers", type=int, default=None, help="local worker processes")
+    p.add_argument("--scheduler", help="a Dask scheduler address (tcp://host:8786)")
+    p.add_argument("--models", default="mixtral,qwen")
+    p.add_argument("--out", default=str(REPO / "bench" / "results"))
+    args = p.parse_args(argv)
+    configs = [{"model": m, "tile_n": t, "simulate": args.simulate}
+               for m in args.models.split(",") for t in TILES]
+    results = run_sweep(task, configs, workers=args.workers, scheduler=args.scheduler,
+                        desc="tiling")
+    rows = [r for rs in results for r in rs]
+    out = Path(args.out)
+    csv_path = write_csv(out / "tiling.csv", rows)
+    plot(rows, out / "tiling.png")
+    for r in rows:
+        print(",".join(str(v) for v in r.values()))
+    print(f"wrote {csv_path} and {out / 'tiling.png'}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
