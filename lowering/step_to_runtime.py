@@ -315,7 +315,8 @@ class _Builder:
                        for u in arg.uses) or not _is_arg_ref(arg):
                 raise LoweringError(
                     "graph arguments can only be the (bound) reference streams of loads; "
-                    "bind their dims (step-specialize) or feed data through loads", g)
+                    "bind their dims (step-run --routing/--kv/--bind, or step-specialize"
+                    "{rewrite=true}) or feed data through loads", g)
         nodes: dict[Operation, tuple[_Node, list[SSAValue]]] = {}
         for op in g.body.block.ops:
             if isinstance(op, sr.ZipOp):

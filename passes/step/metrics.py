@@ -360,14 +360,18 @@ class StepMetricsPass(ModulePass):
     onchip: str = "artifact"
     annotate: bool = False
 
-    def apply(self, ctx: Context, op: ModuleOp) -> None:
+    def __post_init__(self) -> None:
+        # Bad options are command-line errors (step-opt: one line, exit 2).
         try:
-            values = parse_bindings(self.bind)
+            parse_bindings(self.bind)
         except ValueError as e:
-            raise OpDiagnosticError(None, f"step-metrics: {e}") from None
+            raise ValueError(f"step-metrics: {e}") from None
         if self.onchip not in MODES:
-            raise OpDiagnosticError(
-                None, f"step-metrics: onchip must be one of {', '.join(MODES)}, got '{self.onchip}'")
+            raise ValueError(
+                f"step-metrics: onchip must be one of {', '.join(MODES)}, got '{self.onchip}'")
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        values = parse_bindings(self.bind)
         for graph in list(op.walk()):
             if not isinstance(graph, GraphOp):
                 continue

@@ -210,13 +210,18 @@ class StepSpecializePass(ModulePass):
     kv: str = ""
     rewrite: bool = False
 
-    def apply(self, ctx: Context, op: ModuleOp) -> None:
+    def __post_init__(self) -> None:
         from steplus.passes.step.metrics import parse_bindings
 
         try:
-            values = parse_bindings(self.bind)
-        except ValueError as e:
-            raise OpDiagnosticError(None, f"step-specialize: {e}") from None
+            parse_bindings(self.bind)
+        except ValueError as e:  # a command-line error (step-opt: one line, exit 2)
+            raise ValueError(f"step-specialize: {e}") from None
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        from steplus.passes.step.metrics import parse_bindings
+
+        values = parse_bindings(self.bind)
         for graph in [g for g in op.walk() if isinstance(g, GraphOp)]:
             bound = dict(values)
             try:

@@ -41,8 +41,11 @@ class RoutingTrace:
                 if "data" not in f:
                     raise TraceError(f"{path}: no array 'data' in the routing trace")
                 data = np.asarray(f["data"], dtype=np.int64)
-        except (OSError, ValueError) as e:
-            raise TraceError(f"{path}: cannot read routing trace: {e}") from None
+        except OSError as e:
+            raise TraceError(f"{path}: cannot read routing trace: {e.strerror or e}") from None
+        except ValueError:
+            raise TraceError(f"{path}: not a routing trace (expected a NumPy .npz file "
+                             "with an int array 'data' of shape [B, K])") from None
         if data.ndim != 2:
             raise TraceError(f"{path}: routing trace must be [B, K], got shape {data.shape}")
         if data.size and (data.min() < 0 or data.max() >= experts):
@@ -93,8 +96,11 @@ class KVTrace:
     def load(cls, path: str | Path, tile_n: int = 32) -> KVTrace:
         try:
             data = np.load(path, allow_pickle=False)
-        except (OSError, ValueError) as e:
-            raise TraceError(f"{path}: cannot read KV-length trace: {e}") from None
+        except OSError as e:
+            raise TraceError(f"{path}: cannot read KV-length trace: {e.strerror or e}") from None
+        except ValueError:
+            raise TraceError(f"{path}: not a KV-length trace (expected a NumPy .npy file "
+                             "with a 1-D array of lengths)") from None
         data = np.asarray(data).astype(np.int64)
         if data.ndim != 1:
             raise TraceError(f"{path}: KV-length trace must be 1-D, got shape {data.shape}")

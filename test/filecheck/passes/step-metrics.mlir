@@ -74,4 +74,4 @@ step.graph @loads {
 // MOE:      %w1l0 step.linear_offchip_load  117440512
 // MOE:      total offchip_bytes = 704741376
 
-// BADBIND: error: step-metrics: bad binding 'B': expected NAME=INTEGER
+// BADBIND: step-opt: error: invalid pass pipeline: step-metrics: bad binding 'B': expected NAME=INTEGER
