@@ -346,8 +346,11 @@ class YieldOp(IRDLOperation):
     assembly_format = "($values^ `:` type($values))? attr-dict"
 
 
+from steplus.dialects.ila_host import Im2colOp, WindowsOp  # noqa: E402
+
 Ila = Dialect(
     "ila",
-    [InvokeOp, StoreOp, ComputeOp, LoadOp, FragmentOp, CmdOp, WriteOp, ReadOp, WaitIrqOp, YieldOp],
+    [InvokeOp, StoreOp, ComputeOp, LoadOp, FragmentOp, CmdOp, WriteOp, ReadOp, WaitIrqOp, YieldOp,
+     WindowsOp, Im2colOp],
     [AccType],
 )

@@ -31,6 +31,13 @@ def get_all_dialects() -> dict[str, Callable[[], Dialect]]:
     """Our dialects plus the xDSL dialects that steplus programs mix in."""
     upstream = get_xdsl_dialects()
     dialects = {name: upstream[name] for name in MIXED_IN_XDSL_DIALECTS}
+
+    def tosa() -> Dialect:
+        from steplus.dialects.tosa_ext import extended_tosa
+
+        return extended_tosa()
+
+    dialects["tosa"] = tosa
     dialects.update(get_steplus_dialects())
     return dialects
 
@@ -53,6 +60,8 @@ _PASSES: dict[str, tuple[str, str]] = {
     "lus-normalize": ("steplus.passes.lus.normalize", "LusNormalizePass"),
     "convert-lus-to-sync": ("steplus.lowering.lus_to_sync", "ConvertLusToSyncPass"),
     "convert-sync-to-std": ("steplus.lowering.sync_to_std", "ConvertSyncToStdPass"),
+    "isel": ("steplus.passes.isel", "IselPass"),
+    "ila-cancel-store-load": ("steplus.passes.ila_cancel", "IlaCancelStoreLoadPass"),
 }
 
 

@@ -23,9 +23,11 @@ ACT_MAX = (1 << 19) - 1
 
 
 def bias_for(x: np.ndarray) -> int:
-    """The hardware exponent bias for a tensor, from its max magnitude (clamped to [0,7])."""
-    mx = float(np.max(np.abs(x))) if np.size(x) else 0.0
-    if mx == 0.0 or not np.isfinite(mx):
+    """The hardware exponent bias for a tensor, from its max finite magnitude (clamped to [0,7])."""
+    ax = np.abs(np.asarray(x, dtype=np.float64))
+    ax = ax[np.isfinite(ax)]
+    mx = float(np.max(ax)) if ax.size else 0.0
+    if mx == 0.0:
         return 0
     _, e = np.frexp(mx)
     return int(min(7, max(0, (int(e) - 1) + 3)))
@@ -35,7 +37,7 @@ def encode(x, b: int):
     """Float (array) -> AdaptivFloat codes (uint8) with bias b (hardware encoder)."""
     x = np.asarray(x, dtype=np.float64)
     a = np.abs(x)
-    mant, ex = np.frexp(np.where(a > 0, a, 1.0))  # a = mant * 2^ex, mant in [0.5,1)
+    mant, ex = np.frexp(np.where((a > 0) & np.isfinite(a), a, 1.0))  # a = mant * 2^ex, mant in [0.5,1)
     E = ex.astype(np.int64) - 1
     s16 = mant * 32.0  # 16*q with q = a / 2^E in [1,2): exact
     r = np.where(x >= 0, np.floor(s16 + 0.5), np.ceil(s16 - 0.5)).astype(np.int64)
@@ -43,7 +45,7 @@ def encode(x, b: int):
     r = np.where(carry, 16, r)
     E = E + carry
     ef = E - b + 10
-    code = np.where(ef >= 8, 0x7F, (np.clip(ef, 0, 7) << 4) | (r - 16))
+    code = np.where((ef >= 8) | np.isinf(a), 0x7F, (np.clip(ef, 0, 7) << 4) | (r - 16))
     code = np.where(ef < 0, 0, code)
     code = np.where((code & 0x7F) == 0, 0, code)
     sign = (x < 0) & (code != 0)

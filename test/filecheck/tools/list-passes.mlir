@@ -9,6 +9,14 @@
 // CHECK-NEXT: convert-sync-to-std
 // CHECK-NEXT:     Lower sync nodes to func/scf/arith/tensor (step functions or modular).
 // CHECK-NEXT:     --target: str = step-functions
+// CHECK-NEXT: ila-cancel-store-load
+// CHECK-NEXT:     Split ila.invoke into store/compute/load and cancel store(load) round trips.
+// CHECK-NEXT:     --cancel: bool = true
+// CHECK-NEXT: isel
+// CHECK-NEXT:     Select accelerator invocations by e-graph matching (exact or flexible).
+// CHECK-NEXT:     --targets: tuple[str, ...] = ('flexasr', 'hlscnn', 'vta')
+// CHECK-NEXT:     --mode: str = flexible
+// CHECK-NEXT:     --iterations: int = 40
 // CHECK-NEXT: lus-causality
 // CHECK-NEXT:     Reject instantaneous dependency cycles (cycles not through fby/pre).
 // CHECK-NEXT: lus-clock-analysis
