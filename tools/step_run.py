@@ -13,6 +13,12 @@ Backends for lus nodes:
   `iree-compile` (llvm-cpu, generic CPU) and `iree.runtime`, one `@<node>_step`
   call per tick.
 
+Backend for tensor-level functions (see `step_run_ila`):
+
+- `ila`: `step-run m.mlir --backend ila --func @f (--input x=x.npy | --random 0)`
+  compiles with isel + convert-ila-to-commands, runs host ops in numpy and
+  accelerator fragments on the ILA simulators, and compares with float32 numpy.
+
 Inputs are `name=file` pairs (`.npy` with one row per tick — tensors too —,
 or `.csv` with one value per line). It prints one line per tick with the
 node's outputs (`-` where an output is absent), or writes them to `--output`:
@@ -49,13 +55,17 @@ class _ArgumentParser(argparse.ArgumentParser):
 def _parser() -> argparse.ArgumentParser:
     p = _ArgumentParser(prog="step-run", description="execute steplus programs")
     p.add_argument("input_file", help="the program (.mlir)")
-    p.add_argument("--node", required=True, help="the lus node to run, e.g. @integr")
-    p.add_argument("--ticks", type=int, required=True, help="number of ticks")
+    p.add_argument("--node", help="the lus node to run, e.g. @integr")
+    p.add_argument("--ticks", type=int, help="number of ticks")
     p.add_argument("--input", action="append", default=[], metavar="NAME=FILE",
                    help="an input stream (.npy or .csv); repeat per input")
     p.add_argument("--output", help="write the outputs to this .npy or .npz file")
-    p.add_argument("--backend", choices=["reactive", "sync", "iree"], default="reactive",
+    p.add_argument("--backend", choices=["reactive", "sync", "iree", "ila"], default="reactive",
                    help="execution path (default: reactive)")
+    p.add_argument("--func", help="ila backend: the tensor function to run, e.g. @maxpool")
+    p.add_argument("--pipeline", help="ila backend: step-opt pipeline compiling the function")
+    p.add_argument("--random", type=int, metavar="SEED",
+                   help="ila backend: random normal inputs for arguments without --input")
     return p
 
 
@@ -130,6 +140,12 @@ def _run(argv: Sequence[str] | None) -> int:
     from steplus.runtime.reactive import ReactiveError
 
     args = _parser().parse_args(argv)
+    if args.backend == "ila":
+        from steplus.tools.step_run_ila import run
+
+        return run(args)
+    if args.node is None or args.ticks is None:
+        raise UsageError("the following arguments are required: --node, --ticks")
     if args.ticks < 0:
         raise UsageError("--ticks must be non-negative")
     node = args.node.lstrip("@")

@@ -4,7 +4,9 @@
 // CHECK: Available passes
 // CHECK-NOT: (unavailable
 // CHECK-NOT: (no summary)
-// CHECK:      convert-lus-to-sync
+// CHECK:      convert-ila-to-commands
+// CHECK-NEXT:     Expand accelerator invocations into per-accelerator command streams (ila.fragment).
+// CHECK-NEXT: convert-lus-to-sync
 // CHECK-NEXT:     Lower every lus node to a `sync.node` with a `scf.while` main loop.
 // CHECK-NEXT: convert-sync-to-std
 // CHECK-NEXT:     Lower sync nodes to func/scf/arith/tensor (step functions or modular).
