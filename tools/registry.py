@@ -61,6 +61,7 @@ _PASSES: dict[str, tuple[str, str]] = {
     "convert-lus-to-sync": ("steplus.lowering.lus_to_sync", "ConvertLusToSyncPass"),
     "convert-sync-to-std": ("steplus.lowering.sync_to_std", "ConvertSyncToStdPass"),
     "isel": ("steplus.passes.isel", "IselPass"),
+    "isel-verify": ("steplus.passes.isel.verify", "IselVerifyPass"),
     "convert-ila-to-commands": ("steplus.lowering.ila_to_commands", "ConvertIlaToCommandsPass"),
     "ila-cancel-store-load": ("steplus.passes.ila_cancel", "IlaCancelStoreLoadPass"),
 }

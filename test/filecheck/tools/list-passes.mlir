@@ -19,6 +19,11 @@
 // CHECK-NEXT:     --targets: tuple[str, ...] = ('flexasr', 'hlscnn', 'vta')
 // CHECK-NEXT:     --mode: str = flexible
 // CHECK-NEXT:     --iterations: int = 40
+// CHECK-NEXT: isel-verify
+// CHECK-NEXT:     Prove with z3 that isel preserves each function's meaning (small shapes).
+// CHECK-NEXT:     --targets: tuple[str, ...] = ('flexasr', 'hlscnn', 'vta')
+// CHECK-NEXT:     --mode: str = flexible
+// CHECK-NEXT:     --arith: str = uf
 // CHECK-NEXT: lus-causality
 // CHECK-NEXT:     Reject instantaneous dependency cycles (cycles not through fby/pre).
 // CHECK-NEXT: lus-clock-analysis
