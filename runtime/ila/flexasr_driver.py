@@ -206,3 +206,44 @@ def run_lstm(x, w_ih, w_hh, b_ih, out_bias: int = 5):
     _, reads, counts = execute(lstm_fragment(xc, wic, whc, bc, bw, bi, bb, out_bias))
     H = w_hh.shape[1]
     return af.decode(np.stack(reads).reshape(x.shape[0], H), out_bias), counts
+
+
+def _store_small(codes: np.ndarray, base_vec: int):
+    return [write(GB + 0x600000 + 16 * (base_vec + v), bytes_word(codes[v])) for v in range(len(codes))]
+
+
+def run_layernorm(x, gamma, beta):
+    """Layer norm of x[T,H] over H with γ, β on FlexASR; (y, counts). Output bias = input bias."""
+    T, H = x.shape
+    nv = H // 16
+    bi, bg, bb = af.bias_for(x), af.bias_for(gamma), af.bias_for(beta)
+    cmds = store_act(af.encode(x, bi).reshape(T, nv, 16))
+    cmds += _store_small(af.encode(gamma, bg).reshape(nv, 16), 0)
+    cmds += _store_small(af.encode(beta, bb).reshape(nv, 16), nv)
+    cmds += [write(GB + 0x400010, word((nv, 0, 1))), write(GB + 0x400020, word((0, 10, 2), (nv, 12, 2))),
+             write(GB + 0x900010, word((1, 0, 1), (0, 4, 1), (nv, 6, 1), (T, 8, 2), (bi, 12, 1), (bb, 14, 1),
+                                       (bg, 15, 1))),
+             write(GB + 0x30, 1), WAIT]
+    cmds += load_act(T, nv)
+    _, reads, counts = execute(cmds)
+    return af.decode(np.stack(reads).reshape(T, H), bi), counts
+
+
+def run_attention(q, k, v, out_bias: int | None = None):
+    """softmax(K·q)ᵀ·V for one query q[H] over keys/values k, v [T,H] on FlexASR; (out[H], counts)."""
+    T, H = k.shape
+    nv = H // 16
+    bq, bk, bv = af.bias_for(q), af.bias_for(k), af.bias_for(v)
+    bo = af.bias_for(v) if out_bias is None else out_bias
+    base1 = (T // 16 + 2) * 16 * nv
+    cmds = store_act(af.encode(k, bk).reshape(T, nv, 16))
+    cmds += store_act(af.encode(v, bv).reshape(T, nv, 16), base=16 * base1)
+    cmds += _store_small(af.encode(q, bq).reshape(nv, 16), 0)
+    cmds += [write(GB + 0x400010, word((nv, 0, 1), (nv, 4, 1), (base1, 6, 2))),
+             write(GB + 0x400020, word((0, 0, 2), (nv, 2, 2))),
+             write(GB + 0xB00010, word((1, 0, 1), (0, 4, 1), (1, 5, 1), (nv, 6, 1), (T, 8, 2), (bq, 12, 1),
+                                       (bk, 13, 1), (bv, 14, 1), (bo, 15, 1))),
+             write(GB + 0x50, 1), WAIT]
+    cmds += [read(GB + 0x600000 + 16 * (nv + j)) for j in range(nv)]
+    _, reads, counts = execute(cmds)
+    return af.decode(np.stack(reads).reshape(H), bo), counts
