@@ -1,7 +1,7 @@
 """TOSA operations that xDSL 0.74 lacks, registered into the `tosa` dialect by step-opt.
 
 `tosa.const_shape` and `tosa.reshape` (the shape is a `!tosa.shape<rank>`
-operand, as in upstream MLIR's TOSA), `tosa.sigmoid` and `tosa.tanh`.  Tensor-level inputs to `isel` use them next to xDSL's own
+operand, as in upstream MLIR's TOSA), `tosa.sigmoid`, `tosa.tanh` and `tosa.exp`.  Tensor-level inputs to `isel` use them next to xDSL's own
 `tosa.add`, `tosa.max_pool2d`, `tosa.clamp`, ... and `linalg` named ops.
 
 Example:
@@ -150,7 +150,21 @@ class TanhOp(_Unary):
     name = "tosa.tanh"
 
 
-EXTRA_OPS = [ConstShapeOp, ReshapeOp, SigmoidOp, TanhOp]
+@irdl_op_definition
+class ExpOp(_Unary):
+    """Elementwise exponential.
+
+    Example:
+
+    ```mlir
+    %s = tosa.exp %x : (tensor<4xf32>) -> tensor<4xf32>
+    ```
+    """
+
+    name = "tosa.exp"
+
+
+EXTRA_OPS = [ConstShapeOp, ReshapeOp, SigmoidOp, TanhOp, ExpOp]
 
 
 def extended_tosa() -> Dialect:

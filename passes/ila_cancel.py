@@ -1,6 +1,10 @@
 """`ila-cancel-store-load`: split invocations into store/compute/load and cancel
 redundant accelerator round trips (spec §5.3).
 
+Cancellation applies where its preconditions hold: the loaded value was
+produced in place by a FlexASR temporal pool and is re-stored only for pools of
+the same kind (same region, base, vector count and AdaptivFloat bias).
+
 Every `ila.invoke` becomes `ila.store` of each operand, `ila.compute` and
 `ila.load` of the result.  Then `ila.store(ila.load(%h))` — a result loaded to
 the host only to be stored back into the same accelerator, with the same
@@ -22,6 +26,9 @@ from xdsl.passes import ModulePass
 
 from steplus.dialects.ila import AccType, ComputeOp, InvokeOp, LoadOp, StoreOp
 from xdsl.dialects.builtin import StringAttr
+
+# accelerator functions whose result stays in their input's buffer region and layout
+IN_PLACE = ("flexasr.maxpool", "flexasr.meanpool")
 
 
 def expand_invoke(inv: InvokeOp) -> None:
@@ -47,7 +54,13 @@ def cancel_pairs(module) -> int:
     n = 0
     for st in [o for o in module.walk() if isinstance(o, StoreOp)]:
         src = st.input.owner
-        if isinstance(src, LoadOp) and src.input.type == st.res.type:
+        if not (isinstance(src, LoadOp) and src.input.type == st.res.type):
+            continue
+        producer = src.input.owner
+        users = [u.operation for u in st.res.uses]
+        # same buffer, base and layout: only in-place temporal pools qualify
+        if (isinstance(producer, ComputeOp) and producer.callee.data in IN_PLACE and users
+                and all(isinstance(u, ComputeOp) and u.callee == producer.callee for u in users)):
             st.res.replace_all_uses_with(src.input)
             st.detach()
             st.erase()

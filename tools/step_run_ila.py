@@ -3,7 +3,8 @@
     step-run examples/isel/maxpool128.mlir --backend ila --func @maxpool --random 0
     step-run m.mlir --backend ila --func @f --input x=x.npy --pipeline 'isel{targets=vta}' --output y.npz
 
-The program is compiled with `--pipeline` (default: flexible isel onto all
+`--random SEED` draws the first argument from N(0, 1) and the others
+(parameters) from N(0, 1/fan_in).  The program is compiled with `--pipeline` (default: flexible isel onto all
 three accelerators, store/load cancellation, convert-ila-to-commands), run with
 host ops in numpy and accelerator fragments on the FlexASR / VTA / HLSCNN ILA
 simulators, and compared with a float32 numpy run of the uncompiled program.
@@ -36,11 +37,14 @@ def _inputs(fn, specs, seed):
             raise InputError([f"{path}: error: cannot read input: {e}"]) from None
     rng = np.random.default_rng(seed)
     out = []
-    for a, n in zip(args, names):
+    for k, (a, n) in enumerate(zip(args, names)):
+        shape = tuple(a.type.get_shape())
         if n in given:
             out.append(given[n])
         elif seed is not None:
-            out.append(rng.standard_normal(tuple(a.type.get_shape())).astype(np.float32))
+            # the first argument is data ~ N(0, 1); the others are parameters ~ N(0, 1/fan_in)
+            fan_in = int(np.prod(shape[1:])) if k and len(shape) > 1 else 1
+            out.append((rng.standard_normal(shape) / np.sqrt(fan_in)).astype(np.float32))
         else:
             raise UsageError(f"missing --input for argument '{n}' (or pass --random SEED)")
     return out

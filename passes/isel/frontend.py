@@ -65,10 +65,10 @@ class Importer:
         if name == "linalg.matmul" and len(ops) == 3 and _is_zero(ops[2]):
             (m, k), (_, n) = _shape(ops[0]), _shape(ops[1])
             return T.matmul(self.term(ops[0]), self.term(ops[1]), m, k, n)
-        if name == "linalg.transpose":
+        if name == "linalg.transpose" and len(out) <= 4:
             perm = op.properties["permutation"].get_values()
             return T.transpose(self.term(ops[0]), sh(perm))
-        if name == "tosa.reshape":
+        if name == "tosa.reshape" and len(out) <= 4:
             return T.reshape(self.term(ops[0]), sh(out))
         if name in ("tosa.add", "linalg.add") and 1 <= len(out) <= 4:
             return T.add(self.term(ops[0]), self.term(ops[1]), sh(out))

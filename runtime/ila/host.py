@@ -163,6 +163,24 @@ class Interpreter:
             return [np.clip(a[0], lo, hi)]
         if name == "tosa.sigmoid":
             return [(1 / (1 + np.exp(-a[0]))).astype(np.float32)]
+        if name == "tosa.exp":
+            return [np.exp(a[0]).astype(np.float32)]
+        if name == "tosa.reciprocal":
+            return [(1 / a[0]).astype(np.float32)]
+        if name == "tosa.const":
+            return [_dense_value(p["values"], shape, _np_dtype(rtypes[0].element_type))]
+        if name == "linalg.conv_2d_ngchw_gfchw":
+            x, w = a[0], a[1]
+            n, g, c, h, wd = x.shape
+            _, f, _, kh, kw = w.shape
+            sh, sw = tuple(p["strides"].get_values())
+            oh, ow = (h - kh) // sh + 1, (wd - kw) // sw + 1
+            out = a[2].copy()
+            for i in range(kh):
+                for j in range(kw):
+                    xs = x[:, :, :, i:i + sh * oh:sh, j:j + sw * ow:sw]
+                    out += np.einsum("ngchw,gfc->ngfhw", xs, w[:, :, :, i, j])
+            return [out.astype(np.float32)]
         if name == "tosa.tanh":
             return [np.tanh(a[0]).astype(np.float32)]
         if name == "tosa.reduce_max":
