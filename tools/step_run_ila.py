@@ -41,6 +41,8 @@ def _inputs(fn, specs, seed):
         shape = tuple(a.type.get_shape())
         if n in given:
             out.append(given[n])
+        elif seed is not None and any(d < 0 for d in shape):
+            raise UsageError(f"argument '{n}' has a dynamic shape; pass it with --input")
         elif seed is not None:
             # the first argument is data ~ N(0, 1); the others are parameters ~ N(0, 1/fan_in)
             fan_in = int(np.prod(shape[1:])) if k and len(shape) > 1 else 1

@@ -1,6 +1,6 @@
 """Tensor IR -> e-graph terms (the importer of `isel`).
 
-Recognised ops become terms; every other value (function arguments, results
+Recognised ops on static-shape f32 tensors become terms; every other value (function arguments, results
 of ops isel does not model) is an opaque `Ten.leaf(i)`.  Recognised:
 `linalg.matmul` and `linalg.conv_2d_nchw_fchw` into a zero init,
 `linalg.transpose`, `tosa.reshape` (shape from its result type), `tosa.add`, `linalg.add`,
@@ -12,7 +12,7 @@ outside the recognised ops) with their terms.
 
 from __future__ import annotations
 
-from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, TensorType
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, TensorType, f32
 from xdsl.ir import Operation, SSAValue
 
 from steplus.passes.isel import terms as T
@@ -21,6 +21,12 @@ from steplus.passes.isel import terms as T
 def _shape(v: SSAValue) -> tuple[int, ...]:
     t = v.type
     return tuple(t.get_shape()) if isinstance(t, TensorType) else ()
+
+
+def _static_f32(v: SSAValue) -> bool:
+    """isel models static-shape f32 tensors only (other values stay opaque)."""
+    t = v.type
+    return isinstance(t, TensorType) and t.element_type == f32 and all(d >= 0 for d in t.get_shape())
 
 
 def sh(dims) -> T.Sh:
@@ -59,7 +65,7 @@ class Importer:
     def _import(self, op: Operation) -> T.Ten | None:
         name, ops = op.name, op.operands
         tensor_ops = ops[:1] if name == "tosa.reshape" else ops
-        if any(not isinstance(o.type, TensorType) for o in tensor_ops) or len(op.results) != 1:
+        if len(op.results) != 1 or not all(_static_f32(v) for v in (*tensor_ops, op.results[0])):
             return None
         out = _shape(op.results[0])
         if name == "linalg.matmul" and len(ops) == 3 and _is_zero(ops[2]):

@@ -134,6 +134,14 @@ class Interpreter:
         rtypes = [r.type for r in op.results]
         shape = tuple(rtypes[0].get_shape()) if rtypes and hasattr(rtypes[0], "get_shape") else ()
         p = op.properties
+        if name == "arith.constant" and not hasattr(rtypes[0], "get_shape"):
+            return [p["value"].value.data]
+        if name == "tensor.dim":
+            return [np.shape(a[0])[int(a[1])]]
+        if name == "tensor.empty" and a:
+            dims, it = [], iter(a)
+            shape = tuple(next(it) if d < 0 else d for d in shape)
+            return [np.zeros(shape, np.float32)]
         if name == "arith.constant":
             return [_dense_value(p["value"], shape, _np_dtype(rtypes[0].element_type))]
         if name == "tensor.empty":
@@ -227,7 +235,8 @@ def run_function(module, name: str, inputs, backend: str = "ila"):
     env = {}
     for arg, x in zip(block.args, inputs):
         want = tuple(arg.type.get_shape())
-        if tuple(np.shape(x)) != want:
+        got = tuple(np.shape(x))
+        if len(got) != len(want) or any(w >= 0 and g != w for g, w in zip(got, want)):
             raise IlaError(f"@{name}: input {arg.index} has shape {np.shape(x)}, expected {want}")
         env[arg] = np.asarray(x, np.float32)
     interp = Interpreter(backend)

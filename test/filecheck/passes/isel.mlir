@@ -97,3 +97,17 @@ func.func @unaligned(%x: tensor<1x128x128x1xf32>) -> tensor<1x63x63x1xf32> {
   %y = tosa.max_pool2d %x {kernel = array<i64: 4, 4>, stride = array<i64: 2, 2>, pad = array<i64: 0, 0, 0, 0>} : (tensor<1x128x128x1xf32>) -> tensor<1x63x63x1xf32>
   func.return %y : tensor<1x63x63x1xf32>
 }
+
+// -----
+
+// Only static-shape f32 tensors are modelled; other values stay opaque.
+// FLEX-LABEL: func.func @f16
+// FLEX-NOT:   ila.invoke
+// FLEX:       linalg.matmul
+func.func @f16(%x: tensor<16x256xf16>, %w: tensor<64x256xf16>) -> tensor<16x64xf16> {
+  %e = tensor.empty() : tensor<256x64xf16>
+  %wt = linalg.transpose ins(%w : tensor<64x256xf16>) outs(%e : tensor<256x64xf16>) permutation = [1, 0]
+  %z = arith.constant dense<0.0> : tensor<16x64xf16>
+  %d = linalg.matmul ins(%x, %wt : tensor<16x256xf16>, tensor<256x64xf16>) outs(%z : tensor<16x64xf16>) -> tensor<16x64xf16>
+  func.return %d : tensor<16x64xf16>
+}
