@@ -47,6 +47,8 @@ def select_function(fn: func.FuncOp, targets, flexible: bool, iterations: int = 
     roots = imp.run()
     if not roots:
         return 0
+    # rebuild in the order of the anchors so memoised values dominate later uses
+    roots.sort(key=lambda r: block.get_operation_index(r[2]))
     eg = T.make_egraph()
     lets = [eg.let(f"root{i}", t) for i, (_, t, _) in enumerate(roots)]
     T.saturate(eg, targets, flexible, iterations)

@@ -19,6 +19,7 @@ from xdsl.ir import Operation, SSAValue
 from steplus.dialects.ila import InvokeOp
 from steplus.dialects.ila_host import Im2colOp, WindowsOp
 from steplus.dialects.tosa_ext import reshape as tosa_reshape
+from steplus.passes.diagnostics import OpDiagnosticError
 from steplus.passes.isel.terms import ACCEL, node_name
 
 
@@ -68,9 +69,17 @@ class Rebuilder:
         z = self._zeros((m, n))
         return self._emit(MatmulOp([a, b], [z], [TensorType(f32, [m, n])]))
 
+    def _dominates(self, v: SSAValue) -> bool:
+        owner = v.owner
+        if not isinstance(owner, Operation):
+            return True
+        block = self.anchor.parent_block()
+        return owner.parent_block() is block and (
+            block.get_operation_index(owner) < block.get_operation_index(self.anchor))
+
     def value(self, term) -> SSAValue:
         key = str(term)
-        if key in self.by_key:
+        if key in self.by_key and self._dominates(self.by_key[key]):
             return self.by_key[key]
         if key not in self.memo:
             self.memo[key] = self._build(term)
@@ -136,7 +145,7 @@ class Rebuilder:
             r = self._emit(tosa.MaxPool2DOp(operands=[x4], result_types=[TensorType(f32, [1, t // 2, p, 1])],
                                             properties=props))
             return self._reshape(r, (t // 2, p))
-        raise NotImplementedError(f"isel: cannot rebuild term '{name}'")
+        raise OpDiagnosticError(self.anchor, f"isel: cannot rebuild a '{name}' term here")
 
     def _accel(self, name, kids, ints) -> SSAValue:
         attrs = {}
