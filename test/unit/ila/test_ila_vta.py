@@ -45,3 +45,12 @@ def test_dense_matches_integer_reference():
         y, counts = run_dense(x, w, **kw)
         assert (y == dense_reference(x, w, **kw)).all()
     assert counts["dram_writes"] == 64 * 144 + 32 * 144 + 64 * 32 + 9 * 2 + 1
+
+
+def test_alu_mul_branch():
+    sim = Vta(alu_mul=True)
+    vals = np.arange(16) - 8
+    sim.run([_c(mode=3, idx=k, data=int(v)) for k, v in enumerate(vals)] +
+            [_c(mode=4, idx=0, data=alu_uop(0, 0)), _c(load(0, 0, 0, 1, 1, 1)), _c(load(3, 0, 0, 1, 1, 1))])
+    sim.step(_c(alu("mul", 0, 1, 1, 1, 0, 0, 0, 0, imm=-3, alu_mul=True)))
+    assert list(sim.state.mems["acc"][0]) == list(vals * -3)
