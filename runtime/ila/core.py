@@ -12,7 +12,10 @@ Decode conditions are written once against a small bit-vector vocabulary
 (`ops.eq`, `ops.ule`, `ops.and_`, ...).  `PyOps` evaluates them on Python ints;
 `Z3Ops` builds z3 terms, so the same model renders to SMT (`Ila.z3_decodes`) and
 `Ila.check_decode_exclusive()` proves that no two instructions decode the same
-command.
+command.  Instructions may also carry a symbolic update (`z3_update`); then
+`Ila.z3_next_state(name)` gives the next state as z3 terms (registers as
+bit-vectors, memories as arrays) — FlexASR's configuration writes and buffer
+stores/loads have one; child-ILA triggers run only concretely.
 
 Example::
 
@@ -142,6 +145,8 @@ class Instruction:
     name: str
     decode: Decode
     update: Update
+    # optional symbolic update: (z3 state dict, z3 inputs) -> {state name: new z3 value}
+    z3_update: Callable[[dict, Mapping[str, Any]], dict] | None = None
 
 
 class _SymState:
@@ -174,8 +179,10 @@ class Ila:
     def mem(self, name: str, size: int, dtype=np.uint8) -> None:
         self.state.mems[name] = np.zeros(size, dtype=dtype)
 
-    def instr(self, name: str, decode: Decode, update: Update) -> None:
-        self.instructions.append(Instruction(name, decode, update))
+    def instr(self, name: str, decode: Decode, update: Update, z3_update=None) -> Instruction:
+        ins = Instruction(name, decode, update, z3_update)
+        self.instructions.append(ins)
+        return ins
 
     # -- simulation -------------------------------------------------------
     def step(self, inputs: Mapping[str, int]) -> str | None:
@@ -210,6 +217,25 @@ class Ila:
         valid = self.valid(ops, inp, st)
         valid = z3.BoolVal(True) if valid is True else valid
         return {ins.name: z3.And(valid, ins.decode(ops, inp, st)) for ins in self.instructions}
+
+    def z3_state(self) -> dict:
+        """Registers as bit-vectors and memories as arrays (bit-vector index -> byte/element)."""
+        import z3
+
+        st = {n: z3.BitVec(n, w) for n, w in self.state.widths.items()}
+        for n, m in self.state.mems.items():
+            bits = max(1, int(m.size - 1).bit_length())
+            st[n] = z3.Array(n, z3.BitVecSort(bits), z3.BitVecSort(8 * m.itemsize))
+        return st
+
+    def z3_next_state(self, name: str, state: dict | None = None, inputs: dict | None = None) -> dict:
+        """Symbolic next state after instruction `name` (instructions with a z3 update only)."""
+        ins = next(i for i in self.instructions if i.name == name)
+        if ins.z3_update is None:
+            raise IlaError(f"{self.name}: instruction {name} has no symbolic update (a child-ILA trigger)")
+        state = dict(self.z3_state() if state is None else state)
+        state.update(ins.z3_update(state, self.z3_inputs() if inputs is None else inputs))
+        return state
 
     def check_decode_exclusive(self) -> list[tuple[str, str]]:
         """Pairs of instructions some command decodes to both (empty: proven exclusive)."""

@@ -132,7 +132,12 @@ class FlexAsr(Ila):
             for f, _, b, k in fields:
                 s.set(prefix + f, field_value(i["data"], b, k))
 
-        self.instr(name, lambda o, i, s: o.and_(self._w(o, i), o.eq(i["addr"], addr)), upd)
+        def z3_upd(st, i):
+            import z3
+
+            return {prefix + f: z3.Extract(8 * b + w - 1, 8 * b, i["data"]) for f, w, b, _ in fields}
+
+        self.instr(name, lambda o, i, s: o.and_(self._w(o, i), o.eq(i["addr"], addr)), upd, z3_upd)
 
     def _window(self, name, lo, n, mem, rd):
         def upd_w(s, i):
@@ -145,10 +150,27 @@ class FlexAsr(Ila):
             for k, x in enumerate(self.data_out):
                 self.vir_output[i["addr"] + k] = x
 
+        def z3_w(st, i):
+            import z3
+
+            arr = st[mem]
+            bits = arr.domain().size()
+            off = z3.Extract(bits - 1, 0, i["addr"] - lo)
+            for k in range(16):
+                arr = z3.Store(arr, off + k, z3.Extract(8 * k + 7, 8 * k, i["data"]))
+            return {mem: arr}
+
+        def z3_r(st, i):
+            import z3
+
+            bits = st[mem].domain().size()
+            off = z3.Extract(bits - 1, 0, i["addr"] - lo)
+            return {"data_out": z3.Concat(*[st[mem][off + k] for k in reversed(range(16))])}
+
         mode = self._r if rd else self._w
         self.instr(name, lambda o, i, s: o.and_(mode(o, i), o.ule(lo, i["addr"]),
                                                 o.ule(i["addr"], lo + n - 16)),
-                   upd_r if rd else upd_w)
+                   upd_r if rd else upd_w, z3_r if rd else z3_w)
 
     def _build(self):
         b = self.base
