@@ -27,4 +27,9 @@ def get_all_dialects() -> dict[str, Callable[[], Dialect]]:
 
         return Sync
 
-    return {"step": get_step, "lus": get_lus, "sync": get_sync}
+    def get_ila() -> Dialect:
+        from steplus.dialects.ila import Ila
+
+        return Ila
+
+    return {"step": get_step, "lus": get_lus, "sync": get_sync, "ila": get_ila}

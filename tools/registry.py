@@ -31,6 +31,13 @@ def get_all_dialects() -> dict[str, Callable[[], Dialect]]:
     """Our dialects plus the xDSL dialects that steplus programs mix in."""
     upstream = get_xdsl_dialects()
     dialects = {name: upstream[name] for name in MIXED_IN_XDSL_DIALECTS}
+
+    def tosa() -> Dialect:
+        from steplus.dialects.tosa_ext import extended_tosa
+
+        return extended_tosa()
+
+    dialects["tosa"] = tosa
     dialects.update(get_steplus_dialects())
     return dialects
 
@@ -60,6 +67,10 @@ _PASSES: dict[str, tuple[str, str]] = {
     "step-print-dot": ("steplus.passes.step.print_dot", "StepPrintDotPass"),
     "step-time-multiplex": ("steplus.passes.step.time_multiplex", "StepTimeMultiplexPass"),
     "convert-step-to-runtime": ("steplus.lowering.step_to_runtime", "ConvertStepToRuntimePass"),
+    "isel": ("steplus.passes.isel", "IselPass"),
+    "isel-verify": ("steplus.passes.isel.verify", "IselVerifyPass"),
+    "convert-ila-to-commands": ("steplus.lowering.ila_to_commands", "ConvertIlaToCommandsPass"),
+    "ila-cancel-store-load": ("steplus.passes.ila_cancel", "IlaCancelStoreLoadPass"),
 }
 
 

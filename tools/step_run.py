@@ -17,6 +17,12 @@ Backends for lus nodes:
   `iree-compile` (llvm-cpu, generic CPU) and `iree.runtime`, one `@<node>_step`
   call per tick.
 
+Backend for tensor-level functions (see `step_run_ila`):
+
+- `ila`: `step-run m.mlir --backend ila --func @f (--input x=x.npy | --random 0)`
+  compiles with isel + convert-ila-to-commands, runs host ops in numpy and
+  accelerator fragments on the ILA simulators, and compares with float32 numpy.
+
 Inputs are `name=file` pairs (`.npy` with one row per tick — tensors too —,
 or `.csv` with one value per line). It prints one line per tick with the
 node's outputs (`-` where an output is absent), or writes them to `--output`:
@@ -58,11 +64,15 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--input", action="append", default=[], metavar="NAME=FILE",
                    help="an input stream (.npy or .csv); repeat per input")
     p.add_argument("--output", help="write the outputs to this .npy or .npz file")
-    p.add_argument("--backend", choices=["reactive", "sync", "iree"], default="reactive",
+    p.add_argument("--backend", choices=["reactive", "sync", "iree", "ila"], default="reactive",
                    help="execution path (default: reactive)")
     from steplus.tools.step_run_graph import add_arguments
 
     add_arguments(p)
+    p.add_argument("--func", help="ila backend: the tensor function to run, e.g. @maxpool")
+    p.add_argument("--pipeline", help="ila backend: step-opt pipeline compiling the function")
+    p.add_argument("--random", type=int, metavar="SEED",
+                   help="ila backend: random normal inputs for arguments without --input")
     return p
 
 
@@ -137,6 +147,10 @@ def _run(argv: Sequence[str] | None) -> int:
     from steplus.runtime.reactive import ReactiveError
 
     args = _parser().parse_args(argv)
+    if args.backend == "ila":
+        from steplus.tools.step_run_ila import run
+
+        return run(args)
     if args.node is None:
         if args.ticks is not None:
             raise UsageError("the following arguments are required: --node")

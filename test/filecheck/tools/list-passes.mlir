@@ -4,7 +4,9 @@
 // CHECK: Available passes
 // CHECK-NOT: (unavailable
 // CHECK-NOT: (no summary)
-// CHECK:      convert-lus-to-sync
+// CHECK:      convert-ila-to-commands
+// CHECK-NEXT:     Expand accelerator invocations into per-accelerator command streams (ila.fragment).
+// CHECK-NEXT: convert-lus-to-sync
 // CHECK-NEXT:     Lower every lus node to a `sync.node` with a `scf.while` main loop.
 // CHECK-NEXT: convert-step-to-runtime
 // CHECK-NEXT:     Place step graphs on the fabric: insert Broadcasts, number contexts, set depths.
@@ -13,6 +15,19 @@
 // CHECK-NEXT: convert-sync-to-std
 // CHECK-NEXT:     Lower sync nodes to func/scf/arith/tensor (step functions or modular).
 // CHECK-NEXT:     --target: str = step-functions
+// CHECK-NEXT: ila-cancel-store-load
+// CHECK-NEXT:     Split ila.invoke into store/compute/load and cancel store(load) round trips.
+// CHECK-NEXT:     --cancel: bool = true
+// CHECK-NEXT: isel
+// CHECK-NEXT:     Select accelerator invocations by e-graph matching (exact or flexible).
+// CHECK-NEXT:     --targets: tuple[str, ...] = ('flexasr', 'hlscnn', 'vta')
+// CHECK-NEXT:     --mode: str = flexible
+// CHECK-NEXT:     --iterations: int = 40
+// CHECK-NEXT: isel-verify
+// CHECK-NEXT:     Prove with z3 that isel preserves each function's meaning (small shapes).
+// CHECK-NEXT:     --targets: tuple[str, ...] = ('flexasr', 'hlscnn', 'vta')
+// CHECK-NEXT:     --mode: str = flexible
+// CHECK-NEXT:     --arith: str = uf
 // CHECK-NEXT: lus-causality
 // CHECK-NEXT:     Reject instantaneous dependency cycles (cycles not through fby/pre).
 // CHECK-NEXT: lus-clock-analysis

@@ -36,3 +36,4 @@ def test_op_counts():
     assert counts["lus"] == 8
     assert counts["sync"] == 9
     assert counts["step"] == 30
+    assert counts["ila"] == 12

@@ -1,0 +1,85 @@
+"""Accelerator invocations per model and target, exact vs flexible matching (D2A Table 1),
+and the application-level error of the flexible, all-targets compilation.
+
+    .venv/bin/python bench/isel_invocations.py [--no-run]
+
+Models: examples/isel/{resmlp,lstm_lm,resnet_block,mobilenet_block,encoder_layer}.mlir.
+Each cell is `exact/flexible` invocations of that accelerator when isel targets it
+alone; the `all` columns target all three at once.  The error column runs the
+`all`/flexible program on the ILA simulators (random inputs, seed 0; parameters
+scaled by 1/sqrt(fan_in)) against float32 numpy: ||ref - acc||_F / ||ref||_F of
+the first output.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+
+from steplus.runtime.ila.host import run_function
+from steplus.tools.step_opt import load_module
+
+REPO = Path(__file__).resolve().parents[1]
+MODELS = ["resmlp", "lstm_lm", "resnet_block", "mobilenet_block", "encoder_layer"]
+TARGETS = ["flexasr", "hlscnn", "vta"]
+
+
+def invocations(path: str, targets: str, mode: str) -> Counter:
+    m = load_module(path, f"isel{{targets={targets} mode={mode}}}")
+    return Counter(op.callee.data.split(".")[0] for op in m.walk() if op.name == "ila.invoke")
+
+
+def random_inputs(module, name, seed=0):
+    fn = next(f for f in module.walk() if f.name == "func.func" and f.sym_name.data == name)
+    rng = np.random.default_rng(seed)
+    out = []
+    for k, a in enumerate(fn.body.blocks[0].args):
+        shape = tuple(a.type.get_shape())
+        fan_in = int(np.prod(shape[1:])) if k and len(shape) > 1 else 1
+        out.append((rng.standard_normal(shape) / np.sqrt(fan_in)).astype(np.float32))
+    return out
+
+
+def app_error(path: str, name: str) -> tuple[float, float]:
+    src = load_module(path)
+    inputs = random_inputs(src, name)
+    compiled = load_module(path, "isel,ila-cancel-store-load,convert-ila-to-commands")
+    t0 = time.perf_counter()
+    (y, *_), _ = run_function(compiled, name, inputs, backend="ila")
+    dt = time.perf_counter() - t0
+    (r, *_), _ = run_function(src, name, inputs, backend="reference")
+    return float(np.linalg.norm(r - y) / np.linalg.norm(r)), dt
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--no-run", action="store_true", help="skip the ILA execution (error column)")
+    args = p.parse_args()
+    head = "".join(f"{t:>10}" for t in TARGETS) + "".join(f"{'all:' + t:>13}" for t in TARGETS)
+    print(f"{'model':<16}{'ops':>5}{head}{'app. err.':>11}{'sim. time':>10}")
+    for model in MODELS:
+        path = str(REPO / "examples" / "isel" / f"{model}.mlir")
+        src = load_module(path)
+        fn = next(f for f in src.walk() if f.name == "func.func")
+        n_ops = sum(1 for o in fn.body.blocks[0].ops if o.name not in (
+            "func.return", "arith.constant", "tensor.empty", "tosa.const_shape", "tosa.const"))
+        cells = []
+        for t in TARGETS:
+            e, f = invocations(path, t, "exact")[t], invocations(path, t, "flexible")[t]
+            cells.append(f"{e}/{f}")
+        ea, fa = invocations(path, ",".join(TARGETS), "exact"), invocations(path, ",".join(TARGETS), "flexible")
+        cells += [f"{ea[t]}/{fa[t]}" for t in TARGETS]
+        err = "-" if args.no_run else None
+        line = f"{model:<16}{n_ops:>5}" + "".join(f"{c:>10}" for c in cells[:3]) + "".join(f"{c:>13}" for c in cells[3:])
+        if err is None:
+            e, dt = app_error(path, fn.sym_name.data)
+            line += f"{100 * e:>10.2f}%{dt:>9.1f}s"
+        print(line)
+
+
+if __name__ == "__main__":
+    main()

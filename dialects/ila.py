@@ -1,0 +1,356 @@
+"""The `ila` dialect: accelerator invocations and command streams.
+
+Instruction selection (`isel`) replaces tensor computations by `ila.invoke`s
+of accelerator functions (`flexasr.linear`, `flexasr.maxpool`, `vta.dense`,
+`hlscnn.conv2d`, ...).  `ila-cancel-store-load` splits each invocation into
+`ila.store` (host tensor into an accelerator buffer), `ila.compute` (the
+operation on accelerator-resident data, typed `!ila.acc<"target", tensor>`) and
+`ila.load`, and cancels a load immediately re-stored by the next invocation.
+`convert-ila-to-commands` groups each chain into an `ila.fragment`: the command
+stream of one accelerator, made of driver-level commands (`ila.cmd`, expanded
+to MMIO with the run-time data) and constant MMIO commands (`ila.write`,
+`ila.read`, `ila.wait_irq`).
+
+Example:
+
+```mlir
+%y = ila.invoke "flexasr.maxpool"(%x) : (tensor<16x784xf32>) -> tensor<8x784xf32>
+%h = ila.store %x : tensor<16x784xf32> -> !ila.acc<"flexasr", tensor<16x784xf32>>
+```
+"""
+
+from __future__ import annotations
+
+from xdsl.dialects.builtin import IntegerAttr, IntegerType, StringAttr, TensorType
+from xdsl.ir import Attribute, Dialect, ParametrizedAttribute, Region, TypeAttribute
+from xdsl.irdl import (
+    IRDLOperation,
+    irdl_attr_definition,
+    irdl_op_definition,
+    operand_def,
+    param_def,
+    prop_def,
+    region_def,
+    result_def,
+    traits_def,
+    var_operand_def,
+    var_result_def,
+)
+from xdsl.parser import Parser
+from xdsl.printer import Printer
+from xdsl.traits import HasParent, IsolatedFromAbove, IsTerminator
+from xdsl.utils.exceptions import VerifyException
+
+# accelerator function -> number of tensor operands
+ACCEL_FUNCS: dict[str, int] = {
+    "flexasr.linear": 3,
+    "flexasr.maxpool": 1,
+    "flexasr.meanpool": 1,
+    "flexasr.lstm": 4,
+    "flexasr.layernorm": 3,
+    "flexasr.attention": 3,
+    "hlscnn.conv2d": 2,
+    "vta.dense": 2,
+}
+TARGETS = ("flexasr", "hlscnn", "vta")
+
+
+def _check_callee(op: IRDLOperation, callee: str, nargs: int) -> None:
+    if callee not in ACCEL_FUNCS:
+        known = ", ".join(sorted(ACCEL_FUNCS))
+        raise VerifyException(f"{op.name}: unknown accelerator function '{callee}' (known: {known})")
+    if ACCEL_FUNCS[callee] != nargs:
+        raise VerifyException(
+            f"{op.name}: '{callee}' takes {ACCEL_FUNCS[callee]} operands, got {nargs}")
+
+
+@irdl_attr_definition
+class AccType(ParametrizedAttribute, TypeAttribute):
+    """A tensor resident in an accelerator's buffer: `!ila.acc<"flexasr", tensor<...>>`."""
+
+    name = "ila.acc"
+    target: StringAttr = param_def()
+    tensor: Attribute = param_def()
+
+    def verify(self) -> None:
+        if self.target.data not in TARGETS:
+            raise VerifyException(f"!ila.acc: unknown target '{self.target.data}'")
+        if not isinstance(self.tensor, TensorType):
+            raise VerifyException("!ila.acc wraps a ranked tensor type")
+
+
+@irdl_op_definition
+class InvokeOp(IRDLOperation):
+    """Invoke an accelerator function on host tensors.
+
+    The callee names the target and the operation; extra attributes are its
+    parameters.  Semantics: the float32 meaning of the operation, computed by
+    the accelerator's ILA with its own numerics.
+
+    Example:
+
+    ```mlir
+    %y = ila.invoke "flexasr.linear"(%x, %w, %b) : (tensor<10x256xf32>, tensor<64x256xf32>, tensor<64xf32>) -> tensor<10x64xf32>
+    ```
+    """
+
+    name = "ila.invoke"
+    callee = prop_def(StringAttr)
+    args = var_operand_def()
+    res = result_def(TensorType)
+    assembly_format = "$callee `(` $args `)` attr-dict `:` functional-type($args, $res)"
+
+    def __init__(self, callee: str, args, res_type: Attribute, attributes: dict | None = None):
+        super().__init__(operands=[args], result_types=[res_type],
+                         properties={"callee": StringAttr(callee)}, attributes=attributes or {})
+
+    def verify_(self) -> None:
+        _check_callee(self, self.callee.data, len(self.args))
+
+
+@irdl_op_definition
+class StoreOp(IRDLOperation):
+    """Store a host tensor into an accelerator buffer.
+
+    Example:
+
+    ```mlir
+    %h = ila.store %x : tensor<16x784xf32> -> !ila.acc<"flexasr", tensor<16x784xf32>>
+    ```
+    """
+
+    name = "ila.store"
+    input = operand_def(TensorType)
+    res = result_def(AccType)
+    assembly_format = "$input attr-dict `:` type($input) `->` type($res)"
+
+    def verify_(self) -> None:
+        if self.res.type.tensor != self.input.type:
+            raise VerifyException("ila.store: the stored tensor type must match the !ila.acc tensor type")
+
+
+@irdl_op_definition
+class ComputeOp(IRDLOperation):
+    """Run an accelerator function on accelerator-resident data.
+
+    Example:
+
+    ```mlir
+    %p = ila.compute "flexasr.maxpool"(%h) : (!ila.acc<"flexasr", tensor<16x784xf32>>) -> !ila.acc<"flexasr", tensor<8x784xf32>>
+    ```
+    """
+
+    name = "ila.compute"
+    callee = prop_def(StringAttr)
+    args = var_operand_def(AccType)
+    res = result_def(AccType)
+    assembly_format = "$callee `(` $args `)` attr-dict `:` functional-type($args, $res)"
+
+    def verify_(self) -> None:
+        _check_callee(self, self.callee.data, len(self.args))
+        target = self.callee.data.split(".")[0]
+        for v in (*self.args, self.res):
+            if v.type.target.data != target:
+                raise VerifyException(
+                    f"ila.compute: '{self.callee.data}' operates on {target} data, got {v.type}")
+
+
+@irdl_op_definition
+class LoadOp(IRDLOperation):
+    """Load an accelerator-resident tensor back to the host.
+
+    Example:
+
+    ```mlir
+    %y = ila.load %p : !ila.acc<"flexasr", tensor<1x784xf32>> -> tensor<1x784xf32>
+    ```
+    """
+
+    name = "ila.load"
+    input = operand_def(AccType)
+    res = result_def(TensorType)
+    assembly_format = "$input attr-dict `:` type($input) `->` type($res)"
+
+    def verify_(self) -> None:
+        if self.input.type.tensor != self.res.type:
+            raise VerifyException("ila.load: the result type must match the !ila.acc tensor type")
+
+
+@irdl_op_definition
+class FragmentOp(IRDLOperation):
+    """One accelerator's command stream, from host tensors to host tensors.
+
+    The body's block arguments are the operands; it ends with `ila.yield` of
+    the results.  It holds `ila.cmd`, `ila.write`, `ila.read`, `ila.wait_irq`.
+
+    Example:
+
+    ```mlir
+    %y = ila.fragment "flexasr"(%x) : (tensor<2x16xf32>) -> tensor<1x16xf32> {
+    ^bb0(%a: tensor<2x16xf32>):
+      ila.cmd "store_act"(%a) {region = 0 : i64} : (tensor<2x16xf32>) -> ()
+      ila.write 0x33400010, 0x1
+      ila.wait_irq
+      %r = ila.cmd "load_act"() {region = 0 : i64} : () -> tensor<1x16xf32>
+      ila.yield %r : tensor<1x16xf32>
+    }
+    ```
+    """
+
+    name = "ila.fragment"
+    target = prop_def(StringAttr)
+    args = var_operand_def()
+    res = var_result_def()
+    body = region_def("single_block")
+    traits = traits_def(IsolatedFromAbove())
+    assembly_format = "$target `(` $args `)` attr-dict `:` functional-type($args, $res) $body"
+
+    def verify_(self) -> None:
+        if self.target.data not in TARGETS:
+            raise VerifyException(f"ila.fragment: unknown target '{self.target.data}'")
+        block = self.body.block
+        if tuple(a.type for a in block.args) != tuple(a.type for a in self.args):
+            raise VerifyException("ila.fragment: block arguments must match the operands")
+        last = block.last_op
+        if not isinstance(last, YieldOp):
+            raise VerifyException("ila.fragment: body must end with ila.yield")
+        if tuple(v.type for v in last.values) != tuple(r.type for r in self.res):
+            raise VerifyException("ila.fragment: yielded types must match the results")
+
+
+@irdl_op_definition
+class CmdOp(IRDLOperation):
+    """A driver-level command, expanded to MMIO with the run-time data.
+
+    Kinds: FlexASR `store_act`, `store_wgt`, `store_bias`, `linear_layer`,
+    `lstm_layer`, `load_act`; VTA `store_inp`, `store_wgt`, `gemm`, `load_out`;
+    HLSCNN `store_act`, `store_wgt`, `conv`, `load_out`.  Attributes carry the
+    layout parameters.
+
+    Example:
+
+    ```mlir
+    %r = ila.cmd "load_act"() {region = 0 : i64, timesteps = 1 : i64} : () -> tensor<1x16xf32>
+    ```
+    """
+
+    name = "ila.cmd"
+    kind = prop_def(StringAttr)
+    args = var_operand_def()
+    res = var_result_def()
+    traits = traits_def(HasParent(FragmentOp))
+    assembly_format = "$kind `(` $args `)` attr-dict `:` functional-type($args, $res)"
+
+
+class _MmioOp(IRDLOperation):
+    def _print_hex(self, printer: Printer, *vals: IntegerAttr) -> None:
+        printer.print_string(" " + ", ".join(hex(v.value.data) for v in vals))
+
+
+@irdl_op_definition
+class WriteOp(_MmioOp):
+    """A constant MMIO write `(addr, 128-bit data)`.
+
+    Example:
+
+    ```mlir
+    ila.write 0x33000020, 0x1
+    ```
+    """
+
+    name = "ila.write"
+    addr = prop_def(IntegerAttr)
+    data = prop_def(IntegerAttr)
+    traits = traits_def(HasParent(FragmentOp))
+
+    def __init__(self, addr: int, data: int):
+        super().__init__(properties={"addr": IntegerAttr(addr, IntegerType(64)),
+                                     "data": IntegerAttr(data, IntegerType(128))})
+
+    @classmethod
+    def parse(cls, parser: Parser) -> WriteOp:
+        addr = parser.parse_integer(allow_boolean=False)
+        parser.parse_punctuation(",")
+        data = parser.parse_integer(allow_boolean=False)
+        return cls(addr, data)
+
+    def verify_(self) -> None:
+        if not (0 <= self.addr.value.data < 1 << 32 and 0 <= self.data.value.data < 1 << 128):
+            raise VerifyException("ila.write expects a 32-bit address and 128-bit data")
+
+    def print(self, printer: Printer):
+        self._print_hex(printer, self.addr, self.data)
+
+
+@irdl_op_definition
+class ReadOp(_MmioOp):
+    """A constant MMIO read (its 16 bytes go to the simulator's read log).
+
+    Example:
+
+    ```mlir
+    ila.read 0x33500000
+    ```
+    """
+
+    name = "ila.read"
+    addr = prop_def(IntegerAttr)
+    traits = traits_def(HasParent(FragmentOp))
+
+    def __init__(self, addr: int):
+        super().__init__(properties={"addr": IntegerAttr(addr, IntegerType(64))})
+
+    @classmethod
+    def parse(cls, parser: Parser) -> ReadOp:
+        addr = parser.parse_integer(allow_boolean=False)
+        return cls(addr)
+
+    def verify_(self) -> None:
+        if not 0 <= self.addr.value.data < 1 << 32:
+            raise VerifyException("ila.read expects a 32-bit address")
+
+    def print(self, printer: Printer):
+        self._print_hex(printer, self.addr)
+
+
+@irdl_op_definition
+class WaitIrqOp(IRDLOperation):
+    """Wait for the accelerator's interrupt (a simulation barrier).
+
+    Example:
+
+    ```mlir
+    ila.wait_irq
+    ```
+    """
+
+    name = "ila.wait_irq"
+    traits = traits_def(HasParent(FragmentOp))
+    assembly_format = "attr-dict"
+
+
+@irdl_op_definition
+class YieldOp(IRDLOperation):
+    """Terminate an `ila.fragment`, returning its results.
+
+    Example:
+
+    ```mlir
+    ila.yield %r : tensor<1x16xf32>
+    ```
+    """
+
+    name = "ila.yield"
+    values = var_operand_def()
+    traits = traits_def(IsTerminator(), HasParent(FragmentOp))
+    assembly_format = "($values^ `:` type($values))? attr-dict"
+
+
+from steplus.dialects.ila_host import Im2colOp, WindowsOp  # noqa: E402
+
+Ila = Dialect(
+    "ila",
+    [InvokeOp, StoreOp, ComputeOp, LoadOp, FragmentOp, CmdOp, WriteOp, ReadOp, WaitIrqOp, YieldOp,
+     WindowsOp, Im2colOp],
+    [AccType],
+)

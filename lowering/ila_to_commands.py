@@ -1,0 +1,133 @@
+"""`convert-ila-to-commands`: accelerator chains -> per-accelerator command streams.
+
+Invocations are first split into store/compute/load (without cancellation;
+run `ila-cancel-store-load` before to cancel round trips).  Every `ila.load`
+then becomes an `ila.fragment` of the accelerator that computes it:
+
+- a chain of FlexASR temporal pools over one stored tensor: per chunk of at
+  most 255 vectors, `ila.cmd "store_act"`, then per pool the three constant
+  MMIO writes (`cfg_mmngr_gb_large`, `cfg_ly_reduce`, `start 2`) and
+  `ila.wait_irq`, then `ila.cmd "load_act"`; chunks are joined by
+  `ila.cmd "concat"`;
+- a FlexASR linear layer, VTA dense or HLSCNN conv2d: one driver-level
+  `ila.cmd` (`linear_layer`, `dense`, `conv2d`) whose MMIO depends on the
+  run-time data (AdaptivFloat biases, int8 scales).
+
+Example: the 128x128 max-pool after `isel,ila-cancel-store-load` becomes one
+`ila.fragment "flexasr"` with 2 chunks x (1 store, 4 x 3 writes + wait, 1 load).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import builtin
+from xdsl.dialects.builtin import IntegerAttr, StringAttr, TensorType, f32, i64
+from xdsl.ir import Block, Region
+from xdsl.passes import ModulePass
+
+from steplus.dialects.ila import CmdOp, ComputeOp, FragmentOp, InvokeOp, LoadOp, StoreOp, WaitIrqOp, WriteOp, YieldOp
+from steplus.passes.diagnostics import OpDiagnosticError
+from steplus.passes.ila_cancel import expand_invoke
+
+GB = 0x33000000
+_POOL_MODE = {"flexasr.maxpool": 0, "flexasr.meanpool": 1}
+_CMD = {"flexasr.linear": "linear_layer", "vta.dense": "dense", "hlscnn.conv2d": "conv2d"}
+
+
+def _word(*fields):
+    out = 0
+    for v, b, n in fields:
+        out |= (int(v) & ((1 << (8 * n)) - 1)) << (8 * b)
+    return out
+
+
+def _i(v: int) -> IntegerAttr:
+    return IntegerAttr(v, i64)
+
+
+def _pool_body(block: Block, arg, chain: list[ComputeOp], out_type) -> list:
+    T, H = arg.type.get_shape()
+    if H % 16:
+        raise OpDiagnosticError(chain[0], f"flexasr pool: hidden size {H} is not a multiple of 16")
+    nv_all = H // 16
+    chunks = -(-nv_all // 255)
+    step = -(-nv_all // chunks)
+    mode = _POOL_MODE[chain[0].callee.data]
+    parts = []
+    for v0 in range(0, nv_all, step):
+        nv = min(step, nv_all - v0)
+        block.add_op(CmdOp(operands=[[arg]], result_types=[[]], properties={"kind": StringAttr("store_act")},
+                           attributes={"vector_offset": _i(v0), "vectors": _i(nv)}))
+        t = T
+        for _ in chain:
+            block.add_op(WriteOp(GB + 0x400010, _word((nv, 0, 1))))
+            block.add_op(WriteOp(GB + 0x800010, _word((1, 0, 1), (mode, 1, 1), (nv, 6, 1), (t, 8, 2))))
+            block.add_op(WriteOp(GB + 0x20, 1))
+            block.add_op(WaitIrqOp())
+            t //= 2
+        ld = CmdOp(operands=[[]], result_types=[[TensorType(f32, [t, 16 * nv])]],
+                   properties={"kind": StringAttr("load_act")},
+                   attributes={"timesteps": _i(t), "vectors": _i(nv)})
+        block.add_op(ld)
+        parts.append(ld.results[0])
+    if len(parts) == 1:
+        return parts
+    cat = CmdOp(operands=[parts], result_types=[[out_type]], properties={"kind": StringAttr("concat")},
+                attributes={"axis": _i(1)})
+    block.add_op(cat)
+    return [cat.results[0]]
+
+
+def fragment_for(load: LoadOp) -> FragmentOp:
+    chain, cur = [], load.input.owner
+    while isinstance(cur, ComputeOp) and cur.callee.data in _POOL_MODE and (
+            not chain or cur.callee.data == chain[0].callee.data):
+        chain.append(cur)
+        cur = cur.args[0].owner
+    out_type = load.res.type
+    if chain and isinstance(cur, StoreOp):
+        src = [cur.input]
+        block = Block(arg_types=[v.type for v in src])
+        results = _pool_body(block, block.args[0], chain, out_type)
+        target, n = "flexasr", len(chain)
+    elif isinstance(cur, ComputeOp) and cur.callee.data in _CMD and all(
+            isinstance(a.owner, StoreOp) for a in cur.args):
+        src = [a.owner.input for a in cur.args]
+        block = Block(arg_types=[v.type for v in src])
+        cmd = CmdOp(operands=[list(block.args)], result_types=[[out_type]],
+                    properties={"kind": StringAttr(_CMD[cur.callee.data])}, attributes=dict(cur.attributes))
+        block.add_op(cmd)
+        results, target, n = [cmd.results[0]], cur.callee.data.split(".")[0], 1
+    else:
+        raise OpDiagnosticError(load, "convert-ila-to-commands: unsupported accelerator chain "
+                                      "(expected stores -> one compute, or a chain of temporal pools)")
+    block.add_op(YieldOp(operands=[results]))
+    return FragmentOp(operands=[src], result_types=[[out_type]], properties={"target": StringAttr(target)},
+                      regions=[Region(block)], attributes={"invocations": _i(n)})
+
+
+@dataclass(frozen=True)
+class ConvertIlaToCommandsPass(ModulePass):
+    """Expand accelerator invocations into per-accelerator command streams (ila.fragment)."""
+
+    name = "convert-ila-to-commands"
+
+    def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
+        for inv in [o for o in op.walk() if isinstance(o, InvokeOp)]:
+            expand_invoke(inv)
+        for ld in [o for o in op.walk() if isinstance(o, LoadOp)]:
+            frag = fragment_for(ld)
+            ld.parent_block().insert_op_before(frag, ld)
+            ld.res.replace_all_uses_with(frag.results[0])
+            ld.detach()
+            ld.erase()
+        changed = True
+        while changed:
+            changed = False
+            for o in list(op.walk()):
+                if isinstance(o, (ComputeOp, StoreOp)) and not o.results[0].uses:
+                    o.detach()
+                    o.erase()
+                    changed = True

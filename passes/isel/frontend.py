@@ -1,0 +1,112 @@
+"""Tensor IR -> e-graph terms (the importer of `isel`).
+
+Recognised ops on static-shape f32 tensors become terms; every other value (function arguments, results
+of ops isel does not model) is an opaque `Ten.leaf(i)`.  Recognised:
+`linalg.matmul` and `linalg.conv_2d_nchw_fchw` into a zero init,
+`linalg.transpose`, `tosa.reshape` (shape from its result type), `tosa.add`, `linalg.add`,
+`tosa.max_pool2d`.
+
+Example: `Importer(func_op).run()` returns the values to re-select (those used
+outside the recognised ops) with their terms.
+"""
+
+from __future__ import annotations
+
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, TensorType, f32
+from xdsl.ir import Operation, SSAValue
+
+from steplus.passes.isel import terms as T
+
+
+def _shape(v: SSAValue) -> tuple[int, ...]:
+    t = v.type
+    return tuple(t.get_shape()) if isinstance(t, TensorType) else ()
+
+
+def _static_f32(v: SSAValue) -> bool:
+    """isel models static-shape f32 tensors only (other values stay opaque)."""
+    t = v.type
+    return isinstance(t, TensorType) and t.element_type == f32 and all(d >= 0 for d in t.get_shape())
+
+
+def sh(dims) -> T.Sh:
+    dims = [int(d) for d in dims]
+    return getattr(T.Sh, f"s{len(dims)}")(*dims)
+
+
+def _is_zero(v: SSAValue) -> bool:
+    op = v.owner
+    if isinstance(op, Operation) and op.name == "arith.constant":
+        val = op.properties.get("value")
+        if isinstance(val, DenseIntOrFPElementsAttr):
+            return all(float(x) == 0.0 for x in val.get_values())
+    if isinstance(op, Operation) and op.name == "linalg.fill":
+        src = op.operands[0].owner
+        if isinstance(src, Operation) and src.name == "arith.constant":
+            return float(src.properties["value"].value.data) == 0.0
+    return False
+
+
+class Importer:
+    """Builds terms for the ops of one function body (a single block)."""
+
+    def __init__(self, block):
+        self.block = block
+        self.terms: dict[SSAValue, T.Ten] = {}
+        self.leaves: list[SSAValue] = []
+        self.modelled: list[Operation] = []
+
+    def term(self, v: SSAValue) -> T.Ten:
+        if v not in self.terms:
+            self.terms[v] = T.Ten.leaf(len(self.leaves))
+            self.leaves.append(v)
+        return self.terms[v]
+
+    def _import(self, op: Operation) -> T.Ten | None:
+        name, ops = op.name, op.operands
+        tensor_ops = ops[:1] if name == "tosa.reshape" else ops
+        if len(op.results) != 1 or not all(_static_f32(v) for v in (*tensor_ops, op.results[0])):
+            return None
+        out = _shape(op.results[0])
+        if name == "linalg.matmul" and len(ops) == 3 and _is_zero(ops[2]):
+            (m, k), (_, n) = _shape(ops[0]), _shape(ops[1])
+            return T.matmul(self.term(ops[0]), self.term(ops[1]), m, k, n)
+        if name == "linalg.transpose" and len(out) <= 4:
+            perm = op.properties["permutation"].get_values()
+            return T.transpose(self.term(ops[0]), sh(perm))
+        if name == "tosa.reshape" and len(out) <= 4:
+            return T.reshape(self.term(ops[0]), sh(out))
+        if name in ("tosa.add", "linalg.add") and 1 <= len(out) <= 4:
+            return T.add(self.term(ops[0]), self.term(ops[1]), sh(out))
+        if name == "tosa.max_pool2d":
+            (n, h, w, c) = _shape(ops[0])
+            kh, kw = op.properties["kernel"].get_values()
+            s_h, s_w = op.properties["stride"].get_values()
+            pt, pb, pl, pr = op.properties["pad"].get_values()
+            return T.maxpool(self.term(ops[0]), n, h, w, c, kh, kw, s_h, s_w, pt, pb, pl, pr)
+        if name == "linalg.conv_2d_nchw_fchw" and _is_zero(ops[2]):
+            strides = [int(x) for x in op.properties["strides"].get_values()]
+            dil = [int(x) for x in op.properties["dilations"].get_values()]
+            if dil != [1, 1]:
+                return None
+            n, c, h, w = _shape(ops[0])
+            k, _, kh, kw = _shape(ops[1])
+            return T.conv2d(self.term(ops[0]), self.term(ops[1]), n, c, h, w, k, kh, kw, *strides)
+        return None
+
+    def run(self) -> list[tuple[SSAValue, T.Ten, Operation]]:
+        """Import every op; return (value, term, first outside user) for each root."""
+        for op in self.block.ops:
+            t = self._import(op)
+            if t is not None:
+                self.terms[op.results[0]] = t
+                self.modelled.append(op)
+        modelled = set(self.modelled)
+        roots = []
+        for op in self.modelled:
+            v = op.results[0]
+            users = [u.operation for u in v.uses if u.operation not in modelled]
+            if users:
+                first = min(users, key=lambda u: self.block.get_operation_index(u))
+                roots.append((v, self.terms[v], first))
+        return roots

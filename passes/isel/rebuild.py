@@ -1,0 +1,170 @@
+"""Extracted terms -> IR (the rebuilding half of `isel`).
+
+Terms that equal an imported term reuse the original SSA value; other nodes
+are built before the root's first user: `ila.invoke` for accelerator calls,
+`linalg`/`tosa`/`ila.windows`/`ila.im2col` for host ops the rewrites created.
+
+Example: `Rebuilder(importer, anchor).value(term)` returns an `SSAValue`.
+"""
+
+from __future__ import annotations
+
+from egglog import get_callable_args, get_callable_fn, get_literal_value
+from xdsl.dialects import arith, tosa
+from xdsl.dialects.builtin import DenseArrayBase, DenseIntOrFPElementsAttr, TensorType, f32, i32, i64, IntegerAttr
+from xdsl.dialects.linalg.ops import MatmulOp, TransposeOp
+from xdsl.dialects.tensor import EmptyOp
+from xdsl.ir import Operation, SSAValue
+
+from steplus.dialects.ila import InvokeOp
+from steplus.dialects.ila_host import Im2colOp, WindowsOp
+from steplus.dialects.tosa_ext import reshape as tosa_reshape
+from steplus.passes.diagnostics import OpDiagnosticError
+from steplus.passes.isel.terms import ACCEL, node_name
+
+
+def _arr(vals) -> DenseArrayBase:
+    return DenseArrayBase.from_list(i64, [int(v) for v in vals])
+
+
+def _ints(args) -> list[int]:
+    return [int(get_literal_value(a)) for a in args]
+
+
+def _dims(shape_term) -> list[int]:
+    return _ints(get_callable_args(shape_term))
+
+
+class Rebuilder:
+    def __init__(self, importer, anchor: Operation):
+        self.imp = importer
+        self.anchor = anchor
+        self.by_key = {str(t): v for v, t in importer.terms.items()}
+        self.memo: dict[str, SSAValue] = {}
+        self.created: list[Operation] = []
+
+    def _emit(self, op: Operation) -> SSAValue:
+        self.anchor.parent_block().insert_op_before(op, self.anchor)
+        self.created.append(op)
+        return op.results[0]
+
+    def _zeros(self, shape) -> SSAValue:
+        t = TensorType(f32, list(shape))
+        return self._emit(arith.ConstantOp(DenseIntOrFPElementsAttr.from_list(t, [0.0])))
+
+    def _reshape(self, v: SSAValue, shape) -> SSAValue:
+        if tuple(v.type.get_shape()) == tuple(shape):
+            return v
+        c, r = tosa_reshape(v, shape)
+        self._emit(c)
+        return self._emit(r)
+
+    def _transpose(self, v: SSAValue, perm) -> SSAValue:
+        shape = v.type.get_shape()
+        out = [shape[p] for p in perm]
+        init = self._emit(EmptyOp([], TensorType(f32, out)))
+        return self._emit(TransposeOp(v, init, _arr(perm), TensorType(f32, out)))
+
+    def _matmul(self, a: SSAValue, b: SSAValue, m: int, n: int) -> SSAValue:
+        z = self._zeros((m, n))
+        return self._emit(MatmulOp([a, b], [z], [TensorType(f32, [m, n])]))
+
+    def _dominates(self, v: SSAValue) -> bool:
+        owner = v.owner
+        if not isinstance(owner, Operation):
+            return True
+        block = self.anchor.parent_block()
+        return owner.parent_block() is block and (
+            block.get_operation_index(owner) < block.get_operation_index(self.anchor))
+
+    def value(self, term) -> SSAValue:
+        key = str(term)
+        if key in self.by_key and self._dominates(self.by_key[key]):
+            return self.by_key[key]
+        if key not in self.memo:
+            self.memo[key] = self._build(term)
+        return self.memo[key]
+
+    def _build(self, term) -> SSAValue:
+        name = node_name(get_callable_fn(term))
+        args = list(get_callable_args(term))
+        if name == "leaf":
+            return self.imp.leaves[int(get_literal_value(args[0]))]
+        kids, ints = [], []
+        for a in args:
+            lit = _literal(a)
+            if lit is not None:
+                ints.append(lit)
+            elif not str(a).startswith("Sh."):
+                kids.append(self.value(a))
+        if name in ACCEL:
+            return self._accel(name, kids, ints)
+        if name == "reshape":
+            return self._reshape(kids[0], _dims(args[1]))
+        if name == "transpose":
+            return self._transpose(kids[0], _dims(args[1]))
+        if name == "dense":
+            m, _, n = ints
+            return self._matmul(kids[0], self._transpose(kids[1], (1, 0)), m, n)
+        if name == "matmul":
+            m, _, n = ints
+            return self._matmul(kids[0], kids[1], m, n)
+        if name == "zeros":
+            return self._zeros(ints)
+        if name == "bias_add":
+            m, n = ints
+            b = self._reshape(kids[1], (1, n))
+            return self._emit(tosa.AddOp(operands=[kids[0], b], result_types=[TensorType(f32, [m, n])]))
+        if name == "add":
+            out = _dims(args[2])
+            return self._emit(tosa.AddOp(operands=kids, result_types=[TensorType(f32, out)]))
+        if name in ("windows", "maxpool"):
+            n, h, w, c, kh, kw, sh, sw, *pads = ints
+            oh, ow = (h + pads[0] + pads[1] - kh) // sh + 1, (w + pads[2] + pads[3] - kw) // sw + 1
+            props = {"kernel": _arr((kh, kw)), "stride": _arr((sh, sw)), "pad": _arr(pads)}
+            if name == "windows":
+                out = TensorType(f32, [kh * kw, n * oh * ow * c])
+                return self._emit(WindowsOp(operands=[kids[0]], result_types=[out], properties=props))
+            out = TensorType(f32, [n, oh, ow, c])
+            return self._emit(tosa.MaxPool2DOp(operands=[kids[0]], result_types=[out], properties=props))
+        if name == "im2col":
+            n, c, h, w, kh, kw, sh, sw = ints
+            oh, ow = (h - kh) // sh + 1, (w - kw) // sw + 1
+            props = {"kernel": _arr((kh, kw)), "stride": _arr((sh, sw)), "pad": _arr((0, 0, 0, 0))}
+            out = TensorType(f32, [n * oh * ow, c * kh * kw])
+            return self._emit(Im2colOp(operands=[kids[0]], result_types=[out], properties=props))
+        if name == "rmax":
+            t, p = ints
+            r = self._emit(tosa.ReduceMaxOp(operands=[kids[0]], result_types=[TensorType(f32, [1, p])],
+                                            properties={"axis": IntegerAttr(0, i32)}))
+            return self._reshape(r, (p,))
+        if name == "pool2":
+            t, p = ints
+            x4 = self._reshape(kids[0], (1, t, p, 1))
+            props = {"kernel": _arr((2, 1)), "stride": _arr((2, 1)), "pad": _arr((0, 0, 0, 0))}
+            r = self._emit(tosa.MaxPool2DOp(operands=[x4], result_types=[TensorType(f32, [1, t // 2, p, 1])],
+                                            properties=props))
+            return self._reshape(r, (t // 2, p))
+        raise OpDiagnosticError(self.anchor, f"isel: cannot rebuild a '{name}' term here")
+
+    def _accel(self, name, kids, ints) -> SSAValue:
+        attrs = {}
+        if name == "flex_maxpool":
+            t, p = ints
+            out = [t // 2, p]
+        elif name in ("flex_linear", "vta_dense"):
+            m, _, n = ints
+            out = [m, n]
+        else:
+            n, c, h, w, k, kh, kw, sh, sw = ints
+            out = [n, k, (h - kh) // sh + 1, (w - kw) // sw + 1]
+            attrs["strides"] = _arr((sh, sw))
+        return self._emit(InvokeOp(ACCEL[name], kids, TensorType(f32, out), attrs))
+
+
+def _literal(a) -> int | None:
+    try:
+        v = get_literal_value(a)
+    except Exception:
+        return None
+    return v if isinstance(v, int) else None

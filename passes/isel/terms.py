@@ -1,0 +1,187 @@
+"""The e-graph term language of instruction selection, its rewrites and cost model.
+
+Tensor terms (`Ten`) carry the integer parameters their rewrite guards need
+(sizes, kernel shapes), so every precondition of spec §5 is an egglog
+condition on i64 values.  Rules come in three groups:
+
+- `import` rules: the frontend's canonical op forms (`matmul(x, transpose(w))`
+  is `dense(x, w)`, like Relay's `nn.dense`) — always on;
+- compiler-IR rules (flexible matching only): zero-bias insertion,
+  bubble-reshape-through-linear, add-to-bias-add, matmul->dense, max-pool
+  window splitting, reassociate-max(2,2), simplify-reduce-max, im2col,
+  reshape/transpose simplifications;
+- IR-accelerator rules, per target: flex-linear, flexasr-maxpool (and the
+  exact temporal-max-pool pattern), vta-dense, hlscnn-conv2d.
+
+Example::
+
+    eg = make_egraph(targets=("flexasr",), flexible=True)
+"""
+
+from __future__ import annotations
+
+from egglog import EGraph, Expr, eq, function, i64, i64Like, rewrite, ruleset, vars_
+
+
+class Sh(Expr):
+    """A shape or permutation of rank 1-4."""
+
+    @classmethod
+    def s1(cls, a: i64Like) -> Sh: ...
+    @classmethod
+    def s2(cls, a: i64Like, b: i64Like) -> Sh: ...
+    @classmethod
+    def s3(cls, a: i64Like, b: i64Like, c: i64Like) -> Sh: ...
+    @classmethod
+    def s4(cls, a: i64Like, b: i64Like, c: i64Like, d: i64Like) -> Sh: ...
+
+
+class Ten(Expr):
+    """A tensor term."""
+
+    @classmethod
+    def leaf(cls, i: i64Like) -> Ten: ...
+
+
+@function
+def matmul(a: Ten, b: Ten, m: i64Like, k: i64Like, n: i64Like) -> Ten: ...
+@function
+def dense(x: Ten, w: Ten, m: i64Like, k: i64Like, n: i64Like) -> Ten: ...
+@function
+def transpose(a: Ten, perm: Sh) -> Ten: ...
+@function
+def reshape(a: Ten, s: Sh) -> Ten: ...
+@function
+def add(a: Ten, b: Ten, s: Sh) -> Ten: ...
+@function
+def bias_add(x: Ten, b: Ten, m: i64Like, n: i64Like) -> Ten: ...
+@function
+def zeros(n: i64Like) -> Ten: ...
+@function
+def maxpool(x: Ten, n: i64Like, h: i64Like, w: i64Like, c: i64Like, kh: i64Like, kw: i64Like,
+            sh: i64Like, sw: i64Like, pt: i64Like, pb: i64Like, pl: i64Like, pr: i64Like) -> Ten: ...
+@function
+def windows(x: Ten, n: i64Like, h: i64Like, w: i64Like, c: i64Like, kh: i64Like, kw: i64Like,
+            sh: i64Like, sw: i64Like, pt: i64Like, pb: i64Like, pl: i64Like, pr: i64Like) -> Ten: ...
+@function
+def rmax(a: Ten, t: i64Like, p: i64Like) -> Ten: ...
+@function
+def pool2(a: Ten, t: i64Like, p: i64Like) -> Ten: ...
+@function
+def conv2d(x: Ten, w: Ten, n: i64Like, c: i64Like, h: i64Like, wd: i64Like, k: i64Like,
+           kh: i64Like, kw: i64Like, sh: i64Like, sw: i64Like) -> Ten: ...
+@function
+def im2col(x: Ten, n: i64Like, c: i64Like, h: i64Like, wd: i64Like, kh: i64Like, kw: i64Like,
+           sh: i64Like, sw: i64Like) -> Ten: ...
+@function
+def flex_linear(x: Ten, w: Ten, b: Ten, m: i64Like, k: i64Like, n: i64Like) -> Ten: ...
+@function
+def flex_maxpool(a: Ten, t: i64Like, p: i64Like) -> Ten: ...
+@function
+def vta_dense(x: Ten, w: Ten, m: i64Like, k: i64Like, n: i64Like) -> Ten: ...
+@function
+def hlscnn_conv2d(x: Ten, w: Ten, n: i64Like, c: i64Like, h: i64Like, wd: i64Like, k: i64Like,
+                  kh: i64Like, kw: i64Like, sh: i64Like, sw: i64Like) -> Ten: ...
+
+
+ACCEL = {"flex_linear": "flexasr.linear", "flex_maxpool": "flexasr.maxpool",
+         "vta_dense": "vta.dense", "hlscnn_conv2d": "hlscnn.conv2d"}
+_HOST_COMPUTE = {"matmul", "dense", "bias_add", "add", "maxpool", "rmax", "pool2", "conv2d"}
+_LAYOUT = {"windows": 10, "im2col": 10, "reshape": 1, "transpose": 1}
+_ACCEL_COST = {"flex_linear": 0, "flex_maxpool": 0, "hlscnn_conv2d": 1, "vta_dense": 2}
+HOST_COST = 1000
+
+
+def node_name(fn) -> str:
+    return repr(fn).rsplit(".", 1)[-1]
+
+
+def cost_model(egraph, expr, child_costs):
+    """Accelerator calls cost (almost) nothing, host compute HOST_COST, layout ops little."""
+    from egglog import get_callable_fn
+
+    fn = get_callable_fn(expr)
+    name = node_name(fn) if fn is not None else ""
+    if name in _HOST_COMPUTE:
+        base = HOST_COST
+    else:
+        base = _LAYOUT.get(name, _ACCEL_COST.get(name, 0))
+    return base + sum(child_costs)
+
+
+a, b, x, w = vars_("a b x w", Ten)
+m, k, n, t, p, c, h, wd, kh, kw, sh, sw, pt, pb, pl, pr, q = vars_(
+    "m k n t p c h wd kh kw sh sw pt pb pl pr q", i64)
+s, s2 = vars_("s s2", Sh)
+
+imports = ruleset(
+    rewrite(matmul(x, transpose(w, Sh.s2(1, 0)), m, k, n)).to(dense(x, w, m, k, n)),
+    name="imports",
+)
+
+_oh = (h + pt + pb - kh) / sh + 1
+_ow = (wd + pl + pr - kw) / sw + 1
+_coh = (h - kh) / sh + 1
+_cow = (wd - kw) / sw + 1
+
+compiler_ir = ruleset(
+    rewrite(matmul(a, b, m, k, n)).to(dense(a, transpose(b, Sh.s2(1, 0)), m, k, n)),
+    rewrite(transpose(transpose(a, Sh.s2(1, 0)), Sh.s2(1, 0))).to(a),
+    rewrite(reshape(reshape(a, s), s2)).to(reshape(a, s2)),
+    rewrite(dense(x, w, m, k, n)).to(bias_add(dense(x, w, m, k, n), zeros(n), m, n)),
+    rewrite(add(reshape(dense(x, w, m, k, n), Sh.s3(1, m, n)), reshape(b, Sh.s3(1, 1, n)),
+                Sh.s3(1, m, n))).to(
+        reshape(bias_add(dense(x, w, m, k, n), b, m, n), Sh.s3(1, m, n))),
+    rewrite(add(a, reshape(b, Sh.s2(1, n)), Sh.s2(m, n))).to(bias_add(a, b, m, n)),
+    rewrite(maxpool(x, n, h, wd, c, kh, kw, sh, sw, pt, pb, pl, pr)).to(
+        reshape(rmax(windows(x, n, h, wd, c, kh, kw, sh, sw, pt, pb, pl, pr), kh * kw, n * _oh * _ow * c),
+                Sh.s4(n, _oh, _ow, c))),
+    rewrite(rmax(a, t, p)).to(rmax(pool2(a, t, p), t / 2, p), eq(t % 2).to(i64(0)), t > 1),
+    rewrite(rmax(a, i64(1), p)).to(reshape(a, Sh.s1(p))),
+    rewrite(conv2d(x, w, n, c, h, wd, k, kh, kw, sh, sw)).to(
+        transpose(reshape(dense(reshape(w, Sh.s2(k, c * kh * kw)), im2col(x, n, c, h, wd, kh, kw, sh, sw),
+                                k, c * kh * kw, n * _coh * _cow), Sh.s4(k, n, _coh, _cow)),
+                  Sh.s4(1, 0, 2, 3))),
+    name="compiler_ir",
+)
+
+flexasr_rules = ruleset(
+    rewrite(bias_add(dense(x, w, m, k, n), b, m, n)).to(
+        flex_linear(x, w, b, m, k, n), eq(k % 16).to(i64(0)), eq(n % 64).to(i64(0)),
+        k <= 16 * 255, n <= 16 * 255),
+    rewrite(pool2(a, t, p)).to(flex_maxpool(a, t, p), eq(p % 16).to(i64(0))),
+    rewrite(maxpool(x, i64(1), t, p, i64(1), i64(2), i64(1), i64(2), i64(1), i64(0), i64(0), i64(0), i64(0))).to(
+        reshape(flex_maxpool(reshape(x, Sh.s2(t, p)), t, p), Sh.s4(1, t / 2, p, 1)),
+        eq(p % 16).to(i64(0)), eq(t % 2).to(i64(0))),
+    name="flexasr",
+)
+
+vta_rules = ruleset(
+    rewrite(dense(x, w, m, k, n)).to(
+        vta_dense(x, w, m, k, n), eq(m % 16).to(i64(0)), eq(k % 16).to(i64(0)), eq(n % 16).to(i64(0)),
+        m * k <= 2048 * 16, n * k <= 1023 * 256, m * n <= 2048 * 16),
+    name="vta",
+)
+
+hlscnn_rules = ruleset(
+    rewrite(conv2d(x, w, i64(1), c, h, wd, k, kh, kw, sh, sw)).to(
+        hlscnn_conv2d(x, w, i64(1), c, h, wd, k, kh, kw, sh, sw), sh <= 7, sw <= 7, k <= 255,
+        k * h * wd <= 8192, h <= 1023, wd <= 1023, c <= 4095),
+    name="hlscnn",
+)
+
+TARGET_RULES = {"flexasr": flexasr_rules, "vta": vta_rules, "hlscnn": hlscnn_rules}
+
+
+def make_egraph() -> EGraph:
+    return EGraph()
+
+
+def saturate(egraph: EGraph, targets, flexible: bool, iterations: int = 40) -> None:
+    """Run the import, (compiler-IR,) and target rules to saturation or the limit."""
+    rules = imports
+    for tgt in targets:
+        rules = rules | TARGET_RULES[tgt]
+    if flexible:
+        rules = rules | compiler_ir
+    egraph.run(rules * iterations)

@@ -1,0 +1,98 @@
+"""Accelerator functions on float tensors: ILA execution and float32 references.
+
+`run_accel(callee, args, attrs)` runs one accelerator function (`flexasr.linear`,
+`flexasr.maxpool`, `vta.dense`, `hlscnn.conv2d`) on its ILA simulator through
+the driver fragments and returns `(result, counts)`; `reference(callee, args,
+attrs)` is its float32 numpy meaning.  VTA operands are quantised to int8 per
+tensor (scale max|x|/127) and the requantisation shift is calibrated on the
+host from the integer product, as the 3LA driver does.
+
+Example::
+
+    y, counts = run_accel("flexasr.maxpool", [a], {})   # a[T,H] -> y[T/2,H]
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from steplus.runtime.ila.core import IlaError
+
+
+def _windows_max(a):
+    t = a.shape[0] // 2
+    return np.maximum(a[0:2 * t:2], a[1:2 * t:2])
+
+
+def reference(callee: str, args, attrs) -> np.ndarray:
+    """float32 numpy semantics of an accelerator function."""
+    args = [np.asarray(a, np.float32) for a in args]
+    if callee == "flexasr.maxpool":
+        return _windows_max(args[0])
+    if callee == "flexasr.meanpool":
+        t = args[0].shape[0] // 2
+        return (args[0][0:2 * t:2] + args[0][1:2 * t:2]) / np.float32(2)
+    if callee == "flexasr.linear":
+        x, w, b = args
+        return x @ w.T + b.reshape(-1)
+    if callee == "vta.dense":
+        return args[0] @ args[1].T
+    if callee == "hlscnn.conv2d":
+        x, w = args
+        s = attrs.get("strides", (1, 1))
+        return conv2d_nchw(x, w, s)
+    raise IlaError(f"no reference for accelerator function '{callee}'")
+
+
+def conv2d_nchw(x, w, strides=(1, 1)):
+    """Valid NCHW/FCHW convolution in numpy (float32)."""
+    n, c, h, wd = x.shape
+    k, _, kh, kw = w.shape
+    sh, sw = strides
+    oh, ow = (h - kh) // sh + 1, (wd - kw) // sw + 1
+    cols = np.stack([x[:, :, i:i + sh * oh:sh, j:j + sw * ow:sw] for i in range(kh) for j in range(kw)], axis=2)
+    cols = cols.reshape(n, c * kh * kw, oh * ow)
+    return np.einsum("kq,nqp->nkp", w.reshape(k, -1), cols).reshape(n, k, oh, ow).astype(np.float32)
+
+
+def quant8(x):
+    """Per-tensor symmetric int8 quantisation: (int8 values, scale)."""
+    m = float(np.max(np.abs(x))) if x.size else 0.0
+    s = m / 127 if m > 0 else 1.0
+    return np.clip(np.round(x / s), -127, 127).astype(np.int8), s
+
+
+def vta_dense_float(x, w):
+    """x·wᵀ on VTA: int8 operands, calibrated requantisation shift."""
+    from steplus.runtime.ila.vta_driver import run_dense
+
+    xq, sx = quant8(x)
+    wq, sw = quant8(w)
+    acc = xq.astype(np.int64) @ wq.astype(np.int64).T
+    mx = int(np.max(np.abs(acc))) if acc.size else 0
+    shift = max(0, mx.bit_length() - 7)
+    y, counts = run_dense(xq, wq, shift=shift)
+    return y.astype(np.float64) * (2.0 ** shift) * sx * sw, counts
+
+
+def run_accel(callee: str, args, attrs):
+    """Run an accelerator function on its ILA simulator; (float result, counts)."""
+    from steplus.runtime.ila import flexasr_driver as fd
+    from steplus.runtime.ila.hlscnn_driver import run_conv2d
+
+    args = [np.asarray(a, np.float64) for a in args]
+    if callee in ("flexasr.maxpool", "flexasr.meanpool"):
+        n = int(attrs.get("pools", 1))
+        return fd.run_pool(args[0], n, mode=0 if callee.endswith("maxpool") else 1)
+    if callee == "flexasr.linear":
+        x, w, b = args
+        return fd.run_linear(x, w, b.reshape(-1))
+    if callee == "vta.dense":
+        return vta_dense_float(*args)
+    if callee == "hlscnn.conv2d":
+        x, w = args
+        if x.shape[0] != 1:
+            raise IlaError("hlscnn.conv2d: batch must be 1")
+        y, counts = run_conv2d(x[0], w, tuple(attrs.get("strides", (1, 1))))
+        return y[None], counts
+    raise IlaError(f"accelerator function '{callee}' has no ILA runner")

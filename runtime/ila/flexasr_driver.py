@@ -1,0 +1,249 @@
+"""FlexASR program fragments (3LA driver conventions, spec §1.5-1.6) and runners.
+
+A fragment is a list of MMIO commands (`flexasr.write`/`read`, and `WAIT` for
+the simulation-only wait-for-interrupt).  The runners encode float tensors to
+AdaptivFloat, build the fragment, execute it on a `FlexAsr` simulator and decode
+the read-back; they return the result and the command counts.
+
+Example::
+
+    y, stats = run_linear(x, w, b)        # x[T,16*nvi], w[16*nvo,16*nvi], b[16*nvo]
+    stats == {"writes": 1207, "reads": 40, "waits": 1}   # for the §6.2 shapes
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from steplus.runtime.ila import adpfloat as af
+from steplus.runtime.ila.core import IlaError, bytes_word
+from steplus.runtime.ila.flexasr import GB, FlexAsr, gb_addr, pe_base, read, write
+
+WAIT = {"wait": 1}
+LSTM_PROGRAM = bytes.fromhex("30 34 81 A0 34 38 86 B4 91 34 38 86 A4 18 96 81 20 B0 34 38 86 A4 91 40")
+
+
+def word(*fields: tuple[int, int, int]) -> int:
+    """Pack (value, byte offset, nbytes) fields into a 128-bit data word."""
+    out = 0
+    for v, b, n in fields:
+        out |= (int(v) & ((1 << (8 * n)) - 1)) << (8 * b)
+    return out
+
+
+def execute(cmds, sim: FlexAsr | None = None):
+    """Run a fragment; return (simulator, list of 16-byte reads, counts)."""
+    sim = sim or FlexAsr()
+    reads, counts = [], {"writes": 0, "reads": 0, "waits": 0}
+    for c in cmds:
+        if "wait" in c:
+            counts["waits"] += 1
+            continue
+        sim.step(c)
+        if c["rd"]:
+            reads.append(np.array(sim.data_out, dtype=np.uint8))
+            counts["reads"] += 1
+        else:
+            counts["writes"] += 1
+    return sim, reads, counts
+
+
+def store_act(codes: np.ndarray, base: int = 0, gb: int = GB):
+    """Writes of a [T, nv, 16] code tensor into a GB-large region (byte base)."""
+    T, nv, _ = codes.shape
+    return [write(gb + 0x500000 + int(gb_addr(t, v, nv, base)), bytes_word(codes[t, v]))
+            for t in range(T) for v in range(nv)]
+
+
+def load_act(T: int, nv: int, base: int = 0, gb: int = GB):
+    return [read(gb + 0x500000 + int(gb_addr(t, v, nv, base))) for t in range(T) for v in range(nv)]
+
+
+def maxp(T: int, nv: int, mode: int = 0, gb: int = GB):
+    """cfg_mmngr_gb_large, cfg_ly_reduce, start 2, wait (region 0 at base 0)."""
+    return [write(gb + 0x400010, word((nv, 0, 1))),
+            write(gb + 0x800010, word((1, 0, 1), (mode, 1, 1), (0, 4, 1), (nv, 6, 1), (T, 8, 2))),
+            write(gb + 0x20, 1), WAIT]
+
+
+def pool_fragment(codes: np.ndarray, n_pools: int, mode: int = 0, cancel: bool = True):
+    """Commands for `n_pools` chained temporal pools of codes[T, nv, 16]."""
+    T, nv, _ = codes.shape
+    if nv > 255:
+        raise IlaError(f"flexasr pool: {nv} vectors per timestep exceed 255; chunk the hidden dim")
+    cmds, t, cur = [], T, codes
+    for k in range(n_pools):
+        if k == 0 or not cancel:
+            cmds += store_act(cur[:t])
+        cmds += maxp(t, nv, mode)
+        t //= 2
+        if k == n_pools - 1 or not cancel:
+            cmds += load_act(t, nv)
+    return cmds
+
+
+def run_pool(a: np.ndarray, n_pools: int = 1, mode: int = 0, cancel: bool = True):
+    """`n_pools` temporal (2,1) pools of a[T, H] on FlexASR; H is chunked by 255 vectors."""
+    T, H = a.shape
+    if H % 16:
+        raise IlaError(f"flexasr pool: hidden size {H} is not a multiple of 16")
+    b = af.bias_for(a)
+    codes = af.encode(a, b).reshape(T, H // 16, 16)
+    nv_all, out, counts = H // 16, [], {"writes": 0, "reads": 0, "waits": 0}
+    chunks = -(-nv_all // 255)
+    step = -(-nv_all // chunks)
+    for c0 in range(0, nv_all, step):
+        part = codes[:, c0:c0 + step]
+        sim, reads, cnt = execute(pool_fragment(part, n_pools, mode, cancel))
+        for k in counts:
+            counts[k] += cnt[k]
+        t_out = T >> n_pools
+        out.append(np.stack(reads[-t_out * part.shape[1]:]).reshape(t_out, part.shape[1], 16))
+    res = np.concatenate(out, axis=1).reshape(T >> n_pools, H)
+    return af.decode(res, b), counts
+
+
+def _pe_weight_cmds(tiles: list[np.ndarray], p: int, base_vec: int = 0):
+    pb = pe_base(p)
+    return [write(pb + 0x500000 + (base_vec + k * 16) * 16 + 16 * r, bytes_word(t[r]))
+            for k, t in enumerate(tiles) for r in range(16)]
+
+
+def linear_fragment(xc, wc, bc, bw, bi, bb, bo):
+    """Fragment of y = x·Wᵀ + b (codes xc[T,16nvi], wc[16nvo,16nvi], bc[16nvo])."""
+    T, nvi, nvo = xc.shape[0], xc.shape[1] // 16, wc.shape[0] // 16
+    if nvo % 4 or nvi > 255 or nvo > 255:
+        raise IlaError(f"flexasr linear: needs out/16 % 4 == 0 and <= 255 vectors (nvi={nvi}, nvo={nvo})")
+    npe, cmds = nvo // 4, []
+    for p in range(4):
+        tiles = [wc[16 * o:16 * o + 16, 16 * i:16 * i + 16]
+                 for o in range(p * npe, (p + 1) * npe) for i in range(nvi)]
+        cmds += _pe_weight_cmds(tiles, p)
+    for p in range(4):
+        for k in range(npe):
+            o = p * npe + k
+            cmds.append(write(pe_base(p) + 0x600000 + 16 * (nvi + k), bytes_word(bc[16 * o:16 * o + 16])))
+    cmds += store_act(xc.reshape(T, nvi, 16))
+    base1 = (T // 16 + 2) * 16 * nvi
+    for p in range(4):
+        pb = pe_base(p)
+        cmds += [write(pb + 0x400010, word((1, 0, 1), (1, 3, 1), (1, 4, 1), (npe, 5, 1))),
+                 write(pb + 0x400020, word((bw, 1, 1), (bb, 2, 1), (bi, 3, 1), (nvi, 4, 2), (nvi, 8, 2))),
+                 write(pb + 0x800010, word((1, 0, 1), (bo, 2, 1), (2, 3, 1), (npe, 4, 2), (p * npe, 8, 1))),
+                 write(pb + 0x800020, 0x4030)]
+    cmds += [write(GB + 0x400010, word((nvi, 0, 1), (0, 2, 2), (nvo, 4, 1), (base1, 6, 2))),
+             write(GB + 0x700010, word((1, 0, 1), (0, 4, 1), (1, 5, 1), (nvi, 6, 1), (nvo, 7, 1), (T, 8, 2))),
+             write(GB + 0x10, 1), WAIT]
+    cmds += load_act(T, nvo, 16 * base1)
+    return cmds
+
+
+def run_linear(x, w, b=None, out_bias: int | None = None):
+    """y = x·Wᵀ + b on FlexASR (AdaptivFloat); returns (y, counts)."""
+    T = x.shape[0]
+    b = np.zeros(w.shape[0]) if b is None else b
+    bw, bi, bb = af.bias_for(w), af.bias_for(x), af.bias_for(b)
+    xc, wc, bc = af.encode(x, bi), af.encode(w, bw), af.encode(b, bb)
+    if out_bias is None:
+        ref = af.decode(xc, bi) @ af.decode(wc, bw).T + af.decode(bc, bb)
+        out_bias = af.bias_for(ref)
+    _, reads, counts = execute(linear_fragment(xc, wc, bc, bw, bi, bb, out_bias))
+    nvo = w.shape[0] // 16
+    y = np.stack(reads).reshape(T, nvo, 16).reshape(T, -1)
+    return af.decode(y, out_bias), counts
+
+
+def lstm_fragment(xc, wic, whc, bc, bw, bi, bb, bo):
+    """Fragment of a zero-initialised LSTM over xc[T,16nvi] (PyTorch i,f,g,o gate rows)."""
+    T, nvi = xc.shape[0], xc.shape[1] // 16
+    H = whc.shape[1]
+    nvo = H // 16
+    if nvo % 4:
+        raise IlaError(f"flexasr lstm: hidden size {H} needs H/16 % 4 == 0")
+    npe = nvo // 4
+    gates = {"i": 0, "f": 1, "g": 2, "o": 3}
+    cmds = []
+    for p in range(4):
+        ti, th, bias = [], [], []
+        for k in range(p * npe, (p + 1) * npe):
+            for gname in "igfo":
+                r0 = gates[gname] * H + 16 * k
+                ti += [wic[r0:r0 + 16, 16 * i:16 * i + 16] for i in range(nvi)]
+                th += [whc[r0:r0 + 16, 16 * i:16 * i + 16] for i in range(nvo)]
+                bias.append(bc[r0:r0 + 16])
+        cmds += _pe_weight_cmds(ti, p) + _pe_weight_cmds(th, p, nvi * nvo * 16)
+        pb = pe_base(p)
+        cmds += [write(pb + 0x600000 + 16 * (nvi + k), bytes_word(v)) for k, v in enumerate(bias)]
+        cmds += [write(pb + 0x600000 + 16 * (nvi + 2 * nvo + k), 0) for k in range(nvo)]
+    cmds += store_act(xc.reshape(T, nvi, 16))
+    base1 = (T // 16 + 2) * 16 * nvi
+    for p in range(4):
+        pb = pe_base(p)
+        cmds += [write(pb + 0x400010, word((1, 0, 1), (1, 1, 1), (1, 3, 1), (2, 4, 1), (nvo, 5, 1))),
+                 write(pb + 0x400020, word((bw, 1, 1), (bb, 2, 1), (bi, 3, 1), (nvi, 4, 2), (nvi, 8, 2))),
+                 write(pb + 0x400040, word((1, 0, 1), (bw, 1, 1), (bb, 2, 1), (bo, 3, 1), (nvo, 4, 2),
+                                           (nvi * nvo * 16, 6, 2), (nvi + 2 * nvo, 8, 2), (nvi + nvo, 10, 2))),
+                 write(pb + 0x800010, word((1, 0, 1), (1, 1, 1), (bo, 2, 1), (24, 3, 1), (npe, 4, 2),
+                                           (0, 6, 2), (p * npe, 8, 1))),
+                 write(pb + 0x800020, bytes_word(LSTM_PROGRAM[:16])),
+                 write(pb + 0x800030, bytes_word(LSTM_PROGRAM[16:]))]
+    cmds += [write(GB + 0x400010, word((nvi, 0, 1), (0, 2, 2), (nvo, 4, 1), (base1, 6, 2))),
+             write(GB + 0x700010, word((1, 0, 1), (1, 2, 1), (0, 4, 1), (1, 5, 1), (nvi, 6, 1),
+                                       (nvo, 7, 1), (T, 8, 2))),
+             write(GB + 0x10, 1), WAIT]
+    cmds += load_act(T, nvo, 16 * base1)
+    return cmds
+
+
+def run_lstm(x, w_ih, w_hh, b_ih, out_bias: int = 5):
+    """All hidden states h[T,H] of a zero-initialised LSTM on FlexASR; (h, counts).
+
+    Hidden and cell states are in (-1, 1) / small ranges: one act bias `out_bias`
+    quantises h, c and the output (default 5: range up to 1.94)."""
+    bw = af.bias_for(np.concatenate([w_ih.ravel(), w_hh.ravel()]))
+    bi, bb = af.bias_for(x), af.bias_for(b_ih)
+    xc, wic, whc, bc = af.encode(x, bi), af.encode(w_ih, bw), af.encode(w_hh, bw), af.encode(b_ih, bb)
+    _, reads, counts = execute(lstm_fragment(xc, wic, whc, bc, bw, bi, bb, out_bias))
+    H = w_hh.shape[1]
+    return af.decode(np.stack(reads).reshape(x.shape[0], H), out_bias), counts
+
+
+def _store_small(codes: np.ndarray, base_vec: int):
+    return [write(GB + 0x600000 + 16 * (base_vec + v), bytes_word(codes[v])) for v in range(len(codes))]
+
+
+def run_layernorm(x, gamma, beta):
+    """Layer norm of x[T,H] over H with γ, β on FlexASR; (y, counts). Output bias = input bias."""
+    T, H = x.shape
+    nv = H // 16
+    bi, bg, bb = af.bias_for(x), af.bias_for(gamma), af.bias_for(beta)
+    cmds = store_act(af.encode(x, bi).reshape(T, nv, 16))
+    cmds += _store_small(af.encode(gamma, bg).reshape(nv, 16), 0)
+    cmds += _store_small(af.encode(beta, bb).reshape(nv, 16), nv)
+    cmds += [write(GB + 0x400010, word((nv, 0, 1))), write(GB + 0x400020, word((0, 10, 2), (nv, 12, 2))),
+             write(GB + 0x900010, word((1, 0, 1), (0, 4, 1), (nv, 6, 1), (T, 8, 2), (bi, 12, 1), (bb, 14, 1),
+                                       (bg, 15, 1))),
+             write(GB + 0x30, 1), WAIT]
+    cmds += load_act(T, nv)
+    _, reads, counts = execute(cmds)
+    return af.decode(np.stack(reads).reshape(T, H), bi), counts
+
+
+def run_attention(q, k, v, out_bias: int | None = None):
+    """softmax(K·q)ᵀ·V for one query q[H] over keys/values k, v [T,H] on FlexASR; (out[H], counts)."""
+    T, H = k.shape
+    nv = H // 16
+    bq, bk, bv = af.bias_for(q), af.bias_for(k), af.bias_for(v)
+    bo = af.bias_for(v) if out_bias is None else out_bias
+    base1 = (T // 16 + 2) * 16 * nv
+    cmds = store_act(af.encode(k, bk).reshape(T, nv, 16))
+    cmds += store_act(af.encode(v, bv).reshape(T, nv, 16), base=16 * base1)
+    cmds += _store_small(af.encode(q, bq).reshape(nv, 16), 0)
+    cmds += [write(GB + 0x400010, word((nv, 0, 1), (nv, 4, 1), (base1, 6, 2))),
+             write(GB + 0x400020, word((0, 0, 2), (nv, 2, 2))),
+             write(GB + 0xB00010, word((1, 0, 1), (0, 4, 1), (1, 5, 1), (nv, 6, 1), (T, 8, 2), (bq, 12, 1),
+                                       (bk, 13, 1), (bv, 14, 1), (bo, 15, 1))),
+             write(GB + 0x50, 1), WAIT]
+    cmds += [read(GB + 0x600000 + 16 * (nv + j)) for j in range(nv)]
+    _, reads, counts = execute(cmds)
+    return af.decode(np.stack(reads).reshape(H), bo), counts

@@ -1,0 +1,81 @@
+"""HLSCNN conv_layer_driver fragment (spec §2.4) and runner.
+
+Example::
+
+    y, counts = run_conv2d(x[C,H,W], w[K,C,KH,KW], stride=(1, 1))   # floats in, floats out
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from steplus.runtime.ila.core import IlaError, bytes_word
+from steplus.runtime.ila.hlscnn import BASE, REG, SPAD0, SPAD1, FixedFormats, Hlscnn
+
+
+def cfg(name: str, value: int) -> dict:
+    k = REG[name]
+    return {"wr": 1, "rd": 0, "addr": BASE + 4 * k, "data": (value & 0xFFFFFFFF) << (8 * ((4 * k) % 16))}
+
+
+def vir(off: int, word: int) -> dict:
+    return {"wr": 1, "rd": 0, "addr": off, "data": word, "is_vir": 1}
+
+
+def quant(v, frac: int, bits: int) -> np.ndarray:
+    """Round-to-nearest fixed point, saturating."""
+    lim = 1 << (bits - 1)
+    return np.clip(np.round(np.asarray(v, np.float64) * (1 << frac)), -lim, lim - 1).astype(np.int64)
+
+
+def conv_fragment(xa: np.ndarray, wq: np.ndarray, stride, fmt: FixedFormats, relu=False):
+    """Commands for a valid conv of fixed-point activations xa[C,H,W] and weights wq[K,C,KH,KW]."""
+    C, H, W = xa.shape
+    K, _, KH, KW = wq.shape
+    sr, sc = stride
+    if K > 255 or KH > 255 or KW > 255 or sr > 7 or sc > 7 or H > 1023 or W > 1023 or C > 4095:
+        raise IlaError("hlscnn conv2d: shape exceeds the register limits")
+    OH, OW = (H - KH) // sr + 1, (W - KW) // sc + 1
+    ncb = -(-C // 8)
+    if K * H * W * 16 > (128 << 10):
+        raise IlaError(f"hlscnn conv2d: output K*H*W*16 = {K * H * W * 16} exceeds SPAD1")
+    xp = np.zeros((ncb * 8, H, W), np.int64)
+    xp[:C] = xa
+    act = np.ascontiguousarray(xp.reshape(ncb, 8, H, W).transpose(0, 2, 3, 1).astype("<i2")).view(np.uint8).reshape(-1, 16)
+    wp = np.zeros((K, ncb * 8, KH, KW), np.int64)
+    wp[:, :C] = wq
+    wl = wp.reshape(K, ncb, 8, KH, KW).transpose(0, 1, 3, 4, 2).reshape(-1)
+    wbytes = (wl.astype(np.int8).view(np.uint8) if fmt.wgt_bits == 8
+              else wl.astype("<i2").view(np.uint8))
+    wbytes = np.concatenate([wbytes, np.zeros(-len(wbytes) % 16, np.uint8)]).reshape(-1, 16)
+    if (len(act) + len(wbytes)) * 16 + 256 > (192 << 10):
+        raise IlaError("hlscnn conv2d: activations + weights exceed the 192 KiB SoC memory")
+    cmds = [vir(16 * k, bytes_word(r)) for k, r in enumerate(act)]
+    woff = (len(act) // 16 + 1) * 256
+    cmds += [vir(woff + 16 * k, bytes_word(r)) for k, r in enumerate(wbytes)]
+    cmds += [cfg("SocMemRdWrLength", len(wbytes)), cfg("SocMemBaseAddr", woff),
+             {"wr": 1, "rd": 0, "addr": BASE + SPAD0, "data": 0}]
+    cmds += [cfg("ConvActBase", 0), cfg("ConvWgtBase", SPAD0), cfg("ConvOutBase", SPAD1),
+             cfg("ConvInputSize", (C << 20) | (H << 10) | W), cfg("ConvOutputSize", (K << 20) | (OH << 10) | OW),
+             cfg("KernelSize", (sr << 19) | (sc << 16) | (KH << 8) | KW),
+             cfg("ConvChannel", (K << 19) | (int(relu) << 17)),
+             {"wr": 1, "rd": 0, "addr": BASE + 4 * REG["ConvTrigger"], "data": 1}]
+    for f in range(K):
+        for i in range(OH):
+            for j in range(OW):
+                word = f * H * W + (i * sr + KH // 2) * W + (j * sc + KW // 2)
+                cmds.append({"wr": 0, "rd": 1, "addr": BASE + SPAD1 + 16 * word, "data": 0})
+    return cmds, (K, OH, OW)
+
+
+def run_conv2d(x, w, stride=(1, 1), fmt: FixedFormats = FixedFormats(), relu=False):
+    """Valid conv2d of x[C,H,W] (floats) with w[K,C,KH,KW] on HLSCNN; (y[K,OH,OW], counts)."""
+    wfrac = fmt.wgt_frac - 8 if fmt.wgt_bits == 8 else fmt.wgt_frac
+    xa, wq = quant(x, fmt.act_frac, 16), quant(w, wfrac, fmt.wgt_bits)
+    cmds, (K, OH, OW) = conv_fragment(xa, wq, stride, fmt, relu)
+    sim = Hlscnn(fmt)
+    sim.run(cmds)
+    lane = (K - 1) % 8
+    y = np.array([r[lane] for r in sim.output_log], np.float64).reshape(K, OH, OW)
+    counts = {"writes": sum(1 for c in cmds if c["wr"]), "reads": len(sim.output_log)}
+    return y / (1 << fmt.act_frac), counts

@@ -1,0 +1,40 @@
+"""The benchmark models: committed text is generated, and flexible matching finds more offloads."""
+
+import importlib.util
+from collections import Counter
+
+import pytest
+
+from conftest import REPO
+from steplus.tools.step_opt import load_module
+
+EX = REPO / "examples" / "isel"
+
+
+def _gen():
+    spec = importlib.util.spec_from_file_location("gen_models", EX / "gen_models.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+@pytest.mark.parametrize("name", sorted(_gen().MODELS))
+def test_committed_models_are_generated(name):
+    assert (EX / f"{name}.mlir").read_text() == _gen().MODELS[name]()
+
+
+def _calls(name, targets, mode):
+    m = load_module(str(EX / f"{name}.mlir"), f"isel{{targets={targets} mode={mode}}}")
+    return Counter(op.callee.data for op in m.walk() if op.name == "ila.invoke")
+
+
+@pytest.mark.parametrize("name,targets,exact,flexible", [
+    ("resmlp", "flexasr", {}, {"flexasr.linear": 2}),
+    ("lstm_lm", "flexasr", {}, {"flexasr.linear": 9}),
+    ("resnet_block", "hlscnn,flexasr", {"hlscnn.conv2d": 2}, {"hlscnn.conv2d": 2, "flexasr.maxpool": 2,
+                                                              "flexasr.linear": 1}),
+    ("mobilenet_block", "flexasr", {}, {"flexasr.linear": 2}),
+])
+def test_exact_vs_flexible(name, targets, exact, flexible):
+    assert _calls(name, targets, "exact") == Counter(exact)
+    assert _calls(name, targets, "flexible") == Counter(flexible)
