@@ -324,12 +324,16 @@ class Simulator:
         progressed = False
         for ctx in list(self.pollers):
             ch = ctx.block[1]
-            if lbs.get(ch.sender, INF) >= ctx.clock:
+            lb = lbs.get(ch.sender, INF)
+            if lb >= ctx.clock:
                 ch.waiting = None
                 self.pollers.remove(ctx)
                 ctx.block = None
                 ctx.pending = None
                 ctx._resume = NOTHING
+                # Nothing can change before the sender's lower bound: the
+                # poller may skip its empty polling rounds up to it.
+                ctx.poll_lb = min(getattr(ctx, "poll_lb", INF), lb)
                 self.runq.append(ctx)
                 progressed = True
         return progressed

@@ -129,6 +129,14 @@ class _ComputeCtx(Context):
             self.misaligned += 1
 
 
+def _valid_rows(tiles, rows: int) -> int:
+    """Padding rows stay padding through row-wise compute: a result with the
+    rows of its first input keeps that input's count of valid rows (a
+    statically tiled expert's padded tokens are dropped by RetileStreamify)."""
+    t = tiles[0]
+    return min(t.valid, rows) if t.rows == rows else rows
+
+
 class MapCtx(_ComputeCtx):
     """UnaryMap / BinaryMap (n-ary): peek all, work, enqueue, dequeue all."""
 
@@ -140,7 +148,7 @@ class MapCtx(_ComputeCtx):
             self._check_aligned(els)
             tiles = [e.data for e in els]
             flops, fixed, (r, c) = self.kernel.cost(tuple((t.rows, t.cols) for t in tiles))
-            out = Tile(r, c, tiles[0].nb, self.write_back)
+            out = Tile(r, c, tiles[0].nb, self.write_back, valid=_valid_rows(tiles, r))
             store = _ceil(out.nbytes, self.pmu_bw) if self.write_back else 0
             self.work(max(self._load(tiles), self._comp(flops, fixed), store))
             self.firings += 1
@@ -187,9 +195,13 @@ class AccumCtx(_ComputeCtx):
             level = els[0].level
             emit = level >= r or self.scan
             if self.kernel.retile:  # RetileRow: rows stack, flag of the last input
-                new = Tile(rr, cc, tiles[0].nb, tiles[0].mu, valid=acc.valid + tiles[0].valid)
+                valid = acc.valid + tiles[0].valid
+                # A static accumulator keeps its capacity (tile_N rows, the rest
+                # padding); a dynamic one (`?` rows) grows with what it stacks.
+                rows = rr if self.init_shape[0] > 0 else valid
+                new = Tile(rows, cc, tiles[0].nb, tiles[0].mu, valid=valid)
             else:
-                new = Tile(rr, cc, tiles[0].nb, self.write_back)
+                new = Tile(rr, cc, tiles[0].nb, self.write_back, valid=_valid_rows(tiles, rr))
             if self.functional:
                 new.value = self.kernel.run([*(t.value for t in tiles), acc.value])
             if emit and self.write_back:

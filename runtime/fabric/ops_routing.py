@@ -41,8 +41,18 @@ class _Ctx(Context):
         self.out = None
 
     def _poll_wait(self) -> None:
-        self.clock += 1
-        self.stall_in += 1
+        """After a round of polls that all answered Nothing: the next round.
+
+        Every round before the earliest lower bound of the polled senders
+        (recorded by the engine with each Nothing) would answer Nothing again
+        — all other contexts are blocked when Nothing is answered — so the
+        clock jumps there instead of stepping one cycle per round."""
+        lb = self.__dict__.pop("poll_lb", None)
+        target = self.clock + 1
+        if lb is not None and lb != float("inf"):
+            target = max(target, int(lb))
+        self.stall_in += target - self.clock
+        self.clock = target
 
 
 class FlattenCtx(_Ctx):
