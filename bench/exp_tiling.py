@@ -18,12 +18,6 @@ import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-TRACES = {
-    ("mixtral", 64): "mixtral_b64/008_010.npz",
-    ("mixtral", 1024): "mixtral_b1024/019_009.npz",
-    ("qwen", 64): "qwen_b64/032_012.npz",
-    ("qwen", 1024): "qwen_b1024/022_016.npz",
-}
 TILES = (16, 32, 64, 128, 256, None)
 
 
@@ -35,7 +29,7 @@ def task(config: dict) -> list[dict]:
     from steplus.dialects.step import GraphOp
     from steplus.passes.step.metrics import compute_metrics
     from steplus.passes.step.specialize import routing_bindings, specialize_graph
-    from steplus.passes.step.traces import RoutingTrace
+    from steplus.passes.step.traces import RoutingTrace, shipped_routing_trace
 
     model, tile_n = workloads.MODELS[config["model"]], config["tile_n"]
     module = workloads.moe(model, tile_n)
@@ -43,7 +37,7 @@ def task(config: dict) -> list[dict]:
     symbolic = compute_metrics(graph)
     rows = []
     for batch in (64, 1024):
-        path = REPO / "examples/data/step-traces/expert_routing" / TRACES[(model.name, batch)]
+        path = shipped_routing_trace(model.name, batch)
         trace = RoutingTrace.load(path, model.experts)
         bound = symbolic.bind(specialize_graph(graph.clone(), routing_bindings(graph, trace)))
         row = {"model": model.name, "batch": batch, "tile_n": tile_n or "dyn",

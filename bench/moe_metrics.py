@@ -20,12 +20,6 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "examples" / "step"))
 
-TRACES = {
-    ("mixtral", 64): "mixtral_b64/008_010.npz",
-    ("mixtral", 1024): "mixtral_b1024/019_009.npz",
-    ("qwen", 64): "qwen_b64/032_012.npz",
-    ("qwen", 1024): "qwen_b1024/022_016.npz",
-}
 
 
 def main() -> int:
@@ -34,7 +28,7 @@ def main() -> int:
     from steplus.dialects.step import GraphOp
     from steplus.passes.step.metrics import compute_metrics
     from steplus.passes.step.specialize import routing_bindings, specialize_graph
-    from steplus.passes.step.traces import RoutingTrace
+    from steplus.passes.step.traces import RoutingTrace, shipped_routing_trace
 
     print(f"{'model':<8}{'B':>5} {'tile_N':<7}{'offchip_bytes':>15}{'onchip_bytes':>14}"
           f"{'flops':>16}{'padded_flops':>16}{'artifact_flops':>17}{'art_padded':>16}")
@@ -46,8 +40,7 @@ def main() -> int:
             graph = next(o for o in module.walk() if isinstance(o, GraphOp))
             symbolic = compute_metrics(graph)
             for batch in (64, 1024):
-                trace = RoutingTrace.load(REPO / "examples/data/step-traces/expert_routing"
-                                          / TRACES[(model, batch)], m.experts)
+                trace = RoutingTrace.load(shipped_routing_trace(model, batch), m.experts)
                 bound = symbolic.bind(specialize_graph(graph.clone(), routing_bindings(graph, trace)))
                 t = tile_n or 1
                 rows = [-(-c // t) * t for c in trace.counts]

@@ -22,12 +22,6 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-TRACES = {
-    ("mixtral", 64): "mixtral_b64/008_010.npz",
-    ("mixtral", 1024): "mixtral_b1024/019_009.npz",
-    ("qwen", 64): "qwen_b64/032_012.npz",
-    ("qwen", 1024): "qwen_b1024/022_016.npz",
-}
 
 
 def simulate(model: str, batch: int, tile_n: int | None) -> dict:
@@ -43,9 +37,10 @@ def simulate(model: str, batch: int, tile_n: int | None) -> dict:
     from steplus.passes.step.metrics import compute_metrics
     from steplus.passes.step.specialize import StepSpecializePass, parse_bind_attr
     from steplus.runtime.fabric.config import get_preset
+    from steplus.passes.step.traces import shipped_routing_trace
 
     module = workloads.moe(workloads.MODELS[model], tile_n)
-    trace = REPO / "examples/data/step-traces/expert_routing" / TRACES[(model, batch)]
+    trace = shipped_routing_trace(model, batch)
     StepSpecializePass(routing=str(trace), rewrite=True).apply(Context(), module)
     graph = next(o for o in module.walk() if isinstance(o, GraphOp))
     metrics = compute_metrics(graph).bind(parse_bind_attr(graph.attributes["step.bind"]))

@@ -23,6 +23,22 @@ from pathlib import Path
 import numpy as np
 
 
+ROUTING_TRACES = {
+    ("mixtral", 64): "mixtral_b64/008_010.npz",
+    ("mixtral", 1024): "mixtral_b1024/019_009.npz",
+    ("qwen", 64): "qwen_b64/032_012.npz",
+    ("qwen", 1024): "qwen_b1024/022_016.npz",
+}
+"""(model, batch) -> the routing trace the reference experiments use (spec §6.1),
+relative to `examples/data/step-traces/expert_routing/`."""
+
+
+def shipped_routing_trace(model: str, batch: int) -> Path:
+    """The path of a shipped routing trace (in a source checkout)."""
+    root = Path(__file__).resolve().parents[2] / "examples" / "data" / "step-traces"
+    return root / "expert_routing" / ROUTING_TRACES[(model, batch)]
+
+
 class TraceError(Exception):
     """A trace file is missing or malformed."""
 
