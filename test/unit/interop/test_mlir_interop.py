@@ -28,7 +28,10 @@ _SPLIT = re.compile(r"^[ \t]*// -----[^\n]*$", re.MULTILINE)
 def _inputs() -> list[tuple[str, str]]:
     found: list[tuple[str, str]] = []
     files = sorted((REPO / "test" / "filecheck" / "dialects").rglob("ops.mlir"))
-    files += sorted((REPO / "examples").rglob("*.mlir"))
+    # The Qwen MoE graphs come from the same builder as the Mixtral ones (128
+    # experts instead of 8, 1 MB of text each): the Mixtral files cover them.
+    files += sorted(p for p in (REPO / "examples").rglob("*.mlir")
+                    if not p.name.startswith("moe_qwen_"))
     for path in files:
         for i, chunk in enumerate(_SPLIT.split(path.read_text())):
             if chunk.strip():
