@@ -6,9 +6,11 @@
    prints their off-chip traffic, on-chip memory and FLOPs; derives the
    dynamic graph from the static one with step-dynamic-tiling; simulates the
    SwiGLU expert on the dataflow fabric with `step-run`.
-2. Builds the lus integrator and the seed's two-cycle program, runs them
+2. Maps the D2A worked example (a 2-D max-pool) onto FlexASR by equality
+   saturation (exact vs flexible matching) and runs it on the ILA simulators.
+3. Builds the lus integrator and the seed's two-cycle program, runs them
    through `step-opt`, and hands them to real MLIR (iree.compiler.ir) and back.
-3. Runs the seed's sub-sampled model (an LSTM cell every tick, a dense layer
+4. Runs the seed's sub-sampled model (an LSTM cell every tick, a dense layer
    every 49th tick) for 200 ticks on the three execution paths — the lus
    interpreter, the sync interpreter, and IREE-compiled step functions — and
    compares them.
@@ -159,7 +161,22 @@ def demo_lus_execution() -> None:
         print(f"-- {path:<17} max |difference| to the lus interpreter: {err:.2e}")
 
 
+def demo_isel() -> None:
+    print("\n== instruction selection: the D2A worked example, a (4,4)/(2,2) max-pool on 128x128")
+    example = HERE / "isel" / "maxpool128.mlir"
+    for mode in ("exact", "flexible"):
+        out = step_opt(example.read_text(), "-p", f"isel{{targets=flexasr,hlscnn,vta mode={mode}}}")
+        print(f"-- {mode:<8} matching: {out.count('flexasr.maxpool')} FlexASR max-pool invocation(s)")
+    done = subprocess.run([str(STEP_OPT.with_name("step-run")), str(example), "--backend", "ila",
+                           "--func", "@maxpool", "--random", "0"], capture_output=True, text=True)
+    if done.returncode != 0:
+        raise SystemExit(done.stderr)
+    for line in done.stdout.splitlines():
+        print("   " + line)
+
+
 if __name__ == "__main__":
     demo_step()
+    demo_isel()
     demo_lus()
     demo_lus_execution()
