@@ -41,13 +41,15 @@ from __future__ import annotations
 import math
 from math import gcd
 
+import numpy as np
+
 INF = math.inf
 
 
 class Transfer:
     """One tile in flight: `n_req` requests from requester `rank` issued at `t0`."""
 
-    __slots__ = ("ctx", "rank", "t0", "m", "p", "last", "top")
+    __slots__ = ("ctx", "rank", "t0", "m", "p", "last", "top", "first_cycle", "last_cycle")
 
     def __init__(self, ctx, rank: int, t0: int, n_req: int, par: int):
         self.ctx = ctx
@@ -57,14 +59,70 @@ class Transfer:
         self.m = -(-n_req // par)  # number of chunks
         self.last = n_req - par * (self.m - 1)
         self.top = -1  # latest service start of its requests so far
+        self.first_cycle = t0 + 1  # its chunks are collected at cycles first..last
+        self.last_cycle = t0 + self.m
 
-    @property
-    def first_cycle(self) -> int:
-        return self.t0 + 1
 
-    @property
-    def last_cycle(self) -> int:
-        return self.t0 + self.m
+NEG = -(1 << 60)  # "no request" in the period tables (stays hugely negative under +)
+
+
+class _Period:
+    """The controller's pattern for `n` requests per cycle, one period, offset 0.
+
+    Request slot i of cycle u goes to channel `(u*q + d_i) mod N`; each (slot,
+    channel) pair occurs at most once per period. Per channel the requests are
+    served in (cycle, slot) order; with `w` the period's first cycle and `F`
+    the channel's next free service time when the period starts, the j-th
+    request on the channel starts at `max(F + II*j, w + h_j)` where
+    `h_j = max_{k<=j}(rho_k + II*(j-k))` and `rho_k` = arrival cycle - w.
+
+    Arrays (slot x channel): `J` = index j on its channel (NEG if absent), `H`
+    = h_j, `U` = its cycle within the period (P if absent). Per channel: `K`
+    requests per period, `G = h_{K-1} + II` (NEG if none), and for each prefix
+    of r cycles `KR[r]`, `GR[r]` (the same for the first r cycles only)."""
+
+    def __init__(self, n: int, N: int, II: int):
+        q = n * (n + 1) // 2 % N
+        self.q = q
+        self.P = P = N // gcd(N, q) if q else 1
+        d = (np.arange(n, dtype=np.int64) * (np.arange(n, dtype=np.int64) + 1) // 2) % N
+        u = np.arange(P, dtype=np.int64)
+        C = ((u[:, None] * q + d[None, :]) % N).ravel()  # (cycle, slot) order
+        uu = np.repeat(u, n)
+        ii = np.tile(np.arange(n), P)
+        order = np.argsort(C, kind="stable")
+        cs, us, islot = C[order], uu[order], ii[order]
+        start = np.searchsorted(cs, np.arange(N), "left")
+        j = np.arange(len(cs)) - start[cs]
+        big = 1 << 40
+        val = (us + 1) - II * j + cs * big
+        h = np.maximum.accumulate(val) - cs * big + II * j
+        self.J = np.full((n, N), NEG, dtype=np.int64)
+        self.H = np.full((n, N), NEG, dtype=np.int64)
+        self.U = np.full((n, N), P, dtype=np.int64)
+        self.J[islot, cs] = j
+        self.H[islot, cs] = h
+        self.U[islot, cs] = us
+        counts = np.zeros((P + 1, N), dtype=np.int64)
+        np.add.at(counts, (uu + 1, C), 1)
+        self.KR = np.cumsum(counts, axis=0)
+        self.K = self.KR[P]
+        idx = np.clip(start[None, :] + self.KR - 1, 0, max(len(cs) - 1, 0))
+        self.GR = np.where(self.KR > 0, h[idx] + II, NEG)
+        self.G = self.GR[P]
+        self.KII = II * self.K
+        self.KIIR = II * self.KR
+        self.IIJ = II * self.J
+        self.skip = np.maximum(P, II * self.K)
+        self._prefix: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+
+    def prefix(self, r: int) -> tuple[np.ndarray, np.ndarray]:
+        """`II*J` and `H` restricted to the pairs of the first r cycles (NEG elsewhere)."""
+        got = self._prefix.get(r)
+        if got is None:
+            inside = self.U < r
+            got = self._prefix[r] = (np.where(inside, self.IIJ, NEG), np.where(inside, self.H, NEG))
+        return got
 
 
 class HBMServer:
@@ -82,9 +140,11 @@ class HBMServer:
         self.inflight: dict[int, Transfer] = {}
         self.t_next = 0
         self.off = 0
-        self.free = [0] * self.N
+        self.free = np.zeros(self.N, dtype=np.int64)
         self.requests = 0
         self.segments = 0
+        self._periods: dict[int, _Period] = {}
+        self._rot = [(np.arange(self.N) + o) % self.N for o in range(self.N)]
 
     # -- requesters -------------------------------------------------------
     def register(self, ctx) -> None:
@@ -129,16 +189,19 @@ class HBMServer:
         """Process controller cycles below `horizon`; report completed transfers.
 
         Returns True if anything progressed (a transfer completed or time moved)."""
-        start = self.t_next
         done: list[tuple[object, int]] = []
         while self.inflight:
             bound = horizon
+            end = 0
             for tr in self.inflight.values():
-                bound = min(bound, tr.ctx.hbm_lb + 1)
+                lb = tr.ctx.hbm_lb + 1
+                if lb < bound:
+                    bound = lb
+                if tr.last_cycle > end:
+                    end = tr.last_cycle
             for _, comp in done:
                 bound = min(bound, comp + 1)
-            end = max(tr.last_cycle for tr in self.inflight.values()) + 1
-            target = min(bound, end)
+            target = min(bound, end + 1)
             if target <= self.t_next:
                 break
             self._process(self.t_next, int(target))
@@ -153,62 +216,67 @@ class HBMServer:
         return len(done)
 
     def _process(self, a: int, b: int) -> None:
-        cuts = {a, b}
-        for tr in self.inflight.values():
-            for x in (tr.first_cycle, tr.last_cycle, tr.last_cycle + 1):
-                if a < x < b:
-                    cuts.add(x)
-        cuts = sorted(cuts)
         order = [self.inflight[r] for r in sorted(self.inflight)]
+        cuts = {a, b}
+        for tr in order:
+            f, lc = tr.first_cycle, tr.last_cycle
+            if a < f < b:
+                cuts.add(f)
+            if tr.last != tr.p and a < lc < b:  # the last chunk is smaller
+                cuts.add(lc)
+            if a < lc + 1 < b:
+                cuts.add(lc + 1)
+        cuts = sorted(cuts)
         for x, y in zip(cuts, cuts[1:]):
             owners: list[Transfer] = []
             for tr in order:
                 if tr.first_cycle <= x <= tr.last_cycle:
-                    owners.extend([tr] * (tr.last if x == tr.last_cycle else tr.p))
+                    k = tr.last if x == tr.last_cycle else tr.p
+                    if k == 1:
+                        owners.append(tr)
+                    else:
+                        owners.extend([tr] * k)
             if owners:
                 self._segment(x, y, owners)
 
+    def _period(self, n: int) -> _Period:
+        p = self._periods.get(n)
+        if p is None:
+            p = self._periods[n] = _Period(n, self.N, self.II)
+        return p
+
     def _segment(self, a: int, b: int, owners: list[Transfer]) -> None:
-        N, II, free = self.N, self.II, self.free
-        n = len(owners)
+        """Cycles a..b-1 with the request list `owners` (one entry per request):
+        whole periods in closed form, the last whole period and the remainder
+        from the period tables (see `_Period`); each owner's `top` becomes the
+        latest service start of its requests."""
+        per = self._period(len(owners))
+        P = per.P
         self.segments += 1
-        deltas = [(i * (i + 1) // 2) % N for i in range(n)]
-        q = (n * (n + 1) // 2) % N
-        P = N // gcd(N, q) if q else 1
-        t = a
-        if b - a > 3 * P:
-            # Skip m whole periods in closed form (per-channel max-plus).
-            m = (b - a) // P - 1
-            K = [0] * N
-            G = [-INF] * N
-            arrivals: list[list[int]] = [[] for _ in range(N)]
-            off = self.off
-            for u in range(a, a + P):
-                for d in deltas:
-                    arrivals[(off + d) % N].append(u + 1)
-                off = (off + q) % N
-            for c in range(N):
-                arr = arrivals[c]
-                k = len(arr)
-                if k:
-                    K[c] = k
-                    G[c] = max(ai + II * (k - j) for j, ai in enumerate(arr))
-                    free[c] = max(free[c] + m * II * k, G[c] + (m - 1) * max(P, II * k))
-            t = a + m * P  # the offset is back where it was (P*q = 0 mod N)
+        m, r = divmod(b - a, P)
         off = self.off
-        for u in range(t, b):
-            u1 = u + 1
-            for i in range(n):
-                c = (off + deltas[i]) % N
-                s = free[c]
-                if s < u1:
-                    s = u1
-                free[c] = s + II
-                tr = owners[i]
-                if s > tr.top:
-                    tr.top = s
-            off = (off + q) % N
-        self.off = off
+        rot = self._rot[off]  # column c of the tables is channel (c + off) mod N
+        F = self.free[rot]
+        w = a
+        top = None
+        if m >= 2:  # skip m-1 whole periods (per-channel max-plus)
+            k = m - 1
+            F = np.maximum(F + k * per.KII, per.G + (a + (k - 1) * per.skip))
+            w = a + k * P
+        if m >= 1:  # the last whole period holds every (slot, channel) pair
+            top = np.maximum(F + per.IIJ, per.H + w).max(axis=1)
+            F = np.maximum(F + per.KII, per.G + w)
+            w += P
+        if r:
+            IIJ, H = per.prefix(r)
+            t2 = np.maximum(F + IIJ, H + w).max(axis=1)
+            top = t2 if top is None else np.maximum(top, t2)
+            F = np.maximum(F + per.KIIR[r], per.GR[r] + w)
+            self.off = (off + r * per.q) % self.N
+        self.free[rot] = F
+        for tr, s in zip(owners, top.tolist()):
+            if s > tr.top:
+                tr.top = s
 
 
 def reference_completions(cfg, scripts: list[list[tuple[int, int]]],
