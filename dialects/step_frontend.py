@@ -36,7 +36,7 @@ from xdsl.dialects.builtin import (
     i1,
     i64,
 )
-from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.rewriter import Rewriter
 
 from steplus.dialects import step_ops as so
@@ -44,6 +44,7 @@ from steplus.dialects import step_routing as sr
 from steplus.dialects.step import GraphOp
 from steplus.dialects.step_functions import get_function
 from steplus.dialects.step_types import (
+    RaggedSymbol,
     SelectorType,
     StreamType,
     TileType,
@@ -71,6 +72,10 @@ def _dim(d: object) -> sympy.Expr:
     return parse_dim_text(d) if isinstance(d, str) else sympy.sympify(d)
 
 
+def _is_ragged(d: sympy.Expr) -> bool:
+    return any(isinstance(x, RaggedSymbol) for x in sympy.sympify(d).free_symbols)
+
+
 def _tiles_of(element: Attribute) -> list[TileType]:
     if isinstance(element, TupleType):
         return [t for e in element.elements.data for t in _tiles_of(e)]
@@ -85,6 +90,7 @@ class Graph:
         self.op = GraphOp(name, Region(self.block))
         self._names: set[str] = set()
         self._counter = 0
+        self._feedback: set[SSAValue] = set()
 
     # -- plumbing ----------------------------------------------------------------
     def _fresh(self, op: Operation):
@@ -133,6 +139,8 @@ class Graph:
         """The graph in a module, verified (and its types re-checked by the shape rules)."""
         from steplus.passes.step.infer_shapes import infer_graph
 
+        if self._feedback:
+            raise FrontendError(f"{len(self._feedback)} feedback stream(s) never connected")
         m = ModuleOp([self.op.clone()])
         m.verify()
         graph = next(o for o in m.walk() if isinstance(o, GraphOp))
@@ -203,6 +211,16 @@ class Graph:
             properties=props)
         return self.emit(op, [name])[0]
 
+    def feedback(self, dims: Sequence[object], element: Attribute,
+                 name: str | None = None) -> Stream:
+        """A stream used before its producer exists (a feedback edge, e.g. the
+        "request done" signals an eager_merge waits on): a placeholder that
+        `Stream.connect(producer)` later replaces. `dims`/`element` must be the
+        producer's type."""
+        s = self.argument(dims, element, name)
+        self._feedback.add(s.value)
+        return s
+
     def metadata_gen(self, values: Sequence[int], name: str | None = None) -> Stream:
         """`step.metadata_gen`: a stream of `[1,1]` integer tiles."""
         op = sr.MetadataGenOp.create(result_types=[StreamType([len(values)], ADDRESS)],
@@ -239,6 +257,43 @@ class Stream:
         op = cls.create(operands=[self.value, *(o.value for o in operands)],
                         result_types=[placeholder] * n_results, properties=props or {})
         return self.g.emit(op, [name])
+
+    def with_dims(self, dims: Sequence[object]) -> Stream:
+        """Name the fresh dims of a just-created result (a partition's or
+        parallelize's per-output count, a reassemble's group size, a cache
+        length): `[n, "?L0"]` instead of `[n, ?L_3]` (a ragged dim stays
+        ragged, `?name`, or is one number for every group). Other dims must stay as
+        inferred (`Graph.module` re-checks). Call before using the stream."""
+        if self.value.uses:
+            raise FrontendError("with_dims: the stream is already used")
+        old = self.dims
+        new = [_dim(d) for d in dims]
+        if len(new) != len(old):
+            raise FrontendError(f"with_dims: {len(new)} dims for a stream of {len(old)}")
+        lost = [sympy.sstr(d) for d, n in zip(old, new)
+                if isinstance(d, RaggedSymbol) and not (_is_ragged(n) or n.is_Integer)]
+        if lost:
+            raise FrontendError(f"with_dims: {', '.join(lost)} vary per group: write '?name'")
+        hint = self.value.name_hint
+        self.value = Rewriter.replace_value_with_new_type(self.value, StreamType(new, self.element))
+        self.value.name_hint = hint
+        for d in new:
+            self.g._names |= {x.name for x in d.free_symbols}
+        return self
+
+    def connect(self, producer: Stream) -> None:
+        """Replace this `Graph.feedback` placeholder by `producer` (same type)."""
+        g = self.g
+        if self.value not in g._feedback:
+            raise FrontendError("connect: not a feedback stream of this graph")
+        if producer.type != self.type:
+            raise FrontendError(f"connect: feedback is {self.type}, producer {producer.type}")
+        g._feedback.discard(self.value)
+        arg = self.value
+        arg.replace_all_uses_with(producer.value)
+        assert isinstance(arg, BlockArgument)
+        g.block.erase_arg(arg)
+        self.value = producer.value
 
     # -- sinks -------------------------------------------------------------------
     def store(self, base_addr: int = 0) -> None:
@@ -306,11 +361,31 @@ class Stream:
                                    result_types=[StreamType([self.dims[0]], self.element)] * n)
         return self.g.emit(op, names)
 
-    def parallelize(self, n: int, names: Sequence[str | None] = ()) -> list[Stream]:
-        """`step.parallelize` round-robin over `n` outputs."""
-        op = sr.ParallelizeOp.create(operands=[self.value],
+    def parallelize(self, n: int, names: Sequence[str | None] = (), rank: int = 0,
+                    switch_cycles: Sequence[int] | None = None) -> list[Stream]:
+        """`step.parallelize` round-robin over `n` outputs: output i gets one
+        group of rank `rank` in turn (`switch_cycles[i]`: the cost of a switch)."""
+        props: dict[str, Attribute] = {"rank": _i64(rank)}
+        if switch_cycles is not None:
+            props["switch_cycles"] = _arr(switch_cycles)
+        op = sr.ParallelizeOp.create(operands=[self.value], properties=props,
                                      result_types=[StreamType([self.dims[0]], self.element)] * n)
         return self.g.emit(op, names)
+
+    def cache_read_addr_gen(self, seq_len: Stream, name: str | None = None) -> Stream:
+        """`step.cache_read_addr_gen` on a stream of request indices: per
+        (index, length) pair, the addresses of the request's `length` KV-cache
+        tiles (a new ragged inner dim)."""
+        op = sr.CacheReadAddrGenOp.create(operands=[self.value, seq_len.value],
+                                          result_types=[StreamType(self.dims, ADDRESS)])
+        return self.g.emit(op, [name])[0]
+
+    def filter_last_tile(self, name: str | None = None) -> Stream:
+        """`step.filter_last_tile` on a stream of lengths n: per element, n - 1
+        selectors for output 1 ("not the last tile"), then one for output 0."""
+        op = sr.FilterLastTileOp.create(operands=[self.value],
+                                        result_types=[StreamType(self.dims, SelectorType(2))])
+        return self.g.emit(op, [name])[0]
 
     def expert_addr_gen(self, tiles_per_expert: int, name: str | None = None) -> Stream:
         op = sr.ExpertAddrGenOp.create(

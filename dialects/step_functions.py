@@ -55,6 +55,9 @@ def _elems(s: Shape) -> int:
     return s[0] * s[1]
 
 
+KV_TILES_PER_REQUEST = 1_000_000
+"""KV-cache address stride of one request, in tiles (as the fabric's CacheReadAddrGen)."""
+
 _LIBRARY: dict[str, StepFunction] = {}
 
 
@@ -103,11 +106,23 @@ for _fn in [
                  summary="split a tile into 1-row tiles (flat_map function)"),
     StepFunction("zero", 0, lambda s: 0, lambda: np.zeros((1, 1)), lambda s: (1, 1),
                  summary="zero tile (init function)"),
-    StepFunction("set_offset", 2, lambda s: 0, lambda a, b: a, lambda s: s[0],
-                 fixed_cycles=1, summary="attention helper, fixed 1 cycle"),
+    StepFunction("set_offset", 2, lambda s: 0, lambda a, b: a[:int(np.ravel(b)[0])],
+                 lambda s: s[0], fixed_cycles=1,
+                 summary="keep the first `offset` rows of a KV tile (its fill level; "
+                         "the tile type keeps its capacity), fixed 1 cycle"),
     StepFunction("row_append", 2, lambda s: 0,
                  lambda a, b: np.concatenate([a, b], axis=0),
-                 lambda s: (s[0][0] + s[1][0], s[0][1]), fixed_cycles=1,
-                 summary="append a row to a KV tile, fixed 1 cycle"),
+                 lambda s: s[0], fixed_cycles=1,
+                 summary="append a row after the valid rows of a KV tile (set_offset's "
+                         "fill level; the tile type is the capacity), fixed 1 cycle"),
+    StepFunction("cache_write_addr", 2, lambda s: 0,
+                 lambda idx, n: idx * KV_TILES_PER_REQUEST + n - 1, lambda s: (1, 1),
+                 fixed_cycles=1,
+                 summary="(request index, length in tiles) -> address of the request's "
+                         "last KV tile (the write-back), fixed 1 cycle"),
+    StepFunction("signal_all_read", 2, lambda s: 0, lambda acc, a: acc + 1, lambda s: s[0],
+                 fixed_cycles=1,
+                 summary="accum function: a 1x1 signal counting the tiles read "
+                         "(emitted when a request's tiles are all read), fixed 1 cycle"),
 ]:
     register_function(_fn)
