@@ -105,6 +105,16 @@ def _tile_bytes(t) -> int:
     return 0
 
 
+def _onchip(ctx, t) -> None:
+    """§5.2: the context holds one tile of the declared type; with dynamic rows
+    (`?`, dynamic tiling) the largest number of rows it saw at run time."""
+    el = _tile(t)
+    if isinstance(el, TileType) and not el.is_static and el.cols.data > 0:
+        ctx.onchip_row_bytes = el.cols.data * el.bytes_per_scalar()
+    else:
+        ctx.onchip_bytes = _tile_bytes(t)
+
+
 def _static_dims(t: StreamType) -> tuple[int, ...] | None:
     try:
         return tuple(int(d) for d in t.dims)
@@ -205,7 +215,10 @@ class _Builder:
                                    in_shape, req)
             return _Node(ctx, [("addr", None)], one), [op.raddr]
         if isinstance(op, so.LinearOffChipStoreOp):
-            ctx = om.StoreCtx(n, req)
+            t = _tile(op.input.type)
+            # §5.1: a store counts its input's declared element type (the
+            # simulated tiles may be narrower: they inherit the loads' bytes).
+            ctx = om.StoreCtx(n, req, t.bytes_per_scalar() if isinstance(t, TileType) else None)
             ctx.onchip_bytes = _tile_bytes(op.input.type)
             return _Node(ctx, [("inp", None)], []), [op.input]
         if isinstance(op, so.RandomOffChipStoreOp):
@@ -228,7 +241,7 @@ class _Builder:
                 ctx = oc.AccumCtx(n, _kernel(op.update, True), op.rank.value.data, init_shape,
                                   bw, cfg.pmu_bw, wb, self.functional,
                                   scan=isinstance(op, so.ScanOp), init=init)
-                ctx.onchip_bytes = _tile_bytes(op.output.type)
+                _onchip(ctx, op.output.type)
             ctx.inputs = [None] * len(ins)
             return _Node(ctx, [("inputs", i) for i in range(len(ins))], one), ins
         if isinstance(op, so.FlatMapOp):
@@ -251,11 +264,11 @@ class _Builder:
             return _Node(orr.PromoteCtx(n), [("inp", None)], one), [op.input]
         if isinstance(op, sr.RepeatOp):
             ctx = orr.RepeatCtx(n, op.count.value.data)
-            ctx.onchip_bytes = _tile_bytes(op.input.type)
+            _onchip(ctx, op.input.type)
             return _Node(ctx, [("inp", None)], one), [op.input]
         if isinstance(op, sr.ExpandOp):
             ctx = orr.ExpandCtx(n, op.rank.value.data)
-            ctx.onchip_bytes = _tile_bytes(op.input.type)
+            _onchip(ctx, op.input.type)
             return _Node(ctx, [("inp", None), ("ref", None)], one), [op.input, op.ref]
         if isinstance(op, sr.BroadcastOp):
             ctx = orr.BroadcastCtx(n)

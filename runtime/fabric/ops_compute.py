@@ -100,6 +100,7 @@ class _ComputeCtx(Context):
         self.out = None
         self.flops = 0
         self.misaligned = 0
+        self.max_rows = 0  # largest emitted tile (on-chip metric of dynamic tiles)
 
     def _load(self, tiles) -> int:
         bw = self.pmu_bw
@@ -217,5 +218,8 @@ class AccumCtx(_ComputeCtx):
             else:
                 out_level = level if self.scan else 0
                 acc = new
-            if emit and self.out is not None:
-                yield (ENQ, self.out, Element(new, out_level), self.clock)
+            if emit:
+                if new.rows > self.max_rows:
+                    self.max_rows = new.rows
+                if self.out is not None:
+                    yield (ENQ, self.out, Element(new, out_level), self.clock)

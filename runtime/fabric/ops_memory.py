@@ -8,6 +8,10 @@ Each issues one tile at a time to the HBM model (`(HBM, n_req)` with
   of a walk gets level `len(shape) + L_ref`).
 - `RandomLoadCtx` loads one tile per address element, with the address's level.
 - `StoreCtx` peeks its input, writes it, then dequeues (the FIFO slot is held).
+  Its requests follow the simulated tile (bf16 rows in the MoE graphs, as in
+  the reference simulator, §1.2); the bytes it counts follow the declared
+  element type of its input when known (`declared_nb`: f32 there, as §5.1
+  counts stores), so the traffic metric equals step-metrics'.
 - `RandomStoreCtx` writes the data tile at the peeked address and emits a 1x1 ack.
 
 Functional mode: a load reads its tiles from a 2-D numpy tensor (tile at
@@ -62,15 +66,16 @@ class _MemCtx(Context):
         self.max_tile_bytes = 0
         self.tiles = 0
 
-    def _transfer(self, tile: Tile):
+    def _transfer(self, tile: Tile, counted_nb: int | None = None):
         self.tiles += 1
         self.firings += 1
         if tile.nbytes > self.max_tile_bytes:
             self.max_tile_bytes = tile.nbytes
+        nbytes = tile.nbytes if counted_nb is None else tile.rows * tile.cols * counted_nb
         if self.hbm_role == "r":
-            self.bytes_read += tile.nbytes
+            self.bytes_read += nbytes
         else:
-            self.bytes_written += tile.nbytes
+            self.bytes_written += nbytes
         return (HBM, n_requests(tile.rows, tile.cols, tile.nb, self.req_bytes))
 
 
@@ -160,9 +165,10 @@ class StoreCtx(_MemCtx):
 
     hbm_role = "w"
 
-    def __init__(self, name, req_bytes=64):
+    def __init__(self, name, req_bytes=64, declared_nb: int | None = None):
         super().__init__(name, req_bytes)
         self.inp = None
+        self.declared_nb = declared_nb  # bytes/element counted in the traffic metric
         self.stored: list[np.ndarray | None] = []
 
     def body(self):
@@ -173,7 +179,7 @@ class StoreCtx(_MemCtx):
             tile = el.data
             if not isinstance(tile, Tile):
                 raise SimulationError(f"{self.name}: can only store tiles, got {tile!r}")
-            yield self._transfer(tile)
+            yield self._transfer(tile, self.declared_nb)
             self.stored.append(tile.value)
             yield (DEQ, self.inp)
 

@@ -173,6 +173,8 @@ class RepeatCtx(_Ctx):
         super().__init__(name)
         self.count = count
 
+    max_rows = 0  # largest tile repeated (on-chip metric of dynamic tiles)
+
     def body(self):
         R = self.count
         while True:
@@ -180,6 +182,9 @@ class RepeatCtx(_Ctx):
             if el is None:
                 return
             self.firings += 1
+            rows = getattr(el.data, "rows", 0)
+            if rows > self.max_rows:
+                self.max_rows = rows
             t0 = self.clock
             for k in range(R):
                 level = (el.level + 1) if k == R - 1 else 0
@@ -197,11 +202,16 @@ class ExpandCtx(_Ctx):
         self.rank = rank
         self.ref = None
 
+    max_rows = 0  # largest tile expanded (on-chip metric of dynamic tiles)
+
     def body(self):
         while True:
             el = yield (PEEK, self.inp)
             if el is None:
                 return
+            rows = getattr(el.data, "rows", 0)
+            if rows > self.max_rows:
+                self.max_rows = rows
             while True:
                 r = yield (DEQ, self.ref)
                 if r is None:

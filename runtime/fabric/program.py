@@ -127,8 +127,11 @@ class Program:
         onchip = 0
         for c in sim.contexts:
             declared = getattr(c, "onchip_bytes", None)
+            row_bytes = getattr(c, "onchip_row_bytes", None)
             if declared is not None:
                 onchip += declared
+            elif row_bytes is not None:  # a dynamic-rows tile: the largest seen
+                onchip += row_bytes * getattr(c, "max_rows", 0)
             elif isinstance(c, RandomStoreCtx):
                 onchip += c.max_tile_bytes * c.buffer_depth
             elif isinstance(c, _MemCtx):
