@@ -39,7 +39,9 @@ done = reference_completions(STEP_EVAL.hbm, [[(0, 64)], [(3, 16)]])
 from __future__ import annotations
 
 import math
+from bisect import insort
 from math import gcd
+from operator import attrgetter
 
 import numpy as np
 
@@ -63,66 +65,53 @@ class Transfer:
         self.last_cycle = t0 + self.m
 
 
+_rank = attrgetter("rank")
 NEG = -(1 << 60)  # "no request" in the period tables (stays hugely negative under +)
 
 
-class _Period:
-    """The controller's pattern for `n` requests per cycle, one period, offset 0.
+class _Window:
+    """The controller's pattern for `n` requests per cycle over `L` cycles, offset 0.
 
-    Request slot i of cycle u goes to channel `(u*q + d_i) mod N`; each (slot,
-    channel) pair occurs at most once per period. Per channel the requests are
-    served in (cycle, slot) order; with `w` the period's first cycle and `F`
-    the channel's next free service time when the period starts, the j-th
-    request on the channel starts at `max(F + II*j, w + h_j)` where
-    `h_j = max_{k<=j}(rho_k + II*(j-k))` and `rho_k` = arrival cycle - w.
+    Request slot i of cycle u goes to channel `(u*q + d_i) mod N` with
+    `d_i = i(i+1)/2`, `q = n(n+1)/2 mod N`; the pattern repeats every
+    `P = N / gcd(N, q)` cycles. Per channel the requests are served in
+    (cycle, slot) order; with `w` the window's first cycle and `F` the
+    channel's next free service time when the window starts, the j-th request
+    on the channel starts at `max(F + II*j, w + h_j)` where
+    `h_j = max_{k<=j}(rho_k + II*(j-k))` and `rho_k` = its arrival - w.
 
-    Arrays (slot x channel): `J` = index j on its channel (NEG if absent), `H`
-    = h_j, `U` = its cycle within the period (P if absent). Per channel: `K`
-    requests per period, `G = h_{K-1} + II` (NEG if none), and for each prefix
-    of r cycles `KR[r]`, `GR[r]` (the same for the first r cycles only)."""
+    Arrays (slot x channel) for the *last* request of each pair in the window:
+    `IIJ = II*j` and `H = h_j` (NEG if the pair does not occur); per channel:
+    `KII = II * requests`, `G = h_last + II` (NEG if none), so the channel is
+    next free at `max(F + KII, w + G)` after the window. For a whole period
+    `skip = max(P, KII)` gives m periods in closed form:
+    `max(F + m*KII, w + G + (m-1)*skip)`."""
 
-    def __init__(self, n: int, N: int, II: int):
-        q = n * (n + 1) // 2 % N
-        self.q = q
+    def __init__(self, n: int, L: int, N: int, II: int):
+        self.q = q = n * (n + 1) // 2 % N
         self.P = P = N // gcd(N, q) if q else 1
-        d = (np.arange(n, dtype=np.int64) * (np.arange(n, dtype=np.int64) + 1) // 2) % N
-        u = np.arange(P, dtype=np.int64)
+        ar = np.arange(n, dtype=np.int64)
+        d = ar * (ar + 1) // 2 % N
+        u = np.arange(L, dtype=np.int64)
         C = ((u[:, None] * q + d[None, :]) % N).ravel()  # (cycle, slot) order
         uu = np.repeat(u, n)
-        ii = np.tile(np.arange(n), P)
+        ii = np.tile(ar, L)
         order = np.argsort(C, kind="stable")
         cs, us, islot = C[order], uu[order], ii[order]
         start = np.searchsorted(cs, np.arange(N), "left")
-        j = np.arange(len(cs)) - start[cs]
+        j = np.arange(len(cs), dtype=np.int64) - start[cs]
         big = 1 << 40
-        val = (us + 1) - II * j + cs * big
-        h = np.maximum.accumulate(val) - cs * big + II * j
-        self.J = np.full((n, N), NEG, dtype=np.int64)
+        h = np.maximum.accumulate((us + 1) - II * j + cs * big) - cs * big + II * j
+        self.IIJ = np.full((n, N), NEG, dtype=np.int64)
         self.H = np.full((n, N), NEG, dtype=np.int64)
-        self.U = np.full((n, N), P, dtype=np.int64)
-        self.J[islot, cs] = j
-        self.H[islot, cs] = h
-        self.U[islot, cs] = us
-        counts = np.zeros((P + 1, N), dtype=np.int64)
-        np.add.at(counts, (uu + 1, C), 1)
-        self.KR = np.cumsum(counts, axis=0)
-        self.K = self.KR[P]
-        idx = np.clip(start[None, :] + self.KR - 1, 0, max(len(cs) - 1, 0))
-        self.GR = np.where(self.KR > 0, h[idx] + II, NEG)
-        self.G = self.GR[P]
-        self.KII = II * self.K
-        self.KIIR = II * self.KR
-        self.IIJ = II * self.J
-        self.skip = np.maximum(P, II * self.K)
-        self._prefix: dict[int, tuple[np.ndarray, np.ndarray]] = {}
-
-    def prefix(self, r: int) -> tuple[np.ndarray, np.ndarray]:
-        """`II*J` and `H` restricted to the pairs of the first r cycles (NEG elsewhere)."""
-        got = self._prefix.get(r)
-        if got is None:
-            inside = self.U < r
-            got = self._prefix[r] = (np.where(inside, self.IIJ, NEG), np.where(inside, self.H, NEG))
-        return got
+        np.maximum.at(self.IIJ, (islot, cs), II * j)  # both grow along a channel:
+        np.maximum.at(self.H, (islot, cs), h)  # the max is the last occurrence
+        K = np.bincount(C, minlength=N).astype(np.int64)
+        last = np.clip(start + K - 1, 0, max(len(cs) - 1, 0))
+        self.G = np.where(K > 0, h[last] + II, NEG)
+        self.KII = II * K
+        self.skip = np.maximum(P, self.KII)
+        self.size = n * N
 
 
 class HBMServer:
@@ -138,12 +127,16 @@ class HBMServer:
         self.writers: list = []
         self.rank: dict = {}
         self.inflight: dict[int, Transfer] = {}
+        self.order: list[Transfer] = []  # the transfers in flight, by registration rank
         self.t_next = 0
         self.off = 0
         self.free = np.zeros(self.N, dtype=np.int64)
         self.requests = 0
         self.segments = 0
-        self._periods: dict[int, _Period] = {}
+        self._periods: dict[int, _Window] = {}  # n -> one whole period
+        self._windows: dict[tuple[int, int], _Window] = {}
+        self._cached = 0
+        self.lazy: int | None = None  # first cycle not evaluated yet (see _process)
         self._rot = [(np.arange(self.N) + o) % self.N for o in range(self.N)]
 
     # -- requesters -------------------------------------------------------
@@ -164,8 +157,10 @@ class HBMServer:
 
             raise SimulationError(
                 f"internal: {ctx.name} issued at {t0} but HBM already at {self.t_next}")
+        self._flush()
         tr = Transfer(ctx, self.rank[ctx], t0, n_req, self.par)
         self.inflight[tr.rank] = tr
+        insort(self.order, tr, key=_rank)
         ctx.hbm_lb = tr.last_cycle + 1 + self.resp
         self.requests += n_req
 
@@ -190,90 +185,113 @@ class HBMServer:
 
         Returns True if anything progressed (a transfer completed or time moved)."""
         done: list[tuple[object, int]] = []
-        while self.inflight:
+        order = self.order
+        while order:
             bound = horizon
             end = 0
-            for tr in self.inflight.values():
+            for tr in order:
                 lb = tr.ctx.hbm_lb + 1
                 if lb < bound:
                     bound = lb
                 if tr.last_cycle > end:
                     end = tr.last_cycle
-            for _, comp in done:
-                bound = min(bound, comp + 1)
+            if done:
+                bound = min(bound, min(c for _, c in done) + 1)
             target = min(bound, end + 1)
             if target <= self.t_next:
                 break
-            self._process(self.t_next, int(target))
-            self.t_next = int(target)
-            for rank in sorted(self.inflight):
-                tr = self.inflight[rank]
-                if tr.last_cycle < self.t_next:
-                    del self.inflight[rank]
-                    done.append((tr.ctx, tr.top + self.resp))
+            target = int(target)
+            self._process(self.t_next, target)
+            self.t_next = target
+            if any(tr.last_cycle < target for tr in order):
+                for tr in order:
+                    if tr.last_cycle < target:
+                        del self.inflight[tr.rank]
+                        done.append((tr.ctx, tr.top + self.resp))
+                order[:] = [tr for tr in order if tr.last_cycle >= target]
         for ctx, comp in done:
             on_done(ctx, comp)
         return len(done)
 
+    def _owners(self, x: int) -> list[Transfer]:
+        """The request list of cycle x (one entry per request, registration order)."""
+        owners: list[Transfer] = []
+        for tr in self.order:
+            if tr.first_cycle <= x <= tr.last_cycle:
+                k = tr.last if x == tr.last_cycle else tr.p
+                if k == 1:
+                    owners.append(tr)
+                else:
+                    owners.extend([tr] * k)
+        return owners
+
+    def _flush(self) -> None:
+        """Evaluate the deferred cycles (the request list is about to change)."""
+        if self.lazy is not None and self.lazy < self.t_next:
+            owners = self._owners(self.lazy)
+            if owners:
+                self._segment(self.lazy, self.t_next, owners)
+        self.lazy = None
+
     def _process(self, a: int, b: int) -> None:
-        order = [self.inflight[r] for r in sorted(self.inflight)]
-        cuts = {a, b}
-        for tr in order:
+        """Cycles a..b-1. The request list changes only at a transfer's first
+        cycle, its last (if its last chunk is smaller) and the cycle after it;
+        the cycles after the last such change are deferred (`lazy`) and
+        evaluated together with the next ones, so a time limit (`horizon`)
+        costs no extra segment."""
+        cuts = set()
+        for tr in self.order:
             f, lc = tr.first_cycle, tr.last_cycle
-            if a < f < b:
+            if a < f <= b:
                 cuts.add(f)
-            if tr.last != tr.p and a < lc < b:  # the last chunk is smaller
+            if tr.last != tr.p and a < lc <= b:
                 cuts.add(lc)
-            if a < lc + 1 < b:
+            if a < lc + 1 <= b:
                 cuts.add(lc + 1)
-        cuts = sorted(cuts)
-        for x, y in zip(cuts, cuts[1:]):
-            owners: list[Transfer] = []
-            for tr in order:
-                if tr.first_cycle <= x <= tr.last_cycle:
-                    k = tr.last if x == tr.last_cycle else tr.p
-                    if k == 1:
-                        owners.append(tr)
-                    else:
-                        owners.extend([tr] * k)
+        x = self.lazy if self.lazy is not None else a
+        for y in sorted(cuts):
+            owners = self._owners(max(x, a))
             if owners:
                 self._segment(x, y, owners)
+            x = y
+        self.lazy = x if x < b else None
 
-    def _period(self, n: int) -> _Period:
-        p = self._periods.get(n)
-        if p is None:
-            p = self._periods[n] = _Period(n, self.N, self.II)
-        return p
+    def _window(self, n: int, L: int) -> _Window:
+        key = (n, L)
+        w = self._windows.get(key)
+        if w is None:
+            w = _Window(n, L, self.N, self.II)
+            self._cached += w.size
+            if self._cached > 20_000_000:  # bound the memory of rarely reused tables
+                self._windows.clear()
+                self._cached = w.size
+            self._windows[key] = w
+        return w
 
     def _segment(self, a: int, b: int, owners: list[Transfer]) -> None:
         """Cycles a..b-1 with the request list `owners` (one entry per request):
-        whole periods in closed form, the last whole period and the remainder
-        from the period tables (see `_Period`); each owner's `top` becomes the
+        all but the last whole period in closed form, then one window (the last
+        whole period and the remainder, which hold the last request of every
+        (slot, channel) pair) from its table; each owner's `top` becomes the
         latest service start of its requests."""
-        per = self._period(len(owners))
+        n = len(owners)
+        per = self._periods.get(n)
+        if per is None:
+            per = self._periods[n] = _Window(n, _Window(n, 1, self.N, self.II).P, self.N, self.II)
         P = per.P
         self.segments += 1
         m, r = divmod(b - a, P)
-        off = self.off
-        rot = self._rot[off]  # column c of the tables is channel (c + off) mod N
+        rot = self._rot[self.off]  # column c of the tables is channel (c + off) mod N
         F = self.free[rot]
         w = a
-        top = None
         if m >= 2:  # skip m-1 whole periods (per-channel max-plus)
             k = m - 1
             F = np.maximum(F + k * per.KII, per.G + (a + (k - 1) * per.skip))
             w = a + k * P
-        if m >= 1:  # the last whole period holds every (slot, channel) pair
-            top = np.maximum(F + per.IIJ, per.H + w).max(axis=1)
-            F = np.maximum(F + per.KII, per.G + w)
-            w += P
-        if r:
-            IIJ, H = per.prefix(r)
-            t2 = np.maximum(F + IIJ, H + w).max(axis=1)
-            top = t2 if top is None else np.maximum(top, t2)
-            F = np.maximum(F + per.KIIR[r], per.GR[r] + w)
-            self.off = (off + r * per.q) % self.N
-        self.free[rot] = F
+        win = per if (m >= 1 and r == 0) else self._window(n, (P if m else 0) + r)
+        top = np.maximum(F + win.IIJ, win.H + w).max(axis=1)
+        self.free[rot] = np.maximum(F + win.KII, win.G + w)
+        self.off = (self.off + r * per.q) % self.N
         for tr, s in zip(owners, top.tolist()):
             if s > tr.top:
                 tr.top = s
