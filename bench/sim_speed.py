@@ -1,13 +1,21 @@
-"""Speed of the fabric simulator on the SwiGLU sweep of reference spec §8.1.
+"""Speed of the fabric simulator: the SwiGLU sweep (§8.1) and the MoE layers (§8.2).
 
-    python bench/sim_speed.py [--preset swiglu-hdl] [--reference]
+    python bench/sim_speed.py [--preset swiglu-hdl] [--reference] [--only swiglu|moe]
+                              [--models mixtral,qwen] [--batches 64,1024] [--tiles 16,64,dyn]
 
-For each (tm, tn) it prints simulated cycles, wall time of building the graph
-(xDSL construction + verification), of lowering plus simulation, element
-firings and firings/s of the simulation, HBM requests covered and HBM
+SwiGLU: for each (tm, tn) it prints simulated cycles, wall time of building
+the graph (xDSL construction + verification), of lowering plus simulation,
+element firings and firings/s of the simulation, HBM requests covered and HBM
 segments evaluated (the closed-form model's unit of work). `--reference`
 also times the request-level HBM controller on the same graphs, to show what
 the closed form saves (the cycles must agree).
+
+MoE: each weight-stationary graph (examples/step/workloads.py) specialized to
+the shipped routing trace, on step-eval (dynamic tiling with the driver's
+compute bandwidths: 6400, retile accumulators 1024). Per run: wall time of
+building + specializing the graph and of lowering + simulation, simulated
+cycles, off-chip traffic and on-chip requirement (both checked against
+step-metrics), firings and HBM segments.
 """
 
 from __future__ import annotations
@@ -15,19 +23,34 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
 
 
 def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--preset", default="swiglu-hdl")
+    ap.add_argument("--reference", action="store_true",
+                    help="also run the request-level HBM controller")
+    ap.add_argument("--only", choices=("swiglu", "moe"), help="run one of the two benches")
+    ap.add_argument("--models", default="mixtral,qwen", help="MoE models")
+    ap.add_argument("--batches", default="64,1024", help="MoE batches (shipped traces)")
+    ap.add_argument("--tiles", default="16,64,dyn", help="MoE tile_N values (dyn: dynamic)")
+    args = ap.parse_args(argv)
+    if args.only != "moe":
+        swiglu_bench(args)
+    if args.only != "swiglu":
+        moe_bench(args)
+    return 0
+
+
+def swiglu_bench(args) -> None:
     from steplus.lowering.step_to_runtime import build_program
     from steplus.runtime.fabric.config import get_preset
     from steplus.runtime.fabric.hbm_reference import ReferenceHBMServer
     from steplus.runtime.fabric.swiglu import SWEEP_TM, SWEEP_TN, swiglu_graph, swiglu_traffic
 
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--preset", default="swiglu-hdl")
-    ap.add_argument("--reference", action="store_true",
-                    help="also run the request-level HBM controller")
-    args = ap.parse_args(argv)
     cfg = get_preset(args.preset)
     B, D, F = 64, 256, 512
     print(f"SwiGLU B={B} D={D} F={F} on {cfg.name}")
@@ -57,7 +80,59 @@ def main(argv: list[str] | None = None) -> int:
                 line += f" {time.perf_counter() - t:>7.3f} {str(r.cycles == m.cycles):>5}"
             print(line)
     print(f"whole sweep: {total:.2f} s (lowering + simulation {total_sim:.2f} s)")
-    return 0
+
+
+def moe_graph(model: str, batch: int, tile_n: int | None):
+    """The §8.2 graph specialized to the shipped trace, with the dynamic
+    driver's compute bandwidths; returns (module, config, step-metrics)."""
+    sys.path.insert(0, str(REPO / "examples" / "step"))
+    import workloads
+    from xdsl.context import Context
+    from xdsl.dialects.builtin import IntegerAttr
+
+    from steplus.dialects import step_ops as so
+    from steplus.dialects.step import GraphOp
+    from steplus.passes.step.metrics import compute_metrics
+    from steplus.passes.step.specialize import StepSpecializePass, parse_bind_attr
+    from steplus.passes.step.traces import shipped_routing_trace
+    from steplus.runtime.fabric.config import get_preset
+
+    module = workloads.moe(workloads.MODELS[model], tile_n)
+    StepSpecializePass(routing=str(shipped_routing_trace(model, batch)), rewrite=True).apply(
+        Context(), module)
+    graph = next(o for o in module.walk() if isinstance(o, GraphOp))
+    metrics = compute_metrics(graph).bind(parse_bind_attr(graph.attributes["step.bind"]))
+    cfg = get_preset("step-eval")
+    if tile_n is None:
+        cfg = cfg.with_(compute_bw=6400)
+        for op in graph.body.block.ops:
+            if isinstance(op, so.AccumOp) and any(
+                    isinstance(a, so.ApplyOp) and a.fn.data == "retile_row"
+                    for a in op.update.walk()):
+                op.attributes["compute_bw"] = IntegerAttr(1024, 64)
+    return module, cfg, metrics
+
+
+def moe_bench(args) -> None:
+    from steplus.lowering.step_to_runtime import build_program
+
+    print(f"{'model':>7} {'B':>5} {'tile_N':>6} {'build s':>7} {'sim s':>7} {'cycles':>10} "
+          f"{'traffic B':>12} {'on-chip B':>10} {'=metrics':>8} {'firings':>8} {'segments':>8}")
+    for model in args.models.split(","):
+        for batch in (int(b) for b in args.batches.split(",")):
+            for t in args.tiles.split(","):
+                tile_n = None if t == "dyn" else int(t)
+                t0 = time.perf_counter()
+                module, cfg, metrics = moe_graph(model, batch, tile_n)
+                built = time.perf_counter() - t0
+                t0 = time.perf_counter()
+                m = build_program(module, cfg).run()
+                wall = time.perf_counter() - t0
+                same = (m.offchip_traffic == int(metrics.offchip)
+                        and m.onchip_peak == int(metrics.onchip))
+                print(f"{model:>7} {batch:>5} {t:>6} {built:>7.2f} {wall:>7.2f} {m.cycles:>10} "
+                      f"{m.offchip_traffic:>12} {m.onchip_peak:>10} {str(same):>8} "
+                      f"{m.firings:>8} {m.hbm_segments:>8}", flush=True)
 
 
 if __name__ == "__main__":
