@@ -10,6 +10,10 @@
 - every on-chip channel has the configuration's base depth (§1.3);
 - a stream with several consumers gets a Broadcast context appended at the
   end of the node order (§7);
+- the group rank of a partition / reassemble / eager_merge comes from the
+  types (the data's dims below the selector's; a discardable `rank`
+  attribute overrides it): `[B, 1]` tiles under a `[B]` selector move in
+  groups closed by level 1;
 - per-op knobs are discardable attributes: `compute_bw` (FLOPs/cycle, default
   the config's), `write_back_mu` (unit or bool), `add_outer_dim` and
   `switch_cycles` (routing), `name` (the context's name);
@@ -113,6 +117,10 @@ def _onchip(ctx, t) -> None:
         ctx.onchip_row_bytes = el.cols.data * el.bytes_per_scalar()
     else:
         ctx.onchip_bytes = _tile_bytes(t)
+
+
+def _rank(v: SSAValue) -> int:
+    return len(v.type.dims) if isinstance(v.type, StreamType) else 0
 
 
 def _static_dims(t: StreamType) -> tuple[int, ...] | None:
@@ -281,8 +289,9 @@ class _Builder:
             sw = _ints(getattr(op, "switch_cycles", None)) or \
                 _ints(op.attributes.get("switch_cycles")) or [1 if isinstance(op, sr.PartitionOp) else 0] * k
             if isinstance(op, sr.PartitionOp):
-                ctx = orr.PartitionCtx(n, _int_attr(op, "rank", 0), sw, _flag(op, "write_back_mu"),
-                                       cfg.pmu_bw)
+                rank = _rank(op.input) - _rank(op.sel)
+                ctx = orr.PartitionCtx(n, _int_attr(op, "rank", rank), sw,
+                                       _flag(op, "write_back_mu"), cfg.pmu_bw)
                 ins, vals = [("inp", None), ("sel", None)], [op.input, op.sel]
             else:
                 ctx = orr.ParallelizeCtx(n, op.rank.value.data, sw)
@@ -292,13 +301,14 @@ class _Builder:
         if isinstance(op, sr.ReassembleOp):
             k = len(op.data_inputs)
             sw = _ints(op.attributes.get("switch_cycles")) or [1] * k
-            ctx = orr.ReassembleCtx(n, _int_attr(op, "rank", 0), sw, _flag(op, "write_back_mu"),
-                                    cfg.pmu_bw)
+            rank = _rank(op.data_inputs[0]) - 1
+            ctx = orr.ReassembleCtx(n, _int_attr(op, "rank", rank), sw,
+                                    _flag(op, "write_back_mu"), cfg.pmu_bw)
             ctx.ins_list = [None] * k
             return _Node(ctx, [("ins_list", i) for i in range(k)] + [("sel", None)], one), \
                 list(op.inputs)
         if isinstance(op, sr.EagerMergeOp):
-            ctx = orr.EagerMergeCtx(n, _int_attr(op, "rank", 0))
+            ctx = orr.EagerMergeCtx(n, _int_attr(op, "rank", _rank(op.inputs[0]) - 1))
             ctx.ins_list = [None] * len(op.inputs)
             return _Node(ctx, [("ins_list", i) for i in range(len(op.inputs))],
                          [("out", None), ("sel_out", None)]), list(op.inputs)

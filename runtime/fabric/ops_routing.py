@@ -292,7 +292,10 @@ class ParallelizeCtx(_Ctx):
 
 
 class PartitionCtx(_Ctx):
-    """FlatPartition(p, switch, write_back) driven by a selector stream (§4)."""
+    """FlatPartition(p, switch, write_back) driven by a selector stream (§4).
+
+    `p` is the rank of a group (the input's dims below the selector's): one
+    element for p = 0, else up to the first element with level >= p."""
 
     def __init__(self, name, rank, switch, write_back, pmu_bw):
         super().__init__(name)
@@ -315,8 +318,6 @@ class PartitionCtx(_Ctx):
             yield (DEQ, self.sel)
             chosen = s.data.chosen
             sw = max((self.switch[j] for j in chosen), default=0)
-            end = (s.level + p) if s.level else p
-            single = p == 0 and not s.level
             while True:
                 el = yield (DEQ, self.inp)
                 if el is None:
@@ -325,7 +326,12 @@ class PartitionCtx(_Ctx):
                 self.work(self._load(el.data))
                 store = (-(-el.data.nbytes // self.pmu_bw)) if self.write_back else 0
                 self.work(sw + store)
-                last = single or el.level == end
+                # The group is the input's inner `p` dims: one element for
+                # p = 0, else up to the first element closing level p. (The
+                # reference's "level s + p" for a level-carrying selector is
+                # the same element when the selector's levels match the
+                # data's; an EagerMerge's selectors carry none.)
+                last = el.level >= p
                 if s.level:
                     level = p if last else (0 if p == 0 else min(el.level, p))
                 else:

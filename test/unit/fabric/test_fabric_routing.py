@@ -96,6 +96,33 @@ def test_flat_partition_sends_to_every_selected_output():
     assert a.levels == [0, 0] and b.levels == [0, 0]  # p = 0 removes every level
 
 
+def _partition(rank, data_items, sel_items):
+    sim = new_sim()
+    data, sel = sim.add(Source("data", data_items)), sim.add(Source("sel", sel_items))
+    op = sim.add(R.PartitionCtx("part", rank, [1, 1], False, 64))
+    a, b = sim.add(Sink("a")), sim.add(Sink("b"))
+    wire(sim, data, op)
+    wire(sim, sel, op, dst_attr="sel")
+    wire(sim, op, a, src_attr="outs_list[0]")
+    wire(sim, op, b, src_attr="outs_list[1]")
+    sim.run()
+    return a, b
+
+
+def test_flat_partition_groups_follow_the_data_rank():
+    # p = 0: one element per selector, even when the last selector closes a
+    # level the data does not carry (an EagerMerge's selectors: the dynamic
+    # attention graph's `pem`); the reference rule waited for a level-1 element.
+    a, b = _partition(0, [(tile(), 0, 0), (tile(), 0, 0)],
+                      [(Selector((1,)), 0, 0), (Selector((0,)), 1, 0)])
+    assert len(a.got) == 1 and len(b.got) == 1
+    # p = 1 ([B, 1] data under a [B] selector): a group ends at the first
+    # element with level >= 1, the last one's level 2 included.
+    a, b = _partition(1, [(tile(), 1, 0), (tile(), 1, 0), (tile(), 2, 0)],
+                      [(Selector((0,)), 0, 0), (Selector((1,)), 0, 0), (Selector((0,)), 1, 0)])
+    assert a.levels == [1, 1] and b.levels == [1]
+
+
 def test_flat_reassemble_takes_inputs_in_arrival_order():
     sim = new_sim()
     in0 = sim.add(Source("in0", [(tile(1, 1, value=None), 0, 9)]))
