@@ -3,7 +3,8 @@ and the application-level error of the flexible, all-targets compilation.
 
     .venv/bin/python bench/isel_invocations.py [--no-run]
 
-Models: examples/isel/{resmlp,lstm_lm,resnet_block,mobilenet_block,encoder_layer}.mlir.
+Models: examples/isel/{resmlp,lstm_lm,resnet_block,mobilenet_block,encoder_layer}.mlir and
+examples/isel/onnx/onnx_mlp.mlir (an ONNX model lowered by iree-import-onnx + iree-opt).
 Each cell is `exact/flexible` invocations of that accelerator when isel targets it
 alone; the `all` columns target all three at once.  The error column runs the
 `all`/flexible program on the ILA simulators (random inputs, seed 0; parameters
@@ -24,7 +25,7 @@ from steplus.runtime.ila.host import run_function
 from steplus.tools.step_opt import load_module
 
 REPO = Path(__file__).resolve().parents[1]
-MODELS = ["resmlp", "lstm_lm", "resnet_block", "mobilenet_block", "encoder_layer"]
+MODELS = ["resmlp", "lstm_lm", "resnet_block", "mobilenet_block", "encoder_layer", "onnx/onnx_mlp"]
 TARGETS = ["flexasr", "hlscnn", "vta"]
 
 
@@ -78,7 +79,7 @@ def main() -> None:
         if err is None:
             e, dt = app_error(path, fn.sym_name.data)
             line += f"{100 * e:>10.2f}%{dt:>9.1f}s"
-        print(line)
+        print(line, flush=True)
 
 
 if __name__ == "__main__":

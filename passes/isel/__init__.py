@@ -65,7 +65,7 @@ def select_function(fn: func.FuncOp, targets, flexible: bool, iterations: int = 
                 if use.operation not in imp.modelled:
                     use.operation.operands[use.index] = new
     for op in reversed(list(block.ops)):
-        if op in imp.modelled or op.name in ("arith.constant", "tensor.empty", "tosa.const_shape"):
+        if op in imp.modelled or op.name in ("arith.constant", "tensor.empty", "tosa.const_shape", "linalg.fill"):
             if all(not r.uses for r in op.results) and op.name != "func.return":
                 op.detach()
                 op.erase()

@@ -4,7 +4,9 @@ Recognised ops on static-shape f32 tensors become terms; every other value (func
 of ops isel does not model) is an opaque `Ten.leaf(i)`.  Recognised:
 `linalg.matmul` and `linalg.conv_2d_nchw_fchw` into a zero init,
 `linalg.transpose`, `tosa.reshape` (shape from its result type), `tosa.add`, `linalg.add`,
-`tosa.max_pool2d`.
+`tosa.max_pool2d`, and the elementwise `linalg.generic`s torch-mlir/IREE emit
+for ONNX `Add` (body one `arith.addf` of the two inputs, projection maps: an
+input indexed by fewer loops is broadcast, i.e. reshaped to size 1 there).
 
 Example: `Importer(func_op).run()` returns the values to re-select (those used
 outside the recognised ops) with their terms.
@@ -78,6 +80,8 @@ class Importer:
             return T.reshape(self.term(ops[0]), sh(out))
         if name in ("tosa.add", "linalg.add") and 1 <= len(out) <= 4:
             return T.add(self.term(ops[0]), self.term(ops[1]), sh(out))
+        if name == "linalg.generic":
+            return self._generic(op, out)
         if name == "tosa.max_pool2d":
             (n, h, w, c) = _shape(ops[0])
             kh, kw = op.properties["kernel"].get_values()
@@ -93,6 +97,36 @@ class Importer:
             k, _, kh, kw = _shape(ops[1])
             return T.conv2d(self.term(ops[0]), self.term(ops[1]), n, c, h, w, k, kh, kw, *strides)
         return None
+
+    def _generic(self, op, out) -> T.Ten | None:
+        """An all-parallel generic computing `in0 + in1` (with broadcasting)."""
+        from steplus.runtime.ila.generic import map_dims
+
+        if len(op.inputs) != 2 or len(op.outputs) != 1 or not 1 <= len(out) <= 4:
+            return None
+        if any(str(it.data.value) != "parallel" for it in op.iterator_types.data):
+            return None
+        try:
+            dims = map_dims(op)
+        except Exception:
+            return None
+        n = len(out)
+        if dims[2] != list(range(n)) or any(d != sorted(d) for d in dims[:2]):
+            return None
+        body = list(op.body.block.ops)
+        args = op.body.block.args
+        if len(body) != 2 or body[0].name != "arith.addf" or body[1].operands[0] is not body[0].results[0]:
+            return None
+        if set(body[0].operands) != {args[0], args[1]} or body[0].operands[0] is body[0].operands[1]:
+            return None
+        terms = []
+        for v, ds in zip(op.inputs, dims[:2]):
+            t = self.term(v)
+            if len(ds) != n:
+                shape = [out[d] if d in ds else 1 for d in range(n)]
+                t = T.reshape(t, sh(shape))
+            terms.append(t)
+        return T.add(terms[0], terms[1], sh(out))
 
     def run(self) -> list[tuple[SSAValue, T.Ten, Operation]]:
         """Import every op; return (value, term, first outside user) for each root."""

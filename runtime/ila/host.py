@@ -119,6 +119,7 @@ class Interpreter:
 
     # -- ops -------------------------------------------------------------------
     def run_block(self, block, env):
+        self.env = env
         for op in block.ops:
             name = op.name
             get = lambda v: env[v]
@@ -201,6 +202,11 @@ class Interpreter:
             kh, kw = p["kernel"].get_values()
             win = windows_nhwc(a[0], (kh, kw), tuple(p["stride"].get_values()), tuple(p["pad"].get_values()))
             return [win.max(axis=0).reshape(shape)]
+        if name == "linalg.generic":
+            from steplus.runtime.ila.generic import eval_generic
+
+            return eval_generic(op, a, {v: self.env[v] for bop in op.body.block.ops for v in bop.operands
+                                        if v in self.env})
         if name == "ila.windows":
             return [windows_nhwc(a[0], tuple(p["kernel"].get_values()), tuple(p["stride"].get_values()),
                                  tuple(p["pad"].get_values()))]

@@ -10,3 +10,7 @@
 // LIN-NEXT: commands: flexasr.reads=40, flexasr.waits=1, flexasr.writes=1207
 // NOIN: step-run: error: missing --input for argument 'x' (or pass --random SEED)
 // NOFN: step-run: error: no func.func @nope in
+// RUN: step-run %examples/isel/onnx/onnx_mlp.mlir --backend ila --func @onnx_mlp --random 0 | filecheck %s --check-prefix=ONNX
+// ONNX: invocations: flexasr=2
+// ONNX-NEXT: commands: flexasr.reads=192, flexasr.waits=2, flexasr.writes=1266
+// ONNX-NEXT: output 0: shape [16, 64], relative error vs float32 numpy 0.0{{[0-4][0-9]+}}
