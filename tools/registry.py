@@ -63,6 +63,8 @@ _PASSES: dict[str, tuple[str, str]] = {
     "step-infer-shapes": ("steplus.passes.step.infer_shapes", "StepInferShapesPass"),
     "step-metrics": ("steplus.passes.step.metrics", "StepMetricsPass"),
     "step-specialize": ("steplus.passes.step.specialize", "StepSpecializePass"),
+    "step-dynamic-parallelize": ("steplus.passes.step.dynamic_parallelize",
+                                 "StepDynamicParallelizePass"),
     "step-dynamic-tiling": ("steplus.passes.step.dynamic_tiling", "StepDynamicTilingPass"),
     "step-print-dot": ("steplus.passes.step.print_dot", "StepPrintDotPass"),
     "step-time-multiplex": ("steplus.passes.step.time_multiplex", "StepTimeMultiplexPass"),

@@ -39,6 +39,9 @@
 // CHECK-NEXT:     Inline every lus.instance, bottom-up; reject recursive instances.
 // CHECK-NEXT: lus-normalize
 // CHECK-NEXT:     Turn fby/pre into state arguments and order each node's ops for dominance.
+// CHECK-NEXT: step-dynamic-parallelize
+// CHECK-NEXT:     Dispatch requests to P regions on demand (Partition + EagerMerge feedback, Fig. 10).
+// CHECK-NEXT:     --factor: int = 4
 // CHECK-NEXT: step-dynamic-tiling
 // CHECK-NEXT:     Turn static tiling of a dynamic dimension (Reshape + padding) into dynamic tiles.
 // CHECK-NEXT: step-infer-shapes
