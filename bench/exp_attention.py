@@ -32,8 +32,7 @@ KV_DIR = REPO / "examples" / "data" / "step-traces" / "azure_kv"
 STRATEGIES = ("coarse", "interleaved", "dynamic")
 COLUMN = {"coarse": "static_coarse_cycles", "interleaved": "static_interleave_cycles",
           "dynamic": "dynamic_cycles"}
-UNIT_FLOPS = 2048
-DEPTH = 1
+UNIT_FLOPS = 2048  # reference_settings.configure("attention")
 MAX_N = {16: 4672, 64: 6464, 80: 6528}  # §6.2; only addresses depend on it
 # §6.2 reference selections (start_end per stdev class).
 SELECTIONS = {
@@ -62,18 +61,19 @@ def trace_file(batch: int, start_end: str) -> Path:
 def simulate(strategy: str, lengths) -> dict:
     """Cycles, simulated traffic/on-chip and the step-metrics traffic of one graph."""
     sys.path.insert(0, str(REPO / "examples" / "step"))
+    sys.path.insert(0, str(REPO / "bench"))
     import attention
+    from reference_settings import configure
 
     from steplus.dialects.step import GraphOp
     from steplus.lowering.step_to_runtime import build_program
     from steplus.passes.step.traces import KVTrace
-    from steplus.runtime.fabric.config import get_preset
 
     t = KVTrace(lengths, attention.TILE_N)
     module = attention.attention(strategy, t.batch, t.seq_len, t.offset)
     graph = next(o for o in module.walk() if isinstance(o, GraphOp))
     predicted = _predicted_traffic(graph, sum(t.seq_len))
-    cfg = get_preset("step-eval").with_(compute_bw=UNIT_FLOPS, base_depth=DEPTH)
+    cfg = configure("attention", module)
     try:
         res = build_program(module, cfg).run()
     except Exception as e:  # recorded in the CSV, the sweep goes on

@@ -24,6 +24,7 @@ TILES = (16, 32, 64, 128, 256, None)
 def task(config: dict) -> list[dict]:
     """Metrics (and cycles) of one (model, tile_N) graph at both batch sizes."""
     sys.path.insert(0, str(REPO / "examples" / "step"))
+    sys.path.insert(0, str(REPO / "bench"))
     import workloads
 
     from steplus.dialects.step import GraphOp
@@ -44,22 +45,26 @@ def task(config: dict) -> list[dict]:
                "offchip_bytes": int(bound.offchip), "onchip_bytes": int(bound.onchip),
                "flops": int(bound.flops), "padded_flops": int(bound.padded_flops), "cycles": ""}
         if config.get("simulate"):
-            row["cycles"] = _simulate(module, path)
+            row["cycles"] = _simulate(module, path, "moe", dynamic=tile_n is None)
         rows.append(row)
     return rows
 
 
-def _simulate(module, trace_path: Path) -> int | str:
+def _simulate(module, trace_path: Path, experiment: str = "moe",
+              dynamic: bool = False) -> int | str:
+    """Cycles of `module` bound to a routing trace, with the reference settings
+    of `experiment` (bench/reference_settings.py)."""
     from xdsl.context import Context
 
+    from reference_settings import configure
     from steplus.lowering.step_to_runtime import build_program
     from steplus.passes.step.specialize import StepSpecializePass
-    from steplus.runtime.fabric.config import get_preset
 
     m = module.clone()
     try:
         StepSpecializePass(routing=str(trace_path), rewrite=True).apply(Context(), m)
-        return int(build_program(m, get_preset("step-eval")).run().cycles)
+        cfg = configure(experiment, m, dynamic=dynamic)
+        return int(build_program(m, cfg).run().cycles)
     except Exception as e:  # recorded in the CSV, the sweep goes on
         return f"error: {type(e).__name__}: {e}".replace("\n", " ")[:200]
 
