@@ -184,7 +184,9 @@ class _Builder:
         if not self.functional:
             return None
         if name in self.tensors:
-            return np.asarray(self.tensors[name], dtype=np.float64)
+            t = self.tensors[name]
+            # a callable: tile index -> tile (a sparse tensor, e.g. a KV cache)
+            return t if callable(t) else np.asarray(t, dtype=np.float64)
         r = in_shape[0] * rows if in_shape else rows
         c = (in_shape[-1] if len(in_shape) >= 2 else 1) * cols
         t = self.rng.standard_normal((r, c)) / 8

@@ -79,8 +79,28 @@ class Kernel:
     def run(self, values: list[np.ndarray]) -> np.ndarray:
         slot = list(values)
         for f, args in self.calls:
-            slot.append(f.numpy(*[slot[a] for a in args]))
+            ins = [slot[a] for a in args]
+            if f.name == "add" and self.acc_slot in args:
+                ins = _fill_to_acc(ins, slot[self.acc_slot])
+            slot.append(f.numpy(*ins))
         return slot[self.result]
+
+
+def _fill_to_acc(ins: list, acc) -> list:
+    """A partially filled tile (a KV tile's valid rows, so fewer score columns;
+    a dynamic accumulator that starts with 0 rows) adds into the top-left
+    block: the operands are zero-filled to the largest shape when numpy could
+    not broadcast them."""
+    shapes = [np.shape(v) for v in ins]
+    if any(len(s) != 2 for s in shapes) or len(set(shapes)) == 1:
+        return ins
+    rows, cols = max(s[0] for s in shapes), max(s[1] for s in shapes)
+    out = []
+    for v, s in zip(ins, shapes):
+        if s != (rows, cols) and s[0] != 1 and s[1] != 1:
+            v = np.pad(v, ((0, rows - s[0]), (0, cols - s[1])))
+        out.append(v)
+    return out
 
 
 def _ceil(a: int, b: int) -> int:
@@ -176,7 +196,8 @@ class AccumCtx(_ComputeCtx):
         r, c = self.init_shape
         value = None
         if self.functional:
-            value = self.init() if self.init else np.zeros((r, c))
+            # a retile accumulator starts empty: its rows are the ones it stacks
+            value = self.init() if self.init else np.zeros((0 if self.kernel.retile else r, c))
         return Tile(r, c, nb, self.write_back, valid=0 if self.kernel.retile else r, value=value)
 
     def body(self):

@@ -148,7 +148,9 @@ class RandomLoadCtx(_MemCtx):
             if a is None:
                 return
             value = None
-            if self.tensor is not None:
+            if callable(self.tensor):  # a sparse tensor: tile index -> tile
+                value = self.tensor(int(np.asarray(a.data.value).reshape(-1)[0]))
+            elif self.tensor is not None:
                 idx = int(np.asarray(a.data.value).reshape(-1)[0]) if a.data.value is not None else 0
                 inner = self.in_shape[-1] if self.in_shape and len(self.in_shape) >= 2 else 1
                 bi, bj = divmod(idx, inner)
