@@ -46,7 +46,7 @@ ACCEL_FUNCS: dict[str, int] = {
     "flexasr.linear": 3,
     "flexasr.maxpool": 1,
     "flexasr.meanpool": 1,
-    "flexasr.lstm": 4,
+    "flexasr.lstm": 6,
     "flexasr.layernorm": 3,
     "flexasr.attention": 3,
     "hlscnn.conv2d": 2,

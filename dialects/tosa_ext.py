@@ -1,7 +1,7 @@
 """TOSA operations that xDSL 0.74 lacks, registered into the `tosa` dialect by step-opt.
 
 `tosa.const_shape` and `tosa.reshape` (the shape is a `!tosa.shape<rank>`
-operand, as in upstream MLIR's TOSA), `tosa.sigmoid`, `tosa.tanh` and `tosa.exp`.  Tensor-level inputs to `isel` use them next to xDSL's own
+operand, as in upstream MLIR's TOSA), `tosa.sigmoid`, `tosa.tanh`, `tosa.exp` and `tosa.rsqrt`.  Tensor-level inputs to `isel` use them next to xDSL's own
 `tosa.add`, `tosa.max_pool2d`, `tosa.clamp`, ... and `linalg` named ops.
 
 Example:
@@ -164,7 +164,21 @@ class ExpOp(_Unary):
     name = "tosa.exp"
 
 
-EXTRA_OPS = [ConstShapeOp, ReshapeOp, SigmoidOp, TanhOp, ExpOp]
+@irdl_op_definition
+class RsqrtOp(_Unary):
+    """Elementwise reciprocal square root (layer normalisation).
+
+    Example:
+
+    ```mlir
+    %s = tosa.rsqrt %x : (tensor<4x1xf32>) -> tensor<4x1xf32>
+    ```
+    """
+
+    name = "tosa.rsqrt"
+
+
+EXTRA_OPS = [ConstShapeOp, ReshapeOp, SigmoidOp, TanhOp, ExpOp, RsqrtOp]
 
 
 def extended_tosa() -> Dialect:

@@ -9,8 +9,9 @@ then becomes an `ila.fragment` of the accelerator that computes it:
   MMIO writes (`cfg_mmngr_gb_large`, `cfg_ly_reduce`, `start 2`) and
   `ila.wait_irq`, then `ila.cmd "load_act"`; chunks are joined by
   `ila.cmd "concat"`;
-- a FlexASR linear layer, VTA dense or HLSCNN conv2d: one driver-level
-  `ila.cmd` (`linear_layer`, `dense`, `conv2d`) whose MMIO depends on the
+- a FlexASR linear layer, LSTM, layer norm or attention, VTA dense or HLSCNN
+  conv2d: one driver-level `ila.cmd` (`linear_layer`, `lstm_layer`,
+  `layernorm`, `attention`, `dense`, `conv2d`) whose MMIO depends on the
   run-time data (AdaptivFloat biases, int8 scales).
 
 Example: the 128x128 max-pool after `isel,ila-cancel-store-load` becomes one
@@ -33,7 +34,8 @@ from steplus.passes.ila_cancel import expand_invoke
 
 GB = 0x33000000
 _POOL_MODE = {"flexasr.maxpool": 0, "flexasr.meanpool": 1}
-_CMD = {"flexasr.linear": "linear_layer", "vta.dense": "dense", "hlscnn.conv2d": "conv2d"}
+_CMD = {"flexasr.linear": "linear_layer", "flexasr.lstm": "lstm_layer", "flexasr.layernorm": "layernorm",
+        "flexasr.attention": "attention", "vta.dense": "dense", "hlscnn.conv2d": "conv2d"}
 
 
 def _word(*fields):

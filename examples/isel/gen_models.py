@@ -107,6 +107,36 @@ class F:
         self.emit(f"{v} = tosa.mul {a}, {b}, {sh} : ({t(sa)}, {t(sb)}, tensor<1xi8>) -> {t(out)}")
         return v
 
+    def const(self, shape, value: float) -> str:
+        c = f"%c{self.n + 1}"
+        self.n += 1
+        self.shapes[c] = tuple(shape)
+        self.emit(f'{c} = "tosa.const"() <{{values = dense<{value:.6e}> : {t(shape)}}}> : () -> {t(shape)}')
+        return c
+
+    def binary(self, op: str, a: str, b: str) -> str:
+        sa, sb = self.shapes[a], self.shapes[b]
+        out = tuple(max(x, y) for x, y in zip(sa, sb))
+        v = self._v(out)
+        self.emit(f"{v} = tosa.{op} {a}, {b} : ({t(sa)}, {t(sb)}) -> {t(out)}")
+        return v
+
+    def row_sum(self, a: str) -> str:
+        m, n = self.shapes[a]
+        v = self._v((m, 1))
+        self.emit(f"{v} = tosa.reduce_sum {a} {{axis = 1 : i32}} : ({t((m, n))}) -> {t((m, 1))}")
+        return v
+
+    def layernorm(self, x: str, g: str, b: str, eps: float = 1e-5) -> str:
+        """(x - mean) * rsqrt(var + eps) * g + b over the last axis (TOSA ops, as legalisers emit it)."""
+        m, n = self.shapes[x]
+        mean = self.mul(self.row_sum(x), self.const((1, 1), 1.0 / n))
+        d = self.binary("sub", x, mean)
+        var = self.mul(self.row_sum(self.mul(d, d)), self.const((1, 1), 1.0 / n))
+        r = self.unary("rsqrt", self.add(var, self.const((1, 1), eps)))
+        y = self.mul(self.mul(d, r), self.reshape(g, (1, n)))
+        return self.add(y, self.reshape(b, (1, n)))
+
     def conv(self, x: str, w: str, op="linalg.conv_2d_nchw_fchw") -> str:
         sx, sw = self.shapes[x], self.shapes[w]
         if op == "linalg.conv_2d_nchw_fchw":
@@ -183,6 +213,7 @@ def transformer():
     args = {"%x": (T, d)}
     for n, s in (("q", (d, d)), ("k", (d, d)), ("v", (d, d)), ("o", (d, d)), ("1", (ff, d)), ("2", (d, ff))):
         args |= {f"%w{n}": s, f"%b{n}": (s[0],)}
+    args |= {"%g1": (d,), "%be1": (d,), "%g2": (d,), "%be2": (d,)}
     f = F("encoder_layer", args)
     q, k, v = (f.linear("%x", f"%w{n}", f"%b{n}") for n in "qkv")
     scores = f.dense(q, k)
@@ -191,9 +222,9 @@ def transformer():
     f.emit(f"{s} = tosa.reduce_sum {e} {{axis = 1 : i32}} : ({t((T, T))}) -> {t((T, 1))}")
     p = f.mul(e, f.unary("reciprocal", s))
     a = f.matmul(p, v)
-    h = f.add("%x", f.linear(a, "%wo", "%bo"))
-    y = f.add(h, f.linear(f.relu(f.linear(h, "%w1", "%b1")), "%w2", "%b2"))
-    return f.text([y], "Transformer encoder layer (one head, d=64, ffn=128, 16 tokens, no layer norm).")
+    h = f.layernorm(f.add("%x", f.linear(a, "%wo", "%bo")), "%g1", "%be1")
+    y = f.layernorm(f.add(h, f.linear(f.relu(f.linear(h, "%w1", "%b1")), "%w2", "%b2")), "%g2", "%be2")
+    return f.text([y], "Transformer encoder layer (one head, d=64, ffn=128, 16 tokens, post-LN).")
 
 
 MODELS = {"resmlp": resmlp, "lstm_lm": lstm_lm, "resnet_block": resnet, "mobilenet_block": mobilenet,

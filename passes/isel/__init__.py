@@ -23,7 +23,17 @@ from xdsl.dialects import builtin, func
 from xdsl.passes import ModulePass
 
 from steplus.dialects.ila import TARGETS
-from steplus.passes.diagnostics import OpDiagnosticError
+from steplus.passes.diagnostics import OpDiagnosticError, emit
+
+
+def check_limits(p) -> None:
+    """Validate the saturation-limit options of isel / isel-verify (ValueError -> usage error)."""
+    if not (isinstance(p.iterations, int) and p.iterations >= 1):
+        raise ValueError(f"{p.name}: iterations must be a positive integer, got {p.iterations!r}")
+    if not (isinstance(p.node_limit, int) and p.node_limit >= 1):
+        raise ValueError(f"{p.name}: node-limit must be a positive integer, got {p.node_limit!r}")
+    if not (isinstance(p.time_limit, (int, float)) and p.time_limit > 0):
+        raise ValueError(f"{p.name}: time-limit must be a positive number of seconds, got {p.time_limit!r}")
 
 
 def _parse_targets(spec, op) -> tuple[str, ...]:
@@ -34,8 +44,25 @@ def _parse_targets(spec, op) -> tuple[str, ...]:
     return names
 
 
-def select_function(fn: func.FuncOp, targets, flexible: bool, iterations: int = 40) -> int:
-    """Run isel on one function; return the number of ila.invoke ops created."""
+@dataclass(frozen=True)
+class Limits:
+    """Saturation limits (spec §5.4: flexmatch used 5 s, 100 000 e-nodes, 40-45 iterations)."""
+
+    iterations: int = 40
+    node_limit: int = 100_000
+    time_limit: float = 5.0
+
+
+LIMIT_TEXT = {"iterations": "iteration limit ({0.iterations} iterations)",
+              "nodes": "node limit ({0.node_limit} e-nodes)", "time": "time limit ({0.time_limit:g} s)"}
+
+
+def select_function(fn: func.FuncOp, targets, flexible: bool, limits: Limits = Limits(), report=None) -> int:
+    """Run isel on one function; return the number of ila.invoke ops created.
+
+    When a limit stops saturation, a warning at the function names it (the
+    result is still a valid selection).  `report`, if given, is a list that
+    receives the function's `terms.Saturation`."""
     from steplus.passes.isel import terms as T
     from steplus.passes.isel.frontend import Importer
     from steplus.passes.isel.rebuild import Rebuilder
@@ -51,7 +78,16 @@ def select_function(fn: func.FuncOp, targets, flexible: bool, iterations: int = 
     roots.sort(key=lambda r: block.get_operation_index(r[2]))
     eg = T.make_egraph()
     lets = [eg.let(f"root{i}", t) for i, (_, t, _) in enumerate(roots)]
-    T.saturate(eg, targets, flexible, iterations)
+    facts = imp.constant_facts()
+    if facts:
+        eg.register(*facts)
+    sat = T.saturate(eg, targets, flexible, limits.iterations, limits.node_limit, limits.time_limit)
+    if report is not None:
+        report.append(sat)
+    if sat.stopped is not None:
+        emit(fn, "warning", f"isel: @{fn.sym_name.data}: saturation stopped by the "
+                            f"{LIMIT_TEXT[sat.stopped].format(limits)} after {sat.iterations} iterations, "
+                            f"{sat.nodes} e-nodes, {sat.seconds:.2f} s; the selection is valid but may miss matches")
     count = 0
     memo = {}
     for (v, _, user), let in zip(roots, lets):
@@ -65,7 +101,8 @@ def select_function(fn: func.FuncOp, targets, flexible: bool, iterations: int = 
                 if use.operation not in imp.modelled:
                     use.operation.operands[use.index] = new
     for op in reversed(list(block.ops)):
-        if op in imp.modelled or op.name in ("arith.constant", "tensor.empty", "tosa.const_shape", "linalg.fill"):
+        if op in imp.modelled or op.name in ("arith.constant", "tensor.empty", "tosa.const_shape", "linalg.fill",
+                                                  "tosa.const"):
             if all(not r.uses for r in op.results) and op.name != "func.return":
                 op.detach()
                 op.erase()
@@ -74,17 +111,33 @@ def select_function(fn: func.FuncOp, targets, flexible: bool, iterations: int = 
 
 @dataclass(frozen=True)
 class IselPass(ModulePass):
-    """Select accelerator invocations by e-graph matching (exact or flexible)."""
+    """Select accelerator invocations by e-graph matching (exact or flexible).
+
+    Options: `targets`, `mode` (exact|flexible) and the saturation limits
+    `iterations` (40), `node-limit` (100000 e-nodes) and `time-limit` (5.0
+    seconds, per function); a limit that stops saturation is reported as a
+    warning, e.g. `isel{node-limit=500}` on the ResMLP block:
+
+    ```
+    resmlp.mlir:3:1: warning: isel: @resmlp: saturation stopped by the node limit (500 e-nodes) after 2 iterations, ...
+    ```
+    """
 
     name = "isel"
 
     targets: tuple[str, ...] = ("flexasr", "hlscnn", "vta")
     mode: str = "flexible"
     iterations: int = 40
+    node_limit: int = 100_000
+    time_limit: float = 5.0
+
+    def __post_init__(self):
+        check_limits(self)
 
     def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
         if self.mode not in ("exact", "flexible"):
             raise OpDiagnosticError(op, f"isel: mode must be 'exact' or 'flexible', got '{self.mode}'")
         targets = _parse_targets(self.targets, op)
+        limits = Limits(self.iterations, self.node_limit, self.time_limit)
         for fn in [f for f in op.walk() if isinstance(f, func.FuncOp)]:
-            select_function(fn, targets, self.mode == "flexible", self.iterations)
+            select_function(fn, targets, self.mode == "flexible", limits)

@@ -17,7 +17,11 @@ from __future__ import annotations
 from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, TensorType, f32
 from xdsl.ir import Operation, SSAValue
 
+from steplus.passes.isel import fused as F
 from steplus.passes.isel import terms as T
+
+_UNARY = {"tosa.sigmoid": F.sigmoid, "tosa.tanh": F.tanh, "tosa.exp": F.exp, "tosa.reciprocal": F.recip,
+          "tosa.rsqrt": F.rsqrt}
 
 
 def _shape(v: SSAValue) -> tuple[int, ...]:
@@ -36,10 +40,12 @@ def sh(dims) -> T.Sh:
     return getattr(T.Sh, f"s{len(dims)}")(*dims)
 
 
-def _is_zero(v: SSAValue) -> bool:
+def _is_zero(v: SSAValue | None) -> bool:
+    if v is None:
+        return True
     op = v.owner
-    if isinstance(op, Operation) and op.name == "arith.constant":
-        val = op.properties.get("value")
+    if isinstance(op, Operation) and op.name in ("arith.constant", "tosa.const"):
+        val = op.properties.get("value") or op.properties.get("values")
         if isinstance(val, DenseIntOrFPElementsAttr):
             return all(float(x) == 0.0 for x in val.get_values())
     if isinstance(op, Operation) and op.name == "linalg.fill":
@@ -66,7 +72,7 @@ class Importer:
 
     def _import(self, op: Operation) -> T.Ten | None:
         name, ops = op.name, op.operands
-        tensor_ops = ops[:1] if name == "tosa.reshape" else ops
+        tensor_ops = ops[:1] if name == "tosa.reshape" else ops[:2] if name == "tosa.mul" else ops
         if len(op.results) != 1 or not all(_static_f32(v) for v in (*tensor_ops, op.results[0])):
             return None
         out = _shape(op.results[0])
@@ -82,6 +88,14 @@ class Importer:
             return T.add(self.term(ops[0]), self.term(ops[1]), sh(out))
         if name == "linalg.generic":
             return self._generic(op, out)
+        if name in ("tosa.mul", "tosa.sub") and 1 <= len(out) <= 4 and _is_zero(ops[2] if len(ops) > 2 else None):
+            f = F.mul if name == "tosa.mul" else F.sub
+            return f(self.term(ops[0]), self.term(ops[1]), sh(out))
+        if name in _UNARY:
+            return _UNARY[name](self.term(ops[0]))
+        if name == "tosa.reduce_sum" and len(out) == 2 and op.properties["axis"].value.data == 1:
+            m, n = _shape(ops[0])
+            return F.rsum(self.term(ops[0]), m, n)
         if name == "tosa.max_pool2d":
             (n, h, w, c) = _shape(ops[0])
             kh, kw = op.properties["kernel"].get_values()
@@ -127,6 +141,31 @@ class Importer:
                 t = T.reshape(t, sh(shape))
             terms.append(t)
         return T.add(terms[0], terms[1], sh(out))
+
+    def constant_facts(self) -> list:
+        """Facts about splat f32 constants (opaque leaves): `inv_of(c) = n` for 1/n, `is_eps(c)`."""
+        from egglog import set_
+
+        facts = []
+        for op in self.block.ops:
+            if op.name not in ("arith.constant", "tosa.const") or len(op.results) != 1:
+                continue
+            val = op.properties.get("value") or op.properties.get("values")
+            if not (isinstance(val, DenseIntOrFPElementsAttr) and _static_f32(op.results[0])):
+                continue
+            vals = set(float(x) for x in val.get_values())
+            if len(vals) != 1:
+                continue
+            (c,) = vals
+            if c <= 0:
+                continue
+            leaf = self.term(op.results[0])
+            inv = round(1 / c)
+            if inv >= 1 and abs(1 / inv - c) <= 1e-6 * c:
+                facts.append(set_(F.inv_of(leaf)).to(inv))
+            if c <= 1e-3:
+                facts.append(F.is_eps(leaf))
+        return facts
 
     def run(self) -> list[tuple[SSAValue, T.Ten, Operation]]:
         """Import every op; return (value, term, first outside user) for each root."""

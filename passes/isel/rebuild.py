@@ -11,16 +11,22 @@ from __future__ import annotations
 
 from egglog import get_callable_args, get_callable_fn, get_literal_value
 from xdsl.dialects import arith, tosa
-from xdsl.dialects.builtin import DenseArrayBase, DenseIntOrFPElementsAttr, TensorType, f32, i32, i64, IntegerAttr
+from xdsl.dialects.builtin import (DenseArrayBase, DenseIntOrFPElementsAttr, FloatAttr, IntegerAttr, TensorType, f32,
+                                   i8, i32, i64)
 from xdsl.dialects.linalg.ops import MatmulOp, TransposeOp
-from xdsl.dialects.tensor import EmptyOp
+from xdsl.dialects.tensor import EmptyOp, ExtractSliceOp
 from xdsl.ir import Operation, SSAValue
 
 from steplus.dialects.ila import InvokeOp
 from steplus.dialects.ila_host import Im2colOp, WindowsOp
+from steplus.dialects.tosa_ext import ExpOp, RsqrtOp, SigmoidOp, TanhOp
 from steplus.dialects.tosa_ext import reshape as tosa_reshape
 from steplus.passes.diagnostics import OpDiagnosticError
 from steplus.passes.isel.terms import ACCEL, node_name
+
+
+_UNARY_OPS = {"sigmoid": SigmoidOp, "tanh": TanhOp, "exp": ExpOp, "recip": tosa.ReciprocalOp, "rsqrt": RsqrtOp}
+_FUSED_HOST = {"mul", "mulc", "sub", "addc", "rsum", "concat4", "rows", *_UNARY_OPS}
 
 
 def _arr(vals) -> DenseArrayBase:
@@ -97,8 +103,12 @@ class Rebuilder:
                 ints.append(lit)
             elif not str(a).startswith("Sh."):
                 kids.append(self.value(a))
+        if name == "flex_layernorm":
+            return self._layernorm(args, kids, ints)
         if name in ACCEL:
             return self._accel(name, kids, ints)
+        if name in _FUSED_HOST:
+            return self._fused_host(name, args, kids, ints)
         if name == "reshape":
             return self._reshape(kids[0], _dims(args[1]))
         if name == "transpose":
@@ -147,8 +157,46 @@ class Rebuilder:
             return self._reshape(r, (t // 2, p))
         raise OpDiagnosticError(self.anchor, f"isel: cannot rebuild a '{name}' term here")
 
+    def _fused_host(self, name, args, kids, ints) -> SSAValue:
+        """Host ops of the fused patterns (built only when a rewrite created them)."""
+        if name in ("mul", "mulc", "sub", "addc"):
+            out = TensorType(f32, _dims(args[2]))
+            if name == "sub":
+                return self._emit(tosa.SubOp(operands=kids, result_types=[out]))
+            if name == "addc":
+                return self._emit(tosa.AddOp(operands=kids, result_types=[out]))
+            shift = self._emit(tosa.ConstOp(DenseIntOrFPElementsAttr.from_list(TensorType(i8, [1]), [0])))
+            return self._emit(tosa.MulOp(operands=[*kids, shift], result_types=[out]))
+        if name == "rsum":
+            m, _ = ints
+            return self._emit(tosa.ReduceSumOp(operands=[kids[0]], result_types=[TensorType(f32, [m, 1])],
+                                               properties={"axis": IntegerAttr(1, i32)}))
+        if name == "concat4":
+            shape = list(kids[0].type.get_shape())
+            shape[0] *= 4
+            return self._emit(tosa.ConcatOp(kids, IntegerAttr(0, i32), TensorType(f32, shape)))
+        if name == "rows":
+            start, count, n = ints
+            return self._emit(ExtractSliceOp.from_static_parameters(kids[0], [start, 0], [count, n]))
+        cls = _UNARY_OPS[name]
+        return self._emit(cls(operands=kids, result_types=[kids[0].type]))
+
+    def _layernorm(self, args, kids, ints) -> SSAValue:
+        """flexasr.layernorm(x, γ, β) with the program's ε as an attribute (the hardware's is 2^-14)."""
+        x, g, b, eps = kids
+        const = eps.owner
+        val = const.properties.get("value") or const.properties.get("values")
+        attrs = {"epsilon": FloatAttr(float(next(iter(val.get_values()))), f32)}
+        return self._emit(InvokeOp("flexasr.layernorm", [x, g, b], x.type, attrs))
+
     def _accel(self, name, kids, ints) -> SSAValue:
         attrs = {}
+        if name == "flex_lstm":
+            t, _, n = ints
+            return self._emit(InvokeOp(ACCEL[name], kids, TensorType(f32, [t + 1, n])))
+        if name == "flex_attention":
+            tq, _, d = ints
+            return self._emit(InvokeOp(ACCEL[name], kids, TensorType(f32, [tq, d])))
         if name == "flex_maxpool":
             t, p = ints
             out = [t // 2, p]

@@ -20,6 +20,9 @@ Example::
 
 from __future__ import annotations
 
+import time
+from dataclasses import dataclass
+
 from egglog import EGraph, Expr, eq, function, i64, i64Like, rewrite, ruleset, vars_
 
 
@@ -85,11 +88,17 @@ def hlscnn_conv2d(x: Ten, w: Ten, n: i64Like, c: i64Like, h: i64Like, wd: i64Lik
 
 
 ACCEL = {"flex_linear": "flexasr.linear", "flex_maxpool": "flexasr.maxpool",
-         "vta_dense": "vta.dense", "hlscnn_conv2d": "hlscnn.conv2d"}
-_HOST_COMPUTE = {"matmul", "dense", "bias_add", "add", "maxpool", "rmax", "pool2", "conv2d"}
-_LAYOUT = {"windows": 10, "im2col": 10, "reshape": 1, "transpose": 1}
-_ACCEL_COST = {"flex_linear": 0, "flex_maxpool": 0, "hlscnn_conv2d": 1, "vta_dense": 2}
+         "vta_dense": "vta.dense", "hlscnn_conv2d": "hlscnn.conv2d", "flex_lstm": "flexasr.lstm",
+         "flex_layernorm": "flexasr.layernorm", "flex_attention": "flexasr.attention"}
+_HOST_COMPUTE = {"matmul", "dense", "bias_add", "add", "maxpool", "rmax", "pool2", "conv2d",
+                 "mul", "sub", "sigmoid", "tanh", "exp", "recip", "rsqrt", "rsum"}
+_LAYOUT = {"windows": 10, "im2col": 10, "reshape": 1, "transpose": 1, "concat4": 1, "rows": 1,
+           "addc": 0, "mulc": 0}
+_ACCEL_COST = {"flex_linear": 0, "flex_maxpool": 0, "hlscnn_conv2d": 1, "vta_dense": 2, "flex_lstm": 0,
+               "flex_layernorm": 0, "flex_attention": 0}
 HOST_COST = 1000
+# the pattern-order copies of add/mul cost a little more than the originals
+_LAYOUT["addc"] = _LAYOUT["mulc"] = HOST_COST + 1
 
 
 def node_name(fn) -> str:
@@ -177,11 +186,53 @@ def make_egraph() -> EGraph:
     return EGraph()
 
 
-def saturate(egraph: EGraph, targets, flexible: bool, iterations: int = 40) -> None:
-    """Run the import, (compiler-IR,) and target rules to saturation or the limit."""
+@dataclass
+class Saturation:
+    """How saturation ended: `stopped` is None (saturated) or the limit that stopped it."""
+
+    iterations: int
+    nodes: int
+    seconds: float
+    stopped: str | None
+
+
+def node_count(egraph: EGraph) -> int:
+    return sum(n for _, n in egraph.all_function_sizes())
+
+
+def saturate(egraph: EGraph, targets, flexible: bool, iterations: int = 40, node_limit: int = 100_000,
+             time_limit: float = 5.0) -> Saturation:
+    """Run the import, (compiler-IR,) and target rules until nothing changes or a limit is hit.
+
+    One iteration applies every rule once; the node and time limits are checked
+    after each iteration (the e-graph may exceed the node limit by one
+    iteration's growth).  Any e-graph reached is valid: extraction only picks
+    equivalent terms, so hitting a limit costs matches, not correctness."""
+    from steplus.passes.isel.fused import COMMUTE, FLEXASR_FUSED, LITERAL
+
     rules = imports
     for tgt in targets:
         rules = rules | TARGET_RULES[tgt]
+    if "flexasr" in targets:
+        rules = rules | LITERAL | FLEXASR_FUSED
+        if flexible:
+            rules = rules | COMMUTE
     if flexible:
         rules = rules | compiler_ir
-    egraph.run(rules * iterations)
+    t0 = time.perf_counter()
+    done, stopped = 0, "iterations"
+    nodes = node_count(egraph)
+    while done < iterations:
+        report = egraph.run(rules)
+        done += 1
+        nodes = node_count(egraph)
+        if not report.updated:
+            stopped = None
+            break
+        if nodes >= node_limit:
+            stopped = "nodes"
+            break
+        if time.perf_counter() - t0 >= time_limit:
+            stopped = "time"
+            break
+    return Saturation(done, nodes, time.perf_counter() - t0, stopped)

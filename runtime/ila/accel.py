@@ -1,7 +1,7 @@
 """Accelerator functions on float tensors: ILA execution and float32 references.
 
 `run_accel(callee, args, attrs)` runs one accelerator function (`flexasr.linear`,
-`flexasr.maxpool`, `vta.dense`, `hlscnn.conv2d`) on its ILA simulator through
+`flexasr.maxpool`, `flexasr.lstm`, `flexasr.layernorm`, `flexasr.attention`, `vta.dense`, `hlscnn.conv2d`) on its ILA simulator through
 the driver fragments and returns `(result, counts)`; `reference(callee, args,
 attrs)` is its float32 numpy meaning.  VTA operands are quantised to int8 per
 tensor (scale max|x|/127) and the requantisation shift is calibrated on the
@@ -37,11 +37,37 @@ def reference(callee: str, args, attrs) -> np.ndarray:
         return x @ w.T + b.reshape(-1)
     if callee == "vta.dense":
         return args[0] @ args[1].T
+    if callee == "flexasr.lstm":
+        return lstm_reference(*args)
+    if callee == "flexasr.layernorm":
+        x, g, b = args
+        mu = x.mean(axis=-1, keepdims=True)
+        var = ((x - mu) ** 2).mean(axis=-1, keepdims=True)
+        eps = np.float32(attrs.get("epsilon", 2.0 ** -14))
+        return ((x - mu) / np.sqrt(var + eps) * g + b).astype(np.float32)
+    if callee == "flexasr.attention":
+        q, k, v = args
+        s = q @ k.T
+        e = np.exp(s - s.max(axis=1, keepdims=True))
+        return ((e / e.sum(axis=1, keepdims=True)) @ v).astype(np.float32)
     if callee == "hlscnn.conv2d":
         x, w = args
         s = attrs.get("strides", (1, 1))
         return conv2d_nchw(x, w, s)
     raise IlaError(f"no reference for accelerator function '{callee}'")
+
+
+def lstm_reference(x, h0, c0, w_ih, w_hh, b):
+    """flexasr.lstm's meaning: the LSTM over x[T,I] from (h0, c0) [1,H], PyTorch i,f,g,o gate rows
+    of w_ih[4H,I], w_hh[4H,H], b[4H]; rows h[0..T-1], then the final c."""
+    sig = lambda z: 1 / (1 + np.exp(-z))
+    h, c, out = h0.reshape(-1), c0.reshape(-1), []
+    for t in range(x.shape[0]):
+        i, f, g, o = np.split(x[t] @ w_ih.T + h @ w_hh.T + b, 4)
+        c = sig(f) * c + sig(i) * np.tanh(g)
+        h = sig(o) * np.tanh(c)
+        out.append(h)
+    return np.stack([*out, c]).astype(np.float32)
 
 
 def conv2d_nchw(x, w, strides=(1, 1)):
@@ -89,6 +115,13 @@ def run_accel(callee: str, args, attrs):
         return fd.run_linear(x, w, b.reshape(-1))
     if callee == "vta.dense":
         return vta_dense_float(*args)
+    if callee == "flexasr.lstm":
+        x, h0, c0, w_ih, w_hh, b = args
+        return fd.run_lstm(x, w_ih, w_hh, b, h0=h0, c0=c0)
+    if callee == "flexasr.layernorm":
+        return fd.run_layernorm(*args)
+    if callee == "flexasr.attention":
+        return fd.run_attention_rows(*args)
     if callee == "hlscnn.conv2d":
         x, w = args
         if x.shape[0] != 1:

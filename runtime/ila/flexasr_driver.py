@@ -153,8 +153,13 @@ def run_linear(x, w, b=None, out_bias: int | None = None):
     return af.decode(y, out_bias), counts
 
 
-def lstm_fragment(xc, wic, whc, bc, bw, bi, bb, bo):
-    """Fragment of a zero-initialised LSTM over xc[T,16nvi] (PyTorch i,f,g,o gate rows)."""
+def lstm_fragment(xc, wic, whc, bc, bw, bi, bb, bo, h0c=None, c0c=None):
+    """Fragment of an LSTM over xc[T,16nvi] (PyTorch i,f,g,o gate rows).
+
+    Zero-initialised, or (h0c, c0c: codes [H] with the act bias `bo`) started
+    from a given state: h0 goes to every PE's hidden-input region, c0 to the
+    act buffers, `is_zero_first` is 0, and the final cell state is read back
+    from the act buffers after the hidden states (reads `T·nvo + nvo`)."""
     T, nvi = xc.shape[0], xc.shape[1] // 16
     H = whc.shape[1]
     nvo = H // 16
@@ -175,15 +180,21 @@ def lstm_fragment(xc, wic, whc, bc, bw, bi, bb, bo):
         pb = pe_base(p)
         cmds += [write(pb + 0x600000 + 16 * (nvi + k), bytes_word(v)) for k, v in enumerate(bias)]
         cmds += [write(pb + 0x600000 + 16 * (nvi + 2 * nvo + k), 0) for k in range(nvo)]
+        if h0c is not None:
+            cmds += [write(pb + 0x600000 + 16 * (nvi + nvo + j), bytes_word(h0c[16 * j:16 * j + 16]))
+                     for j in range(nvo)]
+            cmds += [write(pb + 0x900000 + 16 * k, bytes_word(c0c[16 * (p * npe + k):16 * (p * npe + k) + 16]))
+                     for k in range(npe)]
+    zf = 1 if h0c is None else 0
     cmds += store_act(xc.reshape(T, nvi, 16))
     base1 = (T // 16 + 2) * 16 * nvi
     for p in range(4):
         pb = pe_base(p)
-        cmds += [write(pb + 0x400010, word((1, 0, 1), (1, 1, 1), (1, 3, 1), (2, 4, 1), (nvo, 5, 1))),
+        cmds += [write(pb + 0x400010, word((1, 0, 1), (zf, 1, 1), (1, 3, 1), (2, 4, 1), (nvo, 5, 1))),
                  write(pb + 0x400020, word((bw, 1, 1), (bb, 2, 1), (bi, 3, 1), (nvi, 4, 2), (nvi, 8, 2))),
                  write(pb + 0x400040, word((1, 0, 1), (bw, 1, 1), (bb, 2, 1), (bo, 3, 1), (nvo, 4, 2),
                                            (nvi * nvo * 16, 6, 2), (nvi + 2 * nvo, 8, 2), (nvi + nvo, 10, 2))),
-                 write(pb + 0x800010, word((1, 0, 1), (1, 1, 1), (bo, 2, 1), (24, 3, 1), (npe, 4, 2),
+                 write(pb + 0x800010, word((1, 0, 1), (zf, 1, 1), (bo, 2, 1), (24, 3, 1), (npe, 4, 2),
                                            (0, 6, 2), (p * npe, 8, 1))),
                  write(pb + 0x800020, bytes_word(LSTM_PROGRAM[:16])),
                  write(pb + 0x800030, bytes_word(LSTM_PROGRAM[16:]))]
@@ -192,20 +203,29 @@ def lstm_fragment(xc, wic, whc, bc, bw, bi, bb, bo):
                                        (nvo, 7, 1), (T, 8, 2))),
              write(GB + 0x10, 1), WAIT]
     cmds += load_act(T, nvo, 16 * base1)
+    if h0c is not None:
+        cmds += [read(pe_base(p) + 0x900000 + 16 * k) for p in range(4) for k in range(npe)]
     return cmds
 
 
-def run_lstm(x, w_ih, w_hh, b_ih, out_bias: int = 5):
-    """All hidden states h[T,H] of a zero-initialised LSTM on FlexASR; (h, counts).
+def run_lstm(x, w_ih, w_hh, b_ih, out_bias: int | None = None, h0=None, c0=None):
+    """An LSTM over x[T,I] on FlexASR; (h[T,H], counts), or with an initial
+    state (h0, c0 [H]) (h[T+1,H] with the final cell state as its last row, counts).
 
-    Hidden and cell states are in (-1, 1) / small ranges: one act bias `out_bias`
-    quantises h, c and the output (default 5: range up to 1.94)."""
+    One act bias quantises h, c and the output: 5 (range up to 1.94, h is in
+    (-1, 1)) unless the initial cell state needs more (|c| <= |c0| + 1)."""
     bw = af.bias_for(np.concatenate([w_ih.ravel(), w_hh.ravel()]))
     bi, bb = af.bias_for(x), af.bias_for(b_ih)
     xc, wic, whc, bc = af.encode(x, bi), af.encode(w_ih, bw), af.encode(w_hh, bw), af.encode(b_ih, bb)
-    _, reads, counts = execute(lstm_fragment(xc, wic, whc, bc, bw, bi, bb, out_bias))
     H = w_hh.shape[1]
-    return af.decode(np.stack(reads).reshape(x.shape[0], H), out_bias), counts
+    state = h0 is not None
+    if out_bias is None:
+        out_bias = 5 if not state else max(5, af.bias_for(np.array([np.max(np.abs(c0)) + 1.0])))
+    h0c = af.encode(np.asarray(h0, np.float64).reshape(H), out_bias) if state else None
+    c0c = af.encode(np.asarray(c0, np.float64).reshape(H), out_bias) if state else None
+    _, reads, counts = execute(lstm_fragment(xc, wic, whc, bc, bw, bi, bb, out_bias, h0c, c0c))
+    rows = x.shape[0] + (1 if state else 0)
+    return af.decode(np.stack(reads).reshape(rows, H), out_bias), counts
 
 
 def _store_small(codes: np.ndarray, base_vec: int):
@@ -227,6 +247,30 @@ def run_layernorm(x, gamma, beta):
     cmds += load_act(T, nv)
     _, reads, counts = execute(cmds)
     return af.decode(np.stack(reads).reshape(T, H), bi), counts
+
+
+def run_attention_rows(q, k, v):
+    """Attention of every query row q[Tq,H] over k, v [T,H]: one fragment that stores
+    K and V once and per query stores q, triggers GB_ATTENTION and reads the result."""
+    Tq, (T, H) = q.shape[0], k.shape
+    nv = H // 16
+    if H % 16 or nv > 255:
+        raise IlaError(f"flexasr attention: hidden size {H} must be a multiple of 16 and at most 4080")
+    bq, bk, bv = af.bias_for(q), af.bias_for(k), af.bias_for(v)
+    bo = bv  # every output row is a convex combination of rows of V
+    base1 = (T // 16 + 2) * 16 * nv
+    cmds = store_act(af.encode(k, bk).reshape(T, nv, 16))
+    cmds += store_act(af.encode(v, bv).reshape(T, nv, 16), base=16 * base1)
+    cmds += [write(GB + 0x400010, word((nv, 0, 1), (nv, 4, 1), (base1, 6, 2))),
+             write(GB + 0x400020, word((0, 0, 2), (nv, 2, 2))),
+             write(GB + 0xB00010, word((1, 0, 1), (0, 4, 1), (1, 5, 1), (nv, 6, 1), (T, 8, 2), (bq, 12, 1),
+                                       (bk, 13, 1), (bv, 14, 1), (bo, 15, 1)))]
+    qc = af.encode(q, bq).reshape(Tq, nv, 16)
+    for r in range(Tq):
+        cmds += _store_small(qc[r], 0) + [write(GB + 0x50, 1), WAIT]
+        cmds += [read(GB + 0x600000 + 16 * (nv + j)) for j in range(nv)]
+    _, reads, counts = execute(cmds)
+    return af.decode(np.stack(reads).reshape(Tq, H), bo), counts
 
 
 def run_attention(q, k, v, out_bias: int | None = None):

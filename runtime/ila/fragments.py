@@ -3,7 +3,8 @@
 Constant MMIO ops (`ila.write`, `ila.read`) step the simulator directly;
 driver-level `ila.cmd`s expand to MMIO with the run-time data
 (`store_act`/`load_act` encode/decode AdaptivFloat with the stored tensor's
-bias; `linear_layer`, `dense`, `conv2d` run the driver fragments).
+bias; `linear_layer`, `lstm_layer`, `layernorm`, `attention`, `dense`,
+`conv2d` run the driver fragments).
 
 Example: `run_fragment(interpreter, fragment_op, [x])` returns the yielded arrays.
 """
@@ -18,7 +19,8 @@ from steplus.runtime.ila.accel import run_accel
 from steplus.runtime.ila.core import IlaError
 from steplus.runtime.ila.flexasr import FlexAsr, read, write
 
-_ACCEL = {"linear_layer": "flexasr.linear", "dense": "vta.dense", "conv2d": "hlscnn.conv2d"}
+_ACCEL = {"linear_layer": "flexasr.linear", "dense": "vta.dense", "conv2d": "hlscnn.conv2d",
+          "lstm_layer": "flexasr.lstm", "layernorm": "flexasr.layernorm", "attention": "flexasr.attention"}
 
 
 def _attr(op, key):
@@ -68,6 +70,8 @@ def run_fragment(interp, frag, args):
                 env[op.results[0]] = np.concatenate(vals, axis=_attr(op, "axis"))
             elif kind in _ACCEL:
                 attrs = {"strides": tuple(op.attributes["strides"].get_values())} if "strides" in op.attributes else {}
+                if "epsilon" in op.attributes:
+                    attrs["epsilon"] = op.attributes["epsilon"].value.data
                 if interp.backend == "reference":
                     from steplus.runtime.ila.accel import reference
 

@@ -172,6 +172,14 @@ class Interpreter:
             return [np.clip(a[0], lo, hi)]
         if name == "tosa.sigmoid":
             return [(1 / (1 + np.exp(-a[0]))).astype(np.float32)]
+        if name == "tosa.rsqrt":
+            return [(1 / np.sqrt(a[0])).astype(np.float32)]
+        if name == "tosa.concat":
+            return [np.concatenate(a, axis=p["axis"].value.data)]
+        if name == "tensor.extract_slice":
+            offs = tuple(p["static_offsets"].get_values())
+            idx = tuple(slice(o, o + s) for o, s in zip(offs, shape))
+            return [a[0][idx].copy()]
         if name == "tosa.exp":
             return [np.exp(a[0]).astype(np.float32)]
         if name == "tosa.reciprocal":
