@@ -2,6 +2,7 @@
 and the application-level error of the flexible, all-targets compilation.
 
     .venv/bin/python bench/isel_invocations.py [--no-run]
+    .venv/bin/python bench/isel_invocations.py --egraph   # e-graph sizes and saturation times
 
 Models: examples/isel/{resmlp,lstm_lm,resnet_block,mobilenet_block,encoder_layer}.mlir and
 examples/isel/onnx/onnx_mlp.mlir (an ONNX model lowered by iree-import-onnx + iree-opt).
@@ -56,10 +57,33 @@ def app_error(path: str, name: str) -> tuple[float, float]:
     return float(np.linalg.norm(r - y) / np.linalg.norm(r)), dt
 
 
+def egraph_sizes() -> None:
+    """Per model and mode (all targets): e-graph nodes, iterations and saturation time."""
+    from xdsl.dialects import func
+
+    from steplus.passes.isel import Limits, select_function
+
+    print(f"{'model':<16}{'mode':<10}{'iterations':>11}{'e-nodes':>9}{'saturate':>10}{'isel':>8}  stopped by")
+    for model in MODELS:
+        for mode in ("exact", "flexible"):
+            m = load_module(str(REPO / "examples" / "isel" / f"{model}.mlir"))
+            fn = next(f for f in m.walk() if isinstance(f, func.FuncOp))
+            rep = []
+            t0 = time.perf_counter()
+            select_function(fn, tuple(TARGETS), mode == "flexible", Limits(), rep)
+            s = rep[0]
+            print(f"{model:<16}{mode:<10}{s.iterations:>11}{s.nodes:>9}{s.seconds:>9.2f}s"
+                  f"{time.perf_counter() - t0:>7.2f}s  {s.stopped or '- (saturated)'}", flush=True)
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--no-run", action="store_true", help="skip the ILA execution (error column)")
+    p.add_argument("--egraph", action="store_true", help="print e-graph sizes and saturation times instead")
     args = p.parse_args()
+    if args.egraph:
+        egraph_sizes()
+        return
     head = "".join(f"{t:>10}" for t in TARGETS) + "".join(f"{'all:' + t:>13}" for t in TARGETS)
     print(f"{'model':<16}{'ops':>5}{head}{'app. err.':>11}{'sim. time':>10}")
     for model in MODELS:

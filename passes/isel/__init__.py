@@ -89,11 +89,10 @@ def select_function(fn: func.FuncOp, targets, flexible: bool, limits: Limits = L
                             f"{LIMIT_TEXT[sat.stopped].format(limits)} after {sat.iterations} iterations, "
                             f"{sat.nodes} e-nodes, {sat.seconds:.2f} s; the selection is valid but may miss matches")
     count = 0
-    memo = {}
+    memo, intern = {}, {}
     for (v, _, user), let in zip(roots, lets):
         best = eg.extract(let, cost_model=T.cost_model)
-        rb = Rebuilder(imp, user)
-        rb.memo = memo
+        rb = Rebuilder(imp, user, memo, intern)
         new = rb.value(best)
         count += sum(1 for op in rb.created if op.name == "ila.invoke")
         if new is not v:

@@ -9,7 +9,6 @@ Example: `Rebuilder(importer, anchor).value(term)` returns an `SSAValue`.
 
 from __future__ import annotations
 
-from egglog import get_callable_args, get_callable_fn, get_literal_value
 from xdsl.dialects import arith, tosa
 from xdsl.dialects.builtin import (DenseArrayBase, DenseIntOrFPElementsAttr, FloatAttr, IntegerAttr, TensorType, f32,
                                    i8, i32, i64)
@@ -22,31 +21,65 @@ from steplus.dialects.ila_host import Im2colOp, WindowsOp
 from steplus.dialects.tosa_ext import ExpOp, RsqrtOp, SigmoidOp, TanhOp
 from steplus.dialects.tosa_ext import reshape as tosa_reshape
 from steplus.passes.diagnostics import OpDiagnosticError
-from steplus.passes.isel.terms import ACCEL, node_name
+from steplus.passes.isel.terms import ACCEL
 
 
 _UNARY_OPS = {"sigmoid": SigmoidOp, "tanh": TanhOp, "exp": ExpOp, "recip": tosa.ReciprocalOp, "rsqrt": RsqrtOp}
 _FUSED_HOST = {"mul", "mulc", "sub", "addc", "rsum", "concat4", "rows", *_UNARY_OPS}
 
 
+class Tree:
+    """A term node with its interned structural key; `name` is None for literals (key ("lit", v))."""
+
+    __slots__ = ("key", "name", "subs")
+
+    def __init__(self, key, name, subs):
+        self.key, self.name, self.subs = key, name, subs
+
+
+def _callable_name(ref) -> str:
+    return ref.method_name if hasattr(ref, "method_name") else ref.ident.name
+
+
+def tree(term, intern: dict) -> Tree:
+    """Key every node once.  Works on egglog's (shared, immutable) expression
+    declarations, memoised by identity in `intern`, so a program's terms —
+    which share their operands' subterms — are keyed in linear time (egglog's
+    `str` pretty-prints with black, far too slowly)."""
+    return _tree(term.__egg_typed_expr__.expr, intern)
+
+
+def _tree(decl, intern: dict) -> Tree:
+    hit = intern.get(id(decl))
+    if hit is not None and hit[0] is decl:
+        return hit[1]
+    if not hasattr(decl, "callable"):
+        node = Tree(("lit", decl.value), None, ())
+    else:
+        subs = tuple(_tree(a.expr, intern) for a in decl.args)
+        name = _callable_name(decl.callable)
+        key = intern.setdefault((name, tuple(t.key for t in subs)), len(intern))
+        node = Tree(key, name, subs)
+    intern[id(decl)] = (decl, node)
+    return node
+
+
 def _arr(vals) -> DenseArrayBase:
     return DenseArrayBase.from_list(i64, [int(v) for v in vals])
 
 
-def _ints(args) -> list[int]:
-    return [int(get_literal_value(a)) for a in args]
-
-
-def _dims(shape_term) -> list[int]:
-    return _ints(get_callable_args(shape_term))
+def _dims(shape: Tree) -> list[int]:
+    return [int(t.key[1]) for t in shape.subs]
 
 
 class Rebuilder:
-    def __init__(self, importer, anchor: Operation):
+    def __init__(self, importer, anchor: Operation, memo: dict | None = None, intern: dict | None = None):
+        """`memo` (built values by key) and `intern` (the key table) may be shared between rebuilders."""
         self.imp = importer
         self.anchor = anchor
-        self.by_key = {str(t): v for v, t in importer.terms.items()}
-        self.memo: dict[str, SSAValue] = {}
+        self.intern = {} if intern is None else intern
+        self.by_key = {tree(t, self.intern).key: v for v, t in importer.terms.items()}
+        self.memo: dict = {} if memo is None else memo
         self.created: list[Operation] = []
 
     def _emit(self, op: Operation) -> SSAValue:
@@ -84,25 +117,26 @@ class Rebuilder:
             block.get_operation_index(owner) < block.get_operation_index(self.anchor))
 
     def value(self, term) -> SSAValue:
-        key = str(term)
+        t = term if isinstance(term, Tree) else tree(term, self.intern)
+        key = t.key
         if key in self.by_key and self._dominates(self.by_key[key]):
             return self.by_key[key]
         if key not in self.memo:
-            self.memo[key] = self._build(term)
+            self.memo[key] = self._build(t)
         return self.memo[key]
 
-    def _build(self, term) -> SSAValue:
-        name = node_name(get_callable_fn(term))
-        args = list(get_callable_args(term))
+    def _build(self, t: Tree) -> SSAValue:
+        name = t.name
+        args = t.subs
         if name == "leaf":
-            return self.imp.leaves[int(get_literal_value(args[0]))]
+            return self.imp.leaves[int(t.subs[0].key[1])]
         kids, ints = [], []
-        for a in args:
-            lit = _literal(a)
-            if lit is not None:
-                ints.append(lit)
-            elif not str(a).startswith("Sh."):
-                kids.append(self.value(a))
+        for sub in t.subs:
+            if sub.name is None:
+                if isinstance(sub.key[1], int):
+                    ints.append(sub.key[1])
+            elif sub.name not in ("s1", "s2", "s3", "s4"):
+                kids.append(self.value(sub))
         if name == "flex_layernorm":
             return self._layernorm(args, kids, ints)
         if name in ACCEL:
@@ -208,11 +242,3 @@ class Rebuilder:
             out = [n, k, (h - kh) // sh + 1, (w - kw) // sw + 1]
             attrs["strides"] = _arr((sh, sw))
         return self._emit(InvokeOp(ACCEL[name], kids, TensorType(f32, out), attrs))
-
-
-def _literal(a) -> int | None:
-    try:
-        v = get_literal_value(a)
-    except Exception:
-        return None
-    return v if isinstance(v, int) else None

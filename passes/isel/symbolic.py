@@ -48,6 +48,9 @@ class Sym:
 
     __rmul__ = __mul__
 
+    def __sub__(self, o):
+        return Sym(self.ctx.fn("fsub", 2)(self.t, o.t) if self.ctx.mode == "uf" else self.t - o.t, self.ctx)
+
 
 PAD = object()
 
@@ -69,14 +72,34 @@ class Ctx:
             self.fadd = z3.Function("fadd", z3.RealSort(), z3.RealSort(), z3.RealSort())
             self.fmul = z3.Function("fmul", z3.RealSort(), z3.RealSort(), z3.RealSort())
 
+    def fn(self, name: str, arity: int = 1):
+        """An uninterpreted real function (`sigmoid`, `tanh`, `exp`, `recip`, `rsqrt`, `fsub`)."""
+        if self.mode != "uf":
+            raise NotImplementedError(f"'{name}' has no bit-vector semantics; use arith=uf")
+        key = f"_fn_{name}"
+        if not hasattr(self, key):
+            setattr(self, key, z3.Function(name, *([z3.RealSort()] * (arity + 1))))
+        return getattr(self, key)
+
     def _sorted(self, a, b):
         return (a, b) if a.get_id() <= b.get_id() else (b, a)
 
+    def _apply(self, op: str, a, b):
+        """`op` of two terms, memoised: the input and the selected program share their products and sums."""
+        key = (op, a.get_id(), b.get_id())
+        memo = self.__dict__.setdefault("_memo", {})
+        if key not in memo:
+            if self.mode == "uf":
+                memo[key] = (self.fadd if op == "+" else self.fmul)(*self._sorted(a, b))
+            else:
+                memo[key] = a + b if op == "+" else a * b
+        return memo[key]
+
     def add(self, a, b):
-        return self.fadd(*self._sorted(a, b)) if self.mode == "uf" else a + b
+        return self._apply("+", a, b)
 
     def mul(self, a, b):
-        return self.fmul(*self._sorted(a, b)) if self.mode == "uf" else a * b
+        return self._apply("*", a, b)
 
     def var(self, name):
         return z3.Real(name) if self.mode == "uf" else z3.BitVec(name, 32)
@@ -131,6 +154,23 @@ def windows_nhwc(x, kernel, stride, pad):
     return np.stack([xp[:, i:i + sh * oh:sh, j:j + sw * ow:sw, :].reshape(-1) for i in range(kh) for j in range(kw)])
 
 
+def unary(name: str, a):
+    """Elementwise uninterpreted function `name` over an object array."""
+    out = np.empty(a.shape, dtype=object)
+    for idx in np.ndindex(*a.shape):
+        x = a[idx]
+        out[idx] = Sym(x.ctx.fn(name)(x.t), x.ctx)
+    return out
+
+
+def row_sums(a):
+    """Σ over the last axis of a 2-D array, kept as [m, 1] (left fold, like the IR)."""
+    out = np.empty((a.shape[0], 1), dtype=object)
+    for i in range(a.shape[0]):
+        out[i, 0] = fold_sum(a[i])
+    return out
+
+
 def reduce_rows_max(a):
     out = np.empty(a.shape[1:], dtype=object)
     for idx in np.ndindex(*a.shape[1:]):
@@ -157,6 +197,30 @@ def accel_spec(callee: str, args, attrs):
         return y + b.reshape(1, -1)
     if callee == "vta.dense":
         return matmul(args[0], args[1].T)
+    if callee == "flexasr.lstm":
+        x, h0, c0, w, u, b = args
+        n = u.shape[1]
+        h, c, out = h0.reshape(1, n), c0.reshape(1, n), []
+        for t in range(x.shape[0]):
+            z = [matmul(x[t:t + 1], w[g * n:(g + 1) * n].T) + matmul(h, u[g * n:(g + 1) * n].T)
+                 + b[g * n:(g + 1) * n].reshape(1, n) for g in range(4)]
+            i, f, o = (unary("sigmoid", z[g]) for g in (0, 1, 3))
+            c = f * c + i * unary("tanh", z[2])
+            h = o * unary("tanh", c)
+            out.append(h)
+        return np.concatenate([*out, c])
+    if callee == "flexasr.layernorm":
+        x, g, b = args
+        ctx = x.flat[0].ctx
+        inv = Sym(ctx.const(float(np.float32(1.0 / x.shape[1]))), ctx)
+        d = x - row_sums(x) * inv
+        var = row_sums(d * d) * inv
+        r = unary("rsqrt", var + Sym(ctx.const(attrs["epsilon"]), ctx))
+        return d * r * g.reshape(1, -1) + b.reshape(1, -1)
+    if callee == "flexasr.attention":
+        q, k, v = args
+        e = unary("exp", matmul(q, k.T))
+        return matmul(e * unary("recip", row_sums(e)), v)
     if callee == "hlscnn.conv2d":
         return conv2d(args[0], args[1], tuple(attrs.get("strides", (1, 1))))
     raise NotImplementedError(f"no symbolic spec for '{callee}'")

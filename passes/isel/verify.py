@@ -5,7 +5,9 @@ both versions symbolically (`symbolic`) on the function's (small) shapes and
 asks z3 for an input on which some output element differs.  `unsat` proves the
 mapping; a counterexample is an error located at the function.  Arithmetic is
 abstracted by uninterpreted functions (`arith=uf`, the default: FlexASR and
-HLSCNN numerics) or exact 32-bit bit-vectors (`arith=bv`, VTA integers).
+HLSCNN numerics; sigmoid, tanh, exp, reciprocal, rsqrt and subtraction are
+uninterpreted functions too, so the fused FlexASR mappings — LSTM cell, layer
+norm, attention — are proved up to commutativity of + and ·) or exact 32-bit bit-vectors (`arith=bv`, VTA integers).
 
 Example:
 
@@ -30,7 +32,9 @@ from steplus.passes.diagnostics import OpDiagnosticError, emit
 from steplus.passes.isel import _parse_targets, select_function
 from steplus.passes.isel import symbolic as S
 
-MAX_ELEMENTS = 20000
+MAX_ELEMENTS = 30000
+_UF_UNARY = {"tosa.sigmoid": "sigmoid", "tosa.tanh": "tanh", "tosa.exp": "exp", "tosa.reciprocal": "recip",
+             "tosa.rsqrt": "rsqrt"}
 
 
 class _Eval:
@@ -48,12 +52,24 @@ class _Eval:
                 env[r] = v
         raise OpDiagnosticError(fn, "isel-verify: function without func.return")
 
+    @staticmethod
+    def _vals(op):
+        p = op.properties
+        return list((p.get("value") or p.get("values")).get_values())
+
     def eval(self, op, a):
         n = op.name
         p = op.properties
         shape = tuple(op.results[0].type.get_shape()) if op.results and hasattr(op.results[0].type, "get_shape") else ()
-        if n == "arith.constant":
-            vals = list(p["value"].get_values())
+        if n in ("arith.constant", "tosa.const") and "values" in p and not str(
+                op.results[0].type.element_type).startswith("f"):
+            return [None]  # tosa.mul's shift
+        if n in ("arith.constant", "tosa.const") and len(set(self._vals(op))) == 1 and set(self._vals(op)) != {0.0}:
+            arr = np.empty(shape, dtype=object)
+            arr[...] = S.Sym(self.ctx.const(float(self._vals(op)[0])), self.ctx)
+            return [arr]
+        if n in ("arith.constant", "tosa.const"):
+            vals = list(self._vals(op))
             arr = np.empty(shape, dtype=object)
             arr[...] = S.Sym(self.ctx.const(0), self.ctx) if set(vals) == {0.0} or set(vals) == {0} else None
             if not (set(vals) <= {0, 0.0}):
@@ -70,6 +86,19 @@ class _Eval:
             return [a[0].reshape(shape)]
         if n in ("tosa.add", "linalg.add"):
             return [a[0] + a[1]]
+        if n == "tosa.mul":
+            return [a[0] * a[1]]
+        if n == "tosa.sub":
+            return [a[0] - a[1]]
+        if n in _UF_UNARY:
+            return [S.unary(_UF_UNARY[n], a[0])]
+        if n == "tosa.reduce_sum" and p["axis"].value.data == 1 and a[0].ndim == 2:
+            return [S.row_sums(a[0])]
+        if n == "tosa.concat":
+            return [np.concatenate(a, axis=p["axis"].value.data)]
+        if n == "tensor.extract_slice":
+            offs = tuple(p["static_offsets"].get_values())
+            return [a[0][tuple(slice(o, o + k) for o, k in zip(offs, shape))]]
         if n == "tosa.max_pool2d":
             win = S.windows_nhwc(a[0], tuple(p["kernel"].get_values()), tuple(p["stride"].get_values()),
                                  tuple(p["pad"].get_values()))
@@ -87,6 +116,7 @@ class _Eval:
             return [im2col_nchw(a[0], tuple(p["kernel"].get_values()), tuple(p["stride"].get_values()))]
         if n == "ila.invoke":
             attrs = {k: tuple(v.get_values()) for k, v in op.attributes.items() if hasattr(v, "get_values")}
+            attrs |= {k: v.value.data for k, v in op.attributes.items() if k == "epsilon"}
             return [S.accel_spec(p["callee"].data, a, attrs).reshape(shape)]
         raise OpDiagnosticError(op, f"isel-verify: no symbolic semantics for '{n}'")
 
