@@ -111,7 +111,7 @@ builtin.module {
       %36 = step.apply "matmul"(%34, %35) : (!step.tile<?x4096xf32>, !step.tile<4096x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %36 : !step.tile<?x64xf32>
     }
-    %up_ld1 = step.linear_offchip_load %acc1_up {base_addr = 4647288832 : i64, tiled_in_shape = array<i64: 224, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 224, 1>} : (!step.stream<["Min(1, B_1)"], !step.tile<?x4096xf32>>) -> !step.stream<["Min(1, B_1)", 224, 1], !step.tile<4096x64xbf16>>
+    %up_ld1 = step.linear_offchip_load %acc1_up {base_addr = 4412407808 : i64, tiled_in_shape = array<i64: 224, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 224, 1>} : (!step.stream<["Min(1, B_1)"], !step.tile<?x4096xf32>>) -> !step.stream<["Min(1, B_1)", 224, 1], !step.tile<4096x64xbf16>>
     %37 = step.flatten %up_ld1 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_1)", 224, 1], !step.tile<4096x64xbf16>>) -> !step.stream<["Min(1, B_1)", 224], !step.tile<4096x64xbf16>>
     %38 = step.zip %rep1_up, %37 : (!step.stream<["Min(1, B_1)", 224], !step.tile<?x4096xf32>>, !step.stream<["Min(1, B_1)", 224], !step.tile<4096x64xbf16>>) -> !step.stream<["Min(1, B_1)", 224], !step.tuple<!step.tile<?x4096xf32>, !step.tile<4096x64xbf16>>>
     %up1 = step.map %38 : !step.stream<["Min(1, B_1)", 224], !step.tuple<!step.tile<?x4096xf32>, !step.tile<4096x64xbf16>>> -> !step.stream<["Min(1, B_1)", 224], !step.tile<?x64xf32>> {
@@ -119,7 +119,7 @@ builtin.module {
       %41 = step.apply "matmul"(%39, %40) : (!step.tile<?x4096xf32>, !step.tile<4096x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %41 : !step.tile<?x64xf32>
     }
-    %up_ld2 = step.linear_offchip_load %acc2_up {base_addr = 4999610368 : i64, tiled_in_shape = array<i64: 224, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 224, 1>} : (!step.stream<["Min(1, B_2)"], !step.tile<?x4096xf32>>) -> !step.stream<["Min(1, B_2)", 224, 1], !step.tile<4096x64xbf16>>
+    %up_ld2 = step.linear_offchip_load %acc2_up {base_addr = 4529848320 : i64, tiled_in_shape = array<i64: 224, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 224, 1>} : (!step.stream<["Min(1, B_2)"], !step.tile<?x4096xf32>>) -> !step.stream<["Min(1, B_2)", 224, 1], !step.tile<4096x64xbf16>>
     %42 = step.flatten %up_ld2 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_2)", 224, 1], !step.tile<4096x64xbf16>>) -> !step.stream<["Min(1, B_2)", 224], !step.tile<4096x64xbf16>>
     %43 = step.zip %rep2_up, %42 : (!step.stream<["Min(1, B_2)", 224], !step.tile<?x4096xf32>>, !step.stream<["Min(1, B_2)", 224], !step.tile<4096x64xbf16>>) -> !step.stream<["Min(1, B_2)", 224], !step.tuple<!step.tile<?x4096xf32>, !step.tile<4096x64xbf16>>>
     %up2 = step.map %43 : !step.stream<["Min(1, B_2)", 224], !step.tuple<!step.tile<?x4096xf32>, !step.tile<4096x64xbf16>>> -> !step.stream<["Min(1, B_2)", 224], !step.tile<?x64xf32>> {
@@ -127,7 +127,7 @@ builtin.module {
       %46 = step.apply "matmul"(%44, %45) : (!step.tile<?x4096xf32>, !step.tile<4096x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %46 : !step.tile<?x64xf32>
     }
-    %up_ld3 = step.linear_offchip_load %acc3_up {base_addr = 5351931904 : i64, tiled_in_shape = array<i64: 224, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 224, 1>} : (!step.stream<["Min(1, B_3)"], !step.tile<?x4096xf32>>) -> !step.stream<["Min(1, B_3)", 224, 1], !step.tile<4096x64xbf16>>
+    %up_ld3 = step.linear_offchip_load %acc3_up {base_addr = 4647288832 : i64, tiled_in_shape = array<i64: 224, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 224, 1>} : (!step.stream<["Min(1, B_3)"], !step.tile<?x4096xf32>>) -> !step.stream<["Min(1, B_3)", 224, 1], !step.tile<4096x64xbf16>>
     %47 = step.flatten %up_ld3 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_3)", 224, 1], !step.tile<4096x64xbf16>>) -> !step.stream<["Min(1, B_3)", 224], !step.tile<4096x64xbf16>>
     %48 = step.zip %rep3_up, %47 : (!step.stream<["Min(1, B_3)", 224], !step.tile<?x4096xf32>>, !step.stream<["Min(1, B_3)", 224], !step.tile<4096x64xbf16>>) -> !step.stream<["Min(1, B_3)", 224], !step.tuple<!step.tile<?x4096xf32>, !step.tile<4096x64xbf16>>>
     %up3 = step.map %48 : !step.stream<["Min(1, B_3)", 224], !step.tuple<!step.tile<?x4096xf32>, !step.tile<4096x64xbf16>>> -> !step.stream<["Min(1, B_3)", 224], !step.tile<?x64xf32>> {
@@ -135,7 +135,7 @@ builtin.module {
       %51 = step.apply "matmul"(%49, %50) : (!step.tile<?x4096xf32>, !step.tile<4096x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %51 : !step.tile<?x64xf32>
     }
-    %up_ld4 = step.linear_offchip_load %acc4_up {base_addr = 5704253440 : i64, tiled_in_shape = array<i64: 224, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 224, 1>} : (!step.stream<["Min(1, B_4)"], !step.tile<?x4096xf32>>) -> !step.stream<["Min(1, B_4)", 224, 1], !step.tile<4096x64xbf16>>
+    %up_ld4 = step.linear_offchip_load %acc4_up {base_addr = 4764729344 : i64, tiled_in_shape = array<i64: 224, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 224, 1>} : (!step.stream<["Min(1, B_4)"], !step.tile<?x4096xf32>>) -> !step.stream<["Min(1, B_4)", 224, 1], !step.tile<4096x64xbf16>>
     %52 = step.flatten %up_ld4 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_4)", 224, 1], !step.tile<4096x64xbf16>>) -> !step.stream<["Min(1, B_4)", 224], !step.tile<4096x64xbf16>>
     %53 = step.zip %rep4_up, %52 : (!step.stream<["Min(1, B_4)", 224], !step.tile<?x4096xf32>>, !step.stream<["Min(1, B_4)", 224], !step.tile<4096x64xbf16>>) -> !step.stream<["Min(1, B_4)", 224], !step.tuple<!step.tile<?x4096xf32>, !step.tile<4096x64xbf16>>>
     %up4 = step.map %53 : !step.stream<["Min(1, B_4)", 224], !step.tuple<!step.tile<?x4096xf32>, !step.tile<4096x64xbf16>>> -> !step.stream<["Min(1, B_4)", 224], !step.tile<?x64xf32>> {
@@ -143,7 +143,7 @@ builtin.module {
       %56 = step.apply "matmul"(%54, %55) : (!step.tile<?x4096xf32>, !step.tile<4096x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %56 : !step.tile<?x64xf32>
     }
-    %up_ld5 = step.linear_offchip_load %acc5_up {base_addr = 6056574976 : i64, tiled_in_shape = array<i64: 224, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 224, 1>} : (!step.stream<["Min(1, B_5)"], !step.tile<?x4096xf32>>) -> !step.stream<["Min(1, B_5)", 224, 1], !step.tile<4096x64xbf16>>
+    %up_ld5 = step.linear_offchip_load %acc5_up {base_addr = 4882169856 : i64, tiled_in_shape = array<i64: 224, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 224, 1>} : (!step.stream<["Min(1, B_5)"], !step.tile<?x4096xf32>>) -> !step.stream<["Min(1, B_5)", 224, 1], !step.tile<4096x64xbf16>>
     %57 = step.flatten %up_ld5 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_5)", 224, 1], !step.tile<4096x64xbf16>>) -> !step.stream<["Min(1, B_5)", 224], !step.tile<4096x64xbf16>>
     %58 = step.zip %rep5_up, %57 : (!step.stream<["Min(1, B_5)", 224], !step.tile<?x4096xf32>>, !step.stream<["Min(1, B_5)", 224], !step.tile<4096x64xbf16>>) -> !step.stream<["Min(1, B_5)", 224], !step.tuple<!step.tile<?x4096xf32>, !step.tile<4096x64xbf16>>>
     %up5 = step.map %58 : !step.stream<["Min(1, B_5)", 224], !step.tuple<!step.tile<?x4096xf32>, !step.tile<4096x64xbf16>>> -> !step.stream<["Min(1, B_5)", 224], !step.tile<?x64xf32>> {
@@ -151,7 +151,7 @@ builtin.module {
       %61 = step.apply "matmul"(%59, %60) : (!step.tile<?x4096xf32>, !step.tile<4096x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %61 : !step.tile<?x64xf32>
     }
-    %up_ld6 = step.linear_offchip_load %acc6_up {base_addr = 6408896512 : i64, tiled_in_shape = array<i64: 224, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 224, 1>} : (!step.stream<["Min(1, B_6)"], !step.tile<?x4096xf32>>) -> !step.stream<["Min(1, B_6)", 224, 1], !step.tile<4096x64xbf16>>
+    %up_ld6 = step.linear_offchip_load %acc6_up {base_addr = 4999610368 : i64, tiled_in_shape = array<i64: 224, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 224, 1>} : (!step.stream<["Min(1, B_6)"], !step.tile<?x4096xf32>>) -> !step.stream<["Min(1, B_6)", 224, 1], !step.tile<4096x64xbf16>>
     %62 = step.flatten %up_ld6 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_6)", 224, 1], !step.tile<4096x64xbf16>>) -> !step.stream<["Min(1, B_6)", 224], !step.tile<4096x64xbf16>>
     %63 = step.zip %rep6_up, %62 : (!step.stream<["Min(1, B_6)", 224], !step.tile<?x4096xf32>>, !step.stream<["Min(1, B_6)", 224], !step.tile<4096x64xbf16>>) -> !step.stream<["Min(1, B_6)", 224], !step.tuple<!step.tile<?x4096xf32>, !step.tile<4096x64xbf16>>>
     %up6 = step.map %63 : !step.stream<["Min(1, B_6)", 224], !step.tuple<!step.tile<?x4096xf32>, !step.tile<4096x64xbf16>>> -> !step.stream<["Min(1, B_6)", 224], !step.tile<?x64xf32>> {
@@ -159,7 +159,7 @@ builtin.module {
       %66 = step.apply "matmul"(%64, %65) : (!step.tile<?x4096xf32>, !step.tile<4096x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %66 : !step.tile<?x64xf32>
     }
-    %up_ld7 = step.linear_offchip_load %acc7_up {base_addr = 6761218048 : i64, tiled_in_shape = array<i64: 224, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 224, 1>} : (!step.stream<["Min(1, B_7)"], !step.tile<?x4096xf32>>) -> !step.stream<["Min(1, B_7)", 224, 1], !step.tile<4096x64xbf16>>
+    %up_ld7 = step.linear_offchip_load %acc7_up {base_addr = 5117050880 : i64, tiled_in_shape = array<i64: 224, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 224, 1>} : (!step.stream<["Min(1, B_7)"], !step.tile<?x4096xf32>>) -> !step.stream<["Min(1, B_7)", 224, 1], !step.tile<4096x64xbf16>>
     %67 = step.flatten %up_ld7 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_7)", 224, 1], !step.tile<4096x64xbf16>>) -> !step.stream<["Min(1, B_7)", 224], !step.tile<4096x64xbf16>>
     %68 = step.zip %rep7_up, %67 : (!step.stream<["Min(1, B_7)", 224], !step.tile<?x4096xf32>>, !step.stream<["Min(1, B_7)", 224], !step.tile<4096x64xbf16>>) -> !step.stream<["Min(1, B_7)", 224], !step.tuple<!step.tile<?x4096xf32>, !step.tile<4096x64xbf16>>>
     %up7 = step.map %68 : !step.stream<["Min(1, B_7)", 224], !step.tuple<!step.tile<?x4096xf32>, !step.tile<4096x64xbf16>>> -> !step.stream<["Min(1, B_7)", 224], !step.tile<?x64xf32>> {
@@ -167,7 +167,7 @@ builtin.module {
       %71 = step.apply "matmul"(%69, %70) : (!step.tile<?x4096xf32>, !step.tile<4096x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %71 : !step.tile<?x64xf32>
     }
-    %gate_ld0 = step.linear_offchip_load %acc0_gate {base_addr = 4412407808 : i64, tiled_in_shape = array<i64: 224, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 224, 1>} : (!step.stream<["Min(1, B_0)"], !step.tile<?x4096xf32>>) -> !step.stream<["Min(1, B_0)", 224, 1], !step.tile<4096x64xbf16>>
+    %gate_ld0 = step.linear_offchip_load %acc0_gate {base_addr = 5234491392 : i64, tiled_in_shape = array<i64: 224, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 224, 1>} : (!step.stream<["Min(1, B_0)"], !step.tile<?x4096xf32>>) -> !step.stream<["Min(1, B_0)", 224, 1], !step.tile<4096x64xbf16>>
     %72 = step.flatten %gate_ld0 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_0)", 224, 1], !step.tile<4096x64xbf16>>) -> !step.stream<["Min(1, B_0)", 224], !step.tile<4096x64xbf16>>
     %73 = step.zip %rep0_gate, %72 : (!step.stream<["Min(1, B_0)", 224], !step.tile<?x4096xf32>>, !step.stream<["Min(1, B_0)", 224], !step.tile<4096x64xbf16>>) -> !step.stream<["Min(1, B_0)", 224], !step.tuple<!step.tile<?x4096xf32>, !step.tile<4096x64xbf16>>>
     %gate0 = step.map %73 : !step.stream<["Min(1, B_0)", 224], !step.tuple<!step.tile<?x4096xf32>, !step.tile<4096x64xbf16>>> -> !step.stream<["Min(1, B_0)", 224], !step.tile<?x64xf32>> {
@@ -175,7 +175,7 @@ builtin.module {
       %76 = step.apply "matmul"(%74, %75) : (!step.tile<?x4096xf32>, !step.tile<4096x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %76 : !step.tile<?x64xf32>
     }
-    %gate_ld1 = step.linear_offchip_load %acc1_gate {base_addr = 4764729344 : i64, tiled_in_shape = array<i64: 224, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 224, 1>} : (!step.stream<["Min(1, B_1)"], !step.tile<?x4096xf32>>) -> !step.stream<["Min(1, B_1)", 224, 1], !step.tile<4096x64xbf16>>
+    %gate_ld1 = step.linear_offchip_load %acc1_gate {base_addr = 5351931904 : i64, tiled_in_shape = array<i64: 224, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 224, 1>} : (!step.stream<["Min(1, B_1)"], !step.tile<?x4096xf32>>) -> !step.stream<["Min(1, B_1)", 224, 1], !step.tile<4096x64xbf16>>
     %77 = step.flatten %gate_ld1 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_1)", 224, 1], !step.tile<4096x64xbf16>>) -> !step.stream<["Min(1, B_1)", 224], !step.tile<4096x64xbf16>>
     %78 = step.zip %rep1_gate, %77 : (!step.stream<["Min(1, B_1)", 224], !step.tile<?x4096xf32>>, !step.stream<["Min(1, B_1)", 224], !step.tile<4096x64xbf16>>) -> !step.stream<["Min(1, B_1)", 224], !step.tuple<!step.tile<?x4096xf32>, !step.tile<4096x64xbf16>>>
     %gate1 = step.map %78 : !step.stream<["Min(1, B_1)", 224], !step.tuple<!step.tile<?x4096xf32>, !step.tile<4096x64xbf16>>> -> !step.stream<["Min(1, B_1)", 224], !step.tile<?x64xf32>> {
@@ -183,7 +183,7 @@ builtin.module {
       %81 = step.apply "matmul"(%79, %80) : (!step.tile<?x4096xf32>, !step.tile<4096x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %81 : !step.tile<?x64xf32>
     }
-    %gate_ld2 = step.linear_offchip_load %acc2_gate {base_addr = 5117050880 : i64, tiled_in_shape = array<i64: 224, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 224, 1>} : (!step.stream<["Min(1, B_2)"], !step.tile<?x4096xf32>>) -> !step.stream<["Min(1, B_2)", 224, 1], !step.tile<4096x64xbf16>>
+    %gate_ld2 = step.linear_offchip_load %acc2_gate {base_addr = 5469372416 : i64, tiled_in_shape = array<i64: 224, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 224, 1>} : (!step.stream<["Min(1, B_2)"], !step.tile<?x4096xf32>>) -> !step.stream<["Min(1, B_2)", 224, 1], !step.tile<4096x64xbf16>>
     %82 = step.flatten %gate_ld2 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_2)", 224, 1], !step.tile<4096x64xbf16>>) -> !step.stream<["Min(1, B_2)", 224], !step.tile<4096x64xbf16>>
     %83 = step.zip %rep2_gate, %82 : (!step.stream<["Min(1, B_2)", 224], !step.tile<?x4096xf32>>, !step.stream<["Min(1, B_2)", 224], !step.tile<4096x64xbf16>>) -> !step.stream<["Min(1, B_2)", 224], !step.tuple<!step.tile<?x4096xf32>, !step.tile<4096x64xbf16>>>
     %gate2 = step.map %83 : !step.stream<["Min(1, B_2)", 224], !step.tuple<!step.tile<?x4096xf32>, !step.tile<4096x64xbf16>>> -> !step.stream<["Min(1, B_2)", 224], !step.tile<?x64xf32>> {
@@ -191,7 +191,7 @@ builtin.module {
       %86 = step.apply "matmul"(%84, %85) : (!step.tile<?x4096xf32>, !step.tile<4096x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %86 : !step.tile<?x64xf32>
     }
-    %gate_ld3 = step.linear_offchip_load %acc3_gate {base_addr = 5469372416 : i64, tiled_in_shape = array<i64: 224, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 224, 1>} : (!step.stream<["Min(1, B_3)"], !step.tile<?x4096xf32>>) -> !step.stream<["Min(1, B_3)", 224, 1], !step.tile<4096x64xbf16>>
+    %gate_ld3 = step.linear_offchip_load %acc3_gate {base_addr = 5586812928 : i64, tiled_in_shape = array<i64: 224, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 224, 1>} : (!step.stream<["Min(1, B_3)"], !step.tile<?x4096xf32>>) -> !step.stream<["Min(1, B_3)", 224, 1], !step.tile<4096x64xbf16>>
     %87 = step.flatten %gate_ld3 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_3)", 224, 1], !step.tile<4096x64xbf16>>) -> !step.stream<["Min(1, B_3)", 224], !step.tile<4096x64xbf16>>
     %88 = step.zip %rep3_gate, %87 : (!step.stream<["Min(1, B_3)", 224], !step.tile<?x4096xf32>>, !step.stream<["Min(1, B_3)", 224], !step.tile<4096x64xbf16>>) -> !step.stream<["Min(1, B_3)", 224], !step.tuple<!step.tile<?x4096xf32>, !step.tile<4096x64xbf16>>>
     %gate3 = step.map %88 : !step.stream<["Min(1, B_3)", 224], !step.tuple<!step.tile<?x4096xf32>, !step.tile<4096x64xbf16>>> -> !step.stream<["Min(1, B_3)", 224], !step.tile<?x64xf32>> {
@@ -199,7 +199,7 @@ builtin.module {
       %91 = step.apply "matmul"(%89, %90) : (!step.tile<?x4096xf32>, !step.tile<4096x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %91 : !step.tile<?x64xf32>
     }
-    %gate_ld4 = step.linear_offchip_load %acc4_gate {base_addr = 5821693952 : i64, tiled_in_shape = array<i64: 224, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 224, 1>} : (!step.stream<["Min(1, B_4)"], !step.tile<?x4096xf32>>) -> !step.stream<["Min(1, B_4)", 224, 1], !step.tile<4096x64xbf16>>
+    %gate_ld4 = step.linear_offchip_load %acc4_gate {base_addr = 5704253440 : i64, tiled_in_shape = array<i64: 224, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 224, 1>} : (!step.stream<["Min(1, B_4)"], !step.tile<?x4096xf32>>) -> !step.stream<["Min(1, B_4)", 224, 1], !step.tile<4096x64xbf16>>
     %92 = step.flatten %gate_ld4 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_4)", 224, 1], !step.tile<4096x64xbf16>>) -> !step.stream<["Min(1, B_4)", 224], !step.tile<4096x64xbf16>>
     %93 = step.zip %rep4_gate, %92 : (!step.stream<["Min(1, B_4)", 224], !step.tile<?x4096xf32>>, !step.stream<["Min(1, B_4)", 224], !step.tile<4096x64xbf16>>) -> !step.stream<["Min(1, B_4)", 224], !step.tuple<!step.tile<?x4096xf32>, !step.tile<4096x64xbf16>>>
     %gate4 = step.map %93 : !step.stream<["Min(1, B_4)", 224], !step.tuple<!step.tile<?x4096xf32>, !step.tile<4096x64xbf16>>> -> !step.stream<["Min(1, B_4)", 224], !step.tile<?x64xf32>> {
@@ -207,7 +207,7 @@ builtin.module {
       %96 = step.apply "matmul"(%94, %95) : (!step.tile<?x4096xf32>, !step.tile<4096x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %96 : !step.tile<?x64xf32>
     }
-    %gate_ld5 = step.linear_offchip_load %acc5_gate {base_addr = 6174015488 : i64, tiled_in_shape = array<i64: 224, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 224, 1>} : (!step.stream<["Min(1, B_5)"], !step.tile<?x4096xf32>>) -> !step.stream<["Min(1, B_5)", 224, 1], !step.tile<4096x64xbf16>>
+    %gate_ld5 = step.linear_offchip_load %acc5_gate {base_addr = 5821693952 : i64, tiled_in_shape = array<i64: 224, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 224, 1>} : (!step.stream<["Min(1, B_5)"], !step.tile<?x4096xf32>>) -> !step.stream<["Min(1, B_5)", 224, 1], !step.tile<4096x64xbf16>>
     %97 = step.flatten %gate_ld5 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_5)", 224, 1], !step.tile<4096x64xbf16>>) -> !step.stream<["Min(1, B_5)", 224], !step.tile<4096x64xbf16>>
     %98 = step.zip %rep5_gate, %97 : (!step.stream<["Min(1, B_5)", 224], !step.tile<?x4096xf32>>, !step.stream<["Min(1, B_5)", 224], !step.tile<4096x64xbf16>>) -> !step.stream<["Min(1, B_5)", 224], !step.tuple<!step.tile<?x4096xf32>, !step.tile<4096x64xbf16>>>
     %gate5 = step.map %98 : !step.stream<["Min(1, B_5)", 224], !step.tuple<!step.tile<?x4096xf32>, !step.tile<4096x64xbf16>>> -> !step.stream<["Min(1, B_5)", 224], !step.tile<?x64xf32>> {
@@ -215,7 +215,7 @@ builtin.module {
       %101 = step.apply "matmul"(%99, %100) : (!step.tile<?x4096xf32>, !step.tile<4096x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %101 : !step.tile<?x64xf32>
     }
-    %gate_ld6 = step.linear_offchip_load %acc6_gate {base_addr = 6526337024 : i64, tiled_in_shape = array<i64: 224, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 224, 1>} : (!step.stream<["Min(1, B_6)"], !step.tile<?x4096xf32>>) -> !step.stream<["Min(1, B_6)", 224, 1], !step.tile<4096x64xbf16>>
+    %gate_ld6 = step.linear_offchip_load %acc6_gate {base_addr = 5939134464 : i64, tiled_in_shape = array<i64: 224, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 224, 1>} : (!step.stream<["Min(1, B_6)"], !step.tile<?x4096xf32>>) -> !step.stream<["Min(1, B_6)", 224, 1], !step.tile<4096x64xbf16>>
     %102 = step.flatten %gate_ld6 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_6)", 224, 1], !step.tile<4096x64xbf16>>) -> !step.stream<["Min(1, B_6)", 224], !step.tile<4096x64xbf16>>
     %103 = step.zip %rep6_gate, %102 : (!step.stream<["Min(1, B_6)", 224], !step.tile<?x4096xf32>>, !step.stream<["Min(1, B_6)", 224], !step.tile<4096x64xbf16>>) -> !step.stream<["Min(1, B_6)", 224], !step.tuple<!step.tile<?x4096xf32>, !step.tile<4096x64xbf16>>>
     %gate6 = step.map %103 : !step.stream<["Min(1, B_6)", 224], !step.tuple<!step.tile<?x4096xf32>, !step.tile<4096x64xbf16>>> -> !step.stream<["Min(1, B_6)", 224], !step.tile<?x64xf32>> {
@@ -223,7 +223,7 @@ builtin.module {
       %106 = step.apply "matmul"(%104, %105) : (!step.tile<?x4096xf32>, !step.tile<4096x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %106 : !step.tile<?x64xf32>
     }
-    %gate_ld7 = step.linear_offchip_load %acc7_gate {base_addr = 6878658560 : i64, tiled_in_shape = array<i64: 224, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 224, 1>} : (!step.stream<["Min(1, B_7)"], !step.tile<?x4096xf32>>) -> !step.stream<["Min(1, B_7)", 224, 1], !step.tile<4096x64xbf16>>
+    %gate_ld7 = step.linear_offchip_load %acc7_gate {base_addr = 6056574976 : i64, tiled_in_shape = array<i64: 224, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 224, 1>} : (!step.stream<["Min(1, B_7)"], !step.tile<?x4096xf32>>) -> !step.stream<["Min(1, B_7)", 224, 1], !step.tile<4096x64xbf16>>
     %107 = step.flatten %gate_ld7 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_7)", 224, 1], !step.tile<4096x64xbf16>>) -> !step.stream<["Min(1, B_7)", 224], !step.tile<4096x64xbf16>>
     %108 = step.zip %rep7_gate, %107 : (!step.stream<["Min(1, B_7)", 224], !step.tile<?x4096xf32>>, !step.stream<["Min(1, B_7)", 224], !step.tile<4096x64xbf16>>) -> !step.stream<["Min(1, B_7)", 224], !step.tuple<!step.tile<?x4096xf32>, !step.tile<4096x64xbf16>>>
     %gate7 = step.map %108 : !step.stream<["Min(1, B_7)", 224], !step.tuple<!step.tile<?x4096xf32>, !step.tile<4096x64xbf16>>> -> !step.stream<["Min(1, B_7)", 224], !step.tile<?x64xf32>> {
@@ -319,7 +319,7 @@ builtin.module {
       %159 = step.apply "mul"(%157, %158) : (!step.tile<?x64xf32>, !step.tile<?x64xf32>) -> !step.tile<?x64xf32>
       step.yield %159 : !step.tile<?x64xf32>
     }
-    %down_ld0 = step.linear_offchip_load %acc0_down {base_addr = 4529848320 : i64, tiled_in_shape = array<i64: 224, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 224, 1>} : (!step.stream<["Min(1, B_0)"], !step.tile<?x4096xf32>>) -> !step.stream<["Min(1, B_0)", 224, 1], !step.tile<64x4096xbf16>>
+    %down_ld0 = step.linear_offchip_load %acc0_down {base_addr = 6174015488 : i64, tiled_in_shape = array<i64: 224, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 224, 1>} : (!step.stream<["Min(1, B_0)"], !step.tile<?x4096xf32>>) -> !step.stream<["Min(1, B_0)", 224, 1], !step.tile<64x4096xbf16>>
     %160 = step.flatten %down_ld0 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_0)", 224, 1], !step.tile<64x4096xbf16>>) -> !step.stream<["Min(1, B_0)", 224], !step.tile<64x4096xbf16>>
     %161 = step.zip %proj0, %160 : (!step.stream<["Min(1, B_0)", 224], !step.tile<?x64xf32>>, !step.stream<["Min(1, B_0)", 224], !step.tile<64x4096xbf16>>) -> !step.stream<["Min(1, B_0)", 224], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x4096xbf16>>>
     %down0 = step.accum %161 {rank = 1 : i64} : !step.stream<["Min(1, B_0)", 224], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x4096xbf16>>> -> !step.stream<["Min(1, B_0)"], !step.tile<?x4096xf32>> update {
@@ -336,7 +336,7 @@ builtin.module {
       %169 = step.apply "retile_streamify"(%168) : (!step.tile<?x4096xf32>) -> !step.tile<1x4096xf32>
       step.yield %169 : !step.tile<1x4096xf32>
     }
-    %down_ld1 = step.linear_offchip_load %acc1_down {base_addr = 4882169856 : i64, tiled_in_shape = array<i64: 224, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 224, 1>} : (!step.stream<["Min(1, B_1)"], !step.tile<?x4096xf32>>) -> !step.stream<["Min(1, B_1)", 224, 1], !step.tile<64x4096xbf16>>
+    %down_ld1 = step.linear_offchip_load %acc1_down {base_addr = 6291456000 : i64, tiled_in_shape = array<i64: 224, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 224, 1>} : (!step.stream<["Min(1, B_1)"], !step.tile<?x4096xf32>>) -> !step.stream<["Min(1, B_1)", 224, 1], !step.tile<64x4096xbf16>>
     %170 = step.flatten %down_ld1 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_1)", 224, 1], !step.tile<64x4096xbf16>>) -> !step.stream<["Min(1, B_1)", 224], !step.tile<64x4096xbf16>>
     %171 = step.zip %proj1, %170 : (!step.stream<["Min(1, B_1)", 224], !step.tile<?x64xf32>>, !step.stream<["Min(1, B_1)", 224], !step.tile<64x4096xbf16>>) -> !step.stream<["Min(1, B_1)", 224], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x4096xbf16>>>
     %down1 = step.accum %171 {rank = 1 : i64} : !step.stream<["Min(1, B_1)", 224], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x4096xbf16>>> -> !step.stream<["Min(1, B_1)"], !step.tile<?x4096xf32>> update {
@@ -353,7 +353,7 @@ builtin.module {
       %179 = step.apply "retile_streamify"(%178) : (!step.tile<?x4096xf32>) -> !step.tile<1x4096xf32>
       step.yield %179 : !step.tile<1x4096xf32>
     }
-    %down_ld2 = step.linear_offchip_load %acc2_down {base_addr = 5234491392 : i64, tiled_in_shape = array<i64: 224, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 224, 1>} : (!step.stream<["Min(1, B_2)"], !step.tile<?x4096xf32>>) -> !step.stream<["Min(1, B_2)", 224, 1], !step.tile<64x4096xbf16>>
+    %down_ld2 = step.linear_offchip_load %acc2_down {base_addr = 6408896512 : i64, tiled_in_shape = array<i64: 224, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 224, 1>} : (!step.stream<["Min(1, B_2)"], !step.tile<?x4096xf32>>) -> !step.stream<["Min(1, B_2)", 224, 1], !step.tile<64x4096xbf16>>
     %180 = step.flatten %down_ld2 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_2)", 224, 1], !step.tile<64x4096xbf16>>) -> !step.stream<["Min(1, B_2)", 224], !step.tile<64x4096xbf16>>
     %181 = step.zip %proj2, %180 : (!step.stream<["Min(1, B_2)", 224], !step.tile<?x64xf32>>, !step.stream<["Min(1, B_2)", 224], !step.tile<64x4096xbf16>>) -> !step.stream<["Min(1, B_2)", 224], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x4096xbf16>>>
     %down2 = step.accum %181 {rank = 1 : i64} : !step.stream<["Min(1, B_2)", 224], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x4096xbf16>>> -> !step.stream<["Min(1, B_2)"], !step.tile<?x4096xf32>> update {
@@ -370,7 +370,7 @@ builtin.module {
       %189 = step.apply "retile_streamify"(%188) : (!step.tile<?x4096xf32>) -> !step.tile<1x4096xf32>
       step.yield %189 : !step.tile<1x4096xf32>
     }
-    %down_ld3 = step.linear_offchip_load %acc3_down {base_addr = 5586812928 : i64, tiled_in_shape = array<i64: 224, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 224, 1>} : (!step.stream<["Min(1, B_3)"], !step.tile<?x4096xf32>>) -> !step.stream<["Min(1, B_3)", 224, 1], !step.tile<64x4096xbf16>>
+    %down_ld3 = step.linear_offchip_load %acc3_down {base_addr = 6526337024 : i64, tiled_in_shape = array<i64: 224, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 224, 1>} : (!step.stream<["Min(1, B_3)"], !step.tile<?x4096xf32>>) -> !step.stream<["Min(1, B_3)", 224, 1], !step.tile<64x4096xbf16>>
     %190 = step.flatten %down_ld3 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_3)", 224, 1], !step.tile<64x4096xbf16>>) -> !step.stream<["Min(1, B_3)", 224], !step.tile<64x4096xbf16>>
     %191 = step.zip %proj3, %190 : (!step.stream<["Min(1, B_3)", 224], !step.tile<?x64xf32>>, !step.stream<["Min(1, B_3)", 224], !step.tile<64x4096xbf16>>) -> !step.stream<["Min(1, B_3)", 224], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x4096xbf16>>>
     %down3 = step.accum %191 {rank = 1 : i64} : !step.stream<["Min(1, B_3)", 224], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x4096xbf16>>> -> !step.stream<["Min(1, B_3)"], !step.tile<?x4096xf32>> update {
@@ -387,7 +387,7 @@ builtin.module {
       %199 = step.apply "retile_streamify"(%198) : (!step.tile<?x4096xf32>) -> !step.tile<1x4096xf32>
       step.yield %199 : !step.tile<1x4096xf32>
     }
-    %down_ld4 = step.linear_offchip_load %acc4_down {base_addr = 5939134464 : i64, tiled_in_shape = array<i64: 224, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 224, 1>} : (!step.stream<["Min(1, B_4)"], !step.tile<?x4096xf32>>) -> !step.stream<["Min(1, B_4)", 224, 1], !step.tile<64x4096xbf16>>
+    %down_ld4 = step.linear_offchip_load %acc4_down {base_addr = 6643777536 : i64, tiled_in_shape = array<i64: 224, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 224, 1>} : (!step.stream<["Min(1, B_4)"], !step.tile<?x4096xf32>>) -> !step.stream<["Min(1, B_4)", 224, 1], !step.tile<64x4096xbf16>>
     %200 = step.flatten %down_ld4 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_4)", 224, 1], !step.tile<64x4096xbf16>>) -> !step.stream<["Min(1, B_4)", 224], !step.tile<64x4096xbf16>>
     %201 = step.zip %proj4, %200 : (!step.stream<["Min(1, B_4)", 224], !step.tile<?x64xf32>>, !step.stream<["Min(1, B_4)", 224], !step.tile<64x4096xbf16>>) -> !step.stream<["Min(1, B_4)", 224], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x4096xbf16>>>
     %down4 = step.accum %201 {rank = 1 : i64} : !step.stream<["Min(1, B_4)", 224], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x4096xbf16>>> -> !step.stream<["Min(1, B_4)"], !step.tile<?x4096xf32>> update {
@@ -404,7 +404,7 @@ builtin.module {
       %209 = step.apply "retile_streamify"(%208) : (!step.tile<?x4096xf32>) -> !step.tile<1x4096xf32>
       step.yield %209 : !step.tile<1x4096xf32>
     }
-    %down_ld5 = step.linear_offchip_load %acc5_down {base_addr = 6291456000 : i64, tiled_in_shape = array<i64: 224, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 224, 1>} : (!step.stream<["Min(1, B_5)"], !step.tile<?x4096xf32>>) -> !step.stream<["Min(1, B_5)", 224, 1], !step.tile<64x4096xbf16>>
+    %down_ld5 = step.linear_offchip_load %acc5_down {base_addr = 6761218048 : i64, tiled_in_shape = array<i64: 224, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 224, 1>} : (!step.stream<["Min(1, B_5)"], !step.tile<?x4096xf32>>) -> !step.stream<["Min(1, B_5)", 224, 1], !step.tile<64x4096xbf16>>
     %210 = step.flatten %down_ld5 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_5)", 224, 1], !step.tile<64x4096xbf16>>) -> !step.stream<["Min(1, B_5)", 224], !step.tile<64x4096xbf16>>
     %211 = step.zip %proj5, %210 : (!step.stream<["Min(1, B_5)", 224], !step.tile<?x64xf32>>, !step.stream<["Min(1, B_5)", 224], !step.tile<64x4096xbf16>>) -> !step.stream<["Min(1, B_5)", 224], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x4096xbf16>>>
     %down5 = step.accum %211 {rank = 1 : i64} : !step.stream<["Min(1, B_5)", 224], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x4096xbf16>>> -> !step.stream<["Min(1, B_5)"], !step.tile<?x4096xf32>> update {
@@ -421,7 +421,7 @@ builtin.module {
       %219 = step.apply "retile_streamify"(%218) : (!step.tile<?x4096xf32>) -> !step.tile<1x4096xf32>
       step.yield %219 : !step.tile<1x4096xf32>
     }
-    %down_ld6 = step.linear_offchip_load %acc6_down {base_addr = 6643777536 : i64, tiled_in_shape = array<i64: 224, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 224, 1>} : (!step.stream<["Min(1, B_6)"], !step.tile<?x4096xf32>>) -> !step.stream<["Min(1, B_6)", 224, 1], !step.tile<64x4096xbf16>>
+    %down_ld6 = step.linear_offchip_load %acc6_down {base_addr = 6878658560 : i64, tiled_in_shape = array<i64: 224, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 224, 1>} : (!step.stream<["Min(1, B_6)"], !step.tile<?x4096xf32>>) -> !step.stream<["Min(1, B_6)", 224, 1], !step.tile<64x4096xbf16>>
     %220 = step.flatten %down_ld6 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_6)", 224, 1], !step.tile<64x4096xbf16>>) -> !step.stream<["Min(1, B_6)", 224], !step.tile<64x4096xbf16>>
     %221 = step.zip %proj6, %220 : (!step.stream<["Min(1, B_6)", 224], !step.tile<?x64xf32>>, !step.stream<["Min(1, B_6)", 224], !step.tile<64x4096xbf16>>) -> !step.stream<["Min(1, B_6)", 224], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x4096xbf16>>>
     %down6 = step.accum %221 {rank = 1 : i64} : !step.stream<["Min(1, B_6)", 224], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x4096xbf16>>> -> !step.stream<["Min(1, B_6)"], !step.tile<?x4096xf32>> update {

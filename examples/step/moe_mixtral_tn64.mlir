@@ -119,7 +119,7 @@ builtin.module {
       %44 = step.apply "matmul"(%42, %43) : (!step.tile<64x4096xf32>, !step.tile<4096x64xbf16>) -> !step.tile<64x64xf32>
       step.yield %44 : !step.tile<64x64xf32>
     }
-    %up_ld1 = step.linear_offchip_load %acc1_up {base_addr = 4647288832 : i64, tiled_in_shape = array<i64: 224, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 224, 1>} : (!step.stream<["ceiling(B_1/64)"], !step.tile<64x4096xf32>>) -> !step.stream<["ceiling(B_1/64)", 224, 1], !step.tile<4096x64xbf16>>
+    %up_ld1 = step.linear_offchip_load %acc1_up {base_addr = 4412407808 : i64, tiled_in_shape = array<i64: 224, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 224, 1>} : (!step.stream<["ceiling(B_1/64)"], !step.tile<64x4096xf32>>) -> !step.stream<["ceiling(B_1/64)", 224, 1], !step.tile<4096x64xbf16>>
     %45 = step.flatten %up_ld1 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_1/64)", 224, 1], !step.tile<4096x64xbf16>>) -> !step.stream<["ceiling(B_1/64)", 224], !step.tile<4096x64xbf16>>
     %46 = step.zip %rep1_up, %45 : (!step.stream<["ceiling(B_1/64)", 224], !step.tile<64x4096xf32>>, !step.stream<["ceiling(B_1/64)", 224], !step.tile<4096x64xbf16>>) -> !step.stream<["ceiling(B_1/64)", 224], !step.tuple<!step.tile<64x4096xf32>, !step.tile<4096x64xbf16>>>
     %up1 = step.map %46 : !step.stream<["ceiling(B_1/64)", 224], !step.tuple<!step.tile<64x4096xf32>, !step.tile<4096x64xbf16>>> -> !step.stream<["ceiling(B_1/64)", 224], !step.tile<64x64xf32>> {
@@ -127,7 +127,7 @@ builtin.module {
       %49 = step.apply "matmul"(%47, %48) : (!step.tile<64x4096xf32>, !step.tile<4096x64xbf16>) -> !step.tile<64x64xf32>
       step.yield %49 : !step.tile<64x64xf32>
     }
-    %up_ld2 = step.linear_offchip_load %acc2_up {base_addr = 4999610368 : i64, tiled_in_shape = array<i64: 224, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 224, 1>} : (!step.stream<["ceiling(B_2/64)"], !step.tile<64x4096xf32>>) -> !step.stream<["ceiling(B_2/64)", 224, 1], !step.tile<4096x64xbf16>>
+    %up_ld2 = step.linear_offchip_load %acc2_up {base_addr = 4529848320 : i64, tiled_in_shape = array<i64: 224, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 224, 1>} : (!step.stream<["ceiling(B_2/64)"], !step.tile<64x4096xf32>>) -> !step.stream<["ceiling(B_2/64)", 224, 1], !step.tile<4096x64xbf16>>
     %50 = step.flatten %up_ld2 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_2/64)", 224, 1], !step.tile<4096x64xbf16>>) -> !step.stream<["ceiling(B_2/64)", 224], !step.tile<4096x64xbf16>>
     %51 = step.zip %rep2_up, %50 : (!step.stream<["ceiling(B_2/64)", 224], !step.tile<64x4096xf32>>, !step.stream<["ceiling(B_2/64)", 224], !step.tile<4096x64xbf16>>) -> !step.stream<["ceiling(B_2/64)", 224], !step.tuple<!step.tile<64x4096xf32>, !step.tile<4096x64xbf16>>>
     %up2 = step.map %51 : !step.stream<["ceiling(B_2/64)", 224], !step.tuple<!step.tile<64x4096xf32>, !step.tile<4096x64xbf16>>> -> !step.stream<["ceiling(B_2/64)", 224], !step.tile<64x64xf32>> {
@@ -135,7 +135,7 @@ builtin.module {
       %54 = step.apply "matmul"(%52, %53) : (!step.tile<64x4096xf32>, !step.tile<4096x64xbf16>) -> !step.tile<64x64xf32>
       step.yield %54 : !step.tile<64x64xf32>
     }
-    %up_ld3 = step.linear_offchip_load %acc3_up {base_addr = 5351931904 : i64, tiled_in_shape = array<i64: 224, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 224, 1>} : (!step.stream<["ceiling(B_3/64)"], !step.tile<64x4096xf32>>) -> !step.stream<["ceiling(B_3/64)", 224, 1], !step.tile<4096x64xbf16>>
+    %up_ld3 = step.linear_offchip_load %acc3_up {base_addr = 4647288832 : i64, tiled_in_shape = array<i64: 224, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 224, 1>} : (!step.stream<["ceiling(B_3/64)"], !step.tile<64x4096xf32>>) -> !step.stream<["ceiling(B_3/64)", 224, 1], !step.tile<4096x64xbf16>>
     %55 = step.flatten %up_ld3 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_3/64)", 224, 1], !step.tile<4096x64xbf16>>) -> !step.stream<["ceiling(B_3/64)", 224], !step.tile<4096x64xbf16>>
     %56 = step.zip %rep3_up, %55 : (!step.stream<["ceiling(B_3/64)", 224], !step.tile<64x4096xf32>>, !step.stream<["ceiling(B_3/64)", 224], !step.tile<4096x64xbf16>>) -> !step.stream<["ceiling(B_3/64)", 224], !step.tuple<!step.tile<64x4096xf32>, !step.tile<4096x64xbf16>>>
     %up3 = step.map %56 : !step.stream<["ceiling(B_3/64)", 224], !step.tuple<!step.tile<64x4096xf32>, !step.tile<4096x64xbf16>>> -> !step.stream<["ceiling(B_3/64)", 224], !step.tile<64x64xf32>> {
@@ -143,7 +143,7 @@ builtin.module {
       %59 = step.apply "matmul"(%57, %58) : (!step.tile<64x4096xf32>, !step.tile<4096x64xbf16>) -> !step.tile<64x64xf32>
       step.yield %59 : !step.tile<64x64xf32>
     }
-    %up_ld4 = step.linear_offchip_load %acc4_up {base_addr = 5704253440 : i64, tiled_in_shape = array<i64: 224, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 224, 1>} : (!step.stream<["ceiling(B_4/64)"], !step.tile<64x4096xf32>>) -> !step.stream<["ceiling(B_4/64)", 224, 1], !step.tile<4096x64xbf16>>
+    %up_ld4 = step.linear_offchip_load %acc4_up {base_addr = 4764729344 : i64, tiled_in_shape = array<i64: 224, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 224, 1>} : (!step.stream<["ceiling(B_4/64)"], !step.tile<64x4096xf32>>) -> !step.stream<["ceiling(B_4/64)", 224, 1], !step.tile<4096x64xbf16>>
     %60 = step.flatten %up_ld4 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_4/64)", 224, 1], !step.tile<4096x64xbf16>>) -> !step.stream<["ceiling(B_4/64)", 224], !step.tile<4096x64xbf16>>
     %61 = step.zip %rep4_up, %60 : (!step.stream<["ceiling(B_4/64)", 224], !step.tile<64x4096xf32>>, !step.stream<["ceiling(B_4/64)", 224], !step.tile<4096x64xbf16>>) -> !step.stream<["ceiling(B_4/64)", 224], !step.tuple<!step.tile<64x4096xf32>, !step.tile<4096x64xbf16>>>
     %up4 = step.map %61 : !step.stream<["ceiling(B_4/64)", 224], !step.tuple<!step.tile<64x4096xf32>, !step.tile<4096x64xbf16>>> -> !step.stream<["ceiling(B_4/64)", 224], !step.tile<64x64xf32>> {
@@ -151,7 +151,7 @@ builtin.module {
       %64 = step.apply "matmul"(%62, %63) : (!step.tile<64x4096xf32>, !step.tile<4096x64xbf16>) -> !step.tile<64x64xf32>
       step.yield %64 : !step.tile<64x64xf32>
     }
-    %up_ld5 = step.linear_offchip_load %acc5_up {base_addr = 6056574976 : i64, tiled_in_shape = array<i64: 224, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 224, 1>} : (!step.stream<["ceiling(B_5/64)"], !step.tile<64x4096xf32>>) -> !step.stream<["ceiling(B_5/64)", 224, 1], !step.tile<4096x64xbf16>>
+    %up_ld5 = step.linear_offchip_load %acc5_up {base_addr = 4882169856 : i64, tiled_in_shape = array<i64: 224, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 224, 1>} : (!step.stream<["ceiling(B_5/64)"], !step.tile<64x4096xf32>>) -> !step.stream<["ceiling(B_5/64)", 224, 1], !step.tile<4096x64xbf16>>
     %65 = step.flatten %up_ld5 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_5/64)", 224, 1], !step.tile<4096x64xbf16>>) -> !step.stream<["ceiling(B_5/64)", 224], !step.tile<4096x64xbf16>>
     %66 = step.zip %rep5_up, %65 : (!step.stream<["ceiling(B_5/64)", 224], !step.tile<64x4096xf32>>, !step.stream<["ceiling(B_5/64)", 224], !step.tile<4096x64xbf16>>) -> !step.stream<["ceiling(B_5/64)", 224], !step.tuple<!step.tile<64x4096xf32>, !step.tile<4096x64xbf16>>>
     %up5 = step.map %66 : !step.stream<["ceiling(B_5/64)", 224], !step.tuple<!step.tile<64x4096xf32>, !step.tile<4096x64xbf16>>> -> !step.stream<["ceiling(B_5/64)", 224], !step.tile<64x64xf32>> {
@@ -159,7 +159,7 @@ builtin.module {
       %69 = step.apply "matmul"(%67, %68) : (!step.tile<64x4096xf32>, !step.tile<4096x64xbf16>) -> !step.tile<64x64xf32>
       step.yield %69 : !step.tile<64x64xf32>
     }
-    %up_ld6 = step.linear_offchip_load %acc6_up {base_addr = 6408896512 : i64, tiled_in_shape = array<i64: 224, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 224, 1>} : (!step.stream<["ceiling(B_6/64)"], !step.tile<64x4096xf32>>) -> !step.stream<["ceiling(B_6/64)", 224, 1], !step.tile<4096x64xbf16>>
+    %up_ld6 = step.linear_offchip_load %acc6_up {base_addr = 4999610368 : i64, tiled_in_shape = array<i64: 224, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 224, 1>} : (!step.stream<["ceiling(B_6/64)"], !step.tile<64x4096xf32>>) -> !step.stream<["ceiling(B_6/64)", 224, 1], !step.tile<4096x64xbf16>>
     %70 = step.flatten %up_ld6 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_6/64)", 224, 1], !step.tile<4096x64xbf16>>) -> !step.stream<["ceiling(B_6/64)", 224], !step.tile<4096x64xbf16>>
     %71 = step.zip %rep6_up, %70 : (!step.stream<["ceiling(B_6/64)", 224], !step.tile<64x4096xf32>>, !step.stream<["ceiling(B_6/64)", 224], !step.tile<4096x64xbf16>>) -> !step.stream<["ceiling(B_6/64)", 224], !step.tuple<!step.tile<64x4096xf32>, !step.tile<4096x64xbf16>>>
     %up6 = step.map %71 : !step.stream<["ceiling(B_6/64)", 224], !step.tuple<!step.tile<64x4096xf32>, !step.tile<4096x64xbf16>>> -> !step.stream<["ceiling(B_6/64)", 224], !step.tile<64x64xf32>> {
@@ -167,7 +167,7 @@ builtin.module {
       %74 = step.apply "matmul"(%72, %73) : (!step.tile<64x4096xf32>, !step.tile<4096x64xbf16>) -> !step.tile<64x64xf32>
       step.yield %74 : !step.tile<64x64xf32>
     }
-    %up_ld7 = step.linear_offchip_load %acc7_up {base_addr = 6761218048 : i64, tiled_in_shape = array<i64: 224, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 224, 1>} : (!step.stream<["ceiling(B_7/64)"], !step.tile<64x4096xf32>>) -> !step.stream<["ceiling(B_7/64)", 224, 1], !step.tile<4096x64xbf16>>
+    %up_ld7 = step.linear_offchip_load %acc7_up {base_addr = 5117050880 : i64, tiled_in_shape = array<i64: 224, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 224, 1>} : (!step.stream<["ceiling(B_7/64)"], !step.tile<64x4096xf32>>) -> !step.stream<["ceiling(B_7/64)", 224, 1], !step.tile<4096x64xbf16>>
     %75 = step.flatten %up_ld7 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_7/64)", 224, 1], !step.tile<4096x64xbf16>>) -> !step.stream<["ceiling(B_7/64)", 224], !step.tile<4096x64xbf16>>
     %76 = step.zip %rep7_up, %75 : (!step.stream<["ceiling(B_7/64)", 224], !step.tile<64x4096xf32>>, !step.stream<["ceiling(B_7/64)", 224], !step.tile<4096x64xbf16>>) -> !step.stream<["ceiling(B_7/64)", 224], !step.tuple<!step.tile<64x4096xf32>, !step.tile<4096x64xbf16>>>
     %up7 = step.map %76 : !step.stream<["ceiling(B_7/64)", 224], !step.tuple<!step.tile<64x4096xf32>, !step.tile<4096x64xbf16>>> -> !step.stream<["ceiling(B_7/64)", 224], !step.tile<64x64xf32>> {
@@ -175,7 +175,7 @@ builtin.module {
       %79 = step.apply "matmul"(%77, %78) : (!step.tile<64x4096xf32>, !step.tile<4096x64xbf16>) -> !step.tile<64x64xf32>
       step.yield %79 : !step.tile<64x64xf32>
     }
-    %gate_ld0 = step.linear_offchip_load %acc0_gate {base_addr = 4412407808 : i64, tiled_in_shape = array<i64: 224, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 224, 1>} : (!step.stream<["ceiling(B_0/64)"], !step.tile<64x4096xf32>>) -> !step.stream<["ceiling(B_0/64)", 224, 1], !step.tile<4096x64xbf16>>
+    %gate_ld0 = step.linear_offchip_load %acc0_gate {base_addr = 5234491392 : i64, tiled_in_shape = array<i64: 224, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 224, 1>} : (!step.stream<["ceiling(B_0/64)"], !step.tile<64x4096xf32>>) -> !step.stream<["ceiling(B_0/64)", 224, 1], !step.tile<4096x64xbf16>>
     %80 = step.flatten %gate_ld0 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_0/64)", 224, 1], !step.tile<4096x64xbf16>>) -> !step.stream<["ceiling(B_0/64)", 224], !step.tile<4096x64xbf16>>
     %81 = step.zip %rep0_gate, %80 : (!step.stream<["ceiling(B_0/64)", 224], !step.tile<64x4096xf32>>, !step.stream<["ceiling(B_0/64)", 224], !step.tile<4096x64xbf16>>) -> !step.stream<["ceiling(B_0/64)", 224], !step.tuple<!step.tile<64x4096xf32>, !step.tile<4096x64xbf16>>>
     %gate0 = step.map %81 : !step.stream<["ceiling(B_0/64)", 224], !step.tuple<!step.tile<64x4096xf32>, !step.tile<4096x64xbf16>>> -> !step.stream<["ceiling(B_0/64)", 224], !step.tile<64x64xf32>> {
@@ -183,7 +183,7 @@ builtin.module {
       %84 = step.apply "matmul"(%82, %83) : (!step.tile<64x4096xf32>, !step.tile<4096x64xbf16>) -> !step.tile<64x64xf32>
       step.yield %84 : !step.tile<64x64xf32>
     }
-    %gate_ld1 = step.linear_offchip_load %acc1_gate {base_addr = 4764729344 : i64, tiled_in_shape = array<i64: 224, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 224, 1>} : (!step.stream<["ceiling(B_1/64)"], !step.tile<64x4096xf32>>) -> !step.stream<["ceiling(B_1/64)", 224, 1], !step.tile<4096x64xbf16>>
+    %gate_ld1 = step.linear_offchip_load %acc1_gate {base_addr = 5351931904 : i64, tiled_in_shape = array<i64: 224, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 224, 1>} : (!step.stream<["ceiling(B_1/64)"], !step.tile<64x4096xf32>>) -> !step.stream<["ceiling(B_1/64)", 224, 1], !step.tile<4096x64xbf16>>
     %85 = step.flatten %gate_ld1 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_1/64)", 224, 1], !step.tile<4096x64xbf16>>) -> !step.stream<["ceiling(B_1/64)", 224], !step.tile<4096x64xbf16>>
     %86 = step.zip %rep1_gate, %85 : (!step.stream<["ceiling(B_1/64)", 224], !step.tile<64x4096xf32>>, !step.stream<["ceiling(B_1/64)", 224], !step.tile<4096x64xbf16>>) -> !step.stream<["ceiling(B_1/64)", 224], !step.tuple<!step.tile<64x4096xf32>, !step.tile<4096x64xbf16>>>
     %gate1 = step.map %86 : !step.stream<["ceiling(B_1/64)", 224], !step.tuple<!step.tile<64x4096xf32>, !step.tile<4096x64xbf16>>> -> !step.stream<["ceiling(B_1/64)", 224], !step.tile<64x64xf32>> {
@@ -191,7 +191,7 @@ builtin.module {
       %89 = step.apply "matmul"(%87, %88) : (!step.tile<64x4096xf32>, !step.tile<4096x64xbf16>) -> !step.tile<64x64xf32>
       step.yield %89 : !step.tile<64x64xf32>
     }
-    %gate_ld2 = step.linear_offchip_load %acc2_gate {base_addr = 5117050880 : i64, tiled_in_shape = array<i64: 224, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 224, 1>} : (!step.stream<["ceiling(B_2/64)"], !step.tile<64x4096xf32>>) -> !step.stream<["ceiling(B_2/64)", 224, 1], !step.tile<4096x64xbf16>>
+    %gate_ld2 = step.linear_offchip_load %acc2_gate {base_addr = 5469372416 : i64, tiled_in_shape = array<i64: 224, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 224, 1>} : (!step.stream<["ceiling(B_2/64)"], !step.tile<64x4096xf32>>) -> !step.stream<["ceiling(B_2/64)", 224, 1], !step.tile<4096x64xbf16>>
     %90 = step.flatten %gate_ld2 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_2/64)", 224, 1], !step.tile<4096x64xbf16>>) -> !step.stream<["ceiling(B_2/64)", 224], !step.tile<4096x64xbf16>>
     %91 = step.zip %rep2_gate, %90 : (!step.stream<["ceiling(B_2/64)", 224], !step.tile<64x4096xf32>>, !step.stream<["ceiling(B_2/64)", 224], !step.tile<4096x64xbf16>>) -> !step.stream<["ceiling(B_2/64)", 224], !step.tuple<!step.tile<64x4096xf32>, !step.tile<4096x64xbf16>>>
     %gate2 = step.map %91 : !step.stream<["ceiling(B_2/64)", 224], !step.tuple<!step.tile<64x4096xf32>, !step.tile<4096x64xbf16>>> -> !step.stream<["ceiling(B_2/64)", 224], !step.tile<64x64xf32>> {
@@ -199,7 +199,7 @@ builtin.module {
       %94 = step.apply "matmul"(%92, %93) : (!step.tile<64x4096xf32>, !step.tile<4096x64xbf16>) -> !step.tile<64x64xf32>
       step.yield %94 : !step.tile<64x64xf32>
     }
-    %gate_ld3 = step.linear_offchip_load %acc3_gate {base_addr = 5469372416 : i64, tiled_in_shape = array<i64: 224, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 224, 1>} : (!step.stream<["ceiling(B_3/64)"], !step.tile<64x4096xf32>>) -> !step.stream<["ceiling(B_3/64)", 224, 1], !step.tile<4096x64xbf16>>
+    %gate_ld3 = step.linear_offchip_load %acc3_gate {base_addr = 5586812928 : i64, tiled_in_shape = array<i64: 224, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 224, 1>} : (!step.stream<["ceiling(B_3/64)"], !step.tile<64x4096xf32>>) -> !step.stream<["ceiling(B_3/64)", 224, 1], !step.tile<4096x64xbf16>>
     %95 = step.flatten %gate_ld3 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_3/64)", 224, 1], !step.tile<4096x64xbf16>>) -> !step.stream<["ceiling(B_3/64)", 224], !step.tile<4096x64xbf16>>
     %96 = step.zip %rep3_gate, %95 : (!step.stream<["ceiling(B_3/64)", 224], !step.tile<64x4096xf32>>, !step.stream<["ceiling(B_3/64)", 224], !step.tile<4096x64xbf16>>) -> !step.stream<["ceiling(B_3/64)", 224], !step.tuple<!step.tile<64x4096xf32>, !step.tile<4096x64xbf16>>>
     %gate3 = step.map %96 : !step.stream<["ceiling(B_3/64)", 224], !step.tuple<!step.tile<64x4096xf32>, !step.tile<4096x64xbf16>>> -> !step.stream<["ceiling(B_3/64)", 224], !step.tile<64x64xf32>> {
@@ -207,7 +207,7 @@ builtin.module {
       %99 = step.apply "matmul"(%97, %98) : (!step.tile<64x4096xf32>, !step.tile<4096x64xbf16>) -> !step.tile<64x64xf32>
       step.yield %99 : !step.tile<64x64xf32>
     }
-    %gate_ld4 = step.linear_offchip_load %acc4_gate {base_addr = 5821693952 : i64, tiled_in_shape = array<i64: 224, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 224, 1>} : (!step.stream<["ceiling(B_4/64)"], !step.tile<64x4096xf32>>) -> !step.stream<["ceiling(B_4/64)", 224, 1], !step.tile<4096x64xbf16>>
+    %gate_ld4 = step.linear_offchip_load %acc4_gate {base_addr = 5704253440 : i64, tiled_in_shape = array<i64: 224, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 224, 1>} : (!step.stream<["ceiling(B_4/64)"], !step.tile<64x4096xf32>>) -> !step.stream<["ceiling(B_4/64)", 224, 1], !step.tile<4096x64xbf16>>
     %100 = step.flatten %gate_ld4 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_4/64)", 224, 1], !step.tile<4096x64xbf16>>) -> !step.stream<["ceiling(B_4/64)", 224], !step.tile<4096x64xbf16>>
     %101 = step.zip %rep4_gate, %100 : (!step.stream<["ceiling(B_4/64)", 224], !step.tile<64x4096xf32>>, !step.stream<["ceiling(B_4/64)", 224], !step.tile<4096x64xbf16>>) -> !step.stream<["ceiling(B_4/64)", 224], !step.tuple<!step.tile<64x4096xf32>, !step.tile<4096x64xbf16>>>
     %gate4 = step.map %101 : !step.stream<["ceiling(B_4/64)", 224], !step.tuple<!step.tile<64x4096xf32>, !step.tile<4096x64xbf16>>> -> !step.stream<["ceiling(B_4/64)", 224], !step.tile<64x64xf32>> {
@@ -215,7 +215,7 @@ builtin.module {
       %104 = step.apply "matmul"(%102, %103) : (!step.tile<64x4096xf32>, !step.tile<4096x64xbf16>) -> !step.tile<64x64xf32>
       step.yield %104 : !step.tile<64x64xf32>
     }
-    %gate_ld5 = step.linear_offchip_load %acc5_gate {base_addr = 6174015488 : i64, tiled_in_shape = array<i64: 224, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 224, 1>} : (!step.stream<["ceiling(B_5/64)"], !step.tile<64x4096xf32>>) -> !step.stream<["ceiling(B_5/64)", 224, 1], !step.tile<4096x64xbf16>>
+    %gate_ld5 = step.linear_offchip_load %acc5_gate {base_addr = 5821693952 : i64, tiled_in_shape = array<i64: 224, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 224, 1>} : (!step.stream<["ceiling(B_5/64)"], !step.tile<64x4096xf32>>) -> !step.stream<["ceiling(B_5/64)", 224, 1], !step.tile<4096x64xbf16>>
     %105 = step.flatten %gate_ld5 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_5/64)", 224, 1], !step.tile<4096x64xbf16>>) -> !step.stream<["ceiling(B_5/64)", 224], !step.tile<4096x64xbf16>>
     %106 = step.zip %rep5_gate, %105 : (!step.stream<["ceiling(B_5/64)", 224], !step.tile<64x4096xf32>>, !step.stream<["ceiling(B_5/64)", 224], !step.tile<4096x64xbf16>>) -> !step.stream<["ceiling(B_5/64)", 224], !step.tuple<!step.tile<64x4096xf32>, !step.tile<4096x64xbf16>>>
     %gate5 = step.map %106 : !step.stream<["ceiling(B_5/64)", 224], !step.tuple<!step.tile<64x4096xf32>, !step.tile<4096x64xbf16>>> -> !step.stream<["ceiling(B_5/64)", 224], !step.tile<64x64xf32>> {
@@ -223,7 +223,7 @@ builtin.module {
       %109 = step.apply "matmul"(%107, %108) : (!step.tile<64x4096xf32>, !step.tile<4096x64xbf16>) -> !step.tile<64x64xf32>
       step.yield %109 : !step.tile<64x64xf32>
     }
-    %gate_ld6 = step.linear_offchip_load %acc6_gate {base_addr = 6526337024 : i64, tiled_in_shape = array<i64: 224, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 224, 1>} : (!step.stream<["ceiling(B_6/64)"], !step.tile<64x4096xf32>>) -> !step.stream<["ceiling(B_6/64)", 224, 1], !step.tile<4096x64xbf16>>
+    %gate_ld6 = step.linear_offchip_load %acc6_gate {base_addr = 5939134464 : i64, tiled_in_shape = array<i64: 224, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 224, 1>} : (!step.stream<["ceiling(B_6/64)"], !step.tile<64x4096xf32>>) -> !step.stream<["ceiling(B_6/64)", 224, 1], !step.tile<4096x64xbf16>>
     %110 = step.flatten %gate_ld6 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_6/64)", 224, 1], !step.tile<4096x64xbf16>>) -> !step.stream<["ceiling(B_6/64)", 224], !step.tile<4096x64xbf16>>
     %111 = step.zip %rep6_gate, %110 : (!step.stream<["ceiling(B_6/64)", 224], !step.tile<64x4096xf32>>, !step.stream<["ceiling(B_6/64)", 224], !step.tile<4096x64xbf16>>) -> !step.stream<["ceiling(B_6/64)", 224], !step.tuple<!step.tile<64x4096xf32>, !step.tile<4096x64xbf16>>>
     %gate6 = step.map %111 : !step.stream<["ceiling(B_6/64)", 224], !step.tuple<!step.tile<64x4096xf32>, !step.tile<4096x64xbf16>>> -> !step.stream<["ceiling(B_6/64)", 224], !step.tile<64x64xf32>> {
@@ -231,7 +231,7 @@ builtin.module {
       %114 = step.apply "matmul"(%112, %113) : (!step.tile<64x4096xf32>, !step.tile<4096x64xbf16>) -> !step.tile<64x64xf32>
       step.yield %114 : !step.tile<64x64xf32>
     }
-    %gate_ld7 = step.linear_offchip_load %acc7_gate {base_addr = 6878658560 : i64, tiled_in_shape = array<i64: 224, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 224, 1>} : (!step.stream<["ceiling(B_7/64)"], !step.tile<64x4096xf32>>) -> !step.stream<["ceiling(B_7/64)", 224, 1], !step.tile<4096x64xbf16>>
+    %gate_ld7 = step.linear_offchip_load %acc7_gate {base_addr = 6056574976 : i64, tiled_in_shape = array<i64: 224, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 224, 1>} : (!step.stream<["ceiling(B_7/64)"], !step.tile<64x4096xf32>>) -> !step.stream<["ceiling(B_7/64)", 224, 1], !step.tile<4096x64xbf16>>
     %115 = step.flatten %gate_ld7 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_7/64)", 224, 1], !step.tile<4096x64xbf16>>) -> !step.stream<["ceiling(B_7/64)", 224], !step.tile<4096x64xbf16>>
     %116 = step.zip %rep7_gate, %115 : (!step.stream<["ceiling(B_7/64)", 224], !step.tile<64x4096xf32>>, !step.stream<["ceiling(B_7/64)", 224], !step.tile<4096x64xbf16>>) -> !step.stream<["ceiling(B_7/64)", 224], !step.tuple<!step.tile<64x4096xf32>, !step.tile<4096x64xbf16>>>
     %gate7 = step.map %116 : !step.stream<["ceiling(B_7/64)", 224], !step.tuple<!step.tile<64x4096xf32>, !step.tile<4096x64xbf16>>> -> !step.stream<["ceiling(B_7/64)", 224], !step.tile<64x64xf32>> {
@@ -327,7 +327,7 @@ builtin.module {
       %167 = step.apply "mul"(%165, %166) : (!step.tile<64x64xf32>, !step.tile<64x64xf32>) -> !step.tile<64x64xf32>
       step.yield %167 : !step.tile<64x64xf32>
     }
-    %down_ld0 = step.linear_offchip_load %acc0_down {base_addr = 4529848320 : i64, tiled_in_shape = array<i64: 224, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 224, 1>} : (!step.stream<["ceiling(B_0/64)"], !step.tile<64x4096xf32>>) -> !step.stream<["ceiling(B_0/64)", 224, 1], !step.tile<64x4096xbf16>>
+    %down_ld0 = step.linear_offchip_load %acc0_down {base_addr = 6174015488 : i64, tiled_in_shape = array<i64: 224, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 224, 1>} : (!step.stream<["ceiling(B_0/64)"], !step.tile<64x4096xf32>>) -> !step.stream<["ceiling(B_0/64)", 224, 1], !step.tile<64x4096xbf16>>
     %168 = step.flatten %down_ld0 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_0/64)", 224, 1], !step.tile<64x4096xbf16>>) -> !step.stream<["ceiling(B_0/64)", 224], !step.tile<64x4096xbf16>>
     %169 = step.zip %proj0, %168 : (!step.stream<["ceiling(B_0/64)", 224], !step.tile<64x64xf32>>, !step.stream<["ceiling(B_0/64)", 224], !step.tile<64x4096xbf16>>) -> !step.stream<["ceiling(B_0/64)", 224], !step.tuple<!step.tile<64x64xf32>, !step.tile<64x4096xbf16>>>
     %down0 = step.accum %169 {rank = 1 : i64} : !step.stream<["ceiling(B_0/64)", 224], !step.tuple<!step.tile<64x64xf32>, !step.tile<64x4096xbf16>>> -> !step.stream<["ceiling(B_0/64)"], !step.tile<64x4096xf32>> update {
@@ -344,7 +344,7 @@ builtin.module {
       %177 = step.apply "retile_streamify"(%176) : (!step.tile<64x4096xf32>) -> !step.tile<1x4096xf32>
       step.yield %177 : !step.tile<1x4096xf32>
     }
-    %down_ld1 = step.linear_offchip_load %acc1_down {base_addr = 4882169856 : i64, tiled_in_shape = array<i64: 224, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 224, 1>} : (!step.stream<["ceiling(B_1/64)"], !step.tile<64x4096xf32>>) -> !step.stream<["ceiling(B_1/64)", 224, 1], !step.tile<64x4096xbf16>>
+    %down_ld1 = step.linear_offchip_load %acc1_down {base_addr = 6291456000 : i64, tiled_in_shape = array<i64: 224, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 224, 1>} : (!step.stream<["ceiling(B_1/64)"], !step.tile<64x4096xf32>>) -> !step.stream<["ceiling(B_1/64)", 224, 1], !step.tile<64x4096xbf16>>
     %178 = step.flatten %down_ld1 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_1/64)", 224, 1], !step.tile<64x4096xbf16>>) -> !step.stream<["ceiling(B_1/64)", 224], !step.tile<64x4096xbf16>>
     %179 = step.zip %proj1, %178 : (!step.stream<["ceiling(B_1/64)", 224], !step.tile<64x64xf32>>, !step.stream<["ceiling(B_1/64)", 224], !step.tile<64x4096xbf16>>) -> !step.stream<["ceiling(B_1/64)", 224], !step.tuple<!step.tile<64x64xf32>, !step.tile<64x4096xbf16>>>
     %down1 = step.accum %179 {rank = 1 : i64} : !step.stream<["ceiling(B_1/64)", 224], !step.tuple<!step.tile<64x64xf32>, !step.tile<64x4096xbf16>>> -> !step.stream<["ceiling(B_1/64)"], !step.tile<64x4096xf32>> update {
@@ -361,7 +361,7 @@ builtin.module {
       %187 = step.apply "retile_streamify"(%186) : (!step.tile<64x4096xf32>) -> !step.tile<1x4096xf32>
       step.yield %187 : !step.tile<1x4096xf32>
     }
-    %down_ld2 = step.linear_offchip_load %acc2_down {base_addr = 5234491392 : i64, tiled_in_shape = array<i64: 224, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 224, 1>} : (!step.stream<["ceiling(B_2/64)"], !step.tile<64x4096xf32>>) -> !step.stream<["ceiling(B_2/64)", 224, 1], !step.tile<64x4096xbf16>>
+    %down_ld2 = step.linear_offchip_load %acc2_down {base_addr = 6408896512 : i64, tiled_in_shape = array<i64: 224, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 224, 1>} : (!step.stream<["ceiling(B_2/64)"], !step.tile<64x4096xf32>>) -> !step.stream<["ceiling(B_2/64)", 224, 1], !step.tile<64x4096xbf16>>
     %188 = step.flatten %down_ld2 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_2/64)", 224, 1], !step.tile<64x4096xbf16>>) -> !step.stream<["ceiling(B_2/64)", 224], !step.tile<64x4096xbf16>>
     %189 = step.zip %proj2, %188 : (!step.stream<["ceiling(B_2/64)", 224], !step.tile<64x64xf32>>, !step.stream<["ceiling(B_2/64)", 224], !step.tile<64x4096xbf16>>) -> !step.stream<["ceiling(B_2/64)", 224], !step.tuple<!step.tile<64x64xf32>, !step.tile<64x4096xbf16>>>
     %down2 = step.accum %189 {rank = 1 : i64} : !step.stream<["ceiling(B_2/64)", 224], !step.tuple<!step.tile<64x64xf32>, !step.tile<64x4096xbf16>>> -> !step.stream<["ceiling(B_2/64)"], !step.tile<64x4096xf32>> update {
@@ -378,7 +378,7 @@ builtin.module {
       %197 = step.apply "retile_streamify"(%196) : (!step.tile<64x4096xf32>) -> !step.tile<1x4096xf32>
       step.yield %197 : !step.tile<1x4096xf32>
     }
-    %down_ld3 = step.linear_offchip_load %acc3_down {base_addr = 5586812928 : i64, tiled_in_shape = array<i64: 224, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 224, 1>} : (!step.stream<["ceiling(B_3/64)"], !step.tile<64x4096xf32>>) -> !step.stream<["ceiling(B_3/64)", 224, 1], !step.tile<64x4096xbf16>>
+    %down_ld3 = step.linear_offchip_load %acc3_down {base_addr = 6526337024 : i64, tiled_in_shape = array<i64: 224, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 224, 1>} : (!step.stream<["ceiling(B_3/64)"], !step.tile<64x4096xf32>>) -> !step.stream<["ceiling(B_3/64)", 224, 1], !step.tile<64x4096xbf16>>
     %198 = step.flatten %down_ld3 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_3/64)", 224, 1], !step.tile<64x4096xbf16>>) -> !step.stream<["ceiling(B_3/64)", 224], !step.tile<64x4096xbf16>>
     %199 = step.zip %proj3, %198 : (!step.stream<["ceiling(B_3/64)", 224], !step.tile<64x64xf32>>, !step.stream<["ceiling(B_3/64)", 224], !step.tile<64x4096xbf16>>) -> !step.stream<["ceiling(B_3/64)", 224], !step.tuple<!step.tile<64x64xf32>, !step.tile<64x4096xbf16>>>
     %down3 = step.accum %199 {rank = 1 : i64} : !step.stream<["ceiling(B_3/64)", 224], !step.tuple<!step.tile<64x64xf32>, !step.tile<64x4096xbf16>>> -> !step.stream<["ceiling(B_3/64)"], !step.tile<64x4096xf32>> update {
@@ -395,7 +395,7 @@ builtin.module {
       %207 = step.apply "retile_streamify"(%206) : (!step.tile<64x4096xf32>) -> !step.tile<1x4096xf32>
       step.yield %207 : !step.tile<1x4096xf32>
     }
-    %down_ld4 = step.linear_offchip_load %acc4_down {base_addr = 5939134464 : i64, tiled_in_shape = array<i64: 224, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 224, 1>} : (!step.stream<["ceiling(B_4/64)"], !step.tile<64x4096xf32>>) -> !step.stream<["ceiling(B_4/64)", 224, 1], !step.tile<64x4096xbf16>>
+    %down_ld4 = step.linear_offchip_load %acc4_down {base_addr = 6643777536 : i64, tiled_in_shape = array<i64: 224, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 224, 1>} : (!step.stream<["ceiling(B_4/64)"], !step.tile<64x4096xf32>>) -> !step.stream<["ceiling(B_4/64)", 224, 1], !step.tile<64x4096xbf16>>
     %208 = step.flatten %down_ld4 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_4/64)", 224, 1], !step.tile<64x4096xbf16>>) -> !step.stream<["ceiling(B_4/64)", 224], !step.tile<64x4096xbf16>>
     %209 = step.zip %proj4, %208 : (!step.stream<["ceiling(B_4/64)", 224], !step.tile<64x64xf32>>, !step.stream<["ceiling(B_4/64)", 224], !step.tile<64x4096xbf16>>) -> !step.stream<["ceiling(B_4/64)", 224], !step.tuple<!step.tile<64x64xf32>, !step.tile<64x4096xbf16>>>
     %down4 = step.accum %209 {rank = 1 : i64} : !step.stream<["ceiling(B_4/64)", 224], !step.tuple<!step.tile<64x64xf32>, !step.tile<64x4096xbf16>>> -> !step.stream<["ceiling(B_4/64)"], !step.tile<64x4096xf32>> update {
@@ -412,7 +412,7 @@ builtin.module {
       %217 = step.apply "retile_streamify"(%216) : (!step.tile<64x4096xf32>) -> !step.tile<1x4096xf32>
       step.yield %217 : !step.tile<1x4096xf32>
     }
-    %down_ld5 = step.linear_offchip_load %acc5_down {base_addr = 6291456000 : i64, tiled_in_shape = array<i64: 224, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 224, 1>} : (!step.stream<["ceiling(B_5/64)"], !step.tile<64x4096xf32>>) -> !step.stream<["ceiling(B_5/64)", 224, 1], !step.tile<64x4096xbf16>>
+    %down_ld5 = step.linear_offchip_load %acc5_down {base_addr = 6761218048 : i64, tiled_in_shape = array<i64: 224, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 224, 1>} : (!step.stream<["ceiling(B_5/64)"], !step.tile<64x4096xf32>>) -> !step.stream<["ceiling(B_5/64)", 224, 1], !step.tile<64x4096xbf16>>
     %218 = step.flatten %down_ld5 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_5/64)", 224, 1], !step.tile<64x4096xbf16>>) -> !step.stream<["ceiling(B_5/64)", 224], !step.tile<64x4096xbf16>>
     %219 = step.zip %proj5, %218 : (!step.stream<["ceiling(B_5/64)", 224], !step.tile<64x64xf32>>, !step.stream<["ceiling(B_5/64)", 224], !step.tile<64x4096xbf16>>) -> !step.stream<["ceiling(B_5/64)", 224], !step.tuple<!step.tile<64x64xf32>, !step.tile<64x4096xbf16>>>
     %down5 = step.accum %219 {rank = 1 : i64} : !step.stream<["ceiling(B_5/64)", 224], !step.tuple<!step.tile<64x64xf32>, !step.tile<64x4096xbf16>>> -> !step.stream<["ceiling(B_5/64)"], !step.tile<64x4096xf32>> update {
@@ -429,7 +429,7 @@ builtin.module {
       %227 = step.apply "retile_streamify"(%226) : (!step.tile<64x4096xf32>) -> !step.tile<1x4096xf32>
       step.yield %227 : !step.tile<1x4096xf32>
     }
-    %down_ld6 = step.linear_offchip_load %acc6_down {base_addr = 6643777536 : i64, tiled_in_shape = array<i64: 224, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 224, 1>} : (!step.stream<["ceiling(B_6/64)"], !step.tile<64x4096xf32>>) -> !step.stream<["ceiling(B_6/64)", 224, 1], !step.tile<64x4096xbf16>>
+    %down_ld6 = step.linear_offchip_load %acc6_down {base_addr = 6878658560 : i64, tiled_in_shape = array<i64: 224, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 224, 1>} : (!step.stream<["ceiling(B_6/64)"], !step.tile<64x4096xf32>>) -> !step.stream<["ceiling(B_6/64)", 224, 1], !step.tile<64x4096xbf16>>
     %228 = step.flatten %down_ld6 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_6/64)", 224, 1], !step.tile<64x4096xbf16>>) -> !step.stream<["ceiling(B_6/64)", 224], !step.tile<64x4096xbf16>>
     %229 = step.zip %proj6, %228 : (!step.stream<["ceiling(B_6/64)", 224], !step.tile<64x64xf32>>, !step.stream<["ceiling(B_6/64)", 224], !step.tile<64x4096xbf16>>) -> !step.stream<["ceiling(B_6/64)", 224], !step.tuple<!step.tile<64x64xf32>, !step.tile<64x4096xbf16>>>
     %down6 = step.accum %229 {rank = 1 : i64} : !step.stream<["ceiling(B_6/64)", 224], !step.tuple<!step.tile<64x64xf32>, !step.tile<64x4096xbf16>>> -> !step.stream<["ceiling(B_6/64)"], !step.tile<64x4096xf32>> update {

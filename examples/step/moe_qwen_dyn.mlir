@@ -1551,7 +1551,7 @@ builtin.module {
       %516 = step.apply "matmul"(%514, %515) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %516 : !step.tile<?x64xf32>
     }
-    %up_ld1 = step.linear_offchip_load %acc1_up {base_addr = 4304404480 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_1)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_1)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld1 = step.linear_offchip_load %acc1_up {base_addr = 4298113024 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_1)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_1)", 12, 1], !step.tile<2048x64xbf16>>
     %517 = step.flatten %up_ld1 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_1)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_1)", 12], !step.tile<2048x64xbf16>>
     %518 = step.zip %rep1_up, %517 : (!step.stream<["Min(1, B_1)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_1)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_1)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %up1 = step.map %518 : !step.stream<["Min(1, B_1)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_1)", 12], !step.tile<?x64xf32>> {
@@ -1559,7 +1559,7 @@ builtin.module {
       %521 = step.apply "matmul"(%519, %520) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %521 : !step.tile<?x64xf32>
     }
-    %up_ld2 = step.linear_offchip_load %acc2_up {base_addr = 4313841664 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_2)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_2)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld2 = step.linear_offchip_load %acc2_up {base_addr = 4301258752 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_2)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_2)", 12, 1], !step.tile<2048x64xbf16>>
     %522 = step.flatten %up_ld2 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_2)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_2)", 12], !step.tile<2048x64xbf16>>
     %523 = step.zip %rep2_up, %522 : (!step.stream<["Min(1, B_2)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_2)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_2)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %up2 = step.map %523 : !step.stream<["Min(1, B_2)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_2)", 12], !step.tile<?x64xf32>> {
@@ -1567,7 +1567,7 @@ builtin.module {
       %526 = step.apply "matmul"(%524, %525) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %526 : !step.tile<?x64xf32>
     }
-    %up_ld3 = step.linear_offchip_load %acc3_up {base_addr = 4323278848 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_3)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_3)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld3 = step.linear_offchip_load %acc3_up {base_addr = 4304404480 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_3)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_3)", 12, 1], !step.tile<2048x64xbf16>>
     %527 = step.flatten %up_ld3 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_3)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_3)", 12], !step.tile<2048x64xbf16>>
     %528 = step.zip %rep3_up, %527 : (!step.stream<["Min(1, B_3)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_3)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_3)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %up3 = step.map %528 : !step.stream<["Min(1, B_3)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_3)", 12], !step.tile<?x64xf32>> {
@@ -1575,7 +1575,7 @@ builtin.module {
       %531 = step.apply "matmul"(%529, %530) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %531 : !step.tile<?x64xf32>
     }
-    %up_ld4 = step.linear_offchip_load %acc4_up {base_addr = 4332716032 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_4)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_4)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld4 = step.linear_offchip_load %acc4_up {base_addr = 4307550208 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_4)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_4)", 12, 1], !step.tile<2048x64xbf16>>
     %532 = step.flatten %up_ld4 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_4)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_4)", 12], !step.tile<2048x64xbf16>>
     %533 = step.zip %rep4_up, %532 : (!step.stream<["Min(1, B_4)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_4)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_4)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %up4 = step.map %533 : !step.stream<["Min(1, B_4)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_4)", 12], !step.tile<?x64xf32>> {
@@ -1583,7 +1583,7 @@ builtin.module {
       %536 = step.apply "matmul"(%534, %535) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %536 : !step.tile<?x64xf32>
     }
-    %up_ld5 = step.linear_offchip_load %acc5_up {base_addr = 4342153216 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_5)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_5)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld5 = step.linear_offchip_load %acc5_up {base_addr = 4310695936 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_5)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_5)", 12, 1], !step.tile<2048x64xbf16>>
     %537 = step.flatten %up_ld5 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_5)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_5)", 12], !step.tile<2048x64xbf16>>
     %538 = step.zip %rep5_up, %537 : (!step.stream<["Min(1, B_5)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_5)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_5)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %up5 = step.map %538 : !step.stream<["Min(1, B_5)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_5)", 12], !step.tile<?x64xf32>> {
@@ -1591,7 +1591,7 @@ builtin.module {
       %541 = step.apply "matmul"(%539, %540) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %541 : !step.tile<?x64xf32>
     }
-    %up_ld6 = step.linear_offchip_load %acc6_up {base_addr = 4351590400 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_6)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_6)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld6 = step.linear_offchip_load %acc6_up {base_addr = 4313841664 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_6)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_6)", 12, 1], !step.tile<2048x64xbf16>>
     %542 = step.flatten %up_ld6 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_6)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_6)", 12], !step.tile<2048x64xbf16>>
     %543 = step.zip %rep6_up, %542 : (!step.stream<["Min(1, B_6)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_6)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_6)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %up6 = step.map %543 : !step.stream<["Min(1, B_6)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_6)", 12], !step.tile<?x64xf32>> {
@@ -1599,7 +1599,7 @@ builtin.module {
       %546 = step.apply "matmul"(%544, %545) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %546 : !step.tile<?x64xf32>
     }
-    %up_ld7 = step.linear_offchip_load %acc7_up {base_addr = 4361027584 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_7)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_7)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld7 = step.linear_offchip_load %acc7_up {base_addr = 4316987392 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_7)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_7)", 12, 1], !step.tile<2048x64xbf16>>
     %547 = step.flatten %up_ld7 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_7)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_7)", 12], !step.tile<2048x64xbf16>>
     %548 = step.zip %rep7_up, %547 : (!step.stream<["Min(1, B_7)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_7)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_7)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %up7 = step.map %548 : !step.stream<["Min(1, B_7)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_7)", 12], !step.tile<?x64xf32>> {
@@ -1607,7 +1607,7 @@ builtin.module {
       %551 = step.apply "matmul"(%549, %550) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %551 : !step.tile<?x64xf32>
     }
-    %up_ld8 = step.linear_offchip_load %acc8_up {base_addr = 4370464768 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_8)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_8)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld8 = step.linear_offchip_load %acc8_up {base_addr = 4320133120 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_8)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_8)", 12, 1], !step.tile<2048x64xbf16>>
     %552 = step.flatten %up_ld8 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_8)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_8)", 12], !step.tile<2048x64xbf16>>
     %553 = step.zip %rep8_up, %552 : (!step.stream<["Min(1, B_8)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_8)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_8)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %up8 = step.map %553 : !step.stream<["Min(1, B_8)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_8)", 12], !step.tile<?x64xf32>> {
@@ -1615,7 +1615,7 @@ builtin.module {
       %556 = step.apply "matmul"(%554, %555) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %556 : !step.tile<?x64xf32>
     }
-    %up_ld9 = step.linear_offchip_load %acc9_up {base_addr = 4379901952 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_9)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_9)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld9 = step.linear_offchip_load %acc9_up {base_addr = 4323278848 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_9)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_9)", 12, 1], !step.tile<2048x64xbf16>>
     %557 = step.flatten %up_ld9 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_9)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_9)", 12], !step.tile<2048x64xbf16>>
     %558 = step.zip %rep9_up, %557 : (!step.stream<["Min(1, B_9)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_9)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_9)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %up9 = step.map %558 : !step.stream<["Min(1, B_9)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_9)", 12], !step.tile<?x64xf32>> {
@@ -1623,7 +1623,7 @@ builtin.module {
       %561 = step.apply "matmul"(%559, %560) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %561 : !step.tile<?x64xf32>
     }
-    %up_ld10 = step.linear_offchip_load %acc10_up {base_addr = 4389339136 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_10)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_10)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld10 = step.linear_offchip_load %acc10_up {base_addr = 4326424576 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_10)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_10)", 12, 1], !step.tile<2048x64xbf16>>
     %562 = step.flatten %up_ld10 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_10)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_10)", 12], !step.tile<2048x64xbf16>>
     %563 = step.zip %rep10_up, %562 : (!step.stream<["Min(1, B_10)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_10)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_10)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %up10 = step.map %563 : !step.stream<["Min(1, B_10)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_10)", 12], !step.tile<?x64xf32>> {
@@ -1631,7 +1631,7 @@ builtin.module {
       %566 = step.apply "matmul"(%564, %565) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %566 : !step.tile<?x64xf32>
     }
-    %up_ld11 = step.linear_offchip_load %acc11_up {base_addr = 4398776320 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_11)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_11)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld11 = step.linear_offchip_load %acc11_up {base_addr = 4329570304 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_11)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_11)", 12, 1], !step.tile<2048x64xbf16>>
     %567 = step.flatten %up_ld11 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_11)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_11)", 12], !step.tile<2048x64xbf16>>
     %568 = step.zip %rep11_up, %567 : (!step.stream<["Min(1, B_11)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_11)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_11)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %up11 = step.map %568 : !step.stream<["Min(1, B_11)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_11)", 12], !step.tile<?x64xf32>> {
@@ -1639,7 +1639,7 @@ builtin.module {
       %571 = step.apply "matmul"(%569, %570) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %571 : !step.tile<?x64xf32>
     }
-    %up_ld12 = step.linear_offchip_load %acc12_up {base_addr = 4408213504 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_12)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_12)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld12 = step.linear_offchip_load %acc12_up {base_addr = 4332716032 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_12)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_12)", 12, 1], !step.tile<2048x64xbf16>>
     %572 = step.flatten %up_ld12 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_12)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_12)", 12], !step.tile<2048x64xbf16>>
     %573 = step.zip %rep12_up, %572 : (!step.stream<["Min(1, B_12)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_12)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_12)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %up12 = step.map %573 : !step.stream<["Min(1, B_12)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_12)", 12], !step.tile<?x64xf32>> {
@@ -1647,7 +1647,7 @@ builtin.module {
       %576 = step.apply "matmul"(%574, %575) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %576 : !step.tile<?x64xf32>
     }
-    %up_ld13 = step.linear_offchip_load %acc13_up {base_addr = 4417650688 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_13)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_13)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld13 = step.linear_offchip_load %acc13_up {base_addr = 4335861760 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_13)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_13)", 12, 1], !step.tile<2048x64xbf16>>
     %577 = step.flatten %up_ld13 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_13)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_13)", 12], !step.tile<2048x64xbf16>>
     %578 = step.zip %rep13_up, %577 : (!step.stream<["Min(1, B_13)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_13)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_13)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %up13 = step.map %578 : !step.stream<["Min(1, B_13)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_13)", 12], !step.tile<?x64xf32>> {
@@ -1655,7 +1655,7 @@ builtin.module {
       %581 = step.apply "matmul"(%579, %580) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %581 : !step.tile<?x64xf32>
     }
-    %up_ld14 = step.linear_offchip_load %acc14_up {base_addr = 4427087872 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_14)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_14)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld14 = step.linear_offchip_load %acc14_up {base_addr = 4339007488 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_14)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_14)", 12, 1], !step.tile<2048x64xbf16>>
     %582 = step.flatten %up_ld14 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_14)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_14)", 12], !step.tile<2048x64xbf16>>
     %583 = step.zip %rep14_up, %582 : (!step.stream<["Min(1, B_14)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_14)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_14)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %up14 = step.map %583 : !step.stream<["Min(1, B_14)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_14)", 12], !step.tile<?x64xf32>> {
@@ -1663,7 +1663,7 @@ builtin.module {
       %586 = step.apply "matmul"(%584, %585) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %586 : !step.tile<?x64xf32>
     }
-    %up_ld15 = step.linear_offchip_load %acc15_up {base_addr = 4436525056 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_15)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_15)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld15 = step.linear_offchip_load %acc15_up {base_addr = 4342153216 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_15)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_15)", 12, 1], !step.tile<2048x64xbf16>>
     %587 = step.flatten %up_ld15 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_15)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_15)", 12], !step.tile<2048x64xbf16>>
     %588 = step.zip %rep15_up, %587 : (!step.stream<["Min(1, B_15)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_15)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_15)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %up15 = step.map %588 : !step.stream<["Min(1, B_15)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_15)", 12], !step.tile<?x64xf32>> {
@@ -1671,7 +1671,7 @@ builtin.module {
       %591 = step.apply "matmul"(%589, %590) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %591 : !step.tile<?x64xf32>
     }
-    %up_ld16 = step.linear_offchip_load %acc16_up {base_addr = 4445962240 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_16)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_16)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld16 = step.linear_offchip_load %acc16_up {base_addr = 4345298944 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_16)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_16)", 12, 1], !step.tile<2048x64xbf16>>
     %592 = step.flatten %up_ld16 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_16)", 12], !step.tile<2048x64xbf16>>
     %593 = step.zip %rep16_up, %592 : (!step.stream<["Min(1, B_16)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_16)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %up16 = step.map %593 : !step.stream<["Min(1, B_16)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_16)", 12], !step.tile<?x64xf32>> {
@@ -1679,7 +1679,7 @@ builtin.module {
       %596 = step.apply "matmul"(%594, %595) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %596 : !step.tile<?x64xf32>
     }
-    %up_ld17 = step.linear_offchip_load %acc17_up {base_addr = 4455399424 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_17)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_17)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld17 = step.linear_offchip_load %acc17_up {base_addr = 4348444672 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_17)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_17)", 12, 1], !step.tile<2048x64xbf16>>
     %597 = step.flatten %up_ld17 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_17)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_17)", 12], !step.tile<2048x64xbf16>>
     %598 = step.zip %rep17_up, %597 : (!step.stream<["Min(1, B_17)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_17)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_17)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %up17 = step.map %598 : !step.stream<["Min(1, B_17)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_17)", 12], !step.tile<?x64xf32>> {
@@ -1687,7 +1687,7 @@ builtin.module {
       %601 = step.apply "matmul"(%599, %600) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %601 : !step.tile<?x64xf32>
     }
-    %up_ld18 = step.linear_offchip_load %acc18_up {base_addr = 4464836608 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_18)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_18)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld18 = step.linear_offchip_load %acc18_up {base_addr = 4351590400 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_18)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_18)", 12, 1], !step.tile<2048x64xbf16>>
     %602 = step.flatten %up_ld18 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_18)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_18)", 12], !step.tile<2048x64xbf16>>
     %603 = step.zip %rep18_up, %602 : (!step.stream<["Min(1, B_18)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_18)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_18)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %up18 = step.map %603 : !step.stream<["Min(1, B_18)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_18)", 12], !step.tile<?x64xf32>> {
@@ -1695,7 +1695,7 @@ builtin.module {
       %606 = step.apply "matmul"(%604, %605) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %606 : !step.tile<?x64xf32>
     }
-    %up_ld19 = step.linear_offchip_load %acc19_up {base_addr = 4474273792 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_19)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_19)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld19 = step.linear_offchip_load %acc19_up {base_addr = 4354736128 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_19)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_19)", 12, 1], !step.tile<2048x64xbf16>>
     %607 = step.flatten %up_ld19 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_19)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_19)", 12], !step.tile<2048x64xbf16>>
     %608 = step.zip %rep19_up, %607 : (!step.stream<["Min(1, B_19)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_19)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_19)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %up19 = step.map %608 : !step.stream<["Min(1, B_19)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_19)", 12], !step.tile<?x64xf32>> {
@@ -1703,7 +1703,7 @@ builtin.module {
       %611 = step.apply "matmul"(%609, %610) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %611 : !step.tile<?x64xf32>
     }
-    %up_ld20 = step.linear_offchip_load %acc20_up {base_addr = 4483710976 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_20)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_20)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld20 = step.linear_offchip_load %acc20_up {base_addr = 4357881856 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_20)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_20)", 12, 1], !step.tile<2048x64xbf16>>
     %612 = step.flatten %up_ld20 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_20)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_20)", 12], !step.tile<2048x64xbf16>>
     %613 = step.zip %rep20_up, %612 : (!step.stream<["Min(1, B_20)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_20)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_20)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %up20 = step.map %613 : !step.stream<["Min(1, B_20)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_20)", 12], !step.tile<?x64xf32>> {
@@ -1711,7 +1711,7 @@ builtin.module {
       %616 = step.apply "matmul"(%614, %615) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %616 : !step.tile<?x64xf32>
     }
-    %up_ld21 = step.linear_offchip_load %acc21_up {base_addr = 4493148160 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_21)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_21)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld21 = step.linear_offchip_load %acc21_up {base_addr = 4361027584 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_21)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_21)", 12, 1], !step.tile<2048x64xbf16>>
     %617 = step.flatten %up_ld21 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_21)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_21)", 12], !step.tile<2048x64xbf16>>
     %618 = step.zip %rep21_up, %617 : (!step.stream<["Min(1, B_21)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_21)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_21)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %up21 = step.map %618 : !step.stream<["Min(1, B_21)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_21)", 12], !step.tile<?x64xf32>> {
@@ -1719,7 +1719,7 @@ builtin.module {
       %621 = step.apply "matmul"(%619, %620) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %621 : !step.tile<?x64xf32>
     }
-    %up_ld22 = step.linear_offchip_load %acc22_up {base_addr = 4502585344 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_22)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_22)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld22 = step.linear_offchip_load %acc22_up {base_addr = 4364173312 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_22)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_22)", 12, 1], !step.tile<2048x64xbf16>>
     %622 = step.flatten %up_ld22 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_22)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_22)", 12], !step.tile<2048x64xbf16>>
     %623 = step.zip %rep22_up, %622 : (!step.stream<["Min(1, B_22)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_22)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_22)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %up22 = step.map %623 : !step.stream<["Min(1, B_22)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_22)", 12], !step.tile<?x64xf32>> {
@@ -1727,7 +1727,7 @@ builtin.module {
       %626 = step.apply "matmul"(%624, %625) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %626 : !step.tile<?x64xf32>
     }
-    %up_ld23 = step.linear_offchip_load %acc23_up {base_addr = 4512022528 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_23)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_23)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld23 = step.linear_offchip_load %acc23_up {base_addr = 4367319040 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_23)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_23)", 12, 1], !step.tile<2048x64xbf16>>
     %627 = step.flatten %up_ld23 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_23)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_23)", 12], !step.tile<2048x64xbf16>>
     %628 = step.zip %rep23_up, %627 : (!step.stream<["Min(1, B_23)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_23)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_23)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %up23 = step.map %628 : !step.stream<["Min(1, B_23)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_23)", 12], !step.tile<?x64xf32>> {
@@ -1735,7 +1735,7 @@ builtin.module {
       %631 = step.apply "matmul"(%629, %630) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %631 : !step.tile<?x64xf32>
     }
-    %up_ld24 = step.linear_offchip_load %acc24_up {base_addr = 4521459712 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_24)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_24)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld24 = step.linear_offchip_load %acc24_up {base_addr = 4370464768 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_24)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_24)", 12, 1], !step.tile<2048x64xbf16>>
     %632 = step.flatten %up_ld24 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_24)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_24)", 12], !step.tile<2048x64xbf16>>
     %633 = step.zip %rep24_up, %632 : (!step.stream<["Min(1, B_24)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_24)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_24)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %up24 = step.map %633 : !step.stream<["Min(1, B_24)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_24)", 12], !step.tile<?x64xf32>> {
@@ -1743,7 +1743,7 @@ builtin.module {
       %636 = step.apply "matmul"(%634, %635) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %636 : !step.tile<?x64xf32>
     }
-    %up_ld25 = step.linear_offchip_load %acc25_up {base_addr = 4530896896 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_25)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_25)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld25 = step.linear_offchip_load %acc25_up {base_addr = 4373610496 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_25)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_25)", 12, 1], !step.tile<2048x64xbf16>>
     %637 = step.flatten %up_ld25 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_25)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_25)", 12], !step.tile<2048x64xbf16>>
     %638 = step.zip %rep25_up, %637 : (!step.stream<["Min(1, B_25)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_25)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_25)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %up25 = step.map %638 : !step.stream<["Min(1, B_25)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_25)", 12], !step.tile<?x64xf32>> {
@@ -1751,7 +1751,7 @@ builtin.module {
       %641 = step.apply "matmul"(%639, %640) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %641 : !step.tile<?x64xf32>
     }
-    %up_ld26 = step.linear_offchip_load %acc26_up {base_addr = 4540334080 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_26)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_26)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld26 = step.linear_offchip_load %acc26_up {base_addr = 4376756224 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_26)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_26)", 12, 1], !step.tile<2048x64xbf16>>
     %642 = step.flatten %up_ld26 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_26)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_26)", 12], !step.tile<2048x64xbf16>>
     %643 = step.zip %rep26_up, %642 : (!step.stream<["Min(1, B_26)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_26)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_26)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %up26 = step.map %643 : !step.stream<["Min(1, B_26)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_26)", 12], !step.tile<?x64xf32>> {
@@ -1759,7 +1759,7 @@ builtin.module {
       %646 = step.apply "matmul"(%644, %645) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %646 : !step.tile<?x64xf32>
     }
-    %up_ld27 = step.linear_offchip_load %acc27_up {base_addr = 4549771264 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_27)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_27)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld27 = step.linear_offchip_load %acc27_up {base_addr = 4379901952 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_27)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_27)", 12, 1], !step.tile<2048x64xbf16>>
     %647 = step.flatten %up_ld27 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_27)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_27)", 12], !step.tile<2048x64xbf16>>
     %648 = step.zip %rep27_up, %647 : (!step.stream<["Min(1, B_27)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_27)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_27)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %up27 = step.map %648 : !step.stream<["Min(1, B_27)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_27)", 12], !step.tile<?x64xf32>> {
@@ -1767,7 +1767,7 @@ builtin.module {
       %651 = step.apply "matmul"(%649, %650) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %651 : !step.tile<?x64xf32>
     }
-    %up_ld28 = step.linear_offchip_load %acc28_up {base_addr = 4559208448 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_28)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_28)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld28 = step.linear_offchip_load %acc28_up {base_addr = 4383047680 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_28)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_28)", 12, 1], !step.tile<2048x64xbf16>>
     %652 = step.flatten %up_ld28 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_28)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_28)", 12], !step.tile<2048x64xbf16>>
     %653 = step.zip %rep28_up, %652 : (!step.stream<["Min(1, B_28)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_28)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_28)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %up28 = step.map %653 : !step.stream<["Min(1, B_28)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_28)", 12], !step.tile<?x64xf32>> {
@@ -1775,7 +1775,7 @@ builtin.module {
       %656 = step.apply "matmul"(%654, %655) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %656 : !step.tile<?x64xf32>
     }
-    %up_ld29 = step.linear_offchip_load %acc29_up {base_addr = 4568645632 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_29)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_29)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld29 = step.linear_offchip_load %acc29_up {base_addr = 4386193408 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_29)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_29)", 12, 1], !step.tile<2048x64xbf16>>
     %657 = step.flatten %up_ld29 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_29)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_29)", 12], !step.tile<2048x64xbf16>>
     %658 = step.zip %rep29_up, %657 : (!step.stream<["Min(1, B_29)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_29)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_29)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %up29 = step.map %658 : !step.stream<["Min(1, B_29)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_29)", 12], !step.tile<?x64xf32>> {
@@ -1783,7 +1783,7 @@ builtin.module {
       %661 = step.apply "matmul"(%659, %660) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %661 : !step.tile<?x64xf32>
     }
-    %up_ld30 = step.linear_offchip_load %acc30_up {base_addr = 4578082816 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_30)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_30)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld30 = step.linear_offchip_load %acc30_up {base_addr = 4389339136 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_30)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_30)", 12, 1], !step.tile<2048x64xbf16>>
     %662 = step.flatten %up_ld30 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_30)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_30)", 12], !step.tile<2048x64xbf16>>
     %663 = step.zip %rep30_up, %662 : (!step.stream<["Min(1, B_30)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_30)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_30)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %up30 = step.map %663 : !step.stream<["Min(1, B_30)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_30)", 12], !step.tile<?x64xf32>> {
@@ -1791,7 +1791,7 @@ builtin.module {
       %666 = step.apply "matmul"(%664, %665) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %666 : !step.tile<?x64xf32>
     }
-    %up_ld31 = step.linear_offchip_load %acc31_up {base_addr = 4587520000 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_31)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_31)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld31 = step.linear_offchip_load %acc31_up {base_addr = 4392484864 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_31)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_31)", 12, 1], !step.tile<2048x64xbf16>>
     %667 = step.flatten %up_ld31 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_31)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_31)", 12], !step.tile<2048x64xbf16>>
     %668 = step.zip %rep31_up, %667 : (!step.stream<["Min(1, B_31)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_31)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_31)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %up31 = step.map %668 : !step.stream<["Min(1, B_31)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_31)", 12], !step.tile<?x64xf32>> {
@@ -1799,7 +1799,7 @@ builtin.module {
       %671 = step.apply "matmul"(%669, %670) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %671 : !step.tile<?x64xf32>
     }
-    %up_ld32 = step.linear_offchip_load %acc32_up {base_addr = 4596957184 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_32)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_32)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld32 = step.linear_offchip_load %acc32_up {base_addr = 4395630592 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_32)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_32)", 12, 1], !step.tile<2048x64xbf16>>
     %672 = step.flatten %up_ld32 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_32)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_32)", 12], !step.tile<2048x64xbf16>>
     %673 = step.zip %rep32_up, %672 : (!step.stream<["Min(1, B_32)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_32)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_32)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %up32 = step.map %673 : !step.stream<["Min(1, B_32)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_32)", 12], !step.tile<?x64xf32>> {
@@ -1807,7 +1807,7 @@ builtin.module {
       %676 = step.apply "matmul"(%674, %675) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %676 : !step.tile<?x64xf32>
     }
-    %up_ld33 = step.linear_offchip_load %acc33_up {base_addr = 4606394368 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_33)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_33)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld33 = step.linear_offchip_load %acc33_up {base_addr = 4398776320 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_33)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_33)", 12, 1], !step.tile<2048x64xbf16>>
     %677 = step.flatten %up_ld33 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_33)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_33)", 12], !step.tile<2048x64xbf16>>
     %678 = step.zip %rep33_up, %677 : (!step.stream<["Min(1, B_33)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_33)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_33)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %up33 = step.map %678 : !step.stream<["Min(1, B_33)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_33)", 12], !step.tile<?x64xf32>> {
@@ -1815,7 +1815,7 @@ builtin.module {
       %681 = step.apply "matmul"(%679, %680) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %681 : !step.tile<?x64xf32>
     }
-    %up_ld34 = step.linear_offchip_load %acc34_up {base_addr = 4615831552 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_34)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_34)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld34 = step.linear_offchip_load %acc34_up {base_addr = 4401922048 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_34)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_34)", 12, 1], !step.tile<2048x64xbf16>>
     %682 = step.flatten %up_ld34 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_34)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_34)", 12], !step.tile<2048x64xbf16>>
     %683 = step.zip %rep34_up, %682 : (!step.stream<["Min(1, B_34)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_34)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_34)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %up34 = step.map %683 : !step.stream<["Min(1, B_34)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_34)", 12], !step.tile<?x64xf32>> {
@@ -1823,7 +1823,7 @@ builtin.module {
       %686 = step.apply "matmul"(%684, %685) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %686 : !step.tile<?x64xf32>
     }
-    %up_ld35 = step.linear_offchip_load %acc35_up {base_addr = 4625268736 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_35)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_35)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld35 = step.linear_offchip_load %acc35_up {base_addr = 4405067776 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_35)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_35)", 12, 1], !step.tile<2048x64xbf16>>
     %687 = step.flatten %up_ld35 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_35)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_35)", 12], !step.tile<2048x64xbf16>>
     %688 = step.zip %rep35_up, %687 : (!step.stream<["Min(1, B_35)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_35)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_35)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %up35 = step.map %688 : !step.stream<["Min(1, B_35)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_35)", 12], !step.tile<?x64xf32>> {
@@ -1831,7 +1831,7 @@ builtin.module {
       %691 = step.apply "matmul"(%689, %690) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %691 : !step.tile<?x64xf32>
     }
-    %up_ld36 = step.linear_offchip_load %acc36_up {base_addr = 4634705920 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_36)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_36)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld36 = step.linear_offchip_load %acc36_up {base_addr = 4408213504 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_36)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_36)", 12, 1], !step.tile<2048x64xbf16>>
     %692 = step.flatten %up_ld36 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_36)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_36)", 12], !step.tile<2048x64xbf16>>
     %693 = step.zip %rep36_up, %692 : (!step.stream<["Min(1, B_36)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_36)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_36)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %up36 = step.map %693 : !step.stream<["Min(1, B_36)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_36)", 12], !step.tile<?x64xf32>> {
@@ -1839,7 +1839,7 @@ builtin.module {
       %696 = step.apply "matmul"(%694, %695) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %696 : !step.tile<?x64xf32>
     }
-    %up_ld37 = step.linear_offchip_load %acc37_up {base_addr = 4644143104 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_37)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_37)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld37 = step.linear_offchip_load %acc37_up {base_addr = 4411359232 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_37)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_37)", 12, 1], !step.tile<2048x64xbf16>>
     %697 = step.flatten %up_ld37 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_37)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_37)", 12], !step.tile<2048x64xbf16>>
     %698 = step.zip %rep37_up, %697 : (!step.stream<["Min(1, B_37)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_37)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_37)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %up37 = step.map %698 : !step.stream<["Min(1, B_37)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_37)", 12], !step.tile<?x64xf32>> {
@@ -1847,7 +1847,7 @@ builtin.module {
       %701 = step.apply "matmul"(%699, %700) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %701 : !step.tile<?x64xf32>
     }
-    %up_ld38 = step.linear_offchip_load %acc38_up {base_addr = 4653580288 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_38)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_38)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld38 = step.linear_offchip_load %acc38_up {base_addr = 4414504960 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_38)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_38)", 12, 1], !step.tile<2048x64xbf16>>
     %702 = step.flatten %up_ld38 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_38)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_38)", 12], !step.tile<2048x64xbf16>>
     %703 = step.zip %rep38_up, %702 : (!step.stream<["Min(1, B_38)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_38)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_38)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %up38 = step.map %703 : !step.stream<["Min(1, B_38)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_38)", 12], !step.tile<?x64xf32>> {
@@ -1855,7 +1855,7 @@ builtin.module {
       %706 = step.apply "matmul"(%704, %705) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %706 : !step.tile<?x64xf32>
     }
-    %up_ld39 = step.linear_offchip_load %acc39_up {base_addr = 4663017472 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_39)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_39)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld39 = step.linear_offchip_load %acc39_up {base_addr = 4417650688 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_39)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_39)", 12, 1], !step.tile<2048x64xbf16>>
     %707 = step.flatten %up_ld39 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_39)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_39)", 12], !step.tile<2048x64xbf16>>
     %708 = step.zip %rep39_up, %707 : (!step.stream<["Min(1, B_39)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_39)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_39)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %up39 = step.map %708 : !step.stream<["Min(1, B_39)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_39)", 12], !step.tile<?x64xf32>> {
@@ -1863,7 +1863,7 @@ builtin.module {
       %711 = step.apply "matmul"(%709, %710) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %711 : !step.tile<?x64xf32>
     }
-    %up_ld40 = step.linear_offchip_load %acc40_up {base_addr = 4672454656 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_40)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_40)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld40 = step.linear_offchip_load %acc40_up {base_addr = 4420796416 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_40)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_40)", 12, 1], !step.tile<2048x64xbf16>>
     %712 = step.flatten %up_ld40 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_40)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_40)", 12], !step.tile<2048x64xbf16>>
     %713 = step.zip %rep40_up, %712 : (!step.stream<["Min(1, B_40)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_40)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_40)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %up40 = step.map %713 : !step.stream<["Min(1, B_40)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_40)", 12], !step.tile<?x64xf32>> {
@@ -1871,7 +1871,7 @@ builtin.module {
       %716 = step.apply "matmul"(%714, %715) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %716 : !step.tile<?x64xf32>
     }
-    %up_ld41 = step.linear_offchip_load %acc41_up {base_addr = 4681891840 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_41)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_41)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld41 = step.linear_offchip_load %acc41_up {base_addr = 4423942144 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_41)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_41)", 12, 1], !step.tile<2048x64xbf16>>
     %717 = step.flatten %up_ld41 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_41)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_41)", 12], !step.tile<2048x64xbf16>>
     %718 = step.zip %rep41_up, %717 : (!step.stream<["Min(1, B_41)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_41)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_41)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %up41 = step.map %718 : !step.stream<["Min(1, B_41)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_41)", 12], !step.tile<?x64xf32>> {
@@ -1879,7 +1879,7 @@ builtin.module {
       %721 = step.apply "matmul"(%719, %720) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %721 : !step.tile<?x64xf32>
     }
-    %up_ld42 = step.linear_offchip_load %acc42_up {base_addr = 4691329024 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_42)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_42)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld42 = step.linear_offchip_load %acc42_up {base_addr = 4427087872 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_42)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_42)", 12, 1], !step.tile<2048x64xbf16>>
     %722 = step.flatten %up_ld42 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_42)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_42)", 12], !step.tile<2048x64xbf16>>
     %723 = step.zip %rep42_up, %722 : (!step.stream<["Min(1, B_42)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_42)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_42)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %up42 = step.map %723 : !step.stream<["Min(1, B_42)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_42)", 12], !step.tile<?x64xf32>> {
@@ -1887,7 +1887,7 @@ builtin.module {
       %726 = step.apply "matmul"(%724, %725) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %726 : !step.tile<?x64xf32>
     }
-    %up_ld43 = step.linear_offchip_load %acc43_up {base_addr = 4700766208 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_43)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_43)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld43 = step.linear_offchip_load %acc43_up {base_addr = 4430233600 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_43)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_43)", 12, 1], !step.tile<2048x64xbf16>>
     %727 = step.flatten %up_ld43 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_43)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_43)", 12], !step.tile<2048x64xbf16>>
     %728 = step.zip %rep43_up, %727 : (!step.stream<["Min(1, B_43)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_43)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_43)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %up43 = step.map %728 : !step.stream<["Min(1, B_43)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_43)", 12], !step.tile<?x64xf32>> {
@@ -1895,7 +1895,7 @@ builtin.module {
       %731 = step.apply "matmul"(%729, %730) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %731 : !step.tile<?x64xf32>
     }
-    %up_ld44 = step.linear_offchip_load %acc44_up {base_addr = 4710203392 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_44)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_44)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld44 = step.linear_offchip_load %acc44_up {base_addr = 4433379328 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_44)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_44)", 12, 1], !step.tile<2048x64xbf16>>
     %732 = step.flatten %up_ld44 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_44)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_44)", 12], !step.tile<2048x64xbf16>>
     %733 = step.zip %rep44_up, %732 : (!step.stream<["Min(1, B_44)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_44)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_44)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %up44 = step.map %733 : !step.stream<["Min(1, B_44)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_44)", 12], !step.tile<?x64xf32>> {
@@ -1903,7 +1903,7 @@ builtin.module {
       %736 = step.apply "matmul"(%734, %735) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %736 : !step.tile<?x64xf32>
     }
-    %up_ld45 = step.linear_offchip_load %acc45_up {base_addr = 4719640576 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_45)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_45)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld45 = step.linear_offchip_load %acc45_up {base_addr = 4436525056 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_45)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_45)", 12, 1], !step.tile<2048x64xbf16>>
     %737 = step.flatten %up_ld45 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_45)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_45)", 12], !step.tile<2048x64xbf16>>
     %738 = step.zip %rep45_up, %737 : (!step.stream<["Min(1, B_45)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_45)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_45)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %up45 = step.map %738 : !step.stream<["Min(1, B_45)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_45)", 12], !step.tile<?x64xf32>> {
@@ -1911,7 +1911,7 @@ builtin.module {
       %741 = step.apply "matmul"(%739, %740) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %741 : !step.tile<?x64xf32>
     }
-    %up_ld46 = step.linear_offchip_load %acc46_up {base_addr = 4729077760 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_46)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_46)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld46 = step.linear_offchip_load %acc46_up {base_addr = 4439670784 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_46)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_46)", 12, 1], !step.tile<2048x64xbf16>>
     %742 = step.flatten %up_ld46 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_46)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_46)", 12], !step.tile<2048x64xbf16>>
     %743 = step.zip %rep46_up, %742 : (!step.stream<["Min(1, B_46)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_46)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_46)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %up46 = step.map %743 : !step.stream<["Min(1, B_46)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_46)", 12], !step.tile<?x64xf32>> {
@@ -1919,7 +1919,7 @@ builtin.module {
       %746 = step.apply "matmul"(%744, %745) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %746 : !step.tile<?x64xf32>
     }
-    %up_ld47 = step.linear_offchip_load %acc47_up {base_addr = 4738514944 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_47)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_47)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld47 = step.linear_offchip_load %acc47_up {base_addr = 4442816512 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_47)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_47)", 12, 1], !step.tile<2048x64xbf16>>
     %747 = step.flatten %up_ld47 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_47)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_47)", 12], !step.tile<2048x64xbf16>>
     %748 = step.zip %rep47_up, %747 : (!step.stream<["Min(1, B_47)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_47)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_47)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %up47 = step.map %748 : !step.stream<["Min(1, B_47)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_47)", 12], !step.tile<?x64xf32>> {
@@ -1927,7 +1927,7 @@ builtin.module {
       %751 = step.apply "matmul"(%749, %750) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %751 : !step.tile<?x64xf32>
     }
-    %up_ld48 = step.linear_offchip_load %acc48_up {base_addr = 4747952128 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_48)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_48)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld48 = step.linear_offchip_load %acc48_up {base_addr = 4445962240 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_48)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_48)", 12, 1], !step.tile<2048x64xbf16>>
     %752 = step.flatten %up_ld48 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_48)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_48)", 12], !step.tile<2048x64xbf16>>
     %753 = step.zip %rep48_up, %752 : (!step.stream<["Min(1, B_48)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_48)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_48)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %up48 = step.map %753 : !step.stream<["Min(1, B_48)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_48)", 12], !step.tile<?x64xf32>> {
@@ -1935,7 +1935,7 @@ builtin.module {
       %756 = step.apply "matmul"(%754, %755) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %756 : !step.tile<?x64xf32>
     }
-    %up_ld49 = step.linear_offchip_load %acc49_up {base_addr = 4757389312 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_49)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_49)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld49 = step.linear_offchip_load %acc49_up {base_addr = 4449107968 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_49)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_49)", 12, 1], !step.tile<2048x64xbf16>>
     %757 = step.flatten %up_ld49 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_49)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_49)", 12], !step.tile<2048x64xbf16>>
     %758 = step.zip %rep49_up, %757 : (!step.stream<["Min(1, B_49)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_49)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_49)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %up49 = step.map %758 : !step.stream<["Min(1, B_49)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_49)", 12], !step.tile<?x64xf32>> {
@@ -1943,7 +1943,7 @@ builtin.module {
       %761 = step.apply "matmul"(%759, %760) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %761 : !step.tile<?x64xf32>
     }
-    %up_ld50 = step.linear_offchip_load %acc50_up {base_addr = 4766826496 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_50)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_50)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld50 = step.linear_offchip_load %acc50_up {base_addr = 4452253696 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_50)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_50)", 12, 1], !step.tile<2048x64xbf16>>
     %762 = step.flatten %up_ld50 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_50)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_50)", 12], !step.tile<2048x64xbf16>>
     %763 = step.zip %rep50_up, %762 : (!step.stream<["Min(1, B_50)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_50)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_50)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %up50 = step.map %763 : !step.stream<["Min(1, B_50)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_50)", 12], !step.tile<?x64xf32>> {
@@ -1951,7 +1951,7 @@ builtin.module {
       %766 = step.apply "matmul"(%764, %765) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %766 : !step.tile<?x64xf32>
     }
-    %up_ld51 = step.linear_offchip_load %acc51_up {base_addr = 4776263680 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_51)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_51)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld51 = step.linear_offchip_load %acc51_up {base_addr = 4455399424 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_51)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_51)", 12, 1], !step.tile<2048x64xbf16>>
     %767 = step.flatten %up_ld51 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_51)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_51)", 12], !step.tile<2048x64xbf16>>
     %768 = step.zip %rep51_up, %767 : (!step.stream<["Min(1, B_51)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_51)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_51)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %up51 = step.map %768 : !step.stream<["Min(1, B_51)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_51)", 12], !step.tile<?x64xf32>> {
@@ -1959,7 +1959,7 @@ builtin.module {
       %771 = step.apply "matmul"(%769, %770) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %771 : !step.tile<?x64xf32>
     }
-    %up_ld52 = step.linear_offchip_load %acc52_up {base_addr = 4785700864 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_52)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_52)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld52 = step.linear_offchip_load %acc52_up {base_addr = 4458545152 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_52)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_52)", 12, 1], !step.tile<2048x64xbf16>>
     %772 = step.flatten %up_ld52 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_52)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_52)", 12], !step.tile<2048x64xbf16>>
     %773 = step.zip %rep52_up, %772 : (!step.stream<["Min(1, B_52)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_52)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_52)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %up52 = step.map %773 : !step.stream<["Min(1, B_52)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_52)", 12], !step.tile<?x64xf32>> {
@@ -1967,7 +1967,7 @@ builtin.module {
       %776 = step.apply "matmul"(%774, %775) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %776 : !step.tile<?x64xf32>
     }
-    %up_ld53 = step.linear_offchip_load %acc53_up {base_addr = 4795138048 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_53)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_53)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld53 = step.linear_offchip_load %acc53_up {base_addr = 4461690880 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_53)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_53)", 12, 1], !step.tile<2048x64xbf16>>
     %777 = step.flatten %up_ld53 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_53)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_53)", 12], !step.tile<2048x64xbf16>>
     %778 = step.zip %rep53_up, %777 : (!step.stream<["Min(1, B_53)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_53)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_53)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %up53 = step.map %778 : !step.stream<["Min(1, B_53)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_53)", 12], !step.tile<?x64xf32>> {
@@ -1975,7 +1975,7 @@ builtin.module {
       %781 = step.apply "matmul"(%779, %780) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %781 : !step.tile<?x64xf32>
     }
-    %up_ld54 = step.linear_offchip_load %acc54_up {base_addr = 4804575232 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_54)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_54)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld54 = step.linear_offchip_load %acc54_up {base_addr = 4464836608 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_54)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_54)", 12, 1], !step.tile<2048x64xbf16>>
     %782 = step.flatten %up_ld54 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_54)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_54)", 12], !step.tile<2048x64xbf16>>
     %783 = step.zip %rep54_up, %782 : (!step.stream<["Min(1, B_54)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_54)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_54)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %up54 = step.map %783 : !step.stream<["Min(1, B_54)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_54)", 12], !step.tile<?x64xf32>> {
@@ -1983,7 +1983,7 @@ builtin.module {
       %786 = step.apply "matmul"(%784, %785) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %786 : !step.tile<?x64xf32>
     }
-    %up_ld55 = step.linear_offchip_load %acc55_up {base_addr = 4814012416 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_55)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_55)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld55 = step.linear_offchip_load %acc55_up {base_addr = 4467982336 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_55)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_55)", 12, 1], !step.tile<2048x64xbf16>>
     %787 = step.flatten %up_ld55 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_55)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_55)", 12], !step.tile<2048x64xbf16>>
     %788 = step.zip %rep55_up, %787 : (!step.stream<["Min(1, B_55)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_55)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_55)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %up55 = step.map %788 : !step.stream<["Min(1, B_55)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_55)", 12], !step.tile<?x64xf32>> {
@@ -1991,7 +1991,7 @@ builtin.module {
       %791 = step.apply "matmul"(%789, %790) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %791 : !step.tile<?x64xf32>
     }
-    %up_ld56 = step.linear_offchip_load %acc56_up {base_addr = 4823449600 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_56)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_56)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld56 = step.linear_offchip_load %acc56_up {base_addr = 4471128064 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_56)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_56)", 12, 1], !step.tile<2048x64xbf16>>
     %792 = step.flatten %up_ld56 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_56)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_56)", 12], !step.tile<2048x64xbf16>>
     %793 = step.zip %rep56_up, %792 : (!step.stream<["Min(1, B_56)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_56)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_56)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %up56 = step.map %793 : !step.stream<["Min(1, B_56)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_56)", 12], !step.tile<?x64xf32>> {
@@ -1999,7 +1999,7 @@ builtin.module {
       %796 = step.apply "matmul"(%794, %795) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %796 : !step.tile<?x64xf32>
     }
-    %up_ld57 = step.linear_offchip_load %acc57_up {base_addr = 4832886784 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_57)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_57)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld57 = step.linear_offchip_load %acc57_up {base_addr = 4474273792 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_57)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_57)", 12, 1], !step.tile<2048x64xbf16>>
     %797 = step.flatten %up_ld57 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_57)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_57)", 12], !step.tile<2048x64xbf16>>
     %798 = step.zip %rep57_up, %797 : (!step.stream<["Min(1, B_57)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_57)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_57)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %up57 = step.map %798 : !step.stream<["Min(1, B_57)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_57)", 12], !step.tile<?x64xf32>> {
@@ -2007,7 +2007,7 @@ builtin.module {
       %801 = step.apply "matmul"(%799, %800) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %801 : !step.tile<?x64xf32>
     }
-    %up_ld58 = step.linear_offchip_load %acc58_up {base_addr = 4842323968 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_58)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_58)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld58 = step.linear_offchip_load %acc58_up {base_addr = 4477419520 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_58)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_58)", 12, 1], !step.tile<2048x64xbf16>>
     %802 = step.flatten %up_ld58 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_58)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_58)", 12], !step.tile<2048x64xbf16>>
     %803 = step.zip %rep58_up, %802 : (!step.stream<["Min(1, B_58)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_58)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_58)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %up58 = step.map %803 : !step.stream<["Min(1, B_58)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_58)", 12], !step.tile<?x64xf32>> {
@@ -2015,7 +2015,7 @@ builtin.module {
       %806 = step.apply "matmul"(%804, %805) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %806 : !step.tile<?x64xf32>
     }
-    %up_ld59 = step.linear_offchip_load %acc59_up {base_addr = 4851761152 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_59)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_59)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld59 = step.linear_offchip_load %acc59_up {base_addr = 4480565248 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_59)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_59)", 12, 1], !step.tile<2048x64xbf16>>
     %807 = step.flatten %up_ld59 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_59)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_59)", 12], !step.tile<2048x64xbf16>>
     %808 = step.zip %rep59_up, %807 : (!step.stream<["Min(1, B_59)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_59)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_59)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %up59 = step.map %808 : !step.stream<["Min(1, B_59)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_59)", 12], !step.tile<?x64xf32>> {
@@ -2023,7 +2023,7 @@ builtin.module {
       %811 = step.apply "matmul"(%809, %810) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %811 : !step.tile<?x64xf32>
     }
-    %up_ld60 = step.linear_offchip_load %acc60_up {base_addr = 4861198336 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_60)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_60)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld60 = step.linear_offchip_load %acc60_up {base_addr = 4483710976 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_60)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_60)", 12, 1], !step.tile<2048x64xbf16>>
     %812 = step.flatten %up_ld60 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_60)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_60)", 12], !step.tile<2048x64xbf16>>
     %813 = step.zip %rep60_up, %812 : (!step.stream<["Min(1, B_60)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_60)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_60)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %up60 = step.map %813 : !step.stream<["Min(1, B_60)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_60)", 12], !step.tile<?x64xf32>> {
@@ -2031,7 +2031,7 @@ builtin.module {
       %816 = step.apply "matmul"(%814, %815) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %816 : !step.tile<?x64xf32>
     }
-    %up_ld61 = step.linear_offchip_load %acc61_up {base_addr = 4870635520 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_61)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_61)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld61 = step.linear_offchip_load %acc61_up {base_addr = 4486856704 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_61)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_61)", 12, 1], !step.tile<2048x64xbf16>>
     %817 = step.flatten %up_ld61 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_61)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_61)", 12], !step.tile<2048x64xbf16>>
     %818 = step.zip %rep61_up, %817 : (!step.stream<["Min(1, B_61)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_61)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_61)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %up61 = step.map %818 : !step.stream<["Min(1, B_61)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_61)", 12], !step.tile<?x64xf32>> {
@@ -2039,7 +2039,7 @@ builtin.module {
       %821 = step.apply "matmul"(%819, %820) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %821 : !step.tile<?x64xf32>
     }
-    %up_ld62 = step.linear_offchip_load %acc62_up {base_addr = 4880072704 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_62)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_62)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld62 = step.linear_offchip_load %acc62_up {base_addr = 4490002432 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_62)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_62)", 12, 1], !step.tile<2048x64xbf16>>
     %822 = step.flatten %up_ld62 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_62)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_62)", 12], !step.tile<2048x64xbf16>>
     %823 = step.zip %rep62_up, %822 : (!step.stream<["Min(1, B_62)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_62)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_62)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %up62 = step.map %823 : !step.stream<["Min(1, B_62)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_62)", 12], !step.tile<?x64xf32>> {
@@ -2047,7 +2047,7 @@ builtin.module {
       %826 = step.apply "matmul"(%824, %825) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %826 : !step.tile<?x64xf32>
     }
-    %up_ld63 = step.linear_offchip_load %acc63_up {base_addr = 4889509888 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_63)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_63)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld63 = step.linear_offchip_load %acc63_up {base_addr = 4493148160 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_63)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_63)", 12, 1], !step.tile<2048x64xbf16>>
     %827 = step.flatten %up_ld63 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_63)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_63)", 12], !step.tile<2048x64xbf16>>
     %828 = step.zip %rep63_up, %827 : (!step.stream<["Min(1, B_63)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_63)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_63)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %up63 = step.map %828 : !step.stream<["Min(1, B_63)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_63)", 12], !step.tile<?x64xf32>> {
@@ -2055,7 +2055,7 @@ builtin.module {
       %831 = step.apply "matmul"(%829, %830) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %831 : !step.tile<?x64xf32>
     }
-    %up_ld64 = step.linear_offchip_load %acc64_up {base_addr = 4898947072 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_64)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_64)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld64 = step.linear_offchip_load %acc64_up {base_addr = 4496293888 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_64)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_64)", 12, 1], !step.tile<2048x64xbf16>>
     %832 = step.flatten %up_ld64 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_64)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_64)", 12], !step.tile<2048x64xbf16>>
     %833 = step.zip %rep64_up, %832 : (!step.stream<["Min(1, B_64)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_64)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_64)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %up64 = step.map %833 : !step.stream<["Min(1, B_64)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_64)", 12], !step.tile<?x64xf32>> {
@@ -2063,7 +2063,7 @@ builtin.module {
       %836 = step.apply "matmul"(%834, %835) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %836 : !step.tile<?x64xf32>
     }
-    %up_ld65 = step.linear_offchip_load %acc65_up {base_addr = 4908384256 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_65)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_65)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld65 = step.linear_offchip_load %acc65_up {base_addr = 4499439616 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_65)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_65)", 12, 1], !step.tile<2048x64xbf16>>
     %837 = step.flatten %up_ld65 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_65)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_65)", 12], !step.tile<2048x64xbf16>>
     %838 = step.zip %rep65_up, %837 : (!step.stream<["Min(1, B_65)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_65)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_65)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %up65 = step.map %838 : !step.stream<["Min(1, B_65)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_65)", 12], !step.tile<?x64xf32>> {
@@ -2071,7 +2071,7 @@ builtin.module {
       %841 = step.apply "matmul"(%839, %840) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %841 : !step.tile<?x64xf32>
     }
-    %up_ld66 = step.linear_offchip_load %acc66_up {base_addr = 4917821440 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_66)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_66)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld66 = step.linear_offchip_load %acc66_up {base_addr = 4502585344 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_66)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_66)", 12, 1], !step.tile<2048x64xbf16>>
     %842 = step.flatten %up_ld66 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_66)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_66)", 12], !step.tile<2048x64xbf16>>
     %843 = step.zip %rep66_up, %842 : (!step.stream<["Min(1, B_66)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_66)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_66)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %up66 = step.map %843 : !step.stream<["Min(1, B_66)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_66)", 12], !step.tile<?x64xf32>> {
@@ -2079,7 +2079,7 @@ builtin.module {
       %846 = step.apply "matmul"(%844, %845) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %846 : !step.tile<?x64xf32>
     }
-    %up_ld67 = step.linear_offchip_load %acc67_up {base_addr = 4927258624 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_67)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_67)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld67 = step.linear_offchip_load %acc67_up {base_addr = 4505731072 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_67)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_67)", 12, 1], !step.tile<2048x64xbf16>>
     %847 = step.flatten %up_ld67 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_67)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_67)", 12], !step.tile<2048x64xbf16>>
     %848 = step.zip %rep67_up, %847 : (!step.stream<["Min(1, B_67)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_67)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_67)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %up67 = step.map %848 : !step.stream<["Min(1, B_67)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_67)", 12], !step.tile<?x64xf32>> {
@@ -2087,7 +2087,7 @@ builtin.module {
       %851 = step.apply "matmul"(%849, %850) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %851 : !step.tile<?x64xf32>
     }
-    %up_ld68 = step.linear_offchip_load %acc68_up {base_addr = 4936695808 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_68)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_68)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld68 = step.linear_offchip_load %acc68_up {base_addr = 4508876800 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_68)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_68)", 12, 1], !step.tile<2048x64xbf16>>
     %852 = step.flatten %up_ld68 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_68)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_68)", 12], !step.tile<2048x64xbf16>>
     %853 = step.zip %rep68_up, %852 : (!step.stream<["Min(1, B_68)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_68)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_68)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %up68 = step.map %853 : !step.stream<["Min(1, B_68)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_68)", 12], !step.tile<?x64xf32>> {
@@ -2095,7 +2095,7 @@ builtin.module {
       %856 = step.apply "matmul"(%854, %855) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %856 : !step.tile<?x64xf32>
     }
-    %up_ld69 = step.linear_offchip_load %acc69_up {base_addr = 4946132992 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_69)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_69)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld69 = step.linear_offchip_load %acc69_up {base_addr = 4512022528 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_69)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_69)", 12, 1], !step.tile<2048x64xbf16>>
     %857 = step.flatten %up_ld69 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_69)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_69)", 12], !step.tile<2048x64xbf16>>
     %858 = step.zip %rep69_up, %857 : (!step.stream<["Min(1, B_69)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_69)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_69)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %up69 = step.map %858 : !step.stream<["Min(1, B_69)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_69)", 12], !step.tile<?x64xf32>> {
@@ -2103,7 +2103,7 @@ builtin.module {
       %861 = step.apply "matmul"(%859, %860) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %861 : !step.tile<?x64xf32>
     }
-    %up_ld70 = step.linear_offchip_load %acc70_up {base_addr = 4955570176 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_70)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_70)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld70 = step.linear_offchip_load %acc70_up {base_addr = 4515168256 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_70)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_70)", 12, 1], !step.tile<2048x64xbf16>>
     %862 = step.flatten %up_ld70 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_70)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_70)", 12], !step.tile<2048x64xbf16>>
     %863 = step.zip %rep70_up, %862 : (!step.stream<["Min(1, B_70)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_70)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_70)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %up70 = step.map %863 : !step.stream<["Min(1, B_70)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_70)", 12], !step.tile<?x64xf32>> {
@@ -2111,7 +2111,7 @@ builtin.module {
       %866 = step.apply "matmul"(%864, %865) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %866 : !step.tile<?x64xf32>
     }
-    %up_ld71 = step.linear_offchip_load %acc71_up {base_addr = 4965007360 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_71)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_71)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld71 = step.linear_offchip_load %acc71_up {base_addr = 4518313984 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_71)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_71)", 12, 1], !step.tile<2048x64xbf16>>
     %867 = step.flatten %up_ld71 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_71)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_71)", 12], !step.tile<2048x64xbf16>>
     %868 = step.zip %rep71_up, %867 : (!step.stream<["Min(1, B_71)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_71)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_71)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %up71 = step.map %868 : !step.stream<["Min(1, B_71)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_71)", 12], !step.tile<?x64xf32>> {
@@ -2119,7 +2119,7 @@ builtin.module {
       %871 = step.apply "matmul"(%869, %870) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %871 : !step.tile<?x64xf32>
     }
-    %up_ld72 = step.linear_offchip_load %acc72_up {base_addr = 4974444544 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_72)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_72)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld72 = step.linear_offchip_load %acc72_up {base_addr = 4521459712 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_72)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_72)", 12, 1], !step.tile<2048x64xbf16>>
     %872 = step.flatten %up_ld72 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_72)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_72)", 12], !step.tile<2048x64xbf16>>
     %873 = step.zip %rep72_up, %872 : (!step.stream<["Min(1, B_72)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_72)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_72)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %up72 = step.map %873 : !step.stream<["Min(1, B_72)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_72)", 12], !step.tile<?x64xf32>> {
@@ -2127,7 +2127,7 @@ builtin.module {
       %876 = step.apply "matmul"(%874, %875) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %876 : !step.tile<?x64xf32>
     }
-    %up_ld73 = step.linear_offchip_load %acc73_up {base_addr = 4983881728 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_73)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_73)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld73 = step.linear_offchip_load %acc73_up {base_addr = 4524605440 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_73)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_73)", 12, 1], !step.tile<2048x64xbf16>>
     %877 = step.flatten %up_ld73 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_73)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_73)", 12], !step.tile<2048x64xbf16>>
     %878 = step.zip %rep73_up, %877 : (!step.stream<["Min(1, B_73)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_73)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_73)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %up73 = step.map %878 : !step.stream<["Min(1, B_73)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_73)", 12], !step.tile<?x64xf32>> {
@@ -2135,7 +2135,7 @@ builtin.module {
       %881 = step.apply "matmul"(%879, %880) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %881 : !step.tile<?x64xf32>
     }
-    %up_ld74 = step.linear_offchip_load %acc74_up {base_addr = 4993318912 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_74)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_74)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld74 = step.linear_offchip_load %acc74_up {base_addr = 4527751168 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_74)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_74)", 12, 1], !step.tile<2048x64xbf16>>
     %882 = step.flatten %up_ld74 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_74)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_74)", 12], !step.tile<2048x64xbf16>>
     %883 = step.zip %rep74_up, %882 : (!step.stream<["Min(1, B_74)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_74)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_74)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %up74 = step.map %883 : !step.stream<["Min(1, B_74)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_74)", 12], !step.tile<?x64xf32>> {
@@ -2143,7 +2143,7 @@ builtin.module {
       %886 = step.apply "matmul"(%884, %885) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %886 : !step.tile<?x64xf32>
     }
-    %up_ld75 = step.linear_offchip_load %acc75_up {base_addr = 5002756096 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_75)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_75)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld75 = step.linear_offchip_load %acc75_up {base_addr = 4530896896 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_75)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_75)", 12, 1], !step.tile<2048x64xbf16>>
     %887 = step.flatten %up_ld75 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_75)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_75)", 12], !step.tile<2048x64xbf16>>
     %888 = step.zip %rep75_up, %887 : (!step.stream<["Min(1, B_75)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_75)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_75)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %up75 = step.map %888 : !step.stream<["Min(1, B_75)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_75)", 12], !step.tile<?x64xf32>> {
@@ -2151,7 +2151,7 @@ builtin.module {
       %891 = step.apply "matmul"(%889, %890) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %891 : !step.tile<?x64xf32>
     }
-    %up_ld76 = step.linear_offchip_load %acc76_up {base_addr = 5012193280 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_76)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_76)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld76 = step.linear_offchip_load %acc76_up {base_addr = 4534042624 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_76)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_76)", 12, 1], !step.tile<2048x64xbf16>>
     %892 = step.flatten %up_ld76 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_76)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_76)", 12], !step.tile<2048x64xbf16>>
     %893 = step.zip %rep76_up, %892 : (!step.stream<["Min(1, B_76)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_76)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_76)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %up76 = step.map %893 : !step.stream<["Min(1, B_76)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_76)", 12], !step.tile<?x64xf32>> {
@@ -2159,7 +2159,7 @@ builtin.module {
       %896 = step.apply "matmul"(%894, %895) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %896 : !step.tile<?x64xf32>
     }
-    %up_ld77 = step.linear_offchip_load %acc77_up {base_addr = 5021630464 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_77)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_77)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld77 = step.linear_offchip_load %acc77_up {base_addr = 4537188352 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_77)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_77)", 12, 1], !step.tile<2048x64xbf16>>
     %897 = step.flatten %up_ld77 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_77)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_77)", 12], !step.tile<2048x64xbf16>>
     %898 = step.zip %rep77_up, %897 : (!step.stream<["Min(1, B_77)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_77)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_77)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %up77 = step.map %898 : !step.stream<["Min(1, B_77)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_77)", 12], !step.tile<?x64xf32>> {
@@ -2167,7 +2167,7 @@ builtin.module {
       %901 = step.apply "matmul"(%899, %900) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %901 : !step.tile<?x64xf32>
     }
-    %up_ld78 = step.linear_offchip_load %acc78_up {base_addr = 5031067648 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_78)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_78)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld78 = step.linear_offchip_load %acc78_up {base_addr = 4540334080 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_78)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_78)", 12, 1], !step.tile<2048x64xbf16>>
     %902 = step.flatten %up_ld78 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_78)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_78)", 12], !step.tile<2048x64xbf16>>
     %903 = step.zip %rep78_up, %902 : (!step.stream<["Min(1, B_78)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_78)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_78)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %up78 = step.map %903 : !step.stream<["Min(1, B_78)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_78)", 12], !step.tile<?x64xf32>> {
@@ -2175,7 +2175,7 @@ builtin.module {
       %906 = step.apply "matmul"(%904, %905) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %906 : !step.tile<?x64xf32>
     }
-    %up_ld79 = step.linear_offchip_load %acc79_up {base_addr = 5040504832 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_79)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_79)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld79 = step.linear_offchip_load %acc79_up {base_addr = 4543479808 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_79)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_79)", 12, 1], !step.tile<2048x64xbf16>>
     %907 = step.flatten %up_ld79 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_79)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_79)", 12], !step.tile<2048x64xbf16>>
     %908 = step.zip %rep79_up, %907 : (!step.stream<["Min(1, B_79)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_79)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_79)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %up79 = step.map %908 : !step.stream<["Min(1, B_79)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_79)", 12], !step.tile<?x64xf32>> {
@@ -2183,7 +2183,7 @@ builtin.module {
       %911 = step.apply "matmul"(%909, %910) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %911 : !step.tile<?x64xf32>
     }
-    %up_ld80 = step.linear_offchip_load %acc80_up {base_addr = 5049942016 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_80)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_80)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld80 = step.linear_offchip_load %acc80_up {base_addr = 4546625536 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_80)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_80)", 12, 1], !step.tile<2048x64xbf16>>
     %912 = step.flatten %up_ld80 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_80)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_80)", 12], !step.tile<2048x64xbf16>>
     %913 = step.zip %rep80_up, %912 : (!step.stream<["Min(1, B_80)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_80)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_80)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %up80 = step.map %913 : !step.stream<["Min(1, B_80)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_80)", 12], !step.tile<?x64xf32>> {
@@ -2191,7 +2191,7 @@ builtin.module {
       %916 = step.apply "matmul"(%914, %915) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %916 : !step.tile<?x64xf32>
     }
-    %up_ld81 = step.linear_offchip_load %acc81_up {base_addr = 5059379200 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_81)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_81)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld81 = step.linear_offchip_load %acc81_up {base_addr = 4549771264 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_81)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_81)", 12, 1], !step.tile<2048x64xbf16>>
     %917 = step.flatten %up_ld81 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_81)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_81)", 12], !step.tile<2048x64xbf16>>
     %918 = step.zip %rep81_up, %917 : (!step.stream<["Min(1, B_81)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_81)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_81)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %up81 = step.map %918 : !step.stream<["Min(1, B_81)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_81)", 12], !step.tile<?x64xf32>> {
@@ -2199,7 +2199,7 @@ builtin.module {
       %921 = step.apply "matmul"(%919, %920) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %921 : !step.tile<?x64xf32>
     }
-    %up_ld82 = step.linear_offchip_load %acc82_up {base_addr = 5068816384 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_82)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_82)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld82 = step.linear_offchip_load %acc82_up {base_addr = 4552916992 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_82)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_82)", 12, 1], !step.tile<2048x64xbf16>>
     %922 = step.flatten %up_ld82 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_82)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_82)", 12], !step.tile<2048x64xbf16>>
     %923 = step.zip %rep82_up, %922 : (!step.stream<["Min(1, B_82)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_82)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_82)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %up82 = step.map %923 : !step.stream<["Min(1, B_82)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_82)", 12], !step.tile<?x64xf32>> {
@@ -2207,7 +2207,7 @@ builtin.module {
       %926 = step.apply "matmul"(%924, %925) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %926 : !step.tile<?x64xf32>
     }
-    %up_ld83 = step.linear_offchip_load %acc83_up {base_addr = 5078253568 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_83)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_83)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld83 = step.linear_offchip_load %acc83_up {base_addr = 4556062720 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_83)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_83)", 12, 1], !step.tile<2048x64xbf16>>
     %927 = step.flatten %up_ld83 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_83)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_83)", 12], !step.tile<2048x64xbf16>>
     %928 = step.zip %rep83_up, %927 : (!step.stream<["Min(1, B_83)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_83)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_83)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %up83 = step.map %928 : !step.stream<["Min(1, B_83)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_83)", 12], !step.tile<?x64xf32>> {
@@ -2215,7 +2215,7 @@ builtin.module {
       %931 = step.apply "matmul"(%929, %930) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %931 : !step.tile<?x64xf32>
     }
-    %up_ld84 = step.linear_offchip_load %acc84_up {base_addr = 5087690752 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_84)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_84)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld84 = step.linear_offchip_load %acc84_up {base_addr = 4559208448 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_84)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_84)", 12, 1], !step.tile<2048x64xbf16>>
     %932 = step.flatten %up_ld84 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_84)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_84)", 12], !step.tile<2048x64xbf16>>
     %933 = step.zip %rep84_up, %932 : (!step.stream<["Min(1, B_84)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_84)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_84)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %up84 = step.map %933 : !step.stream<["Min(1, B_84)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_84)", 12], !step.tile<?x64xf32>> {
@@ -2223,7 +2223,7 @@ builtin.module {
       %936 = step.apply "matmul"(%934, %935) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %936 : !step.tile<?x64xf32>
     }
-    %up_ld85 = step.linear_offchip_load %acc85_up {base_addr = 5097127936 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_85)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_85)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld85 = step.linear_offchip_load %acc85_up {base_addr = 4562354176 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_85)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_85)", 12, 1], !step.tile<2048x64xbf16>>
     %937 = step.flatten %up_ld85 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_85)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_85)", 12], !step.tile<2048x64xbf16>>
     %938 = step.zip %rep85_up, %937 : (!step.stream<["Min(1, B_85)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_85)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_85)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %up85 = step.map %938 : !step.stream<["Min(1, B_85)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_85)", 12], !step.tile<?x64xf32>> {
@@ -2231,7 +2231,7 @@ builtin.module {
       %941 = step.apply "matmul"(%939, %940) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %941 : !step.tile<?x64xf32>
     }
-    %up_ld86 = step.linear_offchip_load %acc86_up {base_addr = 5106565120 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_86)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_86)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld86 = step.linear_offchip_load %acc86_up {base_addr = 4565499904 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_86)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_86)", 12, 1], !step.tile<2048x64xbf16>>
     %942 = step.flatten %up_ld86 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_86)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_86)", 12], !step.tile<2048x64xbf16>>
     %943 = step.zip %rep86_up, %942 : (!step.stream<["Min(1, B_86)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_86)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_86)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %up86 = step.map %943 : !step.stream<["Min(1, B_86)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_86)", 12], !step.tile<?x64xf32>> {
@@ -2239,7 +2239,7 @@ builtin.module {
       %946 = step.apply "matmul"(%944, %945) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %946 : !step.tile<?x64xf32>
     }
-    %up_ld87 = step.linear_offchip_load %acc87_up {base_addr = 5116002304 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_87)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_87)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld87 = step.linear_offchip_load %acc87_up {base_addr = 4568645632 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_87)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_87)", 12, 1], !step.tile<2048x64xbf16>>
     %947 = step.flatten %up_ld87 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_87)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_87)", 12], !step.tile<2048x64xbf16>>
     %948 = step.zip %rep87_up, %947 : (!step.stream<["Min(1, B_87)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_87)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_87)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %up87 = step.map %948 : !step.stream<["Min(1, B_87)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_87)", 12], !step.tile<?x64xf32>> {
@@ -2247,7 +2247,7 @@ builtin.module {
       %951 = step.apply "matmul"(%949, %950) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %951 : !step.tile<?x64xf32>
     }
-    %up_ld88 = step.linear_offchip_load %acc88_up {base_addr = 5125439488 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_88)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_88)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld88 = step.linear_offchip_load %acc88_up {base_addr = 4571791360 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_88)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_88)", 12, 1], !step.tile<2048x64xbf16>>
     %952 = step.flatten %up_ld88 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_88)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_88)", 12], !step.tile<2048x64xbf16>>
     %953 = step.zip %rep88_up, %952 : (!step.stream<["Min(1, B_88)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_88)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_88)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %up88 = step.map %953 : !step.stream<["Min(1, B_88)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_88)", 12], !step.tile<?x64xf32>> {
@@ -2255,7 +2255,7 @@ builtin.module {
       %956 = step.apply "matmul"(%954, %955) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %956 : !step.tile<?x64xf32>
     }
-    %up_ld89 = step.linear_offchip_load %acc89_up {base_addr = 5134876672 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_89)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_89)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld89 = step.linear_offchip_load %acc89_up {base_addr = 4574937088 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_89)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_89)", 12, 1], !step.tile<2048x64xbf16>>
     %957 = step.flatten %up_ld89 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_89)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_89)", 12], !step.tile<2048x64xbf16>>
     %958 = step.zip %rep89_up, %957 : (!step.stream<["Min(1, B_89)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_89)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_89)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %up89 = step.map %958 : !step.stream<["Min(1, B_89)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_89)", 12], !step.tile<?x64xf32>> {
@@ -2263,7 +2263,7 @@ builtin.module {
       %961 = step.apply "matmul"(%959, %960) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %961 : !step.tile<?x64xf32>
     }
-    %up_ld90 = step.linear_offchip_load %acc90_up {base_addr = 5144313856 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_90)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_90)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld90 = step.linear_offchip_load %acc90_up {base_addr = 4578082816 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_90)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_90)", 12, 1], !step.tile<2048x64xbf16>>
     %962 = step.flatten %up_ld90 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_90)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_90)", 12], !step.tile<2048x64xbf16>>
     %963 = step.zip %rep90_up, %962 : (!step.stream<["Min(1, B_90)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_90)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_90)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %up90 = step.map %963 : !step.stream<["Min(1, B_90)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_90)", 12], !step.tile<?x64xf32>> {
@@ -2271,7 +2271,7 @@ builtin.module {
       %966 = step.apply "matmul"(%964, %965) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %966 : !step.tile<?x64xf32>
     }
-    %up_ld91 = step.linear_offchip_load %acc91_up {base_addr = 5153751040 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_91)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_91)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld91 = step.linear_offchip_load %acc91_up {base_addr = 4581228544 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_91)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_91)", 12, 1], !step.tile<2048x64xbf16>>
     %967 = step.flatten %up_ld91 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_91)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_91)", 12], !step.tile<2048x64xbf16>>
     %968 = step.zip %rep91_up, %967 : (!step.stream<["Min(1, B_91)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_91)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_91)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %up91 = step.map %968 : !step.stream<["Min(1, B_91)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_91)", 12], !step.tile<?x64xf32>> {
@@ -2279,7 +2279,7 @@ builtin.module {
       %971 = step.apply "matmul"(%969, %970) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %971 : !step.tile<?x64xf32>
     }
-    %up_ld92 = step.linear_offchip_load %acc92_up {base_addr = 5163188224 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_92)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_92)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld92 = step.linear_offchip_load %acc92_up {base_addr = 4584374272 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_92)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_92)", 12, 1], !step.tile<2048x64xbf16>>
     %972 = step.flatten %up_ld92 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_92)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_92)", 12], !step.tile<2048x64xbf16>>
     %973 = step.zip %rep92_up, %972 : (!step.stream<["Min(1, B_92)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_92)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_92)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %up92 = step.map %973 : !step.stream<["Min(1, B_92)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_92)", 12], !step.tile<?x64xf32>> {
@@ -2287,7 +2287,7 @@ builtin.module {
       %976 = step.apply "matmul"(%974, %975) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %976 : !step.tile<?x64xf32>
     }
-    %up_ld93 = step.linear_offchip_load %acc93_up {base_addr = 5172625408 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_93)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_93)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld93 = step.linear_offchip_load %acc93_up {base_addr = 4587520000 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_93)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_93)", 12, 1], !step.tile<2048x64xbf16>>
     %977 = step.flatten %up_ld93 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_93)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_93)", 12], !step.tile<2048x64xbf16>>
     %978 = step.zip %rep93_up, %977 : (!step.stream<["Min(1, B_93)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_93)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_93)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %up93 = step.map %978 : !step.stream<["Min(1, B_93)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_93)", 12], !step.tile<?x64xf32>> {
@@ -2295,7 +2295,7 @@ builtin.module {
       %981 = step.apply "matmul"(%979, %980) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %981 : !step.tile<?x64xf32>
     }
-    %up_ld94 = step.linear_offchip_load %acc94_up {base_addr = 5182062592 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_94)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_94)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld94 = step.linear_offchip_load %acc94_up {base_addr = 4590665728 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_94)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_94)", 12, 1], !step.tile<2048x64xbf16>>
     %982 = step.flatten %up_ld94 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_94)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_94)", 12], !step.tile<2048x64xbf16>>
     %983 = step.zip %rep94_up, %982 : (!step.stream<["Min(1, B_94)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_94)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_94)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %up94 = step.map %983 : !step.stream<["Min(1, B_94)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_94)", 12], !step.tile<?x64xf32>> {
@@ -2303,7 +2303,7 @@ builtin.module {
       %986 = step.apply "matmul"(%984, %985) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %986 : !step.tile<?x64xf32>
     }
-    %up_ld95 = step.linear_offchip_load %acc95_up {base_addr = 5191499776 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_95)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_95)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld95 = step.linear_offchip_load %acc95_up {base_addr = 4593811456 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_95)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_95)", 12, 1], !step.tile<2048x64xbf16>>
     %987 = step.flatten %up_ld95 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_95)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_95)", 12], !step.tile<2048x64xbf16>>
     %988 = step.zip %rep95_up, %987 : (!step.stream<["Min(1, B_95)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_95)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_95)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %up95 = step.map %988 : !step.stream<["Min(1, B_95)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_95)", 12], !step.tile<?x64xf32>> {
@@ -2311,7 +2311,7 @@ builtin.module {
       %991 = step.apply "matmul"(%989, %990) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %991 : !step.tile<?x64xf32>
     }
-    %up_ld96 = step.linear_offchip_load %acc96_up {base_addr = 5200936960 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_96)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_96)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld96 = step.linear_offchip_load %acc96_up {base_addr = 4596957184 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_96)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_96)", 12, 1], !step.tile<2048x64xbf16>>
     %992 = step.flatten %up_ld96 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_96)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_96)", 12], !step.tile<2048x64xbf16>>
     %993 = step.zip %rep96_up, %992 : (!step.stream<["Min(1, B_96)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_96)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_96)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %up96 = step.map %993 : !step.stream<["Min(1, B_96)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_96)", 12], !step.tile<?x64xf32>> {
@@ -2319,7 +2319,7 @@ builtin.module {
       %996 = step.apply "matmul"(%994, %995) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %996 : !step.tile<?x64xf32>
     }
-    %up_ld97 = step.linear_offchip_load %acc97_up {base_addr = 5210374144 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_97)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_97)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld97 = step.linear_offchip_load %acc97_up {base_addr = 4600102912 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_97)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_97)", 12, 1], !step.tile<2048x64xbf16>>
     %997 = step.flatten %up_ld97 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_97)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_97)", 12], !step.tile<2048x64xbf16>>
     %998 = step.zip %rep97_up, %997 : (!step.stream<["Min(1, B_97)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_97)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_97)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %up97 = step.map %998 : !step.stream<["Min(1, B_97)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_97)", 12], !step.tile<?x64xf32>> {
@@ -2327,7 +2327,7 @@ builtin.module {
       %1001 = step.apply "matmul"(%999, %1000) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %1001 : !step.tile<?x64xf32>
     }
-    %up_ld98 = step.linear_offchip_load %acc98_up {base_addr = 5219811328 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_98)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_98)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld98 = step.linear_offchip_load %acc98_up {base_addr = 4603248640 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_98)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_98)", 12, 1], !step.tile<2048x64xbf16>>
     %1002 = step.flatten %up_ld98 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_98)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_98)", 12], !step.tile<2048x64xbf16>>
     %1003 = step.zip %rep98_up, %1002 : (!step.stream<["Min(1, B_98)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_98)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_98)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %up98 = step.map %1003 : !step.stream<["Min(1, B_98)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_98)", 12], !step.tile<?x64xf32>> {
@@ -2335,7 +2335,7 @@ builtin.module {
       %1006 = step.apply "matmul"(%1004, %1005) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %1006 : !step.tile<?x64xf32>
     }
-    %up_ld99 = step.linear_offchip_load %acc99_up {base_addr = 5229248512 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_99)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_99)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld99 = step.linear_offchip_load %acc99_up {base_addr = 4606394368 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_99)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_99)", 12, 1], !step.tile<2048x64xbf16>>
     %1007 = step.flatten %up_ld99 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_99)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_99)", 12], !step.tile<2048x64xbf16>>
     %1008 = step.zip %rep99_up, %1007 : (!step.stream<["Min(1, B_99)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_99)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_99)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %up99 = step.map %1008 : !step.stream<["Min(1, B_99)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_99)", 12], !step.tile<?x64xf32>> {
@@ -2343,7 +2343,7 @@ builtin.module {
       %1011 = step.apply "matmul"(%1009, %1010) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %1011 : !step.tile<?x64xf32>
     }
-    %up_ld100 = step.linear_offchip_load %acc100_up {base_addr = 5238685696 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_100)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_100)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld100 = step.linear_offchip_load %acc100_up {base_addr = 4609540096 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_100)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_100)", 12, 1], !step.tile<2048x64xbf16>>
     %1012 = step.flatten %up_ld100 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_100)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_100)", 12], !step.tile<2048x64xbf16>>
     %1013 = step.zip %rep100_up, %1012 : (!step.stream<["Min(1, B_100)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_100)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_100)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %up100 = step.map %1013 : !step.stream<["Min(1, B_100)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_100)", 12], !step.tile<?x64xf32>> {
@@ -2351,7 +2351,7 @@ builtin.module {
       %1016 = step.apply "matmul"(%1014, %1015) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %1016 : !step.tile<?x64xf32>
     }
-    %up_ld101 = step.linear_offchip_load %acc101_up {base_addr = 5248122880 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_101)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_101)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld101 = step.linear_offchip_load %acc101_up {base_addr = 4612685824 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_101)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_101)", 12, 1], !step.tile<2048x64xbf16>>
     %1017 = step.flatten %up_ld101 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_101)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_101)", 12], !step.tile<2048x64xbf16>>
     %1018 = step.zip %rep101_up, %1017 : (!step.stream<["Min(1, B_101)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_101)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_101)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %up101 = step.map %1018 : !step.stream<["Min(1, B_101)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_101)", 12], !step.tile<?x64xf32>> {
@@ -2359,7 +2359,7 @@ builtin.module {
       %1021 = step.apply "matmul"(%1019, %1020) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %1021 : !step.tile<?x64xf32>
     }
-    %up_ld102 = step.linear_offchip_load %acc102_up {base_addr = 5257560064 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_102)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_102)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld102 = step.linear_offchip_load %acc102_up {base_addr = 4615831552 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_102)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_102)", 12, 1], !step.tile<2048x64xbf16>>
     %1022 = step.flatten %up_ld102 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_102)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_102)", 12], !step.tile<2048x64xbf16>>
     %1023 = step.zip %rep102_up, %1022 : (!step.stream<["Min(1, B_102)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_102)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_102)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %up102 = step.map %1023 : !step.stream<["Min(1, B_102)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_102)", 12], !step.tile<?x64xf32>> {
@@ -2367,7 +2367,7 @@ builtin.module {
       %1026 = step.apply "matmul"(%1024, %1025) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %1026 : !step.tile<?x64xf32>
     }
-    %up_ld103 = step.linear_offchip_load %acc103_up {base_addr = 5266997248 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_103)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_103)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld103 = step.linear_offchip_load %acc103_up {base_addr = 4618977280 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_103)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_103)", 12, 1], !step.tile<2048x64xbf16>>
     %1027 = step.flatten %up_ld103 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_103)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_103)", 12], !step.tile<2048x64xbf16>>
     %1028 = step.zip %rep103_up, %1027 : (!step.stream<["Min(1, B_103)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_103)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_103)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %up103 = step.map %1028 : !step.stream<["Min(1, B_103)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_103)", 12], !step.tile<?x64xf32>> {
@@ -2375,7 +2375,7 @@ builtin.module {
       %1031 = step.apply "matmul"(%1029, %1030) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %1031 : !step.tile<?x64xf32>
     }
-    %up_ld104 = step.linear_offchip_load %acc104_up {base_addr = 5276434432 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_104)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_104)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld104 = step.linear_offchip_load %acc104_up {base_addr = 4622123008 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_104)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_104)", 12, 1], !step.tile<2048x64xbf16>>
     %1032 = step.flatten %up_ld104 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_104)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_104)", 12], !step.tile<2048x64xbf16>>
     %1033 = step.zip %rep104_up, %1032 : (!step.stream<["Min(1, B_104)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_104)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_104)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %up104 = step.map %1033 : !step.stream<["Min(1, B_104)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_104)", 12], !step.tile<?x64xf32>> {
@@ -2383,7 +2383,7 @@ builtin.module {
       %1036 = step.apply "matmul"(%1034, %1035) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %1036 : !step.tile<?x64xf32>
     }
-    %up_ld105 = step.linear_offchip_load %acc105_up {base_addr = 5285871616 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_105)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_105)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld105 = step.linear_offchip_load %acc105_up {base_addr = 4625268736 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_105)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_105)", 12, 1], !step.tile<2048x64xbf16>>
     %1037 = step.flatten %up_ld105 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_105)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_105)", 12], !step.tile<2048x64xbf16>>
     %1038 = step.zip %rep105_up, %1037 : (!step.stream<["Min(1, B_105)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_105)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_105)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %up105 = step.map %1038 : !step.stream<["Min(1, B_105)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_105)", 12], !step.tile<?x64xf32>> {
@@ -2391,7 +2391,7 @@ builtin.module {
       %1041 = step.apply "matmul"(%1039, %1040) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %1041 : !step.tile<?x64xf32>
     }
-    %up_ld106 = step.linear_offchip_load %acc106_up {base_addr = 5295308800 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_106)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_106)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld106 = step.linear_offchip_load %acc106_up {base_addr = 4628414464 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_106)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_106)", 12, 1], !step.tile<2048x64xbf16>>
     %1042 = step.flatten %up_ld106 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_106)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_106)", 12], !step.tile<2048x64xbf16>>
     %1043 = step.zip %rep106_up, %1042 : (!step.stream<["Min(1, B_106)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_106)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_106)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %up106 = step.map %1043 : !step.stream<["Min(1, B_106)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_106)", 12], !step.tile<?x64xf32>> {
@@ -2399,7 +2399,7 @@ builtin.module {
       %1046 = step.apply "matmul"(%1044, %1045) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %1046 : !step.tile<?x64xf32>
     }
-    %up_ld107 = step.linear_offchip_load %acc107_up {base_addr = 5304745984 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_107)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_107)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld107 = step.linear_offchip_load %acc107_up {base_addr = 4631560192 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_107)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_107)", 12, 1], !step.tile<2048x64xbf16>>
     %1047 = step.flatten %up_ld107 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_107)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_107)", 12], !step.tile<2048x64xbf16>>
     %1048 = step.zip %rep107_up, %1047 : (!step.stream<["Min(1, B_107)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_107)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_107)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %up107 = step.map %1048 : !step.stream<["Min(1, B_107)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_107)", 12], !step.tile<?x64xf32>> {
@@ -2407,7 +2407,7 @@ builtin.module {
       %1051 = step.apply "matmul"(%1049, %1050) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %1051 : !step.tile<?x64xf32>
     }
-    %up_ld108 = step.linear_offchip_load %acc108_up {base_addr = 5314183168 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_108)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_108)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld108 = step.linear_offchip_load %acc108_up {base_addr = 4634705920 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_108)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_108)", 12, 1], !step.tile<2048x64xbf16>>
     %1052 = step.flatten %up_ld108 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_108)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_108)", 12], !step.tile<2048x64xbf16>>
     %1053 = step.zip %rep108_up, %1052 : (!step.stream<["Min(1, B_108)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_108)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_108)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %up108 = step.map %1053 : !step.stream<["Min(1, B_108)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_108)", 12], !step.tile<?x64xf32>> {
@@ -2415,7 +2415,7 @@ builtin.module {
       %1056 = step.apply "matmul"(%1054, %1055) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %1056 : !step.tile<?x64xf32>
     }
-    %up_ld109 = step.linear_offchip_load %acc109_up {base_addr = 5323620352 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_109)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_109)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld109 = step.linear_offchip_load %acc109_up {base_addr = 4637851648 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_109)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_109)", 12, 1], !step.tile<2048x64xbf16>>
     %1057 = step.flatten %up_ld109 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_109)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_109)", 12], !step.tile<2048x64xbf16>>
     %1058 = step.zip %rep109_up, %1057 : (!step.stream<["Min(1, B_109)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_109)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_109)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %up109 = step.map %1058 : !step.stream<["Min(1, B_109)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_109)", 12], !step.tile<?x64xf32>> {
@@ -2423,7 +2423,7 @@ builtin.module {
       %1061 = step.apply "matmul"(%1059, %1060) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %1061 : !step.tile<?x64xf32>
     }
-    %up_ld110 = step.linear_offchip_load %acc110_up {base_addr = 5333057536 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_110)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_110)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld110 = step.linear_offchip_load %acc110_up {base_addr = 4640997376 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_110)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_110)", 12, 1], !step.tile<2048x64xbf16>>
     %1062 = step.flatten %up_ld110 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_110)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_110)", 12], !step.tile<2048x64xbf16>>
     %1063 = step.zip %rep110_up, %1062 : (!step.stream<["Min(1, B_110)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_110)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_110)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %up110 = step.map %1063 : !step.stream<["Min(1, B_110)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_110)", 12], !step.tile<?x64xf32>> {
@@ -2431,7 +2431,7 @@ builtin.module {
       %1066 = step.apply "matmul"(%1064, %1065) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %1066 : !step.tile<?x64xf32>
     }
-    %up_ld111 = step.linear_offchip_load %acc111_up {base_addr = 5342494720 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_111)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_111)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld111 = step.linear_offchip_load %acc111_up {base_addr = 4644143104 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_111)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_111)", 12, 1], !step.tile<2048x64xbf16>>
     %1067 = step.flatten %up_ld111 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_111)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_111)", 12], !step.tile<2048x64xbf16>>
     %1068 = step.zip %rep111_up, %1067 : (!step.stream<["Min(1, B_111)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_111)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_111)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %up111 = step.map %1068 : !step.stream<["Min(1, B_111)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_111)", 12], !step.tile<?x64xf32>> {
@@ -2439,7 +2439,7 @@ builtin.module {
       %1071 = step.apply "matmul"(%1069, %1070) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %1071 : !step.tile<?x64xf32>
     }
-    %up_ld112 = step.linear_offchip_load %acc112_up {base_addr = 5351931904 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_112)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_112)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld112 = step.linear_offchip_load %acc112_up {base_addr = 4647288832 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_112)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_112)", 12, 1], !step.tile<2048x64xbf16>>
     %1072 = step.flatten %up_ld112 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_112)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_112)", 12], !step.tile<2048x64xbf16>>
     %1073 = step.zip %rep112_up, %1072 : (!step.stream<["Min(1, B_112)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_112)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_112)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %up112 = step.map %1073 : !step.stream<["Min(1, B_112)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_112)", 12], !step.tile<?x64xf32>> {
@@ -2447,7 +2447,7 @@ builtin.module {
       %1076 = step.apply "matmul"(%1074, %1075) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %1076 : !step.tile<?x64xf32>
     }
-    %up_ld113 = step.linear_offchip_load %acc113_up {base_addr = 5361369088 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_113)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_113)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld113 = step.linear_offchip_load %acc113_up {base_addr = 4650434560 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_113)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_113)", 12, 1], !step.tile<2048x64xbf16>>
     %1077 = step.flatten %up_ld113 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_113)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_113)", 12], !step.tile<2048x64xbf16>>
     %1078 = step.zip %rep113_up, %1077 : (!step.stream<["Min(1, B_113)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_113)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_113)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %up113 = step.map %1078 : !step.stream<["Min(1, B_113)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_113)", 12], !step.tile<?x64xf32>> {
@@ -2455,7 +2455,7 @@ builtin.module {
       %1081 = step.apply "matmul"(%1079, %1080) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %1081 : !step.tile<?x64xf32>
     }
-    %up_ld114 = step.linear_offchip_load %acc114_up {base_addr = 5370806272 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_114)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_114)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld114 = step.linear_offchip_load %acc114_up {base_addr = 4653580288 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_114)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_114)", 12, 1], !step.tile<2048x64xbf16>>
     %1082 = step.flatten %up_ld114 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_114)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_114)", 12], !step.tile<2048x64xbf16>>
     %1083 = step.zip %rep114_up, %1082 : (!step.stream<["Min(1, B_114)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_114)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_114)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %up114 = step.map %1083 : !step.stream<["Min(1, B_114)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_114)", 12], !step.tile<?x64xf32>> {
@@ -2463,7 +2463,7 @@ builtin.module {
       %1086 = step.apply "matmul"(%1084, %1085) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %1086 : !step.tile<?x64xf32>
     }
-    %up_ld115 = step.linear_offchip_load %acc115_up {base_addr = 5380243456 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_115)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_115)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld115 = step.linear_offchip_load %acc115_up {base_addr = 4656726016 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_115)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_115)", 12, 1], !step.tile<2048x64xbf16>>
     %1087 = step.flatten %up_ld115 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_115)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_115)", 12], !step.tile<2048x64xbf16>>
     %1088 = step.zip %rep115_up, %1087 : (!step.stream<["Min(1, B_115)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_115)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_115)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %up115 = step.map %1088 : !step.stream<["Min(1, B_115)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_115)", 12], !step.tile<?x64xf32>> {
@@ -2471,7 +2471,7 @@ builtin.module {
       %1091 = step.apply "matmul"(%1089, %1090) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %1091 : !step.tile<?x64xf32>
     }
-    %up_ld116 = step.linear_offchip_load %acc116_up {base_addr = 5389680640 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_116)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_116)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld116 = step.linear_offchip_load %acc116_up {base_addr = 4659871744 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_116)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_116)", 12, 1], !step.tile<2048x64xbf16>>
     %1092 = step.flatten %up_ld116 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_116)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_116)", 12], !step.tile<2048x64xbf16>>
     %1093 = step.zip %rep116_up, %1092 : (!step.stream<["Min(1, B_116)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_116)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_116)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %up116 = step.map %1093 : !step.stream<["Min(1, B_116)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_116)", 12], !step.tile<?x64xf32>> {
@@ -2479,7 +2479,7 @@ builtin.module {
       %1096 = step.apply "matmul"(%1094, %1095) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %1096 : !step.tile<?x64xf32>
     }
-    %up_ld117 = step.linear_offchip_load %acc117_up {base_addr = 5399117824 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_117)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_117)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld117 = step.linear_offchip_load %acc117_up {base_addr = 4663017472 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_117)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_117)", 12, 1], !step.tile<2048x64xbf16>>
     %1097 = step.flatten %up_ld117 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_117)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_117)", 12], !step.tile<2048x64xbf16>>
     %1098 = step.zip %rep117_up, %1097 : (!step.stream<["Min(1, B_117)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_117)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_117)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %up117 = step.map %1098 : !step.stream<["Min(1, B_117)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_117)", 12], !step.tile<?x64xf32>> {
@@ -2487,7 +2487,7 @@ builtin.module {
       %1101 = step.apply "matmul"(%1099, %1100) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %1101 : !step.tile<?x64xf32>
     }
-    %up_ld118 = step.linear_offchip_load %acc118_up {base_addr = 5408555008 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_118)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_118)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld118 = step.linear_offchip_load %acc118_up {base_addr = 4666163200 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_118)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_118)", 12, 1], !step.tile<2048x64xbf16>>
     %1102 = step.flatten %up_ld118 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_118)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_118)", 12], !step.tile<2048x64xbf16>>
     %1103 = step.zip %rep118_up, %1102 : (!step.stream<["Min(1, B_118)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_118)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_118)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %up118 = step.map %1103 : !step.stream<["Min(1, B_118)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_118)", 12], !step.tile<?x64xf32>> {
@@ -2495,7 +2495,7 @@ builtin.module {
       %1106 = step.apply "matmul"(%1104, %1105) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %1106 : !step.tile<?x64xf32>
     }
-    %up_ld119 = step.linear_offchip_load %acc119_up {base_addr = 5417992192 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_119)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_119)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld119 = step.linear_offchip_load %acc119_up {base_addr = 4669308928 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_119)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_119)", 12, 1], !step.tile<2048x64xbf16>>
     %1107 = step.flatten %up_ld119 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_119)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_119)", 12], !step.tile<2048x64xbf16>>
     %1108 = step.zip %rep119_up, %1107 : (!step.stream<["Min(1, B_119)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_119)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_119)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %up119 = step.map %1108 : !step.stream<["Min(1, B_119)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_119)", 12], !step.tile<?x64xf32>> {
@@ -2503,7 +2503,7 @@ builtin.module {
       %1111 = step.apply "matmul"(%1109, %1110) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %1111 : !step.tile<?x64xf32>
     }
-    %up_ld120 = step.linear_offchip_load %acc120_up {base_addr = 5427429376 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_120)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_120)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld120 = step.linear_offchip_load %acc120_up {base_addr = 4672454656 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_120)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_120)", 12, 1], !step.tile<2048x64xbf16>>
     %1112 = step.flatten %up_ld120 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_120)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_120)", 12], !step.tile<2048x64xbf16>>
     %1113 = step.zip %rep120_up, %1112 : (!step.stream<["Min(1, B_120)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_120)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_120)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %up120 = step.map %1113 : !step.stream<["Min(1, B_120)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_120)", 12], !step.tile<?x64xf32>> {
@@ -2511,7 +2511,7 @@ builtin.module {
       %1116 = step.apply "matmul"(%1114, %1115) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %1116 : !step.tile<?x64xf32>
     }
-    %up_ld121 = step.linear_offchip_load %acc121_up {base_addr = 5436866560 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_121)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_121)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld121 = step.linear_offchip_load %acc121_up {base_addr = 4675600384 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_121)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_121)", 12, 1], !step.tile<2048x64xbf16>>
     %1117 = step.flatten %up_ld121 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_121)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_121)", 12], !step.tile<2048x64xbf16>>
     %1118 = step.zip %rep121_up, %1117 : (!step.stream<["Min(1, B_121)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_121)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_121)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %up121 = step.map %1118 : !step.stream<["Min(1, B_121)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_121)", 12], !step.tile<?x64xf32>> {
@@ -2519,7 +2519,7 @@ builtin.module {
       %1121 = step.apply "matmul"(%1119, %1120) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %1121 : !step.tile<?x64xf32>
     }
-    %up_ld122 = step.linear_offchip_load %acc122_up {base_addr = 5446303744 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_122)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_122)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld122 = step.linear_offchip_load %acc122_up {base_addr = 4678746112 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_122)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_122)", 12, 1], !step.tile<2048x64xbf16>>
     %1122 = step.flatten %up_ld122 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_122)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_122)", 12], !step.tile<2048x64xbf16>>
     %1123 = step.zip %rep122_up, %1122 : (!step.stream<["Min(1, B_122)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_122)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_122)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %up122 = step.map %1123 : !step.stream<["Min(1, B_122)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_122)", 12], !step.tile<?x64xf32>> {
@@ -2527,7 +2527,7 @@ builtin.module {
       %1126 = step.apply "matmul"(%1124, %1125) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %1126 : !step.tile<?x64xf32>
     }
-    %up_ld123 = step.linear_offchip_load %acc123_up {base_addr = 5455740928 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_123)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_123)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld123 = step.linear_offchip_load %acc123_up {base_addr = 4681891840 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_123)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_123)", 12, 1], !step.tile<2048x64xbf16>>
     %1127 = step.flatten %up_ld123 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_123)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_123)", 12], !step.tile<2048x64xbf16>>
     %1128 = step.zip %rep123_up, %1127 : (!step.stream<["Min(1, B_123)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_123)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_123)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %up123 = step.map %1128 : !step.stream<["Min(1, B_123)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_123)", 12], !step.tile<?x64xf32>> {
@@ -2535,7 +2535,7 @@ builtin.module {
       %1131 = step.apply "matmul"(%1129, %1130) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %1131 : !step.tile<?x64xf32>
     }
-    %up_ld124 = step.linear_offchip_load %acc124_up {base_addr = 5465178112 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_124)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_124)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld124 = step.linear_offchip_load %acc124_up {base_addr = 4685037568 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_124)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_124)", 12, 1], !step.tile<2048x64xbf16>>
     %1132 = step.flatten %up_ld124 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_124)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_124)", 12], !step.tile<2048x64xbf16>>
     %1133 = step.zip %rep124_up, %1132 : (!step.stream<["Min(1, B_124)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_124)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_124)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %up124 = step.map %1133 : !step.stream<["Min(1, B_124)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_124)", 12], !step.tile<?x64xf32>> {
@@ -2543,7 +2543,7 @@ builtin.module {
       %1136 = step.apply "matmul"(%1134, %1135) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %1136 : !step.tile<?x64xf32>
     }
-    %up_ld125 = step.linear_offchip_load %acc125_up {base_addr = 5474615296 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_125)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_125)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld125 = step.linear_offchip_load %acc125_up {base_addr = 4688183296 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_125)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_125)", 12, 1], !step.tile<2048x64xbf16>>
     %1137 = step.flatten %up_ld125 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_125)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_125)", 12], !step.tile<2048x64xbf16>>
     %1138 = step.zip %rep125_up, %1137 : (!step.stream<["Min(1, B_125)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_125)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_125)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %up125 = step.map %1138 : !step.stream<["Min(1, B_125)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_125)", 12], !step.tile<?x64xf32>> {
@@ -2551,7 +2551,7 @@ builtin.module {
       %1141 = step.apply "matmul"(%1139, %1140) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %1141 : !step.tile<?x64xf32>
     }
-    %up_ld126 = step.linear_offchip_load %acc126_up {base_addr = 5484052480 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_126)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_126)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld126 = step.linear_offchip_load %acc126_up {base_addr = 4691329024 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_126)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_126)", 12, 1], !step.tile<2048x64xbf16>>
     %1142 = step.flatten %up_ld126 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_126)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_126)", 12], !step.tile<2048x64xbf16>>
     %1143 = step.zip %rep126_up, %1142 : (!step.stream<["Min(1, B_126)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_126)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_126)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %up126 = step.map %1143 : !step.stream<["Min(1, B_126)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_126)", 12], !step.tile<?x64xf32>> {
@@ -2559,7 +2559,7 @@ builtin.module {
       %1146 = step.apply "matmul"(%1144, %1145) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %1146 : !step.tile<?x64xf32>
     }
-    %up_ld127 = step.linear_offchip_load %acc127_up {base_addr = 5493489664 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_127)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_127)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld127 = step.linear_offchip_load %acc127_up {base_addr = 4694474752 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_127)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_127)", 12, 1], !step.tile<2048x64xbf16>>
     %1147 = step.flatten %up_ld127 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_127)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_127)", 12], !step.tile<2048x64xbf16>>
     %1148 = step.zip %rep127_up, %1147 : (!step.stream<["Min(1, B_127)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_127)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_127)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %up127 = step.map %1148 : !step.stream<["Min(1, B_127)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_127)", 12], !step.tile<?x64xf32>> {
@@ -2567,7 +2567,7 @@ builtin.module {
       %1151 = step.apply "matmul"(%1149, %1150) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %1151 : !step.tile<?x64xf32>
     }
-    %gate_ld0 = step.linear_offchip_load %acc0_gate {base_addr = 4298113024 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_0)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_0)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld0 = step.linear_offchip_load %acc0_gate {base_addr = 4697620480 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_0)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_0)", 12, 1], !step.tile<2048x64xbf16>>
     %1152 = step.flatten %gate_ld0 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_0)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_0)", 12], !step.tile<2048x64xbf16>>
     %1153 = step.zip %rep0_gate, %1152 : (!step.stream<["Min(1, B_0)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_0)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_0)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate0 = step.map %1153 : !step.stream<["Min(1, B_0)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_0)", 12], !step.tile<?x64xf32>> {
@@ -2575,7 +2575,7 @@ builtin.module {
       %1156 = step.apply "matmul"(%1154, %1155) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %1156 : !step.tile<?x64xf32>
     }
-    %gate_ld1 = step.linear_offchip_load %acc1_gate {base_addr = 4307550208 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_1)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_1)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld1 = step.linear_offchip_load %acc1_gate {base_addr = 4700766208 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_1)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_1)", 12, 1], !step.tile<2048x64xbf16>>
     %1157 = step.flatten %gate_ld1 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_1)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_1)", 12], !step.tile<2048x64xbf16>>
     %1158 = step.zip %rep1_gate, %1157 : (!step.stream<["Min(1, B_1)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_1)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_1)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate1 = step.map %1158 : !step.stream<["Min(1, B_1)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_1)", 12], !step.tile<?x64xf32>> {
@@ -2583,7 +2583,7 @@ builtin.module {
       %1161 = step.apply "matmul"(%1159, %1160) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %1161 : !step.tile<?x64xf32>
     }
-    %gate_ld2 = step.linear_offchip_load %acc2_gate {base_addr = 4316987392 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_2)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_2)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld2 = step.linear_offchip_load %acc2_gate {base_addr = 4703911936 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_2)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_2)", 12, 1], !step.tile<2048x64xbf16>>
     %1162 = step.flatten %gate_ld2 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_2)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_2)", 12], !step.tile<2048x64xbf16>>
     %1163 = step.zip %rep2_gate, %1162 : (!step.stream<["Min(1, B_2)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_2)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_2)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate2 = step.map %1163 : !step.stream<["Min(1, B_2)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_2)", 12], !step.tile<?x64xf32>> {
@@ -2591,7 +2591,7 @@ builtin.module {
       %1166 = step.apply "matmul"(%1164, %1165) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %1166 : !step.tile<?x64xf32>
     }
-    %gate_ld3 = step.linear_offchip_load %acc3_gate {base_addr = 4326424576 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_3)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_3)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld3 = step.linear_offchip_load %acc3_gate {base_addr = 4707057664 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_3)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_3)", 12, 1], !step.tile<2048x64xbf16>>
     %1167 = step.flatten %gate_ld3 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_3)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_3)", 12], !step.tile<2048x64xbf16>>
     %1168 = step.zip %rep3_gate, %1167 : (!step.stream<["Min(1, B_3)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_3)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_3)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate3 = step.map %1168 : !step.stream<["Min(1, B_3)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_3)", 12], !step.tile<?x64xf32>> {
@@ -2599,7 +2599,7 @@ builtin.module {
       %1171 = step.apply "matmul"(%1169, %1170) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %1171 : !step.tile<?x64xf32>
     }
-    %gate_ld4 = step.linear_offchip_load %acc4_gate {base_addr = 4335861760 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_4)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_4)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld4 = step.linear_offchip_load %acc4_gate {base_addr = 4710203392 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_4)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_4)", 12, 1], !step.tile<2048x64xbf16>>
     %1172 = step.flatten %gate_ld4 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_4)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_4)", 12], !step.tile<2048x64xbf16>>
     %1173 = step.zip %rep4_gate, %1172 : (!step.stream<["Min(1, B_4)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_4)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_4)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate4 = step.map %1173 : !step.stream<["Min(1, B_4)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_4)", 12], !step.tile<?x64xf32>> {
@@ -2607,7 +2607,7 @@ builtin.module {
       %1176 = step.apply "matmul"(%1174, %1175) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %1176 : !step.tile<?x64xf32>
     }
-    %gate_ld5 = step.linear_offchip_load %acc5_gate {base_addr = 4345298944 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_5)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_5)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld5 = step.linear_offchip_load %acc5_gate {base_addr = 4713349120 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_5)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_5)", 12, 1], !step.tile<2048x64xbf16>>
     %1177 = step.flatten %gate_ld5 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_5)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_5)", 12], !step.tile<2048x64xbf16>>
     %1178 = step.zip %rep5_gate, %1177 : (!step.stream<["Min(1, B_5)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_5)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_5)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate5 = step.map %1178 : !step.stream<["Min(1, B_5)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_5)", 12], !step.tile<?x64xf32>> {
@@ -2615,7 +2615,7 @@ builtin.module {
       %1181 = step.apply "matmul"(%1179, %1180) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %1181 : !step.tile<?x64xf32>
     }
-    %gate_ld6 = step.linear_offchip_load %acc6_gate {base_addr = 4354736128 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_6)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_6)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld6 = step.linear_offchip_load %acc6_gate {base_addr = 4716494848 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_6)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_6)", 12, 1], !step.tile<2048x64xbf16>>
     %1182 = step.flatten %gate_ld6 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_6)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_6)", 12], !step.tile<2048x64xbf16>>
     %1183 = step.zip %rep6_gate, %1182 : (!step.stream<["Min(1, B_6)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_6)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_6)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate6 = step.map %1183 : !step.stream<["Min(1, B_6)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_6)", 12], !step.tile<?x64xf32>> {
@@ -2623,7 +2623,7 @@ builtin.module {
       %1186 = step.apply "matmul"(%1184, %1185) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %1186 : !step.tile<?x64xf32>
     }
-    %gate_ld7 = step.linear_offchip_load %acc7_gate {base_addr = 4364173312 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_7)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_7)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld7 = step.linear_offchip_load %acc7_gate {base_addr = 4719640576 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_7)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_7)", 12, 1], !step.tile<2048x64xbf16>>
     %1187 = step.flatten %gate_ld7 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_7)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_7)", 12], !step.tile<2048x64xbf16>>
     %1188 = step.zip %rep7_gate, %1187 : (!step.stream<["Min(1, B_7)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_7)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_7)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate7 = step.map %1188 : !step.stream<["Min(1, B_7)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_7)", 12], !step.tile<?x64xf32>> {
@@ -2631,7 +2631,7 @@ builtin.module {
       %1191 = step.apply "matmul"(%1189, %1190) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %1191 : !step.tile<?x64xf32>
     }
-    %gate_ld8 = step.linear_offchip_load %acc8_gate {base_addr = 4373610496 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_8)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_8)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld8 = step.linear_offchip_load %acc8_gate {base_addr = 4722786304 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_8)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_8)", 12, 1], !step.tile<2048x64xbf16>>
     %1192 = step.flatten %gate_ld8 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_8)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_8)", 12], !step.tile<2048x64xbf16>>
     %1193 = step.zip %rep8_gate, %1192 : (!step.stream<["Min(1, B_8)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_8)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_8)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate8 = step.map %1193 : !step.stream<["Min(1, B_8)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_8)", 12], !step.tile<?x64xf32>> {
@@ -2639,7 +2639,7 @@ builtin.module {
       %1196 = step.apply "matmul"(%1194, %1195) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %1196 : !step.tile<?x64xf32>
     }
-    %gate_ld9 = step.linear_offchip_load %acc9_gate {base_addr = 4383047680 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_9)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_9)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld9 = step.linear_offchip_load %acc9_gate {base_addr = 4725932032 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_9)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_9)", 12, 1], !step.tile<2048x64xbf16>>
     %1197 = step.flatten %gate_ld9 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_9)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_9)", 12], !step.tile<2048x64xbf16>>
     %1198 = step.zip %rep9_gate, %1197 : (!step.stream<["Min(1, B_9)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_9)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_9)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate9 = step.map %1198 : !step.stream<["Min(1, B_9)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_9)", 12], !step.tile<?x64xf32>> {
@@ -2647,7 +2647,7 @@ builtin.module {
       %1201 = step.apply "matmul"(%1199, %1200) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %1201 : !step.tile<?x64xf32>
     }
-    %gate_ld10 = step.linear_offchip_load %acc10_gate {base_addr = 4392484864 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_10)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_10)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld10 = step.linear_offchip_load %acc10_gate {base_addr = 4729077760 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_10)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_10)", 12, 1], !step.tile<2048x64xbf16>>
     %1202 = step.flatten %gate_ld10 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_10)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_10)", 12], !step.tile<2048x64xbf16>>
     %1203 = step.zip %rep10_gate, %1202 : (!step.stream<["Min(1, B_10)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_10)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_10)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate10 = step.map %1203 : !step.stream<["Min(1, B_10)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_10)", 12], !step.tile<?x64xf32>> {
@@ -2655,7 +2655,7 @@ builtin.module {
       %1206 = step.apply "matmul"(%1204, %1205) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %1206 : !step.tile<?x64xf32>
     }
-    %gate_ld11 = step.linear_offchip_load %acc11_gate {base_addr = 4401922048 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_11)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_11)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld11 = step.linear_offchip_load %acc11_gate {base_addr = 4732223488 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_11)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_11)", 12, 1], !step.tile<2048x64xbf16>>
     %1207 = step.flatten %gate_ld11 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_11)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_11)", 12], !step.tile<2048x64xbf16>>
     %1208 = step.zip %rep11_gate, %1207 : (!step.stream<["Min(1, B_11)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_11)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_11)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate11 = step.map %1208 : !step.stream<["Min(1, B_11)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_11)", 12], !step.tile<?x64xf32>> {
@@ -2663,7 +2663,7 @@ builtin.module {
       %1211 = step.apply "matmul"(%1209, %1210) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %1211 : !step.tile<?x64xf32>
     }
-    %gate_ld12 = step.linear_offchip_load %acc12_gate {base_addr = 4411359232 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_12)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_12)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld12 = step.linear_offchip_load %acc12_gate {base_addr = 4735369216 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_12)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_12)", 12, 1], !step.tile<2048x64xbf16>>
     %1212 = step.flatten %gate_ld12 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_12)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_12)", 12], !step.tile<2048x64xbf16>>
     %1213 = step.zip %rep12_gate, %1212 : (!step.stream<["Min(1, B_12)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_12)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_12)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate12 = step.map %1213 : !step.stream<["Min(1, B_12)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_12)", 12], !step.tile<?x64xf32>> {
@@ -2671,7 +2671,7 @@ builtin.module {
       %1216 = step.apply "matmul"(%1214, %1215) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %1216 : !step.tile<?x64xf32>
     }
-    %gate_ld13 = step.linear_offchip_load %acc13_gate {base_addr = 4420796416 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_13)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_13)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld13 = step.linear_offchip_load %acc13_gate {base_addr = 4738514944 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_13)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_13)", 12, 1], !step.tile<2048x64xbf16>>
     %1217 = step.flatten %gate_ld13 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_13)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_13)", 12], !step.tile<2048x64xbf16>>
     %1218 = step.zip %rep13_gate, %1217 : (!step.stream<["Min(1, B_13)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_13)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_13)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate13 = step.map %1218 : !step.stream<["Min(1, B_13)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_13)", 12], !step.tile<?x64xf32>> {
@@ -2679,7 +2679,7 @@ builtin.module {
       %1221 = step.apply "matmul"(%1219, %1220) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %1221 : !step.tile<?x64xf32>
     }
-    %gate_ld14 = step.linear_offchip_load %acc14_gate {base_addr = 4430233600 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_14)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_14)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld14 = step.linear_offchip_load %acc14_gate {base_addr = 4741660672 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_14)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_14)", 12, 1], !step.tile<2048x64xbf16>>
     %1222 = step.flatten %gate_ld14 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_14)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_14)", 12], !step.tile<2048x64xbf16>>
     %1223 = step.zip %rep14_gate, %1222 : (!step.stream<["Min(1, B_14)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_14)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_14)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate14 = step.map %1223 : !step.stream<["Min(1, B_14)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_14)", 12], !step.tile<?x64xf32>> {
@@ -2687,7 +2687,7 @@ builtin.module {
       %1226 = step.apply "matmul"(%1224, %1225) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %1226 : !step.tile<?x64xf32>
     }
-    %gate_ld15 = step.linear_offchip_load %acc15_gate {base_addr = 4439670784 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_15)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_15)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld15 = step.linear_offchip_load %acc15_gate {base_addr = 4744806400 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_15)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_15)", 12, 1], !step.tile<2048x64xbf16>>
     %1227 = step.flatten %gate_ld15 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_15)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_15)", 12], !step.tile<2048x64xbf16>>
     %1228 = step.zip %rep15_gate, %1227 : (!step.stream<["Min(1, B_15)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_15)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_15)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate15 = step.map %1228 : !step.stream<["Min(1, B_15)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_15)", 12], !step.tile<?x64xf32>> {
@@ -2695,7 +2695,7 @@ builtin.module {
       %1231 = step.apply "matmul"(%1229, %1230) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %1231 : !step.tile<?x64xf32>
     }
-    %gate_ld16 = step.linear_offchip_load %acc16_gate {base_addr = 4449107968 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_16)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_16)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld16 = step.linear_offchip_load %acc16_gate {base_addr = 4747952128 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_16)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_16)", 12, 1], !step.tile<2048x64xbf16>>
     %1232 = step.flatten %gate_ld16 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_16)", 12], !step.tile<2048x64xbf16>>
     %1233 = step.zip %rep16_gate, %1232 : (!step.stream<["Min(1, B_16)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_16)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate16 = step.map %1233 : !step.stream<["Min(1, B_16)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_16)", 12], !step.tile<?x64xf32>> {
@@ -2703,7 +2703,7 @@ builtin.module {
       %1236 = step.apply "matmul"(%1234, %1235) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %1236 : !step.tile<?x64xf32>
     }
-    %gate_ld17 = step.linear_offchip_load %acc17_gate {base_addr = 4458545152 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_17)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_17)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld17 = step.linear_offchip_load %acc17_gate {base_addr = 4751097856 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_17)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_17)", 12, 1], !step.tile<2048x64xbf16>>
     %1237 = step.flatten %gate_ld17 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_17)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_17)", 12], !step.tile<2048x64xbf16>>
     %1238 = step.zip %rep17_gate, %1237 : (!step.stream<["Min(1, B_17)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_17)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_17)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate17 = step.map %1238 : !step.stream<["Min(1, B_17)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_17)", 12], !step.tile<?x64xf32>> {
@@ -2711,7 +2711,7 @@ builtin.module {
       %1241 = step.apply "matmul"(%1239, %1240) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %1241 : !step.tile<?x64xf32>
     }
-    %gate_ld18 = step.linear_offchip_load %acc18_gate {base_addr = 4467982336 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_18)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_18)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld18 = step.linear_offchip_load %acc18_gate {base_addr = 4754243584 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_18)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_18)", 12, 1], !step.tile<2048x64xbf16>>
     %1242 = step.flatten %gate_ld18 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_18)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_18)", 12], !step.tile<2048x64xbf16>>
     %1243 = step.zip %rep18_gate, %1242 : (!step.stream<["Min(1, B_18)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_18)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_18)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate18 = step.map %1243 : !step.stream<["Min(1, B_18)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_18)", 12], !step.tile<?x64xf32>> {
@@ -2719,7 +2719,7 @@ builtin.module {
       %1246 = step.apply "matmul"(%1244, %1245) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %1246 : !step.tile<?x64xf32>
     }
-    %gate_ld19 = step.linear_offchip_load %acc19_gate {base_addr = 4477419520 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_19)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_19)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld19 = step.linear_offchip_load %acc19_gate {base_addr = 4757389312 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_19)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_19)", 12, 1], !step.tile<2048x64xbf16>>
     %1247 = step.flatten %gate_ld19 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_19)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_19)", 12], !step.tile<2048x64xbf16>>
     %1248 = step.zip %rep19_gate, %1247 : (!step.stream<["Min(1, B_19)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_19)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_19)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate19 = step.map %1248 : !step.stream<["Min(1, B_19)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_19)", 12], !step.tile<?x64xf32>> {
@@ -2727,7 +2727,7 @@ builtin.module {
       %1251 = step.apply "matmul"(%1249, %1250) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %1251 : !step.tile<?x64xf32>
     }
-    %gate_ld20 = step.linear_offchip_load %acc20_gate {base_addr = 4486856704 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_20)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_20)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld20 = step.linear_offchip_load %acc20_gate {base_addr = 4760535040 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_20)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_20)", 12, 1], !step.tile<2048x64xbf16>>
     %1252 = step.flatten %gate_ld20 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_20)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_20)", 12], !step.tile<2048x64xbf16>>
     %1253 = step.zip %rep20_gate, %1252 : (!step.stream<["Min(1, B_20)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_20)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_20)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate20 = step.map %1253 : !step.stream<["Min(1, B_20)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_20)", 12], !step.tile<?x64xf32>> {
@@ -2735,7 +2735,7 @@ builtin.module {
       %1256 = step.apply "matmul"(%1254, %1255) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %1256 : !step.tile<?x64xf32>
     }
-    %gate_ld21 = step.linear_offchip_load %acc21_gate {base_addr = 4496293888 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_21)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_21)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld21 = step.linear_offchip_load %acc21_gate {base_addr = 4763680768 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_21)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_21)", 12, 1], !step.tile<2048x64xbf16>>
     %1257 = step.flatten %gate_ld21 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_21)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_21)", 12], !step.tile<2048x64xbf16>>
     %1258 = step.zip %rep21_gate, %1257 : (!step.stream<["Min(1, B_21)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_21)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_21)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate21 = step.map %1258 : !step.stream<["Min(1, B_21)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_21)", 12], !step.tile<?x64xf32>> {
@@ -2743,7 +2743,7 @@ builtin.module {
       %1261 = step.apply "matmul"(%1259, %1260) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %1261 : !step.tile<?x64xf32>
     }
-    %gate_ld22 = step.linear_offchip_load %acc22_gate {base_addr = 4505731072 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_22)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_22)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld22 = step.linear_offchip_load %acc22_gate {base_addr = 4766826496 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_22)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_22)", 12, 1], !step.tile<2048x64xbf16>>
     %1262 = step.flatten %gate_ld22 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_22)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_22)", 12], !step.tile<2048x64xbf16>>
     %1263 = step.zip %rep22_gate, %1262 : (!step.stream<["Min(1, B_22)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_22)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_22)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate22 = step.map %1263 : !step.stream<["Min(1, B_22)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_22)", 12], !step.tile<?x64xf32>> {
@@ -2751,7 +2751,7 @@ builtin.module {
       %1266 = step.apply "matmul"(%1264, %1265) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %1266 : !step.tile<?x64xf32>
     }
-    %gate_ld23 = step.linear_offchip_load %acc23_gate {base_addr = 4515168256 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_23)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_23)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld23 = step.linear_offchip_load %acc23_gate {base_addr = 4769972224 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_23)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_23)", 12, 1], !step.tile<2048x64xbf16>>
     %1267 = step.flatten %gate_ld23 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_23)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_23)", 12], !step.tile<2048x64xbf16>>
     %1268 = step.zip %rep23_gate, %1267 : (!step.stream<["Min(1, B_23)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_23)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_23)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate23 = step.map %1268 : !step.stream<["Min(1, B_23)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_23)", 12], !step.tile<?x64xf32>> {
@@ -2759,7 +2759,7 @@ builtin.module {
       %1271 = step.apply "matmul"(%1269, %1270) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %1271 : !step.tile<?x64xf32>
     }
-    %gate_ld24 = step.linear_offchip_load %acc24_gate {base_addr = 4524605440 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_24)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_24)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld24 = step.linear_offchip_load %acc24_gate {base_addr = 4773117952 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_24)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_24)", 12, 1], !step.tile<2048x64xbf16>>
     %1272 = step.flatten %gate_ld24 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_24)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_24)", 12], !step.tile<2048x64xbf16>>
     %1273 = step.zip %rep24_gate, %1272 : (!step.stream<["Min(1, B_24)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_24)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_24)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate24 = step.map %1273 : !step.stream<["Min(1, B_24)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_24)", 12], !step.tile<?x64xf32>> {
@@ -2767,7 +2767,7 @@ builtin.module {
       %1276 = step.apply "matmul"(%1274, %1275) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %1276 : !step.tile<?x64xf32>
     }
-    %gate_ld25 = step.linear_offchip_load %acc25_gate {base_addr = 4534042624 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_25)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_25)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld25 = step.linear_offchip_load %acc25_gate {base_addr = 4776263680 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_25)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_25)", 12, 1], !step.tile<2048x64xbf16>>
     %1277 = step.flatten %gate_ld25 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_25)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_25)", 12], !step.tile<2048x64xbf16>>
     %1278 = step.zip %rep25_gate, %1277 : (!step.stream<["Min(1, B_25)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_25)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_25)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate25 = step.map %1278 : !step.stream<["Min(1, B_25)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_25)", 12], !step.tile<?x64xf32>> {
@@ -2775,7 +2775,7 @@ builtin.module {
       %1281 = step.apply "matmul"(%1279, %1280) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %1281 : !step.tile<?x64xf32>
     }
-    %gate_ld26 = step.linear_offchip_load %acc26_gate {base_addr = 4543479808 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_26)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_26)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld26 = step.linear_offchip_load %acc26_gate {base_addr = 4779409408 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_26)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_26)", 12, 1], !step.tile<2048x64xbf16>>
     %1282 = step.flatten %gate_ld26 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_26)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_26)", 12], !step.tile<2048x64xbf16>>
     %1283 = step.zip %rep26_gate, %1282 : (!step.stream<["Min(1, B_26)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_26)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_26)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate26 = step.map %1283 : !step.stream<["Min(1, B_26)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_26)", 12], !step.tile<?x64xf32>> {
@@ -2783,7 +2783,7 @@ builtin.module {
       %1286 = step.apply "matmul"(%1284, %1285) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %1286 : !step.tile<?x64xf32>
     }
-    %gate_ld27 = step.linear_offchip_load %acc27_gate {base_addr = 4552916992 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_27)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_27)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld27 = step.linear_offchip_load %acc27_gate {base_addr = 4782555136 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_27)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_27)", 12, 1], !step.tile<2048x64xbf16>>
     %1287 = step.flatten %gate_ld27 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_27)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_27)", 12], !step.tile<2048x64xbf16>>
     %1288 = step.zip %rep27_gate, %1287 : (!step.stream<["Min(1, B_27)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_27)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_27)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate27 = step.map %1288 : !step.stream<["Min(1, B_27)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_27)", 12], !step.tile<?x64xf32>> {
@@ -2791,7 +2791,7 @@ builtin.module {
       %1291 = step.apply "matmul"(%1289, %1290) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %1291 : !step.tile<?x64xf32>
     }
-    %gate_ld28 = step.linear_offchip_load %acc28_gate {base_addr = 4562354176 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_28)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_28)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld28 = step.linear_offchip_load %acc28_gate {base_addr = 4785700864 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_28)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_28)", 12, 1], !step.tile<2048x64xbf16>>
     %1292 = step.flatten %gate_ld28 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_28)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_28)", 12], !step.tile<2048x64xbf16>>
     %1293 = step.zip %rep28_gate, %1292 : (!step.stream<["Min(1, B_28)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_28)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_28)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate28 = step.map %1293 : !step.stream<["Min(1, B_28)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_28)", 12], !step.tile<?x64xf32>> {
@@ -2799,7 +2799,7 @@ builtin.module {
       %1296 = step.apply "matmul"(%1294, %1295) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %1296 : !step.tile<?x64xf32>
     }
-    %gate_ld29 = step.linear_offchip_load %acc29_gate {base_addr = 4571791360 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_29)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_29)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld29 = step.linear_offchip_load %acc29_gate {base_addr = 4788846592 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_29)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_29)", 12, 1], !step.tile<2048x64xbf16>>
     %1297 = step.flatten %gate_ld29 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_29)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_29)", 12], !step.tile<2048x64xbf16>>
     %1298 = step.zip %rep29_gate, %1297 : (!step.stream<["Min(1, B_29)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_29)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_29)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate29 = step.map %1298 : !step.stream<["Min(1, B_29)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_29)", 12], !step.tile<?x64xf32>> {
@@ -2807,7 +2807,7 @@ builtin.module {
       %1301 = step.apply "matmul"(%1299, %1300) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %1301 : !step.tile<?x64xf32>
     }
-    %gate_ld30 = step.linear_offchip_load %acc30_gate {base_addr = 4581228544 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_30)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_30)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld30 = step.linear_offchip_load %acc30_gate {base_addr = 4791992320 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_30)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_30)", 12, 1], !step.tile<2048x64xbf16>>
     %1302 = step.flatten %gate_ld30 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_30)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_30)", 12], !step.tile<2048x64xbf16>>
     %1303 = step.zip %rep30_gate, %1302 : (!step.stream<["Min(1, B_30)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_30)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_30)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate30 = step.map %1303 : !step.stream<["Min(1, B_30)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_30)", 12], !step.tile<?x64xf32>> {
@@ -2815,7 +2815,7 @@ builtin.module {
       %1306 = step.apply "matmul"(%1304, %1305) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %1306 : !step.tile<?x64xf32>
     }
-    %gate_ld31 = step.linear_offchip_load %acc31_gate {base_addr = 4590665728 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_31)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_31)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld31 = step.linear_offchip_load %acc31_gate {base_addr = 4795138048 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_31)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_31)", 12, 1], !step.tile<2048x64xbf16>>
     %1307 = step.flatten %gate_ld31 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_31)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_31)", 12], !step.tile<2048x64xbf16>>
     %1308 = step.zip %rep31_gate, %1307 : (!step.stream<["Min(1, B_31)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_31)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_31)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate31 = step.map %1308 : !step.stream<["Min(1, B_31)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_31)", 12], !step.tile<?x64xf32>> {
@@ -2823,7 +2823,7 @@ builtin.module {
       %1311 = step.apply "matmul"(%1309, %1310) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %1311 : !step.tile<?x64xf32>
     }
-    %gate_ld32 = step.linear_offchip_load %acc32_gate {base_addr = 4600102912 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_32)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_32)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld32 = step.linear_offchip_load %acc32_gate {base_addr = 4798283776 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_32)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_32)", 12, 1], !step.tile<2048x64xbf16>>
     %1312 = step.flatten %gate_ld32 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_32)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_32)", 12], !step.tile<2048x64xbf16>>
     %1313 = step.zip %rep32_gate, %1312 : (!step.stream<["Min(1, B_32)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_32)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_32)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate32 = step.map %1313 : !step.stream<["Min(1, B_32)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_32)", 12], !step.tile<?x64xf32>> {
@@ -2831,7 +2831,7 @@ builtin.module {
       %1316 = step.apply "matmul"(%1314, %1315) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %1316 : !step.tile<?x64xf32>
     }
-    %gate_ld33 = step.linear_offchip_load %acc33_gate {base_addr = 4609540096 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_33)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_33)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld33 = step.linear_offchip_load %acc33_gate {base_addr = 4801429504 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_33)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_33)", 12, 1], !step.tile<2048x64xbf16>>
     %1317 = step.flatten %gate_ld33 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_33)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_33)", 12], !step.tile<2048x64xbf16>>
     %1318 = step.zip %rep33_gate, %1317 : (!step.stream<["Min(1, B_33)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_33)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_33)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate33 = step.map %1318 : !step.stream<["Min(1, B_33)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_33)", 12], !step.tile<?x64xf32>> {
@@ -2839,7 +2839,7 @@ builtin.module {
       %1321 = step.apply "matmul"(%1319, %1320) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %1321 : !step.tile<?x64xf32>
     }
-    %gate_ld34 = step.linear_offchip_load %acc34_gate {base_addr = 4618977280 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_34)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_34)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld34 = step.linear_offchip_load %acc34_gate {base_addr = 4804575232 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_34)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_34)", 12, 1], !step.tile<2048x64xbf16>>
     %1322 = step.flatten %gate_ld34 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_34)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_34)", 12], !step.tile<2048x64xbf16>>
     %1323 = step.zip %rep34_gate, %1322 : (!step.stream<["Min(1, B_34)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_34)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_34)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate34 = step.map %1323 : !step.stream<["Min(1, B_34)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_34)", 12], !step.tile<?x64xf32>> {
@@ -2847,7 +2847,7 @@ builtin.module {
       %1326 = step.apply "matmul"(%1324, %1325) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %1326 : !step.tile<?x64xf32>
     }
-    %gate_ld35 = step.linear_offchip_load %acc35_gate {base_addr = 4628414464 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_35)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_35)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld35 = step.linear_offchip_load %acc35_gate {base_addr = 4807720960 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_35)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_35)", 12, 1], !step.tile<2048x64xbf16>>
     %1327 = step.flatten %gate_ld35 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_35)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_35)", 12], !step.tile<2048x64xbf16>>
     %1328 = step.zip %rep35_gate, %1327 : (!step.stream<["Min(1, B_35)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_35)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_35)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate35 = step.map %1328 : !step.stream<["Min(1, B_35)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_35)", 12], !step.tile<?x64xf32>> {
@@ -2855,7 +2855,7 @@ builtin.module {
       %1331 = step.apply "matmul"(%1329, %1330) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %1331 : !step.tile<?x64xf32>
     }
-    %gate_ld36 = step.linear_offchip_load %acc36_gate {base_addr = 4637851648 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_36)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_36)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld36 = step.linear_offchip_load %acc36_gate {base_addr = 4810866688 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_36)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_36)", 12, 1], !step.tile<2048x64xbf16>>
     %1332 = step.flatten %gate_ld36 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_36)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_36)", 12], !step.tile<2048x64xbf16>>
     %1333 = step.zip %rep36_gate, %1332 : (!step.stream<["Min(1, B_36)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_36)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_36)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate36 = step.map %1333 : !step.stream<["Min(1, B_36)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_36)", 12], !step.tile<?x64xf32>> {
@@ -2863,7 +2863,7 @@ builtin.module {
       %1336 = step.apply "matmul"(%1334, %1335) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %1336 : !step.tile<?x64xf32>
     }
-    %gate_ld37 = step.linear_offchip_load %acc37_gate {base_addr = 4647288832 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_37)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_37)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld37 = step.linear_offchip_load %acc37_gate {base_addr = 4814012416 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_37)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_37)", 12, 1], !step.tile<2048x64xbf16>>
     %1337 = step.flatten %gate_ld37 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_37)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_37)", 12], !step.tile<2048x64xbf16>>
     %1338 = step.zip %rep37_gate, %1337 : (!step.stream<["Min(1, B_37)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_37)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_37)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate37 = step.map %1338 : !step.stream<["Min(1, B_37)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_37)", 12], !step.tile<?x64xf32>> {
@@ -2871,7 +2871,7 @@ builtin.module {
       %1341 = step.apply "matmul"(%1339, %1340) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %1341 : !step.tile<?x64xf32>
     }
-    %gate_ld38 = step.linear_offchip_load %acc38_gate {base_addr = 4656726016 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_38)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_38)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld38 = step.linear_offchip_load %acc38_gate {base_addr = 4817158144 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_38)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_38)", 12, 1], !step.tile<2048x64xbf16>>
     %1342 = step.flatten %gate_ld38 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_38)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_38)", 12], !step.tile<2048x64xbf16>>
     %1343 = step.zip %rep38_gate, %1342 : (!step.stream<["Min(1, B_38)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_38)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_38)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate38 = step.map %1343 : !step.stream<["Min(1, B_38)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_38)", 12], !step.tile<?x64xf32>> {
@@ -2879,7 +2879,7 @@ builtin.module {
       %1346 = step.apply "matmul"(%1344, %1345) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %1346 : !step.tile<?x64xf32>
     }
-    %gate_ld39 = step.linear_offchip_load %acc39_gate {base_addr = 4666163200 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_39)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_39)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld39 = step.linear_offchip_load %acc39_gate {base_addr = 4820303872 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_39)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_39)", 12, 1], !step.tile<2048x64xbf16>>
     %1347 = step.flatten %gate_ld39 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_39)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_39)", 12], !step.tile<2048x64xbf16>>
     %1348 = step.zip %rep39_gate, %1347 : (!step.stream<["Min(1, B_39)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_39)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_39)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate39 = step.map %1348 : !step.stream<["Min(1, B_39)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_39)", 12], !step.tile<?x64xf32>> {
@@ -2887,7 +2887,7 @@ builtin.module {
       %1351 = step.apply "matmul"(%1349, %1350) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %1351 : !step.tile<?x64xf32>
     }
-    %gate_ld40 = step.linear_offchip_load %acc40_gate {base_addr = 4675600384 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_40)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_40)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld40 = step.linear_offchip_load %acc40_gate {base_addr = 4823449600 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_40)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_40)", 12, 1], !step.tile<2048x64xbf16>>
     %1352 = step.flatten %gate_ld40 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_40)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_40)", 12], !step.tile<2048x64xbf16>>
     %1353 = step.zip %rep40_gate, %1352 : (!step.stream<["Min(1, B_40)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_40)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_40)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate40 = step.map %1353 : !step.stream<["Min(1, B_40)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_40)", 12], !step.tile<?x64xf32>> {
@@ -2895,7 +2895,7 @@ builtin.module {
       %1356 = step.apply "matmul"(%1354, %1355) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %1356 : !step.tile<?x64xf32>
     }
-    %gate_ld41 = step.linear_offchip_load %acc41_gate {base_addr = 4685037568 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_41)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_41)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld41 = step.linear_offchip_load %acc41_gate {base_addr = 4826595328 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_41)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_41)", 12, 1], !step.tile<2048x64xbf16>>
     %1357 = step.flatten %gate_ld41 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_41)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_41)", 12], !step.tile<2048x64xbf16>>
     %1358 = step.zip %rep41_gate, %1357 : (!step.stream<["Min(1, B_41)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_41)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_41)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate41 = step.map %1358 : !step.stream<["Min(1, B_41)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_41)", 12], !step.tile<?x64xf32>> {
@@ -2903,7 +2903,7 @@ builtin.module {
       %1361 = step.apply "matmul"(%1359, %1360) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %1361 : !step.tile<?x64xf32>
     }
-    %gate_ld42 = step.linear_offchip_load %acc42_gate {base_addr = 4694474752 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_42)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_42)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld42 = step.linear_offchip_load %acc42_gate {base_addr = 4829741056 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_42)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_42)", 12, 1], !step.tile<2048x64xbf16>>
     %1362 = step.flatten %gate_ld42 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_42)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_42)", 12], !step.tile<2048x64xbf16>>
     %1363 = step.zip %rep42_gate, %1362 : (!step.stream<["Min(1, B_42)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_42)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_42)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate42 = step.map %1363 : !step.stream<["Min(1, B_42)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_42)", 12], !step.tile<?x64xf32>> {
@@ -2911,7 +2911,7 @@ builtin.module {
       %1366 = step.apply "matmul"(%1364, %1365) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %1366 : !step.tile<?x64xf32>
     }
-    %gate_ld43 = step.linear_offchip_load %acc43_gate {base_addr = 4703911936 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_43)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_43)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld43 = step.linear_offchip_load %acc43_gate {base_addr = 4832886784 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_43)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_43)", 12, 1], !step.tile<2048x64xbf16>>
     %1367 = step.flatten %gate_ld43 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_43)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_43)", 12], !step.tile<2048x64xbf16>>
     %1368 = step.zip %rep43_gate, %1367 : (!step.stream<["Min(1, B_43)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_43)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_43)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate43 = step.map %1368 : !step.stream<["Min(1, B_43)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_43)", 12], !step.tile<?x64xf32>> {
@@ -2919,7 +2919,7 @@ builtin.module {
       %1371 = step.apply "matmul"(%1369, %1370) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %1371 : !step.tile<?x64xf32>
     }
-    %gate_ld44 = step.linear_offchip_load %acc44_gate {base_addr = 4713349120 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_44)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_44)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld44 = step.linear_offchip_load %acc44_gate {base_addr = 4836032512 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_44)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_44)", 12, 1], !step.tile<2048x64xbf16>>
     %1372 = step.flatten %gate_ld44 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_44)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_44)", 12], !step.tile<2048x64xbf16>>
     %1373 = step.zip %rep44_gate, %1372 : (!step.stream<["Min(1, B_44)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_44)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_44)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate44 = step.map %1373 : !step.stream<["Min(1, B_44)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_44)", 12], !step.tile<?x64xf32>> {
@@ -2927,7 +2927,7 @@ builtin.module {
       %1376 = step.apply "matmul"(%1374, %1375) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %1376 : !step.tile<?x64xf32>
     }
-    %gate_ld45 = step.linear_offchip_load %acc45_gate {base_addr = 4722786304 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_45)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_45)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld45 = step.linear_offchip_load %acc45_gate {base_addr = 4839178240 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_45)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_45)", 12, 1], !step.tile<2048x64xbf16>>
     %1377 = step.flatten %gate_ld45 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_45)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_45)", 12], !step.tile<2048x64xbf16>>
     %1378 = step.zip %rep45_gate, %1377 : (!step.stream<["Min(1, B_45)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_45)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_45)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate45 = step.map %1378 : !step.stream<["Min(1, B_45)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_45)", 12], !step.tile<?x64xf32>> {
@@ -2935,7 +2935,7 @@ builtin.module {
       %1381 = step.apply "matmul"(%1379, %1380) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %1381 : !step.tile<?x64xf32>
     }
-    %gate_ld46 = step.linear_offchip_load %acc46_gate {base_addr = 4732223488 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_46)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_46)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld46 = step.linear_offchip_load %acc46_gate {base_addr = 4842323968 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_46)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_46)", 12, 1], !step.tile<2048x64xbf16>>
     %1382 = step.flatten %gate_ld46 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_46)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_46)", 12], !step.tile<2048x64xbf16>>
     %1383 = step.zip %rep46_gate, %1382 : (!step.stream<["Min(1, B_46)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_46)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_46)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate46 = step.map %1383 : !step.stream<["Min(1, B_46)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_46)", 12], !step.tile<?x64xf32>> {
@@ -2943,7 +2943,7 @@ builtin.module {
       %1386 = step.apply "matmul"(%1384, %1385) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %1386 : !step.tile<?x64xf32>
     }
-    %gate_ld47 = step.linear_offchip_load %acc47_gate {base_addr = 4741660672 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_47)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_47)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld47 = step.linear_offchip_load %acc47_gate {base_addr = 4845469696 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_47)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_47)", 12, 1], !step.tile<2048x64xbf16>>
     %1387 = step.flatten %gate_ld47 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_47)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_47)", 12], !step.tile<2048x64xbf16>>
     %1388 = step.zip %rep47_gate, %1387 : (!step.stream<["Min(1, B_47)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_47)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_47)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate47 = step.map %1388 : !step.stream<["Min(1, B_47)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_47)", 12], !step.tile<?x64xf32>> {
@@ -2951,7 +2951,7 @@ builtin.module {
       %1391 = step.apply "matmul"(%1389, %1390) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %1391 : !step.tile<?x64xf32>
     }
-    %gate_ld48 = step.linear_offchip_load %acc48_gate {base_addr = 4751097856 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_48)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_48)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld48 = step.linear_offchip_load %acc48_gate {base_addr = 4848615424 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_48)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_48)", 12, 1], !step.tile<2048x64xbf16>>
     %1392 = step.flatten %gate_ld48 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_48)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_48)", 12], !step.tile<2048x64xbf16>>
     %1393 = step.zip %rep48_gate, %1392 : (!step.stream<["Min(1, B_48)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_48)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_48)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate48 = step.map %1393 : !step.stream<["Min(1, B_48)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_48)", 12], !step.tile<?x64xf32>> {
@@ -2959,7 +2959,7 @@ builtin.module {
       %1396 = step.apply "matmul"(%1394, %1395) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %1396 : !step.tile<?x64xf32>
     }
-    %gate_ld49 = step.linear_offchip_load %acc49_gate {base_addr = 4760535040 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_49)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_49)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld49 = step.linear_offchip_load %acc49_gate {base_addr = 4851761152 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_49)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_49)", 12, 1], !step.tile<2048x64xbf16>>
     %1397 = step.flatten %gate_ld49 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_49)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_49)", 12], !step.tile<2048x64xbf16>>
     %1398 = step.zip %rep49_gate, %1397 : (!step.stream<["Min(1, B_49)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_49)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_49)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate49 = step.map %1398 : !step.stream<["Min(1, B_49)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_49)", 12], !step.tile<?x64xf32>> {
@@ -2967,7 +2967,7 @@ builtin.module {
       %1401 = step.apply "matmul"(%1399, %1400) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %1401 : !step.tile<?x64xf32>
     }
-    %gate_ld50 = step.linear_offchip_load %acc50_gate {base_addr = 4769972224 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_50)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_50)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld50 = step.linear_offchip_load %acc50_gate {base_addr = 4854906880 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_50)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_50)", 12, 1], !step.tile<2048x64xbf16>>
     %1402 = step.flatten %gate_ld50 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_50)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_50)", 12], !step.tile<2048x64xbf16>>
     %1403 = step.zip %rep50_gate, %1402 : (!step.stream<["Min(1, B_50)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_50)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_50)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate50 = step.map %1403 : !step.stream<["Min(1, B_50)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_50)", 12], !step.tile<?x64xf32>> {
@@ -2975,7 +2975,7 @@ builtin.module {
       %1406 = step.apply "matmul"(%1404, %1405) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %1406 : !step.tile<?x64xf32>
     }
-    %gate_ld51 = step.linear_offchip_load %acc51_gate {base_addr = 4779409408 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_51)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_51)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld51 = step.linear_offchip_load %acc51_gate {base_addr = 4858052608 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_51)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_51)", 12, 1], !step.tile<2048x64xbf16>>
     %1407 = step.flatten %gate_ld51 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_51)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_51)", 12], !step.tile<2048x64xbf16>>
     %1408 = step.zip %rep51_gate, %1407 : (!step.stream<["Min(1, B_51)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_51)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_51)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate51 = step.map %1408 : !step.stream<["Min(1, B_51)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_51)", 12], !step.tile<?x64xf32>> {
@@ -2983,7 +2983,7 @@ builtin.module {
       %1411 = step.apply "matmul"(%1409, %1410) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %1411 : !step.tile<?x64xf32>
     }
-    %gate_ld52 = step.linear_offchip_load %acc52_gate {base_addr = 4788846592 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_52)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_52)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld52 = step.linear_offchip_load %acc52_gate {base_addr = 4861198336 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_52)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_52)", 12, 1], !step.tile<2048x64xbf16>>
     %1412 = step.flatten %gate_ld52 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_52)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_52)", 12], !step.tile<2048x64xbf16>>
     %1413 = step.zip %rep52_gate, %1412 : (!step.stream<["Min(1, B_52)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_52)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_52)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate52 = step.map %1413 : !step.stream<["Min(1, B_52)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_52)", 12], !step.tile<?x64xf32>> {
@@ -2991,7 +2991,7 @@ builtin.module {
       %1416 = step.apply "matmul"(%1414, %1415) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %1416 : !step.tile<?x64xf32>
     }
-    %gate_ld53 = step.linear_offchip_load %acc53_gate {base_addr = 4798283776 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_53)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_53)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld53 = step.linear_offchip_load %acc53_gate {base_addr = 4864344064 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_53)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_53)", 12, 1], !step.tile<2048x64xbf16>>
     %1417 = step.flatten %gate_ld53 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_53)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_53)", 12], !step.tile<2048x64xbf16>>
     %1418 = step.zip %rep53_gate, %1417 : (!step.stream<["Min(1, B_53)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_53)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_53)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate53 = step.map %1418 : !step.stream<["Min(1, B_53)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_53)", 12], !step.tile<?x64xf32>> {
@@ -2999,7 +2999,7 @@ builtin.module {
       %1421 = step.apply "matmul"(%1419, %1420) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %1421 : !step.tile<?x64xf32>
     }
-    %gate_ld54 = step.linear_offchip_load %acc54_gate {base_addr = 4807720960 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_54)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_54)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld54 = step.linear_offchip_load %acc54_gate {base_addr = 4867489792 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_54)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_54)", 12, 1], !step.tile<2048x64xbf16>>
     %1422 = step.flatten %gate_ld54 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_54)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_54)", 12], !step.tile<2048x64xbf16>>
     %1423 = step.zip %rep54_gate, %1422 : (!step.stream<["Min(1, B_54)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_54)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_54)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate54 = step.map %1423 : !step.stream<["Min(1, B_54)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_54)", 12], !step.tile<?x64xf32>> {
@@ -3007,7 +3007,7 @@ builtin.module {
       %1426 = step.apply "matmul"(%1424, %1425) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %1426 : !step.tile<?x64xf32>
     }
-    %gate_ld55 = step.linear_offchip_load %acc55_gate {base_addr = 4817158144 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_55)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_55)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld55 = step.linear_offchip_load %acc55_gate {base_addr = 4870635520 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_55)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_55)", 12, 1], !step.tile<2048x64xbf16>>
     %1427 = step.flatten %gate_ld55 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_55)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_55)", 12], !step.tile<2048x64xbf16>>
     %1428 = step.zip %rep55_gate, %1427 : (!step.stream<["Min(1, B_55)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_55)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_55)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate55 = step.map %1428 : !step.stream<["Min(1, B_55)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_55)", 12], !step.tile<?x64xf32>> {
@@ -3015,7 +3015,7 @@ builtin.module {
       %1431 = step.apply "matmul"(%1429, %1430) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %1431 : !step.tile<?x64xf32>
     }
-    %gate_ld56 = step.linear_offchip_load %acc56_gate {base_addr = 4826595328 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_56)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_56)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld56 = step.linear_offchip_load %acc56_gate {base_addr = 4873781248 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_56)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_56)", 12, 1], !step.tile<2048x64xbf16>>
     %1432 = step.flatten %gate_ld56 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_56)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_56)", 12], !step.tile<2048x64xbf16>>
     %1433 = step.zip %rep56_gate, %1432 : (!step.stream<["Min(1, B_56)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_56)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_56)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate56 = step.map %1433 : !step.stream<["Min(1, B_56)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_56)", 12], !step.tile<?x64xf32>> {
@@ -3023,7 +3023,7 @@ builtin.module {
       %1436 = step.apply "matmul"(%1434, %1435) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %1436 : !step.tile<?x64xf32>
     }
-    %gate_ld57 = step.linear_offchip_load %acc57_gate {base_addr = 4836032512 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_57)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_57)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld57 = step.linear_offchip_load %acc57_gate {base_addr = 4876926976 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_57)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_57)", 12, 1], !step.tile<2048x64xbf16>>
     %1437 = step.flatten %gate_ld57 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_57)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_57)", 12], !step.tile<2048x64xbf16>>
     %1438 = step.zip %rep57_gate, %1437 : (!step.stream<["Min(1, B_57)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_57)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_57)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate57 = step.map %1438 : !step.stream<["Min(1, B_57)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_57)", 12], !step.tile<?x64xf32>> {
@@ -3031,7 +3031,7 @@ builtin.module {
       %1441 = step.apply "matmul"(%1439, %1440) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %1441 : !step.tile<?x64xf32>
     }
-    %gate_ld58 = step.linear_offchip_load %acc58_gate {base_addr = 4845469696 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_58)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_58)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld58 = step.linear_offchip_load %acc58_gate {base_addr = 4880072704 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_58)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_58)", 12, 1], !step.tile<2048x64xbf16>>
     %1442 = step.flatten %gate_ld58 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_58)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_58)", 12], !step.tile<2048x64xbf16>>
     %1443 = step.zip %rep58_gate, %1442 : (!step.stream<["Min(1, B_58)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_58)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_58)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate58 = step.map %1443 : !step.stream<["Min(1, B_58)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_58)", 12], !step.tile<?x64xf32>> {
@@ -3039,7 +3039,7 @@ builtin.module {
       %1446 = step.apply "matmul"(%1444, %1445) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %1446 : !step.tile<?x64xf32>
     }
-    %gate_ld59 = step.linear_offchip_load %acc59_gate {base_addr = 4854906880 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_59)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_59)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld59 = step.linear_offchip_load %acc59_gate {base_addr = 4883218432 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_59)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_59)", 12, 1], !step.tile<2048x64xbf16>>
     %1447 = step.flatten %gate_ld59 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_59)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_59)", 12], !step.tile<2048x64xbf16>>
     %1448 = step.zip %rep59_gate, %1447 : (!step.stream<["Min(1, B_59)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_59)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_59)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate59 = step.map %1448 : !step.stream<["Min(1, B_59)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_59)", 12], !step.tile<?x64xf32>> {
@@ -3047,7 +3047,7 @@ builtin.module {
       %1451 = step.apply "matmul"(%1449, %1450) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %1451 : !step.tile<?x64xf32>
     }
-    %gate_ld60 = step.linear_offchip_load %acc60_gate {base_addr = 4864344064 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_60)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_60)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld60 = step.linear_offchip_load %acc60_gate {base_addr = 4886364160 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_60)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_60)", 12, 1], !step.tile<2048x64xbf16>>
     %1452 = step.flatten %gate_ld60 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_60)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_60)", 12], !step.tile<2048x64xbf16>>
     %1453 = step.zip %rep60_gate, %1452 : (!step.stream<["Min(1, B_60)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_60)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_60)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate60 = step.map %1453 : !step.stream<["Min(1, B_60)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_60)", 12], !step.tile<?x64xf32>> {
@@ -3055,7 +3055,7 @@ builtin.module {
       %1456 = step.apply "matmul"(%1454, %1455) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %1456 : !step.tile<?x64xf32>
     }
-    %gate_ld61 = step.linear_offchip_load %acc61_gate {base_addr = 4873781248 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_61)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_61)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld61 = step.linear_offchip_load %acc61_gate {base_addr = 4889509888 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_61)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_61)", 12, 1], !step.tile<2048x64xbf16>>
     %1457 = step.flatten %gate_ld61 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_61)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_61)", 12], !step.tile<2048x64xbf16>>
     %1458 = step.zip %rep61_gate, %1457 : (!step.stream<["Min(1, B_61)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_61)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_61)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate61 = step.map %1458 : !step.stream<["Min(1, B_61)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_61)", 12], !step.tile<?x64xf32>> {
@@ -3063,7 +3063,7 @@ builtin.module {
       %1461 = step.apply "matmul"(%1459, %1460) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %1461 : !step.tile<?x64xf32>
     }
-    %gate_ld62 = step.linear_offchip_load %acc62_gate {base_addr = 4883218432 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_62)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_62)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld62 = step.linear_offchip_load %acc62_gate {base_addr = 4892655616 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_62)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_62)", 12, 1], !step.tile<2048x64xbf16>>
     %1462 = step.flatten %gate_ld62 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_62)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_62)", 12], !step.tile<2048x64xbf16>>
     %1463 = step.zip %rep62_gate, %1462 : (!step.stream<["Min(1, B_62)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_62)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_62)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate62 = step.map %1463 : !step.stream<["Min(1, B_62)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_62)", 12], !step.tile<?x64xf32>> {
@@ -3071,7 +3071,7 @@ builtin.module {
       %1466 = step.apply "matmul"(%1464, %1465) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %1466 : !step.tile<?x64xf32>
     }
-    %gate_ld63 = step.linear_offchip_load %acc63_gate {base_addr = 4892655616 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_63)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_63)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld63 = step.linear_offchip_load %acc63_gate {base_addr = 4895801344 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_63)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_63)", 12, 1], !step.tile<2048x64xbf16>>
     %1467 = step.flatten %gate_ld63 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_63)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_63)", 12], !step.tile<2048x64xbf16>>
     %1468 = step.zip %rep63_gate, %1467 : (!step.stream<["Min(1, B_63)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_63)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_63)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate63 = step.map %1468 : !step.stream<["Min(1, B_63)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_63)", 12], !step.tile<?x64xf32>> {
@@ -3079,7 +3079,7 @@ builtin.module {
       %1471 = step.apply "matmul"(%1469, %1470) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %1471 : !step.tile<?x64xf32>
     }
-    %gate_ld64 = step.linear_offchip_load %acc64_gate {base_addr = 4902092800 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_64)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_64)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld64 = step.linear_offchip_load %acc64_gate {base_addr = 4898947072 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_64)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_64)", 12, 1], !step.tile<2048x64xbf16>>
     %1472 = step.flatten %gate_ld64 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_64)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_64)", 12], !step.tile<2048x64xbf16>>
     %1473 = step.zip %rep64_gate, %1472 : (!step.stream<["Min(1, B_64)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_64)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_64)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate64 = step.map %1473 : !step.stream<["Min(1, B_64)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_64)", 12], !step.tile<?x64xf32>> {
@@ -3087,7 +3087,7 @@ builtin.module {
       %1476 = step.apply "matmul"(%1474, %1475) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %1476 : !step.tile<?x64xf32>
     }
-    %gate_ld65 = step.linear_offchip_load %acc65_gate {base_addr = 4911529984 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_65)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_65)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld65 = step.linear_offchip_load %acc65_gate {base_addr = 4902092800 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_65)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_65)", 12, 1], !step.tile<2048x64xbf16>>
     %1477 = step.flatten %gate_ld65 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_65)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_65)", 12], !step.tile<2048x64xbf16>>
     %1478 = step.zip %rep65_gate, %1477 : (!step.stream<["Min(1, B_65)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_65)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_65)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate65 = step.map %1478 : !step.stream<["Min(1, B_65)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_65)", 12], !step.tile<?x64xf32>> {
@@ -3095,7 +3095,7 @@ builtin.module {
       %1481 = step.apply "matmul"(%1479, %1480) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %1481 : !step.tile<?x64xf32>
     }
-    %gate_ld66 = step.linear_offchip_load %acc66_gate {base_addr = 4920967168 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_66)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_66)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld66 = step.linear_offchip_load %acc66_gate {base_addr = 4905238528 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_66)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_66)", 12, 1], !step.tile<2048x64xbf16>>
     %1482 = step.flatten %gate_ld66 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_66)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_66)", 12], !step.tile<2048x64xbf16>>
     %1483 = step.zip %rep66_gate, %1482 : (!step.stream<["Min(1, B_66)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_66)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_66)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate66 = step.map %1483 : !step.stream<["Min(1, B_66)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_66)", 12], !step.tile<?x64xf32>> {
@@ -3103,7 +3103,7 @@ builtin.module {
       %1486 = step.apply "matmul"(%1484, %1485) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %1486 : !step.tile<?x64xf32>
     }
-    %gate_ld67 = step.linear_offchip_load %acc67_gate {base_addr = 4930404352 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_67)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_67)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld67 = step.linear_offchip_load %acc67_gate {base_addr = 4908384256 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_67)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_67)", 12, 1], !step.tile<2048x64xbf16>>
     %1487 = step.flatten %gate_ld67 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_67)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_67)", 12], !step.tile<2048x64xbf16>>
     %1488 = step.zip %rep67_gate, %1487 : (!step.stream<["Min(1, B_67)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_67)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_67)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate67 = step.map %1488 : !step.stream<["Min(1, B_67)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_67)", 12], !step.tile<?x64xf32>> {
@@ -3111,7 +3111,7 @@ builtin.module {
       %1491 = step.apply "matmul"(%1489, %1490) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %1491 : !step.tile<?x64xf32>
     }
-    %gate_ld68 = step.linear_offchip_load %acc68_gate {base_addr = 4939841536 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_68)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_68)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld68 = step.linear_offchip_load %acc68_gate {base_addr = 4911529984 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_68)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_68)", 12, 1], !step.tile<2048x64xbf16>>
     %1492 = step.flatten %gate_ld68 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_68)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_68)", 12], !step.tile<2048x64xbf16>>
     %1493 = step.zip %rep68_gate, %1492 : (!step.stream<["Min(1, B_68)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_68)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_68)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate68 = step.map %1493 : !step.stream<["Min(1, B_68)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_68)", 12], !step.tile<?x64xf32>> {
@@ -3119,7 +3119,7 @@ builtin.module {
       %1496 = step.apply "matmul"(%1494, %1495) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %1496 : !step.tile<?x64xf32>
     }
-    %gate_ld69 = step.linear_offchip_load %acc69_gate {base_addr = 4949278720 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_69)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_69)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld69 = step.linear_offchip_load %acc69_gate {base_addr = 4914675712 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_69)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_69)", 12, 1], !step.tile<2048x64xbf16>>
     %1497 = step.flatten %gate_ld69 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_69)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_69)", 12], !step.tile<2048x64xbf16>>
     %1498 = step.zip %rep69_gate, %1497 : (!step.stream<["Min(1, B_69)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_69)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_69)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate69 = step.map %1498 : !step.stream<["Min(1, B_69)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_69)", 12], !step.tile<?x64xf32>> {
@@ -3127,7 +3127,7 @@ builtin.module {
       %1501 = step.apply "matmul"(%1499, %1500) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %1501 : !step.tile<?x64xf32>
     }
-    %gate_ld70 = step.linear_offchip_load %acc70_gate {base_addr = 4958715904 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_70)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_70)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld70 = step.linear_offchip_load %acc70_gate {base_addr = 4917821440 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_70)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_70)", 12, 1], !step.tile<2048x64xbf16>>
     %1502 = step.flatten %gate_ld70 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_70)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_70)", 12], !step.tile<2048x64xbf16>>
     %1503 = step.zip %rep70_gate, %1502 : (!step.stream<["Min(1, B_70)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_70)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_70)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate70 = step.map %1503 : !step.stream<["Min(1, B_70)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_70)", 12], !step.tile<?x64xf32>> {
@@ -3135,7 +3135,7 @@ builtin.module {
       %1506 = step.apply "matmul"(%1504, %1505) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %1506 : !step.tile<?x64xf32>
     }
-    %gate_ld71 = step.linear_offchip_load %acc71_gate {base_addr = 4968153088 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_71)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_71)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld71 = step.linear_offchip_load %acc71_gate {base_addr = 4920967168 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_71)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_71)", 12, 1], !step.tile<2048x64xbf16>>
     %1507 = step.flatten %gate_ld71 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_71)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_71)", 12], !step.tile<2048x64xbf16>>
     %1508 = step.zip %rep71_gate, %1507 : (!step.stream<["Min(1, B_71)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_71)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_71)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate71 = step.map %1508 : !step.stream<["Min(1, B_71)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_71)", 12], !step.tile<?x64xf32>> {
@@ -3143,7 +3143,7 @@ builtin.module {
       %1511 = step.apply "matmul"(%1509, %1510) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %1511 : !step.tile<?x64xf32>
     }
-    %gate_ld72 = step.linear_offchip_load %acc72_gate {base_addr = 4977590272 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_72)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_72)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld72 = step.linear_offchip_load %acc72_gate {base_addr = 4924112896 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_72)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_72)", 12, 1], !step.tile<2048x64xbf16>>
     %1512 = step.flatten %gate_ld72 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_72)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_72)", 12], !step.tile<2048x64xbf16>>
     %1513 = step.zip %rep72_gate, %1512 : (!step.stream<["Min(1, B_72)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_72)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_72)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate72 = step.map %1513 : !step.stream<["Min(1, B_72)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_72)", 12], !step.tile<?x64xf32>> {
@@ -3151,7 +3151,7 @@ builtin.module {
       %1516 = step.apply "matmul"(%1514, %1515) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %1516 : !step.tile<?x64xf32>
     }
-    %gate_ld73 = step.linear_offchip_load %acc73_gate {base_addr = 4987027456 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_73)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_73)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld73 = step.linear_offchip_load %acc73_gate {base_addr = 4927258624 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_73)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_73)", 12, 1], !step.tile<2048x64xbf16>>
     %1517 = step.flatten %gate_ld73 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_73)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_73)", 12], !step.tile<2048x64xbf16>>
     %1518 = step.zip %rep73_gate, %1517 : (!step.stream<["Min(1, B_73)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_73)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_73)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate73 = step.map %1518 : !step.stream<["Min(1, B_73)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_73)", 12], !step.tile<?x64xf32>> {
@@ -3159,7 +3159,7 @@ builtin.module {
       %1521 = step.apply "matmul"(%1519, %1520) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %1521 : !step.tile<?x64xf32>
     }
-    %gate_ld74 = step.linear_offchip_load %acc74_gate {base_addr = 4996464640 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_74)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_74)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld74 = step.linear_offchip_load %acc74_gate {base_addr = 4930404352 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_74)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_74)", 12, 1], !step.tile<2048x64xbf16>>
     %1522 = step.flatten %gate_ld74 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_74)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_74)", 12], !step.tile<2048x64xbf16>>
     %1523 = step.zip %rep74_gate, %1522 : (!step.stream<["Min(1, B_74)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_74)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_74)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate74 = step.map %1523 : !step.stream<["Min(1, B_74)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_74)", 12], !step.tile<?x64xf32>> {
@@ -3167,7 +3167,7 @@ builtin.module {
       %1526 = step.apply "matmul"(%1524, %1525) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %1526 : !step.tile<?x64xf32>
     }
-    %gate_ld75 = step.linear_offchip_load %acc75_gate {base_addr = 5005901824 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_75)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_75)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld75 = step.linear_offchip_load %acc75_gate {base_addr = 4933550080 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_75)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_75)", 12, 1], !step.tile<2048x64xbf16>>
     %1527 = step.flatten %gate_ld75 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_75)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_75)", 12], !step.tile<2048x64xbf16>>
     %1528 = step.zip %rep75_gate, %1527 : (!step.stream<["Min(1, B_75)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_75)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_75)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate75 = step.map %1528 : !step.stream<["Min(1, B_75)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_75)", 12], !step.tile<?x64xf32>> {
@@ -3175,7 +3175,7 @@ builtin.module {
       %1531 = step.apply "matmul"(%1529, %1530) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %1531 : !step.tile<?x64xf32>
     }
-    %gate_ld76 = step.linear_offchip_load %acc76_gate {base_addr = 5015339008 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_76)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_76)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld76 = step.linear_offchip_load %acc76_gate {base_addr = 4936695808 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_76)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_76)", 12, 1], !step.tile<2048x64xbf16>>
     %1532 = step.flatten %gate_ld76 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_76)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_76)", 12], !step.tile<2048x64xbf16>>
     %1533 = step.zip %rep76_gate, %1532 : (!step.stream<["Min(1, B_76)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_76)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_76)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate76 = step.map %1533 : !step.stream<["Min(1, B_76)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_76)", 12], !step.tile<?x64xf32>> {
@@ -3183,7 +3183,7 @@ builtin.module {
       %1536 = step.apply "matmul"(%1534, %1535) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %1536 : !step.tile<?x64xf32>
     }
-    %gate_ld77 = step.linear_offchip_load %acc77_gate {base_addr = 5024776192 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_77)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_77)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld77 = step.linear_offchip_load %acc77_gate {base_addr = 4939841536 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_77)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_77)", 12, 1], !step.tile<2048x64xbf16>>
     %1537 = step.flatten %gate_ld77 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_77)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_77)", 12], !step.tile<2048x64xbf16>>
     %1538 = step.zip %rep77_gate, %1537 : (!step.stream<["Min(1, B_77)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_77)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_77)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate77 = step.map %1538 : !step.stream<["Min(1, B_77)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_77)", 12], !step.tile<?x64xf32>> {
@@ -3191,7 +3191,7 @@ builtin.module {
       %1541 = step.apply "matmul"(%1539, %1540) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %1541 : !step.tile<?x64xf32>
     }
-    %gate_ld78 = step.linear_offchip_load %acc78_gate {base_addr = 5034213376 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_78)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_78)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld78 = step.linear_offchip_load %acc78_gate {base_addr = 4942987264 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_78)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_78)", 12, 1], !step.tile<2048x64xbf16>>
     %1542 = step.flatten %gate_ld78 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_78)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_78)", 12], !step.tile<2048x64xbf16>>
     %1543 = step.zip %rep78_gate, %1542 : (!step.stream<["Min(1, B_78)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_78)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_78)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate78 = step.map %1543 : !step.stream<["Min(1, B_78)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_78)", 12], !step.tile<?x64xf32>> {
@@ -3199,7 +3199,7 @@ builtin.module {
       %1546 = step.apply "matmul"(%1544, %1545) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %1546 : !step.tile<?x64xf32>
     }
-    %gate_ld79 = step.linear_offchip_load %acc79_gate {base_addr = 5043650560 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_79)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_79)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld79 = step.linear_offchip_load %acc79_gate {base_addr = 4946132992 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_79)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_79)", 12, 1], !step.tile<2048x64xbf16>>
     %1547 = step.flatten %gate_ld79 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_79)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_79)", 12], !step.tile<2048x64xbf16>>
     %1548 = step.zip %rep79_gate, %1547 : (!step.stream<["Min(1, B_79)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_79)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_79)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate79 = step.map %1548 : !step.stream<["Min(1, B_79)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_79)", 12], !step.tile<?x64xf32>> {
@@ -3207,7 +3207,7 @@ builtin.module {
       %1551 = step.apply "matmul"(%1549, %1550) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %1551 : !step.tile<?x64xf32>
     }
-    %gate_ld80 = step.linear_offchip_load %acc80_gate {base_addr = 5053087744 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_80)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_80)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld80 = step.linear_offchip_load %acc80_gate {base_addr = 4949278720 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_80)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_80)", 12, 1], !step.tile<2048x64xbf16>>
     %1552 = step.flatten %gate_ld80 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_80)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_80)", 12], !step.tile<2048x64xbf16>>
     %1553 = step.zip %rep80_gate, %1552 : (!step.stream<["Min(1, B_80)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_80)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_80)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate80 = step.map %1553 : !step.stream<["Min(1, B_80)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_80)", 12], !step.tile<?x64xf32>> {
@@ -3215,7 +3215,7 @@ builtin.module {
       %1556 = step.apply "matmul"(%1554, %1555) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %1556 : !step.tile<?x64xf32>
     }
-    %gate_ld81 = step.linear_offchip_load %acc81_gate {base_addr = 5062524928 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_81)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_81)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld81 = step.linear_offchip_load %acc81_gate {base_addr = 4952424448 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_81)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_81)", 12, 1], !step.tile<2048x64xbf16>>
     %1557 = step.flatten %gate_ld81 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_81)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_81)", 12], !step.tile<2048x64xbf16>>
     %1558 = step.zip %rep81_gate, %1557 : (!step.stream<["Min(1, B_81)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_81)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_81)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate81 = step.map %1558 : !step.stream<["Min(1, B_81)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_81)", 12], !step.tile<?x64xf32>> {
@@ -3223,7 +3223,7 @@ builtin.module {
       %1561 = step.apply "matmul"(%1559, %1560) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %1561 : !step.tile<?x64xf32>
     }
-    %gate_ld82 = step.linear_offchip_load %acc82_gate {base_addr = 5071962112 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_82)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_82)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld82 = step.linear_offchip_load %acc82_gate {base_addr = 4955570176 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_82)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_82)", 12, 1], !step.tile<2048x64xbf16>>
     %1562 = step.flatten %gate_ld82 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_82)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_82)", 12], !step.tile<2048x64xbf16>>
     %1563 = step.zip %rep82_gate, %1562 : (!step.stream<["Min(1, B_82)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_82)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_82)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate82 = step.map %1563 : !step.stream<["Min(1, B_82)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_82)", 12], !step.tile<?x64xf32>> {
@@ -3231,7 +3231,7 @@ builtin.module {
       %1566 = step.apply "matmul"(%1564, %1565) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %1566 : !step.tile<?x64xf32>
     }
-    %gate_ld83 = step.linear_offchip_load %acc83_gate {base_addr = 5081399296 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_83)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_83)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld83 = step.linear_offchip_load %acc83_gate {base_addr = 4958715904 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_83)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_83)", 12, 1], !step.tile<2048x64xbf16>>
     %1567 = step.flatten %gate_ld83 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_83)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_83)", 12], !step.tile<2048x64xbf16>>
     %1568 = step.zip %rep83_gate, %1567 : (!step.stream<["Min(1, B_83)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_83)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_83)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate83 = step.map %1568 : !step.stream<["Min(1, B_83)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_83)", 12], !step.tile<?x64xf32>> {
@@ -3239,7 +3239,7 @@ builtin.module {
       %1571 = step.apply "matmul"(%1569, %1570) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %1571 : !step.tile<?x64xf32>
     }
-    %gate_ld84 = step.linear_offchip_load %acc84_gate {base_addr = 5090836480 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_84)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_84)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld84 = step.linear_offchip_load %acc84_gate {base_addr = 4961861632 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_84)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_84)", 12, 1], !step.tile<2048x64xbf16>>
     %1572 = step.flatten %gate_ld84 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_84)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_84)", 12], !step.tile<2048x64xbf16>>
     %1573 = step.zip %rep84_gate, %1572 : (!step.stream<["Min(1, B_84)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_84)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_84)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate84 = step.map %1573 : !step.stream<["Min(1, B_84)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_84)", 12], !step.tile<?x64xf32>> {
@@ -3247,7 +3247,7 @@ builtin.module {
       %1576 = step.apply "matmul"(%1574, %1575) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %1576 : !step.tile<?x64xf32>
     }
-    %gate_ld85 = step.linear_offchip_load %acc85_gate {base_addr = 5100273664 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_85)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_85)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld85 = step.linear_offchip_load %acc85_gate {base_addr = 4965007360 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_85)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_85)", 12, 1], !step.tile<2048x64xbf16>>
     %1577 = step.flatten %gate_ld85 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_85)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_85)", 12], !step.tile<2048x64xbf16>>
     %1578 = step.zip %rep85_gate, %1577 : (!step.stream<["Min(1, B_85)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_85)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_85)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate85 = step.map %1578 : !step.stream<["Min(1, B_85)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_85)", 12], !step.tile<?x64xf32>> {
@@ -3255,7 +3255,7 @@ builtin.module {
       %1581 = step.apply "matmul"(%1579, %1580) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %1581 : !step.tile<?x64xf32>
     }
-    %gate_ld86 = step.linear_offchip_load %acc86_gate {base_addr = 5109710848 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_86)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_86)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld86 = step.linear_offchip_load %acc86_gate {base_addr = 4968153088 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_86)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_86)", 12, 1], !step.tile<2048x64xbf16>>
     %1582 = step.flatten %gate_ld86 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_86)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_86)", 12], !step.tile<2048x64xbf16>>
     %1583 = step.zip %rep86_gate, %1582 : (!step.stream<["Min(1, B_86)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_86)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_86)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate86 = step.map %1583 : !step.stream<["Min(1, B_86)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_86)", 12], !step.tile<?x64xf32>> {
@@ -3263,7 +3263,7 @@ builtin.module {
       %1586 = step.apply "matmul"(%1584, %1585) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %1586 : !step.tile<?x64xf32>
     }
-    %gate_ld87 = step.linear_offchip_load %acc87_gate {base_addr = 5119148032 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_87)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_87)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld87 = step.linear_offchip_load %acc87_gate {base_addr = 4971298816 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_87)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_87)", 12, 1], !step.tile<2048x64xbf16>>
     %1587 = step.flatten %gate_ld87 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_87)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_87)", 12], !step.tile<2048x64xbf16>>
     %1588 = step.zip %rep87_gate, %1587 : (!step.stream<["Min(1, B_87)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_87)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_87)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate87 = step.map %1588 : !step.stream<["Min(1, B_87)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_87)", 12], !step.tile<?x64xf32>> {
@@ -3271,7 +3271,7 @@ builtin.module {
       %1591 = step.apply "matmul"(%1589, %1590) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %1591 : !step.tile<?x64xf32>
     }
-    %gate_ld88 = step.linear_offchip_load %acc88_gate {base_addr = 5128585216 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_88)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_88)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld88 = step.linear_offchip_load %acc88_gate {base_addr = 4974444544 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_88)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_88)", 12, 1], !step.tile<2048x64xbf16>>
     %1592 = step.flatten %gate_ld88 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_88)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_88)", 12], !step.tile<2048x64xbf16>>
     %1593 = step.zip %rep88_gate, %1592 : (!step.stream<["Min(1, B_88)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_88)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_88)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate88 = step.map %1593 : !step.stream<["Min(1, B_88)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_88)", 12], !step.tile<?x64xf32>> {
@@ -3279,7 +3279,7 @@ builtin.module {
       %1596 = step.apply "matmul"(%1594, %1595) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %1596 : !step.tile<?x64xf32>
     }
-    %gate_ld89 = step.linear_offchip_load %acc89_gate {base_addr = 5138022400 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_89)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_89)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld89 = step.linear_offchip_load %acc89_gate {base_addr = 4977590272 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_89)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_89)", 12, 1], !step.tile<2048x64xbf16>>
     %1597 = step.flatten %gate_ld89 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_89)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_89)", 12], !step.tile<2048x64xbf16>>
     %1598 = step.zip %rep89_gate, %1597 : (!step.stream<["Min(1, B_89)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_89)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_89)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate89 = step.map %1598 : !step.stream<["Min(1, B_89)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_89)", 12], !step.tile<?x64xf32>> {
@@ -3287,7 +3287,7 @@ builtin.module {
       %1601 = step.apply "matmul"(%1599, %1600) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %1601 : !step.tile<?x64xf32>
     }
-    %gate_ld90 = step.linear_offchip_load %acc90_gate {base_addr = 5147459584 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_90)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_90)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld90 = step.linear_offchip_load %acc90_gate {base_addr = 4980736000 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_90)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_90)", 12, 1], !step.tile<2048x64xbf16>>
     %1602 = step.flatten %gate_ld90 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_90)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_90)", 12], !step.tile<2048x64xbf16>>
     %1603 = step.zip %rep90_gate, %1602 : (!step.stream<["Min(1, B_90)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_90)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_90)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate90 = step.map %1603 : !step.stream<["Min(1, B_90)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_90)", 12], !step.tile<?x64xf32>> {
@@ -3295,7 +3295,7 @@ builtin.module {
       %1606 = step.apply "matmul"(%1604, %1605) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %1606 : !step.tile<?x64xf32>
     }
-    %gate_ld91 = step.linear_offchip_load %acc91_gate {base_addr = 5156896768 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_91)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_91)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld91 = step.linear_offchip_load %acc91_gate {base_addr = 4983881728 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_91)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_91)", 12, 1], !step.tile<2048x64xbf16>>
     %1607 = step.flatten %gate_ld91 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_91)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_91)", 12], !step.tile<2048x64xbf16>>
     %1608 = step.zip %rep91_gate, %1607 : (!step.stream<["Min(1, B_91)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_91)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_91)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate91 = step.map %1608 : !step.stream<["Min(1, B_91)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_91)", 12], !step.tile<?x64xf32>> {
@@ -3303,7 +3303,7 @@ builtin.module {
       %1611 = step.apply "matmul"(%1609, %1610) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %1611 : !step.tile<?x64xf32>
     }
-    %gate_ld92 = step.linear_offchip_load %acc92_gate {base_addr = 5166333952 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_92)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_92)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld92 = step.linear_offchip_load %acc92_gate {base_addr = 4987027456 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_92)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_92)", 12, 1], !step.tile<2048x64xbf16>>
     %1612 = step.flatten %gate_ld92 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_92)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_92)", 12], !step.tile<2048x64xbf16>>
     %1613 = step.zip %rep92_gate, %1612 : (!step.stream<["Min(1, B_92)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_92)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_92)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate92 = step.map %1613 : !step.stream<["Min(1, B_92)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_92)", 12], !step.tile<?x64xf32>> {
@@ -3311,7 +3311,7 @@ builtin.module {
       %1616 = step.apply "matmul"(%1614, %1615) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %1616 : !step.tile<?x64xf32>
     }
-    %gate_ld93 = step.linear_offchip_load %acc93_gate {base_addr = 5175771136 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_93)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_93)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld93 = step.linear_offchip_load %acc93_gate {base_addr = 4990173184 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_93)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_93)", 12, 1], !step.tile<2048x64xbf16>>
     %1617 = step.flatten %gate_ld93 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_93)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_93)", 12], !step.tile<2048x64xbf16>>
     %1618 = step.zip %rep93_gate, %1617 : (!step.stream<["Min(1, B_93)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_93)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_93)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate93 = step.map %1618 : !step.stream<["Min(1, B_93)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_93)", 12], !step.tile<?x64xf32>> {
@@ -3319,7 +3319,7 @@ builtin.module {
       %1621 = step.apply "matmul"(%1619, %1620) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %1621 : !step.tile<?x64xf32>
     }
-    %gate_ld94 = step.linear_offchip_load %acc94_gate {base_addr = 5185208320 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_94)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_94)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld94 = step.linear_offchip_load %acc94_gate {base_addr = 4993318912 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_94)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_94)", 12, 1], !step.tile<2048x64xbf16>>
     %1622 = step.flatten %gate_ld94 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_94)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_94)", 12], !step.tile<2048x64xbf16>>
     %1623 = step.zip %rep94_gate, %1622 : (!step.stream<["Min(1, B_94)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_94)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_94)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate94 = step.map %1623 : !step.stream<["Min(1, B_94)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_94)", 12], !step.tile<?x64xf32>> {
@@ -3327,7 +3327,7 @@ builtin.module {
       %1626 = step.apply "matmul"(%1624, %1625) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %1626 : !step.tile<?x64xf32>
     }
-    %gate_ld95 = step.linear_offchip_load %acc95_gate {base_addr = 5194645504 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_95)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_95)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld95 = step.linear_offchip_load %acc95_gate {base_addr = 4996464640 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_95)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_95)", 12, 1], !step.tile<2048x64xbf16>>
     %1627 = step.flatten %gate_ld95 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_95)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_95)", 12], !step.tile<2048x64xbf16>>
     %1628 = step.zip %rep95_gate, %1627 : (!step.stream<["Min(1, B_95)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_95)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_95)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate95 = step.map %1628 : !step.stream<["Min(1, B_95)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_95)", 12], !step.tile<?x64xf32>> {
@@ -3335,7 +3335,7 @@ builtin.module {
       %1631 = step.apply "matmul"(%1629, %1630) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %1631 : !step.tile<?x64xf32>
     }
-    %gate_ld96 = step.linear_offchip_load %acc96_gate {base_addr = 5204082688 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_96)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_96)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld96 = step.linear_offchip_load %acc96_gate {base_addr = 4999610368 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_96)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_96)", 12, 1], !step.tile<2048x64xbf16>>
     %1632 = step.flatten %gate_ld96 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_96)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_96)", 12], !step.tile<2048x64xbf16>>
     %1633 = step.zip %rep96_gate, %1632 : (!step.stream<["Min(1, B_96)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_96)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_96)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate96 = step.map %1633 : !step.stream<["Min(1, B_96)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_96)", 12], !step.tile<?x64xf32>> {
@@ -3343,7 +3343,7 @@ builtin.module {
       %1636 = step.apply "matmul"(%1634, %1635) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %1636 : !step.tile<?x64xf32>
     }
-    %gate_ld97 = step.linear_offchip_load %acc97_gate {base_addr = 5213519872 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_97)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_97)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld97 = step.linear_offchip_load %acc97_gate {base_addr = 5002756096 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_97)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_97)", 12, 1], !step.tile<2048x64xbf16>>
     %1637 = step.flatten %gate_ld97 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_97)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_97)", 12], !step.tile<2048x64xbf16>>
     %1638 = step.zip %rep97_gate, %1637 : (!step.stream<["Min(1, B_97)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_97)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_97)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate97 = step.map %1638 : !step.stream<["Min(1, B_97)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_97)", 12], !step.tile<?x64xf32>> {
@@ -3351,7 +3351,7 @@ builtin.module {
       %1641 = step.apply "matmul"(%1639, %1640) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %1641 : !step.tile<?x64xf32>
     }
-    %gate_ld98 = step.linear_offchip_load %acc98_gate {base_addr = 5222957056 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_98)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_98)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld98 = step.linear_offchip_load %acc98_gate {base_addr = 5005901824 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_98)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_98)", 12, 1], !step.tile<2048x64xbf16>>
     %1642 = step.flatten %gate_ld98 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_98)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_98)", 12], !step.tile<2048x64xbf16>>
     %1643 = step.zip %rep98_gate, %1642 : (!step.stream<["Min(1, B_98)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_98)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_98)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate98 = step.map %1643 : !step.stream<["Min(1, B_98)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_98)", 12], !step.tile<?x64xf32>> {
@@ -3359,7 +3359,7 @@ builtin.module {
       %1646 = step.apply "matmul"(%1644, %1645) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %1646 : !step.tile<?x64xf32>
     }
-    %gate_ld99 = step.linear_offchip_load %acc99_gate {base_addr = 5232394240 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_99)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_99)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld99 = step.linear_offchip_load %acc99_gate {base_addr = 5009047552 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_99)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_99)", 12, 1], !step.tile<2048x64xbf16>>
     %1647 = step.flatten %gate_ld99 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_99)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_99)", 12], !step.tile<2048x64xbf16>>
     %1648 = step.zip %rep99_gate, %1647 : (!step.stream<["Min(1, B_99)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_99)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_99)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate99 = step.map %1648 : !step.stream<["Min(1, B_99)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_99)", 12], !step.tile<?x64xf32>> {
@@ -3367,7 +3367,7 @@ builtin.module {
       %1651 = step.apply "matmul"(%1649, %1650) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %1651 : !step.tile<?x64xf32>
     }
-    %gate_ld100 = step.linear_offchip_load %acc100_gate {base_addr = 5241831424 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_100)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_100)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld100 = step.linear_offchip_load %acc100_gate {base_addr = 5012193280 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_100)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_100)", 12, 1], !step.tile<2048x64xbf16>>
     %1652 = step.flatten %gate_ld100 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_100)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_100)", 12], !step.tile<2048x64xbf16>>
     %1653 = step.zip %rep100_gate, %1652 : (!step.stream<["Min(1, B_100)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_100)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_100)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate100 = step.map %1653 : !step.stream<["Min(1, B_100)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_100)", 12], !step.tile<?x64xf32>> {
@@ -3375,7 +3375,7 @@ builtin.module {
       %1656 = step.apply "matmul"(%1654, %1655) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %1656 : !step.tile<?x64xf32>
     }
-    %gate_ld101 = step.linear_offchip_load %acc101_gate {base_addr = 5251268608 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_101)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_101)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld101 = step.linear_offchip_load %acc101_gate {base_addr = 5015339008 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_101)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_101)", 12, 1], !step.tile<2048x64xbf16>>
     %1657 = step.flatten %gate_ld101 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_101)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_101)", 12], !step.tile<2048x64xbf16>>
     %1658 = step.zip %rep101_gate, %1657 : (!step.stream<["Min(1, B_101)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_101)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_101)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate101 = step.map %1658 : !step.stream<["Min(1, B_101)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_101)", 12], !step.tile<?x64xf32>> {
@@ -3383,7 +3383,7 @@ builtin.module {
       %1661 = step.apply "matmul"(%1659, %1660) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %1661 : !step.tile<?x64xf32>
     }
-    %gate_ld102 = step.linear_offchip_load %acc102_gate {base_addr = 5260705792 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_102)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_102)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld102 = step.linear_offchip_load %acc102_gate {base_addr = 5018484736 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_102)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_102)", 12, 1], !step.tile<2048x64xbf16>>
     %1662 = step.flatten %gate_ld102 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_102)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_102)", 12], !step.tile<2048x64xbf16>>
     %1663 = step.zip %rep102_gate, %1662 : (!step.stream<["Min(1, B_102)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_102)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_102)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate102 = step.map %1663 : !step.stream<["Min(1, B_102)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_102)", 12], !step.tile<?x64xf32>> {
@@ -3391,7 +3391,7 @@ builtin.module {
       %1666 = step.apply "matmul"(%1664, %1665) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %1666 : !step.tile<?x64xf32>
     }
-    %gate_ld103 = step.linear_offchip_load %acc103_gate {base_addr = 5270142976 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_103)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_103)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld103 = step.linear_offchip_load %acc103_gate {base_addr = 5021630464 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_103)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_103)", 12, 1], !step.tile<2048x64xbf16>>
     %1667 = step.flatten %gate_ld103 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_103)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_103)", 12], !step.tile<2048x64xbf16>>
     %1668 = step.zip %rep103_gate, %1667 : (!step.stream<["Min(1, B_103)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_103)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_103)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate103 = step.map %1668 : !step.stream<["Min(1, B_103)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_103)", 12], !step.tile<?x64xf32>> {
@@ -3399,7 +3399,7 @@ builtin.module {
       %1671 = step.apply "matmul"(%1669, %1670) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %1671 : !step.tile<?x64xf32>
     }
-    %gate_ld104 = step.linear_offchip_load %acc104_gate {base_addr = 5279580160 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_104)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_104)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld104 = step.linear_offchip_load %acc104_gate {base_addr = 5024776192 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_104)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_104)", 12, 1], !step.tile<2048x64xbf16>>
     %1672 = step.flatten %gate_ld104 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_104)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_104)", 12], !step.tile<2048x64xbf16>>
     %1673 = step.zip %rep104_gate, %1672 : (!step.stream<["Min(1, B_104)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_104)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_104)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate104 = step.map %1673 : !step.stream<["Min(1, B_104)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_104)", 12], !step.tile<?x64xf32>> {
@@ -3407,7 +3407,7 @@ builtin.module {
       %1676 = step.apply "matmul"(%1674, %1675) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %1676 : !step.tile<?x64xf32>
     }
-    %gate_ld105 = step.linear_offchip_load %acc105_gate {base_addr = 5289017344 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_105)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_105)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld105 = step.linear_offchip_load %acc105_gate {base_addr = 5027921920 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_105)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_105)", 12, 1], !step.tile<2048x64xbf16>>
     %1677 = step.flatten %gate_ld105 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_105)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_105)", 12], !step.tile<2048x64xbf16>>
     %1678 = step.zip %rep105_gate, %1677 : (!step.stream<["Min(1, B_105)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_105)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_105)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate105 = step.map %1678 : !step.stream<["Min(1, B_105)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_105)", 12], !step.tile<?x64xf32>> {
@@ -3415,7 +3415,7 @@ builtin.module {
       %1681 = step.apply "matmul"(%1679, %1680) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %1681 : !step.tile<?x64xf32>
     }
-    %gate_ld106 = step.linear_offchip_load %acc106_gate {base_addr = 5298454528 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_106)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_106)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld106 = step.linear_offchip_load %acc106_gate {base_addr = 5031067648 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_106)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_106)", 12, 1], !step.tile<2048x64xbf16>>
     %1682 = step.flatten %gate_ld106 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_106)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_106)", 12], !step.tile<2048x64xbf16>>
     %1683 = step.zip %rep106_gate, %1682 : (!step.stream<["Min(1, B_106)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_106)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_106)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate106 = step.map %1683 : !step.stream<["Min(1, B_106)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_106)", 12], !step.tile<?x64xf32>> {
@@ -3423,7 +3423,7 @@ builtin.module {
       %1686 = step.apply "matmul"(%1684, %1685) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %1686 : !step.tile<?x64xf32>
     }
-    %gate_ld107 = step.linear_offchip_load %acc107_gate {base_addr = 5307891712 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_107)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_107)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld107 = step.linear_offchip_load %acc107_gate {base_addr = 5034213376 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_107)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_107)", 12, 1], !step.tile<2048x64xbf16>>
     %1687 = step.flatten %gate_ld107 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_107)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_107)", 12], !step.tile<2048x64xbf16>>
     %1688 = step.zip %rep107_gate, %1687 : (!step.stream<["Min(1, B_107)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_107)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_107)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate107 = step.map %1688 : !step.stream<["Min(1, B_107)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_107)", 12], !step.tile<?x64xf32>> {
@@ -3431,7 +3431,7 @@ builtin.module {
       %1691 = step.apply "matmul"(%1689, %1690) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %1691 : !step.tile<?x64xf32>
     }
-    %gate_ld108 = step.linear_offchip_load %acc108_gate {base_addr = 5317328896 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_108)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_108)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld108 = step.linear_offchip_load %acc108_gate {base_addr = 5037359104 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_108)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_108)", 12, 1], !step.tile<2048x64xbf16>>
     %1692 = step.flatten %gate_ld108 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_108)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_108)", 12], !step.tile<2048x64xbf16>>
     %1693 = step.zip %rep108_gate, %1692 : (!step.stream<["Min(1, B_108)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_108)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_108)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate108 = step.map %1693 : !step.stream<["Min(1, B_108)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_108)", 12], !step.tile<?x64xf32>> {
@@ -3439,7 +3439,7 @@ builtin.module {
       %1696 = step.apply "matmul"(%1694, %1695) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %1696 : !step.tile<?x64xf32>
     }
-    %gate_ld109 = step.linear_offchip_load %acc109_gate {base_addr = 5326766080 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_109)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_109)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld109 = step.linear_offchip_load %acc109_gate {base_addr = 5040504832 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_109)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_109)", 12, 1], !step.tile<2048x64xbf16>>
     %1697 = step.flatten %gate_ld109 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_109)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_109)", 12], !step.tile<2048x64xbf16>>
     %1698 = step.zip %rep109_gate, %1697 : (!step.stream<["Min(1, B_109)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_109)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_109)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate109 = step.map %1698 : !step.stream<["Min(1, B_109)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_109)", 12], !step.tile<?x64xf32>> {
@@ -3447,7 +3447,7 @@ builtin.module {
       %1701 = step.apply "matmul"(%1699, %1700) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %1701 : !step.tile<?x64xf32>
     }
-    %gate_ld110 = step.linear_offchip_load %acc110_gate {base_addr = 5336203264 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_110)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_110)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld110 = step.linear_offchip_load %acc110_gate {base_addr = 5043650560 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_110)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_110)", 12, 1], !step.tile<2048x64xbf16>>
     %1702 = step.flatten %gate_ld110 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_110)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_110)", 12], !step.tile<2048x64xbf16>>
     %1703 = step.zip %rep110_gate, %1702 : (!step.stream<["Min(1, B_110)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_110)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_110)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate110 = step.map %1703 : !step.stream<["Min(1, B_110)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_110)", 12], !step.tile<?x64xf32>> {
@@ -3455,7 +3455,7 @@ builtin.module {
       %1706 = step.apply "matmul"(%1704, %1705) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %1706 : !step.tile<?x64xf32>
     }
-    %gate_ld111 = step.linear_offchip_load %acc111_gate {base_addr = 5345640448 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_111)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_111)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld111 = step.linear_offchip_load %acc111_gate {base_addr = 5046796288 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_111)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_111)", 12, 1], !step.tile<2048x64xbf16>>
     %1707 = step.flatten %gate_ld111 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_111)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_111)", 12], !step.tile<2048x64xbf16>>
     %1708 = step.zip %rep111_gate, %1707 : (!step.stream<["Min(1, B_111)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_111)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_111)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate111 = step.map %1708 : !step.stream<["Min(1, B_111)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_111)", 12], !step.tile<?x64xf32>> {
@@ -3463,7 +3463,7 @@ builtin.module {
       %1711 = step.apply "matmul"(%1709, %1710) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %1711 : !step.tile<?x64xf32>
     }
-    %gate_ld112 = step.linear_offchip_load %acc112_gate {base_addr = 5355077632 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_112)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_112)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld112 = step.linear_offchip_load %acc112_gate {base_addr = 5049942016 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_112)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_112)", 12, 1], !step.tile<2048x64xbf16>>
     %1712 = step.flatten %gate_ld112 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_112)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_112)", 12], !step.tile<2048x64xbf16>>
     %1713 = step.zip %rep112_gate, %1712 : (!step.stream<["Min(1, B_112)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_112)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_112)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate112 = step.map %1713 : !step.stream<["Min(1, B_112)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_112)", 12], !step.tile<?x64xf32>> {
@@ -3471,7 +3471,7 @@ builtin.module {
       %1716 = step.apply "matmul"(%1714, %1715) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %1716 : !step.tile<?x64xf32>
     }
-    %gate_ld113 = step.linear_offchip_load %acc113_gate {base_addr = 5364514816 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_113)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_113)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld113 = step.linear_offchip_load %acc113_gate {base_addr = 5053087744 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_113)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_113)", 12, 1], !step.tile<2048x64xbf16>>
     %1717 = step.flatten %gate_ld113 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_113)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_113)", 12], !step.tile<2048x64xbf16>>
     %1718 = step.zip %rep113_gate, %1717 : (!step.stream<["Min(1, B_113)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_113)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_113)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate113 = step.map %1718 : !step.stream<["Min(1, B_113)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_113)", 12], !step.tile<?x64xf32>> {
@@ -3479,7 +3479,7 @@ builtin.module {
       %1721 = step.apply "matmul"(%1719, %1720) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %1721 : !step.tile<?x64xf32>
     }
-    %gate_ld114 = step.linear_offchip_load %acc114_gate {base_addr = 5373952000 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_114)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_114)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld114 = step.linear_offchip_load %acc114_gate {base_addr = 5056233472 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_114)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_114)", 12, 1], !step.tile<2048x64xbf16>>
     %1722 = step.flatten %gate_ld114 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_114)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_114)", 12], !step.tile<2048x64xbf16>>
     %1723 = step.zip %rep114_gate, %1722 : (!step.stream<["Min(1, B_114)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_114)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_114)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate114 = step.map %1723 : !step.stream<["Min(1, B_114)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_114)", 12], !step.tile<?x64xf32>> {
@@ -3487,7 +3487,7 @@ builtin.module {
       %1726 = step.apply "matmul"(%1724, %1725) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %1726 : !step.tile<?x64xf32>
     }
-    %gate_ld115 = step.linear_offchip_load %acc115_gate {base_addr = 5383389184 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_115)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_115)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld115 = step.linear_offchip_load %acc115_gate {base_addr = 5059379200 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_115)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_115)", 12, 1], !step.tile<2048x64xbf16>>
     %1727 = step.flatten %gate_ld115 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_115)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_115)", 12], !step.tile<2048x64xbf16>>
     %1728 = step.zip %rep115_gate, %1727 : (!step.stream<["Min(1, B_115)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_115)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_115)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate115 = step.map %1728 : !step.stream<["Min(1, B_115)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_115)", 12], !step.tile<?x64xf32>> {
@@ -3495,7 +3495,7 @@ builtin.module {
       %1731 = step.apply "matmul"(%1729, %1730) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %1731 : !step.tile<?x64xf32>
     }
-    %gate_ld116 = step.linear_offchip_load %acc116_gate {base_addr = 5392826368 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_116)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_116)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld116 = step.linear_offchip_load %acc116_gate {base_addr = 5062524928 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_116)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_116)", 12, 1], !step.tile<2048x64xbf16>>
     %1732 = step.flatten %gate_ld116 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_116)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_116)", 12], !step.tile<2048x64xbf16>>
     %1733 = step.zip %rep116_gate, %1732 : (!step.stream<["Min(1, B_116)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_116)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_116)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate116 = step.map %1733 : !step.stream<["Min(1, B_116)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_116)", 12], !step.tile<?x64xf32>> {
@@ -3503,7 +3503,7 @@ builtin.module {
       %1736 = step.apply "matmul"(%1734, %1735) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %1736 : !step.tile<?x64xf32>
     }
-    %gate_ld117 = step.linear_offchip_load %acc117_gate {base_addr = 5402263552 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_117)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_117)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld117 = step.linear_offchip_load %acc117_gate {base_addr = 5065670656 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_117)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_117)", 12, 1], !step.tile<2048x64xbf16>>
     %1737 = step.flatten %gate_ld117 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_117)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_117)", 12], !step.tile<2048x64xbf16>>
     %1738 = step.zip %rep117_gate, %1737 : (!step.stream<["Min(1, B_117)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_117)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_117)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate117 = step.map %1738 : !step.stream<["Min(1, B_117)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_117)", 12], !step.tile<?x64xf32>> {
@@ -3511,7 +3511,7 @@ builtin.module {
       %1741 = step.apply "matmul"(%1739, %1740) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %1741 : !step.tile<?x64xf32>
     }
-    %gate_ld118 = step.linear_offchip_load %acc118_gate {base_addr = 5411700736 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_118)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_118)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld118 = step.linear_offchip_load %acc118_gate {base_addr = 5068816384 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_118)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_118)", 12, 1], !step.tile<2048x64xbf16>>
     %1742 = step.flatten %gate_ld118 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_118)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_118)", 12], !step.tile<2048x64xbf16>>
     %1743 = step.zip %rep118_gate, %1742 : (!step.stream<["Min(1, B_118)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_118)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_118)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate118 = step.map %1743 : !step.stream<["Min(1, B_118)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_118)", 12], !step.tile<?x64xf32>> {
@@ -3519,7 +3519,7 @@ builtin.module {
       %1746 = step.apply "matmul"(%1744, %1745) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %1746 : !step.tile<?x64xf32>
     }
-    %gate_ld119 = step.linear_offchip_load %acc119_gate {base_addr = 5421137920 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_119)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_119)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld119 = step.linear_offchip_load %acc119_gate {base_addr = 5071962112 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_119)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_119)", 12, 1], !step.tile<2048x64xbf16>>
     %1747 = step.flatten %gate_ld119 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_119)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_119)", 12], !step.tile<2048x64xbf16>>
     %1748 = step.zip %rep119_gate, %1747 : (!step.stream<["Min(1, B_119)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_119)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_119)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate119 = step.map %1748 : !step.stream<["Min(1, B_119)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_119)", 12], !step.tile<?x64xf32>> {
@@ -3527,7 +3527,7 @@ builtin.module {
       %1751 = step.apply "matmul"(%1749, %1750) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %1751 : !step.tile<?x64xf32>
     }
-    %gate_ld120 = step.linear_offchip_load %acc120_gate {base_addr = 5430575104 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_120)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_120)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld120 = step.linear_offchip_load %acc120_gate {base_addr = 5075107840 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_120)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_120)", 12, 1], !step.tile<2048x64xbf16>>
     %1752 = step.flatten %gate_ld120 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_120)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_120)", 12], !step.tile<2048x64xbf16>>
     %1753 = step.zip %rep120_gate, %1752 : (!step.stream<["Min(1, B_120)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_120)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_120)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate120 = step.map %1753 : !step.stream<["Min(1, B_120)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_120)", 12], !step.tile<?x64xf32>> {
@@ -3535,7 +3535,7 @@ builtin.module {
       %1756 = step.apply "matmul"(%1754, %1755) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %1756 : !step.tile<?x64xf32>
     }
-    %gate_ld121 = step.linear_offchip_load %acc121_gate {base_addr = 5440012288 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_121)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_121)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld121 = step.linear_offchip_load %acc121_gate {base_addr = 5078253568 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_121)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_121)", 12, 1], !step.tile<2048x64xbf16>>
     %1757 = step.flatten %gate_ld121 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_121)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_121)", 12], !step.tile<2048x64xbf16>>
     %1758 = step.zip %rep121_gate, %1757 : (!step.stream<["Min(1, B_121)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_121)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_121)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate121 = step.map %1758 : !step.stream<["Min(1, B_121)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_121)", 12], !step.tile<?x64xf32>> {
@@ -3543,7 +3543,7 @@ builtin.module {
       %1761 = step.apply "matmul"(%1759, %1760) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %1761 : !step.tile<?x64xf32>
     }
-    %gate_ld122 = step.linear_offchip_load %acc122_gate {base_addr = 5449449472 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_122)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_122)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld122 = step.linear_offchip_load %acc122_gate {base_addr = 5081399296 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_122)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_122)", 12, 1], !step.tile<2048x64xbf16>>
     %1762 = step.flatten %gate_ld122 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_122)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_122)", 12], !step.tile<2048x64xbf16>>
     %1763 = step.zip %rep122_gate, %1762 : (!step.stream<["Min(1, B_122)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_122)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_122)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate122 = step.map %1763 : !step.stream<["Min(1, B_122)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_122)", 12], !step.tile<?x64xf32>> {
@@ -3551,7 +3551,7 @@ builtin.module {
       %1766 = step.apply "matmul"(%1764, %1765) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %1766 : !step.tile<?x64xf32>
     }
-    %gate_ld123 = step.linear_offchip_load %acc123_gate {base_addr = 5458886656 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_123)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_123)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld123 = step.linear_offchip_load %acc123_gate {base_addr = 5084545024 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_123)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_123)", 12, 1], !step.tile<2048x64xbf16>>
     %1767 = step.flatten %gate_ld123 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_123)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_123)", 12], !step.tile<2048x64xbf16>>
     %1768 = step.zip %rep123_gate, %1767 : (!step.stream<["Min(1, B_123)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_123)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_123)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate123 = step.map %1768 : !step.stream<["Min(1, B_123)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_123)", 12], !step.tile<?x64xf32>> {
@@ -3559,7 +3559,7 @@ builtin.module {
       %1771 = step.apply "matmul"(%1769, %1770) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %1771 : !step.tile<?x64xf32>
     }
-    %gate_ld124 = step.linear_offchip_load %acc124_gate {base_addr = 5468323840 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_124)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_124)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld124 = step.linear_offchip_load %acc124_gate {base_addr = 5087690752 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_124)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_124)", 12, 1], !step.tile<2048x64xbf16>>
     %1772 = step.flatten %gate_ld124 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_124)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_124)", 12], !step.tile<2048x64xbf16>>
     %1773 = step.zip %rep124_gate, %1772 : (!step.stream<["Min(1, B_124)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_124)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_124)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate124 = step.map %1773 : !step.stream<["Min(1, B_124)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_124)", 12], !step.tile<?x64xf32>> {
@@ -3567,7 +3567,7 @@ builtin.module {
       %1776 = step.apply "matmul"(%1774, %1775) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %1776 : !step.tile<?x64xf32>
     }
-    %gate_ld125 = step.linear_offchip_load %acc125_gate {base_addr = 5477761024 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_125)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_125)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld125 = step.linear_offchip_load %acc125_gate {base_addr = 5090836480 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_125)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_125)", 12, 1], !step.tile<2048x64xbf16>>
     %1777 = step.flatten %gate_ld125 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_125)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_125)", 12], !step.tile<2048x64xbf16>>
     %1778 = step.zip %rep125_gate, %1777 : (!step.stream<["Min(1, B_125)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_125)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_125)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate125 = step.map %1778 : !step.stream<["Min(1, B_125)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_125)", 12], !step.tile<?x64xf32>> {
@@ -3575,7 +3575,7 @@ builtin.module {
       %1781 = step.apply "matmul"(%1779, %1780) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %1781 : !step.tile<?x64xf32>
     }
-    %gate_ld126 = step.linear_offchip_load %acc126_gate {base_addr = 5487198208 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_126)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_126)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld126 = step.linear_offchip_load %acc126_gate {base_addr = 5093982208 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_126)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_126)", 12, 1], !step.tile<2048x64xbf16>>
     %1782 = step.flatten %gate_ld126 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_126)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_126)", 12], !step.tile<2048x64xbf16>>
     %1783 = step.zip %rep126_gate, %1782 : (!step.stream<["Min(1, B_126)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_126)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_126)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate126 = step.map %1783 : !step.stream<["Min(1, B_126)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_126)", 12], !step.tile<?x64xf32>> {
@@ -3583,7 +3583,7 @@ builtin.module {
       %1786 = step.apply "matmul"(%1784, %1785) : (!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<?x64xf32>
       step.yield %1786 : !step.tile<?x64xf32>
     }
-    %gate_ld127 = step.linear_offchip_load %acc127_gate {base_addr = 5496635392 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_127)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_127)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld127 = step.linear_offchip_load %acc127_gate {base_addr = 5097127936 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_127)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_127)", 12, 1], !step.tile<2048x64xbf16>>
     %1787 = step.flatten %gate_ld127 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_127)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_127)", 12], !step.tile<2048x64xbf16>>
     %1788 = step.zip %rep127_gate, %1787 : (!step.stream<["Min(1, B_127)", 12], !step.tile<?x2048xf32>>, !step.stream<["Min(1, B_127)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["Min(1, B_127)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate127 = step.map %1788 : !step.stream<["Min(1, B_127)", 12], !step.tuple<!step.tile<?x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["Min(1, B_127)", 12], !step.tile<?x64xf32>> {
@@ -4999,7 +4999,7 @@ builtin.module {
       %2559 = step.apply "mul"(%2557, %2558) : (!step.tile<?x64xf32>, !step.tile<?x64xf32>) -> !step.tile<?x64xf32>
       step.yield %2559 : !step.tile<?x64xf32>
     }
-    %down_ld0 = step.linear_offchip_load %acc0_down {base_addr = 4301258752 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_0)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_0)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld0 = step.linear_offchip_load %acc0_down {base_addr = 5100273664 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_0)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_0)", 12, 1], !step.tile<64x2048xbf16>>
     %2560 = step.flatten %down_ld0 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_0)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_0)", 12], !step.tile<64x2048xbf16>>
     %2561 = step.zip %proj0, %2560 : (!step.stream<["Min(1, B_0)", 12], !step.tile<?x64xf32>>, !step.stream<["Min(1, B_0)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_0)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>>
     %down0 = step.accum %2561 {rank = 1 : i64} : !step.stream<["Min(1, B_0)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["Min(1, B_0)"], !step.tile<?x2048xf32>> update {
@@ -5016,7 +5016,7 @@ builtin.module {
       %2569 = step.apply "retile_streamify"(%2568) : (!step.tile<?x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %2569 : !step.tile<1x2048xf32>
     }
-    %down_ld1 = step.linear_offchip_load %acc1_down {base_addr = 4310695936 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_1)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_1)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld1 = step.linear_offchip_load %acc1_down {base_addr = 5103419392 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_1)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_1)", 12, 1], !step.tile<64x2048xbf16>>
     %2570 = step.flatten %down_ld1 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_1)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_1)", 12], !step.tile<64x2048xbf16>>
     %2571 = step.zip %proj1, %2570 : (!step.stream<["Min(1, B_1)", 12], !step.tile<?x64xf32>>, !step.stream<["Min(1, B_1)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_1)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>>
     %down1 = step.accum %2571 {rank = 1 : i64} : !step.stream<["Min(1, B_1)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["Min(1, B_1)"], !step.tile<?x2048xf32>> update {
@@ -5033,7 +5033,7 @@ builtin.module {
       %2579 = step.apply "retile_streamify"(%2578) : (!step.tile<?x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %2579 : !step.tile<1x2048xf32>
     }
-    %down_ld2 = step.linear_offchip_load %acc2_down {base_addr = 4320133120 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_2)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_2)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld2 = step.linear_offchip_load %acc2_down {base_addr = 5106565120 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_2)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_2)", 12, 1], !step.tile<64x2048xbf16>>
     %2580 = step.flatten %down_ld2 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_2)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_2)", 12], !step.tile<64x2048xbf16>>
     %2581 = step.zip %proj2, %2580 : (!step.stream<["Min(1, B_2)", 12], !step.tile<?x64xf32>>, !step.stream<["Min(1, B_2)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_2)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>>
     %down2 = step.accum %2581 {rank = 1 : i64} : !step.stream<["Min(1, B_2)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["Min(1, B_2)"], !step.tile<?x2048xf32>> update {
@@ -5050,7 +5050,7 @@ builtin.module {
       %2589 = step.apply "retile_streamify"(%2588) : (!step.tile<?x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %2589 : !step.tile<1x2048xf32>
     }
-    %down_ld3 = step.linear_offchip_load %acc3_down {base_addr = 4329570304 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_3)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_3)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld3 = step.linear_offchip_load %acc3_down {base_addr = 5109710848 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_3)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_3)", 12, 1], !step.tile<64x2048xbf16>>
     %2590 = step.flatten %down_ld3 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_3)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_3)", 12], !step.tile<64x2048xbf16>>
     %2591 = step.zip %proj3, %2590 : (!step.stream<["Min(1, B_3)", 12], !step.tile<?x64xf32>>, !step.stream<["Min(1, B_3)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_3)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>>
     %down3 = step.accum %2591 {rank = 1 : i64} : !step.stream<["Min(1, B_3)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["Min(1, B_3)"], !step.tile<?x2048xf32>> update {
@@ -5067,7 +5067,7 @@ builtin.module {
       %2599 = step.apply "retile_streamify"(%2598) : (!step.tile<?x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %2599 : !step.tile<1x2048xf32>
     }
-    %down_ld4 = step.linear_offchip_load %acc4_down {base_addr = 4339007488 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_4)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_4)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld4 = step.linear_offchip_load %acc4_down {base_addr = 5112856576 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_4)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_4)", 12, 1], !step.tile<64x2048xbf16>>
     %2600 = step.flatten %down_ld4 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_4)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_4)", 12], !step.tile<64x2048xbf16>>
     %2601 = step.zip %proj4, %2600 : (!step.stream<["Min(1, B_4)", 12], !step.tile<?x64xf32>>, !step.stream<["Min(1, B_4)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_4)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>>
     %down4 = step.accum %2601 {rank = 1 : i64} : !step.stream<["Min(1, B_4)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["Min(1, B_4)"], !step.tile<?x2048xf32>> update {
@@ -5084,7 +5084,7 @@ builtin.module {
       %2609 = step.apply "retile_streamify"(%2608) : (!step.tile<?x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %2609 : !step.tile<1x2048xf32>
     }
-    %down_ld5 = step.linear_offchip_load %acc5_down {base_addr = 4348444672 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_5)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_5)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld5 = step.linear_offchip_load %acc5_down {base_addr = 5116002304 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_5)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_5)", 12, 1], !step.tile<64x2048xbf16>>
     %2610 = step.flatten %down_ld5 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_5)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_5)", 12], !step.tile<64x2048xbf16>>
     %2611 = step.zip %proj5, %2610 : (!step.stream<["Min(1, B_5)", 12], !step.tile<?x64xf32>>, !step.stream<["Min(1, B_5)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_5)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>>
     %down5 = step.accum %2611 {rank = 1 : i64} : !step.stream<["Min(1, B_5)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["Min(1, B_5)"], !step.tile<?x2048xf32>> update {
@@ -5101,7 +5101,7 @@ builtin.module {
       %2619 = step.apply "retile_streamify"(%2618) : (!step.tile<?x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %2619 : !step.tile<1x2048xf32>
     }
-    %down_ld6 = step.linear_offchip_load %acc6_down {base_addr = 4357881856 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_6)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_6)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld6 = step.linear_offchip_load %acc6_down {base_addr = 5119148032 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_6)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_6)", 12, 1], !step.tile<64x2048xbf16>>
     %2620 = step.flatten %down_ld6 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_6)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_6)", 12], !step.tile<64x2048xbf16>>
     %2621 = step.zip %proj6, %2620 : (!step.stream<["Min(1, B_6)", 12], !step.tile<?x64xf32>>, !step.stream<["Min(1, B_6)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_6)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>>
     %down6 = step.accum %2621 {rank = 1 : i64} : !step.stream<["Min(1, B_6)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["Min(1, B_6)"], !step.tile<?x2048xf32>> update {
@@ -5118,7 +5118,7 @@ builtin.module {
       %2629 = step.apply "retile_streamify"(%2628) : (!step.tile<?x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %2629 : !step.tile<1x2048xf32>
     }
-    %down_ld7 = step.linear_offchip_load %acc7_down {base_addr = 4367319040 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_7)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_7)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld7 = step.linear_offchip_load %acc7_down {base_addr = 5122293760 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_7)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_7)", 12, 1], !step.tile<64x2048xbf16>>
     %2630 = step.flatten %down_ld7 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_7)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_7)", 12], !step.tile<64x2048xbf16>>
     %2631 = step.zip %proj7, %2630 : (!step.stream<["Min(1, B_7)", 12], !step.tile<?x64xf32>>, !step.stream<["Min(1, B_7)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_7)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>>
     %down7 = step.accum %2631 {rank = 1 : i64} : !step.stream<["Min(1, B_7)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["Min(1, B_7)"], !step.tile<?x2048xf32>> update {
@@ -5135,7 +5135,7 @@ builtin.module {
       %2639 = step.apply "retile_streamify"(%2638) : (!step.tile<?x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %2639 : !step.tile<1x2048xf32>
     }
-    %down_ld8 = step.linear_offchip_load %acc8_down {base_addr = 4376756224 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_8)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_8)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld8 = step.linear_offchip_load %acc8_down {base_addr = 5125439488 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_8)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_8)", 12, 1], !step.tile<64x2048xbf16>>
     %2640 = step.flatten %down_ld8 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_8)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_8)", 12], !step.tile<64x2048xbf16>>
     %2641 = step.zip %proj8, %2640 : (!step.stream<["Min(1, B_8)", 12], !step.tile<?x64xf32>>, !step.stream<["Min(1, B_8)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_8)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>>
     %down8 = step.accum %2641 {rank = 1 : i64} : !step.stream<["Min(1, B_8)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["Min(1, B_8)"], !step.tile<?x2048xf32>> update {
@@ -5152,7 +5152,7 @@ builtin.module {
       %2649 = step.apply "retile_streamify"(%2648) : (!step.tile<?x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %2649 : !step.tile<1x2048xf32>
     }
-    %down_ld9 = step.linear_offchip_load %acc9_down {base_addr = 4386193408 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_9)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_9)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld9 = step.linear_offchip_load %acc9_down {base_addr = 5128585216 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_9)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_9)", 12, 1], !step.tile<64x2048xbf16>>
     %2650 = step.flatten %down_ld9 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_9)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_9)", 12], !step.tile<64x2048xbf16>>
     %2651 = step.zip %proj9, %2650 : (!step.stream<["Min(1, B_9)", 12], !step.tile<?x64xf32>>, !step.stream<["Min(1, B_9)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_9)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>>
     %down9 = step.accum %2651 {rank = 1 : i64} : !step.stream<["Min(1, B_9)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["Min(1, B_9)"], !step.tile<?x2048xf32>> update {
@@ -5169,7 +5169,7 @@ builtin.module {
       %2659 = step.apply "retile_streamify"(%2658) : (!step.tile<?x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %2659 : !step.tile<1x2048xf32>
     }
-    %down_ld10 = step.linear_offchip_load %acc10_down {base_addr = 4395630592 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_10)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_10)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld10 = step.linear_offchip_load %acc10_down {base_addr = 5131730944 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_10)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_10)", 12, 1], !step.tile<64x2048xbf16>>
     %2660 = step.flatten %down_ld10 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_10)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_10)", 12], !step.tile<64x2048xbf16>>
     %2661 = step.zip %proj10, %2660 : (!step.stream<["Min(1, B_10)", 12], !step.tile<?x64xf32>>, !step.stream<["Min(1, B_10)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_10)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>>
     %down10 = step.accum %2661 {rank = 1 : i64} : !step.stream<["Min(1, B_10)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["Min(1, B_10)"], !step.tile<?x2048xf32>> update {
@@ -5186,7 +5186,7 @@ builtin.module {
       %2669 = step.apply "retile_streamify"(%2668) : (!step.tile<?x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %2669 : !step.tile<1x2048xf32>
     }
-    %down_ld11 = step.linear_offchip_load %acc11_down {base_addr = 4405067776 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_11)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_11)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld11 = step.linear_offchip_load %acc11_down {base_addr = 5134876672 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_11)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_11)", 12, 1], !step.tile<64x2048xbf16>>
     %2670 = step.flatten %down_ld11 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_11)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_11)", 12], !step.tile<64x2048xbf16>>
     %2671 = step.zip %proj11, %2670 : (!step.stream<["Min(1, B_11)", 12], !step.tile<?x64xf32>>, !step.stream<["Min(1, B_11)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_11)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>>
     %down11 = step.accum %2671 {rank = 1 : i64} : !step.stream<["Min(1, B_11)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["Min(1, B_11)"], !step.tile<?x2048xf32>> update {
@@ -5203,7 +5203,7 @@ builtin.module {
       %2679 = step.apply "retile_streamify"(%2678) : (!step.tile<?x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %2679 : !step.tile<1x2048xf32>
     }
-    %down_ld12 = step.linear_offchip_load %acc12_down {base_addr = 4414504960 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_12)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_12)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld12 = step.linear_offchip_load %acc12_down {base_addr = 5138022400 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_12)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_12)", 12, 1], !step.tile<64x2048xbf16>>
     %2680 = step.flatten %down_ld12 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_12)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_12)", 12], !step.tile<64x2048xbf16>>
     %2681 = step.zip %proj12, %2680 : (!step.stream<["Min(1, B_12)", 12], !step.tile<?x64xf32>>, !step.stream<["Min(1, B_12)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_12)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>>
     %down12 = step.accum %2681 {rank = 1 : i64} : !step.stream<["Min(1, B_12)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["Min(1, B_12)"], !step.tile<?x2048xf32>> update {
@@ -5220,7 +5220,7 @@ builtin.module {
       %2689 = step.apply "retile_streamify"(%2688) : (!step.tile<?x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %2689 : !step.tile<1x2048xf32>
     }
-    %down_ld13 = step.linear_offchip_load %acc13_down {base_addr = 4423942144 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_13)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_13)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld13 = step.linear_offchip_load %acc13_down {base_addr = 5141168128 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_13)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_13)", 12, 1], !step.tile<64x2048xbf16>>
     %2690 = step.flatten %down_ld13 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_13)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_13)", 12], !step.tile<64x2048xbf16>>
     %2691 = step.zip %proj13, %2690 : (!step.stream<["Min(1, B_13)", 12], !step.tile<?x64xf32>>, !step.stream<["Min(1, B_13)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_13)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>>
     %down13 = step.accum %2691 {rank = 1 : i64} : !step.stream<["Min(1, B_13)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["Min(1, B_13)"], !step.tile<?x2048xf32>> update {
@@ -5237,7 +5237,7 @@ builtin.module {
       %2699 = step.apply "retile_streamify"(%2698) : (!step.tile<?x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %2699 : !step.tile<1x2048xf32>
     }
-    %down_ld14 = step.linear_offchip_load %acc14_down {base_addr = 4433379328 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_14)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_14)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld14 = step.linear_offchip_load %acc14_down {base_addr = 5144313856 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_14)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_14)", 12, 1], !step.tile<64x2048xbf16>>
     %2700 = step.flatten %down_ld14 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_14)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_14)", 12], !step.tile<64x2048xbf16>>
     %2701 = step.zip %proj14, %2700 : (!step.stream<["Min(1, B_14)", 12], !step.tile<?x64xf32>>, !step.stream<["Min(1, B_14)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_14)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>>
     %down14 = step.accum %2701 {rank = 1 : i64} : !step.stream<["Min(1, B_14)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["Min(1, B_14)"], !step.tile<?x2048xf32>> update {
@@ -5254,7 +5254,7 @@ builtin.module {
       %2709 = step.apply "retile_streamify"(%2708) : (!step.tile<?x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %2709 : !step.tile<1x2048xf32>
     }
-    %down_ld15 = step.linear_offchip_load %acc15_down {base_addr = 4442816512 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_15)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_15)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld15 = step.linear_offchip_load %acc15_down {base_addr = 5147459584 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_15)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_15)", 12, 1], !step.tile<64x2048xbf16>>
     %2710 = step.flatten %down_ld15 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_15)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_15)", 12], !step.tile<64x2048xbf16>>
     %2711 = step.zip %proj15, %2710 : (!step.stream<["Min(1, B_15)", 12], !step.tile<?x64xf32>>, !step.stream<["Min(1, B_15)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_15)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>>
     %down15 = step.accum %2711 {rank = 1 : i64} : !step.stream<["Min(1, B_15)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["Min(1, B_15)"], !step.tile<?x2048xf32>> update {
@@ -5271,7 +5271,7 @@ builtin.module {
       %2719 = step.apply "retile_streamify"(%2718) : (!step.tile<?x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %2719 : !step.tile<1x2048xf32>
     }
-    %down_ld16 = step.linear_offchip_load %acc16_down {base_addr = 4452253696 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_16)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_16)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld16 = step.linear_offchip_load %acc16_down {base_addr = 5150605312 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_16)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_16)", 12, 1], !step.tile<64x2048xbf16>>
     %2720 = step.flatten %down_ld16 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_16)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_16)", 12], !step.tile<64x2048xbf16>>
     %2721 = step.zip %proj16, %2720 : (!step.stream<["Min(1, B_16)", 12], !step.tile<?x64xf32>>, !step.stream<["Min(1, B_16)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_16)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>>
     %down16 = step.accum %2721 {rank = 1 : i64} : !step.stream<["Min(1, B_16)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["Min(1, B_16)"], !step.tile<?x2048xf32>> update {
@@ -5288,7 +5288,7 @@ builtin.module {
       %2729 = step.apply "retile_streamify"(%2728) : (!step.tile<?x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %2729 : !step.tile<1x2048xf32>
     }
-    %down_ld17 = step.linear_offchip_load %acc17_down {base_addr = 4461690880 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_17)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_17)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld17 = step.linear_offchip_load %acc17_down {base_addr = 5153751040 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_17)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_17)", 12, 1], !step.tile<64x2048xbf16>>
     %2730 = step.flatten %down_ld17 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_17)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_17)", 12], !step.tile<64x2048xbf16>>
     %2731 = step.zip %proj17, %2730 : (!step.stream<["Min(1, B_17)", 12], !step.tile<?x64xf32>>, !step.stream<["Min(1, B_17)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_17)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>>
     %down17 = step.accum %2731 {rank = 1 : i64} : !step.stream<["Min(1, B_17)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["Min(1, B_17)"], !step.tile<?x2048xf32>> update {
@@ -5305,7 +5305,7 @@ builtin.module {
       %2739 = step.apply "retile_streamify"(%2738) : (!step.tile<?x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %2739 : !step.tile<1x2048xf32>
     }
-    %down_ld18 = step.linear_offchip_load %acc18_down {base_addr = 4471128064 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_18)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_18)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld18 = step.linear_offchip_load %acc18_down {base_addr = 5156896768 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_18)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_18)", 12, 1], !step.tile<64x2048xbf16>>
     %2740 = step.flatten %down_ld18 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_18)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_18)", 12], !step.tile<64x2048xbf16>>
     %2741 = step.zip %proj18, %2740 : (!step.stream<["Min(1, B_18)", 12], !step.tile<?x64xf32>>, !step.stream<["Min(1, B_18)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_18)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>>
     %down18 = step.accum %2741 {rank = 1 : i64} : !step.stream<["Min(1, B_18)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["Min(1, B_18)"], !step.tile<?x2048xf32>> update {
@@ -5322,7 +5322,7 @@ builtin.module {
       %2749 = step.apply "retile_streamify"(%2748) : (!step.tile<?x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %2749 : !step.tile<1x2048xf32>
     }
-    %down_ld19 = step.linear_offchip_load %acc19_down {base_addr = 4480565248 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_19)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_19)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld19 = step.linear_offchip_load %acc19_down {base_addr = 5160042496 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_19)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_19)", 12, 1], !step.tile<64x2048xbf16>>
     %2750 = step.flatten %down_ld19 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_19)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_19)", 12], !step.tile<64x2048xbf16>>
     %2751 = step.zip %proj19, %2750 : (!step.stream<["Min(1, B_19)", 12], !step.tile<?x64xf32>>, !step.stream<["Min(1, B_19)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_19)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>>
     %down19 = step.accum %2751 {rank = 1 : i64} : !step.stream<["Min(1, B_19)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["Min(1, B_19)"], !step.tile<?x2048xf32>> update {
@@ -5339,7 +5339,7 @@ builtin.module {
       %2759 = step.apply "retile_streamify"(%2758) : (!step.tile<?x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %2759 : !step.tile<1x2048xf32>
     }
-    %down_ld20 = step.linear_offchip_load %acc20_down {base_addr = 4490002432 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_20)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_20)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld20 = step.linear_offchip_load %acc20_down {base_addr = 5163188224 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_20)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_20)", 12, 1], !step.tile<64x2048xbf16>>
     %2760 = step.flatten %down_ld20 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_20)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_20)", 12], !step.tile<64x2048xbf16>>
     %2761 = step.zip %proj20, %2760 : (!step.stream<["Min(1, B_20)", 12], !step.tile<?x64xf32>>, !step.stream<["Min(1, B_20)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_20)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>>
     %down20 = step.accum %2761 {rank = 1 : i64} : !step.stream<["Min(1, B_20)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["Min(1, B_20)"], !step.tile<?x2048xf32>> update {
@@ -5356,7 +5356,7 @@ builtin.module {
       %2769 = step.apply "retile_streamify"(%2768) : (!step.tile<?x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %2769 : !step.tile<1x2048xf32>
     }
-    %down_ld21 = step.linear_offchip_load %acc21_down {base_addr = 4499439616 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_21)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_21)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld21 = step.linear_offchip_load %acc21_down {base_addr = 5166333952 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_21)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_21)", 12, 1], !step.tile<64x2048xbf16>>
     %2770 = step.flatten %down_ld21 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_21)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_21)", 12], !step.tile<64x2048xbf16>>
     %2771 = step.zip %proj21, %2770 : (!step.stream<["Min(1, B_21)", 12], !step.tile<?x64xf32>>, !step.stream<["Min(1, B_21)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_21)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>>
     %down21 = step.accum %2771 {rank = 1 : i64} : !step.stream<["Min(1, B_21)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["Min(1, B_21)"], !step.tile<?x2048xf32>> update {
@@ -5373,7 +5373,7 @@ builtin.module {
       %2779 = step.apply "retile_streamify"(%2778) : (!step.tile<?x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %2779 : !step.tile<1x2048xf32>
     }
-    %down_ld22 = step.linear_offchip_load %acc22_down {base_addr = 4508876800 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_22)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_22)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld22 = step.linear_offchip_load %acc22_down {base_addr = 5169479680 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_22)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_22)", 12, 1], !step.tile<64x2048xbf16>>
     %2780 = step.flatten %down_ld22 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_22)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_22)", 12], !step.tile<64x2048xbf16>>
     %2781 = step.zip %proj22, %2780 : (!step.stream<["Min(1, B_22)", 12], !step.tile<?x64xf32>>, !step.stream<["Min(1, B_22)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_22)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>>
     %down22 = step.accum %2781 {rank = 1 : i64} : !step.stream<["Min(1, B_22)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["Min(1, B_22)"], !step.tile<?x2048xf32>> update {
@@ -5390,7 +5390,7 @@ builtin.module {
       %2789 = step.apply "retile_streamify"(%2788) : (!step.tile<?x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %2789 : !step.tile<1x2048xf32>
     }
-    %down_ld23 = step.linear_offchip_load %acc23_down {base_addr = 4518313984 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_23)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_23)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld23 = step.linear_offchip_load %acc23_down {base_addr = 5172625408 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_23)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_23)", 12, 1], !step.tile<64x2048xbf16>>
     %2790 = step.flatten %down_ld23 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_23)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_23)", 12], !step.tile<64x2048xbf16>>
     %2791 = step.zip %proj23, %2790 : (!step.stream<["Min(1, B_23)", 12], !step.tile<?x64xf32>>, !step.stream<["Min(1, B_23)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_23)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>>
     %down23 = step.accum %2791 {rank = 1 : i64} : !step.stream<["Min(1, B_23)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["Min(1, B_23)"], !step.tile<?x2048xf32>> update {
@@ -5407,7 +5407,7 @@ builtin.module {
       %2799 = step.apply "retile_streamify"(%2798) : (!step.tile<?x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %2799 : !step.tile<1x2048xf32>
     }
-    %down_ld24 = step.linear_offchip_load %acc24_down {base_addr = 4527751168 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_24)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_24)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld24 = step.linear_offchip_load %acc24_down {base_addr = 5175771136 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_24)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_24)", 12, 1], !step.tile<64x2048xbf16>>
     %2800 = step.flatten %down_ld24 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_24)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_24)", 12], !step.tile<64x2048xbf16>>
     %2801 = step.zip %proj24, %2800 : (!step.stream<["Min(1, B_24)", 12], !step.tile<?x64xf32>>, !step.stream<["Min(1, B_24)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_24)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>>
     %down24 = step.accum %2801 {rank = 1 : i64} : !step.stream<["Min(1, B_24)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["Min(1, B_24)"], !step.tile<?x2048xf32>> update {
@@ -5424,7 +5424,7 @@ builtin.module {
       %2809 = step.apply "retile_streamify"(%2808) : (!step.tile<?x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %2809 : !step.tile<1x2048xf32>
     }
-    %down_ld25 = step.linear_offchip_load %acc25_down {base_addr = 4537188352 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_25)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_25)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld25 = step.linear_offchip_load %acc25_down {base_addr = 5178916864 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_25)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_25)", 12, 1], !step.tile<64x2048xbf16>>
     %2810 = step.flatten %down_ld25 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_25)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_25)", 12], !step.tile<64x2048xbf16>>
     %2811 = step.zip %proj25, %2810 : (!step.stream<["Min(1, B_25)", 12], !step.tile<?x64xf32>>, !step.stream<["Min(1, B_25)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_25)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>>
     %down25 = step.accum %2811 {rank = 1 : i64} : !step.stream<["Min(1, B_25)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["Min(1, B_25)"], !step.tile<?x2048xf32>> update {
@@ -5441,7 +5441,7 @@ builtin.module {
       %2819 = step.apply "retile_streamify"(%2818) : (!step.tile<?x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %2819 : !step.tile<1x2048xf32>
     }
-    %down_ld26 = step.linear_offchip_load %acc26_down {base_addr = 4546625536 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_26)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_26)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld26 = step.linear_offchip_load %acc26_down {base_addr = 5182062592 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_26)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_26)", 12, 1], !step.tile<64x2048xbf16>>
     %2820 = step.flatten %down_ld26 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_26)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_26)", 12], !step.tile<64x2048xbf16>>
     %2821 = step.zip %proj26, %2820 : (!step.stream<["Min(1, B_26)", 12], !step.tile<?x64xf32>>, !step.stream<["Min(1, B_26)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_26)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>>
     %down26 = step.accum %2821 {rank = 1 : i64} : !step.stream<["Min(1, B_26)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["Min(1, B_26)"], !step.tile<?x2048xf32>> update {
@@ -5458,7 +5458,7 @@ builtin.module {
       %2829 = step.apply "retile_streamify"(%2828) : (!step.tile<?x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %2829 : !step.tile<1x2048xf32>
     }
-    %down_ld27 = step.linear_offchip_load %acc27_down {base_addr = 4556062720 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_27)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_27)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld27 = step.linear_offchip_load %acc27_down {base_addr = 5185208320 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_27)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_27)", 12, 1], !step.tile<64x2048xbf16>>
     %2830 = step.flatten %down_ld27 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_27)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_27)", 12], !step.tile<64x2048xbf16>>
     %2831 = step.zip %proj27, %2830 : (!step.stream<["Min(1, B_27)", 12], !step.tile<?x64xf32>>, !step.stream<["Min(1, B_27)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_27)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>>
     %down27 = step.accum %2831 {rank = 1 : i64} : !step.stream<["Min(1, B_27)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["Min(1, B_27)"], !step.tile<?x2048xf32>> update {
@@ -5475,7 +5475,7 @@ builtin.module {
       %2839 = step.apply "retile_streamify"(%2838) : (!step.tile<?x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %2839 : !step.tile<1x2048xf32>
     }
-    %down_ld28 = step.linear_offchip_load %acc28_down {base_addr = 4565499904 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_28)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_28)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld28 = step.linear_offchip_load %acc28_down {base_addr = 5188354048 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_28)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_28)", 12, 1], !step.tile<64x2048xbf16>>
     %2840 = step.flatten %down_ld28 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_28)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_28)", 12], !step.tile<64x2048xbf16>>
     %2841 = step.zip %proj28, %2840 : (!step.stream<["Min(1, B_28)", 12], !step.tile<?x64xf32>>, !step.stream<["Min(1, B_28)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_28)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>>
     %down28 = step.accum %2841 {rank = 1 : i64} : !step.stream<["Min(1, B_28)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["Min(1, B_28)"], !step.tile<?x2048xf32>> update {
@@ -5492,7 +5492,7 @@ builtin.module {
       %2849 = step.apply "retile_streamify"(%2848) : (!step.tile<?x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %2849 : !step.tile<1x2048xf32>
     }
-    %down_ld29 = step.linear_offchip_load %acc29_down {base_addr = 4574937088 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_29)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_29)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld29 = step.linear_offchip_load %acc29_down {base_addr = 5191499776 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_29)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_29)", 12, 1], !step.tile<64x2048xbf16>>
     %2850 = step.flatten %down_ld29 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_29)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_29)", 12], !step.tile<64x2048xbf16>>
     %2851 = step.zip %proj29, %2850 : (!step.stream<["Min(1, B_29)", 12], !step.tile<?x64xf32>>, !step.stream<["Min(1, B_29)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_29)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>>
     %down29 = step.accum %2851 {rank = 1 : i64} : !step.stream<["Min(1, B_29)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["Min(1, B_29)"], !step.tile<?x2048xf32>> update {
@@ -5509,7 +5509,7 @@ builtin.module {
       %2859 = step.apply "retile_streamify"(%2858) : (!step.tile<?x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %2859 : !step.tile<1x2048xf32>
     }
-    %down_ld30 = step.linear_offchip_load %acc30_down {base_addr = 4584374272 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_30)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_30)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld30 = step.linear_offchip_load %acc30_down {base_addr = 5194645504 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_30)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_30)", 12, 1], !step.tile<64x2048xbf16>>
     %2860 = step.flatten %down_ld30 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_30)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_30)", 12], !step.tile<64x2048xbf16>>
     %2861 = step.zip %proj30, %2860 : (!step.stream<["Min(1, B_30)", 12], !step.tile<?x64xf32>>, !step.stream<["Min(1, B_30)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_30)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>>
     %down30 = step.accum %2861 {rank = 1 : i64} : !step.stream<["Min(1, B_30)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["Min(1, B_30)"], !step.tile<?x2048xf32>> update {
@@ -5526,7 +5526,7 @@ builtin.module {
       %2869 = step.apply "retile_streamify"(%2868) : (!step.tile<?x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %2869 : !step.tile<1x2048xf32>
     }
-    %down_ld31 = step.linear_offchip_load %acc31_down {base_addr = 4593811456 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_31)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_31)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld31 = step.linear_offchip_load %acc31_down {base_addr = 5197791232 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_31)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_31)", 12, 1], !step.tile<64x2048xbf16>>
     %2870 = step.flatten %down_ld31 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_31)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_31)", 12], !step.tile<64x2048xbf16>>
     %2871 = step.zip %proj31, %2870 : (!step.stream<["Min(1, B_31)", 12], !step.tile<?x64xf32>>, !step.stream<["Min(1, B_31)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_31)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>>
     %down31 = step.accum %2871 {rank = 1 : i64} : !step.stream<["Min(1, B_31)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["Min(1, B_31)"], !step.tile<?x2048xf32>> update {
@@ -5543,7 +5543,7 @@ builtin.module {
       %2879 = step.apply "retile_streamify"(%2878) : (!step.tile<?x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %2879 : !step.tile<1x2048xf32>
     }
-    %down_ld32 = step.linear_offchip_load %acc32_down {base_addr = 4603248640 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_32)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_32)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld32 = step.linear_offchip_load %acc32_down {base_addr = 5200936960 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_32)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_32)", 12, 1], !step.tile<64x2048xbf16>>
     %2880 = step.flatten %down_ld32 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_32)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_32)", 12], !step.tile<64x2048xbf16>>
     %2881 = step.zip %proj32, %2880 : (!step.stream<["Min(1, B_32)", 12], !step.tile<?x64xf32>>, !step.stream<["Min(1, B_32)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_32)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>>
     %down32 = step.accum %2881 {rank = 1 : i64} : !step.stream<["Min(1, B_32)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["Min(1, B_32)"], !step.tile<?x2048xf32>> update {
@@ -5560,7 +5560,7 @@ builtin.module {
       %2889 = step.apply "retile_streamify"(%2888) : (!step.tile<?x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %2889 : !step.tile<1x2048xf32>
     }
-    %down_ld33 = step.linear_offchip_load %acc33_down {base_addr = 4612685824 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_33)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_33)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld33 = step.linear_offchip_load %acc33_down {base_addr = 5204082688 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_33)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_33)", 12, 1], !step.tile<64x2048xbf16>>
     %2890 = step.flatten %down_ld33 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_33)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_33)", 12], !step.tile<64x2048xbf16>>
     %2891 = step.zip %proj33, %2890 : (!step.stream<["Min(1, B_33)", 12], !step.tile<?x64xf32>>, !step.stream<["Min(1, B_33)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_33)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>>
     %down33 = step.accum %2891 {rank = 1 : i64} : !step.stream<["Min(1, B_33)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["Min(1, B_33)"], !step.tile<?x2048xf32>> update {
@@ -5577,7 +5577,7 @@ builtin.module {
       %2899 = step.apply "retile_streamify"(%2898) : (!step.tile<?x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %2899 : !step.tile<1x2048xf32>
     }
-    %down_ld34 = step.linear_offchip_load %acc34_down {base_addr = 4622123008 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_34)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_34)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld34 = step.linear_offchip_load %acc34_down {base_addr = 5207228416 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_34)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_34)", 12, 1], !step.tile<64x2048xbf16>>
     %2900 = step.flatten %down_ld34 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_34)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_34)", 12], !step.tile<64x2048xbf16>>
     %2901 = step.zip %proj34, %2900 : (!step.stream<["Min(1, B_34)", 12], !step.tile<?x64xf32>>, !step.stream<["Min(1, B_34)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_34)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>>
     %down34 = step.accum %2901 {rank = 1 : i64} : !step.stream<["Min(1, B_34)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["Min(1, B_34)"], !step.tile<?x2048xf32>> update {
@@ -5594,7 +5594,7 @@ builtin.module {
       %2909 = step.apply "retile_streamify"(%2908) : (!step.tile<?x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %2909 : !step.tile<1x2048xf32>
     }
-    %down_ld35 = step.linear_offchip_load %acc35_down {base_addr = 4631560192 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_35)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_35)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld35 = step.linear_offchip_load %acc35_down {base_addr = 5210374144 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_35)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_35)", 12, 1], !step.tile<64x2048xbf16>>
     %2910 = step.flatten %down_ld35 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_35)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_35)", 12], !step.tile<64x2048xbf16>>
     %2911 = step.zip %proj35, %2910 : (!step.stream<["Min(1, B_35)", 12], !step.tile<?x64xf32>>, !step.stream<["Min(1, B_35)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_35)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>>
     %down35 = step.accum %2911 {rank = 1 : i64} : !step.stream<["Min(1, B_35)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["Min(1, B_35)"], !step.tile<?x2048xf32>> update {
@@ -5611,7 +5611,7 @@ builtin.module {
       %2919 = step.apply "retile_streamify"(%2918) : (!step.tile<?x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %2919 : !step.tile<1x2048xf32>
     }
-    %down_ld36 = step.linear_offchip_load %acc36_down {base_addr = 4640997376 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_36)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_36)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld36 = step.linear_offchip_load %acc36_down {base_addr = 5213519872 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_36)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_36)", 12, 1], !step.tile<64x2048xbf16>>
     %2920 = step.flatten %down_ld36 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_36)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_36)", 12], !step.tile<64x2048xbf16>>
     %2921 = step.zip %proj36, %2920 : (!step.stream<["Min(1, B_36)", 12], !step.tile<?x64xf32>>, !step.stream<["Min(1, B_36)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_36)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>>
     %down36 = step.accum %2921 {rank = 1 : i64} : !step.stream<["Min(1, B_36)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["Min(1, B_36)"], !step.tile<?x2048xf32>> update {
@@ -5628,7 +5628,7 @@ builtin.module {
       %2929 = step.apply "retile_streamify"(%2928) : (!step.tile<?x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %2929 : !step.tile<1x2048xf32>
     }
-    %down_ld37 = step.linear_offchip_load %acc37_down {base_addr = 4650434560 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_37)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_37)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld37 = step.linear_offchip_load %acc37_down {base_addr = 5216665600 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_37)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_37)", 12, 1], !step.tile<64x2048xbf16>>
     %2930 = step.flatten %down_ld37 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_37)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_37)", 12], !step.tile<64x2048xbf16>>
     %2931 = step.zip %proj37, %2930 : (!step.stream<["Min(1, B_37)", 12], !step.tile<?x64xf32>>, !step.stream<["Min(1, B_37)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_37)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>>
     %down37 = step.accum %2931 {rank = 1 : i64} : !step.stream<["Min(1, B_37)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["Min(1, B_37)"], !step.tile<?x2048xf32>> update {
@@ -5645,7 +5645,7 @@ builtin.module {
       %2939 = step.apply "retile_streamify"(%2938) : (!step.tile<?x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %2939 : !step.tile<1x2048xf32>
     }
-    %down_ld38 = step.linear_offchip_load %acc38_down {base_addr = 4659871744 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_38)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_38)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld38 = step.linear_offchip_load %acc38_down {base_addr = 5219811328 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_38)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_38)", 12, 1], !step.tile<64x2048xbf16>>
     %2940 = step.flatten %down_ld38 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_38)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_38)", 12], !step.tile<64x2048xbf16>>
     %2941 = step.zip %proj38, %2940 : (!step.stream<["Min(1, B_38)", 12], !step.tile<?x64xf32>>, !step.stream<["Min(1, B_38)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_38)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>>
     %down38 = step.accum %2941 {rank = 1 : i64} : !step.stream<["Min(1, B_38)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["Min(1, B_38)"], !step.tile<?x2048xf32>> update {
@@ -5662,7 +5662,7 @@ builtin.module {
       %2949 = step.apply "retile_streamify"(%2948) : (!step.tile<?x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %2949 : !step.tile<1x2048xf32>
     }
-    %down_ld39 = step.linear_offchip_load %acc39_down {base_addr = 4669308928 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_39)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_39)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld39 = step.linear_offchip_load %acc39_down {base_addr = 5222957056 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_39)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_39)", 12, 1], !step.tile<64x2048xbf16>>
     %2950 = step.flatten %down_ld39 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_39)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_39)", 12], !step.tile<64x2048xbf16>>
     %2951 = step.zip %proj39, %2950 : (!step.stream<["Min(1, B_39)", 12], !step.tile<?x64xf32>>, !step.stream<["Min(1, B_39)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_39)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>>
     %down39 = step.accum %2951 {rank = 1 : i64} : !step.stream<["Min(1, B_39)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["Min(1, B_39)"], !step.tile<?x2048xf32>> update {
@@ -5679,7 +5679,7 @@ builtin.module {
       %2959 = step.apply "retile_streamify"(%2958) : (!step.tile<?x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %2959 : !step.tile<1x2048xf32>
     }
-    %down_ld40 = step.linear_offchip_load %acc40_down {base_addr = 4678746112 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_40)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_40)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld40 = step.linear_offchip_load %acc40_down {base_addr = 5226102784 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_40)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_40)", 12, 1], !step.tile<64x2048xbf16>>
     %2960 = step.flatten %down_ld40 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_40)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_40)", 12], !step.tile<64x2048xbf16>>
     %2961 = step.zip %proj40, %2960 : (!step.stream<["Min(1, B_40)", 12], !step.tile<?x64xf32>>, !step.stream<["Min(1, B_40)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_40)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>>
     %down40 = step.accum %2961 {rank = 1 : i64} : !step.stream<["Min(1, B_40)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["Min(1, B_40)"], !step.tile<?x2048xf32>> update {
@@ -5696,7 +5696,7 @@ builtin.module {
       %2969 = step.apply "retile_streamify"(%2968) : (!step.tile<?x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %2969 : !step.tile<1x2048xf32>
     }
-    %down_ld41 = step.linear_offchip_load %acc41_down {base_addr = 4688183296 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_41)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_41)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld41 = step.linear_offchip_load %acc41_down {base_addr = 5229248512 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_41)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_41)", 12, 1], !step.tile<64x2048xbf16>>
     %2970 = step.flatten %down_ld41 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_41)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_41)", 12], !step.tile<64x2048xbf16>>
     %2971 = step.zip %proj41, %2970 : (!step.stream<["Min(1, B_41)", 12], !step.tile<?x64xf32>>, !step.stream<["Min(1, B_41)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_41)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>>
     %down41 = step.accum %2971 {rank = 1 : i64} : !step.stream<["Min(1, B_41)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["Min(1, B_41)"], !step.tile<?x2048xf32>> update {
@@ -5713,7 +5713,7 @@ builtin.module {
       %2979 = step.apply "retile_streamify"(%2978) : (!step.tile<?x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %2979 : !step.tile<1x2048xf32>
     }
-    %down_ld42 = step.linear_offchip_load %acc42_down {base_addr = 4697620480 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_42)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_42)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld42 = step.linear_offchip_load %acc42_down {base_addr = 5232394240 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_42)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_42)", 12, 1], !step.tile<64x2048xbf16>>
     %2980 = step.flatten %down_ld42 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_42)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_42)", 12], !step.tile<64x2048xbf16>>
     %2981 = step.zip %proj42, %2980 : (!step.stream<["Min(1, B_42)", 12], !step.tile<?x64xf32>>, !step.stream<["Min(1, B_42)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_42)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>>
     %down42 = step.accum %2981 {rank = 1 : i64} : !step.stream<["Min(1, B_42)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["Min(1, B_42)"], !step.tile<?x2048xf32>> update {
@@ -5730,7 +5730,7 @@ builtin.module {
       %2989 = step.apply "retile_streamify"(%2988) : (!step.tile<?x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %2989 : !step.tile<1x2048xf32>
     }
-    %down_ld43 = step.linear_offchip_load %acc43_down {base_addr = 4707057664 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_43)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_43)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld43 = step.linear_offchip_load %acc43_down {base_addr = 5235539968 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_43)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_43)", 12, 1], !step.tile<64x2048xbf16>>
     %2990 = step.flatten %down_ld43 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_43)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_43)", 12], !step.tile<64x2048xbf16>>
     %2991 = step.zip %proj43, %2990 : (!step.stream<["Min(1, B_43)", 12], !step.tile<?x64xf32>>, !step.stream<["Min(1, B_43)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_43)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>>
     %down43 = step.accum %2991 {rank = 1 : i64} : !step.stream<["Min(1, B_43)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["Min(1, B_43)"], !step.tile<?x2048xf32>> update {
@@ -5747,7 +5747,7 @@ builtin.module {
       %2999 = step.apply "retile_streamify"(%2998) : (!step.tile<?x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %2999 : !step.tile<1x2048xf32>
     }
-    %down_ld44 = step.linear_offchip_load %acc44_down {base_addr = 4716494848 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_44)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_44)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld44 = step.linear_offchip_load %acc44_down {base_addr = 5238685696 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_44)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_44)", 12, 1], !step.tile<64x2048xbf16>>
     %3000 = step.flatten %down_ld44 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_44)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_44)", 12], !step.tile<64x2048xbf16>>
     %3001 = step.zip %proj44, %3000 : (!step.stream<["Min(1, B_44)", 12], !step.tile<?x64xf32>>, !step.stream<["Min(1, B_44)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_44)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>>
     %down44 = step.accum %3001 {rank = 1 : i64} : !step.stream<["Min(1, B_44)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["Min(1, B_44)"], !step.tile<?x2048xf32>> update {
@@ -5764,7 +5764,7 @@ builtin.module {
       %3009 = step.apply "retile_streamify"(%3008) : (!step.tile<?x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3009 : !step.tile<1x2048xf32>
     }
-    %down_ld45 = step.linear_offchip_load %acc45_down {base_addr = 4725932032 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_45)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_45)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld45 = step.linear_offchip_load %acc45_down {base_addr = 5241831424 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_45)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_45)", 12, 1], !step.tile<64x2048xbf16>>
     %3010 = step.flatten %down_ld45 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_45)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_45)", 12], !step.tile<64x2048xbf16>>
     %3011 = step.zip %proj45, %3010 : (!step.stream<["Min(1, B_45)", 12], !step.tile<?x64xf32>>, !step.stream<["Min(1, B_45)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_45)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>>
     %down45 = step.accum %3011 {rank = 1 : i64} : !step.stream<["Min(1, B_45)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["Min(1, B_45)"], !step.tile<?x2048xf32>> update {
@@ -5781,7 +5781,7 @@ builtin.module {
       %3019 = step.apply "retile_streamify"(%3018) : (!step.tile<?x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3019 : !step.tile<1x2048xf32>
     }
-    %down_ld46 = step.linear_offchip_load %acc46_down {base_addr = 4735369216 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_46)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_46)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld46 = step.linear_offchip_load %acc46_down {base_addr = 5244977152 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_46)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_46)", 12, 1], !step.tile<64x2048xbf16>>
     %3020 = step.flatten %down_ld46 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_46)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_46)", 12], !step.tile<64x2048xbf16>>
     %3021 = step.zip %proj46, %3020 : (!step.stream<["Min(1, B_46)", 12], !step.tile<?x64xf32>>, !step.stream<["Min(1, B_46)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_46)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>>
     %down46 = step.accum %3021 {rank = 1 : i64} : !step.stream<["Min(1, B_46)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["Min(1, B_46)"], !step.tile<?x2048xf32>> update {
@@ -5798,7 +5798,7 @@ builtin.module {
       %3029 = step.apply "retile_streamify"(%3028) : (!step.tile<?x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3029 : !step.tile<1x2048xf32>
     }
-    %down_ld47 = step.linear_offchip_load %acc47_down {base_addr = 4744806400 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_47)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_47)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld47 = step.linear_offchip_load %acc47_down {base_addr = 5248122880 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_47)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_47)", 12, 1], !step.tile<64x2048xbf16>>
     %3030 = step.flatten %down_ld47 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_47)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_47)", 12], !step.tile<64x2048xbf16>>
     %3031 = step.zip %proj47, %3030 : (!step.stream<["Min(1, B_47)", 12], !step.tile<?x64xf32>>, !step.stream<["Min(1, B_47)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_47)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>>
     %down47 = step.accum %3031 {rank = 1 : i64} : !step.stream<["Min(1, B_47)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["Min(1, B_47)"], !step.tile<?x2048xf32>> update {
@@ -5815,7 +5815,7 @@ builtin.module {
       %3039 = step.apply "retile_streamify"(%3038) : (!step.tile<?x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3039 : !step.tile<1x2048xf32>
     }
-    %down_ld48 = step.linear_offchip_load %acc48_down {base_addr = 4754243584 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_48)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_48)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld48 = step.linear_offchip_load %acc48_down {base_addr = 5251268608 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_48)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_48)", 12, 1], !step.tile<64x2048xbf16>>
     %3040 = step.flatten %down_ld48 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_48)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_48)", 12], !step.tile<64x2048xbf16>>
     %3041 = step.zip %proj48, %3040 : (!step.stream<["Min(1, B_48)", 12], !step.tile<?x64xf32>>, !step.stream<["Min(1, B_48)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_48)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>>
     %down48 = step.accum %3041 {rank = 1 : i64} : !step.stream<["Min(1, B_48)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["Min(1, B_48)"], !step.tile<?x2048xf32>> update {
@@ -5832,7 +5832,7 @@ builtin.module {
       %3049 = step.apply "retile_streamify"(%3048) : (!step.tile<?x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3049 : !step.tile<1x2048xf32>
     }
-    %down_ld49 = step.linear_offchip_load %acc49_down {base_addr = 4763680768 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_49)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_49)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld49 = step.linear_offchip_load %acc49_down {base_addr = 5254414336 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_49)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_49)", 12, 1], !step.tile<64x2048xbf16>>
     %3050 = step.flatten %down_ld49 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_49)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_49)", 12], !step.tile<64x2048xbf16>>
     %3051 = step.zip %proj49, %3050 : (!step.stream<["Min(1, B_49)", 12], !step.tile<?x64xf32>>, !step.stream<["Min(1, B_49)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_49)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>>
     %down49 = step.accum %3051 {rank = 1 : i64} : !step.stream<["Min(1, B_49)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["Min(1, B_49)"], !step.tile<?x2048xf32>> update {
@@ -5849,7 +5849,7 @@ builtin.module {
       %3059 = step.apply "retile_streamify"(%3058) : (!step.tile<?x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3059 : !step.tile<1x2048xf32>
     }
-    %down_ld50 = step.linear_offchip_load %acc50_down {base_addr = 4773117952 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_50)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_50)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld50 = step.linear_offchip_load %acc50_down {base_addr = 5257560064 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_50)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_50)", 12, 1], !step.tile<64x2048xbf16>>
     %3060 = step.flatten %down_ld50 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_50)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_50)", 12], !step.tile<64x2048xbf16>>
     %3061 = step.zip %proj50, %3060 : (!step.stream<["Min(1, B_50)", 12], !step.tile<?x64xf32>>, !step.stream<["Min(1, B_50)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_50)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>>
     %down50 = step.accum %3061 {rank = 1 : i64} : !step.stream<["Min(1, B_50)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["Min(1, B_50)"], !step.tile<?x2048xf32>> update {
@@ -5866,7 +5866,7 @@ builtin.module {
       %3069 = step.apply "retile_streamify"(%3068) : (!step.tile<?x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3069 : !step.tile<1x2048xf32>
     }
-    %down_ld51 = step.linear_offchip_load %acc51_down {base_addr = 4782555136 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_51)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_51)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld51 = step.linear_offchip_load %acc51_down {base_addr = 5260705792 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_51)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_51)", 12, 1], !step.tile<64x2048xbf16>>
     %3070 = step.flatten %down_ld51 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_51)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_51)", 12], !step.tile<64x2048xbf16>>
     %3071 = step.zip %proj51, %3070 : (!step.stream<["Min(1, B_51)", 12], !step.tile<?x64xf32>>, !step.stream<["Min(1, B_51)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_51)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>>
     %down51 = step.accum %3071 {rank = 1 : i64} : !step.stream<["Min(1, B_51)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["Min(1, B_51)"], !step.tile<?x2048xf32>> update {
@@ -5883,7 +5883,7 @@ builtin.module {
       %3079 = step.apply "retile_streamify"(%3078) : (!step.tile<?x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3079 : !step.tile<1x2048xf32>
     }
-    %down_ld52 = step.linear_offchip_load %acc52_down {base_addr = 4791992320 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_52)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_52)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld52 = step.linear_offchip_load %acc52_down {base_addr = 5263851520 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_52)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_52)", 12, 1], !step.tile<64x2048xbf16>>
     %3080 = step.flatten %down_ld52 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_52)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_52)", 12], !step.tile<64x2048xbf16>>
     %3081 = step.zip %proj52, %3080 : (!step.stream<["Min(1, B_52)", 12], !step.tile<?x64xf32>>, !step.stream<["Min(1, B_52)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_52)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>>
     %down52 = step.accum %3081 {rank = 1 : i64} : !step.stream<["Min(1, B_52)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["Min(1, B_52)"], !step.tile<?x2048xf32>> update {
@@ -5900,7 +5900,7 @@ builtin.module {
       %3089 = step.apply "retile_streamify"(%3088) : (!step.tile<?x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3089 : !step.tile<1x2048xf32>
     }
-    %down_ld53 = step.linear_offchip_load %acc53_down {base_addr = 4801429504 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_53)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_53)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld53 = step.linear_offchip_load %acc53_down {base_addr = 5266997248 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_53)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_53)", 12, 1], !step.tile<64x2048xbf16>>
     %3090 = step.flatten %down_ld53 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_53)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_53)", 12], !step.tile<64x2048xbf16>>
     %3091 = step.zip %proj53, %3090 : (!step.stream<["Min(1, B_53)", 12], !step.tile<?x64xf32>>, !step.stream<["Min(1, B_53)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_53)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>>
     %down53 = step.accum %3091 {rank = 1 : i64} : !step.stream<["Min(1, B_53)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["Min(1, B_53)"], !step.tile<?x2048xf32>> update {
@@ -5917,7 +5917,7 @@ builtin.module {
       %3099 = step.apply "retile_streamify"(%3098) : (!step.tile<?x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3099 : !step.tile<1x2048xf32>
     }
-    %down_ld54 = step.linear_offchip_load %acc54_down {base_addr = 4810866688 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_54)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_54)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld54 = step.linear_offchip_load %acc54_down {base_addr = 5270142976 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_54)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_54)", 12, 1], !step.tile<64x2048xbf16>>
     %3100 = step.flatten %down_ld54 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_54)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_54)", 12], !step.tile<64x2048xbf16>>
     %3101 = step.zip %proj54, %3100 : (!step.stream<["Min(1, B_54)", 12], !step.tile<?x64xf32>>, !step.stream<["Min(1, B_54)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_54)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>>
     %down54 = step.accum %3101 {rank = 1 : i64} : !step.stream<["Min(1, B_54)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["Min(1, B_54)"], !step.tile<?x2048xf32>> update {
@@ -5934,7 +5934,7 @@ builtin.module {
       %3109 = step.apply "retile_streamify"(%3108) : (!step.tile<?x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3109 : !step.tile<1x2048xf32>
     }
-    %down_ld55 = step.linear_offchip_load %acc55_down {base_addr = 4820303872 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_55)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_55)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld55 = step.linear_offchip_load %acc55_down {base_addr = 5273288704 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_55)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_55)", 12, 1], !step.tile<64x2048xbf16>>
     %3110 = step.flatten %down_ld55 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_55)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_55)", 12], !step.tile<64x2048xbf16>>
     %3111 = step.zip %proj55, %3110 : (!step.stream<["Min(1, B_55)", 12], !step.tile<?x64xf32>>, !step.stream<["Min(1, B_55)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_55)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>>
     %down55 = step.accum %3111 {rank = 1 : i64} : !step.stream<["Min(1, B_55)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["Min(1, B_55)"], !step.tile<?x2048xf32>> update {
@@ -5951,7 +5951,7 @@ builtin.module {
       %3119 = step.apply "retile_streamify"(%3118) : (!step.tile<?x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3119 : !step.tile<1x2048xf32>
     }
-    %down_ld56 = step.linear_offchip_load %acc56_down {base_addr = 4829741056 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_56)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_56)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld56 = step.linear_offchip_load %acc56_down {base_addr = 5276434432 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_56)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_56)", 12, 1], !step.tile<64x2048xbf16>>
     %3120 = step.flatten %down_ld56 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_56)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_56)", 12], !step.tile<64x2048xbf16>>
     %3121 = step.zip %proj56, %3120 : (!step.stream<["Min(1, B_56)", 12], !step.tile<?x64xf32>>, !step.stream<["Min(1, B_56)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_56)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>>
     %down56 = step.accum %3121 {rank = 1 : i64} : !step.stream<["Min(1, B_56)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["Min(1, B_56)"], !step.tile<?x2048xf32>> update {
@@ -5968,7 +5968,7 @@ builtin.module {
       %3129 = step.apply "retile_streamify"(%3128) : (!step.tile<?x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3129 : !step.tile<1x2048xf32>
     }
-    %down_ld57 = step.linear_offchip_load %acc57_down {base_addr = 4839178240 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_57)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_57)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld57 = step.linear_offchip_load %acc57_down {base_addr = 5279580160 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_57)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_57)", 12, 1], !step.tile<64x2048xbf16>>
     %3130 = step.flatten %down_ld57 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_57)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_57)", 12], !step.tile<64x2048xbf16>>
     %3131 = step.zip %proj57, %3130 : (!step.stream<["Min(1, B_57)", 12], !step.tile<?x64xf32>>, !step.stream<["Min(1, B_57)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_57)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>>
     %down57 = step.accum %3131 {rank = 1 : i64} : !step.stream<["Min(1, B_57)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["Min(1, B_57)"], !step.tile<?x2048xf32>> update {
@@ -5985,7 +5985,7 @@ builtin.module {
       %3139 = step.apply "retile_streamify"(%3138) : (!step.tile<?x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3139 : !step.tile<1x2048xf32>
     }
-    %down_ld58 = step.linear_offchip_load %acc58_down {base_addr = 4848615424 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_58)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_58)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld58 = step.linear_offchip_load %acc58_down {base_addr = 5282725888 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_58)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_58)", 12, 1], !step.tile<64x2048xbf16>>
     %3140 = step.flatten %down_ld58 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_58)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_58)", 12], !step.tile<64x2048xbf16>>
     %3141 = step.zip %proj58, %3140 : (!step.stream<["Min(1, B_58)", 12], !step.tile<?x64xf32>>, !step.stream<["Min(1, B_58)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_58)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>>
     %down58 = step.accum %3141 {rank = 1 : i64} : !step.stream<["Min(1, B_58)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["Min(1, B_58)"], !step.tile<?x2048xf32>> update {
@@ -6002,7 +6002,7 @@ builtin.module {
       %3149 = step.apply "retile_streamify"(%3148) : (!step.tile<?x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3149 : !step.tile<1x2048xf32>
     }
-    %down_ld59 = step.linear_offchip_load %acc59_down {base_addr = 4858052608 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_59)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_59)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld59 = step.linear_offchip_load %acc59_down {base_addr = 5285871616 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_59)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_59)", 12, 1], !step.tile<64x2048xbf16>>
     %3150 = step.flatten %down_ld59 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_59)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_59)", 12], !step.tile<64x2048xbf16>>
     %3151 = step.zip %proj59, %3150 : (!step.stream<["Min(1, B_59)", 12], !step.tile<?x64xf32>>, !step.stream<["Min(1, B_59)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_59)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>>
     %down59 = step.accum %3151 {rank = 1 : i64} : !step.stream<["Min(1, B_59)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["Min(1, B_59)"], !step.tile<?x2048xf32>> update {
@@ -6019,7 +6019,7 @@ builtin.module {
       %3159 = step.apply "retile_streamify"(%3158) : (!step.tile<?x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3159 : !step.tile<1x2048xf32>
     }
-    %down_ld60 = step.linear_offchip_load %acc60_down {base_addr = 4867489792 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_60)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_60)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld60 = step.linear_offchip_load %acc60_down {base_addr = 5289017344 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_60)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_60)", 12, 1], !step.tile<64x2048xbf16>>
     %3160 = step.flatten %down_ld60 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_60)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_60)", 12], !step.tile<64x2048xbf16>>
     %3161 = step.zip %proj60, %3160 : (!step.stream<["Min(1, B_60)", 12], !step.tile<?x64xf32>>, !step.stream<["Min(1, B_60)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_60)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>>
     %down60 = step.accum %3161 {rank = 1 : i64} : !step.stream<["Min(1, B_60)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["Min(1, B_60)"], !step.tile<?x2048xf32>> update {
@@ -6036,7 +6036,7 @@ builtin.module {
       %3169 = step.apply "retile_streamify"(%3168) : (!step.tile<?x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3169 : !step.tile<1x2048xf32>
     }
-    %down_ld61 = step.linear_offchip_load %acc61_down {base_addr = 4876926976 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_61)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_61)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld61 = step.linear_offchip_load %acc61_down {base_addr = 5292163072 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_61)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_61)", 12, 1], !step.tile<64x2048xbf16>>
     %3170 = step.flatten %down_ld61 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_61)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_61)", 12], !step.tile<64x2048xbf16>>
     %3171 = step.zip %proj61, %3170 : (!step.stream<["Min(1, B_61)", 12], !step.tile<?x64xf32>>, !step.stream<["Min(1, B_61)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_61)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>>
     %down61 = step.accum %3171 {rank = 1 : i64} : !step.stream<["Min(1, B_61)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["Min(1, B_61)"], !step.tile<?x2048xf32>> update {
@@ -6053,7 +6053,7 @@ builtin.module {
       %3179 = step.apply "retile_streamify"(%3178) : (!step.tile<?x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3179 : !step.tile<1x2048xf32>
     }
-    %down_ld62 = step.linear_offchip_load %acc62_down {base_addr = 4886364160 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_62)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_62)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld62 = step.linear_offchip_load %acc62_down {base_addr = 5295308800 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_62)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_62)", 12, 1], !step.tile<64x2048xbf16>>
     %3180 = step.flatten %down_ld62 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_62)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_62)", 12], !step.tile<64x2048xbf16>>
     %3181 = step.zip %proj62, %3180 : (!step.stream<["Min(1, B_62)", 12], !step.tile<?x64xf32>>, !step.stream<["Min(1, B_62)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_62)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>>
     %down62 = step.accum %3181 {rank = 1 : i64} : !step.stream<["Min(1, B_62)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["Min(1, B_62)"], !step.tile<?x2048xf32>> update {
@@ -6070,7 +6070,7 @@ builtin.module {
       %3189 = step.apply "retile_streamify"(%3188) : (!step.tile<?x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3189 : !step.tile<1x2048xf32>
     }
-    %down_ld63 = step.linear_offchip_load %acc63_down {base_addr = 4895801344 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_63)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_63)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld63 = step.linear_offchip_load %acc63_down {base_addr = 5298454528 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_63)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_63)", 12, 1], !step.tile<64x2048xbf16>>
     %3190 = step.flatten %down_ld63 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_63)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_63)", 12], !step.tile<64x2048xbf16>>
     %3191 = step.zip %proj63, %3190 : (!step.stream<["Min(1, B_63)", 12], !step.tile<?x64xf32>>, !step.stream<["Min(1, B_63)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_63)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>>
     %down63 = step.accum %3191 {rank = 1 : i64} : !step.stream<["Min(1, B_63)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["Min(1, B_63)"], !step.tile<?x2048xf32>> update {
@@ -6087,7 +6087,7 @@ builtin.module {
       %3199 = step.apply "retile_streamify"(%3198) : (!step.tile<?x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3199 : !step.tile<1x2048xf32>
     }
-    %down_ld64 = step.linear_offchip_load %acc64_down {base_addr = 4905238528 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_64)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_64)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld64 = step.linear_offchip_load %acc64_down {base_addr = 5301600256 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_64)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_64)", 12, 1], !step.tile<64x2048xbf16>>
     %3200 = step.flatten %down_ld64 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_64)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_64)", 12], !step.tile<64x2048xbf16>>
     %3201 = step.zip %proj64, %3200 : (!step.stream<["Min(1, B_64)", 12], !step.tile<?x64xf32>>, !step.stream<["Min(1, B_64)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_64)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>>
     %down64 = step.accum %3201 {rank = 1 : i64} : !step.stream<["Min(1, B_64)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["Min(1, B_64)"], !step.tile<?x2048xf32>> update {
@@ -6104,7 +6104,7 @@ builtin.module {
       %3209 = step.apply "retile_streamify"(%3208) : (!step.tile<?x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3209 : !step.tile<1x2048xf32>
     }
-    %down_ld65 = step.linear_offchip_load %acc65_down {base_addr = 4914675712 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_65)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_65)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld65 = step.linear_offchip_load %acc65_down {base_addr = 5304745984 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_65)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_65)", 12, 1], !step.tile<64x2048xbf16>>
     %3210 = step.flatten %down_ld65 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_65)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_65)", 12], !step.tile<64x2048xbf16>>
     %3211 = step.zip %proj65, %3210 : (!step.stream<["Min(1, B_65)", 12], !step.tile<?x64xf32>>, !step.stream<["Min(1, B_65)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_65)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>>
     %down65 = step.accum %3211 {rank = 1 : i64} : !step.stream<["Min(1, B_65)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["Min(1, B_65)"], !step.tile<?x2048xf32>> update {
@@ -6121,7 +6121,7 @@ builtin.module {
       %3219 = step.apply "retile_streamify"(%3218) : (!step.tile<?x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3219 : !step.tile<1x2048xf32>
     }
-    %down_ld66 = step.linear_offchip_load %acc66_down {base_addr = 4924112896 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_66)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_66)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld66 = step.linear_offchip_load %acc66_down {base_addr = 5307891712 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_66)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_66)", 12, 1], !step.tile<64x2048xbf16>>
     %3220 = step.flatten %down_ld66 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_66)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_66)", 12], !step.tile<64x2048xbf16>>
     %3221 = step.zip %proj66, %3220 : (!step.stream<["Min(1, B_66)", 12], !step.tile<?x64xf32>>, !step.stream<["Min(1, B_66)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_66)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>>
     %down66 = step.accum %3221 {rank = 1 : i64} : !step.stream<["Min(1, B_66)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["Min(1, B_66)"], !step.tile<?x2048xf32>> update {
@@ -6138,7 +6138,7 @@ builtin.module {
       %3229 = step.apply "retile_streamify"(%3228) : (!step.tile<?x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3229 : !step.tile<1x2048xf32>
     }
-    %down_ld67 = step.linear_offchip_load %acc67_down {base_addr = 4933550080 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_67)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_67)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld67 = step.linear_offchip_load %acc67_down {base_addr = 5311037440 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_67)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_67)", 12, 1], !step.tile<64x2048xbf16>>
     %3230 = step.flatten %down_ld67 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_67)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_67)", 12], !step.tile<64x2048xbf16>>
     %3231 = step.zip %proj67, %3230 : (!step.stream<["Min(1, B_67)", 12], !step.tile<?x64xf32>>, !step.stream<["Min(1, B_67)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_67)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>>
     %down67 = step.accum %3231 {rank = 1 : i64} : !step.stream<["Min(1, B_67)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["Min(1, B_67)"], !step.tile<?x2048xf32>> update {
@@ -6155,7 +6155,7 @@ builtin.module {
       %3239 = step.apply "retile_streamify"(%3238) : (!step.tile<?x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3239 : !step.tile<1x2048xf32>
     }
-    %down_ld68 = step.linear_offchip_load %acc68_down {base_addr = 4942987264 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_68)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_68)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld68 = step.linear_offchip_load %acc68_down {base_addr = 5314183168 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_68)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_68)", 12, 1], !step.tile<64x2048xbf16>>
     %3240 = step.flatten %down_ld68 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_68)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_68)", 12], !step.tile<64x2048xbf16>>
     %3241 = step.zip %proj68, %3240 : (!step.stream<["Min(1, B_68)", 12], !step.tile<?x64xf32>>, !step.stream<["Min(1, B_68)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_68)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>>
     %down68 = step.accum %3241 {rank = 1 : i64} : !step.stream<["Min(1, B_68)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["Min(1, B_68)"], !step.tile<?x2048xf32>> update {
@@ -6172,7 +6172,7 @@ builtin.module {
       %3249 = step.apply "retile_streamify"(%3248) : (!step.tile<?x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3249 : !step.tile<1x2048xf32>
     }
-    %down_ld69 = step.linear_offchip_load %acc69_down {base_addr = 4952424448 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_69)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_69)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld69 = step.linear_offchip_load %acc69_down {base_addr = 5317328896 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_69)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_69)", 12, 1], !step.tile<64x2048xbf16>>
     %3250 = step.flatten %down_ld69 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_69)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_69)", 12], !step.tile<64x2048xbf16>>
     %3251 = step.zip %proj69, %3250 : (!step.stream<["Min(1, B_69)", 12], !step.tile<?x64xf32>>, !step.stream<["Min(1, B_69)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_69)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>>
     %down69 = step.accum %3251 {rank = 1 : i64} : !step.stream<["Min(1, B_69)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["Min(1, B_69)"], !step.tile<?x2048xf32>> update {
@@ -6189,7 +6189,7 @@ builtin.module {
       %3259 = step.apply "retile_streamify"(%3258) : (!step.tile<?x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3259 : !step.tile<1x2048xf32>
     }
-    %down_ld70 = step.linear_offchip_load %acc70_down {base_addr = 4961861632 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_70)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_70)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld70 = step.linear_offchip_load %acc70_down {base_addr = 5320474624 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_70)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_70)", 12, 1], !step.tile<64x2048xbf16>>
     %3260 = step.flatten %down_ld70 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_70)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_70)", 12], !step.tile<64x2048xbf16>>
     %3261 = step.zip %proj70, %3260 : (!step.stream<["Min(1, B_70)", 12], !step.tile<?x64xf32>>, !step.stream<["Min(1, B_70)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_70)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>>
     %down70 = step.accum %3261 {rank = 1 : i64} : !step.stream<["Min(1, B_70)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["Min(1, B_70)"], !step.tile<?x2048xf32>> update {
@@ -6206,7 +6206,7 @@ builtin.module {
       %3269 = step.apply "retile_streamify"(%3268) : (!step.tile<?x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3269 : !step.tile<1x2048xf32>
     }
-    %down_ld71 = step.linear_offchip_load %acc71_down {base_addr = 4971298816 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_71)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_71)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld71 = step.linear_offchip_load %acc71_down {base_addr = 5323620352 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_71)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_71)", 12, 1], !step.tile<64x2048xbf16>>
     %3270 = step.flatten %down_ld71 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_71)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_71)", 12], !step.tile<64x2048xbf16>>
     %3271 = step.zip %proj71, %3270 : (!step.stream<["Min(1, B_71)", 12], !step.tile<?x64xf32>>, !step.stream<["Min(1, B_71)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_71)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>>
     %down71 = step.accum %3271 {rank = 1 : i64} : !step.stream<["Min(1, B_71)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["Min(1, B_71)"], !step.tile<?x2048xf32>> update {
@@ -6223,7 +6223,7 @@ builtin.module {
       %3279 = step.apply "retile_streamify"(%3278) : (!step.tile<?x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3279 : !step.tile<1x2048xf32>
     }
-    %down_ld72 = step.linear_offchip_load %acc72_down {base_addr = 4980736000 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_72)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_72)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld72 = step.linear_offchip_load %acc72_down {base_addr = 5326766080 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_72)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_72)", 12, 1], !step.tile<64x2048xbf16>>
     %3280 = step.flatten %down_ld72 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_72)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_72)", 12], !step.tile<64x2048xbf16>>
     %3281 = step.zip %proj72, %3280 : (!step.stream<["Min(1, B_72)", 12], !step.tile<?x64xf32>>, !step.stream<["Min(1, B_72)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_72)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>>
     %down72 = step.accum %3281 {rank = 1 : i64} : !step.stream<["Min(1, B_72)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["Min(1, B_72)"], !step.tile<?x2048xf32>> update {
@@ -6240,7 +6240,7 @@ builtin.module {
       %3289 = step.apply "retile_streamify"(%3288) : (!step.tile<?x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3289 : !step.tile<1x2048xf32>
     }
-    %down_ld73 = step.linear_offchip_load %acc73_down {base_addr = 4990173184 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_73)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_73)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld73 = step.linear_offchip_load %acc73_down {base_addr = 5329911808 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_73)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_73)", 12, 1], !step.tile<64x2048xbf16>>
     %3290 = step.flatten %down_ld73 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_73)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_73)", 12], !step.tile<64x2048xbf16>>
     %3291 = step.zip %proj73, %3290 : (!step.stream<["Min(1, B_73)", 12], !step.tile<?x64xf32>>, !step.stream<["Min(1, B_73)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_73)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>>
     %down73 = step.accum %3291 {rank = 1 : i64} : !step.stream<["Min(1, B_73)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["Min(1, B_73)"], !step.tile<?x2048xf32>> update {
@@ -6257,7 +6257,7 @@ builtin.module {
       %3299 = step.apply "retile_streamify"(%3298) : (!step.tile<?x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3299 : !step.tile<1x2048xf32>
     }
-    %down_ld74 = step.linear_offchip_load %acc74_down {base_addr = 4999610368 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_74)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_74)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld74 = step.linear_offchip_load %acc74_down {base_addr = 5333057536 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_74)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_74)", 12, 1], !step.tile<64x2048xbf16>>
     %3300 = step.flatten %down_ld74 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_74)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_74)", 12], !step.tile<64x2048xbf16>>
     %3301 = step.zip %proj74, %3300 : (!step.stream<["Min(1, B_74)", 12], !step.tile<?x64xf32>>, !step.stream<["Min(1, B_74)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_74)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>>
     %down74 = step.accum %3301 {rank = 1 : i64} : !step.stream<["Min(1, B_74)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["Min(1, B_74)"], !step.tile<?x2048xf32>> update {
@@ -6274,7 +6274,7 @@ builtin.module {
       %3309 = step.apply "retile_streamify"(%3308) : (!step.tile<?x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3309 : !step.tile<1x2048xf32>
     }
-    %down_ld75 = step.linear_offchip_load %acc75_down {base_addr = 5009047552 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_75)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_75)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld75 = step.linear_offchip_load %acc75_down {base_addr = 5336203264 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_75)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_75)", 12, 1], !step.tile<64x2048xbf16>>
     %3310 = step.flatten %down_ld75 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_75)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_75)", 12], !step.tile<64x2048xbf16>>
     %3311 = step.zip %proj75, %3310 : (!step.stream<["Min(1, B_75)", 12], !step.tile<?x64xf32>>, !step.stream<["Min(1, B_75)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_75)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>>
     %down75 = step.accum %3311 {rank = 1 : i64} : !step.stream<["Min(1, B_75)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["Min(1, B_75)"], !step.tile<?x2048xf32>> update {
@@ -6291,7 +6291,7 @@ builtin.module {
       %3319 = step.apply "retile_streamify"(%3318) : (!step.tile<?x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3319 : !step.tile<1x2048xf32>
     }
-    %down_ld76 = step.linear_offchip_load %acc76_down {base_addr = 5018484736 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_76)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_76)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld76 = step.linear_offchip_load %acc76_down {base_addr = 5339348992 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_76)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_76)", 12, 1], !step.tile<64x2048xbf16>>
     %3320 = step.flatten %down_ld76 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_76)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_76)", 12], !step.tile<64x2048xbf16>>
     %3321 = step.zip %proj76, %3320 : (!step.stream<["Min(1, B_76)", 12], !step.tile<?x64xf32>>, !step.stream<["Min(1, B_76)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_76)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>>
     %down76 = step.accum %3321 {rank = 1 : i64} : !step.stream<["Min(1, B_76)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["Min(1, B_76)"], !step.tile<?x2048xf32>> update {
@@ -6308,7 +6308,7 @@ builtin.module {
       %3329 = step.apply "retile_streamify"(%3328) : (!step.tile<?x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3329 : !step.tile<1x2048xf32>
     }
-    %down_ld77 = step.linear_offchip_load %acc77_down {base_addr = 5027921920 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_77)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_77)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld77 = step.linear_offchip_load %acc77_down {base_addr = 5342494720 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_77)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_77)", 12, 1], !step.tile<64x2048xbf16>>
     %3330 = step.flatten %down_ld77 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_77)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_77)", 12], !step.tile<64x2048xbf16>>
     %3331 = step.zip %proj77, %3330 : (!step.stream<["Min(1, B_77)", 12], !step.tile<?x64xf32>>, !step.stream<["Min(1, B_77)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_77)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>>
     %down77 = step.accum %3331 {rank = 1 : i64} : !step.stream<["Min(1, B_77)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["Min(1, B_77)"], !step.tile<?x2048xf32>> update {
@@ -6325,7 +6325,7 @@ builtin.module {
       %3339 = step.apply "retile_streamify"(%3338) : (!step.tile<?x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3339 : !step.tile<1x2048xf32>
     }
-    %down_ld78 = step.linear_offchip_load %acc78_down {base_addr = 5037359104 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_78)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_78)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld78 = step.linear_offchip_load %acc78_down {base_addr = 5345640448 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_78)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_78)", 12, 1], !step.tile<64x2048xbf16>>
     %3340 = step.flatten %down_ld78 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_78)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_78)", 12], !step.tile<64x2048xbf16>>
     %3341 = step.zip %proj78, %3340 : (!step.stream<["Min(1, B_78)", 12], !step.tile<?x64xf32>>, !step.stream<["Min(1, B_78)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_78)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>>
     %down78 = step.accum %3341 {rank = 1 : i64} : !step.stream<["Min(1, B_78)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["Min(1, B_78)"], !step.tile<?x2048xf32>> update {
@@ -6342,7 +6342,7 @@ builtin.module {
       %3349 = step.apply "retile_streamify"(%3348) : (!step.tile<?x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3349 : !step.tile<1x2048xf32>
     }
-    %down_ld79 = step.linear_offchip_load %acc79_down {base_addr = 5046796288 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_79)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_79)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld79 = step.linear_offchip_load %acc79_down {base_addr = 5348786176 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_79)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_79)", 12, 1], !step.tile<64x2048xbf16>>
     %3350 = step.flatten %down_ld79 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_79)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_79)", 12], !step.tile<64x2048xbf16>>
     %3351 = step.zip %proj79, %3350 : (!step.stream<["Min(1, B_79)", 12], !step.tile<?x64xf32>>, !step.stream<["Min(1, B_79)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_79)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>>
     %down79 = step.accum %3351 {rank = 1 : i64} : !step.stream<["Min(1, B_79)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["Min(1, B_79)"], !step.tile<?x2048xf32>> update {
@@ -6359,7 +6359,7 @@ builtin.module {
       %3359 = step.apply "retile_streamify"(%3358) : (!step.tile<?x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3359 : !step.tile<1x2048xf32>
     }
-    %down_ld80 = step.linear_offchip_load %acc80_down {base_addr = 5056233472 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_80)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_80)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld80 = step.linear_offchip_load %acc80_down {base_addr = 5351931904 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_80)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_80)", 12, 1], !step.tile<64x2048xbf16>>
     %3360 = step.flatten %down_ld80 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_80)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_80)", 12], !step.tile<64x2048xbf16>>
     %3361 = step.zip %proj80, %3360 : (!step.stream<["Min(1, B_80)", 12], !step.tile<?x64xf32>>, !step.stream<["Min(1, B_80)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_80)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>>
     %down80 = step.accum %3361 {rank = 1 : i64} : !step.stream<["Min(1, B_80)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["Min(1, B_80)"], !step.tile<?x2048xf32>> update {
@@ -6376,7 +6376,7 @@ builtin.module {
       %3369 = step.apply "retile_streamify"(%3368) : (!step.tile<?x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3369 : !step.tile<1x2048xf32>
     }
-    %down_ld81 = step.linear_offchip_load %acc81_down {base_addr = 5065670656 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_81)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_81)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld81 = step.linear_offchip_load %acc81_down {base_addr = 5355077632 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_81)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_81)", 12, 1], !step.tile<64x2048xbf16>>
     %3370 = step.flatten %down_ld81 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_81)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_81)", 12], !step.tile<64x2048xbf16>>
     %3371 = step.zip %proj81, %3370 : (!step.stream<["Min(1, B_81)", 12], !step.tile<?x64xf32>>, !step.stream<["Min(1, B_81)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_81)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>>
     %down81 = step.accum %3371 {rank = 1 : i64} : !step.stream<["Min(1, B_81)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["Min(1, B_81)"], !step.tile<?x2048xf32>> update {
@@ -6393,7 +6393,7 @@ builtin.module {
       %3379 = step.apply "retile_streamify"(%3378) : (!step.tile<?x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3379 : !step.tile<1x2048xf32>
     }
-    %down_ld82 = step.linear_offchip_load %acc82_down {base_addr = 5075107840 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_82)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_82)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld82 = step.linear_offchip_load %acc82_down {base_addr = 5358223360 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_82)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_82)", 12, 1], !step.tile<64x2048xbf16>>
     %3380 = step.flatten %down_ld82 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_82)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_82)", 12], !step.tile<64x2048xbf16>>
     %3381 = step.zip %proj82, %3380 : (!step.stream<["Min(1, B_82)", 12], !step.tile<?x64xf32>>, !step.stream<["Min(1, B_82)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_82)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>>
     %down82 = step.accum %3381 {rank = 1 : i64} : !step.stream<["Min(1, B_82)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["Min(1, B_82)"], !step.tile<?x2048xf32>> update {
@@ -6410,7 +6410,7 @@ builtin.module {
       %3389 = step.apply "retile_streamify"(%3388) : (!step.tile<?x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3389 : !step.tile<1x2048xf32>
     }
-    %down_ld83 = step.linear_offchip_load %acc83_down {base_addr = 5084545024 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_83)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_83)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld83 = step.linear_offchip_load %acc83_down {base_addr = 5361369088 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_83)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_83)", 12, 1], !step.tile<64x2048xbf16>>
     %3390 = step.flatten %down_ld83 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_83)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_83)", 12], !step.tile<64x2048xbf16>>
     %3391 = step.zip %proj83, %3390 : (!step.stream<["Min(1, B_83)", 12], !step.tile<?x64xf32>>, !step.stream<["Min(1, B_83)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_83)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>>
     %down83 = step.accum %3391 {rank = 1 : i64} : !step.stream<["Min(1, B_83)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["Min(1, B_83)"], !step.tile<?x2048xf32>> update {
@@ -6427,7 +6427,7 @@ builtin.module {
       %3399 = step.apply "retile_streamify"(%3398) : (!step.tile<?x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3399 : !step.tile<1x2048xf32>
     }
-    %down_ld84 = step.linear_offchip_load %acc84_down {base_addr = 5093982208 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_84)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_84)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld84 = step.linear_offchip_load %acc84_down {base_addr = 5364514816 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_84)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_84)", 12, 1], !step.tile<64x2048xbf16>>
     %3400 = step.flatten %down_ld84 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_84)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_84)", 12], !step.tile<64x2048xbf16>>
     %3401 = step.zip %proj84, %3400 : (!step.stream<["Min(1, B_84)", 12], !step.tile<?x64xf32>>, !step.stream<["Min(1, B_84)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_84)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>>
     %down84 = step.accum %3401 {rank = 1 : i64} : !step.stream<["Min(1, B_84)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["Min(1, B_84)"], !step.tile<?x2048xf32>> update {
@@ -6444,7 +6444,7 @@ builtin.module {
       %3409 = step.apply "retile_streamify"(%3408) : (!step.tile<?x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3409 : !step.tile<1x2048xf32>
     }
-    %down_ld85 = step.linear_offchip_load %acc85_down {base_addr = 5103419392 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_85)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_85)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld85 = step.linear_offchip_load %acc85_down {base_addr = 5367660544 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_85)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_85)", 12, 1], !step.tile<64x2048xbf16>>
     %3410 = step.flatten %down_ld85 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_85)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_85)", 12], !step.tile<64x2048xbf16>>
     %3411 = step.zip %proj85, %3410 : (!step.stream<["Min(1, B_85)", 12], !step.tile<?x64xf32>>, !step.stream<["Min(1, B_85)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_85)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>>
     %down85 = step.accum %3411 {rank = 1 : i64} : !step.stream<["Min(1, B_85)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["Min(1, B_85)"], !step.tile<?x2048xf32>> update {
@@ -6461,7 +6461,7 @@ builtin.module {
       %3419 = step.apply "retile_streamify"(%3418) : (!step.tile<?x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3419 : !step.tile<1x2048xf32>
     }
-    %down_ld86 = step.linear_offchip_load %acc86_down {base_addr = 5112856576 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_86)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_86)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld86 = step.linear_offchip_load %acc86_down {base_addr = 5370806272 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_86)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_86)", 12, 1], !step.tile<64x2048xbf16>>
     %3420 = step.flatten %down_ld86 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_86)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_86)", 12], !step.tile<64x2048xbf16>>
     %3421 = step.zip %proj86, %3420 : (!step.stream<["Min(1, B_86)", 12], !step.tile<?x64xf32>>, !step.stream<["Min(1, B_86)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_86)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>>
     %down86 = step.accum %3421 {rank = 1 : i64} : !step.stream<["Min(1, B_86)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["Min(1, B_86)"], !step.tile<?x2048xf32>> update {
@@ -6478,7 +6478,7 @@ builtin.module {
       %3429 = step.apply "retile_streamify"(%3428) : (!step.tile<?x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3429 : !step.tile<1x2048xf32>
     }
-    %down_ld87 = step.linear_offchip_load %acc87_down {base_addr = 5122293760 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_87)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_87)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld87 = step.linear_offchip_load %acc87_down {base_addr = 5373952000 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_87)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_87)", 12, 1], !step.tile<64x2048xbf16>>
     %3430 = step.flatten %down_ld87 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_87)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_87)", 12], !step.tile<64x2048xbf16>>
     %3431 = step.zip %proj87, %3430 : (!step.stream<["Min(1, B_87)", 12], !step.tile<?x64xf32>>, !step.stream<["Min(1, B_87)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_87)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>>
     %down87 = step.accum %3431 {rank = 1 : i64} : !step.stream<["Min(1, B_87)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["Min(1, B_87)"], !step.tile<?x2048xf32>> update {
@@ -6495,7 +6495,7 @@ builtin.module {
       %3439 = step.apply "retile_streamify"(%3438) : (!step.tile<?x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3439 : !step.tile<1x2048xf32>
     }
-    %down_ld88 = step.linear_offchip_load %acc88_down {base_addr = 5131730944 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_88)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_88)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld88 = step.linear_offchip_load %acc88_down {base_addr = 5377097728 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_88)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_88)", 12, 1], !step.tile<64x2048xbf16>>
     %3440 = step.flatten %down_ld88 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_88)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_88)", 12], !step.tile<64x2048xbf16>>
     %3441 = step.zip %proj88, %3440 : (!step.stream<["Min(1, B_88)", 12], !step.tile<?x64xf32>>, !step.stream<["Min(1, B_88)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_88)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>>
     %down88 = step.accum %3441 {rank = 1 : i64} : !step.stream<["Min(1, B_88)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["Min(1, B_88)"], !step.tile<?x2048xf32>> update {
@@ -6512,7 +6512,7 @@ builtin.module {
       %3449 = step.apply "retile_streamify"(%3448) : (!step.tile<?x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3449 : !step.tile<1x2048xf32>
     }
-    %down_ld89 = step.linear_offchip_load %acc89_down {base_addr = 5141168128 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_89)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_89)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld89 = step.linear_offchip_load %acc89_down {base_addr = 5380243456 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_89)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_89)", 12, 1], !step.tile<64x2048xbf16>>
     %3450 = step.flatten %down_ld89 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_89)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_89)", 12], !step.tile<64x2048xbf16>>
     %3451 = step.zip %proj89, %3450 : (!step.stream<["Min(1, B_89)", 12], !step.tile<?x64xf32>>, !step.stream<["Min(1, B_89)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_89)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>>
     %down89 = step.accum %3451 {rank = 1 : i64} : !step.stream<["Min(1, B_89)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["Min(1, B_89)"], !step.tile<?x2048xf32>> update {
@@ -6529,7 +6529,7 @@ builtin.module {
       %3459 = step.apply "retile_streamify"(%3458) : (!step.tile<?x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3459 : !step.tile<1x2048xf32>
     }
-    %down_ld90 = step.linear_offchip_load %acc90_down {base_addr = 5150605312 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_90)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_90)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld90 = step.linear_offchip_load %acc90_down {base_addr = 5383389184 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_90)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_90)", 12, 1], !step.tile<64x2048xbf16>>
     %3460 = step.flatten %down_ld90 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_90)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_90)", 12], !step.tile<64x2048xbf16>>
     %3461 = step.zip %proj90, %3460 : (!step.stream<["Min(1, B_90)", 12], !step.tile<?x64xf32>>, !step.stream<["Min(1, B_90)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_90)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>>
     %down90 = step.accum %3461 {rank = 1 : i64} : !step.stream<["Min(1, B_90)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["Min(1, B_90)"], !step.tile<?x2048xf32>> update {
@@ -6546,7 +6546,7 @@ builtin.module {
       %3469 = step.apply "retile_streamify"(%3468) : (!step.tile<?x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3469 : !step.tile<1x2048xf32>
     }
-    %down_ld91 = step.linear_offchip_load %acc91_down {base_addr = 5160042496 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_91)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_91)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld91 = step.linear_offchip_load %acc91_down {base_addr = 5386534912 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_91)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_91)", 12, 1], !step.tile<64x2048xbf16>>
     %3470 = step.flatten %down_ld91 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_91)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_91)", 12], !step.tile<64x2048xbf16>>
     %3471 = step.zip %proj91, %3470 : (!step.stream<["Min(1, B_91)", 12], !step.tile<?x64xf32>>, !step.stream<["Min(1, B_91)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_91)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>>
     %down91 = step.accum %3471 {rank = 1 : i64} : !step.stream<["Min(1, B_91)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["Min(1, B_91)"], !step.tile<?x2048xf32>> update {
@@ -6563,7 +6563,7 @@ builtin.module {
       %3479 = step.apply "retile_streamify"(%3478) : (!step.tile<?x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3479 : !step.tile<1x2048xf32>
     }
-    %down_ld92 = step.linear_offchip_load %acc92_down {base_addr = 5169479680 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_92)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_92)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld92 = step.linear_offchip_load %acc92_down {base_addr = 5389680640 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_92)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_92)", 12, 1], !step.tile<64x2048xbf16>>
     %3480 = step.flatten %down_ld92 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_92)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_92)", 12], !step.tile<64x2048xbf16>>
     %3481 = step.zip %proj92, %3480 : (!step.stream<["Min(1, B_92)", 12], !step.tile<?x64xf32>>, !step.stream<["Min(1, B_92)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_92)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>>
     %down92 = step.accum %3481 {rank = 1 : i64} : !step.stream<["Min(1, B_92)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["Min(1, B_92)"], !step.tile<?x2048xf32>> update {
@@ -6580,7 +6580,7 @@ builtin.module {
       %3489 = step.apply "retile_streamify"(%3488) : (!step.tile<?x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3489 : !step.tile<1x2048xf32>
     }
-    %down_ld93 = step.linear_offchip_load %acc93_down {base_addr = 5178916864 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_93)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_93)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld93 = step.linear_offchip_load %acc93_down {base_addr = 5392826368 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_93)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_93)", 12, 1], !step.tile<64x2048xbf16>>
     %3490 = step.flatten %down_ld93 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_93)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_93)", 12], !step.tile<64x2048xbf16>>
     %3491 = step.zip %proj93, %3490 : (!step.stream<["Min(1, B_93)", 12], !step.tile<?x64xf32>>, !step.stream<["Min(1, B_93)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_93)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>>
     %down93 = step.accum %3491 {rank = 1 : i64} : !step.stream<["Min(1, B_93)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["Min(1, B_93)"], !step.tile<?x2048xf32>> update {
@@ -6597,7 +6597,7 @@ builtin.module {
       %3499 = step.apply "retile_streamify"(%3498) : (!step.tile<?x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3499 : !step.tile<1x2048xf32>
     }
-    %down_ld94 = step.linear_offchip_load %acc94_down {base_addr = 5188354048 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_94)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_94)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld94 = step.linear_offchip_load %acc94_down {base_addr = 5395972096 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_94)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_94)", 12, 1], !step.tile<64x2048xbf16>>
     %3500 = step.flatten %down_ld94 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_94)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_94)", 12], !step.tile<64x2048xbf16>>
     %3501 = step.zip %proj94, %3500 : (!step.stream<["Min(1, B_94)", 12], !step.tile<?x64xf32>>, !step.stream<["Min(1, B_94)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_94)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>>
     %down94 = step.accum %3501 {rank = 1 : i64} : !step.stream<["Min(1, B_94)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["Min(1, B_94)"], !step.tile<?x2048xf32>> update {
@@ -6614,7 +6614,7 @@ builtin.module {
       %3509 = step.apply "retile_streamify"(%3508) : (!step.tile<?x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3509 : !step.tile<1x2048xf32>
     }
-    %down_ld95 = step.linear_offchip_load %acc95_down {base_addr = 5197791232 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_95)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_95)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld95 = step.linear_offchip_load %acc95_down {base_addr = 5399117824 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_95)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_95)", 12, 1], !step.tile<64x2048xbf16>>
     %3510 = step.flatten %down_ld95 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_95)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_95)", 12], !step.tile<64x2048xbf16>>
     %3511 = step.zip %proj95, %3510 : (!step.stream<["Min(1, B_95)", 12], !step.tile<?x64xf32>>, !step.stream<["Min(1, B_95)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_95)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>>
     %down95 = step.accum %3511 {rank = 1 : i64} : !step.stream<["Min(1, B_95)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["Min(1, B_95)"], !step.tile<?x2048xf32>> update {
@@ -6631,7 +6631,7 @@ builtin.module {
       %3519 = step.apply "retile_streamify"(%3518) : (!step.tile<?x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3519 : !step.tile<1x2048xf32>
     }
-    %down_ld96 = step.linear_offchip_load %acc96_down {base_addr = 5207228416 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_96)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_96)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld96 = step.linear_offchip_load %acc96_down {base_addr = 5402263552 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_96)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_96)", 12, 1], !step.tile<64x2048xbf16>>
     %3520 = step.flatten %down_ld96 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_96)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_96)", 12], !step.tile<64x2048xbf16>>
     %3521 = step.zip %proj96, %3520 : (!step.stream<["Min(1, B_96)", 12], !step.tile<?x64xf32>>, !step.stream<["Min(1, B_96)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_96)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>>
     %down96 = step.accum %3521 {rank = 1 : i64} : !step.stream<["Min(1, B_96)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["Min(1, B_96)"], !step.tile<?x2048xf32>> update {
@@ -6648,7 +6648,7 @@ builtin.module {
       %3529 = step.apply "retile_streamify"(%3528) : (!step.tile<?x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3529 : !step.tile<1x2048xf32>
     }
-    %down_ld97 = step.linear_offchip_load %acc97_down {base_addr = 5216665600 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_97)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_97)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld97 = step.linear_offchip_load %acc97_down {base_addr = 5405409280 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_97)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_97)", 12, 1], !step.tile<64x2048xbf16>>
     %3530 = step.flatten %down_ld97 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_97)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_97)", 12], !step.tile<64x2048xbf16>>
     %3531 = step.zip %proj97, %3530 : (!step.stream<["Min(1, B_97)", 12], !step.tile<?x64xf32>>, !step.stream<["Min(1, B_97)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_97)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>>
     %down97 = step.accum %3531 {rank = 1 : i64} : !step.stream<["Min(1, B_97)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["Min(1, B_97)"], !step.tile<?x2048xf32>> update {
@@ -6665,7 +6665,7 @@ builtin.module {
       %3539 = step.apply "retile_streamify"(%3538) : (!step.tile<?x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3539 : !step.tile<1x2048xf32>
     }
-    %down_ld98 = step.linear_offchip_load %acc98_down {base_addr = 5226102784 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_98)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_98)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld98 = step.linear_offchip_load %acc98_down {base_addr = 5408555008 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_98)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_98)", 12, 1], !step.tile<64x2048xbf16>>
     %3540 = step.flatten %down_ld98 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_98)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_98)", 12], !step.tile<64x2048xbf16>>
     %3541 = step.zip %proj98, %3540 : (!step.stream<["Min(1, B_98)", 12], !step.tile<?x64xf32>>, !step.stream<["Min(1, B_98)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_98)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>>
     %down98 = step.accum %3541 {rank = 1 : i64} : !step.stream<["Min(1, B_98)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["Min(1, B_98)"], !step.tile<?x2048xf32>> update {
@@ -6682,7 +6682,7 @@ builtin.module {
       %3549 = step.apply "retile_streamify"(%3548) : (!step.tile<?x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3549 : !step.tile<1x2048xf32>
     }
-    %down_ld99 = step.linear_offchip_load %acc99_down {base_addr = 5235539968 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_99)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_99)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld99 = step.linear_offchip_load %acc99_down {base_addr = 5411700736 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_99)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_99)", 12, 1], !step.tile<64x2048xbf16>>
     %3550 = step.flatten %down_ld99 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_99)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_99)", 12], !step.tile<64x2048xbf16>>
     %3551 = step.zip %proj99, %3550 : (!step.stream<["Min(1, B_99)", 12], !step.tile<?x64xf32>>, !step.stream<["Min(1, B_99)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_99)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>>
     %down99 = step.accum %3551 {rank = 1 : i64} : !step.stream<["Min(1, B_99)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["Min(1, B_99)"], !step.tile<?x2048xf32>> update {
@@ -6699,7 +6699,7 @@ builtin.module {
       %3559 = step.apply "retile_streamify"(%3558) : (!step.tile<?x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3559 : !step.tile<1x2048xf32>
     }
-    %down_ld100 = step.linear_offchip_load %acc100_down {base_addr = 5244977152 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_100)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_100)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld100 = step.linear_offchip_load %acc100_down {base_addr = 5414846464 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_100)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_100)", 12, 1], !step.tile<64x2048xbf16>>
     %3560 = step.flatten %down_ld100 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_100)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_100)", 12], !step.tile<64x2048xbf16>>
     %3561 = step.zip %proj100, %3560 : (!step.stream<["Min(1, B_100)", 12], !step.tile<?x64xf32>>, !step.stream<["Min(1, B_100)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_100)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>>
     %down100 = step.accum %3561 {rank = 1 : i64} : !step.stream<["Min(1, B_100)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["Min(1, B_100)"], !step.tile<?x2048xf32>> update {
@@ -6716,7 +6716,7 @@ builtin.module {
       %3569 = step.apply "retile_streamify"(%3568) : (!step.tile<?x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3569 : !step.tile<1x2048xf32>
     }
-    %down_ld101 = step.linear_offchip_load %acc101_down {base_addr = 5254414336 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_101)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_101)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld101 = step.linear_offchip_load %acc101_down {base_addr = 5417992192 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_101)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_101)", 12, 1], !step.tile<64x2048xbf16>>
     %3570 = step.flatten %down_ld101 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_101)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_101)", 12], !step.tile<64x2048xbf16>>
     %3571 = step.zip %proj101, %3570 : (!step.stream<["Min(1, B_101)", 12], !step.tile<?x64xf32>>, !step.stream<["Min(1, B_101)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_101)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>>
     %down101 = step.accum %3571 {rank = 1 : i64} : !step.stream<["Min(1, B_101)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["Min(1, B_101)"], !step.tile<?x2048xf32>> update {
@@ -6733,7 +6733,7 @@ builtin.module {
       %3579 = step.apply "retile_streamify"(%3578) : (!step.tile<?x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3579 : !step.tile<1x2048xf32>
     }
-    %down_ld102 = step.linear_offchip_load %acc102_down {base_addr = 5263851520 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_102)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_102)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld102 = step.linear_offchip_load %acc102_down {base_addr = 5421137920 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_102)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_102)", 12, 1], !step.tile<64x2048xbf16>>
     %3580 = step.flatten %down_ld102 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_102)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_102)", 12], !step.tile<64x2048xbf16>>
     %3581 = step.zip %proj102, %3580 : (!step.stream<["Min(1, B_102)", 12], !step.tile<?x64xf32>>, !step.stream<["Min(1, B_102)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_102)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>>
     %down102 = step.accum %3581 {rank = 1 : i64} : !step.stream<["Min(1, B_102)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["Min(1, B_102)"], !step.tile<?x2048xf32>> update {
@@ -6750,7 +6750,7 @@ builtin.module {
       %3589 = step.apply "retile_streamify"(%3588) : (!step.tile<?x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3589 : !step.tile<1x2048xf32>
     }
-    %down_ld103 = step.linear_offchip_load %acc103_down {base_addr = 5273288704 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_103)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_103)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld103 = step.linear_offchip_load %acc103_down {base_addr = 5424283648 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_103)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_103)", 12, 1], !step.tile<64x2048xbf16>>
     %3590 = step.flatten %down_ld103 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_103)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_103)", 12], !step.tile<64x2048xbf16>>
     %3591 = step.zip %proj103, %3590 : (!step.stream<["Min(1, B_103)", 12], !step.tile<?x64xf32>>, !step.stream<["Min(1, B_103)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_103)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>>
     %down103 = step.accum %3591 {rank = 1 : i64} : !step.stream<["Min(1, B_103)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["Min(1, B_103)"], !step.tile<?x2048xf32>> update {
@@ -6767,7 +6767,7 @@ builtin.module {
       %3599 = step.apply "retile_streamify"(%3598) : (!step.tile<?x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3599 : !step.tile<1x2048xf32>
     }
-    %down_ld104 = step.linear_offchip_load %acc104_down {base_addr = 5282725888 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_104)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_104)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld104 = step.linear_offchip_load %acc104_down {base_addr = 5427429376 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_104)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_104)", 12, 1], !step.tile<64x2048xbf16>>
     %3600 = step.flatten %down_ld104 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_104)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_104)", 12], !step.tile<64x2048xbf16>>
     %3601 = step.zip %proj104, %3600 : (!step.stream<["Min(1, B_104)", 12], !step.tile<?x64xf32>>, !step.stream<["Min(1, B_104)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_104)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>>
     %down104 = step.accum %3601 {rank = 1 : i64} : !step.stream<["Min(1, B_104)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["Min(1, B_104)"], !step.tile<?x2048xf32>> update {
@@ -6784,7 +6784,7 @@ builtin.module {
       %3609 = step.apply "retile_streamify"(%3608) : (!step.tile<?x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3609 : !step.tile<1x2048xf32>
     }
-    %down_ld105 = step.linear_offchip_load %acc105_down {base_addr = 5292163072 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_105)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_105)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld105 = step.linear_offchip_load %acc105_down {base_addr = 5430575104 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_105)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_105)", 12, 1], !step.tile<64x2048xbf16>>
     %3610 = step.flatten %down_ld105 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_105)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_105)", 12], !step.tile<64x2048xbf16>>
     %3611 = step.zip %proj105, %3610 : (!step.stream<["Min(1, B_105)", 12], !step.tile<?x64xf32>>, !step.stream<["Min(1, B_105)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_105)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>>
     %down105 = step.accum %3611 {rank = 1 : i64} : !step.stream<["Min(1, B_105)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["Min(1, B_105)"], !step.tile<?x2048xf32>> update {
@@ -6801,7 +6801,7 @@ builtin.module {
       %3619 = step.apply "retile_streamify"(%3618) : (!step.tile<?x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3619 : !step.tile<1x2048xf32>
     }
-    %down_ld106 = step.linear_offchip_load %acc106_down {base_addr = 5301600256 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_106)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_106)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld106 = step.linear_offchip_load %acc106_down {base_addr = 5433720832 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_106)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_106)", 12, 1], !step.tile<64x2048xbf16>>
     %3620 = step.flatten %down_ld106 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_106)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_106)", 12], !step.tile<64x2048xbf16>>
     %3621 = step.zip %proj106, %3620 : (!step.stream<["Min(1, B_106)", 12], !step.tile<?x64xf32>>, !step.stream<["Min(1, B_106)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_106)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>>
     %down106 = step.accum %3621 {rank = 1 : i64} : !step.stream<["Min(1, B_106)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["Min(1, B_106)"], !step.tile<?x2048xf32>> update {
@@ -6818,7 +6818,7 @@ builtin.module {
       %3629 = step.apply "retile_streamify"(%3628) : (!step.tile<?x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3629 : !step.tile<1x2048xf32>
     }
-    %down_ld107 = step.linear_offchip_load %acc107_down {base_addr = 5311037440 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_107)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_107)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld107 = step.linear_offchip_load %acc107_down {base_addr = 5436866560 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_107)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_107)", 12, 1], !step.tile<64x2048xbf16>>
     %3630 = step.flatten %down_ld107 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_107)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_107)", 12], !step.tile<64x2048xbf16>>
     %3631 = step.zip %proj107, %3630 : (!step.stream<["Min(1, B_107)", 12], !step.tile<?x64xf32>>, !step.stream<["Min(1, B_107)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_107)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>>
     %down107 = step.accum %3631 {rank = 1 : i64} : !step.stream<["Min(1, B_107)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["Min(1, B_107)"], !step.tile<?x2048xf32>> update {
@@ -6835,7 +6835,7 @@ builtin.module {
       %3639 = step.apply "retile_streamify"(%3638) : (!step.tile<?x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3639 : !step.tile<1x2048xf32>
     }
-    %down_ld108 = step.linear_offchip_load %acc108_down {base_addr = 5320474624 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_108)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_108)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld108 = step.linear_offchip_load %acc108_down {base_addr = 5440012288 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_108)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_108)", 12, 1], !step.tile<64x2048xbf16>>
     %3640 = step.flatten %down_ld108 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_108)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_108)", 12], !step.tile<64x2048xbf16>>
     %3641 = step.zip %proj108, %3640 : (!step.stream<["Min(1, B_108)", 12], !step.tile<?x64xf32>>, !step.stream<["Min(1, B_108)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_108)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>>
     %down108 = step.accum %3641 {rank = 1 : i64} : !step.stream<["Min(1, B_108)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["Min(1, B_108)"], !step.tile<?x2048xf32>> update {
@@ -6852,7 +6852,7 @@ builtin.module {
       %3649 = step.apply "retile_streamify"(%3648) : (!step.tile<?x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3649 : !step.tile<1x2048xf32>
     }
-    %down_ld109 = step.linear_offchip_load %acc109_down {base_addr = 5329911808 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_109)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_109)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld109 = step.linear_offchip_load %acc109_down {base_addr = 5443158016 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_109)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_109)", 12, 1], !step.tile<64x2048xbf16>>
     %3650 = step.flatten %down_ld109 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_109)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_109)", 12], !step.tile<64x2048xbf16>>
     %3651 = step.zip %proj109, %3650 : (!step.stream<["Min(1, B_109)", 12], !step.tile<?x64xf32>>, !step.stream<["Min(1, B_109)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_109)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>>
     %down109 = step.accum %3651 {rank = 1 : i64} : !step.stream<["Min(1, B_109)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["Min(1, B_109)"], !step.tile<?x2048xf32>> update {
@@ -6869,7 +6869,7 @@ builtin.module {
       %3659 = step.apply "retile_streamify"(%3658) : (!step.tile<?x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3659 : !step.tile<1x2048xf32>
     }
-    %down_ld110 = step.linear_offchip_load %acc110_down {base_addr = 5339348992 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_110)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_110)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld110 = step.linear_offchip_load %acc110_down {base_addr = 5446303744 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_110)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_110)", 12, 1], !step.tile<64x2048xbf16>>
     %3660 = step.flatten %down_ld110 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_110)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_110)", 12], !step.tile<64x2048xbf16>>
     %3661 = step.zip %proj110, %3660 : (!step.stream<["Min(1, B_110)", 12], !step.tile<?x64xf32>>, !step.stream<["Min(1, B_110)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_110)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>>
     %down110 = step.accum %3661 {rank = 1 : i64} : !step.stream<["Min(1, B_110)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["Min(1, B_110)"], !step.tile<?x2048xf32>> update {
@@ -6886,7 +6886,7 @@ builtin.module {
       %3669 = step.apply "retile_streamify"(%3668) : (!step.tile<?x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3669 : !step.tile<1x2048xf32>
     }
-    %down_ld111 = step.linear_offchip_load %acc111_down {base_addr = 5348786176 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_111)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_111)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld111 = step.linear_offchip_load %acc111_down {base_addr = 5449449472 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_111)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_111)", 12, 1], !step.tile<64x2048xbf16>>
     %3670 = step.flatten %down_ld111 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_111)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_111)", 12], !step.tile<64x2048xbf16>>
     %3671 = step.zip %proj111, %3670 : (!step.stream<["Min(1, B_111)", 12], !step.tile<?x64xf32>>, !step.stream<["Min(1, B_111)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_111)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>>
     %down111 = step.accum %3671 {rank = 1 : i64} : !step.stream<["Min(1, B_111)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["Min(1, B_111)"], !step.tile<?x2048xf32>> update {
@@ -6903,7 +6903,7 @@ builtin.module {
       %3679 = step.apply "retile_streamify"(%3678) : (!step.tile<?x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3679 : !step.tile<1x2048xf32>
     }
-    %down_ld112 = step.linear_offchip_load %acc112_down {base_addr = 5358223360 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_112)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_112)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld112 = step.linear_offchip_load %acc112_down {base_addr = 5452595200 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_112)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_112)", 12, 1], !step.tile<64x2048xbf16>>
     %3680 = step.flatten %down_ld112 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_112)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_112)", 12], !step.tile<64x2048xbf16>>
     %3681 = step.zip %proj112, %3680 : (!step.stream<["Min(1, B_112)", 12], !step.tile<?x64xf32>>, !step.stream<["Min(1, B_112)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_112)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>>
     %down112 = step.accum %3681 {rank = 1 : i64} : !step.stream<["Min(1, B_112)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["Min(1, B_112)"], !step.tile<?x2048xf32>> update {
@@ -6920,7 +6920,7 @@ builtin.module {
       %3689 = step.apply "retile_streamify"(%3688) : (!step.tile<?x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3689 : !step.tile<1x2048xf32>
     }
-    %down_ld113 = step.linear_offchip_load %acc113_down {base_addr = 5367660544 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_113)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_113)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld113 = step.linear_offchip_load %acc113_down {base_addr = 5455740928 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_113)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_113)", 12, 1], !step.tile<64x2048xbf16>>
     %3690 = step.flatten %down_ld113 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_113)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_113)", 12], !step.tile<64x2048xbf16>>
     %3691 = step.zip %proj113, %3690 : (!step.stream<["Min(1, B_113)", 12], !step.tile<?x64xf32>>, !step.stream<["Min(1, B_113)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_113)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>>
     %down113 = step.accum %3691 {rank = 1 : i64} : !step.stream<["Min(1, B_113)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["Min(1, B_113)"], !step.tile<?x2048xf32>> update {
@@ -6937,7 +6937,7 @@ builtin.module {
       %3699 = step.apply "retile_streamify"(%3698) : (!step.tile<?x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3699 : !step.tile<1x2048xf32>
     }
-    %down_ld114 = step.linear_offchip_load %acc114_down {base_addr = 5377097728 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_114)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_114)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld114 = step.linear_offchip_load %acc114_down {base_addr = 5458886656 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_114)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_114)", 12, 1], !step.tile<64x2048xbf16>>
     %3700 = step.flatten %down_ld114 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_114)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_114)", 12], !step.tile<64x2048xbf16>>
     %3701 = step.zip %proj114, %3700 : (!step.stream<["Min(1, B_114)", 12], !step.tile<?x64xf32>>, !step.stream<["Min(1, B_114)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_114)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>>
     %down114 = step.accum %3701 {rank = 1 : i64} : !step.stream<["Min(1, B_114)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["Min(1, B_114)"], !step.tile<?x2048xf32>> update {
@@ -6954,7 +6954,7 @@ builtin.module {
       %3709 = step.apply "retile_streamify"(%3708) : (!step.tile<?x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3709 : !step.tile<1x2048xf32>
     }
-    %down_ld115 = step.linear_offchip_load %acc115_down {base_addr = 5386534912 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_115)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_115)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld115 = step.linear_offchip_load %acc115_down {base_addr = 5462032384 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_115)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_115)", 12, 1], !step.tile<64x2048xbf16>>
     %3710 = step.flatten %down_ld115 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_115)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_115)", 12], !step.tile<64x2048xbf16>>
     %3711 = step.zip %proj115, %3710 : (!step.stream<["Min(1, B_115)", 12], !step.tile<?x64xf32>>, !step.stream<["Min(1, B_115)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_115)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>>
     %down115 = step.accum %3711 {rank = 1 : i64} : !step.stream<["Min(1, B_115)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["Min(1, B_115)"], !step.tile<?x2048xf32>> update {
@@ -6971,7 +6971,7 @@ builtin.module {
       %3719 = step.apply "retile_streamify"(%3718) : (!step.tile<?x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3719 : !step.tile<1x2048xf32>
     }
-    %down_ld116 = step.linear_offchip_load %acc116_down {base_addr = 5395972096 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_116)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_116)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld116 = step.linear_offchip_load %acc116_down {base_addr = 5465178112 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_116)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_116)", 12, 1], !step.tile<64x2048xbf16>>
     %3720 = step.flatten %down_ld116 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_116)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_116)", 12], !step.tile<64x2048xbf16>>
     %3721 = step.zip %proj116, %3720 : (!step.stream<["Min(1, B_116)", 12], !step.tile<?x64xf32>>, !step.stream<["Min(1, B_116)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_116)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>>
     %down116 = step.accum %3721 {rank = 1 : i64} : !step.stream<["Min(1, B_116)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["Min(1, B_116)"], !step.tile<?x2048xf32>> update {
@@ -6988,7 +6988,7 @@ builtin.module {
       %3729 = step.apply "retile_streamify"(%3728) : (!step.tile<?x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3729 : !step.tile<1x2048xf32>
     }
-    %down_ld117 = step.linear_offchip_load %acc117_down {base_addr = 5405409280 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_117)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_117)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld117 = step.linear_offchip_load %acc117_down {base_addr = 5468323840 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_117)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_117)", 12, 1], !step.tile<64x2048xbf16>>
     %3730 = step.flatten %down_ld117 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_117)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_117)", 12], !step.tile<64x2048xbf16>>
     %3731 = step.zip %proj117, %3730 : (!step.stream<["Min(1, B_117)", 12], !step.tile<?x64xf32>>, !step.stream<["Min(1, B_117)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_117)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>>
     %down117 = step.accum %3731 {rank = 1 : i64} : !step.stream<["Min(1, B_117)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["Min(1, B_117)"], !step.tile<?x2048xf32>> update {
@@ -7005,7 +7005,7 @@ builtin.module {
       %3739 = step.apply "retile_streamify"(%3738) : (!step.tile<?x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3739 : !step.tile<1x2048xf32>
     }
-    %down_ld118 = step.linear_offchip_load %acc118_down {base_addr = 5414846464 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_118)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_118)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld118 = step.linear_offchip_load %acc118_down {base_addr = 5471469568 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_118)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_118)", 12, 1], !step.tile<64x2048xbf16>>
     %3740 = step.flatten %down_ld118 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_118)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_118)", 12], !step.tile<64x2048xbf16>>
     %3741 = step.zip %proj118, %3740 : (!step.stream<["Min(1, B_118)", 12], !step.tile<?x64xf32>>, !step.stream<["Min(1, B_118)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_118)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>>
     %down118 = step.accum %3741 {rank = 1 : i64} : !step.stream<["Min(1, B_118)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["Min(1, B_118)"], !step.tile<?x2048xf32>> update {
@@ -7022,7 +7022,7 @@ builtin.module {
       %3749 = step.apply "retile_streamify"(%3748) : (!step.tile<?x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3749 : !step.tile<1x2048xf32>
     }
-    %down_ld119 = step.linear_offchip_load %acc119_down {base_addr = 5424283648 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_119)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_119)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld119 = step.linear_offchip_load %acc119_down {base_addr = 5474615296 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_119)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_119)", 12, 1], !step.tile<64x2048xbf16>>
     %3750 = step.flatten %down_ld119 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_119)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_119)", 12], !step.tile<64x2048xbf16>>
     %3751 = step.zip %proj119, %3750 : (!step.stream<["Min(1, B_119)", 12], !step.tile<?x64xf32>>, !step.stream<["Min(1, B_119)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_119)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>>
     %down119 = step.accum %3751 {rank = 1 : i64} : !step.stream<["Min(1, B_119)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["Min(1, B_119)"], !step.tile<?x2048xf32>> update {
@@ -7039,7 +7039,7 @@ builtin.module {
       %3759 = step.apply "retile_streamify"(%3758) : (!step.tile<?x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3759 : !step.tile<1x2048xf32>
     }
-    %down_ld120 = step.linear_offchip_load %acc120_down {base_addr = 5433720832 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_120)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_120)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld120 = step.linear_offchip_load %acc120_down {base_addr = 5477761024 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_120)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_120)", 12, 1], !step.tile<64x2048xbf16>>
     %3760 = step.flatten %down_ld120 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_120)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_120)", 12], !step.tile<64x2048xbf16>>
     %3761 = step.zip %proj120, %3760 : (!step.stream<["Min(1, B_120)", 12], !step.tile<?x64xf32>>, !step.stream<["Min(1, B_120)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_120)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>>
     %down120 = step.accum %3761 {rank = 1 : i64} : !step.stream<["Min(1, B_120)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["Min(1, B_120)"], !step.tile<?x2048xf32>> update {
@@ -7056,7 +7056,7 @@ builtin.module {
       %3769 = step.apply "retile_streamify"(%3768) : (!step.tile<?x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3769 : !step.tile<1x2048xf32>
     }
-    %down_ld121 = step.linear_offchip_load %acc121_down {base_addr = 5443158016 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_121)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_121)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld121 = step.linear_offchip_load %acc121_down {base_addr = 5480906752 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_121)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_121)", 12, 1], !step.tile<64x2048xbf16>>
     %3770 = step.flatten %down_ld121 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_121)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_121)", 12], !step.tile<64x2048xbf16>>
     %3771 = step.zip %proj121, %3770 : (!step.stream<["Min(1, B_121)", 12], !step.tile<?x64xf32>>, !step.stream<["Min(1, B_121)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_121)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>>
     %down121 = step.accum %3771 {rank = 1 : i64} : !step.stream<["Min(1, B_121)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["Min(1, B_121)"], !step.tile<?x2048xf32>> update {
@@ -7073,7 +7073,7 @@ builtin.module {
       %3779 = step.apply "retile_streamify"(%3778) : (!step.tile<?x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3779 : !step.tile<1x2048xf32>
     }
-    %down_ld122 = step.linear_offchip_load %acc122_down {base_addr = 5452595200 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_122)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_122)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld122 = step.linear_offchip_load %acc122_down {base_addr = 5484052480 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_122)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_122)", 12, 1], !step.tile<64x2048xbf16>>
     %3780 = step.flatten %down_ld122 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_122)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_122)", 12], !step.tile<64x2048xbf16>>
     %3781 = step.zip %proj122, %3780 : (!step.stream<["Min(1, B_122)", 12], !step.tile<?x64xf32>>, !step.stream<["Min(1, B_122)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_122)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>>
     %down122 = step.accum %3781 {rank = 1 : i64} : !step.stream<["Min(1, B_122)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["Min(1, B_122)"], !step.tile<?x2048xf32>> update {
@@ -7090,7 +7090,7 @@ builtin.module {
       %3789 = step.apply "retile_streamify"(%3788) : (!step.tile<?x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3789 : !step.tile<1x2048xf32>
     }
-    %down_ld123 = step.linear_offchip_load %acc123_down {base_addr = 5462032384 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_123)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_123)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld123 = step.linear_offchip_load %acc123_down {base_addr = 5487198208 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_123)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_123)", 12, 1], !step.tile<64x2048xbf16>>
     %3790 = step.flatten %down_ld123 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_123)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_123)", 12], !step.tile<64x2048xbf16>>
     %3791 = step.zip %proj123, %3790 : (!step.stream<["Min(1, B_123)", 12], !step.tile<?x64xf32>>, !step.stream<["Min(1, B_123)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_123)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>>
     %down123 = step.accum %3791 {rank = 1 : i64} : !step.stream<["Min(1, B_123)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["Min(1, B_123)"], !step.tile<?x2048xf32>> update {
@@ -7107,7 +7107,7 @@ builtin.module {
       %3799 = step.apply "retile_streamify"(%3798) : (!step.tile<?x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3799 : !step.tile<1x2048xf32>
     }
-    %down_ld124 = step.linear_offchip_load %acc124_down {base_addr = 5471469568 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_124)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_124)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld124 = step.linear_offchip_load %acc124_down {base_addr = 5490343936 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_124)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_124)", 12, 1], !step.tile<64x2048xbf16>>
     %3800 = step.flatten %down_ld124 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_124)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_124)", 12], !step.tile<64x2048xbf16>>
     %3801 = step.zip %proj124, %3800 : (!step.stream<["Min(1, B_124)", 12], !step.tile<?x64xf32>>, !step.stream<["Min(1, B_124)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_124)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>>
     %down124 = step.accum %3801 {rank = 1 : i64} : !step.stream<["Min(1, B_124)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["Min(1, B_124)"], !step.tile<?x2048xf32>> update {
@@ -7124,7 +7124,7 @@ builtin.module {
       %3809 = step.apply "retile_streamify"(%3808) : (!step.tile<?x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3809 : !step.tile<1x2048xf32>
     }
-    %down_ld125 = step.linear_offchip_load %acc125_down {base_addr = 5480906752 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_125)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_125)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld125 = step.linear_offchip_load %acc125_down {base_addr = 5493489664 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_125)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_125)", 12, 1], !step.tile<64x2048xbf16>>
     %3810 = step.flatten %down_ld125 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_125)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_125)", 12], !step.tile<64x2048xbf16>>
     %3811 = step.zip %proj125, %3810 : (!step.stream<["Min(1, B_125)", 12], !step.tile<?x64xf32>>, !step.stream<["Min(1, B_125)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_125)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>>
     %down125 = step.accum %3811 {rank = 1 : i64} : !step.stream<["Min(1, B_125)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["Min(1, B_125)"], !step.tile<?x2048xf32>> update {
@@ -7141,7 +7141,7 @@ builtin.module {
       %3819 = step.apply "retile_streamify"(%3818) : (!step.tile<?x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3819 : !step.tile<1x2048xf32>
     }
-    %down_ld126 = step.linear_offchip_load %acc126_down {base_addr = 5490343936 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_126)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_126)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld126 = step.linear_offchip_load %acc126_down {base_addr = 5496635392 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["Min(1, B_126)"], !step.tile<?x2048xf32>>) -> !step.stream<["Min(1, B_126)", 12, 1], !step.tile<64x2048xbf16>>
     %3820 = step.flatten %down_ld126 {min = 0 : i64, max = 1 : i64} : (!step.stream<["Min(1, B_126)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_126)", 12], !step.tile<64x2048xbf16>>
     %3821 = step.zip %proj126, %3820 : (!step.stream<["Min(1, B_126)", 12], !step.tile<?x64xf32>>, !step.stream<["Min(1, B_126)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["Min(1, B_126)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>>
     %down126 = step.accum %3821 {rank = 1 : i64} : !step.stream<["Min(1, B_126)", 12], !step.tuple<!step.tile<?x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["Min(1, B_126)"], !step.tile<?x2048xf32>> update {

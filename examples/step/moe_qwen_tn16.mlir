@@ -1679,7 +1679,7 @@ builtin.module {
       %644 = step.apply "matmul"(%642, %643) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %644 : !step.tile<16x64xf32>
     }
-    %up_ld1 = step.linear_offchip_load %acc1_up {base_addr = 4304404480 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_1/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_1/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld1 = step.linear_offchip_load %acc1_up {base_addr = 4298113024 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_1/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_1/16)", 12, 1], !step.tile<2048x64xbf16>>
     %645 = step.flatten %up_ld1 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_1/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_1/16)", 12], !step.tile<2048x64xbf16>>
     %646 = step.zip %rep1_up, %645 : (!step.stream<["ceiling(B_1/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_1/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_1/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %up1 = step.map %646 : !step.stream<["ceiling(B_1/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_1/16)", 12], !step.tile<16x64xf32>> {
@@ -1687,7 +1687,7 @@ builtin.module {
       %649 = step.apply "matmul"(%647, %648) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %649 : !step.tile<16x64xf32>
     }
-    %up_ld2 = step.linear_offchip_load %acc2_up {base_addr = 4313841664 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_2/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_2/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld2 = step.linear_offchip_load %acc2_up {base_addr = 4301258752 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_2/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_2/16)", 12, 1], !step.tile<2048x64xbf16>>
     %650 = step.flatten %up_ld2 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_2/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_2/16)", 12], !step.tile<2048x64xbf16>>
     %651 = step.zip %rep2_up, %650 : (!step.stream<["ceiling(B_2/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_2/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_2/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %up2 = step.map %651 : !step.stream<["ceiling(B_2/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_2/16)", 12], !step.tile<16x64xf32>> {
@@ -1695,7 +1695,7 @@ builtin.module {
       %654 = step.apply "matmul"(%652, %653) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %654 : !step.tile<16x64xf32>
     }
-    %up_ld3 = step.linear_offchip_load %acc3_up {base_addr = 4323278848 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_3/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_3/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld3 = step.linear_offchip_load %acc3_up {base_addr = 4304404480 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_3/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_3/16)", 12, 1], !step.tile<2048x64xbf16>>
     %655 = step.flatten %up_ld3 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_3/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_3/16)", 12], !step.tile<2048x64xbf16>>
     %656 = step.zip %rep3_up, %655 : (!step.stream<["ceiling(B_3/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_3/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_3/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %up3 = step.map %656 : !step.stream<["ceiling(B_3/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_3/16)", 12], !step.tile<16x64xf32>> {
@@ -1703,7 +1703,7 @@ builtin.module {
       %659 = step.apply "matmul"(%657, %658) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %659 : !step.tile<16x64xf32>
     }
-    %up_ld4 = step.linear_offchip_load %acc4_up {base_addr = 4332716032 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_4/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_4/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld4 = step.linear_offchip_load %acc4_up {base_addr = 4307550208 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_4/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_4/16)", 12, 1], !step.tile<2048x64xbf16>>
     %660 = step.flatten %up_ld4 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_4/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_4/16)", 12], !step.tile<2048x64xbf16>>
     %661 = step.zip %rep4_up, %660 : (!step.stream<["ceiling(B_4/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_4/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_4/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %up4 = step.map %661 : !step.stream<["ceiling(B_4/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_4/16)", 12], !step.tile<16x64xf32>> {
@@ -1711,7 +1711,7 @@ builtin.module {
       %664 = step.apply "matmul"(%662, %663) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %664 : !step.tile<16x64xf32>
     }
-    %up_ld5 = step.linear_offchip_load %acc5_up {base_addr = 4342153216 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_5/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_5/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld5 = step.linear_offchip_load %acc5_up {base_addr = 4310695936 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_5/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_5/16)", 12, 1], !step.tile<2048x64xbf16>>
     %665 = step.flatten %up_ld5 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_5/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_5/16)", 12], !step.tile<2048x64xbf16>>
     %666 = step.zip %rep5_up, %665 : (!step.stream<["ceiling(B_5/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_5/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_5/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %up5 = step.map %666 : !step.stream<["ceiling(B_5/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_5/16)", 12], !step.tile<16x64xf32>> {
@@ -1719,7 +1719,7 @@ builtin.module {
       %669 = step.apply "matmul"(%667, %668) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %669 : !step.tile<16x64xf32>
     }
-    %up_ld6 = step.linear_offchip_load %acc6_up {base_addr = 4351590400 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_6/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_6/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld6 = step.linear_offchip_load %acc6_up {base_addr = 4313841664 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_6/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_6/16)", 12, 1], !step.tile<2048x64xbf16>>
     %670 = step.flatten %up_ld6 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_6/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_6/16)", 12], !step.tile<2048x64xbf16>>
     %671 = step.zip %rep6_up, %670 : (!step.stream<["ceiling(B_6/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_6/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_6/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %up6 = step.map %671 : !step.stream<["ceiling(B_6/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_6/16)", 12], !step.tile<16x64xf32>> {
@@ -1727,7 +1727,7 @@ builtin.module {
       %674 = step.apply "matmul"(%672, %673) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %674 : !step.tile<16x64xf32>
     }
-    %up_ld7 = step.linear_offchip_load %acc7_up {base_addr = 4361027584 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_7/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_7/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld7 = step.linear_offchip_load %acc7_up {base_addr = 4316987392 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_7/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_7/16)", 12, 1], !step.tile<2048x64xbf16>>
     %675 = step.flatten %up_ld7 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_7/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_7/16)", 12], !step.tile<2048x64xbf16>>
     %676 = step.zip %rep7_up, %675 : (!step.stream<["ceiling(B_7/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_7/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_7/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %up7 = step.map %676 : !step.stream<["ceiling(B_7/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_7/16)", 12], !step.tile<16x64xf32>> {
@@ -1735,7 +1735,7 @@ builtin.module {
       %679 = step.apply "matmul"(%677, %678) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %679 : !step.tile<16x64xf32>
     }
-    %up_ld8 = step.linear_offchip_load %acc8_up {base_addr = 4370464768 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_8/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_8/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld8 = step.linear_offchip_load %acc8_up {base_addr = 4320133120 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_8/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_8/16)", 12, 1], !step.tile<2048x64xbf16>>
     %680 = step.flatten %up_ld8 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_8/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_8/16)", 12], !step.tile<2048x64xbf16>>
     %681 = step.zip %rep8_up, %680 : (!step.stream<["ceiling(B_8/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_8/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_8/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %up8 = step.map %681 : !step.stream<["ceiling(B_8/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_8/16)", 12], !step.tile<16x64xf32>> {
@@ -1743,7 +1743,7 @@ builtin.module {
       %684 = step.apply "matmul"(%682, %683) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %684 : !step.tile<16x64xf32>
     }
-    %up_ld9 = step.linear_offchip_load %acc9_up {base_addr = 4379901952 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_9/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_9/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld9 = step.linear_offchip_load %acc9_up {base_addr = 4323278848 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_9/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_9/16)", 12, 1], !step.tile<2048x64xbf16>>
     %685 = step.flatten %up_ld9 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_9/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_9/16)", 12], !step.tile<2048x64xbf16>>
     %686 = step.zip %rep9_up, %685 : (!step.stream<["ceiling(B_9/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_9/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_9/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %up9 = step.map %686 : !step.stream<["ceiling(B_9/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_9/16)", 12], !step.tile<16x64xf32>> {
@@ -1751,7 +1751,7 @@ builtin.module {
       %689 = step.apply "matmul"(%687, %688) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %689 : !step.tile<16x64xf32>
     }
-    %up_ld10 = step.linear_offchip_load %acc10_up {base_addr = 4389339136 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_10/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_10/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld10 = step.linear_offchip_load %acc10_up {base_addr = 4326424576 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_10/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_10/16)", 12, 1], !step.tile<2048x64xbf16>>
     %690 = step.flatten %up_ld10 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_10/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_10/16)", 12], !step.tile<2048x64xbf16>>
     %691 = step.zip %rep10_up, %690 : (!step.stream<["ceiling(B_10/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_10/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_10/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %up10 = step.map %691 : !step.stream<["ceiling(B_10/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_10/16)", 12], !step.tile<16x64xf32>> {
@@ -1759,7 +1759,7 @@ builtin.module {
       %694 = step.apply "matmul"(%692, %693) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %694 : !step.tile<16x64xf32>
     }
-    %up_ld11 = step.linear_offchip_load %acc11_up {base_addr = 4398776320 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_11/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_11/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld11 = step.linear_offchip_load %acc11_up {base_addr = 4329570304 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_11/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_11/16)", 12, 1], !step.tile<2048x64xbf16>>
     %695 = step.flatten %up_ld11 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_11/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_11/16)", 12], !step.tile<2048x64xbf16>>
     %696 = step.zip %rep11_up, %695 : (!step.stream<["ceiling(B_11/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_11/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_11/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %up11 = step.map %696 : !step.stream<["ceiling(B_11/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_11/16)", 12], !step.tile<16x64xf32>> {
@@ -1767,7 +1767,7 @@ builtin.module {
       %699 = step.apply "matmul"(%697, %698) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %699 : !step.tile<16x64xf32>
     }
-    %up_ld12 = step.linear_offchip_load %acc12_up {base_addr = 4408213504 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_12/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_12/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld12 = step.linear_offchip_load %acc12_up {base_addr = 4332716032 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_12/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_12/16)", 12, 1], !step.tile<2048x64xbf16>>
     %700 = step.flatten %up_ld12 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_12/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_12/16)", 12], !step.tile<2048x64xbf16>>
     %701 = step.zip %rep12_up, %700 : (!step.stream<["ceiling(B_12/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_12/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_12/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %up12 = step.map %701 : !step.stream<["ceiling(B_12/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_12/16)", 12], !step.tile<16x64xf32>> {
@@ -1775,7 +1775,7 @@ builtin.module {
       %704 = step.apply "matmul"(%702, %703) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %704 : !step.tile<16x64xf32>
     }
-    %up_ld13 = step.linear_offchip_load %acc13_up {base_addr = 4417650688 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_13/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_13/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld13 = step.linear_offchip_load %acc13_up {base_addr = 4335861760 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_13/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_13/16)", 12, 1], !step.tile<2048x64xbf16>>
     %705 = step.flatten %up_ld13 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_13/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_13/16)", 12], !step.tile<2048x64xbf16>>
     %706 = step.zip %rep13_up, %705 : (!step.stream<["ceiling(B_13/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_13/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_13/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %up13 = step.map %706 : !step.stream<["ceiling(B_13/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_13/16)", 12], !step.tile<16x64xf32>> {
@@ -1783,7 +1783,7 @@ builtin.module {
       %709 = step.apply "matmul"(%707, %708) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %709 : !step.tile<16x64xf32>
     }
-    %up_ld14 = step.linear_offchip_load %acc14_up {base_addr = 4427087872 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_14/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_14/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld14 = step.linear_offchip_load %acc14_up {base_addr = 4339007488 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_14/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_14/16)", 12, 1], !step.tile<2048x64xbf16>>
     %710 = step.flatten %up_ld14 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_14/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_14/16)", 12], !step.tile<2048x64xbf16>>
     %711 = step.zip %rep14_up, %710 : (!step.stream<["ceiling(B_14/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_14/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_14/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %up14 = step.map %711 : !step.stream<["ceiling(B_14/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_14/16)", 12], !step.tile<16x64xf32>> {
@@ -1791,7 +1791,7 @@ builtin.module {
       %714 = step.apply "matmul"(%712, %713) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %714 : !step.tile<16x64xf32>
     }
-    %up_ld15 = step.linear_offchip_load %acc15_up {base_addr = 4436525056 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_15/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_15/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld15 = step.linear_offchip_load %acc15_up {base_addr = 4342153216 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_15/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_15/16)", 12, 1], !step.tile<2048x64xbf16>>
     %715 = step.flatten %up_ld15 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_15/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_15/16)", 12], !step.tile<2048x64xbf16>>
     %716 = step.zip %rep15_up, %715 : (!step.stream<["ceiling(B_15/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_15/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_15/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %up15 = step.map %716 : !step.stream<["ceiling(B_15/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_15/16)", 12], !step.tile<16x64xf32>> {
@@ -1799,7 +1799,7 @@ builtin.module {
       %719 = step.apply "matmul"(%717, %718) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %719 : !step.tile<16x64xf32>
     }
-    %up_ld16 = step.linear_offchip_load %acc16_up {base_addr = 4445962240 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_16/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_16/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld16 = step.linear_offchip_load %acc16_up {base_addr = 4345298944 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_16/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_16/16)", 12, 1], !step.tile<2048x64xbf16>>
     %720 = step.flatten %up_ld16 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_16/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_16/16)", 12], !step.tile<2048x64xbf16>>
     %721 = step.zip %rep16_up, %720 : (!step.stream<["ceiling(B_16/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_16/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_16/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %up16 = step.map %721 : !step.stream<["ceiling(B_16/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_16/16)", 12], !step.tile<16x64xf32>> {
@@ -1807,7 +1807,7 @@ builtin.module {
       %724 = step.apply "matmul"(%722, %723) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %724 : !step.tile<16x64xf32>
     }
-    %up_ld17 = step.linear_offchip_load %acc17_up {base_addr = 4455399424 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_17/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_17/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld17 = step.linear_offchip_load %acc17_up {base_addr = 4348444672 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_17/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_17/16)", 12, 1], !step.tile<2048x64xbf16>>
     %725 = step.flatten %up_ld17 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_17/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_17/16)", 12], !step.tile<2048x64xbf16>>
     %726 = step.zip %rep17_up, %725 : (!step.stream<["ceiling(B_17/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_17/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_17/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %up17 = step.map %726 : !step.stream<["ceiling(B_17/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_17/16)", 12], !step.tile<16x64xf32>> {
@@ -1815,7 +1815,7 @@ builtin.module {
       %729 = step.apply "matmul"(%727, %728) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %729 : !step.tile<16x64xf32>
     }
-    %up_ld18 = step.linear_offchip_load %acc18_up {base_addr = 4464836608 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_18/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_18/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld18 = step.linear_offchip_load %acc18_up {base_addr = 4351590400 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_18/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_18/16)", 12, 1], !step.tile<2048x64xbf16>>
     %730 = step.flatten %up_ld18 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_18/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_18/16)", 12], !step.tile<2048x64xbf16>>
     %731 = step.zip %rep18_up, %730 : (!step.stream<["ceiling(B_18/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_18/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_18/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %up18 = step.map %731 : !step.stream<["ceiling(B_18/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_18/16)", 12], !step.tile<16x64xf32>> {
@@ -1823,7 +1823,7 @@ builtin.module {
       %734 = step.apply "matmul"(%732, %733) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %734 : !step.tile<16x64xf32>
     }
-    %up_ld19 = step.linear_offchip_load %acc19_up {base_addr = 4474273792 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_19/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_19/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld19 = step.linear_offchip_load %acc19_up {base_addr = 4354736128 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_19/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_19/16)", 12, 1], !step.tile<2048x64xbf16>>
     %735 = step.flatten %up_ld19 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_19/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_19/16)", 12], !step.tile<2048x64xbf16>>
     %736 = step.zip %rep19_up, %735 : (!step.stream<["ceiling(B_19/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_19/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_19/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %up19 = step.map %736 : !step.stream<["ceiling(B_19/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_19/16)", 12], !step.tile<16x64xf32>> {
@@ -1831,7 +1831,7 @@ builtin.module {
       %739 = step.apply "matmul"(%737, %738) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %739 : !step.tile<16x64xf32>
     }
-    %up_ld20 = step.linear_offchip_load %acc20_up {base_addr = 4483710976 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_20/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_20/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld20 = step.linear_offchip_load %acc20_up {base_addr = 4357881856 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_20/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_20/16)", 12, 1], !step.tile<2048x64xbf16>>
     %740 = step.flatten %up_ld20 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_20/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_20/16)", 12], !step.tile<2048x64xbf16>>
     %741 = step.zip %rep20_up, %740 : (!step.stream<["ceiling(B_20/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_20/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_20/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %up20 = step.map %741 : !step.stream<["ceiling(B_20/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_20/16)", 12], !step.tile<16x64xf32>> {
@@ -1839,7 +1839,7 @@ builtin.module {
       %744 = step.apply "matmul"(%742, %743) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %744 : !step.tile<16x64xf32>
     }
-    %up_ld21 = step.linear_offchip_load %acc21_up {base_addr = 4493148160 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_21/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_21/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld21 = step.linear_offchip_load %acc21_up {base_addr = 4361027584 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_21/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_21/16)", 12, 1], !step.tile<2048x64xbf16>>
     %745 = step.flatten %up_ld21 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_21/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_21/16)", 12], !step.tile<2048x64xbf16>>
     %746 = step.zip %rep21_up, %745 : (!step.stream<["ceiling(B_21/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_21/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_21/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %up21 = step.map %746 : !step.stream<["ceiling(B_21/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_21/16)", 12], !step.tile<16x64xf32>> {
@@ -1847,7 +1847,7 @@ builtin.module {
       %749 = step.apply "matmul"(%747, %748) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %749 : !step.tile<16x64xf32>
     }
-    %up_ld22 = step.linear_offchip_load %acc22_up {base_addr = 4502585344 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_22/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_22/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld22 = step.linear_offchip_load %acc22_up {base_addr = 4364173312 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_22/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_22/16)", 12, 1], !step.tile<2048x64xbf16>>
     %750 = step.flatten %up_ld22 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_22/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_22/16)", 12], !step.tile<2048x64xbf16>>
     %751 = step.zip %rep22_up, %750 : (!step.stream<["ceiling(B_22/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_22/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_22/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %up22 = step.map %751 : !step.stream<["ceiling(B_22/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_22/16)", 12], !step.tile<16x64xf32>> {
@@ -1855,7 +1855,7 @@ builtin.module {
       %754 = step.apply "matmul"(%752, %753) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %754 : !step.tile<16x64xf32>
     }
-    %up_ld23 = step.linear_offchip_load %acc23_up {base_addr = 4512022528 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_23/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_23/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld23 = step.linear_offchip_load %acc23_up {base_addr = 4367319040 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_23/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_23/16)", 12, 1], !step.tile<2048x64xbf16>>
     %755 = step.flatten %up_ld23 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_23/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_23/16)", 12], !step.tile<2048x64xbf16>>
     %756 = step.zip %rep23_up, %755 : (!step.stream<["ceiling(B_23/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_23/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_23/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %up23 = step.map %756 : !step.stream<["ceiling(B_23/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_23/16)", 12], !step.tile<16x64xf32>> {
@@ -1863,7 +1863,7 @@ builtin.module {
       %759 = step.apply "matmul"(%757, %758) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %759 : !step.tile<16x64xf32>
     }
-    %up_ld24 = step.linear_offchip_load %acc24_up {base_addr = 4521459712 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_24/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_24/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld24 = step.linear_offchip_load %acc24_up {base_addr = 4370464768 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_24/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_24/16)", 12, 1], !step.tile<2048x64xbf16>>
     %760 = step.flatten %up_ld24 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_24/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_24/16)", 12], !step.tile<2048x64xbf16>>
     %761 = step.zip %rep24_up, %760 : (!step.stream<["ceiling(B_24/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_24/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_24/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %up24 = step.map %761 : !step.stream<["ceiling(B_24/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_24/16)", 12], !step.tile<16x64xf32>> {
@@ -1871,7 +1871,7 @@ builtin.module {
       %764 = step.apply "matmul"(%762, %763) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %764 : !step.tile<16x64xf32>
     }
-    %up_ld25 = step.linear_offchip_load %acc25_up {base_addr = 4530896896 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_25/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_25/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld25 = step.linear_offchip_load %acc25_up {base_addr = 4373610496 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_25/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_25/16)", 12, 1], !step.tile<2048x64xbf16>>
     %765 = step.flatten %up_ld25 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_25/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_25/16)", 12], !step.tile<2048x64xbf16>>
     %766 = step.zip %rep25_up, %765 : (!step.stream<["ceiling(B_25/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_25/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_25/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %up25 = step.map %766 : !step.stream<["ceiling(B_25/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_25/16)", 12], !step.tile<16x64xf32>> {
@@ -1879,7 +1879,7 @@ builtin.module {
       %769 = step.apply "matmul"(%767, %768) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %769 : !step.tile<16x64xf32>
     }
-    %up_ld26 = step.linear_offchip_load %acc26_up {base_addr = 4540334080 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_26/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_26/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld26 = step.linear_offchip_load %acc26_up {base_addr = 4376756224 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_26/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_26/16)", 12, 1], !step.tile<2048x64xbf16>>
     %770 = step.flatten %up_ld26 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_26/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_26/16)", 12], !step.tile<2048x64xbf16>>
     %771 = step.zip %rep26_up, %770 : (!step.stream<["ceiling(B_26/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_26/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_26/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %up26 = step.map %771 : !step.stream<["ceiling(B_26/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_26/16)", 12], !step.tile<16x64xf32>> {
@@ -1887,7 +1887,7 @@ builtin.module {
       %774 = step.apply "matmul"(%772, %773) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %774 : !step.tile<16x64xf32>
     }
-    %up_ld27 = step.linear_offchip_load %acc27_up {base_addr = 4549771264 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_27/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_27/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld27 = step.linear_offchip_load %acc27_up {base_addr = 4379901952 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_27/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_27/16)", 12, 1], !step.tile<2048x64xbf16>>
     %775 = step.flatten %up_ld27 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_27/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_27/16)", 12], !step.tile<2048x64xbf16>>
     %776 = step.zip %rep27_up, %775 : (!step.stream<["ceiling(B_27/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_27/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_27/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %up27 = step.map %776 : !step.stream<["ceiling(B_27/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_27/16)", 12], !step.tile<16x64xf32>> {
@@ -1895,7 +1895,7 @@ builtin.module {
       %779 = step.apply "matmul"(%777, %778) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %779 : !step.tile<16x64xf32>
     }
-    %up_ld28 = step.linear_offchip_load %acc28_up {base_addr = 4559208448 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_28/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_28/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld28 = step.linear_offchip_load %acc28_up {base_addr = 4383047680 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_28/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_28/16)", 12, 1], !step.tile<2048x64xbf16>>
     %780 = step.flatten %up_ld28 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_28/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_28/16)", 12], !step.tile<2048x64xbf16>>
     %781 = step.zip %rep28_up, %780 : (!step.stream<["ceiling(B_28/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_28/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_28/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %up28 = step.map %781 : !step.stream<["ceiling(B_28/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_28/16)", 12], !step.tile<16x64xf32>> {
@@ -1903,7 +1903,7 @@ builtin.module {
       %784 = step.apply "matmul"(%782, %783) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %784 : !step.tile<16x64xf32>
     }
-    %up_ld29 = step.linear_offchip_load %acc29_up {base_addr = 4568645632 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_29/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_29/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld29 = step.linear_offchip_load %acc29_up {base_addr = 4386193408 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_29/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_29/16)", 12, 1], !step.tile<2048x64xbf16>>
     %785 = step.flatten %up_ld29 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_29/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_29/16)", 12], !step.tile<2048x64xbf16>>
     %786 = step.zip %rep29_up, %785 : (!step.stream<["ceiling(B_29/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_29/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_29/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %up29 = step.map %786 : !step.stream<["ceiling(B_29/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_29/16)", 12], !step.tile<16x64xf32>> {
@@ -1911,7 +1911,7 @@ builtin.module {
       %789 = step.apply "matmul"(%787, %788) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %789 : !step.tile<16x64xf32>
     }
-    %up_ld30 = step.linear_offchip_load %acc30_up {base_addr = 4578082816 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_30/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_30/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld30 = step.linear_offchip_load %acc30_up {base_addr = 4389339136 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_30/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_30/16)", 12, 1], !step.tile<2048x64xbf16>>
     %790 = step.flatten %up_ld30 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_30/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_30/16)", 12], !step.tile<2048x64xbf16>>
     %791 = step.zip %rep30_up, %790 : (!step.stream<["ceiling(B_30/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_30/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_30/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %up30 = step.map %791 : !step.stream<["ceiling(B_30/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_30/16)", 12], !step.tile<16x64xf32>> {
@@ -1919,7 +1919,7 @@ builtin.module {
       %794 = step.apply "matmul"(%792, %793) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %794 : !step.tile<16x64xf32>
     }
-    %up_ld31 = step.linear_offchip_load %acc31_up {base_addr = 4587520000 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_31/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_31/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld31 = step.linear_offchip_load %acc31_up {base_addr = 4392484864 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_31/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_31/16)", 12, 1], !step.tile<2048x64xbf16>>
     %795 = step.flatten %up_ld31 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_31/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_31/16)", 12], !step.tile<2048x64xbf16>>
     %796 = step.zip %rep31_up, %795 : (!step.stream<["ceiling(B_31/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_31/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_31/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %up31 = step.map %796 : !step.stream<["ceiling(B_31/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_31/16)", 12], !step.tile<16x64xf32>> {
@@ -1927,7 +1927,7 @@ builtin.module {
       %799 = step.apply "matmul"(%797, %798) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %799 : !step.tile<16x64xf32>
     }
-    %up_ld32 = step.linear_offchip_load %acc32_up {base_addr = 4596957184 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_32/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_32/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld32 = step.linear_offchip_load %acc32_up {base_addr = 4395630592 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_32/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_32/16)", 12, 1], !step.tile<2048x64xbf16>>
     %800 = step.flatten %up_ld32 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_32/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_32/16)", 12], !step.tile<2048x64xbf16>>
     %801 = step.zip %rep32_up, %800 : (!step.stream<["ceiling(B_32/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_32/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_32/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %up32 = step.map %801 : !step.stream<["ceiling(B_32/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_32/16)", 12], !step.tile<16x64xf32>> {
@@ -1935,7 +1935,7 @@ builtin.module {
       %804 = step.apply "matmul"(%802, %803) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %804 : !step.tile<16x64xf32>
     }
-    %up_ld33 = step.linear_offchip_load %acc33_up {base_addr = 4606394368 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_33/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_33/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld33 = step.linear_offchip_load %acc33_up {base_addr = 4398776320 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_33/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_33/16)", 12, 1], !step.tile<2048x64xbf16>>
     %805 = step.flatten %up_ld33 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_33/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_33/16)", 12], !step.tile<2048x64xbf16>>
     %806 = step.zip %rep33_up, %805 : (!step.stream<["ceiling(B_33/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_33/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_33/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %up33 = step.map %806 : !step.stream<["ceiling(B_33/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_33/16)", 12], !step.tile<16x64xf32>> {
@@ -1943,7 +1943,7 @@ builtin.module {
       %809 = step.apply "matmul"(%807, %808) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %809 : !step.tile<16x64xf32>
     }
-    %up_ld34 = step.linear_offchip_load %acc34_up {base_addr = 4615831552 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_34/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_34/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld34 = step.linear_offchip_load %acc34_up {base_addr = 4401922048 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_34/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_34/16)", 12, 1], !step.tile<2048x64xbf16>>
     %810 = step.flatten %up_ld34 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_34/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_34/16)", 12], !step.tile<2048x64xbf16>>
     %811 = step.zip %rep34_up, %810 : (!step.stream<["ceiling(B_34/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_34/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_34/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %up34 = step.map %811 : !step.stream<["ceiling(B_34/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_34/16)", 12], !step.tile<16x64xf32>> {
@@ -1951,7 +1951,7 @@ builtin.module {
       %814 = step.apply "matmul"(%812, %813) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %814 : !step.tile<16x64xf32>
     }
-    %up_ld35 = step.linear_offchip_load %acc35_up {base_addr = 4625268736 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_35/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_35/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld35 = step.linear_offchip_load %acc35_up {base_addr = 4405067776 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_35/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_35/16)", 12, 1], !step.tile<2048x64xbf16>>
     %815 = step.flatten %up_ld35 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_35/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_35/16)", 12], !step.tile<2048x64xbf16>>
     %816 = step.zip %rep35_up, %815 : (!step.stream<["ceiling(B_35/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_35/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_35/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %up35 = step.map %816 : !step.stream<["ceiling(B_35/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_35/16)", 12], !step.tile<16x64xf32>> {
@@ -1959,7 +1959,7 @@ builtin.module {
       %819 = step.apply "matmul"(%817, %818) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %819 : !step.tile<16x64xf32>
     }
-    %up_ld36 = step.linear_offchip_load %acc36_up {base_addr = 4634705920 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_36/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_36/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld36 = step.linear_offchip_load %acc36_up {base_addr = 4408213504 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_36/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_36/16)", 12, 1], !step.tile<2048x64xbf16>>
     %820 = step.flatten %up_ld36 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_36/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_36/16)", 12], !step.tile<2048x64xbf16>>
     %821 = step.zip %rep36_up, %820 : (!step.stream<["ceiling(B_36/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_36/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_36/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %up36 = step.map %821 : !step.stream<["ceiling(B_36/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_36/16)", 12], !step.tile<16x64xf32>> {
@@ -1967,7 +1967,7 @@ builtin.module {
       %824 = step.apply "matmul"(%822, %823) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %824 : !step.tile<16x64xf32>
     }
-    %up_ld37 = step.linear_offchip_load %acc37_up {base_addr = 4644143104 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_37/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_37/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld37 = step.linear_offchip_load %acc37_up {base_addr = 4411359232 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_37/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_37/16)", 12, 1], !step.tile<2048x64xbf16>>
     %825 = step.flatten %up_ld37 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_37/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_37/16)", 12], !step.tile<2048x64xbf16>>
     %826 = step.zip %rep37_up, %825 : (!step.stream<["ceiling(B_37/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_37/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_37/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %up37 = step.map %826 : !step.stream<["ceiling(B_37/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_37/16)", 12], !step.tile<16x64xf32>> {
@@ -1975,7 +1975,7 @@ builtin.module {
       %829 = step.apply "matmul"(%827, %828) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %829 : !step.tile<16x64xf32>
     }
-    %up_ld38 = step.linear_offchip_load %acc38_up {base_addr = 4653580288 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_38/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_38/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld38 = step.linear_offchip_load %acc38_up {base_addr = 4414504960 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_38/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_38/16)", 12, 1], !step.tile<2048x64xbf16>>
     %830 = step.flatten %up_ld38 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_38/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_38/16)", 12], !step.tile<2048x64xbf16>>
     %831 = step.zip %rep38_up, %830 : (!step.stream<["ceiling(B_38/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_38/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_38/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %up38 = step.map %831 : !step.stream<["ceiling(B_38/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_38/16)", 12], !step.tile<16x64xf32>> {
@@ -1983,7 +1983,7 @@ builtin.module {
       %834 = step.apply "matmul"(%832, %833) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %834 : !step.tile<16x64xf32>
     }
-    %up_ld39 = step.linear_offchip_load %acc39_up {base_addr = 4663017472 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_39/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_39/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld39 = step.linear_offchip_load %acc39_up {base_addr = 4417650688 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_39/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_39/16)", 12, 1], !step.tile<2048x64xbf16>>
     %835 = step.flatten %up_ld39 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_39/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_39/16)", 12], !step.tile<2048x64xbf16>>
     %836 = step.zip %rep39_up, %835 : (!step.stream<["ceiling(B_39/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_39/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_39/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %up39 = step.map %836 : !step.stream<["ceiling(B_39/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_39/16)", 12], !step.tile<16x64xf32>> {
@@ -1991,7 +1991,7 @@ builtin.module {
       %839 = step.apply "matmul"(%837, %838) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %839 : !step.tile<16x64xf32>
     }
-    %up_ld40 = step.linear_offchip_load %acc40_up {base_addr = 4672454656 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_40/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_40/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld40 = step.linear_offchip_load %acc40_up {base_addr = 4420796416 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_40/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_40/16)", 12, 1], !step.tile<2048x64xbf16>>
     %840 = step.flatten %up_ld40 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_40/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_40/16)", 12], !step.tile<2048x64xbf16>>
     %841 = step.zip %rep40_up, %840 : (!step.stream<["ceiling(B_40/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_40/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_40/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %up40 = step.map %841 : !step.stream<["ceiling(B_40/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_40/16)", 12], !step.tile<16x64xf32>> {
@@ -1999,7 +1999,7 @@ builtin.module {
       %844 = step.apply "matmul"(%842, %843) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %844 : !step.tile<16x64xf32>
     }
-    %up_ld41 = step.linear_offchip_load %acc41_up {base_addr = 4681891840 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_41/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_41/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld41 = step.linear_offchip_load %acc41_up {base_addr = 4423942144 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_41/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_41/16)", 12, 1], !step.tile<2048x64xbf16>>
     %845 = step.flatten %up_ld41 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_41/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_41/16)", 12], !step.tile<2048x64xbf16>>
     %846 = step.zip %rep41_up, %845 : (!step.stream<["ceiling(B_41/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_41/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_41/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %up41 = step.map %846 : !step.stream<["ceiling(B_41/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_41/16)", 12], !step.tile<16x64xf32>> {
@@ -2007,7 +2007,7 @@ builtin.module {
       %849 = step.apply "matmul"(%847, %848) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %849 : !step.tile<16x64xf32>
     }
-    %up_ld42 = step.linear_offchip_load %acc42_up {base_addr = 4691329024 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_42/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_42/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld42 = step.linear_offchip_load %acc42_up {base_addr = 4427087872 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_42/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_42/16)", 12, 1], !step.tile<2048x64xbf16>>
     %850 = step.flatten %up_ld42 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_42/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_42/16)", 12], !step.tile<2048x64xbf16>>
     %851 = step.zip %rep42_up, %850 : (!step.stream<["ceiling(B_42/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_42/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_42/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %up42 = step.map %851 : !step.stream<["ceiling(B_42/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_42/16)", 12], !step.tile<16x64xf32>> {
@@ -2015,7 +2015,7 @@ builtin.module {
       %854 = step.apply "matmul"(%852, %853) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %854 : !step.tile<16x64xf32>
     }
-    %up_ld43 = step.linear_offchip_load %acc43_up {base_addr = 4700766208 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_43/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_43/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld43 = step.linear_offchip_load %acc43_up {base_addr = 4430233600 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_43/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_43/16)", 12, 1], !step.tile<2048x64xbf16>>
     %855 = step.flatten %up_ld43 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_43/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_43/16)", 12], !step.tile<2048x64xbf16>>
     %856 = step.zip %rep43_up, %855 : (!step.stream<["ceiling(B_43/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_43/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_43/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %up43 = step.map %856 : !step.stream<["ceiling(B_43/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_43/16)", 12], !step.tile<16x64xf32>> {
@@ -2023,7 +2023,7 @@ builtin.module {
       %859 = step.apply "matmul"(%857, %858) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %859 : !step.tile<16x64xf32>
     }
-    %up_ld44 = step.linear_offchip_load %acc44_up {base_addr = 4710203392 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_44/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_44/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld44 = step.linear_offchip_load %acc44_up {base_addr = 4433379328 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_44/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_44/16)", 12, 1], !step.tile<2048x64xbf16>>
     %860 = step.flatten %up_ld44 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_44/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_44/16)", 12], !step.tile<2048x64xbf16>>
     %861 = step.zip %rep44_up, %860 : (!step.stream<["ceiling(B_44/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_44/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_44/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %up44 = step.map %861 : !step.stream<["ceiling(B_44/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_44/16)", 12], !step.tile<16x64xf32>> {
@@ -2031,7 +2031,7 @@ builtin.module {
       %864 = step.apply "matmul"(%862, %863) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %864 : !step.tile<16x64xf32>
     }
-    %up_ld45 = step.linear_offchip_load %acc45_up {base_addr = 4719640576 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_45/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_45/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld45 = step.linear_offchip_load %acc45_up {base_addr = 4436525056 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_45/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_45/16)", 12, 1], !step.tile<2048x64xbf16>>
     %865 = step.flatten %up_ld45 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_45/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_45/16)", 12], !step.tile<2048x64xbf16>>
     %866 = step.zip %rep45_up, %865 : (!step.stream<["ceiling(B_45/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_45/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_45/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %up45 = step.map %866 : !step.stream<["ceiling(B_45/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_45/16)", 12], !step.tile<16x64xf32>> {
@@ -2039,7 +2039,7 @@ builtin.module {
       %869 = step.apply "matmul"(%867, %868) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %869 : !step.tile<16x64xf32>
     }
-    %up_ld46 = step.linear_offchip_load %acc46_up {base_addr = 4729077760 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_46/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_46/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld46 = step.linear_offchip_load %acc46_up {base_addr = 4439670784 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_46/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_46/16)", 12, 1], !step.tile<2048x64xbf16>>
     %870 = step.flatten %up_ld46 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_46/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_46/16)", 12], !step.tile<2048x64xbf16>>
     %871 = step.zip %rep46_up, %870 : (!step.stream<["ceiling(B_46/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_46/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_46/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %up46 = step.map %871 : !step.stream<["ceiling(B_46/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_46/16)", 12], !step.tile<16x64xf32>> {
@@ -2047,7 +2047,7 @@ builtin.module {
       %874 = step.apply "matmul"(%872, %873) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %874 : !step.tile<16x64xf32>
     }
-    %up_ld47 = step.linear_offchip_load %acc47_up {base_addr = 4738514944 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_47/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_47/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld47 = step.linear_offchip_load %acc47_up {base_addr = 4442816512 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_47/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_47/16)", 12, 1], !step.tile<2048x64xbf16>>
     %875 = step.flatten %up_ld47 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_47/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_47/16)", 12], !step.tile<2048x64xbf16>>
     %876 = step.zip %rep47_up, %875 : (!step.stream<["ceiling(B_47/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_47/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_47/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %up47 = step.map %876 : !step.stream<["ceiling(B_47/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_47/16)", 12], !step.tile<16x64xf32>> {
@@ -2055,7 +2055,7 @@ builtin.module {
       %879 = step.apply "matmul"(%877, %878) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %879 : !step.tile<16x64xf32>
     }
-    %up_ld48 = step.linear_offchip_load %acc48_up {base_addr = 4747952128 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_48/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_48/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld48 = step.linear_offchip_load %acc48_up {base_addr = 4445962240 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_48/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_48/16)", 12, 1], !step.tile<2048x64xbf16>>
     %880 = step.flatten %up_ld48 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_48/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_48/16)", 12], !step.tile<2048x64xbf16>>
     %881 = step.zip %rep48_up, %880 : (!step.stream<["ceiling(B_48/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_48/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_48/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %up48 = step.map %881 : !step.stream<["ceiling(B_48/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_48/16)", 12], !step.tile<16x64xf32>> {
@@ -2063,7 +2063,7 @@ builtin.module {
       %884 = step.apply "matmul"(%882, %883) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %884 : !step.tile<16x64xf32>
     }
-    %up_ld49 = step.linear_offchip_load %acc49_up {base_addr = 4757389312 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_49/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_49/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld49 = step.linear_offchip_load %acc49_up {base_addr = 4449107968 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_49/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_49/16)", 12, 1], !step.tile<2048x64xbf16>>
     %885 = step.flatten %up_ld49 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_49/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_49/16)", 12], !step.tile<2048x64xbf16>>
     %886 = step.zip %rep49_up, %885 : (!step.stream<["ceiling(B_49/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_49/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_49/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %up49 = step.map %886 : !step.stream<["ceiling(B_49/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_49/16)", 12], !step.tile<16x64xf32>> {
@@ -2071,7 +2071,7 @@ builtin.module {
       %889 = step.apply "matmul"(%887, %888) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %889 : !step.tile<16x64xf32>
     }
-    %up_ld50 = step.linear_offchip_load %acc50_up {base_addr = 4766826496 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_50/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_50/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld50 = step.linear_offchip_load %acc50_up {base_addr = 4452253696 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_50/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_50/16)", 12, 1], !step.tile<2048x64xbf16>>
     %890 = step.flatten %up_ld50 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_50/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_50/16)", 12], !step.tile<2048x64xbf16>>
     %891 = step.zip %rep50_up, %890 : (!step.stream<["ceiling(B_50/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_50/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_50/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %up50 = step.map %891 : !step.stream<["ceiling(B_50/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_50/16)", 12], !step.tile<16x64xf32>> {
@@ -2079,7 +2079,7 @@ builtin.module {
       %894 = step.apply "matmul"(%892, %893) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %894 : !step.tile<16x64xf32>
     }
-    %up_ld51 = step.linear_offchip_load %acc51_up {base_addr = 4776263680 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_51/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_51/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld51 = step.linear_offchip_load %acc51_up {base_addr = 4455399424 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_51/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_51/16)", 12, 1], !step.tile<2048x64xbf16>>
     %895 = step.flatten %up_ld51 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_51/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_51/16)", 12], !step.tile<2048x64xbf16>>
     %896 = step.zip %rep51_up, %895 : (!step.stream<["ceiling(B_51/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_51/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_51/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %up51 = step.map %896 : !step.stream<["ceiling(B_51/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_51/16)", 12], !step.tile<16x64xf32>> {
@@ -2087,7 +2087,7 @@ builtin.module {
       %899 = step.apply "matmul"(%897, %898) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %899 : !step.tile<16x64xf32>
     }
-    %up_ld52 = step.linear_offchip_load %acc52_up {base_addr = 4785700864 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_52/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_52/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld52 = step.linear_offchip_load %acc52_up {base_addr = 4458545152 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_52/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_52/16)", 12, 1], !step.tile<2048x64xbf16>>
     %900 = step.flatten %up_ld52 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_52/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_52/16)", 12], !step.tile<2048x64xbf16>>
     %901 = step.zip %rep52_up, %900 : (!step.stream<["ceiling(B_52/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_52/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_52/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %up52 = step.map %901 : !step.stream<["ceiling(B_52/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_52/16)", 12], !step.tile<16x64xf32>> {
@@ -2095,7 +2095,7 @@ builtin.module {
       %904 = step.apply "matmul"(%902, %903) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %904 : !step.tile<16x64xf32>
     }
-    %up_ld53 = step.linear_offchip_load %acc53_up {base_addr = 4795138048 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_53/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_53/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld53 = step.linear_offchip_load %acc53_up {base_addr = 4461690880 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_53/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_53/16)", 12, 1], !step.tile<2048x64xbf16>>
     %905 = step.flatten %up_ld53 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_53/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_53/16)", 12], !step.tile<2048x64xbf16>>
     %906 = step.zip %rep53_up, %905 : (!step.stream<["ceiling(B_53/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_53/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_53/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %up53 = step.map %906 : !step.stream<["ceiling(B_53/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_53/16)", 12], !step.tile<16x64xf32>> {
@@ -2103,7 +2103,7 @@ builtin.module {
       %909 = step.apply "matmul"(%907, %908) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %909 : !step.tile<16x64xf32>
     }
-    %up_ld54 = step.linear_offchip_load %acc54_up {base_addr = 4804575232 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_54/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_54/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld54 = step.linear_offchip_load %acc54_up {base_addr = 4464836608 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_54/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_54/16)", 12, 1], !step.tile<2048x64xbf16>>
     %910 = step.flatten %up_ld54 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_54/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_54/16)", 12], !step.tile<2048x64xbf16>>
     %911 = step.zip %rep54_up, %910 : (!step.stream<["ceiling(B_54/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_54/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_54/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %up54 = step.map %911 : !step.stream<["ceiling(B_54/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_54/16)", 12], !step.tile<16x64xf32>> {
@@ -2111,7 +2111,7 @@ builtin.module {
       %914 = step.apply "matmul"(%912, %913) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %914 : !step.tile<16x64xf32>
     }
-    %up_ld55 = step.linear_offchip_load %acc55_up {base_addr = 4814012416 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_55/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_55/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld55 = step.linear_offchip_load %acc55_up {base_addr = 4467982336 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_55/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_55/16)", 12, 1], !step.tile<2048x64xbf16>>
     %915 = step.flatten %up_ld55 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_55/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_55/16)", 12], !step.tile<2048x64xbf16>>
     %916 = step.zip %rep55_up, %915 : (!step.stream<["ceiling(B_55/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_55/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_55/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %up55 = step.map %916 : !step.stream<["ceiling(B_55/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_55/16)", 12], !step.tile<16x64xf32>> {
@@ -2119,7 +2119,7 @@ builtin.module {
       %919 = step.apply "matmul"(%917, %918) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %919 : !step.tile<16x64xf32>
     }
-    %up_ld56 = step.linear_offchip_load %acc56_up {base_addr = 4823449600 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_56/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_56/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld56 = step.linear_offchip_load %acc56_up {base_addr = 4471128064 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_56/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_56/16)", 12, 1], !step.tile<2048x64xbf16>>
     %920 = step.flatten %up_ld56 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_56/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_56/16)", 12], !step.tile<2048x64xbf16>>
     %921 = step.zip %rep56_up, %920 : (!step.stream<["ceiling(B_56/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_56/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_56/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %up56 = step.map %921 : !step.stream<["ceiling(B_56/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_56/16)", 12], !step.tile<16x64xf32>> {
@@ -2127,7 +2127,7 @@ builtin.module {
       %924 = step.apply "matmul"(%922, %923) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %924 : !step.tile<16x64xf32>
     }
-    %up_ld57 = step.linear_offchip_load %acc57_up {base_addr = 4832886784 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_57/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_57/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld57 = step.linear_offchip_load %acc57_up {base_addr = 4474273792 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_57/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_57/16)", 12, 1], !step.tile<2048x64xbf16>>
     %925 = step.flatten %up_ld57 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_57/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_57/16)", 12], !step.tile<2048x64xbf16>>
     %926 = step.zip %rep57_up, %925 : (!step.stream<["ceiling(B_57/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_57/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_57/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %up57 = step.map %926 : !step.stream<["ceiling(B_57/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_57/16)", 12], !step.tile<16x64xf32>> {
@@ -2135,7 +2135,7 @@ builtin.module {
       %929 = step.apply "matmul"(%927, %928) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %929 : !step.tile<16x64xf32>
     }
-    %up_ld58 = step.linear_offchip_load %acc58_up {base_addr = 4842323968 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_58/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_58/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld58 = step.linear_offchip_load %acc58_up {base_addr = 4477419520 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_58/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_58/16)", 12, 1], !step.tile<2048x64xbf16>>
     %930 = step.flatten %up_ld58 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_58/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_58/16)", 12], !step.tile<2048x64xbf16>>
     %931 = step.zip %rep58_up, %930 : (!step.stream<["ceiling(B_58/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_58/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_58/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %up58 = step.map %931 : !step.stream<["ceiling(B_58/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_58/16)", 12], !step.tile<16x64xf32>> {
@@ -2143,7 +2143,7 @@ builtin.module {
       %934 = step.apply "matmul"(%932, %933) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %934 : !step.tile<16x64xf32>
     }
-    %up_ld59 = step.linear_offchip_load %acc59_up {base_addr = 4851761152 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_59/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_59/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld59 = step.linear_offchip_load %acc59_up {base_addr = 4480565248 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_59/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_59/16)", 12, 1], !step.tile<2048x64xbf16>>
     %935 = step.flatten %up_ld59 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_59/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_59/16)", 12], !step.tile<2048x64xbf16>>
     %936 = step.zip %rep59_up, %935 : (!step.stream<["ceiling(B_59/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_59/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_59/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %up59 = step.map %936 : !step.stream<["ceiling(B_59/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_59/16)", 12], !step.tile<16x64xf32>> {
@@ -2151,7 +2151,7 @@ builtin.module {
       %939 = step.apply "matmul"(%937, %938) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %939 : !step.tile<16x64xf32>
     }
-    %up_ld60 = step.linear_offchip_load %acc60_up {base_addr = 4861198336 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_60/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_60/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld60 = step.linear_offchip_load %acc60_up {base_addr = 4483710976 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_60/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_60/16)", 12, 1], !step.tile<2048x64xbf16>>
     %940 = step.flatten %up_ld60 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_60/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_60/16)", 12], !step.tile<2048x64xbf16>>
     %941 = step.zip %rep60_up, %940 : (!step.stream<["ceiling(B_60/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_60/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_60/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %up60 = step.map %941 : !step.stream<["ceiling(B_60/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_60/16)", 12], !step.tile<16x64xf32>> {
@@ -2159,7 +2159,7 @@ builtin.module {
       %944 = step.apply "matmul"(%942, %943) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %944 : !step.tile<16x64xf32>
     }
-    %up_ld61 = step.linear_offchip_load %acc61_up {base_addr = 4870635520 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_61/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_61/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld61 = step.linear_offchip_load %acc61_up {base_addr = 4486856704 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_61/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_61/16)", 12, 1], !step.tile<2048x64xbf16>>
     %945 = step.flatten %up_ld61 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_61/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_61/16)", 12], !step.tile<2048x64xbf16>>
     %946 = step.zip %rep61_up, %945 : (!step.stream<["ceiling(B_61/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_61/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_61/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %up61 = step.map %946 : !step.stream<["ceiling(B_61/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_61/16)", 12], !step.tile<16x64xf32>> {
@@ -2167,7 +2167,7 @@ builtin.module {
       %949 = step.apply "matmul"(%947, %948) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %949 : !step.tile<16x64xf32>
     }
-    %up_ld62 = step.linear_offchip_load %acc62_up {base_addr = 4880072704 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_62/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_62/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld62 = step.linear_offchip_load %acc62_up {base_addr = 4490002432 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_62/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_62/16)", 12, 1], !step.tile<2048x64xbf16>>
     %950 = step.flatten %up_ld62 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_62/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_62/16)", 12], !step.tile<2048x64xbf16>>
     %951 = step.zip %rep62_up, %950 : (!step.stream<["ceiling(B_62/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_62/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_62/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %up62 = step.map %951 : !step.stream<["ceiling(B_62/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_62/16)", 12], !step.tile<16x64xf32>> {
@@ -2175,7 +2175,7 @@ builtin.module {
       %954 = step.apply "matmul"(%952, %953) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %954 : !step.tile<16x64xf32>
     }
-    %up_ld63 = step.linear_offchip_load %acc63_up {base_addr = 4889509888 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_63/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_63/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld63 = step.linear_offchip_load %acc63_up {base_addr = 4493148160 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_63/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_63/16)", 12, 1], !step.tile<2048x64xbf16>>
     %955 = step.flatten %up_ld63 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_63/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_63/16)", 12], !step.tile<2048x64xbf16>>
     %956 = step.zip %rep63_up, %955 : (!step.stream<["ceiling(B_63/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_63/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_63/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %up63 = step.map %956 : !step.stream<["ceiling(B_63/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_63/16)", 12], !step.tile<16x64xf32>> {
@@ -2183,7 +2183,7 @@ builtin.module {
       %959 = step.apply "matmul"(%957, %958) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %959 : !step.tile<16x64xf32>
     }
-    %up_ld64 = step.linear_offchip_load %acc64_up {base_addr = 4898947072 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_64/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_64/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld64 = step.linear_offchip_load %acc64_up {base_addr = 4496293888 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_64/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_64/16)", 12, 1], !step.tile<2048x64xbf16>>
     %960 = step.flatten %up_ld64 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_64/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_64/16)", 12], !step.tile<2048x64xbf16>>
     %961 = step.zip %rep64_up, %960 : (!step.stream<["ceiling(B_64/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_64/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_64/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %up64 = step.map %961 : !step.stream<["ceiling(B_64/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_64/16)", 12], !step.tile<16x64xf32>> {
@@ -2191,7 +2191,7 @@ builtin.module {
       %964 = step.apply "matmul"(%962, %963) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %964 : !step.tile<16x64xf32>
     }
-    %up_ld65 = step.linear_offchip_load %acc65_up {base_addr = 4908384256 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_65/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_65/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld65 = step.linear_offchip_load %acc65_up {base_addr = 4499439616 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_65/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_65/16)", 12, 1], !step.tile<2048x64xbf16>>
     %965 = step.flatten %up_ld65 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_65/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_65/16)", 12], !step.tile<2048x64xbf16>>
     %966 = step.zip %rep65_up, %965 : (!step.stream<["ceiling(B_65/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_65/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_65/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %up65 = step.map %966 : !step.stream<["ceiling(B_65/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_65/16)", 12], !step.tile<16x64xf32>> {
@@ -2199,7 +2199,7 @@ builtin.module {
       %969 = step.apply "matmul"(%967, %968) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %969 : !step.tile<16x64xf32>
     }
-    %up_ld66 = step.linear_offchip_load %acc66_up {base_addr = 4917821440 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_66/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_66/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld66 = step.linear_offchip_load %acc66_up {base_addr = 4502585344 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_66/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_66/16)", 12, 1], !step.tile<2048x64xbf16>>
     %970 = step.flatten %up_ld66 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_66/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_66/16)", 12], !step.tile<2048x64xbf16>>
     %971 = step.zip %rep66_up, %970 : (!step.stream<["ceiling(B_66/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_66/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_66/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %up66 = step.map %971 : !step.stream<["ceiling(B_66/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_66/16)", 12], !step.tile<16x64xf32>> {
@@ -2207,7 +2207,7 @@ builtin.module {
       %974 = step.apply "matmul"(%972, %973) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %974 : !step.tile<16x64xf32>
     }
-    %up_ld67 = step.linear_offchip_load %acc67_up {base_addr = 4927258624 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_67/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_67/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld67 = step.linear_offchip_load %acc67_up {base_addr = 4505731072 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_67/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_67/16)", 12, 1], !step.tile<2048x64xbf16>>
     %975 = step.flatten %up_ld67 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_67/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_67/16)", 12], !step.tile<2048x64xbf16>>
     %976 = step.zip %rep67_up, %975 : (!step.stream<["ceiling(B_67/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_67/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_67/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %up67 = step.map %976 : !step.stream<["ceiling(B_67/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_67/16)", 12], !step.tile<16x64xf32>> {
@@ -2215,7 +2215,7 @@ builtin.module {
       %979 = step.apply "matmul"(%977, %978) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %979 : !step.tile<16x64xf32>
     }
-    %up_ld68 = step.linear_offchip_load %acc68_up {base_addr = 4936695808 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_68/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_68/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld68 = step.linear_offchip_load %acc68_up {base_addr = 4508876800 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_68/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_68/16)", 12, 1], !step.tile<2048x64xbf16>>
     %980 = step.flatten %up_ld68 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_68/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_68/16)", 12], !step.tile<2048x64xbf16>>
     %981 = step.zip %rep68_up, %980 : (!step.stream<["ceiling(B_68/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_68/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_68/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %up68 = step.map %981 : !step.stream<["ceiling(B_68/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_68/16)", 12], !step.tile<16x64xf32>> {
@@ -2223,7 +2223,7 @@ builtin.module {
       %984 = step.apply "matmul"(%982, %983) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %984 : !step.tile<16x64xf32>
     }
-    %up_ld69 = step.linear_offchip_load %acc69_up {base_addr = 4946132992 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_69/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_69/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld69 = step.linear_offchip_load %acc69_up {base_addr = 4512022528 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_69/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_69/16)", 12, 1], !step.tile<2048x64xbf16>>
     %985 = step.flatten %up_ld69 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_69/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_69/16)", 12], !step.tile<2048x64xbf16>>
     %986 = step.zip %rep69_up, %985 : (!step.stream<["ceiling(B_69/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_69/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_69/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %up69 = step.map %986 : !step.stream<["ceiling(B_69/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_69/16)", 12], !step.tile<16x64xf32>> {
@@ -2231,7 +2231,7 @@ builtin.module {
       %989 = step.apply "matmul"(%987, %988) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %989 : !step.tile<16x64xf32>
     }
-    %up_ld70 = step.linear_offchip_load %acc70_up {base_addr = 4955570176 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_70/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_70/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld70 = step.linear_offchip_load %acc70_up {base_addr = 4515168256 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_70/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_70/16)", 12, 1], !step.tile<2048x64xbf16>>
     %990 = step.flatten %up_ld70 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_70/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_70/16)", 12], !step.tile<2048x64xbf16>>
     %991 = step.zip %rep70_up, %990 : (!step.stream<["ceiling(B_70/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_70/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_70/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %up70 = step.map %991 : !step.stream<["ceiling(B_70/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_70/16)", 12], !step.tile<16x64xf32>> {
@@ -2239,7 +2239,7 @@ builtin.module {
       %994 = step.apply "matmul"(%992, %993) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %994 : !step.tile<16x64xf32>
     }
-    %up_ld71 = step.linear_offchip_load %acc71_up {base_addr = 4965007360 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_71/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_71/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld71 = step.linear_offchip_load %acc71_up {base_addr = 4518313984 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_71/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_71/16)", 12, 1], !step.tile<2048x64xbf16>>
     %995 = step.flatten %up_ld71 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_71/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_71/16)", 12], !step.tile<2048x64xbf16>>
     %996 = step.zip %rep71_up, %995 : (!step.stream<["ceiling(B_71/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_71/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_71/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %up71 = step.map %996 : !step.stream<["ceiling(B_71/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_71/16)", 12], !step.tile<16x64xf32>> {
@@ -2247,7 +2247,7 @@ builtin.module {
       %999 = step.apply "matmul"(%997, %998) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %999 : !step.tile<16x64xf32>
     }
-    %up_ld72 = step.linear_offchip_load %acc72_up {base_addr = 4974444544 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_72/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_72/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld72 = step.linear_offchip_load %acc72_up {base_addr = 4521459712 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_72/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_72/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1000 = step.flatten %up_ld72 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_72/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_72/16)", 12], !step.tile<2048x64xbf16>>
     %1001 = step.zip %rep72_up, %1000 : (!step.stream<["ceiling(B_72/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_72/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_72/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %up72 = step.map %1001 : !step.stream<["ceiling(B_72/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_72/16)", 12], !step.tile<16x64xf32>> {
@@ -2255,7 +2255,7 @@ builtin.module {
       %1004 = step.apply "matmul"(%1002, %1003) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1004 : !step.tile<16x64xf32>
     }
-    %up_ld73 = step.linear_offchip_load %acc73_up {base_addr = 4983881728 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_73/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_73/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld73 = step.linear_offchip_load %acc73_up {base_addr = 4524605440 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_73/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_73/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1005 = step.flatten %up_ld73 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_73/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_73/16)", 12], !step.tile<2048x64xbf16>>
     %1006 = step.zip %rep73_up, %1005 : (!step.stream<["ceiling(B_73/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_73/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_73/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %up73 = step.map %1006 : !step.stream<["ceiling(B_73/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_73/16)", 12], !step.tile<16x64xf32>> {
@@ -2263,7 +2263,7 @@ builtin.module {
       %1009 = step.apply "matmul"(%1007, %1008) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1009 : !step.tile<16x64xf32>
     }
-    %up_ld74 = step.linear_offchip_load %acc74_up {base_addr = 4993318912 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_74/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_74/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld74 = step.linear_offchip_load %acc74_up {base_addr = 4527751168 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_74/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_74/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1010 = step.flatten %up_ld74 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_74/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_74/16)", 12], !step.tile<2048x64xbf16>>
     %1011 = step.zip %rep74_up, %1010 : (!step.stream<["ceiling(B_74/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_74/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_74/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %up74 = step.map %1011 : !step.stream<["ceiling(B_74/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_74/16)", 12], !step.tile<16x64xf32>> {
@@ -2271,7 +2271,7 @@ builtin.module {
       %1014 = step.apply "matmul"(%1012, %1013) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1014 : !step.tile<16x64xf32>
     }
-    %up_ld75 = step.linear_offchip_load %acc75_up {base_addr = 5002756096 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_75/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_75/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld75 = step.linear_offchip_load %acc75_up {base_addr = 4530896896 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_75/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_75/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1015 = step.flatten %up_ld75 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_75/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_75/16)", 12], !step.tile<2048x64xbf16>>
     %1016 = step.zip %rep75_up, %1015 : (!step.stream<["ceiling(B_75/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_75/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_75/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %up75 = step.map %1016 : !step.stream<["ceiling(B_75/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_75/16)", 12], !step.tile<16x64xf32>> {
@@ -2279,7 +2279,7 @@ builtin.module {
       %1019 = step.apply "matmul"(%1017, %1018) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1019 : !step.tile<16x64xf32>
     }
-    %up_ld76 = step.linear_offchip_load %acc76_up {base_addr = 5012193280 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_76/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_76/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld76 = step.linear_offchip_load %acc76_up {base_addr = 4534042624 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_76/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_76/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1020 = step.flatten %up_ld76 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_76/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_76/16)", 12], !step.tile<2048x64xbf16>>
     %1021 = step.zip %rep76_up, %1020 : (!step.stream<["ceiling(B_76/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_76/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_76/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %up76 = step.map %1021 : !step.stream<["ceiling(B_76/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_76/16)", 12], !step.tile<16x64xf32>> {
@@ -2287,7 +2287,7 @@ builtin.module {
       %1024 = step.apply "matmul"(%1022, %1023) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1024 : !step.tile<16x64xf32>
     }
-    %up_ld77 = step.linear_offchip_load %acc77_up {base_addr = 5021630464 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_77/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_77/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld77 = step.linear_offchip_load %acc77_up {base_addr = 4537188352 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_77/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_77/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1025 = step.flatten %up_ld77 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_77/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_77/16)", 12], !step.tile<2048x64xbf16>>
     %1026 = step.zip %rep77_up, %1025 : (!step.stream<["ceiling(B_77/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_77/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_77/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %up77 = step.map %1026 : !step.stream<["ceiling(B_77/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_77/16)", 12], !step.tile<16x64xf32>> {
@@ -2295,7 +2295,7 @@ builtin.module {
       %1029 = step.apply "matmul"(%1027, %1028) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1029 : !step.tile<16x64xf32>
     }
-    %up_ld78 = step.linear_offchip_load %acc78_up {base_addr = 5031067648 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_78/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_78/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld78 = step.linear_offchip_load %acc78_up {base_addr = 4540334080 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_78/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_78/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1030 = step.flatten %up_ld78 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_78/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_78/16)", 12], !step.tile<2048x64xbf16>>
     %1031 = step.zip %rep78_up, %1030 : (!step.stream<["ceiling(B_78/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_78/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_78/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %up78 = step.map %1031 : !step.stream<["ceiling(B_78/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_78/16)", 12], !step.tile<16x64xf32>> {
@@ -2303,7 +2303,7 @@ builtin.module {
       %1034 = step.apply "matmul"(%1032, %1033) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1034 : !step.tile<16x64xf32>
     }
-    %up_ld79 = step.linear_offchip_load %acc79_up {base_addr = 5040504832 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_79/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_79/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld79 = step.linear_offchip_load %acc79_up {base_addr = 4543479808 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_79/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_79/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1035 = step.flatten %up_ld79 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_79/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_79/16)", 12], !step.tile<2048x64xbf16>>
     %1036 = step.zip %rep79_up, %1035 : (!step.stream<["ceiling(B_79/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_79/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_79/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %up79 = step.map %1036 : !step.stream<["ceiling(B_79/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_79/16)", 12], !step.tile<16x64xf32>> {
@@ -2311,7 +2311,7 @@ builtin.module {
       %1039 = step.apply "matmul"(%1037, %1038) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1039 : !step.tile<16x64xf32>
     }
-    %up_ld80 = step.linear_offchip_load %acc80_up {base_addr = 5049942016 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_80/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_80/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld80 = step.linear_offchip_load %acc80_up {base_addr = 4546625536 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_80/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_80/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1040 = step.flatten %up_ld80 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_80/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_80/16)", 12], !step.tile<2048x64xbf16>>
     %1041 = step.zip %rep80_up, %1040 : (!step.stream<["ceiling(B_80/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_80/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_80/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %up80 = step.map %1041 : !step.stream<["ceiling(B_80/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_80/16)", 12], !step.tile<16x64xf32>> {
@@ -2319,7 +2319,7 @@ builtin.module {
       %1044 = step.apply "matmul"(%1042, %1043) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1044 : !step.tile<16x64xf32>
     }
-    %up_ld81 = step.linear_offchip_load %acc81_up {base_addr = 5059379200 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_81/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_81/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld81 = step.linear_offchip_load %acc81_up {base_addr = 4549771264 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_81/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_81/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1045 = step.flatten %up_ld81 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_81/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_81/16)", 12], !step.tile<2048x64xbf16>>
     %1046 = step.zip %rep81_up, %1045 : (!step.stream<["ceiling(B_81/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_81/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_81/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %up81 = step.map %1046 : !step.stream<["ceiling(B_81/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_81/16)", 12], !step.tile<16x64xf32>> {
@@ -2327,7 +2327,7 @@ builtin.module {
       %1049 = step.apply "matmul"(%1047, %1048) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1049 : !step.tile<16x64xf32>
     }
-    %up_ld82 = step.linear_offchip_load %acc82_up {base_addr = 5068816384 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_82/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_82/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld82 = step.linear_offchip_load %acc82_up {base_addr = 4552916992 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_82/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_82/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1050 = step.flatten %up_ld82 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_82/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_82/16)", 12], !step.tile<2048x64xbf16>>
     %1051 = step.zip %rep82_up, %1050 : (!step.stream<["ceiling(B_82/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_82/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_82/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %up82 = step.map %1051 : !step.stream<["ceiling(B_82/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_82/16)", 12], !step.tile<16x64xf32>> {
@@ -2335,7 +2335,7 @@ builtin.module {
       %1054 = step.apply "matmul"(%1052, %1053) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1054 : !step.tile<16x64xf32>
     }
-    %up_ld83 = step.linear_offchip_load %acc83_up {base_addr = 5078253568 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_83/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_83/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld83 = step.linear_offchip_load %acc83_up {base_addr = 4556062720 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_83/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_83/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1055 = step.flatten %up_ld83 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_83/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_83/16)", 12], !step.tile<2048x64xbf16>>
     %1056 = step.zip %rep83_up, %1055 : (!step.stream<["ceiling(B_83/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_83/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_83/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %up83 = step.map %1056 : !step.stream<["ceiling(B_83/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_83/16)", 12], !step.tile<16x64xf32>> {
@@ -2343,7 +2343,7 @@ builtin.module {
       %1059 = step.apply "matmul"(%1057, %1058) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1059 : !step.tile<16x64xf32>
     }
-    %up_ld84 = step.linear_offchip_load %acc84_up {base_addr = 5087690752 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_84/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_84/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld84 = step.linear_offchip_load %acc84_up {base_addr = 4559208448 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_84/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_84/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1060 = step.flatten %up_ld84 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_84/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_84/16)", 12], !step.tile<2048x64xbf16>>
     %1061 = step.zip %rep84_up, %1060 : (!step.stream<["ceiling(B_84/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_84/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_84/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %up84 = step.map %1061 : !step.stream<["ceiling(B_84/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_84/16)", 12], !step.tile<16x64xf32>> {
@@ -2351,7 +2351,7 @@ builtin.module {
       %1064 = step.apply "matmul"(%1062, %1063) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1064 : !step.tile<16x64xf32>
     }
-    %up_ld85 = step.linear_offchip_load %acc85_up {base_addr = 5097127936 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_85/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_85/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld85 = step.linear_offchip_load %acc85_up {base_addr = 4562354176 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_85/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_85/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1065 = step.flatten %up_ld85 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_85/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_85/16)", 12], !step.tile<2048x64xbf16>>
     %1066 = step.zip %rep85_up, %1065 : (!step.stream<["ceiling(B_85/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_85/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_85/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %up85 = step.map %1066 : !step.stream<["ceiling(B_85/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_85/16)", 12], !step.tile<16x64xf32>> {
@@ -2359,7 +2359,7 @@ builtin.module {
       %1069 = step.apply "matmul"(%1067, %1068) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1069 : !step.tile<16x64xf32>
     }
-    %up_ld86 = step.linear_offchip_load %acc86_up {base_addr = 5106565120 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_86/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_86/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld86 = step.linear_offchip_load %acc86_up {base_addr = 4565499904 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_86/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_86/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1070 = step.flatten %up_ld86 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_86/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_86/16)", 12], !step.tile<2048x64xbf16>>
     %1071 = step.zip %rep86_up, %1070 : (!step.stream<["ceiling(B_86/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_86/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_86/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %up86 = step.map %1071 : !step.stream<["ceiling(B_86/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_86/16)", 12], !step.tile<16x64xf32>> {
@@ -2367,7 +2367,7 @@ builtin.module {
       %1074 = step.apply "matmul"(%1072, %1073) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1074 : !step.tile<16x64xf32>
     }
-    %up_ld87 = step.linear_offchip_load %acc87_up {base_addr = 5116002304 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_87/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_87/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld87 = step.linear_offchip_load %acc87_up {base_addr = 4568645632 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_87/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_87/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1075 = step.flatten %up_ld87 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_87/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_87/16)", 12], !step.tile<2048x64xbf16>>
     %1076 = step.zip %rep87_up, %1075 : (!step.stream<["ceiling(B_87/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_87/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_87/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %up87 = step.map %1076 : !step.stream<["ceiling(B_87/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_87/16)", 12], !step.tile<16x64xf32>> {
@@ -2375,7 +2375,7 @@ builtin.module {
       %1079 = step.apply "matmul"(%1077, %1078) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1079 : !step.tile<16x64xf32>
     }
-    %up_ld88 = step.linear_offchip_load %acc88_up {base_addr = 5125439488 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_88/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_88/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld88 = step.linear_offchip_load %acc88_up {base_addr = 4571791360 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_88/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_88/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1080 = step.flatten %up_ld88 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_88/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_88/16)", 12], !step.tile<2048x64xbf16>>
     %1081 = step.zip %rep88_up, %1080 : (!step.stream<["ceiling(B_88/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_88/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_88/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %up88 = step.map %1081 : !step.stream<["ceiling(B_88/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_88/16)", 12], !step.tile<16x64xf32>> {
@@ -2383,7 +2383,7 @@ builtin.module {
       %1084 = step.apply "matmul"(%1082, %1083) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1084 : !step.tile<16x64xf32>
     }
-    %up_ld89 = step.linear_offchip_load %acc89_up {base_addr = 5134876672 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_89/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_89/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld89 = step.linear_offchip_load %acc89_up {base_addr = 4574937088 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_89/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_89/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1085 = step.flatten %up_ld89 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_89/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_89/16)", 12], !step.tile<2048x64xbf16>>
     %1086 = step.zip %rep89_up, %1085 : (!step.stream<["ceiling(B_89/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_89/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_89/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %up89 = step.map %1086 : !step.stream<["ceiling(B_89/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_89/16)", 12], !step.tile<16x64xf32>> {
@@ -2391,7 +2391,7 @@ builtin.module {
       %1089 = step.apply "matmul"(%1087, %1088) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1089 : !step.tile<16x64xf32>
     }
-    %up_ld90 = step.linear_offchip_load %acc90_up {base_addr = 5144313856 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_90/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_90/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld90 = step.linear_offchip_load %acc90_up {base_addr = 4578082816 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_90/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_90/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1090 = step.flatten %up_ld90 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_90/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_90/16)", 12], !step.tile<2048x64xbf16>>
     %1091 = step.zip %rep90_up, %1090 : (!step.stream<["ceiling(B_90/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_90/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_90/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %up90 = step.map %1091 : !step.stream<["ceiling(B_90/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_90/16)", 12], !step.tile<16x64xf32>> {
@@ -2399,7 +2399,7 @@ builtin.module {
       %1094 = step.apply "matmul"(%1092, %1093) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1094 : !step.tile<16x64xf32>
     }
-    %up_ld91 = step.linear_offchip_load %acc91_up {base_addr = 5153751040 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_91/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_91/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld91 = step.linear_offchip_load %acc91_up {base_addr = 4581228544 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_91/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_91/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1095 = step.flatten %up_ld91 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_91/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_91/16)", 12], !step.tile<2048x64xbf16>>
     %1096 = step.zip %rep91_up, %1095 : (!step.stream<["ceiling(B_91/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_91/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_91/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %up91 = step.map %1096 : !step.stream<["ceiling(B_91/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_91/16)", 12], !step.tile<16x64xf32>> {
@@ -2407,7 +2407,7 @@ builtin.module {
       %1099 = step.apply "matmul"(%1097, %1098) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1099 : !step.tile<16x64xf32>
     }
-    %up_ld92 = step.linear_offchip_load %acc92_up {base_addr = 5163188224 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_92/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_92/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld92 = step.linear_offchip_load %acc92_up {base_addr = 4584374272 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_92/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_92/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1100 = step.flatten %up_ld92 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_92/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_92/16)", 12], !step.tile<2048x64xbf16>>
     %1101 = step.zip %rep92_up, %1100 : (!step.stream<["ceiling(B_92/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_92/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_92/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %up92 = step.map %1101 : !step.stream<["ceiling(B_92/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_92/16)", 12], !step.tile<16x64xf32>> {
@@ -2415,7 +2415,7 @@ builtin.module {
       %1104 = step.apply "matmul"(%1102, %1103) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1104 : !step.tile<16x64xf32>
     }
-    %up_ld93 = step.linear_offchip_load %acc93_up {base_addr = 5172625408 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_93/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_93/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld93 = step.linear_offchip_load %acc93_up {base_addr = 4587520000 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_93/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_93/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1105 = step.flatten %up_ld93 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_93/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_93/16)", 12], !step.tile<2048x64xbf16>>
     %1106 = step.zip %rep93_up, %1105 : (!step.stream<["ceiling(B_93/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_93/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_93/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %up93 = step.map %1106 : !step.stream<["ceiling(B_93/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_93/16)", 12], !step.tile<16x64xf32>> {
@@ -2423,7 +2423,7 @@ builtin.module {
       %1109 = step.apply "matmul"(%1107, %1108) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1109 : !step.tile<16x64xf32>
     }
-    %up_ld94 = step.linear_offchip_load %acc94_up {base_addr = 5182062592 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_94/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_94/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld94 = step.linear_offchip_load %acc94_up {base_addr = 4590665728 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_94/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_94/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1110 = step.flatten %up_ld94 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_94/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_94/16)", 12], !step.tile<2048x64xbf16>>
     %1111 = step.zip %rep94_up, %1110 : (!step.stream<["ceiling(B_94/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_94/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_94/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %up94 = step.map %1111 : !step.stream<["ceiling(B_94/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_94/16)", 12], !step.tile<16x64xf32>> {
@@ -2431,7 +2431,7 @@ builtin.module {
       %1114 = step.apply "matmul"(%1112, %1113) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1114 : !step.tile<16x64xf32>
     }
-    %up_ld95 = step.linear_offchip_load %acc95_up {base_addr = 5191499776 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_95/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_95/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld95 = step.linear_offchip_load %acc95_up {base_addr = 4593811456 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_95/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_95/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1115 = step.flatten %up_ld95 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_95/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_95/16)", 12], !step.tile<2048x64xbf16>>
     %1116 = step.zip %rep95_up, %1115 : (!step.stream<["ceiling(B_95/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_95/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_95/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %up95 = step.map %1116 : !step.stream<["ceiling(B_95/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_95/16)", 12], !step.tile<16x64xf32>> {
@@ -2439,7 +2439,7 @@ builtin.module {
       %1119 = step.apply "matmul"(%1117, %1118) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1119 : !step.tile<16x64xf32>
     }
-    %up_ld96 = step.linear_offchip_load %acc96_up {base_addr = 5200936960 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_96/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_96/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld96 = step.linear_offchip_load %acc96_up {base_addr = 4596957184 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_96/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_96/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1120 = step.flatten %up_ld96 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_96/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_96/16)", 12], !step.tile<2048x64xbf16>>
     %1121 = step.zip %rep96_up, %1120 : (!step.stream<["ceiling(B_96/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_96/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_96/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %up96 = step.map %1121 : !step.stream<["ceiling(B_96/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_96/16)", 12], !step.tile<16x64xf32>> {
@@ -2447,7 +2447,7 @@ builtin.module {
       %1124 = step.apply "matmul"(%1122, %1123) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1124 : !step.tile<16x64xf32>
     }
-    %up_ld97 = step.linear_offchip_load %acc97_up {base_addr = 5210374144 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_97/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_97/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld97 = step.linear_offchip_load %acc97_up {base_addr = 4600102912 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_97/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_97/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1125 = step.flatten %up_ld97 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_97/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_97/16)", 12], !step.tile<2048x64xbf16>>
     %1126 = step.zip %rep97_up, %1125 : (!step.stream<["ceiling(B_97/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_97/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_97/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %up97 = step.map %1126 : !step.stream<["ceiling(B_97/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_97/16)", 12], !step.tile<16x64xf32>> {
@@ -2455,7 +2455,7 @@ builtin.module {
       %1129 = step.apply "matmul"(%1127, %1128) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1129 : !step.tile<16x64xf32>
     }
-    %up_ld98 = step.linear_offchip_load %acc98_up {base_addr = 5219811328 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_98/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_98/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld98 = step.linear_offchip_load %acc98_up {base_addr = 4603248640 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_98/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_98/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1130 = step.flatten %up_ld98 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_98/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_98/16)", 12], !step.tile<2048x64xbf16>>
     %1131 = step.zip %rep98_up, %1130 : (!step.stream<["ceiling(B_98/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_98/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_98/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %up98 = step.map %1131 : !step.stream<["ceiling(B_98/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_98/16)", 12], !step.tile<16x64xf32>> {
@@ -2463,7 +2463,7 @@ builtin.module {
       %1134 = step.apply "matmul"(%1132, %1133) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1134 : !step.tile<16x64xf32>
     }
-    %up_ld99 = step.linear_offchip_load %acc99_up {base_addr = 5229248512 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_99/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_99/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld99 = step.linear_offchip_load %acc99_up {base_addr = 4606394368 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_99/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_99/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1135 = step.flatten %up_ld99 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_99/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_99/16)", 12], !step.tile<2048x64xbf16>>
     %1136 = step.zip %rep99_up, %1135 : (!step.stream<["ceiling(B_99/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_99/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_99/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %up99 = step.map %1136 : !step.stream<["ceiling(B_99/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_99/16)", 12], !step.tile<16x64xf32>> {
@@ -2471,7 +2471,7 @@ builtin.module {
       %1139 = step.apply "matmul"(%1137, %1138) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1139 : !step.tile<16x64xf32>
     }
-    %up_ld100 = step.linear_offchip_load %acc100_up {base_addr = 5238685696 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_100/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_100/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld100 = step.linear_offchip_load %acc100_up {base_addr = 4609540096 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_100/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_100/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1140 = step.flatten %up_ld100 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_100/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_100/16)", 12], !step.tile<2048x64xbf16>>
     %1141 = step.zip %rep100_up, %1140 : (!step.stream<["ceiling(B_100/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_100/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_100/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %up100 = step.map %1141 : !step.stream<["ceiling(B_100/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_100/16)", 12], !step.tile<16x64xf32>> {
@@ -2479,7 +2479,7 @@ builtin.module {
       %1144 = step.apply "matmul"(%1142, %1143) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1144 : !step.tile<16x64xf32>
     }
-    %up_ld101 = step.linear_offchip_load %acc101_up {base_addr = 5248122880 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_101/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_101/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld101 = step.linear_offchip_load %acc101_up {base_addr = 4612685824 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_101/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_101/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1145 = step.flatten %up_ld101 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_101/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_101/16)", 12], !step.tile<2048x64xbf16>>
     %1146 = step.zip %rep101_up, %1145 : (!step.stream<["ceiling(B_101/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_101/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_101/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %up101 = step.map %1146 : !step.stream<["ceiling(B_101/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_101/16)", 12], !step.tile<16x64xf32>> {
@@ -2487,7 +2487,7 @@ builtin.module {
       %1149 = step.apply "matmul"(%1147, %1148) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1149 : !step.tile<16x64xf32>
     }
-    %up_ld102 = step.linear_offchip_load %acc102_up {base_addr = 5257560064 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_102/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_102/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld102 = step.linear_offchip_load %acc102_up {base_addr = 4615831552 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_102/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_102/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1150 = step.flatten %up_ld102 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_102/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_102/16)", 12], !step.tile<2048x64xbf16>>
     %1151 = step.zip %rep102_up, %1150 : (!step.stream<["ceiling(B_102/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_102/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_102/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %up102 = step.map %1151 : !step.stream<["ceiling(B_102/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_102/16)", 12], !step.tile<16x64xf32>> {
@@ -2495,7 +2495,7 @@ builtin.module {
       %1154 = step.apply "matmul"(%1152, %1153) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1154 : !step.tile<16x64xf32>
     }
-    %up_ld103 = step.linear_offchip_load %acc103_up {base_addr = 5266997248 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_103/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_103/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld103 = step.linear_offchip_load %acc103_up {base_addr = 4618977280 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_103/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_103/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1155 = step.flatten %up_ld103 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_103/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_103/16)", 12], !step.tile<2048x64xbf16>>
     %1156 = step.zip %rep103_up, %1155 : (!step.stream<["ceiling(B_103/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_103/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_103/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %up103 = step.map %1156 : !step.stream<["ceiling(B_103/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_103/16)", 12], !step.tile<16x64xf32>> {
@@ -2503,7 +2503,7 @@ builtin.module {
       %1159 = step.apply "matmul"(%1157, %1158) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1159 : !step.tile<16x64xf32>
     }
-    %up_ld104 = step.linear_offchip_load %acc104_up {base_addr = 5276434432 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_104/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_104/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld104 = step.linear_offchip_load %acc104_up {base_addr = 4622123008 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_104/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_104/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1160 = step.flatten %up_ld104 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_104/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_104/16)", 12], !step.tile<2048x64xbf16>>
     %1161 = step.zip %rep104_up, %1160 : (!step.stream<["ceiling(B_104/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_104/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_104/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %up104 = step.map %1161 : !step.stream<["ceiling(B_104/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_104/16)", 12], !step.tile<16x64xf32>> {
@@ -2511,7 +2511,7 @@ builtin.module {
       %1164 = step.apply "matmul"(%1162, %1163) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1164 : !step.tile<16x64xf32>
     }
-    %up_ld105 = step.linear_offchip_load %acc105_up {base_addr = 5285871616 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_105/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_105/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld105 = step.linear_offchip_load %acc105_up {base_addr = 4625268736 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_105/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_105/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1165 = step.flatten %up_ld105 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_105/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_105/16)", 12], !step.tile<2048x64xbf16>>
     %1166 = step.zip %rep105_up, %1165 : (!step.stream<["ceiling(B_105/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_105/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_105/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %up105 = step.map %1166 : !step.stream<["ceiling(B_105/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_105/16)", 12], !step.tile<16x64xf32>> {
@@ -2519,7 +2519,7 @@ builtin.module {
       %1169 = step.apply "matmul"(%1167, %1168) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1169 : !step.tile<16x64xf32>
     }
-    %up_ld106 = step.linear_offchip_load %acc106_up {base_addr = 5295308800 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_106/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_106/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld106 = step.linear_offchip_load %acc106_up {base_addr = 4628414464 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_106/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_106/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1170 = step.flatten %up_ld106 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_106/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_106/16)", 12], !step.tile<2048x64xbf16>>
     %1171 = step.zip %rep106_up, %1170 : (!step.stream<["ceiling(B_106/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_106/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_106/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %up106 = step.map %1171 : !step.stream<["ceiling(B_106/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_106/16)", 12], !step.tile<16x64xf32>> {
@@ -2527,7 +2527,7 @@ builtin.module {
       %1174 = step.apply "matmul"(%1172, %1173) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1174 : !step.tile<16x64xf32>
     }
-    %up_ld107 = step.linear_offchip_load %acc107_up {base_addr = 5304745984 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_107/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_107/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld107 = step.linear_offchip_load %acc107_up {base_addr = 4631560192 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_107/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_107/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1175 = step.flatten %up_ld107 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_107/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_107/16)", 12], !step.tile<2048x64xbf16>>
     %1176 = step.zip %rep107_up, %1175 : (!step.stream<["ceiling(B_107/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_107/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_107/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %up107 = step.map %1176 : !step.stream<["ceiling(B_107/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_107/16)", 12], !step.tile<16x64xf32>> {
@@ -2535,7 +2535,7 @@ builtin.module {
       %1179 = step.apply "matmul"(%1177, %1178) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1179 : !step.tile<16x64xf32>
     }
-    %up_ld108 = step.linear_offchip_load %acc108_up {base_addr = 5314183168 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_108/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_108/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld108 = step.linear_offchip_load %acc108_up {base_addr = 4634705920 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_108/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_108/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1180 = step.flatten %up_ld108 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_108/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_108/16)", 12], !step.tile<2048x64xbf16>>
     %1181 = step.zip %rep108_up, %1180 : (!step.stream<["ceiling(B_108/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_108/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_108/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %up108 = step.map %1181 : !step.stream<["ceiling(B_108/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_108/16)", 12], !step.tile<16x64xf32>> {
@@ -2543,7 +2543,7 @@ builtin.module {
       %1184 = step.apply "matmul"(%1182, %1183) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1184 : !step.tile<16x64xf32>
     }
-    %up_ld109 = step.linear_offchip_load %acc109_up {base_addr = 5323620352 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_109/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_109/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld109 = step.linear_offchip_load %acc109_up {base_addr = 4637851648 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_109/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_109/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1185 = step.flatten %up_ld109 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_109/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_109/16)", 12], !step.tile<2048x64xbf16>>
     %1186 = step.zip %rep109_up, %1185 : (!step.stream<["ceiling(B_109/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_109/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_109/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %up109 = step.map %1186 : !step.stream<["ceiling(B_109/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_109/16)", 12], !step.tile<16x64xf32>> {
@@ -2551,7 +2551,7 @@ builtin.module {
       %1189 = step.apply "matmul"(%1187, %1188) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1189 : !step.tile<16x64xf32>
     }
-    %up_ld110 = step.linear_offchip_load %acc110_up {base_addr = 5333057536 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_110/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_110/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld110 = step.linear_offchip_load %acc110_up {base_addr = 4640997376 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_110/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_110/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1190 = step.flatten %up_ld110 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_110/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_110/16)", 12], !step.tile<2048x64xbf16>>
     %1191 = step.zip %rep110_up, %1190 : (!step.stream<["ceiling(B_110/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_110/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_110/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %up110 = step.map %1191 : !step.stream<["ceiling(B_110/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_110/16)", 12], !step.tile<16x64xf32>> {
@@ -2559,7 +2559,7 @@ builtin.module {
       %1194 = step.apply "matmul"(%1192, %1193) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1194 : !step.tile<16x64xf32>
     }
-    %up_ld111 = step.linear_offchip_load %acc111_up {base_addr = 5342494720 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_111/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_111/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld111 = step.linear_offchip_load %acc111_up {base_addr = 4644143104 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_111/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_111/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1195 = step.flatten %up_ld111 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_111/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_111/16)", 12], !step.tile<2048x64xbf16>>
     %1196 = step.zip %rep111_up, %1195 : (!step.stream<["ceiling(B_111/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_111/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_111/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %up111 = step.map %1196 : !step.stream<["ceiling(B_111/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_111/16)", 12], !step.tile<16x64xf32>> {
@@ -2567,7 +2567,7 @@ builtin.module {
       %1199 = step.apply "matmul"(%1197, %1198) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1199 : !step.tile<16x64xf32>
     }
-    %up_ld112 = step.linear_offchip_load %acc112_up {base_addr = 5351931904 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_112/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_112/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld112 = step.linear_offchip_load %acc112_up {base_addr = 4647288832 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_112/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_112/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1200 = step.flatten %up_ld112 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_112/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_112/16)", 12], !step.tile<2048x64xbf16>>
     %1201 = step.zip %rep112_up, %1200 : (!step.stream<["ceiling(B_112/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_112/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_112/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %up112 = step.map %1201 : !step.stream<["ceiling(B_112/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_112/16)", 12], !step.tile<16x64xf32>> {
@@ -2575,7 +2575,7 @@ builtin.module {
       %1204 = step.apply "matmul"(%1202, %1203) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1204 : !step.tile<16x64xf32>
     }
-    %up_ld113 = step.linear_offchip_load %acc113_up {base_addr = 5361369088 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_113/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_113/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld113 = step.linear_offchip_load %acc113_up {base_addr = 4650434560 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_113/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_113/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1205 = step.flatten %up_ld113 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_113/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_113/16)", 12], !step.tile<2048x64xbf16>>
     %1206 = step.zip %rep113_up, %1205 : (!step.stream<["ceiling(B_113/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_113/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_113/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %up113 = step.map %1206 : !step.stream<["ceiling(B_113/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_113/16)", 12], !step.tile<16x64xf32>> {
@@ -2583,7 +2583,7 @@ builtin.module {
       %1209 = step.apply "matmul"(%1207, %1208) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1209 : !step.tile<16x64xf32>
     }
-    %up_ld114 = step.linear_offchip_load %acc114_up {base_addr = 5370806272 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_114/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_114/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld114 = step.linear_offchip_load %acc114_up {base_addr = 4653580288 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_114/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_114/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1210 = step.flatten %up_ld114 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_114/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_114/16)", 12], !step.tile<2048x64xbf16>>
     %1211 = step.zip %rep114_up, %1210 : (!step.stream<["ceiling(B_114/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_114/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_114/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %up114 = step.map %1211 : !step.stream<["ceiling(B_114/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_114/16)", 12], !step.tile<16x64xf32>> {
@@ -2591,7 +2591,7 @@ builtin.module {
       %1214 = step.apply "matmul"(%1212, %1213) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1214 : !step.tile<16x64xf32>
     }
-    %up_ld115 = step.linear_offchip_load %acc115_up {base_addr = 5380243456 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_115/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_115/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld115 = step.linear_offchip_load %acc115_up {base_addr = 4656726016 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_115/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_115/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1215 = step.flatten %up_ld115 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_115/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_115/16)", 12], !step.tile<2048x64xbf16>>
     %1216 = step.zip %rep115_up, %1215 : (!step.stream<["ceiling(B_115/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_115/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_115/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %up115 = step.map %1216 : !step.stream<["ceiling(B_115/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_115/16)", 12], !step.tile<16x64xf32>> {
@@ -2599,7 +2599,7 @@ builtin.module {
       %1219 = step.apply "matmul"(%1217, %1218) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1219 : !step.tile<16x64xf32>
     }
-    %up_ld116 = step.linear_offchip_load %acc116_up {base_addr = 5389680640 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_116/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_116/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld116 = step.linear_offchip_load %acc116_up {base_addr = 4659871744 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_116/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_116/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1220 = step.flatten %up_ld116 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_116/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_116/16)", 12], !step.tile<2048x64xbf16>>
     %1221 = step.zip %rep116_up, %1220 : (!step.stream<["ceiling(B_116/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_116/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_116/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %up116 = step.map %1221 : !step.stream<["ceiling(B_116/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_116/16)", 12], !step.tile<16x64xf32>> {
@@ -2607,7 +2607,7 @@ builtin.module {
       %1224 = step.apply "matmul"(%1222, %1223) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1224 : !step.tile<16x64xf32>
     }
-    %up_ld117 = step.linear_offchip_load %acc117_up {base_addr = 5399117824 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_117/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_117/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld117 = step.linear_offchip_load %acc117_up {base_addr = 4663017472 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_117/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_117/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1225 = step.flatten %up_ld117 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_117/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_117/16)", 12], !step.tile<2048x64xbf16>>
     %1226 = step.zip %rep117_up, %1225 : (!step.stream<["ceiling(B_117/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_117/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_117/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %up117 = step.map %1226 : !step.stream<["ceiling(B_117/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_117/16)", 12], !step.tile<16x64xf32>> {
@@ -2615,7 +2615,7 @@ builtin.module {
       %1229 = step.apply "matmul"(%1227, %1228) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1229 : !step.tile<16x64xf32>
     }
-    %up_ld118 = step.linear_offchip_load %acc118_up {base_addr = 5408555008 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_118/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_118/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld118 = step.linear_offchip_load %acc118_up {base_addr = 4666163200 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_118/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_118/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1230 = step.flatten %up_ld118 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_118/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_118/16)", 12], !step.tile<2048x64xbf16>>
     %1231 = step.zip %rep118_up, %1230 : (!step.stream<["ceiling(B_118/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_118/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_118/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %up118 = step.map %1231 : !step.stream<["ceiling(B_118/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_118/16)", 12], !step.tile<16x64xf32>> {
@@ -2623,7 +2623,7 @@ builtin.module {
       %1234 = step.apply "matmul"(%1232, %1233) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1234 : !step.tile<16x64xf32>
     }
-    %up_ld119 = step.linear_offchip_load %acc119_up {base_addr = 5417992192 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_119/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_119/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld119 = step.linear_offchip_load %acc119_up {base_addr = 4669308928 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_119/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_119/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1235 = step.flatten %up_ld119 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_119/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_119/16)", 12], !step.tile<2048x64xbf16>>
     %1236 = step.zip %rep119_up, %1235 : (!step.stream<["ceiling(B_119/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_119/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_119/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %up119 = step.map %1236 : !step.stream<["ceiling(B_119/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_119/16)", 12], !step.tile<16x64xf32>> {
@@ -2631,7 +2631,7 @@ builtin.module {
       %1239 = step.apply "matmul"(%1237, %1238) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1239 : !step.tile<16x64xf32>
     }
-    %up_ld120 = step.linear_offchip_load %acc120_up {base_addr = 5427429376 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_120/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_120/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld120 = step.linear_offchip_load %acc120_up {base_addr = 4672454656 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_120/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_120/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1240 = step.flatten %up_ld120 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_120/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_120/16)", 12], !step.tile<2048x64xbf16>>
     %1241 = step.zip %rep120_up, %1240 : (!step.stream<["ceiling(B_120/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_120/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_120/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %up120 = step.map %1241 : !step.stream<["ceiling(B_120/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_120/16)", 12], !step.tile<16x64xf32>> {
@@ -2639,7 +2639,7 @@ builtin.module {
       %1244 = step.apply "matmul"(%1242, %1243) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1244 : !step.tile<16x64xf32>
     }
-    %up_ld121 = step.linear_offchip_load %acc121_up {base_addr = 5436866560 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_121/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_121/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld121 = step.linear_offchip_load %acc121_up {base_addr = 4675600384 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_121/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_121/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1245 = step.flatten %up_ld121 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_121/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_121/16)", 12], !step.tile<2048x64xbf16>>
     %1246 = step.zip %rep121_up, %1245 : (!step.stream<["ceiling(B_121/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_121/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_121/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %up121 = step.map %1246 : !step.stream<["ceiling(B_121/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_121/16)", 12], !step.tile<16x64xf32>> {
@@ -2647,7 +2647,7 @@ builtin.module {
       %1249 = step.apply "matmul"(%1247, %1248) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1249 : !step.tile<16x64xf32>
     }
-    %up_ld122 = step.linear_offchip_load %acc122_up {base_addr = 5446303744 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_122/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_122/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld122 = step.linear_offchip_load %acc122_up {base_addr = 4678746112 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_122/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_122/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1250 = step.flatten %up_ld122 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_122/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_122/16)", 12], !step.tile<2048x64xbf16>>
     %1251 = step.zip %rep122_up, %1250 : (!step.stream<["ceiling(B_122/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_122/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_122/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %up122 = step.map %1251 : !step.stream<["ceiling(B_122/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_122/16)", 12], !step.tile<16x64xf32>> {
@@ -2655,7 +2655,7 @@ builtin.module {
       %1254 = step.apply "matmul"(%1252, %1253) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1254 : !step.tile<16x64xf32>
     }
-    %up_ld123 = step.linear_offchip_load %acc123_up {base_addr = 5455740928 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_123/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_123/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld123 = step.linear_offchip_load %acc123_up {base_addr = 4681891840 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_123/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_123/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1255 = step.flatten %up_ld123 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_123/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_123/16)", 12], !step.tile<2048x64xbf16>>
     %1256 = step.zip %rep123_up, %1255 : (!step.stream<["ceiling(B_123/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_123/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_123/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %up123 = step.map %1256 : !step.stream<["ceiling(B_123/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_123/16)", 12], !step.tile<16x64xf32>> {
@@ -2663,7 +2663,7 @@ builtin.module {
       %1259 = step.apply "matmul"(%1257, %1258) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1259 : !step.tile<16x64xf32>
     }
-    %up_ld124 = step.linear_offchip_load %acc124_up {base_addr = 5465178112 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_124/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_124/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld124 = step.linear_offchip_load %acc124_up {base_addr = 4685037568 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_124/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_124/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1260 = step.flatten %up_ld124 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_124/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_124/16)", 12], !step.tile<2048x64xbf16>>
     %1261 = step.zip %rep124_up, %1260 : (!step.stream<["ceiling(B_124/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_124/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_124/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %up124 = step.map %1261 : !step.stream<["ceiling(B_124/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_124/16)", 12], !step.tile<16x64xf32>> {
@@ -2671,7 +2671,7 @@ builtin.module {
       %1264 = step.apply "matmul"(%1262, %1263) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1264 : !step.tile<16x64xf32>
     }
-    %up_ld125 = step.linear_offchip_load %acc125_up {base_addr = 5474615296 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_125/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_125/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld125 = step.linear_offchip_load %acc125_up {base_addr = 4688183296 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_125/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_125/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1265 = step.flatten %up_ld125 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_125/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_125/16)", 12], !step.tile<2048x64xbf16>>
     %1266 = step.zip %rep125_up, %1265 : (!step.stream<["ceiling(B_125/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_125/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_125/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %up125 = step.map %1266 : !step.stream<["ceiling(B_125/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_125/16)", 12], !step.tile<16x64xf32>> {
@@ -2679,7 +2679,7 @@ builtin.module {
       %1269 = step.apply "matmul"(%1267, %1268) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1269 : !step.tile<16x64xf32>
     }
-    %up_ld126 = step.linear_offchip_load %acc126_up {base_addr = 5484052480 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_126/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_126/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld126 = step.linear_offchip_load %acc126_up {base_addr = 4691329024 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_126/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_126/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1270 = step.flatten %up_ld126 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_126/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_126/16)", 12], !step.tile<2048x64xbf16>>
     %1271 = step.zip %rep126_up, %1270 : (!step.stream<["ceiling(B_126/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_126/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_126/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %up126 = step.map %1271 : !step.stream<["ceiling(B_126/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_126/16)", 12], !step.tile<16x64xf32>> {
@@ -2687,7 +2687,7 @@ builtin.module {
       %1274 = step.apply "matmul"(%1272, %1273) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1274 : !step.tile<16x64xf32>
     }
-    %up_ld127 = step.linear_offchip_load %acc127_up {base_addr = 5493489664 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_127/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_127/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %up_ld127 = step.linear_offchip_load %acc127_up {base_addr = 4694474752 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_127/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_127/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1275 = step.flatten %up_ld127 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_127/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_127/16)", 12], !step.tile<2048x64xbf16>>
     %1276 = step.zip %rep127_up, %1275 : (!step.stream<["ceiling(B_127/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_127/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_127/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %up127 = step.map %1276 : !step.stream<["ceiling(B_127/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_127/16)", 12], !step.tile<16x64xf32>> {
@@ -2695,7 +2695,7 @@ builtin.module {
       %1279 = step.apply "matmul"(%1277, %1278) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1279 : !step.tile<16x64xf32>
     }
-    %gate_ld0 = step.linear_offchip_load %acc0_gate {base_addr = 4298113024 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_0/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_0/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld0 = step.linear_offchip_load %acc0_gate {base_addr = 4697620480 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_0/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_0/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1280 = step.flatten %gate_ld0 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_0/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_0/16)", 12], !step.tile<2048x64xbf16>>
     %1281 = step.zip %rep0_gate, %1280 : (!step.stream<["ceiling(B_0/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_0/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_0/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate0 = step.map %1281 : !step.stream<["ceiling(B_0/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_0/16)", 12], !step.tile<16x64xf32>> {
@@ -2703,7 +2703,7 @@ builtin.module {
       %1284 = step.apply "matmul"(%1282, %1283) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1284 : !step.tile<16x64xf32>
     }
-    %gate_ld1 = step.linear_offchip_load %acc1_gate {base_addr = 4307550208 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_1/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_1/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld1 = step.linear_offchip_load %acc1_gate {base_addr = 4700766208 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_1/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_1/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1285 = step.flatten %gate_ld1 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_1/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_1/16)", 12], !step.tile<2048x64xbf16>>
     %1286 = step.zip %rep1_gate, %1285 : (!step.stream<["ceiling(B_1/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_1/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_1/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate1 = step.map %1286 : !step.stream<["ceiling(B_1/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_1/16)", 12], !step.tile<16x64xf32>> {
@@ -2711,7 +2711,7 @@ builtin.module {
       %1289 = step.apply "matmul"(%1287, %1288) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1289 : !step.tile<16x64xf32>
     }
-    %gate_ld2 = step.linear_offchip_load %acc2_gate {base_addr = 4316987392 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_2/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_2/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld2 = step.linear_offchip_load %acc2_gate {base_addr = 4703911936 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_2/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_2/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1290 = step.flatten %gate_ld2 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_2/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_2/16)", 12], !step.tile<2048x64xbf16>>
     %1291 = step.zip %rep2_gate, %1290 : (!step.stream<["ceiling(B_2/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_2/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_2/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate2 = step.map %1291 : !step.stream<["ceiling(B_2/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_2/16)", 12], !step.tile<16x64xf32>> {
@@ -2719,7 +2719,7 @@ builtin.module {
       %1294 = step.apply "matmul"(%1292, %1293) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1294 : !step.tile<16x64xf32>
     }
-    %gate_ld3 = step.linear_offchip_load %acc3_gate {base_addr = 4326424576 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_3/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_3/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld3 = step.linear_offchip_load %acc3_gate {base_addr = 4707057664 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_3/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_3/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1295 = step.flatten %gate_ld3 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_3/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_3/16)", 12], !step.tile<2048x64xbf16>>
     %1296 = step.zip %rep3_gate, %1295 : (!step.stream<["ceiling(B_3/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_3/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_3/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate3 = step.map %1296 : !step.stream<["ceiling(B_3/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_3/16)", 12], !step.tile<16x64xf32>> {
@@ -2727,7 +2727,7 @@ builtin.module {
       %1299 = step.apply "matmul"(%1297, %1298) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1299 : !step.tile<16x64xf32>
     }
-    %gate_ld4 = step.linear_offchip_load %acc4_gate {base_addr = 4335861760 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_4/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_4/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld4 = step.linear_offchip_load %acc4_gate {base_addr = 4710203392 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_4/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_4/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1300 = step.flatten %gate_ld4 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_4/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_4/16)", 12], !step.tile<2048x64xbf16>>
     %1301 = step.zip %rep4_gate, %1300 : (!step.stream<["ceiling(B_4/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_4/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_4/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate4 = step.map %1301 : !step.stream<["ceiling(B_4/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_4/16)", 12], !step.tile<16x64xf32>> {
@@ -2735,7 +2735,7 @@ builtin.module {
       %1304 = step.apply "matmul"(%1302, %1303) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1304 : !step.tile<16x64xf32>
     }
-    %gate_ld5 = step.linear_offchip_load %acc5_gate {base_addr = 4345298944 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_5/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_5/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld5 = step.linear_offchip_load %acc5_gate {base_addr = 4713349120 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_5/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_5/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1305 = step.flatten %gate_ld5 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_5/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_5/16)", 12], !step.tile<2048x64xbf16>>
     %1306 = step.zip %rep5_gate, %1305 : (!step.stream<["ceiling(B_5/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_5/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_5/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate5 = step.map %1306 : !step.stream<["ceiling(B_5/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_5/16)", 12], !step.tile<16x64xf32>> {
@@ -2743,7 +2743,7 @@ builtin.module {
       %1309 = step.apply "matmul"(%1307, %1308) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1309 : !step.tile<16x64xf32>
     }
-    %gate_ld6 = step.linear_offchip_load %acc6_gate {base_addr = 4354736128 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_6/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_6/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld6 = step.linear_offchip_load %acc6_gate {base_addr = 4716494848 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_6/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_6/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1310 = step.flatten %gate_ld6 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_6/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_6/16)", 12], !step.tile<2048x64xbf16>>
     %1311 = step.zip %rep6_gate, %1310 : (!step.stream<["ceiling(B_6/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_6/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_6/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate6 = step.map %1311 : !step.stream<["ceiling(B_6/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_6/16)", 12], !step.tile<16x64xf32>> {
@@ -2751,7 +2751,7 @@ builtin.module {
       %1314 = step.apply "matmul"(%1312, %1313) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1314 : !step.tile<16x64xf32>
     }
-    %gate_ld7 = step.linear_offchip_load %acc7_gate {base_addr = 4364173312 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_7/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_7/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld7 = step.linear_offchip_load %acc7_gate {base_addr = 4719640576 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_7/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_7/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1315 = step.flatten %gate_ld7 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_7/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_7/16)", 12], !step.tile<2048x64xbf16>>
     %1316 = step.zip %rep7_gate, %1315 : (!step.stream<["ceiling(B_7/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_7/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_7/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate7 = step.map %1316 : !step.stream<["ceiling(B_7/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_7/16)", 12], !step.tile<16x64xf32>> {
@@ -2759,7 +2759,7 @@ builtin.module {
       %1319 = step.apply "matmul"(%1317, %1318) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1319 : !step.tile<16x64xf32>
     }
-    %gate_ld8 = step.linear_offchip_load %acc8_gate {base_addr = 4373610496 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_8/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_8/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld8 = step.linear_offchip_load %acc8_gate {base_addr = 4722786304 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_8/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_8/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1320 = step.flatten %gate_ld8 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_8/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_8/16)", 12], !step.tile<2048x64xbf16>>
     %1321 = step.zip %rep8_gate, %1320 : (!step.stream<["ceiling(B_8/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_8/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_8/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate8 = step.map %1321 : !step.stream<["ceiling(B_8/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_8/16)", 12], !step.tile<16x64xf32>> {
@@ -2767,7 +2767,7 @@ builtin.module {
       %1324 = step.apply "matmul"(%1322, %1323) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1324 : !step.tile<16x64xf32>
     }
-    %gate_ld9 = step.linear_offchip_load %acc9_gate {base_addr = 4383047680 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_9/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_9/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld9 = step.linear_offchip_load %acc9_gate {base_addr = 4725932032 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_9/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_9/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1325 = step.flatten %gate_ld9 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_9/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_9/16)", 12], !step.tile<2048x64xbf16>>
     %1326 = step.zip %rep9_gate, %1325 : (!step.stream<["ceiling(B_9/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_9/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_9/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate9 = step.map %1326 : !step.stream<["ceiling(B_9/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_9/16)", 12], !step.tile<16x64xf32>> {
@@ -2775,7 +2775,7 @@ builtin.module {
       %1329 = step.apply "matmul"(%1327, %1328) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1329 : !step.tile<16x64xf32>
     }
-    %gate_ld10 = step.linear_offchip_load %acc10_gate {base_addr = 4392484864 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_10/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_10/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld10 = step.linear_offchip_load %acc10_gate {base_addr = 4729077760 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_10/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_10/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1330 = step.flatten %gate_ld10 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_10/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_10/16)", 12], !step.tile<2048x64xbf16>>
     %1331 = step.zip %rep10_gate, %1330 : (!step.stream<["ceiling(B_10/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_10/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_10/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate10 = step.map %1331 : !step.stream<["ceiling(B_10/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_10/16)", 12], !step.tile<16x64xf32>> {
@@ -2783,7 +2783,7 @@ builtin.module {
       %1334 = step.apply "matmul"(%1332, %1333) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1334 : !step.tile<16x64xf32>
     }
-    %gate_ld11 = step.linear_offchip_load %acc11_gate {base_addr = 4401922048 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_11/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_11/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld11 = step.linear_offchip_load %acc11_gate {base_addr = 4732223488 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_11/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_11/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1335 = step.flatten %gate_ld11 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_11/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_11/16)", 12], !step.tile<2048x64xbf16>>
     %1336 = step.zip %rep11_gate, %1335 : (!step.stream<["ceiling(B_11/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_11/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_11/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate11 = step.map %1336 : !step.stream<["ceiling(B_11/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_11/16)", 12], !step.tile<16x64xf32>> {
@@ -2791,7 +2791,7 @@ builtin.module {
       %1339 = step.apply "matmul"(%1337, %1338) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1339 : !step.tile<16x64xf32>
     }
-    %gate_ld12 = step.linear_offchip_load %acc12_gate {base_addr = 4411359232 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_12/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_12/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld12 = step.linear_offchip_load %acc12_gate {base_addr = 4735369216 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_12/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_12/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1340 = step.flatten %gate_ld12 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_12/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_12/16)", 12], !step.tile<2048x64xbf16>>
     %1341 = step.zip %rep12_gate, %1340 : (!step.stream<["ceiling(B_12/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_12/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_12/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate12 = step.map %1341 : !step.stream<["ceiling(B_12/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_12/16)", 12], !step.tile<16x64xf32>> {
@@ -2799,7 +2799,7 @@ builtin.module {
       %1344 = step.apply "matmul"(%1342, %1343) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1344 : !step.tile<16x64xf32>
     }
-    %gate_ld13 = step.linear_offchip_load %acc13_gate {base_addr = 4420796416 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_13/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_13/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld13 = step.linear_offchip_load %acc13_gate {base_addr = 4738514944 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_13/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_13/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1345 = step.flatten %gate_ld13 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_13/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_13/16)", 12], !step.tile<2048x64xbf16>>
     %1346 = step.zip %rep13_gate, %1345 : (!step.stream<["ceiling(B_13/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_13/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_13/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate13 = step.map %1346 : !step.stream<["ceiling(B_13/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_13/16)", 12], !step.tile<16x64xf32>> {
@@ -2807,7 +2807,7 @@ builtin.module {
       %1349 = step.apply "matmul"(%1347, %1348) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1349 : !step.tile<16x64xf32>
     }
-    %gate_ld14 = step.linear_offchip_load %acc14_gate {base_addr = 4430233600 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_14/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_14/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld14 = step.linear_offchip_load %acc14_gate {base_addr = 4741660672 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_14/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_14/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1350 = step.flatten %gate_ld14 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_14/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_14/16)", 12], !step.tile<2048x64xbf16>>
     %1351 = step.zip %rep14_gate, %1350 : (!step.stream<["ceiling(B_14/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_14/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_14/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate14 = step.map %1351 : !step.stream<["ceiling(B_14/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_14/16)", 12], !step.tile<16x64xf32>> {
@@ -2815,7 +2815,7 @@ builtin.module {
       %1354 = step.apply "matmul"(%1352, %1353) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1354 : !step.tile<16x64xf32>
     }
-    %gate_ld15 = step.linear_offchip_load %acc15_gate {base_addr = 4439670784 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_15/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_15/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld15 = step.linear_offchip_load %acc15_gate {base_addr = 4744806400 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_15/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_15/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1355 = step.flatten %gate_ld15 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_15/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_15/16)", 12], !step.tile<2048x64xbf16>>
     %1356 = step.zip %rep15_gate, %1355 : (!step.stream<["ceiling(B_15/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_15/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_15/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate15 = step.map %1356 : !step.stream<["ceiling(B_15/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_15/16)", 12], !step.tile<16x64xf32>> {
@@ -2823,7 +2823,7 @@ builtin.module {
       %1359 = step.apply "matmul"(%1357, %1358) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1359 : !step.tile<16x64xf32>
     }
-    %gate_ld16 = step.linear_offchip_load %acc16_gate {base_addr = 4449107968 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_16/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_16/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld16 = step.linear_offchip_load %acc16_gate {base_addr = 4747952128 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_16/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_16/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1360 = step.flatten %gate_ld16 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_16/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_16/16)", 12], !step.tile<2048x64xbf16>>
     %1361 = step.zip %rep16_gate, %1360 : (!step.stream<["ceiling(B_16/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_16/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_16/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate16 = step.map %1361 : !step.stream<["ceiling(B_16/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_16/16)", 12], !step.tile<16x64xf32>> {
@@ -2831,7 +2831,7 @@ builtin.module {
       %1364 = step.apply "matmul"(%1362, %1363) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1364 : !step.tile<16x64xf32>
     }
-    %gate_ld17 = step.linear_offchip_load %acc17_gate {base_addr = 4458545152 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_17/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_17/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld17 = step.linear_offchip_load %acc17_gate {base_addr = 4751097856 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_17/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_17/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1365 = step.flatten %gate_ld17 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_17/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_17/16)", 12], !step.tile<2048x64xbf16>>
     %1366 = step.zip %rep17_gate, %1365 : (!step.stream<["ceiling(B_17/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_17/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_17/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate17 = step.map %1366 : !step.stream<["ceiling(B_17/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_17/16)", 12], !step.tile<16x64xf32>> {
@@ -2839,7 +2839,7 @@ builtin.module {
       %1369 = step.apply "matmul"(%1367, %1368) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1369 : !step.tile<16x64xf32>
     }
-    %gate_ld18 = step.linear_offchip_load %acc18_gate {base_addr = 4467982336 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_18/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_18/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld18 = step.linear_offchip_load %acc18_gate {base_addr = 4754243584 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_18/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_18/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1370 = step.flatten %gate_ld18 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_18/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_18/16)", 12], !step.tile<2048x64xbf16>>
     %1371 = step.zip %rep18_gate, %1370 : (!step.stream<["ceiling(B_18/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_18/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_18/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate18 = step.map %1371 : !step.stream<["ceiling(B_18/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_18/16)", 12], !step.tile<16x64xf32>> {
@@ -2847,7 +2847,7 @@ builtin.module {
       %1374 = step.apply "matmul"(%1372, %1373) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1374 : !step.tile<16x64xf32>
     }
-    %gate_ld19 = step.linear_offchip_load %acc19_gate {base_addr = 4477419520 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_19/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_19/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld19 = step.linear_offchip_load %acc19_gate {base_addr = 4757389312 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_19/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_19/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1375 = step.flatten %gate_ld19 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_19/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_19/16)", 12], !step.tile<2048x64xbf16>>
     %1376 = step.zip %rep19_gate, %1375 : (!step.stream<["ceiling(B_19/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_19/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_19/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate19 = step.map %1376 : !step.stream<["ceiling(B_19/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_19/16)", 12], !step.tile<16x64xf32>> {
@@ -2855,7 +2855,7 @@ builtin.module {
       %1379 = step.apply "matmul"(%1377, %1378) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1379 : !step.tile<16x64xf32>
     }
-    %gate_ld20 = step.linear_offchip_load %acc20_gate {base_addr = 4486856704 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_20/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_20/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld20 = step.linear_offchip_load %acc20_gate {base_addr = 4760535040 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_20/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_20/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1380 = step.flatten %gate_ld20 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_20/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_20/16)", 12], !step.tile<2048x64xbf16>>
     %1381 = step.zip %rep20_gate, %1380 : (!step.stream<["ceiling(B_20/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_20/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_20/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate20 = step.map %1381 : !step.stream<["ceiling(B_20/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_20/16)", 12], !step.tile<16x64xf32>> {
@@ -2863,7 +2863,7 @@ builtin.module {
       %1384 = step.apply "matmul"(%1382, %1383) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1384 : !step.tile<16x64xf32>
     }
-    %gate_ld21 = step.linear_offchip_load %acc21_gate {base_addr = 4496293888 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_21/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_21/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld21 = step.linear_offchip_load %acc21_gate {base_addr = 4763680768 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_21/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_21/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1385 = step.flatten %gate_ld21 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_21/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_21/16)", 12], !step.tile<2048x64xbf16>>
     %1386 = step.zip %rep21_gate, %1385 : (!step.stream<["ceiling(B_21/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_21/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_21/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate21 = step.map %1386 : !step.stream<["ceiling(B_21/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_21/16)", 12], !step.tile<16x64xf32>> {
@@ -2871,7 +2871,7 @@ builtin.module {
       %1389 = step.apply "matmul"(%1387, %1388) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1389 : !step.tile<16x64xf32>
     }
-    %gate_ld22 = step.linear_offchip_load %acc22_gate {base_addr = 4505731072 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_22/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_22/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld22 = step.linear_offchip_load %acc22_gate {base_addr = 4766826496 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_22/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_22/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1390 = step.flatten %gate_ld22 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_22/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_22/16)", 12], !step.tile<2048x64xbf16>>
     %1391 = step.zip %rep22_gate, %1390 : (!step.stream<["ceiling(B_22/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_22/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_22/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate22 = step.map %1391 : !step.stream<["ceiling(B_22/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_22/16)", 12], !step.tile<16x64xf32>> {
@@ -2879,7 +2879,7 @@ builtin.module {
       %1394 = step.apply "matmul"(%1392, %1393) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1394 : !step.tile<16x64xf32>
     }
-    %gate_ld23 = step.linear_offchip_load %acc23_gate {base_addr = 4515168256 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_23/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_23/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld23 = step.linear_offchip_load %acc23_gate {base_addr = 4769972224 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_23/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_23/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1395 = step.flatten %gate_ld23 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_23/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_23/16)", 12], !step.tile<2048x64xbf16>>
     %1396 = step.zip %rep23_gate, %1395 : (!step.stream<["ceiling(B_23/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_23/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_23/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate23 = step.map %1396 : !step.stream<["ceiling(B_23/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_23/16)", 12], !step.tile<16x64xf32>> {
@@ -2887,7 +2887,7 @@ builtin.module {
       %1399 = step.apply "matmul"(%1397, %1398) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1399 : !step.tile<16x64xf32>
     }
-    %gate_ld24 = step.linear_offchip_load %acc24_gate {base_addr = 4524605440 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_24/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_24/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld24 = step.linear_offchip_load %acc24_gate {base_addr = 4773117952 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_24/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_24/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1400 = step.flatten %gate_ld24 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_24/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_24/16)", 12], !step.tile<2048x64xbf16>>
     %1401 = step.zip %rep24_gate, %1400 : (!step.stream<["ceiling(B_24/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_24/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_24/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate24 = step.map %1401 : !step.stream<["ceiling(B_24/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_24/16)", 12], !step.tile<16x64xf32>> {
@@ -2895,7 +2895,7 @@ builtin.module {
       %1404 = step.apply "matmul"(%1402, %1403) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1404 : !step.tile<16x64xf32>
     }
-    %gate_ld25 = step.linear_offchip_load %acc25_gate {base_addr = 4534042624 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_25/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_25/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld25 = step.linear_offchip_load %acc25_gate {base_addr = 4776263680 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_25/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_25/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1405 = step.flatten %gate_ld25 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_25/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_25/16)", 12], !step.tile<2048x64xbf16>>
     %1406 = step.zip %rep25_gate, %1405 : (!step.stream<["ceiling(B_25/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_25/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_25/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate25 = step.map %1406 : !step.stream<["ceiling(B_25/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_25/16)", 12], !step.tile<16x64xf32>> {
@@ -2903,7 +2903,7 @@ builtin.module {
       %1409 = step.apply "matmul"(%1407, %1408) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1409 : !step.tile<16x64xf32>
     }
-    %gate_ld26 = step.linear_offchip_load %acc26_gate {base_addr = 4543479808 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_26/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_26/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld26 = step.linear_offchip_load %acc26_gate {base_addr = 4779409408 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_26/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_26/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1410 = step.flatten %gate_ld26 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_26/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_26/16)", 12], !step.tile<2048x64xbf16>>
     %1411 = step.zip %rep26_gate, %1410 : (!step.stream<["ceiling(B_26/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_26/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_26/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate26 = step.map %1411 : !step.stream<["ceiling(B_26/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_26/16)", 12], !step.tile<16x64xf32>> {
@@ -2911,7 +2911,7 @@ builtin.module {
       %1414 = step.apply "matmul"(%1412, %1413) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1414 : !step.tile<16x64xf32>
     }
-    %gate_ld27 = step.linear_offchip_load %acc27_gate {base_addr = 4552916992 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_27/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_27/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld27 = step.linear_offchip_load %acc27_gate {base_addr = 4782555136 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_27/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_27/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1415 = step.flatten %gate_ld27 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_27/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_27/16)", 12], !step.tile<2048x64xbf16>>
     %1416 = step.zip %rep27_gate, %1415 : (!step.stream<["ceiling(B_27/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_27/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_27/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate27 = step.map %1416 : !step.stream<["ceiling(B_27/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_27/16)", 12], !step.tile<16x64xf32>> {
@@ -2919,7 +2919,7 @@ builtin.module {
       %1419 = step.apply "matmul"(%1417, %1418) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1419 : !step.tile<16x64xf32>
     }
-    %gate_ld28 = step.linear_offchip_load %acc28_gate {base_addr = 4562354176 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_28/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_28/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld28 = step.linear_offchip_load %acc28_gate {base_addr = 4785700864 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_28/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_28/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1420 = step.flatten %gate_ld28 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_28/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_28/16)", 12], !step.tile<2048x64xbf16>>
     %1421 = step.zip %rep28_gate, %1420 : (!step.stream<["ceiling(B_28/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_28/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_28/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate28 = step.map %1421 : !step.stream<["ceiling(B_28/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_28/16)", 12], !step.tile<16x64xf32>> {
@@ -2927,7 +2927,7 @@ builtin.module {
       %1424 = step.apply "matmul"(%1422, %1423) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1424 : !step.tile<16x64xf32>
     }
-    %gate_ld29 = step.linear_offchip_load %acc29_gate {base_addr = 4571791360 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_29/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_29/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld29 = step.linear_offchip_load %acc29_gate {base_addr = 4788846592 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_29/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_29/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1425 = step.flatten %gate_ld29 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_29/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_29/16)", 12], !step.tile<2048x64xbf16>>
     %1426 = step.zip %rep29_gate, %1425 : (!step.stream<["ceiling(B_29/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_29/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_29/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate29 = step.map %1426 : !step.stream<["ceiling(B_29/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_29/16)", 12], !step.tile<16x64xf32>> {
@@ -2935,7 +2935,7 @@ builtin.module {
       %1429 = step.apply "matmul"(%1427, %1428) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1429 : !step.tile<16x64xf32>
     }
-    %gate_ld30 = step.linear_offchip_load %acc30_gate {base_addr = 4581228544 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_30/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_30/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld30 = step.linear_offchip_load %acc30_gate {base_addr = 4791992320 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_30/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_30/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1430 = step.flatten %gate_ld30 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_30/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_30/16)", 12], !step.tile<2048x64xbf16>>
     %1431 = step.zip %rep30_gate, %1430 : (!step.stream<["ceiling(B_30/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_30/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_30/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate30 = step.map %1431 : !step.stream<["ceiling(B_30/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_30/16)", 12], !step.tile<16x64xf32>> {
@@ -2943,7 +2943,7 @@ builtin.module {
       %1434 = step.apply "matmul"(%1432, %1433) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1434 : !step.tile<16x64xf32>
     }
-    %gate_ld31 = step.linear_offchip_load %acc31_gate {base_addr = 4590665728 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_31/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_31/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld31 = step.linear_offchip_load %acc31_gate {base_addr = 4795138048 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_31/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_31/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1435 = step.flatten %gate_ld31 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_31/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_31/16)", 12], !step.tile<2048x64xbf16>>
     %1436 = step.zip %rep31_gate, %1435 : (!step.stream<["ceiling(B_31/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_31/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_31/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate31 = step.map %1436 : !step.stream<["ceiling(B_31/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_31/16)", 12], !step.tile<16x64xf32>> {
@@ -2951,7 +2951,7 @@ builtin.module {
       %1439 = step.apply "matmul"(%1437, %1438) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1439 : !step.tile<16x64xf32>
     }
-    %gate_ld32 = step.linear_offchip_load %acc32_gate {base_addr = 4600102912 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_32/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_32/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld32 = step.linear_offchip_load %acc32_gate {base_addr = 4798283776 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_32/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_32/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1440 = step.flatten %gate_ld32 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_32/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_32/16)", 12], !step.tile<2048x64xbf16>>
     %1441 = step.zip %rep32_gate, %1440 : (!step.stream<["ceiling(B_32/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_32/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_32/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate32 = step.map %1441 : !step.stream<["ceiling(B_32/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_32/16)", 12], !step.tile<16x64xf32>> {
@@ -2959,7 +2959,7 @@ builtin.module {
       %1444 = step.apply "matmul"(%1442, %1443) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1444 : !step.tile<16x64xf32>
     }
-    %gate_ld33 = step.linear_offchip_load %acc33_gate {base_addr = 4609540096 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_33/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_33/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld33 = step.linear_offchip_load %acc33_gate {base_addr = 4801429504 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_33/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_33/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1445 = step.flatten %gate_ld33 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_33/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_33/16)", 12], !step.tile<2048x64xbf16>>
     %1446 = step.zip %rep33_gate, %1445 : (!step.stream<["ceiling(B_33/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_33/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_33/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate33 = step.map %1446 : !step.stream<["ceiling(B_33/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_33/16)", 12], !step.tile<16x64xf32>> {
@@ -2967,7 +2967,7 @@ builtin.module {
       %1449 = step.apply "matmul"(%1447, %1448) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1449 : !step.tile<16x64xf32>
     }
-    %gate_ld34 = step.linear_offchip_load %acc34_gate {base_addr = 4618977280 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_34/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_34/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld34 = step.linear_offchip_load %acc34_gate {base_addr = 4804575232 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_34/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_34/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1450 = step.flatten %gate_ld34 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_34/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_34/16)", 12], !step.tile<2048x64xbf16>>
     %1451 = step.zip %rep34_gate, %1450 : (!step.stream<["ceiling(B_34/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_34/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_34/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate34 = step.map %1451 : !step.stream<["ceiling(B_34/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_34/16)", 12], !step.tile<16x64xf32>> {
@@ -2975,7 +2975,7 @@ builtin.module {
       %1454 = step.apply "matmul"(%1452, %1453) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1454 : !step.tile<16x64xf32>
     }
-    %gate_ld35 = step.linear_offchip_load %acc35_gate {base_addr = 4628414464 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_35/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_35/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld35 = step.linear_offchip_load %acc35_gate {base_addr = 4807720960 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_35/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_35/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1455 = step.flatten %gate_ld35 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_35/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_35/16)", 12], !step.tile<2048x64xbf16>>
     %1456 = step.zip %rep35_gate, %1455 : (!step.stream<["ceiling(B_35/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_35/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_35/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate35 = step.map %1456 : !step.stream<["ceiling(B_35/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_35/16)", 12], !step.tile<16x64xf32>> {
@@ -2983,7 +2983,7 @@ builtin.module {
       %1459 = step.apply "matmul"(%1457, %1458) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1459 : !step.tile<16x64xf32>
     }
-    %gate_ld36 = step.linear_offchip_load %acc36_gate {base_addr = 4637851648 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_36/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_36/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld36 = step.linear_offchip_load %acc36_gate {base_addr = 4810866688 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_36/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_36/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1460 = step.flatten %gate_ld36 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_36/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_36/16)", 12], !step.tile<2048x64xbf16>>
     %1461 = step.zip %rep36_gate, %1460 : (!step.stream<["ceiling(B_36/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_36/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_36/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate36 = step.map %1461 : !step.stream<["ceiling(B_36/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_36/16)", 12], !step.tile<16x64xf32>> {
@@ -2991,7 +2991,7 @@ builtin.module {
       %1464 = step.apply "matmul"(%1462, %1463) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1464 : !step.tile<16x64xf32>
     }
-    %gate_ld37 = step.linear_offchip_load %acc37_gate {base_addr = 4647288832 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_37/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_37/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld37 = step.linear_offchip_load %acc37_gate {base_addr = 4814012416 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_37/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_37/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1465 = step.flatten %gate_ld37 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_37/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_37/16)", 12], !step.tile<2048x64xbf16>>
     %1466 = step.zip %rep37_gate, %1465 : (!step.stream<["ceiling(B_37/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_37/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_37/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate37 = step.map %1466 : !step.stream<["ceiling(B_37/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_37/16)", 12], !step.tile<16x64xf32>> {
@@ -2999,7 +2999,7 @@ builtin.module {
       %1469 = step.apply "matmul"(%1467, %1468) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1469 : !step.tile<16x64xf32>
     }
-    %gate_ld38 = step.linear_offchip_load %acc38_gate {base_addr = 4656726016 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_38/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_38/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld38 = step.linear_offchip_load %acc38_gate {base_addr = 4817158144 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_38/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_38/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1470 = step.flatten %gate_ld38 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_38/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_38/16)", 12], !step.tile<2048x64xbf16>>
     %1471 = step.zip %rep38_gate, %1470 : (!step.stream<["ceiling(B_38/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_38/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_38/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate38 = step.map %1471 : !step.stream<["ceiling(B_38/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_38/16)", 12], !step.tile<16x64xf32>> {
@@ -3007,7 +3007,7 @@ builtin.module {
       %1474 = step.apply "matmul"(%1472, %1473) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1474 : !step.tile<16x64xf32>
     }
-    %gate_ld39 = step.linear_offchip_load %acc39_gate {base_addr = 4666163200 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_39/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_39/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld39 = step.linear_offchip_load %acc39_gate {base_addr = 4820303872 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_39/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_39/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1475 = step.flatten %gate_ld39 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_39/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_39/16)", 12], !step.tile<2048x64xbf16>>
     %1476 = step.zip %rep39_gate, %1475 : (!step.stream<["ceiling(B_39/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_39/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_39/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate39 = step.map %1476 : !step.stream<["ceiling(B_39/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_39/16)", 12], !step.tile<16x64xf32>> {
@@ -3015,7 +3015,7 @@ builtin.module {
       %1479 = step.apply "matmul"(%1477, %1478) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1479 : !step.tile<16x64xf32>
     }
-    %gate_ld40 = step.linear_offchip_load %acc40_gate {base_addr = 4675600384 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_40/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_40/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld40 = step.linear_offchip_load %acc40_gate {base_addr = 4823449600 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_40/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_40/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1480 = step.flatten %gate_ld40 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_40/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_40/16)", 12], !step.tile<2048x64xbf16>>
     %1481 = step.zip %rep40_gate, %1480 : (!step.stream<["ceiling(B_40/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_40/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_40/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate40 = step.map %1481 : !step.stream<["ceiling(B_40/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_40/16)", 12], !step.tile<16x64xf32>> {
@@ -3023,7 +3023,7 @@ builtin.module {
       %1484 = step.apply "matmul"(%1482, %1483) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1484 : !step.tile<16x64xf32>
     }
-    %gate_ld41 = step.linear_offchip_load %acc41_gate {base_addr = 4685037568 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_41/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_41/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld41 = step.linear_offchip_load %acc41_gate {base_addr = 4826595328 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_41/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_41/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1485 = step.flatten %gate_ld41 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_41/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_41/16)", 12], !step.tile<2048x64xbf16>>
     %1486 = step.zip %rep41_gate, %1485 : (!step.stream<["ceiling(B_41/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_41/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_41/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate41 = step.map %1486 : !step.stream<["ceiling(B_41/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_41/16)", 12], !step.tile<16x64xf32>> {
@@ -3031,7 +3031,7 @@ builtin.module {
       %1489 = step.apply "matmul"(%1487, %1488) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1489 : !step.tile<16x64xf32>
     }
-    %gate_ld42 = step.linear_offchip_load %acc42_gate {base_addr = 4694474752 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_42/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_42/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld42 = step.linear_offchip_load %acc42_gate {base_addr = 4829741056 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_42/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_42/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1490 = step.flatten %gate_ld42 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_42/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_42/16)", 12], !step.tile<2048x64xbf16>>
     %1491 = step.zip %rep42_gate, %1490 : (!step.stream<["ceiling(B_42/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_42/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_42/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate42 = step.map %1491 : !step.stream<["ceiling(B_42/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_42/16)", 12], !step.tile<16x64xf32>> {
@@ -3039,7 +3039,7 @@ builtin.module {
       %1494 = step.apply "matmul"(%1492, %1493) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1494 : !step.tile<16x64xf32>
     }
-    %gate_ld43 = step.linear_offchip_load %acc43_gate {base_addr = 4703911936 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_43/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_43/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld43 = step.linear_offchip_load %acc43_gate {base_addr = 4832886784 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_43/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_43/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1495 = step.flatten %gate_ld43 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_43/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_43/16)", 12], !step.tile<2048x64xbf16>>
     %1496 = step.zip %rep43_gate, %1495 : (!step.stream<["ceiling(B_43/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_43/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_43/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate43 = step.map %1496 : !step.stream<["ceiling(B_43/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_43/16)", 12], !step.tile<16x64xf32>> {
@@ -3047,7 +3047,7 @@ builtin.module {
       %1499 = step.apply "matmul"(%1497, %1498) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1499 : !step.tile<16x64xf32>
     }
-    %gate_ld44 = step.linear_offchip_load %acc44_gate {base_addr = 4713349120 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_44/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_44/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld44 = step.linear_offchip_load %acc44_gate {base_addr = 4836032512 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_44/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_44/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1500 = step.flatten %gate_ld44 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_44/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_44/16)", 12], !step.tile<2048x64xbf16>>
     %1501 = step.zip %rep44_gate, %1500 : (!step.stream<["ceiling(B_44/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_44/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_44/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate44 = step.map %1501 : !step.stream<["ceiling(B_44/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_44/16)", 12], !step.tile<16x64xf32>> {
@@ -3055,7 +3055,7 @@ builtin.module {
       %1504 = step.apply "matmul"(%1502, %1503) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1504 : !step.tile<16x64xf32>
     }
-    %gate_ld45 = step.linear_offchip_load %acc45_gate {base_addr = 4722786304 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_45/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_45/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld45 = step.linear_offchip_load %acc45_gate {base_addr = 4839178240 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_45/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_45/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1505 = step.flatten %gate_ld45 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_45/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_45/16)", 12], !step.tile<2048x64xbf16>>
     %1506 = step.zip %rep45_gate, %1505 : (!step.stream<["ceiling(B_45/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_45/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_45/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate45 = step.map %1506 : !step.stream<["ceiling(B_45/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_45/16)", 12], !step.tile<16x64xf32>> {
@@ -3063,7 +3063,7 @@ builtin.module {
       %1509 = step.apply "matmul"(%1507, %1508) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1509 : !step.tile<16x64xf32>
     }
-    %gate_ld46 = step.linear_offchip_load %acc46_gate {base_addr = 4732223488 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_46/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_46/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld46 = step.linear_offchip_load %acc46_gate {base_addr = 4842323968 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_46/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_46/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1510 = step.flatten %gate_ld46 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_46/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_46/16)", 12], !step.tile<2048x64xbf16>>
     %1511 = step.zip %rep46_gate, %1510 : (!step.stream<["ceiling(B_46/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_46/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_46/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate46 = step.map %1511 : !step.stream<["ceiling(B_46/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_46/16)", 12], !step.tile<16x64xf32>> {
@@ -3071,7 +3071,7 @@ builtin.module {
       %1514 = step.apply "matmul"(%1512, %1513) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1514 : !step.tile<16x64xf32>
     }
-    %gate_ld47 = step.linear_offchip_load %acc47_gate {base_addr = 4741660672 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_47/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_47/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld47 = step.linear_offchip_load %acc47_gate {base_addr = 4845469696 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_47/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_47/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1515 = step.flatten %gate_ld47 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_47/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_47/16)", 12], !step.tile<2048x64xbf16>>
     %1516 = step.zip %rep47_gate, %1515 : (!step.stream<["ceiling(B_47/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_47/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_47/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate47 = step.map %1516 : !step.stream<["ceiling(B_47/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_47/16)", 12], !step.tile<16x64xf32>> {
@@ -3079,7 +3079,7 @@ builtin.module {
       %1519 = step.apply "matmul"(%1517, %1518) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1519 : !step.tile<16x64xf32>
     }
-    %gate_ld48 = step.linear_offchip_load %acc48_gate {base_addr = 4751097856 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_48/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_48/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld48 = step.linear_offchip_load %acc48_gate {base_addr = 4848615424 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_48/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_48/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1520 = step.flatten %gate_ld48 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_48/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_48/16)", 12], !step.tile<2048x64xbf16>>
     %1521 = step.zip %rep48_gate, %1520 : (!step.stream<["ceiling(B_48/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_48/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_48/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate48 = step.map %1521 : !step.stream<["ceiling(B_48/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_48/16)", 12], !step.tile<16x64xf32>> {
@@ -3087,7 +3087,7 @@ builtin.module {
       %1524 = step.apply "matmul"(%1522, %1523) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1524 : !step.tile<16x64xf32>
     }
-    %gate_ld49 = step.linear_offchip_load %acc49_gate {base_addr = 4760535040 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_49/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_49/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld49 = step.linear_offchip_load %acc49_gate {base_addr = 4851761152 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_49/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_49/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1525 = step.flatten %gate_ld49 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_49/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_49/16)", 12], !step.tile<2048x64xbf16>>
     %1526 = step.zip %rep49_gate, %1525 : (!step.stream<["ceiling(B_49/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_49/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_49/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate49 = step.map %1526 : !step.stream<["ceiling(B_49/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_49/16)", 12], !step.tile<16x64xf32>> {
@@ -3095,7 +3095,7 @@ builtin.module {
       %1529 = step.apply "matmul"(%1527, %1528) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1529 : !step.tile<16x64xf32>
     }
-    %gate_ld50 = step.linear_offchip_load %acc50_gate {base_addr = 4769972224 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_50/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_50/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld50 = step.linear_offchip_load %acc50_gate {base_addr = 4854906880 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_50/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_50/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1530 = step.flatten %gate_ld50 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_50/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_50/16)", 12], !step.tile<2048x64xbf16>>
     %1531 = step.zip %rep50_gate, %1530 : (!step.stream<["ceiling(B_50/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_50/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_50/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate50 = step.map %1531 : !step.stream<["ceiling(B_50/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_50/16)", 12], !step.tile<16x64xf32>> {
@@ -3103,7 +3103,7 @@ builtin.module {
       %1534 = step.apply "matmul"(%1532, %1533) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1534 : !step.tile<16x64xf32>
     }
-    %gate_ld51 = step.linear_offchip_load %acc51_gate {base_addr = 4779409408 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_51/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_51/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld51 = step.linear_offchip_load %acc51_gate {base_addr = 4858052608 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_51/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_51/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1535 = step.flatten %gate_ld51 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_51/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_51/16)", 12], !step.tile<2048x64xbf16>>
     %1536 = step.zip %rep51_gate, %1535 : (!step.stream<["ceiling(B_51/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_51/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_51/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate51 = step.map %1536 : !step.stream<["ceiling(B_51/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_51/16)", 12], !step.tile<16x64xf32>> {
@@ -3111,7 +3111,7 @@ builtin.module {
       %1539 = step.apply "matmul"(%1537, %1538) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1539 : !step.tile<16x64xf32>
     }
-    %gate_ld52 = step.linear_offchip_load %acc52_gate {base_addr = 4788846592 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_52/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_52/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld52 = step.linear_offchip_load %acc52_gate {base_addr = 4861198336 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_52/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_52/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1540 = step.flatten %gate_ld52 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_52/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_52/16)", 12], !step.tile<2048x64xbf16>>
     %1541 = step.zip %rep52_gate, %1540 : (!step.stream<["ceiling(B_52/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_52/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_52/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate52 = step.map %1541 : !step.stream<["ceiling(B_52/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_52/16)", 12], !step.tile<16x64xf32>> {
@@ -3119,7 +3119,7 @@ builtin.module {
       %1544 = step.apply "matmul"(%1542, %1543) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1544 : !step.tile<16x64xf32>
     }
-    %gate_ld53 = step.linear_offchip_load %acc53_gate {base_addr = 4798283776 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_53/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_53/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld53 = step.linear_offchip_load %acc53_gate {base_addr = 4864344064 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_53/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_53/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1545 = step.flatten %gate_ld53 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_53/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_53/16)", 12], !step.tile<2048x64xbf16>>
     %1546 = step.zip %rep53_gate, %1545 : (!step.stream<["ceiling(B_53/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_53/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_53/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate53 = step.map %1546 : !step.stream<["ceiling(B_53/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_53/16)", 12], !step.tile<16x64xf32>> {
@@ -3127,7 +3127,7 @@ builtin.module {
       %1549 = step.apply "matmul"(%1547, %1548) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1549 : !step.tile<16x64xf32>
     }
-    %gate_ld54 = step.linear_offchip_load %acc54_gate {base_addr = 4807720960 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_54/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_54/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld54 = step.linear_offchip_load %acc54_gate {base_addr = 4867489792 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_54/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_54/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1550 = step.flatten %gate_ld54 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_54/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_54/16)", 12], !step.tile<2048x64xbf16>>
     %1551 = step.zip %rep54_gate, %1550 : (!step.stream<["ceiling(B_54/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_54/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_54/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate54 = step.map %1551 : !step.stream<["ceiling(B_54/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_54/16)", 12], !step.tile<16x64xf32>> {
@@ -3135,7 +3135,7 @@ builtin.module {
       %1554 = step.apply "matmul"(%1552, %1553) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1554 : !step.tile<16x64xf32>
     }
-    %gate_ld55 = step.linear_offchip_load %acc55_gate {base_addr = 4817158144 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_55/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_55/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld55 = step.linear_offchip_load %acc55_gate {base_addr = 4870635520 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_55/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_55/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1555 = step.flatten %gate_ld55 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_55/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_55/16)", 12], !step.tile<2048x64xbf16>>
     %1556 = step.zip %rep55_gate, %1555 : (!step.stream<["ceiling(B_55/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_55/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_55/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate55 = step.map %1556 : !step.stream<["ceiling(B_55/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_55/16)", 12], !step.tile<16x64xf32>> {
@@ -3143,7 +3143,7 @@ builtin.module {
       %1559 = step.apply "matmul"(%1557, %1558) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1559 : !step.tile<16x64xf32>
     }
-    %gate_ld56 = step.linear_offchip_load %acc56_gate {base_addr = 4826595328 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_56/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_56/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld56 = step.linear_offchip_load %acc56_gate {base_addr = 4873781248 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_56/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_56/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1560 = step.flatten %gate_ld56 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_56/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_56/16)", 12], !step.tile<2048x64xbf16>>
     %1561 = step.zip %rep56_gate, %1560 : (!step.stream<["ceiling(B_56/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_56/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_56/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate56 = step.map %1561 : !step.stream<["ceiling(B_56/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_56/16)", 12], !step.tile<16x64xf32>> {
@@ -3151,7 +3151,7 @@ builtin.module {
       %1564 = step.apply "matmul"(%1562, %1563) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1564 : !step.tile<16x64xf32>
     }
-    %gate_ld57 = step.linear_offchip_load %acc57_gate {base_addr = 4836032512 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_57/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_57/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld57 = step.linear_offchip_load %acc57_gate {base_addr = 4876926976 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_57/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_57/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1565 = step.flatten %gate_ld57 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_57/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_57/16)", 12], !step.tile<2048x64xbf16>>
     %1566 = step.zip %rep57_gate, %1565 : (!step.stream<["ceiling(B_57/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_57/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_57/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate57 = step.map %1566 : !step.stream<["ceiling(B_57/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_57/16)", 12], !step.tile<16x64xf32>> {
@@ -3159,7 +3159,7 @@ builtin.module {
       %1569 = step.apply "matmul"(%1567, %1568) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1569 : !step.tile<16x64xf32>
     }
-    %gate_ld58 = step.linear_offchip_load %acc58_gate {base_addr = 4845469696 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_58/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_58/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld58 = step.linear_offchip_load %acc58_gate {base_addr = 4880072704 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_58/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_58/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1570 = step.flatten %gate_ld58 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_58/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_58/16)", 12], !step.tile<2048x64xbf16>>
     %1571 = step.zip %rep58_gate, %1570 : (!step.stream<["ceiling(B_58/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_58/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_58/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate58 = step.map %1571 : !step.stream<["ceiling(B_58/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_58/16)", 12], !step.tile<16x64xf32>> {
@@ -3167,7 +3167,7 @@ builtin.module {
       %1574 = step.apply "matmul"(%1572, %1573) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1574 : !step.tile<16x64xf32>
     }
-    %gate_ld59 = step.linear_offchip_load %acc59_gate {base_addr = 4854906880 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_59/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_59/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld59 = step.linear_offchip_load %acc59_gate {base_addr = 4883218432 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_59/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_59/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1575 = step.flatten %gate_ld59 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_59/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_59/16)", 12], !step.tile<2048x64xbf16>>
     %1576 = step.zip %rep59_gate, %1575 : (!step.stream<["ceiling(B_59/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_59/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_59/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate59 = step.map %1576 : !step.stream<["ceiling(B_59/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_59/16)", 12], !step.tile<16x64xf32>> {
@@ -3175,7 +3175,7 @@ builtin.module {
       %1579 = step.apply "matmul"(%1577, %1578) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1579 : !step.tile<16x64xf32>
     }
-    %gate_ld60 = step.linear_offchip_load %acc60_gate {base_addr = 4864344064 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_60/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_60/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld60 = step.linear_offchip_load %acc60_gate {base_addr = 4886364160 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_60/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_60/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1580 = step.flatten %gate_ld60 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_60/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_60/16)", 12], !step.tile<2048x64xbf16>>
     %1581 = step.zip %rep60_gate, %1580 : (!step.stream<["ceiling(B_60/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_60/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_60/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate60 = step.map %1581 : !step.stream<["ceiling(B_60/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_60/16)", 12], !step.tile<16x64xf32>> {
@@ -3183,7 +3183,7 @@ builtin.module {
       %1584 = step.apply "matmul"(%1582, %1583) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1584 : !step.tile<16x64xf32>
     }
-    %gate_ld61 = step.linear_offchip_load %acc61_gate {base_addr = 4873781248 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_61/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_61/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld61 = step.linear_offchip_load %acc61_gate {base_addr = 4889509888 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_61/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_61/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1585 = step.flatten %gate_ld61 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_61/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_61/16)", 12], !step.tile<2048x64xbf16>>
     %1586 = step.zip %rep61_gate, %1585 : (!step.stream<["ceiling(B_61/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_61/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_61/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate61 = step.map %1586 : !step.stream<["ceiling(B_61/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_61/16)", 12], !step.tile<16x64xf32>> {
@@ -3191,7 +3191,7 @@ builtin.module {
       %1589 = step.apply "matmul"(%1587, %1588) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1589 : !step.tile<16x64xf32>
     }
-    %gate_ld62 = step.linear_offchip_load %acc62_gate {base_addr = 4883218432 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_62/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_62/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld62 = step.linear_offchip_load %acc62_gate {base_addr = 4892655616 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_62/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_62/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1590 = step.flatten %gate_ld62 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_62/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_62/16)", 12], !step.tile<2048x64xbf16>>
     %1591 = step.zip %rep62_gate, %1590 : (!step.stream<["ceiling(B_62/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_62/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_62/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate62 = step.map %1591 : !step.stream<["ceiling(B_62/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_62/16)", 12], !step.tile<16x64xf32>> {
@@ -3199,7 +3199,7 @@ builtin.module {
       %1594 = step.apply "matmul"(%1592, %1593) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1594 : !step.tile<16x64xf32>
     }
-    %gate_ld63 = step.linear_offchip_load %acc63_gate {base_addr = 4892655616 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_63/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_63/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld63 = step.linear_offchip_load %acc63_gate {base_addr = 4895801344 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_63/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_63/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1595 = step.flatten %gate_ld63 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_63/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_63/16)", 12], !step.tile<2048x64xbf16>>
     %1596 = step.zip %rep63_gate, %1595 : (!step.stream<["ceiling(B_63/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_63/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_63/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate63 = step.map %1596 : !step.stream<["ceiling(B_63/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_63/16)", 12], !step.tile<16x64xf32>> {
@@ -3207,7 +3207,7 @@ builtin.module {
       %1599 = step.apply "matmul"(%1597, %1598) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1599 : !step.tile<16x64xf32>
     }
-    %gate_ld64 = step.linear_offchip_load %acc64_gate {base_addr = 4902092800 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_64/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_64/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld64 = step.linear_offchip_load %acc64_gate {base_addr = 4898947072 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_64/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_64/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1600 = step.flatten %gate_ld64 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_64/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_64/16)", 12], !step.tile<2048x64xbf16>>
     %1601 = step.zip %rep64_gate, %1600 : (!step.stream<["ceiling(B_64/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_64/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_64/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate64 = step.map %1601 : !step.stream<["ceiling(B_64/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_64/16)", 12], !step.tile<16x64xf32>> {
@@ -3215,7 +3215,7 @@ builtin.module {
       %1604 = step.apply "matmul"(%1602, %1603) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1604 : !step.tile<16x64xf32>
     }
-    %gate_ld65 = step.linear_offchip_load %acc65_gate {base_addr = 4911529984 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_65/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_65/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld65 = step.linear_offchip_load %acc65_gate {base_addr = 4902092800 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_65/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_65/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1605 = step.flatten %gate_ld65 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_65/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_65/16)", 12], !step.tile<2048x64xbf16>>
     %1606 = step.zip %rep65_gate, %1605 : (!step.stream<["ceiling(B_65/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_65/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_65/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate65 = step.map %1606 : !step.stream<["ceiling(B_65/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_65/16)", 12], !step.tile<16x64xf32>> {
@@ -3223,7 +3223,7 @@ builtin.module {
       %1609 = step.apply "matmul"(%1607, %1608) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1609 : !step.tile<16x64xf32>
     }
-    %gate_ld66 = step.linear_offchip_load %acc66_gate {base_addr = 4920967168 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_66/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_66/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld66 = step.linear_offchip_load %acc66_gate {base_addr = 4905238528 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_66/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_66/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1610 = step.flatten %gate_ld66 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_66/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_66/16)", 12], !step.tile<2048x64xbf16>>
     %1611 = step.zip %rep66_gate, %1610 : (!step.stream<["ceiling(B_66/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_66/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_66/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate66 = step.map %1611 : !step.stream<["ceiling(B_66/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_66/16)", 12], !step.tile<16x64xf32>> {
@@ -3231,7 +3231,7 @@ builtin.module {
       %1614 = step.apply "matmul"(%1612, %1613) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1614 : !step.tile<16x64xf32>
     }
-    %gate_ld67 = step.linear_offchip_load %acc67_gate {base_addr = 4930404352 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_67/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_67/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld67 = step.linear_offchip_load %acc67_gate {base_addr = 4908384256 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_67/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_67/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1615 = step.flatten %gate_ld67 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_67/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_67/16)", 12], !step.tile<2048x64xbf16>>
     %1616 = step.zip %rep67_gate, %1615 : (!step.stream<["ceiling(B_67/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_67/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_67/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate67 = step.map %1616 : !step.stream<["ceiling(B_67/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_67/16)", 12], !step.tile<16x64xf32>> {
@@ -3239,7 +3239,7 @@ builtin.module {
       %1619 = step.apply "matmul"(%1617, %1618) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1619 : !step.tile<16x64xf32>
     }
-    %gate_ld68 = step.linear_offchip_load %acc68_gate {base_addr = 4939841536 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_68/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_68/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld68 = step.linear_offchip_load %acc68_gate {base_addr = 4911529984 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_68/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_68/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1620 = step.flatten %gate_ld68 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_68/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_68/16)", 12], !step.tile<2048x64xbf16>>
     %1621 = step.zip %rep68_gate, %1620 : (!step.stream<["ceiling(B_68/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_68/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_68/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate68 = step.map %1621 : !step.stream<["ceiling(B_68/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_68/16)", 12], !step.tile<16x64xf32>> {
@@ -3247,7 +3247,7 @@ builtin.module {
       %1624 = step.apply "matmul"(%1622, %1623) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1624 : !step.tile<16x64xf32>
     }
-    %gate_ld69 = step.linear_offchip_load %acc69_gate {base_addr = 4949278720 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_69/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_69/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld69 = step.linear_offchip_load %acc69_gate {base_addr = 4914675712 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_69/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_69/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1625 = step.flatten %gate_ld69 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_69/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_69/16)", 12], !step.tile<2048x64xbf16>>
     %1626 = step.zip %rep69_gate, %1625 : (!step.stream<["ceiling(B_69/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_69/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_69/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate69 = step.map %1626 : !step.stream<["ceiling(B_69/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_69/16)", 12], !step.tile<16x64xf32>> {
@@ -3255,7 +3255,7 @@ builtin.module {
       %1629 = step.apply "matmul"(%1627, %1628) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1629 : !step.tile<16x64xf32>
     }
-    %gate_ld70 = step.linear_offchip_load %acc70_gate {base_addr = 4958715904 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_70/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_70/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld70 = step.linear_offchip_load %acc70_gate {base_addr = 4917821440 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_70/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_70/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1630 = step.flatten %gate_ld70 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_70/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_70/16)", 12], !step.tile<2048x64xbf16>>
     %1631 = step.zip %rep70_gate, %1630 : (!step.stream<["ceiling(B_70/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_70/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_70/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate70 = step.map %1631 : !step.stream<["ceiling(B_70/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_70/16)", 12], !step.tile<16x64xf32>> {
@@ -3263,7 +3263,7 @@ builtin.module {
       %1634 = step.apply "matmul"(%1632, %1633) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1634 : !step.tile<16x64xf32>
     }
-    %gate_ld71 = step.linear_offchip_load %acc71_gate {base_addr = 4968153088 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_71/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_71/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld71 = step.linear_offchip_load %acc71_gate {base_addr = 4920967168 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_71/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_71/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1635 = step.flatten %gate_ld71 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_71/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_71/16)", 12], !step.tile<2048x64xbf16>>
     %1636 = step.zip %rep71_gate, %1635 : (!step.stream<["ceiling(B_71/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_71/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_71/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate71 = step.map %1636 : !step.stream<["ceiling(B_71/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_71/16)", 12], !step.tile<16x64xf32>> {
@@ -3271,7 +3271,7 @@ builtin.module {
       %1639 = step.apply "matmul"(%1637, %1638) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1639 : !step.tile<16x64xf32>
     }
-    %gate_ld72 = step.linear_offchip_load %acc72_gate {base_addr = 4977590272 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_72/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_72/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld72 = step.linear_offchip_load %acc72_gate {base_addr = 4924112896 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_72/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_72/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1640 = step.flatten %gate_ld72 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_72/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_72/16)", 12], !step.tile<2048x64xbf16>>
     %1641 = step.zip %rep72_gate, %1640 : (!step.stream<["ceiling(B_72/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_72/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_72/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate72 = step.map %1641 : !step.stream<["ceiling(B_72/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_72/16)", 12], !step.tile<16x64xf32>> {
@@ -3279,7 +3279,7 @@ builtin.module {
       %1644 = step.apply "matmul"(%1642, %1643) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1644 : !step.tile<16x64xf32>
     }
-    %gate_ld73 = step.linear_offchip_load %acc73_gate {base_addr = 4987027456 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_73/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_73/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld73 = step.linear_offchip_load %acc73_gate {base_addr = 4927258624 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_73/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_73/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1645 = step.flatten %gate_ld73 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_73/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_73/16)", 12], !step.tile<2048x64xbf16>>
     %1646 = step.zip %rep73_gate, %1645 : (!step.stream<["ceiling(B_73/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_73/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_73/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate73 = step.map %1646 : !step.stream<["ceiling(B_73/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_73/16)", 12], !step.tile<16x64xf32>> {
@@ -3287,7 +3287,7 @@ builtin.module {
       %1649 = step.apply "matmul"(%1647, %1648) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1649 : !step.tile<16x64xf32>
     }
-    %gate_ld74 = step.linear_offchip_load %acc74_gate {base_addr = 4996464640 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_74/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_74/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld74 = step.linear_offchip_load %acc74_gate {base_addr = 4930404352 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_74/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_74/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1650 = step.flatten %gate_ld74 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_74/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_74/16)", 12], !step.tile<2048x64xbf16>>
     %1651 = step.zip %rep74_gate, %1650 : (!step.stream<["ceiling(B_74/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_74/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_74/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate74 = step.map %1651 : !step.stream<["ceiling(B_74/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_74/16)", 12], !step.tile<16x64xf32>> {
@@ -3295,7 +3295,7 @@ builtin.module {
       %1654 = step.apply "matmul"(%1652, %1653) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1654 : !step.tile<16x64xf32>
     }
-    %gate_ld75 = step.linear_offchip_load %acc75_gate {base_addr = 5005901824 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_75/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_75/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld75 = step.linear_offchip_load %acc75_gate {base_addr = 4933550080 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_75/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_75/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1655 = step.flatten %gate_ld75 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_75/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_75/16)", 12], !step.tile<2048x64xbf16>>
     %1656 = step.zip %rep75_gate, %1655 : (!step.stream<["ceiling(B_75/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_75/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_75/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate75 = step.map %1656 : !step.stream<["ceiling(B_75/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_75/16)", 12], !step.tile<16x64xf32>> {
@@ -3303,7 +3303,7 @@ builtin.module {
       %1659 = step.apply "matmul"(%1657, %1658) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1659 : !step.tile<16x64xf32>
     }
-    %gate_ld76 = step.linear_offchip_load %acc76_gate {base_addr = 5015339008 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_76/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_76/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld76 = step.linear_offchip_load %acc76_gate {base_addr = 4936695808 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_76/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_76/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1660 = step.flatten %gate_ld76 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_76/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_76/16)", 12], !step.tile<2048x64xbf16>>
     %1661 = step.zip %rep76_gate, %1660 : (!step.stream<["ceiling(B_76/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_76/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_76/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate76 = step.map %1661 : !step.stream<["ceiling(B_76/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_76/16)", 12], !step.tile<16x64xf32>> {
@@ -3311,7 +3311,7 @@ builtin.module {
       %1664 = step.apply "matmul"(%1662, %1663) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1664 : !step.tile<16x64xf32>
     }
-    %gate_ld77 = step.linear_offchip_load %acc77_gate {base_addr = 5024776192 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_77/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_77/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld77 = step.linear_offchip_load %acc77_gate {base_addr = 4939841536 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_77/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_77/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1665 = step.flatten %gate_ld77 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_77/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_77/16)", 12], !step.tile<2048x64xbf16>>
     %1666 = step.zip %rep77_gate, %1665 : (!step.stream<["ceiling(B_77/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_77/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_77/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate77 = step.map %1666 : !step.stream<["ceiling(B_77/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_77/16)", 12], !step.tile<16x64xf32>> {
@@ -3319,7 +3319,7 @@ builtin.module {
       %1669 = step.apply "matmul"(%1667, %1668) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1669 : !step.tile<16x64xf32>
     }
-    %gate_ld78 = step.linear_offchip_load %acc78_gate {base_addr = 5034213376 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_78/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_78/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld78 = step.linear_offchip_load %acc78_gate {base_addr = 4942987264 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_78/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_78/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1670 = step.flatten %gate_ld78 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_78/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_78/16)", 12], !step.tile<2048x64xbf16>>
     %1671 = step.zip %rep78_gate, %1670 : (!step.stream<["ceiling(B_78/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_78/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_78/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate78 = step.map %1671 : !step.stream<["ceiling(B_78/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_78/16)", 12], !step.tile<16x64xf32>> {
@@ -3327,7 +3327,7 @@ builtin.module {
       %1674 = step.apply "matmul"(%1672, %1673) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1674 : !step.tile<16x64xf32>
     }
-    %gate_ld79 = step.linear_offchip_load %acc79_gate {base_addr = 5043650560 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_79/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_79/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld79 = step.linear_offchip_load %acc79_gate {base_addr = 4946132992 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_79/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_79/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1675 = step.flatten %gate_ld79 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_79/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_79/16)", 12], !step.tile<2048x64xbf16>>
     %1676 = step.zip %rep79_gate, %1675 : (!step.stream<["ceiling(B_79/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_79/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_79/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate79 = step.map %1676 : !step.stream<["ceiling(B_79/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_79/16)", 12], !step.tile<16x64xf32>> {
@@ -3335,7 +3335,7 @@ builtin.module {
       %1679 = step.apply "matmul"(%1677, %1678) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1679 : !step.tile<16x64xf32>
     }
-    %gate_ld80 = step.linear_offchip_load %acc80_gate {base_addr = 5053087744 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_80/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_80/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld80 = step.linear_offchip_load %acc80_gate {base_addr = 4949278720 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_80/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_80/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1680 = step.flatten %gate_ld80 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_80/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_80/16)", 12], !step.tile<2048x64xbf16>>
     %1681 = step.zip %rep80_gate, %1680 : (!step.stream<["ceiling(B_80/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_80/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_80/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate80 = step.map %1681 : !step.stream<["ceiling(B_80/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_80/16)", 12], !step.tile<16x64xf32>> {
@@ -3343,7 +3343,7 @@ builtin.module {
       %1684 = step.apply "matmul"(%1682, %1683) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1684 : !step.tile<16x64xf32>
     }
-    %gate_ld81 = step.linear_offchip_load %acc81_gate {base_addr = 5062524928 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_81/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_81/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld81 = step.linear_offchip_load %acc81_gate {base_addr = 4952424448 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_81/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_81/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1685 = step.flatten %gate_ld81 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_81/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_81/16)", 12], !step.tile<2048x64xbf16>>
     %1686 = step.zip %rep81_gate, %1685 : (!step.stream<["ceiling(B_81/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_81/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_81/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate81 = step.map %1686 : !step.stream<["ceiling(B_81/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_81/16)", 12], !step.tile<16x64xf32>> {
@@ -3351,7 +3351,7 @@ builtin.module {
       %1689 = step.apply "matmul"(%1687, %1688) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1689 : !step.tile<16x64xf32>
     }
-    %gate_ld82 = step.linear_offchip_load %acc82_gate {base_addr = 5071962112 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_82/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_82/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld82 = step.linear_offchip_load %acc82_gate {base_addr = 4955570176 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_82/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_82/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1690 = step.flatten %gate_ld82 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_82/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_82/16)", 12], !step.tile<2048x64xbf16>>
     %1691 = step.zip %rep82_gate, %1690 : (!step.stream<["ceiling(B_82/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_82/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_82/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate82 = step.map %1691 : !step.stream<["ceiling(B_82/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_82/16)", 12], !step.tile<16x64xf32>> {
@@ -3359,7 +3359,7 @@ builtin.module {
       %1694 = step.apply "matmul"(%1692, %1693) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1694 : !step.tile<16x64xf32>
     }
-    %gate_ld83 = step.linear_offchip_load %acc83_gate {base_addr = 5081399296 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_83/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_83/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld83 = step.linear_offchip_load %acc83_gate {base_addr = 4958715904 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_83/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_83/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1695 = step.flatten %gate_ld83 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_83/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_83/16)", 12], !step.tile<2048x64xbf16>>
     %1696 = step.zip %rep83_gate, %1695 : (!step.stream<["ceiling(B_83/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_83/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_83/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate83 = step.map %1696 : !step.stream<["ceiling(B_83/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_83/16)", 12], !step.tile<16x64xf32>> {
@@ -3367,7 +3367,7 @@ builtin.module {
       %1699 = step.apply "matmul"(%1697, %1698) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1699 : !step.tile<16x64xf32>
     }
-    %gate_ld84 = step.linear_offchip_load %acc84_gate {base_addr = 5090836480 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_84/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_84/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld84 = step.linear_offchip_load %acc84_gate {base_addr = 4961861632 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_84/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_84/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1700 = step.flatten %gate_ld84 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_84/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_84/16)", 12], !step.tile<2048x64xbf16>>
     %1701 = step.zip %rep84_gate, %1700 : (!step.stream<["ceiling(B_84/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_84/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_84/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate84 = step.map %1701 : !step.stream<["ceiling(B_84/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_84/16)", 12], !step.tile<16x64xf32>> {
@@ -3375,7 +3375,7 @@ builtin.module {
       %1704 = step.apply "matmul"(%1702, %1703) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1704 : !step.tile<16x64xf32>
     }
-    %gate_ld85 = step.linear_offchip_load %acc85_gate {base_addr = 5100273664 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_85/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_85/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld85 = step.linear_offchip_load %acc85_gate {base_addr = 4965007360 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_85/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_85/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1705 = step.flatten %gate_ld85 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_85/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_85/16)", 12], !step.tile<2048x64xbf16>>
     %1706 = step.zip %rep85_gate, %1705 : (!step.stream<["ceiling(B_85/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_85/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_85/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate85 = step.map %1706 : !step.stream<["ceiling(B_85/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_85/16)", 12], !step.tile<16x64xf32>> {
@@ -3383,7 +3383,7 @@ builtin.module {
       %1709 = step.apply "matmul"(%1707, %1708) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1709 : !step.tile<16x64xf32>
     }
-    %gate_ld86 = step.linear_offchip_load %acc86_gate {base_addr = 5109710848 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_86/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_86/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld86 = step.linear_offchip_load %acc86_gate {base_addr = 4968153088 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_86/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_86/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1710 = step.flatten %gate_ld86 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_86/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_86/16)", 12], !step.tile<2048x64xbf16>>
     %1711 = step.zip %rep86_gate, %1710 : (!step.stream<["ceiling(B_86/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_86/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_86/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate86 = step.map %1711 : !step.stream<["ceiling(B_86/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_86/16)", 12], !step.tile<16x64xf32>> {
@@ -3391,7 +3391,7 @@ builtin.module {
       %1714 = step.apply "matmul"(%1712, %1713) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1714 : !step.tile<16x64xf32>
     }
-    %gate_ld87 = step.linear_offchip_load %acc87_gate {base_addr = 5119148032 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_87/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_87/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld87 = step.linear_offchip_load %acc87_gate {base_addr = 4971298816 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_87/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_87/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1715 = step.flatten %gate_ld87 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_87/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_87/16)", 12], !step.tile<2048x64xbf16>>
     %1716 = step.zip %rep87_gate, %1715 : (!step.stream<["ceiling(B_87/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_87/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_87/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate87 = step.map %1716 : !step.stream<["ceiling(B_87/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_87/16)", 12], !step.tile<16x64xf32>> {
@@ -3399,7 +3399,7 @@ builtin.module {
       %1719 = step.apply "matmul"(%1717, %1718) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1719 : !step.tile<16x64xf32>
     }
-    %gate_ld88 = step.linear_offchip_load %acc88_gate {base_addr = 5128585216 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_88/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_88/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld88 = step.linear_offchip_load %acc88_gate {base_addr = 4974444544 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_88/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_88/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1720 = step.flatten %gate_ld88 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_88/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_88/16)", 12], !step.tile<2048x64xbf16>>
     %1721 = step.zip %rep88_gate, %1720 : (!step.stream<["ceiling(B_88/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_88/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_88/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate88 = step.map %1721 : !step.stream<["ceiling(B_88/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_88/16)", 12], !step.tile<16x64xf32>> {
@@ -3407,7 +3407,7 @@ builtin.module {
       %1724 = step.apply "matmul"(%1722, %1723) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1724 : !step.tile<16x64xf32>
     }
-    %gate_ld89 = step.linear_offchip_load %acc89_gate {base_addr = 5138022400 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_89/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_89/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld89 = step.linear_offchip_load %acc89_gate {base_addr = 4977590272 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_89/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_89/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1725 = step.flatten %gate_ld89 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_89/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_89/16)", 12], !step.tile<2048x64xbf16>>
     %1726 = step.zip %rep89_gate, %1725 : (!step.stream<["ceiling(B_89/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_89/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_89/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate89 = step.map %1726 : !step.stream<["ceiling(B_89/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_89/16)", 12], !step.tile<16x64xf32>> {
@@ -3415,7 +3415,7 @@ builtin.module {
       %1729 = step.apply "matmul"(%1727, %1728) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1729 : !step.tile<16x64xf32>
     }
-    %gate_ld90 = step.linear_offchip_load %acc90_gate {base_addr = 5147459584 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_90/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_90/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld90 = step.linear_offchip_load %acc90_gate {base_addr = 4980736000 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_90/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_90/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1730 = step.flatten %gate_ld90 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_90/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_90/16)", 12], !step.tile<2048x64xbf16>>
     %1731 = step.zip %rep90_gate, %1730 : (!step.stream<["ceiling(B_90/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_90/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_90/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate90 = step.map %1731 : !step.stream<["ceiling(B_90/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_90/16)", 12], !step.tile<16x64xf32>> {
@@ -3423,7 +3423,7 @@ builtin.module {
       %1734 = step.apply "matmul"(%1732, %1733) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1734 : !step.tile<16x64xf32>
     }
-    %gate_ld91 = step.linear_offchip_load %acc91_gate {base_addr = 5156896768 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_91/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_91/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld91 = step.linear_offchip_load %acc91_gate {base_addr = 4983881728 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_91/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_91/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1735 = step.flatten %gate_ld91 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_91/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_91/16)", 12], !step.tile<2048x64xbf16>>
     %1736 = step.zip %rep91_gate, %1735 : (!step.stream<["ceiling(B_91/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_91/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_91/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate91 = step.map %1736 : !step.stream<["ceiling(B_91/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_91/16)", 12], !step.tile<16x64xf32>> {
@@ -3431,7 +3431,7 @@ builtin.module {
       %1739 = step.apply "matmul"(%1737, %1738) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1739 : !step.tile<16x64xf32>
     }
-    %gate_ld92 = step.linear_offchip_load %acc92_gate {base_addr = 5166333952 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_92/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_92/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld92 = step.linear_offchip_load %acc92_gate {base_addr = 4987027456 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_92/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_92/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1740 = step.flatten %gate_ld92 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_92/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_92/16)", 12], !step.tile<2048x64xbf16>>
     %1741 = step.zip %rep92_gate, %1740 : (!step.stream<["ceiling(B_92/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_92/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_92/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate92 = step.map %1741 : !step.stream<["ceiling(B_92/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_92/16)", 12], !step.tile<16x64xf32>> {
@@ -3439,7 +3439,7 @@ builtin.module {
       %1744 = step.apply "matmul"(%1742, %1743) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1744 : !step.tile<16x64xf32>
     }
-    %gate_ld93 = step.linear_offchip_load %acc93_gate {base_addr = 5175771136 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_93/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_93/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld93 = step.linear_offchip_load %acc93_gate {base_addr = 4990173184 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_93/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_93/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1745 = step.flatten %gate_ld93 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_93/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_93/16)", 12], !step.tile<2048x64xbf16>>
     %1746 = step.zip %rep93_gate, %1745 : (!step.stream<["ceiling(B_93/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_93/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_93/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate93 = step.map %1746 : !step.stream<["ceiling(B_93/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_93/16)", 12], !step.tile<16x64xf32>> {
@@ -3447,7 +3447,7 @@ builtin.module {
       %1749 = step.apply "matmul"(%1747, %1748) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1749 : !step.tile<16x64xf32>
     }
-    %gate_ld94 = step.linear_offchip_load %acc94_gate {base_addr = 5185208320 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_94/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_94/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld94 = step.linear_offchip_load %acc94_gate {base_addr = 4993318912 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_94/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_94/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1750 = step.flatten %gate_ld94 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_94/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_94/16)", 12], !step.tile<2048x64xbf16>>
     %1751 = step.zip %rep94_gate, %1750 : (!step.stream<["ceiling(B_94/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_94/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_94/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate94 = step.map %1751 : !step.stream<["ceiling(B_94/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_94/16)", 12], !step.tile<16x64xf32>> {
@@ -3455,7 +3455,7 @@ builtin.module {
       %1754 = step.apply "matmul"(%1752, %1753) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1754 : !step.tile<16x64xf32>
     }
-    %gate_ld95 = step.linear_offchip_load %acc95_gate {base_addr = 5194645504 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_95/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_95/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld95 = step.linear_offchip_load %acc95_gate {base_addr = 4996464640 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_95/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_95/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1755 = step.flatten %gate_ld95 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_95/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_95/16)", 12], !step.tile<2048x64xbf16>>
     %1756 = step.zip %rep95_gate, %1755 : (!step.stream<["ceiling(B_95/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_95/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_95/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate95 = step.map %1756 : !step.stream<["ceiling(B_95/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_95/16)", 12], !step.tile<16x64xf32>> {
@@ -3463,7 +3463,7 @@ builtin.module {
       %1759 = step.apply "matmul"(%1757, %1758) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1759 : !step.tile<16x64xf32>
     }
-    %gate_ld96 = step.linear_offchip_load %acc96_gate {base_addr = 5204082688 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_96/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_96/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld96 = step.linear_offchip_load %acc96_gate {base_addr = 4999610368 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_96/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_96/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1760 = step.flatten %gate_ld96 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_96/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_96/16)", 12], !step.tile<2048x64xbf16>>
     %1761 = step.zip %rep96_gate, %1760 : (!step.stream<["ceiling(B_96/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_96/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_96/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate96 = step.map %1761 : !step.stream<["ceiling(B_96/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_96/16)", 12], !step.tile<16x64xf32>> {
@@ -3471,7 +3471,7 @@ builtin.module {
       %1764 = step.apply "matmul"(%1762, %1763) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1764 : !step.tile<16x64xf32>
     }
-    %gate_ld97 = step.linear_offchip_load %acc97_gate {base_addr = 5213519872 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_97/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_97/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld97 = step.linear_offchip_load %acc97_gate {base_addr = 5002756096 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_97/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_97/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1765 = step.flatten %gate_ld97 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_97/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_97/16)", 12], !step.tile<2048x64xbf16>>
     %1766 = step.zip %rep97_gate, %1765 : (!step.stream<["ceiling(B_97/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_97/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_97/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate97 = step.map %1766 : !step.stream<["ceiling(B_97/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_97/16)", 12], !step.tile<16x64xf32>> {
@@ -3479,7 +3479,7 @@ builtin.module {
       %1769 = step.apply "matmul"(%1767, %1768) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1769 : !step.tile<16x64xf32>
     }
-    %gate_ld98 = step.linear_offchip_load %acc98_gate {base_addr = 5222957056 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_98/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_98/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld98 = step.linear_offchip_load %acc98_gate {base_addr = 5005901824 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_98/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_98/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1770 = step.flatten %gate_ld98 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_98/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_98/16)", 12], !step.tile<2048x64xbf16>>
     %1771 = step.zip %rep98_gate, %1770 : (!step.stream<["ceiling(B_98/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_98/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_98/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate98 = step.map %1771 : !step.stream<["ceiling(B_98/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_98/16)", 12], !step.tile<16x64xf32>> {
@@ -3487,7 +3487,7 @@ builtin.module {
       %1774 = step.apply "matmul"(%1772, %1773) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1774 : !step.tile<16x64xf32>
     }
-    %gate_ld99 = step.linear_offchip_load %acc99_gate {base_addr = 5232394240 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_99/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_99/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld99 = step.linear_offchip_load %acc99_gate {base_addr = 5009047552 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_99/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_99/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1775 = step.flatten %gate_ld99 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_99/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_99/16)", 12], !step.tile<2048x64xbf16>>
     %1776 = step.zip %rep99_gate, %1775 : (!step.stream<["ceiling(B_99/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_99/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_99/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate99 = step.map %1776 : !step.stream<["ceiling(B_99/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_99/16)", 12], !step.tile<16x64xf32>> {
@@ -3495,7 +3495,7 @@ builtin.module {
       %1779 = step.apply "matmul"(%1777, %1778) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1779 : !step.tile<16x64xf32>
     }
-    %gate_ld100 = step.linear_offchip_load %acc100_gate {base_addr = 5241831424 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_100/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_100/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld100 = step.linear_offchip_load %acc100_gate {base_addr = 5012193280 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_100/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_100/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1780 = step.flatten %gate_ld100 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_100/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_100/16)", 12], !step.tile<2048x64xbf16>>
     %1781 = step.zip %rep100_gate, %1780 : (!step.stream<["ceiling(B_100/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_100/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_100/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate100 = step.map %1781 : !step.stream<["ceiling(B_100/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_100/16)", 12], !step.tile<16x64xf32>> {
@@ -3503,7 +3503,7 @@ builtin.module {
       %1784 = step.apply "matmul"(%1782, %1783) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1784 : !step.tile<16x64xf32>
     }
-    %gate_ld101 = step.linear_offchip_load %acc101_gate {base_addr = 5251268608 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_101/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_101/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld101 = step.linear_offchip_load %acc101_gate {base_addr = 5015339008 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_101/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_101/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1785 = step.flatten %gate_ld101 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_101/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_101/16)", 12], !step.tile<2048x64xbf16>>
     %1786 = step.zip %rep101_gate, %1785 : (!step.stream<["ceiling(B_101/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_101/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_101/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate101 = step.map %1786 : !step.stream<["ceiling(B_101/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_101/16)", 12], !step.tile<16x64xf32>> {
@@ -3511,7 +3511,7 @@ builtin.module {
       %1789 = step.apply "matmul"(%1787, %1788) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1789 : !step.tile<16x64xf32>
     }
-    %gate_ld102 = step.linear_offchip_load %acc102_gate {base_addr = 5260705792 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_102/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_102/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld102 = step.linear_offchip_load %acc102_gate {base_addr = 5018484736 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_102/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_102/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1790 = step.flatten %gate_ld102 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_102/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_102/16)", 12], !step.tile<2048x64xbf16>>
     %1791 = step.zip %rep102_gate, %1790 : (!step.stream<["ceiling(B_102/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_102/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_102/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate102 = step.map %1791 : !step.stream<["ceiling(B_102/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_102/16)", 12], !step.tile<16x64xf32>> {
@@ -3519,7 +3519,7 @@ builtin.module {
       %1794 = step.apply "matmul"(%1792, %1793) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1794 : !step.tile<16x64xf32>
     }
-    %gate_ld103 = step.linear_offchip_load %acc103_gate {base_addr = 5270142976 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_103/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_103/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld103 = step.linear_offchip_load %acc103_gate {base_addr = 5021630464 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_103/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_103/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1795 = step.flatten %gate_ld103 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_103/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_103/16)", 12], !step.tile<2048x64xbf16>>
     %1796 = step.zip %rep103_gate, %1795 : (!step.stream<["ceiling(B_103/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_103/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_103/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate103 = step.map %1796 : !step.stream<["ceiling(B_103/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_103/16)", 12], !step.tile<16x64xf32>> {
@@ -3527,7 +3527,7 @@ builtin.module {
       %1799 = step.apply "matmul"(%1797, %1798) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1799 : !step.tile<16x64xf32>
     }
-    %gate_ld104 = step.linear_offchip_load %acc104_gate {base_addr = 5279580160 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_104/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_104/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld104 = step.linear_offchip_load %acc104_gate {base_addr = 5024776192 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_104/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_104/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1800 = step.flatten %gate_ld104 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_104/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_104/16)", 12], !step.tile<2048x64xbf16>>
     %1801 = step.zip %rep104_gate, %1800 : (!step.stream<["ceiling(B_104/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_104/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_104/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate104 = step.map %1801 : !step.stream<["ceiling(B_104/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_104/16)", 12], !step.tile<16x64xf32>> {
@@ -3535,7 +3535,7 @@ builtin.module {
       %1804 = step.apply "matmul"(%1802, %1803) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1804 : !step.tile<16x64xf32>
     }
-    %gate_ld105 = step.linear_offchip_load %acc105_gate {base_addr = 5289017344 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_105/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_105/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld105 = step.linear_offchip_load %acc105_gate {base_addr = 5027921920 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_105/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_105/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1805 = step.flatten %gate_ld105 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_105/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_105/16)", 12], !step.tile<2048x64xbf16>>
     %1806 = step.zip %rep105_gate, %1805 : (!step.stream<["ceiling(B_105/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_105/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_105/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate105 = step.map %1806 : !step.stream<["ceiling(B_105/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_105/16)", 12], !step.tile<16x64xf32>> {
@@ -3543,7 +3543,7 @@ builtin.module {
       %1809 = step.apply "matmul"(%1807, %1808) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1809 : !step.tile<16x64xf32>
     }
-    %gate_ld106 = step.linear_offchip_load %acc106_gate {base_addr = 5298454528 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_106/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_106/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld106 = step.linear_offchip_load %acc106_gate {base_addr = 5031067648 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_106/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_106/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1810 = step.flatten %gate_ld106 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_106/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_106/16)", 12], !step.tile<2048x64xbf16>>
     %1811 = step.zip %rep106_gate, %1810 : (!step.stream<["ceiling(B_106/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_106/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_106/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate106 = step.map %1811 : !step.stream<["ceiling(B_106/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_106/16)", 12], !step.tile<16x64xf32>> {
@@ -3551,7 +3551,7 @@ builtin.module {
       %1814 = step.apply "matmul"(%1812, %1813) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1814 : !step.tile<16x64xf32>
     }
-    %gate_ld107 = step.linear_offchip_load %acc107_gate {base_addr = 5307891712 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_107/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_107/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld107 = step.linear_offchip_load %acc107_gate {base_addr = 5034213376 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_107/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_107/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1815 = step.flatten %gate_ld107 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_107/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_107/16)", 12], !step.tile<2048x64xbf16>>
     %1816 = step.zip %rep107_gate, %1815 : (!step.stream<["ceiling(B_107/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_107/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_107/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate107 = step.map %1816 : !step.stream<["ceiling(B_107/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_107/16)", 12], !step.tile<16x64xf32>> {
@@ -3559,7 +3559,7 @@ builtin.module {
       %1819 = step.apply "matmul"(%1817, %1818) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1819 : !step.tile<16x64xf32>
     }
-    %gate_ld108 = step.linear_offchip_load %acc108_gate {base_addr = 5317328896 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_108/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_108/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld108 = step.linear_offchip_load %acc108_gate {base_addr = 5037359104 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_108/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_108/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1820 = step.flatten %gate_ld108 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_108/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_108/16)", 12], !step.tile<2048x64xbf16>>
     %1821 = step.zip %rep108_gate, %1820 : (!step.stream<["ceiling(B_108/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_108/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_108/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate108 = step.map %1821 : !step.stream<["ceiling(B_108/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_108/16)", 12], !step.tile<16x64xf32>> {
@@ -3567,7 +3567,7 @@ builtin.module {
       %1824 = step.apply "matmul"(%1822, %1823) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1824 : !step.tile<16x64xf32>
     }
-    %gate_ld109 = step.linear_offchip_load %acc109_gate {base_addr = 5326766080 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_109/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_109/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld109 = step.linear_offchip_load %acc109_gate {base_addr = 5040504832 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_109/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_109/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1825 = step.flatten %gate_ld109 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_109/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_109/16)", 12], !step.tile<2048x64xbf16>>
     %1826 = step.zip %rep109_gate, %1825 : (!step.stream<["ceiling(B_109/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_109/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_109/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate109 = step.map %1826 : !step.stream<["ceiling(B_109/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_109/16)", 12], !step.tile<16x64xf32>> {
@@ -3575,7 +3575,7 @@ builtin.module {
       %1829 = step.apply "matmul"(%1827, %1828) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1829 : !step.tile<16x64xf32>
     }
-    %gate_ld110 = step.linear_offchip_load %acc110_gate {base_addr = 5336203264 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_110/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_110/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld110 = step.linear_offchip_load %acc110_gate {base_addr = 5043650560 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_110/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_110/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1830 = step.flatten %gate_ld110 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_110/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_110/16)", 12], !step.tile<2048x64xbf16>>
     %1831 = step.zip %rep110_gate, %1830 : (!step.stream<["ceiling(B_110/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_110/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_110/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate110 = step.map %1831 : !step.stream<["ceiling(B_110/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_110/16)", 12], !step.tile<16x64xf32>> {
@@ -3583,7 +3583,7 @@ builtin.module {
       %1834 = step.apply "matmul"(%1832, %1833) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1834 : !step.tile<16x64xf32>
     }
-    %gate_ld111 = step.linear_offchip_load %acc111_gate {base_addr = 5345640448 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_111/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_111/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld111 = step.linear_offchip_load %acc111_gate {base_addr = 5046796288 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_111/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_111/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1835 = step.flatten %gate_ld111 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_111/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_111/16)", 12], !step.tile<2048x64xbf16>>
     %1836 = step.zip %rep111_gate, %1835 : (!step.stream<["ceiling(B_111/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_111/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_111/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate111 = step.map %1836 : !step.stream<["ceiling(B_111/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_111/16)", 12], !step.tile<16x64xf32>> {
@@ -3591,7 +3591,7 @@ builtin.module {
       %1839 = step.apply "matmul"(%1837, %1838) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1839 : !step.tile<16x64xf32>
     }
-    %gate_ld112 = step.linear_offchip_load %acc112_gate {base_addr = 5355077632 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_112/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_112/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld112 = step.linear_offchip_load %acc112_gate {base_addr = 5049942016 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_112/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_112/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1840 = step.flatten %gate_ld112 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_112/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_112/16)", 12], !step.tile<2048x64xbf16>>
     %1841 = step.zip %rep112_gate, %1840 : (!step.stream<["ceiling(B_112/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_112/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_112/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate112 = step.map %1841 : !step.stream<["ceiling(B_112/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_112/16)", 12], !step.tile<16x64xf32>> {
@@ -3599,7 +3599,7 @@ builtin.module {
       %1844 = step.apply "matmul"(%1842, %1843) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1844 : !step.tile<16x64xf32>
     }
-    %gate_ld113 = step.linear_offchip_load %acc113_gate {base_addr = 5364514816 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_113/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_113/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld113 = step.linear_offchip_load %acc113_gate {base_addr = 5053087744 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_113/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_113/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1845 = step.flatten %gate_ld113 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_113/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_113/16)", 12], !step.tile<2048x64xbf16>>
     %1846 = step.zip %rep113_gate, %1845 : (!step.stream<["ceiling(B_113/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_113/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_113/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate113 = step.map %1846 : !step.stream<["ceiling(B_113/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_113/16)", 12], !step.tile<16x64xf32>> {
@@ -3607,7 +3607,7 @@ builtin.module {
       %1849 = step.apply "matmul"(%1847, %1848) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1849 : !step.tile<16x64xf32>
     }
-    %gate_ld114 = step.linear_offchip_load %acc114_gate {base_addr = 5373952000 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_114/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_114/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld114 = step.linear_offchip_load %acc114_gate {base_addr = 5056233472 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_114/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_114/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1850 = step.flatten %gate_ld114 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_114/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_114/16)", 12], !step.tile<2048x64xbf16>>
     %1851 = step.zip %rep114_gate, %1850 : (!step.stream<["ceiling(B_114/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_114/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_114/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate114 = step.map %1851 : !step.stream<["ceiling(B_114/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_114/16)", 12], !step.tile<16x64xf32>> {
@@ -3615,7 +3615,7 @@ builtin.module {
       %1854 = step.apply "matmul"(%1852, %1853) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1854 : !step.tile<16x64xf32>
     }
-    %gate_ld115 = step.linear_offchip_load %acc115_gate {base_addr = 5383389184 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_115/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_115/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld115 = step.linear_offchip_load %acc115_gate {base_addr = 5059379200 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_115/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_115/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1855 = step.flatten %gate_ld115 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_115/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_115/16)", 12], !step.tile<2048x64xbf16>>
     %1856 = step.zip %rep115_gate, %1855 : (!step.stream<["ceiling(B_115/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_115/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_115/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate115 = step.map %1856 : !step.stream<["ceiling(B_115/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_115/16)", 12], !step.tile<16x64xf32>> {
@@ -3623,7 +3623,7 @@ builtin.module {
       %1859 = step.apply "matmul"(%1857, %1858) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1859 : !step.tile<16x64xf32>
     }
-    %gate_ld116 = step.linear_offchip_load %acc116_gate {base_addr = 5392826368 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_116/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_116/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld116 = step.linear_offchip_load %acc116_gate {base_addr = 5062524928 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_116/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_116/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1860 = step.flatten %gate_ld116 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_116/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_116/16)", 12], !step.tile<2048x64xbf16>>
     %1861 = step.zip %rep116_gate, %1860 : (!step.stream<["ceiling(B_116/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_116/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_116/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate116 = step.map %1861 : !step.stream<["ceiling(B_116/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_116/16)", 12], !step.tile<16x64xf32>> {
@@ -3631,7 +3631,7 @@ builtin.module {
       %1864 = step.apply "matmul"(%1862, %1863) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1864 : !step.tile<16x64xf32>
     }
-    %gate_ld117 = step.linear_offchip_load %acc117_gate {base_addr = 5402263552 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_117/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_117/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld117 = step.linear_offchip_load %acc117_gate {base_addr = 5065670656 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_117/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_117/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1865 = step.flatten %gate_ld117 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_117/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_117/16)", 12], !step.tile<2048x64xbf16>>
     %1866 = step.zip %rep117_gate, %1865 : (!step.stream<["ceiling(B_117/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_117/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_117/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate117 = step.map %1866 : !step.stream<["ceiling(B_117/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_117/16)", 12], !step.tile<16x64xf32>> {
@@ -3639,7 +3639,7 @@ builtin.module {
       %1869 = step.apply "matmul"(%1867, %1868) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1869 : !step.tile<16x64xf32>
     }
-    %gate_ld118 = step.linear_offchip_load %acc118_gate {base_addr = 5411700736 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_118/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_118/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld118 = step.linear_offchip_load %acc118_gate {base_addr = 5068816384 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_118/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_118/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1870 = step.flatten %gate_ld118 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_118/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_118/16)", 12], !step.tile<2048x64xbf16>>
     %1871 = step.zip %rep118_gate, %1870 : (!step.stream<["ceiling(B_118/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_118/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_118/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate118 = step.map %1871 : !step.stream<["ceiling(B_118/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_118/16)", 12], !step.tile<16x64xf32>> {
@@ -3647,7 +3647,7 @@ builtin.module {
       %1874 = step.apply "matmul"(%1872, %1873) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1874 : !step.tile<16x64xf32>
     }
-    %gate_ld119 = step.linear_offchip_load %acc119_gate {base_addr = 5421137920 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_119/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_119/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld119 = step.linear_offchip_load %acc119_gate {base_addr = 5071962112 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_119/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_119/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1875 = step.flatten %gate_ld119 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_119/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_119/16)", 12], !step.tile<2048x64xbf16>>
     %1876 = step.zip %rep119_gate, %1875 : (!step.stream<["ceiling(B_119/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_119/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_119/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate119 = step.map %1876 : !step.stream<["ceiling(B_119/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_119/16)", 12], !step.tile<16x64xf32>> {
@@ -3655,7 +3655,7 @@ builtin.module {
       %1879 = step.apply "matmul"(%1877, %1878) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1879 : !step.tile<16x64xf32>
     }
-    %gate_ld120 = step.linear_offchip_load %acc120_gate {base_addr = 5430575104 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_120/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_120/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld120 = step.linear_offchip_load %acc120_gate {base_addr = 5075107840 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_120/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_120/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1880 = step.flatten %gate_ld120 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_120/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_120/16)", 12], !step.tile<2048x64xbf16>>
     %1881 = step.zip %rep120_gate, %1880 : (!step.stream<["ceiling(B_120/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_120/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_120/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate120 = step.map %1881 : !step.stream<["ceiling(B_120/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_120/16)", 12], !step.tile<16x64xf32>> {
@@ -3663,7 +3663,7 @@ builtin.module {
       %1884 = step.apply "matmul"(%1882, %1883) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1884 : !step.tile<16x64xf32>
     }
-    %gate_ld121 = step.linear_offchip_load %acc121_gate {base_addr = 5440012288 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_121/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_121/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld121 = step.linear_offchip_load %acc121_gate {base_addr = 5078253568 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_121/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_121/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1885 = step.flatten %gate_ld121 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_121/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_121/16)", 12], !step.tile<2048x64xbf16>>
     %1886 = step.zip %rep121_gate, %1885 : (!step.stream<["ceiling(B_121/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_121/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_121/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate121 = step.map %1886 : !step.stream<["ceiling(B_121/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_121/16)", 12], !step.tile<16x64xf32>> {
@@ -3671,7 +3671,7 @@ builtin.module {
       %1889 = step.apply "matmul"(%1887, %1888) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1889 : !step.tile<16x64xf32>
     }
-    %gate_ld122 = step.linear_offchip_load %acc122_gate {base_addr = 5449449472 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_122/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_122/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld122 = step.linear_offchip_load %acc122_gate {base_addr = 5081399296 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_122/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_122/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1890 = step.flatten %gate_ld122 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_122/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_122/16)", 12], !step.tile<2048x64xbf16>>
     %1891 = step.zip %rep122_gate, %1890 : (!step.stream<["ceiling(B_122/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_122/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_122/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate122 = step.map %1891 : !step.stream<["ceiling(B_122/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_122/16)", 12], !step.tile<16x64xf32>> {
@@ -3679,7 +3679,7 @@ builtin.module {
       %1894 = step.apply "matmul"(%1892, %1893) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1894 : !step.tile<16x64xf32>
     }
-    %gate_ld123 = step.linear_offchip_load %acc123_gate {base_addr = 5458886656 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_123/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_123/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld123 = step.linear_offchip_load %acc123_gate {base_addr = 5084545024 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_123/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_123/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1895 = step.flatten %gate_ld123 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_123/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_123/16)", 12], !step.tile<2048x64xbf16>>
     %1896 = step.zip %rep123_gate, %1895 : (!step.stream<["ceiling(B_123/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_123/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_123/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate123 = step.map %1896 : !step.stream<["ceiling(B_123/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_123/16)", 12], !step.tile<16x64xf32>> {
@@ -3687,7 +3687,7 @@ builtin.module {
       %1899 = step.apply "matmul"(%1897, %1898) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1899 : !step.tile<16x64xf32>
     }
-    %gate_ld124 = step.linear_offchip_load %acc124_gate {base_addr = 5468323840 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_124/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_124/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld124 = step.linear_offchip_load %acc124_gate {base_addr = 5087690752 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_124/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_124/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1900 = step.flatten %gate_ld124 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_124/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_124/16)", 12], !step.tile<2048x64xbf16>>
     %1901 = step.zip %rep124_gate, %1900 : (!step.stream<["ceiling(B_124/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_124/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_124/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate124 = step.map %1901 : !step.stream<["ceiling(B_124/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_124/16)", 12], !step.tile<16x64xf32>> {
@@ -3695,7 +3695,7 @@ builtin.module {
       %1904 = step.apply "matmul"(%1902, %1903) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1904 : !step.tile<16x64xf32>
     }
-    %gate_ld125 = step.linear_offchip_load %acc125_gate {base_addr = 5477761024 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_125/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_125/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld125 = step.linear_offchip_load %acc125_gate {base_addr = 5090836480 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_125/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_125/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1905 = step.flatten %gate_ld125 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_125/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_125/16)", 12], !step.tile<2048x64xbf16>>
     %1906 = step.zip %rep125_gate, %1905 : (!step.stream<["ceiling(B_125/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_125/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_125/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate125 = step.map %1906 : !step.stream<["ceiling(B_125/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_125/16)", 12], !step.tile<16x64xf32>> {
@@ -3703,7 +3703,7 @@ builtin.module {
       %1909 = step.apply "matmul"(%1907, %1908) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1909 : !step.tile<16x64xf32>
     }
-    %gate_ld126 = step.linear_offchip_load %acc126_gate {base_addr = 5487198208 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_126/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_126/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld126 = step.linear_offchip_load %acc126_gate {base_addr = 5093982208 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_126/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_126/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1910 = step.flatten %gate_ld126 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_126/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_126/16)", 12], !step.tile<2048x64xbf16>>
     %1911 = step.zip %rep126_gate, %1910 : (!step.stream<["ceiling(B_126/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_126/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_126/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate126 = step.map %1911 : !step.stream<["ceiling(B_126/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_126/16)", 12], !step.tile<16x64xf32>> {
@@ -3711,7 +3711,7 @@ builtin.module {
       %1914 = step.apply "matmul"(%1912, %1913) : (!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>) -> !step.tile<16x64xf32>
       step.yield %1914 : !step.tile<16x64xf32>
     }
-    %gate_ld127 = step.linear_offchip_load %acc127_gate {base_addr = 5496635392 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_127/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_127/16)", 12, 1], !step.tile<2048x64xbf16>>
+    %gate_ld127 = step.linear_offchip_load %acc127_gate {base_addr = 5097127936 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_127/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_127/16)", 12, 1], !step.tile<2048x64xbf16>>
     %1915 = step.flatten %gate_ld127 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_127/16)", 12, 1], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_127/16)", 12], !step.tile<2048x64xbf16>>
     %1916 = step.zip %rep127_gate, %1915 : (!step.stream<["ceiling(B_127/16)", 12], !step.tile<16x2048xf32>>, !step.stream<["ceiling(B_127/16)", 12], !step.tile<2048x64xbf16>>) -> !step.stream<["ceiling(B_127/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>>
     %gate127 = step.map %1916 : !step.stream<["ceiling(B_127/16)", 12], !step.tuple<!step.tile<16x2048xf32>, !step.tile<2048x64xbf16>>> -> !step.stream<["ceiling(B_127/16)", 12], !step.tile<16x64xf32>> {
@@ -5127,7 +5127,7 @@ builtin.module {
       %2687 = step.apply "mul"(%2685, %2686) : (!step.tile<16x64xf32>, !step.tile<16x64xf32>) -> !step.tile<16x64xf32>
       step.yield %2687 : !step.tile<16x64xf32>
     }
-    %down_ld0 = step.linear_offchip_load %acc0_down {base_addr = 4301258752 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_0/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_0/16)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld0 = step.linear_offchip_load %acc0_down {base_addr = 5100273664 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_0/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_0/16)", 12, 1], !step.tile<64x2048xbf16>>
     %2688 = step.flatten %down_ld0 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_0/16)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_0/16)", 12], !step.tile<64x2048xbf16>>
     %2689 = step.zip %proj0, %2688 : (!step.stream<["ceiling(B_0/16)", 12], !step.tile<16x64xf32>>, !step.stream<["ceiling(B_0/16)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_0/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>>
     %down0 = step.accum %2689 {rank = 1 : i64} : !step.stream<["ceiling(B_0/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["ceiling(B_0/16)"], !step.tile<16x2048xf32>> update {
@@ -5144,7 +5144,7 @@ builtin.module {
       %2697 = step.apply "retile_streamify"(%2696) : (!step.tile<16x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %2697 : !step.tile<1x2048xf32>
     }
-    %down_ld1 = step.linear_offchip_load %acc1_down {base_addr = 4310695936 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_1/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_1/16)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld1 = step.linear_offchip_load %acc1_down {base_addr = 5103419392 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_1/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_1/16)", 12, 1], !step.tile<64x2048xbf16>>
     %2698 = step.flatten %down_ld1 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_1/16)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_1/16)", 12], !step.tile<64x2048xbf16>>
     %2699 = step.zip %proj1, %2698 : (!step.stream<["ceiling(B_1/16)", 12], !step.tile<16x64xf32>>, !step.stream<["ceiling(B_1/16)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_1/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>>
     %down1 = step.accum %2699 {rank = 1 : i64} : !step.stream<["ceiling(B_1/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["ceiling(B_1/16)"], !step.tile<16x2048xf32>> update {
@@ -5161,7 +5161,7 @@ builtin.module {
       %2707 = step.apply "retile_streamify"(%2706) : (!step.tile<16x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %2707 : !step.tile<1x2048xf32>
     }
-    %down_ld2 = step.linear_offchip_load %acc2_down {base_addr = 4320133120 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_2/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_2/16)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld2 = step.linear_offchip_load %acc2_down {base_addr = 5106565120 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_2/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_2/16)", 12, 1], !step.tile<64x2048xbf16>>
     %2708 = step.flatten %down_ld2 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_2/16)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_2/16)", 12], !step.tile<64x2048xbf16>>
     %2709 = step.zip %proj2, %2708 : (!step.stream<["ceiling(B_2/16)", 12], !step.tile<16x64xf32>>, !step.stream<["ceiling(B_2/16)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_2/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>>
     %down2 = step.accum %2709 {rank = 1 : i64} : !step.stream<["ceiling(B_2/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["ceiling(B_2/16)"], !step.tile<16x2048xf32>> update {
@@ -5178,7 +5178,7 @@ builtin.module {
       %2717 = step.apply "retile_streamify"(%2716) : (!step.tile<16x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %2717 : !step.tile<1x2048xf32>
     }
-    %down_ld3 = step.linear_offchip_load %acc3_down {base_addr = 4329570304 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_3/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_3/16)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld3 = step.linear_offchip_load %acc3_down {base_addr = 5109710848 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_3/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_3/16)", 12, 1], !step.tile<64x2048xbf16>>
     %2718 = step.flatten %down_ld3 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_3/16)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_3/16)", 12], !step.tile<64x2048xbf16>>
     %2719 = step.zip %proj3, %2718 : (!step.stream<["ceiling(B_3/16)", 12], !step.tile<16x64xf32>>, !step.stream<["ceiling(B_3/16)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_3/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>>
     %down3 = step.accum %2719 {rank = 1 : i64} : !step.stream<["ceiling(B_3/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["ceiling(B_3/16)"], !step.tile<16x2048xf32>> update {
@@ -5195,7 +5195,7 @@ builtin.module {
       %2727 = step.apply "retile_streamify"(%2726) : (!step.tile<16x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %2727 : !step.tile<1x2048xf32>
     }
-    %down_ld4 = step.linear_offchip_load %acc4_down {base_addr = 4339007488 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_4/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_4/16)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld4 = step.linear_offchip_load %acc4_down {base_addr = 5112856576 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_4/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_4/16)", 12, 1], !step.tile<64x2048xbf16>>
     %2728 = step.flatten %down_ld4 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_4/16)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_4/16)", 12], !step.tile<64x2048xbf16>>
     %2729 = step.zip %proj4, %2728 : (!step.stream<["ceiling(B_4/16)", 12], !step.tile<16x64xf32>>, !step.stream<["ceiling(B_4/16)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_4/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>>
     %down4 = step.accum %2729 {rank = 1 : i64} : !step.stream<["ceiling(B_4/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["ceiling(B_4/16)"], !step.tile<16x2048xf32>> update {
@@ -5212,7 +5212,7 @@ builtin.module {
       %2737 = step.apply "retile_streamify"(%2736) : (!step.tile<16x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %2737 : !step.tile<1x2048xf32>
     }
-    %down_ld5 = step.linear_offchip_load %acc5_down {base_addr = 4348444672 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_5/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_5/16)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld5 = step.linear_offchip_load %acc5_down {base_addr = 5116002304 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_5/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_5/16)", 12, 1], !step.tile<64x2048xbf16>>
     %2738 = step.flatten %down_ld5 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_5/16)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_5/16)", 12], !step.tile<64x2048xbf16>>
     %2739 = step.zip %proj5, %2738 : (!step.stream<["ceiling(B_5/16)", 12], !step.tile<16x64xf32>>, !step.stream<["ceiling(B_5/16)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_5/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>>
     %down5 = step.accum %2739 {rank = 1 : i64} : !step.stream<["ceiling(B_5/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["ceiling(B_5/16)"], !step.tile<16x2048xf32>> update {
@@ -5229,7 +5229,7 @@ builtin.module {
       %2747 = step.apply "retile_streamify"(%2746) : (!step.tile<16x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %2747 : !step.tile<1x2048xf32>
     }
-    %down_ld6 = step.linear_offchip_load %acc6_down {base_addr = 4357881856 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_6/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_6/16)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld6 = step.linear_offchip_load %acc6_down {base_addr = 5119148032 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_6/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_6/16)", 12, 1], !step.tile<64x2048xbf16>>
     %2748 = step.flatten %down_ld6 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_6/16)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_6/16)", 12], !step.tile<64x2048xbf16>>
     %2749 = step.zip %proj6, %2748 : (!step.stream<["ceiling(B_6/16)", 12], !step.tile<16x64xf32>>, !step.stream<["ceiling(B_6/16)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_6/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>>
     %down6 = step.accum %2749 {rank = 1 : i64} : !step.stream<["ceiling(B_6/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["ceiling(B_6/16)"], !step.tile<16x2048xf32>> update {
@@ -5246,7 +5246,7 @@ builtin.module {
       %2757 = step.apply "retile_streamify"(%2756) : (!step.tile<16x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %2757 : !step.tile<1x2048xf32>
     }
-    %down_ld7 = step.linear_offchip_load %acc7_down {base_addr = 4367319040 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_7/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_7/16)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld7 = step.linear_offchip_load %acc7_down {base_addr = 5122293760 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_7/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_7/16)", 12, 1], !step.tile<64x2048xbf16>>
     %2758 = step.flatten %down_ld7 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_7/16)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_7/16)", 12], !step.tile<64x2048xbf16>>
     %2759 = step.zip %proj7, %2758 : (!step.stream<["ceiling(B_7/16)", 12], !step.tile<16x64xf32>>, !step.stream<["ceiling(B_7/16)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_7/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>>
     %down7 = step.accum %2759 {rank = 1 : i64} : !step.stream<["ceiling(B_7/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["ceiling(B_7/16)"], !step.tile<16x2048xf32>> update {
@@ -5263,7 +5263,7 @@ builtin.module {
       %2767 = step.apply "retile_streamify"(%2766) : (!step.tile<16x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %2767 : !step.tile<1x2048xf32>
     }
-    %down_ld8 = step.linear_offchip_load %acc8_down {base_addr = 4376756224 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_8/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_8/16)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld8 = step.linear_offchip_load %acc8_down {base_addr = 5125439488 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_8/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_8/16)", 12, 1], !step.tile<64x2048xbf16>>
     %2768 = step.flatten %down_ld8 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_8/16)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_8/16)", 12], !step.tile<64x2048xbf16>>
     %2769 = step.zip %proj8, %2768 : (!step.stream<["ceiling(B_8/16)", 12], !step.tile<16x64xf32>>, !step.stream<["ceiling(B_8/16)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_8/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>>
     %down8 = step.accum %2769 {rank = 1 : i64} : !step.stream<["ceiling(B_8/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["ceiling(B_8/16)"], !step.tile<16x2048xf32>> update {
@@ -5280,7 +5280,7 @@ builtin.module {
       %2777 = step.apply "retile_streamify"(%2776) : (!step.tile<16x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %2777 : !step.tile<1x2048xf32>
     }
-    %down_ld9 = step.linear_offchip_load %acc9_down {base_addr = 4386193408 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_9/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_9/16)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld9 = step.linear_offchip_load %acc9_down {base_addr = 5128585216 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_9/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_9/16)", 12, 1], !step.tile<64x2048xbf16>>
     %2778 = step.flatten %down_ld9 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_9/16)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_9/16)", 12], !step.tile<64x2048xbf16>>
     %2779 = step.zip %proj9, %2778 : (!step.stream<["ceiling(B_9/16)", 12], !step.tile<16x64xf32>>, !step.stream<["ceiling(B_9/16)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_9/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>>
     %down9 = step.accum %2779 {rank = 1 : i64} : !step.stream<["ceiling(B_9/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["ceiling(B_9/16)"], !step.tile<16x2048xf32>> update {
@@ -5297,7 +5297,7 @@ builtin.module {
       %2787 = step.apply "retile_streamify"(%2786) : (!step.tile<16x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %2787 : !step.tile<1x2048xf32>
     }
-    %down_ld10 = step.linear_offchip_load %acc10_down {base_addr = 4395630592 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_10/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_10/16)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld10 = step.linear_offchip_load %acc10_down {base_addr = 5131730944 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_10/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_10/16)", 12, 1], !step.tile<64x2048xbf16>>
     %2788 = step.flatten %down_ld10 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_10/16)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_10/16)", 12], !step.tile<64x2048xbf16>>
     %2789 = step.zip %proj10, %2788 : (!step.stream<["ceiling(B_10/16)", 12], !step.tile<16x64xf32>>, !step.stream<["ceiling(B_10/16)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_10/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>>
     %down10 = step.accum %2789 {rank = 1 : i64} : !step.stream<["ceiling(B_10/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["ceiling(B_10/16)"], !step.tile<16x2048xf32>> update {
@@ -5314,7 +5314,7 @@ builtin.module {
       %2797 = step.apply "retile_streamify"(%2796) : (!step.tile<16x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %2797 : !step.tile<1x2048xf32>
     }
-    %down_ld11 = step.linear_offchip_load %acc11_down {base_addr = 4405067776 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_11/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_11/16)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld11 = step.linear_offchip_load %acc11_down {base_addr = 5134876672 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_11/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_11/16)", 12, 1], !step.tile<64x2048xbf16>>
     %2798 = step.flatten %down_ld11 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_11/16)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_11/16)", 12], !step.tile<64x2048xbf16>>
     %2799 = step.zip %proj11, %2798 : (!step.stream<["ceiling(B_11/16)", 12], !step.tile<16x64xf32>>, !step.stream<["ceiling(B_11/16)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_11/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>>
     %down11 = step.accum %2799 {rank = 1 : i64} : !step.stream<["ceiling(B_11/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["ceiling(B_11/16)"], !step.tile<16x2048xf32>> update {
@@ -5331,7 +5331,7 @@ builtin.module {
       %2807 = step.apply "retile_streamify"(%2806) : (!step.tile<16x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %2807 : !step.tile<1x2048xf32>
     }
-    %down_ld12 = step.linear_offchip_load %acc12_down {base_addr = 4414504960 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_12/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_12/16)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld12 = step.linear_offchip_load %acc12_down {base_addr = 5138022400 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_12/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_12/16)", 12, 1], !step.tile<64x2048xbf16>>
     %2808 = step.flatten %down_ld12 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_12/16)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_12/16)", 12], !step.tile<64x2048xbf16>>
     %2809 = step.zip %proj12, %2808 : (!step.stream<["ceiling(B_12/16)", 12], !step.tile<16x64xf32>>, !step.stream<["ceiling(B_12/16)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_12/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>>
     %down12 = step.accum %2809 {rank = 1 : i64} : !step.stream<["ceiling(B_12/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["ceiling(B_12/16)"], !step.tile<16x2048xf32>> update {
@@ -5348,7 +5348,7 @@ builtin.module {
       %2817 = step.apply "retile_streamify"(%2816) : (!step.tile<16x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %2817 : !step.tile<1x2048xf32>
     }
-    %down_ld13 = step.linear_offchip_load %acc13_down {base_addr = 4423942144 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_13/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_13/16)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld13 = step.linear_offchip_load %acc13_down {base_addr = 5141168128 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_13/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_13/16)", 12, 1], !step.tile<64x2048xbf16>>
     %2818 = step.flatten %down_ld13 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_13/16)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_13/16)", 12], !step.tile<64x2048xbf16>>
     %2819 = step.zip %proj13, %2818 : (!step.stream<["ceiling(B_13/16)", 12], !step.tile<16x64xf32>>, !step.stream<["ceiling(B_13/16)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_13/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>>
     %down13 = step.accum %2819 {rank = 1 : i64} : !step.stream<["ceiling(B_13/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["ceiling(B_13/16)"], !step.tile<16x2048xf32>> update {
@@ -5365,7 +5365,7 @@ builtin.module {
       %2827 = step.apply "retile_streamify"(%2826) : (!step.tile<16x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %2827 : !step.tile<1x2048xf32>
     }
-    %down_ld14 = step.linear_offchip_load %acc14_down {base_addr = 4433379328 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_14/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_14/16)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld14 = step.linear_offchip_load %acc14_down {base_addr = 5144313856 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_14/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_14/16)", 12, 1], !step.tile<64x2048xbf16>>
     %2828 = step.flatten %down_ld14 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_14/16)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_14/16)", 12], !step.tile<64x2048xbf16>>
     %2829 = step.zip %proj14, %2828 : (!step.stream<["ceiling(B_14/16)", 12], !step.tile<16x64xf32>>, !step.stream<["ceiling(B_14/16)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_14/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>>
     %down14 = step.accum %2829 {rank = 1 : i64} : !step.stream<["ceiling(B_14/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["ceiling(B_14/16)"], !step.tile<16x2048xf32>> update {
@@ -5382,7 +5382,7 @@ builtin.module {
       %2837 = step.apply "retile_streamify"(%2836) : (!step.tile<16x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %2837 : !step.tile<1x2048xf32>
     }
-    %down_ld15 = step.linear_offchip_load %acc15_down {base_addr = 4442816512 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_15/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_15/16)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld15 = step.linear_offchip_load %acc15_down {base_addr = 5147459584 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_15/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_15/16)", 12, 1], !step.tile<64x2048xbf16>>
     %2838 = step.flatten %down_ld15 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_15/16)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_15/16)", 12], !step.tile<64x2048xbf16>>
     %2839 = step.zip %proj15, %2838 : (!step.stream<["ceiling(B_15/16)", 12], !step.tile<16x64xf32>>, !step.stream<["ceiling(B_15/16)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_15/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>>
     %down15 = step.accum %2839 {rank = 1 : i64} : !step.stream<["ceiling(B_15/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["ceiling(B_15/16)"], !step.tile<16x2048xf32>> update {
@@ -5399,7 +5399,7 @@ builtin.module {
       %2847 = step.apply "retile_streamify"(%2846) : (!step.tile<16x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %2847 : !step.tile<1x2048xf32>
     }
-    %down_ld16 = step.linear_offchip_load %acc16_down {base_addr = 4452253696 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_16/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_16/16)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld16 = step.linear_offchip_load %acc16_down {base_addr = 5150605312 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_16/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_16/16)", 12, 1], !step.tile<64x2048xbf16>>
     %2848 = step.flatten %down_ld16 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_16/16)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_16/16)", 12], !step.tile<64x2048xbf16>>
     %2849 = step.zip %proj16, %2848 : (!step.stream<["ceiling(B_16/16)", 12], !step.tile<16x64xf32>>, !step.stream<["ceiling(B_16/16)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_16/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>>
     %down16 = step.accum %2849 {rank = 1 : i64} : !step.stream<["ceiling(B_16/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["ceiling(B_16/16)"], !step.tile<16x2048xf32>> update {
@@ -5416,7 +5416,7 @@ builtin.module {
       %2857 = step.apply "retile_streamify"(%2856) : (!step.tile<16x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %2857 : !step.tile<1x2048xf32>
     }
-    %down_ld17 = step.linear_offchip_load %acc17_down {base_addr = 4461690880 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_17/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_17/16)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld17 = step.linear_offchip_load %acc17_down {base_addr = 5153751040 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_17/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_17/16)", 12, 1], !step.tile<64x2048xbf16>>
     %2858 = step.flatten %down_ld17 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_17/16)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_17/16)", 12], !step.tile<64x2048xbf16>>
     %2859 = step.zip %proj17, %2858 : (!step.stream<["ceiling(B_17/16)", 12], !step.tile<16x64xf32>>, !step.stream<["ceiling(B_17/16)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_17/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>>
     %down17 = step.accum %2859 {rank = 1 : i64} : !step.stream<["ceiling(B_17/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["ceiling(B_17/16)"], !step.tile<16x2048xf32>> update {
@@ -5433,7 +5433,7 @@ builtin.module {
       %2867 = step.apply "retile_streamify"(%2866) : (!step.tile<16x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %2867 : !step.tile<1x2048xf32>
     }
-    %down_ld18 = step.linear_offchip_load %acc18_down {base_addr = 4471128064 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_18/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_18/16)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld18 = step.linear_offchip_load %acc18_down {base_addr = 5156896768 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_18/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_18/16)", 12, 1], !step.tile<64x2048xbf16>>
     %2868 = step.flatten %down_ld18 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_18/16)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_18/16)", 12], !step.tile<64x2048xbf16>>
     %2869 = step.zip %proj18, %2868 : (!step.stream<["ceiling(B_18/16)", 12], !step.tile<16x64xf32>>, !step.stream<["ceiling(B_18/16)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_18/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>>
     %down18 = step.accum %2869 {rank = 1 : i64} : !step.stream<["ceiling(B_18/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["ceiling(B_18/16)"], !step.tile<16x2048xf32>> update {
@@ -5450,7 +5450,7 @@ builtin.module {
       %2877 = step.apply "retile_streamify"(%2876) : (!step.tile<16x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %2877 : !step.tile<1x2048xf32>
     }
-    %down_ld19 = step.linear_offchip_load %acc19_down {base_addr = 4480565248 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_19/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_19/16)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld19 = step.linear_offchip_load %acc19_down {base_addr = 5160042496 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_19/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_19/16)", 12, 1], !step.tile<64x2048xbf16>>
     %2878 = step.flatten %down_ld19 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_19/16)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_19/16)", 12], !step.tile<64x2048xbf16>>
     %2879 = step.zip %proj19, %2878 : (!step.stream<["ceiling(B_19/16)", 12], !step.tile<16x64xf32>>, !step.stream<["ceiling(B_19/16)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_19/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>>
     %down19 = step.accum %2879 {rank = 1 : i64} : !step.stream<["ceiling(B_19/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["ceiling(B_19/16)"], !step.tile<16x2048xf32>> update {
@@ -5467,7 +5467,7 @@ builtin.module {
       %2887 = step.apply "retile_streamify"(%2886) : (!step.tile<16x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %2887 : !step.tile<1x2048xf32>
     }
-    %down_ld20 = step.linear_offchip_load %acc20_down {base_addr = 4490002432 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_20/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_20/16)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld20 = step.linear_offchip_load %acc20_down {base_addr = 5163188224 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_20/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_20/16)", 12, 1], !step.tile<64x2048xbf16>>
     %2888 = step.flatten %down_ld20 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_20/16)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_20/16)", 12], !step.tile<64x2048xbf16>>
     %2889 = step.zip %proj20, %2888 : (!step.stream<["ceiling(B_20/16)", 12], !step.tile<16x64xf32>>, !step.stream<["ceiling(B_20/16)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_20/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>>
     %down20 = step.accum %2889 {rank = 1 : i64} : !step.stream<["ceiling(B_20/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["ceiling(B_20/16)"], !step.tile<16x2048xf32>> update {
@@ -5484,7 +5484,7 @@ builtin.module {
       %2897 = step.apply "retile_streamify"(%2896) : (!step.tile<16x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %2897 : !step.tile<1x2048xf32>
     }
-    %down_ld21 = step.linear_offchip_load %acc21_down {base_addr = 4499439616 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_21/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_21/16)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld21 = step.linear_offchip_load %acc21_down {base_addr = 5166333952 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_21/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_21/16)", 12, 1], !step.tile<64x2048xbf16>>
     %2898 = step.flatten %down_ld21 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_21/16)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_21/16)", 12], !step.tile<64x2048xbf16>>
     %2899 = step.zip %proj21, %2898 : (!step.stream<["ceiling(B_21/16)", 12], !step.tile<16x64xf32>>, !step.stream<["ceiling(B_21/16)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_21/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>>
     %down21 = step.accum %2899 {rank = 1 : i64} : !step.stream<["ceiling(B_21/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["ceiling(B_21/16)"], !step.tile<16x2048xf32>> update {
@@ -5501,7 +5501,7 @@ builtin.module {
       %2907 = step.apply "retile_streamify"(%2906) : (!step.tile<16x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %2907 : !step.tile<1x2048xf32>
     }
-    %down_ld22 = step.linear_offchip_load %acc22_down {base_addr = 4508876800 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_22/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_22/16)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld22 = step.linear_offchip_load %acc22_down {base_addr = 5169479680 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_22/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_22/16)", 12, 1], !step.tile<64x2048xbf16>>
     %2908 = step.flatten %down_ld22 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_22/16)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_22/16)", 12], !step.tile<64x2048xbf16>>
     %2909 = step.zip %proj22, %2908 : (!step.stream<["ceiling(B_22/16)", 12], !step.tile<16x64xf32>>, !step.stream<["ceiling(B_22/16)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_22/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>>
     %down22 = step.accum %2909 {rank = 1 : i64} : !step.stream<["ceiling(B_22/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["ceiling(B_22/16)"], !step.tile<16x2048xf32>> update {
@@ -5518,7 +5518,7 @@ builtin.module {
       %2917 = step.apply "retile_streamify"(%2916) : (!step.tile<16x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %2917 : !step.tile<1x2048xf32>
     }
-    %down_ld23 = step.linear_offchip_load %acc23_down {base_addr = 4518313984 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_23/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_23/16)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld23 = step.linear_offchip_load %acc23_down {base_addr = 5172625408 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_23/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_23/16)", 12, 1], !step.tile<64x2048xbf16>>
     %2918 = step.flatten %down_ld23 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_23/16)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_23/16)", 12], !step.tile<64x2048xbf16>>
     %2919 = step.zip %proj23, %2918 : (!step.stream<["ceiling(B_23/16)", 12], !step.tile<16x64xf32>>, !step.stream<["ceiling(B_23/16)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_23/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>>
     %down23 = step.accum %2919 {rank = 1 : i64} : !step.stream<["ceiling(B_23/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["ceiling(B_23/16)"], !step.tile<16x2048xf32>> update {
@@ -5535,7 +5535,7 @@ builtin.module {
       %2927 = step.apply "retile_streamify"(%2926) : (!step.tile<16x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %2927 : !step.tile<1x2048xf32>
     }
-    %down_ld24 = step.linear_offchip_load %acc24_down {base_addr = 4527751168 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_24/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_24/16)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld24 = step.linear_offchip_load %acc24_down {base_addr = 5175771136 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_24/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_24/16)", 12, 1], !step.tile<64x2048xbf16>>
     %2928 = step.flatten %down_ld24 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_24/16)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_24/16)", 12], !step.tile<64x2048xbf16>>
     %2929 = step.zip %proj24, %2928 : (!step.stream<["ceiling(B_24/16)", 12], !step.tile<16x64xf32>>, !step.stream<["ceiling(B_24/16)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_24/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>>
     %down24 = step.accum %2929 {rank = 1 : i64} : !step.stream<["ceiling(B_24/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["ceiling(B_24/16)"], !step.tile<16x2048xf32>> update {
@@ -5552,7 +5552,7 @@ builtin.module {
       %2937 = step.apply "retile_streamify"(%2936) : (!step.tile<16x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %2937 : !step.tile<1x2048xf32>
     }
-    %down_ld25 = step.linear_offchip_load %acc25_down {base_addr = 4537188352 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_25/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_25/16)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld25 = step.linear_offchip_load %acc25_down {base_addr = 5178916864 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_25/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_25/16)", 12, 1], !step.tile<64x2048xbf16>>
     %2938 = step.flatten %down_ld25 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_25/16)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_25/16)", 12], !step.tile<64x2048xbf16>>
     %2939 = step.zip %proj25, %2938 : (!step.stream<["ceiling(B_25/16)", 12], !step.tile<16x64xf32>>, !step.stream<["ceiling(B_25/16)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_25/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>>
     %down25 = step.accum %2939 {rank = 1 : i64} : !step.stream<["ceiling(B_25/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["ceiling(B_25/16)"], !step.tile<16x2048xf32>> update {
@@ -5569,7 +5569,7 @@ builtin.module {
       %2947 = step.apply "retile_streamify"(%2946) : (!step.tile<16x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %2947 : !step.tile<1x2048xf32>
     }
-    %down_ld26 = step.linear_offchip_load %acc26_down {base_addr = 4546625536 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_26/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_26/16)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld26 = step.linear_offchip_load %acc26_down {base_addr = 5182062592 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_26/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_26/16)", 12, 1], !step.tile<64x2048xbf16>>
     %2948 = step.flatten %down_ld26 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_26/16)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_26/16)", 12], !step.tile<64x2048xbf16>>
     %2949 = step.zip %proj26, %2948 : (!step.stream<["ceiling(B_26/16)", 12], !step.tile<16x64xf32>>, !step.stream<["ceiling(B_26/16)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_26/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>>
     %down26 = step.accum %2949 {rank = 1 : i64} : !step.stream<["ceiling(B_26/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["ceiling(B_26/16)"], !step.tile<16x2048xf32>> update {
@@ -5586,7 +5586,7 @@ builtin.module {
       %2957 = step.apply "retile_streamify"(%2956) : (!step.tile<16x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %2957 : !step.tile<1x2048xf32>
     }
-    %down_ld27 = step.linear_offchip_load %acc27_down {base_addr = 4556062720 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_27/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_27/16)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld27 = step.linear_offchip_load %acc27_down {base_addr = 5185208320 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_27/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_27/16)", 12, 1], !step.tile<64x2048xbf16>>
     %2958 = step.flatten %down_ld27 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_27/16)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_27/16)", 12], !step.tile<64x2048xbf16>>
     %2959 = step.zip %proj27, %2958 : (!step.stream<["ceiling(B_27/16)", 12], !step.tile<16x64xf32>>, !step.stream<["ceiling(B_27/16)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_27/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>>
     %down27 = step.accum %2959 {rank = 1 : i64} : !step.stream<["ceiling(B_27/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["ceiling(B_27/16)"], !step.tile<16x2048xf32>> update {
@@ -5603,7 +5603,7 @@ builtin.module {
       %2967 = step.apply "retile_streamify"(%2966) : (!step.tile<16x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %2967 : !step.tile<1x2048xf32>
     }
-    %down_ld28 = step.linear_offchip_load %acc28_down {base_addr = 4565499904 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_28/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_28/16)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld28 = step.linear_offchip_load %acc28_down {base_addr = 5188354048 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_28/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_28/16)", 12, 1], !step.tile<64x2048xbf16>>
     %2968 = step.flatten %down_ld28 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_28/16)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_28/16)", 12], !step.tile<64x2048xbf16>>
     %2969 = step.zip %proj28, %2968 : (!step.stream<["ceiling(B_28/16)", 12], !step.tile<16x64xf32>>, !step.stream<["ceiling(B_28/16)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_28/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>>
     %down28 = step.accum %2969 {rank = 1 : i64} : !step.stream<["ceiling(B_28/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["ceiling(B_28/16)"], !step.tile<16x2048xf32>> update {
@@ -5620,7 +5620,7 @@ builtin.module {
       %2977 = step.apply "retile_streamify"(%2976) : (!step.tile<16x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %2977 : !step.tile<1x2048xf32>
     }
-    %down_ld29 = step.linear_offchip_load %acc29_down {base_addr = 4574937088 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_29/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_29/16)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld29 = step.linear_offchip_load %acc29_down {base_addr = 5191499776 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_29/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_29/16)", 12, 1], !step.tile<64x2048xbf16>>
     %2978 = step.flatten %down_ld29 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_29/16)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_29/16)", 12], !step.tile<64x2048xbf16>>
     %2979 = step.zip %proj29, %2978 : (!step.stream<["ceiling(B_29/16)", 12], !step.tile<16x64xf32>>, !step.stream<["ceiling(B_29/16)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_29/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>>
     %down29 = step.accum %2979 {rank = 1 : i64} : !step.stream<["ceiling(B_29/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["ceiling(B_29/16)"], !step.tile<16x2048xf32>> update {
@@ -5637,7 +5637,7 @@ builtin.module {
       %2987 = step.apply "retile_streamify"(%2986) : (!step.tile<16x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %2987 : !step.tile<1x2048xf32>
     }
-    %down_ld30 = step.linear_offchip_load %acc30_down {base_addr = 4584374272 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_30/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_30/16)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld30 = step.linear_offchip_load %acc30_down {base_addr = 5194645504 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_30/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_30/16)", 12, 1], !step.tile<64x2048xbf16>>
     %2988 = step.flatten %down_ld30 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_30/16)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_30/16)", 12], !step.tile<64x2048xbf16>>
     %2989 = step.zip %proj30, %2988 : (!step.stream<["ceiling(B_30/16)", 12], !step.tile<16x64xf32>>, !step.stream<["ceiling(B_30/16)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_30/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>>
     %down30 = step.accum %2989 {rank = 1 : i64} : !step.stream<["ceiling(B_30/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["ceiling(B_30/16)"], !step.tile<16x2048xf32>> update {
@@ -5654,7 +5654,7 @@ builtin.module {
       %2997 = step.apply "retile_streamify"(%2996) : (!step.tile<16x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %2997 : !step.tile<1x2048xf32>
     }
-    %down_ld31 = step.linear_offchip_load %acc31_down {base_addr = 4593811456 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_31/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_31/16)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld31 = step.linear_offchip_load %acc31_down {base_addr = 5197791232 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_31/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_31/16)", 12, 1], !step.tile<64x2048xbf16>>
     %2998 = step.flatten %down_ld31 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_31/16)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_31/16)", 12], !step.tile<64x2048xbf16>>
     %2999 = step.zip %proj31, %2998 : (!step.stream<["ceiling(B_31/16)", 12], !step.tile<16x64xf32>>, !step.stream<["ceiling(B_31/16)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_31/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>>
     %down31 = step.accum %2999 {rank = 1 : i64} : !step.stream<["ceiling(B_31/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["ceiling(B_31/16)"], !step.tile<16x2048xf32>> update {
@@ -5671,7 +5671,7 @@ builtin.module {
       %3007 = step.apply "retile_streamify"(%3006) : (!step.tile<16x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3007 : !step.tile<1x2048xf32>
     }
-    %down_ld32 = step.linear_offchip_load %acc32_down {base_addr = 4603248640 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_32/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_32/16)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld32 = step.linear_offchip_load %acc32_down {base_addr = 5200936960 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_32/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_32/16)", 12, 1], !step.tile<64x2048xbf16>>
     %3008 = step.flatten %down_ld32 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_32/16)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_32/16)", 12], !step.tile<64x2048xbf16>>
     %3009 = step.zip %proj32, %3008 : (!step.stream<["ceiling(B_32/16)", 12], !step.tile<16x64xf32>>, !step.stream<["ceiling(B_32/16)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_32/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>>
     %down32 = step.accum %3009 {rank = 1 : i64} : !step.stream<["ceiling(B_32/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["ceiling(B_32/16)"], !step.tile<16x2048xf32>> update {
@@ -5688,7 +5688,7 @@ builtin.module {
       %3017 = step.apply "retile_streamify"(%3016) : (!step.tile<16x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3017 : !step.tile<1x2048xf32>
     }
-    %down_ld33 = step.linear_offchip_load %acc33_down {base_addr = 4612685824 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_33/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_33/16)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld33 = step.linear_offchip_load %acc33_down {base_addr = 5204082688 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_33/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_33/16)", 12, 1], !step.tile<64x2048xbf16>>
     %3018 = step.flatten %down_ld33 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_33/16)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_33/16)", 12], !step.tile<64x2048xbf16>>
     %3019 = step.zip %proj33, %3018 : (!step.stream<["ceiling(B_33/16)", 12], !step.tile<16x64xf32>>, !step.stream<["ceiling(B_33/16)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_33/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>>
     %down33 = step.accum %3019 {rank = 1 : i64} : !step.stream<["ceiling(B_33/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["ceiling(B_33/16)"], !step.tile<16x2048xf32>> update {
@@ -5705,7 +5705,7 @@ builtin.module {
       %3027 = step.apply "retile_streamify"(%3026) : (!step.tile<16x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3027 : !step.tile<1x2048xf32>
     }
-    %down_ld34 = step.linear_offchip_load %acc34_down {base_addr = 4622123008 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_34/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_34/16)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld34 = step.linear_offchip_load %acc34_down {base_addr = 5207228416 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_34/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_34/16)", 12, 1], !step.tile<64x2048xbf16>>
     %3028 = step.flatten %down_ld34 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_34/16)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_34/16)", 12], !step.tile<64x2048xbf16>>
     %3029 = step.zip %proj34, %3028 : (!step.stream<["ceiling(B_34/16)", 12], !step.tile<16x64xf32>>, !step.stream<["ceiling(B_34/16)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_34/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>>
     %down34 = step.accum %3029 {rank = 1 : i64} : !step.stream<["ceiling(B_34/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["ceiling(B_34/16)"], !step.tile<16x2048xf32>> update {
@@ -5722,7 +5722,7 @@ builtin.module {
       %3037 = step.apply "retile_streamify"(%3036) : (!step.tile<16x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3037 : !step.tile<1x2048xf32>
     }
-    %down_ld35 = step.linear_offchip_load %acc35_down {base_addr = 4631560192 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_35/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_35/16)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld35 = step.linear_offchip_load %acc35_down {base_addr = 5210374144 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_35/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_35/16)", 12, 1], !step.tile<64x2048xbf16>>
     %3038 = step.flatten %down_ld35 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_35/16)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_35/16)", 12], !step.tile<64x2048xbf16>>
     %3039 = step.zip %proj35, %3038 : (!step.stream<["ceiling(B_35/16)", 12], !step.tile<16x64xf32>>, !step.stream<["ceiling(B_35/16)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_35/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>>
     %down35 = step.accum %3039 {rank = 1 : i64} : !step.stream<["ceiling(B_35/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["ceiling(B_35/16)"], !step.tile<16x2048xf32>> update {
@@ -5739,7 +5739,7 @@ builtin.module {
       %3047 = step.apply "retile_streamify"(%3046) : (!step.tile<16x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3047 : !step.tile<1x2048xf32>
     }
-    %down_ld36 = step.linear_offchip_load %acc36_down {base_addr = 4640997376 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_36/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_36/16)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld36 = step.linear_offchip_load %acc36_down {base_addr = 5213519872 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_36/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_36/16)", 12, 1], !step.tile<64x2048xbf16>>
     %3048 = step.flatten %down_ld36 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_36/16)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_36/16)", 12], !step.tile<64x2048xbf16>>
     %3049 = step.zip %proj36, %3048 : (!step.stream<["ceiling(B_36/16)", 12], !step.tile<16x64xf32>>, !step.stream<["ceiling(B_36/16)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_36/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>>
     %down36 = step.accum %3049 {rank = 1 : i64} : !step.stream<["ceiling(B_36/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["ceiling(B_36/16)"], !step.tile<16x2048xf32>> update {
@@ -5756,7 +5756,7 @@ builtin.module {
       %3057 = step.apply "retile_streamify"(%3056) : (!step.tile<16x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3057 : !step.tile<1x2048xf32>
     }
-    %down_ld37 = step.linear_offchip_load %acc37_down {base_addr = 4650434560 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_37/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_37/16)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld37 = step.linear_offchip_load %acc37_down {base_addr = 5216665600 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_37/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_37/16)", 12, 1], !step.tile<64x2048xbf16>>
     %3058 = step.flatten %down_ld37 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_37/16)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_37/16)", 12], !step.tile<64x2048xbf16>>
     %3059 = step.zip %proj37, %3058 : (!step.stream<["ceiling(B_37/16)", 12], !step.tile<16x64xf32>>, !step.stream<["ceiling(B_37/16)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_37/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>>
     %down37 = step.accum %3059 {rank = 1 : i64} : !step.stream<["ceiling(B_37/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["ceiling(B_37/16)"], !step.tile<16x2048xf32>> update {
@@ -5773,7 +5773,7 @@ builtin.module {
       %3067 = step.apply "retile_streamify"(%3066) : (!step.tile<16x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3067 : !step.tile<1x2048xf32>
     }
-    %down_ld38 = step.linear_offchip_load %acc38_down {base_addr = 4659871744 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_38/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_38/16)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld38 = step.linear_offchip_load %acc38_down {base_addr = 5219811328 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_38/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_38/16)", 12, 1], !step.tile<64x2048xbf16>>
     %3068 = step.flatten %down_ld38 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_38/16)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_38/16)", 12], !step.tile<64x2048xbf16>>
     %3069 = step.zip %proj38, %3068 : (!step.stream<["ceiling(B_38/16)", 12], !step.tile<16x64xf32>>, !step.stream<["ceiling(B_38/16)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_38/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>>
     %down38 = step.accum %3069 {rank = 1 : i64} : !step.stream<["ceiling(B_38/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["ceiling(B_38/16)"], !step.tile<16x2048xf32>> update {
@@ -5790,7 +5790,7 @@ builtin.module {
       %3077 = step.apply "retile_streamify"(%3076) : (!step.tile<16x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3077 : !step.tile<1x2048xf32>
     }
-    %down_ld39 = step.linear_offchip_load %acc39_down {base_addr = 4669308928 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_39/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_39/16)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld39 = step.linear_offchip_load %acc39_down {base_addr = 5222957056 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_39/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_39/16)", 12, 1], !step.tile<64x2048xbf16>>
     %3078 = step.flatten %down_ld39 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_39/16)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_39/16)", 12], !step.tile<64x2048xbf16>>
     %3079 = step.zip %proj39, %3078 : (!step.stream<["ceiling(B_39/16)", 12], !step.tile<16x64xf32>>, !step.stream<["ceiling(B_39/16)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_39/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>>
     %down39 = step.accum %3079 {rank = 1 : i64} : !step.stream<["ceiling(B_39/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["ceiling(B_39/16)"], !step.tile<16x2048xf32>> update {
@@ -5807,7 +5807,7 @@ builtin.module {
       %3087 = step.apply "retile_streamify"(%3086) : (!step.tile<16x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3087 : !step.tile<1x2048xf32>
     }
-    %down_ld40 = step.linear_offchip_load %acc40_down {base_addr = 4678746112 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_40/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_40/16)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld40 = step.linear_offchip_load %acc40_down {base_addr = 5226102784 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_40/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_40/16)", 12, 1], !step.tile<64x2048xbf16>>
     %3088 = step.flatten %down_ld40 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_40/16)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_40/16)", 12], !step.tile<64x2048xbf16>>
     %3089 = step.zip %proj40, %3088 : (!step.stream<["ceiling(B_40/16)", 12], !step.tile<16x64xf32>>, !step.stream<["ceiling(B_40/16)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_40/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>>
     %down40 = step.accum %3089 {rank = 1 : i64} : !step.stream<["ceiling(B_40/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["ceiling(B_40/16)"], !step.tile<16x2048xf32>> update {
@@ -5824,7 +5824,7 @@ builtin.module {
       %3097 = step.apply "retile_streamify"(%3096) : (!step.tile<16x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3097 : !step.tile<1x2048xf32>
     }
-    %down_ld41 = step.linear_offchip_load %acc41_down {base_addr = 4688183296 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_41/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_41/16)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld41 = step.linear_offchip_load %acc41_down {base_addr = 5229248512 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_41/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_41/16)", 12, 1], !step.tile<64x2048xbf16>>
     %3098 = step.flatten %down_ld41 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_41/16)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_41/16)", 12], !step.tile<64x2048xbf16>>
     %3099 = step.zip %proj41, %3098 : (!step.stream<["ceiling(B_41/16)", 12], !step.tile<16x64xf32>>, !step.stream<["ceiling(B_41/16)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_41/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>>
     %down41 = step.accum %3099 {rank = 1 : i64} : !step.stream<["ceiling(B_41/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["ceiling(B_41/16)"], !step.tile<16x2048xf32>> update {
@@ -5841,7 +5841,7 @@ builtin.module {
       %3107 = step.apply "retile_streamify"(%3106) : (!step.tile<16x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3107 : !step.tile<1x2048xf32>
     }
-    %down_ld42 = step.linear_offchip_load %acc42_down {base_addr = 4697620480 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_42/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_42/16)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld42 = step.linear_offchip_load %acc42_down {base_addr = 5232394240 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_42/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_42/16)", 12, 1], !step.tile<64x2048xbf16>>
     %3108 = step.flatten %down_ld42 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_42/16)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_42/16)", 12], !step.tile<64x2048xbf16>>
     %3109 = step.zip %proj42, %3108 : (!step.stream<["ceiling(B_42/16)", 12], !step.tile<16x64xf32>>, !step.stream<["ceiling(B_42/16)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_42/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>>
     %down42 = step.accum %3109 {rank = 1 : i64} : !step.stream<["ceiling(B_42/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["ceiling(B_42/16)"], !step.tile<16x2048xf32>> update {
@@ -5858,7 +5858,7 @@ builtin.module {
       %3117 = step.apply "retile_streamify"(%3116) : (!step.tile<16x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3117 : !step.tile<1x2048xf32>
     }
-    %down_ld43 = step.linear_offchip_load %acc43_down {base_addr = 4707057664 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_43/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_43/16)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld43 = step.linear_offchip_load %acc43_down {base_addr = 5235539968 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_43/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_43/16)", 12, 1], !step.tile<64x2048xbf16>>
     %3118 = step.flatten %down_ld43 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_43/16)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_43/16)", 12], !step.tile<64x2048xbf16>>
     %3119 = step.zip %proj43, %3118 : (!step.stream<["ceiling(B_43/16)", 12], !step.tile<16x64xf32>>, !step.stream<["ceiling(B_43/16)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_43/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>>
     %down43 = step.accum %3119 {rank = 1 : i64} : !step.stream<["ceiling(B_43/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["ceiling(B_43/16)"], !step.tile<16x2048xf32>> update {
@@ -5875,7 +5875,7 @@ builtin.module {
       %3127 = step.apply "retile_streamify"(%3126) : (!step.tile<16x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3127 : !step.tile<1x2048xf32>
     }
-    %down_ld44 = step.linear_offchip_load %acc44_down {base_addr = 4716494848 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_44/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_44/16)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld44 = step.linear_offchip_load %acc44_down {base_addr = 5238685696 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_44/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_44/16)", 12, 1], !step.tile<64x2048xbf16>>
     %3128 = step.flatten %down_ld44 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_44/16)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_44/16)", 12], !step.tile<64x2048xbf16>>
     %3129 = step.zip %proj44, %3128 : (!step.stream<["ceiling(B_44/16)", 12], !step.tile<16x64xf32>>, !step.stream<["ceiling(B_44/16)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_44/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>>
     %down44 = step.accum %3129 {rank = 1 : i64} : !step.stream<["ceiling(B_44/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["ceiling(B_44/16)"], !step.tile<16x2048xf32>> update {
@@ -5892,7 +5892,7 @@ builtin.module {
       %3137 = step.apply "retile_streamify"(%3136) : (!step.tile<16x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3137 : !step.tile<1x2048xf32>
     }
-    %down_ld45 = step.linear_offchip_load %acc45_down {base_addr = 4725932032 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_45/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_45/16)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld45 = step.linear_offchip_load %acc45_down {base_addr = 5241831424 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_45/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_45/16)", 12, 1], !step.tile<64x2048xbf16>>
     %3138 = step.flatten %down_ld45 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_45/16)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_45/16)", 12], !step.tile<64x2048xbf16>>
     %3139 = step.zip %proj45, %3138 : (!step.stream<["ceiling(B_45/16)", 12], !step.tile<16x64xf32>>, !step.stream<["ceiling(B_45/16)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_45/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>>
     %down45 = step.accum %3139 {rank = 1 : i64} : !step.stream<["ceiling(B_45/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["ceiling(B_45/16)"], !step.tile<16x2048xf32>> update {
@@ -5909,7 +5909,7 @@ builtin.module {
       %3147 = step.apply "retile_streamify"(%3146) : (!step.tile<16x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3147 : !step.tile<1x2048xf32>
     }
-    %down_ld46 = step.linear_offchip_load %acc46_down {base_addr = 4735369216 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_46/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_46/16)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld46 = step.linear_offchip_load %acc46_down {base_addr = 5244977152 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_46/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_46/16)", 12, 1], !step.tile<64x2048xbf16>>
     %3148 = step.flatten %down_ld46 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_46/16)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_46/16)", 12], !step.tile<64x2048xbf16>>
     %3149 = step.zip %proj46, %3148 : (!step.stream<["ceiling(B_46/16)", 12], !step.tile<16x64xf32>>, !step.stream<["ceiling(B_46/16)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_46/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>>
     %down46 = step.accum %3149 {rank = 1 : i64} : !step.stream<["ceiling(B_46/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["ceiling(B_46/16)"], !step.tile<16x2048xf32>> update {
@@ -5926,7 +5926,7 @@ builtin.module {
       %3157 = step.apply "retile_streamify"(%3156) : (!step.tile<16x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3157 : !step.tile<1x2048xf32>
     }
-    %down_ld47 = step.linear_offchip_load %acc47_down {base_addr = 4744806400 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_47/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_47/16)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld47 = step.linear_offchip_load %acc47_down {base_addr = 5248122880 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_47/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_47/16)", 12, 1], !step.tile<64x2048xbf16>>
     %3158 = step.flatten %down_ld47 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_47/16)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_47/16)", 12], !step.tile<64x2048xbf16>>
     %3159 = step.zip %proj47, %3158 : (!step.stream<["ceiling(B_47/16)", 12], !step.tile<16x64xf32>>, !step.stream<["ceiling(B_47/16)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_47/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>>
     %down47 = step.accum %3159 {rank = 1 : i64} : !step.stream<["ceiling(B_47/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["ceiling(B_47/16)"], !step.tile<16x2048xf32>> update {
@@ -5943,7 +5943,7 @@ builtin.module {
       %3167 = step.apply "retile_streamify"(%3166) : (!step.tile<16x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3167 : !step.tile<1x2048xf32>
     }
-    %down_ld48 = step.linear_offchip_load %acc48_down {base_addr = 4754243584 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_48/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_48/16)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld48 = step.linear_offchip_load %acc48_down {base_addr = 5251268608 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_48/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_48/16)", 12, 1], !step.tile<64x2048xbf16>>
     %3168 = step.flatten %down_ld48 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_48/16)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_48/16)", 12], !step.tile<64x2048xbf16>>
     %3169 = step.zip %proj48, %3168 : (!step.stream<["ceiling(B_48/16)", 12], !step.tile<16x64xf32>>, !step.stream<["ceiling(B_48/16)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_48/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>>
     %down48 = step.accum %3169 {rank = 1 : i64} : !step.stream<["ceiling(B_48/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["ceiling(B_48/16)"], !step.tile<16x2048xf32>> update {
@@ -5960,7 +5960,7 @@ builtin.module {
       %3177 = step.apply "retile_streamify"(%3176) : (!step.tile<16x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3177 : !step.tile<1x2048xf32>
     }
-    %down_ld49 = step.linear_offchip_load %acc49_down {base_addr = 4763680768 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_49/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_49/16)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld49 = step.linear_offchip_load %acc49_down {base_addr = 5254414336 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_49/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_49/16)", 12, 1], !step.tile<64x2048xbf16>>
     %3178 = step.flatten %down_ld49 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_49/16)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_49/16)", 12], !step.tile<64x2048xbf16>>
     %3179 = step.zip %proj49, %3178 : (!step.stream<["ceiling(B_49/16)", 12], !step.tile<16x64xf32>>, !step.stream<["ceiling(B_49/16)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_49/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>>
     %down49 = step.accum %3179 {rank = 1 : i64} : !step.stream<["ceiling(B_49/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["ceiling(B_49/16)"], !step.tile<16x2048xf32>> update {
@@ -5977,7 +5977,7 @@ builtin.module {
       %3187 = step.apply "retile_streamify"(%3186) : (!step.tile<16x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3187 : !step.tile<1x2048xf32>
     }
-    %down_ld50 = step.linear_offchip_load %acc50_down {base_addr = 4773117952 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_50/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_50/16)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld50 = step.linear_offchip_load %acc50_down {base_addr = 5257560064 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_50/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_50/16)", 12, 1], !step.tile<64x2048xbf16>>
     %3188 = step.flatten %down_ld50 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_50/16)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_50/16)", 12], !step.tile<64x2048xbf16>>
     %3189 = step.zip %proj50, %3188 : (!step.stream<["ceiling(B_50/16)", 12], !step.tile<16x64xf32>>, !step.stream<["ceiling(B_50/16)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_50/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>>
     %down50 = step.accum %3189 {rank = 1 : i64} : !step.stream<["ceiling(B_50/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["ceiling(B_50/16)"], !step.tile<16x2048xf32>> update {
@@ -5994,7 +5994,7 @@ builtin.module {
       %3197 = step.apply "retile_streamify"(%3196) : (!step.tile<16x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3197 : !step.tile<1x2048xf32>
     }
-    %down_ld51 = step.linear_offchip_load %acc51_down {base_addr = 4782555136 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_51/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_51/16)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld51 = step.linear_offchip_load %acc51_down {base_addr = 5260705792 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_51/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_51/16)", 12, 1], !step.tile<64x2048xbf16>>
     %3198 = step.flatten %down_ld51 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_51/16)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_51/16)", 12], !step.tile<64x2048xbf16>>
     %3199 = step.zip %proj51, %3198 : (!step.stream<["ceiling(B_51/16)", 12], !step.tile<16x64xf32>>, !step.stream<["ceiling(B_51/16)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_51/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>>
     %down51 = step.accum %3199 {rank = 1 : i64} : !step.stream<["ceiling(B_51/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["ceiling(B_51/16)"], !step.tile<16x2048xf32>> update {
@@ -6011,7 +6011,7 @@ builtin.module {
       %3207 = step.apply "retile_streamify"(%3206) : (!step.tile<16x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3207 : !step.tile<1x2048xf32>
     }
-    %down_ld52 = step.linear_offchip_load %acc52_down {base_addr = 4791992320 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_52/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_52/16)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld52 = step.linear_offchip_load %acc52_down {base_addr = 5263851520 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_52/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_52/16)", 12, 1], !step.tile<64x2048xbf16>>
     %3208 = step.flatten %down_ld52 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_52/16)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_52/16)", 12], !step.tile<64x2048xbf16>>
     %3209 = step.zip %proj52, %3208 : (!step.stream<["ceiling(B_52/16)", 12], !step.tile<16x64xf32>>, !step.stream<["ceiling(B_52/16)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_52/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>>
     %down52 = step.accum %3209 {rank = 1 : i64} : !step.stream<["ceiling(B_52/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["ceiling(B_52/16)"], !step.tile<16x2048xf32>> update {
@@ -6028,7 +6028,7 @@ builtin.module {
       %3217 = step.apply "retile_streamify"(%3216) : (!step.tile<16x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3217 : !step.tile<1x2048xf32>
     }
-    %down_ld53 = step.linear_offchip_load %acc53_down {base_addr = 4801429504 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_53/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_53/16)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld53 = step.linear_offchip_load %acc53_down {base_addr = 5266997248 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_53/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_53/16)", 12, 1], !step.tile<64x2048xbf16>>
     %3218 = step.flatten %down_ld53 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_53/16)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_53/16)", 12], !step.tile<64x2048xbf16>>
     %3219 = step.zip %proj53, %3218 : (!step.stream<["ceiling(B_53/16)", 12], !step.tile<16x64xf32>>, !step.stream<["ceiling(B_53/16)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_53/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>>
     %down53 = step.accum %3219 {rank = 1 : i64} : !step.stream<["ceiling(B_53/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["ceiling(B_53/16)"], !step.tile<16x2048xf32>> update {
@@ -6045,7 +6045,7 @@ builtin.module {
       %3227 = step.apply "retile_streamify"(%3226) : (!step.tile<16x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3227 : !step.tile<1x2048xf32>
     }
-    %down_ld54 = step.linear_offchip_load %acc54_down {base_addr = 4810866688 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_54/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_54/16)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld54 = step.linear_offchip_load %acc54_down {base_addr = 5270142976 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_54/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_54/16)", 12, 1], !step.tile<64x2048xbf16>>
     %3228 = step.flatten %down_ld54 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_54/16)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_54/16)", 12], !step.tile<64x2048xbf16>>
     %3229 = step.zip %proj54, %3228 : (!step.stream<["ceiling(B_54/16)", 12], !step.tile<16x64xf32>>, !step.stream<["ceiling(B_54/16)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_54/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>>
     %down54 = step.accum %3229 {rank = 1 : i64} : !step.stream<["ceiling(B_54/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["ceiling(B_54/16)"], !step.tile<16x2048xf32>> update {
@@ -6062,7 +6062,7 @@ builtin.module {
       %3237 = step.apply "retile_streamify"(%3236) : (!step.tile<16x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3237 : !step.tile<1x2048xf32>
     }
-    %down_ld55 = step.linear_offchip_load %acc55_down {base_addr = 4820303872 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_55/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_55/16)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld55 = step.linear_offchip_load %acc55_down {base_addr = 5273288704 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_55/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_55/16)", 12, 1], !step.tile<64x2048xbf16>>
     %3238 = step.flatten %down_ld55 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_55/16)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_55/16)", 12], !step.tile<64x2048xbf16>>
     %3239 = step.zip %proj55, %3238 : (!step.stream<["ceiling(B_55/16)", 12], !step.tile<16x64xf32>>, !step.stream<["ceiling(B_55/16)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_55/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>>
     %down55 = step.accum %3239 {rank = 1 : i64} : !step.stream<["ceiling(B_55/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["ceiling(B_55/16)"], !step.tile<16x2048xf32>> update {
@@ -6079,7 +6079,7 @@ builtin.module {
       %3247 = step.apply "retile_streamify"(%3246) : (!step.tile<16x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3247 : !step.tile<1x2048xf32>
     }
-    %down_ld56 = step.linear_offchip_load %acc56_down {base_addr = 4829741056 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_56/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_56/16)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld56 = step.linear_offchip_load %acc56_down {base_addr = 5276434432 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_56/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_56/16)", 12, 1], !step.tile<64x2048xbf16>>
     %3248 = step.flatten %down_ld56 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_56/16)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_56/16)", 12], !step.tile<64x2048xbf16>>
     %3249 = step.zip %proj56, %3248 : (!step.stream<["ceiling(B_56/16)", 12], !step.tile<16x64xf32>>, !step.stream<["ceiling(B_56/16)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_56/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>>
     %down56 = step.accum %3249 {rank = 1 : i64} : !step.stream<["ceiling(B_56/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["ceiling(B_56/16)"], !step.tile<16x2048xf32>> update {
@@ -6096,7 +6096,7 @@ builtin.module {
       %3257 = step.apply "retile_streamify"(%3256) : (!step.tile<16x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3257 : !step.tile<1x2048xf32>
     }
-    %down_ld57 = step.linear_offchip_load %acc57_down {base_addr = 4839178240 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_57/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_57/16)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld57 = step.linear_offchip_load %acc57_down {base_addr = 5279580160 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_57/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_57/16)", 12, 1], !step.tile<64x2048xbf16>>
     %3258 = step.flatten %down_ld57 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_57/16)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_57/16)", 12], !step.tile<64x2048xbf16>>
     %3259 = step.zip %proj57, %3258 : (!step.stream<["ceiling(B_57/16)", 12], !step.tile<16x64xf32>>, !step.stream<["ceiling(B_57/16)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_57/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>>
     %down57 = step.accum %3259 {rank = 1 : i64} : !step.stream<["ceiling(B_57/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["ceiling(B_57/16)"], !step.tile<16x2048xf32>> update {
@@ -6113,7 +6113,7 @@ builtin.module {
       %3267 = step.apply "retile_streamify"(%3266) : (!step.tile<16x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3267 : !step.tile<1x2048xf32>
     }
-    %down_ld58 = step.linear_offchip_load %acc58_down {base_addr = 4848615424 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_58/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_58/16)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld58 = step.linear_offchip_load %acc58_down {base_addr = 5282725888 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_58/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_58/16)", 12, 1], !step.tile<64x2048xbf16>>
     %3268 = step.flatten %down_ld58 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_58/16)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_58/16)", 12], !step.tile<64x2048xbf16>>
     %3269 = step.zip %proj58, %3268 : (!step.stream<["ceiling(B_58/16)", 12], !step.tile<16x64xf32>>, !step.stream<["ceiling(B_58/16)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_58/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>>
     %down58 = step.accum %3269 {rank = 1 : i64} : !step.stream<["ceiling(B_58/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["ceiling(B_58/16)"], !step.tile<16x2048xf32>> update {
@@ -6130,7 +6130,7 @@ builtin.module {
       %3277 = step.apply "retile_streamify"(%3276) : (!step.tile<16x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3277 : !step.tile<1x2048xf32>
     }
-    %down_ld59 = step.linear_offchip_load %acc59_down {base_addr = 4858052608 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_59/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_59/16)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld59 = step.linear_offchip_load %acc59_down {base_addr = 5285871616 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_59/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_59/16)", 12, 1], !step.tile<64x2048xbf16>>
     %3278 = step.flatten %down_ld59 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_59/16)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_59/16)", 12], !step.tile<64x2048xbf16>>
     %3279 = step.zip %proj59, %3278 : (!step.stream<["ceiling(B_59/16)", 12], !step.tile<16x64xf32>>, !step.stream<["ceiling(B_59/16)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_59/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>>
     %down59 = step.accum %3279 {rank = 1 : i64} : !step.stream<["ceiling(B_59/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["ceiling(B_59/16)"], !step.tile<16x2048xf32>> update {
@@ -6147,7 +6147,7 @@ builtin.module {
       %3287 = step.apply "retile_streamify"(%3286) : (!step.tile<16x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3287 : !step.tile<1x2048xf32>
     }
-    %down_ld60 = step.linear_offchip_load %acc60_down {base_addr = 4867489792 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_60/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_60/16)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld60 = step.linear_offchip_load %acc60_down {base_addr = 5289017344 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_60/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_60/16)", 12, 1], !step.tile<64x2048xbf16>>
     %3288 = step.flatten %down_ld60 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_60/16)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_60/16)", 12], !step.tile<64x2048xbf16>>
     %3289 = step.zip %proj60, %3288 : (!step.stream<["ceiling(B_60/16)", 12], !step.tile<16x64xf32>>, !step.stream<["ceiling(B_60/16)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_60/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>>
     %down60 = step.accum %3289 {rank = 1 : i64} : !step.stream<["ceiling(B_60/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["ceiling(B_60/16)"], !step.tile<16x2048xf32>> update {
@@ -6164,7 +6164,7 @@ builtin.module {
       %3297 = step.apply "retile_streamify"(%3296) : (!step.tile<16x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3297 : !step.tile<1x2048xf32>
     }
-    %down_ld61 = step.linear_offchip_load %acc61_down {base_addr = 4876926976 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_61/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_61/16)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld61 = step.linear_offchip_load %acc61_down {base_addr = 5292163072 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_61/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_61/16)", 12, 1], !step.tile<64x2048xbf16>>
     %3298 = step.flatten %down_ld61 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_61/16)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_61/16)", 12], !step.tile<64x2048xbf16>>
     %3299 = step.zip %proj61, %3298 : (!step.stream<["ceiling(B_61/16)", 12], !step.tile<16x64xf32>>, !step.stream<["ceiling(B_61/16)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_61/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>>
     %down61 = step.accum %3299 {rank = 1 : i64} : !step.stream<["ceiling(B_61/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["ceiling(B_61/16)"], !step.tile<16x2048xf32>> update {
@@ -6181,7 +6181,7 @@ builtin.module {
       %3307 = step.apply "retile_streamify"(%3306) : (!step.tile<16x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3307 : !step.tile<1x2048xf32>
     }
-    %down_ld62 = step.linear_offchip_load %acc62_down {base_addr = 4886364160 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_62/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_62/16)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld62 = step.linear_offchip_load %acc62_down {base_addr = 5295308800 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_62/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_62/16)", 12, 1], !step.tile<64x2048xbf16>>
     %3308 = step.flatten %down_ld62 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_62/16)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_62/16)", 12], !step.tile<64x2048xbf16>>
     %3309 = step.zip %proj62, %3308 : (!step.stream<["ceiling(B_62/16)", 12], !step.tile<16x64xf32>>, !step.stream<["ceiling(B_62/16)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_62/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>>
     %down62 = step.accum %3309 {rank = 1 : i64} : !step.stream<["ceiling(B_62/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["ceiling(B_62/16)"], !step.tile<16x2048xf32>> update {
@@ -6198,7 +6198,7 @@ builtin.module {
       %3317 = step.apply "retile_streamify"(%3316) : (!step.tile<16x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3317 : !step.tile<1x2048xf32>
     }
-    %down_ld63 = step.linear_offchip_load %acc63_down {base_addr = 4895801344 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_63/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_63/16)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld63 = step.linear_offchip_load %acc63_down {base_addr = 5298454528 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_63/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_63/16)", 12, 1], !step.tile<64x2048xbf16>>
     %3318 = step.flatten %down_ld63 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_63/16)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_63/16)", 12], !step.tile<64x2048xbf16>>
     %3319 = step.zip %proj63, %3318 : (!step.stream<["ceiling(B_63/16)", 12], !step.tile<16x64xf32>>, !step.stream<["ceiling(B_63/16)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_63/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>>
     %down63 = step.accum %3319 {rank = 1 : i64} : !step.stream<["ceiling(B_63/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["ceiling(B_63/16)"], !step.tile<16x2048xf32>> update {
@@ -6215,7 +6215,7 @@ builtin.module {
       %3327 = step.apply "retile_streamify"(%3326) : (!step.tile<16x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3327 : !step.tile<1x2048xf32>
     }
-    %down_ld64 = step.linear_offchip_load %acc64_down {base_addr = 4905238528 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_64/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_64/16)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld64 = step.linear_offchip_load %acc64_down {base_addr = 5301600256 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_64/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_64/16)", 12, 1], !step.tile<64x2048xbf16>>
     %3328 = step.flatten %down_ld64 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_64/16)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_64/16)", 12], !step.tile<64x2048xbf16>>
     %3329 = step.zip %proj64, %3328 : (!step.stream<["ceiling(B_64/16)", 12], !step.tile<16x64xf32>>, !step.stream<["ceiling(B_64/16)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_64/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>>
     %down64 = step.accum %3329 {rank = 1 : i64} : !step.stream<["ceiling(B_64/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["ceiling(B_64/16)"], !step.tile<16x2048xf32>> update {
@@ -6232,7 +6232,7 @@ builtin.module {
       %3337 = step.apply "retile_streamify"(%3336) : (!step.tile<16x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3337 : !step.tile<1x2048xf32>
     }
-    %down_ld65 = step.linear_offchip_load %acc65_down {base_addr = 4914675712 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_65/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_65/16)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld65 = step.linear_offchip_load %acc65_down {base_addr = 5304745984 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_65/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_65/16)", 12, 1], !step.tile<64x2048xbf16>>
     %3338 = step.flatten %down_ld65 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_65/16)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_65/16)", 12], !step.tile<64x2048xbf16>>
     %3339 = step.zip %proj65, %3338 : (!step.stream<["ceiling(B_65/16)", 12], !step.tile<16x64xf32>>, !step.stream<["ceiling(B_65/16)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_65/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>>
     %down65 = step.accum %3339 {rank = 1 : i64} : !step.stream<["ceiling(B_65/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["ceiling(B_65/16)"], !step.tile<16x2048xf32>> update {
@@ -6249,7 +6249,7 @@ builtin.module {
       %3347 = step.apply "retile_streamify"(%3346) : (!step.tile<16x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3347 : !step.tile<1x2048xf32>
     }
-    %down_ld66 = step.linear_offchip_load %acc66_down {base_addr = 4924112896 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_66/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_66/16)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld66 = step.linear_offchip_load %acc66_down {base_addr = 5307891712 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_66/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_66/16)", 12, 1], !step.tile<64x2048xbf16>>
     %3348 = step.flatten %down_ld66 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_66/16)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_66/16)", 12], !step.tile<64x2048xbf16>>
     %3349 = step.zip %proj66, %3348 : (!step.stream<["ceiling(B_66/16)", 12], !step.tile<16x64xf32>>, !step.stream<["ceiling(B_66/16)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_66/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>>
     %down66 = step.accum %3349 {rank = 1 : i64} : !step.stream<["ceiling(B_66/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["ceiling(B_66/16)"], !step.tile<16x2048xf32>> update {
@@ -6266,7 +6266,7 @@ builtin.module {
       %3357 = step.apply "retile_streamify"(%3356) : (!step.tile<16x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3357 : !step.tile<1x2048xf32>
     }
-    %down_ld67 = step.linear_offchip_load %acc67_down {base_addr = 4933550080 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_67/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_67/16)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld67 = step.linear_offchip_load %acc67_down {base_addr = 5311037440 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_67/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_67/16)", 12, 1], !step.tile<64x2048xbf16>>
     %3358 = step.flatten %down_ld67 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_67/16)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_67/16)", 12], !step.tile<64x2048xbf16>>
     %3359 = step.zip %proj67, %3358 : (!step.stream<["ceiling(B_67/16)", 12], !step.tile<16x64xf32>>, !step.stream<["ceiling(B_67/16)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_67/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>>
     %down67 = step.accum %3359 {rank = 1 : i64} : !step.stream<["ceiling(B_67/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["ceiling(B_67/16)"], !step.tile<16x2048xf32>> update {
@@ -6283,7 +6283,7 @@ builtin.module {
       %3367 = step.apply "retile_streamify"(%3366) : (!step.tile<16x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3367 : !step.tile<1x2048xf32>
     }
-    %down_ld68 = step.linear_offchip_load %acc68_down {base_addr = 4942987264 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_68/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_68/16)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld68 = step.linear_offchip_load %acc68_down {base_addr = 5314183168 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_68/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_68/16)", 12, 1], !step.tile<64x2048xbf16>>
     %3368 = step.flatten %down_ld68 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_68/16)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_68/16)", 12], !step.tile<64x2048xbf16>>
     %3369 = step.zip %proj68, %3368 : (!step.stream<["ceiling(B_68/16)", 12], !step.tile<16x64xf32>>, !step.stream<["ceiling(B_68/16)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_68/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>>
     %down68 = step.accum %3369 {rank = 1 : i64} : !step.stream<["ceiling(B_68/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["ceiling(B_68/16)"], !step.tile<16x2048xf32>> update {
@@ -6300,7 +6300,7 @@ builtin.module {
       %3377 = step.apply "retile_streamify"(%3376) : (!step.tile<16x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3377 : !step.tile<1x2048xf32>
     }
-    %down_ld69 = step.linear_offchip_load %acc69_down {base_addr = 4952424448 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_69/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_69/16)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld69 = step.linear_offchip_load %acc69_down {base_addr = 5317328896 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_69/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_69/16)", 12, 1], !step.tile<64x2048xbf16>>
     %3378 = step.flatten %down_ld69 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_69/16)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_69/16)", 12], !step.tile<64x2048xbf16>>
     %3379 = step.zip %proj69, %3378 : (!step.stream<["ceiling(B_69/16)", 12], !step.tile<16x64xf32>>, !step.stream<["ceiling(B_69/16)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_69/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>>
     %down69 = step.accum %3379 {rank = 1 : i64} : !step.stream<["ceiling(B_69/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["ceiling(B_69/16)"], !step.tile<16x2048xf32>> update {
@@ -6317,7 +6317,7 @@ builtin.module {
       %3387 = step.apply "retile_streamify"(%3386) : (!step.tile<16x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3387 : !step.tile<1x2048xf32>
     }
-    %down_ld70 = step.linear_offchip_load %acc70_down {base_addr = 4961861632 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_70/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_70/16)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld70 = step.linear_offchip_load %acc70_down {base_addr = 5320474624 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_70/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_70/16)", 12, 1], !step.tile<64x2048xbf16>>
     %3388 = step.flatten %down_ld70 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_70/16)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_70/16)", 12], !step.tile<64x2048xbf16>>
     %3389 = step.zip %proj70, %3388 : (!step.stream<["ceiling(B_70/16)", 12], !step.tile<16x64xf32>>, !step.stream<["ceiling(B_70/16)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_70/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>>
     %down70 = step.accum %3389 {rank = 1 : i64} : !step.stream<["ceiling(B_70/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["ceiling(B_70/16)"], !step.tile<16x2048xf32>> update {
@@ -6334,7 +6334,7 @@ builtin.module {
       %3397 = step.apply "retile_streamify"(%3396) : (!step.tile<16x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3397 : !step.tile<1x2048xf32>
     }
-    %down_ld71 = step.linear_offchip_load %acc71_down {base_addr = 4971298816 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_71/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_71/16)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld71 = step.linear_offchip_load %acc71_down {base_addr = 5323620352 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_71/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_71/16)", 12, 1], !step.tile<64x2048xbf16>>
     %3398 = step.flatten %down_ld71 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_71/16)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_71/16)", 12], !step.tile<64x2048xbf16>>
     %3399 = step.zip %proj71, %3398 : (!step.stream<["ceiling(B_71/16)", 12], !step.tile<16x64xf32>>, !step.stream<["ceiling(B_71/16)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_71/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>>
     %down71 = step.accum %3399 {rank = 1 : i64} : !step.stream<["ceiling(B_71/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["ceiling(B_71/16)"], !step.tile<16x2048xf32>> update {
@@ -6351,7 +6351,7 @@ builtin.module {
       %3407 = step.apply "retile_streamify"(%3406) : (!step.tile<16x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3407 : !step.tile<1x2048xf32>
     }
-    %down_ld72 = step.linear_offchip_load %acc72_down {base_addr = 4980736000 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_72/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_72/16)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld72 = step.linear_offchip_load %acc72_down {base_addr = 5326766080 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_72/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_72/16)", 12, 1], !step.tile<64x2048xbf16>>
     %3408 = step.flatten %down_ld72 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_72/16)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_72/16)", 12], !step.tile<64x2048xbf16>>
     %3409 = step.zip %proj72, %3408 : (!step.stream<["ceiling(B_72/16)", 12], !step.tile<16x64xf32>>, !step.stream<["ceiling(B_72/16)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_72/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>>
     %down72 = step.accum %3409 {rank = 1 : i64} : !step.stream<["ceiling(B_72/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["ceiling(B_72/16)"], !step.tile<16x2048xf32>> update {
@@ -6368,7 +6368,7 @@ builtin.module {
       %3417 = step.apply "retile_streamify"(%3416) : (!step.tile<16x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3417 : !step.tile<1x2048xf32>
     }
-    %down_ld73 = step.linear_offchip_load %acc73_down {base_addr = 4990173184 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_73/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_73/16)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld73 = step.linear_offchip_load %acc73_down {base_addr = 5329911808 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_73/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_73/16)", 12, 1], !step.tile<64x2048xbf16>>
     %3418 = step.flatten %down_ld73 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_73/16)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_73/16)", 12], !step.tile<64x2048xbf16>>
     %3419 = step.zip %proj73, %3418 : (!step.stream<["ceiling(B_73/16)", 12], !step.tile<16x64xf32>>, !step.stream<["ceiling(B_73/16)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_73/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>>
     %down73 = step.accum %3419 {rank = 1 : i64} : !step.stream<["ceiling(B_73/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["ceiling(B_73/16)"], !step.tile<16x2048xf32>> update {
@@ -6385,7 +6385,7 @@ builtin.module {
       %3427 = step.apply "retile_streamify"(%3426) : (!step.tile<16x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3427 : !step.tile<1x2048xf32>
     }
-    %down_ld74 = step.linear_offchip_load %acc74_down {base_addr = 4999610368 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_74/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_74/16)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld74 = step.linear_offchip_load %acc74_down {base_addr = 5333057536 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_74/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_74/16)", 12, 1], !step.tile<64x2048xbf16>>
     %3428 = step.flatten %down_ld74 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_74/16)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_74/16)", 12], !step.tile<64x2048xbf16>>
     %3429 = step.zip %proj74, %3428 : (!step.stream<["ceiling(B_74/16)", 12], !step.tile<16x64xf32>>, !step.stream<["ceiling(B_74/16)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_74/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>>
     %down74 = step.accum %3429 {rank = 1 : i64} : !step.stream<["ceiling(B_74/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["ceiling(B_74/16)"], !step.tile<16x2048xf32>> update {
@@ -6402,7 +6402,7 @@ builtin.module {
       %3437 = step.apply "retile_streamify"(%3436) : (!step.tile<16x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3437 : !step.tile<1x2048xf32>
     }
-    %down_ld75 = step.linear_offchip_load %acc75_down {base_addr = 5009047552 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_75/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_75/16)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld75 = step.linear_offchip_load %acc75_down {base_addr = 5336203264 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_75/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_75/16)", 12, 1], !step.tile<64x2048xbf16>>
     %3438 = step.flatten %down_ld75 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_75/16)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_75/16)", 12], !step.tile<64x2048xbf16>>
     %3439 = step.zip %proj75, %3438 : (!step.stream<["ceiling(B_75/16)", 12], !step.tile<16x64xf32>>, !step.stream<["ceiling(B_75/16)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_75/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>>
     %down75 = step.accum %3439 {rank = 1 : i64} : !step.stream<["ceiling(B_75/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["ceiling(B_75/16)"], !step.tile<16x2048xf32>> update {
@@ -6419,7 +6419,7 @@ builtin.module {
       %3447 = step.apply "retile_streamify"(%3446) : (!step.tile<16x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3447 : !step.tile<1x2048xf32>
     }
-    %down_ld76 = step.linear_offchip_load %acc76_down {base_addr = 5018484736 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_76/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_76/16)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld76 = step.linear_offchip_load %acc76_down {base_addr = 5339348992 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_76/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_76/16)", 12, 1], !step.tile<64x2048xbf16>>
     %3448 = step.flatten %down_ld76 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_76/16)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_76/16)", 12], !step.tile<64x2048xbf16>>
     %3449 = step.zip %proj76, %3448 : (!step.stream<["ceiling(B_76/16)", 12], !step.tile<16x64xf32>>, !step.stream<["ceiling(B_76/16)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_76/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>>
     %down76 = step.accum %3449 {rank = 1 : i64} : !step.stream<["ceiling(B_76/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["ceiling(B_76/16)"], !step.tile<16x2048xf32>> update {
@@ -6436,7 +6436,7 @@ builtin.module {
       %3457 = step.apply "retile_streamify"(%3456) : (!step.tile<16x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3457 : !step.tile<1x2048xf32>
     }
-    %down_ld77 = step.linear_offchip_load %acc77_down {base_addr = 5027921920 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_77/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_77/16)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld77 = step.linear_offchip_load %acc77_down {base_addr = 5342494720 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_77/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_77/16)", 12, 1], !step.tile<64x2048xbf16>>
     %3458 = step.flatten %down_ld77 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_77/16)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_77/16)", 12], !step.tile<64x2048xbf16>>
     %3459 = step.zip %proj77, %3458 : (!step.stream<["ceiling(B_77/16)", 12], !step.tile<16x64xf32>>, !step.stream<["ceiling(B_77/16)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_77/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>>
     %down77 = step.accum %3459 {rank = 1 : i64} : !step.stream<["ceiling(B_77/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["ceiling(B_77/16)"], !step.tile<16x2048xf32>> update {
@@ -6453,7 +6453,7 @@ builtin.module {
       %3467 = step.apply "retile_streamify"(%3466) : (!step.tile<16x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3467 : !step.tile<1x2048xf32>
     }
-    %down_ld78 = step.linear_offchip_load %acc78_down {base_addr = 5037359104 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_78/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_78/16)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld78 = step.linear_offchip_load %acc78_down {base_addr = 5345640448 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_78/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_78/16)", 12, 1], !step.tile<64x2048xbf16>>
     %3468 = step.flatten %down_ld78 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_78/16)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_78/16)", 12], !step.tile<64x2048xbf16>>
     %3469 = step.zip %proj78, %3468 : (!step.stream<["ceiling(B_78/16)", 12], !step.tile<16x64xf32>>, !step.stream<["ceiling(B_78/16)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_78/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>>
     %down78 = step.accum %3469 {rank = 1 : i64} : !step.stream<["ceiling(B_78/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["ceiling(B_78/16)"], !step.tile<16x2048xf32>> update {
@@ -6470,7 +6470,7 @@ builtin.module {
       %3477 = step.apply "retile_streamify"(%3476) : (!step.tile<16x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3477 : !step.tile<1x2048xf32>
     }
-    %down_ld79 = step.linear_offchip_load %acc79_down {base_addr = 5046796288 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_79/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_79/16)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld79 = step.linear_offchip_load %acc79_down {base_addr = 5348786176 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_79/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_79/16)", 12, 1], !step.tile<64x2048xbf16>>
     %3478 = step.flatten %down_ld79 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_79/16)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_79/16)", 12], !step.tile<64x2048xbf16>>
     %3479 = step.zip %proj79, %3478 : (!step.stream<["ceiling(B_79/16)", 12], !step.tile<16x64xf32>>, !step.stream<["ceiling(B_79/16)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_79/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>>
     %down79 = step.accum %3479 {rank = 1 : i64} : !step.stream<["ceiling(B_79/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["ceiling(B_79/16)"], !step.tile<16x2048xf32>> update {
@@ -6487,7 +6487,7 @@ builtin.module {
       %3487 = step.apply "retile_streamify"(%3486) : (!step.tile<16x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3487 : !step.tile<1x2048xf32>
     }
-    %down_ld80 = step.linear_offchip_load %acc80_down {base_addr = 5056233472 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_80/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_80/16)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld80 = step.linear_offchip_load %acc80_down {base_addr = 5351931904 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_80/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_80/16)", 12, 1], !step.tile<64x2048xbf16>>
     %3488 = step.flatten %down_ld80 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_80/16)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_80/16)", 12], !step.tile<64x2048xbf16>>
     %3489 = step.zip %proj80, %3488 : (!step.stream<["ceiling(B_80/16)", 12], !step.tile<16x64xf32>>, !step.stream<["ceiling(B_80/16)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_80/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>>
     %down80 = step.accum %3489 {rank = 1 : i64} : !step.stream<["ceiling(B_80/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["ceiling(B_80/16)"], !step.tile<16x2048xf32>> update {
@@ -6504,7 +6504,7 @@ builtin.module {
       %3497 = step.apply "retile_streamify"(%3496) : (!step.tile<16x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3497 : !step.tile<1x2048xf32>
     }
-    %down_ld81 = step.linear_offchip_load %acc81_down {base_addr = 5065670656 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_81/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_81/16)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld81 = step.linear_offchip_load %acc81_down {base_addr = 5355077632 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_81/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_81/16)", 12, 1], !step.tile<64x2048xbf16>>
     %3498 = step.flatten %down_ld81 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_81/16)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_81/16)", 12], !step.tile<64x2048xbf16>>
     %3499 = step.zip %proj81, %3498 : (!step.stream<["ceiling(B_81/16)", 12], !step.tile<16x64xf32>>, !step.stream<["ceiling(B_81/16)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_81/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>>
     %down81 = step.accum %3499 {rank = 1 : i64} : !step.stream<["ceiling(B_81/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["ceiling(B_81/16)"], !step.tile<16x2048xf32>> update {
@@ -6521,7 +6521,7 @@ builtin.module {
       %3507 = step.apply "retile_streamify"(%3506) : (!step.tile<16x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3507 : !step.tile<1x2048xf32>
     }
-    %down_ld82 = step.linear_offchip_load %acc82_down {base_addr = 5075107840 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_82/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_82/16)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld82 = step.linear_offchip_load %acc82_down {base_addr = 5358223360 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_82/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_82/16)", 12, 1], !step.tile<64x2048xbf16>>
     %3508 = step.flatten %down_ld82 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_82/16)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_82/16)", 12], !step.tile<64x2048xbf16>>
     %3509 = step.zip %proj82, %3508 : (!step.stream<["ceiling(B_82/16)", 12], !step.tile<16x64xf32>>, !step.stream<["ceiling(B_82/16)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_82/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>>
     %down82 = step.accum %3509 {rank = 1 : i64} : !step.stream<["ceiling(B_82/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["ceiling(B_82/16)"], !step.tile<16x2048xf32>> update {
@@ -6538,7 +6538,7 @@ builtin.module {
       %3517 = step.apply "retile_streamify"(%3516) : (!step.tile<16x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3517 : !step.tile<1x2048xf32>
     }
-    %down_ld83 = step.linear_offchip_load %acc83_down {base_addr = 5084545024 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_83/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_83/16)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld83 = step.linear_offchip_load %acc83_down {base_addr = 5361369088 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_83/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_83/16)", 12, 1], !step.tile<64x2048xbf16>>
     %3518 = step.flatten %down_ld83 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_83/16)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_83/16)", 12], !step.tile<64x2048xbf16>>
     %3519 = step.zip %proj83, %3518 : (!step.stream<["ceiling(B_83/16)", 12], !step.tile<16x64xf32>>, !step.stream<["ceiling(B_83/16)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_83/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>>
     %down83 = step.accum %3519 {rank = 1 : i64} : !step.stream<["ceiling(B_83/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["ceiling(B_83/16)"], !step.tile<16x2048xf32>> update {
@@ -6555,7 +6555,7 @@ builtin.module {
       %3527 = step.apply "retile_streamify"(%3526) : (!step.tile<16x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3527 : !step.tile<1x2048xf32>
     }
-    %down_ld84 = step.linear_offchip_load %acc84_down {base_addr = 5093982208 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_84/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_84/16)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld84 = step.linear_offchip_load %acc84_down {base_addr = 5364514816 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_84/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_84/16)", 12, 1], !step.tile<64x2048xbf16>>
     %3528 = step.flatten %down_ld84 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_84/16)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_84/16)", 12], !step.tile<64x2048xbf16>>
     %3529 = step.zip %proj84, %3528 : (!step.stream<["ceiling(B_84/16)", 12], !step.tile<16x64xf32>>, !step.stream<["ceiling(B_84/16)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_84/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>>
     %down84 = step.accum %3529 {rank = 1 : i64} : !step.stream<["ceiling(B_84/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["ceiling(B_84/16)"], !step.tile<16x2048xf32>> update {
@@ -6572,7 +6572,7 @@ builtin.module {
       %3537 = step.apply "retile_streamify"(%3536) : (!step.tile<16x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3537 : !step.tile<1x2048xf32>
     }
-    %down_ld85 = step.linear_offchip_load %acc85_down {base_addr = 5103419392 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_85/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_85/16)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld85 = step.linear_offchip_load %acc85_down {base_addr = 5367660544 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_85/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_85/16)", 12, 1], !step.tile<64x2048xbf16>>
     %3538 = step.flatten %down_ld85 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_85/16)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_85/16)", 12], !step.tile<64x2048xbf16>>
     %3539 = step.zip %proj85, %3538 : (!step.stream<["ceiling(B_85/16)", 12], !step.tile<16x64xf32>>, !step.stream<["ceiling(B_85/16)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_85/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>>
     %down85 = step.accum %3539 {rank = 1 : i64} : !step.stream<["ceiling(B_85/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["ceiling(B_85/16)"], !step.tile<16x2048xf32>> update {
@@ -6589,7 +6589,7 @@ builtin.module {
       %3547 = step.apply "retile_streamify"(%3546) : (!step.tile<16x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3547 : !step.tile<1x2048xf32>
     }
-    %down_ld86 = step.linear_offchip_load %acc86_down {base_addr = 5112856576 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_86/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_86/16)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld86 = step.linear_offchip_load %acc86_down {base_addr = 5370806272 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_86/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_86/16)", 12, 1], !step.tile<64x2048xbf16>>
     %3548 = step.flatten %down_ld86 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_86/16)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_86/16)", 12], !step.tile<64x2048xbf16>>
     %3549 = step.zip %proj86, %3548 : (!step.stream<["ceiling(B_86/16)", 12], !step.tile<16x64xf32>>, !step.stream<["ceiling(B_86/16)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_86/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>>
     %down86 = step.accum %3549 {rank = 1 : i64} : !step.stream<["ceiling(B_86/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["ceiling(B_86/16)"], !step.tile<16x2048xf32>> update {
@@ -6606,7 +6606,7 @@ builtin.module {
       %3557 = step.apply "retile_streamify"(%3556) : (!step.tile<16x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3557 : !step.tile<1x2048xf32>
     }
-    %down_ld87 = step.linear_offchip_load %acc87_down {base_addr = 5122293760 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_87/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_87/16)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld87 = step.linear_offchip_load %acc87_down {base_addr = 5373952000 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_87/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_87/16)", 12, 1], !step.tile<64x2048xbf16>>
     %3558 = step.flatten %down_ld87 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_87/16)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_87/16)", 12], !step.tile<64x2048xbf16>>
     %3559 = step.zip %proj87, %3558 : (!step.stream<["ceiling(B_87/16)", 12], !step.tile<16x64xf32>>, !step.stream<["ceiling(B_87/16)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_87/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>>
     %down87 = step.accum %3559 {rank = 1 : i64} : !step.stream<["ceiling(B_87/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["ceiling(B_87/16)"], !step.tile<16x2048xf32>> update {
@@ -6623,7 +6623,7 @@ builtin.module {
       %3567 = step.apply "retile_streamify"(%3566) : (!step.tile<16x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3567 : !step.tile<1x2048xf32>
     }
-    %down_ld88 = step.linear_offchip_load %acc88_down {base_addr = 5131730944 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_88/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_88/16)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld88 = step.linear_offchip_load %acc88_down {base_addr = 5377097728 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_88/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_88/16)", 12, 1], !step.tile<64x2048xbf16>>
     %3568 = step.flatten %down_ld88 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_88/16)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_88/16)", 12], !step.tile<64x2048xbf16>>
     %3569 = step.zip %proj88, %3568 : (!step.stream<["ceiling(B_88/16)", 12], !step.tile<16x64xf32>>, !step.stream<["ceiling(B_88/16)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_88/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>>
     %down88 = step.accum %3569 {rank = 1 : i64} : !step.stream<["ceiling(B_88/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["ceiling(B_88/16)"], !step.tile<16x2048xf32>> update {
@@ -6640,7 +6640,7 @@ builtin.module {
       %3577 = step.apply "retile_streamify"(%3576) : (!step.tile<16x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3577 : !step.tile<1x2048xf32>
     }
-    %down_ld89 = step.linear_offchip_load %acc89_down {base_addr = 5141168128 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_89/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_89/16)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld89 = step.linear_offchip_load %acc89_down {base_addr = 5380243456 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_89/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_89/16)", 12, 1], !step.tile<64x2048xbf16>>
     %3578 = step.flatten %down_ld89 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_89/16)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_89/16)", 12], !step.tile<64x2048xbf16>>
     %3579 = step.zip %proj89, %3578 : (!step.stream<["ceiling(B_89/16)", 12], !step.tile<16x64xf32>>, !step.stream<["ceiling(B_89/16)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_89/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>>
     %down89 = step.accum %3579 {rank = 1 : i64} : !step.stream<["ceiling(B_89/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["ceiling(B_89/16)"], !step.tile<16x2048xf32>> update {
@@ -6657,7 +6657,7 @@ builtin.module {
       %3587 = step.apply "retile_streamify"(%3586) : (!step.tile<16x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3587 : !step.tile<1x2048xf32>
     }
-    %down_ld90 = step.linear_offchip_load %acc90_down {base_addr = 5150605312 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_90/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_90/16)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld90 = step.linear_offchip_load %acc90_down {base_addr = 5383389184 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_90/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_90/16)", 12, 1], !step.tile<64x2048xbf16>>
     %3588 = step.flatten %down_ld90 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_90/16)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_90/16)", 12], !step.tile<64x2048xbf16>>
     %3589 = step.zip %proj90, %3588 : (!step.stream<["ceiling(B_90/16)", 12], !step.tile<16x64xf32>>, !step.stream<["ceiling(B_90/16)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_90/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>>
     %down90 = step.accum %3589 {rank = 1 : i64} : !step.stream<["ceiling(B_90/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["ceiling(B_90/16)"], !step.tile<16x2048xf32>> update {
@@ -6674,7 +6674,7 @@ builtin.module {
       %3597 = step.apply "retile_streamify"(%3596) : (!step.tile<16x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3597 : !step.tile<1x2048xf32>
     }
-    %down_ld91 = step.linear_offchip_load %acc91_down {base_addr = 5160042496 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_91/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_91/16)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld91 = step.linear_offchip_load %acc91_down {base_addr = 5386534912 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_91/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_91/16)", 12, 1], !step.tile<64x2048xbf16>>
     %3598 = step.flatten %down_ld91 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_91/16)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_91/16)", 12], !step.tile<64x2048xbf16>>
     %3599 = step.zip %proj91, %3598 : (!step.stream<["ceiling(B_91/16)", 12], !step.tile<16x64xf32>>, !step.stream<["ceiling(B_91/16)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_91/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>>
     %down91 = step.accum %3599 {rank = 1 : i64} : !step.stream<["ceiling(B_91/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["ceiling(B_91/16)"], !step.tile<16x2048xf32>> update {
@@ -6691,7 +6691,7 @@ builtin.module {
       %3607 = step.apply "retile_streamify"(%3606) : (!step.tile<16x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3607 : !step.tile<1x2048xf32>
     }
-    %down_ld92 = step.linear_offchip_load %acc92_down {base_addr = 5169479680 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_92/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_92/16)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld92 = step.linear_offchip_load %acc92_down {base_addr = 5389680640 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_92/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_92/16)", 12, 1], !step.tile<64x2048xbf16>>
     %3608 = step.flatten %down_ld92 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_92/16)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_92/16)", 12], !step.tile<64x2048xbf16>>
     %3609 = step.zip %proj92, %3608 : (!step.stream<["ceiling(B_92/16)", 12], !step.tile<16x64xf32>>, !step.stream<["ceiling(B_92/16)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_92/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>>
     %down92 = step.accum %3609 {rank = 1 : i64} : !step.stream<["ceiling(B_92/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["ceiling(B_92/16)"], !step.tile<16x2048xf32>> update {
@@ -6708,7 +6708,7 @@ builtin.module {
       %3617 = step.apply "retile_streamify"(%3616) : (!step.tile<16x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3617 : !step.tile<1x2048xf32>
     }
-    %down_ld93 = step.linear_offchip_load %acc93_down {base_addr = 5178916864 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_93/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_93/16)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld93 = step.linear_offchip_load %acc93_down {base_addr = 5392826368 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_93/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_93/16)", 12, 1], !step.tile<64x2048xbf16>>
     %3618 = step.flatten %down_ld93 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_93/16)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_93/16)", 12], !step.tile<64x2048xbf16>>
     %3619 = step.zip %proj93, %3618 : (!step.stream<["ceiling(B_93/16)", 12], !step.tile<16x64xf32>>, !step.stream<["ceiling(B_93/16)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_93/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>>
     %down93 = step.accum %3619 {rank = 1 : i64} : !step.stream<["ceiling(B_93/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["ceiling(B_93/16)"], !step.tile<16x2048xf32>> update {
@@ -6725,7 +6725,7 @@ builtin.module {
       %3627 = step.apply "retile_streamify"(%3626) : (!step.tile<16x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3627 : !step.tile<1x2048xf32>
     }
-    %down_ld94 = step.linear_offchip_load %acc94_down {base_addr = 5188354048 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_94/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_94/16)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld94 = step.linear_offchip_load %acc94_down {base_addr = 5395972096 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_94/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_94/16)", 12, 1], !step.tile<64x2048xbf16>>
     %3628 = step.flatten %down_ld94 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_94/16)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_94/16)", 12], !step.tile<64x2048xbf16>>
     %3629 = step.zip %proj94, %3628 : (!step.stream<["ceiling(B_94/16)", 12], !step.tile<16x64xf32>>, !step.stream<["ceiling(B_94/16)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_94/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>>
     %down94 = step.accum %3629 {rank = 1 : i64} : !step.stream<["ceiling(B_94/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["ceiling(B_94/16)"], !step.tile<16x2048xf32>> update {
@@ -6742,7 +6742,7 @@ builtin.module {
       %3637 = step.apply "retile_streamify"(%3636) : (!step.tile<16x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3637 : !step.tile<1x2048xf32>
     }
-    %down_ld95 = step.linear_offchip_load %acc95_down {base_addr = 5197791232 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_95/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_95/16)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld95 = step.linear_offchip_load %acc95_down {base_addr = 5399117824 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_95/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_95/16)", 12, 1], !step.tile<64x2048xbf16>>
     %3638 = step.flatten %down_ld95 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_95/16)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_95/16)", 12], !step.tile<64x2048xbf16>>
     %3639 = step.zip %proj95, %3638 : (!step.stream<["ceiling(B_95/16)", 12], !step.tile<16x64xf32>>, !step.stream<["ceiling(B_95/16)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_95/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>>
     %down95 = step.accum %3639 {rank = 1 : i64} : !step.stream<["ceiling(B_95/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["ceiling(B_95/16)"], !step.tile<16x2048xf32>> update {
@@ -6759,7 +6759,7 @@ builtin.module {
       %3647 = step.apply "retile_streamify"(%3646) : (!step.tile<16x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3647 : !step.tile<1x2048xf32>
     }
-    %down_ld96 = step.linear_offchip_load %acc96_down {base_addr = 5207228416 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_96/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_96/16)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld96 = step.linear_offchip_load %acc96_down {base_addr = 5402263552 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_96/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_96/16)", 12, 1], !step.tile<64x2048xbf16>>
     %3648 = step.flatten %down_ld96 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_96/16)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_96/16)", 12], !step.tile<64x2048xbf16>>
     %3649 = step.zip %proj96, %3648 : (!step.stream<["ceiling(B_96/16)", 12], !step.tile<16x64xf32>>, !step.stream<["ceiling(B_96/16)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_96/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>>
     %down96 = step.accum %3649 {rank = 1 : i64} : !step.stream<["ceiling(B_96/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["ceiling(B_96/16)"], !step.tile<16x2048xf32>> update {
@@ -6776,7 +6776,7 @@ builtin.module {
       %3657 = step.apply "retile_streamify"(%3656) : (!step.tile<16x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3657 : !step.tile<1x2048xf32>
     }
-    %down_ld97 = step.linear_offchip_load %acc97_down {base_addr = 5216665600 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_97/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_97/16)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld97 = step.linear_offchip_load %acc97_down {base_addr = 5405409280 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_97/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_97/16)", 12, 1], !step.tile<64x2048xbf16>>
     %3658 = step.flatten %down_ld97 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_97/16)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_97/16)", 12], !step.tile<64x2048xbf16>>
     %3659 = step.zip %proj97, %3658 : (!step.stream<["ceiling(B_97/16)", 12], !step.tile<16x64xf32>>, !step.stream<["ceiling(B_97/16)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_97/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>>
     %down97 = step.accum %3659 {rank = 1 : i64} : !step.stream<["ceiling(B_97/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["ceiling(B_97/16)"], !step.tile<16x2048xf32>> update {
@@ -6793,7 +6793,7 @@ builtin.module {
       %3667 = step.apply "retile_streamify"(%3666) : (!step.tile<16x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3667 : !step.tile<1x2048xf32>
     }
-    %down_ld98 = step.linear_offchip_load %acc98_down {base_addr = 5226102784 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_98/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_98/16)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld98 = step.linear_offchip_load %acc98_down {base_addr = 5408555008 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_98/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_98/16)", 12, 1], !step.tile<64x2048xbf16>>
     %3668 = step.flatten %down_ld98 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_98/16)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_98/16)", 12], !step.tile<64x2048xbf16>>
     %3669 = step.zip %proj98, %3668 : (!step.stream<["ceiling(B_98/16)", 12], !step.tile<16x64xf32>>, !step.stream<["ceiling(B_98/16)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_98/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>>
     %down98 = step.accum %3669 {rank = 1 : i64} : !step.stream<["ceiling(B_98/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["ceiling(B_98/16)"], !step.tile<16x2048xf32>> update {
@@ -6810,7 +6810,7 @@ builtin.module {
       %3677 = step.apply "retile_streamify"(%3676) : (!step.tile<16x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3677 : !step.tile<1x2048xf32>
     }
-    %down_ld99 = step.linear_offchip_load %acc99_down {base_addr = 5235539968 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_99/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_99/16)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld99 = step.linear_offchip_load %acc99_down {base_addr = 5411700736 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_99/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_99/16)", 12, 1], !step.tile<64x2048xbf16>>
     %3678 = step.flatten %down_ld99 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_99/16)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_99/16)", 12], !step.tile<64x2048xbf16>>
     %3679 = step.zip %proj99, %3678 : (!step.stream<["ceiling(B_99/16)", 12], !step.tile<16x64xf32>>, !step.stream<["ceiling(B_99/16)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_99/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>>
     %down99 = step.accum %3679 {rank = 1 : i64} : !step.stream<["ceiling(B_99/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["ceiling(B_99/16)"], !step.tile<16x2048xf32>> update {
@@ -6827,7 +6827,7 @@ builtin.module {
       %3687 = step.apply "retile_streamify"(%3686) : (!step.tile<16x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3687 : !step.tile<1x2048xf32>
     }
-    %down_ld100 = step.linear_offchip_load %acc100_down {base_addr = 5244977152 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_100/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_100/16)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld100 = step.linear_offchip_load %acc100_down {base_addr = 5414846464 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_100/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_100/16)", 12, 1], !step.tile<64x2048xbf16>>
     %3688 = step.flatten %down_ld100 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_100/16)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_100/16)", 12], !step.tile<64x2048xbf16>>
     %3689 = step.zip %proj100, %3688 : (!step.stream<["ceiling(B_100/16)", 12], !step.tile<16x64xf32>>, !step.stream<["ceiling(B_100/16)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_100/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>>
     %down100 = step.accum %3689 {rank = 1 : i64} : !step.stream<["ceiling(B_100/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["ceiling(B_100/16)"], !step.tile<16x2048xf32>> update {
@@ -6844,7 +6844,7 @@ builtin.module {
       %3697 = step.apply "retile_streamify"(%3696) : (!step.tile<16x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3697 : !step.tile<1x2048xf32>
     }
-    %down_ld101 = step.linear_offchip_load %acc101_down {base_addr = 5254414336 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_101/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_101/16)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld101 = step.linear_offchip_load %acc101_down {base_addr = 5417992192 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_101/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_101/16)", 12, 1], !step.tile<64x2048xbf16>>
     %3698 = step.flatten %down_ld101 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_101/16)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_101/16)", 12], !step.tile<64x2048xbf16>>
     %3699 = step.zip %proj101, %3698 : (!step.stream<["ceiling(B_101/16)", 12], !step.tile<16x64xf32>>, !step.stream<["ceiling(B_101/16)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_101/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>>
     %down101 = step.accum %3699 {rank = 1 : i64} : !step.stream<["ceiling(B_101/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["ceiling(B_101/16)"], !step.tile<16x2048xf32>> update {
@@ -6861,7 +6861,7 @@ builtin.module {
       %3707 = step.apply "retile_streamify"(%3706) : (!step.tile<16x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3707 : !step.tile<1x2048xf32>
     }
-    %down_ld102 = step.linear_offchip_load %acc102_down {base_addr = 5263851520 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_102/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_102/16)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld102 = step.linear_offchip_load %acc102_down {base_addr = 5421137920 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_102/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_102/16)", 12, 1], !step.tile<64x2048xbf16>>
     %3708 = step.flatten %down_ld102 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_102/16)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_102/16)", 12], !step.tile<64x2048xbf16>>
     %3709 = step.zip %proj102, %3708 : (!step.stream<["ceiling(B_102/16)", 12], !step.tile<16x64xf32>>, !step.stream<["ceiling(B_102/16)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_102/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>>
     %down102 = step.accum %3709 {rank = 1 : i64} : !step.stream<["ceiling(B_102/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["ceiling(B_102/16)"], !step.tile<16x2048xf32>> update {
@@ -6878,7 +6878,7 @@ builtin.module {
       %3717 = step.apply "retile_streamify"(%3716) : (!step.tile<16x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3717 : !step.tile<1x2048xf32>
     }
-    %down_ld103 = step.linear_offchip_load %acc103_down {base_addr = 5273288704 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_103/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_103/16)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld103 = step.linear_offchip_load %acc103_down {base_addr = 5424283648 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_103/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_103/16)", 12, 1], !step.tile<64x2048xbf16>>
     %3718 = step.flatten %down_ld103 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_103/16)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_103/16)", 12], !step.tile<64x2048xbf16>>
     %3719 = step.zip %proj103, %3718 : (!step.stream<["ceiling(B_103/16)", 12], !step.tile<16x64xf32>>, !step.stream<["ceiling(B_103/16)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_103/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>>
     %down103 = step.accum %3719 {rank = 1 : i64} : !step.stream<["ceiling(B_103/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["ceiling(B_103/16)"], !step.tile<16x2048xf32>> update {
@@ -6895,7 +6895,7 @@ builtin.module {
       %3727 = step.apply "retile_streamify"(%3726) : (!step.tile<16x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3727 : !step.tile<1x2048xf32>
     }
-    %down_ld104 = step.linear_offchip_load %acc104_down {base_addr = 5282725888 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_104/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_104/16)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld104 = step.linear_offchip_load %acc104_down {base_addr = 5427429376 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_104/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_104/16)", 12, 1], !step.tile<64x2048xbf16>>
     %3728 = step.flatten %down_ld104 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_104/16)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_104/16)", 12], !step.tile<64x2048xbf16>>
     %3729 = step.zip %proj104, %3728 : (!step.stream<["ceiling(B_104/16)", 12], !step.tile<16x64xf32>>, !step.stream<["ceiling(B_104/16)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_104/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>>
     %down104 = step.accum %3729 {rank = 1 : i64} : !step.stream<["ceiling(B_104/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["ceiling(B_104/16)"], !step.tile<16x2048xf32>> update {
@@ -6912,7 +6912,7 @@ builtin.module {
       %3737 = step.apply "retile_streamify"(%3736) : (!step.tile<16x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3737 : !step.tile<1x2048xf32>
     }
-    %down_ld105 = step.linear_offchip_load %acc105_down {base_addr = 5292163072 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_105/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_105/16)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld105 = step.linear_offchip_load %acc105_down {base_addr = 5430575104 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_105/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_105/16)", 12, 1], !step.tile<64x2048xbf16>>
     %3738 = step.flatten %down_ld105 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_105/16)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_105/16)", 12], !step.tile<64x2048xbf16>>
     %3739 = step.zip %proj105, %3738 : (!step.stream<["ceiling(B_105/16)", 12], !step.tile<16x64xf32>>, !step.stream<["ceiling(B_105/16)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_105/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>>
     %down105 = step.accum %3739 {rank = 1 : i64} : !step.stream<["ceiling(B_105/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["ceiling(B_105/16)"], !step.tile<16x2048xf32>> update {
@@ -6929,7 +6929,7 @@ builtin.module {
       %3747 = step.apply "retile_streamify"(%3746) : (!step.tile<16x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3747 : !step.tile<1x2048xf32>
     }
-    %down_ld106 = step.linear_offchip_load %acc106_down {base_addr = 5301600256 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_106/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_106/16)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld106 = step.linear_offchip_load %acc106_down {base_addr = 5433720832 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_106/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_106/16)", 12, 1], !step.tile<64x2048xbf16>>
     %3748 = step.flatten %down_ld106 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_106/16)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_106/16)", 12], !step.tile<64x2048xbf16>>
     %3749 = step.zip %proj106, %3748 : (!step.stream<["ceiling(B_106/16)", 12], !step.tile<16x64xf32>>, !step.stream<["ceiling(B_106/16)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_106/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>>
     %down106 = step.accum %3749 {rank = 1 : i64} : !step.stream<["ceiling(B_106/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["ceiling(B_106/16)"], !step.tile<16x2048xf32>> update {
@@ -6946,7 +6946,7 @@ builtin.module {
       %3757 = step.apply "retile_streamify"(%3756) : (!step.tile<16x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3757 : !step.tile<1x2048xf32>
     }
-    %down_ld107 = step.linear_offchip_load %acc107_down {base_addr = 5311037440 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_107/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_107/16)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld107 = step.linear_offchip_load %acc107_down {base_addr = 5436866560 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_107/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_107/16)", 12, 1], !step.tile<64x2048xbf16>>
     %3758 = step.flatten %down_ld107 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_107/16)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_107/16)", 12], !step.tile<64x2048xbf16>>
     %3759 = step.zip %proj107, %3758 : (!step.stream<["ceiling(B_107/16)", 12], !step.tile<16x64xf32>>, !step.stream<["ceiling(B_107/16)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_107/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>>
     %down107 = step.accum %3759 {rank = 1 : i64} : !step.stream<["ceiling(B_107/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["ceiling(B_107/16)"], !step.tile<16x2048xf32>> update {
@@ -6963,7 +6963,7 @@ builtin.module {
       %3767 = step.apply "retile_streamify"(%3766) : (!step.tile<16x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3767 : !step.tile<1x2048xf32>
     }
-    %down_ld108 = step.linear_offchip_load %acc108_down {base_addr = 5320474624 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_108/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_108/16)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld108 = step.linear_offchip_load %acc108_down {base_addr = 5440012288 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_108/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_108/16)", 12, 1], !step.tile<64x2048xbf16>>
     %3768 = step.flatten %down_ld108 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_108/16)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_108/16)", 12], !step.tile<64x2048xbf16>>
     %3769 = step.zip %proj108, %3768 : (!step.stream<["ceiling(B_108/16)", 12], !step.tile<16x64xf32>>, !step.stream<["ceiling(B_108/16)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_108/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>>
     %down108 = step.accum %3769 {rank = 1 : i64} : !step.stream<["ceiling(B_108/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["ceiling(B_108/16)"], !step.tile<16x2048xf32>> update {
@@ -6980,7 +6980,7 @@ builtin.module {
       %3777 = step.apply "retile_streamify"(%3776) : (!step.tile<16x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3777 : !step.tile<1x2048xf32>
     }
-    %down_ld109 = step.linear_offchip_load %acc109_down {base_addr = 5329911808 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_109/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_109/16)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld109 = step.linear_offchip_load %acc109_down {base_addr = 5443158016 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_109/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_109/16)", 12, 1], !step.tile<64x2048xbf16>>
     %3778 = step.flatten %down_ld109 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_109/16)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_109/16)", 12], !step.tile<64x2048xbf16>>
     %3779 = step.zip %proj109, %3778 : (!step.stream<["ceiling(B_109/16)", 12], !step.tile<16x64xf32>>, !step.stream<["ceiling(B_109/16)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_109/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>>
     %down109 = step.accum %3779 {rank = 1 : i64} : !step.stream<["ceiling(B_109/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["ceiling(B_109/16)"], !step.tile<16x2048xf32>> update {
@@ -6997,7 +6997,7 @@ builtin.module {
       %3787 = step.apply "retile_streamify"(%3786) : (!step.tile<16x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3787 : !step.tile<1x2048xf32>
     }
-    %down_ld110 = step.linear_offchip_load %acc110_down {base_addr = 5339348992 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_110/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_110/16)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld110 = step.linear_offchip_load %acc110_down {base_addr = 5446303744 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_110/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_110/16)", 12, 1], !step.tile<64x2048xbf16>>
     %3788 = step.flatten %down_ld110 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_110/16)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_110/16)", 12], !step.tile<64x2048xbf16>>
     %3789 = step.zip %proj110, %3788 : (!step.stream<["ceiling(B_110/16)", 12], !step.tile<16x64xf32>>, !step.stream<["ceiling(B_110/16)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_110/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>>
     %down110 = step.accum %3789 {rank = 1 : i64} : !step.stream<["ceiling(B_110/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["ceiling(B_110/16)"], !step.tile<16x2048xf32>> update {
@@ -7014,7 +7014,7 @@ builtin.module {
       %3797 = step.apply "retile_streamify"(%3796) : (!step.tile<16x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3797 : !step.tile<1x2048xf32>
     }
-    %down_ld111 = step.linear_offchip_load %acc111_down {base_addr = 5348786176 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_111/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_111/16)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld111 = step.linear_offchip_load %acc111_down {base_addr = 5449449472 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_111/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_111/16)", 12, 1], !step.tile<64x2048xbf16>>
     %3798 = step.flatten %down_ld111 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_111/16)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_111/16)", 12], !step.tile<64x2048xbf16>>
     %3799 = step.zip %proj111, %3798 : (!step.stream<["ceiling(B_111/16)", 12], !step.tile<16x64xf32>>, !step.stream<["ceiling(B_111/16)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_111/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>>
     %down111 = step.accum %3799 {rank = 1 : i64} : !step.stream<["ceiling(B_111/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["ceiling(B_111/16)"], !step.tile<16x2048xf32>> update {
@@ -7031,7 +7031,7 @@ builtin.module {
       %3807 = step.apply "retile_streamify"(%3806) : (!step.tile<16x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3807 : !step.tile<1x2048xf32>
     }
-    %down_ld112 = step.linear_offchip_load %acc112_down {base_addr = 5358223360 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_112/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_112/16)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld112 = step.linear_offchip_load %acc112_down {base_addr = 5452595200 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_112/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_112/16)", 12, 1], !step.tile<64x2048xbf16>>
     %3808 = step.flatten %down_ld112 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_112/16)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_112/16)", 12], !step.tile<64x2048xbf16>>
     %3809 = step.zip %proj112, %3808 : (!step.stream<["ceiling(B_112/16)", 12], !step.tile<16x64xf32>>, !step.stream<["ceiling(B_112/16)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_112/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>>
     %down112 = step.accum %3809 {rank = 1 : i64} : !step.stream<["ceiling(B_112/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["ceiling(B_112/16)"], !step.tile<16x2048xf32>> update {
@@ -7048,7 +7048,7 @@ builtin.module {
       %3817 = step.apply "retile_streamify"(%3816) : (!step.tile<16x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3817 : !step.tile<1x2048xf32>
     }
-    %down_ld113 = step.linear_offchip_load %acc113_down {base_addr = 5367660544 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_113/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_113/16)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld113 = step.linear_offchip_load %acc113_down {base_addr = 5455740928 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_113/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_113/16)", 12, 1], !step.tile<64x2048xbf16>>
     %3818 = step.flatten %down_ld113 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_113/16)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_113/16)", 12], !step.tile<64x2048xbf16>>
     %3819 = step.zip %proj113, %3818 : (!step.stream<["ceiling(B_113/16)", 12], !step.tile<16x64xf32>>, !step.stream<["ceiling(B_113/16)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_113/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>>
     %down113 = step.accum %3819 {rank = 1 : i64} : !step.stream<["ceiling(B_113/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["ceiling(B_113/16)"], !step.tile<16x2048xf32>> update {
@@ -7065,7 +7065,7 @@ builtin.module {
       %3827 = step.apply "retile_streamify"(%3826) : (!step.tile<16x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3827 : !step.tile<1x2048xf32>
     }
-    %down_ld114 = step.linear_offchip_load %acc114_down {base_addr = 5377097728 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_114/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_114/16)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld114 = step.linear_offchip_load %acc114_down {base_addr = 5458886656 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_114/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_114/16)", 12, 1], !step.tile<64x2048xbf16>>
     %3828 = step.flatten %down_ld114 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_114/16)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_114/16)", 12], !step.tile<64x2048xbf16>>
     %3829 = step.zip %proj114, %3828 : (!step.stream<["ceiling(B_114/16)", 12], !step.tile<16x64xf32>>, !step.stream<["ceiling(B_114/16)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_114/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>>
     %down114 = step.accum %3829 {rank = 1 : i64} : !step.stream<["ceiling(B_114/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["ceiling(B_114/16)"], !step.tile<16x2048xf32>> update {
@@ -7082,7 +7082,7 @@ builtin.module {
       %3837 = step.apply "retile_streamify"(%3836) : (!step.tile<16x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3837 : !step.tile<1x2048xf32>
     }
-    %down_ld115 = step.linear_offchip_load %acc115_down {base_addr = 5386534912 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_115/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_115/16)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld115 = step.linear_offchip_load %acc115_down {base_addr = 5462032384 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_115/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_115/16)", 12, 1], !step.tile<64x2048xbf16>>
     %3838 = step.flatten %down_ld115 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_115/16)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_115/16)", 12], !step.tile<64x2048xbf16>>
     %3839 = step.zip %proj115, %3838 : (!step.stream<["ceiling(B_115/16)", 12], !step.tile<16x64xf32>>, !step.stream<["ceiling(B_115/16)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_115/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>>
     %down115 = step.accum %3839 {rank = 1 : i64} : !step.stream<["ceiling(B_115/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["ceiling(B_115/16)"], !step.tile<16x2048xf32>> update {
@@ -7099,7 +7099,7 @@ builtin.module {
       %3847 = step.apply "retile_streamify"(%3846) : (!step.tile<16x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3847 : !step.tile<1x2048xf32>
     }
-    %down_ld116 = step.linear_offchip_load %acc116_down {base_addr = 5395972096 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_116/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_116/16)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld116 = step.linear_offchip_load %acc116_down {base_addr = 5465178112 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_116/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_116/16)", 12, 1], !step.tile<64x2048xbf16>>
     %3848 = step.flatten %down_ld116 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_116/16)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_116/16)", 12], !step.tile<64x2048xbf16>>
     %3849 = step.zip %proj116, %3848 : (!step.stream<["ceiling(B_116/16)", 12], !step.tile<16x64xf32>>, !step.stream<["ceiling(B_116/16)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_116/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>>
     %down116 = step.accum %3849 {rank = 1 : i64} : !step.stream<["ceiling(B_116/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["ceiling(B_116/16)"], !step.tile<16x2048xf32>> update {
@@ -7116,7 +7116,7 @@ builtin.module {
       %3857 = step.apply "retile_streamify"(%3856) : (!step.tile<16x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3857 : !step.tile<1x2048xf32>
     }
-    %down_ld117 = step.linear_offchip_load %acc117_down {base_addr = 5405409280 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_117/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_117/16)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld117 = step.linear_offchip_load %acc117_down {base_addr = 5468323840 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_117/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_117/16)", 12, 1], !step.tile<64x2048xbf16>>
     %3858 = step.flatten %down_ld117 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_117/16)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_117/16)", 12], !step.tile<64x2048xbf16>>
     %3859 = step.zip %proj117, %3858 : (!step.stream<["ceiling(B_117/16)", 12], !step.tile<16x64xf32>>, !step.stream<["ceiling(B_117/16)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_117/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>>
     %down117 = step.accum %3859 {rank = 1 : i64} : !step.stream<["ceiling(B_117/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["ceiling(B_117/16)"], !step.tile<16x2048xf32>> update {
@@ -7133,7 +7133,7 @@ builtin.module {
       %3867 = step.apply "retile_streamify"(%3866) : (!step.tile<16x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3867 : !step.tile<1x2048xf32>
     }
-    %down_ld118 = step.linear_offchip_load %acc118_down {base_addr = 5414846464 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_118/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_118/16)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld118 = step.linear_offchip_load %acc118_down {base_addr = 5471469568 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_118/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_118/16)", 12, 1], !step.tile<64x2048xbf16>>
     %3868 = step.flatten %down_ld118 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_118/16)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_118/16)", 12], !step.tile<64x2048xbf16>>
     %3869 = step.zip %proj118, %3868 : (!step.stream<["ceiling(B_118/16)", 12], !step.tile<16x64xf32>>, !step.stream<["ceiling(B_118/16)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_118/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>>
     %down118 = step.accum %3869 {rank = 1 : i64} : !step.stream<["ceiling(B_118/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["ceiling(B_118/16)"], !step.tile<16x2048xf32>> update {
@@ -7150,7 +7150,7 @@ builtin.module {
       %3877 = step.apply "retile_streamify"(%3876) : (!step.tile<16x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3877 : !step.tile<1x2048xf32>
     }
-    %down_ld119 = step.linear_offchip_load %acc119_down {base_addr = 5424283648 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_119/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_119/16)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld119 = step.linear_offchip_load %acc119_down {base_addr = 5474615296 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_119/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_119/16)", 12, 1], !step.tile<64x2048xbf16>>
     %3878 = step.flatten %down_ld119 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_119/16)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_119/16)", 12], !step.tile<64x2048xbf16>>
     %3879 = step.zip %proj119, %3878 : (!step.stream<["ceiling(B_119/16)", 12], !step.tile<16x64xf32>>, !step.stream<["ceiling(B_119/16)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_119/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>>
     %down119 = step.accum %3879 {rank = 1 : i64} : !step.stream<["ceiling(B_119/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["ceiling(B_119/16)"], !step.tile<16x2048xf32>> update {
@@ -7167,7 +7167,7 @@ builtin.module {
       %3887 = step.apply "retile_streamify"(%3886) : (!step.tile<16x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3887 : !step.tile<1x2048xf32>
     }
-    %down_ld120 = step.linear_offchip_load %acc120_down {base_addr = 5433720832 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_120/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_120/16)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld120 = step.linear_offchip_load %acc120_down {base_addr = 5477761024 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_120/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_120/16)", 12, 1], !step.tile<64x2048xbf16>>
     %3888 = step.flatten %down_ld120 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_120/16)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_120/16)", 12], !step.tile<64x2048xbf16>>
     %3889 = step.zip %proj120, %3888 : (!step.stream<["ceiling(B_120/16)", 12], !step.tile<16x64xf32>>, !step.stream<["ceiling(B_120/16)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_120/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>>
     %down120 = step.accum %3889 {rank = 1 : i64} : !step.stream<["ceiling(B_120/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["ceiling(B_120/16)"], !step.tile<16x2048xf32>> update {
@@ -7184,7 +7184,7 @@ builtin.module {
       %3897 = step.apply "retile_streamify"(%3896) : (!step.tile<16x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3897 : !step.tile<1x2048xf32>
     }
-    %down_ld121 = step.linear_offchip_load %acc121_down {base_addr = 5443158016 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_121/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_121/16)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld121 = step.linear_offchip_load %acc121_down {base_addr = 5480906752 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_121/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_121/16)", 12, 1], !step.tile<64x2048xbf16>>
     %3898 = step.flatten %down_ld121 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_121/16)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_121/16)", 12], !step.tile<64x2048xbf16>>
     %3899 = step.zip %proj121, %3898 : (!step.stream<["ceiling(B_121/16)", 12], !step.tile<16x64xf32>>, !step.stream<["ceiling(B_121/16)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_121/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>>
     %down121 = step.accum %3899 {rank = 1 : i64} : !step.stream<["ceiling(B_121/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["ceiling(B_121/16)"], !step.tile<16x2048xf32>> update {
@@ -7201,7 +7201,7 @@ builtin.module {
       %3907 = step.apply "retile_streamify"(%3906) : (!step.tile<16x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3907 : !step.tile<1x2048xf32>
     }
-    %down_ld122 = step.linear_offchip_load %acc122_down {base_addr = 5452595200 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_122/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_122/16)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld122 = step.linear_offchip_load %acc122_down {base_addr = 5484052480 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_122/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_122/16)", 12, 1], !step.tile<64x2048xbf16>>
     %3908 = step.flatten %down_ld122 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_122/16)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_122/16)", 12], !step.tile<64x2048xbf16>>
     %3909 = step.zip %proj122, %3908 : (!step.stream<["ceiling(B_122/16)", 12], !step.tile<16x64xf32>>, !step.stream<["ceiling(B_122/16)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_122/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>>
     %down122 = step.accum %3909 {rank = 1 : i64} : !step.stream<["ceiling(B_122/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["ceiling(B_122/16)"], !step.tile<16x2048xf32>> update {
@@ -7218,7 +7218,7 @@ builtin.module {
       %3917 = step.apply "retile_streamify"(%3916) : (!step.tile<16x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3917 : !step.tile<1x2048xf32>
     }
-    %down_ld123 = step.linear_offchip_load %acc123_down {base_addr = 5462032384 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_123/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_123/16)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld123 = step.linear_offchip_load %acc123_down {base_addr = 5487198208 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_123/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_123/16)", 12, 1], !step.tile<64x2048xbf16>>
     %3918 = step.flatten %down_ld123 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_123/16)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_123/16)", 12], !step.tile<64x2048xbf16>>
     %3919 = step.zip %proj123, %3918 : (!step.stream<["ceiling(B_123/16)", 12], !step.tile<16x64xf32>>, !step.stream<["ceiling(B_123/16)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_123/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>>
     %down123 = step.accum %3919 {rank = 1 : i64} : !step.stream<["ceiling(B_123/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["ceiling(B_123/16)"], !step.tile<16x2048xf32>> update {
@@ -7235,7 +7235,7 @@ builtin.module {
       %3927 = step.apply "retile_streamify"(%3926) : (!step.tile<16x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3927 : !step.tile<1x2048xf32>
     }
-    %down_ld124 = step.linear_offchip_load %acc124_down {base_addr = 5471469568 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_124/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_124/16)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld124 = step.linear_offchip_load %acc124_down {base_addr = 5490343936 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_124/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_124/16)", 12, 1], !step.tile<64x2048xbf16>>
     %3928 = step.flatten %down_ld124 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_124/16)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_124/16)", 12], !step.tile<64x2048xbf16>>
     %3929 = step.zip %proj124, %3928 : (!step.stream<["ceiling(B_124/16)", 12], !step.tile<16x64xf32>>, !step.stream<["ceiling(B_124/16)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_124/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>>
     %down124 = step.accum %3929 {rank = 1 : i64} : !step.stream<["ceiling(B_124/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["ceiling(B_124/16)"], !step.tile<16x2048xf32>> update {
@@ -7252,7 +7252,7 @@ builtin.module {
       %3937 = step.apply "retile_streamify"(%3936) : (!step.tile<16x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3937 : !step.tile<1x2048xf32>
     }
-    %down_ld125 = step.linear_offchip_load %acc125_down {base_addr = 5480906752 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_125/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_125/16)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld125 = step.linear_offchip_load %acc125_down {base_addr = 5493489664 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_125/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_125/16)", 12, 1], !step.tile<64x2048xbf16>>
     %3938 = step.flatten %down_ld125 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_125/16)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_125/16)", 12], !step.tile<64x2048xbf16>>
     %3939 = step.zip %proj125, %3938 : (!step.stream<["ceiling(B_125/16)", 12], !step.tile<16x64xf32>>, !step.stream<["ceiling(B_125/16)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_125/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>>
     %down125 = step.accum %3939 {rank = 1 : i64} : !step.stream<["ceiling(B_125/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["ceiling(B_125/16)"], !step.tile<16x2048xf32>> update {
@@ -7269,7 +7269,7 @@ builtin.module {
       %3947 = step.apply "retile_streamify"(%3946) : (!step.tile<16x2048xf32>) -> !step.tile<1x2048xf32>
       step.yield %3947 : !step.tile<1x2048xf32>
     }
-    %down_ld126 = step.linear_offchip_load %acc126_down {base_addr = 5490343936 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_126/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_126/16)", 12, 1], !step.tile<64x2048xbf16>>
+    %down_ld126 = step.linear_offchip_load %acc126_down {base_addr = 5496635392 : i64, tiled_in_shape = array<i64: 12, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 12, 1>} : (!step.stream<["ceiling(B_126/16)"], !step.tile<16x2048xf32>>) -> !step.stream<["ceiling(B_126/16)", 12, 1], !step.tile<64x2048xbf16>>
     %3948 = step.flatten %down_ld126 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_126/16)", 12, 1], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_126/16)", 12], !step.tile<64x2048xbf16>>
     %3949 = step.zip %proj126, %3948 : (!step.stream<["ceiling(B_126/16)", 12], !step.tile<16x64xf32>>, !step.stream<["ceiling(B_126/16)", 12], !step.tile<64x2048xbf16>>) -> !step.stream<["ceiling(B_126/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>>
     %down126 = step.accum %3949 {rank = 1 : i64} : !step.stream<["ceiling(B_126/16)", 12], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x2048xbf16>>> -> !step.stream<["ceiling(B_126/16)"], !step.tile<16x2048xf32>> update {

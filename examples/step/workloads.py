@@ -84,8 +84,10 @@ def moe(model: MoEModel, tile_n: int | None, tile_f: int = TILE_F) -> ModuleOp:
     nf = F // tile_f
     wbytes = 2 * D * F  # one bf16 weight matrix
 
-    def waddr(e: int, which: int) -> int:  # experts' [up, gate, down] weights, contiguous
-        return (1 << 32) + (3 * e + which) * wbytes
+    def waddr(e: int, which: int) -> int:
+        # [up | gate | down] weights, each kind's E matrices contiguous: the
+        # layout step-time-multiplex's expert addressing (base + e x matrix) needs
+        return (1 << 32) + (which * E + e) * wbytes
 
     acc, w_sel, acc_tile = _group_tokens(g, model, tile_n, tile_f)
     fanout = [a.broadcast(4, [f"acc{e}_rep", f"acc{e}_up", f"acc{e}_gate", f"acc{e}_down"])

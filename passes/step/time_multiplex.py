@@ -41,6 +41,7 @@ from steplus.dialects import step_ops as so
 from steplus.dialects import step_routing as sr
 from steplus.dialects.step import GraphOp
 from steplus.dialects.step_types import SelectorType, StreamType, TileType
+from steplus.dialects.step_verify import int_of, ints_of
 from steplus.passes.diagnostics import OpDiagnosticError, emit
 from steplus.passes.step.dynamic_tiling import _propagate, refresh
 from steplus.passes.step.shape_rules import new_symbol
@@ -97,6 +98,35 @@ def _signature(p: Pipeline) -> list[tuple]:
     return sig
 
 
+def _weight_loads(p: Pipeline) -> list[so.LinearOffChipLoadOp]:
+    return [op for op in p.ops if isinstance(op, so.LinearOffChipLoadOp) and op.ref is not None]
+
+
+def _layout_problem(pipelines: list[Pipeline], per: int) -> str | None:
+    """Why a region's `step.random_offchip_load` (its first expert's base + the
+    selected expert x one matrix) would not read the experts' own weights, or None.
+
+    Expert j of a region must keep its matrix of each kind right after expert
+    j-1's: base_j = base_0 + j * (tiles per matrix x tile bytes)."""
+    for r in range(0, len(pipelines), per):
+        group = [_weight_loads(p) for p in pipelines[r:r + per]]
+        for k, first in enumerate(group[0]):
+            tile = first.output.type.element
+            size = tile.rows.data * tile.cols.data * tile.bytes_per_scalar()
+            tiles = 1
+            for d in ints_of(first.tiled_in_shape):
+                tiles *= d
+            for j, loads in enumerate(group[1:], 1):
+                want = int_of(first.base_addr) + j * tiles * size
+                got = int_of(loads[k].base_addr)
+                if got != want:
+                    name = loads[k].output.name_hint or f"load {k} of expert {r + j}"
+                    return (f"{name} reads its weights at {got:#x}, not at {want:#x} (right after "
+                            f"the previous expert's matrix): a shared region addresses an expert's "
+                            f"weights as the first expert's base + expert x matrix size")
+    return None
+
+
 def _set_result_types(op: Operation, types: list) -> Operation:
     from xdsl.rewriter import Rewriter
 
@@ -131,8 +161,7 @@ class _Region:
         data, sel = em.results
         sel_b = self.add(sr.BroadcastOp.create(operands=[sel], result_types=[sel.type] * 2))
         sel_addr, sel_part = sel_b.results
-        loads = [op for op in template.ops
-                 if isinstance(op, so.LinearOffChipLoadOp) and op.ref is not None]
+        loads = _weight_loads(template)
         if not loads:
             raise OpDiagnosticError(template.acc, "step-time-multiplex: the expert's weights are "
                                                   "not loaded per token tile (no load with a ref)")
@@ -202,6 +231,9 @@ def time_multiplex(graph: GraphOp, regions: int) -> None:
                                   "differ in structure")
             return
     per = len(pipelines) // regions
+    if (why := _layout_problem(pipelines, per)) is not None:
+        emit(graph, "remark", f"step-time-multiplex: nothing to do: {why}")
+        return
     anchor = pipelines[-1].rows
     block = graph.body.block
     for r in range(regions):

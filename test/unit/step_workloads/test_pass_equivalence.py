@@ -150,11 +150,6 @@ def test_dynamic_tiling_computes_the_same_moe_layer(tile_n, tmp_path):
     assert _assert_same(baseline, _specialized(module, tmp_path)) == 8  # one output row per token
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "step-time-multiplex addresses expert j of a region at the first expert's weight base "
-    "+ j * (tiles of one matrix), i.e. it assumes the experts' matrices of one kind are "
-    "contiguous, but the baseline (workloads.moe) stores each expert's up, gate and down "
-    "matrices together (3 * e * wbytes apart): expert j > 0 reads another matrix"))
 @pytest.mark.parametrize("tile_n", [2, None], ids=["tn2", "dynamic"])
 def test_time_multiplexing_computes_the_same_moe_layer(tile_n, tmp_path):
     from steplus.passes.step.time_multiplex import StepTimeMultiplexPass

@@ -41,7 +41,7 @@ builtin.module {
       %14 = step.apply "matmul"(%12, %13) : (!step.tile<4x8xf32>, !step.tile<8x8xbf16>) -> !step.tile<4x8xf32>
       step.yield %14 : !step.tile<4x8xf32>
     }
-    %up_ld1 = step.linear_offchip_load %acc1_up {base_addr = 4294968064 : i64, tiled_in_shape = array<i64: 2, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 2, 1>} : (!step.stream<["ceiling(B_1/4)"], !step.tile<4x8xf32>>) -> !step.stream<["ceiling(B_1/4)", 2, 1], !step.tile<8x8xbf16>>
+    %up_ld1 = step.linear_offchip_load %acc1_up {base_addr = 4294967552 : i64, tiled_in_shape = array<i64: 2, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 2, 1>} : (!step.stream<["ceiling(B_1/4)"], !step.tile<4x8xf32>>) -> !step.stream<["ceiling(B_1/4)", 2, 1], !step.tile<8x8xbf16>>
     %15 = step.flatten %up_ld1 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_1/4)", 2, 1], !step.tile<8x8xbf16>>) -> !step.stream<["ceiling(B_1/4)", 2], !step.tile<8x8xbf16>>
     %16 = step.zip %rep1_up, %15 : (!step.stream<["ceiling(B_1/4)", 2], !step.tile<4x8xf32>>, !step.stream<["ceiling(B_1/4)", 2], !step.tile<8x8xbf16>>) -> !step.stream<["ceiling(B_1/4)", 2], !step.tuple<!step.tile<4x8xf32>, !step.tile<8x8xbf16>>>
     %up1 = step.map %16 : !step.stream<["ceiling(B_1/4)", 2], !step.tuple<!step.tile<4x8xf32>, !step.tile<8x8xbf16>>> -> !step.stream<["ceiling(B_1/4)", 2], !step.tile<4x8xf32>> {
@@ -49,7 +49,7 @@ builtin.module {
       %19 = step.apply "matmul"(%17, %18) : (!step.tile<4x8xf32>, !step.tile<8x8xbf16>) -> !step.tile<4x8xf32>
       step.yield %19 : !step.tile<4x8xf32>
     }
-    %gate_ld0 = step.linear_offchip_load %acc0_gate {base_addr = 4294967552 : i64, tiled_in_shape = array<i64: 2, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 2, 1>} : (!step.stream<["ceiling(B_0/4)"], !step.tile<4x8xf32>>) -> !step.stream<["ceiling(B_0/4)", 2, 1], !step.tile<8x8xbf16>>
+    %gate_ld0 = step.linear_offchip_load %acc0_gate {base_addr = 4294967808 : i64, tiled_in_shape = array<i64: 2, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 2, 1>} : (!step.stream<["ceiling(B_0/4)"], !step.tile<4x8xf32>>) -> !step.stream<["ceiling(B_0/4)", 2, 1], !step.tile<8x8xbf16>>
     %20 = step.flatten %gate_ld0 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_0/4)", 2, 1], !step.tile<8x8xbf16>>) -> !step.stream<["ceiling(B_0/4)", 2], !step.tile<8x8xbf16>>
     %21 = step.zip %rep0_gate, %20 : (!step.stream<["ceiling(B_0/4)", 2], !step.tile<4x8xf32>>, !step.stream<["ceiling(B_0/4)", 2], !step.tile<8x8xbf16>>) -> !step.stream<["ceiling(B_0/4)", 2], !step.tuple<!step.tile<4x8xf32>, !step.tile<8x8xbf16>>>
     %gate0 = step.map %21 : !step.stream<["ceiling(B_0/4)", 2], !step.tuple<!step.tile<4x8xf32>, !step.tile<8x8xbf16>>> -> !step.stream<["ceiling(B_0/4)", 2], !step.tile<4x8xf32>> {
@@ -57,7 +57,7 @@ builtin.module {
       %24 = step.apply "matmul"(%22, %23) : (!step.tile<4x8xf32>, !step.tile<8x8xbf16>) -> !step.tile<4x8xf32>
       step.yield %24 : !step.tile<4x8xf32>
     }
-    %gate_ld1 = step.linear_offchip_load %acc1_gate {base_addr = 4294968320 : i64, tiled_in_shape = array<i64: 2, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 2, 1>} : (!step.stream<["ceiling(B_1/4)"], !step.tile<4x8xf32>>) -> !step.stream<["ceiling(B_1/4)", 2, 1], !step.tile<8x8xbf16>>
+    %gate_ld1 = step.linear_offchip_load %acc1_gate {base_addr = 4294968064 : i64, tiled_in_shape = array<i64: 2, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 2, 1>} : (!step.stream<["ceiling(B_1/4)"], !step.tile<4x8xf32>>) -> !step.stream<["ceiling(B_1/4)", 2, 1], !step.tile<8x8xbf16>>
     %25 = step.flatten %gate_ld1 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_1/4)", 2, 1], !step.tile<8x8xbf16>>) -> !step.stream<["ceiling(B_1/4)", 2], !step.tile<8x8xbf16>>
     %26 = step.zip %rep1_gate, %25 : (!step.stream<["ceiling(B_1/4)", 2], !step.tile<4x8xf32>>, !step.stream<["ceiling(B_1/4)", 2], !step.tile<8x8xbf16>>) -> !step.stream<["ceiling(B_1/4)", 2], !step.tuple<!step.tile<4x8xf32>, !step.tile<8x8xbf16>>>
     %gate1 = step.map %26 : !step.stream<["ceiling(B_1/4)", 2], !step.tuple<!step.tile<4x8xf32>, !step.tile<8x8xbf16>>> -> !step.stream<["ceiling(B_1/4)", 2], !step.tile<4x8xf32>> {
@@ -87,7 +87,7 @@ builtin.module {
       %41 = step.apply "mul"(%39, %40) : (!step.tile<4x8xf32>, !step.tile<4x8xf32>) -> !step.tile<4x8xf32>
       step.yield %41 : !step.tile<4x8xf32>
     }
-    %down_ld0 = step.linear_offchip_load %acc0_down {base_addr = 4294967808 : i64, tiled_in_shape = array<i64: 2, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 2, 1>} : (!step.stream<["ceiling(B_0/4)"], !step.tile<4x8xf32>>) -> !step.stream<["ceiling(B_0/4)", 2, 1], !step.tile<8x8xbf16>>
+    %down_ld0 = step.linear_offchip_load %acc0_down {base_addr = 4294968320 : i64, tiled_in_shape = array<i64: 2, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 2, 1>} : (!step.stream<["ceiling(B_0/4)"], !step.tile<4x8xf32>>) -> !step.stream<["ceiling(B_0/4)", 2, 1], !step.tile<8x8xbf16>>
     %42 = step.flatten %down_ld0 {min = 0 : i64, max = 1 : i64} : (!step.stream<["ceiling(B_0/4)", 2, 1], !step.tile<8x8xbf16>>) -> !step.stream<["ceiling(B_0/4)", 2], !step.tile<8x8xbf16>>
     %43 = step.zip %proj0, %42 : (!step.stream<["ceiling(B_0/4)", 2], !step.tile<4x8xf32>>, !step.stream<["ceiling(B_0/4)", 2], !step.tile<8x8xbf16>>) -> !step.stream<["ceiling(B_0/4)", 2], !step.tuple<!step.tile<4x8xf32>, !step.tile<8x8xbf16>>>
     %down0 = step.accum %43 {rank = 1 : i64} : !step.stream<["ceiling(B_0/4)", 2], !step.tuple<!step.tile<4x8xf32>, !step.tile<8x8xbf16>>> -> !step.stream<["ceiling(B_0/4)"], !step.tile<4x8xf32>> update {
