@@ -59,6 +59,17 @@ def _lstm(rng):
     return y, np.array(ref)
 
 
+def _lstm_state(rng):
+    """flexasr.lstm as isel emits it for an LSTM cell: one step from a given (h, c), rows h', c'."""
+    from steplus.runtime.ila.accel import lstm_reference
+
+    x, h0, c0 = rng.standard_normal((1, 64)) * 0.5, rng.uniform(-0.9, 0.9, 64), rng.standard_normal(64) * 0.5
+    wi, wh, b = (rng.standard_normal((256, 64)) * 0.2, rng.standard_normal((256, 64)) * 0.2,
+                 rng.standard_normal(256) * 0.1)
+    y, _ = fd.run_lstm(x, wi, wh, b, h0=h0, c0=c0)
+    return y, lstm_reference(*(a.astype(np.float32) for a in (x, h0[None], c0[None], wi, wh, b)))
+
+
 def _layernorm(rng):
     x, g, b = rng.standard_normal((4, 64)), rng.uniform(0.5, 1.5, 64), rng.standard_normal(64) * 0.1
     y, _ = fd.run_layernorm(x, g, b)
@@ -84,16 +95,27 @@ def _attention(rng):
     return y, (w / w.sum()) @ v.astype(np.float32)
 
 
+def _attention_rows(rng):
+    """flexasr.attention as isel emits it: 16 query rows over 16 keys/values, one fragment."""
+    q, k, v = rng.standard_normal((16, 64)) * 0.3, rng.standard_normal((16, 64)) * 0.3, rng.standard_normal((16, 64))
+    y, _ = fd.run_attention_rows(q, k, v)
+    s = (q @ k.T).astype(np.float32)
+    w = np.exp(s - s.max(axis=1, keepdims=True))
+    return y, (w / w.sum(axis=1, keepdims=True)) @ v.astype(np.float32)
+
+
 MAPPINGS = [
     ("VTA", "GEMM", _gemm),
     ("HLSCNN", "Conv2D (8-bit wgt)", _conv(8)),
     ("HLSCNN", "Conv2D (16-bit wgt)", _conv(16)),
     ("FlexASR", "LinearLayer", _linear),
     ("FlexASR", "LSTM", _lstm),
+    ("FlexASR", "LSTM cell (h, c)", _lstm_state),
     ("FlexASR", "LayerNorm", _layernorm),
     ("FlexASR", "MaxPool", _pool(0)),
     ("FlexASR", "MeanPool", _pool(1)),
     ("FlexASR", "Attention", _attention),
+    ("FlexASR", "Attention (16 rows)", _attention_rows),
 ]
 
 

@@ -23,6 +23,8 @@
 // CHECK-NEXT:     --targets: tuple[str, ...] = ('flexasr', 'hlscnn', 'vta')
 // CHECK-NEXT:     --mode: str = flexible
 // CHECK-NEXT:     --iterations: int = 40
+// CHECK-NEXT:     --node_limit: int = 100000
+// CHECK-NEXT:     --time_limit: float = 5.0
 // CHECK-NEXT: isel-verify
 // CHECK-NEXT:     Prove with z3 that isel preserves each function's meaning (small shapes).
 // CHECK-NEXT:     --targets: tuple[str, ...] = ('flexasr', 'hlscnn', 'vta')
