@@ -36,14 +36,9 @@ def invocations(path: str, targets: str, mode: str) -> Counter:
 
 
 def random_inputs(module, name, seed=0):
-    fn = next(f for f in module.walk() if f.name == "func.func" and f.sym_name.data == name)
-    rng = np.random.default_rng(seed)
-    out = []
-    for k, a in enumerate(fn.body.blocks[0].args):
-        shape = tuple(a.type.get_shape())
-        fan_in = int(np.prod(shape[1:])) if k and len(shape) > 1 else 1
-        out.append((rng.standard_normal(shape) / np.sqrt(fan_in)).astype(np.float32))
-    return out
+    from steplus.runtime.ila.host import random_arguments
+
+    return random_arguments(module, name, seed)
 
 
 def app_error(path: str, name: str) -> tuple[float, float]:

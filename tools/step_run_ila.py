@@ -44,9 +44,9 @@ def _inputs(fn, specs, seed):
         elif seed is not None and any(d < 0 for d in shape):
             raise UsageError(f"argument '{n}' has a dynamic shape; pass it with --input")
         elif seed is not None:
-            # the first argument is data ~ N(0, 1); the others are parameters ~ N(0, 1/fan_in)
-            fan_in = int(np.prod(shape[1:])) if k and len(shape) > 1 else 1
-            out.append((rng.standard_normal(shape) / np.sqrt(fan_in)).astype(np.float32))
+            from steplus.runtime.ila.host import random_argument
+
+            out.append(random_argument(rng, shape, k))
         else:
             raise UsageError(f"missing --input for argument '{n}' (or pass --random SEED)")
     return out

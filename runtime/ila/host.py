@@ -255,3 +255,20 @@ def run_function(module, name: str, inputs, backend: str = "ila"):
         env[arg] = np.asarray(x, np.float32)
     interp = Interpreter(backend)
     return interp.run_block(block, env), interp.stats
+
+
+def random_argument(rng: np.random.Generator, shape: tuple[int, ...], position: int) -> np.ndarray:
+    """A random float32 argument: the first (data) ~ N(0, 1), the later ones
+    (parameters) ~ N(0, 1/fan_in) with fan_in the product of all but the first dim.
+
+    Example: `[random_argument(rng, (16, 64), k) for k in range(2)]`."""
+    fan_in = int(np.prod(shape[1:])) if position and len(shape) > 1 else 1
+    return (rng.standard_normal(shape) / np.sqrt(fan_in)).astype(np.float32)
+
+
+def random_arguments(module, name: str, seed: int = 0) -> list[np.ndarray]:
+    """`random_argument` for every argument of `func.func @name` in `module`."""
+    fn = next(f for f in module.walk() if f.name == "func.func" and f.sym_name.data == name)
+    rng = np.random.default_rng(seed)
+    return [random_argument(rng, tuple(a.type.get_shape()), k)
+            for k, a in enumerate(fn.body.blocks[0].args)]

@@ -6,7 +6,7 @@ import pytest
 from conftest import REPO
 from steplus.runtime.ila import flexasr_driver as fd
 from steplus.runtime.ila.accel import lstm_reference
-from steplus.runtime.ila.host import run_function
+from steplus.runtime.ila.host import random_arguments, run_function
 from steplus.tools.step_opt import load_module
 
 EX = REPO / "examples" / "isel"
@@ -15,14 +15,7 @@ PIPE = "isel{targets=flexasr},ila-cancel-store-load,convert-ila-to-commands"
 
 
 def _args(module, name, seed):
-    fn = next(f for f in module.walk() if f.name == "func.func" and f.sym_name.data == name)
-    rng = np.random.default_rng(seed)
-    out = []
-    for k, a in enumerate(fn.body.blocks[0].args):
-        shape = tuple(a.type.get_shape())
-        fan_in = int(np.prod(shape[1:])) if k and len(shape) > 1 else 1
-        out.append((rng.standard_normal(shape) / np.sqrt(fan_in)).astype(np.float32))
-    return out
+    return random_arguments(module, name, seed)
 
 
 def _rel(r, y):
