@@ -131,7 +131,7 @@ def configurations(batches, sweep: bool) -> list[dict]:
                 path = trace_file(batch, se)
                 start, end = se.split("_")
                 configs.append({"batch": batch, "stdev_class": cls,
-                                "stdev": int(path.stem.split("_")[1][5:]) / 100,
+                                "stdev": int(path.stem.split("_")[1][5:]),
                                 "start_idx": int(start), "end_idx": int(end), "path": str(path),
                                 "strategies": STRATEGIES})
     if sweep:
