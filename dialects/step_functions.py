@@ -55,6 +55,17 @@ def _elems(s: Shape) -> int:
     return s[0] * s[1]
 
 
+def _join_first(acc: np.ndarray, t: np.ndarray) -> np.ndarray:
+    """`join_tiles` on one tile: the tile written at the accumulator's top left.
+
+    The position of the k-th physical tile is its index in the group, which
+    the fabric's join context counts (`JoinTilesCtx`); as a function on two
+    arrays this is the first placement, as `retile_streamify` gives the first row."""
+    out = np.array(acc, dtype=np.result_type(acc, t), copy=True)
+    out[: t.shape[0], : t.shape[1]] = t
+    return out
+
+
 KV_TILES_PER_REQUEST = 1_000_000
 """KV-cache address stride of one request, in tiles (as the fabric's CacheReadAddrGen)."""
 
@@ -124,5 +135,25 @@ for _fn in [
                  fixed_cycles=1,
                  summary="accum function: a 1x1 signal counting the tiles read "
                          "(emitted when a request's tiles are all read), fixed 1 cycle"),
+    # Hierarchical tiling (step-hierarchical-tiling, seed appendix A.2).
+    StepFunction("split_tiles", 2, lambda s: 0,
+                 lambda a, like: a[:like.shape[0], :like.shape[1]],
+                 lambda s: s[1],
+                 summary="flat_map function: split a tile into the tiles shaped like the "
+                         "2nd operand (a `zero` tile), row-major; rank 2: [rows/r, cols/c], "
+                         "rank 1: one dim of rows/r x cols/c; 0 FLOPs"),
+    StepFunction("join_tiles", 2, lambda s: 0, _join_first,
+                 lambda s: s[0],
+                 summary="accum function (rank 1 or 2): place the incoming physical tiles "
+                         "row-major into the logical accumulator (split_tiles' inverse); "
+                         "0 FLOPs"),
+    StepFunction("matmul_acc", 3, lambda s: 2 * s[1][0] * s[1][1] * s[2][1],
+                 lambda acc, a, b: acc + a @ b, lambda s: (s[1][0], s[2][1]),
+                 summary="acc + [m,k] x [k,n]: a matmul accumulating into its output "
+                         "tile (2mkn FLOPs: the multiply-adds)"),
+    StepFunction("matmul_t_acc", 3, lambda s: 2 * s[1][0] * s[1][1] * s[2][0],
+                 lambda acc, a, b: acc + a @ b.T, lambda s: (s[1][0], s[2][0]),
+                 summary="acc + [m,k] x [n,k]^T: matmul_t accumulating into its output "
+                         "tile (2mkn FLOPs)"),
 ]:
     register_function(_fn)

@@ -148,6 +148,11 @@ def _kernel(region, acc: bool) -> oc.Kernel:
     return oc.Kernel(len(block.args), calls, result, len(block.args) - 1 if acc else None)
 
 
+def _fn_names(region) -> list[str]:
+    """The library functions a region applies, in order."""
+    return [o.fn.data for o in region.block.ops if isinstance(o, so.ApplyOp)]
+
+
 def _unzip(v: SSAValue) -> list[SSAValue]:
     owner = v.owner
     if isinstance(owner, sr.ZipOp):
@@ -235,6 +240,17 @@ class _Builder:
             ctx = om.RandomStoreCtx(n, _int_attr(op, "buffer_depth", 1) if op.buffer_depth is None
                                     else op.buffer_depth.value.data, req)
             return _Node(ctx, [("addr", None), ("data", None)], one), [op.waddr, op.wdata]
+        if isinstance(op, so.FlatMapOp) and _fn_names(op.body) == ["zero", "split_tiles"]:
+            # step-hierarchical-tiling: logical tile -> physical tiles (result element)
+            el = _tile(op.output.type)
+            ctx = orr.SplitTilesCtx(n, el.rows.data, el.cols.data, op.rank.value.data)
+            return _Node(ctx, [("inp", None)], one), [op.input]
+        if isinstance(op, so.AccumOp) and _fn_names(op.update) == ["join_tiles"]:
+            el = _tile(op.output.type)
+            ctx = orr.JoinTilesCtx(n, op.rank.value.data, el.rows.data, el.cols.data,
+                                   self.functional)
+            _onchip(ctx, op.output.type)
+            return _Node(ctx, [("inp", None)], one), [op.input]
         if isinstance(op, (so.MapOp, so.AccumOp, so.ScanOp)):
             ins = _unzip(op.input)
             bw = _int_attr(op, "compute_bw", cfg.compute_bw)

@@ -66,6 +66,8 @@ _PASSES: dict[str, tuple[str, str]] = {
     "step-dynamic-parallelize": ("steplus.passes.step.dynamic_parallelize",
                                  "StepDynamicParallelizePass"),
     "step-dynamic-tiling": ("steplus.passes.step.dynamic_tiling", "StepDynamicTilingPass"),
+    "step-hierarchical-tiling": ("steplus.passes.step.hierarchical_tiling",
+                                 "StepHierarchicalTilingPass"),
     "step-print-dot": ("steplus.passes.step.print_dot", "StepPrintDotPass"),
     "step-time-multiplex": ("steplus.passes.step.time_multiplex", "StepTimeMultiplexPass"),
     "convert-step-to-runtime": ("steplus.lowering.step_to_runtime", "ConvertStepToRuntimePass"),

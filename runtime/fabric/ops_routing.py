@@ -549,3 +549,76 @@ class FilterLastTileCtx(_Ctx):
                 sel = Selector((0,) if last else (1,))
                 if self.out is not None:
                     yield (ENQ, self.out, Element(sel, (el.level + 1) if last else 0), self.clock)
+
+
+class SplitTilesCtx(_Ctx):
+    """SplitTiles (flat_map "split_tiles", step-hierarchical-tiling): each input
+    tile becomes its `rows/r x cols/c` physical `r x c` tiles, row-major.
+
+    With `rank` 2 the tiles form two new dims (the end of a row of tiles has
+    level 1, the last tile level 2 + the input's); with `rank` 1 one dim (the
+    last tile level 1 + the input's). Like RetileStreamify it spends no
+    cycles; a physical tile keeps the valid rows of its part of the input."""
+
+    def __init__(self, name: str, r: int, c: int, rank: int):
+        super().__init__(name)
+        self.r, self.c, self.rank = r, c, rank
+
+    def body(self):
+        r, c = self.r, self.c
+        while True:
+            el = yield (DEQ, self.inp)
+            if el is None:
+                return
+            t = el.data
+            gi, gj = max(1, t.rows // r), max(1, t.cols // c)
+            n = gi * gj
+            for k in range(n):
+                i, j = divmod(k, gj)
+                if k == n - 1:
+                    level = el.level + self.rank
+                elif self.rank == 2 and j == gj - 1:
+                    level = 1
+                else:
+                    level = 0
+                v = t.value[i * r:(i + 1) * r, j * c:(j + 1) * c] if t.value is not None else None
+                valid = min(r, max(0, t.valid - i * r))
+                self.firings += 1
+                if self.out is not None:
+                    yield (ENQ, self.out, Element(Tile(r, c, t.nb, t.mu, valid, v), level),
+                           self.clock)
+
+
+class JoinTilesCtx(_Ctx):
+    """JoinTiles (accum "join_tiles" of `rank` 1 or 2): the physical tiles of
+    a group (up to the first with level >= rank) are placed row-major into
+    one `rows x cols` logical tile, emitted with level - rank. No cycles (like
+    a retile accumulator: no FLOPs); holds one logical tile on chip."""
+
+    def __init__(self, name: str, rank: int, rows: int, cols: int, functional: bool = False):
+        super().__init__(name)
+        self.rank, self.rows, self.cols, self.functional = rank, rows, cols, functional
+
+    def body(self):
+        k, valid, value, nb, mu = 0, 0, None, 4, False
+        while True:
+            el = yield (DEQ, self.inp)
+            if el is None:
+                return
+            t = el.data
+            gj = max(1, self.cols // t.cols)
+            i, j = divmod(k, gj)
+            if t.valid:
+                valid = max(valid, i * t.rows + t.valid)
+            nb, mu = t.nb, t.mu
+            if self.functional and t.value is not None:
+                if value is None:
+                    value = np.zeros((self.rows, self.cols), dtype=np.result_type(t.value))
+                value[i * t.rows:(i + 1) * t.rows, j * t.cols:(j + 1) * t.cols] = t.value
+            self.firings += 1
+            k += 1
+            if el.level >= self.rank:
+                out = Tile(self.rows, self.cols, nb, mu, min(valid, self.rows), value)
+                if self.out is not None:
+                    yield (ENQ, self.out, Element(out, el.level - self.rank), self.clock)
+                k, valid, value = 0, 0, None

@@ -46,6 +46,9 @@
 // CHECK-NEXT:     --factor: int = 4
 // CHECK-NEXT: step-dynamic-tiling
 // CHECK-NEXT:     Turn static tiling of a dynamic dimension (Reshape + padding) into dynamic tiles.
+// CHECK-NEXT: step-hierarchical-tiling
+// CHECK-NEXT:     Split logical tiles into physical compute tiles (split_tiles / join_tiles, Fig. 12).
+// CHECK-NEXT:     --tile: str = 16x16
 // CHECK-NEXT: step-infer-shapes
 // CHECK-NEXT:     Infer every step result type from the shape tables; fill in `_` dims, reject contradictions.
 // CHECK-NEXT: step-metrics
