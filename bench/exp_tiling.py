@@ -97,6 +97,42 @@ def plot(rows: list[dict], path: Path) -> None:
     fig.savefig(path, dpi=120)
 
 
+def _geomean(xs: list[float]) -> float:
+    import math
+
+    return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float("nan")
+
+
+def pareto_distance(p: dict, static: list[dict]) -> float:
+    """The paper's Pareto Improvement Distance of design point `p` against the
+    static Pareto set (reference spec §9): min over the static points q on the
+    (cycles, on-chip) Pareto front of max(cycles(q)/cycles(p), mem(q)/mem(p))."""
+    front = [q for q in static if not any(
+        o["cycles"] <= q["cycles"] and o["onchip_bytes"] <= q["onchip_bytes"] and o is not q
+        and (o["cycles"], o["onchip_bytes"]) != (q["cycles"], q["onchip_bytes"]) for o in static)]
+    return min(max(q["cycles"] / p["cycles"], q["onchip_bytes"] / p["onchip_bytes"])
+               for q in front)
+
+
+def summary(rows: list[dict]) -> dict[str, float]:
+    """Headline ratios of dynamic tiling over the static tile sizes, geomean over
+    every (model, batch) group and static tile: speedup, on-chip and traffic
+    reduction; and the geomean Pareto Improvement Distance per group."""
+    speed, mem, traffic, pid = [], [], [], []
+    for key in sorted({(r["model"], r["batch"]) for r in rows}):
+        sel = [r for r in rows if (r["model"], r["batch"]) == key]
+        dyn = next((r for r in sel if r["tile_n"] == "dyn"), None)
+        static = [r for r in sel if r["tile_n"] != "dyn" and isinstance(r["cycles"], int)]
+        if dyn is None or not isinstance(dyn["cycles"], int) or not static:
+            continue
+        speed += [r["cycles"] / dyn["cycles"] for r in static]
+        mem += [r["onchip_bytes"] / dyn["onchip_bytes"] for r in static]
+        traffic += [r["offchip_bytes"] / dyn["offchip_bytes"] for r in static]
+        pid.append(pareto_distance(dyn, static))
+    return {"speedup": _geomean(speed), "on-chip reduction": _geomean(mem),
+            "traffic reduction": _geomean(traffic), "Pareto improvement distance": _geomean(pid)}
+
+
 def main(argv: list[str] | None = None) -> int:
     from steplus.tools.sweep import run_sweep, write_csv
 
@@ -115,8 +151,12 @@ def main(argv: list[str] | None = None) -> int:
     out = Path(args.out)
     csv_path = write_csv(out / "tiling.csv", rows)
     plot(rows, out / "tiling.png")
+    print(",".join(rows[0]))
     for r in rows:
         print(",".join(str(v) for v in r.values()))
+    if args.simulate:
+        print("dynamic vs static tiling (geomean over models, batches and static tiles): " +
+              ", ".join(f"{k} {v:.2f}x" for k, v in summary(rows).items()))
     print(f"wrote {csv_path} and {out / 'tiling.png'}", file=sys.stderr)
     return 0
 

@@ -88,6 +88,25 @@ def plot(rows: list[dict], path: Path) -> None:
     fig.savefig(path, dpi=120)
 
 
+def summary(rows: list[dict], overheads=(0.01, 0.05)) -> list[str]:
+    """Per tiling: the largest compute-utilization gain over the weight-stationary
+    layer (R = 128) among the degrees whose cycles stay within each overhead."""
+    lines = []
+    for tile in sorted({str(r["tile_n"]) for r in rows}):
+        sel = [r for r in rows if str(r["tile_n"]) == tile and isinstance(r["cycles"], int)]
+        base = next((r for r in sel if r["regions"] == max(REGIONS)), None)
+        if base is None:
+            continue
+        for ov in overheads:
+            ok = [r for r in sel if r["cycles"] <= base["cycles"] * (1 + ov)]
+            best = max(ok, key=lambda r: r["utilization_pct"])
+            lines.append(f"tile_N={tile}: within {ov:.0%} of R={base['regions']}'s cycles the best "
+                         f"is R={best['regions']}: utilization {best['utilization_pct']}% vs "
+                         f"{base['utilization_pct']}% ({best['utilization_pct'] / base['utilization_pct']:.2f}x), "
+                         f"cycles {best['cycles'] / base['cycles'] - 1:+.2%}")
+    return lines
+
+
 def main(argv: list[str] | None = None) -> int:
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from steplus.tools.sweep import run_sweep, write_csv
@@ -106,8 +125,11 @@ def main(argv: list[str] | None = None) -> int:
     out = Path(args.out)
     csv_path = write_csv(out / "timemux.csv", rows)
     plot(rows, out / "timemux.png")
+    print(",".join(rows[0]))
     for r in rows:
         print(",".join(str(v) for v in r.values()))
+    for line in summary(rows):
+        print(line)
     print(f"wrote {csv_path} and {out / 'timemux.png'}", file=sys.stderr)
     return 0
 
