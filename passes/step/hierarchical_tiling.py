@@ -286,6 +286,9 @@ def _plan(op: Operation, r: int, c: int) -> _Plan | str | None:
         return f"an accum of {', '.join(names)} reduces logical tiles (only a matmul " \
                "accumulation is tiled)"
     bad = sorted({a.fn.data for a in _applies(region)} - set(ELEMENTWISE))
+    if bad and bad[0] in MATMUL_ACC:
+        return f"its '{bad[0]}' is not the whole body (matmul(a, b), or add(acc, matmul(a, " \
+               "b)) in an accum)"
     if bad:
         return f"'{bad[0]}' is not element-wise or a matmul"
     res = _stream(op.output).element
