@@ -59,5 +59,6 @@ def test_summary_geomeans():
     s = exp.summary(rows)
     assert s["vs coarse"] == pytest.approx(math.sqrt(2))
     assert s["vs interleaved"] == pytest.approx(2.0)
+    assert s["vs either static (all ratios)"] == pytest.approx((2 * 1 * 1 * 4) ** 0.25)
     assert s["vs best static"] == pytest.approx(1.0)
     assert s["vs worse static (spec §9)"] == pytest.approx(math.sqrt(8))
