@@ -45,6 +45,7 @@ DEQ, PEEK, ENQ, ROOM, NBPEEK, HBM = range(6)
 _KIND = {DEQ: "dequeue from", PEEK: "peek", ENQ: "enqueue to", ROOM: "room on",
          NBPEEK: "poll", HBM: "HBM"}
 INF = math.inf
+_DEADLOCK_LINES = 40  # blocked contexts listed in a deadlock report
 
 
 class SimulationError(Exception):
@@ -277,45 +278,81 @@ class Simulator:
     # -- progress when nothing runs ------------------------------------------
     def lower_bounds(self, starts=None) -> dict[Context, float]:
         """A lower bound of the future clock of `starts` (default: every context)
-        and of every context they wait on (see module doc)."""
+        and of every context they wait on (see module doc).
+
+        A context's bound is `max(clock, bound(dep) + 1)` over what it waits
+        on: the peer of its channel, or — for a poller that needs *every* one of
+        a set of inputs before it acts again (FlatReassemble, `need_all`) —
+        the senders of those inputs that are still empty. A wait cycle through
+        such dependencies can never resolve (every member needs the next one),
+        so its members and whatever waits on them are bounded by INF (a
+        deadlock). Other pollers (EagerMerge) are bounded by their own clock."""
         memo: dict[Context, float] = {}
+        onstack: set[Context] = set()
         for start in (self.contexts if starts is None else starts):
             if start in memo:
                 continue
-            path: list[Context] = []
-            onpath: set[Context] = set()
-            c = start
-            while True:
-                if c in memo:
-                    base = memo[c]
-                    break
-                if c in onpath:  # a cycle of waits: only the own clock is certain
-                    k = path.index(c)
-                    for n in path[k:]:
-                        memo[n] = n.clock
-                    base = memo[c]
-                    path = path[:k]
-                    break
-                if c.done:
-                    memo[c] = base = INF
-                    break
-                blk = c.block
-                kind = blk[0] if blk else None
-                if kind == DEQ or kind == PEEK:
-                    dep = blk[1].sender
-                elif kind == ENQ or kind == ROOM:
-                    dep = blk[1].receiver
-                else:
-                    base = c.clock if kind != HBM else max(c.clock, c.hbm_lb)
-                    memo[c] = base
-                    break
-                path.append(c)
-                onpath.add(c)
-                c = dep
-            for n in reversed(path):
-                base = max(n.clock, base + 1)
-                memo[n] = base
+            # iterative DFS: frames of (context, its dependencies, next index, bound so far)
+            stack = [(start, self._deps(start), 0, self._own(start))]
+            onstack.add(start)
+            while stack:
+                c, deps, i, acc = stack[-1]
+                if deps is None:  # a terminal: its bound is known
+                    stack.pop()
+                    onstack.discard(c)
+                    memo[c] = acc
+                    if stack:
+                        pc, pd, pi, pa = stack[-1]
+                        stack[-1] = (pc, pd, pi, max(pa, acc + 1))
+                    continue
+                if i < len(deps):
+                    d = deps[i]
+                    stack[-1] = (c, deps, i + 1, acc)
+                    if d in memo:
+                        stack[-1] = (c, deps, i + 1, max(acc, memo[d] + 1))
+                    elif d in onstack:  # a wait cycle: never resolves
+                        stack[-1] = (c, deps, i + 1, INF)
+                    else:
+                        onstack.add(d)
+                        stack.append((d, self._deps(d), 0, self._own(d)))
+                    continue
+                stack.pop()
+                onstack.discard(c)
+                memo[c] = acc
+                if stack:
+                    pc, pd, pi, pa = stack[-1]
+                    stack[-1] = (pc, pd, pi, max(pa, acc + 1))
         return memo
+
+    @staticmethod
+    def _own(c: Context) -> float:
+        """The bound a context has by itself (before what it waits on)."""
+        if c.done:
+            return INF
+        blk = c.block
+        if blk is not None and blk[0] == HBM:
+            return max(c.clock, c.hbm_lb)
+        return c.clock
+
+    @staticmethod
+    def _deps(c: Context):
+        """What a blocked context waits on (None: a terminal, bound = the start value)."""
+        if c.done:
+            return None
+        blk = c.block
+        if blk is None:
+            return None
+        kind = blk[0]
+        if kind == DEQ or kind == PEEK:
+            return [blk[1].sender]
+        if kind == ENQ or kind == ROOM:
+            return [blk[1].receiver]
+        if kind == NBPEEK:
+            need = c.__dict__.get("need_all")
+            if need is None:
+                return None
+            return [ch.sender for ch in need if not ch.q and not ch.closed]
+        return None  # HBM: handled by the caller's start value
 
     def _resolve_pollers(self) -> bool:
         if not self.pollers:
@@ -325,6 +362,8 @@ class Simulator:
         for ctx in list(self.pollers):
             ch = ctx.block[1]
             lb = lbs.get(ch.sender, INF)
+            if lb == INF and ctx.__dict__.get("need_all") is not None:
+                continue  # waits on a wait cycle through itself: a deadlock
             if lb >= ctx.clock:
                 ch.waiting = None
                 self.pollers.remove(ctx)
@@ -349,7 +388,13 @@ class Simulator:
         blocked = [c for c in self.contexts if not c.done]
         cycle = min(c.clock for c in blocked)
         lines = [f"deadlock at cycle {cycle}: {len(blocked)} context(s) blocked"]
-        for c in blocked:
+        shown = blocked
+        if len(blocked) > _DEADLOCK_LINES:  # the wait cycle(s) first, then the rest
+            on_cycle = self._wait_cycles()
+            shown = [c for c in blocked if c in on_cycle] + \
+                [c for c in blocked if c not in on_cycle]
+            shown = shown[:max(_DEADLOCK_LINES, len(on_cycle))]
+        for c in shown:
             if c.block is None:
                 what = "runnable"
             elif c.block[0] == HBM:
@@ -358,4 +403,29 @@ class Simulator:
                 ch = c.block[1]
                 what = f"{_KIND[c.block[0]]} channel '{ch.name}' ({len(ch.q)}/{ch.cap or 'inf'} full)"
             lines.append(f"  {c.name} @ cycle {c.clock}: {what}")
+        if len(shown) < len(blocked):
+            lines.append(f"  ... and {len(blocked) - len(shown)} more blocked context(s)")
         raise DeadlockError("\n".join(lines))
+
+    def _wait_cycles(self) -> set[Context]:
+        """The contexts on a cycle of the wait graph (`_deps`)."""
+        color: dict[Context, int] = {}
+        found: set[Context] = set()
+        for s in self.contexts:
+            if s in color:
+                continue
+            path = [s]
+            color[s] = 1
+            stack = [iter(self._deps(s) or ())]
+            while stack:
+                d = next(stack[-1], None)
+                if d is None:
+                    stack.pop()
+                    color[path.pop()] = 2
+                elif d not in color:
+                    color[d] = 1
+                    path.append(d)
+                    stack.append(iter(self._deps(d) or ()))
+                elif color[d] == 1:
+                    found.update(path[path.index(d):])
+        return found

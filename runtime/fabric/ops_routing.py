@@ -40,16 +40,20 @@ class _Ctx(Context):
         self.inp = None
         self.out = None
 
-    def _poll_wait(self) -> None:
+    def _poll_wait(self, cap: int | None = None) -> None:
         """After a round of polls that all answered Nothing: the next round.
 
         Every round before the earliest lower bound of the polled senders
         (recorded by the engine with each Nothing) would answer Nothing again
         — all other contexts are blocked when Nothing is answered — so the
-        clock jumps there instead of stepping one cycle per round."""
+        clock jumps there instead of stepping one cycle per round; `cap` is
+        the clock at which the poller itself would act differently (an
+        EagerMerge's earliest known head)."""
         lb = self.__dict__.pop("poll_lb", None)
         target = self.clock + 1
         if lb is not None and lb != float("inf"):
+            if cap is not None and cap < lb:
+                lb = cap
             target = max(target, int(lb))
         self.stall_in += target - self.clock
         self.clock = target
@@ -364,6 +368,9 @@ class ReassembleCtx(_Ctx):
             heads: dict[int, int] = {}
             todo = list(chosen)
             while True:
+                # The engine's lower bounds: nothing happens here before every
+                # one of these inputs has a head.
+                self.need_all = [self.ins_list[j] for j in todo]
                 for j in todo:
                     r = yield (NBPEEK, self.ins_list[j])
                     if r is CLOSED:
@@ -373,6 +380,7 @@ class ReassembleCtx(_Ctx):
                         heads[j] = r[0]
                 todo = [j for j in todo if j not in heads]
                 if not todo:
+                    self.need_all = None
                     break
                 self._poll_wait()
             order = sorted(chosen, key=lambda j: (heads[j], chosen.index(j)))
@@ -435,7 +443,7 @@ class EagerMergeCtx(_Ctx):
                 if heads:
                     best = min(heads, key=lambda i: (heads[i], i))
                     if undecided and self.clock < heads[best]:
-                        self._poll_wait()
+                        self._poll_wait(heads[best])
                         todo = undecided
                         continue
                     choice = best

@@ -201,3 +201,39 @@ def test_accum_add_roofline_and_consume():
     wire(sim, src, c)
     sim.run()
     assert c.busy == 3 and c.clock == 4
+
+
+class _TwoOutputs(R._Ctx):
+    """Sends `n` elements on output 1, then one on output 0."""
+
+    def __init__(self, name, n):
+        super().__init__(name)
+        self.outs_list, self.n = [], n
+
+    def body(self):
+        for _ in range(self.n):
+            yield (R.ENQ, self.outs_list[1], R.Element(tile()), self.clock)
+        yield (R.ENQ, self.outs_list[0], R.Element(tile()), self.clock)
+
+
+def test_reassemble_in_a_wait_cycle_is_a_deadlock_not_a_hang():
+    # The reassembly needs input 0 before it takes anything from input 1; the
+    # sender of input 0 first fills input 1 (capacity 1): a cycle of waits
+    # that polling can never break (the Qwen B=1024 graph at depth 2). The
+    # poller's bound goes through the inputs it needs, so the engine reports it.
+    import pytest
+
+    from steplus.runtime.fabric.engine import DeadlockError
+
+    sim = new_sim()
+    x = sim.add(_TwoOutputs("x", 3))
+    sel = sim.add(Source("sel", [(Selector((0, 1)), 1, 0)]))
+    op = sim.add(R.ReassembleCtx("re", 0, [1, 1], False, 64))
+    sink = sim.add(Sink("sink"))
+    wire(sim, x, op, src_attr="outs_list[0]", dst_attr="ins_list[0]", cap=1)
+    wire(sim, x, op, src_attr="outs_list[1]", dst_attr="ins_list[1]", cap=1)
+    wire(sim, sel, op, dst_attr="sel")
+    wire(sim, op, sink)
+    with pytest.raises(DeadlockError) as e:
+        sim.run()
+    assert "re @ cycle" in str(e.value) and "poll channel 'x->re'" in str(e.value)
