@@ -6,7 +6,12 @@ Each graph (examples/step/workloads.py, reference spec §8.2) is specialized to
 the shipped routing trace and simulated in timing mode with the step-eval
 preset (HBM 32 channels, PMU 64 B/cycle, base depth 2; compute bandwidth 4096
 for static tiling, 6400 with the retile accumulators at 1024 for dynamic
-tiling, as the spec's drivers set them, §8.2).
+tiling, as the spec's drivers set them, §8.2). Qwen at B=1024 runs with
+channel depth 1024 (the newest driver's; spec §1.3, §11.3): at depth 2 its
+static-tiling graphs deadlock (a rare expert waits for tN tokens while the
+token partition is blocked by a busy expert whose outputs wait for the
+reassembly of an earlier token), which the simulator reports. `--depth N`
+overrides the depth of every run; a run that deadlocks prints "deadlock".
 Prints, per run: simulated cycles, off-chip bytes read and written (the
 simulator writes the bf16 width, 2 bytes per element, as the spec's simulator
 does; step-metrics counts stores at the declared f32 width, §5.1), the
@@ -24,7 +29,14 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 
 
-def simulate(model: str, batch: int, tile_n: int | None) -> dict:
+def moe_depth(model: str, batch: int, override: int | None = None) -> int:
+    """The base channel depth of an MoE run (see module doc)."""
+    if override is not None:
+        return override
+    return 1024 if (model, batch) == ("qwen", 1024) else 2
+
+
+def simulate(model: str, batch: int, tile_n: int | None, depth: int | None = None) -> dict:
     sys.path.insert(0, str(REPO / "examples" / "step"))
     import workloads
     from xdsl.context import Context
@@ -44,7 +56,9 @@ def simulate(model: str, batch: int, tile_n: int | None) -> dict:
     StepSpecializePass(routing=str(trace), rewrite=True).apply(Context(), module)
     graph = next(o for o in module.walk() if isinstance(o, GraphOp))
     metrics = compute_metrics(graph).bind(parse_bind_attr(graph.attributes["step.bind"]))
-    cfg = get_preset("step-eval")
+    from steplus.runtime.fabric.engine import DeadlockError
+
+    cfg = get_preset("step-eval").with_(base_depth=moe_depth(model, batch, depth))
     if tile_n is None:  # the dynamic driver: compute 6400, the retile accumulators 1024
         cfg = cfg.with_(compute_bw=6400)
         for op in graph.body.block.ops:
@@ -52,10 +66,17 @@ def simulate(model: str, batch: int, tile_n: int | None) -> dict:
                     isinstance(a, so.ApplyOp) and a.fn.data == "retile_row" for a in op.update.walk()):
                 op.attributes["compute_bw"] = IntegerAttr(1024, 64)
     t0 = time.perf_counter()
-    result = build_program(module, cfg).run()
+    try:
+        result = build_program(module, cfg).run()
+    except DeadlockError:
+        return {"model": model, "batch": batch, "tile_n": tile_n or "dyn",
+                "depth": cfg.base_depth, "cycles": "deadlock", "read": "", "written": "",
+                "metrics_offchip": int(metrics.offchip), "onchip": int(metrics.onchip),
+                "firings": "", "wall_s": round(time.perf_counter() - t0, 2)}
     wall = time.perf_counter() - t0
     d = result.to_dict()
-    return {"model": model, "batch": batch, "tile_n": tile_n or "dyn", "cycles": result.cycles,
+    return {"model": model, "batch": batch, "tile_n": tile_n or "dyn",
+            "depth": cfg.base_depth, "cycles": result.cycles,
             "read": d.get("offchip_read_bytes"), "written": d.get("offchip_written_bytes"),
             "metrics_offchip": int(metrics.offchip), "onchip": int(metrics.onchip),
             "firings": d.get("firings", ""), "wall_s": round(wall, 2)}
@@ -66,14 +87,15 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--models", default="mixtral,qwen")
     p.add_argument("--batches", default="64,1024")
     p.add_argument("--tiles", default="16,64,dyn")
+    p.add_argument("--depth", type=int, help="base channel depth of every run")
     args = p.parse_args(argv)
-    cols = ("model", "batch", "tile_n", "cycles", "read", "written", "metrics_offchip",
+    cols = ("model", "batch", "tile_n", "depth", "cycles", "read", "written", "metrics_offchip",
             "onchip", "firings", "wall_s")
     print(" ".join(f"{c:>15}" for c in cols))
     for model in args.models.split(","):
         for batch in map(int, args.batches.split(",")):
             for t in args.tiles.split(","):
-                row = simulate(model, batch, None if t == "dyn" else int(t))
+                row = simulate(model, batch, None if t == "dyn" else int(t), args.depth)
                 print(" ".join(f"{row[c]!s:>15}" for c in cols), flush=True)
     return 0
 

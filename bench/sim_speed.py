@@ -15,7 +15,8 @@ the shipped routing trace, on step-eval (dynamic tiling with the driver's
 compute bandwidths: 6400, retile accumulators 1024). Per run: wall time of
 building + specializing the graph and of lowering + simulation, simulated
 cycles, off-chip traffic and on-chip requirement (both checked against
-step-metrics), firings and HBM segments.
+step-metrics), firings and HBM segments. Channel depths as in
+bench/sim_moe.py (Qwen B=1024: 1024).
 """
 
 from __future__ import annotations
@@ -102,7 +103,9 @@ def moe_graph(model: str, batch: int, tile_n: int | None):
         Context(), module)
     graph = next(o for o in module.walk() if isinstance(o, GraphOp))
     metrics = compute_metrics(graph).bind(parse_bind_attr(graph.attributes["step.bind"]))
-    cfg = get_preset("step-eval")
+    from sim_moe import moe_depth
+
+    cfg = get_preset("step-eval").with_(base_depth=moe_depth(model, batch))
     if tile_n is None:
         cfg = cfg.with_(compute_bw=6400)
         for op in graph.body.block.ops:
@@ -115,6 +118,7 @@ def moe_graph(model: str, batch: int, tile_n: int | None):
 
 def moe_bench(args) -> None:
     from steplus.lowering.step_to_runtime import build_program
+    from steplus.runtime.fabric.engine import DeadlockError
 
     print(f"{'model':>7} {'B':>5} {'tile_N':>6} {'build s':>7} {'sim s':>7} {'cycles':>10} "
           f"{'traffic B':>12} {'on-chip B':>10} {'=metrics':>8} {'firings':>8} {'segments':>8}")
@@ -126,7 +130,12 @@ def moe_bench(args) -> None:
                 module, cfg, metrics = moe_graph(model, batch, tile_n)
                 built = time.perf_counter() - t0
                 t0 = time.perf_counter()
-                m = build_program(module, cfg).run()
+                try:
+                    m = build_program(module, cfg).run()
+                except DeadlockError:
+                    print(f"{model:>7} {batch:>5} {t:>6} {built:>7.2f} "
+                          f"{time.perf_counter() - t0:>7.2f} {'deadlock':>10}", flush=True)
+                    continue
                 wall = time.perf_counter() - t0
                 same = (m.offchip_traffic == int(metrics.offchip)
                         and m.onchip_peak == int(metrics.onchip))
