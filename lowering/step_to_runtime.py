@@ -54,6 +54,7 @@ from steplus.dialects.step_types import StreamType, TileType, TupleType
 from steplus.runtime.fabric import ops_compute as oc
 from steplus.runtime.fabric import ops_memory as om
 from steplus.runtime.fabric import ops_routing as orr
+from steplus.runtime.fabric import ops_shape as osh
 from steplus.runtime.fabric.config import HardwareConfig, get_preset
 from steplus.runtime.fabric.engine import SimulationError, Simulator
 from steplus.runtime.fabric.program import Program
@@ -243,11 +244,11 @@ class _Builder:
         if isinstance(op, so.FlatMapOp) and _fn_names(op.body) == ["zero", "split_tiles"]:
             # step-hierarchical-tiling: logical tile -> physical tiles (result element)
             el = _tile(op.output.type)
-            ctx = orr.SplitTilesCtx(n, el.rows.data, el.cols.data, op.rank.value.data)
+            ctx = osh.SplitTilesCtx(n, el.rows.data, el.cols.data, op.rank.value.data)
             return _Node(ctx, [("inp", None)], one), [op.input]
         if isinstance(op, so.AccumOp) and _fn_names(op.update) == ["join_tiles"]:
             el = _tile(op.output.type)
-            ctx = orr.JoinTilesCtx(n, op.rank.value.data, el.rows.data, el.cols.data,
+            ctx = osh.JoinTilesCtx(n, op.rank.value.data, el.rows.data, el.cols.data,
                                    self.functional)
             _onchip(ctx, op.output.type)
             return _Node(ctx, [("inp", None)], one), [op.input]
@@ -275,33 +276,33 @@ class _Builder:
             if [c.fn.data for c in calls] != ["retile_streamify"]:
                 raise LoweringError("the simulator supports step.flat_map with "
                                     "\"retile_streamify\" only", op)
-            return _Node(orr.RetileStreamifyCtx(n), [("inp", None)], one), [op.input]
+            return _Node(osh.RetileStreamifyCtx(n), [("inp", None)], one), [op.input]
         if isinstance(op, sr.FlattenOp):
-            return _Node(orr.FlattenCtx(n, op.min.value.data, op.max.value.data),
+            return _Node(osh.FlattenCtx(n, op.min.value.data, op.max.value.data),
                          [("inp", None)], one), [op.input]
         if isinstance(op, sr.ReshapeOp):
             t = _tile(op.input.type)
             pad = (max(t.rows.data, 0), max(t.cols.data, 0)) if isinstance(t, TileType) else (1, 1)
             nb = t.bytes_per_scalar() if isinstance(t, TileType) else 4
-            ctx = orr.ReshapeCtx(n, op.split_dim.value.data, op.chunk_size.value.data,
+            ctx = osh.ReshapeCtx(n, op.split_dim.value.data, op.chunk_size.value.data,
                                  _flag(op, "add_outer_dim"), pad, nb)
             return _Node(ctx, [("inp", None)], [("out", None), (None, None)]), [op.input]
         if isinstance(op, sr.PromoteOp):
-            return _Node(orr.PromoteCtx(n), [("inp", None)], one), [op.input]
+            return _Node(osh.PromoteCtx(n), [("inp", None)], one), [op.input]
         if isinstance(op, sr.RepeatOp):
-            ctx = orr.RepeatCtx(n, op.count.value.data)
+            ctx = osh.RepeatCtx(n, op.count.value.data)
             _onchip(ctx, op.input.type)
             return _Node(ctx, [("inp", None)], one), [op.input]
         if isinstance(op, sr.ExpandOp):
-            ctx = orr.ExpandCtx(n, op.rank.value.data)
+            ctx = osh.ExpandCtx(n, op.rank.value.data)
             _onchip(ctx, op.input.type)
             return _Node(ctx, [("inp", None), ("ref", None)], one), [op.input, op.ref]
         if isinstance(op, sr.BroadcastOp):
-            ctx = orr.BroadcastCtx(n)
+            ctx = osh.BroadcastCtx(n)
             ctx.outs_list = [None] * len(op.outputs)
             return _Node(ctx, [("inp", None)], [("outs_list", i) for i in range(len(op.outputs))]), [op.input]
         if isinstance(op, sr.ConsumeOp):
-            return _Node(orr.ConsumeCtx(n), [("inp", None)], []), [op.input]
+            return _Node(osh.ConsumeCtx(n), [("inp", None)], []), [op.input]
         if isinstance(op, (sr.PartitionOp, sr.ParallelizeOp)):
             k = len(op.outputs)
             sw = _ints(getattr(op, "switch_cycles", None)) or \
@@ -384,7 +385,7 @@ class _Builder:
                     continue
                 src = node.ctx
                 if len(users) > 1:  # §7: a Broadcast appended at the end of the node order
-                    b = orr.BroadcastCtx(f"{src.name}.bcast{j}")
+                    b = osh.BroadcastCtx(f"{src.name}.bcast{j}")
                     self.sim.add(b)
                     ch = self.sim.connect(src, b, depth)
                     ch.elem_bytes = _tile_bytes(res.type)

@@ -98,6 +98,25 @@ class Context:
             self.clock += cycles
             self.busy += cycles
 
+
+    def poll_wait(self, cap: int | None = None) -> None:
+        """After a round of polls that all answered Nothing: the next round.
+
+        Every round before the earliest lower bound of the polled senders
+        (recorded by the engine with each Nothing) would answer Nothing again
+        — all other contexts are blocked when Nothing is answered — so the
+        clock jumps there instead of stepping one cycle per round; `cap` is
+        the clock at which the poller itself would act differently (an
+        EagerMerge's earliest known head)."""
+        lb = self.__dict__.pop("poll_lb", None)
+        target = self.clock + 1
+        if lb is not None and lb != float("inf"):
+            if cap is not None and cap < lb:
+                lb = cap
+            target = max(target, int(lb))
+        self.stall_in += target - self.clock
+        self.clock = target
+
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name} @{self.clock}>"
 
@@ -116,6 +135,7 @@ class Simulator:
         self.trace = trace
         self.runq: list[Context] = []
         self.pollers: list[Context] = []
+        self.n_done = 0  # finished contexts (the run ends when all are)
         self.shuffle_seed = shuffle_seed  # permute the initial run order (tests)
 
     def add(self, ctx: Context) -> Context:
@@ -157,7 +177,7 @@ class Simulator:
                     del runq[:i]
                     i = 0
             runq.clear()
-            if all(c.done for c in self.contexts):
+            if self.n_done == len(self.contexts):
                 return
             if self._resolve_pollers():
                 continue
@@ -254,6 +274,7 @@ class Simulator:
 
     def _finish(self, ctx: Context) -> None:
         ctx.done = True
+        self.n_done += 1
         ctx.block = None
         for ch in ctx.outs:
             ch.close(ctx.clock)
@@ -289,39 +310,63 @@ class Simulator:
         deadlock). Other pollers (EagerMerge) are bounded by their own clock."""
         memo: dict[Context, float] = {}
         onstack: set[Context] = set()
+        # An iterative DFS with `_own`/`_deps` inlined (this runs once per
+        # polling round, the simulator's hottest loop); a frame is
+        # [context, its dependencies, next index, bound so far].
         for start in (self.contexts if starts is None else starts):
             if start in memo:
                 continue
-            # iterative DFS: frames of (context, its dependencies, next index, bound so far)
-            stack = [(start, self._deps(start), 0, self._own(start))]
-            onstack.add(start)
-            while stack:
-                c, deps, i, acc = stack[-1]
-                if deps is None:  # a terminal: its bound is known
-                    stack.pop()
-                    onstack.discard(c)
-                    memo[c] = acc
-                    if stack:
-                        pc, pd, pi, pa = stack[-1]
-                        stack[-1] = (pc, pd, pi, max(pa, acc + 1))
-                    continue
-                if i < len(deps):
-                    d = deps[i]
-                    stack[-1] = (c, deps, i + 1, acc)
-                    if d in memo:
-                        stack[-1] = (c, deps, i + 1, max(acc, memo[d] + 1))
-                    elif d in onstack:  # a wait cycle: never resolves
-                        stack[-1] = (c, deps, i + 1, INF)
-                    else:
-                        onstack.add(d)
-                        stack.append((d, self._deps(d), 0, self._own(d)))
-                    continue
-                stack.pop()
-                onstack.discard(c)
-                memo[c] = acc
-                if stack:
-                    pc, pd, pi, pa = stack[-1]
-                    stack[-1] = (pc, pd, pi, max(pa, acc + 1))
+            stack: list[list] = []
+            d = start
+            while d is not None:
+                blk = d.block
+                deps = ()
+                if d.done:
+                    own = INF
+                elif blk is None:
+                    own = d.clock
+                else:
+                    kind = blk[0]
+                    own = d.clock
+                    if kind == DEQ or kind == PEEK:
+                        deps = (blk[1].sender,)
+                    elif kind == ENQ or kind == ROOM:
+                        deps = (blk[1].receiver,)
+                    elif kind == HBM:
+                        if d.hbm_lb > own:
+                            own = d.hbm_lb
+                    elif kind == NBPEEK:
+                        need = d.__dict__.get("need_all")
+                        if need is not None:
+                            deps = [ch.sender for ch in need if not ch.q and not ch.closed]
+                res = None
+                if deps:
+                    onstack.add(d)
+                    stack.append([d, deps, 0, own])
+                else:  # a terminal: its bound is its own
+                    memo[d] = res = own
+                d = None
+                while stack:
+                    top = stack[-1]
+                    if res is not None:
+                        if res + 1 > top[3]:
+                            top[3] = res + 1
+                        res = None
+                    deps, i = top[1], top[2]
+                    if i < len(deps):
+                        nd = deps[i]
+                        top[2] = i + 1
+                        res = memo.get(nd)
+                        if res is None:
+                            if nd in onstack:  # a wait cycle: never resolves
+                                top[3] = INF
+                            else:
+                                d = nd
+                                break
+                        continue
+                    stack.pop()  # all dependencies seen: the bound is known
+                    onstack.discard(top[0])
+                    memo[top[0]] = res = top[3]
         return memo
 
     @staticmethod
@@ -355,6 +400,8 @@ class Simulator:
         return None  # HBM: handled by the caller's start value
 
     def _resolve_pollers(self) -> bool:
+        """Answer `NOTHING` to the pollers whose senders provably cannot
+        produce before their clock; True if any was answered."""
         if not self.pollers:
             return False
         lbs = self.lower_bounds([c.block[1].sender for c in self.pollers])

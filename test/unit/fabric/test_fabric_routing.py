@@ -6,6 +6,7 @@ from fabric_helpers import Sink, Source, new_sim, num, tile, wire
 
 from steplus.runtime.fabric.channel import Selector
 from steplus.runtime.fabric import ops_routing as R
+from steplus.runtime.fabric import ops_shape as S
 from steplus.runtime.fabric.ops_compute import AccumCtx, Kernel
 
 
@@ -21,26 +22,26 @@ def run_chain(op, items, in_attr="inp", out_attr="out", cap=None):
 
 
 def test_flatten_maps_levels():
-    sink = run_chain(R.FlattenCtx("f", 0, 1), [(tile(), lv, 0) for lv in (0, 1, 0, 2, 3)])
+    sink = run_chain(S.FlattenCtx("f", 0, 1), [(tile(), lv, 0) for lv in (0, 1, 0, 2, 3)])
     assert sink.levels == [0, 0, 0, 1, 2]
 
 
 def test_reshape_chunks_with_outer_dim_and_padding():
-    sink = run_chain(R.ReshapeCtx("r", 0, 2, add_outer_dim=True, pad_shape=(1, 8)),
+    sink = run_chain(S.ReshapeCtx("r", 0, 2, add_outer_dim=True, pad_shape=(1, 8)),
                      [(tile(1, 8), 0, 0)] * 3)
     assert sink.levels == [0, 1, 0, 2]
     assert sink.got[-1][2].valid == 0 and sink.got[-1][2].cols == 8
     # an input level ends the chunk early: emitted as Val, pads up to the chunk
-    sink = run_chain(R.ReshapeCtx("r", 0, 3, pad_shape=(1, 8)), [(tile(1, 8), 0, 0),
+    sink = run_chain(S.ReshapeCtx("r", 0, 3, pad_shape=(1, 8)), [(tile(1, 8), 0, 0),
                                                                  (tile(1, 8), 1, 0)])
     assert sink.levels == [0, 0, 2]
     # split_dim > 0 with chunk 1 adds one to every level >= split_dim
-    sink = run_chain(R.ReshapeCtx("r", 1, 1), [(tile(), lv, 0) for lv in (0, 1, 0, 2)])
+    sink = run_chain(S.ReshapeCtx("r", 1, 1), [(tile(), lv, 0) for lv in (0, 1, 0, 2)])
     assert sink.levels == [0, 2, 0, 3]
 
 
 def test_repeat_static_stamps_into_the_future():
-    op = R.RepeatCtx("rep", 3)
+    op = S.RepeatCtx("rep", 3)
     sink = run_chain(op, [(tile(), 0, 0), (tile(), 1, 0)])
     # first copy at clock 1 (v = 2), then stamps 2, 3; R cycles; second input at 4
     assert sink.clocks == [2, 2, 3, 5, 5, 6]
@@ -52,7 +53,7 @@ def test_expand_ref_repeats_with_ref_levels():
     sim = new_sim()
     src = sim.add(Source("src", [(tile(2, 2), 0, 0), (tile(3, 3), 1, 0)]))
     ref = sim.add(Source("ref", [(tile(), lv, 0) for lv in (0, 1, 0, 0, 2)]))
-    op = sim.add(R.ExpandCtx("ex", 1))
+    op = sim.add(S.ExpandCtx("ex", 1))
     sink = sim.add(Sink("sink"))
     wire(sim, src, op)
     wire(sim, ref, op, dst_attr="ref")
@@ -63,7 +64,7 @@ def test_expand_ref_repeats_with_ref_levels():
 
 
 def test_retile_streamify_emits_valid_rows():
-    sink = run_chain(R.RetileStreamifyCtx("rs"), [(tile(4, 8, valid=3), 1, 0)])
+    sink = run_chain(S.RetileStreamifyCtx("rs"), [(tile(4, 8, valid=3), 1, 0)])
     assert sink.levels == [0, 0, 1] and all(g[2].rows == 1 for g in sink.got)
 
 
@@ -197,13 +198,13 @@ def test_accum_add_roofline_and_consume():
     assert sink.levels == [0, 1] and sink.clocks == [14, 22]  # emitted at 13 and 21
     sim = new_sim()
     src = sim.add(Source("src", [(tile(), 0, 0)] * 3))
-    c = sim.add(R.ConsumeCtx("c"))
+    c = sim.add(S.ConsumeCtx("c"))
     wire(sim, src, c)
     sim.run()
     assert c.busy == 3 and c.clock == 4
 
 
-class _TwoOutputs(R._Ctx):
+class _TwoOutputs(S.StreamCtx):
     """Sends `n` elements on output 1, then one on output 0."""
 
     def __init__(self, name, n):
