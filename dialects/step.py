@@ -54,6 +54,7 @@ from xdsl.traits import IsolatedFromAbove, NoTerminator, SymbolOpInterface
 from xdsl.utils.exceptions import VerifyException
 
 from steplus.dialects.step_ops import (
+    GENERATOR_OPS,
     HIGHER_ORDER_OPS,
     MEMORY_OPS,
     ROUTING_OPS,
@@ -127,6 +128,6 @@ def graph_ops(graph: GraphOp) -> list[Operation]:
 
 Step = Dialect(
     "step",
-    [GraphOp, *MEMORY_OPS, *HIGHER_ORDER_OPS, *ROUTING_OPS, *SHAPE_OPS],
+    [GraphOp, *MEMORY_OPS, *HIGHER_ORDER_OPS, *ROUTING_OPS, *GENERATOR_OPS, *SHAPE_OPS],
     [StreamType, BufferType, TileType, SelectorType, TupleType],
 )

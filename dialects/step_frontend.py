@@ -40,6 +40,7 @@ from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.rewriter import Rewriter
 
 from steplus.dialects import step_ops as so
+from steplus.dialects import step_generators as sg
 from steplus.dialects import step_routing as sr
 from steplus.dialects.step import GraphOp
 from steplus.dialects.step_functions import get_function
@@ -206,7 +207,7 @@ class Graph:
         props: dict[str, Attribute] = {"choices": _i64(choices)}
         if values is not None:
             props["values"] = _arr(np.asarray(values).ravel())
-        op = sr.SelectGenOp.create(
+        op = sg.SelectGenOp.create(
             result_types=[StreamType([_dim(d) for d in dims], SelectorType(choices))],
             properties=props)
         return self.emit(op, [name])[0]
@@ -223,7 +224,7 @@ class Graph:
 
     def metadata_gen(self, values: Sequence[int], name: str | None = None) -> Stream:
         """`step.metadata_gen`: a stream of `[1,1]` integer tiles."""
-        op = sr.MetadataGenOp.create(result_types=[StreamType([len(values)], ADDRESS)],
+        op = sg.MetadataGenOp.create(result_types=[StreamType([len(values)], ADDRESS)],
                                      properties={"values": _arr(values)})
         return self.emit(op, [name])[0]
 
@@ -376,19 +377,19 @@ class Stream:
         """`step.cache_read_addr_gen` on a stream of request indices: per
         (index, length) pair, the addresses of the request's `length` KV-cache
         tiles (a new ragged inner dim)."""
-        op = sr.CacheReadAddrGenOp.create(operands=[self.value, seq_len.value],
+        op = sg.CacheReadAddrGenOp.create(operands=[self.value, seq_len.value],
                                           result_types=[StreamType(self.dims, ADDRESS)])
         return self.g.emit(op, [name])[0]
 
     def filter_last_tile(self, name: str | None = None) -> Stream:
         """`step.filter_last_tile` on a stream of lengths n: per element, n - 1
         selectors for output 1 ("not the last tile"), then one for output 0."""
-        op = sr.FilterLastTileOp.create(operands=[self.value],
+        op = sg.FilterLastTileOp.create(operands=[self.value],
                                         result_types=[StreamType(self.dims, SelectorType(2))])
         return self.g.emit(op, [name])[0]
 
     def expert_addr_gen(self, tiles_per_expert: int, name: str | None = None) -> Stream:
-        op = sr.ExpertAddrGenOp.create(
+        op = sg.ExpertAddrGenOp.create(
             operands=[self.value], result_types=[StreamType(self.dims, ADDRESS)],
             properties={"tiles_per_expert": _i64(tiles_per_expert)})
         return self.g.emit(op, [name])[0]

@@ -487,7 +487,8 @@ MEMORY_OPS = [
     StreamifyOp,
 ]
 
-# Routing and shape operators live in their own module (size).
+# Routing, shape and generator operators live in their own modules (size).
+from steplus.dialects.step_generators import GENERATOR_OPS  # noqa: E402
 from steplus.dialects.step_routing import ROUTING_OPS, SHAPE_OPS  # noqa: E402
 
-__all__ = ["HIGHER_ORDER_OPS", "MEMORY_OPS", "ROUTING_OPS", "SHAPE_OPS"]
+__all__ = ["GENERATOR_OPS", "HIGHER_ORDER_OPS", "MEMORY_OPS", "ROUTING_OPS", "SHAPE_OPS"]

@@ -1,7 +1,8 @@
-"""Routing, merging, shape and generator operators of the `step` dialect.
+"""Routing, merging and shape operators of the `step` dialect.
 
-Tables 5 and 6 of the seed's appendix, plus `repeat`, `broadcast`, `consume`
-and the selector/address/metadata generators of the reference graphs.
+Tables 5 and 6 of the seed's appendix, plus `repeat`, `broadcast` and
+`consume`; the selector/address/metadata generators of the reference graphs
+are in `step_generators.py`.
 """
 
 from __future__ import annotations
@@ -23,19 +24,14 @@ from xdsl.utils.exceptions import VerifyException
 
 from steplus.dialects.step_verify import (
     FMT,
-    GEN_FMT,
     check_dim,
     int_of,
-    ints_of,
-    is_address,
-    is_i1,
     same_dims,
+    selector_of,
     stream_of,
 )
 from steplus.dialects.step_types import (
-    SelectorType,
     StreamType,
-    TileType,
     TupleType,
     is_static,
 )
@@ -44,16 +40,6 @@ from steplus.dialects.step_types import (
 
 
 
-
-
-def _selector(op, s: StreamType, n: int | None = None) -> SelectorType:
-    if not isinstance(s.element, SelectorType):
-        raise VerifyException(f"{op.name}: sel elements must be !step.selector")
-    if n is not None and s.element.choices.data != n:
-        raise VerifyException(
-            f"{op.name}: selector chooses among {s.element.choices.data}, expected {n}"
-        )
-    return s.element
 
 
 @irdl_op_definition
@@ -80,7 +66,7 @@ class PartitionOp(IRDLOperation):
     def verify_(self) -> None:
         s = stream_of(self, self.input, "input")
         sel = stream_of(self, self.sel, "sel")
-        _selector(self, sel, len(self.outputs))
+        selector_of(self, sel, len(self.outputs))
         if sel.rank > s.rank:
             raise VerifyException(f"{self.name}: sel has more dims than the input")
         same_dims(self, sel.dims, s.dims[: sel.rank], "sel")
@@ -127,7 +113,7 @@ class ReassembleOp(IRDLOperation):
             raise VerifyException(f"{self.name}: needs at least one input and a selector")
         sel = stream_of(self, self.sel, "sel")
         ins = [stream_of(self, v, f"input #{i}") for i, v in enumerate(self.data_inputs)]
-        _selector(self, sel, len(ins))
+        selector_of(self, sel, len(ins))
         first = ins[0]
         for i, s in enumerate(ins):
             if s.rank != first.rank or s.element != first.element:
@@ -175,7 +161,7 @@ class EagerMergeOp(IRDLOperation):
         sel = stream_of(self, self.sel, "selector result")
         if out.rank != first.rank or out.element != first.element:
             raise VerifyException(f"{self.name}: data result must be shaped like the inputs")
-        _selector(self, sel, len(ins))
+        selector_of(self, sel, len(ins))
         if sel.rank != 1:
             raise VerifyException(f"{self.name}: selector result must have 1 dim")
         total = sum((s.dims[0] for s in ins), sympy.Integer(0))
@@ -433,151 +419,6 @@ class ConsumeOp(IRDLOperation):
 
 
 @irdl_op_definition
-class SelectGenOp(IRDLOperation):
-    """Generate selectors from a multi-hot matrix `rows x choices` (row-major).
-
-    Example:
-
-    ```mlir
-    %s = step.select_gen {choices = 2 : i64, values = array<i64: 1, 0, 0, 1>} : !step.stream<[2], !step.selector<2>>
-    ```
-    """
-
-    name = "step.select_gen"
-    output = result_def(StreamType)
-    choices = prop_def(IntegerAttr[I64])
-    values = opt_prop_def(DenseArrayBase)
-    assembly_format = GEN_FMT
-    irdl_options = (ParsePropInAttrDict(),)
-
-    def verify_(self) -> None:
-        out = stream_of(self, self.output, "result")
-        n = int_of(self.choices)
-        _selector(self, out, n)
-        if self.values is not None:
-            vals = list(self.values.get_values())
-            if len(vals) % n or any(v not in (0, 1) for v in vals):
-                raise VerifyException(
-                    f"{self.name}: values must be a 0/1 matrix with {n} columns"
-                )
-            if out.rank == 1:
-                check_dim(self, out.dims[0], len(vals) // n, "result outer dimension")
-            elif all(sympy.sympify(d).is_Integer for d in out.dims):
-                total = int(sympy.Mul(*out.dims))
-                if total != len(vals) // n:
-                    raise VerifyException(
-                        f"{self.name}: {len(vals) // n} selectors for a stream of {total}")
-
-
-@irdl_op_definition
-class MetadataGenOp(IRDLOperation):
-    """Generate a stream of 1x1 integer tiles from a list of values.
-
-    Example:
-
-    ```mlir
-    %m = step.metadata_gen {values = array<i64: 3, 7, 5>} : !step.stream<[3], !step.tile<1x1xi64>>
-    ```
-    """
-
-    name = "step.metadata_gen"
-    output = result_def(StreamType)
-    values = prop_def(DenseArrayBase)
-    assembly_format = GEN_FMT
-    irdl_options = (ParsePropInAttrDict(),)
-
-    def verify_(self) -> None:
-        out = stream_of(self, self.output, "result")
-        if not (isinstance(out.element, TileType) and out.element.is_address):
-            raise VerifyException(f"{self.name}: elements must be 1x1 integer tiles")
-        check_dim(self, out.dims[0], len(list(self.values.get_values())), "result dimension")
-
-
-def _address_result(op, out) -> None:
-    s = stream_of(op, out, "result")
-    if not (isinstance(s.element, TileType) and s.element.is_address):
-        raise VerifyException(f"{op.name}: results must be streams of 1x1 integer tiles")
-
-
-@irdl_op_definition
-class ExpertAddrGenOp(IRDLOperation):
-    """Per selector element, emit the addresses of the `tiles_per_expert` weight tiles.
-
-    Example:
-
-    ```mlir
-    %a = step.expert_addr_gen %s {tiles_per_expert = 4 : i64} : (!step.stream<[N], !step.selector<8>>) -> !step.stream<[N, 4], !step.tile<1x1xi64>>
-    ```
-    """
-
-    name = "step.expert_addr_gen"
-    sel = operand_def(StreamType)
-    output = result_def(StreamType)
-    tiles_per_expert = prop_def(IntegerAttr[I64])
-    assembly_format = FMT
-    irdl_options = (ParsePropInAttrDict(),)
-
-    def verify_(self) -> None:
-        s = stream_of(self, self.sel, "sel")
-        _selector(self, s)
-        _address_result(self, self.output)
-        out = stream_of(self, self.output, "result")
-        same_dims(self, out.dims, [*s.dims, int_of(self.tiles_per_expert)], "result")
-
-
-@irdl_op_definition
-class CacheReadAddrGenOp(IRDLOperation):
-    """Per request (index, length), emit `length` KV-cache tile addresses.
-
-    Example:
-
-    ```mlir
-    %a = step.cache_read_addr_gen %i, %l : (!step.stream<[B], !step.tile<1x1xi64>>, !step.stream<[B], !step.tile<1x1xi64>>) -> !step.stream<[B, ?L], !step.tile<1x1xi64>>
-    ```
-    """
-
-    name = "step.cache_read_addr_gen"
-    idx = operand_def(StreamType)
-    seq_len = operand_def(StreamType)
-    output = result_def(StreamType)
-    assembly_format = FMT
-    irdl_options = (ParsePropInAttrDict(),)
-
-    def verify_(self) -> None:
-        i = stream_of(self, self.idx, "idx")
-        n = stream_of(self, self.seq_len, "seq_len")
-        _address_result(self, self.output)
-        out = stream_of(self, self.output, "result")
-        if i.rank != n.rank or out.rank != i.rank + 1:
-            raise VerifyException(f"{self.name}: result must add one dim to idx/seq_len")
-
-
-@irdl_op_definition
-class FilterLastTileOp(IRDLOperation):
-    """Per length n, emit n-1 selectors for output 1 and one for output 0.
-
-    Example:
-
-    ```mlir
-    %s = step.filter_last_tile %l : (!step.stream<[B], !step.tile<1x1xi64>>) -> !step.stream<[B, ?L], !step.selector<2>>
-    ```
-    """
-
-    name = "step.filter_last_tile"
-    seq_len = operand_def(StreamType)
-    output = result_def(StreamType)
-    assembly_format = FMT
-    irdl_options = (ParsePropInAttrDict(),)
-
-    def verify_(self) -> None:
-        n = stream_of(self, self.seq_len, "seq_len")
-        out = stream_of(self, self.output, "result")
-        _selector(self, out, 2)
-        if out.rank != n.rank + 1:
-            raise VerifyException(f"{self.name}: result must add one dim to seq_len")
-
-
-@irdl_op_definition
 class ParallelizeOp(IRDLOperation):
     """Static round-robin of groups of rank `rank` over the results.
 
@@ -613,10 +454,5 @@ ROUTING_OPS = [
     ParallelizeOp,
     BroadcastOp,
     ConsumeOp,
-    SelectGenOp,
-    MetadataGenOp,
-    ExpertAddrGenOp,
-    CacheReadAddrGenOp,
-    FilterLastTileOp,
 ]
 SHAPE_OPS = [FlattenOp, ReshapeOp, PromoteOp, ExpandOp, ZipOp, RepeatOp]

@@ -9,7 +9,7 @@ from xdsl.dialects.builtin import DenseArrayBase, IntegerType
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.utils.exceptions import VerifyException
 
-from steplus.dialects.step_types import TileType, StreamType, is_static
+from steplus.dialects.step_types import SelectorType, TileType, StreamType, is_static
 
 # The custom form of most step ops: `step.op %a, %b {props} : (A, B) -> R`.
 FMT = "operands attr-dict `:` functional-type(operands, results)"
@@ -51,3 +51,14 @@ def is_address(t: Attribute) -> bool:
 
 def is_i1(t: Attribute) -> bool:
     return isinstance(t, IntegerType) and t.width.data == 1
+
+
+def selector_of(op, s: StreamType, n: int | None = None) -> SelectorType:
+    """The selector element type of the stream `s` (choosing among `n`, if given)."""
+    if not isinstance(s.element, SelectorType):
+        raise VerifyException(f"{op.name}: sel elements must be !step.selector")
+    if n is not None and s.element.choices.data != n:
+        raise VerifyException(
+            f"{op.name}: selector chooses among {s.element.choices.data}, expected {n}"
+        )
+    return s.element

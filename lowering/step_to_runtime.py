@@ -48,6 +48,7 @@ from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from steplus.dialects import step_ops as so
+from steplus.dialects import step_generators as sg
 from steplus.dialects import step_routing as sr
 from steplus.dialects.step import GraphOp
 from steplus.dialects.step_types import StreamType, TileType, TupleType
@@ -331,21 +332,21 @@ class _Builder:
             ctx.ins_list = [None] * len(op.inputs)
             return _Node(ctx, [("ins_list", i) for i in range(len(op.inputs))],
                          [("out", None), ("sel_out", None)]), list(op.inputs)
-        if isinstance(op, sr.SelectGenOp):
+        if isinstance(op, sg.SelectGenOp):
             k = op.choices.value.data
             vals = _ints(op.values)
             rows = [tuple(j for j in range(k) if vals[r * k + j]) for r in range(len(vals) // k)]
             dims = _static_dims(op.output.type) or (len(rows),)
             return _Node(orr.SelectGenCtx(n, rows, dims), [], one), []
-        if isinstance(op, sr.MetadataGenOp):
+        if isinstance(op, sg.MetadataGenOp):
             return _Node(orr.MetadataGenCtx(n, _ints(op.values)), [], one), []
-        if isinstance(op, sr.ExpertAddrGenOp):
+        if isinstance(op, sg.ExpertAddrGenOp):
             return _Node(orr.ExpertAddrGenCtx(n, op.tiles_per_expert.value.data),
                          [("inp", None)], one), [op.sel]
-        if isinstance(op, sr.CacheReadAddrGenOp):
+        if isinstance(op, sg.CacheReadAddrGenOp):
             return _Node(orr.CacheReadAddrGenCtx(n), [("idx", None), ("seq", None)], one), \
                 [op.idx, op.seq_len]
-        if isinstance(op, sr.FilterLastTileOp):
+        if isinstance(op, sg.FilterLastTileOp):
             return _Node(orr.FilterLastTileCtx(n), [("inp", None)], one), [op.seq_len]
         raise LoweringError(f"the simulator does not support {op.name}", op)
 

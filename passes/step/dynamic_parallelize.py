@@ -70,6 +70,7 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
 from steplus.dialects import step_ops as so
+from steplus.dialects import step_generators as sg
 from steplus.dialects import step_routing as sr
 from steplus.dialects.step import GraphOp
 from steplus.dialects.step_frontend import ADDRESS, Graph, Stream, eager_merge, reassemble
@@ -210,7 +211,7 @@ def _coarse(graph: GraphOp, order: dict[Operation, int]) -> StaticParallel | str
     entries, sources = [], []
     for comp in comps:
         srcs = [op for op in comp if not op.operands and op.results]
-        if not srcs or any(not isinstance(s, so.LinearOffChipLoadOp | sr.MetadataGenOp)
+        if not srcs or any(not isinstance(s, so.LinearOffChipLoadOp | sg.MetadataGenOp)
                            for s in srcs):
             return ("no step.parallelize, and the graph's sources are not per-request "
                     "loads and metadata")
@@ -290,7 +291,7 @@ def _mergeable(found: StaticParallel) -> str | None:
 def _merged_source(per_region: list[Operation], total: int) -> Operation:
     first = per_region[0]
     t = _stream(first.results[0])
-    if isinstance(first, sr.MetadataGenOp):
+    if isinstance(first, sg.MetadataGenOp):
         values = [v for op in per_region for v in _ints(op.values)]  # type: ignore[attr-defined]
         new = first.clone()
         new.properties["values"] = DenseArrayBase.from_list(i64, values)

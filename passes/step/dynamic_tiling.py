@@ -40,6 +40,7 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
 from steplus.dialects import step_ops as so
+from steplus.dialects import step_generators as sg
 from steplus.dialects import step_routing as sr
 from steplus.dialects.step import GraphOp
 from steplus.dialects.step_functions import get_function
@@ -132,9 +133,9 @@ def _element_of(op: Operation, index: int, old: StreamType) -> Attribute:
         return acc
     if isinstance(op, sr.ZipOp):
         return TupleType([op.lhs.type.element, op.rhs.type.element])
-    if isinstance(op, so.LinearOffChipLoadOp | so.RandomOffChipLoadOp | sr.SelectGenOp
-                  | sr.MetadataGenOp | sr.ExpertAddrGenOp | sr.CacheReadAddrGenOp
-                  | sr.FilterLastTileOp | sr.EagerMergeOp) and not (
+    if isinstance(op, so.LinearOffChipLoadOp | so.RandomOffChipLoadOp | sg.SelectGenOp
+                  | sg.MetadataGenOp | sg.ExpertAddrGenOp | sg.CacheReadAddrGenOp
+                  | sg.FilterLastTileOp | sr.EagerMergeOp) and not (
                       isinstance(op, sr.EagerMergeOp) and index == 0):
         return old.element
     if isinstance(op, sr.ReshapeOp) and index == 1:

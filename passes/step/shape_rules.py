@@ -42,6 +42,7 @@ from xdsl.dialects.builtin import i1
 from xdsl.ir import Attribute, Operation
 
 from steplus.dialects import step_ops as so
+from steplus.dialects import step_generators as sg
 from steplus.dialects import step_routing as sr
 from steplus.dialects.step_types import (
     BufferType,
@@ -314,7 +315,7 @@ def repeat(op: sr.RepeatOp, ins, fresh) -> list[ResultShape]:
 # -- generators --------------------------------------------------------------------
 
 
-def select_gen(op: sr.SelectGenOp, ins, fresh) -> list[ResultShape]:
+def select_gen(op: sg.SelectGenOp, ins, fresh) -> list[ResultShape]:
     written = op.output.type
     assert isinstance(written, StreamType)
     if op.values is None or written.rank != 1:
@@ -323,22 +324,22 @@ def select_gen(op: sr.SelectGenOp, ins, fresh) -> list[ResultShape]:
     return [ResultShape([_sym(rows)], SelectorType(_int(op.choices)))]
 
 
-def metadata_gen(op: sr.MetadataGenOp, ins, fresh) -> list[ResultShape]:
+def metadata_gen(op: sg.MetadataGenOp, ins, fresh) -> list[ResultShape]:
     return [ResultShape([_sym(len(_ints(op.values)))])]
 
 
-def expert_addr_gen(op: sr.ExpertAddrGenOp, ins, fresh) -> list[ResultShape]:
+def expert_addr_gen(op: sg.ExpertAddrGenOp, ins, fresh) -> list[ResultShape]:
     return [ResultShape([*ins[0].dims, _sym(_int(op.tiles_per_expert))])]
 
 
-def cache_read_addr_gen(op: sr.CacheReadAddrGenOp, ins, fresh) -> list[ResultShape]:
+def cache_read_addr_gen(op: sg.CacheReadAddrGenOp, ins, fresh) -> list[ResultShape]:
     idx, n = ins
     _same(op, n.dims, idx.dims, "seq_len", "idx")
     length = fresh("len", "L", True)
     return [ResultShape([*idx.dims, length], fresh=({length}))]
 
 
-def filter_last_tile(op: sr.FilterLastTileOp, ins, fresh) -> list[ResultShape]:
+def filter_last_tile(op: sg.FilterLastTileOp, ins, fresh) -> list[ResultShape]:
     length = fresh("len", "L", True)
     return [ResultShape([*ins[0].dims, length], SelectorType(2), {length})]
 
@@ -364,11 +365,11 @@ RULES: dict[type[Operation], Rule] = {
     sr.ExpandOp: expand,
     sr.ZipOp: zip_,
     sr.RepeatOp: repeat,
-    sr.SelectGenOp: select_gen,
-    sr.MetadataGenOp: metadata_gen,
-    sr.ExpertAddrGenOp: expert_addr_gen,
-    sr.CacheReadAddrGenOp: cache_read_addr_gen,
-    sr.FilterLastTileOp: filter_last_tile,
+    sg.SelectGenOp: select_gen,
+    sg.MetadataGenOp: metadata_gen,
+    sg.ExpertAddrGenOp: expert_addr_gen,
+    sg.CacheReadAddrGenOp: cache_read_addr_gen,
+    sg.FilterLastTileOp: filter_last_tile,
 }
 """Op class -> shape rule. Ops without results (stores, consume) have none."""
 

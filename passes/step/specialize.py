@@ -41,6 +41,7 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
 from steplus.dialects import step_ops as so
+from steplus.dialects import step_generators as sg
 from steplus.dialects import step_routing as sr
 from steplus.dialects.step import GraphOp
 from steplus.dialects.step_types import BufferType, StreamType, TupleType
@@ -50,11 +51,11 @@ from steplus.passes.step.traces import KVTrace, RoutingTrace, TraceError
 BIND_ATTR = "step.bind"
 
 
-def _selector_source(v: SSAValue) -> sr.SelectGenOp | None:
+def _selector_source(v: SSAValue) -> sg.SelectGenOp | None:
     """The select_gen a selector stream comes from (through broadcasts)."""
     while True:
         owner = v.owner
-        if isinstance(owner, sr.SelectGenOp):
+        if isinstance(owner, sg.SelectGenOp):
             return owner
         if isinstance(owner, sr.BroadcastOp):
             v = owner.input
@@ -120,7 +121,7 @@ def routing_bindings(graph: GraphOp, trace: RoutingTrace, set_values: bool = Fal
                 # is K everywhere, B*K in total.
                 out[ragged.name] = trace.top_k
                 out[f"sum_{ragged.name}"] = trace.batch * trace.top_k
-        elif set_values and isinstance(op, sr.SelectGenOp) and op.values is None:
+        elif set_values and isinstance(op, sg.SelectGenOp) and op.values is None:
             if op.choices.value.data != trace.experts:
                 continue
             rank = op.output.type.rank
@@ -238,7 +239,7 @@ class StepSpecializePass(ModulePass):
 
 
 def _experts(graph: GraphOp) -> int:
-    choices = {o.choices.value.data for o in graph.body.block.ops if isinstance(o, sr.SelectGenOp)}
+    choices = {o.choices.value.data for o in graph.body.block.ops if isinstance(o, sg.SelectGenOp)}
     if not choices:
         raise OpDiagnosticError(graph, "step-specialize: routing= needs a graph with a "
                                        "step.select_gen (the expert selector)")

@@ -38,6 +38,7 @@ from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from steplus.dialects import step_ops as so
+from steplus.dialects import step_generators as sg
 from steplus.dialects import step_routing as sr
 from steplus.dialects.step import GraphOp
 from steplus.dialects.step_types import SelectorType, StreamType, TileType
@@ -170,7 +171,7 @@ class _Region:
             raise OpDiagnosticError(loads[0], "step-time-multiplex: the weight loads walk "
                                               "different numbers of tiles")
         nf = per_tile[0]
-        addr = self.add(sr.ExpertAddrGenOp.create(
+        addr = self.add(sg.ExpertAddrGenOp.create(
             operands=[sel_addr], result_types=[StreamType([*sel.type.dims, nf], ADDRESS)],
             properties={"tiles_per_expert": IntegerAttr(nf, i64)}))
         addrs = list(self.add(sr.BroadcastOp.create(

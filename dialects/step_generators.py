@@ -1,0 +1,187 @@
+"""Generator operators of the `step` dialect: selectors, metadata and addresses.
+
+The reference graphs (reference spec §8) feed routing operators and random
+memory operators from streams that a real deployment gets from the router or
+the KV-cache manager; these ops produce such streams from the bound routing
+or KV trace (`step-specialize`), or from literal values.
+
+Example:
+
+```mlir
+%s = step.select_gen {choices = 2 : i64, values = array<i64: 1, 0, 0, 1>} : !step.stream<[2], !step.selector<2>>
+```
+"""
+
+from __future__ import annotations
+
+import sympy
+from xdsl.dialects.builtin import I64, DenseArrayBase, IntegerAttr
+from xdsl.irdl import (
+    IRDLOperation,
+    ParsePropInAttrDict,
+    irdl_op_definition,
+    operand_def,
+    opt_prop_def,
+    prop_def,
+    result_def,
+)
+from xdsl.utils.exceptions import VerifyException
+
+from steplus.dialects.step_types import StreamType, TileType
+from steplus.dialects.step_verify import (
+    FMT,
+    GEN_FMT,
+    check_dim,
+    int_of,
+    same_dims,
+    selector_of,
+    stream_of,
+)
+
+
+@irdl_op_definition
+class SelectGenOp(IRDLOperation):
+    """Generate selectors from a multi-hot matrix `rows x choices` (row-major).
+
+    Example:
+
+    ```mlir
+    %s = step.select_gen {choices = 2 : i64, values = array<i64: 1, 0, 0, 1>} : !step.stream<[2], !step.selector<2>>
+    ```
+    """
+
+    name = "step.select_gen"
+    output = result_def(StreamType)
+    choices = prop_def(IntegerAttr[I64])
+    values = opt_prop_def(DenseArrayBase)
+    assembly_format = GEN_FMT
+    irdl_options = (ParsePropInAttrDict(),)
+
+    def verify_(self) -> None:
+        out = stream_of(self, self.output, "result")
+        n = int_of(self.choices)
+        selector_of(self, out, n)
+        if self.values is not None:
+            vals = list(self.values.get_values())
+            if len(vals) % n or any(v not in (0, 1) for v in vals):
+                raise VerifyException(
+                    f"{self.name}: values must be a 0/1 matrix with {n} columns"
+                )
+            if out.rank == 1:
+                check_dim(self, out.dims[0], len(vals) // n, "result outer dimension")
+            elif all(sympy.sympify(d).is_Integer for d in out.dims):
+                total = int(sympy.Mul(*out.dims))
+                if total != len(vals) // n:
+                    raise VerifyException(
+                        f"{self.name}: {len(vals) // n} selectors for a stream of {total}")
+
+
+@irdl_op_definition
+class MetadataGenOp(IRDLOperation):
+    """Generate a stream of 1x1 integer tiles from a list of values.
+
+    Example:
+
+    ```mlir
+    %m = step.metadata_gen {values = array<i64: 3, 7, 5>} : !step.stream<[3], !step.tile<1x1xi64>>
+    ```
+    """
+
+    name = "step.metadata_gen"
+    output = result_def(StreamType)
+    values = prop_def(DenseArrayBase)
+    assembly_format = GEN_FMT
+    irdl_options = (ParsePropInAttrDict(),)
+
+    def verify_(self) -> None:
+        out = stream_of(self, self.output, "result")
+        if not (isinstance(out.element, TileType) and out.element.is_address):
+            raise VerifyException(f"{self.name}: elements must be 1x1 integer tiles")
+        check_dim(self, out.dims[0], len(list(self.values.get_values())), "result dimension")
+
+
+def _address_result(op, out) -> None:
+    s = stream_of(op, out, "result")
+    if not (isinstance(s.element, TileType) and s.element.is_address):
+        raise VerifyException(f"{op.name}: results must be streams of 1x1 integer tiles")
+
+
+@irdl_op_definition
+class ExpertAddrGenOp(IRDLOperation):
+    """Per selector element, emit the addresses of the `tiles_per_expert` weight tiles.
+
+    Example:
+
+    ```mlir
+    %a = step.expert_addr_gen %s {tiles_per_expert = 4 : i64} : (!step.stream<[N], !step.selector<8>>) -> !step.stream<[N, 4], !step.tile<1x1xi64>>
+    ```
+    """
+
+    name = "step.expert_addr_gen"
+    sel = operand_def(StreamType)
+    output = result_def(StreamType)
+    tiles_per_expert = prop_def(IntegerAttr[I64])
+    assembly_format = FMT
+    irdl_options = (ParsePropInAttrDict(),)
+
+    def verify_(self) -> None:
+        s = stream_of(self, self.sel, "sel")
+        selector_of(self, s)
+        _address_result(self, self.output)
+        out = stream_of(self, self.output, "result")
+        same_dims(self, out.dims, [*s.dims, int_of(self.tiles_per_expert)], "result")
+
+
+@irdl_op_definition
+class CacheReadAddrGenOp(IRDLOperation):
+    """Per request (index, length), emit `length` KV-cache tile addresses.
+
+    Example:
+
+    ```mlir
+    %a = step.cache_read_addr_gen %i, %l : (!step.stream<[B], !step.tile<1x1xi64>>, !step.stream<[B], !step.tile<1x1xi64>>) -> !step.stream<[B, ?L], !step.tile<1x1xi64>>
+    ```
+    """
+
+    name = "step.cache_read_addr_gen"
+    idx = operand_def(StreamType)
+    seq_len = operand_def(StreamType)
+    output = result_def(StreamType)
+    assembly_format = FMT
+    irdl_options = (ParsePropInAttrDict(),)
+
+    def verify_(self) -> None:
+        i = stream_of(self, self.idx, "idx")
+        n = stream_of(self, self.seq_len, "seq_len")
+        _address_result(self, self.output)
+        out = stream_of(self, self.output, "result")
+        if i.rank != n.rank or out.rank != i.rank + 1:
+            raise VerifyException(f"{self.name}: result must add one dim to idx/seq_len")
+
+
+@irdl_op_definition
+class FilterLastTileOp(IRDLOperation):
+    """Per length n, emit n-1 selectors for output 1 and one for output 0.
+
+    Example:
+
+    ```mlir
+    %s = step.filter_last_tile %l : (!step.stream<[B], !step.tile<1x1xi64>>) -> !step.stream<[B, ?L], !step.selector<2>>
+    ```
+    """
+
+    name = "step.filter_last_tile"
+    seq_len = operand_def(StreamType)
+    output = result_def(StreamType)
+    assembly_format = FMT
+    irdl_options = (ParsePropInAttrDict(),)
+
+    def verify_(self) -> None:
+        n = stream_of(self, self.seq_len, "seq_len")
+        out = stream_of(self, self.output, "result")
+        selector_of(self, out, 2)
+        if out.rank != n.rank + 1:
+            raise VerifyException(f"{self.name}: result must add one dim to seq_len")
+
+
+GENERATOR_OPS = [SelectGenOp, MetadataGenOp, ExpertAddrGenOp, CacheReadAddrGenOp, FilterLastTileOp]
