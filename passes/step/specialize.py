@@ -63,11 +63,20 @@ def _selector_source(v: SSAValue) -> sg.SelectGenOp | None:
         return None
 
 
+def _subs_dim(d, values: dict[sympy.Symbol, int]):
+    """`d` with the bound symbols replaced. Only the dim's own symbols are
+    substituted (`subs` with the whole table sorts every entry on each call:
+    minutes for the Qwen graphs' hundreds of bindings)."""
+    e = sympy.sympify(d)
+    m = {s: values[s] for s in e.free_symbols if s in values}
+    return e.xreplace(m) if m else e
+
+
 def _subs(t: Attribute, values: dict[sympy.Symbol, int]) -> Attribute:
     if isinstance(t, StreamType):
-        return StreamType([sympy.sympify(d).subs(values) for d in t.dims], _subs(t.element, values))
+        return StreamType([_subs_dim(d, values) for d in t.dims], _subs(t.element, values))
     if isinstance(t, BufferType):
-        return BufferType([sympy.sympify(d).subs(values) for d in t.dims], _subs(t.element, values))
+        return BufferType([_subs_dim(d, values) for d in t.dims], _subs(t.element, values))
     if isinstance(t, TupleType):
         return TupleType([_subs(e, values) for e in t.elements.data])
     return t

@@ -9,7 +9,8 @@ returns `Metrics`:
 - `offchip_read` / `offchip_written`: bytes moved by loads / stores;
 - `onchip_peak`: the on-chip requirement of §5.2 evaluated on the tiles seen
   (one tile per memory operator, the accumulator of every Accum/MapAccum, the
-  repeated tile of Repeat/Expand), plus `fifo_peak_bytes` (largest occupancy
+  repeated tile of Repeat/Expand) of every context that received an element
+  (as step-metrics, an idle operator allocates nothing), plus `fifo_peak_bytes` (largest occupancy
   of every FIFO, counted separately as the reference does not count FIFOs);
 - per context: busy, stalled-in, stalled-out, waiting-for-memory cycles and
   utilization (busy / cycles);
@@ -126,6 +127,8 @@ class Program:
             cycles = max(cycles, max(c.clock for c in mem) + sim.config.end_offset)
         onchip = 0
         for c in sim.contexts:
+            if c.ins and not any(ch.n_deq for ch in c.ins):
+                continue  # received nothing (an expert no token went to): allocates nothing
             declared = getattr(c, "onchip_bytes", None)
             row_bytes = getattr(c, "onchip_row_bytes", None)
             if declared is not None:

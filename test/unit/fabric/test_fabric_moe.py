@@ -47,3 +47,22 @@ def test_mixtral_layer_simulates_with_the_predicted_traffic(tile_n, cycles):
     assert result.offchip_written == 4 * B * D
     assert result.onchip_peak == int(predicted.onchip)
     assert result.cycles == cycles
+
+
+def test_qwen_idle_experts_allocate_nothing_on_chip():
+    """Qwen B=64 (60 experts, top-4): some experts get no token in the trace.
+    Their pipelines never receive an element and — as in step-metrics and the
+    artifact's Qwen driver (§5.5) — allocate no on-chip memory."""
+    from steplus.passes.step.traces import shipped_routing_trace
+
+    module = workloads.moe(workloads.MODELS["qwen"], 16)
+    StepSpecializePass(routing=str(shipped_routing_trace("qwen", 64)), rewrite=True).apply(
+        Context(), module)
+    graph = next(o for o in module.walk() if isinstance(o, GraphOp))
+    bind = parse_bind_attr(graph.attributes["step.bind"])
+    assert any(bind[f"B_{e}"] == 0 for e in range(60))  # the case under test
+    predicted = compute_metrics(graph).bind(bind)
+    result = build_program(module, get_preset("step-eval")).run()
+    assert result.offchip_traffic == int(predicted.offchip) == 680264704
+    assert result.onchip_peak == int(predicted.onchip) == 70799362
+    assert result.cycles == 709160
