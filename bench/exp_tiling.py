@@ -30,6 +30,7 @@ def task(config: dict) -> list[dict]:
     from steplus.dialects.step import GraphOp
     from steplus.passes.step.metrics import compute_metrics
     from steplus.passes.step.specialize import routing_bindings, specialize_graph
+    from reference_settings import moe_depth
     from steplus.passes.step.traces import RoutingTrace, shipped_routing_trace
 
     model, tile_n = workloads.MODELS[config["model"]], config["tile_n"]
@@ -45,15 +46,17 @@ def task(config: dict) -> list[dict]:
                "offchip_bytes": int(bound.offchip), "onchip_bytes": int(bound.onchip),
                "flops": int(bound.flops), "padded_flops": int(bound.padded_flops), "cycles": ""}
         if config.get("simulate"):
-            row["cycles"] = _simulate(module, path, "moe", dynamic=tile_n is None)
+            row["cycles"] = _simulate(module, path, "moe", dynamic=tile_n is None,
+                                      depth=moe_depth(model.name, batch))
         rows.append(row)
     return rows
 
 
 def _simulate(module, trace_path: Path, experiment: str = "moe",
-              dynamic: bool = False) -> int | str:
+              dynamic: bool = False, depth: int | None = None) -> int | str:
     """Cycles of `module` bound to a routing trace, with the reference settings
-    of `experiment` (bench/reference_settings.py)."""
+    of `experiment` (bench/reference_settings.py), `depth` overriding the
+    base channel depth."""
     from xdsl.context import Context
 
     from reference_settings import configure
@@ -63,7 +66,7 @@ def _simulate(module, trace_path: Path, experiment: str = "moe",
     m = module.clone()
     try:
         StepSpecializePass(routing=str(trace_path), rewrite=True).apply(Context(), m)
-        cfg = configure(experiment, m, dynamic=dynamic)
+        cfg = configure(experiment, m, dynamic=dynamic, depth=depth)
         return int(build_program(m, cfg).run().cycles)
     except Exception as e:  # recorded in the CSV, the sweep goes on
         return f"error: {type(e).__name__}: {e}".replace("\n", " ")[:200]

@@ -27,13 +27,9 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "bench"))
 
-
-def moe_depth(model: str, batch: int, override: int | None = None) -> int:
-    """The base channel depth of an MoE run (see module doc)."""
-    if override is not None:
-        return override
-    return 1024 if (model, batch) == ("qwen", 1024) else 2
+from reference_settings import moe_depth  # noqa: E402
 
 
 def simulate(model: str, batch: int, tile_n: int | None, depth: int | None = None) -> dict:
@@ -58,7 +54,7 @@ def simulate(model: str, batch: int, tile_n: int | None, depth: int | None = Non
     metrics = compute_metrics(graph).bind(parse_bind_attr(graph.attributes["step.bind"]))
     from steplus.runtime.fabric.engine import DeadlockError
 
-    cfg = get_preset("step-eval").with_(base_depth=moe_depth(model, batch, depth))
+    cfg = get_preset("step-eval").with_(base_depth=depth or moe_depth(model, batch))
     if tile_n is None:  # the dynamic driver: compute 6400, the retile accumulators 1024
         cfg = cfg.with_(compute_bw=6400)
         for op in graph.body.block.ops:

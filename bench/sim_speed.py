@@ -103,7 +103,7 @@ def moe_graph(model: str, batch: int, tile_n: int | None):
         Context(), module)
     graph = next(o for o in module.walk() if isinstance(o, GraphOp))
     metrics = compute_metrics(graph).bind(parse_bind_attr(graph.attributes["step.bind"]))
-    from sim_moe import moe_depth
+    from reference_settings import moe_depth
 
     cfg = get_preset("step-eval").with_(base_depth=moe_depth(model, batch))
     if tile_n is None:
