@@ -32,50 +32,47 @@ sys.path.insert(0, str(REPO / "bench"))
 from reference_settings import moe_depth  # noqa: E402
 
 
-def simulate(model: str, batch: int, tile_n: int | None, depth: int | None = None) -> dict:
+def moe_graph(model: str, batch: int, tile_n: int | None, depth: int | None = None):
+    """The §8.2 graph specialized to the shipped trace, with the experiment's
+    settings (`reference_settings.configure("moe")`, depth `moe_depth` unless
+    given); returns (module, config, step-metrics)."""
     sys.path.insert(0, str(REPO / "examples" / "step"))
     import workloads
     from xdsl.context import Context
-    from xdsl.dialects.builtin import IntegerAttr
 
-    from steplus.dialects import step_ops as so
-
+    from reference_settings import configure
     from steplus.dialects.step import GraphOp
-    from steplus.lowering.step_to_runtime import build_program
     from steplus.passes.step.metrics import compute_metrics
     from steplus.passes.step.specialize import StepSpecializePass, parse_bind_attr
-    from steplus.runtime.fabric.config import get_preset
     from steplus.passes.step.traces import shipped_routing_trace
 
     module = workloads.moe(workloads.MODELS[model], tile_n)
-    trace = shipped_routing_trace(model, batch)
-    StepSpecializePass(routing=str(trace), rewrite=True).apply(Context(), module)
+    StepSpecializePass(routing=str(shipped_routing_trace(model, batch)), rewrite=True).apply(
+        Context(), module)
     graph = next(o for o in module.walk() if isinstance(o, GraphOp))
     metrics = compute_metrics(graph).bind(parse_bind_attr(graph.attributes["step.bind"]))
+    cfg = configure("moe", module, dynamic=tile_n is None,
+                    depth=depth or moe_depth(model, batch))
+    return module, cfg, metrics
+
+
+def simulate(model: str, batch: int, tile_n: int | None, depth: int | None = None) -> dict:
+    from steplus.lowering.step_to_runtime import build_program
     from steplus.runtime.fabric.engine import DeadlockError
 
-    cfg = get_preset("step-eval").with_(base_depth=depth or moe_depth(model, batch))
-    if tile_n is None:  # the dynamic driver: compute 6400, the retile accumulators 1024
-        cfg = cfg.with_(compute_bw=6400)
-        for op in graph.body.block.ops:
-            if isinstance(op, so.AccumOp) and any(
-                    isinstance(a, so.ApplyOp) and a.fn.data == "retile_row" for a in op.update.walk()):
-                op.attributes["compute_bw"] = IntegerAttr(1024, 64)
+    module, cfg, metrics = moe_graph(model, batch, tile_n, depth)
+    row = {"model": model, "batch": batch, "tile_n": tile_n or "dyn", "depth": cfg.base_depth,
+           "cycles": "deadlock", "read": "", "written": "",
+           "metrics_offchip": int(metrics.offchip), "onchip": int(metrics.onchip), "firings": ""}
     t0 = time.perf_counter()
     try:
-        result = build_program(module, cfg).run()
+        d = build_program(module, cfg).run().to_dict()
+        row.update(cycles=d["cycles"], read=d.get("offchip_read_bytes"),
+                   written=d.get("offchip_written_bytes"), firings=d.get("firings", ""))
     except DeadlockError:
-        return {"model": model, "batch": batch, "tile_n": tile_n or "dyn",
-                "depth": cfg.base_depth, "cycles": "deadlock", "read": "", "written": "",
-                "metrics_offchip": int(metrics.offchip), "onchip": int(metrics.onchip),
-                "firings": "", "wall_s": round(time.perf_counter() - t0, 2)}
-    wall = time.perf_counter() - t0
-    d = result.to_dict()
-    return {"model": model, "batch": batch, "tile_n": tile_n or "dyn",
-            "depth": cfg.base_depth, "cycles": result.cycles,
-            "read": d.get("offchip_read_bytes"), "written": d.get("offchip_written_bytes"),
-            "metrics_offchip": int(metrics.offchip), "onchip": int(metrics.onchip),
-            "firings": d.get("firings", ""), "wall_s": round(wall, 2)}
+        pass  # reported as "deadlock"
+    row["wall_s"] = round(time.perf_counter() - t0, 2)
+    return row
 
 
 def main(argv: list[str] | None = None) -> int:

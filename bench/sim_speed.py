@@ -83,40 +83,8 @@ def swiglu_bench(args) -> None:
     print(f"whole sweep: {total:.2f} s (lowering + simulation {total_sim:.2f} s)")
 
 
-def moe_graph(model: str, batch: int, tile_n: int | None):
-    """The §8.2 graph specialized to the shipped trace, with the dynamic
-    driver's compute bandwidths; returns (module, config, step-metrics)."""
-    sys.path.insert(0, str(REPO / "examples" / "step"))
-    import workloads
-    from xdsl.context import Context
-    from xdsl.dialects.builtin import IntegerAttr
-
-    from steplus.dialects import step_ops as so
-    from steplus.dialects.step import GraphOp
-    from steplus.passes.step.metrics import compute_metrics
-    from steplus.passes.step.specialize import StepSpecializePass, parse_bind_attr
-    from steplus.passes.step.traces import shipped_routing_trace
-    from steplus.runtime.fabric.config import get_preset
-
-    module = workloads.moe(workloads.MODELS[model], tile_n)
-    StepSpecializePass(routing=str(shipped_routing_trace(model, batch)), rewrite=True).apply(
-        Context(), module)
-    graph = next(o for o in module.walk() if isinstance(o, GraphOp))
-    metrics = compute_metrics(graph).bind(parse_bind_attr(graph.attributes["step.bind"]))
-    from reference_settings import moe_depth
-
-    cfg = get_preset("step-eval").with_(base_depth=moe_depth(model, batch))
-    if tile_n is None:
-        cfg = cfg.with_(compute_bw=6400)
-        for op in graph.body.block.ops:
-            if isinstance(op, so.AccumOp) and any(
-                    isinstance(a, so.ApplyOp) and a.fn.data == "retile_row"
-                    for a in op.update.walk()):
-                op.attributes["compute_bw"] = IntegerAttr(1024, 64)
-    return module, cfg, metrics
-
-
 def moe_bench(args) -> None:
+    from sim_moe import moe_graph
     from steplus.lowering.step_to_runtime import build_program
     from steplus.runtime.fabric.engine import DeadlockError
 

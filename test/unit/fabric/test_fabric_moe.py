@@ -24,14 +24,20 @@ import workloads  # noqa: E402
 TRACE = REPO / "examples/data/step-traces/expert_routing/mixtral_b64/008_010.npz"
 
 
+def _specialized(model: str, tile_n, trace):
+    """The §8.2 graph bound to a routing trace: (module, graph, bindings, step-metrics)."""
+    module = workloads.moe(workloads.MODELS[model], tile_n)
+    StepSpecializePass(routing=str(trace), rewrite=True).apply(Context(), module)
+    graph = next(o for o in module.walk() if isinstance(o, GraphOp))
+    bind = parse_bind_attr(graph.attributes["step.bind"])
+    return module, graph, bind, compute_metrics(graph).bind(bind)
+
+
 @pytest.mark.parametrize(("tile_n", "cycles"), [(16, 4644822), (None, 2823520)],
                          ids=["tn16", "dynamic"])
 def test_mixtral_layer_simulates_with_the_predicted_traffic(tile_n, cycles):
     m = workloads.MODELS["mixtral"]
-    module = workloads.moe(m, tile_n)
-    StepSpecializePass(routing=str(TRACE), rewrite=True).apply(Context(), module)
-    graph = next(o for o in module.walk() if isinstance(o, GraphOp))
-    predicted = compute_metrics(graph).bind(parse_bind_attr(graph.attributes["step.bind"]))
+    module, graph, _, predicted = _specialized("mixtral", tile_n, TRACE)
     cfg = get_preset("step-eval")
     if tile_n is None:
         cfg = cfg.with_(compute_bw=6400)
@@ -55,13 +61,8 @@ def test_qwen_idle_experts_allocate_nothing_on_chip():
     artifact's Qwen driver (§5.5) — allocate no on-chip memory."""
     from steplus.passes.step.traces import shipped_routing_trace
 
-    module = workloads.moe(workloads.MODELS["qwen"], 16)
-    StepSpecializePass(routing=str(shipped_routing_trace("qwen", 64)), rewrite=True).apply(
-        Context(), module)
-    graph = next(o for o in module.walk() if isinstance(o, GraphOp))
-    bind = parse_bind_attr(graph.attributes["step.bind"])
+    module, _, bind, predicted = _specialized("qwen", 16, shipped_routing_trace("qwen", 64))
     assert any(bind[f"B_{e}"] == 0 for e in range(60))  # the case under test
-    predicted = compute_metrics(graph).bind(bind)
     result = build_program(module, get_preset("step-eval")).run()
     assert result.offchip_traffic == int(predicted.offchip) == 680264704
     assert result.onchip_peak == int(predicted.onchip) == 70799362
