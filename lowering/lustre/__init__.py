@@ -1,0 +1,88 @@
+"""The Lustre frontend: Lustre V6 / Heptagon / Kind 2 core-language source to
+the `lus` dialect.
+
+`import_lustre(text, filename)` parses the source with the grammar
+`lustre.lark` (lark, LALR), lowers every node to a `lus.node` and returns the
+module with a table op -> source offset, so that diagnostics of the lus passes
+are reported at the Lustre source (`tools.source.LocationTable` accepts it).
+Errors in the source raise `LustreError` (a character offset and a message).
+
+Example::
+
+    from steplus.lowering.lustre import import_lustre
+
+    result = import_lustre("node integr(i: int) returns (s: int);"
+                           "let s = i + (0 -> pre s); tel", "integr.lus")
+    print(result.module)      # lus.node @integr(%i: i32) -> (i32) { ... }
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Operation
+
+from steplus.lowering.lustre.parser import LustreError, main_node, parse_program
+
+__all__ = ["LustreError", "LustreModule", "import_lustre", "lustre_main_node",
+           "lustre_to_module"]
+
+
+@dataclass
+class LustreModule:
+    """The lus module of a Lustre program, with source offsets for its ops."""
+
+    module: ModuleOp
+    op_offsets: dict[Operation, int]
+    main: str | None  # the node marked --%MAIN (Kind 2), if any
+
+
+def import_lustre(text: str, filename: str = "<stdin>") -> LustreModule:
+    """Parse and lower Lustre source; raises `LustreError` (located) on error."""
+    from steplus.lowering.lustre.program import NodeKey, Program
+    from steplus.lowering.lustre.to_lus import NodeLowering
+
+    try:
+        tree = parse_program(text)
+        prog = Program(tree)
+        offsets: dict[Operation, int] = {}
+        pending = [NodeKey(n.name) for n in tree.nodes]
+        done: set[NodeKey] = set()
+        nodes = []
+        while pending:
+            key = pending.pop(0)
+            if key in done:
+                continue
+            done.add(key)
+            low = NodeLowering(prog, prog.nodes[key.name], key, offsets, pending.append)
+            nodes.append(low.lower())
+    except RecursionError:
+        raise LustreError(0, "input is nested too deeply to process") from None
+    module = ModuleOp(nodes)
+    return LustreModule(module, offsets, main_node(text, tree))
+
+
+def lustre_to_module(text: str, filename: str) -> tuple[ModuleOp, dict[Operation, int]]:
+    """`import_lustre` for the tools: a source error is an xDSL `ParseError`
+    spanning the offending token, so step-opt reports it like a .mlir error."""
+    from xdsl.utils.exceptions import ParseError
+    from xdsl.utils.lexer import Input, Span
+
+    try:
+        result = import_lustre(text, filename)
+    except LustreError as e:
+        pos = max(0, min(e.pos, len(text)))
+        raise ParseError(Span(pos, pos + 1, Input(text, filename)), e.message) from None
+    return result.module, result.op_offsets
+
+
+def lustre_main_node(path: str) -> str | None:
+    """The node a Lustre file marks `--%MAIN` (None if none, or if the file
+    cannot be read or parsed: the caller reports those errors)."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+        return main_node(text, parse_program(text))
+    except (OSError, UnicodeDecodeError, LustreError):
+        return None

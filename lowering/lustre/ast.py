@@ -1,0 +1,182 @@
+"""The abstract syntax of the Lustre subset steplus imports.
+
+Every node carries `pos`, the character offset in the source of the construct
+it comes from, so that errors (and the lus ops lowered from it) are located at
+the offending Lustre text.
+
+Example (what `x = 0 -> pre x + 1;` parses to)::
+
+    Equation(pos=..., lhs=[Name(pos=..., name="x")],
+             rhs=Binary(pos=..., op="->", lhs=Const(pos=..., value=0, kind="int"),
+                        rhs=Binary(pos=..., op="+", lhs=Unary(pos=..., op="pre", ...),
+                                   rhs=Const(pos=..., value=1, kind="int"))))
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass
+class Expr:
+    """Base class of expressions; `pos` is the offset of the expression's first token."""
+
+    pos: int
+
+
+@dataclass
+class Const(Expr):
+    """A literal: `kind` is `int`, `real` or `bool`."""
+
+    value: int | float | bool
+    kind: str
+
+
+@dataclass
+class Var(Expr):
+    """A reference to a variable, a constant or an enum constructor."""
+
+    name: str
+
+
+@dataclass
+class Unary(Expr):
+    """`-e`, `not e`, `pre e`, `current e`, or a cast `int(e)` / `real(e)`."""
+
+    op: str
+    arg: Expr
+
+
+@dataclass
+class Binary(Expr):
+    """Arithmetic, boolean, comparison, `->` and `fby`; `op` is the Lustre spelling."""
+
+    op: str
+    lhs: Expr
+    rhs: Expr
+
+
+@dataclass
+class If(Expr):
+    cond: Expr
+    then: Expr
+    other: Expr
+
+
+@dataclass
+class Clock:
+    """`c` (`ctor` True), `not c` (`ctor` False) or `C(c)` (an enum constructor
+    name, or True/False for `true(c)`/`false(c)`); `pos` is where it starts."""
+
+    pos: int
+    var: str
+    ctor: bool | str
+
+
+@dataclass
+class When(Expr):
+    arg: Expr
+    clock: Clock
+
+
+@dataclass
+class Merge(Expr):
+    """`merge c (tag -> e) ...`; tags are True/False or enum constructor names.
+
+    `implicit` marks Kind 2's `merge(c; a; b)`, whose branches may be written
+    without `when` (they are then put on the branch's clock)."""
+
+    var: str
+    var_pos: int
+    cases: list[tuple[bool | str, int, Expr]]
+    implicit: bool = False
+
+
+@dataclass
+class Tuple(Expr):
+    items: list[Expr]
+
+
+@dataclass
+class Call(Expr):
+    """A node instance, possibly reset (`restart`/`every`) or activated.
+
+    `activate` is the activation condition (Kind 2 `activate N every c`,
+    Lustre V4 `condact`); `default` the values held before the first
+    activation (`initial default`, condact's third argument), which also puts
+    the result back on the caller's clock.
+    """
+
+    node: str
+    node_pos: int
+    args: list[Expr]
+    reset: Expr | None = None
+    activate: Expr | None = None
+    default: list[Expr] | None = None
+
+
+@dataclass
+class Name:
+    pos: int
+    name: str
+
+
+@dataclass
+class TypeRef:
+    pos: int
+    name: str  # int, real, bool, or a declared type name
+
+
+@dataclass
+class Decl:
+    """A parameter, output or local variable."""
+
+    pos: int
+    name: str
+    type: TypeRef
+    clock: Clock | None = None
+    static: bool = False
+
+
+@dataclass
+class Equation:
+    pos: int
+    lhs: list[Name]
+    rhs: Expr
+
+
+@dataclass
+class ConstDecl:
+    pos: int
+    name: str
+    type: TypeRef | None
+    value: Expr
+
+
+@dataclass
+class TypeDecl:
+    """An enumeration (`ctors`) or an alias of another type (`alias`)."""
+
+    pos: int
+    name: str
+    ctors: list[Name] = field(default_factory=list)
+    alias: TypeRef | None = None
+
+
+@dataclass
+class Node:
+    pos: int
+    name: str
+    inputs: list[Decl]
+    outputs: list[Decl]
+    locals: list[Decl]
+    consts: list[ConstDecl]
+    equations: list[Equation]
+    end: int = 0  # offset just past `tel`
+
+
+@dataclass
+class Program:
+    consts: list[ConstDecl]
+    types: list[TypeDecl]
+    nodes: list[Node]

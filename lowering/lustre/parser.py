@@ -1,0 +1,370 @@
+"""Parse Lustre source (grammar `lustre.lark`, lark LALR) into `ast.Program`.
+
+Syntax errors and unsupported constructs raise `LustreError` located at the
+offending token (a character offset; `SourceFile.loc_of_offset` turns it into
+line:col).
+
+Example::
+
+    from steplus.lowering.lustre.parser import parse_program
+
+    prog = parse_program("node id(x: int) returns (y: int); let y = x; tel")
+    assert prog.nodes[0].name == "id"
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from pathlib import Path
+
+from lark import Lark, Token, Transformer_NonRecursive, v_args
+from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken, VisitError
+
+from steplus.lowering.lustre import ast
+
+
+class LustreError(Exception):
+    """A located error in Lustre source: `pos` is a character offset."""
+
+    def __init__(self, pos: int, message: str):
+        super().__init__(message)
+        self.pos = pos
+        self.message = message
+
+
+# Reserved words of Kind 2 / Heptagon extensions steplus does not support:
+# a located "unsupported construct" error names them.
+UNSUPPORTED_WORDS: dict[str, str] = {
+    "automaton": "automata",
+    "switch": "Heptagon 'switch' blocks",
+    "present": "Heptagon 'present' blocks",
+    "unless": "automata",
+    "until": "automata",
+    "datatype": "Kind 2 algebraic data types",
+    "match": "Kind 2 algebraic data types ('match')",
+    "frame": "Kind 2 frame blocks",
+    "forall": "Kind 2 quantifiers",
+    "exists": "Kind 2 quantifiers",
+    "lemma": "Kind 2 lemmas",
+    "contract": "Kind 2 contracts",
+    "con": "Kind 2 contracts ('con ... noc')",
+    "imported": "imported nodes and functions",
+    "subrange": "Kind 2 subrange types",
+    "struct": "records",
+    "package": "Lustre V6 packages",
+    "model": "Lustre V6 models",
+    "include": "'include' directives",
+    "any": "Kind 2 'any' expressions",
+    "choose": "Kind 2 'choose' expressions",
+    "subtype": "Kind 2 refinement types",
+    "cond": "Kind 2 'cond' expressions",
+    "rec": "recursive functions",
+    "reachable": "Kind 2 reachability checks",
+    "array": "arrays",
+    "uint": "Kind 2 machine integers",
+    **{f"{s}int{w}": "Kind 2 machine integers" for s in ("", "u") for w in (8, 16, 32, 64)},
+}
+
+# Characters that only appear in constructs outside the supported subset.
+_UNSUPPORTED_CHARS: dict[str, str] = {
+    "[": "arrays", "]": "arrays", "^": "arrays",
+    "{": "records and set literals", "}": "records and set literals", ".": "records (field access)",
+    "#": "the at-most-one operator", "@": "Kind 2 type applications",
+    "%": "Kind 2 annotations",
+    "|": "Kind 2 refinement types and 'cond'/'match' cases",
+}
+
+_UNSUPPORTED_TOKENS: dict[str, str] = {
+    "ANNOTATION": "Kind 2 contracts and annotations ('(*@', '--@')",
+    "WHEN": "Kind 2 'when' blocks and 'when ... then ... else' expressions",
+}
+
+
+@functools.lru_cache(maxsize=1)
+def _lark() -> Lark:
+    grammar = (Path(__file__).parent / "lustre.lark").read_text()
+    return Lark(grammar, parser="lalr", lexer="basic", propagate_positions=True,
+                maybe_placeholders=False)
+
+
+def _pos(x: object) -> int:
+    if isinstance(x, Token):
+        return x.start_pos or 0
+    return getattr(x, "pos")
+
+
+_BINARY = {
+    "arrow_op": "->", "fby_op": "fby", "impl_op": "=>", "or_op": "or", "xor_op": "xor",
+    "and_op": "and", "add_op": "+", "sub_op": "-", "mul_op": "*", "div_op": "/",
+    "idiv_op": "div", "mod_op": "mod",
+}
+_UNARY = {"neg_op": "-", "not_op": "not", "pre_op": "pre", "current_op": "current",
+          "cast_int": "int", "cast_real": "real"}
+
+
+@v_args(meta=True, inline=True)
+class _ToAst(Transformer_NonRecursive):
+    """Builds the AST from lark's parse tree (iteratively: deep input is fine)."""
+
+    def __default__(self, data, children, meta):
+        start = meta.start_pos if not meta.empty else 0
+        if data in _BINARY:
+            return ast.Binary(start, _BINARY[data], children[0], children[1])
+        if data in _UNARY:
+            return ast.Unary(start, _UNARY[data], children[0])
+        raise LustreError(start, f"internal: no AST for '{data}'")  # pragma: no cover
+
+    # -- declarations ---------------------------------------------------------
+    def start(self, meta, *decls):
+        prog = ast.Program([], [], [])
+        for d in decls:
+            if isinstance(d, ast.Node):
+                prog.nodes.append(d)
+            elif isinstance(d, list) and d and isinstance(d[0], ast.ConstDecl):
+                prog.consts.extend(d)
+            elif isinstance(d, list):
+                prog.types.extend(d)
+        return prog
+
+    def const_block(self, meta, *defs):
+        return list(defs)
+
+    def const_def(self, meta, name, *rest):
+        ty = rest[0] if len(rest) == 2 else None
+        return ast.ConstDecl(_pos(name), str(name), ty, rest[-1])
+
+    def free_const(self, meta, name, ty):
+        raise LustreError(_pos(name), _unsupported("free (uninterpreted) constants"))
+
+    def type_block(self, meta, *defs):
+        return list(defs)
+
+    def enum_def(self, meta, name, ctors):
+        return ast.TypeDecl(_pos(name), str(name), ctors=ctors)
+
+    def hept_enum_def(self, meta, name, *ctors):
+        return ast.TypeDecl(_pos(name), str(name), ctors=[ast.Name(_pos(c), str(c)) for c in ctors])
+
+    def alias_def(self, meta, name, ty):
+        return ast.TypeDecl(_pos(name), str(name), alias=ty)
+
+    def t_int(self, meta):
+        return ast.TypeRef(meta.start_pos, "int")
+
+    def t_real(self, meta):
+        return ast.TypeRef(meta.start_pos, "real")
+
+    def t_bool(self, meta):
+        return ast.TypeRef(meta.start_pos, "bool")
+
+    def t_named(self, meta, name):
+        return ast.TypeRef(_pos(name), str(name))
+
+    def ident_list(self, meta, *names):
+        return [ast.Name(_pos(n), str(n)) for n in names]
+
+    def node_decl(self, meta, name, inputs, outputs, *rest):
+        *decls, body = rest
+        node = ast.Node(_pos(name), str(name), inputs, outputs, [], [], body, meta.end_pos)
+        for kind, items in decls:
+            if kind == "var":
+                node.locals.extend(items)
+            else:
+                node.consts.extend(items)
+        return node
+
+    def params(self, meta, *groups):
+        return [d for g in groups for d in g]
+
+    def _group(self, names, ty, clock, static):
+        return [ast.Decl(n.pos, n.name, ty, clock, static) for n in names]
+
+    def param_group(self, meta, names, ty, clock=None):
+        return self._group(names, ty, clock, False)
+
+    def const_param_group(self, meta, names, ty, clock=None):
+        return self._group(names, ty, clock, True)
+
+    def clock_ann(self, meta, clock):
+        return clock
+
+    def var_decl(self, meta, *groups):
+        return ("var", [d for g in groups for d in g])
+
+    def var_group(self, meta, names, ty, clock=None):
+        return self._group(names, ty, clock, False)
+
+    def local_const(self, meta, *defs):
+        return ("const", list(defs))
+
+    def annotation(self, meta, tok):
+        raise LustreError(_pos(tok), _unsupported(_UNSUPPORTED_TOKENS["ANNOTATION"]))
+
+    annotation_eq = annotation
+
+    def body(self, meta, *eqs):
+        return [e for e in eqs if e is not None]
+
+    def eq(self, meta, lhs, rhs):
+        return ast.Equation(meta.start_pos, lhs, rhs)
+
+    def assert_eq(self, meta, expr):
+        return None  # assumptions on the environment do not change the outputs
+
+    def check_eq(self, meta, *children):
+        return None  # properties are for verification tools
+
+    def lhs(self, meta, names):
+        return names
+
+    # -- expressions ----------------------------------------------------------
+    def ite(self, meta, c, t, e):
+        return ast.If(meta.start_pos, c, t, e)
+
+    def when_op(self, meta, e, clock):
+        return ast.When(meta.start_pos, e, clock)
+
+    def whenot_op(self, meta, e, var):
+        return ast.When(meta.start_pos, e, ast.Clock(_pos(var), str(var), False))
+
+    def cmp_op(self, meta, a, op, b):
+        return ast.Binary(meta.start_pos, str(op), a, b)
+
+    def eq_op(self, meta, a, b):
+        return ast.Binary(meta.start_pos, "=", a, b)
+
+    def int_lit(self, meta, tok):
+        return ast.Const(_pos(tok), int(tok), "int")
+
+    def real_lit(self, meta, tok):
+        return ast.Const(_pos(tok), float(tok), "real")
+
+    def true_lit(self, meta, tok):
+        return ast.Const(_pos(tok), True, "bool")
+
+    def false_lit(self, meta, tok):
+        return ast.Const(_pos(tok), False, "bool")
+
+    def var_ref(self, meta, tok):
+        return ast.Var(_pos(tok), str(tok))
+
+    def tuple(self, meta, *items):
+        return ast.Tuple(meta.start_pos, list(items))
+
+    def args(self, meta, *items):
+        return list(items)
+
+    def call(self, meta, name, args):
+        return ast.Call(meta.start_pos, str(name), _pos(name), args)
+
+    def call_every(self, meta, name, args, reset):
+        return ast.Call(meta.start_pos, str(name), _pos(name), args, reset=reset)
+
+    def restart_call(self, meta, name, reset, args):
+        return ast.Call(meta.start_pos, str(name), _pos(name), args, reset=reset)
+
+    def activate_call(self, meta, name, cond, args):
+        return ast.Call(meta.start_pos, str(name), _pos(name), args, activate=cond)
+
+    def activate_default_call(self, meta, name, cond, default, args):
+        return ast.Call(meta.start_pos, str(name), _pos(name), args, activate=cond,
+                        default=default)
+
+    def condact_call(self, meta, cond, name, args, default):
+        return ast.Call(meta.start_pos, str(name), _pos(name), args, activate=cond,
+                        default=[default])
+
+    def merge_kind2(self, meta, var, on_true, on_false):
+        cases = [(True, on_true.pos, on_true), (False, on_false.pos, on_false)]
+        return ast.Merge(meta.start_pos, str(var), _pos(var), cases, implicit=True)
+
+    def merge_cases(self, meta, var, *cases):
+        return ast.Merge(meta.start_pos, str(var), _pos(var), list(cases))
+
+    def merge_case(self, meta, tag, expr):
+        return (tag[0], tag[1], expr)
+
+    def case_tag(self, meta, tok):
+        value = {"true": True, "false": False}.get(str(tok), str(tok))
+        return (value, _pos(tok))
+
+    def clock_var(self, meta, var):
+        return ast.Clock(_pos(var), str(var), True)
+
+    def clock_not(self, meta, var):
+        return ast.Clock(_pos(var), str(var), False)
+
+    def clock_ctor(self, meta, ctor, var):
+        tag = {"true": True, "false": False}.get(str(ctor), str(ctor))
+        return ast.Clock(_pos(ctor), str(var), tag)
+
+
+def _unsupported(what: str) -> str:
+    return f"unsupported construct: {what}"
+
+
+def _describe(tok: Token) -> str:
+    if tok.type == "$END":
+        return "end of input"
+    return f"'{tok.value}'"
+
+
+# Words of unsupported constructs that are not reserved (they stay usable as
+# variable names): named when a syntax error follows them.
+_SOFT_WORDS = {"reset": "Heptagon 'reset' blocks", "last": "Heptagon 'last'"}
+_PREVIOUS_WORD = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\s*$")
+
+
+def _error_for(text: str, e: UnexpectedInput) -> LustreError:
+    if isinstance(e, UnexpectedCharacters):
+        pos = e.pos_in_stream or 0
+        ch = text[pos] if pos < len(text) else ""
+        if ch in _UNSUPPORTED_CHARS:
+            return LustreError(pos, _unsupported(f"{_UNSUPPORTED_CHARS[ch]} ('{ch}')"))
+        return LustreError(pos, f"syntax error: unexpected character '{ch}'")
+    assert isinstance(e, UnexpectedToken)
+    tok = e.token
+    pos = len(text) if tok.type == "$END" or tok.start_pos is None else tok.start_pos
+    if tok.type in _UNSUPPORTED_TOKENS:
+        return LustreError(pos, _unsupported(_UNSUPPORTED_TOKENS[tok.type]))
+    previous = _PREVIOUS_WORD.search(text, 0, pos)
+    if previous and previous.group(1) in _SOFT_WORDS and tok.type == "IDENT":
+        word = previous.group(1)
+        return LustreError(previous.start(1), _unsupported(f"{_SOFT_WORDS[word]} ('{word}')"))
+    if tok.value == "<" and "<<" in text[max(0, pos - 1) : pos + 2]:
+        start = pos - 1 if text.startswith("<<", pos - 1) else pos
+        return LustreError(start, _unsupported("Lustre V6 static arguments ('<<')"))
+    if tok.value in _UNSUPPORTED_CHARS:
+        return LustreError(pos, _unsupported(f"{_UNSUPPORTED_CHARS[tok.value]} ('{tok.value}')"))
+    return LustreError(pos, f"syntax error: unexpected {_describe(tok)}")
+
+
+def _check_reserved(text: str) -> None:
+    """Reject the reserved words of unsupported extensions, outside comments."""
+    for tok in _lark().lex(text):
+        if tok.type == "IDENT" and str(tok) in UNSUPPORTED_WORDS:
+            what = UNSUPPORTED_WORDS[str(tok)]
+            raise LustreError(tok.start_pos or 0, _unsupported(f"{what} ('{tok}')"))
+
+
+def parse_program(text: str) -> ast.Program:
+    """Parse Lustre source text; raises `LustreError` on a syntax error."""
+    try:
+        _check_reserved(text)
+        return _ToAst().transform(_lark().parse(text))
+    except UnexpectedInput as e:
+        raise _error_for(text, e) from None
+    except VisitError as e:  # a callback raised (e.g. an annotation)
+        if isinstance(e.orig_exc, LustreError):
+            raise e.orig_exc from None
+        raise
+
+
+def main_node(text: str, program: ast.Program) -> str | None:
+    """The node marked `--%MAIN` (Kind 2), else None."""
+    for m in re.finditer(r"--%MAIN\b", text):
+        for node in program.nodes:
+            if node.pos <= m.start() <= node.end:
+                return node.name
+    return None

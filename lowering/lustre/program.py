@@ -1,0 +1,258 @@
+"""Program-level tables of a Lustre source: types, enum constructors, constants,
+node signatures and the instantiation graph.
+
+Types map to MLIR as `int` -> i32, `real`/`float` -> f32, `bool` -> i1, and an
+enumeration `type t = enum {A, B, C}` -> i32 with its constructors numbered in
+declaration order (A = 0, B = 1, C = 2). Constants are folded at compile time.
+
+Example::
+
+    prog = Program(parse_program("type t = enum {A, B}; const N: int = 2 * 3;"))
+    assert prog.const_value("N", 0) == (6, "int")
+    assert prog.ctors["B"] == ("t", 1)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from xdsl.dialects.builtin import Float32Type, IntegerType, f32, i1, i32
+from xdsl.ir import Attribute
+
+from steplus.lowering.lustre import ast
+from steplus.lowering.lustre.parser import LustreError
+
+INT_MIN, INT_MAX = -(2**31), 2**31 - 1
+_MAX_CONST_DEPTH = 200
+
+
+@dataclass(frozen=True)
+class NodeKey:
+    """A lowered variant of a Lustre node: `reset` adds a reset input, `tick` a
+    dummy input so that an input-less node can be activated on a clock."""
+
+    name: str
+    reset: bool = False
+    tick: bool = False
+
+    @property
+    def symbol(self) -> str:
+        return self.name + ("$reset" if self.reset else "") + ("$tick" if self.tick else "")
+
+
+def mlir_type(ltype: str) -> Attribute:
+    """The MLIR type of a Lustre type (enums are i32)."""
+    return {"int": i32, "real": f32, "bool": i1}.get(ltype, i32)
+
+
+def type_name(t: Attribute) -> str:
+    if isinstance(t, IntegerType):
+        return "bool" if t.width.data == 1 else "int"
+    return "real" if isinstance(t, Float32Type) else str(t)
+
+
+def children(e: ast.Expr) -> Iterator[ast.Expr]:
+    """The sub-expressions of an expression."""
+    if isinstance(e, ast.Unary):
+        yield e.arg
+    elif isinstance(e, ast.Binary):
+        yield from (e.lhs, e.rhs)
+    elif isinstance(e, ast.If):
+        yield from (e.cond, e.then, e.other)
+    elif isinstance(e, ast.When):
+        yield e.arg
+    elif isinstance(e, ast.Merge):
+        yield from (c[2] for c in e.cases)
+    elif isinstance(e, ast.Tuple):
+        yield from e.items
+    elif isinstance(e, ast.Call):
+        yield from e.args
+        for extra in (e.reset, e.activate):
+            if extra is not None:
+                yield extra
+        yield from e.default or ()
+
+
+def walk(e: ast.Expr) -> Iterator[ast.Expr]:
+    """Every sub-expression, iteratively (deep expressions are fine)."""
+    stack = [e]
+    while stack:
+        x = stack.pop()
+        yield x
+        stack.extend(children(x))
+
+
+class Program:
+    """Global tables of a parsed program, with validation of names."""
+
+    def __init__(self, prog: ast.Program):
+        self.ast = prog
+        self.types: dict[str, ast.TypeDecl] = {}
+        self.ctors: dict[str, tuple[str, int]] = {}
+        self.consts: dict[str, ast.ConstDecl] = {}
+        self.nodes: dict[str, ast.Node] = {}
+        self._const_values: dict[str, tuple[object, str]] = {}
+        self._folding: set[str] = set()
+        for t in prog.types:
+            self._unique(self.types, t.name, t, t.pos, "type")
+            for i, c in enumerate(t.ctors):
+                if c.name in self.ctors:
+                    raise LustreError(c.pos, f"enum constructor '{c.name}' is declared twice")
+                self.ctors[c.name] = (t.name, i)
+        for c in prog.consts:
+            self._unique(self.consts, c.name, c, c.pos, "constant")
+        for n in prog.nodes:
+            self._unique(self.nodes, n.name, n, n.pos, "node")
+        self._check_no_recursion()
+
+    @staticmethod
+    def _unique(table: dict, name: str, value: object, pos: int, what: str) -> None:
+        if name in table:
+            raise LustreError(pos, f"{what} '{name}' is declared twice")
+        table[name] = value
+
+    # -- types -------------------------------------------------------------------
+    def resolve_type(self, ref: ast.TypeRef) -> str:
+        """`int`, `real`, `bool` or the name of an enumeration."""
+        seen: set[str] = set()
+        while ref.name not in ("int", "real", "bool"):
+            decl = self.types.get(ref.name)
+            if decl is None:
+                raise LustreError(ref.pos, f"unknown type '{ref.name}'")
+            if decl.alias is None:
+                return decl.name
+            if ref.name in seen:
+                raise LustreError(ref.pos, f"type '{ref.name}' is defined in terms of itself")
+            seen.add(ref.name)
+            ref = decl.alias
+        return ref.name
+
+    def enum_size(self, name: str) -> int:
+        return len(self.types[name].ctors)
+
+    def ctor_names(self, name: str) -> list[str]:
+        return [c.name for c in self.types[name].ctors]
+
+    # -- constants ---------------------------------------------------------------
+    def const_value(self, name: str, pos: int,
+                    local: dict[str, ast.ConstDecl] | None = None) -> tuple[object, str]:
+        """The folded value and Lustre type of a constant (or enum constructor)."""
+        decl = (local or {}).get(name) or self.consts.get(name)
+        if decl is None:
+            if name in self.ctors:
+                return self.ctors[name][1], self.ctors[name][0]
+            raise LustreError(pos, f"unknown constant '{name}'")
+        key = f"{id(decl)}"
+        if key in self._const_values:
+            return self._const_values[key]
+        if key in self._folding or len(self._folding) > _MAX_CONST_DEPTH:
+            raise LustreError(decl.pos, f"constant '{name}' is defined in terms of itself")
+        self._folding.add(key)
+        try:
+            value, ltype = self.fold(decl.value, local)
+        finally:
+            self._folding.discard(key)
+        if decl.type is not None:
+            want = self.resolve_type(decl.type)
+            if want != ltype:
+                raise LustreError(decl.value.pos, f"constant '{name}' is declared {want} "
+                                  f"but its value is {ltype}")
+        self._const_values[key] = (value, ltype)
+        return value, ltype
+
+    def fold(self, e: ast.Expr, local: dict[str, ast.ConstDecl] | None = None
+             ) -> tuple[object, str]:
+        """Evaluate a constant expression."""
+        if isinstance(e, ast.Const):
+            if e.kind == "int" and not INT_MIN <= int(e.value) <= INT_MAX:
+                raise LustreError(e.pos, f"integer literal {e.value} does not fit in int "
+                                  "(32-bit)")
+            return e.value, e.kind
+        if isinstance(e, ast.Var):
+            return self.const_value(e.name, e.pos, local)
+        if isinstance(e, ast.Unary) and e.op in ("-", "not", "int", "real"):
+            v, t = self.fold(e.arg, local)
+            return _fold_unary(e, v, t)
+        if isinstance(e, ast.Binary) and e.op not in ("->", "fby"):
+            a, ta = self.fold(e.lhs, local)
+            b, tb = self.fold(e.rhs, local)
+            return _fold_binary(e, a, ta, b, tb)
+        if isinstance(e, ast.If):
+            c, tc = self.fold(e.cond, local)
+            if tc != "bool":
+                raise LustreError(e.cond.pos, "the condition of 'if' must be bool")
+            return self.fold(e.then if c else e.other, local)
+        raise LustreError(e.pos, "not a constant expression")
+
+    # -- nodes ------------------------------------------------------------------
+    def _check_no_recursion(self) -> None:
+        calls = {
+            name: [c for eq in n.equations for c in walk(eq.rhs) if isinstance(c, ast.Call)]
+            for name, n in self.nodes.items()
+        }
+        state: dict[str, int] = {}  # 1 visiting, 2 done
+        for root in self.nodes:
+            stack: list[tuple[str, int]] = [(root, 0)]
+            while stack:
+                name, i = stack.pop()
+                if i == 0:
+                    if state.get(name) == 2:
+                        continue
+                    state[name] = 1
+                sites = calls[name]
+                if i < len(sites):
+                    stack.append((name, i + 1))
+                    callee = sites[i].node
+                    if callee not in self.nodes:
+                        continue  # reported when the call is lowered
+                    if state.get(callee) == 1:
+                        raise LustreError(sites[i].node_pos,
+                                          f"recursive instantiation of node '{callee}' "
+                                          "is not supported")
+                    if state.get(callee) != 2:
+                        stack.append((callee, 0))
+                else:
+                    state[name] = 2
+
+
+def _wrap_int(v: int, pos: int) -> int:
+    if not INT_MIN <= v <= INT_MAX:
+        raise LustreError(pos, f"constant expression overflows int (32-bit): {v}")
+    return v
+
+
+def _fold_unary(e: ast.Unary, v: object, t: str) -> tuple[object, str]:
+    if e.op == "-" and t in ("int", "real"):
+        return (_wrap_int(-int(v), e.pos) if t == "int" else -float(v)), t
+    if e.op == "not" and t == "bool":
+        return (not v), "bool"
+    if e.op == "int" and t in ("int", "real"):
+        return _wrap_int(int(v), e.pos), "int"
+    if e.op == "real" and t in ("int", "real"):
+        return float(v), "real"
+    raise LustreError(e.pos, f"'{e.op}' cannot be applied to {t}")
+
+
+def _fold_binary(e: ast.Binary, a, ta: str, b, tb: str) -> tuple[object, str]:
+    if ta != tb:
+        raise LustreError(e.pos, f"'{e.op}' mixes {ta} and {tb}")
+    op = e.op
+    if op in ("=", "<>"):
+        return ((a == b) == (op == "=")), "bool"
+    if op in ("<", "<=", ">", ">=") and ta in ("int", "real"):
+        return {"<": a < b, "<=": a <= b, ">": a > b, ">=": a >= b}[op], "bool"
+    if op in ("and", "or", "xor", "=>") and ta == "bool":
+        return {"and": a and b, "or": a or b, "xor": a != b, "=>": (not a) or b}[op], "bool"
+    if op in ("+", "-", "*", "/", "div", "mod") and ta in ("int", "real"):
+        if op in ("/", "div", "mod") and b == 0:
+            raise LustreError(e.pos, "division by zero in a constant expression")
+        if ta == "real":
+            if op in ("div", "mod"):
+                raise LustreError(e.pos, f"'{op}' needs int operands")
+            return {"+": a + b, "-": a - b, "*": a * b, "/": a / b}[op], "real"
+        q = abs(a) // abs(b) * (1 if (a >= 0) == (b >= 0) else -1)  # truncated
+        r = a - q * b
+        v = {"+": a + b, "-": a - b, "*": a * b, "/": q, "div": q, "mod": r}[op]
+        return _wrap_int(v, e.pos), "int"
+    raise LustreError(e.pos, f"'{op}' cannot be applied to {ta}")

@@ -1,0 +1,414 @@
+"""Lower one Lustre node (AST) to a `lus.node`.
+
+Each op created is recorded in `offsets` with the source offset of the Lustre
+expression it comes from, so that clock, causality and initialization errors
+found on the lus program are reported at the Lustre source.
+
+The translation (`x`, `y` flows, `c` a bool, `k` an enum variable):
+
+- `a -> b` is `lus.merge "1(0)" a b`; `a fby b` is `lus.fby a b`; `pre a` is
+  `lus.pre a`;
+- `x when c` / `x when not c` / `x whenot c` / `x when true(c)` is `lus.when`;
+  `x when C(k)` on an enum with constructors C0..Cn-1 is a cascade of
+  `lus.when`s on `k = C0`, `k = C1`, ... (constructor Ci is on the clock
+  `ck on not e0 ... on not e(i-1) on ei`, the last one on `... on not e(n-2)`);
+- `merge c (true -> a) (false -> b)` / `merge(c; a; b)` is `lus.merge`, an
+  enum merge the matching cascade of `lus.merge`s;
+- `current x` (x on `ck on c`) is `merge c x ((0 fby current x) when not c)`;
+- a call `f(a)` is `lus.instance @f`; `(restart f every r)(a)` / `f(a) every r`
+  instantiates `f$reset`, a copy of `f` with an extra input `r` where every
+  `fby`/`->` restarts (`if r then init else ...`) and every instance inside is
+  reset too; `(activate f every c)(a)` samples the arguments on `c`;
+  `initial default (d)` / `condact(c, f(a), d)` holds the last result on the
+  caller's clock (`d` before the first activation).
+
+Example::
+
+    node = NodeLowering(program, program.nodes["integr"], NodeKey("integr"),
+                        offsets, requests.append).lower()   # a lus.NodeOp
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import FloatAttr, IntegerAttr, i1
+from xdsl.dialects.test import TestOp
+from xdsl.ir import Operation, SSAValue
+
+from steplus.dialects import lus
+from steplus.lowering.lustre import ast
+from steplus.lowering.lustre.calls import lower_call
+from steplus.lowering.lustre.parser import LustreError
+from steplus.lowering.lustre.program import (
+    INT_MAX,
+    INT_MIN,
+    NodeKey,
+    Program,
+    mlir_type,
+    type_name,
+    walk,
+)
+
+
+_INT_OPS = {"+": arith.AddiOp, "-": arith.SubiOp, "*": arith.MuliOp, "/": arith.DivSIOp,
+            "div": arith.DivSIOp, "mod": arith.RemSIOp}
+_REAL_OPS = {"+": arith.AddfOp, "-": arith.SubfOp, "*": arith.MulfOp, "/": arith.DivfOp}
+_BOOL_OPS = {"and": arith.AndIOp, "or": arith.OrIOp, "xor": arith.XOrIOp}
+_CMPI = {"=": "eq", "<>": "ne", "<": "slt", "<=": "sle", ">": "sgt", ">=": "sge"}
+_CMPF = {"=": "oeq", "<>": "one", "<": "olt", "<=": "ole", ">": "ogt", ">=": "oge"}
+
+# A clock of the Lustre source: (variable name, True/False or constructor index).
+ClockSpec = tuple[str, "bool | int"]
+
+
+class NodeLowering:
+    """Builds the `lus.node` of one variant of one Lustre node."""
+
+    def __init__(self, prog: Program, node: ast.Node, key: NodeKey,
+                 offsets: dict[Operation, int], request: Callable[[NodeKey], None]):
+        self.prog, self.ast, self.key = prog, node, key
+        self.offsets, self.request = offsets, request
+        self.local_consts = {c.name: c for c in node.consts}
+        self.ltypes: dict[str, str] = {}
+        self.decls: dict[str, ast.Decl] = {}
+        statics = [d for d in node.inputs if d.static]
+        inputs = [d for d in node.inputs if not d.static]
+        for d in [*node.inputs, *node.outputs, *node.locals]:
+            if d.name in self.decls:
+                raise LustreError(d.pos, f"variable '{d.name}' is declared twice")
+            self.decls[d.name] = d
+            self.ltypes[d.name] = prog.resolve_type(d.type)
+        for d in node.inputs:
+            if d.clock is not None:
+                raise LustreError(d.clock.pos, "unsupported construct: node inputs on a "
+                                  "sub-clock (inputs are on the node's base clock)")
+        in_types = [mlir_type(self.ltypes[d.name]) for d in inputs]
+        extra = [i1] * (key.reset + key.tick)
+        self.op = lus.NodeOp(key.symbol, in_types + extra,
+                             [mlir_type(self.ltypes[d.name]) for d in node.outputs],
+                             static=[mlir_type(self.ltypes[d.name]) for d in statics])
+        offsets[self.op] = node.pos
+        self.block = self.op.body.block
+        self.env: dict[str, SSAValue] = {}
+        args = list(self.op.static_args) + list(self.op.input_args)
+        for d, arg in zip([*statics, *inputs], args):
+            arg.name_hint = d.name
+            self.env[d.name] = arg
+        self.reset: SSAValue | None = self.op.input_args[len(inputs)] if key.reset else None
+        if self.reset is not None:
+            self.reset.name_hint = "reset"
+        if key.tick:
+            self.op.input_args[-1].name_hint = "tick"
+        self.placeholders: dict[str, Operation] = {}
+        for d in [*node.outputs, *node.locals]:
+            ph = TestOp(result_types=[mlir_type(self.ltypes[d.name])])
+            ph.results[0].name_hint = d.name
+            self.block.add_op(ph)
+            self.placeholders[d.name] = ph
+            self.env[d.name] = ph.results[0]
+        self.defs: dict[str, tuple[SSAValue, int]] = {}
+        self.sampling: ClockSpec | None = None
+        self._sampled: dict[tuple[str, ClockSpec], SSAValue] = {}
+        self._cascades: dict[str, tuple[list[SSAValue], list[SSAValue]]] = {}
+
+    # -- emission -----------------------------------------------------------------
+    def emit(self, op: Operation, pos: int) -> SSAValue:
+        self.block.add_op(op)
+        self.offsets[op] = pos
+        return op.results[0]
+
+    def const(self, value: object, ltype: str, pos: int) -> SSAValue:
+        t = mlir_type(ltype)
+        if ltype == "real":
+            return self.emit(arith.ConstantOp(FloatAttr(float(value), t)), pos)
+        if ltype == "bool":
+            return self.emit(arith.ConstantOp(IntegerAttr(1 if value else 0, t)), pos)
+        if not INT_MIN <= int(value) <= INT_MAX:
+            raise LustreError(pos, f"integer literal {value} does not fit in int (32-bit)")
+        return self.emit(arith.ConstantOp(IntegerAttr(int(value), t)), pos)
+
+    # -- the node -------------------------------------------------------------------
+    def lower(self) -> lus.NodeOp:
+        for eq in self.ast.equations:
+            values = self.expr(eq.rhs)
+            if len(values) != len(eq.lhs):
+                raise LustreError(eq.pos, f"{len(eq.lhs)} variable(s) defined by an "
+                                  f"expression with {len(values)} value(s)")
+            for name, v in zip(eq.lhs, values):
+                self.define(name, v)
+        for d in [*self.ast.outputs, *self.ast.locals]:
+            if d.name not in self.defs:
+                raise LustreError(d.pos, f"variable '{d.name}' has no equation")
+        self._resolve_placeholders()
+        outs = [self.env[d.name] for d in self.ast.outputs]
+        yield_op = lus.YieldOp(outs)
+        self.block.add_op(yield_op)
+        self.offsets[yield_op] = self.ast.pos
+        return self.op
+
+    def define(self, name: ast.Name, value: SSAValue) -> None:
+        if name.name not in self.placeholders:
+            what = "an input" if name.name in self.decls else "not declared"
+            raise LustreError(name.pos, f"cannot define '{name.name}': it is {what}")
+        if name.name in self.defs:
+            raise LustreError(name.pos, f"variable '{name.name}' is defined twice")
+        want = mlir_type(self.ltypes[name.name])
+        if value.type != want:
+            raise LustreError(name.pos, f"'{name.name}' is {type_name(want)} but its "
+                              f"equation gives {type_name(value.type)}")
+        self.defs[name.name] = (value, name.pos)
+
+    def _resolve_placeholders(self) -> None:
+        owner_name = {ph.results[0]: n for n, ph in self.placeholders.items()}
+        for name, ph in self.placeholders.items():
+            value, pos = self.defs[name]
+            seen = {name}
+            while value in owner_name:  # `x = y;` with y a local: follow the alias
+                alias = owner_name[value]
+                if alias in seen:
+                    raise LustreError(pos, f"'{name}' is defined as itself "
+                                      "(instantaneous dependency cycle)")
+                seen.add(alias)
+                value = self.defs[alias][0]
+            ph.results[0].replace_all_uses_with(value)
+        for name, ph in self.placeholders.items():
+            self.env[name] = self.defs[name][0]
+            ph.detach()
+            ph.erase()
+
+    # -- expressions ----------------------------------------------------------------
+    def expr1(self, e: ast.Expr) -> SSAValue:
+        values = self.expr(e)
+        if len(values) != 1:
+            raise LustreError(e.pos, f"expected one value, got {len(values)}")
+        return values[0]
+
+    def expr(self, e: ast.Expr) -> list[SSAValue]:
+        if isinstance(e, ast.Const):
+            return [self.const(e.value, e.kind, e.pos)]
+        if isinstance(e, ast.Var):
+            return [self.var(e)]
+        if isinstance(e, ast.Tuple):
+            return [v for item in e.items for v in self.expr(item)]
+        if isinstance(e, ast.Unary):
+            return self.unary(e)
+        if isinstance(e, ast.Binary):
+            return self.binary(e)
+        if isinstance(e, ast.If):
+            c = self.expr1(e.cond)
+            self._want(e.cond, c, "bool", "the condition of 'if'")
+            return [self.emit(arith.SelectOp(c, a, b), e.pos)
+                    for a, b in self._pairs(e, self.expr(e.then), self.expr(e.other))]
+        if isinstance(e, ast.When):
+            spec = self.clock_spec(e.clock)
+            return [self.sample(v, spec, e.pos) for v in self.expr(e.arg)]
+        if isinstance(e, ast.Merge):
+            return self.merge(e)
+        if isinstance(e, ast.Call):
+            return lower_call(self, e)
+        raise LustreError(e.pos, "unsupported expression")  # pragma: no cover
+
+    def var(self, e: ast.Var) -> SSAValue:
+        if e.name in self.env:
+            value = self.env[e.name]
+            if self.sampling is not None:
+                key = (e.name, self.sampling)
+                if key not in self._sampled:
+                    self._sampled[key] = self.sample(value, self.sampling, e.pos)
+                value = self._sampled[key]
+            return value
+        v, ltype = self.prog.const_value(e.name, e.pos, self.local_consts)
+        return self.const(v, ltype, e.pos)
+
+    def _want(self, e: ast.Expr, v: SSAValue, ltype: str, what: str) -> None:
+        if v.type != mlir_type(ltype) or (ltype == "int" and type_name(v.type) != "int"):
+            raise LustreError(e.pos, f"{what} must be {ltype}, not {type_name(v.type)}")
+
+    def _pairs(self, e: ast.Expr, a: list[SSAValue], b: list[SSAValue]):
+        if len(a) != len(b):
+            raise LustreError(e.pos, f"operands of different arity ({len(a)} and {len(b)})")
+        for x, y in zip(a, b):
+            if x.type != y.type:
+                raise LustreError(e.pos, f"operands of different types "
+                                  f"({type_name(x.type)} and {type_name(y.type)})")
+        return list(zip(a, b))
+
+    def unary(self, e: ast.Unary) -> list[SSAValue]:
+        out = []
+        for v in self.expr(e.arg):
+            t = type_name(v.type)
+            if e.op == "pre":
+                out.append(self.emit(lus.PreOp(v), e.pos))
+            elif e.op == "current":
+                out.append(self.current(e, v))
+            elif e.op == "-" and t == "int":
+                out.append(self.emit(arith.SubiOp(self.const(0, "int", e.pos), v), e.pos))
+            elif e.op == "-" and t == "real":
+                out.append(self.emit(arith.NegfOp(v), e.pos))
+            elif e.op == "not" and t == "bool":
+                out.append(self.emit(arith.XOrIOp(v, self.const(True, "bool", e.pos)), e.pos))
+            elif e.op == "int" and t in ("int", "real"):
+                out.append(v if t == "int" else
+                           self.emit(arith.FPToSIOp(v, mlir_type("int")), e.pos))
+            elif e.op == "real" and t in ("int", "real"):
+                out.append(v if t == "real" else
+                           self.emit(arith.SIToFPOp(v, mlir_type("real")), e.pos))
+            else:
+                raise LustreError(e.pos, f"'{e.op}' cannot be applied to {t}")
+        return out
+
+    def binary(self, e: ast.Binary) -> list[SSAValue]:
+        pairs = self._pairs(e, self.expr(e.lhs), self.expr(e.rhs))
+        return [self._binary1(e, a, b) for a, b in pairs]
+
+    def _binary1(self, e: ast.Binary, a: SSAValue, b: SSAValue) -> SSAValue:
+        op, t = e.op, type_name(a.type)
+        if op == "->":
+            v = self.emit(lus.MergeOp(a, b, word="1(0)"), e.pos)
+            return self._restart(v, a, e.pos)
+        if op == "fby":
+            return self._restart(self.emit(lus.FbyOp(a, b), e.pos), a, e.pos)
+        if op in _CMPI and (op in ("=", "<>") or t != "bool"):
+            if t == "real":
+                return self.emit(arith.CmpfOp(a, b, _CMPF[op]), e.pos)
+            return self.emit(arith.CmpiOp(a, b, _CMPI[op]), e.pos)
+        if t == "int" and op in _INT_OPS:
+            return self.emit(_INT_OPS[op](a, b), e.pos)
+        if t == "real" and op in _REAL_OPS:
+            return self.emit(_REAL_OPS[op](a, b), e.pos)
+        if t == "bool" and op in _BOOL_OPS:
+            return self.emit(_BOOL_OPS[op](a, b), e.pos)
+        if t == "bool" and op == "=>":
+            na = self.emit(arith.XOrIOp(a, self.const(True, "bool", e.pos)), e.pos)
+            return self.emit(arith.OrIOp(na, b), e.pos)
+        raise LustreError(e.pos, f"'{op}' cannot be applied to {t}")
+
+    def _restart(self, v: SSAValue, init: SSAValue, pos: int) -> SSAValue:
+        """In a reset variant, `if reset then init else v`."""
+        if self.reset is None:
+            return v
+        r = self.reset
+        if self.sampling is not None:
+            r = self.sample(r, self.sampling, pos)
+        return self.emit(arith.SelectOp(r, init, v), pos)
+
+    # -- clocks ---------------------------------------------------------------------
+    def clock_spec(self, clock: ast.Clock) -> ClockSpec:
+        if clock.var not in self.env:
+            raise LustreError(clock.pos, f"unknown clock variable '{clock.var}'")
+        ltype = self.ltypes.get(clock.var, type_name(self.env[clock.var].type))
+        if isinstance(clock.ctor, bool):
+            if ltype != "bool":
+                raise LustreError(clock.pos, f"clock '{clock.var}' must be bool, not {ltype}")
+            return (clock.var, clock.ctor)
+        if ltype in ("int", "real", "bool") or clock.ctor not in self.prog.ctor_names(ltype):
+            raise LustreError(clock.pos, f"'{clock.ctor}' is not a constructor of the type "
+                              f"of '{clock.var}' ({ltype})")
+        return (clock.var, self.prog.ctor_names(ltype).index(clock.ctor))
+
+    def _cascade(self, var: str, pos: int) -> tuple[list[SSAValue], list[SSAValue]]:
+        """For an enum clock variable: the conditions e_i and the sampled copies k_i."""
+        if var not in self._cascades:
+            n = self.prog.enum_size(self.ltypes[var])
+            ks, es = [self.env[var]], []
+            for i in range(n - 1):
+                if i > 0:
+                    ks.append(self.emit(lus.WhenOp(ks[-1], condition=es[-1], negated=True), pos))
+                es.append(self.emit(arith.CmpiOp(ks[-1], self.const(i, "int", pos), "eq"), pos))
+            self._cascades[var] = (es, ks)
+        return self._cascades[var]
+
+    def sample(self, v: SSAValue, spec: ClockSpec, pos: int) -> SSAValue:
+        """`v when spec`."""
+        var, tag = spec
+        if isinstance(tag, bool):
+            return self.emit(lus.WhenOp(v, condition=self.env[var], negated=not tag), pos)
+        es, _ = self._cascade(var, pos)
+        for i in range(min(tag, len(es))):
+            v = self.emit(lus.WhenOp(v, condition=es[i], negated=True), pos)
+        if tag < len(es):
+            v = self.emit(lus.WhenOp(v, condition=es[tag]), pos)
+        return v
+
+    def merge(self, e: ast.Merge) -> list[SSAValue]:
+        if e.var not in self.env:
+            raise LustreError(e.var_pos, f"unknown clock variable '{e.var}'")
+        ltype = self.ltypes.get(e.var, type_name(self.env[e.var].type))
+        tags: list[bool | str] = [True, False] if ltype == "bool" else (
+            [] if ltype in ("int", "real") else self.prog.ctor_names(ltype))
+        if not tags:
+            raise LustreError(e.var_pos, f"cannot merge on '{e.var}' of type {ltype}")
+        branches: dict[bool | str, list[SSAValue]] = {}
+        for tag, pos, expr in e.cases:
+            if tag not in tags or tag in branches:
+                why = "appears twice" if tag in branches else f"is not a value of {ltype}"
+                shown = str(tag).lower() if isinstance(tag, bool) else tag
+                raise LustreError(pos, f"merge case '{shown}' {why}")
+            spec = (e.var, tag if isinstance(tag, bool) else tags.index(tag))
+            branches[tag] = self.branch(expr, spec) if e.implicit else self.expr(expr)
+        missing = [str(t).lower() if isinstance(t, bool) else t for t in tags
+                   if t not in branches]
+        if missing:
+            raise LustreError(e.pos, f"merge on '{e.var}' misses case(s) {', '.join(missing)}")
+        arity = {len(v) for v in branches.values()}
+        if len(arity) != 1:
+            raise LustreError(e.pos, "merge branches have different arities")
+        out = []
+        for k in range(arity.pop()):
+            vals = [branches[t][k] for t in tags]
+            if len({v.type for v in vals}) != 1:
+                raise LustreError(e.pos, "merge branches have different types")
+            if ltype == "bool":
+                out.append(self.emit(lus.MergeOp(vals[0], vals[1],
+                                                 condition=self.env[e.var]), e.pos))
+                continue
+            es, _ = self._cascade(e.var, e.pos)
+            acc = vals[-1]
+            for i in reversed(range(len(es))):
+                acc = self.emit(lus.MergeOp(vals[i], acc, condition=es[i]), e.pos)
+            out.append(acc)
+        return out
+
+    def branch(self, expr: ast.Expr, spec: ClockSpec) -> list[SSAValue]:
+        """A branch of Kind 2's `merge(c; a; b)`. Without any `when`, `merge`,
+        activation or variable declared on a clock inside, it is implicitly on
+        the branch's clock: with node calls inside, its variables are sampled
+        (the calls run on that clock only); otherwise it is computed on the
+        merge's clock and sampled."""
+        sub = list(walk(expr))
+        if any(isinstance(x, ast.When | ast.Merge) or
+               (isinstance(x, ast.Call) and x.activate is not None) or
+               (isinstance(x, ast.Var) and x.name in self.decls
+                and self.decls[x.name].clock is not None) for x in sub):
+            return self.expr(expr)
+        if any(isinstance(x, ast.Call) for x in sub):
+            saved, self.sampling = self.sampling, spec
+            try:
+                return self.expr(expr)
+            finally:
+                self.sampling = saved
+        return [self.sample(v, spec, expr.pos) for v in self.expr(expr)]
+
+    def current(self, e: ast.Unary, v: SSAValue) -> SSAValue:
+        """`current x` on a declared or explicit bool clock; 0/false before the first tick."""
+        arg = e.arg
+        clock = arg.clock if isinstance(arg, ast.When) else None
+        if isinstance(arg, ast.Var) and arg.name in self.decls:
+            clock = self.decls[arg.name].clock
+        if clock is None:
+            raise LustreError(e.pos, "unsupported construct: 'current' of an expression whose "
+                              "clock is not declared (write 'current (x when c)' or "
+                              "declare 'x: t when c')")
+        var, tag = self.clock_spec(clock)
+        if not isinstance(tag, bool):
+            raise LustreError(e.pos, "unsupported construct: 'current' on an enumerated clock")
+        zero = self.const({"int": 0, "real": 0.0, "bool": False}[type_name(v.type)],
+                          type_name(v.type), e.pos)
+        prev = lus.FbyOp(zero, zero)
+        held = self.emit(lus.WhenOp(self.emit(prev, e.pos), condition=self.env[var],
+                                    negated=tag), e.pos)
+        t, f = (v, held) if tag else (held, v)
+        out = self.emit(lus.MergeOp(t, f, condition=self.env[var]), e.pos)
+        prev.operands[1] = out
+        return out
