@@ -1,0 +1,55 @@
+"""pim-orchestrate: the schedule report, bad input and exit codes (in-process)."""
+
+from __future__ import annotations
+
+from conftest import run_tool
+
+from steplus.tools.pim_orchestrate import main
+
+
+def test_schedule_report() -> None:
+    r = run_tool(main, ["--model", "swin-t", "--img", "224", "--baselines", "--check-noc"])
+    assert r.code == 0, r.err
+    lines = r.out.splitlines()
+    assert lines[0] == "model swin-t img 224x224 on allspark-16x16 (16x16 nodes, 8 MiB/node)"
+    assert lines[1].startswith("solver: optimal, gap 0.00%")
+    assert lines[2].split()[:4] == ["stage", "branches", "blocks", "layers"]
+    assert [ln.split()[:3] for ln in lines[3:7]] == [
+        ["1", "64", "2"], ["2", "16", "2"], ["3", "4", "6"], ["4", "1", "2"]]
+    assert any(ln.startswith("baseline B: ") for ln in lines)
+    assert any("contention stalls 0" in ln for ln in lines)
+    assert r.err == ""
+
+
+def test_help_lists_models_and_presets() -> None:
+    r = run_tool(main, ["--help"])
+    assert r.code == 0
+    assert "models: vit-t," in r.out and "cswin-l" in r.out
+    assert "presets: allspark-16x16, allspark-24x24, allspark-8x8" in r.out
+
+
+def test_user_errors_exit_1() -> None:
+    r = run_tool(main, ["--model", "swin-b", "--mesh", "2x2"])
+    assert r.code == 1 and r.out == ""
+    assert r.err.startswith("pim-orchestrate: error: model 'swin-b' cannot fit the node "
+                            "capacity under any scheme")
+    assert "constraint 5" in r.err and r.err.count("\n") == 1
+    r = run_tool(main, ["--model", "gpt-2"])
+    assert (r.code, r.err.split(" (")[0]) == (1, "pim-orchestrate: error: unknown model 'gpt-2'")
+    r = run_tool(main, ["--model", "swin-t", "--preset", "tpu"])
+    assert r.code == 1 and "unknown preset 'tpu'" in r.err
+    r = run_tool(main, ["--model", "swin-t", "--img", "16"])
+    assert r.code == 1 and "image size must be an integer in [32, 1280]" in r.err
+
+
+def test_usage_errors_exit_2() -> None:
+    for argv, msg in [
+        (["--model", "swin-t", "--time-limit", "-1"], "argument --time-limit: expected a positive"),
+        (["--model", "swin-t", "--mesh", "0x4"], "argument --mesh: mesh sides must be in [1, 64]"),
+        (["--model", "swin-t", "--form", "dense"], "argument --form: invalid choice"),
+        ([], "the following arguments are required: --model"),
+    ]:
+        r = run_tool(main, argv)
+        assert r.code == 2, argv
+        assert r.err.startswith(f"pim-orchestrate: error: {msg}"), r.err
+        assert r.err.count("\n") == 1

@@ -1,0 +1,183 @@
+"""pim-orchestrate: Allspark orchestration of a vision transformer on a PIM mesh.
+
+    pim-orchestrate --model swin-b --img 640 --preset allspark-16x16
+    pim-orchestrate --model vit-b --baselines --check-noc
+    pim-orchestrate --model swin-t --form literal --mesh 4x4 --time-limit 30
+
+Prints the schedule (temporal layers and partition schemes per stage, like the
+seed's Table V), the latency split, node utilization, memory per node and
+average hops on stdout.  User errors are one line ``pim-orchestrate: error:``
+with exit code 1; command-line errors exit with code 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from collections.abc import Sequence
+from typing import NoReturn
+
+EXIT_USER_ERROR = 1
+EXIT_USAGE_ERROR = 2
+PROG = "pim-orchestrate"
+MAX_MESH = 64
+
+
+class UsageError(Exception):
+    """A bad command line (exit 2)."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(message)
+
+
+def _positive(text: str) -> float:
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got '{text}'") from None
+    if not 0 < v < 1e6:
+        raise argparse.ArgumentTypeError(f"expected a positive number below 1e6, got '{text}'")
+    return v
+
+
+def _image(text: str) -> int:
+    if not re.fullmatch(r"[0-9]{1,5}", text):
+        raise argparse.ArgumentTypeError(f"expected an integer image size, got '{text}'")
+    return int(text)
+
+
+def _mesh(text: str) -> tuple[int, int]:
+    m = re.fullmatch(r"([0-9]{1,3})x([0-9]{1,3})", text)
+    if not m:
+        raise argparse.ArgumentTypeError(f"expected ROWSxCOLS, got '{text}'")
+    r, c = int(m.group(1)), int(m.group(2))
+    if not (1 <= r <= MAX_MESH and 1 <= c <= MAX_MESH):
+        raise argparse.ArgumentTypeError(f"mesh sides must be in [1, {MAX_MESH}], got '{text}'")
+    return r, c
+
+
+def _parser() -> argparse.ArgumentParser:
+    from steplus.examples.workloads.vit import MODELS
+    from steplus.passes.pim.hardware import PRESETS
+
+    p = _Parser(
+        prog=PROG,
+        description="Partition, schedule (ILP), lay out and bind a vision transformer "
+        "on a processing-in-memory mesh (Allspark).",
+        epilog=f"models: {', '.join(MODELS)}\npresets: {', '.join(PRESETS)}",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("--model", required=True, help="model name, e.g. swin-b (see below)")
+    p.add_argument("--img", type=_image, default=224, help="input image side (default 224)")
+    p.add_argument("--preset", default="allspark-16x16", help="hardware preset (see below)")
+    p.add_argument("--mesh", type=_mesh, help="override the node array, ROWSxCOLS")
+    p.add_argument("--node-cap-mib", type=_positive, help="override the memory per node (MiB)")
+    p.add_argument("--time-limit", type=_positive, default=60.0,
+                   help="ILP solver time limit in seconds (default 60)")
+    p.add_argument("--form", choices=("compact", "literal"), default="compact",
+                   help="ILP formulation (literal: the seed's eqs. 1-12, small instances)")
+    p.add_argument("--baselines", action="store_true",
+                   help="also evaluate the B, P and AH partitionings and print speedups")
+    p.add_argument("--check-noc", action="store_true",
+                   help="replay the schedule's NoC traffic on the link-level mesh simulator")
+    return p
+
+
+def _hardware(args: argparse.Namespace):
+    from steplus.passes.pim.hardware import MIB, preset, with_overrides
+
+    hw = preset(args.preset)
+    changes: dict[str, object] = {}
+    if args.mesh:
+        changes["rows"], changes["cols"] = args.mesh
+    if args.node_cap_mib:
+        changes["node_cap_bytes"] = int(args.node_cap_mib * MIB)
+    return with_overrides(hw, **changes) if changes else hw
+
+
+def _report(res, out) -> None:
+    from steplus.passes.pim.hardware import MIB
+
+    hw = res.hw
+    print(f"model {res.model.name} img {res.model.img}x{res.model.img} on "
+          f"{hw.name} ({hw.rows}x{hw.cols} nodes, {hw.node_cap_bytes / MIB:g} MiB/node)", file=out)
+    print(f"solver: {res.status}, gap {100 * res.gap:.2f}%, {res.solver_seconds:.3f} s", file=out)
+    print("stage  branches  blocks  layers  schemes [g,m]:branches      reuse  util   hops"
+          "  hops-raster", file=out)
+    for s in res.stages:
+        schemes = ", ".join(f"{lay.scheme.label}:{lay.branches}" for lay in s.layers)
+        print(f"{s.index:>5}  {s.branches:>8}  {s.blocks:>6}  {len(s.layers):>6}  {schemes:<28}"
+              f"  {'yes' if s.reuse else 'no':<5}  {s.utilization:5.3f}  {s.hops_greedy:5.2f}"
+              f"  {s.hops_raster:5.2f}", file=out)
+    split = res.split_ms()
+    print(f"latency {res.latency_ms:.4f} ms = compute {split['compute']:.4f} + transfer "
+          f"{split['transfer']:.4f} + weight sharing {split['sharing']:.4f}", file=out)
+    print(f"utilization {res.utilization:.3f}", file=out)
+    for case, mem in res.memory.items():
+        ok = "fits" if mem.total <= hw.node_cap_bytes else "exceeds"
+        print(f"memory/node {case}: weights {mem.weights / MIB:.2f} MiB + workspace "
+              f"{mem.workspace / MIB:.2f} MiB = {mem.total / MIB:.2f} MiB ({ok})", file=out)
+    e = sum(res.energy_pj.values()) / 1e9
+    print(f"noc {res.noc_bytes / MIB:.1f} MiB, dram {res.dram_bytes / MIB:.1f} MiB, "
+          f"energy {e:.3f} mJ", file=out)
+
+
+def _run(argv: Sequence[str] | None) -> int:
+    from steplus.passes.pim.orchestrate import orchestrate
+
+    args = _parser().parse_args(argv)
+    hw = _hardware(args)
+    res = orchestrate(args.model, args.img, hw, args.time_limit, args.form)
+    out = sys.stdout
+    _report(res, out)
+    if res.status != "optimal":
+        print(f"note: the solver stopped at the time limit; best schedule shown, "
+              f"gap {100 * res.gap:.2f}%", file=out)
+    if args.baselines:
+        from steplus.passes.pim.baselines import BASELINES, baseline
+
+        for kind in BASELINES:
+            b = baseline(res.model, args.img, hw, kind, bind=False)
+            fits = "fits" if b.fits else "exceeds node_cap"
+            print(f"baseline {kind}: latency {b.latency_ms:.4f} ms, speedup "
+                  f"{b.latency_ms / res.latency_ms:.2f}x, utilization {b.utilization:.3f}, "
+                  f"memory {fits}", file=out)
+    if args.check_noc:
+        from steplus.runtime.pim.noc import check_schedule
+
+        c = check_schedule(res)
+        print(f"noc simulation: {c.simulated} cycles vs analytical {c.analytical} "
+              f"({100 * c.deviation:+.2f}%), contention stalls {c.wait_cycles}, "
+              f"max messages per link {c.max_link_messages}", file=out)
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``pim-orchestrate`` console script."""
+    try:
+        from steplus.examples.workloads.vit import WorkloadError
+        from steplus.passes.pim.hardware import PimConfigError
+        from steplus.passes.pim.ilp_compact import ScheduleError
+
+        try:
+            return _run(argv)
+        except (WorkloadError, PimConfigError, ScheduleError) as e:
+            print(f"{PROG}: error: {e}", file=sys.stderr)
+            return EXIT_USER_ERROR
+    except UsageError as e:
+        print(f"{PROG}: error: {e}", file=sys.stderr)
+        return EXIT_USAGE_ERROR
+    except SystemExit as e:  # --help
+        return int(e.code or 0) if isinstance(e.code, int) else 0
+    except KeyboardInterrupt:
+        return 130
+    except Exception as e:  # no traceback reaches the user
+        print(f"{PROG}: internal error: {type(e).__name__}: {e}", file=sys.stderr)
+        return EXIT_USER_ERROR
+
+
+if __name__ == "__main__":
+    sys.exit(main())
