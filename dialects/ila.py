@@ -14,8 +14,11 @@ to MMIO with the run-time data) and constant MMIO commands (`ila.write`,
 Example:
 
 ```mlir
-%y = ila.invoke "flexasr.maxpool"(%x) : (tensor<16x784xf32>) -> tensor<8x784xf32>
-%h = ila.store %x : tensor<16x784xf32> -> !ila.acc<"flexasr", tensor<16x784xf32>>
+func.func @example(%x: tensor<16x784xf32>) {
+  %y = ila.invoke "flexasr.maxpool"(%x) : (tensor<16x784xf32>) -> tensor<8x784xf32>
+  %h = ila.store %x : tensor<16x784xf32> -> !ila.acc<"flexasr", tensor<16x784xf32>>
+  func.return
+}
 ```
 """
 
@@ -64,6 +67,84 @@ def _check_callee(op: IRDLOperation, callee: str, nargs: int) -> None:
             f"{op.name}: '{callee}' takes {ACCEL_FUNCS[callee]} operands, got {nargs}")
 
 
+def _prod(dims) -> int:
+    out = 1
+    for d in dims:
+        out *= d
+    return out
+
+
+def _pool_shape(s):
+    (x,) = s
+    return None if len(x) != 2 or x[0] < 2 else (x[0] // 2, x[1])
+
+
+def _dense_shape(s):
+    x, w = s[0], s[1]
+    ok = len(x) == 2 and len(w) == 2 and x[1] == w[1] and (len(s) == 2 or _prod(s[2]) == w[0])
+    return (x[0], w[0]) if ok else None
+
+
+def _lstm_shape(s):
+    x, h, c, w, u, b = s
+    if len(x) != 2 or len(w) != 2 or len(u) != 2:
+        return None
+    n = u[1]
+    ok = w == (4 * n, x[1]) and u[0] == 4 * n and _prod(b) == 4 * n and _prod(h) == n and _prod(c) == n
+    return (x[0] + 1, n) if ok else None
+
+
+def _layernorm_shape(s):
+    x, g, b = s
+    return x if len(x) == 2 and _prod(g) == x[1] and _prod(b) == x[1] else None
+
+
+def _attention_shape(s):
+    q, k, v = s
+    return (q[0], v[1]) if len(q) == 2 and len(k) == 2 and v == k and q[1] == k[1] else None
+
+
+def _conv_shape(s, strides):
+    x, w = s
+    if len(x) != 4 or len(w) != 4 or x[1] != w[1] or len(strides) != 2 or min(strides) < 1:
+        return None
+    if x[2] < w[2] or x[3] < w[3]:
+        return None
+    return (x[0], w[0], (x[2] - w[2]) // strides[0] + 1, (x[3] - w[3]) // strides[1] + 1)
+
+
+_SHAPE_RULES = {"flexasr.maxpool": _pool_shape, "flexasr.meanpool": _pool_shape, "flexasr.linear": _dense_shape,
+                "vta.dense": _dense_shape, "flexasr.lstm": _lstm_shape, "flexasr.layernorm": _layernorm_shape,
+                "flexasr.attention": _attention_shape}
+
+
+def accel_result_shape(callee: str, shapes, attributes) -> tuple[int, ...] | None:
+    """The result shape of accelerator function `callee` on operands of `shapes` (static), or
+    None if the operands do not fit it (e.g. `vta.dense` on [M,K], [N,K] gives [M,N])."""
+    shapes = [tuple(x) for x in shapes]
+    if any(d < 0 for x in shapes for d in x):
+        return None
+    if callee == "hlscnn.conv2d":
+        strides = attributes.get("strides")
+        values = tuple(strides.get_values()) if hasattr(strides, "get_values") else (1, 1)
+        return _conv_shape(shapes, values)
+    return _SHAPE_RULES[callee](shapes)
+
+
+def _check_shapes(op: IRDLOperation, callee: str, shapes, result) -> None:
+    strides = op.attributes.get("strides")
+    if callee == "hlscnn.conv2d" and strides is not None and not (
+            hasattr(strides, "get_values") and len(strides.get_values()) == 2 and min(strides.get_values()) >= 1):
+        raise VerifyException(f"{op.name}: '{callee}' strides must be two positive integers")
+    want = accel_result_shape(callee, shapes, op.attributes)
+    if want is None:
+        raise VerifyException(f"{op.name}: '{callee}' does not accept operands of shapes "
+                              f"{', '.join(str(list(x)) for x in shapes)}")
+    if tuple(result) != want:
+        raise VerifyException(f"{op.name}: '{callee}' on these operands gives shape {list(want)}, "
+                              f"not {list(result)}")
+
+
 @irdl_attr_definition
 class AccType(ParametrizedAttribute, TypeAttribute):
     """A tensor resident in an accelerator's buffer: `!ila.acc<"flexasr", tensor<...>>`."""
@@ -90,7 +171,10 @@ class InvokeOp(IRDLOperation):
     Example:
 
     ```mlir
-    %y = ila.invoke "flexasr.linear"(%x, %w, %b) : (tensor<10x256xf32>, tensor<64x256xf32>, tensor<64xf32>) -> tensor<10x64xf32>
+    func.func @example(%x: tensor<10x256xf32>, %w: tensor<64x256xf32>, %b: tensor<64xf32>) {
+      %y = ila.invoke "flexasr.linear"(%x, %w, %b) : (tensor<10x256xf32>, tensor<64x256xf32>, tensor<64xf32>) -> tensor<10x64xf32>
+      func.return
+    }
     ```
     """
 
@@ -106,6 +190,7 @@ class InvokeOp(IRDLOperation):
 
     def verify_(self) -> None:
         _check_callee(self, self.callee.data, len(self.args))
+        _check_shapes(self, self.callee.data, [a.type.get_shape() for a in self.args], self.res.type.get_shape())
 
 
 @irdl_op_definition
@@ -115,7 +200,10 @@ class StoreOp(IRDLOperation):
     Example:
 
     ```mlir
-    %h = ila.store %x : tensor<16x784xf32> -> !ila.acc<"flexasr", tensor<16x784xf32>>
+    func.func @example(%x: tensor<16x784xf32>) {
+      %h = ila.store %x : tensor<16x784xf32> -> !ila.acc<"flexasr", tensor<16x784xf32>>
+      func.return
+    }
     ```
     """
 
@@ -136,7 +224,10 @@ class ComputeOp(IRDLOperation):
     Example:
 
     ```mlir
-    %p = ila.compute "flexasr.maxpool"(%h) : (!ila.acc<"flexasr", tensor<16x784xf32>>) -> !ila.acc<"flexasr", tensor<8x784xf32>>
+    func.func @example(%h: !ila.acc<"flexasr", tensor<16x784xf32>>) {
+      %p = ila.compute "flexasr.maxpool"(%h) : (!ila.acc<"flexasr", tensor<16x784xf32>>) -> !ila.acc<"flexasr", tensor<8x784xf32>>
+      func.return
+    }
     ```
     """
 
@@ -153,6 +244,8 @@ class ComputeOp(IRDLOperation):
             if v.type.target.data != target:
                 raise VerifyException(
                     f"ila.compute: '{self.callee.data}' operates on {target} data, got {v.type}")
+        _check_shapes(self, self.callee.data, [a.type.tensor.get_shape() for a in self.args],
+                      self.res.type.tensor.get_shape())
 
 
 @irdl_op_definition
@@ -162,7 +255,10 @@ class LoadOp(IRDLOperation):
     Example:
 
     ```mlir
-    %y = ila.load %p : !ila.acc<"flexasr", tensor<1x784xf32>> -> tensor<1x784xf32>
+    func.func @example(%p: !ila.acc<"flexasr", tensor<1x784xf32>>) {
+      %y = ila.load %p : !ila.acc<"flexasr", tensor<1x784xf32>> -> tensor<1x784xf32>
+      func.return
+    }
     ```
     """
 
@@ -186,13 +282,16 @@ class FragmentOp(IRDLOperation):
     Example:
 
     ```mlir
-    %y = ila.fragment "flexasr"(%x) : (tensor<2x16xf32>) -> tensor<1x16xf32> {
-    ^bb0(%a: tensor<2x16xf32>):
-      ila.cmd "store_act"(%a) {region = 0 : i64} : (tensor<2x16xf32>) -> ()
-      ila.write 0x33400010, 0x1
-      ila.wait_irq
-      %r = ila.cmd "load_act"() {region = 0 : i64} : () -> tensor<1x16xf32>
-      ila.yield %r : tensor<1x16xf32>
+    func.func @example(%x: tensor<2x16xf32>) {
+      %y = ila.fragment "flexasr"(%x) : (tensor<2x16xf32>) -> tensor<1x16xf32> {
+      ^bb0(%a: tensor<2x16xf32>):
+        ila.cmd "store_act"(%a) {region = 0 : i64} : (tensor<2x16xf32>) -> ()
+        ila.write 0x33400010, 0x1
+        ila.wait_irq
+        %r = ila.cmd "load_act"() {region = 0 : i64} : () -> tensor<1x16xf32>
+        ila.yield %r : tensor<1x16xf32>
+      }
+      func.return
     }
     ```
     """
@@ -230,7 +329,10 @@ class CmdOp(IRDLOperation):
     Example:
 
     ```mlir
-    %r = ila.cmd "load_act"() {region = 0 : i64, timesteps = 1 : i64} : () -> tensor<1x16xf32>
+    %y = ila.fragment "flexasr"() : () -> tensor<1x16xf32> {
+      %r = ila.cmd "load_act"() {region = 0 : i64, timesteps = 1 : i64} : () -> tensor<1x16xf32>
+      ila.yield %r : tensor<1x16xf32>
+    }
     ```
     """
 
@@ -254,7 +356,10 @@ class WriteOp(_MmioOp):
     Example:
 
     ```mlir
-    ila.write 0x33000020, 0x1
+    ila.fragment "flexasr"() : () -> () {
+      ila.write 0x33000020, 0x1
+      ila.yield
+    }
     ```
     """
 
@@ -289,7 +394,10 @@ class ReadOp(_MmioOp):
     Example:
 
     ```mlir
-    ila.read 0x33500000
+    ila.fragment "flexasr"() : () -> () {
+      ila.read 0x33500000
+      ila.yield
+    }
     ```
     """
 
@@ -320,7 +428,10 @@ class WaitIrqOp(IRDLOperation):
     Example:
 
     ```mlir
-    ila.wait_irq
+    ila.fragment "flexasr"() : () -> () {
+      ila.wait_irq
+      ila.yield
+    }
     ```
     """
 
@@ -336,7 +447,10 @@ class YieldOp(IRDLOperation):
     Example:
 
     ```mlir
-    ila.yield %r : tensor<1x16xf32>
+    %y = ila.fragment "flexasr"() : () -> tensor<1x16xf32> {
+      %r = ila.cmd "load_act"() {region = 0 : i64} : () -> tensor<1x16xf32>
+      ila.yield %r : tensor<1x16xf32>
+    }
     ```
     """
 

@@ -6,7 +6,10 @@ only instruction selection creates them; they run on the host.
 Example:
 
 ```mlir
-%a = ila.windows %x {kernel = array<i64: 4, 4>, stride = array<i64: 2, 2>, pad = array<i64: 1, 1, 1, 1>} : (tensor<1x128x128x1xf32>) -> tensor<16x4096xf32>
+func.func @example(%x: tensor<1x128x128x1xf32>) {
+  %a = ila.windows %x {kernel = array<i64: 4, 4>, stride = array<i64: 2, 2>, pad = array<i64: 1, 1, 1, 1>} : (tensor<1x128x128x1xf32>) -> tensor<16x4096xf32>
+  func.return
+}
 ```
 """
 
@@ -26,6 +29,23 @@ from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
 
+def window_problem(shape, kernel, stride, pad, hw_axes: tuple[int, int] = (1, 2)) -> str | None:
+    """Why a pooling/patch geometry is malformed (None if it is well formed): a static
+    rank-4 input, kernel and stride of two positive sizes, four non-negative pads and
+    at least one window (`hw_axes`: the H and W axes, (1, 2) for NHWC, (2, 3) for NCHW)."""
+    kernel, stride, pad = tuple(kernel), tuple(stride), tuple(pad)
+    if len(shape) != 4 or any(d < 0 for d in shape):
+        return f"expects a static rank-4 input, got shape {list(shape)}"
+    if len(kernel) != 2 or len(stride) != 2 or len(pad) != 4:
+        return "expects kernel and stride of 2 values and pad of 4 values"
+    if min(kernel) < 1 or min(stride) < 1 or min(pad) < 0:
+        return "kernel and stride must be positive and pads non-negative"
+    h, w = shape[hw_axes[0]] + pad[0] + pad[1], shape[hw_axes[1]] + pad[2] + pad[3]
+    if h < kernel[0] or w < kernel[1]:
+        return f"kernel {list(kernel)} is larger than the padded input ({h}x{w})"
+    return None
+
+
 class _WindowOp(IRDLOperation):
     input = operand_def(TensorType)
     kernel = prop_def(DenseArrayBase)
@@ -38,12 +58,15 @@ class _WindowOp(IRDLOperation):
 
     def geometry(self):
         """(N, C, H, W, KH, KW, SH, SW, pads, OH, OW) of the input (see `layout`)."""
+        shape = self.input.type.get_shape()
+        hw_axes = (1, 2) if self.name == "ila.windows" else (2, 3)
+        problem = window_problem(shape, self.kernel.get_values(), self.stride.get_values(), self.pad.get_values(),
+                                 hw_axes)
+        if problem is not None:
+            raise VerifyException(f"{self.name}: {problem}")
         kh, kw = self.kernel.get_values()
         sh, sw = self.stride.get_values()
         pads = tuple(self.pad.get_values())
-        shape = self.input.type.get_shape()
-        if len(shape) != 4 or len(pads) != 4:
-            raise VerifyException(f"{self.name}: expects a rank-4 input and 4 pads")
         n, c, h, w = self._nchw(shape)
         oh = (h + pads[0] + pads[1] - kh) // sh + 1
         ow = (w + pads[2] + pads[3] - kw) // sw + 1
@@ -64,7 +87,10 @@ class WindowsOp(_WindowOp):
     Example:
 
     ```mlir
-    %a = ila.windows %x {kernel = array<i64: 4, 4>, stride = array<i64: 2, 2>, pad = array<i64: 1, 1, 1, 1>} : (tensor<1x128x128x1xf32>) -> tensor<16x4096xf32>
+    func.func @example(%x: tensor<1x128x128x1xf32>) {
+      %a = ila.windows %x {kernel = array<i64: 4, 4>, stride = array<i64: 2, 2>, pad = array<i64: 1, 1, 1, 1>} : (tensor<1x128x128x1xf32>) -> tensor<16x4096xf32>
+      func.return
+    }
     ```
     """
 
@@ -90,7 +116,10 @@ class Im2colOp(_WindowOp):
     Example:
 
     ```mlir
-    %c = ila.im2col %x {kernel = array<i64: 3, 3>, stride = array<i64: 1, 1>, pad = array<i64: 0, 0, 0, 0>} : (tensor<1x16x10x10xf32>) -> tensor<64x144xf32>
+    func.func @example(%x: tensor<1x16x10x10xf32>) {
+      %c = ila.im2col %x {kernel = array<i64: 3, 3>, stride = array<i64: 1, 1>, pad = array<i64: 0, 0, 0, 0>} : (tensor<1x16x10x10xf32>) -> tensor<64x144xf32>
+      func.return
+    }
     ```
     """
 

@@ -243,11 +243,30 @@ class NodeOp(IRDLOperation):
         printer.print_string(" ")
         printer.print_region(self.body, print_entry_block_args=False)
 
+    def argument_counts_error(self) -> str | None:
+        """Why the static/state counts do not fit the block, or None."""
+        n_static, n_state = self.num_static.value.data, self.num_state.value.data
+        if n_static < 0 or n_state < 0:
+            return "static and state counts must be non-negative"
+        n_inputs = len(self.function_type.inputs.data)
+        if n_static > n_inputs:
+            return (f"lus.node has {n_static} static parameter(s) but its function "
+                    f"type has only {n_inputs} input(s)")
+        extra = len(self.body.block.args) - n_inputs
+        if extra < 0:
+            return (f"lus.node block has {len(self.body.block.args)} argument(s), fewer "
+                    f"than the {n_inputs} input(s) of its function type")
+        if n_state != extra:
+            return (f"lus.node has {n_state} state argument(s) but its block has "
+                    f"{extra} argument(s) beyond the function type's inputs")
+        return None
+
     def verify_(self) -> None:
         block = self.body.block
         n_static, n_state = self.num_static.value.data, self.num_state.value.data
-        if n_static < 0 or n_state < 0:
-            raise VerifyException("static and state counts must be non-negative")
+        counts = self.argument_counts_error()
+        if counts is not None:
+            raise VerifyException(counts)
         declared = list(self.function_type.inputs.data)
         args = [a.type for a in block.args]
         expected = declared[:n_static] + args[n_static : n_static + n_state]
@@ -269,7 +288,11 @@ class YieldOp(IRDLOperation):
     Example:
 
     ```mlir
-    lus.yield state(%next : i32) (%out : i32)
+    lus.node @count state(%n: i32) (%step: i32) -> (i32) {
+      %next = arith.addi %n, %step : i32
+      %out = arith.addi %n, %step : i32
+      lus.yield state(%next : i32) (%out : i32)
+    }
     ```
     """
 
@@ -302,8 +325,8 @@ class YieldOp(IRDLOperation):
 
     def verify_(self) -> None:
         node = self.parent_op()
-        if not isinstance(node, NodeOp):
-            return
+        if not isinstance(node, NodeOp) or node.argument_counts_error() is not None:
+            return  # the node reports its own malformed arguments
         outs = tuple(o.type for o in self.outputs)
         if outs != node.output_types:
             raise VerifyException(
@@ -333,7 +356,12 @@ class FbyOp(IRDLOperation):
     Example:
 
     ```mlir
-    %s = lus.fby %c0 %incr : i32
+    lus.node @integr(%i: i32) -> (i32) {
+      %c0 = arith.constant 0 : i32
+      %s = lus.fby %c0 %incr : i32
+      %incr = arith.addi %s, %i : i32
+      lus.yield (%incr : i32)
+    }
     ```
     """
 
@@ -341,6 +369,7 @@ class FbyOp(IRDLOperation):
     init = operand_def(_T)
     next = operand_def(_T)
     result = result_def(_T)
+    traits = traits_def(HasParent(NodeOp))
     assembly_format = "$init $next attr-dict `:` type($result)"
 
     def __init__(self, init: SSAValue, next: SSAValue):
@@ -354,13 +383,19 @@ class PreOp(IRDLOperation):
     Example:
 
     ```mlir
-    %p = lus.pre %x : f32
+    lus.node @delay(%x: f32) -> (f32) {
+      %c0 = arith.constant 0.0 : f32
+      %p = lus.pre %x : f32
+      %y = lus.merge "1(0)" %c0 %p : f32   // %p is undefined in the first cycle
+      lus.yield (%y : f32)
+    }
     ```
     """
 
     name = "lus.pre"
     input = operand_def(_T)
     result = result_def(_T)
+    traits = traits_def(HasParent(NodeOp))
     assembly_format = "$input attr-dict `:` type($result)"
 
     def __init__(self, input: SSAValue):
@@ -378,10 +413,15 @@ class WhenOp(IRDLOperation):
     Example:
 
     ```mlir
-    %y = lus.when %c %x : f32
-    %z = lus.when not %c %x : f32
-    %w = lus.when "0(001)" %x : f32
-    %v = lus.when not "0(001)" %x : f32
+    lus.node @sample(%c: i1, %x: f32) -> (f32, f32) {
+      %y = lus.when %c %x : f32
+      %z = lus.when not %c %x : f32
+      %w = lus.when "0(001)" %x : f32
+      %v = lus.when not "0(001)" %x : f32
+      %m = lus.merge %c %y %z : f32
+      %n = lus.merge "0(001)" %w %v : f32
+      lus.yield (%m : f32, %n : f32)
+    }
     ```
     """
 
@@ -392,6 +432,7 @@ class WhenOp(IRDLOperation):
     word = opt_prop_def(StringAttr)
     negated = opt_prop_def(UnitAttr)
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
+    traits = traits_def(HasParent(NodeOp))
 
     def __init__(
         self,
@@ -446,8 +487,15 @@ class MergeOp(IRDLOperation):
     Example:
 
     ```mlir
-    %y = lus.merge %c %a %b : f32
-    %z = lus.merge "1(0)" %init %rest : i32
+    lus.node @choose(%c: i1, %x: f32, %i: i32) -> (f32, i32) {
+      %a = lus.when %c %x : f32
+      %b = lus.when not %c %x : f32
+      %y = lus.merge %c %a %b : f32
+      %init = arith.constant 0 : i32
+      %rest = lus.pre %i : i32
+      %z = lus.merge "1(0)" %init %rest : i32
+      lus.yield (%y : f32, %z : i32)
+    }
     ```
     """
 
@@ -458,6 +506,7 @@ class MergeOp(IRDLOperation):
     result = result_def(_T)
     word = opt_prop_def(StringAttr)
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
+    traits = traits_def(HasParent(NodeOp))
 
     def __init__(
         self,
@@ -533,7 +582,16 @@ class InstanceOp(IRDLOperation):
     Example:
 
     ```mlir
-    %y = lus.instance @integr(%x) : (i32) -> (i32)
+    lus.node @integr(%i: i32) -> (i32) {
+      %c0 = arith.constant 0 : i32
+      %s = lus.fby %c0 %incr : i32
+      %incr = arith.addi %s, %i : i32
+      lus.yield (%incr : i32)
+    }
+    lus.node @main(%x: i32) -> (i32) {
+      %y = lus.instance @integr(%x) : (i32) -> (i32)
+      lus.yield (%y : i32)
+    }
     ```
     """
 
@@ -541,7 +599,7 @@ class InstanceOp(IRDLOperation):
     callee = prop_def(SymbolRefAttr)
     args = var_operand_def()
     res = var_result_def()
-    traits = traits_def(_InstanceCallee())
+    traits = traits_def(_InstanceCallee(), HasParent(NodeOp))
     assembly_format = (
         "$callee `(` $args `)` attr-dict `:` functional-type($args, $res)"
     )
@@ -563,14 +621,17 @@ class KPeriodicOp(IRDLOperation):
     Example:
 
     ```mlir
-    %b = lus.kperiodic "0(01)" : i1
+    lus.node @every_other() -> (i1) {
+      %b = lus.kperiodic "0(01)" : i1
+      lus.yield (%b : i1)
+    }
     ```
     """
 
     name = "lus.kperiodic"
     word = prop_def(StringAttr)
     result = result_def(I1)
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), HasParent(NodeOp))
     assembly_format = "$word attr-dict `:` type($result)"
 
     def __init__(self, word: str):

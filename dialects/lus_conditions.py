@@ -6,6 +6,7 @@ prefix once, then the period forever (`"0(01)"` is 0 0 1 0 1 ...).
 
 from __future__ import annotations
 
+import functools
 import re
 
 from xdsl.dialects.builtin import IntegerType
@@ -17,6 +18,7 @@ from xdsl.utils.exceptions import VerifyException
 _KPERIODIC = re.compile(r"^([01]*)\(([01]+)\)$")
 
 
+@functools.lru_cache(maxsize=1024)  # every tick reads words through it
 def parse_kperiodic(word: str) -> tuple[str, str]:
     """Split a k-periodic word `prefix(period)` into (prefix, period).
 

@@ -27,7 +27,7 @@ dimensions where they are static.
 Example:
 
 ```mlir
-step.graph @gemm() {
+step.graph @gemm {
   %x = step.linear_offchip_load {base_addr = 0 : i64, tiled_in_shape = array<i64: 4, 1>, stride = array<i64: 1, 1>, tiled_out_shape = array<i64: 4, 1>} : () -> !step.stream<[4, 1], !step.tile<16x64xf32>>
   %y = step.map %x : !step.stream<[4, 1], !step.tile<16x64xf32>> -> !step.stream<[4, 1], !step.tile<16x64xf32>> {
   ^bb0(%t: !step.tile<16x64xf32>):
@@ -60,6 +60,7 @@ from steplus.dialects.step_ops import (
     ROUTING_OPS,
     SHAPE_OPS,
 )
+from steplus.dialects.step_verify import check_graph
 from steplus.dialects.step_types import (
     BufferType,
     SelectorType,
@@ -74,14 +75,17 @@ class GraphOp(IRDLOperation):
     """A streaming tensor program: a named graph of operators.
 
     The body is a graph region (uses may precede definitions, feedback edges
-    are legal) with no terminator. Block arguments are input streams. Every
+    are legal) with no terminator. Block arguments are input streams; they
+    are written as the arguments of the entry block (`^bb0(%in: ...)`), not
+    after the symbol name. Every
     stream value has at most one consumer; fan-out goes through
     `step.broadcast`.
 
     Example:
 
     ```mlir
-    step.graph @g(%in: !step.stream<[B], !step.tile<1x64xf32>>) {
+    step.graph @g {
+    ^bb0(%in: !step.stream<[B], !step.tile<1x64xf32>>):
       step.consume %in : !step.stream<[B], !step.tile<1x64xf32>>
     }
     ```
@@ -102,6 +106,7 @@ class GraphOp(IRDLOperation):
         )
 
     def verify_(self) -> None:
+        check_graph(self)
         for op in self.body.walk():
             if op is self:
                 continue

@@ -39,6 +39,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.rewriter import Rewriter
 
+from steplus.dialects import builder_args as ba
 from steplus.dialects import step_ops as so
 from steplus.dialects import step_generators as sg
 from steplus.dialects import step_routing as sr
@@ -50,15 +51,15 @@ from steplus.dialects.step_types import (
     StreamType,
     TileType,
     TupleType,
-    parse_dim_text,
+    as_dim,
 )
 
 ADDRESS = TileType(1, 1, i64)
 """A `[1,1]` integer tile: an address or metadata value."""
 
 
-class FrontendError(Exception):
-    """A graph under construction is inconsistent (bad arguments, shapes that clash)."""
+FrontendError = ba.BuilderError
+"""A bad argument value or inconsistent graph (a `ValueError`; a wrong kind is a `TypeError`)."""
 
 
 def _i64(v: int) -> IntegerAttr:
@@ -69,12 +70,8 @@ def _arr(vs: Sequence[int]) -> DenseArrayBase:
     return DenseArrayBase.from_list(i64, [int(v) for v in vs])
 
 
-def _dim(d: object) -> sympy.Expr:
-    return parse_dim_text(d) if isinstance(d, str) else sympy.sympify(d)
-
-
 def _is_ragged(d: sympy.Expr) -> bool:
-    return any(isinstance(x, RaggedSymbol) for x in sympy.sympify(d).free_symbols)
+    return any(isinstance(x, RaggedSymbol) for x in as_dim(d).free_symbols)
 
 
 def _tiles_of(element: Attribute) -> list[TileType]:
@@ -88,10 +85,18 @@ class Graph:
 
     def __init__(self, name: str):
         self.block = Block()
-        self.op = GraphOp(name, Region(self.block))
+        self.op = GraphOp(ba.symbol_arg("Graph", "name", name), Region(self.block))
         self._names: set[str] = set()
         self._counter = 0
         self._feedback: set[SSAValue] = set()
+        self._consumed: set[SSAValue] = set()
+
+    def _stream(self, where: str, arg: str, s: object) -> Stream:
+        """Check that `s` is a stream of this graph that nothing consumes yet."""
+        if not isinstance(s, Stream):
+            raise TypeError(f"{where}: {arg} must be a Stream, got {ba.show(s)}")
+        ba.stream_value_arg(where, arg, s.value, self.block, self._consumed)
+        return s
 
     # -- plumbing ----------------------------------------------------------------
     def _fresh(self, op: Operation):
@@ -111,7 +116,10 @@ class Graph:
         """Append `op`, infer its result stream types, return its results as streams."""
         from steplus.passes.step.shape_rules import ShapeError, rule_for
 
+        names = [ba.name_arg(op.name, "name" if len(names) == 1 else f"names[{i}]", n)
+                 for i, n in enumerate(names)]
         self.block.add_op(op)
+        self._consumed.update(v for v in op.operands if isinstance(v.type, StreamType))
         rule = rule_for(op)
         if rule is not None:
             ins = [o.type for o in op.operands]
@@ -119,6 +127,7 @@ class Graph:
                 shapes = rule(op, ins, self._fresh(op))
             except ShapeError as e:
                 op.detach()
+                self._consumed.difference_update(op.operands)
                 raise FrontendError(f"{op.name}: {e}") from None
             for i, shape in enumerate(shapes):
                 old = op.results[i].type
@@ -133,7 +142,7 @@ class Graph:
                 s.value.name_hint = n
         for s in results:
             for d in s.dims:
-                self._names |= {x.name for x in sympy.sympify(d).free_symbols}
+                self._names |= {x.name for x in d.free_symbols}
         return results
 
     def module(self) -> ModuleOp:
@@ -151,8 +160,10 @@ class Graph:
     # -- sources -----------------------------------------------------------------
     def argument(self, dims: Sequence[object], element: Attribute, name: str | None = None) -> Stream:
         """A graph input stream."""
-        arg = self.block.insert_arg(StreamType([_dim(d) for d in dims], element),
-                                    len(self.block.args))
+        dims = ba.dims_arg("Graph.argument", "dims", dims)
+        element = ba.element_arg("Graph.argument", "element", element)
+        name = ba.name_arg("Graph.argument", "name", name)
+        arg = self.block.insert_arg(StreamType(dims, element), len(self.block.args))
         if name:
             arg.name_hint = name
         for d in arg.type.dims:
@@ -168,7 +179,11 @@ class Graph:
         reference stream: a graph argument `%<name>_ref` of those dims (a
         load's own walk is static). `in_shape`/`stride` describe the off-chip
         tensor in tiles (defaults: the static walk, row-major)."""
-        out = [_dim(d) for d in out_shape]
+        element = ba.tile_type_arg("Graph.load", tile, dtype)
+        base_addr = ba.int_arg("Graph.load", "base_addr", base_addr)
+        if ref is not None:
+            self._stream("Graph.load", "ref", ref)
+        out = ba.dims_arg("Graph.load", "out_shape", out_shape)
         k = next((i for i, d in enumerate(out) if d.is_Integer), len(out))
         if any(not d.is_Integer for d in out[k:]):
             raise FrontendError("load: symbolic extents must be the outermost entries of out_shape")
@@ -177,13 +192,15 @@ class Graph:
                 raise FrontendError("load: symbolic out_shape entries and a ref stream together")
             ref = self.argument(out[:k], ADDRESS, f"{name or 'load'}_ref")
         walk = [int(d) for d in out[k:]]
-        in_shape = list(in_shape) if in_shape is not None else walk
+        in_shape = ba.ints_arg("Graph.load", "in_shape", in_shape, minimum=1) \
+            if in_shape is not None else walk
         if stride is None:
             stride = [int(np.prod(in_shape[i + 1:])) for i in range(len(in_shape))]
+        stride = ba.ints_arg("Graph.load", "stride", stride, length=len(in_shape))
         outer = ref.dims if ref is not None else []
         op = so.LinearOffChipLoadOp.create(
             operands=[ref.value] if ref is not None else [],
-            result_types=[StreamType([*outer, *walk], TileType(tile[0], tile[1], dtype))],
+            result_types=[StreamType([*outer, *walk], element)],
             properties={"base_addr": _i64(base_addr), "tiled_in_shape": _arr(in_shape),
                         "stride": _arr(stride), "tiled_out_shape": _arr(walk)})
         return self.emit(op, [name])[0]
@@ -192,9 +209,13 @@ class Graph:
                     in_shape: Sequence[int] = (1,), base_addr: int = 0,
                     name: str | None = None) -> Stream:
         """`step.random_offchip_load`: one tile per address element."""
+        self._stream("Graph.random_load", "addrs", addrs)
+        element = ba.tile_type_arg("Graph.random_load", tile, dtype)
+        in_shape = ba.ints_arg("Graph.random_load", "in_shape", in_shape, minimum=1)
+        base_addr = ba.int_arg("Graph.random_load", "base_addr", base_addr)
         op = so.RandomOffChipLoadOp.create(
             operands=[addrs.value],
-            result_types=[StreamType(addrs.dims, TileType(tile[0], tile[1], dtype))],
+            result_types=[StreamType(addrs.dims, element)],
             properties={"base_addr": _i64(base_addr), "tiled_in_shape": _arr(in_shape)})
         return self.emit(op, [name])[0]
 
@@ -204,11 +225,13 @@ class Graph:
 
         Without `values` the selectors come from a trace bound later
         (`step-specialize{routing=...}`)."""
+        choices = ba.int_arg("Graph.select_gen", "choices", choices, 1, ba.MAX_COUNT)
+        dims = ba.dims_arg("Graph.select_gen", "dims", dims)
         props: dict[str, Attribute] = {"choices": _i64(choices)}
         if values is not None:
-            props["values"] = _arr(np.asarray(values).ravel())
+            props["values"] = _arr(ba.ints_arg("Graph.select_gen", "values", values))
         op = sg.SelectGenOp.create(
-            result_types=[StreamType([_dim(d) for d in dims], SelectorType(choices))],
+            result_types=[StreamType(dims, SelectorType(choices))],
             properties=props)
         return self.emit(op, [name])[0]
 
@@ -224,6 +247,7 @@ class Graph:
 
     def metadata_gen(self, values: Sequence[int], name: str | None = None) -> Stream:
         """`step.metadata_gen`: a stream of `[1,1]` integer tiles."""
+        values = ba.ints_arg("Graph.metadata_gen", "values", values)
         op = sg.MetadataGenOp.create(result_types=[StreamType([len(values)], ADDRESS)],
                                      properties={"values": _arr(values)})
         return self.emit(op, [name])[0]
@@ -268,7 +292,7 @@ class Stream:
         if self.value.uses:
             raise FrontendError("with_dims: the stream is already used")
         old = self.dims
-        new = [_dim(d) for d in dims]
+        new = ba.dims_arg("Stream.with_dims", "dims", dims, nonempty=False)
         if len(new) != len(old):
             raise FrontendError(f"with_dims: {len(new)} dims for a stream of {len(old)}")
         lost = [sympy.sstr(d) for d, n in zip(old, new)
@@ -287,11 +311,14 @@ class Stream:
         g = self.g
         if self.value not in g._feedback:
             raise FrontendError("connect: not a feedback stream of this graph")
+        g._stream("Stream.connect", "producer", producer)
         if producer.type != self.type:
             raise FrontendError(f"connect: feedback is {self.type}, producer {producer.type}")
         g._feedback.discard(self.value)
         arg = self.value
         arg.replace_all_uses_with(producer.value)
+        if arg in g._consumed:
+            g._consumed.add(producer.value)
         assert isinstance(arg, BlockArgument)
         g.block.erase_arg(arg)
         self.value = producer.value
@@ -299,14 +326,20 @@ class Stream:
     # -- sinks -------------------------------------------------------------------
     def store(self, base_addr: int = 0) -> None:
         """`step.linear_offchip_store` of every element."""
-        self.g.block.add_op(so.LinearOffChipStoreOp.create(
-            operands=[self.value], properties={"base_addr": _i64(base_addr)}))
+        _use("Stream.store", self=self)
+        base_addr = _i64(ba.int_arg("Stream.store", "base_addr", base_addr))
+        self.g.emit(so.LinearOffChipStoreOp.create(operands=[self.value],
+                                                   properties={"base_addr": base_addr}))
 
     def random_store(self, addrs: Stream, in_shape: Sequence[int] = (1,), base_addr: int = 0,
                      buffer_depth: int | None = None, name: str | None = None) -> Stream:
-        props = {"base_addr": _i64(base_addr), "tiled_in_shape": _arr(in_shape)}
+        """`step.random_offchip_store` of each element at the matching `addrs` address."""
+        where = "Stream.random_store"
+        _use(where, self=self, addrs=addrs)
+        props = {"base_addr": _i64(ba.int_arg(where, "base_addr", base_addr)),
+                 "tiled_in_shape": _arr(ba.ints_arg(where, "in_shape", in_shape, minimum=1))}
         if buffer_depth is not None:
-            props["buffer_depth"] = _i64(buffer_depth)
+            props["buffer_depth"] = _i64(ba.int_arg(where, "buffer_depth", buffer_depth, 1))
         op = so.RandomOffChipStoreOp.create(
             operands=[addrs.value, self.value],
             result_types=[StreamType(addrs.dims, i1)], properties=props)
@@ -314,16 +347,23 @@ class Stream:
 
     def consume(self) -> None:
         """`step.consume`: drop the stream (a sink)."""
-        self.g.block.add_op(sr.ConsumeOp.create(operands=[self.value]))
+        _use("Stream.consume", self=self)
+        self.g.emit(sr.ConsumeOp.create(operands=[self.value]))
 
     # -- shape ---------------------------------------------------------------------
     def flatten(self, lo: int, hi: int, name: str | None = None) -> Stream:
         """`step.flatten` of dims `lo..hi` (counted from the innermost, 0)."""
+        _use("Stream.flatten", self=self)
+        hi = ba.int_arg("Stream.flatten", "hi", hi, 0, len(self.dims) - 1)
+        lo = ba.int_arg("Stream.flatten", "lo", lo, 0, hi)
         return self._unary(sr.FlattenOp, {"min": _i64(lo), "max": _i64(hi)}, name=name)[0]
 
     def reshape(self, chunk: int, split_dim: int = 0,
                 name: str | None = None) -> tuple[Stream, Stream]:
         """`step.reshape`: split dim `split_dim` into chunks (data, padding flags)."""
+        _use("Stream.reshape", self=self)
+        chunk = ba.int_arg("Stream.reshape", "chunk", chunk, minimum=1)
+        split_dim = ba.int_arg("Stream.reshape", "split_dim", split_dim, 0, len(self.dims) - 1)
         placeholder = StreamType([self.dims[0]], self.element)
         op = sr.ReshapeOp.create(
             operands=[self.value],
@@ -334,30 +374,42 @@ class Stream:
 
     def promote(self, name: str | None = None) -> Stream:
         """`step.promote`: a new outer dim, 1 if the stream is non-empty else 0."""
+        _use("Stream.promote", self=self)
         return self._unary(sr.PromoteOp, name=name)[0]
 
     def repeat(self, count: int, name: str | None = None) -> Stream:
         """`step.repeat`: every element `count` times (a new inner dim)."""
+        _use("Stream.repeat", self=self)
+        count = ba.int_arg("Stream.repeat", "count", count, minimum=1)
         return self._unary(sr.RepeatOp, {"count": _i64(count)}, name=name)[0]
 
     def expand(self, ref: Stream, rank: int, name: str | None = None) -> Stream:
         """`step.expand` to the shape of `ref` over its `rank` innermost dims."""
+        _use("Stream.expand", self=self, ref=ref)
+        rank = ba.int_arg("Stream.expand", "rank", rank, 0, len(ref.dims))
         return self._unary(sr.ExpandOp, {"rank": _i64(rank)}, name=name, operands=[ref])[0]
 
     def broadcast(self, n: int, names: Sequence[str | None] = ()) -> list[Stream]:
         """`step.broadcast` to `n` consumers."""
+        _use("Stream.broadcast", self=self)
+        n = ba.int_arg("Stream.broadcast", "n", n, 1, ba.MAX_COUNT)
+        names = ba.names_arg("Stream.broadcast", "names", names, n)
         op = sr.BroadcastOp.create(operands=[self.value], result_types=[self.type] * n)
         return self.g.emit(op, names)
 
     def zip(self, other: Stream, name: str | None = None) -> Stream:
+        """`step.zip` with `other`: a stream of tuples."""
+        _use("Stream.zip", self=self, other=other)
         return self._unary(sr.ZipOp, name=name, operands=[other])[0]
 
     # -- routing -------------------------------------------------------------------
     def partition(self, sel: Stream, names: Sequence[str | None] = ()) -> list[Stream]:
         """`step.partition` by a selector stream: one output per choice."""
+        _use("Stream.partition", self=self, sel=sel)
         if not isinstance(sel.element, SelectorType):
             raise FrontendError(f"partition: sel must be a selector stream, got {sel.type}")
         n = sel.element.choices.data
+        names = ba.names_arg("Stream.partition", "names", names, n)
         op = sr.PartitionOp.create(operands=[self.value, sel.value],
                                    result_types=[StreamType([self.dims[0]], self.element)] * n)
         return self.g.emit(op, names)
@@ -366,9 +418,14 @@ class Stream:
                     switch_cycles: Sequence[int] | None = None) -> list[Stream]:
         """`step.parallelize` round-robin over `n` outputs: output i gets one
         group of rank `rank` in turn (`switch_cycles[i]`: the cost of a switch)."""
+        _use("Stream.parallelize", self=self)
+        n = ba.int_arg("Stream.parallelize", "n", n, 1, ba.MAX_COUNT)
+        names = ba.names_arg("Stream.parallelize", "names", names, n)
+        rank = ba.int_arg("Stream.parallelize", "rank", rank, 0, len(self.dims) - 1)
         props: dict[str, Attribute] = {"rank": _i64(rank)}
         if switch_cycles is not None:
-            props["switch_cycles"] = _arr(switch_cycles)
+            props["switch_cycles"] = _arr(
+                ba.ints_arg("Stream.parallelize", "switch_cycles", switch_cycles, length=n))
         op = sr.ParallelizeOp.create(operands=[self.value], properties=props,
                                      result_types=[StreamType([self.dims[0]], self.element)] * n)
         return self.g.emit(op, names)
@@ -377,6 +434,7 @@ class Stream:
         """`step.cache_read_addr_gen` on a stream of request indices: per
         (index, length) pair, the addresses of the request's `length` KV-cache
         tiles (a new ragged inner dim)."""
+        _use("Stream.cache_read_addr_gen", self=self, seq_len=seq_len)
         op = sg.CacheReadAddrGenOp.create(operands=[self.value, seq_len.value],
                                           result_types=[StreamType(self.dims, ADDRESS)])
         return self.g.emit(op, [name])[0]
@@ -384,11 +442,16 @@ class Stream:
     def filter_last_tile(self, name: str | None = None) -> Stream:
         """`step.filter_last_tile` on a stream of lengths n: per element, n - 1
         selectors for output 1 ("not the last tile"), then one for output 0."""
+        _use("Stream.filter_last_tile", self=self)
         op = sg.FilterLastTileOp.create(operands=[self.value],
                                         result_types=[StreamType(self.dims, SelectorType(2))])
         return self.g.emit(op, [name])[0]
 
     def expert_addr_gen(self, tiles_per_expert: int, name: str | None = None) -> Stream:
+        """`step.expert_addr_gen`: per selector, the addresses of the chosen experts' tiles."""
+        _use("Stream.expert_addr_gen", self=self)
+        tiles_per_expert = ba.int_arg("Stream.expert_addr_gen", "tiles_per_expert",
+                                      tiles_per_expert, minimum=1)
         op = sg.ExpertAddrGenOp.create(
             operands=[self.value], result_types=[StreamType(self.dims, ADDRESS)],
             properties={"tiles_per_expert": _i64(tiles_per_expert)})
@@ -431,6 +494,11 @@ class Stream:
     def map(self, fn: str, *others: Stream, dtype: Attribute | None = None,
             name: str | None = None) -> Stream:
         """`step.map` of a library function over this stream (zipped with `others`)."""
+        _use("Stream.map", self=self, **{f"others[{i}]": o for i, o in enumerate(others)})
+        elems = [e for s in (self, *others) for e in _elements(s.element)]
+        ba.function_arg("Stream.map", "fn", fn, operands=elems)
+        dtype = ba.dtype_arg("Stream.map", "dtype", dtype) if dtype is not None else None
+        ba.name_arg("Stream.map", "name", name)  # before the zips below are added
         s = self
         for o in others:
             s = s.zip(o)
@@ -447,10 +515,20 @@ class Stream:
 
         `acc` is the accumulator tile (default: the function's output on the
         element, same scalar); `init` the library function that makes it."""
+        where = "Stream.accum"
+        _use(where, self=self, **{f"others[{i}]": o for i, o in enumerate(others)})
+        elems = [e for s in (self, *others) for e in _elements(s.element)]
+        rank = ba.int_arg(where, "rank", rank, 1, len(self.dims))
+        acc = ba.optional_arg(where, "acc", acc, TileType, "a TileType")
+        if combine is not None:
+            ba.function_arg(where, "combine", combine, operands=2)
+        ba.function_arg(where, "fn", fn, operands=elems, extra=int(combine is None))
+        ba.function_arg(where, "init", init, operands=0)
+        ba.name_arg(where, "name", name)  # before the zips below are added
+        name = ba.name_arg(where, "name", name)
         s = self
         for o in others:
             s = s.zip(o)
-        elems = list(_elements(s.element))
         if acc is None:
             f = get_function(fn)
             if f is not None and f.arity == len(elems):  # e.g. matmul(x, w) + acc
@@ -468,6 +546,9 @@ class Stream:
 
     def flat_map(self, fn: str, rank: int = 0, name: str | None = None) -> Stream:
         """`step.flat_map`: each element becomes a stream of rank `rank + 1`."""
+        _use("Stream.flat_map", self=self)
+        ba.function_arg("Stream.flat_map", "fn", fn, operands=_elements(self.element))
+        rank = ba.int_arg("Stream.flat_map", "rank", rank, 0, len(self.dims) - 1)
         region, res = self._region(fn, list(_elements(self.element)), None)
         op = so.FlatMapOp.create(operands=[self.value],
                                  result_types=[StreamType([self.dims[0]], res)],
@@ -481,9 +562,28 @@ def _elements(element: Attribute) -> list[Attribute]:
     return [element]
 
 
+def _use(where: str, **streams: object) -> Graph:
+    """Check stream arguments (one graph, unconsumed, none twice); return their graph."""
+    first = next(iter(streams.values()))
+    if not isinstance(first, Stream):
+        raise TypeError(f"{where}: {next(iter(streams))} must be a Stream, got {ba.show(first)}")
+    for arg, s in streams.items():
+        first.g._stream(where, arg, s)
+    if len({id(s) for s in streams.values()}) < len(streams):
+        raise FrontendError(f"{where}: a stream is passed twice; broadcast it first")
+    return first.g
+
+
+def _inputs(where: str, inputs: object) -> dict[str, object]:
+    """A non-empty list of streams as named arguments `inputs[i]` (for `_use`)."""
+    items = ba.sequence_arg(where, "inputs", inputs, max_length=ba.MAX_COUNT)
+    return {f"inputs[{i}]": s for i, s in enumerate(items)}
+
+
 def reassemble(inputs: Sequence[Stream], sel: Stream, name: str | None = None) -> Stream:
     """`step.reassemble`: gather the selected inputs' groups per selector element."""
-    g = inputs[0].g
+    g = _use("reassemble", **_inputs("reassemble", inputs), sel=sel)
+    name = ba.name_arg("reassemble", "name", name)
     op = sr.ReassembleOp.create(
         operands=[*(s.value for s in inputs), sel.value],
         result_types=[StreamType([sel.dims[0]], inputs[0].element)])
@@ -492,7 +592,8 @@ def reassemble(inputs: Sequence[Stream], sel: Stream, name: str | None = None) -
 
 def eager_merge(inputs: Sequence[Stream], names: Sequence[str | None] = ()) -> tuple[Stream, Stream]:
     """`step.eager_merge`: (data, selector) in arrival order."""
-    g = inputs[0].g
+    g = _use("eager_merge", **_inputs("eager_merge", inputs))
+    names = ba.names_arg("eager_merge", "names", names, 2)
     n = len(inputs)
     op = sr.EagerMergeOp.create(
         operands=[s.value for s in inputs],

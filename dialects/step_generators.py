@@ -8,7 +8,9 @@ or KV trace (`step-specialize`), or from literal values.
 Example:
 
 ```mlir
-%s = step.select_gen {choices = 2 : i64, values = array<i64: 1, 0, 0, 1>} : !step.stream<[2], !step.selector<2>>
+step.graph @example {
+  %s = step.select_gen {choices = 2 : i64, values = array<i64: 1, 0, 0, 1>} : !step.stream<[2], !step.selector<2>>
+}
 ```
 """
 
@@ -24,6 +26,7 @@ from xdsl.irdl import (
     opt_prop_def,
     prop_def,
     result_def,
+    traits_def,
 )
 from xdsl.utils.exceptions import VerifyException
 
@@ -31,6 +34,7 @@ from steplus.dialects.step_types import StreamType, TileType
 from steplus.dialects.step_verify import (
     FMT,
     GEN_FMT,
+    IN_GRAPH,
     check_dim,
     int_of,
     same_dims,
@@ -46,11 +50,14 @@ class SelectGenOp(IRDLOperation):
     Example:
 
     ```mlir
-    %s = step.select_gen {choices = 2 : i64, values = array<i64: 1, 0, 0, 1>} : !step.stream<[2], !step.selector<2>>
+    step.graph @example {
+      %s = step.select_gen {choices = 2 : i64, values = array<i64: 1, 0, 0, 1>} : !step.stream<[2], !step.selector<2>>
+    }
     ```
     """
 
     name = "step.select_gen"
+    traits = traits_def(IN_GRAPH)
     output = result_def(StreamType)
     choices = prop_def(IntegerAttr[I64])
     values = opt_prop_def(DenseArrayBase)
@@ -69,7 +76,7 @@ class SelectGenOp(IRDLOperation):
                 )
             if out.rank == 1:
                 check_dim(self, out.dims[0], len(vals) // n, "result outer dimension")
-            elif all(sympy.sympify(d).is_Integer for d in out.dims):
+            elif all(d.is_Integer for d in out.dims):
                 total = int(sympy.Mul(*out.dims))
                 if total != len(vals) // n:
                     raise VerifyException(
@@ -83,11 +90,14 @@ class MetadataGenOp(IRDLOperation):
     Example:
 
     ```mlir
-    %m = step.metadata_gen {values = array<i64: 3, 7, 5>} : !step.stream<[3], !step.tile<1x1xi64>>
+    step.graph @example {
+      %m = step.metadata_gen {values = array<i64: 3, 7, 5>} : !step.stream<[3], !step.tile<1x1xi64>>
+    }
     ```
     """
 
     name = "step.metadata_gen"
+    traits = traits_def(IN_GRAPH)
     output = result_def(StreamType)
     values = prop_def(DenseArrayBase)
     assembly_format = GEN_FMT
@@ -113,11 +123,15 @@ class ExpertAddrGenOp(IRDLOperation):
     Example:
 
     ```mlir
-    %a = step.expert_addr_gen %s {tiles_per_expert = 4 : i64} : (!step.stream<[N], !step.selector<8>>) -> !step.stream<[N, 4], !step.tile<1x1xi64>>
+    step.graph @example {
+    ^bb0(%s: !step.stream<[N], !step.selector<8>>):
+      %a = step.expert_addr_gen %s {tiles_per_expert = 4 : i64} : (!step.stream<[N], !step.selector<8>>) -> !step.stream<[N, 4], !step.tile<1x1xi64>>
+    }
     ```
     """
 
     name = "step.expert_addr_gen"
+    traits = traits_def(IN_GRAPH)
     sel = operand_def(StreamType)
     output = result_def(StreamType)
     tiles_per_expert = prop_def(IntegerAttr[I64])
@@ -139,11 +153,15 @@ class CacheReadAddrGenOp(IRDLOperation):
     Example:
 
     ```mlir
-    %a = step.cache_read_addr_gen %i, %l : (!step.stream<[B], !step.tile<1x1xi64>>, !step.stream<[B], !step.tile<1x1xi64>>) -> !step.stream<[B, ?L], !step.tile<1x1xi64>>
+    step.graph @example {
+    ^bb0(%i: !step.stream<[B], !step.tile<1x1xi64>>, %l: !step.stream<[B], !step.tile<1x1xi64>>):
+      %a = step.cache_read_addr_gen %i, %l : (!step.stream<[B], !step.tile<1x1xi64>>, !step.stream<[B], !step.tile<1x1xi64>>) -> !step.stream<[B, ?L], !step.tile<1x1xi64>>
+    }
     ```
     """
 
     name = "step.cache_read_addr_gen"
+    traits = traits_def(IN_GRAPH)
     idx = operand_def(StreamType)
     seq_len = operand_def(StreamType)
     output = result_def(StreamType)
@@ -166,11 +184,15 @@ class FilterLastTileOp(IRDLOperation):
     Example:
 
     ```mlir
-    %s = step.filter_last_tile %l : (!step.stream<[B], !step.tile<1x1xi64>>) -> !step.stream<[B, ?L], !step.selector<2>>
+    step.graph @example {
+    ^bb0(%l: !step.stream<[B], !step.tile<1x1xi64>>):
+      %s = step.filter_last_tile %l : (!step.stream<[B], !step.tile<1x1xi64>>) -> !step.stream<[B, ?L], !step.selector<2>>
+    }
     ```
     """
 
     name = "step.filter_last_tile"
+    traits = traits_def(IN_GRAPH)
     seq_len = operand_def(StreamType)
     output = result_def(StreamType)
     assembly_format = FMT

@@ -32,6 +32,9 @@ from xdsl.utils.exceptions import VerifyException
 from steplus.dialects.step_functions import get_function
 from steplus.dialects.step_verify import (
     FMT,
+    IN_FUNCTION,
+    IN_GRAPH,
+    check_base_addr,
     int_of,
     ints_of,
     is_address,
@@ -69,11 +72,14 @@ class LinearOffChipLoadOp(IRDLOperation):
     Example:
 
     ```mlir
-    %w = step.linear_offchip_load {base_addr = 0 : i64, tiled_in_shape = array<i64: 4, 2>, stride = array<i64: 2, 1>, tiled_out_shape = array<i64: 4, 2>} : () -> !step.stream<[4, 2], !step.tile<64x64xbf16>>
+    step.graph @example {
+      %w = step.linear_offchip_load {base_addr = 0 : i64, tiled_in_shape = array<i64: 4, 2>, stride = array<i64: 2, 1>, tiled_out_shape = array<i64: 4, 2>} : () -> !step.stream<[4, 2], !step.tile<64x64xbf16>>
+    }
     ```
     """
 
     name = "step.linear_offchip_load"
+    traits = traits_def(IN_GRAPH)
     ref = opt_operand_def(StreamType)
     output = result_def(StreamType)
     base_addr = prop_def(IntegerAttr[I64])
@@ -84,6 +90,7 @@ class LinearOffChipLoadOp(IRDLOperation):
     irdl_options = (ParsePropInAttrDict(),)
 
     def verify_(self) -> None:
+        check_base_addr(self)
         out = stream_of(self, self.output, "result")
         if not (isinstance(out.element, TileType) and out.element.is_static):
             raise VerifyException(f"{self.name}: result element must be a static tile")
@@ -106,17 +113,22 @@ class LinearOffChipStoreOp(IRDLOperation):
     Example:
 
     ```mlir
-    step.linear_offchip_store %y {base_addr = 4096 : i64} : !step.stream<[4, 1], !step.tile<16x64xf32>>
+    step.graph @example {
+    ^bb0(%y: !step.stream<[4, 1], !step.tile<16x64xf32>>):
+      step.linear_offchip_store %y {base_addr = 4096 : i64} : !step.stream<[4, 1], !step.tile<16x64xf32>>
+    }
     ```
     """
 
     name = "step.linear_offchip_store"
+    traits = traits_def(IN_GRAPH)
     input = operand_def(StreamType)
     base_addr = prop_def(IntegerAttr[I64])
     assembly_format = "$input attr-dict `:` type($input)"
     irdl_options = (ParsePropInAttrDict(),)
 
     def verify_(self) -> None:
+        check_base_addr(self)
         el = stream_of(self, self.input, "input").element
         if not isinstance(el, TileType):
             raise VerifyException(f"{self.name}: input element must be a tile")
@@ -129,11 +141,15 @@ class RandomOffChipLoadOp(IRDLOperation):
     Example:
 
     ```mlir
-    %t = step.random_offchip_load %a {base_addr = 0 : i64, tiled_in_shape = array<i64: 8, 1>} : (!step.stream<[N], !step.tile<1x1xi64>>) -> !step.stream<[N], !step.tile<32x64xbf16>>
+    step.graph @example {
+    ^bb0(%a: !step.stream<[N], !step.tile<1x1xi64>>):
+      %t = step.random_offchip_load %a {base_addr = 0 : i64, tiled_in_shape = array<i64: 8, 1>} : (!step.stream<[N], !step.tile<1x1xi64>>) -> !step.stream<[N], !step.tile<32x64xbf16>>
+    }
     ```
     """
 
     name = "step.random_offchip_load"
+    traits = traits_def(IN_GRAPH)
     raddr = operand_def(StreamType)
     output = result_def(StreamType)
     base_addr = prop_def(IntegerAttr[I64])
@@ -142,6 +158,7 @@ class RandomOffChipLoadOp(IRDLOperation):
     irdl_options = (ParsePropInAttrDict(),)
 
     def verify_(self) -> None:
+        check_base_addr(self)
         a = stream_of(self, self.raddr, "raddr")
         out = stream_of(self, self.output, "result")
         if not is_address(a.element):
@@ -160,11 +177,15 @@ class RandomOffChipStoreOp(IRDLOperation):
     Example:
 
     ```mlir
-    %ack = step.random_offchip_store %a, %d {base_addr = 0 : i64, tiled_in_shape = array<i64: 8, 1>} : (!step.stream<[N], !step.tile<1x1xi64>>, !step.stream<[N], !step.tile<8x64xbf16>>) -> !step.stream<[N], i1>
+    step.graph @example {
+    ^bb0(%a: !step.stream<[N], !step.tile<1x1xi64>>, %d: !step.stream<[N], !step.tile<8x64xbf16>>):
+      %ack = step.random_offchip_store %a, %d {base_addr = 0 : i64, tiled_in_shape = array<i64: 8, 1>} : (!step.stream<[N], !step.tile<1x1xi64>>, !step.stream<[N], !step.tile<8x64xbf16>>) -> !step.stream<[N], i1>
+    }
     ```
     """
 
     name = "step.random_offchip_store"
+    traits = traits_def(IN_GRAPH)
     waddr = operand_def(StreamType)
     wdata = operand_def(StreamType)
     output = result_def(StreamType)
@@ -175,6 +196,7 @@ class RandomOffChipStoreOp(IRDLOperation):
     irdl_options = (ParsePropInAttrDict(),)
 
     def verify_(self) -> None:
+        check_base_addr(self)
         a = stream_of(self, self.waddr, "waddr")
         d = stream_of(self, self.wdata, "wdata")
         out = stream_of(self, self.output, "result")
@@ -200,11 +222,15 @@ class BufferizeOp(IRDLOperation):
     Example:
 
     ```mlir
-    %b = step.bufferize %s {rank = 1 : i64} : (!step.stream<[4, 8], !step.tile<16x16xf32>>) -> !step.stream<[4], !step.buffer<[8], !step.tile<16x16xf32>>>
+    step.graph @example {
+    ^bb0(%s: !step.stream<[4, 8], !step.tile<16x16xf32>>):
+      %b = step.bufferize %s {rank = 1 : i64} : (!step.stream<[4, 8], !step.tile<16x16xf32>>) -> !step.stream<[4], !step.buffer<[8], !step.tile<16x16xf32>>>
+    }
     ```
     """
 
     name = "step.bufferize"
+    traits = traits_def(IN_GRAPH)
     input = operand_def(StreamType)
     output = result_def(StreamType)
     rank = prop_def(IntegerAttr[I64])
@@ -237,11 +263,15 @@ class StreamifyOp(IRDLOperation):
     Example:
 
     ```mlir
-    %s = step.streamify %b, %r {stride = array<i64: 1>, out_shape = array<i64: 8>} : (!step.stream<[4], !step.buffer<[8], !step.tile<16x16xf32>>>, !step.stream<[4, 3], !step.tile<1x1xi64>>) -> !step.stream<[4, 3, 8], !step.tile<16x16xf32>>
+    step.graph @example {
+    ^bb0(%b: !step.stream<[4], !step.buffer<[8], !step.tile<16x16xf32>>>, %r: !step.stream<[4, 3], !step.tile<1x1xi64>>):
+      %s = step.streamify %b, %r {stride = array<i64: 1>, out_shape = array<i64: 8>} : (!step.stream<[4], !step.buffer<[8], !step.tile<16x16xf32>>>, !step.stream<[4, 3], !step.tile<1x1xi64>>) -> !step.stream<[4, 3, 8], !step.tile<16x16xf32>>
+    }
     ```
     """
 
     name = "step.streamify"
+    traits = traits_def(IN_GRAPH)
     input = operand_def(StreamType)
     ref = operand_def(StreamType)
     output = result_def(StreamType)
@@ -278,7 +308,16 @@ class ApplyOp(IRDLOperation):
     Example:
 
     ```mlir
-    %c = step.apply "matmul"(%a, %b) : (!step.tile<16x64xf32>, !step.tile<64x32xf32>) -> !step.tile<16x32xf32>
+    step.graph @example {
+    ^bb0(%x: !step.stream<[N], !step.tile<16x64xf32>>, %w: !step.stream<[N], !step.tile<64x32xf32>>):
+      %z = step.zip %x, %w : (!step.stream<[N], !step.tile<16x64xf32>>, !step.stream<[N], !step.tile<64x32xf32>>) -> !step.stream<[N], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x32xf32>>>
+      %y = step.map %z : !step.stream<[N], !step.tuple<!step.tile<16x64xf32>, !step.tile<64x32xf32>>> -> !step.stream<[N], !step.tile<16x32xf32>> {
+      ^bb0(%a: !step.tile<16x64xf32>, %b: !step.tile<64x32xf32>):
+        %c = step.apply "matmul"(%a, %b) : (!step.tile<16x64xf32>, !step.tile<64x32xf32>) -> !step.tile<16x32xf32>
+        step.yield %c : !step.tile<16x32xf32>
+      }
+      step.consume %y : !step.stream<[N], !step.tile<16x32xf32>>
+    }
     ```
     """
 
@@ -286,7 +325,7 @@ class ApplyOp(IRDLOperation):
     fn = prop_def(StringAttr)
     args = var_operand_def()
     result = result_def()
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), IN_FUNCTION)
     assembly_format = "$fn `(` $args `)` attr-dict `:` functional-type($args, $result)"
 
     def verify_(self) -> None:
@@ -318,13 +357,20 @@ class YieldOp(IRDLOperation):
     Example:
 
     ```mlir
-    step.yield %t : !step.tile<16x16xf32>
+    step.graph @example {
+    ^bb0(%x: !step.stream<[N], !step.tile<16x16xf32>>):
+      %y = step.map %x : !step.stream<[N], !step.tile<16x16xf32>> -> !step.stream<[N], !step.tile<16x16xf32>> {
+      ^bb0(%t: !step.tile<16x16xf32>):
+        step.yield %t : !step.tile<16x16xf32>
+      }
+      step.consume %y : !step.stream<[N], !step.tile<16x16xf32>>
+    }
     ```
     """
 
     name = "step.yield"
     values = var_operand_def()
-    traits = traits_def(IsTerminator())
+    traits = traits_def(IsTerminator(), IN_FUNCTION)
     assembly_format = "($values^ `:` type($values))? attr-dict"
 
 
@@ -351,15 +397,19 @@ class MapOp(IRDLOperation):
     Example:
 
     ```mlir
-    %y = step.map %x : !step.stream<[N], !step.tile<16x64xf32>> -> !step.stream<[N], !step.tile<16x64xf32>> {
-    ^bb0(%t: !step.tile<16x64xf32>):
-      %s = step.apply "silu"(%t) : (!step.tile<16x64xf32>) -> !step.tile<16x64xf32>
-      step.yield %s : !step.tile<16x64xf32>
+    step.graph @example {
+    ^bb0(%x: !step.stream<[N], !step.tile<16x64xf32>>):
+      %y = step.map %x : !step.stream<[N], !step.tile<16x64xf32>> -> !step.stream<[N], !step.tile<16x64xf32>> {
+      ^bb0(%t: !step.tile<16x64xf32>):
+        %s = step.apply "silu"(%t) : (!step.tile<16x64xf32>) -> !step.tile<16x64xf32>
+        step.yield %s : !step.tile<16x64xf32>
+      }
     }
     ```
     """
 
     name = "step.map"
+    traits = traits_def(IN_GRAPH)
     input = operand_def(StreamType)
     output = result_def(StreamType)
     body = region_def("single_block")
@@ -409,18 +459,22 @@ class AccumOp(_Reduce):
     Example:
 
     ```mlir
-    %s = step.accum %x {rank = 1 : i64} : !step.stream<[4, 8], !step.tile<16x16xf32>> -> !step.stream<[4], !step.tile<16x16xf32>> update {
-    ^bb0(%t: !step.tile<16x16xf32>, %acc: !step.tile<16x16xf32>):
-      %n = step.apply "add"(%acc, %t) : (!step.tile<16x16xf32>, !step.tile<16x16xf32>) -> !step.tile<16x16xf32>
-      step.yield %n : !step.tile<16x16xf32>
-    } init {
-      %z = step.apply "zero"() : () -> !step.tile<16x16xf32>
-      step.yield %z : !step.tile<16x16xf32>
+    step.graph @example {
+    ^bb0(%x: !step.stream<[4, 8], !step.tile<16x16xf32>>):
+      %s = step.accum %x {rank = 1 : i64} : !step.stream<[4, 8], !step.tile<16x16xf32>> -> !step.stream<[4], !step.tile<16x16xf32>> update {
+      ^bb0(%t: !step.tile<16x16xf32>, %acc: !step.tile<16x16xf32>):
+        %n = step.apply "add"(%acc, %t) : (!step.tile<16x16xf32>, !step.tile<16x16xf32>) -> !step.tile<16x16xf32>
+        step.yield %n : !step.tile<16x16xf32>
+      } init {
+        %z = step.apply "zero"() : () -> !step.tile<16x16xf32>
+        step.yield %z : !step.tile<16x16xf32>
+      }
     }
     ```
     """
 
     name = "step.accum"
+    traits = traits_def(IN_GRAPH)
 
     def verify_(self) -> None:
         self._check(lambda a, b: a - b)
@@ -434,6 +488,7 @@ class ScanOp(_Reduce):
     """
 
     name = "step.scan"
+    traits = traits_def(IN_GRAPH)
 
     def verify_(self) -> None:
         self._check(lambda a, b: a)
@@ -449,15 +504,19 @@ class FlatMapOp(IRDLOperation):
     Example:
 
     ```mlir
-    %r = step.flat_map %x {rank = 1 : i64} : !step.stream<[N], !step.tile<16x64xf32>> -> !step.stream<[N, 16], !step.tile<1x64xf32>> {
-    ^bb0(%t: !step.tile<16x64xf32>):
-      %rows = step.apply "retile_streamify"(%t) : (!step.tile<16x64xf32>) -> !step.tile<1x64xf32>
-      step.yield %rows : !step.tile<1x64xf32>
+    step.graph @example {
+    ^bb0(%x: !step.stream<[N], !step.tile<16x64xf32>>):
+      %r = step.flat_map %x {rank = 1 : i64} : !step.stream<[N], !step.tile<16x64xf32>> -> !step.stream<[N, 16], !step.tile<1x64xf32>> {
+      ^bb0(%t: !step.tile<16x64xf32>):
+        %rows = step.apply "retile_streamify"(%t) : (!step.tile<16x64xf32>) -> !step.tile<1x64xf32>
+        step.yield %rows : !step.tile<1x64xf32>
+      }
     }
     ```
     """
 
     name = "step.flat_map"
+    traits = traits_def(IN_GRAPH)
     input = operand_def(StreamType)
     output = result_def(StreamType)
     rank = prop_def(IntegerAttr[I64])

@@ -17,6 +17,7 @@ from xdsl.irdl import (
     opt_prop_def,
     prop_def,
     result_def,
+    traits_def,
     var_operand_def,
     var_result_def,
 )
@@ -24,6 +25,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from steplus.dialects.step_verify import (
     FMT,
+    IN_GRAPH,
     check_dim,
     int_of,
     same_dims,
@@ -52,11 +54,15 @@ class PartitionOp(IRDLOperation):
     Example:
 
     ```mlir
-    %a, %b = step.partition %x, %s : (!step.stream<[B, 4], !step.tile<1x64xf32>>, !step.stream<[B], !step.selector<2>>) -> (!step.stream<[B_0, 4], !step.tile<1x64xf32>>, !step.stream<[B_1, 4], !step.tile<1x64xf32>>)
+    step.graph @example {
+    ^bb0(%x: !step.stream<[B, 4], !step.tile<1x64xf32>>, %s: !step.stream<[B], !step.selector<2>>):
+      %a, %b = step.partition %x, %s : (!step.stream<[B, 4], !step.tile<1x64xf32>>, !step.stream<[B], !step.selector<2>>) -> (!step.stream<[B_0, 4], !step.tile<1x64xf32>>, !step.stream<[B_1, 4], !step.tile<1x64xf32>>)
+    }
     ```
     """
 
     name = "step.partition"
+    traits = traits_def(IN_GRAPH)
     input = operand_def(StreamType)
     sel = operand_def(StreamType)
     outputs = var_result_def(StreamType)
@@ -90,11 +96,15 @@ class ReassembleOp(IRDLOperation):
     Example:
 
     ```mlir
-    %r = step.reassemble %a, %b, %s : (!step.stream<[B_0, 4], !step.tile<1x64xf32>>, !step.stream<[B_1, 4], !step.tile<1x64xf32>>, !step.stream<[B], !step.selector<2>>) -> !step.stream<[B, 1, 4], !step.tile<1x64xf32>>
+    step.graph @example {
+    ^bb0(%a: !step.stream<[B_0, 4], !step.tile<1x64xf32>>, %b: !step.stream<[B_1, 4], !step.tile<1x64xf32>>, %s: !step.stream<[B], !step.selector<2>>):
+      %r = step.reassemble %a, %b, %s : (!step.stream<[B_0, 4], !step.tile<1x64xf32>>, !step.stream<[B_1, 4], !step.tile<1x64xf32>>, !step.stream<[B], !step.selector<2>>) -> !step.stream<[B, 1, 4], !step.tile<1x64xf32>>
+    }
     ```
     """
 
     name = "step.reassemble"
+    traits = traits_def(IN_GRAPH)
     inputs = var_operand_def(StreamType)
     output = result_def(StreamType)
     assembly_format = FMT
@@ -138,11 +148,15 @@ class EagerMergeOp(IRDLOperation):
     Example:
 
     ```mlir
-    %d, %s = step.eager_merge %a, %b : (!step.stream<[B_0, 4], !step.tile<1x64xf32>>, !step.stream<[B_1, 4], !step.tile<1x64xf32>>) -> (!step.stream<["B_0 + B_1", 4], !step.tile<1x64xf32>>, !step.stream<["B_0 + B_1"], !step.selector<2>>)
+    step.graph @example {
+    ^bb0(%a: !step.stream<[B_0, 4], !step.tile<1x64xf32>>, %b: !step.stream<[B_1, 4], !step.tile<1x64xf32>>):
+      %d, %s = step.eager_merge %a, %b : (!step.stream<[B_0, 4], !step.tile<1x64xf32>>, !step.stream<[B_1, 4], !step.tile<1x64xf32>>) -> (!step.stream<["B_0 + B_1", 4], !step.tile<1x64xf32>>, !step.stream<["B_0 + B_1"], !step.selector<2>>)
+    }
     ```
     """
 
     name = "step.eager_merge"
+    traits = traits_def(IN_GRAPH)
     inputs = var_operand_def(StreamType)
     output = result_def(StreamType)
     sel = result_def(StreamType)
@@ -176,11 +190,15 @@ class FlattenOp(IRDLOperation):
     Example:
 
     ```mlir
-    %f = step.flatten %x {min = 0 : i64, max = 1 : i64} : (!step.stream<[4, 2, 8], !step.tile<1x64xf32>>) -> !step.stream<[4, 16], !step.tile<1x64xf32>>
+    step.graph @example {
+    ^bb0(%x: !step.stream<[4, 2, 8], !step.tile<1x64xf32>>):
+      %f = step.flatten %x {min = 0 : i64, max = 1 : i64} : (!step.stream<[4, 2, 8], !step.tile<1x64xf32>>) -> !step.stream<[4, 16], !step.tile<1x64xf32>>
+    }
     ```
     """
 
     name = "step.flatten"
+    traits = traits_def(IN_GRAPH)
     input = operand_def(StreamType)
     output = result_def(StreamType)
     min = prop_def(IntegerAttr[I64])
@@ -217,11 +235,15 @@ class ReshapeOp(IRDLOperation):
     Example:
 
     ```mlir
-    %d, %p = step.reshape %x {split_dim = 0 : i64, chunk_size = 16 : i64} : (!step.stream<[B], !step.tile<1x64xf32>>) -> (!step.stream<["ceil(B/16)", 16], !step.tile<1x64xf32>>, !step.stream<["ceil(B/16)", 16], i1>)
+    step.graph @example {
+    ^bb0(%x: !step.stream<[B], !step.tile<1x64xf32>>):
+      %d, %p = step.reshape %x {split_dim = 0 : i64, chunk_size = 16 : i64} : (!step.stream<[B], !step.tile<1x64xf32>>) -> (!step.stream<["ceil(B/16)", 16], !step.tile<1x64xf32>>, !step.stream<["ceil(B/16)", 16], i1>)
+    }
     ```
     """
 
     name = "step.reshape"
+    traits = traits_def(IN_GRAPH)
     input = operand_def(StreamType)
     output = result_def(StreamType)
     padding = result_def(StreamType)
@@ -262,11 +284,15 @@ class PromoteOp(IRDLOperation):
     Example:
 
     ```mlir
-    %p = step.promote %x : (!step.stream<[N], !step.tile<1x64xf32>>) -> !step.stream<[1, N], !step.tile<1x64xf32>>
+    step.graph @example {
+    ^bb0(%x: !step.stream<[N], !step.tile<1x64xf32>>):
+      %p = step.promote %x : (!step.stream<[N], !step.tile<1x64xf32>>) -> !step.stream<[1, N], !step.tile<1x64xf32>>
+    }
     ```
     """
 
     name = "step.promote"
+    traits = traits_def(IN_GRAPH)
     input = operand_def(StreamType)
     output = result_def(StreamType)
     assembly_format = FMT
@@ -290,11 +316,15 @@ class ExpandOp(IRDLOperation):
     Example:
 
     ```mlir
-    %e = step.expand %q, %k {rank = 1 : i64} : (!step.stream<[B, 1], !step.tile<8x64xf32>>, !step.stream<[B, ?L], !step.tile<32x64xf32>>) -> !step.stream<[B, ?L], !step.tile<8x64xf32>>
+    step.graph @example {
+    ^bb0(%q: !step.stream<[B, 1], !step.tile<8x64xf32>>, %k: !step.stream<[B, ?L], !step.tile<32x64xf32>>):
+      %e = step.expand %q, %k {rank = 1 : i64} : (!step.stream<[B, 1], !step.tile<8x64xf32>>, !step.stream<[B, ?L], !step.tile<32x64xf32>>) -> !step.stream<[B, ?L], !step.tile<8x64xf32>>
+    }
     ```
     """
 
     name = "step.expand"
+    traits = traits_def(IN_GRAPH)
     input = operand_def(StreamType)
     ref = operand_def(StreamType)
     output = result_def(StreamType)
@@ -325,11 +355,15 @@ class ZipOp(IRDLOperation):
     Example:
 
     ```mlir
-    %z = step.zip %a, %b : (!step.stream<[N], !step.tile<1x64xf32>>, !step.stream<[N], !step.tile<8x64xf32>>) -> !step.stream<[N], !step.tuple<!step.tile<1x64xf32>, !step.tile<8x64xf32>>>
+    step.graph @example {
+    ^bb0(%a: !step.stream<[N], !step.tile<1x64xf32>>, %b: !step.stream<[N], !step.tile<8x64xf32>>):
+      %z = step.zip %a, %b : (!step.stream<[N], !step.tile<1x64xf32>>, !step.stream<[N], !step.tile<8x64xf32>>) -> !step.stream<[N], !step.tuple<!step.tile<1x64xf32>, !step.tile<8x64xf32>>>
+    }
     ```
     """
 
     name = "step.zip"
+    traits = traits_def(IN_GRAPH)
     lhs = operand_def(StreamType)
     rhs = operand_def(StreamType)
     output = result_def(StreamType)
@@ -355,11 +389,15 @@ class RepeatOp(IRDLOperation):
     Example:
 
     ```mlir
-    %r = step.repeat %w {count = 224 : i64} : (!step.stream<[4], !step.tile<64x64xf32>>) -> !step.stream<[4, 224], !step.tile<64x64xf32>>
+    step.graph @example {
+    ^bb0(%w: !step.stream<[4], !step.tile<64x64xf32>>):
+      %r = step.repeat %w {count = 224 : i64} : (!step.stream<[4], !step.tile<64x64xf32>>) -> !step.stream<[4, 224], !step.tile<64x64xf32>>
+    }
     ```
     """
 
     name = "step.repeat"
+    traits = traits_def(IN_GRAPH)
     input = operand_def(StreamType)
     output = result_def(StreamType)
     count = prop_def(IntegerAttr[I64])
@@ -383,11 +421,15 @@ class BroadcastOp(IRDLOperation):
     Example:
 
     ```mlir
-    %a, %b = step.broadcast %x : (!step.stream<[N], !step.tile<1x64xf32>>) -> (!step.stream<[N], !step.tile<1x64xf32>>, !step.stream<[N], !step.tile<1x64xf32>>)
+    step.graph @example {
+    ^bb0(%x: !step.stream<[N], !step.tile<1x64xf32>>):
+      %a, %b = step.broadcast %x : (!step.stream<[N], !step.tile<1x64xf32>>) -> (!step.stream<[N], !step.tile<1x64xf32>>, !step.stream<[N], !step.tile<1x64xf32>>)
+    }
     ```
     """
 
     name = "step.broadcast"
+    traits = traits_def(IN_GRAPH)
     input = operand_def(StreamType)
     outputs = var_result_def(StreamType)
     assembly_format = FMT
@@ -408,11 +450,15 @@ class ConsumeOp(IRDLOperation):
     Example:
 
     ```mlir
-    step.consume %x : !step.stream<[N], i1>
+    step.graph @example {
+    ^bb0(%x: !step.stream<[N], i1>):
+      step.consume %x : !step.stream<[N], i1>
+    }
     ```
     """
 
     name = "step.consume"
+    traits = traits_def(IN_GRAPH)
     input = operand_def(StreamType)
     assembly_format = "$input attr-dict `:` type($input)"
     irdl_options = (ParsePropInAttrDict(),)
@@ -425,11 +471,15 @@ class ParallelizeOp(IRDLOperation):
     Example:
 
     ```mlir
-    %a, %b = step.parallelize %x {rank = 1 : i64} : (!step.stream<[B, 1], !step.tile<8x64xf32>>) -> (!step.stream<[B_0, 1], !step.tile<8x64xf32>>, !step.stream<[B_1, 1], !step.tile<8x64xf32>>)
+    step.graph @example {
+    ^bb0(%x: !step.stream<[B, 1], !step.tile<8x64xf32>>):
+      %a, %b = step.parallelize %x {rank = 1 : i64} : (!step.stream<[B, 1], !step.tile<8x64xf32>>) -> (!step.stream<[B_0, 1], !step.tile<8x64xf32>>, !step.stream<[B_1, 1], !step.tile<8x64xf32>>)
+    }
     ```
     """
 
     name = "step.parallelize"
+    traits = traits_def(IN_GRAPH)
     input = operand_def(StreamType)
     outputs = var_result_def(StreamType)
     rank = prop_def(IntegerAttr[I64])

@@ -3,12 +3,17 @@
 Textual forms:
 
 ```mlir
-!step.stream<[B, 4, 224], !step.tile<64x256xbf16>>   // dims outermost first
-!step.stream<[?C, "ceil(B/16)", 16], !step.tile<?x64xf32>>
-!step.tile<64x256xbf16>        // 2-D tile; a dim is static or `?` (dynamic)
-!step.selector<8>              // multi-hot selector over 8 choices
-!step.buffer<[256, 4], !step.tile<64x64xf32>>   // read-only on-chip buffer
-!step.tuple<!step.tile<1x64xf32>, !step.tile<8x64xf32>>
+!weights = !step.stream<[B, 4, 224], !step.tile<64x256xbf16>>  // dims outermost first
+!ragged = !step.stream<[?C, "ceil(B/16)", 16], !step.tile<?x64xf32>>
+!tile = !step.tile<64x256xbf16>                   // 2-D tile; a dim is static or `?` (dynamic)
+!sel = !step.selector<8>                          // multi-hot selector over 8 choices
+!buf = !step.buffer<[256, 4], !step.tile<64x64xf32>>  // read-only on-chip buffer
+!pair = !step.tuple<!step.tile<1x64xf32>, !step.tile<8x64xf32>>
+
+// a graph taking a stream of each
+step.graph @types {
+^bb0(%a: !weights, %b: !ragged, %c: !step.stream<[N], !tile>, %d: !step.stream<[N], !sel>, %e: !step.stream<[N], !buf>, %f: !step.stream<[N], !pair>):
+}
 ```
 
 A stream dimension is
@@ -25,13 +30,14 @@ Dimensions are sympy expressions (`StreamType.dims`); `dim_to_text` and
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Sequence
 
 import sympy
 from xdsl.dialects.builtin import (
+    AnyFloat,
     ArrayAttr,
+    IndexType,
     IntAttr,
     IntegerType,
     StringAttr,
@@ -42,66 +48,33 @@ from xdsl.parser import AttrParser
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
+from steplus.dialects.step_dims import (  # noqa: F401  (re-exported)
+    DimError,
+    RaggedSymbol,
+    as_dim,
+    parse_dim_text,
+)
 
-class RaggedSymbol(sympy.Symbol):
-    """A symbol whose value differs between the groups of a stream (`?C`)."""
 
-    def _sympystr(self, printer) -> str:  # noqa: ANN001
-        return f"?{self.name}"
-
-
-_RAGGED_REF = re.compile(r"\?([A-Za-z_][A-Za-z0-9_]*)")
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-_SYMPY_FUNCS = {"ceil": sympy.ceiling, "ceiling": sympy.ceiling, "floor": sympy.floor,
-                "Max": sympy.Max, "Min": sympy.Min, "max": sympy.Max, "min": sympy.Min,
-                "Piecewise": sympy.Piecewise, "Sum": sympy.Sum}
 
 
-def parse_dim_text(text: str) -> sympy.Expr:
-    """Parse a dimension's text (`"4"`, `"B"`, `"?C"`, `"ceil(B/16)"`) into sympy."""
-    if text.isdigit():
-        return sympy.Integer(int(text))
-    return _parse_dim_cached(text)
-
-
-@functools.lru_cache(maxsize=65536)
-def _parse_dim_cached(text: str) -> sympy.Expr:
-    local: dict[str, object] = dict(_SYMPY_FUNCS)
-
-    def ragged(m: re.Match[str]) -> str:
-        local[f"__ragged_{m.group(1)}"] = RaggedSymbol(m.group(1), integer=True,
-                                                       nonnegative=True)
-        return f"__ragged_{m.group(1)}"
-
-    body = _RAGGED_REF.sub(ragged, text)
-    for name in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", body):
-        if name not in local:
-            local[name] = sympy.Symbol(name, integer=True, nonnegative=True)
-    try:
-        expr = sympy.sympify(body, locals=local)
-    except (sympy.SympifyError, SyntaxError, TypeError, ValueError) as e:
-        raise VerifyException(f"invalid stream dimension '{text}': {e}") from None
-    if not isinstance(expr, sympy.Expr):
-        raise VerifyException(f"invalid stream dimension '{text}'")
-    if expr.is_number and (not expr.is_integer or expr < 0):
-        raise VerifyException(f"stream dimension '{text}' must be a non-negative integer")
-    return expr
-
-
-def dim_to_text(expr: sympy.Expr | int) -> str:
+def dim_to_text(expr: sympy.Expr | int | str) -> str:
     """The canonical text of a dimension."""
-    if isinstance(expr, int) or (isinstance(expr, sympy.Integer)):
+    expr = as_dim(expr)
+    if isinstance(expr, sympy.Integer):
         return str(int(expr))
-    return sympy.sstr(sympy.sympify(expr))
+    return sympy.sstr(expr)
 
 
-def is_ragged(dim: sympy.Expr) -> bool:
+def is_ragged(dim: sympy.Expr | int | str) -> bool:
     """True if the dimension is (or contains) a ragged symbol."""
-    return any(isinstance(s, RaggedSymbol) for s in sympy.sympify(dim).free_symbols)
+    return any(isinstance(s, RaggedSymbol) for s in as_dim(dim).free_symbols)
 
 
-def is_static(dim: sympy.Expr) -> bool:
-    return bool(sympy.sympify(dim).is_Integer)
+def is_static(dim: sympy.Expr | int | str) -> bool:
+    """True if the dimension is an integer."""
+    return bool(as_dim(dim).is_Integer)
 
 
 def _parse_dims(parser: AttrParser) -> list[str]:
@@ -263,6 +236,9 @@ class TileType(ParametrizedAttribute, TypeAttribute):
         for v in (self.rows.data, self.cols.data):
             if v < -1:
                 raise VerifyException("tile dimensions must be non-negative or ?")
+        if not isinstance(self.scalar, IntegerType | IndexType | AnyFloat):
+            raise VerifyException(
+                f"a step tile holds scalars (an integer, index or float type), got {self.scalar}")
 
 
 @irdl_attr_definition
@@ -317,6 +293,8 @@ class TupleType(ParametrizedAttribute, TypeAttribute):
             printer.print_list(self.elements.data, printer.print_attribute)
 
     def verify(self) -> None:
+        if not self.elements.data:
+            raise VerifyException("a step.tuple has at least one element")
         for e in self.elements.data:
             if not is_element_type(e):
                 raise VerifyException(f"invalid step.tuple element {e}")

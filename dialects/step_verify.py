@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
-import sympy
 from xdsl.dialects.builtin import DenseArrayBase, IntegerType
 from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.traits import OpTrait
 from xdsl.utils.exceptions import VerifyException
 
-from steplus.dialects.step_types import SelectorType, TileType, StreamType, is_static
+from steplus.dialects.step_types import SelectorType, TileType, StreamType, as_dim, is_static
 
 # The custom form of most step ops: `step.op %a, %b {props} : (A, B) -> R`.
 FMT = "operands attr-dict `:` functional-type(operands, results)"
@@ -35,7 +36,7 @@ def ints_of(attr: DenseArrayBase | None) -> list[int]:
 
 def check_dim(op: Operation, got, expected, what: str) -> None:
     """Reject a dimension that contradicts the tables where both are static."""
-    got, expected = sympy.sympify(got), sympy.sympify(expected)
+    got, expected = as_dim(got), as_dim(expected)
     if is_static(got) and is_static(expected) and got != expected:
         raise VerifyException(f"{op.name}: {what} is {got}, expected {expected}")
 
@@ -62,3 +63,56 @@ def selector_of(op, s: StreamType, n: int | None = None) -> SelectorType:
             f"{op.name}: selector chooses among {s.element.choices.data}, expected {n}"
         )
     return s.element
+
+
+@dataclass(frozen=True)
+class ParentIs(OpTrait):
+    """The op must sit directly in the region of one of the named ops (by
+    name, so the step op modules need not import each other). A detached op
+    is not checked.
+
+    Example: `traits = traits_def(ParentIs(("step.graph",), "a step.graph"))`
+    rejects a `step.map` at module level or in a `func.func` with
+    "step.map must be directly inside a step.graph (found in func.func)".
+    """
+
+    names: tuple[str, ...]
+    where: str
+
+    def verify(self, op: Operation) -> None:
+        parent = op.parent_op()
+        if parent is not None and parent.name not in self.names:
+            raise VerifyException(
+                f"{op.name} must be directly inside {self.where} (found in {parent.name})")
+
+
+IN_GRAPH = ParentIs(("step.graph",), "a step.graph")
+"""The trait of every step operator: a node of a `step.graph`."""
+IN_FUNCTION = ParentIs(("step.map", "step.accum", "step.scan", "step.flat_map"),
+                       "the function region of a step.map, step.accum, step.scan or "
+                       "step.flat_map")
+"""The trait of `step.apply` / `step.yield`: they compute on tiles in a function region."""
+
+
+def check_base_addr(op: Operation) -> None:
+    """An off-chip `base_addr` is a byte address: non-negative."""
+    addr = op.properties["base_addr"]
+    if int_of(addr) < 0:
+        raise VerifyException(f"{op.name}: base_addr must be non-negative, got {int_of(addr)}")
+
+
+def check_graph(graph: Operation) -> None:
+    """The rules of a `step.graph` itself: a non-empty name, at module level
+    (not nested in another graph or a `lus.node`), stream arguments only."""
+    name = graph.properties["sym_name"]
+    if not getattr(name, "data", ""):
+        raise VerifyException("step.graph: the graph name must not be empty")
+    parent = graph.parent_op()
+    if parent is not None and parent.name != "builtin.module":
+        raise VerifyException(
+            f"step.graph must be directly inside a builtin.module (found in {parent.name})")
+    block = graph.regions[0].first_block
+    for arg in block.args if block is not None else ():
+        if not isinstance(arg.type, StreamType):
+            raise VerifyException(
+                f"step.graph: argument #{arg.index} must be a !step.stream, got {arg.type}")

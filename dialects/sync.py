@@ -46,6 +46,7 @@ from xdsl.ir import (
     Attribute,
     Block,
     Dialect,
+    Operation,
     ParametrizedAttribute,
     Region,
     SSAValue,
@@ -73,6 +74,8 @@ from xdsl.traits import (
     IsTerminator,
     Pure,
     SymbolOpInterface,
+    SymbolTable,
+    SymbolUserOpInterface,
 )
 from xdsl.utils.exceptions import VerifyException
 
@@ -211,7 +214,11 @@ class InputOp(IRDLOperation):
     Example:
 
     ```mlir
-    %x = sync.input(%i) : i32
+    sync.node @id(%i: !sync.sigin<i32>) -> (%o: !sync.sigout<i32>) {
+      %x = sync.input(%i) : i32
+      %e = sync.output(%o : %x) : i32
+      sync.halt
+    }
     ```
     """
 
@@ -257,7 +264,11 @@ class OutputOp(IRDLOperation):
     Example:
 
     ```mlir
-    %e = sync.output(%o : %v) : i32
+    sync.node @id(%i: !sync.sigin<i32>) -> (%o: !sync.sigout<i32>) {
+      %v = sync.input(%i) : i32
+      %e = sync.output(%o : %v) : i32
+      sync.halt
+    }
     ```
     """
 
@@ -307,7 +318,15 @@ class TickOp(IRDLOperation):
     Example:
 
     ```mlir
-    %t = sync.tick(%e1, %e2) : i32
+    sync.node @pair(%i: !sync.sigin<i32>, %j: !sync.sigin<f32>) -> (%o: !sync.sigout<i32>, %p: !sync.sigout<f32>) {
+      %x = sync.input(%i) : i32
+      %y = sync.input(%j) : f32
+      %e1 = sync.output(%o : %x) : i32
+      %e2 = sync.output(%p : %y) : f32
+      %t = sync.tick(%e1, %e2) : i32
+      %a, %b = sync.sync(%t, %x : i32, %y : f32)
+      sync.halt
+    }
     ```
     """
 
@@ -327,7 +346,15 @@ class SyncOp(IRDLOperation):
     Example:
 
     ```mlir
-    %a, %b = sync.sync(%t, %x : i32, %y : f32)
+    sync.node @pair(%i: !sync.sigin<i32>, %j: !sync.sigin<f32>) -> (%o: !sync.sigout<i32>, %p: !sync.sigout<f32>) {
+      %x = sync.input(%i) : i32
+      %y = sync.input(%j) : f32
+      %e1 = sync.output(%o : %x) : i32
+      %e2 = sync.output(%p : %y) : f32
+      %t = sync.tick(%e1, %e2) : i32
+      %a, %b = sync.sync(%t, %x : i32, %y : f32)
+      sync.halt
+    }
     ```
     """
 
@@ -368,6 +395,31 @@ class SyncOp(IRDLOperation):
             raise VerifyException("sync.sync results must have the types of its values")
 
 
+class _InstCallee(SymbolUserOpInterface):
+    """The callee of a `sync.inst` is a `sync.node` taking its operands'
+    types and returning its results' types."""
+
+    def verify(self, op: Operation) -> None:
+        assert isinstance(op, InstOp)
+        callee = SymbolTable.lookup_symbol(op, op.callee)
+        if callee is None:
+            raise VerifyException(f"sync.inst: no node named {op.callee}")
+        if not isinstance(callee, NodeOp):
+            raise VerifyException(f"sync.inst: {op.callee} is not a sync.node")
+        signature = callee.function_type
+        for what, got, signals, side in (
+            ("operand", op.args, signature.inputs.data, "inputs"),
+            ("result", op.res, signature.outputs.data, "outputs"),
+        ):
+            types = tuple(v.type for v in got)
+            want = tuple(getattr(t, "element", t) for t in signals)
+            if types != want:
+                raise VerifyException(
+                    f"sync.inst: {what} types ({', '.join(map(str, types))}) do not match "
+                    f"the {side} of {op.callee} ({', '.join(map(str, want))})"
+                )
+
+
 @irdl_op_definition
 class InstOp(IRDLOperation):
     """Run one reaction of instance `id` of node `callee`.
@@ -375,7 +427,17 @@ class InstOp(IRDLOperation):
     Example:
 
     ```mlir
-    %r = sync.inst @integr 2 (%a) : (i32) -> i32
+    sync.node @id(%i: !sync.sigin<i32>) -> (%o: !sync.sigout<i32>) {
+      %v = sync.input(%i) : i32
+      %e = sync.output(%o : %v) : i32
+      sync.halt
+    }
+    sync.node @main(%i: !sync.sigin<i32>) -> (%o: !sync.sigout<i32>) {
+      %a = sync.input(%i) : i32
+      %r = sync.inst @id 2 (%a) : (i32) -> i32
+      %e = sync.output(%o : %r) : i32
+      sync.halt
+    }
     ```
     """
 
@@ -384,6 +446,7 @@ class InstOp(IRDLOperation):
     id = prop_def(IntegerAttr[I64])
     args = var_operand_def()
     res = var_result_def()
+    traits = traits_def(_InstCallee())
     assembly_format = (
         "$callee $id ` ` `(` $args `)` attr-dict `:` functional-type($args, $res)"
     )
@@ -433,7 +496,14 @@ class SelectOp(IRDLOperation):
     Example:
 
     ```mlir
-    %r = sync.select %c %t %f : i32
+    sync.node @choose(%ci: !sync.sigin<i1>, %ti: !sync.sigin<i32>, %fi: !sync.sigin<i32>) -> (%o: !sync.sigout<i32>) {
+      %c = sync.input(%ci) : i1
+      %t = sync.input(%ti) : i32
+      %f = sync.input(%fi) : i32
+      %r = sync.select %c %t %f : i32
+      %e = sync.output(%o : %r) : i32
+      sync.halt
+    }
     ```
     """
 

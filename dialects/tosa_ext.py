@@ -7,8 +7,11 @@ operand, as in upstream MLIR's TOSA), `tosa.sigmoid`, `tosa.tanh`, `tosa.exp` an
 Example:
 
 ```mlir
-%s = tosa.const_shape {values = dense<[1, 10, 64]> : tensor<3xindex>} : () -> !tosa.shape<3>
-%r = tosa.reshape %x, %s : (tensor<10x64xf32>, !tosa.shape<3>) -> tensor<1x10x64xf32>
+func.func @example(%x: tensor<10x64xf32>) {
+  %s = tosa.const_shape {values = dense<[1, 10, 64]> : tensor<3xindex>} : () -> !tosa.shape<3>
+  %r = tosa.reshape %x, %s : (tensor<10x64xf32>, !tosa.shape<3>) -> tensor<1x10x64xf32>
+  func.return
+}
 ```
 """
 
@@ -86,7 +89,10 @@ class ReshapeOp(IRDLOperation):
     Example:
 
     ```mlir
-    %r = tosa.reshape %x, %s : (tensor<10x64xf32>, !tosa.shape<3>) -> tensor<1x10x64xf32>
+    func.func @example(%x: tensor<10x64xf32>, %s: !tosa.shape<3>) {
+      %r = tosa.reshape %x, %s : (tensor<10x64xf32>, !tosa.shape<3>) -> tensor<1x10x64xf32>
+      func.return
+    }
     ```
     """
 
@@ -129,7 +135,10 @@ class SigmoidOp(_Unary):
     Example:
 
     ```mlir
-    %s = tosa.sigmoid %x : (tensor<4xf32>) -> tensor<4xf32>
+    func.func @example(%x: tensor<4xf32>) {
+      %s = tosa.sigmoid %x : (tensor<4xf32>) -> tensor<4xf32>
+      func.return
+    }
     ```
     """
 
@@ -143,7 +152,10 @@ class TanhOp(_Unary):
     Example:
 
     ```mlir
-    %s = tosa.tanh %x : (tensor<4xf32>) -> tensor<4xf32>
+    func.func @example(%x: tensor<4xf32>) {
+      %s = tosa.tanh %x : (tensor<4xf32>) -> tensor<4xf32>
+      func.return
+    }
     ```
     """
 
@@ -157,7 +169,10 @@ class ExpOp(_Unary):
     Example:
 
     ```mlir
-    %s = tosa.exp %x : (tensor<4xf32>) -> tensor<4xf32>
+    func.func @example(%x: tensor<4xf32>) {
+      %s = tosa.exp %x : (tensor<4xf32>) -> tensor<4xf32>
+      func.return
+    }
     ```
     """
 
@@ -171,7 +186,10 @@ class RsqrtOp(_Unary):
     Example:
 
     ```mlir
-    %s = tosa.rsqrt %x : (tensor<4x1xf32>) -> tensor<4x1xf32>
+    func.func @example(%x: tensor<4x1xf32>) {
+      %s = tosa.rsqrt %x : (tensor<4x1xf32>) -> tensor<4x1xf32>
+      func.return
+    }
     ```
     """
 

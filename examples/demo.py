@@ -21,6 +21,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import tempfile
@@ -65,11 +66,12 @@ def demo_step() -> None:
     rows = []
     for stem in ("moe_mixtral_tn16", "moe_mixtral_dyn"):
         graph = HERE / "step" / f"{stem}.mlir"
-        out = step_opt(graph.read_text(), "-o", "/dev/null", "-p",
-                       f'step-specialize{{routing="{TRACE}"}},step-metrics')
-        totals = dict(line.split(" = ", 1)[::1] for line in out.splitlines()
-                      if line.startswith("total "))
-        rows.append((stem, totals))
+        with tempfile.TemporaryDirectory() as tmp:
+            report = Path(tmp) / "metrics.json"
+            step_opt(graph.read_text(), "-o", "/dev/null", "-p",
+                     f'step-specialize{{routing="{TRACE}"}},step-metrics{{out="{report}"}}')
+            totals = json.loads(report.read_text())["graphs"][0]["totals"]
+        rows.append((stem, {f"total {k}": v for k, v in totals.items()}))
     print(f"   {'graph':<18}{'off-chip bytes':>16}{'on-chip bytes':>15}{'FLOPs':>16}{'padded FLOPs':>16}")
     for stem, t in rows:
         print(f"   {stem:<18}{t['total offchip_bytes']:>16}{t['total onchip_bytes']:>15}"
@@ -111,7 +113,6 @@ def demo_attention() -> None:
                                   capture_output=True, text=True)
             if done.returncode != 0:
                 raise SystemExit(done.stderr)
-            import json
 
             cycles[name] = json.loads(done.stdout)["cycles"]
             print(f"   {name:<20} {cycles[name]:>8} cycles")

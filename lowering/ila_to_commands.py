@@ -33,6 +33,8 @@ from steplus.passes.diagnostics import OpDiagnosticError
 from steplus.passes.ila_cancel import expand_invoke
 
 GB = 0x33000000
+GB_LARGE_BYTES = 1 << 20  # FlexASR's large global buffer (spec: ⌈T/16⌉·16·H ≤ 1 MiB per pool)
+MAX_POOL_CHUNKS = 1024  # bounds the commands one pooled tensor expands to
 _POOL_MODE = {"flexasr.maxpool": 0, "flexasr.meanpool": 1}
 _CMD = {"flexasr.linear": "linear_layer", "flexasr.lstm": "lstm_layer", "flexasr.layernorm": "layernorm",
         "flexasr.attention": "attention", "vta.dense": "dense", "hlscnn.conv2d": "conv2d"}
@@ -51,11 +53,17 @@ def _i(v: int) -> IntegerAttr:
 
 def _pool_body(block: Block, arg, chain: list[ComputeOp], out_type) -> list:
     T, H = arg.type.get_shape()
-    if H % 16:
-        raise OpDiagnosticError(chain[0], f"flexasr pool: hidden size {H} is not a multiple of 16")
+    if H % 16 or H < 16:
+        raise OpDiagnosticError(chain[0], f"flexasr pool: hidden size {H} is not a positive multiple of 16")
     nv_all = H // 16
     chunks = -(-nv_all // 255)
     step = -(-nv_all // chunks)
+    if chunks > MAX_POOL_CHUNKS:
+        raise OpDiagnosticError(chain[0], f"flexasr pool: hidden size {H} needs {chunks} chunks of at most 255 "
+                                          f"vectors, more than {MAX_POOL_CHUNKS}")
+    if T >= 1 << 16 or -(-T // 16) * 16 * 16 * step > GB_LARGE_BYTES:
+        raise OpDiagnosticError(chain[0], f"flexasr pool: {T} timesteps of {16 * step} values exceed the "
+                                          "1 MiB global buffer (or the 16-bit timestep count)")
     mode = _POOL_MODE[chain[0].callee.data]
     parts = []
     for v0 in range(0, nv_all, step):
@@ -112,15 +120,29 @@ def fragment_for(load: LoadOp) -> FragmentOp:
 
 @dataclass(frozen=True)
 class ConvertIlaToCommandsPass(ModulePass):
-    """Expand accelerator invocations into per-accelerator command streams (ila.fragment)."""
+    """Expand accelerator invocations into per-accelerator command streams (ila.fragment).
+
+    Example: `step-opt examples/isel/maxpool128.mlir -p
+    'isel,ila-cancel-store-load,convert-ila-to-commands'` turns the one store,
+    four `flexasr.maxpool` computes and one load into one `ila.fragment "flexasr"`
+    of `ila.cmd`, `ila.write` and `ila.wait_irq` ops (see `ila.fragment`).
+    """
 
     name = "convert-ila-to-commands"
 
     def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
+        origin = {}  # compute op -> the ila.invoke it expands (diagnostics are reported there)
         for inv in [o for o in op.walk() if isinstance(o, InvokeOp)]:
+            nxt, block = inv.next_op, inv.parent_block()
             expand_invoke(inv)
+            ld = nxt.prev_op if nxt is not None else block.last_op
+            if isinstance(ld, LoadOp):
+                origin[ld.input.owner] = inv
         for ld in [o for o in op.walk() if isinstance(o, LoadOp)]:
-            frag = fragment_for(ld)
+            try:
+                frag = fragment_for(ld)
+            except OpDiagnosticError as e:
+                raise OpDiagnosticError(origin.get(e.op, e.op), e.message, e.notes) from None
             ld.parent_block().insert_op_before(frag, ld)
             ld.res.replace_all_uses_with(frag.results[0])
             ld.detach()

@@ -64,7 +64,7 @@ from xdsl.passes import ModulePass
 
 from steplus.dialects import lus, sync
 from steplus.passes.diagnostics import OpDiagnosticError
-from steplus.passes.lus.clocks import Base, Clock, On, Var, infer_node, resolve
+from steplus.passes.lus.clocks import Base, Clock, On, Var, infer_node, resolve, schedule
 from steplus.passes.lus.normalize import normalize_node
 
 I32 = IntegerType(32)
@@ -240,12 +240,6 @@ def _initial_states(node: lus.NodeOp) -> dict[SSAValue, Operation]:
     return found
 
 
-def _schedule(node: lus.NodeOp) -> list[Operation]:
-    from steplus.runtime.reactive.interpreter import _schedule as schedule
-
-    return schedule(node)
-
-
 def lower_node(node: lus.NodeOp) -> sync.NodeOp:
     """Lower one normalized lus node to a sync node."""
     clocks = infer_node(node)
@@ -262,7 +256,7 @@ def lower_node(node: lus.NodeOp) -> sync.NodeOp:
         sig.name_hint = f"out{k}"
 
     inits = _initial_states(node)
-    ops = [op for op in _schedule(node) if op not in inits.values()]
+    ops = [op for op in schedule(node, clocks) if op not in inits.values()]
     low.collect_counters(ops)
     state_types = [a.type for a in node.state_args]
     init_values: list[SSAValue] = []

@@ -27,9 +27,10 @@ the Broadcasts, and annotates every operator with its context index
 Example:
 
 ```mlir
-// step-opt -p 'convert-step-to-runtime{preset=swiglu-hdl}' g.mlir
-step.graph @g() attributes {runtime.depth = 1 : i64, runtime.preset = "swiglu-hdl"} {
-  %x = step.linear_offchip_load {..., runtime.context = 0 : i64} : () -> ...
+// step-opt -p 'convert-step-to-runtime{preset=swiglu-hdl}' g.mlir gives
+step.graph @g attributes {runtime.depth = 1 : i64, runtime.preset = "swiglu-hdl"} {
+  %x = step.linear_offchip_load {runtime.context = 0 : i64, base_addr = 0 : i64, tiled_in_shape = array<i64: 4>, stride = array<i64: 1>, tiled_out_shape = array<i64: 4>} : () -> !step.stream<[4], !step.tile<16x64xf32>>
+  step.linear_offchip_store %x {runtime.context = 1 : i64, base_addr = 4096 : i64} : !step.stream<[4], !step.tile<16x64xf32>>
 }
 ```
 """
@@ -56,6 +57,12 @@ from steplus.runtime.fabric import ops_compute as oc
 from steplus.runtime.fabric import ops_memory as om
 from steplus.runtime.fabric import ops_routing as orr
 from steplus.runtime.fabric import ops_shape as osh
+from steplus.lowering.step_sim_estimate import (
+    check_simulation_size,
+    check_tensor_bytes,
+    largest_tile_bytes,
+    unbound_symbols,
+)
 from steplus.runtime.fabric.config import HardwareConfig, get_preset
 from steplus.runtime.fabric.engine import SimulationError, Simulator
 from steplus.runtime.fabric.program import Program
@@ -95,6 +102,29 @@ def _flag(op: Operation, name: str) -> bool:
 def _int_attr(op: Operation, name: str, default: int) -> int:
     a = op.attributes.get(name)
     return int(a.value.data) if isinstance(a, IntegerAttr) else default
+
+
+MAX_KNOB = 1 << 40
+"""The largest value of a per-op knob (cycles, FLOPs/cycle, depth)."""
+
+
+def _knob(op: Operation, name: str, default: int, lo: int, hi: int = MAX_KNOB) -> int:
+    """The integer attribute `name` of `op` (or `default`), checked to be in [lo, hi]."""
+    v = _int_attr(op, name, default)
+    if not lo <= v <= hi:
+        raise LoweringError(f"'{name}' must be an integer in [{lo}, {hi}], got {v}", op)
+    return v
+
+
+def _switch_cycles(op: Operation, k: int, default: int) -> list[int]:
+    """The `switch_cycles` of a routing op with `k` branches (one non-negative count each)."""
+    sw = (_ints(getattr(op, "switch_cycles", None)) or _ints(op.attributes.get("switch_cycles"))
+          or [default] * k)
+    if len(sw) != k or not all(0 <= c <= MAX_KNOB for c in sw):
+        shown = ", ".join(map(str, sw[:8])) + (", ..." if len(sw) > 8 else "")
+        raise LoweringError(f"'switch_cycles' must list {k} cycle counts in [0, {MAX_KNOB}], "
+                            f"got [{shown}]", op)
+    return sw
 
 
 def _tile(t) -> TileType:
@@ -171,8 +201,10 @@ class _Node:
 
 class _Builder:
     def __init__(self, graph: GraphOp, config: HardwareConfig, functional: bool,
-                 tensors: dict | None, trace: bool, seed: int, hbm_factory=None):
+                 tensors: dict | None, trace: bool, seed: int, hbm_factory=None,
+                 limits: bool = True):
         self.graph, self.cfg, self.functional = graph, config, functional
+        self.limits, self.tensor_bytes = limits, 0
         self.tensors = tensors or {}
         self.sim = Simulator(config, trace=trace, hbm_factory=hbm_factory)
         self.rng = np.random.default_rng(seed)
@@ -196,6 +228,9 @@ class _Builder:
             return t if callable(t) else np.asarray(t, dtype=np.float64)
         r = in_shape[0] * rows if in_shape else rows
         c = (in_shape[-1] if len(in_shape) >= 2 else 1) * cols
+        self.tensor_bytes += r * c * 8
+        if self.limits:
+            check_tensor_bytes(self.tensor_bytes)
         t = self.rng.standard_normal((r, c)) / 8
         self.tensors[name] = t
         return t
@@ -239,7 +274,7 @@ class _Builder:
             ctx.onchip_bytes = _tile_bytes(op.input.type)
             return _Node(ctx, [("inp", None)], []), [op.input]
         if isinstance(op, so.RandomOffChipStoreOp):
-            ctx = om.RandomStoreCtx(n, _int_attr(op, "buffer_depth", 1) if op.buffer_depth is None
+            ctx = om.RandomStoreCtx(n, _knob(op, "buffer_depth", 1, 1) if op.buffer_depth is None
                                     else op.buffer_depth.value.data, req)
             return _Node(ctx, [("addr", None), ("data", None)], one), [op.waddr, op.wdata]
         if isinstance(op, so.FlatMapOp) and _fn_names(op.body) == ["zero", "split_tiles"]:
@@ -255,7 +290,7 @@ class _Builder:
             return _Node(ctx, [("inp", None)], one), [op.input]
         if isinstance(op, (so.MapOp, so.AccumOp, so.ScanOp)):
             ins = _unzip(op.input)
-            bw = _int_attr(op, "compute_bw", cfg.compute_bw)
+            bw = _knob(op, "compute_bw", cfg.compute_bw, 1)
             wb = _flag(op, "write_back_mu")
             if isinstance(op, so.MapOp):
                 ctx = oc.MapCtx(n, _kernel(op.body, False), bw, cfg.pmu_bw, wb, self.functional)
@@ -306,11 +341,10 @@ class _Builder:
             return _Node(osh.ConsumeCtx(n), [("inp", None)], []), [op.input]
         if isinstance(op, (sr.PartitionOp, sr.ParallelizeOp)):
             k = len(op.outputs)
-            sw = _ints(getattr(op, "switch_cycles", None)) or \
-                _ints(op.attributes.get("switch_cycles")) or [1 if isinstance(op, sr.PartitionOp) else 0] * k
+            sw = _switch_cycles(op, k, 1 if isinstance(op, sr.PartitionOp) else 0)
             if isinstance(op, sr.PartitionOp):
                 rank = _rank(op.input) - _rank(op.sel)
-                ctx = orr.PartitionCtx(n, _int_attr(op, "rank", rank), sw,
+                ctx = orr.PartitionCtx(n, _knob(op, "rank", rank, 0, 64), sw,
                                        _flag(op, "write_back_mu"), cfg.pmu_bw)
                 ins, vals = [("inp", None), ("sel", None)], [op.input, op.sel]
             else:
@@ -320,15 +354,15 @@ class _Builder:
             return _Node(ctx, ins, [("outs_list", i) for i in range(k)]), vals
         if isinstance(op, sr.ReassembleOp):
             k = len(op.data_inputs)
-            sw = _ints(op.attributes.get("switch_cycles")) or [1] * k
+            sw = _switch_cycles(op, k, 1)
             rank = _rank(op.data_inputs[0]) - 1
-            ctx = orr.ReassembleCtx(n, _int_attr(op, "rank", rank), sw,
+            ctx = orr.ReassembleCtx(n, _knob(op, "rank", rank, 0, 64), sw,
                                     _flag(op, "write_back_mu"), cfg.pmu_bw)
             ctx.ins_list = [None] * k
             return _Node(ctx, [("ins_list", i) for i in range(k)] + [("sel", None)], one), \
                 list(op.inputs)
         if isinstance(op, sr.EagerMergeOp):
-            ctx = orr.EagerMergeCtx(n, _int_attr(op, "rank", _rank(op.inputs[0]) - 1))
+            ctx = orr.EagerMergeCtx(n, _knob(op, "rank", _rank(op.inputs[0]) - 1, 0, 64))
             ctx.ins_list = [None] * len(op.inputs)
             return _Node(ctx, [("ins_list", i) for i in range(len(op.inputs))],
                          [("out", None), ("sel_out", None)]), list(op.inputs)
@@ -353,6 +387,10 @@ class _Builder:
     # -- the whole graph ------------------------------------------------------
     def build(self) -> Program:
         g = self.graph
+        if self.limits:
+            check_simulation_size(g)
+            if self.functional:
+                check_tensor_bytes(largest_tile_bytes(g), what="one tile's values")
         for arg in g.body.block.args:
             if not all(isinstance(u.operation, so.LinearOffChipLoadOp) and u.operation.ref is arg
                        for u in arg.uses) or not _is_arg_ref(arg):
@@ -406,6 +444,7 @@ class _Builder:
                 _bind(unode.ctx, unode.ins[i], ch)
         prog = Program(self.sim)
         prog.tensors = self.tensors
+        prog.unbound = unbound_symbols(g)
         return prog
 
 
@@ -431,13 +470,16 @@ def find_graph(module: ModuleOp | GraphOp, name: str | None = None) -> GraphOp:
 def build_program(graph: ModuleOp | GraphOp, config: HardwareConfig | None = None, *,
                   functional: bool = False, tensors: dict | None = None,
                   trace: bool = False, seed: int = 0, graph_name: str | None = None,
-                  hbm_factory=None) -> Program:
+                  hbm_factory=None, limits: bool = True) -> Program:
     """The runtime program of a step graph (see module doc).
 
     `hbm_factory` replaces the closed-form HBM model (tests pass the
-    request-level `hbm_reference.ReferenceHBMServer`)."""
+    request-level `hbm_reference.ReferenceHBMServer`). With `limits` (the
+    default) a graph whose simulation is estimated past
+    `step_sim_estimate.MAX_SIM_ELEMENTS` elements, or whose random input
+    tensors exceed `MAX_TENSOR_BYTES`, raises `SimulationTooLarge` first."""
     return _Builder(find_graph(graph, graph_name), config or get_preset("step-eval"),
-                    functional, tensors, trace, seed, hbm_factory).build()
+                    functional, tensors, trace, seed, hbm_factory, limits).build()
 
 
 @dataclass(frozen=True)
@@ -453,10 +495,18 @@ class ConvertStepToRuntimePass(ModulePass):
     Example:
 
     ```mlir
-    // step-opt -p 'convert-step-to-runtime{preset=swiglu-hdl}'
+    step.graph @g {
+      %x = step.linear_offchip_load {base_addr = 0 : i64, tiled_in_shape = array<i64: 4>, stride = array<i64: 1>, tiled_out_shape = array<i64: 4>} : () -> !step.stream<[4], !step.tile<16x64xf32>>
+      step.linear_offchip_store %x {base_addr = 4096 : i64} : !step.stream<[4], !step.tile<16x64xf32>>
+    }
+    ```
+
+    becomes, with `step-opt -p 'convert-step-to-runtime{preset=swiglu-hdl}'`:
+
+    ```mlir
     step.graph @g attributes {runtime.depth = 1 : i64, runtime.preset = "swiglu-hdl"} {
-      %x = step.linear_offchip_load {runtime.context = 0 : i64, ...} : () -> ...
-      step.linear_offchip_store %x {runtime.context = 1 : i64, ...} : ...
+      %x = step.linear_offchip_load {runtime.context = 0 : i64, base_addr = 0 : i64, tiled_in_shape = array<i64: 4>, stride = array<i64: 1>, tiled_out_shape = array<i64: 4>} : () -> !step.stream<[4], !step.tile<16x64xf32>>
+      step.linear_offchip_store %x {runtime.context = 1 : i64, base_addr = 4096 : i64} : !step.stream<[4], !step.tile<16x64xf32>>
     }
     ```
     """

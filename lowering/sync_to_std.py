@@ -5,7 +5,7 @@ Two targets:
 - `target=step-functions` (default; non-modular, for IREE): each flat
   `sync.node @n` (no `sync.inst`: run `lus-inline-instances` first) becomes
 
-  ```mlir
+  ```text
   func.func @n_reset() -> (S...)                       // the initial state
   func.func @n_step(%s: S..., %x: I...) -> (S..., O...)  // one tick
   ```

@@ -73,7 +73,12 @@ def cancel_pairs(module) -> int:
 
 @dataclass(frozen=True)
 class IlaCancelStoreLoadPass(ModulePass):
-    """Split ila.invoke into store/compute/load and cancel store(load) round trips."""
+    """Split ila.invoke into store/compute/load and cancel store(load) round trips.
+
+    Example: `step-opt examples/isel/maxpool128.mlir -p 'isel,ila-cancel-store-load'`
+    leaves one `ila.store`, four chained `ila.compute "flexasr.maxpool"` and one
+    `ila.load` (with `{cancel=false}`: a store and a load around each compute).
+    """
 
     name = "ila-cancel-store-load"
 

@@ -25,7 +25,7 @@ from xdsl.dialects.builtin import IntegerType, ModuleOp, TensorType
 from xdsl.ir import Attribute
 
 from steplus.dialects import lus
-from steplus.runtime.reactive.interpreter import ReactiveError, drive
+from steplus.runtime.reactive.interpreter import MAX_TICKS, ReactiveError, drive
 from steplus.runtime.reactive.ops import numpy_dtype
 
 
@@ -131,9 +131,11 @@ class IreeNode:
         return [_from_vm(v, t) for v, t in zip(results[n:], self.out_types)]
 
     def run(self, inputs: Mapping[str, Sequence[object]] | Sequence[Sequence[object]],
-            ticks: int) -> list[list[object]]:
-        """Run `ticks` ticks from the current state; inputs by name or position."""
-        return drive(self.step, self.input_names, inputs, ticks, len(self.out_types))
+            ticks: int, max_ticks: int = MAX_TICKS) -> list[list[object]]:
+        """Run `ticks` ticks (at most `max_ticks`) from the current state;
+        inputs by name or position."""
+        n_out = len(self.out_types)
+        return drive(self.step, self.input_names, inputs, ticks, n_out, max_ticks)
 
 
 def run_node_iree(
@@ -141,6 +143,7 @@ def run_node_iree(
     name: str,
     inputs: Mapping[str, Sequence[object]] | Sequence[Sequence[object]],
     ticks: int,
+    max_ticks: int = MAX_TICKS,
 ) -> list[list[object]]:
     """Run lus node `@name` through IREE; same interface as `run_node`."""
-    return IreeNode.from_lus(module, name).run(inputs, ticks)
+    return IreeNode.from_lus(module, name).run(inputs, ticks, max_ticks)

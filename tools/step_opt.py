@@ -16,17 +16,18 @@ no Python traceback reaches the user.
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import sys
 import threading
 from collections.abc import Sequence
 from io import StringIO
-from typing import IO, NoReturn
+from typing import IO
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xdsl.ir import Operation
-from xdsl.passes import ModulePass, PassPipeline
+from xdsl.passes import ModulePass
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import DiagnosticException, ParseError
 from xdsl.utils.lexer import Input, Span
@@ -38,6 +39,19 @@ from steplus.passes.diagnostics import (
     collecting_diagnostics,
 )
 from steplus.tools import expected_diagnostics
+from steplus.tools.cli import (
+    EXIT_BROKEN_PIPE,
+    EXIT_INTERRUPTED,
+    EXIT_USAGE_ERROR,
+    EXIT_USER_ERROR,
+    ArgumentParser,
+    InputError,
+    UsageError,
+    guarded,
+    one_line,
+    parse_pass_pipeline,
+    silence_stdout,
+)
 from steplus.tools.registry import (
     get_all_dialects,
     get_all_passes,
@@ -45,26 +59,12 @@ from steplus.tools.registry import (
 )
 from steplus.tools.source import LocatingParser, LocationTable, SourceFile, SourceLoc
 
-EXIT_USER_ERROR = 1
-EXIT_USAGE_ERROR = 2
+__all__ = ["EXIT_USAGE_ERROR", "EXIT_USER_ERROR", "InputError", "UsageError",
+           "StepOptMain", "load_module", "main", "verify_located"]
+
+# The output targets steplus supports (xDSL's others are for its own dialects).
+TARGETS = ("mlir",)
 _SPLIT_MARKER = re.compile(r"^[ \t]*// -----[^\n]*$", re.MULTILINE)
-
-
-class UsageError(Exception):
-    """A bad command line; reported on one line, exit code 2."""
-
-
-class _ArgumentParser(argparse.ArgumentParser):
-    def error(self, message: str) -> NoReturn:
-        raise UsageError(message)
-
-
-class InputError(Exception):
-    """A located user error: the diagnostics are already formatted."""
-
-    def __init__(self, lines: list[str]):
-        super().__init__("\n".join(lines))
-        self.lines = lines
 
 
 class StepOptMain(xDSLOptMain):
@@ -79,7 +79,7 @@ class StepOptMain(xDSLOptMain):
         self.register_all_frontends()
         self.register_all_passes()
         self.register_all_targets()
-        arg_parser = _ArgumentParser(
+        arg_parser = ArgumentParser(
             prog="step-opt",
             description="steplus modular optimizer driver",
         )
@@ -92,12 +92,8 @@ class StepOptMain(xDSLOptMain):
             )
         self.ctx.allow_unregistered = self.args.allow_unregistered_dialect
         self.last_module: ModuleOp | None = None
-        try:
-            self.setup_pipeline()
-        except UsageError:
-            raise
-        except Exception as e:  # bad pass name or option
-            raise UsageError(f"invalid pass pipeline: {_one_line(e)}") from None
+        self.current_pass: ModulePass | None = None
+        self.setup_pipeline()
 
     # -- registration -----------------------------------------------------------
 
@@ -108,6 +104,13 @@ class StepOptMain(xDSLOptMain):
     def register_all_passes(self):
         for name, factory in get_all_passes().items():
             self.register_pass(name, factory)
+
+    def register_all_targets(self):
+        from xdsl.targets import get_all_targets
+
+        targets = get_all_targets()
+        for name in TARGETS:
+            self.available_targets[name] = targets[name]
 
     def register_all_arguments(self, arg_parser: argparse.ArgumentParser):
         super().register_all_arguments(arg_parser)
@@ -133,10 +136,10 @@ class StepOptMain(xDSLOptMain):
         ) -> None:
             if previous is not None and not self.args.disable_verify:
                 self._verify(module)
+            self.current_pass = _next
 
-        spec = self.args.passes
-        self.pipeline = PassPipeline.parse_spec(
-            self.available_passes, spec, verify_between
+        self.pipeline = parse_pass_pipeline(
+            self.available_passes, self.args.passes, verify_between
         )
 
     # -- running ----------------------------------------------------------------
@@ -146,11 +149,7 @@ class StepOptMain(xDSLOptMain):
             sys.stdout.write(list_passes(self.available_passes))
             return 0
         if self.args.gen_dialect_doc:
-            from steplus.tools.dialect_doc import write_dialect_docs
-
-            for path in write_dialect_docs(self.args.gen_dialect_doc):
-                print(f"wrote {path}")
-            return 0
+            return _gen_dialect_doc(self.args.gen_dialect_doc)
 
         name, text = self._read_input()
         chunks = self._split(name, text)
@@ -238,12 +237,19 @@ class StepOptMain(xDSLOptMain):
         for a graph specialized to a B=1024 routing trace)."""
         table = LocationTable(chunk, {})
         emitted: list[tuple[str, SourceLoc, str]] = []
+        self.current_pass = None
         with collecting_diagnostics() as engine:
             try:
-                _check_string_literals(chunk)
+                is_lustre = chunk.name.endswith(".lus")
+                if not is_lustre:
+                    _check_string_literals(chunk)
                 parser = LocatingParser(self.ctx, chunk)
                 table.op_offsets = parser.op_offsets
-                if _is_blank(chunk.text):
+                if is_lustre:  # Lustre source: the frontend in lowering/lustre
+                    from steplus.lowering.lustre import lustre_to_module
+
+                    module, table.op_offsets = lustre_to_module(chunk.text, chunk.name)
+                elif _is_blank(chunk.text):
                     # mlir-opt accepts an empty input (xdsl-opt crashes on it).
                     module = ModuleOp([])
                 else:
@@ -264,9 +270,10 @@ class StepOptMain(xDSLOptMain):
                 printed = None
             except _LocatedVerifyError as e:
                 emitted.append(("error", table.loc(e.op), e.message))
+                emitted += [("note", table.loc(op), msg) for op, msg in e.notes]
                 printed = None
             except DiagnosticException as e:
-                emitted.append(("error", table.loc(None), _one_line(e)))
+                emitted.append(("error", table.loc(None), one_line(e)))
                 printed = None
             except RecursionError:
                 emitted.append(
@@ -274,11 +281,12 @@ class StepOptMain(xDSLOptMain):
                 )
                 printed = None
             except Exception as e:  # a bug in a pass or dialect: still no traceback
+                where = f" in pass '{self.current_pass.name}'" if self.current_pass else ""
                 emitted.append(
                     (
                         "error",
                         table.loc(None),
-                        f"internal error: {type(e).__name__}: {_one_line(e)}",
+                        f"internal error{where}: {type(e).__name__}: {one_line(e)}",
                     )
                 )
                 printed = None
@@ -325,13 +333,28 @@ class StepOptMain(xDSLOptMain):
             sys.stdout.write(text)
 
 
-def load_module(path: str, pipeline: str | None = None) -> ModuleOp:
-    """Parse, verify and check (lus checks included) a file for other tools,
-    then run `pipeline` (step-opt `-p` syntax) on it.
+def read_source(path: str) -> tuple[str, str]:
+    """(display name, text) of a file, or of stdin for `-` (InputError if unreadable)."""
+    return StepOptMain(args=["--", path])._read_input()
 
-    Raises `InputError` with MLIR-style diagnostic lines on failure."""
-    main = StepOptMain(args=[path] if pipeline is None else [path, "-p", pipeline])
-    name, text = main._read_input()
+
+def load_module(
+    path: str,
+    pipeline: str | None = None,
+    allow_unregistered: bool = False,
+    source: tuple[str, str] | None = None,
+) -> ModuleOp:
+    """Parse, verify and check (lus checks included) a file for other tools,
+    then run `pipeline` (step-opt `-p` syntax) on it.  `source` is the
+    (name, text) already read by `read_source` (stdin can be read only once).
+
+    Raises `InputError` with MLIR-style diagnostic lines on failure, and
+    `UsageError` for a malformed pipeline."""
+    argv = [] if pipeline is None else [f"--passes={pipeline}"]
+    if allow_unregistered:
+        argv.append("--allow-unregistered-dialect")
+    main = StepOptMain(args=[*argv, "--", path])
+    name, text = source if source is not None else main._read_input()
     chunk = SourceFile(name, text)
     emitted, _ = main._process_chunk(chunk, print_result=False)
     errors = [d for d in emitted if d[0] == "error"]
@@ -341,10 +364,43 @@ def load_module(path: str, pipeline: str | None = None) -> ModuleOp:
 
 
 class _LocatedVerifyError(Exception):
-    def __init__(self, op: Operation, message: str):
+    def __init__(
+        self,
+        op: Operation,
+        message: str,
+        notes: Sequence[tuple[Operation, str]] = (),
+    ):
         super().__init__(message)
         self.op = op
         self.message = message
+        self.notes = list(notes)
+
+
+_REDEFINITION = re.compile(r'^Redefinition of symbol "(.*)"$')
+
+
+def _symbol_definitions(table: Operation, name: str) -> list[Operation]:
+    """The ops directly in symbol table `table` that define `@name`."""
+    found: list[Operation] = []
+    for region in table.regions:
+        for block in region.blocks:
+            for op in block.ops:
+                sym = op.get_attr_or_prop("sym_name")
+                if isinstance(sym, StringAttr) and sym.data == name:
+                    found.append(op)
+    return found
+
+
+def _verify_error(op: Operation, message: str) -> _LocatedVerifyError:
+    """The error for `op` failing with `message`; a redefined symbol is
+    reported at its second definition, with a note at the first."""
+    m = _REDEFINITION.match(message)
+    defs = _symbol_definitions(op, m.group(1)) if m else []
+    if len(defs) >= 2:
+        return _LocatedVerifyError(
+            defs[1], message, [(defs[0], "see existing symbol definition here")]
+        )
+    return _LocatedVerifyError(op, message)
 
 
 def verify_located(module: Operation) -> None:
@@ -359,10 +415,10 @@ def verify_located(module: Operation) -> None:
         try:
             op.verify(verify_nested_ops=False)
         except DiagnosticException as e:
-            raise _LocatedVerifyError(op, _one_line(e)) from None
+            raise _verify_error(op, one_line(e)) from None
         except (ValueError, TypeError, AssertionError, KeyError, IndexError) as e:
             raise _LocatedVerifyError(
-                op, f"'{op.name}' is malformed: {_one_line(e)}"
+                op, f"'{op.name}' is malformed: {one_line(e)}"
             ) from None
 
     visit(module)
@@ -414,11 +470,6 @@ def _is_blank(text: str) -> bool:
     )
 
 
-def _one_line(e: BaseException) -> str:
-    text = str(e).strip() or type(e).__name__
-    return text.splitlines()[0] if "\n" in text else text
-
-
 def _print_diag(chunk: SourceFile, severity: str, loc: SourceLoc, msg: str) -> None:
     print(f"{loc}: {severity}: {msg}", file=sys.stderr)
     line = chunk.line_text(loc.line) if loc.name == chunk.name else None
@@ -436,7 +487,7 @@ def list_passes(passes: dict) -> str:
         try:
             cls = passes[name]()
         except Exception as e:
-            out.write(f"{name}\n    (unavailable: {_one_line(e)})\n")
+            out.write(f"{name}\n    (unavailable: {one_line(e)})\n")
             continue
         doc = (cls.__doc__ or "").strip()
         summary = doc.splitlines()[0] if doc else "(no summary)"
@@ -444,45 +495,57 @@ def list_passes(passes: dict) -> str:
         for info in get_pass_option_infos(cls):
             default = f" = {info.default_value}" if info.default_value else ""
             kind = info.expected_type.strip("'\"")
-            out.write(f"    --{info.name}: {kind}{default}\n")
+            # What users type: xDSL's pipeline parser maps dashes to underscores.
+            out.write(f"    --{info.name.replace('_', '-')}: {kind}{default}\n")
     return out.getvalue()
 
 
-def _main(argv: Sequence[str] | None, result: list[int], err: IO[str]) -> None:
+def _gen_dialect_doc(directory: str) -> int:
+    """`--gen-dialect-doc DIR`: write the dialect pages, one usage error on failure."""
+    from steplus.tools.dialect_doc import write_dialect_docs
+
+    if os.path.exists(directory) and not os.path.isdir(directory):
+        raise UsageError(f"--gen-dialect-doc: '{directory}' is not a directory")
     try:
-        result.append(StepOptMain(args=argv).run())
-    except UsageError as e:
-        print(f"step-opt: error: {e}", file=err)
-        result.append(EXIT_USAGE_ERROR)
-    except InputError as e:
-        for line in e.lines:
-            print(line, file=err)
-        result.append(EXIT_USER_ERROR)
-    except RecursionError:
-        print("step-opt: error: input is nested too deeply to process", file=err)
-        result.append(EXIT_USER_ERROR)
-    except KeyboardInterrupt:
-        result.append(130)
-    except BrokenPipeError:
-        result.append(EXIT_USER_ERROR)
-    except Exception as e:
-        print(f"step-opt: internal error: {type(e).__name__}: {_one_line(e)}", file=err)
-        result.append(EXIT_USER_ERROR)
+        paths = write_dialect_docs(directory)
+    except OSError as e:
+        raise UsageError(
+            f"--gen-dialect-doc: cannot write into '{directory}': {e.strerror or e}"
+        ) from None
+    for path in paths:
+        print(f"wrote {path}")
+    return 0
+
+
+def _main(argv: Sequence[str] | None, result: list[int], err: IO[str]) -> None:
+    result.append(guarded("step-opt", lambda: StepOptMain(args=argv).run(), err))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `step-opt` console script."""
     # Deeply nested inputs recurse deeply in the parser and printer: run on a
     # thread with a large stack and a high recursion limit, and still catch
-    # RecursionError beyond that.
+    # RecursionError beyond that.  The thread is a daemon so that Ctrl-C,
+    # which interrupts the main thread's join, ends the tool at once.
     if sys.getrecursionlimit() < 20000:
         sys.setrecursionlimit(20000)
     threading.stack_size(512 * 1024 * 1024)
     result: list[int] = []
-    worker = threading.Thread(target=_main, args=(argv, result, sys.stderr))
-    worker.start()
-    worker.join()
-    sys.stdout.flush()
+    err = sys.stderr
+    worker = threading.Thread(target=_main, args=(argv, result, err), daemon=True)
+    try:
+        worker.start()
+        worker.join()
+        sys.stdout.flush()
+    except KeyboardInterrupt:
+        # The worker may hold a stream lock (e.g. blocked reading stdin): end
+        # the process now rather than let interpreter shutdown wait for it.
+        print("step-opt: interrupted", file=err)
+        err.flush()
+        os._exit(EXIT_INTERRUPTED)
+    except BrokenPipeError:
+        silence_stdout()
+        return EXIT_BROKEN_PIPE
     return result[0] if result else EXIT_USER_ERROR
 
 

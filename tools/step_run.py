@@ -4,8 +4,10 @@
     step-run prog.mlir --node @integr --ticks 10 --input i=inputs.csv --output out.npy
     step-run graph.mlir [--preset swiglu-hdl] [--json] [--trace out.json]
 
-A file holding a `step.graph` (and no --node) is simulated on the dataflow
-fabric and its metrics are printed (see `steplus.tools.step_run_graph`).
+The entry point is `--graph @g`, `--node @n` or `--func @f`; without one,
+step-run runs the only step.graph, lus.node / sync.node or func.func of the
+file.  A `step.graph` is simulated on the dataflow fabric and its metrics are
+printed (see `steplus.tools.step_run_graph`).
 
 Backends for lus nodes:
 
@@ -24,7 +26,9 @@ Backend for tensor-level functions (see `step_run_ila`):
   accelerator fragments on the ILA simulators, and compares with float32 numpy.
 
 Inputs are `name=file` pairs (`.npy` with one row per tick — tensors too —,
-or `.csv` with one value per line). It prints one line per tick with the
+or `.csv` with one value per line), checked against the entry's types and
+shapes (see `steplus.tools.inputs`).  `--ticks` is at most `--max-ticks`
+(default 10^7), so that a typo cannot run for days. It prints one line per tick with the
 node's outputs (`-` where an output is absent), or writes them to `--output`:
 `.npy` for scalar outputs (one column per output; absent values are NaN),
 `.npz` for any outputs (arrays `out0`, `out1`, ... stacked over the ticks).
@@ -38,34 +42,43 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
-from typing import NoReturn
 
 import numpy as np
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Operation
 
-from steplus.tools.step_opt import (
+from steplus.tools.cli import (
     EXIT_USAGE_ERROR,
     EXIT_USER_ERROR,
+    ArgumentParser,
     InputError,
     UsageError,
-    load_module,
+    guarded,
 )
+from steplus.tools.step_opt import load_module, read_source
 
+__all__ = ["EXIT_USAGE_ERROR", "EXIT_USER_ERROR", "DEFAULT_MAX_TICKS", "main"]
 
-class _ArgumentParser(argparse.ArgumentParser):
-    def error(self, message: str) -> NoReturn:
-        raise UsageError(message)
+DEFAULT_MAX_TICKS = 10**7
+_ENTRY_FLAGS = "--graph @name, --node @name or --func @name"
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = _ArgumentParser(prog="step-run", description="execute steplus programs")
+    p = ArgumentParser(prog="step-run", description="execute steplus programs")
     p.add_argument("input_file", help="the program (.mlir)")
-    p.add_argument("--node", help="the lus node to run, e.g. @integr (lus programs)")
-    p.add_argument("--ticks", type=int, help="number of ticks (lus programs)")
+    p.add_argument("--node", help="the lus or sync node to run, e.g. @integr "
+                                  "(default: the only entry point of the file)")
+    p.add_argument("--ticks", type=int, help="number of ticks (lus and sync nodes)")
+    p.add_argument("--max-ticks", type=int, default=DEFAULT_MAX_TICKS, metavar="N",
+                   help=f"refuse --ticks above N (default {DEFAULT_MAX_TICKS})")
     p.add_argument("--input", action="append", default=[], metavar="NAME=FILE",
                    help="an input stream (.npy or .csv); repeat per input")
     p.add_argument("--output", help="write the outputs to this .npy or .npz file")
-    p.add_argument("--backend", choices=["reactive", "sync", "iree", "ila"], default="reactive",
-                   help="execution path (default: reactive)")
+    p.add_argument("--backend", choices=["reactive", "sync", "iree", "ila"], default=None,
+                   help="execution path: reactive (default for nodes), sync, iree, "
+                        "ila (functions)")
+    p.add_argument("--allow-unregistered-dialect", action="store_true",
+                   help="accept operations of unregistered dialects (as step-opt)")
     from steplus.tools.step_run_graph import add_arguments
 
     add_arguments(p)
@@ -76,18 +89,21 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
-def _load_stream(spec: str) -> tuple[str, np.ndarray]:
-    if "=" not in spec:
-        raise UsageError(f"--input expects NAME=FILE, got '{spec}'")
-    name, path = spec.split("=", 1)
-    try:
-        if path.endswith(".npy"):
-            data = np.load(path, allow_pickle=False)
-        else:
-            data = np.loadtxt(path, delimiter=",", ndmin=1)
-    except (OSError, ValueError) as e:
-        raise InputError([f"{path}: error: cannot read input stream: {e}"]) from None
-    return name, np.asarray(data)
+def _check_flags(args: argparse.Namespace) -> None:
+    """Flag values that are wrong whatever the program."""
+    if args.max_ticks < 0:
+        raise UsageError("--max-ticks must be non-negative")
+    if args.ticks is not None:
+        if args.ticks < 0:
+            raise UsageError("--ticks must be non-negative")
+        if args.ticks > args.max_ticks:
+            raise UsageError(f"--ticks {args.ticks} is above the limit of {args.max_ticks} "
+                             "ticks; raise it with --max-ticks N")
+    if args.random is not None and args.random < 0:
+        raise UsageError(f"--random expects a non-negative seed, got {args.random}")
+    given = [f for f in ("graph", "node", "func") if getattr(args, f)]
+    if len(given) > 1:
+        raise UsageError(f"give only one of --graph, --node, --func (got --{', --'.join(given)})")
 
 
 def _fmt(v: object) -> str:
@@ -106,12 +122,55 @@ _LOWERINGS = {
 }
 
 
-def _execute(args, node: str, inputs: dict) -> list[list[object]]:
+def _entries(module: ModuleOp) -> list[tuple[str, str, Operation]]:
+    """(kind, name, op) of every graph and node, or else of every function."""
+    from xdsl.dialects import func
+
+    from steplus.dialects import lus, sync
+    from steplus.dialects.step import GraphOp
+
+    kinds = ((GraphOp, "step.graph"), (lus.NodeOp, "lus.node"), (sync.NodeOp, "sync.node"))
+    found = [(kind, op.sym_name.data, op) for op in module.walk()
+             for cls, kind in kinds if isinstance(op, cls)]
+    if not found:
+        found = [("func.func", op.sym_name.data, op) for op in module.walk()
+                 if isinstance(op, func.FuncOp) and op.body.blocks]
+    return found
+
+
+def _pick_entry(args: argparse.Namespace, module: ModuleOp) -> tuple[str, str]:
+    """The only entry point of the file as (kind, name); a usage error if there
+    is none or several."""
+    entries = _entries(module)
+    if args.backend == "ila":
+        entries = [e for e in entries if e[0] == "func.func"]
+    if len(entries) == 1:
+        return entries[0][0], entries[0][1]
+    if not entries:
+        raise UsageError(f"{args.input_file} has no step.graph, lus.node, sync.node or "
+                         f"func.func to run")
+    names = ", ".join(f"{kind} @{name}" for kind, name, _ in entries)
+    raise UsageError(f"{args.input_file} has {len(entries)} entry points ({names}); "
+                     f"choose one with {_ENTRY_FLAGS}")
+
+
+def _find_node(args: argparse.Namespace, module: ModuleOp, name: str) -> Operation:
+    from steplus.dialects import lus, sync
+
+    nodes = {op.sym_name.data: op for op in module.walk()
+             if isinstance(op, (lus.NodeOp, sync.NodeOp))}
+    if name not in nodes:
+        have = ", ".join(f"@{n}" for n in nodes) or "none"
+        raise InputError([f"{args.input_file}: error: no lus.node or sync.node @{name} "
+                          f"(nodes: {have})"])
+    return nodes[name]
+
+
+def _execute(args, module: ModuleOp, node: str, inputs: dict) -> list[list[object]]:
     from steplus.dialects import lus, sync
     from steplus.runtime.reactive import run_node
     from steplus.runtime.reactive.sync_interp import run_sync_node
 
-    module = load_module(args.input_file, _LOWERINGS.get(args.backend))
     if args.backend == "iree":
         from steplus.runtime.iree_exec import IreeNode
 
@@ -142,34 +201,27 @@ def _save(path: str, outputs: list[list[object]]) -> None:
     np.save(path, table)
 
 
-def _run(argv: Sequence[str] | None) -> int:
+def _no_function_flags(args: argparse.Namespace) -> None:
+    if args.random is not None or args.pipeline:
+        raise UsageError("--random and --pipeline apply to functions (--backend ila)")
+
+
+def _run_node(args: argparse.Namespace, source: ModuleOp, name: str) -> int:
     from steplus.runtime.iree_exec import IreeError
     from steplus.runtime.reactive import ReactiveError
+    from steplus.tools.inputs import load_inputs, node_signature, require_all
 
-    args = _parser().parse_args(argv)
-    if args.backend == "ila":
-        from steplus.tools.step_run_ila import run
-
-        return run(args)
-    if args.node is None:
-        if args.ticks is not None:
-            raise UsageError("the following arguments are required: --node")
-        from steplus.dialects.step import GraphOp
-        from steplus.tools.step_run_graph import run_graph, specialize_pipeline
-
-        module = load_module(args.input_file, specialize_pipeline(args))
-        if not any(isinstance(op, GraphOp) for op in module.walk()):
-            raise UsageError("the following arguments are required: --node, --ticks "
-                             "(or give a file with a step.graph)")
-        return run_graph(args, module)
+    node = _find_node(args, source, name)
     if args.ticks is None:
         raise UsageError("the following arguments are required: --ticks")
-    if args.ticks < 0:
-        raise UsageError("--ticks must be non-negative")
-    node = args.node.lstrip("@")
-    inputs = dict(_load_stream(s) for s in args.input)
+    _no_function_flags(args)
+    lowering = _LOWERINGS.get(args.backend or "reactive")
+    module = source if lowering is None else _load(args, lowering)
+    sigs = node_signature(node)
+    inputs = load_inputs(args.input, sigs, f"@{name}")
+    require_all(sigs, inputs, f"@{name}")
     try:
-        outputs = _execute(args, node, inputs)
+        outputs = _execute(args, module, name, inputs)
     except (ReactiveError, IreeError) as e:
         print(f"{args.input_file}: error: {e}", file=sys.stderr)
         return EXIT_USER_ERROR
@@ -184,20 +236,64 @@ def _run(argv: Sequence[str] | None) -> int:
     return 0
 
 
+def _run_graph(args: argparse.Namespace, source: ModuleOp | None) -> int:
+    from steplus.tools.step_run_graph import run_graph, specialize_pipeline
+
+    if args.ticks is not None:
+        raise UsageError("--ticks applies to lus and sync nodes, not to a step.graph")
+    if args.input:
+        raise UsageError("a step.graph takes no --input (--functional draws random tensors)")
+    _no_function_flags(args)
+    pipeline = specialize_pipeline(args)
+    module = source if source is not None and pipeline is None else _load(args, pipeline)
+    return run_graph(args, module)
+
+
+def _load(args: argparse.Namespace, pipeline: str | None = None) -> ModuleOp:
+    if args.input_file == "-" and not hasattr(args, "source"):
+        args.source = read_source("-")  # stdin is read once, parsed maybe twice
+    return load_module(args.input_file, pipeline, args.allow_unregistered_dialect,
+                       getattr(args, "source", None))
+
+
+def _run(argv: Sequence[str] | None) -> int:
+    args = _parser().parse_args(argv)
+    _check_flags(args)
+    if args.func or args.backend == "ila":
+        if args.backend not in (None, "ila"):
+            raise UsageError("--func runs a function with --backend ila")
+        if args.node or args.graph:
+            raise UsageError("--backend ila runs a function (--func @name)")
+        from steplus.tools.step_run_ila import run
+
+        source = _load(args)
+        name = args.func or _pick_entry(args, source)[1]
+        return run(args, source, name.lstrip("@"))
+    if args.graph or args.routing or args.kv or args.bind:
+        return _run_graph(args, None)
+    source = _load(args)
+    if args.node:
+        return _run_node(args, source, args.node.lstrip("@"))
+    if args.input_file.endswith(".lus"):  # Lustre: the node marked --%MAIN, if any
+        from steplus.lowering.lustre import lustre_main_node
+
+        main = lustre_main_node(args.input_file)
+        if main is not None:
+            return _run_node(args, source, main)
+    kind, name = _pick_entry(args, source)
+    if kind == "step.graph":
+        args.graph = name
+        return _run_graph(args, source)
+    if kind == "func.func":
+        from steplus.tools.step_run_ila import run
+
+        return run(args, source, name)
+    return _run_node(args, source, name)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `step-run` console script."""
-    try:
-        return _run(argv)
-    except UsageError as e:
-        print(f"step-run: error: {e}", file=sys.stderr)
-        return EXIT_USAGE_ERROR
-    except InputError as e:
-        for line in e.lines:
-            print(line, file=sys.stderr)
-        return EXIT_USER_ERROR
-    except Exception as e:  # no traceback reaches the user
-        print(f"step-run: internal error: {type(e).__name__}: {e}", file=sys.stderr)
-        return EXIT_USER_ERROR
+    return guarded("step-run", lambda: _run(argv))
 
 
 if __name__ == "__main__":

@@ -36,19 +36,22 @@ def add_arguments(p) -> None:
                    help="bind an MoE expert-routing trace (step-specialize{routing=...})")
     g.add_argument("--kv", metavar="LENGTHS.npy", help="bind a KV-length trace")
     g.add_argument("--bind", metavar="B=64,...", help="bind symbols by name")
+    g.add_argument("--force", action="store_true",
+                   help="simulate even past the size limits (10M stream elements, "
+                        "2 GiB of --functional input tensors)")
 
 
 def specialize_pipeline(args) -> str | None:
     """The `step-specialize` step-run applies before simulating (types rewritten)."""
-    opts = [f'{k}="{v}"' for k, v in (("routing", args.routing), ("kv", args.kv),
-                                      ("bind", args.bind)) if v]
+    flags = (("routing", args.routing), ("kv", args.kv), ("bind", args.bind))
+    opts = [f'{k}="{v}"' for k, v in flags if v]
     if not opts:
         return None
-    for v in (args.routing, args.kv, args.bind):
-        if v and '"' in v:
+    for k, v in flags:
+        if v and ('"' in v or "\\" in v):
             from steplus.tools.step_opt import UsageError
 
-            raise UsageError("--routing/--kv/--bind values cannot contain '\"'")
+            raise UsageError(f"--{k} value cannot contain '\"' or '\\': {v}")
     return "step-specialize{" + " ".join([*opts, "rewrite=true"]) + "}"
 
 
@@ -76,10 +79,14 @@ def run_graph(args, module) -> int:
     if args.depth is not None:
         if args.depth < 1:
             raise UsageError("--depth must be positive")
-        cfg = cfg.with_(base_depth=args.depth)
+        try:
+            cfg = cfg.with_(base_depth=args.depth)
+        except ValueError as e:
+            raise UsageError(f"--depth: {e}") from None
     try:
         prog = build_program(module, cfg, functional=args.functional,
-                             trace=bool(args.trace), graph_name=args.graph)
+                             trace=bool(args.trace), graph_name=args.graph,
+                             limits=not args.force)
         metrics = prog.run()
     except LoweringError as e:
         where = f" ('{e.op.name}')" if e.op is not None else ""

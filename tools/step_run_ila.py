@@ -14,65 +14,82 @@ shape and the relative Frobenius error `||ref - acc|| / ||ref||`.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 DEFAULT_PIPELINE = "isel{targets=flexasr,hlscnn,vta mode=flexible},ila-cancel-store-load,convert-ila-to-commands"
 
 
-def _inputs(fn, specs, seed):
-    from steplus.tools.step_opt import InputError, UsageError
+# --random draws at most this many elements per argument (a bound on memory).
+MAX_RANDOM_ELEMENTS = 1 << 26
 
-    args = fn.body.blocks[0].args
-    names = [a.name_hint or f"arg{a.index}" for a in args]
-    given = {}
-    for spec in specs:
-        if "=" not in spec:
-            raise UsageError(f"--input expects NAME=FILE, got '{spec}'")
-        k, path = spec.split("=", 1)
-        if k not in names:
-            raise UsageError(f"--input: @{fn.sym_name.data} has no argument '{k}' (has {', '.join(names)})")
-        try:
-            given[k] = np.load(path, allow_pickle=False)
-        except (OSError, ValueError) as e:
-            raise InputError([f"{path}: error: cannot read input: {e}"]) from None
+
+def _inputs(fn, specs, seed) -> list[np.ndarray]:
+    from steplus.tools.inputs import func_signature, load_inputs
+    from steplus.tools.step_opt import UsageError
+
+    sigs = func_signature(fn)
+    given = load_inputs(specs, sigs, f"@{fn.sym_name.data}")
     rng = np.random.default_rng(seed)
     out = []
-    for k, (a, n) in enumerate(zip(args, names)):
-        shape = tuple(a.type.get_shape())
-        if n in given:
-            out.append(given[n])
-        elif seed is not None and any(d < 0 for d in shape):
-            raise UsageError(f"argument '{n}' has a dynamic shape; pass it with --input")
-        elif seed is not None:
+    for k, sig in enumerate(sigs):
+        if sig.name in given:
+            out.append(given[sig.name])
+        elif seed is None:
+            raise UsageError(f"missing --input for argument '{sig.name}' (or pass --random SEED)")
+        elif None in sig.dims:
+            raise UsageError(f"argument '{sig.name}' has a dynamic shape; pass it with --input")
+        elif math.prod(sig.dims) > MAX_RANDOM_ELEMENTS:  # type: ignore[arg-type]
+            raise UsageError(f"argument '{sig.name}' ({sig.type_text}) is too large for "
+                             f"--random (over {MAX_RANDOM_ELEMENTS} elements); pass it with --input")
+        else:
             from steplus.runtime.ila.host import random_argument
 
-            out.append(random_argument(rng, shape, k))
-        else:
-            raise UsageError(f"missing --input for argument '{n}' (or pass --random SEED)")
+            out.append(random_argument(rng, tuple(sig.dims), k))  # type: ignore[arg-type]
     return out
 
 
-def run(args) -> int:
+def _contains(module, op) -> bool:
+    return any(o is op for o in module.walk())
+
+
+def _location(args, module, op) -> str:
+    """`file:line:col` of `op`, an operation of `module` (loaded from `args.input_file`):
+    the file is parsed again with source positions and the op found by walk order."""
+    from steplus.tools.source import LocatingParser, LocationTable, SourceFile
+    from steplus.tools.step_opt import StepOptMain
+
+    path = args.input_file
+    index = next(i for i, o in enumerate(module.walk()) if o is op)
+    with open(path, encoding="utf-8") as f:
+        source = SourceFile(path, f.read())
+    flags = ["--allow-unregistered-dialect"] if getattr(args, "allow_unregistered_dialect", False) else []
+    parser = LocatingParser(StepOptMain(args=[path, *flags]).ctx, source)
+    again = list(parser.parse_module().walk())
+    return str(LocationTable(source, parser.op_offsets).loc(again[index]))
+
+
+def run(args, source, name: str) -> int:
+    """Run `func.func @name` of the already loaded `source` module (see module doc)."""
     from xdsl.dialects import func
 
     from steplus.runtime.ila.core import IlaError
     from steplus.runtime.ila.host import run_function
     from steplus.tools.step_opt import InputError, UsageError, load_module
 
-    if not args.func:
-        raise UsageError("--backend ila needs --func @name")
-    name = args.func.lstrip("@")
-    source = load_module(args.input_file)
     fns = [f for f in source.walk() if isinstance(f, func.FuncOp) and f.sym_name.data == name]
     if not fns:
         raise UsageError(f"no func.func @{name} in {args.input_file}")
     inputs = _inputs(fns[0], args.input, args.random)
-    compiled = load_module(args.input_file, args.pipeline or DEFAULT_PIPELINE)
-    try:
-        outs, stats = run_function(compiled, name, inputs, backend="ila")
+    compiled = load_module(args.input_file, args.pipeline or DEFAULT_PIPELINE,
+                           args.allow_unregistered_dialect, getattr(args, "source", None))
+    try:  # the uncompiled program first: an op it cannot run is located in the source
         refs, _ = run_function(source, name, inputs, backend="reference")
+        outs, stats = run_function(compiled, name, inputs, backend="ila")
     except IlaError as e:
-        raise InputError([f"{args.input_file}: error: {e}"]) from None
+        at = e.op if e.op is not None and _contains(source, e.op) else fns[0]
+        raise InputError([f"{_location(args, source, at)}: error: {e}"]) from None
     inv = ", ".join(f"{k}={v}" for k, v in sorted(stats.invocations.items())) or "none"
     print(f"invocations: {inv}")
     if stats.mmio:

@@ -2,7 +2,7 @@
 builtin.module {
   step.graph @swiglu_tm64_tn128 {
     %X = step.linear_offchip_load {base_addr = 0 : i64, tiled_in_shape = array<i64: 1, 1, 1>, stride = array<i64: 1, 0, 1>, tiled_out_shape = array<i64: 1, 4, 1>} : () -> !step.stream<[1, 4, 1], !step.tile<64x256xf32>>
-    %Wg = step.linear_offchip_load {base_addr = 16777216 : i64, tiled_in_shape = array<i64: 1, 4, 1>, stride = array<i64: 0, 1, 4>, tiled_out_shape = array<i64: 1, 4, 1>} : () -> !step.stream<[1, 4, 1], !step.tile<256x128xf32>>
+    %Wg = step.linear_offchip_load {base_addr = 16777216 : i64, tiled_in_shape = array<i64: 1, 1, 4>, stride = array<i64: 0, 1, 4>, tiled_out_shape = array<i64: 1, 4, 1>} : () -> !step.stream<[1, 4, 1], !step.tile<256x128xf32>>
     %X_gate, %X_up = step.broadcast %X : (!step.stream<[1, 4, 1], !step.tile<64x256xf32>>) -> (!step.stream<[1, 4, 1], !step.tile<64x256xf32>>, !step.stream<[1, 4, 1], !step.tile<64x256xf32>>)
     %0 = step.zip %X_gate, %Wg : (!step.stream<[1, 4, 1], !step.tile<64x256xf32>>, !step.stream<[1, 4, 1], !step.tile<256x128xf32>>) -> !step.stream<[1, 4, 1], !step.tuple<!step.tile<64x256xf32>, !step.tile<256x128xf32>>>
     %gate = step.accum %0 {rank = 1 : i64} : !step.stream<[1, 4, 1], !step.tuple<!step.tile<64x256xf32>, !step.tile<256x128xf32>>> -> !step.stream<[1, 4], !step.tile<64x128xf32>> update {
@@ -14,7 +14,7 @@ builtin.module {
       %6 = step.apply "zero"() : () -> !step.tile<64x128xf32>
       step.yield %6 : !step.tile<64x128xf32>
     }
-    %Wu = step.linear_offchip_load {base_addr = 33554432 : i64, tiled_in_shape = array<i64: 1, 4, 1>, stride = array<i64: 0, 1, 4>, tiled_out_shape = array<i64: 1, 4, 1>} : () -> !step.stream<[1, 4, 1], !step.tile<256x128xf32>>
+    %Wu = step.linear_offchip_load {base_addr = 33554432 : i64, tiled_in_shape = array<i64: 1, 1, 4>, stride = array<i64: 0, 1, 4>, tiled_out_shape = array<i64: 1, 4, 1>} : () -> !step.stream<[1, 4, 1], !step.tile<256x128xf32>>
     %7 = step.zip %X_up, %Wu : (!step.stream<[1, 4, 1], !step.tile<64x256xf32>>, !step.stream<[1, 4, 1], !step.tile<256x128xf32>>) -> !step.stream<[1, 4, 1], !step.tuple<!step.tile<64x256xf32>, !step.tile<256x128xf32>>>
     %up = step.accum %7 {rank = 1 : i64} : !step.stream<[1, 4, 1], !step.tuple<!step.tile<64x256xf32>, !step.tile<256x128xf32>>> -> !step.stream<[1, 4], !step.tile<64x128xf32>> update {
     ^bb0(%8: !step.tile<64x256xf32>, %9: !step.tile<256x128xf32>, %10: !step.tile<64x128xf32>):
@@ -38,9 +38,9 @@ builtin.module {
     }
     %reshape, %20 = step.reshape %mul {split_dim = 1 : i64, chunk_size = 1 : i64} : (!step.stream<[1, 4], !step.tile<64x128xf32>>) -> (!step.stream<[1, 1, 4], !step.tile<64x128xf32>>, !step.stream<[1, 1, 4], i1>)
     step.consume %20 : !step.stream<[1, 1, 4], i1>
-    %Wd = step.linear_offchip_load {base_addr = 50331648 : i64, tiled_in_shape = array<i64: 1, 1, 4>, stride = array<i64: 0, 1, 1>, tiled_out_shape = array<i64: 1, 1, 4>} : () -> !step.stream<[1, 1, 4], !step.tile<128x256xf32>>
+    %Wd = step.linear_offchip_load {base_addr = 50331648 : i64, tiled_in_shape = array<i64: 4, 1, 1>, stride = array<i64: 0, 1, 1>, tiled_out_shape = array<i64: 1, 1, 4>} : () -> !step.stream<[1, 1, 4], !step.tile<128x256xf32>>
     %21 = step.zip %reshape, %Wd : (!step.stream<[1, 1, 4], !step.tile<64x128xf32>>, !step.stream<[1, 1, 4], !step.tile<128x256xf32>>) -> !step.stream<[1, 1, 4], !step.tuple<!step.tile<64x128xf32>, !step.tile<128x256xf32>>>
-    %down = step.accum %21 {rank = 1 : i64} : !step.stream<[1, 1, 4], !step.tuple<!step.tile<64x128xf32>, !step.tile<128x256xf32>>> -> !step.stream<[1, 1], !step.tile<64x256xf32>> update {
+    %down = step.accum %21 {write_back_mu, rank = 1 : i64} : !step.stream<[1, 1, 4], !step.tuple<!step.tile<64x128xf32>, !step.tile<128x256xf32>>> -> !step.stream<[1, 1], !step.tile<64x256xf32>> update {
     ^bb0(%22: !step.tile<64x128xf32>, %23: !step.tile<128x256xf32>, %24: !step.tile<64x256xf32>):
       %25 = step.apply "matmul"(%22, %23) : (!step.tile<64x128xf32>, !step.tile<128x256xf32>) -> !step.tile<64x256xf32>
       %26 = step.apply "add"(%24, %25) : (!step.tile<64x256xf32>, !step.tile<64x256xf32>) -> !step.tile<64x256xf32>

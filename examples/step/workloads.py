@@ -31,7 +31,7 @@ from pathlib import Path
 
 from io import StringIO
 
-from xdsl.dialects.builtin import ModuleOp, bf16, f32
+from xdsl.dialects.builtin import ModuleOp, UnitAttr, bf16, f32
 from xdsl.printer import Printer
 
 from steplus.dialects.step_frontend import Graph, Stream, TileType, eager_merge, reassemble
@@ -61,17 +61,18 @@ def swiglu(tm: int, tn: int, batch: int = 64, hidden: int = 256, inter: int = 51
     g = Graph(f"swiglu_tm{tm}_tn{tn}")
     m, n = B // tm, F // tn
     x = g.load((tm, D), f32, [m, n, 1], in_shape=[m, 1, 1], stride=[1, 0, 1], base_addr=0, name="X")
-    wg = g.load((D, tn), f32, [m, n, 1], in_shape=[1, n, 1], stride=[0, 1, n], base_addr=1 << 24, name="Wg")
+    wg = g.load((D, tn), f32, [m, n, 1], in_shape=[1, 1, n], stride=[0, 1, n], base_addr=1 << 24, name="Wg")
     xg, xu = x.broadcast(2, ["X_gate", "X_up"])
     gate = xg.accum("matmul", 1, wg, acc=TileType(tm, tn, f32), combine="add", name="gate")
-    wu = g.load((D, tn), f32, [m, n, 1], in_shape=[1, n, 1], stride=[0, 1, n], base_addr=2 << 24, name="Wu")
+    wu = g.load((D, tn), f32, [m, n, 1], in_shape=[1, 1, n], stride=[0, 1, n], base_addr=2 << 24, name="Wu")
     up = xu.accum("matmul", 1, wu, acc=TileType(tm, tn, f32), combine="add", name="up")
     act = gate.map("silu", name="silu")
     h = act.map("mul", up, name="mul")
     hr, pad = h.reshape(1, split_dim=1, name="reshape")
     pad.consume()
-    wd = g.load((tn, D), f32, [m, 1, n], in_shape=[1, 1, n], stride=[0, 1, 1], base_addr=3 << 24, name="Wd")
+    wd = g.load((tn, D), f32, [m, 1, n], in_shape=[n, 1, 1], stride=[0, 1, 1], base_addr=3 << 24, name="Wd")
     down = hr.accum("matmul", 1, wd, acc=TileType(tm, D, f32), combine="add", name="down")
+    down.value.owner.attributes["write_back_mu"] = UnitAttr()  # §8.1 node 10
     down.store(base_addr=1 << 30)
     return g.module()
 

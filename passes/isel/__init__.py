@@ -23,7 +23,7 @@ from xdsl.dialects import builtin, func
 from xdsl.passes import ModulePass
 
 from steplus.dialects.ila import TARGETS
-from steplus.passes.diagnostics import OpDiagnosticError, emit
+from steplus.passes.diagnostics import emit
 
 
 def check_limits(p) -> None:
@@ -36,12 +36,27 @@ def check_limits(p) -> None:
         raise ValueError(f"{p.name}: time-limit must be a positive number of seconds, got {p.time_limit!r}")
 
 
-def _parse_targets(spec, op) -> tuple[str, ...]:
-    names = spec if isinstance(spec, tuple) else tuple(x for x in str(spec).split(",") if x)
+MODES = ("exact", "flexible")
+
+
+def check_mode(p) -> None:
+    """Validate the `mode` option of isel / isel-verify (ValueError -> usage error)."""
+    if p.mode not in MODES:
+        raise ValueError(f"{p.name}: mode must be one of {', '.join(MODES)}, got '{p.mode}'")
+
+
+def parse_targets(p) -> tuple[str, ...]:
+    """The `targets` option of isel / isel-verify as a tuple of known, distinct names (else ValueError)."""
+    spec = p.targets
+    names = spec if isinstance(spec, tuple) else (spec,)
+    names = tuple(x.strip() for part in names for x in str(part).split(","))
+    known = ", ".join(TARGETS)
+    if not any(names):
+        raise ValueError(f"{p.name}: targets must name at least one of {known}")
     for t in names:
         if t not in TARGETS:
-            raise OpDiagnosticError(op, f"isel: unknown target '{t}' (known: {', '.join(TARGETS)})")
-    return names
+            raise ValueError(f"{p.name}: unknown target '{t}' in targets (allowed: {known})")
+    return tuple(dict.fromkeys(names))
 
 
 @dataclass(frozen=True)
@@ -65,11 +80,13 @@ def select_function(fn: func.FuncOp, targets, flexible: bool, limits: Limits = L
     receives the function's `terms.Saturation`."""
     from steplus.passes.isel import terms as T
     from steplus.passes.isel.frontend import Importer
+    from steplus.passes.isel.opcheck import check_ops
     from steplus.passes.isel.rebuild import Rebuilder
 
     if not fn.body.blocks or len(fn.body.blocks) != 1:
         return 0
     block = fn.body.blocks[0]
+    check_ops(fn, "isel")
     imp = Importer(block)
     roots = imp.run()
     if not roots:
@@ -120,6 +137,10 @@ class IselPass(ModulePass):
     ```
     resmlp.mlir:3:1: warning: isel: @resmlp: saturation stopped by the node limit (500 e-nodes) after 2 iterations, ...
     ```
+
+    Example: `step-opt examples/isel/maxpool128.mlir -p 'isel{targets=flexasr mode=flexible}'`
+    maps the (4,4)/(2,2) max-pool on 128x128 to an `ila.windows` and four
+    `ila.invoke "flexasr.maxpool"`; with `mode=exact` nothing matches.
     """
 
     name = "isel"
@@ -132,11 +153,23 @@ class IselPass(ModulePass):
 
     def __post_init__(self):
         check_limits(self)
+        check_mode(self)
+        parse_targets(self)
 
     def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
-        if self.mode not in ("exact", "flexible"):
-            raise OpDiagnosticError(op, f"isel: mode must be 'exact' or 'flexible', got '{self.mode}'")
-        targets = _parse_targets(self.targets, op)
+        targets = parse_targets(self)
         limits = Limits(self.iterations, self.node_limit, self.time_limit)
-        for fn in [f for f in op.walk() if isinstance(f, func.FuncOp)]:
-            select_function(fn, targets, self.mode == "flexible", limits)
+        try:
+            for fn in [f for f in op.walk() if isinstance(f, func.FuncOp)]:
+                select_function(fn, targets, self.mode == "flexible", limits)
+        finally:
+            release_egraphs()
+
+
+def release_egraphs() -> None:
+    """Free the e-graphs of this thread now: egglog's Rust e-graph must be dropped on the thread
+    that made it (step-opt runs passes on a worker thread; a later collection on the main thread
+    printed "EGraph is unsendable, but is being dropped on another thread")."""
+    import gc
+
+    gc.collect()

@@ -14,14 +14,21 @@ outside the recognised ops) with their terms.
 
 from __future__ import annotations
 
-from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, TensorType, f32
+import math
+
+from xdsl.dialects.builtin import TensorType, f32
 from xdsl.ir import Operation, SSAValue
 
 from steplus.passes.isel import fused as F
 from steplus.passes.isel import terms as T
+from steplus.passes.isel.constants import CONSTANT_OPS, splat_value
 
 _UNARY = {"tosa.sigmoid": F.sigmoid, "tosa.tanh": F.tanh, "tosa.exp": F.exp, "tosa.reciprocal": F.recip,
           "tosa.rsqrt": F.rsqrt}
+
+
+# the largest n recorded as `inv_of(c) = n` for a constant c = 1/n (a row length; fits an i64)
+MAX_INVERSE = 1 << 40
 
 
 def _shape(v: SSAValue) -> tuple[int, ...]:
@@ -29,10 +36,17 @@ def _shape(v: SSAValue) -> tuple[int, ...]:
     return tuple(t.get_shape()) if isinstance(t, TensorType) else ()
 
 
+# the largest tensor isel models (larger ones stay opaque): a product of two sizes of such
+# tensors in a rewrite guard cannot overflow the e-graph's i64
+MAX_TENSOR_ELEMENTS = 1 << 31
+
+
 def _static_f32(v: SSAValue) -> bool:
-    """isel models static-shape f32 tensors only (other values stay opaque)."""
+    """isel models static-shape f32 tensors of fewer than MAX_TENSOR_ELEMENTS elements only."""
     t = v.type
-    return isinstance(t, TensorType) and t.element_type == f32 and all(d >= 0 for d in t.get_shape())
+    if not (isinstance(t, TensorType) and t.element_type == f32 and all(d >= 0 for d in t.get_shape())):
+        return False
+    return math.prod(t.get_shape()) < MAX_TENSOR_ELEMENTS
 
 
 def sh(dims) -> T.Sh:
@@ -44,14 +58,11 @@ def _is_zero(v: SSAValue | None) -> bool:
     if v is None:
         return True
     op = v.owner
-    if isinstance(op, Operation) and op.name in ("arith.constant", "tosa.const"):
-        val = op.properties.get("value") or op.properties.get("values")
-        if isinstance(val, DenseIntOrFPElementsAttr):
-            return all(float(x) == 0.0 for x in val.get_values())
+    if isinstance(op, Operation) and op.name in CONSTANT_OPS:
+        return splat_value(op) == 0.0
     if isinstance(op, Operation) and op.name == "linalg.fill":
         src = op.operands[0].owner
-        if isinstance(src, Operation) and src.name == "arith.constant":
-            return float(src.properties["value"].value.data) == 0.0
+        return isinstance(src, Operation) and splat_value(src) == 0.0
     return False
 
 
@@ -148,19 +159,13 @@ class Importer:
 
         facts = []
         for op in self.block.ops:
-            if op.name not in ("arith.constant", "tosa.const") or len(op.results) != 1:
+            if op.name not in CONSTANT_OPS or len(op.results) != 1 or not _static_f32(op.results[0]):
                 continue
-            val = op.properties.get("value") or op.properties.get("values")
-            if not (isinstance(val, DenseIntOrFPElementsAttr) and _static_f32(op.results[0])):
-                continue
-            vals = set(float(x) for x in val.get_values())
-            if len(vals) != 1:
-                continue
-            (c,) = vals
-            if c <= 0:
+            c = splat_value(op)
+            if c is None or not c > 0 or c == float("inf"):
                 continue
             leaf = self.term(op.results[0])
-            inv = round(1 / c)
+            inv = round(1 / c) if c >= 1 / MAX_INVERSE else 0  # e-graph integers are i64
             if inv >= 1 and abs(1 / inv - c) <= 1e-6 * c:
                 facts.append(set_(F.inv_of(leaf)).to(inv))
             if c <= 1e-3:

@@ -21,6 +21,7 @@ from steplus.dialects.ila_host import Im2colOp, WindowsOp
 from steplus.dialects.tosa_ext import ExpOp, RsqrtOp, SigmoidOp, TanhOp
 from steplus.dialects.tosa_ext import reshape as tosa_reshape
 from steplus.passes.diagnostics import OpDiagnosticError
+from steplus.passes.isel.constants import splat_value
 from steplus.passes.isel.terms import ACCEL
 
 
@@ -218,9 +219,7 @@ class Rebuilder:
     def _layernorm(self, args, kids, ints) -> SSAValue:
         """flexasr.layernorm(x, γ, β) with the program's ε as an attribute (the hardware's is 2^-14)."""
         x, g, b, eps = kids
-        const = eps.owner
-        val = const.properties.get("value") or const.properties.get("values")
-        attrs = {"epsilon": FloatAttr(float(next(iter(val.get_values()))), f32)}
+        attrs = {"epsilon": FloatAttr(splat_value(eps.owner), f32)}  # is_eps holds only for splat constants
         return self._emit(InvokeOp("flexasr.layernorm", [x, g, b], x.type, attrs))
 
     def _accel(self, name, kids, ints) -> SSAValue:

@@ -2,12 +2,31 @@
 
 For every function, the pass runs `isel` (same options) on a copy, evaluates
 both versions symbolically (`symbolic`) on the function's (small) shapes and
-asks z3 for an input on which some output element differs.  `unsat` proves the
-mapping; a counterexample is an error located at the function.  Arithmetic is
+asks z3 for an input on which some output element differs (`solve`: one
+bounded query per differing output, α-equivalent queries asked once).
+`unsat` proves the mapping; a counterexample is an error located at the
+function.  Arithmetic is
 abstracted by uninterpreted functions (`arith=uf`, the default: FlexASR and
 HLSCNN numerics; sigmoid, tanh, exp, reciprocal, rsqrt and subtraction are
 uninterpreted functions too, so the fused FlexASR mappings — LSTM cell, layer
 norm, attention — are proved up to commutativity of + and ·) or exact 32-bit bit-vectors (`arith=bv`, VTA integers).
+
+Options (besides isel's `targets`, `mode`, `iterations`, `node-limit`, `time-limit`):
+
+- `timeout-ms` (60000): time budget of one function's proof (symbolic
+  evaluation, then z3 queries: none starts, or runs, past it);
+- `memory-mb` (2048): z3's memory ceiling (`memory_max_size`, counting all
+  of z3's memory, the terms of the symbolic evaluation included) while it solves;
+- `max-terms` (2000000): refuse, with an error at the function naming this
+  option, a function whose symbolic evaluation is estimated to build more z3
+  terms (input elements, plus per op its result elements × the terms each
+  one needs, e.g. 2·k for a k-long dot product, 2·16 for a 4x4 max-pool
+  window; about 1 KB of memory each), before building any of them.
+
+Outcomes: `unsat` is a remark; `sat` is an error ("selected program differs
+from the input"); `unknown` (time or memory ran out, or z3 gave up) is a
+*warning* "could not prove equivalence (z3: unknown, REASON)" and does not
+fail the pipeline (exit 0): nothing was shown wrong, the proof is just missing.
 
 Example:
 
@@ -19,6 +38,8 @@ small_maxpool.mlir:2:1: remark: isel-verify: @f: 2 invocations (flexasr=2) equiv
 
 from __future__ import annotations
 
+import math
+import time
 from collections import Counter
 from dataclasses import dataclass
 
@@ -26,24 +47,36 @@ import numpy as np
 import z3
 from xdsl.context import Context
 from xdsl.dialects import builtin, func
+from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 
 from steplus.passes.diagnostics import OpDiagnosticError, emit
-from steplus.passes.isel import _parse_targets, select_function
+from steplus.passes.isel import Limits, check_limits, check_mode, parse_targets, release_egraphs, select_function
 from steplus.passes.isel import symbolic as S
+from steplus.passes.isel.constants import CONSTANT_OPS, ConstantError, constant_array
+from steplus.passes.isel.opcheck import check_ops
+from steplus.passes.isel.solve import Verdict, check_outputs
 
-MAX_ELEMENTS = 30000
 _UF_UNARY = {"tosa.sigmoid": "sigmoid", "tosa.tanh": "tanh", "tosa.exp": "exp", "tosa.reciprocal": "recip",
              "tosa.rsqrt": "rsqrt"}
+_GENERIC_BIN = {"arith.addf": lambda x, y: x + y, "arith.mulf": lambda x, y: x * y,
+                "arith.subf": lambda x, y: x - y, "arith.maximumf": S.smax}
+# arith.cmpf predicate codes (ordered and unordered agree on reals, which have no NaN)
+_CMP_CODES = {2: ">", 3: ">=", 4: "<", 5: "<=", 9: ">", 10: ">=", 11: "<", 12: "<="}
+
+
+def _compare(rel: str, x, y):
+    return {">": x > y, ">=": x >= y, "<": x < y, "<=": x <= y}[rel]
 
 
 class _Eval:
     def __init__(self, ctx: S.Ctx):
         self.ctx = ctx
+        self.env: dict = {}
 
     def run(self, fn: func.FuncOp, inputs):
         block = fn.body.blocks[0]
-        env = dict(zip(block.args, inputs))
+        env = self.env = dict(zip(block.args, inputs))
         for op in block.ops:
             if op.name == "func.return":
                 return [env[v] for v in op.operands]
@@ -52,31 +85,88 @@ class _Eval:
                 env[r] = v
         raise OpDiagnosticError(fn, "isel-verify: function without func.return")
 
-    @staticmethod
-    def _vals(op):
-        p = op.properties
-        return list((p.get("value") or p.get("values")).get_values())
+    def constant(self, op: Operation):
+        """A constant as an object array of constant terms (or one term for a scalar)."""
+        try:
+            arr = constant_array(op)
+        except ConstantError as e:
+            raise OpDiagnosticError(op, f"isel-verify: {e}") from None
+        if not np.all(np.isfinite(arr)):
+            raise OpDiagnosticError(op, f"isel-verify: '{op.name}' holds a non-finite value, which has no "
+                                        "symbolic meaning")
+        if self.ctx.mode == "bv" and not np.all(arr == np.round(arr)):
+            raise OpDiagnosticError(op, f"isel-verify: '{op.name}' holds a non-integer value; use arith=uf")
+        syms: dict[float, S.Sym] = {}
+        out = np.empty(arr.shape, dtype=object)
+        for idx, v in np.ndenumerate(arr):
+            if v not in syms:
+                syms[v] = S.Sym(self.ctx.const(float(v)), self.ctx)
+            out[idx] = syms[v]
+        return out if out.ndim else out[()]
+
+    def generic(self, op: Operation, a):
+        """An all-parallel elementwise `linalg.generic` (projection maps; +, ·, -, max, compare/select)."""
+        from steplus.runtime.ila.generic import map_dims
+
+        try:
+            dims = map_dims(op)
+        except Exception as e:
+            raise OpDiagnosticError(op, f"isel-verify: {e}") from None
+        if len(op.outputs) != 1 or any(str(it.data.value) != "parallel" for it in op.iterator_types.data):
+            raise OpDiagnosticError(op, "isel-verify: only elementwise (all-parallel) linalg.generic is supported")
+        shape = tuple(op.results[0].type.get_shape())
+        if dims[-1] != list(range(len(shape))):
+            raise OpDiagnosticError(op, "isel-verify: linalg.generic output map must be the identity")
+        block = op.body.block
+        out = np.empty(shape, dtype=object)
+        for idx in np.ndindex(*shape):
+            env = {arg: (x[tuple(idx[d] for d in ds)] if isinstance(x, np.ndarray) else x)
+                   for arg, x, ds in zip(block.args, a, dims)}
+            out[idx] = self._scalar_body(op, block, env)
+        return out
+
+    def _scalar_body(self, op: Operation, block, env: dict):
+        def get(v):
+            if v in env:
+                return env[v]
+            if v in self.env:
+                return self.env[v]
+            raise OpDiagnosticError(op, "isel-verify: linalg.generic body uses a value it cannot evaluate")
+
+        for bop in block.ops:
+            n = bop.name
+            if n == "linalg.yield":
+                return get(bop.operands[0])
+            if n in _GENERIC_BIN:
+                env[bop.results[0]] = _GENERIC_BIN[n](get(bop.operands[0]), get(bop.operands[1]))
+            elif n == "arith.cmpf" and bop.predicate.value.data in _CMP_CODES:
+                x, y = get(bop.operands[0]), get(bop.operands[1])
+                env[bop.results[0]] = _compare(_CMP_CODES[bop.predicate.value.data], x.t, y.t)
+            elif n == "arith.select":
+                c, x, y = (get(v) for v in bop.operands)
+                env[bop.results[0]] = S.Sym(z3.If(c, x.t, y.t), x.ctx)
+            elif n in CONSTANT_OPS:
+                env[bop.results[0]] = self.constant(bop)
+            else:
+                raise OpDiagnosticError(op, f"isel-verify: no symbolic semantics for '{n}' in a linalg.generic body")
+        raise OpDiagnosticError(op, "isel-verify: linalg.generic body without linalg.yield")
 
     def eval(self, op, a):
         n = op.name
         p = op.properties
         shape = tuple(op.results[0].type.get_shape()) if op.results and hasattr(op.results[0].type, "get_shape") else ()
-        if n in ("arith.constant", "tosa.const") and "values" in p and not str(
-                op.results[0].type.element_type).startswith("f"):
-            return [None]  # tosa.mul's shift
-        if n in ("arith.constant", "tosa.const") and len(set(self._vals(op))) == 1 and set(self._vals(op)) != {0.0}:
+        if n in CONSTANT_OPS:
+            return [self.constant(op)]
+        if n == "linalg.fill":
             arr = np.empty(shape, dtype=object)
-            arr[...] = S.Sym(self.ctx.const(float(self._vals(op)[0])), self.ctx)
+            arr[...] = a[0]
             return [arr]
-        if n in ("arith.constant", "tosa.const"):
-            vals = list(self._vals(op))
-            arr = np.empty(shape, dtype=object)
-            arr[...] = S.Sym(self.ctx.const(0), self.ctx) if set(vals) == {0.0} or set(vals) == {0} else None
-            if not (set(vals) <= {0, 0.0}):
-                raise OpDiagnosticError(op, "isel-verify: only zero constants are supported")
-            return [arr]
+        if n == "linalg.generic":
+            return [self.generic(op, a)]
         if n in ("tensor.empty", "tosa.const_shape"):
             return [None]
+        if n == "linalg.conv_2d_nchw_fchw" and tuple(p["dilations"].get_values()) != (1, 1):
+            raise OpDiagnosticError(op, "isel-verify: convolutions with dilations other than 1 are not supported")
         if n == "linalg.matmul":
             y = S.matmul(a[0], a[1])
             return [y + a[2]]
@@ -117,21 +207,71 @@ class _Eval:
         if n == "ila.invoke":
             attrs = {k: tuple(v.get_values()) for k, v in op.attributes.items() if hasattr(v, "get_values")}
             attrs |= {k: v.value.data for k, v in op.attributes.items() if k == "epsilon"}
-            return [S.accel_spec(p["callee"].data, a, attrs).reshape(shape)]
+            try:
+                return [S.accel_spec(p["callee"].data, a, attrs).reshape(shape)]
+            except NotImplementedError as e:
+                raise OpDiagnosticError(op, f"isel-verify: {e}") from None
         raise OpDiagnosticError(op, f"isel-verify: no symbolic semantics for '{n}'")
 
 
-def prove(fn_ref: func.FuncOp, fn_sel: func.FuncOp, mode: str):
-    """(status, n_outputs): 'unsat' proves equality of every output element."""
-    ctx = S.Ctx(mode)
-    args = fn_ref.body.blocks[0].args
-    total = sum(int(np.prod(a.type.get_shape())) for a in args)
-    if total > MAX_ELEMENTS:
-        raise OpDiagnosticError(fn_ref, f"isel-verify: {total} input elements exceed {MAX_ELEMENTS}; "
-                                        "verify at small shapes")
-    inputs = [S.tensor(ctx, a.name_hint or f"arg{a.index}", a.type.get_shape()) for a in args]
-    ref = _Eval(ctx).run(fn_ref, inputs)
-    sel = _Eval(ctx).run(fn_sel, inputs)
+
+_PER_ELEMENT = {"tosa.reduce_max": 2, "tosa.reduce_sum": 1, "tosa.add": 1, "linalg.add": 1, "tosa.mul": 1,
+                "tosa.sub": 1, **{k: 1 for k in _UF_UNARY}}
+
+
+def _elements(v) -> int:
+    t = v.type
+    return math.prod(t.get_shape()) if hasattr(t, "get_shape") else 1
+
+
+def _dims(v) -> tuple[int, ...]:
+    return tuple(v.type.get_shape()) if hasattr(v.type, "get_shape") else ()
+
+
+def _invoke_terms(op: Operation, out: int) -> int:
+    callee, ins = op.properties["callee"].data, [_dims(v) for v in op.operands]
+    if callee == "flexasr.maxpool":
+        return 2 * out  # a comparison and an If per output
+    if callee in ("flexasr.linear", "vta.dense") and len(ins) >= 2 and len(ins[0]) == 2:
+        return 2 * out * ins[0][1]
+    if callee == "hlscnn.conv2d" and len(ins) >= 2 and len(ins[1]) == 4:
+        return 2 * out * math.prod(ins[1][1:])
+    if callee == "flexasr.lstm" and len(ins) == 6 and len(ins[0]) == 2 and len(ins[4]) == 2:
+        (t, k), n = ins[0], ins[4][1]
+        return 2 * t * 4 * n * (k + n) + 12 * t * n
+    if callee == "flexasr.attention" and len(ins) == 3 and len(ins[0]) == 2 and len(ins[1]) == 2:
+        (tq, d), tk = ins[0], ins[1][0]
+        return 4 * tq * tk * d + 4 * tq * tk
+    return 8 * out + sum(math.prod(d) for d in ins)
+
+
+def op_terms(op: Operation) -> int:
+    """About how many z3 terms evaluating `op` symbolically builds (layout ops: their element count)."""
+    out = sum(_elements(r) for r in op.results)
+    n = op.name
+    if n == "linalg.matmul":
+        return 2 * out * _dims(op.operands[0])[-1]
+    if n == "linalg.conv_2d_nchw_fchw":
+        return 2 * out * math.prod(_dims(op.operands[1])[1:])
+    if n == "tosa.max_pool2d":
+        return 2 * out * math.prod(op.properties["kernel"].get_values())
+    if n == "ila.invoke":
+        return _invoke_terms(op, out)
+    if n == "linalg.generic":
+        return out * len(op.body.block.ops)
+    if n in _PER_ELEMENT:
+        return _PER_ELEMENT[n] * sum(_elements(v) for v in op.operands)
+    return out
+
+
+def estimate_terms(fn: func.FuncOp) -> int:
+    """`op_terms` summed over a function, plus one term per input element."""
+    args = sum(_elements(a) for a in fn.body.blocks[0].args)
+    return args + sum(op_terms(op) for op in fn.body.blocks[0].ops)  # a generic's body is in its cost
+
+
+def _disequalities(ref, sel) -> tuple[list, int]:
+    """One z3 disequality per output element whose two terms are not syntactically equal."""
     diffs = []
     for r, s in zip(ref, sel):
         for x, y in zip(np.asarray(r).reshape(-1), np.asarray(s).reshape(-1)):
@@ -140,37 +280,102 @@ def prove(fn_ref: func.FuncOp, fn_sel: func.FuncOp, mode: str):
                     diffs.append(z3.BoolVal(True))  # padding leaked into an output
             elif x is not y and not z3.eq(x.t, y.t):
                 diffs.append(x.t != y.t)
-    n = sum(np.asarray(r).size for r in ref)
-    if not diffs:
-        return "unsat", n
-    solver = z3.Solver()
-    solver.add(z3.Or(*diffs))
-    return str(solver.check()), n
+    return diffs, sum(np.asarray(r).size for r in ref)
+
+
+def prove(fn_ref: func.FuncOp, fn_sel: func.FuncOp, mode: str, timeout_ms: int = 60000,
+          memory_mb: int = 2048) -> tuple[Verdict, int]:
+    """(verdict, n_outputs): `unsat` proves equality of every output element.
+
+    `timeout_ms` budgets the whole proof (symbolic evaluation included)."""
+    deadline = time.monotonic() + timeout_ms / 1000
+    ctx = S.Ctx(mode)
+    args = fn_ref.body.blocks[0].args
+    inputs = [S.tensor(ctx, a.name_hint or f"arg{a.index}", a.type.get_shape()) for a in args]
+    ref = _Eval(ctx).run(fn_ref, inputs)
+    sel = _Eval(ctx).run(fn_sel, inputs)
+    diffs, n = _disequalities(ref, sel)
+    return check_outputs(diffs, deadline, memory_mb), n
+
+
+def _select_copy(fn: func.FuncOp, targets, flexible: bool, limits: Limits) -> func.FuncOp:
+    """isel on a clone of `fn`; an error on a cloned op is reported at the original op."""
+    sel = fn.clone()
+    originals = dict(zip(sel.walk(), fn.walk()))
+    try:
+        select_function(sel, targets, flexible, limits)
+    except OpDiagnosticError as e:
+        raise OpDiagnosticError(originals.get(e.op, fn), e.message) from None
+    return sel
+
+
+def _positive(p, option: str, value) -> None:
+    if not (isinstance(value, int) and value >= 1):
+        raise ValueError(f"{p.name}: {option} must be a positive integer, got {value!r}")
 
 
 @dataclass(frozen=True)
 class IselVerifyPass(ModulePass):
-    """Prove with z3 that isel preserves each function's meaning (small shapes)."""
+    """Prove with z3 that isel preserves each function's meaning (small shapes).
+
+    Example: `step-opt f.mlir -p 'isel-verify{targets=flexasr timeout-ms=10000 max-terms=500000}'`
+    remarks "equivalent to the input on all N outputs (z3: unsat)" per function (see the module doc
+    for the options, their defaults and the outcomes)."""
 
     name = "isel-verify"
 
     targets: tuple[str, ...] = ("flexasr", "hlscnn", "vta")
     mode: str = "flexible"
     arith: str = "uf"
+    iterations: int = 40
+    node_limit: int = 100_000
+    time_limit: float = 5.0
+    timeout_ms: int = 60_000
+    memory_mb: int = 2048
+    max_terms: int = 2_000_000
+
+    def __post_init__(self):
+        check_limits(self)
+        check_mode(self)
+        parse_targets(self)
+        if self.arith not in ("uf", "bv"):
+            raise ValueError(f"isel-verify: arith must be 'uf' or 'bv', got '{self.arith}'")
+        _positive(self, "timeout-ms", self.timeout_ms)
+        _positive(self, "memory-mb", self.memory_mb)
+        _positive(self, "max-terms", self.max_terms)
 
     def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
-        if self.arith not in ("uf", "bv"):
-            raise OpDiagnosticError(op, f"isel-verify: arith must be 'uf' or 'bv', got '{self.arith}'")
-        targets = _parse_targets(self.targets, op)
-        for fn in [f for f in op.walk() if isinstance(f, func.FuncOp)]:
-            sel = fn.clone()
-            select_function(sel, targets, self.mode == "flexible")
-            calls = Counter(o.callee.data.split(".")[0] for o in sel.walk() if o.name == "ila.invoke")
-            status, n = prove(fn, sel, self.arith)
-            name = fn.sym_name.data
-            if status != "unsat":
-                raise OpDiagnosticError(fn, f"isel-verify: @{name}: selected program differs from the input "
-                                            f"(z3: {status})")
-            per = ",".join(f"{k}={v}" for k, v in sorted(calls.items())) or "none"
-            emit(fn, "remark", f"isel-verify: @{name}: {sum(calls.values())} invocations ({per}) equivalent "
-                               f"to the input on all {n} outputs (z3: unsat)")
+        targets = parse_targets(self)
+        limits = Limits(self.iterations, self.node_limit, self.time_limit)
+        try:
+            for fn in [f for f in op.walk() if isinstance(f, func.FuncOp)]:
+                if len(fn.body.blocks) == 1:
+                    self._verify(fn, targets, limits)
+        finally:
+            release_egraphs()
+
+    def _verify(self, fn: func.FuncOp, targets, limits: Limits) -> None:
+        name = fn.sym_name.data
+        for a in fn.body.blocks[0].args:
+            if not isinstance(a.type, builtin.TensorType) or any(d < 0 for d in a.type.get_shape()):
+                raise OpDiagnosticError(fn, f"isel-verify: @{name}: argument {a.index} has type {a.type}; "
+                                            "only static-shape tensor arguments are supported")
+        check_ops(fn, "isel-verify")
+        sel = _select_copy(fn, targets, self.mode == "flexible", limits)
+        terms = estimate_terms(fn) + estimate_terms(sel)
+        if terms > self.max_terms:
+            raise OpDiagnosticError(fn, f"isel-verify: @{name}: the proof would build about {terms} symbolic terms, "
+                                        f"more than max-terms={self.max_terms}; raise isel-verify{{max-terms=...}} "
+                                        "(about 1 KB of memory each) or verify at smaller shapes")
+        calls = Counter(o.callee.data.split(".")[0] for o in sel.walk() if o.name == "ila.invoke")
+        verdict, n = prove(fn, sel, self.arith, self.timeout_ms, self.memory_mb)
+        if verdict.status == "sat":
+            raise OpDiagnosticError(fn, f"isel-verify: @{name}: selected program differs from the input (z3: sat)")
+        per = ",".join(f"{k}={v}" for k, v in sorted(calls.items())) or "none"
+        if verdict.status == "unknown":
+            emit(fn, "warning", f"isel-verify: @{name}: could not prove equivalence (z3: unknown, {verdict.reason}); "
+                                f"raise isel-verify{{timeout-ms=...}} "
+                                f"(now {self.timeout_ms}) or {{memory-mb=...}} (now {self.memory_mb})")
+            return
+        emit(fn, "remark", f"isel-verify: @{name}: {sum(calls.values())} invocations ({per}) equivalent "
+                           f"to the input on all {n} outputs (z3: unsat)")

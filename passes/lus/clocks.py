@@ -22,26 +22,36 @@ word such as `1(0)`). Inference is unification over clock terms with variables:
 A clash is reported at the op whose constraint fails, naming both clocks
 ("expected clock base on %c, found base"); unifying a clock with one of its
 own sub-clocks ("ck = ck on %c") is reported as such. With
-`lus-clock-analysis{annotate=true}` every lus node op gets a `lus.clock`
-attribute with the clock of its (first) result, for debugging:
+`lus-clock-analysis{annotate=true}` every op of a node that has results
+(but constants, which have no clock of their own) gets a remark with the clock of its first result, for debugging; remarks go to
+stderr and the IR on stdout is unchanged. On
 
 ```mlir
-%y = lus.when %c %x {lus.clock = "base on %c"} : f32
+lus.node @sample(%c: i1, %x: f32) -> (f32) {
+  %y = lus.when %c %x : f32
+  %z = lus.when not %c %x : f32
+  %m = lus.merge %c %y %z : f32
+  lus.yield (%m : f32)
+}
 ```
+
+it reports `remark: clock of %y: base on %c` at the first `lus.when`,
+`remark: clock of %z: base on not %c` and `remark: clock of %m: base`.
 """
 
 from __future__ import annotations
 
+import heapq
 from dataclasses import dataclass, field
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp, StringAttr
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from steplus.dialects import lus
-from steplus.passes.diagnostics import OpDiagnosticError
-from steplus.passes.lus.causality import value_name
+from steplus.passes.diagnostics import OpDiagnosticError, emit
+from steplus.passes.lus.causality import instantaneous_deps, value_name
 
 
 @dataclass(eq=False)
@@ -89,6 +99,15 @@ def show(c: Clock) -> str:
     return f"{show(c.parent)} on {'not ' if c.negated else ''}{cond}"
 
 
+def equal(a: Clock, b: Clock) -> bool:
+    """Are two clocks the same (structurally: `base on %c` built twice is one
+    clock)?"""
+    a, b = resolve(a), resolve(b)
+    if isinstance(a, On) and isinstance(b, On):
+        return a.same_condition(b) and equal(a.parent, b.parent)
+    return a == b
+
+
 class ClockError(Exception):
     pass
 
@@ -128,8 +147,7 @@ class NodeClocks:
     clocks: dict[SSAValue, Clock] = field(default_factory=dict)
 
     def of(self, v: SSAValue) -> Clock:
-        owner = v.owner
-        if isinstance(owner, Operation) and not owner.operands and not owner.regions:
+        if _is_constant(v):
             # Constants (and k-periodic generators) are clock-polymorphic: each
             # use may put them on a different clock.
             return Var()
@@ -176,46 +194,127 @@ def infer_node(node: lus.NodeOp) -> NodeClocks:
     base = Base()
     for arg in node.body.block.args:
         env.clocks[arg] = base
+    # A merge branch whose clock is still unknown (a forward reference in the
+    # graph region) is decided after the other ops, so that the clocks do not
+    # depend on the order the ops are written in.
+    postponed: list[lus.MergeOp] = []
     for op in node.body.block.ops:
-        if isinstance(op, lus.WhenOp):
-            ck = env.of(op.input)
-            if op.condition is not None:
-                _expect(op, op.condition, env.of(op.condition), ck)
-                sub = On(ck, op.condition, op.negated is not None)
-            else:
-                sub = On(ck, op.word.data, op.negated is not None)
-            _expect(op, op.result, env.of(op.result), sub)
-        elif isinstance(op, lus.MergeOp):
-            ck = env.of(op.result)
-            if op.condition is not None:
-                _expect(op, op.condition, env.of(op.condition), ck)
-                cond: SSAValue | str = op.condition
-            else:
-                cond = op.word.data
-            for branch, negated in ((op.on_true, False), (op.on_false, True)):
-                _expect_branch(op, branch, env.of(branch), ck, On(ck, cond, negated))
-        elif isinstance(op, lus.YieldOp):
-            for v in op.operands:
-                _expect(op, v, env.of(v), base)
+        if isinstance(op, lus.MergeOp) and _undecided(env, op):
+            postponed.append(op)
         else:
-            # fby, pre, instance and every other op: one shared clock.
-            values = [*op.operands, *op.results]
-            for region in op.regions:
-                for nested in region.walk():
-                    values.extend(o for o in nested.operands if o.owner not in region.walk())
-            if values:
-                ck = env.of(values[0])
-                for v in values[1:]:
-                    _expect(op, v, env.of(v), ck)
+            _constrain(env, base, op)
+    while postponed:  # each round decides at least one merge
+        ready = [op for op in postponed if not _undecided(env, op)] or postponed[:1]
+        for op in ready:
+            _constrain(env, base, op)
+        postponed = [op for op in postponed if op not in ready]
     return env
+
+
+def _undecided(env: NodeClocks, merge: lus.MergeOp) -> bool:
+    """Is the clock of a (non-constant) branch of `merge` still unknown?"""
+    return any(
+        isinstance(resolve(env.of(b)), Var) and not _is_constant(b)
+        for b in (merge.on_true, merge.on_false)
+    )
+
+
+def _is_constant(v: SSAValue) -> bool:
+    owner = v.owner
+    return isinstance(owner, Operation) and not owner.operands and not owner.regions
+
+
+def _constrain(env: NodeClocks, base: Base, op: Operation) -> None:
+    """Add the clock constraints of one op (raises OpDiagnosticError)."""
+    if isinstance(op, lus.WhenOp):
+        ck = env.of(op.input)
+        if op.condition is not None:
+            _expect(op, op.condition, env.of(op.condition), ck)
+            sub = On(ck, op.condition, op.negated is not None)
+        else:
+            sub = On(ck, op.word.data, op.negated is not None)
+        _expect(op, op.result, env.of(op.result), sub)
+    elif isinstance(op, lus.MergeOp):
+        ck = env.of(op.result)
+        if op.condition is not None:
+            _expect(op, op.condition, env.of(op.condition), ck)
+            cond: SSAValue | str = op.condition
+        else:
+            cond = op.word.data
+        for branch, negated in ((op.on_true, False), (op.on_false, True)):
+            _expect_branch(op, branch, env.of(branch), ck, On(ck, cond, negated))
+    elif isinstance(op, lus.YieldOp):
+        for v in op.operands:
+            _expect(op, v, env.of(v), base)
+    else:
+        # fby, pre, instance and every other op: one shared clock.
+        values = [*op.operands, *op.results]
+        for region in op.regions:
+            for nested in region.walk():
+                values.extend(o for o in nested.operands if o.owner not in region.walk())
+        if values:
+            ck = env.of(values[0])
+            for v in values[1:]:
+                _expect(op, v, env.of(v), ck)
+
+
+def clock_conditions(clock: Clock) -> list[SSAValue]:
+    """The SSA conditions a clock tests, innermost first (`base on %a on %b`
+    gives `[%b, %a]`): a value on that clock is present only where they hold."""
+    conds: list[SSAValue] = []
+    c = resolve(clock)
+    while isinstance(c, On):
+        if not isinstance(c.cond, str):
+            conds.append(c.cond)
+        c = resolve(c.parent)
+    return conds
+
+
+def schedule(node: lus.NodeOp, clocks: NodeClocks) -> list[Operation]:
+    """The ops of `node` (but its `lus.yield`) in an order where each op comes
+    after what it reads in the tick: its instantaneous operands and the
+    conditions of its clock (a `pre` reads nothing of the tick, but whether it
+    is present does). Source order is kept where free. Raises
+    `OpDiagnosticError` if there is no such order (check `lus-causality`
+    first for a better message on instantaneous cycles).
+    """
+    ops = [op for op in node.body.block.ops if not isinstance(op, lus.YieldOp)]
+    index = {op: k for k, op in enumerate(ops)}
+    users: list[list[int]] = [[] for _ in ops]
+    waiting = [0] * len(ops)  # how many ops each op still waits for
+    for k, op in enumerate(ops):
+        deps = list(instantaneous_deps(op))
+        for r in op.results:
+            deps.extend(clock_conditions(clocks.of(r)))
+        for owner in {index.get(d.owner) for d in deps} - {None, k}:
+            users[owner].append(k)
+            waiting[k] += 1
+    ready = [k for k, n in enumerate(waiting) if n == 0]
+    heapq.heapify(ready)
+    order: list[Operation] = []
+    while ready:  # Kahn's algorithm, earliest op in source order first
+        k = heapq.heappop(ready)
+        order.append(ops[k])
+        for user in users[k]:
+            waiting[user] -= 1
+            if waiting[user] == 0:
+                heapq.heappush(ready, user)
+    if len(order) < len(ops):
+        stuck = next(op for k, op in enumerate(ops) if waiting[k])
+        raise OpDiagnosticError(
+            stuck, "no evaluation order: this op depends (through the conditions of "
+            "its clock) on itself in the same cycle"
+        )
+    return order
 
 
 @dataclass(frozen=True)
 class LusClockAnalysisPass(ModulePass):
     """Infer every value's clock and reject clock clashes.
 
-    Example: `step-opt -p 'lus-clock-analysis{annotate=true}' prog.mlir` prints
-    each op with a `lus.clock` attribute such as `"base on not %c"`.
+    Example: `step-opt -p 'lus-clock-analysis{annotate=true}' prog.mlir`
+    prints the IR unchanged on stdout and, on stderr, one remark per op with
+    results, e.g. `prog.mlir:5:3: remark: clock of %hold: base on not %ck`.
     """
 
     name = "lus-clock-analysis"
@@ -228,7 +327,6 @@ class LusClockAnalysisPass(ModulePass):
             env = infer_node(node)
             if self.annotate:
                 for inner in node.body.block.ops:
-                    if inner.results:
-                        inner.attributes["lus.clock"] = StringAttr(
-                            show(env.of(inner.results[0]))
-                        )
+                    if inner.results and not _is_constant(inner.results[0]):
+                        r = inner.results[0]
+                        emit(inner, "remark", f"clock of {value_name(r)}: {show(env.of(r))}")

@@ -1,24 +1,42 @@
-"""`lus-initialization`: a `pre` value must not be observed in the first cycle.
+"""`lus-initialization`: no value is observed in a cycle where it is undefined.
 
-`lus.pre %x` is undefined in the first cycle of its clock. The analysis
-propagates "possibly undefined in the first cycle" through the instantaneous
-dependencies of a node (fixed point; graph regions may use values before
-their definition), with two guards that make a value defined again:
+`lus.pre %x` is undefined in the first cycle of its clock. As in Heptagon and
+Lustre V6, every value of a node gets an *initialization depth* `d`: its first
+`d` cycles *on its own clock* may be undefined (0: always defined). Values are
+followed through the instantaneous dependencies and the delays, clock by
+clock (the clocks come from `lus-clock-analysis`), to a fixed point (graph
+regions may use values before their definition):
 
-- `lus.fby %init %next` is undefined only if `%init` is (it reads `%next` a
-  cycle later);
-- `lus.merge "w" %t %f` with a k-periodic word takes `%t` in the first cycle if
-  the word starts with 1, `%f` if it starts with 0, so only that branch counts
-  (`merge "1(0)" %init (pre %x)` is the classic initialised `pre`).
+- inputs, static and state arguments, constants: 0 (a state argument is
+  assumed defined, so the next state given to `lus.yield` must be);
+- `lus.pre %x`: `d(x) + 1` (`pre (pre x)` is undefined in two cycles);
+- `lus.fby %init %next`: 1 if `%init` may be undefined, and `d(next) + 1` if
+  `%next` may be (`0 fby (pre x)` is undefined in its second cycle);
+- `lus.merge "w" %t %f` (the `->` of Lustre is `merge "1(0)"`): a branch on
+  the merge's own clock is read in the cycles where `w` selects it, so only
+  those of its undefined cycles count (`merge "1(0)" %init (pre %x)` is
+  defined); a branch on the sub-clock `on "w"` is undefined in the cycles of
+  the first `d` occurrences of its bit of `w`;
+- `lus.merge %c %t %f`: a branch on the merge's clock counts as is; a branch
+  on a sub-clock with `d > 0` is undefined at a cycle of the merge's clock that
+  no depth bounds (the first cycle where `%c` holds): the initialization of a
+  `pre` on a sub-clock must be done on that sub-clock;
+- `lus.when`: the depth of its input (exactly, for a k-periodic word);
+- `lus.instance` results: 0 (the callee's outputs are checked in the callee);
+- any other op: the largest depth of its operands.
 
-A possibly undefined value must not reach an output or the next state of the
-node (`lus.yield`), an instance argument, or the condition of `when`/`merge`.
-The error is reported at that use, with a note at the `pre` it comes from:
+A value with `d > 0` must not be observed: an output or the next state of
+the node (`lus.yield`), an instance argument, the condition of
+`lus.when`/`lus.merge`/`scf.if`. The error is at that use, with a note at the
+`pre` it comes from:
 
 ```mlir
 lus.node @bad(%x: i32) -> (i32) {
+  %c0 = arith.constant 0 : i32
   %p = lus.pre %x : i32
-  lus.yield (%p : i32)   // error: %p may be read uninitialized in the first cycle
+  %q = lus.pre %p : i32
+  %y = lus.merge "1(0)" %c0 %q : i32
+  lus.yield (%y : i32)  // error: %y may be read uninitialized in the first 2 cycles
 }
 ```
 """
@@ -35,70 +53,187 @@ from xdsl.passes import ModulePass
 from steplus.dialects import lus
 from steplus.passes.diagnostics import OpDiagnosticError
 from steplus.passes.lus.causality import instantaneous_deps, value_name
+from steplus.passes.lus.clocks import NodeClocks, equal, infer_node
+
+CAP = 256
+"""Depths above this are `INF` (a cycle through `pre` alone never defines)."""
+INF = CAP + 1
+"""Undefined at cycles no depth bounds."""
 
 
-def _first_bit(word: str) -> bool:
+def _bump(d: int) -> int:
+    return d if d == 0 else min(d + 1, INF)
+
+
+def _selected(word: str, bit: bool, limit: int) -> list[int] | None:
+    """The positions of the first `limit` cycles where `word` is `bit`
+    (fewer if it has fewer), or None if `limit` is `INF` and it has infinitely
+    many (the period contains `bit`)."""
     prefix, period = lus.parse_kperiodic(word)
-    return (prefix or period)[0] == "1"
+    want = "1" if bit else "0"
+    if limit >= INF and want in period:
+        return None
+    found = [k for k, ch in enumerate(prefix) if ch == want][:limit]
+    if want in period:
+        k = len(prefix)
+        while len(found) < limit:  # at most `limit` <= CAP periods
+            found.extend(k + j for j, ch in enumerate(period) if ch == want)
+            k += len(period)
+    return found[:limit]
 
 
-def _undefined_sources(node: lus.NodeOp) -> dict[SSAValue, Operation]:
-    """Values possibly undefined in the first cycle -> the pre they come from."""
-    bad: dict[SSAValue, Operation] = {}
-    ops = list(node.body.block.ops)
-    changed = True
-    while changed:
-        changed = False
-        for op in ops:
-            if isinstance(op, lus.PreOp):
-                source: Operation | None = op
-            elif isinstance(op, lus.FbyOp):
-                source = bad.get(op.init)
-            elif isinstance(op, lus.MergeOp) and op.word is not None:
-                branch = op.on_true if _first_bit(op.word.data) else op.on_false
-                source = bad.get(branch)
-            else:
-                source = next((bad[d] for d in instantaneous_deps(op) if d in bad), None)
-            if source is None:
-                continue
+def _word_depth(positions: list[int] | None) -> int:
+    if positions is None:
+        return INF
+    return max(positions) + 1 if positions else 0
+
+
+def _merge_branch(op: lus.MergeOp, branch: SSAValue, bit: bool, d: int,
+                  clocks: NodeClocks) -> int:
+    """How many first cycles of the merge's clock `branch` may make undefined."""
+    if d == 0:
+        return 0
+    same = equal(clocks.of(branch), clocks.of(op.result))
+    if op.word is None:
+        return d if same else INF
+    word = op.word.data
+    if not same:  # the k-th cycle of the branch is the k-th `bit` of the word
+        return _word_depth(_selected(word, bit, d))
+    # On the merge's clock: read in the cycles k < d where the word is `bit`.
+    prefix, period = lus.parse_kperiodic(word)
+    if d >= INF:
+        if ("1" if bit else "0") in period:
+            return INF
+        return _word_depth([k for k, ch in enumerate(prefix) if (ch == "1") == bit])
+    return _word_depth([k for k in range(d) if lus.kperiodic_value(word, k) == bit])
+
+
+def _when_depth(op: lus.WhenOp, d: int) -> int:
+    if d == 0 or d >= INF or op.word is None:
+        return d
+    keep = op.negated is None
+    return sum(1 for k in range(d) if lus.kperiodic_value(op.word.data, k) == keep)
+
+
+_Source = tuple[Operation, str]
+"""Where an undefined value comes from: an op and the note to attach there."""
+
+
+class _Depths:
+    """The initialization depth of every value of one node (fixed point)."""
+
+    def __init__(self, node: lus.NodeOp):
+        self.clocks = infer_node(node)
+        self.depth: dict[SSAValue, int] = {}
+        self.source: dict[SSAValue, _Source] = {}
+        self._solve(node)
+
+    def of(self, v: SSAValue) -> int:
+        return self.depth.get(v, 0)
+
+    def _from(self, values: list[SSAValue]) -> _Source | None:
+        return next((self.source[v] for v in values if self.of(v) and v in self.source), None)
+
+    def _delayed(self, v: SSAValue, here: _Source) -> tuple[int, _Source]:
+        """The depth of the previous value of `v` on its clock (`pre v`)."""
+        d = self.of(v)
+        return min(d + 1, INF), self.source.get(v, here) if d else here
+
+    def _rule(self, op: Operation) -> tuple[int, _Source | None]:
+        """The depth of op's results and the pre it comes from."""
+        if isinstance(op, lus.PreOp):
+            return self._delayed(op.input, (op, "the uninitialized lus.pre is here"))
+        if isinstance(op, lus.FbyOp):
+            d = max(1 if self.of(op.init) else 0, _bump(self.of(op.next)))
+            return d, self._from([op.init, op.next])
+        if isinstance(op, lus.MergeOp):
+            d = max(
+                _merge_branch(op, op.on_true, True, self.of(op.on_true), self.clocks),
+                _merge_branch(op, op.on_false, False, self.of(op.on_false), self.clocks),
+            )
+            return d, self._from([op.on_true, op.on_false])
+        if isinstance(op, lus.WhenOp):
+            return _when_depth(op, self.of(op.input)), self._from([op.input])
+        if isinstance(op, lus.InstanceOp):
+            return 0, None
+        deps = instantaneous_deps(op)
+        return max((self.of(v) for v in deps), default=0), self._from(deps)
+
+    def _solve(self, node: lus.NodeOp) -> None:
+        block = node.body.block
+        pending = list(block.ops)
+        queued = set(pending)
+
+        def update(value: SSAValue, d: int, source: _Source | None) -> None:
+            if d <= self.of(value):
+                return
+            self.depth[value] = d
+            if source is not None:
+                self.source[value] = source
+            for use in value.uses:
+                user = block.find_ancestor_op_in_block(use.operation)
+                if user is not None and user not in queued:
+                    queued.add(user)
+                    pending.append(user)
+
+        while pending:  # depths only grow, up to INF: this terminates
+            op = pending.pop()
+            queued.discard(op)
+            d, source = self._rule(op)
             for r in op.results:
-                if r not in bad:
-                    bad[r] = source
-                    changed = True
-    return bad
+                update(r, d, source)
 
 
-def _checked_uses(op: Operation) -> list[SSAValue]:
+def _observed(op: Operation) -> list[SSAValue]:
+    """The operands of `op` that must be defined in every cycle they are read."""
     if isinstance(op, lus.YieldOp | lus.InstanceOp):
         return list(op.operands)
     if isinstance(op, lus.WhenOp | lus.MergeOp) and op.condition is not None:
         return [op.condition]
+    if op.name == "scf.if":
+        return [op.operands[0]]
     return []
+
+
+def _when(d: int) -> str:
+    if d >= INF:
+        return "in cycles of its clock that no initialization guards"
+    return f"in the first {'cycle' if d == 1 else f'{d} cycles'} of its clock"
+
+
+def check_node(node: lus.NodeOp) -> None:
+    """Raise `OpDiagnosticError` at the first observed use of a possibly
+    undefined value of `node`."""
+    depths = _Depths(node)
+    for user in node.body.block.ops:
+        for value in _observed(user):
+            d = depths.of(value)
+            if d == 0:
+                continue
+            source = depths.source.get(value)
+            raise OpDiagnosticError(
+                user,
+                f"{value_name(value)} may be read uninitialized {_when(d)} (it "
+                "depends on a lus.pre not guarded by lus.fby or lus.merge \"1(...)\" "
+                "on the clock of the lus.pre)",
+                notes=[source] if source else [],
+            )
 
 
 @dataclass(frozen=True)
 class LusInitializationPass(ModulePass):
-    """Reject reads of a `pre` value in the first cycle of its clock.
+    """Reject reads of values that may be undefined in the first cycles of their clock.
+
+    A `pre` not initialized on its clock is undefined for as many cycles as
+    its `pre` depth.
 
     Example: `step-opt -p lus-initialization prog.mlir`; the error is at the
-    use, e.g. `%p may be read uninitialized in the first cycle (from lus.pre)`.
+    use, e.g. `%p may be read uninitialized in the first cycle of its clock`.
     """
 
     name = "lus-initialization"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for node in op.walk():
-            if not isinstance(node, lus.NodeOp):
-                continue
-            bad = _undefined_sources(node)
-            for user in node.body.block.ops:
-                for value in _checked_uses(user):
-                    if value in bad:
-                        pre = bad[value]
-                        raise OpDiagnosticError(
-                            user,
-                            f"{value_name(value)} may be read uninitialized in the "
-                            "first cycle (it depends on a lus.pre not guarded by "
-                            "lus.fby or lus.merge \"1(...)\")",
-                            notes=[(pre, "the uninitialized lus.pre is here")],
-                        )
+            if isinstance(node, lus.NodeOp):
+                check_node(node)

@@ -9,7 +9,11 @@ the cycle of nodes:
 
 ```mlir
 lus.node @a(%x: i32) -> (i32) {
-  %r = lus.instance @b(%x) : (i32) -> i32   // error: recursive instance: @a -> @b -> @a
+  %r = lus.instance @b(%x) : (i32) -> (i32)
+  lus.yield (%r : i32)
+}
+lus.node @b(%x: i32) -> (i32) {
+  %r = lus.instance @a(%x) : (i32) -> (i32)   // error: recursive instance: @a -> @b -> @a
   lus.yield (%r : i32)
 }
 ```

@@ -20,7 +20,7 @@ forms are recognized:
 
 The pass replaces the distribution by the Fig. 10 dispatch over P regions:
 
-```mlir
+```text
 %em_data, %em_sel = step.eager_merge %sig0, ..., %sig{P-1}   // feedback: "region r is free"
 step.consume %em_data
 %pem_last, %pem_steal = step.partition %em_sel, %ctl_a       // drop the last P signals
@@ -494,7 +494,7 @@ class _Rewrite:
         attr = self.graph.attributes.get(BIND_ATTR)
         if attr is None:
             return
-        kept = {k: v for k, v in parse_bind_attr(attr).items()
+        kept = {k: v for k, v in parse_bind_attr(attr, self.graph).items()
                 if k not in names and k.removeprefix("sum_") not in names}
         if kept:
             self.graph.attributes[BIND_ATTR] = StringAttr(
@@ -534,7 +534,7 @@ class StepDynamicParallelizePass(ModulePass):
 
     def __post_init__(self) -> None:
         if self.factor < 1:
-            raise ValueError(f"{NAME}: factor must be positive")
+            raise ValueError(f"{NAME}: factor must be a positive integer, got {self.factor}")
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for graph in [g for g in op.walk() if isinstance(g, GraphOp)]:

@@ -6,7 +6,7 @@ expert, `[B_e]`) is cut by `step.reshape` into chunks of a static `tile_N`,
 zero-padded, and each chunk is stacked by a `retile_row` accumulator into one
 `tile_N x D` tile:
 
-```mlir
+```text
 %rs, %pad = step.reshape %p {split_dim = 0 : i64, chunk_size = 16 : i64} : ...
 step.consume %pad : ...
 %acc = step.accum %rs {rank = 1 : i64} : !step.stream<["ceiling(B_0/16)", 16], !step.tile<1x4096xbf16>> -> !step.stream<["ceiling(B_0/16)"], !step.tile<16x4096xf32>> update { retile_row } init { zero }
@@ -16,7 +16,7 @@ The pass replaces the chunking by `step.promote` (one group per expert, none
 when it received nothing) and the accumulator by one of a dynamic number of
 rows, so each expert gets exactly one `?x4096` tile holding its tokens:
 
-```mlir
+```text
 %pr = step.promote %p : (!step.stream<[B_0], ...>) -> !step.stream<["Min(1, B_0)", B_0], ...>
 %acc = step.accum %pr {rank = 1 : i64} : ... -> !step.stream<["Min(1, B_0)"], !step.tile<?x4096xf32>> ...
 ```
@@ -46,6 +46,7 @@ from steplus.dialects.step import GraphOp
 from steplus.dialects.step_functions import get_function
 from steplus.dialects.step_types import StreamType, TileType, TupleType
 from steplus.passes.diagnostics import emit
+from steplus.passes.step.shape_rules import promoted_dim
 
 
 def _uses_retile_row(acc: so.AccumOp) -> bool:
@@ -194,7 +195,7 @@ def dynamic_tile(rs: sr.ReshapeOp, acc: so.AccumOp) -> so.AccumOp:
     t = src.type
     assert isinstance(t, StreamType)
     promote = sr.PromoteOp.create(
-        operands=[src], result_types=[StreamType([sympy.Min(1, t.dims[0]), *t.dims], t.element)])
+        operands=[src], result_types=[StreamType([promoted_dim(t.dims[0]), *t.dims], t.element)])
     block.insert_op_before(promote, rs)
     if rs.output.name_hint:
         promote.output.name_hint = rs.output.name_hint
@@ -202,7 +203,7 @@ def dynamic_tile(rs: sr.ReshapeOp, acc: so.AccumOp) -> so.AccumOp:
     old_el = acc.output.type.element
     assert isinstance(old_el, TileType)
     dyn = TileType(-1, old_el.cols.data, old_el.scalar)
-    _set_type(acc.output, StreamType([sympy.Min(1, t.dims[0])], dyn))
+    _set_type(acc.output, StreamType([promoted_dim(t.dims[0])], dyn))
     _retype_block(acc.update.block, [*_elements(t.element), dyn])
     zero = acc.init.block.first_op
     if isinstance(zero, so.ApplyOp):

@@ -15,7 +15,7 @@ Element-wise maps (`add`, `mul`, `div`, `exp`, `silu` on operands of one
 tile shape): each operand is split (rank 2), the map runs on physical tiles,
 the result is joined:
 
-```mlir
+```text
 %y = step.map %x {silu} : [N] 32x32 -> [N] 32x32
 // becomes
 %y_in0 = step.flat_map %x {rank = 2} {split_tiles}  : [N] 32x32 -> [N, 2, 2] 16x16
@@ -74,12 +74,16 @@ MATMUL_ACC = {"matmul": "matmul_acc", "matmul_t": "matmul_t_acc"}
 NAME = "step-hierarchical-tiling"
 
 
+MAX_TILE = 1 << 16
+"""The largest physical tile dimension `tile=RxC` accepts."""
+
+
 def parse_tile(text: str) -> tuple[int, int]:
-    """`"16x16"` -> (16, 16); ValueError otherwise."""
-    m = re.fullmatch(r"\s*(\d+)\s*x\s*(\d+)\s*", text)
-    if not m or int(m.group(1)) < 1 or int(m.group(2)) < 1:
-        raise ValueError(f"{NAME}: tile must be RxC with positive integers (e.g. 16x16), "
-                         f"got '{text}'")
+    """`"16x16"` -> (16, 16); ValueError otherwise (also past MAX_TILE)."""
+    m = re.fullmatch(r"\s*(\d{1,6})\s*x\s*(\d{1,6})\s*", text)
+    if not m or not all(1 <= int(g) <= MAX_TILE for g in m.groups()):
+        raise ValueError(f"{NAME}: tile must be RxC with integers in [1, {MAX_TILE}] "
+                         f"(e.g. 16x16), got '{text[:40]}'")
     return int(m.group(1)), int(m.group(2))
 
 
@@ -453,10 +457,13 @@ class StepHierarchicalTilingPass(ModulePass):
     Example: `step-opt g.mlir -p 'step-hierarchical-tiling{tile=16x16}'` on
 
     ```mlir
-    %y = step.map %x : !step.stream<[4], !step.tile<32x32xf32>> -> !step.stream<[4], !step.tile<32x32xf32>> {
-    ^bb0(%t: !step.tile<32x32xf32>):
-      %s = step.apply "silu"(%t) : (!step.tile<32x32xf32>) -> !step.tile<32x32xf32>
-      step.yield %s : !step.tile<32x32xf32>
+    step.graph @example {
+    ^bb0(%x: !step.stream<[4], !step.tile<32x32xf32>>):
+      %y = step.map %x : !step.stream<[4], !step.tile<32x32xf32>> -> !step.stream<[4], !step.tile<32x32xf32>> {
+      ^bb0(%t: !step.tile<32x32xf32>):
+        %s = step.apply "silu"(%t) : (!step.tile<32x32xf32>) -> !step.tile<32x32xf32>
+        step.yield %s : !step.tile<32x32xf32>
+      }
     }
     ```
 

@@ -181,13 +181,16 @@ class StepInferShapesPass(ModulePass):
     Example:
 
     ```mlir
-    %d, %p = step.reshape %x {split_dim = 0 : i64, chunk_size = 16 : i64}
-        : (!step.stream<[B], !step.tile<1x64xf32>>)
-        -> (!step.stream<[_, 16], !step.tile<1x64xf32>>, !step.stream<[_, _], i1>)
-    // after step-infer-shapes:
-    //   -> (!step.stream<["ceiling(B/16)", 16], ...>, !step.stream<["ceiling(B/16)", 16], i1>)
-    // written [B/8, 16] instead:
-    //   error: dimension 0 of result #0: inferred ceiling(B/16), written B/8
+    step.graph @example {
+    ^bb0(%x: !step.stream<[B], !step.tile<1x64xf32>>):
+      %d, %p = step.reshape %x {split_dim = 0 : i64, chunk_size = 16 : i64}
+          : (!step.stream<[B], !step.tile<1x64xf32>>)
+          -> (!step.stream<[_, 16], !step.tile<1x64xf32>>, !step.stream<[_, _], i1>)
+      // after step-infer-shapes:
+      //   -> (!step.stream<["ceiling(B/16)", 16], ...>, !step.stream<["ceiling(B/16)", 16], i1>)
+      // written [B/8, 16] instead:
+      //   error: dimension 0 of result #0: inferred ceiling(B/16), written B/8
+    }
     ```
     """
 

@@ -50,8 +50,9 @@ The number of elements of a stream is the product of its dims; when a dim
 below the outermost is ragged (`[B, ?L, 4]`) the outer dims down to it are
 replaced by one symbol `sum_L` (their total count), seed §4.1.
 
-The pass prints, per graph, a table of the operators with a non-zero metric
-and the totals to stdout; `bind="B=64,C=3"` substitutes symbols (by name,
+The pass reports, per graph, a table of the operators with a non-zero metric
+and the totals on stderr (or as text/JSON/CSV to the file `out=` names; see
+`reports.py`; stdout carries only the IR); `bind="B=64,C=3"` substitutes symbols (by name,
 ragged or not) first. With `annotate=true` it also attaches the metrics as
 `step.metrics` dictionary attributes (strings) to those operators and the
 graph; otherwise the IR is unchanged.
@@ -82,7 +83,15 @@ from steplus.dialects.step_types import (
     dim_to_text,
 )
 from steplus.passes.diagnostics import OpDiagnosticError
+from steplus.passes.step.bindings import parse_bind_attr, parse_bindings  # noqa: F401
 from steplus.passes.step.infer_shapes import infer_graph
+from steplus.passes.step.reports import (
+    emit_report,
+    format_metrics,
+    format_table,  # noqa: F401 (re-exported: the text report)
+    metric_text,
+    report_format,
+)
 from steplus.passes.step.shape_rules import new_symbol
 from steplus.passes.step.tile_shapes import TileShapes
 
@@ -140,7 +149,7 @@ class GraphMetrics:
     def operational_intensity(self) -> sympy.Expr | None:
         """FLOPs per off-chip byte (None without off-chip traffic)."""
         traffic = self.offchip
-        return None if traffic == 0 else sympy.simplify(self.flops / traffic)
+        return None if traffic == 0 else reduce_ratio(self.flops / traffic)
 
     def bind(self, values: dict[str, int]) -> GraphMetrics:
         """The metrics with the named symbols replaced by values."""
@@ -156,6 +165,24 @@ class GraphMetrics:
                              sub(m.padded_flops), fires)
 
         return GraphMetrics(self.name, [one(m) for m in self.ops])
+
+
+CANCEL_MAX_SYMBOLS = 8
+"""`reduce_ratio` looks for a polynomial gcd only up to this many symbols."""
+
+
+def reduce_ratio(ratio: sympy.Expr) -> sympy.Expr:
+    """`ratio` with common factors cancelled, without `sympy.simplify`.
+
+    `gcd_terms` takes out the common monomial and numeric content (linear in
+    the size of the expression); a polynomial gcd (`cancel`) only runs on
+    ratios of few symbols, where it is cheap. The result equals `ratio` for
+    every value of the symbols (simplify took minutes on a 128-expert graph).
+    """
+    ratio = sympy.gcd_terms(ratio)
+    if len(ratio.free_symbols) <= CANCEL_MAX_SYMBOLS:
+        ratio = sympy.factor_terms(sympy.cancel(ratio))
+    return ratio
 
 
 # -- sizes ---------------------------------------------------------------------------
@@ -283,62 +310,20 @@ def compute_metrics(graph: GraphOp, onchip: str = "artifact") -> GraphMetrics:
 # -- the pass ----------------------------------------------------------------------
 
 
-def parse_bindings(text: str) -> dict[str, int]:
-    """`"B=64, C=3"` -> {"B": 64, "C": 3}."""
-    out: dict[str, int] = {}
-    for part in filter(None, (p.strip() for p in text.split(","))):
-        name, sep, value = part.partition("=")
-        name = name.strip().lstrip("?")
-        if not sep or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
-            raise ValueError(f"bad binding '{part}': expected NAME=INTEGER")
-        try:
-            out[name] = int(value.strip())
-        except ValueError:
-            raise ValueError(f"bad binding '{part}': expected NAME=INTEGER") from None
-    return out
-
-
-def _text(e: sympy.Expr | None) -> str:
-    if e is None:
-        return "n/a"
-    e = sympy.sympify(e)
-    if e.is_Rational and not e.is_Integer:
-        return f"{e} (~{float(e):.4g})"
-    return sympy.sstr(e)
-
-
-def format_table(gm: GraphMetrics) -> str:
-    """The per-operator table and the totals, as text."""
-    rows = [(m.label, _text(m.offchip), _text(m.onchip), _text(m.flops), _text(m.padded_flops))
-            for m in gm.ops if not m.is_zero()]
-    head = ("op", "offchip_bytes", "onchip_bytes", "flops", "padded_flops")
-    widths = [max(len(r[i]) for r in [head, *rows]) for i in range(5)]
-    line = lambda r: "  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip()  # noqa: E731
-    out = [f"step-metrics @{gm.name}", line(head), *map(line, rows)]
-    omitted = len(gm.ops) - len(rows)
-    if omitted:
-        out.append(f"({omitted} operators without off-chip traffic, on-chip memory or FLOPs)")
-    out += [
-        f"total offchip_bytes = {_text(gm.offchip)}",
-        f"total onchip_bytes = {_text(gm.onchip)}",
-        f"total flops = {_text(gm.flops)}",
-        f"total padded_flops = {_text(gm.padded_flops)}",
-        f"operational_intensity = {_text(gm.operational_intensity)}",
-    ]
-    return "\n".join(out) + "\n"
-
-
 def _annotation(items: dict[str, sympy.Expr | None]) -> DictionaryAttr:
-    return DictionaryAttr({k: StringAttr(_text(v)) for k, v in items.items()})
+    return DictionaryAttr({k: StringAttr(metric_text(v)) for k, v in items.items()})
 
 
 @dataclass(frozen=True)
 class StepMetricsPass(ModulePass):
-    """Print symbolic off-chip traffic, on-chip memory, FLOPs and operational intensity per op and graph.
+    """Report symbolic off-chip traffic, on-chip memory, FLOPs and operational intensity per op and graph.
 
     Options: `bind="B=64,C=3"` substitutes symbols; `onchip=artifact|paper`
     picks the on-chip conventions (reference spec §5.2 / seed §4.1);
-    `annotate=true` attaches `step.metrics` attributes (else IR unchanged).
+    `annotate=true` attaches `step.metrics` attributes (else IR unchanged);
+    `out="m.json"` writes the report to a file instead of stderr (quote it);
+    `format=text|json|csv` picks its format (default: from the extension of
+    `out`, `.json`/`.csv`, else text). The IR alone goes to stdout.
 
     Example: `step-opt g.mlir -p 'step-metrics{bind="B=64"}'` on
 
@@ -350,8 +335,9 @@ class StepMetricsPass(ModulePass):
     }
     ```
 
-    prints `%x step.linear_offchip_load  524288  4096  0  0` (64 x 2 tiles of
-    16x64 f32) and `total offchip_bytes = 1048576`.
+    prints on stderr `%x step.linear_offchip_load  524288  4096  0  0` (64 x 2
+    tiles of 16x64 f32) and `total offchip_bytes = 1048576`;
+    `step-metrics{bind="B=64" out="m.json"}` writes the same numbers as JSON.
     """
 
     name = "step-metrics"
@@ -359,11 +345,14 @@ class StepMetricsPass(ModulePass):
     bind: str = ""
     onchip: str = "artifact"
     annotate: bool = False
+    out: str = ""
+    format: str = ""
 
     def __post_init__(self) -> None:
         # Bad options are command-line errors (step-opt: one line, exit 2).
         try:
             parse_bindings(self.bind)
+            report_format(self.format, self.out)
         except ValueError as e:
             raise ValueError(f"step-metrics: {e}") from None
         if self.onchip not in MODES:
@@ -372,22 +361,31 @@ class StepMetricsPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         values = parse_bindings(self.bind)
+        reports: list[GraphMetrics] = []
         for graph in list(op.walk()):
             if not isinstance(graph, GraphOp):
                 continue
             bound = dict(values)
             recorded = graph.attributes.get("step.bind")
-            if isinstance(recorded, StringAttr):  # from step-specialize
-                bound = {**parse_bindings(recorded.data), **bound}
+            if recorded is not None:  # from step-specialize
+                bound = {**parse_bind_attr(recorded, graph), **bound}
             gm = compute_metrics(graph, self.onchip).bind(bound)
-            print(format_table(gm), end="", flush=True)
+            reports.append(gm)
             if self.annotate:
-                for m in gm.ops:
-                    if not m.is_zero():
-                        m.op.attributes["step.metrics"] = _annotation({
-                            "offchip_bytes": m.offchip, "onchip_bytes": m.onchip,
-                            "flops": m.flops, "padded_flops": m.padded_flops})
-                graph.attributes["step.metrics"] = _annotation({
-                    "offchip_bytes": gm.offchip, "onchip_bytes": gm.onchip,
-                    "flops": gm.flops, "padded_flops": gm.padded_flops,
-                    "operational_intensity": gm.operational_intensity})
+                _annotate(graph, gm)
+        if reports or self.out:
+            text = format_metrics(reports, report_format(self.format, self.out))
+            emit_report(self.name, self.out, text)
+
+
+def _annotate(graph: GraphOp, gm: GraphMetrics) -> None:
+    """Attach `step.metrics` attributes to the non-zero operators and the graph."""
+    for m in gm.ops:
+        if not m.is_zero():
+            m.op.attributes["step.metrics"] = _annotation({
+                "offchip_bytes": m.offchip, "onchip_bytes": m.onchip,
+                "flops": m.flops, "padded_flops": m.padded_flops})
+    graph.attributes["step.metrics"] = _annotation({
+        "offchip_bytes": gm.offchip, "onchip_bytes": gm.onchip,
+        "flops": gm.flops, "padded_flops": gm.padded_flops,
+        "operational_intensity": gm.operational_intensity})

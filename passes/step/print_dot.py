@@ -3,13 +3,15 @@
 Every operator is a node labelled with its result name and op name; every
 stream is an edge from its producer to its consumer, labelled with its type's
 dims and element (`[B_0, 224] 16x64xf32`). Graph arguments are `arg` nodes.
-The DOT text goes to stdout (the IR is unchanged), e.g.
+The DOT text goes to stderr, or to the file `out=` names (the IR, unchanged,
+stays alone on stdout), e.g.
 
 ```
-step-opt examples/step/swiglu_tm32_tn128.mlir -p step-print-dot -o /dev/null | dot -Tsvg > g.svg
+step-opt examples/step/swiglu_tm32_tn128.mlir -p 'step-print-dot{out="g.dot"}' -o /dev/null
+dot -Tsvg g.dot > g.svg
 ```
 
-prints `digraph "swiglu_tm32_tn128" { ... "n0" -> "n2" [label="[2, 4, 1] 32x256xf32"]; ... }`.
+writes `digraph "swiglu_tm32_tn128" { ... "n0" -> "n2" [label="[2, 4, 1] 32x256xf32"]; ... }`.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from xdsl.passes import ModulePass
 
 from steplus.dialects.step import GraphOp
 from steplus.dialects.step_types import SelectorType, StreamType, TileType, TupleType, dim_to_text
+from steplus.passes.step.reports import emit_report
 
 
 def _element(t: Attribute) -> str:
@@ -69,14 +72,19 @@ def graph_to_dot(graph: GraphOp) -> str:
 
 @dataclass(frozen=True)
 class StepPrintDotPass(ModulePass):
-    """Print each step.graph as Graphviz DOT with stream types on the edges.
+    """Write each step.graph as Graphviz DOT with stream types on the edges.
 
-    Example: `step-opt g.mlir -p step-print-dot -o /dev/null | dot -Tsvg`; a
-    load feeding a store prints `n0 -> n1 [label="[4] 16x16xf32"];`.
+    The DOT goes to stderr, or to the file named by `out` (the IR stays alone
+    on stdout). Example: `step-opt g.mlir -p 'step-print-dot{out="g.dot"}'`
+    then `dot -Tsvg g.dot`; a load feeding a store gives
+    `n0 -> n1 [label="[4] 16x16xf32"];`.
     """
 
     name = "step-print-dot"
 
+    out: str = ""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for graph in [g for g in op.walk() if isinstance(g, GraphOp)]:
-            print(graph_to_dot(graph), end="", flush=True)
+        graphs = [g for g in op.walk() if isinstance(g, GraphOp)]
+        if graphs or self.out:
+            emit_report(self.name, self.out, "".join(graph_to_dot(g) for g in graphs))

@@ -34,6 +34,7 @@ shapes[0].dims      # [ceiling(B/16), 16]
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -88,10 +89,48 @@ def _sym(d: int | sympy.Expr) -> sympy.Expr:
     return sympy.sympify(d)
 
 
+_SAMPLES = ((1009, 37), (2, 3))
+"""(first value, step): dims are non-negative integers; the symbols of a
+difference take these distinct values in turn (large ones tell `ceiling(B/16)`
+from `Min(1, B)`, small ones catch the rest)."""
+
+
+@functools.lru_cache(maxsize=8192)
 def equal_dims(a: sympy.Expr, b: sympy.Expr) -> bool:
-    """True if two dims are the same expression for every value of the symbols."""
+    """True if two dims are the same expression for every value of the symbols.
+
+    Cheap first: structural equality, then `expand`; a difference that is
+    non-zero at some sample point is unequal (no `simplify`, which dominated
+    step-dynamic-tiling); only a difference that vanishes at every sample
+    and does not expand to 0 goes to `simplify`. Memoized."""
     diff = sympy.sympify(a) - sympy.sympify(b)
-    return diff == 0 or sympy.expand(diff) == 0 or sympy.simplify(diff) == 0
+    if diff == 0 or sympy.expand(diff) == 0:
+        return True
+    if _nonzero_somewhere(diff):
+        return False
+    return sympy.simplify(diff) == 0
+
+
+@functools.lru_cache(maxsize=4096)
+def promoted_dim(d: sympy.Expr) -> sympy.Expr:
+    """`Min(1, d)`, the outer dim `step.promote` adds (1 if d > 0 else 0).
+
+    A plain dimension symbol (a non-negative integer, not known positive)
+    leaves nothing to evaluate, so the Min is built without sympy's costly
+    argument comparison; other dims are evaluated (`Min(1, B + 1)` is 1)."""
+    d = sympy.sympify(d)
+    if d.is_Symbol and d.is_nonnegative and d.is_positive is not True:
+        return sympy.Min(1, d, evaluate=False)
+    return sympy.Min(1, d)
+
+
+def _nonzero_somewhere(diff: sympy.Expr) -> bool:
+    syms = sorted(diff.free_symbols, key=lambda s: s.name)
+    for first, step in _SAMPLES:
+        value = diff.xreplace({s: sympy.Integer(first + step * i) for i, s in enumerate(syms)})
+        if value.is_Number and value != 0:
+            return True
+    return False
 
 
 def has_placeholder(e: sympy.Expr | Attribute) -> bool:
@@ -275,7 +314,7 @@ def reshape(op: sr.ReshapeOp, ins, fresh) -> list[ResultShape]:
 def promote(op: sr.PromoteOp, ins, fresh) -> list[ResultShape]:
     s = ins[0]
     outer = s.dims[0] if s.rank else _sym(1)
-    return [ResultShape([sympy.Min(1, outer), *s.dims], s.element)]
+    return [ResultShape([promoted_dim(outer), *s.dims], s.element)]
 
 
 def expand(op: sr.ExpandOp, ins, fresh) -> list[ResultShape]:

@@ -44,8 +44,9 @@ from steplus.dialects import step_ops as so
 from steplus.dialects import step_generators as sg
 from steplus.dialects import step_routing as sr
 from steplus.dialects.step import GraphOp
-from steplus.dialects.step_types import BufferType, StreamType, TupleType
+from steplus.dialects.step_types import BufferType, StreamType, TupleType, as_dim
 from steplus.passes.diagnostics import OpDiagnosticError
+from steplus.passes.step.bindings import parse_bind_attr, parse_bindings
 from steplus.passes.step.traces import KVTrace, RoutingTrace, TraceError
 
 BIND_ATTR = "step.bind"
@@ -67,7 +68,7 @@ def _subs_dim(d, values: dict[sympy.Symbol, int]):
     """`d` with the bound symbols replaced. Only the dim's own symbols are
     substituted (`subs` with the whole table sorts every entry on each call:
     minutes for the Qwen graphs' hundreds of bindings)."""
-    e = sympy.sympify(d)
+    e = as_dim(d)
     m = {s: values[s] for s in e.free_symbols if s in values}
     return e.xreplace(m) if m else e
 
@@ -88,7 +89,7 @@ def _symbols(graph: GraphOp) -> dict[str, sympy.Symbol]:
     def visit(t: Attribute) -> None:
         if isinstance(t, StreamType | BufferType):
             for d in t.dims:
-                for s in sympy.sympify(d).free_symbols:
+                for s in as_dim(d).free_symbols:
                     found[s.name] = s
             visit(t.element)
         elif isinstance(t, TupleType):
@@ -119,7 +120,7 @@ def routing_bindings(graph: GraphOp, trace: RoutingTrace, set_values: bool = Fal
                 continue
             matched = True
             for r, c in zip(op.outputs, counts):
-                d = sympy.sympify(r.type.dims[0])
+                d = as_dim(r.type.dims[0])
                 if isinstance(d, sympy.Symbol):
                     out[d.name] = c
                 elif d.is_Integer and int(d) != c:
@@ -130,7 +131,7 @@ def routing_bindings(graph: GraphOp, trace: RoutingTrace, set_values: bool = Fal
             dims = op.output.type.dims
             if src is None or src.choices.value.data != trace.experts or len(dims) < 2:
                 continue
-            ragged = sympy.sympify(dims[1])
+            ragged = as_dim(dims[1])
             if isinstance(ragged, sympy.Symbol):
                 # Each token gathers its top-k experts' rows: the ragged group
                 # is K everywhere, B*K in total.
@@ -167,7 +168,7 @@ def _bind_dynamic_rows(graph: GraphOp, values: dict[str, int]) -> dict[str, int]
         assert isinstance(t, StreamType)
         rank = op.rank.value.data
         in_rows = shapes.of(op.input)[0][0]
-        n = sympy.sympify(sympy.Mul(*t.dims[t.rank - rank:]) * in_rows)
+        n = as_dim(sympy.Mul(*t.dims[t.rank - rank:]) * in_rows)
         n = n.subs({x: values[x.name] for x in n.free_symbols if x.name in values})
         if n.is_Integer:
             out[rows.name] = int(n)
@@ -179,7 +180,7 @@ def specialize_graph(graph: GraphOp, values: dict[str, int], rewrite: bool = Fal
     graph's `step.bind` attribute; with `rewrite`, also substitute them into
     every stream type. Returns all the bindings."""
     previous = graph.attributes.get(BIND_ATTR)
-    merged = parse_bind_attr(previous) if previous is not None else {}
+    merged = parse_bind_attr(previous, graph) if previous is not None else {}
     merged.update(values)
     merged.update(_bind_dynamic_rows(graph, merged))
     if rewrite:
@@ -198,13 +199,6 @@ def specialize_graph(graph: GraphOp, values: dict[str, int], rewrite: bool = Fal
     if merged:
         graph.attributes[BIND_ATTR] = StringAttr(",".join(f"{k}={v}" for k, v in merged.items()))
     return merged
-
-
-def parse_bind_attr(attr: Attribute) -> dict[str, int]:
-    from steplus.passes.step.metrics import parse_bindings
-
-    assert isinstance(attr, StringAttr)
-    return parse_bindings(attr.data)
 
 
 @dataclass(frozen=True)
@@ -227,16 +221,12 @@ class StepSpecializePass(ModulePass):
     rewrite: bool = False
 
     def __post_init__(self) -> None:
-        from steplus.passes.step.metrics import parse_bindings
-
         try:
             parse_bindings(self.bind)
         except ValueError as e:  # a command-line error (step-opt: one line, exit 2)
             raise ValueError(f"step-specialize: {e}") from None
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        from steplus.passes.step.metrics import parse_bindings
-
         values = parse_bindings(self.bind)
         for graph in [g for g in op.walk() if isinstance(g, GraphOp)]:
             bound = dict(values)

@@ -44,7 +44,7 @@ from steplus.dialects.step_types import (
     TileType,
     TupleType,
 )
-from steplus.passes.step.shape_rules import new_symbol
+from steplus.passes.step.shape_rules import equal_dims, new_symbol
 
 Shape = tuple[sympy.Expr, sympy.Expr]
 
@@ -189,7 +189,7 @@ def _least_fixed_point(acc: list[Shape], yielded: list[Shape] | None) -> list[Sh
     back = {s: v for (x, y), (cr, cc) in zip(acc, cand) for s, v in ((x, cr), (y, cc))
             if isinstance(s, sympy.Symbol)}
     again = [(sympy.sympify(r).subs(back), sympy.sympify(c).subs(back)) for r, c in yielded]
-    if any(sympy.simplify(a - b) != 0 for s1, s2 in zip(again, cand) for a, b in zip(s1, s2)):
+    if any(not equal_dims(a, b) for s1, s2 in zip(again, cand) for a, b in zip(s1, s2)):
         return None
     return cand
 

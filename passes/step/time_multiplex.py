@@ -263,7 +263,8 @@ class StepTimeMultiplexPass(ModulePass):
 
     def __post_init__(self) -> None:
         if self.regions < 1:
-            raise ValueError("step-time-multiplex: regions must be positive")
+            raise ValueError(
+                f"step-time-multiplex: regions must be a positive integer, got {self.regions}")
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for graph in [g for g in op.walk() if isinstance(g, GraphOp)]:

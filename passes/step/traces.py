@@ -17,10 +17,14 @@ t.tiles(16)       # T_e = ceil(c_e / 16)
 
 from __future__ import annotations
 
+import math
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
 import numpy as np
+from numpy.lib import format as npformat
 
 
 ROUTING_TRACES = {
@@ -43,6 +47,89 @@ class TraceError(Exception):
     """A trace file is missing or malformed."""
 
 
+MAX_TRACE_BYTES = 256 * 2**20
+"""The largest trace array accepted (bytes of data, read from the header
+before anything is allocated)."""
+MAX_TRACE_VALUE = 2**40
+"""The largest KV length accepted."""
+
+_NUMERIC_KINDS = "iuf"  # signed, unsigned, float: checked for integral values
+
+
+def read_trace_array(path: str | Path, what: str, member: str | None = None) -> np.ndarray:
+    """The array of a `.npy` file (or of `member` of an `.npz` archive), read
+    without pickle; its header is checked first (numeric dtype, at most
+    `MAX_TRACE_BYTES`). Errors name `path` and `what` the file should be."""
+    try:
+        with open(path, "rb") as f:
+            is_zip = f.read(4) == b"PK\x03\x04"
+            f.seek(0)
+            if member is None:
+                if is_zip:
+                    raise TraceError(f"{path}: is a .npz archive; a {what} is a NumPy .npy file")
+                return _read_npy(f, path, what)
+            if not is_zip:
+                raise TraceError(f"{path}: not a {what} (expected a NumPy .npz archive)")
+            with zipfile.ZipFile(f) as z:
+                names = z.namelist()
+                if f"{member}.npy" not in names:
+                    raise TraceError(f"{path}: no array '{member}' in the {what}")
+                info = z.getinfo(f"{member}.npy")
+                if info.file_size > MAX_TRACE_BYTES + 4096:
+                    raise TraceError(f"{path}: array '{member}' is larger than "
+                                     f"{MAX_TRACE_BYTES} bytes")
+                with z.open(info) as m:
+                    return _read_npy(m, path, what)
+    except OSError as e:
+        raise TraceError(f"{path}: cannot read {what}: {e.strerror or e}") from None
+    except (ValueError, EOFError, zipfile.BadZipFile, NotImplementedError):
+        raise TraceError(f"{path}: not a {what} (a malformed NumPy file)") from None
+
+
+def _read_npy(f: IO[bytes], path: str | Path, what: str) -> np.ndarray:
+    version = npformat.read_magic(f)
+    if version == (1, 0):
+        shape, fortran, dtype = npformat.read_array_header_1_0(f)
+    elif version in ((2, 0), (3, 0)):
+        shape, fortran, dtype = npformat.read_array_header_2_0(f)
+    else:
+        raise TraceError(f"{path}: unsupported NumPy format version {version}")
+    if dtype.kind not in _NUMERIC_KINDS or dtype.fields is not None:
+        raise TraceError(f"{path}: a {what} holds integers, got dtype {dtype}")
+    if math.prod(shape) * dtype.itemsize > MAX_TRACE_BYTES:
+        raise TraceError(f"{path}: {what} of shape {shape} is larger than "
+                         f"{MAX_TRACE_BYTES} bytes")
+    count = math.prod(shape)
+    data = np.frombuffer(f.read(count * dtype.itemsize), dtype=dtype)
+    if data.size != count:
+        raise TraceError(f"{path}: {what} is truncated")
+    return data.reshape(shape, order="F" if fortran else "C")
+
+
+def _integral(data: np.ndarray, path: str | Path, what: str) -> np.ndarray:
+    """`data` as int64, or an error naming the first non-integer entry."""
+    if data.dtype.kind == "f":
+        finite = np.isfinite(data)
+        bad = ~finite | (np.where(finite, data, 0) % 1 != 0)
+        if bad.any():
+            raise TraceError(_entry_error(path, what, bad, data, "is not an integer"))
+        if data.size and np.abs(data).max() > MAX_TRACE_VALUE:
+            raise TraceError(_entry_error(path, what, np.abs(data) > MAX_TRACE_VALUE, data,
+                                          f"exceeds the limit 2**40 = {MAX_TRACE_VALUE}"))
+    elif data.dtype.kind == "u" and data.size and data.max() > MAX_TRACE_VALUE:
+        raise TraceError(_entry_error(path, what, data > MAX_TRACE_VALUE, data,
+                                      f"exceeds the limit 2**40 = {MAX_TRACE_VALUE}"))
+    return data.astype(np.int64)
+
+
+def _entry_error(path: str | Path, what: str, bad: np.ndarray, data: np.ndarray,
+                 why: str) -> str:
+    """`path: <what> [i, j] = v <why>` for the first entry where `bad` holds."""
+    index = tuple(int(i) for i in np.argwhere(bad)[0])
+    where = f"#{index[0]}" if len(index) == 1 else f"[{', '.join(map(str, index))}]"
+    return f"{path}: {what} {where} = {data[index]} {why}"
+
+
 @dataclass(frozen=True)
 class RoutingTrace:
     """An MoE expert-routing trace: `data[b, k]` = the k-th expert of token b."""
@@ -52,21 +139,25 @@ class RoutingTrace:
 
     @classmethod
     def load(cls, path: str | Path, experts: int) -> RoutingTrace:
-        try:
-            with np.load(path, allow_pickle=False) as f:
-                if "data" not in f:
-                    raise TraceError(f"{path}: no array 'data' in the routing trace")
-                data = np.asarray(f["data"], dtype=np.int64)
-        except OSError as e:
-            raise TraceError(f"{path}: cannot read routing trace: {e.strerror or e}") from None
-        except ValueError:
-            raise TraceError(f"{path}: not a routing trace (expected a NumPy .npz file "
-                             "with an int array 'data' of shape [B, K])") from None
-        if data.ndim != 2:
-            raise TraceError(f"{path}: routing trace must be [B, K], got shape {data.shape}")
-        if data.size and (data.min() < 0 or data.max() >= experts):
-            raise TraceError(f"{path}: expert ids must be in [0, {experts}), "
-                             f"found {data.min()}..{data.max()}")
+        """Read and check a routing trace: an `.npz` whose `data` is an integer
+        array [B, K] (B, K >= 1) of expert ids in [0, experts), no token
+        routed twice to the same expert."""
+        what = "routing trace"
+        raw = read_trace_array(path, what, member="data")
+        if raw.ndim != 2 or 0 in raw.shape:
+            raise TraceError(f"{path}: routing trace must be [B, K] with B, K >= 1, "
+                             f"got shape {raw.shape}")
+        data = _integral(raw, path, "expert id")
+        out_of_range = (data < 0) | (data >= experts)
+        if out_of_range.any():
+            raise TraceError(_entry_error(path, "expert id", out_of_range, data,
+                                          f"is out of range [0, {experts})"))
+        ordered = np.sort(data, axis=1)
+        twice = np.argwhere(ordered[:, 1:] == ordered[:, :-1])
+        if twice.size:
+            b, k = (int(i) for i in twice[0])
+            raise TraceError(f"{path}: token {b} is routed to expert {ordered[b, k]} twice "
+                             f"(row {b} = {data[b].tolist()})")
         return cls(data, experts)
 
     @property
@@ -110,16 +201,18 @@ class KVTrace:
 
     @classmethod
     def load(cls, path: str | Path, tile_n: int = 32) -> KVTrace:
-        try:
-            data = np.load(path, allow_pickle=False)
-        except OSError as e:
-            raise TraceError(f"{path}: cannot read KV-length trace: {e.strerror or e}") from None
-        except ValueError:
-            raise TraceError(f"{path}: not a KV-length trace (expected a NumPy .npy file "
-                             "with a 1-D array of lengths)") from None
-        data = np.asarray(data).astype(np.int64)
-        if data.ndim != 1:
-            raise TraceError(f"{path}: KV-length trace must be 1-D, got shape {data.shape}")
+        """Read and check a KV-length trace: an `.npy` of B >= 1 integer
+        lengths in [0, 2**40]."""
+        what = "KV-length trace"
+        raw = read_trace_array(path, what)
+        if raw.ndim != 1 or raw.size == 0:
+            raise TraceError(f"{path}: KV-length trace must be 1-D with at least one "
+                             f"length, got shape {raw.shape}")
+        data = _integral(raw, path, "KV length")
+        bad = (data < 0) | (data > MAX_TRACE_VALUE)
+        if bad.any():
+            raise TraceError(_entry_error(path, "KV length", bad, data,
+                                          "is out of range [0, 2**40]"))
         return cls(data, tile_n)
 
     @property

@@ -15,7 +15,12 @@ bandwidth of compute operators, the base FIFO depth (§1.3), `par_dispatch`
   B/cycle = 40 channels x 64 B / II 2.
 
 Configs load from / dump to JSON (`HardwareConfig.from_json`), and
-`with_(**changes)` derives variants.
+`with_(**changes)` derives variants. Every field is validated when a config
+is built (`FIELD_LIMITS`): a wrong JSON type, a value out of range (zero
+channels, a negative bandwidth, a string depth) or an unknown key raises
+`ValueError` naming the key (`hbm.channels: expected an integer in
+[1, 1024], got 0`). The upper bounds keep the simulator's allocations bounded
+(the HBM model's per-channel tables grow with `channels`^2).
 
 Example:
 
@@ -29,7 +34,72 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 from dataclasses import dataclass, field
+from typing import Any
+
+MAX_CHANNELS = 1024
+"""At most this many HBM/DDR channels (the controller keeps channels^2 entries)."""
+_BIG = 1 << 40
+_HUGE = 1 << 62
+
+FIELD_LIMITS: dict[str, tuple[type, float, float]] = {
+    # HBMConfig
+    "channels": (int, 1, MAX_CHANNELS),
+    "request_bytes": (int, 1, 1 << 20),
+    "latency": (int, 0, _BIG),
+    "initiation_interval": (int, 1, _BIG),
+    "outstanding": (int, 1, _BIG),
+    "startup": (int, 0, _BIG),
+    "par_dispatch": (int, 1, MAX_CHANNELS),
+    "capacity_bytes": (int, 1, _HUGE),
+    # HardwareConfig
+    "pmu_bw": (int, 1, _BIG),
+    "compute_bw": (int, 1, _BIG),
+    "base_depth": (int, 1, 1 << 20),
+    "end_offset": (int, 0, _BIG),
+    "compute_units": (int, 0, _BIG),
+    "memory_units": (int, 0, _BIG),
+    "sram_bytes": (int, 0, _HUGE),
+    "clock_ghz": (float, 1e-6, 1e6),
+}
+"""Field -> (type, minimum, maximum), both bounds inclusive."""
+
+
+def _check_value(path: str, value: Any) -> None:
+    """Raise ValueError unless `value` suits the field at `path` (`hbm.channels`)."""
+    kind, lo, hi = FIELD_LIMITS[path.rsplit(".", 1)[-1]]
+    if kind is int:
+        ok = isinstance(value, int) and not isinstance(value, bool) and lo <= value <= hi
+        want = f"an integer in [{lo}, {hi}]"
+    else:
+        ok = (isinstance(value, int | float) and not isinstance(value, bool)
+              and math.isfinite(value) and lo <= value <= hi)
+        want = f"a number in [{lo:g}, {hi:g}]"
+    if not ok:
+        got = json.dumps(value) if isinstance(value, str | bool | type(None)) else repr(value)
+        raise ValueError(f"{path}: expected {want}, got {got[:40]}")
+
+
+def _check_fields(obj: object, prefix: str = "") -> None:
+    for f in dataclasses.fields(obj):  # type: ignore[arg-type]
+        if f.name in FIELD_LIMITS:
+            _check_value(prefix + f.name, getattr(obj, f.name))
+
+
+def _check_keys(d: dict[str, Any], allowed: set[str], prefix: str) -> None:
+    unknown = sorted(k for k in d if k not in allowed)
+    if unknown:
+        names = ", ".join(prefix + str(k) for k in unknown)
+        raise ValueError(f"unknown hardware config field(s): {names} "
+                         f"(expected {', '.join(sorted(allowed))})")
+
+
+def _section(d: dict[str, Any], key: str) -> dict[str, Any] | None:
+    value = d.pop(key, None)
+    if value is not None and not isinstance(value, dict):
+        raise ValueError(f"{key}: expected a JSON object, got {json.dumps(value)[:40]}")
+    return value
 
 
 @dataclass(frozen=True)
@@ -44,6 +114,9 @@ class HBMConfig:
     startup: int = 14  # added to every request (reference behaviour, §2.4)
     par_dispatch: int = 1
     capacity_bytes: int = 64 << 30
+
+    def __post_init__(self) -> None:
+        _check_fields(self)
 
     @property
     def peak_bytes_per_cycle(self) -> float:
@@ -67,6 +140,15 @@ class HardwareConfig:
     clock_ghz: float = 1.0
     systolic_tile: tuple[int, int] = (16, 16)
 
+    def __post_init__(self) -> None:
+        _check_fields(self)
+        if not isinstance(self.name, str):
+            raise ValueError(f"name: expected a string, got {self.name!r}"[:80])
+        tile = self.systolic_tile
+        if not (isinstance(tile, tuple) and len(tile) == 2 and all(
+                isinstance(t, int) and not isinstance(t, bool) and 1 <= t <= 4096 for t in tile)):
+            raise ValueError(f"systolic_tile: expected two integers in [1, 4096], got {tile!r}"[:100])
+
     def with_(self, **changes) -> "HardwareConfig":
         hbm_changes = {k: changes.pop(k) for k in list(changes) if k in _HBM_FIELDS}
         cfg = dataclasses.replace(self, **changes)
@@ -79,23 +161,36 @@ class HardwareConfig:
 
     @classmethod
     def from_json(cls, text: str) -> "HardwareConfig":
+        """A config from JSON: the fields of a preset (`"preset"`, default
+        step-eval) overridden by the given ones; ValueError names a bad key."""
         d = json.loads(text)
         if not isinstance(d, dict):
             raise ValueError("a hardware config is a JSON object")
-        base = get_preset(d.pop("preset", "step-eval"))
-        hbm = d.pop("hbm", None)
-        ddr = d.pop("ddr", None)
-        if "systolic_tile" in d:
+        preset = d.pop("preset", "step-eval")
+        if not isinstance(preset, str):
+            raise ValueError(f"preset: expected a preset name, got {json.dumps(preset)[:40]}")
+        base = get_preset(preset)
+        hbm, ddr = _section(d, "hbm"), _section(d, "ddr")
+        if "systolic_tile" in d and isinstance(d["systolic_tile"], list):
             d["systolic_tile"] = tuple(d["systolic_tile"])
-        unknown = set(d) - {f.name for f in dataclasses.fields(cls)}
-        if unknown:
-            raise ValueError(f"unknown hardware config field(s): {', '.join(sorted(unknown))}")
+        _check_keys(d, {f.name for f in dataclasses.fields(cls)} | {"preset"}, "")
+        for key, value in d.items():
+            if key in FIELD_LIMITS:
+                _check_value(key, value)
         cfg = dataclasses.replace(base, **d)
         if hbm is not None:
-            cfg = dataclasses.replace(cfg, hbm=dataclasses.replace(cfg.hbm, **hbm))
+            cfg = dataclasses.replace(cfg, hbm=_hbm_from(cfg.hbm, hbm, "hbm."))
         if ddr is not None:
-            cfg = dataclasses.replace(cfg, ddr=HBMConfig(**ddr))
+            cfg = dataclasses.replace(cfg, ddr=_hbm_from(HBMConfig(), ddr, "ddr."))
         return cfg
+
+
+def _hbm_from(base: HBMConfig, d: dict[str, Any], prefix: str) -> HBMConfig:
+    """`base` with the fields of the JSON object `d` (keys checked, named `prefix`+key)."""
+    _check_keys(d, _HBM_FIELDS, prefix)
+    for key, value in d.items():
+        _check_value(prefix + key, value)
+    return dataclasses.replace(base, **d)
 
 
 _HBM_FIELDS = {f.name for f in dataclasses.fields(HBMConfig)}

@@ -33,7 +33,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
-from steplus.runtime.fabric.engine import Simulator
+from steplus.runtime.fabric.engine import DeadlockError, Simulator
 from steplus.runtime.fabric.ops_memory import RandomStoreCtx, _MemCtx
 
 
@@ -107,6 +107,8 @@ class Program:
     def __init__(self, sim: Simulator):
         self.sim = sim
         self.metrics: Metrics | None = None
+        self.unbound: list[str] = []
+        """Symbols left in the graph's stream dims (named in a deadlock report)."""
 
     @property
     def contexts(self):
@@ -120,7 +122,14 @@ class Program:
 
     def run(self) -> Metrics:
         sim = self.sim
-        sim.run()
+        try:
+            sim.run()
+        except DeadlockError as e:
+            if not self.unbound:
+                raise
+            names = ", ".join(self.unbound[:6]) + (", ..." if len(self.unbound) > 6 else "")
+            raise DeadlockError(f"{e}\n  note: the stream dims still have unbound symbols "
+                                f"({names}); bind them (step-run --bind/--routing/--kv)") from None
         mem = [c for c in sim.contexts if c.is_memory]
         cycles = max((c.clock for c in sim.contexts), default=0)
         if mem:

@@ -36,7 +36,13 @@ import numpy as np
 
 
 class IlaError(Exception):
-    """A command outside the interface, or an ill-formed fragment."""
+    """A command outside the interface, or an ill-formed fragment.
+
+    `op`, when set, is the IR operation at fault (tools report the error at its location)."""
+
+    def __init__(self, message: str, op: Any = None):
+        super().__init__(message)
+        self.op = op
 
 
 class PyOps:

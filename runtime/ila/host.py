@@ -54,14 +54,30 @@ def _attrs(op) -> dict:
     return out
 
 
-def _dense_value(attr, shape, dtype):
-    vals = np.array(attr.get_values(), dtype=dtype)
-    return np.broadcast_to(vals, shape).copy() if vals.size == 1 else vals.reshape(shape)
+def _constant(op) -> np.ndarray:
+    """A constant op's value (float32 for float types), or a located IlaError."""
+    from steplus.passes.isel.constants import ConstantError, constant_array
+
+    try:
+        arr = constant_array(op, MAX_RESULT_ELEMENTS)
+    except ConstantError as e:
+        raise IlaError(f"step-run: {e}", op) from None
+    return arr.astype(np.float32) if arr.dtype == np.float64 else arr
 
 
-def _np_dtype(t):
-    name = str(t)
-    return np.float32 if name.startswith("f") else np.int64
+# the largest tensor one op may produce (elements); bounds what a program's types can make step-run allocate
+MAX_RESULT_ELEMENTS = 1 << 27
+_NUMPY_ERRORS = (ValueError, IndexError, TypeError, KeyError, ZeroDivisionError, OverflowError,
+                 FloatingPointError, MemoryError)
+
+
+def _check_result_sizes(op) -> None:
+    for r in op.results:
+        shape = r.type.get_shape() if hasattr(r.type, "get_shape") else ()
+        size = int(np.prod([max(d, 0) for d in shape], dtype=np.float64))
+        if size > MAX_RESULT_ELEMENTS:
+            raise IlaError(f"step-run: '{op.name}' result has {size:.0f} elements, more than step-run's "
+                           f"limit of {MAX_RESULT_ELEMENTS} per tensor", op)
 
 
 def windows_nhwc(x, kernel, stride, pad):
@@ -125,10 +141,27 @@ class Interpreter:
             get = lambda v: env[v]
             if name in ("func.return", "ila.yield"):
                 return [get(v) for v in op.operands]
-            env_vals = self.eval(op, [get(v) for v in op.operands])
+            env_vals = self.eval_located(op, [get(v) for v in op.operands])
             for r, v in zip(op.results, env_vals):
                 env[r] = v
         return []
+
+    def eval_located(self, op, a):
+        """`eval`, with any failure turned into an IlaError naming (and located at) `op`."""
+        from steplus.passes.isel.opcheck import op_problem
+
+        _check_result_sizes(op)
+        problem = op_problem(op)
+        if problem is not None:
+            raise IlaError(f"step-run: '{op.name}': {problem}", op)
+        try:
+            return self.eval(op, a)
+        except IlaError as e:
+            if e.op is None:
+                e.op = op
+            raise
+        except _NUMPY_ERRORS as e:
+            raise IlaError(f"step-run: cannot evaluate '{op.name}': {e}", op) from None
 
     def eval(self, op, a):
         name = op.name
@@ -136,15 +169,18 @@ class Interpreter:
         shape = tuple(rtypes[0].get_shape()) if rtypes and hasattr(rtypes[0], "get_shape") else ()
         p = op.properties
         if name == "arith.constant" and not hasattr(rtypes[0], "get_shape"):
-            return [p["value"].value.data]
+            return [_constant(op).item()]
         if name == "tensor.dim":
             return [np.shape(a[0])[int(a[1])]]
         if name == "tensor.empty" and a:
-            dims, it = [], iter(a)
-            shape = tuple(next(it) if d < 0 else d for d in shape)
+            it = iter(a)
+            shape = tuple(int(next(it)) if d < 0 else d for d in shape)
+            if min(shape, default=0) < 0 or np.prod(shape, dtype=np.float64) > MAX_RESULT_ELEMENTS:
+                raise IlaError(f"step-run: 'tensor.empty' of shape {list(shape)} is negative or larger than "
+                               f"step-run's limit of {MAX_RESULT_ELEMENTS} elements per tensor", op)
             return [np.zeros(shape, np.float32)]
-        if name == "arith.constant":
-            return [_dense_value(p["value"], shape, _np_dtype(rtypes[0].element_type))]
+        if name in ("arith.constant", "tosa.const"):
+            return [_constant(op)]
         if name == "tensor.empty":
             return [np.zeros(shape, np.float32)]
         if name == "linalg.fill":
@@ -161,6 +197,9 @@ class Interpreter:
             return [(a[0] * a[1]).astype(np.float32)]
         if name == "linalg.conv_2d_nchw_fchw":
             from steplus.runtime.ila.accel import conv2d_nchw
+
+            if tuple(p["dilations"].get_values()) != (1, 1):
+                raise IlaError("step-run: 'linalg.conv_2d_nchw_fchw' with dilations other than 1 is not supported", op)
 
             return [a[2] + conv2d_nchw(a[0], a[1], tuple(p["strides"].get_values()))]
         if name == "tosa.const_shape":
@@ -184,8 +223,6 @@ class Interpreter:
             return [np.exp(a[0]).astype(np.float32)]
         if name == "tosa.reciprocal":
             return [(1 / a[0]).astype(np.float32)]
-        if name == "tosa.const":
-            return [_dense_value(p["values"], shape, _np_dtype(rtypes[0].element_type))]
         if name == "linalg.conv_2d_ngchw_gfchw":
             x, w = a[0], a[1]
             n, g, c, h, wd = x.shape
@@ -232,7 +269,7 @@ class Interpreter:
             from steplus.runtime.ila.fragments import run_fragment
 
             return run_fragment(self, op, a)
-        raise IlaError(f"step-run: no numpy semantics for '{name}'")
+        raise IlaError(f"step-run: no numpy semantics for '{name}'", op)
 
 
 def run_function(module, name: str, inputs, backend: str = "ila"):

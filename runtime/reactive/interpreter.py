@@ -2,8 +2,12 @@
 
 Each tick, every value of a node is present (a numpy scalar or array) or
 `ABSENT`. The ops of a node are evaluated in an order that respects the
-instantaneous dependencies (fby's `next` and pre's input are read at the end
-of the tick, to update state). Instances are sub-runners with their own state
+instantaneous dependencies and the conditions of their clocks (fby's `next`
+and pre's input are read at the end of the tick, to update state). Whether a
+value is present is decided by its inferred clock, never by whether its
+operands were computed yet: a `pre` is present in the ticks of its clock (that
+of its input), with the input's value at the previous tick of that clock, even
+if the input is defined later in the node. Instances are sub-runners with their own state
 that react only in ticks where their inputs are present. Reading an absent
 value where a present one is required (an operand of an ordinary op, an
 output) is a `ReactiveError` naming the value; `pre` in its first cycle gives
@@ -20,8 +24,8 @@ from xdsl.ir import Operation, SSAValue
 
 from steplus.dialects import lus
 from steplus.passes.diagnostics import OpDiagnosticError
-from steplus.passes.lus.causality import find_cycle, instantaneous_deps, value_name
-from steplus.passes.lus.clocks import Base, On, Var, infer_node, resolve
+from steplus.passes.lus.causality import find_cycle, value_name
+from steplus.passes.lus.clocks import Base, On, Var, infer_node, resolve, schedule
 from steplus.runtime.reactive.ops import evaluate, numpy_dtype
 
 
@@ -43,37 +47,25 @@ class ReactiveError(Exception):
     """A runtime error of a reactive program (absent or undefined value read)."""
 
 
-def _schedule(node: lus.NodeOp) -> list[Operation]:
-    if find_cycle(node) is not None:
-        raise ReactiveError(f"@{node.sym_name.data} has an instantaneous dependency cycle")
-    ops = [op for op in node.body.block.ops if not isinstance(op, lus.YieldOp)]
-    done: set[Operation] = set()
-    order: list[Operation] = []
-    pending = list(ops)
-    while pending:
-        progress = []
-        for op in pending:
-            deps = {d.owner for d in instantaneous_deps(op)} & set(ops)
-            if deps <= done:
-                progress.append(op)
-        for op in progress:
-            done.add(op)
-            order.append(op)
-        pending = [op for op in pending if op not in done]
-    return order
+def check_not_recursive(chain: tuple[str, ...], callee: str) -> None:
+    """An instance of `callee` inside the instances `chain` (outermost first)
+    must not be one of them: that would instantiate nodes without end."""
+    if callee in chain:
+        cycle = " -> ".join(f"@{n}" for n in (*chain, callee))
+        raise ReactiveError(f"recursive instance: {cycle}")
 
 
 class NodeRunner:
     """The state of one running instance of a node."""
 
-    def __init__(self, module: ModuleOp, name: str):
+    def __init__(self, module: ModuleOp, name: str, callers: tuple[str, ...] = ()):
         nodes = {n.sym_name.data: n for n in module.walk() if isinstance(n, lus.NodeOp)}
         if name not in nodes:
             raise ReactiveError(f"no lus.node named @{name}")
         self.nodes = nodes
         self.module = module
         self.node = nodes[name]
-        self.order = _schedule(self.node)
+        self.chain = (*callers, name)  # the instances this one runs inside
         self.memory: dict[Operation, object] = {}  # fby/pre state
         self.started: set[Operation] = set()
         self.counters: dict[Operation, int] = {}  # k-periodic position
@@ -81,6 +73,12 @@ class NodeRunner:
         self.state = [UNDEFINED] * len(self.node.state_args)
         try:
             self.clocks = infer_node(self.node)
+        except OpDiagnosticError as e:
+            raise ReactiveError(f"@{name}: {e.message}") from None
+        if find_cycle(self.node) is not None:
+            raise ReactiveError(f"@{name} has an instantaneous dependency cycle")
+        try:
+            self.order = schedule(self.node, self.clocks)
         except OpDiagnosticError as e:
             raise ReactiveError(f"@{name}: {e.message}") from None
         self.word_counts: dict[int, int] = {}
@@ -109,7 +107,11 @@ class NodeRunner:
                 result = lus.kperiodic_value(c.cond, n) != c.negated
             else:
                 v = env.get(c.cond, ABSENT)
-                result = v is not ABSENT and v is not UNDEFINED and bool(v) != c.negated
+                if v is UNDEFINED:
+                    raise ReactiveError(
+                        f"clock condition {value_name(c.cond)} is undefined (a pre in its first cycle)"
+                    )
+                result = v is not ABSENT and bool(v) != c.negated
         self._tick_presence[key] = result
         return result
 
@@ -138,7 +140,7 @@ class NodeRunner:
         for op in self.order:
             if isinstance(op, lus.FbyOp) and env[op.results[0]] is not ABSENT:
                 self.memory[op] = env.get(op.next, ABSENT)
-            elif isinstance(op, lus.PreOp):
+            elif isinstance(op, lus.PreOp) and env[op.result] is not ABSENT:
                 x = env.get(op.input, ABSENT)
                 if x is not ABSENT:
                     self.memory[op] = x
@@ -165,9 +167,10 @@ class NodeRunner:
             else:
                 env[op.result] = self.memory.get(op, UNDEFINED)
         elif isinstance(op, lus.PreOp):
-            # Present when its input is (same clock); previous value or undefined.
-            x = get(op.input, ABSENT)
-            env[op.result] = ABSENT if x is ABSENT else self.memory.get(op, UNDEFINED)
+            # Present on its clock (that of its input, which is read only at the
+            # end of the tick); the input's previous value there, or undefined.
+            present = self._present(op.result, env)
+            env[op.result] = self.memory.get(op, UNDEFINED) if present else ABSENT
         elif isinstance(op, lus.KPeriodicOp):
             n = self.counters.get(op, 0)
             self.counters[op] = n + 1
@@ -196,7 +199,7 @@ class NodeRunner:
                 self.counters[op] = n + 1
                 take = lus.kperiodic_value(op.word.data, n)
             else:
-                c = get(op.condition, ABSENT)
+                c = self._read(env, op.condition, op)
                 if c is ABSENT:
                     env[op.result] = ABSENT
                     return
@@ -215,7 +218,9 @@ class NodeRunner:
                     env[r] = ABSENT
                 return
             if op not in self.children:
-                self.children[op] = NodeRunner(self.module, op.callee.root_reference.data)
+                callee = op.callee.root_reference.data
+                check_not_recursive(self.chain, callee)
+                self.children[op] = NodeRunner(self.module, callee, self.chain)
             child = self.children[op]
             n_static = child.node.num_static.value.data
             for a, v in zip(op.args, args):
@@ -244,10 +249,24 @@ class NodeRunner:
                 env[r] = v
 
 
-def drive(step, names: Sequence[str | None], inputs, ticks: int, n_outputs: int) -> list[list[object]]:
+MAX_TICKS = 10_000_000
+"""The default bound on the ticks of one run (each tick is a Python reaction)."""
+
+
+def drive(
+    step,
+    names: Sequence[str | None],
+    inputs,
+    ticks: int,
+    n_outputs: int,
+    max_ticks: int = MAX_TICKS,
+) -> list[list[object]]:
     """Feed input streams (by name or position) to `step(values) -> outputs`
     for `ticks` ticks; one list per output, one value per tick. The three
-    execution paths (lus, sync, IREE) share it."""
+    execution paths (lus, sync, IREE) share it. More than `max_ticks` ticks (or
+    a negative count) is a `ReactiveError` before any tick runs."""
+    if not 0 <= ticks <= max_ticks:
+        raise ReactiveError(f"{ticks} ticks requested; the limit is 0 to {max_ticks}")
     if isinstance(inputs, Mapping):
         missing = [n for n in names if n not in inputs]
         if missing:
@@ -255,6 +274,8 @@ def drive(step, names: Sequence[str | None], inputs, ticks: int, n_outputs: int)
         streams = [inputs[n] for n in names]
     else:
         streams = list(inputs)
+        if len(streams) != len(names):
+            raise ReactiveError(f"{len(streams)} input stream(s) for {len(names)} input(s)")
     for s, n in zip(streams, names):
         if len(s) < ticks:
             raise ReactiveError(f"input %{n} has {len(s)} values for {ticks} ticks")
@@ -270,8 +291,10 @@ def run_node(
     name: str,
     inputs: Mapping[str, np.ndarray] | Sequence[np.ndarray],
     ticks: int,
+    max_ticks: int = MAX_TICKS,
 ) -> list[list[object]]:
-    """Run node `@name` for `ticks` ticks; inputs by argument name or position.
+    """Run node `@name` for `ticks` ticks (at most `max_ticks`); inputs by
+    argument name or position.
 
     Returns one list per output with one value per tick (ABSENT where absent)."""
     runner = NodeRunner(module, name)
@@ -281,4 +304,5 @@ def run_node(
     def step(values):
         return runner.step([np.asarray(v).astype(d)[()] for v, d in zip(values, dtypes)])
 
-    return drive(step, [a.name_hint for a in args], inputs, ticks, len(runner.node.output_types))
+    n_out = len(runner.node.output_types)
+    return drive(step, [a.name_hint for a in args], inputs, ticks, n_out, max_ticks)

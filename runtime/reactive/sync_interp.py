@@ -26,20 +26,49 @@ from xdsl.ir import Block, SSAValue
 
 from steplus.dialects import sync
 from steplus.passes.lus.causality import value_name
-from steplus.runtime.reactive.interpreter import ABSENT, UNDEFINED, ReactiveError, drive
+from steplus.runtime.reactive.interpreter import (
+    ABSENT,
+    MAX_TICKS,
+    UNDEFINED,
+    ReactiveError,
+    check_not_recursive,
+    drive,
+)
 from steplus.runtime.reactive.ops import evaluate, numpy_dtype
 
 _Run = Generator[None, None, list[object]]
 
 
-class SyncInstance:
-    """One running instance of a sync node (a coroutine)."""
+MAX_LOOP_ITERATIONS = 1_000_000
+"""The bound on `scf.while` iterations between two ticks of one instance."""
 
-    def __init__(self, nodes: Mapping[str, sync.NodeOp], name: str):
+
+class SyncInstance:
+    """One running instance of a sync node (a coroutine).
+
+    A node without a `sync.tick` can never complete a reaction (it halts or
+    loops forever), so it is rejected when the instance is created; a node
+    whose loops run more than `max_iterations` iterations between two ticks is
+    stopped with a `ReactiveError` naming the loop."""
+
+    def __init__(
+        self,
+        nodes: Mapping[str, sync.NodeOp],
+        name: str,
+        max_iterations: int = MAX_LOOP_ITERATIONS,
+        callers: tuple[str, ...] = (),
+    ):
         if name not in nodes:
             raise ReactiveError(f"no sync.node named @{name}")
         self.nodes = nodes
         self.node = nodes[name]
+        if not any(isinstance(op, sync.TickOp) for op in self.node.walk()):
+            raise ReactiveError(
+                f"sync.node @{name} has no sync.tick: it can never complete a reaction"
+            )
+        self.max_iterations = max_iterations
+        self.chain = (*callers, name)  # the instances this one runs inside
+        self.iterations = 0  # scf.while iterations since the last tick
         self.n_in = self.node.num_inputs
         self.children: dict[int, SyncInstance] = {}
         self.inputs: Sequence[object] = ()
@@ -61,6 +90,14 @@ class SyncInstance:
             raise ReactiveError(f"@{self.node.sym_name.data} halted") from None
         return self.outputs
 
+    def _count_iteration(self) -> None:
+        self.iterations += 1
+        if self.iterations > self.max_iterations:
+            raise ReactiveError(
+                f"@{self.node.sym_name.data}: scf.while ran {self.max_iterations} iterations "
+                "without reaching a sync.tick (the reaction does not terminate)"
+            )
+
     def _run(self) -> _Run:
         env: dict[SSAValue, object] = {}
         return (yield from self._block(self.node.body.block, env))
@@ -79,6 +116,7 @@ class SyncInstance:
                         raise ReactiveError("scf.while condition is undefined")
                     if not bool(cond):
                         break
+                    self._count_iteration()
                     after = op.after_region.block
                     env.update(zip(after.args, values))
                     values = yield from self._block(after, env)
@@ -100,6 +138,7 @@ class SyncInstance:
                 self.outputs[self.node.body.block.args.index(op.signal) - self.n_in] = value
                 env[op.token] = np.int32(0)
             elif isinstance(op, sync.TickOp):
+                self.iterations = 0
                 yield
                 env[op.result] = np.int32(0)
             elif isinstance(op, sync.SyncOp):
@@ -115,7 +154,11 @@ class SyncInstance:
             elif isinstance(op, sync.InstOp):
                 key = op.id.value.data
                 if key not in self.children:
-                    self.children[key] = SyncInstance(self.nodes, op.callee.root_reference.data)
+                    callee = op.callee.root_reference.data
+                    check_not_recursive(self.chain, callee)
+                    self.children[key] = SyncInstance(
+                        self.nodes, callee, self.max_iterations, self.chain
+                    )
                 args = [env[a] for a in op.operands]
                 for a, v in zip(op.operands, args):
                     if v is UNDEFINED:
@@ -139,11 +182,13 @@ def run_sync_node(
     name: str,
     inputs: Mapping[str, Sequence[object]] | Sequence[Sequence[object]],
     ticks: int,
+    max_ticks: int = MAX_TICKS,
 ) -> list[list[object]]:
-    """Run sync node `@name` for `ticks` ticks; inputs by signal name or position.
+    """Run sync node `@name` for `ticks` ticks (at most `max_ticks`); inputs by
+    signal name or position.
 
     Returns one list per output with one value per tick."""
     inst = SyncInstance(sync_nodes(module), name)
     sigs = inst.node.body.block.args[: inst.n_in]
     n_out = len(inst.node.body.block.args) - inst.n_in
-    return drive(inst.react, [s.name_hint for s in sigs], inputs, ticks, n_out)
+    return drive(inst.react, [s.name_hint for s in sigs], inputs, ticks, n_out, max_ticks)

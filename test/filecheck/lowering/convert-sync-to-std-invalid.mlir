@@ -1,7 +1,7 @@
 // RUN: step-opt %s -p convert-sync-to-std --split-input-file --verify-diagnostics
 // RUN: not step-opt %s -p 'convert-sync-to-std{target=wasm}' 2>&1 | filecheck %s --check-prefix=TARGET
 
-// TARGET: step-opt: error: invalid pass pipeline: convert-sync-to-std: unknown target 'wasm' (expected step-functions or modular)
+// TARGET: step-opt: error: invalid options for pass 'convert-sync-to-std': unknown target 'wasm' (expected step-functions or modular)
 
 sync.node @id(%i: !sync.sigin<f32>) -> (%o: !sync.sigout<f32>) {
   scf.while () : () -> () {

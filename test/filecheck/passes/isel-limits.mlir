@@ -18,5 +18,5 @@
 // DEFAULT-NOT: warning
 // DEFAULT-COUNT-4: ila.invoke "flexasr.maxpool"
 
-// BAD: step-opt: error: invalid pass pipeline: isel: node-limit must be a positive integer, got 0
-// BADT: step-opt: error: invalid pass pipeline: isel: time-limit must be a positive number of seconds, got -1.0
+// BAD: step-opt: error: invalid options for pass 'isel': node-limit must be a positive integer, got 0
+// BADT: step-opt: error: invalid options for pass 'isel': time-limit must be a positive number of seconds, got -1.0

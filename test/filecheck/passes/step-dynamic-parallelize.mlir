@@ -1,4 +1,7 @@
 // RUN: step-opt %s -p 'step-dynamic-parallelize{factor=2}' --split-input-file --verify-diagnostics | filecheck %s
+// RUN: sh -c 'step-opt %s -p "step-dynamic-parallelize{factor=0}" --split-input-file; echo "exit=$?"' 2>&1 | filecheck %s --check-prefix=ZERO
+// ZERO:      step-opt: error: invalid options for pass 'step-dynamic-parallelize': factor must be a positive integer, got 0
+// ZERO-NEXT: exit=2
 
 // Four requests (an index and a length in KV tiles each) dealt round-robin to
 // two identical regions by step.parallelize; each region reads the request's

@@ -1,6 +1,9 @@
 // RUN: step-opt %s -p 'step-hierarchical-tiling{tile=16x16}' --split-input-file --verify-diagnostics | filecheck %s
 // RUN: step-opt %s -p 'step-hierarchical-tiling{tile=16x16}' --split-input-file | step-opt -p step-infer-shapes --split-input-file | filecheck %s --check-prefix=TYPES
 // RUN: not step-opt %s -p 'step-hierarchical-tiling{tile=4x0}' 2>&1 | filecheck %s --check-prefix=USAGE
+// RUN: sh -c 'step-opt %s -p "step-hierarchical-tiling{tile=abc}"; echo "exit=$?"' 2>&1 | filecheck %s --check-prefix=ABC
+// RUN: sh -c 'step-opt %s -p "step-hierarchical-tiling{tile=\"16x99999999999\"}"; echo "exit=$?"' 2>&1 | filecheck %s --check-prefix=BIG
+// RUN: sh -c 'step-opt %s -p "step-hierarchical-tiling{tile=\"-16x16\"}"; echo "exit=$?"' 2>&1 | filecheck %s --check-prefix=NEG
 
 // A x B^T (Fig. 12) on 32x64 by 16x64 logical tiles, then an element-wise
 // SiLU. With 16x16 physical tiles, I = 2, J = 1, Kp = 4: A is split into
@@ -132,4 +135,10 @@ step.graph @none {
   step.linear_offchip_store %f {base_addr = 262144 : i64} : !step.stream<[4], !step.tile<16x16xf32>>
 }
 
-// USAGE: step-hierarchical-tiling: tile must be RxC with positive integers (e.g. 16x16), got '4x0'
+// USAGE: step-opt: error: invalid options for pass 'step-hierarchical-tiling': tile must be RxC with integers in [1, 65536] (e.g. 16x16), got '4x0'
+// ABC:      step-opt: error: invalid options for pass 'step-hierarchical-tiling': tile must be RxC with integers in [1, 65536] (e.g. 16x16), got 'abc'
+// ABC-NEXT: exit=2
+// BIG:      step-opt: error: invalid options for pass 'step-hierarchical-tiling': tile must be RxC with integers in [1, 65536] (e.g. 16x16), got '16x99999999999'
+// BIG-NEXT: exit=2
+// NEG:      step-opt: error: invalid options for pass 'step-hierarchical-tiling': tile must be RxC with integers in [1, 65536] (e.g. 16x16), got '-16x16'
+// NEG-NEXT: exit=2

@@ -1,10 +1,24 @@
-// RUN: step-opt %s -p 'step-metrics' | filecheck %s
-// RUN: step-opt %s -p 'step-metrics{bind="B=64, sum_L=6400"}' | filecheck %s --check-prefix=BOUND
-// RUN: step-opt %s -p 'step-metrics{annotate=true bind="B=2"}' | filecheck %s --check-prefix=ANNOT
-// RUN: step-opt %S/inputs/step-swiglu.mlir -p 'step-metrics' | filecheck %s --check-prefix=SWIGLU
-// RUN: step-opt %S/inputs/step-swiglu.mlir -p 'step-metrics{onchip=paper}' | filecheck %s --check-prefix=PAPER
-// RUN: step-opt %S/inputs/step-moe-fig2.mlir -p 'step-metrics{bind="B=4,B_0=2,B_1=0,B_2=0,B_3=0,B_4=0,B_5=0,B_6=0,B_7=6"}' | filecheck %s --check-prefix=MOE
+// The report goes to stderr (or a file), the IR alone to stdout.
+// RUN: step-opt %s -p 'step-metrics' -o /dev/null 2>&1 | filecheck %s
+// RUN: step-opt %s -p 'step-metrics' 2>/dev/null | step-opt | filecheck %s --check-prefix=IR
+// RUN: step-opt %s -p 'step-metrics{bind="B=64, sum_L=6400"}' -o /dev/null 2>&1 | filecheck %s --check-prefix=BOUND
+// RUN: step-opt %s -p 'step-metrics{annotate=true bind="B=2"}' 2>&1 | filecheck %s --check-prefix=ANNOT
+// RUN: step-opt %S/inputs/step-swiglu.mlir -p 'step-metrics' -o /dev/null 2>&1 | filecheck %s --check-prefix=SWIGLU
+// RUN: step-opt %S/inputs/step-swiglu.mlir -p 'step-metrics{onchip=paper}' -o /dev/null 2>&1 | filecheck %s --check-prefix=PAPER
+// RUN: step-opt %S/inputs/step-moe-fig2.mlir -p 'step-metrics{bind="B=4,B_0=2,B_1=0,B_2=0,B_3=0,B_4=0,B_5=0,B_6=0,B_7=6"}' -o /dev/null 2>&1 | filecheck %s --check-prefix=MOE
 // RUN: not step-opt %s -p 'step-metrics{bind="B"}' 2>&1 | filecheck %s --check-prefix=BADBIND
+// RUN: rm -f %t.json %t.csv %t.txt
+// RUN: step-opt %s -p 'step-metrics{bind="B=64, sum_L=6400" out="%t.json"}' 2>&1 | step-opt | filecheck %s --check-prefix=IR
+// RUN: filecheck %s --check-prefix=JSON < %t.json
+// RUN: step-opt %s -p 'step-metrics{bind="B=64" out="%t.csv"}' -o /dev/null 2>%t.err
+// RUN: wc -c < %t.err | filecheck %s --check-prefix=QUIET
+// RUN: filecheck %s --check-prefix=CSV < %t.csv
+// RUN: step-opt %s -p 'step-metrics{bind="B=64" out="%t.txt" format=csv}' -o /dev/null
+// RUN: filecheck %s --check-prefix=CSV < %t.txt
+// RUN: step-opt %s -p 'step-metrics{format=json}' -o /dev/null 2>&1 | filecheck %s --check-prefix=JSONSYM
+// RUN: sh -c 'step-opt %s -p "step-metrics{format=xml}"; echo "exit=$?"' 2>&1 | filecheck %s --check-prefix=BADFMT
+// RUN: sh -c 'step-opt %s -p "step-metrics{out=\"%t.dir/none/m.json\"}"; echo "exit=$?"' 2>&1 | filecheck %s --check-prefix=BADOUT
+// RUN: step-opt %S/inputs/step-huge-dims.mlir -p 'step-metrics{bind="B=1000000000000000000"}' -o /dev/null 2>&1 | filecheck %s --check-prefix=HUGE
 
 // Loads with a ref stream: [B, 2] tiles of 16x64 f32 (4096 bytes each); a
 // ragged KV stream [B, ?L] of 32x64 bf16 tiles (4096 bytes) counts its
@@ -35,15 +49,17 @@ step.graph @loads {
 // CHECK-NEXT: total flops = 8192*B
 // CHECK-NEXT: total padded_flops = 0
 // CHECK-NEXT: operational_intensity = 2*B/(8*B + sum_L)
-// The IR is unchanged.
-// CHECK:      step.graph @loads {
-// CHECK-NOT:  step.metrics
-// CHECK:      step.consume %k
+// The IR is unchanged, and stdout parses again as IR.
+// IR:         step.graph @loads {
+// IR-NOT:     step.metrics
+// IR:         step.consume %k
+// IR-NOT:     step-metrics
 
 // BOUND:      %k step.random_offchip_load   26214400
 // BOUND:      total offchip_bytes = 28311552
 // BOUND:      operational_intensity = 1/54 (~0.01852)
 
+// ANNOT:      step-metrics @loads
 // ANNOT:      total offchip_bytes = 4096*sum_L + 65536
 // ANNOT:      step.graph @loads attributes {step.metrics = {offchip_bytes = "4096*sum_L + 65536", onchip_bytes = "16384", flops = "16384", padded_flops = "0", operational_intensity = "4/(sum_L + 16)"}} {
 // ANNOT:      %x = step.linear_offchip_load %ref {step.metrics = {offchip_bytes = "16384", onchip_bytes = "4096", flops = "0", padded_flops = "0"}, base_addr = 0 : i64
@@ -74,4 +90,60 @@ step.graph @loads {
 // MOE:      %w1l0 step.linear_offchip_load  117440512
 // MOE:      total offchip_bytes = 704741376
 
-// BADBIND: step-opt: error: invalid pass pipeline: step-metrics: bad binding 'B': expected NAME=INTEGER
+// BADBIND: step-opt: error: invalid options for pass 'step-metrics': bad binding entry 1 'B': expected NAME=INTEGER
+
+// B=64, sum_L=6400: %x 64*2 tiles of 4096 B; the map's exp 4 FLOPs per
+// scalar (4096 per 16x64 tile) x 128 tiles; the store 64*2*3 tiles; the KV
+// load 6400 tiles of 4096 B; OI = 2B/(8B+sum_L) = 128/6912 = 1/54.
+// JSON:      "name": "loads",
+// JSON:      "op": "%x step.linear_offchip_load",
+// JSON-NEXT: "offchip_bytes": 524288,
+// JSON-NEXT: "onchip_bytes": 4096,
+// JSON:      "op": "%e step.map",
+// JSON-NEXT: "offchip_bytes": 0,
+// JSON-NEXT: "onchip_bytes": 0,
+// JSON-NEXT: "flops": 524288,
+// JSON:      "op": "#3 step.linear_offchip_store",
+// JSON-NEXT: "offchip_bytes": 1572864,
+// JSON:      "op": "%k step.random_offchip_load",
+// JSON-NEXT: "offchip_bytes": 26214400,
+// JSON:      "totals": {
+// JSON-NEXT:   "offchip_bytes": 28311552,
+// JSON-NEXT:   "onchip_bytes": 16384,
+// JSON-NEXT:   "flops": 524288,
+// JSON-NEXT:   "padded_flops": 0,
+// JSON-NEXT:   "operational_intensity": 0.018518518518518517
+// JSON-NEXT: }
+
+// With out=, nothing on stderr.
+// QUIET: {{^}}0{{$}}
+
+// CSV:      graph,op,offchip_bytes,onchip_bytes,flops,padded_flops,operational_intensity
+// CSV-NEXT: loads,%x step.linear_offchip_load,524288,4096,0,0,
+// CSV-NEXT: loads,%e step.map,0,0,524288,0,
+// CSV-NEXT: loads,%r step.repeat,0,4096,0,0,
+// CSV-NEXT: loads,#3 step.linear_offchip_store,1572864,4096,0,0,
+// CSV-NEXT: loads,%k step.random_offchip_load,4096*sum_L,4096,0,0,
+// CSV-NEXT: loads,#5 step.consume,0,0,0,0,
+// CSV-NEXT: loads,total,4096*sum_L + 2097152,16384,524288,0,128/(sum_L + 512)
+// CSV-EMPTY:
+
+// Unbound symbols stay expressions (JSON strings).
+// JSONSYM:      "totals": {
+// JSONSYM-NEXT:   "offchip_bytes": "32768*B + 4096*sum_L",
+// JSONSYM:        "operational_intensity": "2*B/(8*B + sum_L)"
+
+// BADFMT: step-opt: error: invalid options for pass 'step-metrics': format must be one of text, json, csv, got 'xml'
+// BADFMT-NEXT: exit=2
+// BADOUT:      step-metrics.mlir:1:1: error: step-metrics: cannot write report '{{.*}}none/m.json': No such file or directory
+// BADOUT-NEXT: // The report goes to stderr
+// BADOUT-NEXT: ^
+// BADOUT-NEXT: exit=1
+
+// Streams of (10^18)^3 and (10^18)^60 2x2 f32 tiles (16 bytes): 1.6e55 bytes
+// print exactly; 1.6e1081 (past the 1000-digit limit) in scientific notation.
+// HUGE:      step-metrics @small
+// HUGE:      total offchip_bytes = 16000000000000000000000000000000000000000000000000000000
+// HUGE:      step-metrics @huge
+// HUGE:      total offchip_bytes = 1.60000e+1081
+// HUGE:      total flops = 0

@@ -1,6 +1,7 @@
 // RUN: step-opt --list-passes | filecheck %s
 // Every registered pass is listed with a summary line; passes come from the
-// registry (tools/registry.py).
+// registry (tools/registry.py).  Options are shown as users type them in a
+// pipeline, with dashes (`isel{node-limit=10}`).
 // CHECK: Available passes
 // CHECK-NOT: (unavailable
 // CHECK-NOT: (no summary)
@@ -23,20 +24,26 @@
 // CHECK-NEXT:     --targets: tuple[str, ...] = ('flexasr', 'hlscnn', 'vta')
 // CHECK-NEXT:     --mode: str = flexible
 // CHECK-NEXT:     --iterations: int = 40
-// CHECK-NEXT:     --node_limit: int = 100000
-// CHECK-NEXT:     --time_limit: float = 5.0
+// CHECK-NEXT:     --node-limit: int = 100000
+// CHECK-NEXT:     --time-limit: float = 5.0
 // CHECK-NEXT: isel-verify
 // CHECK-NEXT:     Prove with z3 that isel preserves each function's meaning (small shapes).
 // CHECK-NEXT:     --targets: tuple[str, ...] = ('flexasr', 'hlscnn', 'vta')
 // CHECK-NEXT:     --mode: str = flexible
 // CHECK-NEXT:     --arith: str = uf
+// CHECK-NEXT:     --iterations: int = 40
+// CHECK-NEXT:     --node-limit: int = 100000
+// CHECK-NEXT:     --time-limit: float = 5.0
+// CHECK-NEXT:     --timeout-ms: int = 60000
+// CHECK-NEXT:     --memory-mb: int = 2048
+// CHECK-NEXT:     --max-terms: int = 2000000
 // CHECK-NEXT: lus-causality
 // CHECK-NEXT:     Reject instantaneous dependency cycles (cycles not through fby/pre).
 // CHECK-NEXT: lus-clock-analysis
 // CHECK-NEXT:     Infer every value's clock and reject clock clashes.
 // CHECK-NEXT:     --annotate: bool = false
 // CHECK-NEXT: lus-initialization
-// CHECK-NEXT:     Reject reads of a `pre` value in the first cycle of its clock.
+// CHECK-NEXT:     Reject reads of values that may be undefined in the first cycles of their clock.
 // CHECK-NEXT: lus-inline-instances
 // CHECK-NEXT:     Inline every lus.instance, bottom-up; reject recursive instances.
 // CHECK-NEXT: lus-normalize
@@ -52,12 +59,15 @@
 // CHECK-NEXT: step-infer-shapes
 // CHECK-NEXT:     Infer every step result type from the shape tables; fill in `_` dims, reject contradictions.
 // CHECK-NEXT: step-metrics
-// CHECK-NEXT:     Print symbolic off-chip traffic, on-chip memory, FLOPs and operational intensity per op and graph.
+// CHECK-NEXT:     Report symbolic off-chip traffic, on-chip memory, FLOPs and operational intensity per op and graph.
 // CHECK-NEXT:     --bind: str
 // CHECK-NEXT:     --onchip: str = artifact
 // CHECK-NEXT:     --annotate: bool = false
+// CHECK-NEXT:     --out: str
+// CHECK-NEXT:     --format: str
 // CHECK-NEXT: step-print-dot
-// CHECK-NEXT:     Print each step.graph as Graphviz DOT with stream types on the edges.
+// CHECK-NEXT:     Write each step.graph as Graphviz DOT with stream types on the edges.
+// CHECK-NEXT:     --out: str
 // CHECK-NEXT: step-specialize
 // CHECK-NEXT:     Bind symbols of step graphs to values, or to a routing / KV-length trace.
 // CHECK-NEXT:     --bind: str
@@ -67,3 +77,7 @@
 // CHECK-NEXT: step-time-multiplex
 // CHECK-NEXT:     Share N configured expert regions among E identical expert pipelines.
 // CHECK-NEXT:     --regions: int = 1
+
+// The dashed spelling is accepted, and so is the underscore one.
+// RUN: step-opt %s -p 'isel{node-limit=10 time_limit=1.0 targets="vta"}' | filecheck %s --check-prefix=DASH
+// DASH: builtin.module

@@ -14,4 +14,8 @@ func.func @first() {
 // CHECK:      func.func @first()
 // CHECK:      // -----
 // CHECK:      func.func @first()
-// NOSPLIT: split-input-file.mlir:1:1: error: Redefinition of symbol "first"
+// A redefinition is reported at the second definition, with a note at the first.
+// NOSPLIT:      split-input-file.mlir:10:1: error: Redefinition of symbol "first"
+// NOSPLIT-NEXT: func.func @first() {
+// NOSPLIT-NEXT: ^
+// NOSPLIT-NEXT: split-input-file.mlir:6:1: note: see existing symbol definition here

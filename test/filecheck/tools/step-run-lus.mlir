@@ -9,8 +9,9 @@
 // SHORT:      integrator.mlir: error: input %i has 4 values for 9 ticks
 // SHORT-NEXT: exit=1
 
-// RUN: sh -c 'step-run %S/../../../examples/lus/integrator.mlir --ticks 2; echo "exit=$?"' 2>&1 | filecheck %s --check-prefix=USAGE
-// USAGE:      step-run: error: the following arguments are required: --node
+// Without --node, step-run runs the only node of the file; with several it names them.
+// RUN: sh -c 'step-run %S/../../../examples/lus/subsampled.mlir --ticks 2; echo "exit=$?"' 2>&1 | filecheck %s --check-prefix=USAGE
+// USAGE:      step-run: error: {{.*}}subsampled.mlir has 2 entry points (lus.node @lstm, lus.node @subsampled); choose one with --graph @name, --node @name or --func @name
 // USAGE-NEXT: exit=2
 
 // RUN: sh -c 'step-run %S/inputs/expected-unexpected.mlir --node @f --ticks 1; echo "exit=$?"' 2>&1 | filecheck %s --check-prefix=BAD
@@ -33,7 +34,7 @@
 // LOWER:      exit=1
 
 // RUN: sh -c 'step-run %S/../../../examples/lus/integrator.mlir --node @nope --ticks 1 --backend iree; echo "exit=$?"' 2>&1 | filecheck %s --check-prefix=NONODE
-// NONODE:      integrator.mlir: error: no step functions @nope_reset/@nope_step (no node @nope)
+// NONODE:      integrator.mlir: error: no lus.node or sync.node @nope (nodes: @integr)
 // NONODE-NEXT: exit=1
 
 // RUN: sh -c 'step-run %S/../../../examples/lus/integrator.mlir --node @integr --ticks 1 --backend gpu; echo "exit=$?"' 2>&1 | filecheck %s --check-prefix=BACKEND

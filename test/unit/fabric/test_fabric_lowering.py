@@ -8,6 +8,7 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp, f32
 
 from steplus.dialects.step_builder import GraphBuilder
+from steplus.dialects.step_routing import ConsumeOp
 from steplus.lowering.step_to_runtime import (
     ConvertStepToRuntimePass, LoweringError, build_program,
 )
@@ -73,7 +74,8 @@ def test_fanout_gets_a_broadcast_appended():
     g = GraphBuilder("fan")
     x = g.load(tile=(4, 4), dtype=f32, shape=[2], base_addr=0)
     g.consume(x)
-    g.consume(x)  # two consumers: illegal in verified IR, placed with a Broadcast
+    # a second consumer: illegal in verified IR (the builder refuses it), placed with a Broadcast
+    g.block.add_op(ConsumeOp.create(operands=[x]))
     module = ModuleOp([g.graph])
     prog = build_program(module, STEP_EVAL)
     assert [c.name for c in prog.contexts][-1] == "linear_offchip_load0.bcast0"

@@ -117,3 +117,58 @@ def test_sub_clocked_instance_keeps_its_state_between_its_ticks(path):
     module = parse_xdsl(ref.SUBCLOCKED_INSTANCES)
     run = {"lus": _lus, "sync": _sync, "iree": _iree}[path]
     _assert_same(run(module, "twice", {"x": xs, "c": cs}), [ref_b, ref_m], path)
+
+
+# m = x -> max(x, pre m) in the normal form: the pre reads %m, defined after it.
+RUNNING_MAX = """
+lus.node @running_max(%x: i32) -> (i32) {
+  %pm = lus.pre %m : i32
+  %mx = arith.maxsi %x, %pm : i32
+  %m = lus.merge "1(0)" %x %mx : i32
+  lus.yield (%m : i32)
+}
+"""
+
+# A pre on the sub-clock `on %c`, initialized on that sub-clock, written before
+# the value it delays: present exactly in the ticks where %c holds.
+HELD = """
+lus.node @held(%x: i32, %c: i1) -> (i32) {
+  %c0 = arith.constant 0 : i32
+  %ps = lus.pre %xs : i32
+  %g = lus.merge "1(0)" %c0 %ps : i32
+  %xs = lus.when %c %x : i32
+  %xn = lus.when not %c %x : i32
+  %m = lus.merge %c %g %xn : i32
+  lus.yield (%m : i32)
+}
+"""
+
+
+@pytest.mark.parametrize("path", ["lus", "sync", "iree"])
+def test_running_max_reads_a_pre_defined_later(path):
+    rng = np.random.default_rng(11)
+    xs = rng.integers(-1000, 1000, size=TICKS).astype(np.int32)
+    expected = np.maximum.accumulate(xs)
+    run = {"lus": _lus, "sync": _sync, "iree": _iree}[path]
+    _assert_same(run(parse_xdsl(RUNNING_MAX), "running_max", {"x": xs}), [expected], path)
+
+
+def _held_reference(xs, cs):
+    out, last = [], 0  # the sampled x of the previous tick where c held
+    for x, c in zip(xs, cs):
+        if c:
+            out.append(last)
+            last = x
+        else:
+            out.append(x)
+    return np.array(out, dtype=np.int32)
+
+
+@pytest.mark.parametrize("path", ["lus", "sync", "iree"])
+def test_pre_on_a_sub_clock_is_present_on_that_clock(path):
+    rng = np.random.default_rng(12)
+    xs = rng.integers(-1000, 1000, size=TICKS).astype(np.int32)
+    cs = rng.random(TICKS) < 0.4
+    run = {"lus": _lus, "sync": _sync, "iree": _iree}[path]
+    got = run(parse_xdsl(HELD), "held", {"x": xs, "c": cs})
+    _assert_same(got, [_held_reference(xs, cs)], path)

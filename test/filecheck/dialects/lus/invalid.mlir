@@ -140,3 +140,82 @@ lus.node @n(%a: f32, %c: i1) -> (i32) {
   %w = "lus.when"(%c, %a) <{operandSegmentSizes = array<i32: 1, 1>}> : (i1, f32) -> i32
   lus.yield (%w : i32)
 }
+
+// -----
+
+func.func @f(%a: i32) -> i32 {
+  %c0 = arith.constant 0 : i32
+  // expected-error @+1 {{'lus.fby' expects parent op 'lus.node'}}
+  %s = lus.fby %c0 %a : i32
+  func.return %s : i32
+}
+
+// -----
+
+func.func @f(%a: i32) -> i32 {
+  // expected-error @+1 {{'lus.pre' expects parent op 'lus.node'}}
+  %p = lus.pre %a : i32
+  func.return %p : i32
+}
+
+// -----
+
+func.func @f(%a: i32, %c: i1) -> i32 {
+  // expected-error @+1 {{'lus.when' expects parent op 'lus.node'}}
+  %w = lus.when %c %a : i32
+  func.return %w : i32
+}
+
+// -----
+
+func.func @f(%a: i32, %b: i32, %c: i1) -> i32 {
+  // expected-error @+1 {{'lus.merge' expects parent op 'lus.node'}}
+  %m = lus.merge %c %a %b : i32
+  func.return %m : i32
+}
+
+// -----
+
+func.func @f() -> i1 {
+  // expected-error @+1 {{'lus.kperiodic' expects parent op 'lus.node'}}
+  %k = lus.kperiodic "1(0)" : i1
+  func.return %k : i1
+}
+
+// -----
+
+lus.node @id(%x: i32) -> (i32) {
+  lus.yield (%x : i32)
+}
+func.func @f(%a: i32) -> i32 {
+  // expected-error @+1 {{'lus.instance' expects parent op 'lus.node'}}
+  %r = lus.instance @id(%a) : (i32) -> i32
+  func.return %r : i32
+}
+
+// -----
+
+// expected-error @+1 {{lus.node has 2 static parameter(s) but its function type has only 1 input(s)}}
+"lus.node"() <{sym_name = "g", function_type = (i32) -> i32, num_static = 2 : i64, num_state = 0 : i64}> ({
+^bb0(%x: i32):
+  "lus.yield"(%x) <{operandSegmentSizes = array<i32: 0, 1>}> : (i32) -> ()
+}) : () -> ()
+
+// -----
+
+// expected-error @+1 {{lus.node has 3 state argument(s) but its block has 1 argument(s) beyond the function type's inputs}}
+"lus.node"() <{sym_name = "g", function_type = (i32) -> i32, num_static = 0 : i64, num_state = 3 : i64}> ({
+^bb0(%s: i32, %x: i32):
+  "lus.yield"(%x) <{operandSegmentSizes = array<i32: 0, 1>}> : (i32) -> ()
+}) : () -> ()
+
+// -----
+
+lus.node @callee(%x: i32) -> (i32) {
+  lus.yield (%x : i32)
+}
+lus.node @caller(%x: i32) -> (i32) {
+  // expected-error @+1 {{lus.instance: operand types (i32, i32) do not match the inputs of @callee (i32)}}
+  %r = lus.instance @callee(%x, %x) : (i32, i32) -> i32
+  lus.yield (%r : i32)
+}

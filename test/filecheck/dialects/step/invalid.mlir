@@ -477,3 +477,95 @@ step.graph @bad_selector {
 // expected-error @+1 {{a selector chooses among at least 1 output}}
 ^bb0(%x: !step.stream<[4], !step.selector<0>>):
 }
+
+// -----
+
+// expected-error @+1 {{step.select_gen must be directly inside a step.graph (found in builtin.module)}}
+%top = step.select_gen {choices = 2 : i64} : !step.stream<[4], !step.selector<2>>
+
+// -----
+
+func.func @step_op_in_func() {
+  // expected-error @+1 {{step.select_gen must be directly inside a step.graph (found in func.func)}}
+  %s = step.select_gen {choices = 2 : i64} : !step.stream<[4], !step.selector<2>>
+  func.return
+}
+
+// -----
+
+step.graph @outer {
+  // expected-error @+1 {{step.graph must be directly inside a builtin.module (found in step.graph)}}
+  step.graph @inner {
+    %s = step.select_gen {choices = 2 : i64} : !step.stream<[4], !step.selector<2>>
+    step.consume %s : !step.stream<[4], !step.selector<2>>
+  }
+}
+
+// -----
+
+lus.node @graph_in_node(%x: i32) -> (i32) {
+  // expected-error @+1 {{step.graph must be directly inside a builtin.module (found in lus.node)}}
+  step.graph @inner {
+    %s = step.select_gen {choices = 2 : i64} : !step.stream<[4], !step.selector<2>>
+    step.consume %s : !step.stream<[4], !step.selector<2>>
+  }
+  lus.yield (%x : i32)
+}
+
+// -----
+
+step.graph @apply_in_graph {
+  // expected-error @+1 {{step.apply must be directly inside the function region of a step.map, step.accum, step.scan or step.flat_map (found in step.graph)}}
+  %z = step.apply "zero"() : () -> !step.tile<16x16xf32>
+}
+
+// -----
+
+step.graph @yield_in_graph {
+  // expected-error @+1 {{step.yield must be directly inside the function region of a step.map, step.accum, step.scan or step.flat_map (found in step.graph)}}
+  step.yield
+}
+
+// -----
+
+// expected-error @+1 {{step.graph: argument #0 must be a !step.stream, got i32}}
+step.graph @scalar_arg {
+^bb0(%x: i32):
+}
+
+// -----
+
+step.graph @dim_div_zero {
+// expected-error @+1 {{invalid stream dimension 'ceil(B/0)': division by zero}}
+^bb0(%x: !step.stream<["ceil(B/0)"], !step.tile<1x64xf32>>):
+}
+
+// -----
+
+step.graph @empty_tuple {
+// expected-error @+1 {{a step.tuple has at least one element}}
+^bb0(%x: !step.stream<[4], !step.tuple<>>):
+}
+
+// -----
+
+step.graph @tile_of_tensor {
+// expected-error @+1 {{a step tile holds scalars (an integer, index or float type), got tensor<2xf32>}}
+^bb0(%x: !step.stream<[4], !step.tile<4x4xtensor<2xf32>>>):
+}
+
+// -----
+
+step.graph @negative_base {
+  // expected-error @+1 {{step.linear_offchip_load: base_addr must be non-negative, got -4096}}
+  %y = step.linear_offchip_load {base_addr = -4096 : i64, tiled_in_shape = array<i64: 2>, stride = array<i64: 1>, tiled_out_shape = array<i64: 2>} : () -> !step.stream<[2], !step.tile<1x64xf32>>
+  step.consume %y : !step.stream<[2], !step.tile<1x64xf32>>
+}
+
+// -----
+
+// expected-error @+1 {{step.graph: the graph name must not be empty}}
+step.graph @"" {
+  %s = step.select_gen {choices = 2 : i64} : !step.stream<[4], !step.selector<2>>
+  step.consume %s : !step.stream<[4], !step.selector<2>>
+}

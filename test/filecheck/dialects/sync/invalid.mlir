@@ -51,7 +51,7 @@ sync.node @n(%i: !sync.sigin<i32>) -> () {
 
 // -----
 
-sync.node @n(%i: !sync.sigin<i32>) -> () {
+sync.node @n() -> () {
   // expected-error @+1 {{sync.inst instance id must be non-negative}}
   "sync.inst"() <{callee = @n, id = -1 : i64}> : () -> ()
   sync.halt
@@ -80,5 +80,56 @@ sync.node @n(%i: !sync.sigin<i32>) -> () {
 sync.node @n(%i: !sync.sigin<i32>) -> () {
   // expected-error @+1 {{operand is used with type !sync.sigin<f32>, but has been previously used or defined with type !sync.sigin<i32>}}
   %x = sync.input(%i) : f32
+  sync.halt
+}
+
+// -----
+
+sync.node @n(%i: !sync.sigin<i32>) -> () {
+  %x = sync.input(%i) : i32
+  // expected-error @+1 {{sync.inst: no node named @missing}}
+  %r = sync.inst @missing 1 (%x) : (i32) -> i32
+  sync.halt
+}
+
+// -----
+
+func.func @f(%a: i32) -> i32 {
+  func.return %a : i32
+}
+sync.node @n(%i: !sync.sigin<i32>) -> () {
+  %x = sync.input(%i) : i32
+  // expected-error @+1 {{sync.inst: @f is not a sync.node}}
+  %r = sync.inst @f 1 (%x) : (i32) -> i32
+  sync.halt
+}
+
+// -----
+
+sync.node @id(%i: !sync.sigin<i32>) -> (%o: !sync.sigout<i32>) {
+  %x = sync.input(%i) : i32
+  %e = sync.output(%o : %x) : i32
+  %t = sync.tick(%e) : i32
+  sync.halt
+}
+sync.node @n(%i: !sync.sigin<i32>) -> () {
+  %x = sync.input(%i) : i32
+  // expected-error @+1 {{sync.inst: operand types (i32, i32) do not match the inputs of @id (i32)}}
+  %r = sync.inst @id 1 (%x, %x) : (i32, i32) -> i32
+  sync.halt
+}
+
+// -----
+
+sync.node @id(%i: !sync.sigin<i32>) -> (%o: !sync.sigout<i32>) {
+  %x = sync.input(%i) : i32
+  %e = sync.output(%o : %x) : i32
+  %t = sync.tick(%e) : i32
+  sync.halt
+}
+sync.node @n(%i: !sync.sigin<i32>) -> () {
+  %x = sync.input(%i) : i32
+  // expected-error @+1 {{sync.inst: result types (f32) do not match the outputs of @id (i32)}}
+  %r = sync.inst @id 1 (%x) : (i32) -> f32
   sync.halt
 }

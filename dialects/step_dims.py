@@ -1,0 +1,315 @@
+"""Stream dimensions: a safe parser from text to sympy, and `as_dim`.
+
+A dimension's text comes from `.mlir` files and from the Python frontend,
+so it is untrusted. It is parsed by a grammar of its own (never by
+`sympy.sympify`, which evaluates Python): Python's `ast` reads the text and
+a whitelist of node kinds is turned into sympy objects directly.
+
+Grammar (see SECURITY.md):
+
+```
+dim    := int | name | ?name | dim (+ | - | * | / | // | %) dim
+        | -dim | +dim | (dim) | dim ** int | func(dim, ...)
+func   := ceil | ceiling | floor        (one argument)
+        | min | Min | max | Max         (1 to 16 arguments)
+        | mod | Mod                     (two arguments; `mod(B, 4)` is `B % 4`)
+```
+
+`a // b` is `floor(a/b)`. Names are ASCII identifiers not starting with
+`__`; `?C` is a ragged symbol. Limits: text length, node count, nesting
+depth, min/max arguments, integer literals at most 2**63 - 1, `**` only with an integer literal
+exponent of magnitude at most 16 and not nested in another power. Division
+or `mod` by zero, a non-integer or negative constant dimension, and a
+result that is not finite are errors.
+
+Example:
+
+```python
+from steplus.dialects.step_dims import parse_dim_text
+parse_dim_text("ceil(B/16)")      # ceiling(B/16)
+parse_dim_text("?C + 1")          # ?C + 1 (ragged)
+parse_dim_text("(lambda: 3)()")   # DimError: ... 'lambda' is not allowed
+```
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import re
+from collections.abc import Callable
+
+import sympy
+from xdsl.utils.exceptions import VerifyException
+
+MAX_DIM_TEXT = 8192
+"""Longest dimension text accepted (characters)."""
+MAX_DIM_NODES = 2048
+"""Most syntax nodes in one dimension expression."""
+MAX_DIM_DEPTH = 64
+"""Deepest nesting of parentheses / function calls / operators of different kinds."""
+MAX_DIM_LITERAL = 2**63 - 1
+"""Largest integer literal and largest static dimension (the int64 range)."""
+MAX_DIM_EXPONENT = 16
+"""Largest magnitude of the integer exponent of `**`."""
+MAX_DIM_ARGS = 16
+"""Most arguments of one `min` / `max`."""
+MAX_DIM_MINMAX_COST = 512
+"""Budget of `min` / `max` work: the sum over their calls of (arguments)**2
+(sympy compares the arguments pairwise)."""
+
+_CACHED_TEXT = 512  # texts up to this length are memoized
+
+
+class DimError(VerifyException, ValueError):
+    """A stream dimension's text (or value) is not a valid dimension."""
+
+
+class RaggedSymbol(sympy.Symbol):
+    """A symbol whose value differs between the groups of a stream (`?C`)."""
+
+    def _sympystr(self, printer) -> str:  # noqa: ANN001
+        return f"?{self.name}"
+
+
+def dim_symbol(name: str, ragged: bool = False) -> sympy.Symbol:
+    """The symbol a dimension text names (`B`, or ragged `?C`)."""
+    cls = RaggedSymbol if ragged else sympy.Symbol
+    return cls(name, integer=True, nonnegative=True)
+
+
+_RAGGED_REF = re.compile(r"(?<![A-Za-z0-9_])\?([A-Za-z_][A-Za-z0-9_]*)")
+_RAGGED_PREFIX = "__ragged_"  # user names may not start with `__`: no collision
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_FUNCS: dict[str, tuple[Callable[..., sympy.Expr], int, int]] = {
+    # name: (constructor, min args, max args)
+    "ceil": (sympy.ceiling, 1, 1),
+    "ceiling": (sympy.ceiling, 1, 1),
+    "floor": (sympy.floor, 1, 1),
+    "min": (sympy.Min, 1, MAX_DIM_ARGS),
+    "Min": (sympy.Min, 1, MAX_DIM_ARGS),
+    "max": (sympy.Max, 1, MAX_DIM_ARGS),
+    "Max": (sympy.Max, 1, MAX_DIM_ARGS),
+    "mod": (lambda a, b: _mod(a, b), 2, 2),
+    "Mod": (lambda a, b: _mod(a, b), 2, 2),
+}
+_MINMAX = frozenset(n for n in _FUNCS if n.lower() in ("min", "max"))
+_BAD_VALUES = (sympy.zoo, sympy.oo, -sympy.oo, sympy.nan)
+
+
+class _Reject(Exception):
+    """Why a dimension text is rejected (wrapped into a DimError with the text)."""
+
+
+def _short(text: str) -> str:
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def parse_dim_text(text: str) -> sympy.Expr:
+    """Parse a dimension's text (`"4"`, `"B"`, `"?C"`, `"ceil(B/16)"`) into sympy.
+
+    Raises `DimError` (a `VerifyException` and a `ValueError`) naming the text
+    and the reason."""
+    if not isinstance(text, str):
+        raise DimError(f"a stream dimension text must be a string, got {type(text).__name__}")
+    if text.isascii() and text.isdigit() and len(text) <= 19:
+        return _integer(int(text), text)
+    if len(text) <= _CACHED_TEXT:
+        return _parse_cached(text)
+    return _parse(text)
+
+
+@functools.lru_cache(maxsize=65536)
+def _parse_cached(text: str) -> sympy.Expr:
+    return _parse(text)
+
+
+def _parse(text: str) -> sympy.Expr:
+    try:
+        expr = _Builder(_syntax(text)).build()
+        if not isinstance(expr, sympy.Expr) or expr.has(*_BAD_VALUES):
+            raise _Reject("the value is not a finite number or expression")
+        if expr.is_number:
+            return _integer(expr, text)
+    except _Reject as e:
+        raise DimError(f"invalid stream dimension '{_short(text)}': {e}") from None
+    return expr
+
+
+def _integer(value: object, text: str) -> sympy.Integer:
+    v = sympy.Integer(value) if isinstance(value, int) else value
+    if not (isinstance(v, sympy.Integer) and 0 <= v <= MAX_DIM_LITERAL):
+        raise DimError(f"stream dimension '{_short(text)}' must be a non-negative integer "
+                       f"(at most 2**63 - 1)")
+    return v
+
+
+def _syntax(text: str) -> ast.expr:
+    if len(text) > MAX_DIM_TEXT:
+        raise _Reject(f"longer than {MAX_DIM_TEXT} characters")
+    if not text.isascii() or not text.isprintable():
+        raise _Reject("only printable ASCII characters are allowed")
+    if any(n.startswith("__") for n in _NAME.findall(text)):
+        raise _Reject("names starting with '__' are reserved")
+    body = _RAGGED_REF.sub(lambda m: _RAGGED_PREFIX + m.group(1), text)
+    try:
+        tree = ast.parse(body.strip(), mode="eval")
+    except SyntaxError as e:
+        raise _Reject(f"syntax error ({e.msg})") from None
+    except ValueError:
+        raise _Reject("syntax error") from None
+    except (RecursionError, MemoryError):
+        raise _Reject("nested too deeply") from None
+    nodes = minmax = 0
+    for node in ast.walk(tree):
+        nodes += isinstance(node, ast.expr)
+        if nodes > MAX_DIM_NODES:
+            raise _Reject(f"more than {MAX_DIM_NODES} terms")
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+                and node.func.id in _MINMAX):
+            minmax += len(node.args) ** 2
+            if minmax > MAX_DIM_MINMAX_COST:
+                raise _Reject("too many min/max arguments")
+    return tree.body
+
+
+def _mod(a: sympy.Expr, b: sympy.Expr) -> sympy.Expr:
+    _nonzero(b, "mod")
+    return sympy.Mod(a, b)
+
+
+def _nonzero(b: sympy.Expr, what: str) -> None:
+    if b.is_zero:
+        raise _Reject(f"{what} by zero")
+
+
+_ADD = (ast.Add, ast.Sub)
+_MUL = (ast.Mult, ast.Div)
+
+
+class _Builder:
+    """Turns a whitelisted `ast` expression into sympy (depth-limited)."""
+
+    def __init__(self, root: ast.expr):
+        self.root = root
+
+    def build(self) -> sympy.Expr:
+        return self._expr(self.root, 0)
+
+    def _expr(self, node: ast.expr, depth: int) -> sympy.Expr:
+        if depth > MAX_DIM_DEPTH:
+            raise _Reject(f"nested more than {MAX_DIM_DEPTH} levels deep")
+        if isinstance(node, ast.Constant):
+            return self._constant(node)
+        if isinstance(node, ast.Name):
+            return self._name(node.id)
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub | ast.UAdd):
+            v = self._expr(node.operand, depth + 1)
+            return -v if isinstance(node.op, ast.USub) else v
+        if isinstance(node, ast.BinOp):
+            return self._binop(node, depth)
+        if isinstance(node, ast.Call):
+            return self._call(node, depth)
+        raise _Reject(f"{_describe(node)} is not allowed")
+
+    @staticmethod
+    def _constant(node: ast.Constant) -> sympy.Integer:
+        if type(node.value) is not int:
+            raise _Reject(f"only integer literals are allowed, got {node.value!r}"[:120])
+        if node.value > MAX_DIM_LITERAL:
+            raise _Reject("integer literal larger than 2**63 - 1")
+        return sympy.Integer(node.value)
+
+    @staticmethod
+    def _name(name: str) -> sympy.Symbol:
+        if name.startswith(_RAGGED_PREFIX):
+            return dim_symbol(name[len(_RAGGED_PREFIX):], ragged=True)
+        if name in _FUNCS:
+            raise _Reject(f"'{name}' is a function, not a symbol")
+        return dim_symbol(name)
+
+    def _binop(self, node: ast.BinOp, depth: int) -> sympy.Expr:
+        if isinstance(node.op, _ADD):
+            # a + b - c + ...: a left-deep chain, built iteratively.
+            terms = []
+            while isinstance(node, ast.BinOp) and isinstance(node.op, _ADD):
+                v = self._expr(node.right, depth + 1)
+                terms.append(-v if isinstance(node.op, ast.Sub) else v)
+                node = node.left
+            terms.append(self._expr(node, depth + 1))
+            return sympy.Add(*terms)
+        if isinstance(node.op, _MUL):
+            factors = []
+            while isinstance(node, ast.BinOp) and isinstance(node.op, _MUL):
+                v = self._expr(node.right, depth + 1)
+                if isinstance(node.op, ast.Div):
+                    _nonzero(v, "division")
+                    v = 1 / v
+                factors.append(v)
+                node = node.left
+            factors.append(self._expr(node, depth + 1))
+            return sympy.Mul(*factors)
+        if isinstance(node.op, ast.Pow):
+            return self._pow(node, depth)
+        a, b = self._expr(node.left, depth + 1), self._expr(node.right, depth + 1)
+        if isinstance(node.op, ast.FloorDiv):
+            _nonzero(b, "division")
+            return sympy.floor(a / b)
+        if isinstance(node.op, ast.Mod):
+            return _mod(a, b)
+        raise _Reject(f"operator {_describe(node.op)} is not allowed")
+
+    def _pow(self, node: ast.BinOp, depth: int) -> sympy.Expr:
+        e = node.right
+        sign = 1
+        while isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.USub | ast.UAdd):
+            sign = -sign if isinstance(e.op, ast.USub) else sign
+            e = e.operand
+        if not (isinstance(e, ast.Constant) and type(e.value) is int
+                and e.value <= MAX_DIM_EXPONENT):
+            raise _Reject(f"the exponent of '**' must be an integer literal of at most "
+                          f"{MAX_DIM_EXPONENT}")
+        if any(isinstance(n, ast.BinOp) and isinstance(n.op, ast.Pow)
+               for n in ast.walk(node.left)):
+            raise _Reject("nested powers are not allowed")
+        base = self._expr(node.left, depth + 1)
+        if sign < 0:
+            _nonzero(base, "division")
+        return base ** (sign * e.value)
+
+    def _call(self, node: ast.Call, depth: int) -> sympy.Expr:
+        if not isinstance(node.func, ast.Name):
+            raise _Reject(f"{_describe(node.func)} is not allowed")
+        name = node.func.id
+        if name not in _FUNCS:
+            raise _Reject(f"unknown function '{name}'; allowed: {', '.join(sorted(_FUNCS))}")
+        fn, lo, hi = _FUNCS[name]
+        if node.keywords or any(isinstance(a, ast.Starred) for a in node.args):
+            raise _Reject(f"{name}() takes positional arguments only")
+        if not lo <= len(node.args) <= hi:
+            count = str(lo) if lo == hi else f"{lo} to {hi}"
+            raise _Reject(f"{name}() takes {count} argument(s), got {len(node.args)}")
+        return fn(*(self._expr(a, depth + 1) for a in node.args))
+
+
+def _describe(node: ast.AST) -> str:
+    names = {ast.Lambda: "'lambda'", ast.Attribute: "attribute access ('.')",
+             ast.Subscript: "subscripting ('[]')", ast.Compare: "a comparison",
+             ast.BoolOp: "'and'/'or'", ast.IfExp: "'if'/'else'",
+             ast.BitXor: "'^'", ast.BitAnd: "'&'", ast.BitOr: "'|'",
+             ast.LShift: "'<<'", ast.RShift: "'>>'", ast.MatMult: "'@'"}
+    return names.get(type(node), f"'{type(node).__name__}'")
+
+
+def as_dim(value: object) -> sympy.Expr:
+    """A dimension as sympy: an int (or numpy integer) or a sympy expression
+    is taken as is (ints bounded to 0..2**63 - 1), a string goes through the
+    dimension parser. Never hands a string to `sympy.sympify`."""
+    if isinstance(value, sympy.Expr):
+        return value
+    if isinstance(value, str):
+        return parse_dim_text(value)
+    if isinstance(value, bool) or not hasattr(value, "__index__"):
+        raise DimError(f"a stream dimension must be an int, a string or a sympy "
+                       f"expression, got {type(value).__name__}")
+    return _integer(int(value.__index__()), str(value))  # type: ignore[attr-defined]

@@ -1,0 +1,159 @@
+"""The size of a step-graph simulation, estimated before anything is allocated.
+
+The simulator's cost and memory follow the number of stream elements its
+contexts produce (each is a firing and, for loads, a precomputed walk entry),
+and in functional mode the bytes of the random input tensors. Both come from
+the graph's static dims (after `step-specialize{rewrite=true}`), so a bound
+symbol such as `--bind B=1000000000` is refused up front instead of growing
+the process to many gigabytes:
+
+- elements: the sum over operators of the elements of their result streams
+  (the product of the dims; a load walks `ref dims x tiled_out_shape`); a
+  stream whose dims are not static counts as many elements as the largest
+  input stream of its operator;
+- tensor bytes (functional mode): the random input tensor of a load is
+  `tiled_in_shape[0] x rows x tiled_in_shape[-1] x cols` float64 values;
+  `check_tensor_bytes` is called before each allocation, and on the largest
+  tile any stream of the graph carries (`largest_tile_bytes`, e.g. the
+  output of a matmul of two thin tiles).
+
+`check_simulation_size` raises `SimulationTooLarge` (a `SimulationError`, so
+a tool reports it like any simulation error) past `MAX_SIM_ELEMENTS`, and
+`check_tensor_bytes` past `MAX_TENSOR_BYTES` in total; `build_program(...,
+limits=False)` (`step-run --force`) skips both.
+
+Example:
+
+```python
+estimate_simulation(graph)    # 20 for a load of [4] tiles feeding a [4, 4] repeat
+check_simulation_size(graph)  # the same, or SimulationTooLarge past the limit
+```
+"""
+
+from __future__ import annotations
+
+import math
+
+import sympy
+from xdsl.ir import Operation, SSAValue
+
+from steplus.dialects import step_ops as so
+from steplus.dialects.step import GraphOp
+from steplus.dialects.step_types import StreamType, TileType, TupleType
+from steplus.runtime.fabric.engine import SimulationError
+
+MAX_SIM_ELEMENTS = 10_000_000
+"""Stream elements a simulation may produce: ~20x the largest reference workload
+(Mixtral B=1024, tile_N=16: ~525k), about 10 minutes and 2 GB."""
+MAX_TENSOR_BYTES = 2 << 30
+"""Bytes of random input tensors a functional simulation may allocate."""
+
+
+class SimulationTooLarge(SimulationError):
+    """The estimated simulation exceeds a limit (the message names the estimate)."""
+
+    def __init__(self, msg: str, op: Operation | None = None):
+        super().__init__(msg)
+        self.op = op
+
+
+def _count(dims: list[sympy.Expr]) -> int | None:
+    n = 1
+    for d in dims:
+        d = sympy.sympify(d)
+        if not d.is_Integer:
+            return None
+        n *= int(d)
+    return n
+
+
+def _prod(xs) -> int:
+    n = 1
+    for x in xs:
+        n *= int(x)
+    return n
+
+
+def _ints(a) -> list[int]:
+    return [int(x) for x in a.get_values()] if a is not None else []
+
+
+def _load_elements(op: so.LinearOffChipLoadOp) -> int:
+    """The elements a linear load walks (its ref stream's dims x tiled_out_shape)."""
+    ref = op.ref
+    outer = _count(ref.type.dims) if ref is not None and isinstance(ref.type, StreamType) else 1
+    return (outer or 1) * _prod(_ints(op.tiled_out_shape))
+
+
+def estimate_simulation(graph: GraphOp) -> int:
+    """The stream elements simulating `graph` produces (see module doc)."""
+    counts: dict[SSAValue, int] = {}
+    for arg in graph.body.block.args:
+        if isinstance(arg.type, StreamType):
+            counts[arg] = _count(arg.type.dims) or 0
+    elements = 0
+    for op in graph.body.block.ops:
+        inputs = max((counts.get(v, 0) for v in op.operands), default=0)
+        for r in op.results:
+            if not isinstance(r.type, StreamType):
+                continue
+            n = _count(r.type.dims)
+            counts[r] = inputs if n is None else n
+            if isinstance(op, so.LinearOffChipLoadOp):
+                counts[r] = max(counts[r], _load_elements(op))
+            elements += counts[r]
+    return elements
+
+
+def largest_tile_bytes(graph: GraphOp) -> int:
+    """The float64 bytes of the largest static tile a stream of `graph` carries."""
+    def tiles(t):
+        if isinstance(t, TileType):
+            yield t
+        elif isinstance(t, TupleType):
+            for e in t.elements.data:
+                yield from tiles(e)
+
+    sizes = [t.rows.data * t.cols.data * 8
+             for op in graph.walk() for r in op.results if isinstance(r.type, StreamType)
+             for t in tiles(r.type.element) if t.rows.data > 0 and t.cols.data > 0]
+    return max(sizes, default=0)
+
+
+def unbound_symbols(graph: GraphOp) -> list[str]:
+    """The names of the symbols left in the dims of `graph`'s result streams."""
+    names = {s.name for op in graph.body.block.ops for r in op.results
+             if isinstance(r.type, StreamType)
+             for d in r.type.dims for s in sympy.sympify(d).free_symbols}
+    return sorted(names)
+
+
+def _amount(n: int) -> str:
+    return f"{n:,}" if n < 10**15 else f"~1e{int(math.log10(n))}"
+
+
+def check_simulation_size(graph: GraphOp, max_elements: int | None = None) -> int:
+    """The estimated stream elements of `graph`, or SimulationTooLarge past the
+    limit (default `MAX_SIM_ELEMENTS`)."""
+    if max_elements is None:
+        max_elements = MAX_SIM_ELEMENTS
+    elements = estimate_simulation(graph)
+    if elements > max_elements:
+        raise SimulationTooLarge(
+            f"simulation too large: about {_amount(elements)} stream elements "
+            f"(limit {max_elements:,}); bind smaller dims, or pass --force to run it anyway",
+            graph)
+    return elements
+
+
+def check_tensor_bytes(total: int, max_bytes: int | None = None,
+                       what: str = "random input tensors") -> None:
+    """SimulationTooLarge if the functional input tensors would take `total`
+    bytes, past `max_bytes` (default `MAX_TENSOR_BYTES`)."""
+    if max_bytes is None:
+        max_bytes = MAX_TENSOR_BYTES
+    if total > max_bytes:
+        raise SimulationTooLarge(
+            f"simulation too large: about {_amount(total)} bytes of {what} "
+            f"(limit {max_bytes:,}); bind smaller dims, drop --functional, or pass --force "
+            "to run it anyway")

@@ -1,0 +1,196 @@
+"""Where and how the step analysis passes write their reports.
+
+mlir-opt convention: the IR goes to stdout (or `-o`), a report goes to stderr
+or to a file a pass option names. `emit_report(pass_name, out, text)` does
+exactly that; `step-metrics` and `step-print-dot` use it.
+
+The metrics report has three formats (`report_format` picks one from a
+`format=` option or the output file's extension):
+
+- `text`: the per-graph table (`format_table`), the stderr default;
+- `json`: `{"graphs": [{"name", "ops": [{"op", "offchip_bytes", ...}],
+  "totals": {..., "operational_intensity"}}]}`; a value is a JSON integer
+  when it is one, a float for a non-integer ratio, a string for a symbolic
+  expression, `null` for an operational intensity without traffic;
+- `csv`: one row per operator and a `total` row per graph, columns
+  `graph,op,offchip_bytes,onchip_bytes,flops,padded_flops,operational_intensity`.
+
+Numbers too large to print exactly (more than `MAX_EXACT_DIGITS` digits; e.g.
+a product of dims of 10**18) print in scientific notation (`1.0e+4999`)
+instead of hitting Python's int-to-str limit.
+
+Example:
+
+```python
+emit_report("step-print-dot", "g.dot", "digraph g {}\\n")  # writes g.dot
+report_format("", "m.json")                             # "json"
+```
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+import sys
+from typing import TYPE_CHECKING
+
+import sympy
+
+from steplus.passes.diagnostics import OpDiagnosticError
+
+if TYPE_CHECKING:
+    from steplus.passes.step.metrics import GraphMetrics
+
+FORMATS = ("text", "json", "csv")
+MAX_EXACT_DIGITS = 1000
+"""Integers with more digits print as `mantissa e+exponent` (see module doc)."""
+
+_MAX_EXACT_BITS = int(MAX_EXACT_DIGITS * 3.321928094887362)  # log2(10)
+METRIC_KEYS = ("offchip_bytes", "onchip_bytes", "flops", "padded_flops")
+_ATTRS = dict(zip(METRIC_KEYS, ("offchip", "onchip", "flops", "padded_flops")))
+"""Report column -> `OpMetrics` attribute."""
+
+
+def emit_report(pass_name: str, out: str, text: str) -> None:
+    """Write a report to the file `out`, or to stderr when `out` is empty.
+
+    The file is rewritten on each run of the pass (with `--split-input-file`,
+    it holds the last chunk's report); an unwritable path is a located error."""
+    if not out:
+        sys.stderr.write(text)
+        sys.stderr.flush()
+        return
+    try:
+        with open(out, "w", encoding="utf-8") as f:
+            f.write(text)
+    except OSError as e:
+        raise OpDiagnosticError(
+            None, f"{pass_name}: cannot write report '{out}': {e.strerror or e}") from None
+
+
+def report_format(fmt: str, out: str) -> str:
+    """The format a `format=`/`out=` option pair asks for (ValueError if unknown)."""
+    if fmt:
+        if fmt not in FORMATS:
+            raise ValueError(f"format must be one of {', '.join(FORMATS)}, got '{fmt}'")
+        return fmt
+    suffix = out.rsplit(".", 1)[-1].lower() if "." in out else ""
+    return suffix if suffix in ("json", "csv") else "text"
+
+
+# -- numbers -------------------------------------------------------------------------
+
+
+def _big_int_text(n: int) -> str:
+    """`n` in scientific notation with 6 significant digits, never via str(n)."""
+    sign = "-" if n < 0 else ""
+    n = abs(n)
+    exp = int((n.bit_length() - 1) * 0.30102999566398120)  # log10(2)
+    while 10 ** (exp + 1) <= n:
+        exp += 1
+    while 10**exp > n:
+        exp -= 1
+    mantissa = n // 10 ** (exp - 5)  # 6 digits
+    digits = f"{mantissa:d}"
+    return f"{sign}{digits[0]}.{digits[1:]}e+{exp}"
+
+
+def _is_big(n: int) -> bool:
+    return abs(n).bit_length() > _MAX_EXACT_BITS
+
+
+def _tame(e: sympy.Expr) -> sympy.Expr:
+    """`e` with every integer/rational past the exact-printing limit as a Float."""
+    big = {r: sympy.Float(r, 6) for r in e.atoms(sympy.Rational)
+           if _is_big(int(r.p)) or _is_big(int(r.q))}
+    return e.xreplace(big) if big else e
+
+
+def metric_text(e: sympy.Expr | None) -> str:
+    """The table/attribute text of a metric (`n/a` for None)."""
+    if e is None:
+        return "n/a"
+    e = sympy.sympify(e)
+    if e.is_Integer and _is_big(int(e)):
+        return _big_int_text(int(e))
+    if e.is_Rational and not e.is_Integer:
+        if _is_big(int(e.p)) or _is_big(int(e.q)):
+            return sympy.sstr(_tame(e))
+        return f"{e} (~{float(e):.4g})"
+    return sympy.sstr(_tame(e))
+
+
+def metric_value(e: sympy.Expr | None) -> int | float | str | None:
+    """A metric as a JSON value: int, float (non-integer ratio), str (symbolic) or None."""
+    if e is None:
+        return None
+    e = sympy.sympify(e)
+    if e.is_Integer:
+        return _big_int_text(int(e)) if _is_big(int(e)) else int(e)
+    if e.is_Rational:
+        f = float(_tame(e))
+        return f if math.isfinite(f) else sympy.sstr(_tame(e))
+    return sympy.sstr(_tame(e))
+
+
+# -- the metrics report --------------------------------------------------------------
+
+
+def _totals(gm: GraphMetrics) -> dict[str, sympy.Expr | None]:
+    return {"offchip_bytes": gm.offchip, "onchip_bytes": gm.onchip, "flops": gm.flops,
+            "padded_flops": gm.padded_flops,
+            "operational_intensity": gm.operational_intensity}
+
+
+def format_table(gm: GraphMetrics) -> str:
+    """The per-operator table and the totals, as text."""
+    rows = [(m.label, *(metric_text(getattr(m, _ATTRS[k])) for k in METRIC_KEYS))
+            for m in gm.ops if not m.is_zero()]
+    head = ("op", *METRIC_KEYS)
+    widths = [max(len(r[i]) for r in [head, *rows]) for i in range(5)]
+    line = lambda r: "  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip()  # noqa: E731
+    out = [f"step-metrics @{gm.name}", line(head), *map(line, rows)]
+    omitted = len(gm.ops) - len(rows)
+    if omitted:
+        out.append(f"({omitted} operators without off-chip traffic, on-chip memory or FLOPs)")
+    totals = _totals(gm)
+    out += [f"total {k} = {metric_text(totals[k])}" for k in METRIC_KEYS]
+    out.append(f"operational_intensity = {metric_text(totals['operational_intensity'])}")
+    return "\n".join(out) + "\n"
+
+
+def format_json(graphs: list[GraphMetrics]) -> str:
+    """The metrics of `graphs` as JSON (see the module doc)."""
+    doc = {"graphs": [{
+        "name": gm.name,
+        "ops": [{"op": m.label, **{k: metric_value(getattr(m, _ATTRS[k])) for k in METRIC_KEYS}}
+                for m in gm.ops],
+        "totals": {k: metric_value(v) for k, v in _totals(gm).items()},
+    } for gm in graphs]}
+    return json.dumps(doc, indent=2) + "\n"
+
+
+def format_csv(graphs: list[GraphMetrics]) -> str:
+    """The metrics of `graphs` as CSV (see the module doc)."""
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(["graph", "op", *METRIC_KEYS, "operational_intensity"])
+    for gm in graphs:
+        for m in gm.ops:
+            w.writerow([gm.name, m.label, *(metric_value(getattr(m, _ATTRS[k])) for k in METRIC_KEYS), ""])
+        totals = _totals(gm)
+        oi = metric_value(totals["operational_intensity"])
+        w.writerow([gm.name, "total", *(metric_value(totals[k]) for k in METRIC_KEYS),
+                    "" if oi is None else oi])
+    return buf.getvalue()
+
+
+def format_metrics(graphs: list[GraphMetrics], fmt: str) -> str:
+    """The report of `graphs` in format `fmt` (one of FORMATS)."""
+    if fmt == "json":
+        return format_json(graphs)
+    if fmt == "csv":
+        return format_csv(graphs)
+    return "".join(format_table(gm) for gm in graphs)

@@ -1,0 +1,141 @@
+"""Command-line plumbing shared by step-opt and step-run.
+
+Both tools report a bad command line as one line `<tool>: error: ...` (exit 2)
+and a user error as `file:line:col: error: ...` lines (exit 1).  `guarded`
+runs a tool's body and turns every way out of it into one of those, so that no
+Python traceback reaches the user:
+
+    def main(argv=None) -> int:
+        return guarded("step-run", lambda: _run(argv))
+
+Ctrl-C prints `<tool>: interrupted` (exit 130); a closed stdout (`... | head`)
+ends the tool quietly, as Unix tools do (exit 141, 128 + SIGPIPE).
+
+`parse_pass_pipeline` parses a `-p` pipeline and reports every malformed
+pipeline, unknown pass and bad pass option on one line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import sys
+from collections.abc import Callable, Mapping
+from typing import IO, NoReturn
+
+from xdsl.passes import ModulePass, PassPipeline, PassPipelineCallbackType
+from xdsl.utils.arg_spec import parse_pipeline
+from xdsl.utils.exceptions import ArgSpecParseError
+
+EXIT_USER_ERROR = 1
+EXIT_USAGE_ERROR = 2
+EXIT_INTERRUPTED = 130
+EXIT_BROKEN_PIPE = 141
+
+
+class UsageError(Exception):
+    """A bad command line; reported on one line, exit code 2."""
+
+
+class InputError(Exception):
+    """A located user error: the diagnostics are already formatted."""
+
+    def __init__(self, lines: list[str]):
+        super().__init__("\n".join(lines))
+        self.lines = lines
+
+
+class ArgumentParser(argparse.ArgumentParser):
+    """An argparse parser that raises `UsageError` instead of exiting."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(message)
+
+
+def one_line(e: BaseException) -> str:
+    """The first line of an exception's message (its type name if empty)."""
+    text = str(e).strip() or type(e).__name__
+    return text.splitlines()[0]
+
+
+_PIPELINE_POS = re.compile(r"pass-pipeline:(\d+):(\d+)")
+
+
+def _arg_spec_message(e: ArgSpecParseError) -> str:
+    """xDSL's multi-line pipeline parse error as `at column N: message`."""
+    lines = [line for line in str(e).splitlines() if line.strip()]
+    message = lines[-1].strip() if lines else "malformed pass pipeline"
+    pos = _PIPELINE_POS.search(str(e))
+    return f"at column {pos.group(2)}: {message}" if pos else message
+
+
+def parse_pass_pipeline(
+    available: Mapping[str, Callable[[], type[ModulePass]]],
+    spec: str,
+    callback: PassPipelineCallbackType | None = None,
+) -> PassPipeline:
+    """Parse a `-p` pipeline (option names with dashes or underscores).
+
+    Raises `UsageError` with a one-line message for a malformed pipeline, an
+    unknown pass, or options a pass rejects while it is built, e.g.
+
+        invalid pass pipeline at column 13: Expected argument name here
+        invalid pass pipeline: Unrecognized passes: ['nope']
+        invalid options for pass 'isel': ..."""
+    try:
+        specs = tuple(parse_pipeline(spec))
+    except ArgSpecParseError as e:  # a BaseException in xDSL 0.74
+        raise UsageError(f"invalid pass pipeline {_arg_spec_message(e)}") from None
+    except Exception as e:
+        raise UsageError(f"invalid pass pipeline: {one_line(e)}") from None
+    unknown = [s.name for s in specs if s.name not in available]
+    if unknown:
+        raise UsageError(f"invalid pass pipeline: Unrecognized passes: {unknown}")
+    passes: list[ModulePass] = []
+    for s in specs:
+        try:
+            passes.append(available[s.name]().from_pass_spec(s))
+        except (Exception, ArgSpecParseError) as e:
+            message = one_line(e).removeprefix(f"{s.name}:").strip()
+            raise UsageError(f"invalid options for pass '{s.name}': {message}") from None
+    return PassPipeline(tuple(passes), callback)
+
+
+def silence_stdout() -> None:
+    """Point stdout at /dev/null, so that the flush at exit cannot fail again
+    after the reader of a pipe went away."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):
+        pass  # not a real file (tests capture stdout in memory)
+
+
+def guarded(tool: str, body: Callable[[], int], err: IO[str] | None = None) -> int:
+    """Run a tool's body; turn every exception into a report and an exit code."""
+    stream = err if err is not None else sys.stderr
+    try:
+        return body()
+    except UsageError as e:
+        print(f"{tool}: error: {e}", file=stream)
+        return EXIT_USAGE_ERROR
+    except InputError as e:
+        for line in e.lines:
+            print(line, file=stream)
+        return EXIT_USER_ERROR
+    except RecursionError:
+        print(f"{tool}: error: input is nested too deeply to process", file=stream)
+        return EXIT_USER_ERROR
+    except SystemExit as e:  # argparse's --help and --version
+        return e.code if isinstance(e.code, int) else int(e.code is not None)
+    except KeyboardInterrupt:
+        print(f"{tool}: interrupted", file=stream)
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        silence_stdout()
+        return EXIT_BROKEN_PIPE
+    except Exception as e:  # a bug: still one line, never a traceback
+        print(f"{tool}: internal error: {type(e).__name__}: {one_line(e)}", file=stream)
+        return EXIT_USER_ERROR
