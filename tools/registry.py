@@ -71,6 +71,7 @@ _PASSES: dict[str, tuple[str, str]] = {
     "step-print-dot": ("steplus.passes.step.print_dot", "StepPrintDotPass"),
     "step-time-multiplex": ("steplus.passes.step.time_multiplex", "StepTimeMultiplexPass"),
     "convert-step-to-runtime": ("steplus.lowering.step_to_runtime", "ConvertStepToRuntimePass"),
+    "convert-linalg-to-step": ("steplus.lowering.linalg_to_step", "ConvertLinalgToStepPass"),
     "isel": ("steplus.passes.isel", "IselPass"),
     "isel-verify": ("steplus.passes.isel.verify", "IselVerifyPass"),
     "convert-ila-to-commands": ("steplus.lowering.ila_to_commands", "ConvertIlaToCommandsPass"),

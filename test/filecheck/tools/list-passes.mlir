@@ -7,6 +7,11 @@
 // CHECK-NOT: (no summary)
 // CHECK:      convert-ila-to-commands
 // CHECK-NEXT:     Expand accelerator invocations into per-accelerator command streams (ila.fragment).
+// CHECK-NEXT: convert-linalg-to-step
+// CHECK-NEXT:     Lower linalg-on-tensors functions to tiled, fused step graphs (see module doc).
+// CHECK-NEXT:     --tile: str = 32x128
+// CHECK-NEXT:     --schedule: str = mn_mk
+// CHECK-NEXT:     --memory: str
 // CHECK-NEXT: convert-lus-to-sync
 // CHECK-NEXT:     Lower every lus node to a `sync.node` with a `scf.while` main loop.
 // CHECK-NEXT: convert-step-to-runtime

@@ -1,0 +1,89 @@
+"""`convert-linalg-to-step{tile=... schedule=... memory=...}`: tensor programs -> STeP graphs.
+
+A `func.func` on static 2-D tensors, as torch-mlir, the ONNX importer or
+IREE's input pipelines emit it (linalg on tensors), becomes a `step.graph` of
+the same name that replaces it:
+
+- function arguments become off-chip tensors at base addresses of a
+  documented layout (arguments from 0, results from 1 GiB, 16 MiB boundaries;
+  `memory=` overrides, see `options`), read by `linear_offchip_load`s in the
+  tile walk their consumer needs;
+- `linalg.matmul`s become tiled `accum` pipelines (`matmul`/`matmul_t` +
+  `add` into a zero f32 tile) under the loop schedule `schedule=` (spec
+  §8.1's "mn_mk" by default) and the tile sizes of `tile=` (per-matmul
+  overrides);
+- element-wise `linalg.generic`s (add, mul, div, exp, and torch's
+  `x * sigmoid(x)` as `silu`) become `map`s fused into the stream: no
+  intermediate goes off-chip;
+- results are stored (`linear_offchip_store`, f32).
+
+What cannot be tiled as asked (a tile larger than its dim) is a remark; tile
+sizes that do not divide, dynamic shapes and unsupported ops are located
+errors naming the option or the op. See `docs/guide/pytorch-to-step.md`.
+
+Example:
+
+    step-opt examples/linalg/swiglu_ffn.mlir \\
+        -p 'convert-linalg-to-step{tile="32x128" schedule="mn_mk"}'
+
+gives `step.graph @swiglu_ffn`, op for op `examples/step/swiglu_tm32_tn128.mlir`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import ModulePass
+
+from steplus.lowering.linalg_to_step.emit import EmitOptions, Layout, Lowered, emit_graph
+from steplus.lowering.linalg_to_step.options import parse_memory, parse_schedule, parse_tiles
+from steplus.lowering.linalg_to_step.recognize import recognize
+
+__all__ = ["ConvertLinalgToStepPass", "Layout", "Lowered", "lower_module"]
+
+
+def _options(tile: str, schedule: str, memory: str) -> EmitOptions:
+    return EmitOptions(parse_tiles(tile), parse_schedule(schedule), parse_memory(memory))
+
+
+def lower_module(module: ModuleOp, tile: str = "32x128", schedule: str = "mn_mk",
+                 memory: str = "") -> list[Lowered]:
+    """Replace every `func.func` with a body by its step graph; return what was built.
+
+    Raises ValueError for malformed options and `OpDiagnosticError` (located)
+    for programs the lowering does not support. Nothing is changed on error."""
+    opts = _options(tile, schedule, memory)
+    funcs = [op for op in module.body.block.ops if isinstance(op, func.FuncOp) and op.body.blocks]
+    lowered = [emit_graph(recognize(f), opts) for f in funcs]
+    for f, low in zip(funcs, lowered):
+        graph = low.graph.module().body.block.first_op
+        assert graph is not None
+        graph.detach()
+        module.body.block.insert_op_before(graph, f)
+        module.body.block.erase_op(f)
+    return lowered
+
+
+@dataclass(frozen=True)
+class ConvertLinalgToStepPass(ModulePass):
+    """Lower linalg-on-tensors functions to tiled, fused step graphs (see module doc).
+
+    Example: `step-opt ffn.mlir -p 'convert-linalg-to-step{tile="16x64"}'`."""
+
+    name = "convert-linalg-to-step"
+
+    tile: str = "32x128"
+    schedule: str = "mn_mk"
+    memory: str = ""
+
+    def __post_init__(self) -> None:
+        try:
+            _options(self.tile, self.schedule, self.memory)
+        except ValueError as e:  # a command-line error (step-opt: one line, exit 2)
+            raise ValueError(f"convert-linalg-to-step: {e}") from None
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        lower_module(op, self.tile, self.schedule, self.memory)
