@@ -15,6 +15,7 @@ Example::
 from __future__ import annotations
 
 import functools
+import math
 import re
 from pathlib import Path
 
@@ -22,6 +23,12 @@ from lark import Lark, Token, Transformer_NonRecursive, v_args
 from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken, VisitError
 
 from steplus.lowering.lustre import ast
+
+
+MAX_INT_DIGITS = 40
+"""Longest integer literal read (digits, leading zeros aside)."""
+F32_MAX = 3.4028234663852886e38
+"""Largest finite real: `real` lowers to f32."""
 
 
 class LustreError(Exception):
@@ -235,10 +242,17 @@ class _ToAst(Transformer_NonRecursive):
         return ast.Binary(meta.start_pos, "=", a, b)
 
     def int_lit(self, meta, tok):
+        # Range checks against the int type happen at lowering; here only
+        # bound the text so that int() never converts thousands of digits.
+        if len(tok.lstrip("0")) > MAX_INT_DIGITS:
+            raise LustreError(_pos(tok), f"integer literal of {len(tok)} digits is too large")
         return ast.Const(_pos(tok), int(tok), "int")
 
     def real_lit(self, meta, tok):
-        return ast.Const(_pos(tok), float(tok), "real")
+        value = float(tok)
+        if not math.isfinite(value) or abs(value) > F32_MAX:
+            raise LustreError(_pos(tok), f"real literal {tok} does not fit in real (32-bit float)")
+        return ast.Const(_pos(tok), value, "real")
 
     def true_lit(self, meta, tok):
         return ast.Const(_pos(tok), True, "bool")
