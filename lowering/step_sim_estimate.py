@@ -20,7 +20,8 @@ the process to many gigabytes:
 `check_simulation_size` raises `SimulationTooLarge` (a `SimulationError`, so
 a tool reports it like any simulation error) past `MAX_SIM_ELEMENTS`, and
 `check_tensor_bytes` past `MAX_TENSOR_BYTES` in total; `build_program(...,
-limits=False)` (`step-run --force`) skips both.
+limits=False)` (`step-run --force`) skips both. `check_tile_bytes` (one tile
+past `MAX_TILE_BYTES`) is never skipped.
 
 Example:
 
@@ -47,6 +48,11 @@ MAX_SIM_ELEMENTS = 10_000_000
 (Mixtral B=1024, tile_N=16: ~525k), about 10 minutes and 2 GB."""
 MAX_TENSOR_BYTES = 2 << 30
 """Bytes of random input tensors a functional simulation may allocate."""
+
+
+MAX_TILE_BYTES = 1 << 32
+"""Bytes of one tile (8 per value) the simulator accepts, even with --force:
+far above any on-chip memory, far below where its 64-bit byte counts overflow."""
 
 
 class SimulationTooLarge(SimulationError):
@@ -118,6 +124,19 @@ def largest_tile_bytes(graph: GraphOp) -> int:
              for op in graph.walk() for r in op.results if isinstance(r.type, StreamType)
              for t in tiles(r.type.element) if t.rows.data > 0 and t.cols.data > 0]
     return max(sizes, default=0)
+
+
+def check_tile_bytes(graph: GraphOp, max_bytes: int | None = None) -> None:
+    """SimulationTooLarge if one tile of `graph` holds more than `max_bytes`
+    (default `MAX_TILE_BYTES`) at 8 bytes a value. Checked even with --force:
+    the timing model counts bytes in 64-bit integers."""
+    if max_bytes is None:
+        max_bytes = MAX_TILE_BYTES
+    largest = largest_tile_bytes(graph)
+    if largest > max_bytes:
+        raise SimulationTooLarge(
+            f"simulation too large: one tile holds about {_amount(largest)} bytes "
+            f"(limit {max_bytes:,} per tile)", graph)
 
 
 def unbound_symbols(graph: GraphOp) -> list[str]:

@@ -59,6 +59,7 @@ from steplus.runtime.fabric import ops_routing as orr
 from steplus.runtime.fabric import ops_shape as osh
 from steplus.lowering.step_sim_estimate import (
     check_simulation_size,
+    check_tile_bytes,
     check_tensor_bytes,
     largest_tile_bytes,
     unbound_symbols,
@@ -387,6 +388,7 @@ class _Builder:
     # -- the whole graph ------------------------------------------------------
     def build(self) -> Program:
         g = self.graph
+        check_tile_bytes(g)  # not waived by --force: the timing model's int64 math overflows
         if self.limits:
             check_simulation_size(g)
             if self.functional:
