@@ -77,8 +77,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--node-cap-mib", type=_positive, help="override the memory per node (MiB)")
     p.add_argument("--time-limit", type=_positive, default=60.0,
                    help="ILP solver time limit in seconds (default 60)")
-    p.add_argument("--form", choices=("compact", "literal"), default="compact",
-                   help="ILP formulation (literal: the seed's eqs. 1-12, small instances)")
+    p.add_argument("--form", choices=("compact", "literal", "cpsat"), default="compact",
+                   help="ILP formulation (literal: the seed's eqs. 1-12, small instances; "
+                   "cpsat: the compact form solved by OR-Tools CP-SAT instead of HiGHS)")
     p.add_argument("--baselines", action="store_true",
                    help="also evaluate the B, P and AH partitionings and print speedups")
     p.add_argument("--check-noc", action="store_true",

@@ -169,17 +169,26 @@ def stage_weight_bytes(stage: Stage, hw: PimHardware, merge: bool = True) -> int
     return params * hw.bytes_per_elem
 
 
+def slice_bytes(total_bytes: int, scheme: Scheme, sharing: bool = True) -> int:
+    """Whole bytes of a stage's weights one node of ``scheme`` stores.
+
+    With sharing ``ceil(W / (g*m))``; without, its group's slice ``ceil(W / g)``.
+    """
+    share = scheme.g * (scheme.m if sharing else 1)
+    return -(-total_bytes // share)
+
+
 def weights_per_node(total_bytes: int, layers: list[Scheme], reuse: bool = True,
-                     sharing: bool = True) -> float:
+                     sharing: bool = True) -> int:
     """Weight bytes one node stores for a stage (eqs. 6-11).
 
     ``layers`` lists the scheme of every temporal layer.  With reuse, layers with
     the same scheme share one copy and a ``[1,1]`` layer (the node holds
     everything) covers all others (Term 1); without reuse every layer stores its
     own slice.  With sharing a node keeps ``W/(g*m)``; without, its group's whole
-    slice ``W/g``.
+    slice ``W/g`` (whole bytes, :func:`slice_bytes`).
     """
     if reuse and Scheme(1, 1) in layers:
-        return float(total_bytes)
+        return total_bytes
     kept = set(layers) if reuse else layers
-    return sum(total_bytes / (s.g * (s.m if sharing else 1)) for s in kept)
+    return sum(slice_bytes(total_bytes, s, sharing) for s in kept)

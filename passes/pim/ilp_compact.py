@@ -43,7 +43,7 @@ from scipy.optimize import Bounds, LinearConstraint, milp
 from scipy.sparse import lil_matrix
 
 from steplus.examples.workloads.vit import VitModel
-from steplus.passes.pim.cost import LayerCost, layer_cost, stage_weight_bytes
+from steplus.passes.pim.cost import LayerCost, layer_cost, slice_bytes, stage_weight_bytes
 from steplus.passes.pim.hardware import MIB, PimHardware
 from steplus.passes.pim.layout import max_subarrays
 from steplus.passes.pim.partition import Scheme, candidates
@@ -62,7 +62,7 @@ class Option:
     scheme: Scheme
     cost: LayerCost
     capacity: int  # N_{alpha,beta}: sub-arrays packable on the mesh
-    weight_bytes: float  # per node, this scheme's slice of the stage weights
+    weight_bytes: int  # per node, this scheme's slice of the stage weights (whole bytes)
 
     @property
     def time(self) -> int:
@@ -106,8 +106,7 @@ def build_problem(model: VitModel, hw: PimHardware, reuse: bool = True,
             cost = layer_cost(st, s, hw)
             if not sharing:
                 cost = replace(cost, sharing=0)
-            share = s.g * (s.m if sharing else 1)
-            opts.append(Option(s, cost, cap, wtot / share))
+            opts.append(Option(s, cost, cap, slice_bytes(wtot, s, sharing)))
         stages.append(StageProblem(st.branches, st.blocks, wtot, tuple(opts)))
     return Problem(model, hw, tuple(stages), reuse, sharing)
 

@@ -1,7 +1,8 @@
 """The Allspark driver: partition, schedule (ILP), lay out and bind a ViT on a PIM mesh.
 
 :func:`orchestrate` builds the partition candidates of every stage, solves the
-scheduling ILP (compact form by default, the literal eqs. 1-12 on request),
+scheduling ILP (compact form by default, the literal eqs. 1-12 or the compact
+form under CP-SAT on request),
 lays out every temporal layer with Algorithm 1, binds the branches greedily
 (and, for comparison, in raster order as the DDAM-style baseline) and
 evaluates the schedule with the analytical cost model: latency split into
@@ -175,8 +176,12 @@ def orchestrate(model: str | VitModel, img: int = 224, hw: str | PimHardware = "
         sol = solve_literal(prob, time_limit)
     elif form == "compact":
         sol = solve_compact(prob, time_limit)
+    elif form == "cpsat":
+        from steplus.passes.pim.ilp_cpsat import solve_cpsat
+
+        sol = solve_cpsat(prob, time_limit)
     else:
-        raise ValueError(f"unknown ILP form '{form}' (compact or literal)")
+        raise ValueError(f"unknown ILP form '{form}' (compact, literal or cpsat)")
     res = evaluate(vit, machine, sol.layers, "allspark", bind)
     res.status, res.gap, res.solver_seconds = sol.status, sol.gap, sol.seconds
     return res

@@ -15,6 +15,7 @@ from steplus.passes.pim.ilp_compact import (
     build_problem,
     solve_compact,
 )
+from steplus.passes.pim.ilp_cpsat import solve_cpsat
 
 
 def _multisets(options, branches):
@@ -48,14 +49,14 @@ def test_literal_equals_compact_equals_brute_force(cap: int) -> None:
     prob = build_problem(tiny_model((3, 2), (1, 2)), tiny_hw(cap=cap))
     expected = brute_force(prob)
     if expected is None:
-        for solve in (solve_compact, solve_literal):
+        for solve in (solve_compact, solve_literal, solve_cpsat):
             with pytest.raises(ScheduleError, match="constraint 5"):
                 solve(prob)
         return
-    compact, literal = solve_compact(prob), solve_literal(prob)
-    assert compact.status == literal.status == "optimal"
-    assert compact.objective == literal.objective == expected
-    for sol in (compact, literal):
+    compact, literal, cpsat = solve_compact(prob), solve_literal(prob), solve_cpsat(prob)
+    assert compact.status == literal.status == cpsat.status == "optimal"
+    assert compact.objective == literal.objective == cpsat.objective == expected
+    for sol in (compact, literal, cpsat):
         for sp, layers in zip(prob.stages, sol.layers):
             assert sum(lay.branches for lay in layers) == sp.branches  # eq. 2
             counts = [lay.branches for lay in layers]
@@ -90,6 +91,19 @@ def test_literal_equals_compact_on_a_real_stage_mix() -> None:
     prob = build_problem(model, hw)
     assert [sp.branches for sp in prob.stages] == [9, 4, 1, 1]
     assert solve_literal(prob, time_limit=60).objective == solve_compact(prob).objective
+    assert solve_cpsat(prob).objective == solve_compact(prob).objective
+
+
+def test_cpsat_agrees_with_highs_on_real_models() -> None:
+    """Two solvers, one compact model: same optimum (HiGHS may print x.999...)."""
+    from steplus.examples.workloads.vit import build
+    from steplus.passes.pim.hardware import preset
+
+    for name in ("swin-b", "cswin-t", "vit-b"):
+        prob = build_problem(build(name, 224), preset("allspark-16x16"))
+        cp, hi = solve_cpsat(prob), solve_compact(prob)
+        assert cp.status == hi.status == "optimal"
+        assert cp.objective == pytest.approx(hi.objective, abs=0.5)
 
 
 def test_literal_size_grows_like_the_seed_says() -> None:
