@@ -3,6 +3,7 @@
     pim-orchestrate --model swin-b --img 640 --preset allspark-16x16
     pim-orchestrate --model vit-b --baselines --check-noc
     pim-orchestrate --model swin-t --form literal --mesh 4x4 --time-limit 30
+    pim-orchestrate --model swin-b --img 640 --schedule '1x1,1x1,4x2;2x1,4x4;8x2,8x2,16x4;4x4'
 
 Prints the schedule (temporal layers and partition schemes per stage, like the
 seed's Table V), the latency split, node utilization, memory per node and
@@ -80,6 +81,12 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--form", choices=("compact", "literal", "cpsat"), default="compact",
                    help="ILP formulation (literal: the seed's eqs. 1-12, small instances; "
                    "cpsat: the compact form solved by OR-Tools CP-SAT instead of HiGHS)")
+    p.add_argument("--schedule", metavar="TEXT",
+                   help="evaluate this schedule instead of solving: GxM[:branches] per "
+                   "temporal layer, ',' between layers, ';' between stages (the seed's "
+                   "Table V: '1x1,1x1,4x2;2x1,4x4;8x2,8x2,16x4;4x4')")
+    p.add_argument("--ignore-memory", action="store_true",
+                   help="with --schedule: evaluate even if it breaks constraint 5 (memory)")
     p.add_argument("--baselines", action="store_true",
                    help="also evaluate the B, P and AH partitionings and print speedups")
     p.add_argument("--check-noc", action="store_true",
@@ -105,7 +112,11 @@ def _report(res, out) -> None:
     hw = res.hw
     print(f"model {res.model.name} img {res.model.img}x{res.model.img} on "
           f"{hw.name} ({hw.rows}x{hw.cols} nodes, {hw.node_cap_bytes / MIB:g} MiB/node)", file=out)
-    print(f"solver: {res.status}, gap {100 * res.gap:.2f}%, {res.solver_seconds:.3f} s", file=out)
+    if res.status == "given":
+        print("schedule: given on the command line (not solved)", file=out)
+    else:
+        print(f"solver: {res.status}, gap {100 * res.gap:.2f}%, {res.solver_seconds:.3f} s",
+              file=out)
     print("stage  branches  blocks  layers  schemes [g,m]:branches      reuse  util   hops"
           "  hops-raster", file=out)
     for s in res.stages:
@@ -127,14 +138,18 @@ def _report(res, out) -> None:
 
 
 def _run(argv: Sequence[str] | None) -> int:
-    from steplus.passes.pim.orchestrate import orchestrate
+    from steplus.passes.pim.orchestrate import given_schedule, orchestrate
 
     args = _parser().parse_args(argv)
     hw = _hardware(args)
-    res = orchestrate(args.model, args.img, hw, args.time_limit, args.form)
+    if args.schedule is not None:
+        res = given_schedule(args.model, args.img, hw, args.schedule,
+                             check_memory=not args.ignore_memory)
+    else:
+        res = orchestrate(args.model, args.img, hw, args.time_limit, args.form)
     out = sys.stdout
     _report(res, out)
-    if res.status != "optimal":
+    if res.status == "time-limit":
         print(f"note: the solver stopped at the time limit; best schedule shown, "
               f"gap {100 * res.gap:.2f}%", file=out)
     if args.baselines:

@@ -25,7 +25,13 @@ from steplus.examples.workloads.vit import VitModel, build, dependency_edges
 from steplus.passes.pim.cost import layer_energy_pj, stage_weight_bytes, weights_per_node
 from steplus.passes.pim.hardware import PimHardware, preset
 from steplus.passes.pim.ilp import solve_literal
-from steplus.passes.pim.ilp_compact import Layer, Solution, build_problem, solve_compact
+from steplus.passes.pim.ilp_compact import (
+    Layer,
+    ScheduleError,
+    Solution,
+    build_problem,
+    solve_compact,
+)
 from steplus.passes.pim.layout import (
     average_hops,
     greedy_binding,
@@ -165,9 +171,32 @@ def evaluate(model: VitModel, hw: PimHardware, layers: list[list[Layer]], method
     return res
 
 
+def given_schedule(model: str | VitModel, img: int, hw: str | PimHardware, text: str,
+                   bind: bool = True, check_memory: bool = True) -> Result:
+    """Evaluate a user-written schedule (e.g. the seed's Table V) under the cost model.
+
+    Raises ``ScheduleError`` naming the first constraint it breaks (constraint 5,
+    memory, only with ``check_memory``; ``Result.fits`` tells either way).
+    """
+    from steplus.passes.pim.schedule import layers_of, parse_schedule, verify
+
+    vit = build(model, img) if isinstance(model, str) else model
+    machine = preset(hw) if isinstance(hw, str) else hw
+    layers = layers_of(vit, machine, parse_schedule(text, len(vit.stages)))
+    errors = verify(vit, machine, layers, memory=check_memory)
+    if errors:
+        more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+        raise ScheduleError(f"schedule: {errors[0]}{more}")
+    res = evaluate(vit, machine, layers, "given", bind)
+    res.status = "given"
+    return res
+
+
 def orchestrate(model: str | VitModel, img: int = 224, hw: str | PimHardware = "allspark-16x16",
                 time_limit: float = 60.0, form: str = "compact", bind: bool = True) -> Result:
     """Run Allspark end to end; raise ``ScheduleError``/``WorkloadError``/``PimConfigError``."""
+    from steplus.passes.pim.schedule import verify
+
     vit = build(model, img) if isinstance(model, str) else model
     machine = preset(hw) if isinstance(hw, str) else hw
     prob = build_problem(vit, machine)
@@ -182,6 +211,10 @@ def orchestrate(model: str | VitModel, img: int = 224, hw: str | PimHardware = "
         sol = solve_cpsat(prob, time_limit)
     else:
         raise ValueError(f"unknown ILP form '{form}' (compact, literal or cpsat)")
+    errors = verify(vit, machine, sol.layers)  # independent of the ILP's own rows
+    if errors:
+        raise ScheduleError(f"internal: the {form} ILP returned a schedule that breaks "
+                            f"{errors[0]}")
     res = evaluate(vit, machine, sol.layers, "allspark", bind)
     res.status, res.gap, res.solver_seconds = sol.status, sol.gap, sol.seconds
     return res
