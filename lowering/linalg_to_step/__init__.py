@@ -17,6 +17,12 @@ the same name that replaces it:
   intermediate goes off-chip;
 - results are stored (`linear_offchip_store`, f32).
 
+Dynamic layers are lowered by recognition, one level up (`aten`): a
+`torch.export` graph's top-k MoE layers become the §8.2 partition / expert
+pipelines / reassemble graph (`moe_graph`, static or dynamic tiling) and its
+GQA decode attentions with a KV cache the §8.4 graph (`attention_graph`);
+what does not match is a located remark, never a graph.
+
 What cannot be tiled as asked (a tile larger than its dim) is a remark; tile
 sizes that do not divide, dynamic shapes and unsupported ops are located
 errors naming the option or the op. See `docs/guide/pytorch-to-step.md`.
