@@ -8,6 +8,8 @@ Two targets:
   ```text
   func.func @n_reset() -> (S...)                       // the initial state
   func.func @n_step(%s: S..., %x: I...) -> (S..., O...)  // one tick
+  func.func @n_run(%s: S..., %x: tensor<?xI>...)        // N ticks in one call
+      -> (S..., tensor<?xO>...)                          // (see sync_run.py)
   ```
 
   where S are the main loop's carried values, I the inputs and O the outputs.
@@ -60,6 +62,7 @@ from xdsl.passes import ModulePass
 from xdsl.transforms.dead_code_elimination import region_dce
 
 from steplus.dialects import sync
+from steplus.lowering.sync_run import run_function
 from steplus.passes.diagnostics import OpDiagnosticError
 
 I32 = IntegerType(32)
@@ -236,7 +239,8 @@ def step_functions(node: sync.NodeOp) -> list[func.FuncOp]:
     )
     region_dce(reset.body)
     region_dce(step.body)
-    return [reset, step]
+    run = run_function(step, len(state_types), name)
+    return [reset, step] if run is None else [reset, step, run]
 
 
 @dataclass

@@ -2,21 +2,38 @@
 
 The module is lowered with `lus-inline-instances`, `convert-lus-to-sync` and
 `convert-sync-to-std{target=step-functions}`, compiled by `iree-compile`
-(`llvm-cpu` backend, generic CPU) and loaded with `iree.runtime`; each tick
-calls `@<node>_step(state..., inputs...) -> (state..., outputs...)` starting
-from `@<node>_reset()`. State tensors stay on the device between ticks.
+(`llvm-cpu` backend, for this machine's CPU unless `$STEPLUS_IREE_CPU` names
+another, e.g. `generic`) and loaded with `iree.runtime`. Two ways to run:
+
+- per tick: `@<node>_step(state..., inputs...) -> (state..., outputs...)`
+  called from Python once per tick, starting from `@<node>_reset()` (state
+  tensors stay on the device between ticks) — for inputs that arrive one
+  tick at a time (`IreeNode.step`);
+- batched: `@<node>_run(state..., streams...) -> (state..., streams...)` runs
+  N ticks in one call, its loop inside one IREE dispatch
+  (`runtime/iree_batch.py`) — used by `IreeNode.run` when every input is
+  known ahead. If IREE cannot compile the loop as one dispatch, the loop is
+  compiled on the host (still one call from Python), and if that fails too
+  the node runs tick by tick; `IreeNode.batch_mode` says which
+  ("dispatch", "host-loop" or None).
+
+Compiled modules are cached by a hash of the lowered IR
+(`runtime/iree_cache.py`), so a second run does not recompile.
 
 Example:
 
 ```python
 from steplus.runtime.iree_exec import IreeNode
 node = IreeNode.from_lus(module, "integr")
-node.step([np.int32(3)])   # [3]
+node.step([np.int32(3)])                       # [3]
+node.run({"i": np.array([1, 2], np.int32)}, 2)  # [[4, 6]]  (one @integr_run call)
 ```
 """
 
 from __future__ import annotations
 
+import os
+import re
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -25,7 +42,19 @@ from xdsl.dialects.builtin import IntegerType, ModuleOp, TensorType
 from xdsl.ir import Attribute
 
 from steplus.dialects import lus
-from steplus.runtime.reactive.interpreter import MAX_TICKS, ReactiveError, drive
+from steplus.runtime.iree_batch import (
+    DISPATCH_FLAGS,
+    run_functions,
+    without_run_functions,
+    wrap_run_functions,
+)
+from steplus.runtime.iree_cache import CachedCompileError, cached_compile
+from steplus.runtime.reactive.interpreter import (
+    MAX_TICKS,
+    ReactiveError,
+    drive,
+    input_streams,
+)
 from steplus.runtime.reactive.ops import numpy_dtype
 
 
@@ -33,11 +62,14 @@ class IreeError(Exception):
     """IREE failed to compile or run a lowered program."""
 
 
-IREE_FLAGS = ("--iree-hal-target-backends=llvm-cpu", "--iree-llvmcpu-target-cpu=generic")
+def target_cpu() -> str:
+    """The `--iree-llvmcpu-target-cpu` value: `$STEPLUS_IREE_CPU` or `host`."""
+    cpu = os.environ.get("STEPLUS_IREE_CPU", "host")
+    return cpu if re.fullmatch(r"[A-Za-z0-9_.+-]{1,64}", cpu) else "generic"
 
 
 def lower_to_step_functions(module: ModuleOp) -> ModuleOp:
-    """A copy of `module` with every lus node as `@n_reset`/`@n_step` functions."""
+    """A copy of `module` with every lus node as `@n_reset`/`@n_step`/`@n_run`."""
     from steplus.lowering.lus_to_sync import ConvertLusToSyncPass
     from steplus.lowering.mlir_interop import steplus_context
     from steplus.lowering.sync_to_std import ConvertSyncToStdPass
@@ -50,18 +82,51 @@ def lower_to_step_functions(module: ModuleOp) -> ModuleOp:
     return lowered
 
 
-def compile_module(module: ModuleOp) -> bytes:
-    """Compile a func/arith/scf/tensor/linalg module to an IREE VM flatbuffer."""
+def compile_module(module: ModuleOp, extra_flags: Sequence[str] = ()) -> bytes:
+    """Compile a func/arith/scf/tensor/linalg module to an IREE VM flatbuffer
+    (through the module cache)."""
     from iree.compiler import CompilerToolError, compile_str
 
     from steplus.lowering.mlir_interop import generic_text
 
+    text = generic_text(module)
+    flags = [f"--iree-llvmcpu-target-cpu={target_cpu()}", *extra_flags]
+
+    def compile_now() -> bytes:
+        try:
+            return compile_str(text, target_backends=["llvm-cpu"], extra_args=flags)
+        except CompilerToolError as e:
+            lines = [ln for ln in str(e).splitlines() if "error:" in ln]
+            raise CachedCompileError(
+                "iree-compile failed: " + (lines[0].strip() if lines else str(e)[:500])) from None
+
     try:
-        return compile_str(generic_text(module), target_backends=["llvm-cpu"],
-                           extra_args=["--iree-llvmcpu-target-cpu=generic"])
-    except CompilerToolError as e:
-        lines = [ln for ln in str(e).splitlines() if "error:" in ln]
-        raise IreeError("iree-compile failed: " + (lines[0].strip() if lines else str(e)[:500])) from None
+        return cached_compile(text, ["llvm-cpu", *flags], compile_now)
+    except CachedCompileError as e:
+        raise IreeError(str(e)) from None
+
+
+def node_functions(std_module: ModuleOp, name: str) -> ModuleOp:
+    """A copy of `std_module` with only node `name`'s functions."""
+    keep = {f"{name}_reset", f"{name}_step", f"{name}_run"}
+    ops = [op.clone() for op in std_module.body.block.ops
+           if not isinstance(op, func.FuncOp) or op.sym_name.data in keep]
+    return ModuleOp(ops)
+
+
+def build(std_module: ModuleOp) -> tuple[bytes, str | None]:
+    """Compile `std_module`: its `@n_run` loops as one dispatch if IREE can,
+    else on the host, else without them. Returns (vmfb, batch mode)."""
+    if not run_functions(std_module):
+        return compile_module(std_module), None
+    try:
+        return compile_module(wrap_run_functions(std_module), DISPATCH_FLAGS), "dispatch"
+    except IreeError:
+        pass
+    try:
+        return compile_module(std_module), "host-loop"
+    except IreeError:
+        return compile_module(without_run_functions(std_module)), None
 
 
 def _to_vm(value: object, t: Attribute) -> object:
@@ -79,8 +144,24 @@ def _from_vm(value: object, t: Attribute) -> object:
     return np.asarray(value).astype(numpy_dtype(t))[()]
 
 
+def _stream_array(stream: object, t: Attribute, ticks: int) -> np.ndarray:
+    """`ticks` values of a stream as the `@n_run` argument (i1 as int8)."""
+    dtype = numpy_dtype(t)
+    shape = tuple(t.get_shape()) if isinstance(t, TensorType) else ()
+    if isinstance(stream, np.ndarray):
+        values = np.asarray(stream[:ticks], dtype=dtype)
+    else:
+        values = np.asarray([np.asarray(v, dtype=dtype) for v in list(stream)[:ticks]],
+                            dtype=dtype)
+    values = values.reshape((ticks, *shape))
+    if dtype == np.bool_:
+        values = values.astype(np.int8)
+    return np.ascontiguousarray(values)
+
+
 class IreeNode:
-    """One compiled node (`@<name>_reset`/`@<name>_step`), stepped tick by tick.
+    """One compiled node: `@<name>_reset`, `@<name>_step` (one tick) and, if
+    the lowering emitted it, `@<name>_run` (N ticks in one call).
 
     `std_module` is the output of `convert-sync-to-std{target=step-functions}`;
     `IreeNode.from_lus` lowers a lus module first."""
@@ -97,7 +178,11 @@ class IreeNode:
         self.in_types = list(step.function_type.inputs.data)[n:]
         self.input_names = [a.name_hint for a in step.body.block.args[n:]]
         self.out_types = list(step.function_type.outputs.data)[n:]
-        self.vmfb = vmfb if vmfb is not None else compile_module(std_module)
+        if vmfb is None:
+            self.vmfb, self.batch_mode = build(node_functions(std_module, name))
+        else:
+            self.vmfb = vmfb
+            self.batch_mode = "given" if f"{name}_run" in funcs else None
         try:
             ctx = rt.SystemContext(config=rt.Config("local-sync"))
             ctx.add_vm_module(rt.VmModule.copy_buffer(ctx.instance, self.vmfb))
@@ -106,6 +191,12 @@ class IreeNode:
         functions = ctx.modules.module
         self._reset = functions[f"{name}_reset"]
         self._step = functions[f"{name}_step"]
+        self._run = None
+        if self.batch_mode is not None:
+            try:
+                self._run = functions[f"{name}_run"]
+            except (KeyError, AttributeError):
+                self.batch_mode = None
         self.reset()
 
     @classmethod
@@ -119,6 +210,7 @@ class IreeNode:
         self.state = list(state) if isinstance(state, tuple) else ([] if state is None else [state])
 
     def step(self, inputs: Sequence[object]) -> list[object]:
+        """One tick (one `@<name>_step` call) from the current state."""
         args = [*self.state, *(_to_vm(v, t) for v, t in zip(inputs, self.in_types))]
         try:
             results = self._step(*args)
@@ -130,12 +222,44 @@ class IreeNode:
         self.state = list(results[:n])
         return [_from_vm(v, t) for v, t in zip(results[n:], self.out_types)]
 
+    def run_batch(self, streams: Sequence[object], ticks: int) -> list[np.ndarray]:
+        """`ticks` ticks in one `@<name>_run` call from the current state;
+        `streams` in input order (arrays or sequences of at least `ticks`
+        values). One array per output, ticks first (bool for i1)."""
+        if self._run is None:
+            raise IreeError("this node has no batched entry point (@_run)")
+        args = [*self.state, *(_stream_array(s, t, ticks)
+                               for s, t in zip(streams, self.in_types))]
+        if not self.in_types:
+            args.append(ticks)
+        try:
+            results = self._run(*args)
+        except (RuntimeError, ValueError) as e:
+            raise IreeError(f"iree.runtime: {e}") from None
+        if not isinstance(results, tuple):
+            results = (results,)
+        n = len(self.state_types)
+        self.state = list(results[:n])
+        outs = []
+        for v, t in zip(results[n:], self.out_types):
+            # a copy: to_host() may map the device buffer, which is reused
+            # once the result is released
+            host = np.array(v.to_host() if hasattr(v, "to_host") else v, copy=True)
+            outs.append(host.astype(numpy_dtype(t)) if numpy_dtype(t) == np.bool_ else host)
+        return outs
+
     def run(self, inputs: Mapping[str, Sequence[object]] | Sequence[Sequence[object]],
-            ticks: int, max_ticks: int = MAX_TICKS) -> list[list[object]]:
+            ticks: int, max_ticks: int = MAX_TICKS, per_tick: bool = False
+            ) -> list[list[object]]:
         """Run `ticks` ticks (at most `max_ticks`) from the current state;
-        inputs by name or position."""
-        n_out = len(self.out_types)
-        return drive(self.step, self.input_names, inputs, ticks, n_out, max_ticks)
+        inputs by name or position. All inputs are known, so this is one
+        `@<name>_run` call when the node has one (unless `per_tick`)."""
+        if per_tick or self._run is None or ticks == 0:
+            return drive(self.step, self.input_names, inputs, ticks, len(self.out_types),
+                         max_ticks)
+        streams = input_streams(self.input_names, inputs, ticks, max_ticks)
+        outs = self.run_batch(streams, ticks)
+        return [list(o) for o in outs]
 
 
 def run_node_iree(
@@ -144,6 +268,8 @@ def run_node_iree(
     inputs: Mapping[str, Sequence[object]] | Sequence[Sequence[object]],
     ticks: int,
     max_ticks: int = MAX_TICKS,
+    per_tick: bool = False,
 ) -> list[list[object]]:
-    """Run lus node `@name` through IREE; same interface as `run_node`."""
-    return IreeNode.from_lus(module, name).run(inputs, ticks, max_ticks)
+    """Run lus node `@name` through IREE; same interface as `run_node`
+    (batched unless `per_tick`)."""
+    return IreeNode.from_lus(module, name).run(inputs, ticks, max_ticks, per_tick)

@@ -265,6 +265,19 @@ def drive(
     for `ticks` ticks; one list per output, one value per tick. The three
     execution paths (lus, sync, IREE) share it. More than `max_ticks` ticks (or
     a negative count) is a `ReactiveError` before any tick runs."""
+    streams = input_streams(names, inputs, ticks, max_ticks)
+    outputs: list[list[object]] = [[] for _ in range(n_outputs)]
+    for t in range(ticks):
+        for lst, v in zip(outputs, step([s[t] for s in streams])):
+            lst.append(v)
+    return outputs
+
+
+def input_streams(names: Sequence[str | None], inputs, ticks: int,
+                  max_ticks: int = MAX_TICKS) -> list:
+    """The input streams (given by name or position) in input order, checked:
+    `ticks` within 0..`max_ticks`, every input given, at least `ticks` values
+    each; a `ReactiveError` otherwise."""
     if not 0 <= ticks <= max_ticks:
         raise ReactiveError(f"{ticks} ticks requested; the limit is 0 to {max_ticks}")
     if isinstance(inputs, Mapping):
@@ -279,11 +292,7 @@ def drive(
     for s, n in zip(streams, names):
         if len(s) < ticks:
             raise ReactiveError(f"input %{n} has {len(s)} values for {ticks} ticks")
-    outputs: list[list[object]] = [[] for _ in range(n_outputs)]
-    for t in range(ticks):
-        for lst, v in zip(outputs, step([s[t] for s in streams])):
-            lst.append(v)
-    return outputs
+    return streams
 
 
 def run_node(

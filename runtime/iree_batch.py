@@ -1,0 +1,98 @@
+"""Put the tick loop of every `@n_run` in one IREE dispatch.
+
+`convert-sync-to-std` emits `@n_run` as plain MLIR: an `scf.for` over the
+ticks (see `lowering/sync_run.py`). Compiled as is, IREE keeps the loop on
+the host and launches the tick's dispatches at every iteration (HAL queue
+operations per tick). `wrap_run_functions(module)` moves everything after the
+tick count into one `flow.dispatch.region` (an IREE op, built here as an
+unregistered op, printed in generic form), so the whole loop runs inside one
+dispatch; scalar results leave the region as rank-0 tensors. The module is
+then compiled with `--iree-llvmcpu-disable-distribution`: the loop is
+sequential, it must not be split over workgroups.
+
+Example: after wrapping, `@integr_run` reads
+
+```text
+%ticks = tensor.dim %i, %c0 : tensor<?xi32>
+%r:2 = "flow.dispatch.region"(%ticks) ({
+  %o = tensor.empty(%ticks) : tensor<?xi32>
+  %l:2 = scf.for ... (the tick loop)
+  %s = tensor.from_elements %l#0 : tensor<i32>
+  "flow.return"(%s, %l#1) : (tensor<i32>, tensor<?xi32>) -> ()
+}, {}) {operandSegmentSizes = array<i32: 1, 0>} : (index) -> (tensor<i32>, tensor<?xi32>)
+%state = tensor.extract %r#0[] : tensor<i32>
+```
+"""
+
+from __future__ import annotations
+
+from xdsl.dialects import func, scf, tensor
+from xdsl.dialects.builtin import DenseArrayBase, ModuleOp, TensorType, UnregisteredOp, i32
+from xdsl.ir import Block, Region, SSAValue
+
+DISPATCH_FLAGS = ("--iree-llvmcpu-disable-distribution",)
+
+
+def run_functions(module: ModuleOp) -> list[func.FuncOp]:
+    """The `@<node>_run` functions of a lowered module (with a matching `_step`)."""
+    funcs = {f.sym_name.data: f for f in module.body.block.ops if isinstance(f, func.FuncOp)}
+    return [f for name, f in funcs.items()
+            if name.endswith("_run") and f"{name[:-4]}_step" in funcs]
+
+
+def wrap_in_dispatch(run: func.FuncOp) -> None:
+    """Move the loop of `run` (and what it needs) into a flow.dispatch.region."""
+    block = run.body.block
+    ret = block.last_op
+    assert isinstance(ret, func.ReturnOp)
+    ops = list(block.ops)
+    start = next(k for k, op in enumerate(ops) if isinstance(op, tensor.EmptyOp | scf.ForOp))
+    dims = [op for op in ops[:start] if isinstance(op, tensor.DimOp)]
+    ticks: SSAValue = dims[0].result if dims else block.args[-1]
+    inner = Block()
+    for op in ops[start:-1]:
+        op.detach()
+        inner.add_op(op)
+    results = list(ret.operands)
+    region_values: list[SSAValue] = []
+    for v in results:
+        if isinstance(v.type, TensorType):
+            region_values.append(v)
+        else:
+            scalar = tensor.FromElementsOp.create(operands=[v],
+                                                  result_types=[TensorType(v.type, [])])
+            inner.add_op(scalar)
+            region_values.append(scalar.results[0])
+    inner.add_op(UnregisteredOp.with_name("flow.return").create(operands=region_values))
+    result_types = [v.type for v in region_values]
+    dynamic = [ticks for t in result_types if any(d < 0 for d in t.get_shape())]
+    region_op = UnregisteredOp.with_name("flow.dispatch.region").create(
+        operands=dynamic, result_types=result_types, regions=[Region(inner), Region()],
+        attributes={"operandSegmentSizes": DenseArrayBase.from_list(i32, [len(dynamic), 0])})
+    block.insert_op_before(region_op, ret)
+    final: list[SSAValue] = []
+    for v, r in zip(results, region_op.results):
+        if isinstance(v.type, TensorType):
+            final.append(r)
+        else:
+            extract = tensor.ExtractOp(r, [], v.type)
+            block.insert_op_before(extract, ret)
+            final.append(extract.result)
+    ret.operands = final
+
+
+def wrap_run_functions(module: ModuleOp) -> ModuleOp:
+    """A copy of `module` whose `@n_run` loops are each one dispatch."""
+    wrapped = module.clone()
+    for run in run_functions(wrapped):
+        wrap_in_dispatch(run)
+    return wrapped
+
+
+def without_run_functions(module: ModuleOp) -> ModuleOp:
+    """A copy of `module` without the `@n_run` functions (per-tick only)."""
+    stripped = module.clone()
+    for run in run_functions(stripped):
+        run.detach()
+        run.erase()
+    return stripped
