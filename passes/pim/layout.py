@@ -137,6 +137,36 @@ def average_hops(binding: list[int], edges: list[tuple[int, int]], slots: list[S
     return hop_cost(binding, edges, slots) / len(edges) if edges else 0.0
 
 
+MAX_ENUMERATED = 400_000  # bindings enumerated by brute_force_binding
+
+
+def brute_force_binding(n: int, edges: list[tuple[int, int]],
+                        slots: list[Slot]) -> tuple[list[int], int]:
+    """Optimal binding by enumerating every injection of branches into slots.
+
+    The independent reference for :func:`exact_binding` on tiny instances
+    (at most ``MAX_ENUMERATED`` bindings, e.g. 9 branches on 9 slots).
+    """
+    import itertools
+
+    k = len(slots)
+    if k < n:
+        raise ValueError(f"{n} branches but only {k} sub-array slots")
+    count = 1
+    for i in range(n):
+        count *= k - i
+    if count > MAX_ENUMERATED:
+        raise ValueError(f"brute force would enumerate {count} bindings "
+                         f"(limit {MAX_ENUMERATED})")
+    perms = np.array(list(itertools.permutations(range(k), n)), dtype=np.int64).reshape(-1, n)
+    pos = np.array([s.anchor for s in slots], dtype=np.int64).reshape(-1, 2)
+    cost = np.zeros(len(perms), dtype=np.int64)
+    for a, b in edges:
+        cost += np.abs(pos[perms[:, a]] - pos[perms[:, b]]).sum(axis=1)
+    best = int(np.argmin(cost))
+    return [int(x) for x in perms[best]], int(cost[best])
+
+
 @dataclass(frozen=True)
 class ExactBinding:
     binding: list[int]

@@ -6,6 +6,7 @@ import pytest
 
 from steplus.passes.pim.layout import (
     average_hops,
+    brute_force_binding,
     exact_binding,
     greedy_binding,
     hop_cost,
@@ -58,16 +59,31 @@ def test_greedy_exact_and_raster_on_a_ring() -> None:
     assert average_hops(greedy, RING4, slots) == 1.0
 
 
-def test_greedy_is_never_better_than_exact() -> None:
-    # 3x3 shifted windows (king moves, 20 edges) over two temporal layers on 3x4
+def _king_3x3() -> list[tuple[int, int]]:
     edges = sorted({(min(a, b), max(a, b)) for a in range(9) for b in range(9) if a != b
                     and abs(a // 3 - b // 3) <= 1 and abs(a % 3 - b % 3) <= 1})
     assert len(edges) == 20
-    slots = slots_for([(2, 1, 6), (1, 1, 3)], 3, 4)
-    greedy = hop_cost(greedy_binding(9, edges, slots), edges, slots)
+    return edges
+
+
+def test_exact_equals_brute_force_and_bounds_greedy() -> None:
+    """3x3 shifted windows (king moves) over three temporal layers of a 2x2 mesh
+    (4 + 4 + 1 slots, anchors shared between layers): CP-SAT proves the optimum,
+    which enumerating all 9! bindings confirms; greedy can only be worse."""
+    edges = _king_3x3()
+    slots = slots_for([(1, 1, 4), (1, 1, 4), (1, 1, 1)], 2, 2)
+    best, cost = brute_force_binding(9, edges, slots)
+    assert hop_cost(best, edges, slots) == cost
     exact = exact_binding(9, edges, slots, time_limit=20)
-    assert exact.cost <= greedy
-    assert exact.cost >= exact.bound - 1e-6
+    assert exact.optimal and exact.cost == cost == exact.bound
+    assert hop_cost(greedy_binding(9, edges, slots), edges, slots) >= cost
+
+
+def test_brute_force_on_a_ring() -> None:
+    slots = slots_for([(1, 1, 4)], 2, 2)
+    assert brute_force_binding(4, RING4, slots)[1] == 4  # every ring edge one hop
+    with pytest.raises(ValueError, match=r"enumerate 3628800 bindings \(limit 400000\)"):
+        brute_force_binding(10, [], slots_for([(1, 1, 10)], 2, 5))
 
 
 def test_binding_errors() -> None:
