@@ -70,6 +70,7 @@ _PASSES: dict[str, tuple[str, str]] = {
                                  "StepHierarchicalTilingPass"),
     "step-print-dot": ("steplus.passes.step.print_dot", "StepPrintDotPass"),
     "step-time-multiplex": ("steplus.passes.step.time_multiplex", "StepTimeMultiplexPass"),
+    "step-kernelize": ("steplus.passes.sn40l.kernelize", "StepKernelizePass"),
     "convert-step-to-runtime": ("steplus.lowering.step_to_runtime", "ConvertStepToRuntimePass"),
     "convert-linalg-to-step": ("steplus.lowering.linalg_to_step", "ConvertLinalgToStepPass"),
     "isel": ("steplus.passes.isel", "IselPass"),

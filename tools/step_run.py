@@ -65,7 +65,7 @@ _ENTRY_FLAGS = "--graph @name, --node @name or --func @name"
 
 def _parser() -> argparse.ArgumentParser:
     p = ArgumentParser(prog="step-run", description="execute steplus programs")
-    p.add_argument("input_file", help="the program (.mlir)")
+    p.add_argument("input_file", nargs="?", help="the program (.mlir)")
     p.add_argument("--node", help="the lus or sync node to run, e.g. @integr "
                                   "(default: the only entry point of the file)")
     p.add_argument("--ticks", type=int, help="number of ticks (lus and sync nodes)")
@@ -258,6 +258,12 @@ def _load(args: argparse.Namespace, pipeline: str | None = None) -> ModuleOp:
 
 def _run(argv: Sequence[str] | None) -> int:
     args = _parser().parse_args(argv)
+    if args.input_file is None:  # only `step-run --preset P --explain` needs no program
+        if args.explain:
+            from steplus.tools.step_run_graph import explain_only
+
+            return explain_only(args)
+        raise UsageError("the following arguments are required: input_file")
     _check_flags(args)
     if args.func or args.backend == "ila":
         if args.backend not in (None, "ila"):
@@ -269,7 +275,7 @@ def _run(argv: Sequence[str] | None) -> int:
         source = _load(args)
         name = args.func or _pick_entry(args, source)[1]
         return run(args, source, name.lstrip("@"))
-    if args.graph or args.routing or args.kv or args.bind:
+    if args.graph or args.routing or args.kv or args.bind or args.orchestration:
         return _run_graph(args, None)
     source = _load(args)
     if args.node:

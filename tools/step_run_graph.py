@@ -12,6 +12,18 @@ channels of the base depth, Broadcasts for fan-out) and run by the event-driven
 simulator. `--json` prints the metrics as JSON; `--trace` writes a Chrome trace
 (chrome://tracing, Perfetto). A deadlock is reported with the blocked contexts
 and channels (exit 1), never a hang.
+
+SN40L (docs/guide/sn40l.md):
+
+    step-run --preset sn40l --explain        # which parameters are from the seed, which assumed
+    step-opt g.mlir -p 'step-kernelize{mode=unfused}' | step-run - --preset sn40l --orchestration so
+
+A module whose graphs are the kernels of one source (`step-kernelize`, or the
+sections of `step-allocate-units`) runs them one after the other
+(`runtime/fabric/kernel_run.py`); `--orchestration so|ho` adds the preset's
+per-kernel launch cost (software- or hardware-orchestrated; a graph that was
+not cut is one kernel). Loads and stores that `step-allocate-memory` placed in
+DDR use the DDR channels.
 """
 
 from __future__ import annotations
@@ -36,6 +48,12 @@ def add_arguments(p) -> None:
                    help="bind an MoE expert-routing trace (step-specialize{routing=...})")
     g.add_argument("--kv", metavar="LENGTHS.npy", help="bind a KV-length trace")
     g.add_argument("--bind", metavar="B=64,...", help="bind symbols by name")
+    g.add_argument("--explain", action="store_true",
+                   help="print the preset's parameters, each marked seed / assumed / derived "
+                        "(sn40l), then run the graph if one is given")
+    g.add_argument("--orchestration", choices=["so", "ho"], default=None,
+                   help="charge a kernel launch per kernel: so (software-orchestrated) or "
+                        "ho (hardware-orchestrated), the preset's launch_*_cycles")
     g.add_argument("--force", action="store_true",
                    help="simulate even past the size limits (10M stream elements, "
                         "2 GiB of --functional input tensors)")
@@ -55,11 +73,24 @@ def specialize_pipeline(args) -> str | None:
     return "step-specialize{" + " ".join([*opts, "rewrite=true"]) + "}"
 
 
-def run_graph(args, module) -> int:
-    from steplus.lowering.step_to_runtime import LoweringError, build_program
+def _explain(cfg) -> str:
+    from steplus.passes.sn40l.hardware import explain
+
+    if cfg.name == "sn40l":
+        return f"hardware preset sn40l (one socket; node: 8 sockets)\n{explain()}"
+    return (f"hardware preset {cfg.name}: no seed/assumed table (its values are in "
+            f"runtime/fabric/config.py)")
+
+
+def explain_only(args) -> int:
+    """`step-run --preset P --explain` without a program."""
+    print(_explain(_config(args)))
+    return 0
+
+
+def _config(args):
     from steplus.runtime.fabric.config import HardwareConfig, get_preset
-    from steplus.runtime.fabric.engine import SimulationError
-    from steplus.tools.step_opt import EXIT_USER_ERROR, InputError, UsageError
+    from steplus.tools.step_opt import InputError, UsageError
 
     try:
         if args.config:
@@ -76,6 +107,17 @@ def run_graph(args, module) -> int:
             cfg = get_preset(args.preset or "step-eval")
     except ValueError as e:
         raise UsageError(str(e)) from None
+    return cfg
+
+
+def run_graph(args, module) -> int:
+    from steplus.lowering.step_to_runtime import LoweringError, build_program
+    from steplus.runtime.fabric.engine import SimulationError
+    from steplus.tools.step_opt import EXIT_USER_ERROR, InputError, UsageError
+
+    cfg = _config(args)
+    if args.explain:
+        print(_explain(cfg))
     if args.depth is not None:
         if args.depth < 1:
             raise UsageError("--depth must be positive")
@@ -83,6 +125,9 @@ def run_graph(args, module) -> int:
             cfg = cfg.with_(base_depth=args.depth)
         except ValueError as e:
             raise UsageError(f"--depth: {e}") from None
+    kernels = _kernels(module, args.graph)
+    if kernels is not None or args.orchestration:
+        return _run_kernels(args, module, cfg, kernels)
     try:
         prog = build_program(module, cfg, functional=args.functional,
                              trace=bool(args.trace), graph_name=args.graph,
@@ -107,4 +152,52 @@ def run_graph(args, module) -> int:
     else:
         print(f"hardware               {cfg.name}")
         print(metrics.table())
+    return 0
+
+
+def _kernels(module, name: str | None):
+    """The kernel graphs of the chosen source (None if it was not cut)."""
+    from steplus.passes.sn40l.kernels import KERNEL, kernel_groups
+
+    for group in kernel_groups(module):
+        names = {g.sym_name.data for g in group} | {
+            g.attributes["sn40l.source"].data for g in group if KERNEL in g.attributes}
+        if name is None or name.lstrip("@") in names:
+            return group if KERNEL in group[0].attributes else None
+    return None
+
+
+def _run_kernels(args, module, cfg, kernels) -> int:
+    from steplus.lowering.step_to_runtime import LoweringError, find_graph
+    from steplus.runtime.fabric.engine import SimulationError
+    from steplus.runtime.fabric.kernel_run import run_kernels
+    from steplus.tools.step_opt import EXIT_USER_ERROR, UsageError
+
+    if args.trace:
+        raise UsageError("--trace applies to one graph; not with kernels or --orchestration")
+    try:
+        graphs = kernels if kernels is not None else [find_graph(module, args.graph)]
+        res = run_kernels(graphs, cfg, args.orchestration or "none",
+                          functional=args.functional, limits=not args.force)
+    except (LoweringError, SimulationError, ValueError) as e:
+        op = getattr(e, "op", None)
+        where = f" ('{op.name}')" if op is not None else ""
+        print(f"{args.input_file}: error: {e}{where}", file=sys.stderr)
+        return EXIT_USER_ERROR
+    if args.json:
+        d = res.to_dict()
+        d["preset"] = cfg.name
+        d["orchestration"] = args.orchestration or "none"
+        print(json.dumps(d, indent=2))
+        return 0
+    print(f"hardware               {cfg.name}")
+    print(f"orchestration          {args.orchestration or 'none'}")
+    print(f"kernels                {len(res.kernels)}")
+    print(f"cycles                 {res.cycles}")
+    print(f"kernel cycles          {res.kernel_cycles}")
+    print(f"launch cycles          {res.launch_cycles} ({res.launch_each} per kernel)")
+    print(f"off-chip traffic (B)   {res.offchip}")
+    print(f"{'kernel':<24} {'cycles':>12} {'off-chip (B)':>14}")
+    for k in res.kernels:
+        print(f"{k.name[:24]:<24} {k.metrics.cycles:>12} {k.metrics.offchip_traffic:>14}")
     return 0

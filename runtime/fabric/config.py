@@ -10,9 +10,15 @@ bandwidth of compute operators, the base FIFO depth (§1.3), `par_dispatch`
   base depth 2, par_dispatch 1.
 - `SWIGLU_HDL`: the HDL-validation build (§8.1): 8 channels, PMU 256 B/cycle,
   depth 1, par_dispatch 4, compute 4096 FLOPs/cycle.
-- `SN40L`: an SN40L-like chip (1040 PCUs + 1040 PMUs, 520 MiB SRAM, 64 GiB
-  HBM at ~2 TB/s, DDR at ~200 GB/s) at 1.6 GHz: 2 TB/s / 1.6 GHz = 1280
-  B/cycle = 40 channels x 64 B / II 2.
+- `SN40L`: one SN40L socket (1040 PCUs + 1040 PMUs, 520 MiB SRAM, 638 BF16
+  TFLOPS, 64 GiB HBM at ~2 TB/s, 1.5 TiB DDR at ~200 GB/s) at an assumed
+  1.6 GHz: 2 TB/s / 1.6 GHz = 1280 B/cycle = 40 channels x 64 B / II 2.
+  Built from `steplus.passes.sn40l.hardware.SN40L`, where every number is
+  marked seed / assumed / derived with its reason (`step-run --explain`):
+  `unit_flops` = 638 TFLOPS / (1040 PCUs x 1.6 GHz) = 383 FLOPs/cycle per
+  PCU, `compute_bw` (an operator step-allocate-units did not size) the whole
+  socket, `launch_so_cycles` / `launch_ho_cycles` the per-kernel launch cost
+  of software / hardware orchestration (`step-run --orchestration`).
 
 Configs load from / dump to JSON (`HardwareConfig.from_json`), and
 `with_(**changes)` derives variants. Every field is validated when a config
@@ -62,6 +68,9 @@ FIELD_LIMITS: dict[str, tuple[type, float, float]] = {
     "memory_units": (int, 0, _BIG),
     "sram_bytes": (int, 0, _HUGE),
     "clock_ghz": (float, 1e-6, 1e6),
+    "unit_flops": (int, 0, _BIG),
+    "launch_so_cycles": (int, 0, _BIG),
+    "launch_ho_cycles": (int, 0, _BIG),
 }
 """Field -> (type, minimum, maximum), both bounds inclusive."""
 
@@ -139,6 +148,9 @@ class HardwareConfig:
     sram_bytes: int = 0
     clock_ghz: float = 1.0
     systolic_tile: tuple[int, int] = (16, 16)
+    unit_flops: int = 0  # FLOPs/cycle of one compute unit (0: not modelled)
+    launch_so_cycles: int = 0  # per-kernel launch, software-orchestrated
+    launch_ho_cycles: int = 0  # per-kernel launch, hardware-orchestrated
 
     def __post_init__(self) -> None:
         _check_fields(self)
@@ -199,12 +211,29 @@ STEP_EVAL = HardwareConfig()
 SWIGLU_HDL = HardwareConfig(
     name="swiglu-hdl", hbm=HBMConfig(channels=8, par_dispatch=4), pmu_bw=256,
     compute_bw=4096, base_depth=1, end_offset=2)
-SN40L = HardwareConfig(
-    name="sn40l", hbm=HBMConfig(channels=40, par_dispatch=1),
-    ddr=HBMConfig(channels=4, request_bytes=64, initiation_interval=2, latency=40,
-                  startup=14, capacity_bytes=1536 << 30),
-    pmu_bw=64, compute_bw=4096, base_depth=2, compute_units=1040, memory_units=1040,
-    sram_bytes=520 << 20, clock_ghz=1.6)
+
+
+def _sn40l() -> HardwareConfig:
+    """One SN40L socket from the seed/assumed table (passes/sn40l/hardware.py)."""
+    from steplus.passes.sn40l.hardware import us_to_cycles, value
+
+    pcus, unit = int(value("pcus")), int(value("pcu_flops"))
+    return HardwareConfig(
+        name="sn40l",
+        hbm=HBMConfig(channels=int(value("hbm_channels")), par_dispatch=1,
+                      capacity_bytes=int(value("hbm_bytes"))),
+        ddr=HBMConfig(channels=int(value("ddr_channels")), request_bytes=64,
+                      initiation_interval=2, latency=int(value("ddr_latency")), startup=14,
+                      capacity_bytes=int(value("ddr_bytes"))),
+        # one PMU's read port (64 of its 128 B/cycle, reads and writes are concurrent)
+        pmu_bw=int(value("pmu_gbps_each")) // 2, compute_bw=pcus * unit, base_depth=2,
+        compute_units=pcus, memory_units=int(value("pmus")),
+        sram_bytes=int(value("sram_bytes")), clock_ghz=float(value("clock_ghz")),
+        unit_flops=unit, launch_so_cycles=us_to_cycles(value("launch_so_us")),
+        launch_ho_cycles=us_to_cycles(value("launch_ho_us")))
+
+
+SN40L = _sn40l()
 
 PRESETS = {c.name: c for c in (STEP_EVAL, SWIGLU_HDL, SN40L)}
 

@@ -63,6 +63,9 @@
 // CHECK-NEXT:     --tile: str = 16x16
 // CHECK-NEXT: step-infer-shapes
 // CHECK-NEXT:     Infer every step result type from the shape tables; fill in `_` dims, reject contradictions.
+// CHECK-NEXT: step-kernelize
+// CHECK-NEXT:     Cut every step.graph into kernels run one by one through HBM (unfused / conventional).
+// CHECK-NEXT:     --mode: str = unfused
 // CHECK-NEXT: step-metrics
 // CHECK-NEXT:     Report symbolic off-chip traffic, on-chip memory, FLOPs and operational intensity per op and graph.
 // CHECK-NEXT:     --bind: str

@@ -1,0 +1,288 @@
+"""Cutting a step graph into kernels that run one after the other.
+
+A *kernel* is a `step.graph` the chip runs as one launch; the kernels of one
+source graph `@g` are `@g_k0, @g_k1, ...` in launch order, each with the
+attributes `sn40l.kernel = k`, `sn40l.kernels = n` and `sn40l.source = "g"`.
+Every stream that crosses a cut goes through off-chip memory: the producing
+kernel stores it once (`linear_offchip_store`, `name = "<sym>_st"`), every
+consuming kernel loads it back (`linear_offchip_load` walking the stream's
+dims row-major, so the elements and their stop levels are the original
+stream's; `name = "<sym>_ld<k>"`). Both carry `sn40l.symbol = "<sym>"` and
+the symbol's address; intermediate symbols are laid out one after the other
+from `INTERMEDIATE_BASE` (step-allocate-memory assigns real addresses).
+
+Which ops share a kernel is the caller's choice for the *anchor* ops (compute
+and routing: map, accum, scan, flat_map, partition, reassemble, ...); the
+other ops follow (`assign`):
+
+- off-chip loads without a reference stream and the generators
+  (`select_gen`, `metadata_gen`) are re-materialized in every kernel that
+  uses them (a weight is re-read from HBM, not copied);
+- stores and `consume` go with their producer;
+- shape and plumbing ops (flatten, reshape, repeat, expand, promote, zip,
+  loads driven by a reference stream) go with their first consumer;
+- `step.broadcast` is dissolved: a value used in several places is stored
+  once and loaded by each consuming kernel; inside a kernel the fan-out gets
+  a fresh `step.broadcast` (a stream has one consumer).
+
+A stream crossing a cut must have static dims and a tile element (a
+selector or a ragged stream cannot be written to memory); otherwise the cut
+is an error naming the producing op.
+
+Example: a load -> exp -> add-accum -> store graph cut at every anchor is
+two kernels, `@g_k0` (load, exp, store of `g.t0`) and `@g_k1` (load of
+`g.t0`, accum, store).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from xdsl.dialects.builtin import DenseArrayBase, IntegerAttr, ModuleOp, StringAttr, i64
+from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
+
+from steplus.dialects import step_generators as sg
+from steplus.dialects import step_ops as so
+from steplus.dialects import step_routing as sr
+from steplus.dialects.step import GraphOp
+from steplus.dialects.step_types import StreamType, TileType
+from steplus.passes.diagnostics import OpDiagnosticError
+
+INTERMEDIATE_BASE = 1 << 44
+"""Where the cut streams are laid out (above every address the workloads use)."""
+
+KERNEL, KERNELS, SOURCE, SYMBOL = "sn40l.kernel", "sn40l.kernels", "sn40l.source", "sn40l.symbol"
+
+ANCHORS = (so.MapOp, so.AccumOp, so.ScanOp, so.FlatMapOp, sr.PartitionOp, sr.ReassembleOp,
+           sr.EagerMergeOp, sr.ParallelizeOp, so.RandomOffChipStoreOp, sg.ExpertAddrGenOp,
+           sg.CacheReadAddrGenOp, sg.FilterLastTileOp)
+SINKS = (so.LinearOffChipStoreOp, sr.ConsumeOp)
+MEMORY = (so.LinearOffChipLoadOp, so.LinearOffChipStoreOp, so.RandomOffChipLoadOp,
+          so.RandomOffChipStoreOp)
+
+
+def is_anchor(op: Operation) -> bool:
+    return isinstance(op, ANCHORS)
+
+
+def is_remat(op: Operation) -> bool:
+    """Ops copied into every kernel that uses them (no stream operand)."""
+    return (isinstance(op, so.LinearOffChipLoadOp) and op.ref is None) or \
+        isinstance(op, (sg.SelectGenOp, sg.MetadataGenOp))
+
+
+def ensure_names(graph: GraphOp) -> None:
+    """Give every off-chip memory op a `name` (`ld0`, `st0`, ... in block order)
+    so the same tensor has the same name in the source graph and its kernels."""
+    counts = {"ld": 0, "st": 0}
+    for op in graph.body.block.ops:
+        if isinstance(op, MEMORY):
+            kind = "ld" if isinstance(op, (so.LinearOffChipLoadOp, so.RandomOffChipLoadOp)) \
+                else "st"
+            if "name" not in op.attributes:
+                op.attributes["name"] = StringAttr(f"{kind}{counts[kind]}")
+            counts[kind] += 1
+
+
+def source(v: SSAValue) -> SSAValue:
+    """`v` with broadcasts seen through (the value actually produced)."""
+    while isinstance(v.owner, sr.BroadcastOp):
+        v = v.owner.input
+    return v
+
+
+def users(v: SSAValue) -> Iterator[tuple[Operation, int]]:
+    """(op, operand index) of every consumer of `v`, through broadcasts."""
+    for use in list(v.uses):
+        if isinstance(use.operation, sr.BroadcastOp):
+            for r in use.operation.results:
+                yield from users(r)
+        else:
+            yield use.operation, use.index
+
+
+def assign(graph: GraphOp, anchor_kernel: dict[Operation, int]) -> dict[Operation, set[int]]:
+    """Kernels of every op given the anchors' (see module doc)."""
+    ops = [op for op in graph.body.block.ops if not isinstance(op, sr.BroadcastOp)]
+    of: dict[Operation, set[int]] = {op: {k} for op, k in anchor_kernel.items()}
+
+    def user_kernels(op: Operation) -> set[int]:
+        ks: set[int] = set()
+        for r in op.results:
+            for u, _ in users(r):
+                ks |= of.get(u, set())
+        return ks
+
+    def producer_kernels(op: Operation) -> set[int]:
+        ks: set[int] = set()
+        for v in op.operands:
+            owner = source(v).owner
+            if isinstance(owner, Operation):
+                ks |= of.get(owner, set())
+        return ks
+
+    for _ in range(3):  # followers of followers settle in a few sweeps
+        for op in reversed(ops):
+            if op in anchor_kernel or isinstance(op, SINKS):
+                continue
+            ks = user_kernels(op)
+            if ks:
+                of[op] = ks if is_remat(op) else {min(ks)}
+        for op in ops:
+            if isinstance(op, SINKS) or (op not in of and not is_anchor(op)):
+                ks = producer_kernels(op)
+                if ks:
+                    of[op] = {min(ks)}
+    for op in ops:
+        of.setdefault(op, {0})
+    return of
+
+
+def _tile_bytes(t: StreamType) -> int:
+    el = t.element
+    return el.rows.data * el.cols.data * el.bytes_per_scalar()
+
+
+def _static(v: SSAValue, op: Operation) -> tuple[list[int], TileType]:
+    t = v.type
+    why = None
+    if not isinstance(t, StreamType) or not isinstance(t.element, TileType) \
+            or not t.element.is_static:
+        why = "its element is not a static tile"
+    else:
+        try:
+            dims = [int(d) for d in t.dims]
+        except TypeError:
+            why = "its dims are not numbers (bind them first: step-specialize)"
+    if why:
+        raise OpDiagnosticError(op, f"cannot cut the stream {op.name} produces into kernels: "
+                                    f"{why}")
+    return dims, t.element
+
+
+def _arr(vs: list[int]) -> DenseArrayBase:
+    return DenseArrayBase.from_list(i64, vs)
+
+
+def split(graph: GraphOp, of: dict[Operation, set[int]], tag: str) -> list[GraphOp]:
+    """The kernels of `graph` (ops placed by `of`), in launch order."""
+    name = graph.sym_name.data
+    n = max((max(ks) for ks in of.values()), default=0) + 1
+    blocks = [Block() for _ in range(n)]
+    maps: list[dict[SSAValue, SSAValue]] = [{} for _ in range(n)]
+    symbols: dict[SSAValue, tuple[str, int]] = {}  # produced value -> (symbol, address)
+    loaded: list[dict[SSAValue, SSAValue]] = [{} for _ in range(n)]
+    stored: set[SSAValue] = set()
+    next_addr = [INTERMEDIATE_BASE]
+    order = {op: i for i, op in enumerate(graph.body.block.ops)}
+
+    def symbol_of(v: SSAValue, producer: Operation) -> tuple[str, int]:
+        if v not in symbols:
+            dims, _ = _static(v, producer)
+            size = _tile_bytes(v.type)
+            for d in dims:
+                size *= d
+            symbols[v] = (f"{name}.t{len(symbols)}", next_addr[0])
+            next_addr[0] += -(-size // 4096) * 4096
+        return symbols[v]
+
+    def operand(k: int, v: SSAValue, user: Operation) -> SSAValue:
+        v = source(v)
+        if v in maps[k]:
+            return maps[k][v]
+        if isinstance(v, BlockArgument):
+            arg = blocks[k].insert_arg(v.type, len(blocks[k].args))
+            maps[k][v] = arg
+            return arg
+        producer = v.owner
+        kp = min(of[producer])
+        if kp >= k:
+            raise OpDiagnosticError(user, f"{tag}: {user.name} would run in kernel {k} before "
+                                          f"its producer {producer.name} (kernel {kp})")
+        if v in loaded[k]:
+            return loaded[k][v]
+        sym, addr = symbol_of(v, producer)
+        stored.add(v)
+        dims, el = _static(v, producer)
+        total = 1
+        for d in dims:
+            total *= d
+        ld = so.LinearOffChipLoadOp.create(
+            result_types=[StreamType(dims, el)],
+            properties={"base_addr": IntegerAttr(addr, i64), "tiled_in_shape": _arr([total]),
+                        "stride": _arr([1]), "tiled_out_shape": _arr(dims)},
+            attributes={"name": StringAttr(f"{sym.rsplit('.', 1)[1]}_ld{k}"),
+                        SYMBOL: StringAttr(sym)})
+        blocks[k].add_op(ld)
+        loaded[k][v] = ld.output
+        return ld.output
+
+    for op in graph.body.block.ops:
+        if isinstance(op, sr.BroadcastOp):
+            continue
+        for k in sorted(of[op]):
+            mapper = {v: operand(k, v, op) for v in op.operands}
+            clone = op.clone(value_mapper=mapper)
+            blocks[k].add_op(clone)
+            for a, b in zip(op.results, clone.results):
+                maps[k][a] = b
+    # stores of the cut streams, in their producer's kernel, after the producer
+    for v in sorted(stored, key=lambda v: order[v.owner]):
+        k = min(of[v.owner])
+        sym, addr = symbols[v]
+        st = so.LinearOffChipStoreOp.create(
+            operands=[maps[k][v]], properties={"base_addr": IntegerAttr(addr, i64)},
+            attributes={"name": StringAttr(f"{sym.rsplit('.', 1)[1]}_st"),
+                        SYMBOL: StringAttr(sym)})
+        blocks[k].add_op(st)
+    graphs = []
+    for k, block in enumerate(blocks):
+        _fan_out(block)
+        g = GraphOp(f"{name}_k{k}", Region(block))
+        g.attributes[KERNEL] = IntegerAttr(k, i64)
+        g.attributes[KERNELS] = IntegerAttr(n, i64)
+        g.attributes[SOURCE] = StringAttr(name)
+        graphs.append(g)
+    return graphs
+
+
+def _fan_out(block: Block) -> None:
+    """A `step.broadcast` after every stream with several consumers."""
+    for op in list(block.ops):
+        for res in op.results:
+            uses = list(res.uses)
+            if len(uses) > 1 and isinstance(res.type, StreamType):
+                b = sr.BroadcastOp.create(operands=[res], result_types=[res.type] * len(uses))
+                block.insert_op_after(b, op)
+                for u, r in zip(uses, b.results):
+                    u.operation.operands[u.index] = r
+
+
+def replace_graph(module: ModuleOp, graph: GraphOp, kernels: list[GraphOp]) -> None:
+    """Put `kernels` where `graph` was."""
+    parent = graph.parent_block()
+    assert parent is not None
+    for g in kernels:
+        parent.insert_op_before(g, graph)
+    parent.erase_op(graph)
+
+
+def kernel_groups(module: ModuleOp) -> list[list[GraphOp]]:
+    """The graphs of `module` as launch sequences: a source's kernels in order,
+    an unkernelized graph alone."""
+    groups: dict[str, list[GraphOp]] = {}
+    for g in module.walk():
+        if isinstance(g, GraphOp):
+            src = g.attributes.get(SOURCE)
+            key = src.data if isinstance(src, StringAttr) else "@" + g.sym_name.data
+            groups.setdefault(key, []).append(g)
+    out = []
+    for gs in groups.values():
+        gs.sort(key=lambda g: g.attributes[KERNEL].value.data if KERNEL in g.attributes else 0)
+        out.append(gs)
+    return out
+
+
+def graphs_to_kernelize(module: ModuleOp) -> list[GraphOp]:
+    """The graphs not yet cut into kernels."""
+    return [g for g in module.walk() if isinstance(g, GraphOp) and KERNEL not in g.attributes]
