@@ -16,8 +16,15 @@ Backends for lus nodes:
 - `sync`: `convert-lus-to-sync`, then the sync interpreter (instances as
   coroutines);
 - `iree`: `lus-inline-instances,convert-lus-to-sync,convert-sync-to-std`, then
-  `iree-compile` (llvm-cpu, generic CPU) and `iree.runtime`, one `@<node>_step`
-  call per tick.
+  `iree-compile` (llvm-cpu, this machine's CPU) and `iree.runtime`. The inputs
+  of files are known ahead, so all ticks run in one `@<node>_run` call (its
+  loop one IREE dispatch); `--per-tick` calls `@<node>_step` once per tick
+  instead, as `--stream` does. Compiled modules are cached
+  (`$STEPLUS_CACHE_DIR`, default `~/.cache/steplus/iree`; `off` disables it).
+
+`--stream` reads the inputs from stdin, one tick per line (values in input
+order), and prints each tick's outputs as soon as its line is read (see
+`steplus.tools.step_run_stream`); `--ticks` is then optional.
 
 Backend for tensor-level functions (see `step_run_ila`):
 
@@ -65,7 +72,7 @@ _ENTRY_FLAGS = "--graph @name, --node @name or --func @name"
 
 def _parser() -> argparse.ArgumentParser:
     p = ArgumentParser(prog="step-run", description="execute steplus programs")
-    p.add_argument("input_file", nargs="?", help="the program (.mlir)")
+    p.add_argument("input_file", help="the program (.mlir)")
     p.add_argument("--node", help="the lus or sync node to run, e.g. @integr "
                                   "(default: the only entry point of the file)")
     p.add_argument("--ticks", type=int, help="number of ticks (lus and sync nodes)")
@@ -74,6 +81,12 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--input", action="append", default=[], metavar="NAME=FILE",
                    help="an input stream (.npy or .csv); repeat per input")
     p.add_argument("--output", help="write the outputs to this .npy or .npz file")
+    p.add_argument("--stream", action="store_true",
+                   help="read the inputs from stdin, one tick per line, and print each "
+                        "tick's outputs at once (see steplus.tools.step_run_stream)")
+    p.add_argument("--per-tick", action="store_true",
+                   help="iree backend: call @<node>_step once per tick even when all "
+                        "inputs are known (default: one batched @<node>_run call)")
     p.add_argument("--backend", choices=["reactive", "sync", "iree", "ila"], default=None,
                    help="execution path: reactive (default for nodes), sync, iree, "
                         "ila (functions)")
@@ -174,7 +187,7 @@ def _execute(args, module: ModuleOp, node: str, inputs: dict) -> list[list[objec
     if args.backend == "iree":
         from steplus.runtime.iree_exec import IreeNode
 
-        return IreeNode(module, node).run(inputs, args.ticks)
+        return IreeNode(module, node).run(inputs, args.ticks, per_tick=args.per_tick)
     has_lus = any(isinstance(op, lus.NodeOp) for op in module.walk())
     if args.backend == "sync" or (
         not has_lus and any(isinstance(op, sync.NodeOp) for op in module.walk())
@@ -212,12 +225,16 @@ def _run_node(args: argparse.Namespace, source: ModuleOp, name: str) -> int:
     from steplus.tools.inputs import load_inputs, node_signature, require_all
 
     node = _find_node(args, source, name)
-    if args.ticks is None:
+    if args.ticks is None and not args.stream:
         raise UsageError("the following arguments are required: --ticks")
     _no_function_flags(args)
+    if args.per_tick and args.backend != "iree":
+        raise UsageError("--per-tick applies to --backend iree")
     lowering = _LOWERINGS.get(args.backend or "reactive")
     module = source if lowering is None else _load(args, lowering)
     sigs = node_signature(node)
+    if args.stream:
+        return _stream(args, module, name, sigs)
     inputs = load_inputs(args.input, sigs, f"@{name}")
     require_all(sigs, inputs, f"@{name}")
     try:
@@ -234,6 +251,36 @@ def _run_node(args: argparse.Namespace, source: ModuleOp, name: str) -> int:
     for t in range(args.ticks):
         print(f"tick {t}: " + " ".join(_fmt(col[t]) for col in outputs))
     return 0
+
+
+def _stream(args: argparse.Namespace, module: ModuleOp, name: str, sigs) -> int:
+    """--stream: one tick per stdin line, on the chosen backend's per-tick path."""
+    from steplus.dialects import lus
+    from steplus.runtime.iree_exec import IreeError
+    from steplus.runtime.reactive import ReactiveError
+    from steplus.tools.step_run_stream import stream
+
+    if args.input or args.output:
+        raise UsageError("--stream reads the inputs from stdin and prints the outputs; "
+                         "it takes no --input or --output")
+    try:
+        if args.backend == "iree":
+            from steplus.runtime.iree_exec import IreeNode
+
+            step = IreeNode(module, name).step
+        elif args.backend == "sync" or not any(isinstance(op, lus.NodeOp)
+                                               for op in module.walk()):
+            from steplus.runtime.reactive.sync_interp import sync_stepper
+
+            step = sync_stepper(module, name)[1]
+        else:
+            from steplus.runtime.reactive.interpreter import node_stepper
+
+            step = node_stepper(module, name)[1]
+        return stream(sigs, step, _fmt, args.ticks, args.max_ticks)
+    except (ReactiveError, IreeError) as e:
+        print(f"{args.input_file}: error: {e}", file=sys.stderr)
+        return EXIT_USER_ERROR
 
 
 def _run_graph(args: argparse.Namespace, source: ModuleOp | None) -> int:
@@ -258,12 +305,6 @@ def _load(args: argparse.Namespace, pipeline: str | None = None) -> ModuleOp:
 
 def _run(argv: Sequence[str] | None) -> int:
     args = _parser().parse_args(argv)
-    if args.input_file is None:  # only `step-run --preset P --explain` needs no program
-        if args.explain:
-            from steplus.tools.step_run_graph import explain_only
-
-            return explain_only(args)
-        raise UsageError("the following arguments are required: input_file")
     _check_flags(args)
     if args.func or args.backend == "ila":
         if args.backend not in (None, "ila"):
@@ -275,7 +316,7 @@ def _run(argv: Sequence[str] | None) -> int:
         source = _load(args)
         name = args.func or _pick_entry(args, source)[1]
         return run(args, source, name.lstrip("@"))
-    if args.graph or args.routing or args.kv or args.bind or args.orchestration:
+    if args.graph or args.routing or args.kv or args.bind:
         return _run_graph(args, None)
     source = _load(args)
     if args.node:

@@ -306,6 +306,13 @@ def run_node(
     argument name or position.
 
     Returns one list per output with one value per tick (ABSENT where absent)."""
+    names, step, n_out = node_stepper(module, name)
+    return drive(step, names, inputs, ticks, n_out, max_ticks)
+
+
+def node_stepper(module: ModuleOp, name: str):
+    """(input names, `step(values) -> outputs` running one tick of node
+    `@name`, number of outputs): the tick-by-tick interface of `run_node`."""
     runner = NodeRunner(module, name)
     args = list(runner.node.input_args)
     dtypes = [numpy_dtype(a.type) for a in args]
@@ -313,5 +320,4 @@ def run_node(
     def step(values):
         return runner.step([np.asarray(v).astype(d)[()] for v, d in zip(values, dtypes)])
 
-    n_out = len(runner.node.output_types)
-    return drive(step, [a.name_hint for a in args], inputs, ticks, n_out, max_ticks)
+    return [a.name_hint for a in args], step, len(runner.node.output_types)

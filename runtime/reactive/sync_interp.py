@@ -188,7 +188,14 @@ def run_sync_node(
     signal name or position.
 
     Returns one list per output with one value per tick."""
+    names, step, n_out = sync_stepper(module, name)
+    return drive(step, names, inputs, ticks, n_out, max_ticks)
+
+
+def sync_stepper(module: ModuleOp, name: str):
+    """(input names, `step(values) -> outputs` running one reaction of sync
+    node `@name`, number of outputs): the tick-by-tick interface."""
     inst = SyncInstance(sync_nodes(module), name)
     sigs = inst.node.body.block.args[: inst.n_in]
     n_out = len(inst.node.body.block.args) - inst.n_in
-    return drive(inst.react, [s.name_hint for s in sigs], inputs, ticks, n_out, max_ticks)
+    return [s.name_hint for s in sigs], inst.react, n_out

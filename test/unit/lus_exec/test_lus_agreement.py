@@ -1,7 +1,7 @@
 """Every example under examples/lus/ on 240 ticks of random inputs: the lus
 interpreter, the sync interpreter (after convert-lus-to-sync, instances as
-coroutines), real IREE (step functions compiled for the CPU) and a
-plain-Python reference agree — exactly on integers and booleans, within 1e-5
+coroutines), real IREE (step functions compiled for the CPU; batched — one
+@n_run call — and tick by tick) and a plain-Python reference agree — exactly on integers and booleans, within 1e-5
 relative on floats."""
 
 from __future__ import annotations
@@ -66,8 +66,12 @@ def _sync(module, node, inputs):
     return run_sync_node(lowered, node, inputs, TICKS)
 
 
-def _iree(module, node, inputs):
+def _iree(module, node, inputs):  # batched: one @node_run call, one dispatch
     return run_node_iree(module, node, inputs, TICKS)
+
+
+def _iree_tick(module, node, inputs):  # one @node_step call per tick
+    return run_node_iree(module, node, inputs, TICKS, per_tick=True)
 
 
 def _assert_same(got, expected, path):
@@ -83,14 +87,14 @@ def _assert_same(got, expected, path):
                                           err_msg=f"{path}: output {k}")
 
 
-@pytest.mark.parametrize("path", ["lus", "sync", "iree"])
+@pytest.mark.parametrize("path", ["lus", "sync", "iree", "iree_tick"])
 @pytest.mark.parametrize("example", sorted(EXAMPLES))
 def test_example_agrees_with_reference(example, path):
     filename, node, gens, reference = EXAMPLES[example]
     rng = np.random.default_rng(sorted(EXAMPLES).index(example))
     inputs = {name: gen(rng) for name, gen in gens.items()}
     module = parse_xdsl((REPO / "examples" / "lus" / filename).read_text())
-    run = {"lus": _lus, "sync": _sync, "iree": _iree}[path]
+    run = {"lus": _lus, "sync": _sync, "iree": _iree, "iree_tick": _iree_tick}[path]
     _assert_same(run(module, node, inputs), reference(*inputs.values()), path)
 
 
@@ -104,7 +108,7 @@ def test_generated_lstm_examples_are_current():
 
 
 
-@pytest.mark.parametrize("path", ["lus", "sync", "iree"])
+@pytest.mark.parametrize("path", ["lus", "sync", "iree", "iree_tick"])
 def test_sub_clocked_instance_keeps_its_state_between_its_ticks(path):
     # The instance on `c` only reacts (and only advances its fby) when c holds;
     # lowered to IREE this is a fby on a sub-clock whose state is held on the
@@ -115,7 +119,7 @@ def test_sub_clocked_instance_keeps_its_state_between_its_ticks(path):
     ref_b = np.cumsum(np.cumsum(xs)).astype(np.int32)
     ref_m = np.where(cs, np.cumsum(np.where(cs, xs, 0)), xs).astype(np.int32)
     module = parse_xdsl(ref.SUBCLOCKED_INSTANCES)
-    run = {"lus": _lus, "sync": _sync, "iree": _iree}[path]
+    run = {"lus": _lus, "sync": _sync, "iree": _iree, "iree_tick": _iree_tick}[path]
     _assert_same(run(module, "twice", {"x": xs, "c": cs}), [ref_b, ref_m], path)
 
 
@@ -144,12 +148,12 @@ lus.node @held(%x: i32, %c: i1) -> (i32) {
 """
 
 
-@pytest.mark.parametrize("path", ["lus", "sync", "iree"])
+@pytest.mark.parametrize("path", ["lus", "sync", "iree", "iree_tick"])
 def test_running_max_reads_a_pre_defined_later(path):
     rng = np.random.default_rng(11)
     xs = rng.integers(-1000, 1000, size=TICKS).astype(np.int32)
     expected = np.maximum.accumulate(xs)
-    run = {"lus": _lus, "sync": _sync, "iree": _iree}[path]
+    run = {"lus": _lus, "sync": _sync, "iree": _iree, "iree_tick": _iree_tick}[path]
     _assert_same(run(parse_xdsl(RUNNING_MAX), "running_max", {"x": xs}), [expected], path)
 
 
@@ -164,11 +168,11 @@ def _held_reference(xs, cs):
     return np.array(out, dtype=np.int32)
 
 
-@pytest.mark.parametrize("path", ["lus", "sync", "iree"])
+@pytest.mark.parametrize("path", ["lus", "sync", "iree", "iree_tick"])
 def test_pre_on_a_sub_clock_is_present_on_that_clock(path):
     rng = np.random.default_rng(12)
     xs = rng.integers(-1000, 1000, size=TICKS).astype(np.int32)
     cs = rng.random(TICKS) < 0.4
-    run = {"lus": _lus, "sync": _sync, "iree": _iree}[path]
+    run = {"lus": _lus, "sync": _sync, "iree": _iree, "iree_tick": _iree_tick}[path]
     got = run(parse_xdsl(HELD), "held", {"x": xs, "c": cs})
     _assert_same(got, [_held_reference(xs, cs)], path)
