@@ -64,6 +64,35 @@ def parse_annotations(text: str, line_offset: int) -> list[Expected]:
     return expected
 
 
+_DIRECTIVE = re.compile(r"expected-(error|warning|remark|note)\b")
+
+
+def annotation_errors(text: str, line_offset: int, name: str) -> list[str]:
+    """Malformed annotations of a chunk: a directive without a `{{...}}`
+    message (or with an unknown offset), or one whose offset points outside
+    the chunk. Each would otherwise be silently ignored or never match."""
+    lines = text.split("\n")
+    first, last = line_offset + 1, line_offset + max(1, len(text.splitlines()))
+    errors: list[str] = []
+    for index, line in enumerate(lines):
+        comment = line.find("//")
+        if comment == -1:
+            continue
+        file_line = index + 1 + line_offset
+        well_formed = {m.start() for m in _ANNOTATION.finditer(line, comment)}
+        for d in _DIRECTIVE.finditer(line, comment):
+            if d.start() not in well_formed:
+                errors.append(f"{name}:{file_line}:{d.start() + 1}: error: malformed "
+                              f"expected-{d.group(1)} annotation: expected an optional "
+                              "@+N, @-N, @above or @below, then {{message}}")
+    for e in parse_annotations(text, line_offset):
+        if not first <= e.line <= last:
+            errors.append(f"{name}:{e.annotation_line}:1: error: expected-{e.severity} "
+                          f"annotation points to line {e.line}, outside lines "
+                          f"{first}-{last}")
+    return errors
+
+
 def check(expected: list[Expected], emitted: list[Emitted], name: str) -> list[str]:
     """Match emitted against expected; return the failure messages (empty = ok)."""
     failures: list[str] = []

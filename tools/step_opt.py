@@ -166,6 +166,9 @@ class StepOptMain(xDSLOptMain):
                 expected = expected_diagnostics.parse_annotations(
                     chunk.text, chunk.line_offset
                 )
+                verify_failures += expected_diagnostics.annotation_errors(
+                    chunk.text, chunk.line_offset, chunk.name
+                )
                 verify_failures += expected_diagnostics.check(
                     expected,
                     [
