@@ -130,13 +130,11 @@ def check_tile_bytes(graph: GraphOp, max_bytes: int | None = None) -> None:
     """SimulationTooLarge if one tile of `graph` holds more than `max_bytes`
     (default `MAX_TILE_BYTES`) at 8 bytes a value. Checked even with --force:
     the timing model counts bytes in 64-bit integers."""
-    if max_bytes is None:
-        max_bytes = MAX_TILE_BYTES
+    limit = MAX_TILE_BYTES if max_bytes is None else max_bytes
     largest = largest_tile_bytes(graph)
-    if largest > max_bytes:
-        raise SimulationTooLarge(
-            f"simulation too large: one tile holds about {_amount(largest)} bytes "
-            f"(limit {max_bytes:,} per tile)", graph)
+    if largest > limit:
+        raise SimulationTooLarge(f"simulation too large: one tile holds about "
+                                 f"{_amount(largest)} bytes (limit {limit:,} per tile)", graph)
 
 
 def unbound_symbols(graph: GraphOp) -> list[str]:
