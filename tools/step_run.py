@@ -95,6 +95,9 @@ def _parser() -> argparse.ArgumentParser:
     from steplus.tools.step_run_graph import add_arguments
 
     add_arguments(p)
+    from steplus.tools.step_run_linalg import add_arguments as add_lower  # --lower
+
+    add_lower(p)
     p.add_argument("--func", help="ila backend: the tensor function to run, e.g. @maxpool")
     p.add_argument("--pipeline", help="ila backend: step-opt pipeline compiling the function")
     p.add_argument("--random", type=int, metavar="SEED",
@@ -296,6 +299,12 @@ def _run_graph(args: argparse.Namespace, source: ModuleOp | None) -> int:
     return run_graph(args, module)
 
 
+def _run_graph_module(args: argparse.Namespace, module: ModuleOp) -> int:
+    from steplus.tools.step_run_graph import run_graph
+
+    return run_graph(args, module)
+
+
 def _load(args: argparse.Namespace, pipeline: str | None = None) -> ModuleOp:
     if args.input_file == "-" and not hasattr(args, "source"):
         args.source = read_source("-")  # stdin is read once, parsed maybe twice
@@ -306,6 +315,10 @@ def _load(args: argparse.Namespace, pipeline: str | None = None) -> ModuleOp:
 def _run(argv: Sequence[str] | None) -> int:
     args = _parser().parse_args(argv)
     _check_flags(args)
+    if args.lower is not None:  # a tensor program: convert-linalg-to-step, then the fabric
+        from steplus.tools.step_run_linalg import run_lowered
+
+        return run_lowered(args, _load, _run_graph_module)
     if args.func or args.backend == "ila":
         if args.backend not in (None, "ila"):
             raise UsageError("--func runs a function with --backend ila")
@@ -333,6 +346,9 @@ def _run(argv: Sequence[str] | None) -> int:
         return _run_graph(args, source)
     if kind == "func.func":
         from steplus.tools.step_run_ila import run
+        from steplus.tools.step_run_linalg import hint_lower
+
+        hint_lower(args, source)  # a tensor program without --lower/--input/--random
 
         return run(args, source, name)
     return _run_node(args, source, name)

@@ -9,9 +9,10 @@
 // RUN: step-run %S/inputs/step-small-matmul.mlir | filecheck %s --check-prefix=GRAPH
 // GRAPH: hardware               step-eval
 
-// The only function runs on the ila backend (which needs its inputs).
+// The only function is a tensor program: lowered with --lower (convert-linalg-to-step)
+// or run on the ila backend (which needs its inputs); without either, step-run says so.
 // RUN: sh -c 'step-run %examples/isel/maxpool128.mlir; echo "exit=$?"' 2>&1 | filecheck %s --check-prefix=FUNC
-// FUNC:      step-run: error: missing --input for argument 'x' (or pass --random SEED)
+// FUNC:      step-run: error: {{.*}}maxpool128.mlir is a tensor program (func.func on tensors), not a step graph: lower it with --lower 'tile="MxN[xK]" schedule="mn_mk"' (convert-linalg-to-step options; --lower '' for the defaults); or run it on the ILA accelerators with --backend ila (--input NAME=FILE or --random SEED)
 // FUNC-NEXT: exit=2
 
 // RUN: sh -c 'step-run %S/inputs/two-funcs.mlir; echo "exit=$?"' 2>&1 | filecheck %s --check-prefix=AMBIGUOUS

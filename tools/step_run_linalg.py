@@ -1,0 +1,220 @@
+"""step-run for tensor programs: lower a linalg file (or recognized PyTorch layers) and run it.
+
+    step-run examples/linalg/swiglu_ffn.mlir --lower 'tile="32x128" schedule="mn_mk"' --preset swiglu-hdl
+
+A file of `func.func`s on tensors (linalg on tensors, as torch-mlir emits
+it) is not a step graph: `--lower OPTIONS` runs
+`convert-linalg-to-step{OPTIONS}` first (`--lower ''` for the defaults) and
+then simulates the graph like any other (`steplus.tools.step_run_graph`,
+whose flags apply). Without `--lower` step-run says so.
+
+The functions below also run the parts `aten.lower_exported` builds from a
+PyTorch module in the fabric's functional mode: `run_part(part, values)`
+binds the part's inputs (numpy arrays by graph node name, e.g. from
+`torch.fx.Interpreter`) to its loads in the part's off-chip layout and
+returns its outputs by node name.
+
+Example::
+
+    low = lower_exported(torch.export.export(layer, args), tile_n=2, tile_f=16)
+    outs = run_part(low.graphs[0], {"x": x, "w_gate": wg, ...}, routing=(idx, w))
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+import numpy as np
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp, StringAttr
+
+from steplus.dialects import step_ops as so
+from steplus.dialects.step import GraphOp
+from steplus.dialects.step_functions import KV_TILES_PER_REQUEST
+
+LOWER_HINT = ("is a tensor program (func.func on tensors), not a step graph: lower it with "
+              "--lower 'tile=\"MxN[xK]\" schedule=\"mn_mk\"' (convert-linalg-to-step options; "
+              "--lower '' for the defaults)")
+
+
+def is_tensor_program(module: ModuleOp) -> bool:
+    """A module with function bodies on tensors and no step graph."""
+    from xdsl.dialects import func
+    from xdsl.dialects.builtin import TensorType
+
+    if any(isinstance(op, GraphOp) for op in module.walk()):
+        return False
+    return any(isinstance(op, func.FuncOp) and op.body.blocks and
+               any(isinstance(t, TensorType) for t in op.function_type.inputs)
+               for op in module.walk())
+
+
+def add_arguments(p) -> None:
+    """step-run's `--lower` flag."""
+    p.add_argument("--lower", metavar="OPTIONS", default=None,
+                   help="lower a tensor program (linalg on tensors) with "
+                        "convert-linalg-to-step{OPTIONS} first, e.g. --lower "
+                        "'tile=\"32x128\" schedule=\"mn_mk\"' ('' for the defaults)")
+
+
+def run_lowered(args, load, run_graph) -> int:
+    """`step-run FILE --lower OPTIONS`: lower, specialize if asked, simulate.
+    `load(args, pipeline)` parses and runs a step-opt pipeline (located errors);
+    `run_graph(args, module)` is step-run's graph path."""
+    from steplus.tools.cli import UsageError
+    from steplus.tools.step_run_graph import specialize_pipeline
+
+    opts = args.lower
+    if any(c in opts for c in "{}\n"):
+        raise UsageError(f"--lower takes convert-linalg-to-step options (tile=... schedule=... "
+                         f"memory=...), got '{opts}'")
+    for flag, given in (("--ticks", args.ticks is not None), ("--input", bool(args.input)),
+                        ("--output", bool(args.output)), ("--node", bool(args.node)),
+                        ("--func", bool(args.func)), ("--backend", args.backend is not None)):
+        if given:
+            raise UsageError(f"{flag} does not apply with --lower: the lowered step graph "
+                             "runs on the fabric simulator")
+    pipeline = f"convert-linalg-to-step{{{opts}}}" if opts.strip() else "convert-linalg-to-step"
+    spec = specialize_pipeline(args)
+    module = load(args, pipeline if spec is None else f"{pipeline},{spec}")
+    return run_graph(args, module)
+
+
+def hint_lower(args, module: ModuleOp) -> None:
+    """A tensor program given to step-run without `--lower`, `--input` or
+    `--random`: a usage error that names `--lower` (and the ILA path)."""
+    from steplus.tools.cli import UsageError
+
+    if args.input or args.random is not None or args.backend == "ila" or args.func:
+        return
+    if is_tensor_program(module):
+        raise UsageError(f"{args.input_file} {LOWER_HINT}; or run it on the ILA "
+                         "accelerators with --backend ila (--input NAME=FILE or --random SEED)")
+
+
+def _graph(module: ModuleOp) -> GraphOp:
+    return next(o for o in module.walk() if isinstance(o, GraphOp))
+
+
+def _name_loads(graph: GraphOp) -> list:
+    loads = [o for o in graph.body.block.ops
+             if isinstance(o, so.LinearOffChipLoadOp | so.RandomOffChipLoadOp)]
+    for k, op in enumerate(loads):
+        op.attributes["name"] = StringAttr(op.output.name_hint or f"load{k}")
+    return loads
+
+
+def _bind_dense(part, values: dict) -> dict:
+    graph = _graph(part.module)
+    low = part.lowered
+    by_addr = {low.addresses[f"arg{i}"]: np.asarray(values[name], np.float64)
+               for i, name in enumerate(part.inputs.values())}
+    tensors = {}
+    for k, op in enumerate(_name_loads(graph)):
+        name = f"ld{k}"
+        op.attributes["name"] = StringAttr(name)
+        tensors[name] = by_addr[op.base_addr.value.data]
+    return tensors
+
+
+def _bind_moe(part, values: dict) -> dict:
+    x = np.asarray(values[part.inputs["x"]], np.float64)
+    weights = np.asarray(values["routing_weights"], np.float64)
+    tensors = {"in_load": x, "w_load": weights}
+    wg, wu, wd = (np.asarray(values[part.inputs[k]], np.float64)
+                  for k in ("w_gate", "w_up", "w_down"))
+    graph = _graph(part.module)
+    loads = {op.output.name_hint: op for op in _name_loads(graph)}
+    tile_f = loads["down_ld0"].output.type.element.rows.data
+    nf = wg.shape[2] // tile_f
+    for e in range(wg.shape[0]):
+        tensors[f"up_ld{e}"] = np.vstack([wu[e][:, j * tile_f:(j + 1) * tile_f] for j in range(nf)])
+        tensors[f"gate_ld{e}"] = np.vstack([wg[e][:, j * tile_f:(j + 1) * tile_f]
+                                            for j in range(nf)])
+        tensors[f"down_ld{e}"] = wd[e]
+    return tensors
+
+
+def _bind_attention(part, values: dict) -> dict:
+    q = np.asarray(values[part.inputs["q"]], np.float64)
+    B, Hq, _, HD = q.shape
+    kc, vc = (np.asarray(values[part.inputs[k]], np.float64) for k in ("k_cache", "v_cache"))
+    R = B * kc.shape[1]
+    new = {k: np.asarray(values[part.inputs[k]], np.float64).reshape(R, HD)
+           for k in ("k_new", "v_new")}
+    pad = [(0, 0), (0, 0), (0, 32), (0, 0)]
+    kc, vc = (np.pad(c, pad).reshape(R, -1, HD) for c in (kc, vc))
+
+    def tiles(cache):
+        def at(i):
+            req, t = divmod(int(np.ravel(i)[0]), KV_TILES_PER_REQUEST)
+            return cache[req, 32 * t:32 * t + 32]
+        return at
+
+    tensors: dict = {"load_q": q.reshape(B * Hq, HD), "load_k": new["k_new"],
+                     "load_v": new["v_new"]}
+    for op in _name_loads(_graph(part.module)):
+        name = op.output.name_hint or ""
+        if name.startswith("k_cache"):
+            tensors[name] = tiles(kc)
+        elif name.startswith("v_cache"):
+            tensors[name] = tiles(vc)
+    from steplus.lowering.linalg_to_step.attention_graph import O_BASE
+
+    outs = [o for o in _graph(part.module).body.block.ops
+            if isinstance(o, so.RandomOffChipStoreOp) and o.base_addr.value.data == O_BASE]
+    for k, op in enumerate(outs):
+        op.attributes["name"] = StringAttr(f"o_store{k}")
+    return tensors
+
+
+def run_part(part, values: dict, routing: tuple | None = None, config=None) -> dict:
+    """Run a lowered part functionally; returns {output node name: array}.
+
+    `values`: numpy arrays by graph node name for every input of the part.
+    An MoE part needs `routing=(idx [B, K], weights [B, K])`, the router's
+    choices, to specialize the graph (its `step-specialize{routing=...}`)."""
+    from steplus.lowering.step_to_runtime import build_program
+    from steplus.runtime.fabric.ops_memory import RandomStoreCtx, StoreCtx
+
+    module = part.module.clone()
+    part = type(part)(**{**part.__dict__, "module": module})
+    if part.kind == "moe":
+        from steplus.passes.step.specialize import StepSpecializePass
+
+        if routing is None:
+            raise ValueError("an MoE part needs routing=(idx, weights)")
+        idx, w = (np.asarray(r) for r in routing)
+        with tempfile.TemporaryDirectory() as d:
+            path = Path(d) / "routing.npz"
+            np.savez(path, data=idx.astype(np.int64))
+            StepSpecializePass(routing=str(path), rewrite=True).apply(Context(), module)
+        tensors = _bind_moe(part, {**values, "routing_weights": w})
+    elif part.kind == "attention":
+        tensors = _bind_attention(part, values)
+    else:
+        tensors = _bind_dense(part, values)
+    prog = build_program(_graph(module), config, functional=True, tensors=tensors)
+    prog.run()
+    if part.kind == "attention":
+        got = {}
+        for c in prog.sim.contexts:
+            if isinstance(c, RandomStoreCtx) and c.name.startswith("o_store"):
+                for a, v in c.stored:
+                    got[int(np.ravel(a)[0])] = np.asarray(v)
+        q = values[part.inputs["q"]]
+        return {part.outputs[0]: np.stack([got[i] for i in range(len(got))]).reshape(q.shape)}
+    stores = [c for c in prog.sim.contexts if isinstance(c, StoreCtx)]
+    if part.kind == "moe":
+        return {part.outputs[0]: np.vstack([np.asarray(t) for t in stores[0].stored])}
+    out = {}
+    for name, st, lay in zip(part.outputs, stores, part.lowered.result_layouts):
+        tiles = [np.asarray(t) for t in st.stored]
+        out[name] = np.block([[tiles[i * lay.nt + j] for j in range(lay.nt)]
+                              for i in range(lay.mt)])
+    return out
+
+
+__all__ = ["LOWER_HINT", "add_arguments", "hint_lower", "is_tensor_program", "run_lowered",
+           "run_part"]
