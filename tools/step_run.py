@@ -222,6 +222,26 @@ def _no_function_flags(args: argparse.Namespace) -> None:
         raise UsageError("--random and --pipeline apply to functions (--backend ila)")
 
 
+def _graph_flags_given(args: argparse.Namespace) -> list[str]:
+    """The `step graphs` options given away from their defaults, as typed."""
+    from steplus.tools.step_run_graph import add_arguments
+
+    defaults = argparse.ArgumentParser(add_help=False)
+    add_arguments(defaults)
+    return ["--" + dest.replace("_", "-")
+            for dest, default in vars(defaults.parse_args([])).items()
+            if getattr(args, dest, default) != default]
+
+
+def _no_graph_flags(args: argparse.Namespace, what: str) -> None:
+    """Options of step graphs given for a node or function: a usage error, not
+    silently ignored."""
+    given = _graph_flags_given(args)
+    if given:
+        raise UsageError(f"{', '.join(given)} appl{'ies' if len(given) == 1 else 'y'} to "
+                         f"step graphs, not to {what}")
+
+
 def _run_node(args: argparse.Namespace, source: ModuleOp, name: str) -> int:
     from steplus.runtime.iree_exec import IreeError
     from steplus.runtime.reactive import ReactiveError
@@ -233,6 +253,7 @@ def _run_node(args: argparse.Namespace, source: ModuleOp, name: str) -> int:
     _no_function_flags(args)
     if args.per_tick and args.backend != "iree":
         raise UsageError("--per-tick applies to --backend iree")
+    _no_graph_flags(args, "a lus or sync node")
     lowering = _LOWERINGS.get(args.backend or "reactive")
     module = source if lowering is None else _load(args, lowering)
     sigs = node_signature(node)
@@ -293,6 +314,12 @@ def _run_graph(args: argparse.Namespace, source: ModuleOp | None) -> int:
         raise UsageError("--ticks applies to lus and sync nodes, not to a step.graph")
     if args.input:
         raise UsageError("a step.graph takes no --input (--functional draws random tensors)")
+    if args.backend is not None:
+        raise UsageError(f"--backend {args.backend} applies to nodes and functions; a step.graph "
+                         "runs on the fabric simulator (--preset, --config)")
+    if args.output:
+        raise UsageError("--output applies to nodes and functions; for a step.graph use --json "
+                         "or --trace OUT.json")
     _no_function_flags(args)
     pipeline = specialize_pipeline(args)
     module = source if source is not None and pipeline is None else _load(args, pipeline)
@@ -314,6 +341,12 @@ def _load(args: argparse.Namespace, pipeline: str | None = None) -> ModuleOp:
 
 def _run(argv: Sequence[str] | None) -> int:
     args = _parser().parse_args(argv)
+    if args.input_file is None:  # only `step-run --preset P --explain` needs no program
+        if args.explain:
+            from steplus.tools.step_run_graph import explain_only
+
+            return explain_only(args)
+        raise UsageError("the following arguments are required: input_file")
     _check_flags(args)
     if args.lower is not None:  # a tensor program: convert-linalg-to-step, then the fabric
         from steplus.tools.step_run_linalg import run_lowered
@@ -326,10 +359,11 @@ def _run(argv: Sequence[str] | None) -> int:
             raise UsageError("--backend ila runs a function (--func @name)")
         from steplus.tools.step_run_ila import run
 
+        _no_graph_flags(args, "a function")
         source = _load(args)
         name = args.func or _pick_entry(args, source)[1]
         return run(args, source, name.lstrip("@"))
-    if args.graph or args.routing or args.kv or args.bind:
+    if args.graph or args.routing or args.kv or args.bind or args.orchestration:
         return _run_graph(args, None)
     source = _load(args)
     if args.node:
@@ -350,6 +384,7 @@ def _run(argv: Sequence[str] | None) -> int:
 
         hint_lower(args, source)  # a tensor program without --lower/--input/--random
 
+        _no_graph_flags(args, "a function")
         return run(args, source, name)
     return _run_node(args, source, name)
 
