@@ -14,9 +14,15 @@ and writes into ``--out``:
 - ``schedule.csv``: temporal layers and schemes per stage (the seed's Table V);
 - ``stages.csv``: utilization per stage (Fig. 12) and average hops of the greedy
   and the DDAM-style raster binding (Table III);
-- ``crosscheck.csv``: literal vs compact ILP and greedy vs exact CP-SAT binding
-  on small instances;
-- ``speedup.png``, ``utilization.png``, ``breakdown.png``, ``hops.png``.
+- ``crosscheck.csv``: literal vs compact vs CP-SAT ILP on small instances, HiGHS
+  vs CP-SAT on the real models (224^2, and two at 640^2), greedy vs exact
+  (CP-SAT, brute force) binding;
+- ``tables.md``: our numbers next to the seed's (speedups, utilization, hops,
+  Tables V and VI, traffic ratios, model vs simulation, solver time);
+- ``speedup.png``, ``utilization.png``, ``breakdown.png``, ``hops.png``,
+  ``memory.png`` (Table VI), ``traffic.png`` (Fig. 13b).
+
+``schedule.csv`` also holds the seed's Table V schedule evaluated in our model.
 """
 
 from __future__ import annotations
@@ -64,8 +70,11 @@ def run_config(name: str, img: int, time_limit: float) -> tuple[dict, list[dict]
         row[f"dram_ratio_{k}"] = round(b.dram_bytes / res.dram_bytes, 3)
         row[f"energy_ratio_{k}"] = round(sum(b.energy_pj.values()) / sum(res.energy_pj.values()), 3)
     row["noc_sim_deviation"] = round(chk.deviation, 4)
+    # the whole latency: compute + simulated NoC vs compute + analytical NoC (eq. 12)
+    row["e2e_sim_deviation"] = round((chk.simulated - chk.analytical) / res.cycles, 4)
     row["noc_sim_stalls"] = chk.wait_cycles
     schedule, stages = [], []
+    inter_cycles = inter_free = 0
     for i, (st, rep) in enumerate(zip(res.model.stages, res.stages)):
         schedule.append({"model": name, "img": img, "stage": rep.index,
                          "temporal_layers": len(rep.layers),
@@ -73,6 +82,8 @@ def run_config(name: str, img: int, time_limit: float) -> tuple[dict, list[dict]
                                              for lay in rep.layers),
                          "weight_reuse": "yes" if rep.reuse else "no"})
         inter = interaction_check(res, i)
+        inter_cycles += inter.simulated * st.blocks  # at most one exchange per block
+        inter_free += inter.contention_free * st.blocks
         stages.append({"model": name, "img": img, "stage": rep.index, "branches": st.branches,
                        "util_allspark": round(rep.utilization, 4),
                        **{f"util_{k}": round(b.stages[i].utilization, 4) for k, b in base.items()},
@@ -80,41 +91,73 @@ def run_config(name: str, img: int, time_limit: float) -> tuple[dict, list[dict]
                        "hops_raster": round(rep.hops_raster, 3),
                        "interaction_burst_cycles": inter.simulated,
                        "interaction_contention_free_cycles": inter.contention_free})
+    row["interaction_share_max"] = round(inter_cycles / res.cycles, 4)
+    row["interaction_share_free"] = round(inter_free / res.cycles, 4)
     return row, schedule, stages
 
 
+def cpsat_check(configs: list[tuple[str, int]], time_limit: float) -> list[dict]:
+    """CP-SAT and HiGHS on the same compact ILP of the real models: same optimum?"""
+    from steplus.examples.workloads.vit import build
+    from steplus.passes.pim.hardware import preset
+    from steplus.passes.pim.ilp_compact import build_problem, solve_compact
+    from steplus.passes.pim.ilp_cpsat import solve_cpsat
+
+    rows = []
+    for name, img in configs:
+        prob = build_problem(build(name, img), preset(_hw_for(name)))
+        hi, cp = solve_compact(prob), solve_cpsat(prob, time_limit)
+        rows.append({"kind": "cpsat", "instance": f"{name}@{img}", "compact": round(hi.objective),
+                     "literal": round(cp.objective), "compact_s": round(hi.seconds, 3),
+                     "literal_s": round(cp.seconds, 3),
+                     "note": f"HiGHS vs CP-SAT ({cp.status}, gap {100 * cp.gap:.2f}%)"})
+    return rows
+
+
 def crosscheck() -> list[dict]:
-    """Literal vs compact ILP and greedy vs exact binding on small instances."""
+    """Literal vs compact vs CP-SAT ILP, and greedy vs exact binding, on small instances."""
     from steplus.examples.workloads.vit import build, dependency_edges
     from steplus.passes.pim.hardware import preset, with_overrides
     from steplus.passes.pim.ilp import solve_literal
     from steplus.passes.pim.ilp_compact import build_problem, solve_compact
     from steplus.passes.pim.layout import exact_binding, greedy_binding, hop_cost, slots_for
 
+    from steplus.passes.pim.ilp_cpsat import solve_cpsat
+    from steplus.passes.pim.layout import brute_force_binding
+
     rows = []
     for name, img, side in (("swin-t", 64, 3), ("twins-s", 64, 3), ("cswin-t", 64, 4),
                             ("swin-t", 112, 4)):
         hw = with_overrides(preset("allspark-8x8"), rows=side, cols=side)
         prob = build_problem(build(name, img), hw)
-        a, b = solve_compact(prob), solve_literal(prob, time_limit=120)
+        a, b, c = solve_compact(prob), solve_literal(prob, time_limit=120), solve_cpsat(prob)
         rows.append({"kind": "ilp", "instance": f"{name}@{img} on {side}x{side}",
                      "compact": a.objective, "literal": b.objective,
-                     "compact_s": round(a.seconds, 3), "literal_s": round(b.seconds, 3)})
-    for name, img, stage, side in (("swin-t", 112, 0, 4), ("focal-t", 112, 0, 4),
-                                   ("swin-t", 224, 1, 4), ("cswin-t", 112, 1, 4)):
+                     "compact_s": round(a.seconds, 3), "literal_s": round(b.seconds, 3),
+                     "note": f"compact (HiGHS) vs literal (HiGHS); CP-SAT {c.objective:.0f}"})
+    # greedy vs exact binding: CP-SAT, and brute force where it can enumerate
+    for name, img, stage, lay, side in (
+            ("swin-t", 84, 0, [(1, 1, 9)], (3, 3)),
+            ("focal-t", 84, 0, [(1, 1, 9)], (3, 3)),
+            ("swin-t", 84, 0, [(2, 1, 6), (1, 1, 3)], (3, 4)),
+            ("swin-t", 84, 0, [(1, 1, 4), (1, 1, 4), (1, 1, 1)], (2, 2)),
+            ("swin-t", 112, 0, [(1, 1, 16)], (4, 4)),
+            ("swin-t", 224, 1, [(1, 1, 16)], (4, 4))):
         st = build(name, img).stages[stage]
         edges = dependency_edges(st)
         n = st.branches
-        slots = slots_for([(1, 1, min(n, side * side))] + ([(1, 1, n - side * side)]
-                          if n > side * side else []), side, side)
+        slots = slots_for(lay, *side)
         g = hop_cost(greedy_binding(n, edges, slots), edges, slots)
         t0 = time.perf_counter()
-        e = exact_binding(n, edges, slots, time_limit=30)
-        rows.append({"kind": "binding",
-                     "instance": f"{name}@{img} stage {stage + 1} on {side}x{side}",
+        e = exact_binding(n, edges, slots, time_limit=20)
+        secs = time.perf_counter() - t0
+        brute = brute_force_binding(n, edges, slots)[1] if n <= 9 else ""
+        note = "greedy vs CP-SAT" + (" optimal" if e.optimal else
+                                     f" (time limit, bound {e.bound:.0f})")
+        rows.append({"kind": "binding", "instance": f"{name}@{img} stage {stage + 1}, "
+                     f"{n} branches, layers {lay} on {side[0]}x{side[1]}",
                      "compact": g, "literal": e.cost, "compact_s": "",
-                     "literal_s": round(time.perf_counter() - t0, 3),
-                     "note": "greedy vs exact" + ("" if e.optimal else " (time limit)")})
+                     "literal_s": round(secs, 3), "note": f"{note}; brute force {brute}"})
     return rows
 
 
@@ -209,6 +252,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="extra model:size pairs (default: Swin at 960^2)")
     ap.add_argument("--time-limit", type=float, default=60.0)
     ap.add_argument("--no-crosscheck", action="store_true")
+    ap.add_argument("--cpsat-limit", type=float, default=20.0,
+                    help="CP-SAT time limit per model in the solver cross-check (s)")
     args = ap.parse_args(argv)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -217,23 +262,38 @@ def main(argv: list[str] | None = None) -> int:
     summary, schedule, stages = [], [], []
     t0 = time.perf_counter()
     for name, img in configs:
-        row, sch, sts = run_config(name, img, args.time_limit)
+        try:
+            row, sch, sts = run_config(name, img, args.time_limit)
+        except ValueError as e:  # WorkloadError, ScheduleError, PimConfigError
+            print(f"{name:>8} {img:>4}: error: {e}", flush=True)
+            continue
         summary.append(row)
         schedule += sch
         stages += sts
         print(f"{name:>8} {img:>4}: {row['latency_ms']:9.3f} ms  util {row['utilization']:.3f}  "
               f"x{row['speedup_B']:.2f} B  x{row['speedup_P']:.2f} P  x{row['speedup_AH']:.2f} AH  "
-              f"solver {row['solver_s']:.2f} s  noc-sim {100 * row['noc_sim_deviation']:+.1f}%",
-              flush=True)
+              f"solver {row['solver_s']:.2f} s  noc-sim {100 * row['noc_sim_deviation']:+.1f}% "
+              f"(whole latency {100 * row['e2e_sim_deviation']:+.2f}%)", flush=True)
+    from allspark_seed import seed_figures, table_v_rows, tables_md
+
+    seed_rows, seed_res = table_v_rows()
     _write(out / "summary.csv", summary)
-    _write(out / "schedule.csv", schedule)
+    _write(out / "schedule.csv", schedule + seed_rows)
     _write(out / "stages.csv", stages)
+    cc: list[dict] = []
     if not args.no_crosscheck:
-        cc = crosscheck()
+        small = [(m, 224) for m in args.models.split(",")]
+        small += [(m, 640) for m in ("swin-t", "twins-b") if m in args.models.split(",")]
+        cc = crosscheck() + cpsat_check(small, args.cpsat_limit)
         _write(out / "crosscheck.csv", cc)
         for r in cc:
-            print(f"crosscheck {r['kind']:>7} {r['instance']}: {r['compact']} vs {r['literal']}")
-    _figures(out, summary, stages, 640 if any(i == 640 for _, i in configs) else configs[0][1])
+            print(f"crosscheck {r['kind']:>7} {r['instance']}: {r['compact']} vs "
+                  f"{r['literal']}  {r.get('note', '')}")
+    if summary:
+        _figures(out, summary, stages,
+                 640 if any(r["img"] == 640 for r in summary) else summary[0]["img"])
+        seed_figures(out, summary, seed_res)
+        tables_md(out, summary, stages, schedule, seed_res, cc)
     print(f"wrote {out} in {time.perf_counter() - t0:.1f} s")
     return 0
 

@@ -53,3 +53,14 @@ def test_usage_errors_exit_2() -> None:
         assert r.code == 2, argv
         assert r.err.startswith(f"pim-orchestrate: error: {msg}"), r.err
         assert r.err.count("\n") == 1
+
+
+def test_cpsat_form_reaches_the_same_latency() -> None:
+    """The compact ILP under CP-SAT and under HiGHS: same optimum, same latency (the
+    schedule itself may differ between tied optima)."""
+    a = run_tool(main, ["--model", "swin-t", "--img", "224"])
+    b = run_tool(main, ["--model", "swin-t", "--img", "224", "--form", "cpsat"])
+    assert a.code == b.code == 0, b.err
+    assert b.out.splitlines()[1].startswith("solver: optimal, gap 0.00%")
+    lat = [[ln for ln in r.out.splitlines() if ln.startswith("latency ")] for r in (a, b)]
+    assert lat[0] == lat[1] and len(lat[0]) == 1
