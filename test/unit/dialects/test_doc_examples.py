@@ -4,7 +4,8 @@ The rule for examples (no wrapping, no guessing):
 
 - A ```` ```mlir ```` fenced block, in the docstring of a module, class,
   function or method of `steplus.dialects`, `steplus.passes` or
-  `steplus.lowering`, or in `README.md`, is a *complete* `step-opt` input: it
+  `steplus.lowering`, or in `README.md` and the hand-written pages of `docs/`,
+  is a *complete* `step-opt` input: it
   parses as written with every dialect `tools/registry.py` registers (implicit
   `builtin.module`) and the module verifies.  An example of an op that needs
   an enclosing op (a `step.map` in a `step.graph`, an `ila.cmd` in an
@@ -19,7 +20,7 @@ The rule for examples (no wrapping, no guessing):
   parse and verify the same way.  Other Python blocks are illustrations with
   free names and are not run.
 
-The cases are named `<file>:<object>#<n>` (`<file>:<line>` for the README) so
+The cases are named `<file>:<object>#<n>` (`<file>:<line>` for a page) so
 a failure names the docstring to fix.
 """
 
@@ -98,13 +99,22 @@ def docstring_examples() -> list[Example]:
     return examples
 
 
+DOC_PAGES = ["README.md", "SECURITY.md", *sorted(
+    str(p.relative_to(REPO)) for p in (REPO / "docs").rglob("*.md")
+    if p.parent.name != "dialects")]
+"""Hand-written pages (the generated dialect pages repeat the docstrings)."""
+
+
 def readme_examples() -> list[Example]:
-    text = (REPO / "README.md").read_text()
-    return [
-        Example(f"README.md:{text.count(chr(10), 0, m.start()) + 1}", m.group(1), m.group(2))
-        for m in FENCE.finditer(text)
-        if m.group(1) in ("mlir", "python")
-    ]
+    examples: list[Example] = []
+    for page in DOC_PAGES:
+        text = (REPO / page).read_text()
+        examples += [
+            Example(f"{page}:{text.count(chr(10), 0, m.start()) + 1}", m.group(1), m.group(2))
+            for m in FENCE.finditer(text)
+            if m.group(1) in ("mlir", "python")
+        ]
+    return examples
 
 
 def _builds_ir(example: Example) -> bool:
