@@ -6,7 +6,7 @@ the host and launches the tick's dispatches at every iteration (HAL queue
 operations per tick). `wrap_run_functions(module)` moves everything after the
 tick count into one `flow.dispatch.region` (an IREE op, built here as an
 unregistered op, printed in generic form), so the whole loop runs inside one
-dispatch; scalar results leave the region as rank-0 tensors. The module is
+dispatch; scalar results leave the region as rank-0 tensors (an i1 as i8). The module is
 then compiled with `--iree-llvmcpu-disable-distribution`: the loop is
 sequential, it must not be split over workgroups.
 
@@ -26,11 +26,19 @@ Example: after wrapping, `@integr_run` reads
 
 from __future__ import annotations
 
-from xdsl.dialects import func, scf, tensor
-from xdsl.dialects.builtin import DenseArrayBase, ModuleOp, TensorType, UnregisteredOp, i32
+from xdsl.dialects import arith, func, scf, tensor
+from xdsl.dialects.builtin import (
+    DenseArrayBase,
+    IntegerType,
+    ModuleOp,
+    TensorType,
+    UnregisteredOp,
+    i32,
+)
 from xdsl.ir import Block, Region, SSAValue
 
 DISPATCH_FLAGS = ("--iree-llvmcpu-disable-distribution",)
+I1, I8 = IntegerType(1), IntegerType(8)
 
 
 def run_functions(module: ModuleOp) -> list[func.FuncOp]:
@@ -59,6 +67,10 @@ def wrap_in_dispatch(run: func.FuncOp) -> None:
         if isinstance(v.type, TensorType):
             region_values.append(v)
         else:
+            if v.type == I1:  # IREE stores i1 tensors as i8: leave as i8
+                ext = arith.ExtUIOp(v, I8)
+                inner.add_op(ext)
+                v = ext.result
             scalar = tensor.FromElementsOp.create(operands=[v],
                                                   result_types=[TensorType(v.type, [])])
             inner.add_op(scalar)
@@ -75,9 +87,14 @@ def wrap_in_dispatch(run: func.FuncOp) -> None:
         if isinstance(v.type, TensorType):
             final.append(r)
         else:
-            extract = tensor.ExtractOp(r, [], v.type)
+            extract = tensor.ExtractOp(r, [], r.type.get_element_type())
             block.insert_op_before(extract, ret)
-            final.append(extract.result)
+            value = extract.result
+            if v.type == I1:
+                trunc = arith.TruncIOp(value, I1)
+                block.insert_op_before(trunc, ret)
+                value = trunc.result
+            final.append(value)
     ret.operands = final
 
 

@@ -166,7 +166,8 @@ class IreeNode:
     `std_module` is the output of `convert-sync-to-std{target=step-functions}`;
     `IreeNode.from_lus` lowers a lus module first."""
 
-    def __init__(self, std_module: ModuleOp, name: str, vmfb: bytes | None = None):
+    def __init__(self, std_module: ModuleOp, name: str, vmfb: bytes | None = None,
+                 batch_mode: str | None = "given"):
         import iree.runtime as rt
 
         funcs = {f.sym_name.data: f for f in std_module.walk() if isinstance(f, func.FuncOp)}
@@ -182,7 +183,7 @@ class IreeNode:
             self.vmfb, self.batch_mode = build(node_functions(std_module, name))
         else:
             self.vmfb = vmfb
-            self.batch_mode = "given" if f"{name}_run" in funcs else None
+            self.batch_mode = batch_mode if f"{name}_run" in funcs else None
         try:
             ctx = rt.SystemContext(config=rt.Config("local-sync"))
             ctx.add_vm_module(rt.VmModule.copy_buffer(ctx.instance, self.vmfb))
@@ -260,6 +261,20 @@ class IreeNode:
         streams = input_streams(self.input_names, inputs, ticks, max_ticks)
         outs = self.run_batch(streams, ticks)
         return [list(o) for o in outs]
+
+
+def iree_nodes(module: ModuleOp) -> dict[str, IreeNode]:
+    """Every runnable lus node of `module` (no static parameters), keyed by
+    name, compiled together in one IREE
+    module (one compilation, one cache entry for the whole program)."""
+    std = lower_to_step_functions(module)
+    vmfb, mode = build(std)
+    names = {f.sym_name.data[:-5] for f in std.body.block.ops
+             if isinstance(f, func.FuncOp) and f.sym_name.data.endswith("_step")}
+    return {op.sym_name.data: IreeNode(std, op.sym_name.data, vmfb, mode)
+            for op in module.body.block.ops
+            if isinstance(op, lus.NodeOp) and op.sym_name.data in names
+            and op.num_static.value.data == 0}
 
 
 def run_node_iree(

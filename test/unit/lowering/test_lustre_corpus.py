@@ -1,12 +1,14 @@
 """The Lustre corpus under examples/lustre/ (Kind 2 regression programs).
 
 Every file is either accepted — imported, checked, and every runnable node run
-on the lus interpreter and the sync interpreter (and, for a handful, IREE) with
-the backends agreeing, and, where a Python reference is written below (from
+on the lus interpreter, the sync interpreter and IREE (batched, one @n_run
+dispatch, and tick by tick; one compilation per file) with the backends agreeing, and, where a Python reference is written below (from
 the programs' comments and --%PROPERTY annotations), agreeing with it — or
 rejected at an exact line:col with the reason (the table REJECTED)."""
 
 from __future__ import annotations
+
+import functools
 
 import numpy as np
 import pytest
@@ -16,7 +18,7 @@ from conftest import REPO
 from steplus.dialects import lus
 from steplus.lowering.lus_to_sync import ConvertLusToSyncPass
 from steplus.lowering.lustre import import_lustre
-from steplus.runtime.iree_exec import run_node_iree
+from steplus.runtime.iree_exec import iree_nodes
 from steplus.runtime.reactive import run_node
 from steplus.runtime.reactive.ops import numpy_dtype
 from steplus.runtime.reactive.sync_interp import run_sync_node
@@ -183,9 +185,6 @@ ACCEPTED = {
         "test_node": ({"reset": _bools(0.15)}, lambda r: _bounded_counter(r)),
     },
 }
-IREE = [("test-merge.lus", "two_instances"), ("test_restart_every.lus", "mod3_counter"),
-        ("merge_enum.lus", "test"), ("test-init-per-node.lus", "Y"),
-        ("test_activate_every.lus", "merge_when_activate")]
 
 
 def test_every_corpus_file_is_classified():
@@ -279,14 +278,28 @@ def test_accepted_node_agrees_on_interpreters_and_reference(name, node):
         _assert_same(got, reference(*inputs.values()), f"{node} lus vs reference")
 
 
-@pytest.mark.parametrize("name,node", IREE)
-def test_accepted_node_agrees_on_iree(name, node):
+@functools.cache
+def _iree_program(name: str):
+    """Every runnable node of a corpus file, compiled in one IREE module."""
+    return iree_nodes(_load(name))
+
+
+@pytest.mark.parametrize("name,node", _cases())
+def test_accepted_node_agrees_on_iree_batched_and_per_tick(name, node):
     module = _load(name)
     op = next(o for o in module.ops if o.sym_name.data == node)
     gens, reference = ACCEPTED[name][node]
     inputs = _inputs(op, gens, seed=len(node))
-    _assert_same(run_node_iree(module, node, inputs, TICKS), reference(*inputs.values()),
-                 f"{node} iree vs reference")
+    iree_node = _iree_program(name)[node]
+    assert iree_node.batch_mode == "dispatch"
+    iree_node.reset()
+    batched = iree_node.run(inputs, TICKS)
+    iree_node.reset()
+    per_tick = iree_node.run(inputs, TICKS, per_tick=True)
+    _assert_same(batched, per_tick, f"{node} iree batched vs per tick")
+    expected = (reference(*inputs.values()) if reference is not None
+                else run_node(module, node, inputs, TICKS))
+    _assert_same(batched, expected, f"{node} iree vs {'reference' if reference else 'lus'}")
 
 
 def test_step_run_runs_the_main_node_of_a_corpus_program(tmp_path):
