@@ -170,3 +170,23 @@ def test_second_iree_node_of_the_same_program_does_not_recompile(cache):
     assert STATS.compiles == 1 and STATS.hits == 1
     assert second.vmfb == first.vmfb
     assert [int(v) for v in second.run({"i": np.array([5, -2], np.int32)}, 2)[0]] == [5, 3]
+
+
+def test_loop_that_cannot_be_one_dispatch_runs_as_a_host_loop(monkeypatch):
+    import steplus.runtime.iree_exec as iree_exec
+    from steplus.lowering.mlir_interop import generic_text
+
+    real = iree_exec.compile_module
+
+    def no_dispatch(module, extra_flags=()):
+        if "flow.dispatch.region" in generic_text(module):
+            raise iree_exec.IreeError("iree-compile failed: (refused by the test)")
+        return real(module, extra_flags)
+
+    monkeypatch.setattr(iree_exec, "compile_module", no_dispatch)
+    _, node, inputs = CASES["integrator"]
+    iree_node = IreeNode.from_lus(_lus("integrator.mlir"), node)
+    assert iree_node.batch_mode == "host-loop"
+    batched = iree_node.run(inputs, TICKS)
+    iree_node.reset()
+    _same(batched, iree_node.run(inputs, TICKS, per_tick=True))
