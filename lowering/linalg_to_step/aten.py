@@ -80,14 +80,15 @@ class Remark:
 class LoweredPart:
     """One recognized layer: its kind, the step graph and what it was matched from."""
 
-    kind: str  # "moe" | "attention"
+    kind: str  # "moe" | "attention" | "dense"
     module: ModuleOp
-    shape: MoEShape | AttnShape
-    inputs: dict[str, str]  # role -> placeholder name ("x", "w_gate", ..., "q", "k_cache", ...)
+    shape: MoEShape | AttnShape | None
+    inputs: dict[str, str]  # role -> graph node name ("x", "w_gate", ..., "q", "k_cache", ...)
     batch: int
     seq_len: list[int] = field(default_factory=list)  # attention: KV tiles per request
     offset: list[int] = field(default_factory=list)  # attention: append row per request
-    norm: str = ""  # moe: the router's form
+    outputs: list[str] = field(default_factory=list)  # the graph nodes the part computes
+    lowered: object = None  # dense: convert-linalg-to-step's `Lowered` (addresses, layouts)
 
 
 @dataclass
@@ -190,7 +191,8 @@ class _MoE:
         for n in tail:
             self.need(n is values or n is tk or name_of(n) in ROUTER_TAIL, n,
                       f"'{name_of(n)}' in the routing weights' computation")
-        self.covered |= set(tail) | {n for n in router if n.op != "placeholder"}
+        before = _ancestors(x) | {x}
+        self.covered |= set(tail) | {n for n in router - before if n.op != "placeholder"}
         # the index_add chain: zeros -> expert e -> ... -> out, every expert once
         sx, sg, sd = _shape(x), _shape(wg), _shape(wd)
         self.need(sx is not None and len(sx) == 2 and sg is not None and len(sg) == 3
@@ -220,6 +222,9 @@ class _MoE:
             node = nxt[0]
         out = node
         self.need(k <= E, tk, f"top-{k} of {E} experts")
+        for w in (wg, wu, wd):
+            self.need(w.op == "placeholder", w, f"the expert weights {w.name} must be a "
+                                                "function argument (off-chip)")
         return MoEShape(E, k, D, F), B, out, {"x": x.name, "w_gate": wg.name, "w_up": wu.name,
                                                "w_down": wd.name}
 
@@ -317,10 +322,9 @@ def _attention(sdpa, kv_lengths):
         need(len(parts) == 2 and dim in (2, -2), t, f"the {which}s are not cat([cache, new], "
                                                     "dim=2)")
         cache, new = parts
-        need(cache.op == "placeholder" and new.op == "placeholder", t,
-             f"the {which} cache and new row must be function arguments (off-chip tensors)")
+        need(cache.op == "placeholder", t,
+             f"the {which} cache must be a function argument (an off-chip tensor)")
         caches.append((cache, new))
-    need(q.op == "placeholder", sdpa, "the queries must be a function argument")
     sq, (sc, sn), (sv, svn) = _shape(q), map(_shape, caches[0]), map(_shape, caches[1])
     need(all(s is not None and len(s) == 4 for s in (sq, sc, sn, sv, svn)), sdpa,
          "expected static 4-D q [B, Hq, 1, HD] and caches [B, Hkv, L, HD]")
@@ -345,7 +349,7 @@ def _attention(sdpa, kv_lengths):
 # -- driver ------------------------------------------------------------------------------
 def lower_exported(ep, tile_n: int | None = 16, tile_f: int = 64,
                    strategy: str = "interleaved", kv_lengths=None,
-                   name: str = "layer") -> Lowering:
+                   name: str = "layer", dense: str | None = None) -> Lowering:
     """Recognize the MoE layers and decode attentions of an exported program
     (`torch.export.ExportedProgram` or its `graph`) and build their step
     graphs; everything else is a remark. Raises ValueError for bad options."""
@@ -365,14 +369,15 @@ def lower_exported(ep, tile_n: int | None = 16, tile_f: int = 64,
         try:
             if _is(n, "aten.topk.default"):
                 m = _MoE(n)
-                shape, B, _, inputs = m.run()
+                shape, B, moe_out, inputs = m.run()
                 if shape.inter % tile_f:
                     raise NotRecognized(n, f"top-k MoE: tile_f={tile_f} does not divide "
                                            f"F={shape.inter} (option tile_f)")
                 j = sum(p.kind == "moe" for p in out.graphs)
                 kind = "dyn" if tile_n is None else f"tn{tile_n}"
                 module = moe_graph(shape, tile_n, tile_f, name=f"{name}_moe{j}_{kind}")
-                out.graphs.append(LoweredPart("moe", module, shape, inputs, B))
+                out.graphs.append(LoweredPart("moe", module, shape, inputs, B,
+                                              outputs=[moe_out.name]))
                 covered |= m.covered
                 out.remarks.append(Remark(where_of(n), (
                     f"top-k MoE (E={shape.experts}, K={shape.top_k}, D={shape.hidden}, "
@@ -390,10 +395,14 @@ def lower_exported(ep, tile_n: int | None = 16, tile_f: int = 64,
                     raise NotRecognized(n, f"GQA decode attention: {e} (option strategy)") \
                         from None
                 out.graphs.append(LoweredPart("attention", module, shape, inputs, R,
-                                              seq_len, offset))
+                                              seq_len, offset, outputs=[n.name]))
                 covered |= cov
         except NotRecognized as e:
             out.remarks.append(Remark(where_of(e.node), e.message))
+    if dense is not None:
+        for part, cov in _dense(nodes, covered, dense, name, out.remarks):
+            out.graphs.append(part)
+            covered |= cov
     rest = [n for n in nodes if n.op == "call_function" and n not in covered
             and name_of(n) not in BOOKKEEPING]
     if rest:
@@ -402,3 +411,61 @@ def lower_exported(ep, tile_n: int | None = 16, tile_f: int = 64,
             f"{len(rest)} op(s) outside the recognized layers are not lowered by the "
             f"recognizers ({', '.join(ops[:8])}{', ...' if len(ops) > 8 else ''})")))
     return out
+
+
+_DENSE = re.compile(r"^\s*tile=(\S+)(?:\s+schedule=(\S+))?\s*$")
+
+
+def _dense(nodes, covered: set, options: str, name: str, remarks: list):
+    """The matmuls left over, as linalg functions lowered by convert-linalg-to-step."""
+    from steplus.lowering.linalg_to_step import lower_module
+    from steplus.passes.diagnostics import OpDiagnosticError
+    from xdsl.context import Context
+    from xdsl.dialects import arith, builtin, func, linalg, tensor
+    from xdsl.parser import Parser
+
+    m = _DENSE.match(options)
+    if not m:
+        raise ValueError(f"dense: expected 'tile=MxN[xK] [schedule=S]', got '{options}'")
+    tile, schedule = m.group(1), m.group(2) or "mn_mk"
+    groups: dict = {}
+    for n in nodes:
+        if n in covered or not (_is(n, "aten.matmul.default") or _is(n, "aten.mm.default")):
+            continue
+        lhs, w = n.args
+        sl, sw = _shape(lhs), _shape(w)
+        if w.op != "placeholder" or sl is None or sw is None or len(sl) != 2 or len(sw) != 2:
+            remarks.append(Remark(where_of(n), "matmul not lowered: only a 2-D left operand by "
+                                               "a 2-D weight argument is a dense projection"))
+            continue
+        groups.setdefault(lhs, []).append(n)
+    ctx = Context()
+    for d in (arith.Arith, builtin.Builtin, func.Func, linalg.Linalg, tensor.Tensor):
+        ctx.load_dialect(d)
+    for j, (lhs, mms) in enumerate(groups.items()):
+        M, K = _shape(lhs)
+        ws = [mm.args[1] for mm in mms]
+        args = [f"%x: tensor<{M}x{K}xf32>"] + [
+            f"%w{i}: tensor<{K}x{_shape(w)[1]}xf32>" for i, w in enumerate(ws)]
+        body, rets = ["  %c0 = arith.constant 0.000000e+00 : f32"], []
+        for i, w in enumerate(ws):
+            t = f"tensor<{M}x{_shape(w)[1]}xf32>"
+            body += [f"  %e{i} = tensor.empty() : {t}",
+                     f"  %z{i} = linalg.fill ins(%c0 : f32) outs(%e{i} : {t}) -> {t}",
+                     f"  %r{i} = linalg.matmul ins(%x, %w{i} : tensor<{M}x{K}xf32>, "
+                     f"tensor<{K}x{_shape(w)[1]}xf32>) outs(%z{i} : {t}) -> {t}"]
+            rets.append((f"%r{i}", t))
+        fname = f"{name}_dense{j}"
+        text = (f"func.func @{fname}({', '.join(args)}) -> ({', '.join(t for _, t in rets)}) {{\n"
+                + "\n".join(body) + f"\n  return {', '.join(r for r, _ in rets)} : "
+                + f"{', '.join(t for _, t in rets)}\n}}\n")
+        module = Parser(ctx, text).parse_module()
+        try:
+            (low,) = lower_module(module, tile=tile, schedule=schedule)
+        except (ValueError, OpDiagnosticError) as e:
+            remarks.append(Remark(where_of(mms[0]), f"dense projection not lowered: "
+                                                    f"{getattr(e, 'message', e)} (option dense)"))
+            continue
+        inputs = {"arg0": lhs.name} | {f"arg{i + 1}": w.name for i, w in enumerate(ws)}
+        yield LoweredPart("dense", module, None, inputs, M, outputs=[mm.name for mm in mms],
+                          lowered=low), set(mms)

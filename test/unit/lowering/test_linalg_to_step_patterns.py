@@ -325,3 +325,31 @@ def test_tile_f_that_does_not_divide_is_a_remark():
     low = lower_exported(_moe_ep("qwen"), tile_f=12)
     assert low.graphs == []
     assert low.remarks[0].message == "top-k MoE: tile_f=12 does not divide F=32 (option tile_f)"
+
+
+# -- metrics: spec §5.5's closed forms ------------------------------------------------------
+@pytest.mark.parametrize("tile_n", [2, 4, None])
+def test_lowered_moe_metrics_equal_the_closed_forms(tile_n):
+    """Traffic and on-chip of the lowered MoE bound to the layer's own routing:
+    §5.5 with nb = 2, tF = 16, the experts that received tokens."""
+    from steplus.passes.step.metrics import compute_metrics
+    from steplus.passes.step.specialize import routing_bindings, specialize_graph
+    from steplus.passes.step.traces import RoutingTrace
+
+    layer, args = _tiny_moe("qwen", seed=1)
+    idx = layer.route(args[0], args[1])[0].numpy()
+    (part,) = lower_exported(_moe_ep("qwen"), tile_n=tile_n, tile_f=16).graphs
+    graph = next(o for o in part.module.walk() if isinstance(o, GraphOp))
+    trace = RoutingTrace(idx.astype(np.int64), 4)
+    bound = compute_metrics(graph).bind(specialize_graph(graph.clone(),
+                                                         routing_bindings(graph, trace)))
+    B, K, D, F, tF = 8, 2, 16, 32, 16
+    c = [int((idx == e).sum()) for e in range(4)]
+    assert sum(c) == B * K
+    tiles = [int(x > 0) if tile_n is None else -(-x // tile_n) for x in c]
+    active = sum(x > 0 for x in c)
+    assert int(bound.offchip) == 2 * B * D + 2 * B * K + sum(tiles) * 3 * (2 * D * F) + 4 * B * D
+    if tile_n is None:
+        assert int(bound.onchip) == 10 * D + 2 + 12 * D * sum(c) + active * 6 * D * tF
+    else:
+        assert int(bound.onchip) == 10 * D + 2 + active * (12 * tile_n * D + 6 * D * tF)
