@@ -341,8 +341,10 @@ class ConvertSyncToStdPass(ModulePass):
     """Lower sync nodes to func/scf/arith/tensor (step functions or modular).
 
     Example: `step-opt -p 'convert-lus-to-sync,convert-sync-to-std'
-    examples/lus/integrator.mlir` gives `func.func @integr_reset() -> i32` and
-    `func.func @integr_step(%s: i32, %i: i32) -> (i32, i32)`;
+    examples/lus/integrator.mlir` gives `func.func @integr_reset() -> i32`,
+    `func.func @integr_step(%s: i32, %i: i32) -> (i32, i32)` and the batch of
+    ticks `func.func @integr_run(%s: i32, %i: tensor<?xi32>) -> (i32,
+    tensor<?xi32>)` (see `steplus.lowering.sync_run`);
     `convert-sync-to-std{target=modular}` gives `func.func @integr(%inst: i32)`
     calling `@sch_input_i32`, `@sch_output_i32` and `@tick`.
     """
