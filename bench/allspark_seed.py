@@ -159,7 +159,6 @@ def seed_figures(out: Path, summary: list[dict], seed_res: object) -> None:
         ax.bar(xs, [d for _, d in vals], width, bottom=[w for w, _ in vals],
                label=f"{label}: workspace", alpha=0.5)
     ax.axhline(8, color="k", linestyle="--", linewidth=1)
-    ax.set_yscale("log")
     ax.set_xticks(range(len(cases)), cases)
     ax.set_ylabel("MiB per node")
     ax.set_title("Swin-B 640x640: memory per node (Table VI); dashed: node_cap")
