@@ -166,7 +166,7 @@ def test_examples_are_found_everywhere():
         assert expected in files, f"no ```mlir example collected from {expected}"
     assert {e.where.split(":")[0] for e in PYTHON} >= {
         "dialects/lus_builder.py", "dialects/step_builder.py", "dialects/step_frontend.py",
-        "README.md",
+        "docs/guide/python-api.md",
     }
 
 
