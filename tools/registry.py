@@ -95,3 +95,16 @@ _DEFAULT_CHECKS: dict[str, tuple[str, ...]] = {
 def get_default_checks() -> dict[str, tuple[str, ...]]:
     """Dialect name -> the check passes step-opt runs on inputs using it."""
     return dict(_DEFAULT_CHECKS)
+
+
+def _steplus_universe():
+    from xdsl.universe import Universe
+
+    return Universe(all_dialects=dict(get_steplus_dialects()), all_passes=get_all_passes())
+
+
+STEPLUS_UNIVERSE = _steplus_universe()
+"""The `xdsl.universe` entry point (pyproject.toml): plain `xdsl-opt` and other
+xDSL tools load the steplus dialects and passes from it. Only steplus' own
+dialects: the extended `tosa`/`linalg`/`builtin` of `get_all_dialects` would
+clash with xDSL's, so in `xdsl-opt` those ops are the upstream ones."""
