@@ -78,6 +78,8 @@ def tables_md(out: Path, summary: list[dict], stages: list[dict], schedule: list
         lines.append(f"| seed {name} | " + " | ".join(f"{v:.2f}" for v in vals) + " |")
     lines.append("| ours raster (DDAM-style) | "
                  + " | ".join(f"{s['hops_raster']:.2f}" for s in sb) + " |")
+    lines.append("| ours random (mean of 10) | "
+                 + " | ".join(f"{s['hops_random']:.2f}" for s in sb) + " |")
     lines.append("| ours greedy (Allspark) | "
                  + " | ".join(f"{s['hops_greedy']:.2f}" for s in sb) + " |")
     lines += ["", "## Schedule, Swin-B 640^2 (seed Table V)", "",

@@ -12,15 +12,15 @@ and writes into ``--out``:
   without reuse, without sharing), speedups over B/P/AH, solver time and gap,
   NoC simulation vs cost model;
 - ``schedule.csv``: temporal layers and schemes per stage (the seed's Table V);
-- ``stages.csv``: utilization per stage (Fig. 12) and average hops of the greedy
-  and the DDAM-style raster binding (Table III);
+- ``stages.csv``: utilization per stage (Fig. 12) and average hops of the greedy,
+  the DDAM-style raster and random bindings (Table III);
 - ``crosscheck.csv``: literal vs compact vs CP-SAT ILP on small instances, HiGHS
   vs CP-SAT on the real models (224^2, and two at 640^2), greedy vs exact
   (CP-SAT, brute force) binding;
 - ``tables.md``: our numbers next to the seed's (speedups, utilization, hops,
   Tables V and VI, traffic ratios, model vs simulation, solver time);
 - ``speedup.png``, ``utilization.png``, ``breakdown.png``, ``hops.png``,
-  ``memory.png`` (Table VI), ``traffic.png`` (Fig. 13b).
+  ``solver.png``, ``memory.png`` (Table VI), ``traffic.png`` (Fig. 13b).
 
 ``schedule.csv`` also holds the seed's Table V schedule evaluated in our model.
 """
@@ -81,6 +81,7 @@ def run_config(name: str, img: int, time_limit: float) -> tuple[dict, list[dict]
                          "schemes": " ".join(f"{lay.scheme.label}x{lay.branches}"
                                              for lay in rep.layers),
                          "weight_reuse": "yes" if rep.reuse else "no"})
+        hops_random = _random_hops(res, i)
         inter = interaction_check(res, i)
         inter_cycles += inter.simulated * st.blocks  # at most one exchange per block
         inter_free += inter.contention_free * st.blocks
@@ -89,11 +90,27 @@ def run_config(name: str, img: int, time_limit: float) -> tuple[dict, list[dict]
                        **{f"util_{k}": round(b.stages[i].utilization, 4) for k, b in base.items()},
                        "hops_greedy": round(rep.hops_greedy, 3),
                        "hops_raster": round(rep.hops_raster, 3),
+                       "hops_random": round(hops_random, 3),
                        "interaction_burst_cycles": inter.simulated,
                        "interaction_contention_free_cycles": inter.contention_free})
     row["interaction_share_max"] = round(inter_cycles / res.cycles, 4)
     row["interaction_share_free"] = round(inter_free / res.cycles, 4)
     return row, schedule, stages
+
+
+def _random_hops(res, stage: int, samples: int = 10) -> float:
+    """Mean average hops of ``samples`` seeded random bindings of a stage's branches."""
+    from steplus.examples.workloads.vit import dependency_edges
+    from steplus.passes.pim.layout import average_hops, random_binding, slots_for
+
+    st, rep = res.model.stages[stage], res.stages[stage]
+    edges = dependency_edges(st)
+    if not edges:
+        return 0.0
+    slots = slots_for([(lay.scheme.m, lay.scheme.g, lay.branches) for lay in rep.layers],
+                      res.hw.rows, res.hw.cols)
+    return sum(average_hops(random_binding(st.branches, slots, k), edges, slots)
+               for k in range(samples)) / samples
 
 
 def cpsat_check(configs: list[tuple[str, int]], time_limit: float) -> list[dict]:
@@ -225,13 +242,30 @@ def _figures(out: Path, summary: list[dict], stages: list[dict], img: int) -> No
     fig.savefig(out / "breakdown.png", dpi=120)
     plt.close(fig)
 
+    fig, ax = plt.subplots(figsize=(12, 4))
+    sizes = sorted({r["img"] for r in summary})
+    models = list(dict.fromkeys(r["model"] for r in summary))
+    for i, size in enumerate(sizes):
+        by = {r["model"]: r["solver_s"] for r in summary if r["img"] == size}
+        xs = [x + (i - (len(sizes) - 1) / 2) * 0.27 for x in range(len(models))]
+        ax.bar(xs, [by.get(m, 0) for m in models], 0.27, label=f"{size}x{size}")
+    ax.set_xticks(range(len(models)), models, rotation=60)
+    ax.set_ylabel("seconds (compact ILP, HiGHS)")
+    ax.set_title("Solver time")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(out / "solver.png", dpi=120)
+    plt.close(fig)
+
     st = [s for s in stages if s["img"] == img and s["hops_raster"]]
     if st:
         fig, ax = plt.subplots(figsize=(12, 4))
         labels = [f"{s['model']}/{s['stage']}" for s in st]
-        ax.bar([x - 0.2 for x in range(len(st))], [s["hops_raster"] for s in st], 0.4,
+        ax.bar([x - 0.27 for x in range(len(st))], [s["hops_random"] for s in st], 0.27,
+               label="random")
+        ax.bar(list(range(len(st))), [s["hops_raster"] for s in st], 0.27,
                label="DDAM-style raster")
-        ax.bar([x + 0.2 for x in range(len(st))], [s["hops_greedy"] for s in st], 0.4,
+        ax.bar([x + 0.27 for x in range(len(st))], [s["hops_greedy"] for s in st], 0.27,
                label="Allspark greedy")
         ax.set_xticks(range(len(st)), labels, rotation=90, fontsize=7)
         ax.set_ylabel("average hops per dependency")

@@ -190,6 +190,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(e.code or 0) if isinstance(e.code, int) else 0
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:  # the reader of stdout went away (e.g. `| head`)
+        from steplus.tools.cli import EXIT_BROKEN_PIPE, silence_stdout
+
+        silence_stdout()
+        return EXIT_BROKEN_PIPE
     except Exception as e:  # no traceback reaches the user
         print(f"{PROG}: internal error: {type(e).__name__}: {e}", file=sys.stderr)
         return EXIT_USER_ERROR

@@ -124,6 +124,15 @@ def raster_binding(n: int, slots: list[Slot]) -> list[int]:
     return list(range(n))
 
 
+def random_binding(n: int, slots: list[Slot], seed: int = 0) -> list[int]:
+    """Dependency-oblivious binding in a random (seeded) order: the expected hops of a
+    placement that ignores both the dependencies and the branches' raster order."""
+    if len(slots) < n:
+        raise ValueError(f"{n} branches but only {len(slots)} sub-array slots")
+    order = np.random.default_rng(seed).permutation(len(slots))[:n]
+    return [int(x) for x in order]
+
+
 def hop_cost(binding: list[int], edges: list[tuple[int, int]], slots: list[Slot]) -> int:
     """Sum over dependencies of the Manhattan distance between top-left nodes."""
     total = 0

@@ -11,6 +11,7 @@ from steplus.passes.pim.layout import (
     greedy_binding,
     hop_cost,
     max_subarrays,
+    random_binding,
     raster_binding,
     slots_for,
     structured_layout,
@@ -94,3 +95,13 @@ def test_binding_errors() -> None:
         slots_for([(2, 2, 2)], 2, 2)
     with pytest.raises(ValueError, match="limited to 24 branches"):
         exact_binding(30, [], slots_for([(1, 1, 30)], 6, 6))
+
+
+def test_random_binding_is_a_seeded_injection() -> None:
+    slots = slots_for([(1, 1, 9), (1, 1, 3)], 3, 3)
+    b = random_binding(10, slots, seed=3)
+    assert len(set(b)) == 10 and all(0 <= x < 12 for x in b)
+    assert b == random_binding(10, slots, seed=3)
+    assert any(random_binding(10, slots, seed=k) != b for k in range(4, 8))
+    with pytest.raises(ValueError, match="13 branches but only 12 sub-array slots"):
+        random_binding(13, slots)
