@@ -38,6 +38,20 @@ def get_all_dialects() -> dict[str, Callable[[], Dialect]]:
         return extended_tosa()
 
     dialects["tosa"] = tosa
+
+    def linalg() -> Dialect:
+        from steplus.dialects.linalg_ext import extended_linalg
+
+        return extended_linalg()
+
+    dialects["linalg"] = linalg
+
+    def builtin() -> Dialect:
+        from steplus.dialects.resources import builtin_with_blobs
+
+        return builtin_with_blobs()
+
+    dialects["builtin"] = builtin
     dialects.update(get_steplus_dialects())
     return dialects
 
@@ -71,6 +85,7 @@ _PASSES: dict[str, tuple[str, str]] = {
     "step-print-dot": ("steplus.passes.step.print_dot", "StepPrintDotPass"),
     "step-time-multiplex": ("steplus.passes.step.time_multiplex", "StepTimeMultiplexPass"),
     "step-kernelize": ("steplus.passes.sn40l.kernelize", "StepKernelizePass"),
+    "step-allocate-units": ("steplus.passes.sn40l.allocate_units", "StepAllocateUnitsPass"),
     "convert-step-to-runtime": ("steplus.lowering.step_to_runtime", "ConvertStepToRuntimePass"),
     "convert-linalg-to-step": ("steplus.lowering.linalg_to_step", "ConvertLinalgToStepPass"),
     "isel": ("steplus.passes.isel", "IselPass"),

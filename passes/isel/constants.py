@@ -3,8 +3,9 @@
 Constants carry their value in several attribute shapes: a dense elements
 attribute (splat `dense<0.0>` or one value per element), or a scalar
 `FloatAttr` / `IntegerAttr` for a scalar result.  `constant_array` returns the
-value broadcast to the result type's shape; an attribute kind it cannot read
-(`dense_resource<...>`, a dynamic shape, a mismatched element count) raises
+value broadcast to the result type's shape (a `dense_resource<...>` is read from the
+file's resource blob, `dialects/resources.py`); an attribute it cannot read
+(a missing blob, a dynamic shape, a mismatched element count) raises
 `ConstantError` with a one-line message naming the op, which callers turn into
 a located diagnostic.
 
@@ -17,7 +18,7 @@ Example::
 from __future__ import annotations
 
 import numpy as np
-from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, FloatAttr, IntegerAttr
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, DenseResourceAttr, FloatAttr, IntegerAttr
 from xdsl.ir import Operation
 
 CONSTANT_OPS = ("arith.constant", "tosa.const")
@@ -65,6 +66,13 @@ def constant_array(op: Operation, max_elements: int | None = None) -> np.ndarray
         vals = np.asarray(attr.get_values(), dtype=dtype)
     elif isinstance(attr, (FloatAttr, IntegerAttr)):
         vals = np.asarray([attr.value.data], dtype=dtype)
+    elif isinstance(attr, DenseResourceAttr):
+        from steplus.dialects.resources import ResourceError, resource_array
+
+        try:
+            vals = resource_array(attr).astype(dtype)
+        except ResourceError as e:
+            raise ConstantError(f"'{op.name}': {e}") from None
     else:
         raise ConstantError(f"'{op.name}': cannot read a value attribute of kind '{attr.name}'")
     if vals.size == 1:

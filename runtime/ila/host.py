@@ -269,6 +269,10 @@ class Interpreter:
             from steplus.runtime.ila.fragments import run_fragment
 
             return run_fragment(self, op, a)
+        from steplus.runtime.ila.host_ops import HOST_OPS
+
+        if name in HOST_OPS:
+            return HOST_OPS[name](op, a, shape)
         raise IlaError(f"step-run: no numpy semantics for '{name}'", op)
 
 

@@ -41,7 +41,7 @@ func.func @nan(%x: tensor<1x2xf32>) -> tensor<1x2xf32> {
 }
 // -----
 func.func @resource(%x: tensor<1x2xf32>) -> tensor<1x2xf32> {
-  // CHECK: isel-verify-constants.mlir:[[# @LINE + 1]]:3: error: isel-verify: 'arith.constant': cannot read a value attribute of kind 'dense_resource'
+  // CHECK: isel-verify-constants.mlir:[[# @LINE + 1]]:3: error: isel-verify: 'arith.constant': dense_resource<blob1> has no blob in the file's dialect_resources section
   %c = arith.constant dense_resource<blob1> : tensor<1x2xf32>
   %y = tosa.add %x, %c : (tensor<1x2xf32>, tensor<1x2xf32>) -> tensor<1x2xf32>
   func.return %y : tensor<1x2xf32>

@@ -21,7 +21,7 @@
 // NOSEM: ila-no-semantics.mlir:3:3: error: step-run: no numpy semantics for 'tosa.sin'
 // NOSEM-NEXT: exit=1
 // RUN: sh -c 'step-run %S/inputs/ila-resource-constant.mlir --backend ila --func @f --random 0; echo "exit=$?"' 2>&1 | filecheck %s --check-prefix=RESOURCE
-// RESOURCE: ila-resource-constant.mlir:3:3: error: step-run: 'arith.constant': cannot read a value attribute of kind 'dense_resource'
+// RESOURCE: ila-resource-constant.mlir:3:3: error: step-run: 'arith.constant': dense_resource<blob1> has no blob in the file's dialect_resources section
 // RESOURCE-NEXT: exit=1
 // RUN: sh -c 'step-run %S/inputs/ila-huge-result.mlir --backend ila --func @f --random 0; echo "exit=$?"' 2>&1 | filecheck %s --check-prefix=HUGE
 // HUGE: ila-huge-result.mlir:3:3: error: step-run: 'tensor.empty' result has 10000000000 elements, more than step-run's limit of 134217728 per tensor

@@ -66,9 +66,9 @@ def test_zero_integer_splat_is_falsy_attribute_but_read():
     assert splat_value(op) == 0.0
 
 
-def test_resource_constant_is_a_constant_error():
-    op = _const("arith.constant dense_resource<blob> : tensor<2xf32>")
-    with pytest.raises(ConstantError, match="cannot read a value attribute of kind 'dense_resource'"):
+def test_resource_constant_without_blob_is_a_constant_error():
+    op = _const("arith.constant dense_resource<no_such_blob> : tensor<2xf32>")
+    with pytest.raises(ConstantError, match="dense_resource<no_such_blob> has no blob"):
         constant_array(op)
     assert splat_value(op) is None
 
