@@ -16,7 +16,8 @@
   groups closed by level 1;
 - per-op knobs are discardable attributes: `compute_bw` (FLOPs/cycle, default
   the config's), `write_back_mu` (unit or bool), `add_outer_dim` and
-  `switch_cycles` (routing), `name` (the context's name);
+  `switch_cycles` (routing), `name` (the context's name), `pmu_bw` (B/cycle
+  a map/accum reads its memory-unit inputs at, default the config's);
 - functional mode: loads read numpy tensors (`tensors[name]`, or a seeded
   random tensor), compute runs the regions' library functions.
 
@@ -292,9 +293,10 @@ class _Builder:
         if isinstance(op, (so.MapOp, so.AccumOp, so.ScanOp)):
             ins = _unzip(op.input)
             bw = _knob(op, "compute_bw", cfg.compute_bw, 1)
+            pmu = _knob(op, "pmu_bw", cfg.pmu_bw, 1)  # step-allocate-units' PMUs
             wb = _flag(op, "write_back_mu")
             if isinstance(op, so.MapOp):
-                ctx = oc.MapCtx(n, _kernel(op.body, False), bw, cfg.pmu_bw, wb, self.functional)
+                ctx = oc.MapCtx(n, _kernel(op.body, False), bw, pmu, wb, self.functional)
             else:
                 acc_t = _tile(op.output.type)
                 init_shape = (max(acc_t.rows.data, 0), max(acc_t.cols.data, 0))
@@ -303,7 +305,7 @@ class _Builder:
                 if init_k is not None and not any(f.name == "zero" for f, _ in init_k.calls):
                     init = lambda k=init_k: k.run([])  # noqa: E731
                 ctx = oc.AccumCtx(n, _kernel(op.update, True), op.rank.value.data, init_shape,
-                                  bw, cfg.pmu_bw, wb, self.functional,
+                                  bw, pmu, wb, self.functional,
                                   scan=isinstance(op, so.ScanOp), init=init)
                 _onchip(ctx, op.output.type)
             ctx.inputs = [None] * len(ins)

@@ -160,6 +160,13 @@ def _static(v: SSAValue, op: Operation) -> tuple[list[int], TileType]:
     return dims, t.element
 
 
+def _prod(vs: list[int]) -> int:
+    out = 1
+    for v in vs:
+        out *= v
+    return out
+
+
 def _arr(vs: list[int]) -> DenseArrayBase:
     return DenseArrayBase.from_list(i64, vs)
 
@@ -207,10 +214,13 @@ def split(graph: GraphOp, of: dict[Operation, set[int]], tag: str) -> list[Graph
         total = 1
         for d in dims:
             total *= d
+        # the stored tiles in order: tile i of the walk is tile i of a [total] tensor
+        in_shape = [total] + [1] * (len(dims) - 1) if dims else [1]
+        stride = [_prod(dims[j + 1:]) for j in range(len(dims))] if dims else [1]
         ld = so.LinearOffChipLoadOp.create(
             result_types=[StreamType(dims, el)],
-            properties={"base_addr": IntegerAttr(addr, i64), "tiled_in_shape": _arr([total]),
-                        "stride": _arr([1]), "tiled_out_shape": _arr(dims)},
+            properties={"base_addr": IntegerAttr(addr, i64), "tiled_in_shape": _arr(in_shape),
+                        "stride": _arr(stride), "tiled_out_shape": _arr(dims)},
             attributes={"name": StringAttr(f"{sym.rsplit('.', 1)[1]}_ld{k}"),
                         SYMBOL: StringAttr(sym)})
         blocks[k].add_op(ld)

@@ -220,10 +220,12 @@ def _sn40l() -> HardwareConfig:
     pcus, unit = int(value("pcus")), int(value("pcu_flops"))
     return HardwareConfig(
         name="sn40l",
-        hbm=HBMConfig(channels=int(value("hbm_channels")), par_dispatch=1,
+        hbm=HBMConfig(channels=int(value("hbm_channels")),
+                      par_dispatch=int(value("agcu_requests")),
                       capacity_bytes=int(value("hbm_bytes"))),
         ddr=HBMConfig(channels=int(value("ddr_channels")), request_bytes=64,
                       initiation_interval=2, latency=int(value("ddr_latency")), startup=14,
+                      par_dispatch=int(value("agcu_requests")),
                       capacity_bytes=int(value("ddr_bytes"))),
         # one PMU's read port (64 of its 128 B/cycle, reads and writes are concurrent)
         pmu_bw=int(value("pmu_gbps_each")) // 2, compute_bw=pcus * unit, base_depth=2,

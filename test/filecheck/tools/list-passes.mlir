@@ -53,6 +53,14 @@
 // CHECK-NEXT:     Inline every lus.instance, bottom-up; reject recursive instances.
 // CHECK-NEXT: lus-normalize
 // CHECK-NEXT:     Turn fby/pre into state arguments and order each node's ops for dominance.
+// CHECK-NEXT: step-allocate-units
+// CHECK-NEXT:     Give operators PCUs by FLOPs and PMUs by capacity/bandwidth; split into sections that fit.
+// CHECK-NEXT:     --pcus: int = 1040
+// CHECK-NEXT:     --pmus: int = 1040
+// CHECK-NEXT:     --pcu-flops: int = 383
+// CHECK-NEXT:     --pmu-bytes: int = 524288
+// CHECK-NEXT:     --pmu-bw: int = 64
+// CHECK-NEXT:     --solver: str = milp
 // CHECK-NEXT: step-dynamic-parallelize
 // CHECK-NEXT:     Dispatch requests to P regions on demand (Partition + EagerMerge feedback, Fig. 10).
 // CHECK-NEXT:     --factor: int = 4

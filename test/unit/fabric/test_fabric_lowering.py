@@ -35,7 +35,7 @@ def test_presets_are_data():
 
 
 def test_sn40l_preset_runs_swiglu():
-    m = build_program(swiglu_graph(64, 256, 512, 32, 64), SN40L.with_(compute_bw=4096)).run()
+    m = build_program(swiglu_graph(64, 256, 512, 32, 64), SN40L.with_(compute_bw=4096, par_dispatch=1)).run()
     assert m.offchip_traffic == swiglu_traffic(64, 256, 512, 32, 64)
     assert m.cycles == 27185  # PMU-bound like step-eval: the extra channels do not help
     # the preset's own compute (a whole socket per unallocated op) is PMU-bound too

@@ -1,0 +1,92 @@
+"""One workload, three ways of running it on an SN40L socket: fused, conventional, unfused.
+
+`simulate(module, mode)` prepares and simulates the graph of `module`:
+
+- `fused`: `step-allocate-units` (PCUs by FLOPs, PMUs by capacity and
+  bandwidth; sections when the chip is full), the sections run one after
+  the other;
+- `conventional` / `unfused`: `step-kernelize{mode=...}`, then every
+  kernel gets the whole chip (`step-allocate-units` per kernel: each kernel
+  "is still parallelized to run efficiently", seed §VI-A).
+
+It returns the simulated kernel cycles, the kernel count, the off-chip
+traffic and the FLOPs (also `step-metrics`' operational intensity, from the
+same graphs), from which `Run.cycles(orchestration)` adds the launch costs
+(`so` / `ho`, the preset's assumed per-kernel costs). The fusion speedup of
+a workload is then `unfused.cycles("so") / fused.cycles("so" or "ho")`: two
+simulations of one graph.
+
+Example:
+
+```python
+from steplus.examples.workloads.decoder import LLAMA2_7B, decoder_layer
+fused = simulate(decoder_layer(LLAMA2_7B, 1, 4096), "fused")
+fused.kernels, fused.cycles("ho")
+```
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import sympy
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+
+from steplus.dialects.step import GraphOp
+from steplus.passes.sn40l.allocate_units import StepAllocateUnitsPass
+from steplus.passes.sn40l.kernelize import StepKernelizePass
+from steplus.passes.sn40l.kernels import kernel_groups
+from steplus.passes.step.metrics import compute_metrics
+from steplus.runtime.fabric.config import SN40L, HardwareConfig
+from steplus.runtime.fabric.kernel_run import launch_cycles, run_kernels
+
+MODES = ("fused", "conventional", "unfused")
+
+
+@dataclass
+class Run:
+    mode: str
+    kernel_cycles: int
+    kernels: int
+    offchip: int  # simulated bytes
+    flops: int
+    metric_offchip: int  # step-metrics' bytes
+    metric_flops: int
+    config: HardwareConfig
+
+    def cycles(self, orchestration: str) -> int:
+        return self.kernel_cycles + self.kernels * launch_cycles(self.config, orchestration)
+
+    @property
+    def intensity(self) -> float:
+        """FLOPs per off-chip byte (step-metrics)."""
+        return self.metric_flops / self.metric_offchip if self.metric_offchip else 0.0
+
+    def hbm_gbps(self) -> float:
+        """Off-chip bandwidth used while the kernels run."""
+        if not self.kernel_cycles:
+            return 0.0
+        return self.offchip / self.kernel_cycles * self.config.clock_ghz
+
+
+def prepare(module: ModuleOp, mode: str) -> list[GraphOp]:
+    """The kernels of `module`'s first graph for `mode` (annotated with units)."""
+    if mode not in MODES:
+        raise ValueError(f"unknown mode '{mode}' (choose from {', '.join(MODES)})")
+    if mode != "fused":
+        StepKernelizePass(mode=mode).apply(Context(), module)
+    StepAllocateUnitsPass().apply(Context(), module)
+    return kernel_groups(module)[0]
+
+
+def simulate(module: ModuleOp, mode: str, config: HardwareConfig = SN40L) -> Run:
+    graphs = prepare(module, mode)
+    res = run_kernels(graphs, config)
+    moff = mflops = 0
+    for g in graphs:
+        gm = compute_metrics(g)
+        moff += int(sympy.sympify(gm.offchip))
+        mflops += int(sympy.sympify(gm.flops))
+    return Run(mode, res.kernel_cycles, len(graphs), res.offchip, res.flops, moff, mflops,
+               config)

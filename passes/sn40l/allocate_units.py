@@ -1,0 +1,342 @@
+"""`step-allocate-units`: PCUs and PMUs for every operator, sections when the chip is full.
+
+The SN40L seed's Fig. 4: a streaming pipeline runs at the pace of its
+slowest stage, so compute units go to operators in proportion to their FLOPs
+and memory units to buffers by capacity and bandwidth. Per operator `i` of a
+section (numbers from `step-metrics`' rules on the bound graph):
+
+- `F_i`: its FLOPs; it gets `x_i >= 1` PCUs of `pcu-flops` FLOPs/cycle;
+- `B_i`: the bytes it reads from memory units (inputs that come from
+  off-chip loads, possibly repeated); it gets `y_i` PMUs of `pmu-bw`
+  B/cycle of read bandwidth, at least `ceil(onchip_i / pmu-bytes)` of them
+  for capacity (its tile, accumulator or repeated buffer);
+- operators without FLOPs (loads, repeats, ...) get the PMUs their on-chip
+  bytes need.
+
+The pass maximizes the pipeline rate `r` (1 / the cycles of the slowest
+stage): `x_i pcu_flops >= r F_i`, `y_i pmu_bw >= r B_i`, `sum x <= pcus`,
+`sum y + fixed PMUs <= pmus` — a MILP solved with HiGHS
+(`scipy.optimize.milp`, `solver=milp`, the default) or by the greedy
+water-filling (`solver=greedy`: start at the minimum, give the next unit to
+the operator with the largest work per unit; for this separable max-min
+problem it reaches the same rate, which the tests check against the MILP on
+small graphs; the MILP is used to confirm it, and the greedy is the fallback
+if the solver fails).
+
+Sectioning: when the operators' minimum needs (one PCU per computing
+operator, the capacity PMUs, on-chip bytes against `pmus x pmu-bytes`)
+exceed the chip, the graph is cut, in graph order, into sections that fit —
+each a kernel (`steplus.passes.sn40l.kernels`), run one after the other with
+its intermediates in HBM. An operator that alone exceeds the chip is an
+error naming it.
+
+Annotations: every computing operator gets `compute_bw = x_i * pcu_flops`,
+`pmu_bw = y_i * pmu_bw` (read by the simulator) and `sn40l.pcus`,
+`sn40l.pmus`; each graph (or section kernel) gets `sn40l.pcus_used`,
+`sn40l.pmus_used`, `sn40l.sections`; a remark reports the units per section.
+
+Example: `step-opt g.mlir -p 'step-allocate-units'` on the graph of
+`step-kernelize`'s example gives the two maps `compute_bw = 398320` each
+(520 PCUs) and the remark `step-allocate-units: @g: 1 section(s); section 0:
+1040/1040 PCUs, ...`.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import sympy
+from xdsl.context import Context
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp, i64
+from xdsl.ir import Operation
+from xdsl.passes import ModulePass
+
+from steplus.dialects import step_ops as so
+from steplus.dialects import step_routing as sr
+from steplus.dialects.step import GraphOp
+from steplus.passes.diagnostics import OpDiagnosticError, emit
+from steplus.passes.sn40l.hardware import value
+from steplus.passes.sn40l.kernels import (
+    KERNEL, assign, ensure_names, graphs_to_kernelize, is_anchor, replace_graph, source, split,
+)
+from steplus.passes.step.metrics import compute_metrics
+
+SOLVERS = ("milp", "greedy")
+MAX_MILP_OPS = 2000
+"""Above this many operators per section the greedy allocation is used directly."""
+
+
+@dataclass
+class Demand:
+    op: Operation
+    flops: int  # F_i
+    mu_bytes: int  # B_i
+    cap_pmus: int  # PMUs for capacity
+
+
+@dataclass
+class Allocation:
+    pcus: list[int]
+    pmus: list[int]
+    rate: float  # 1 / cycles of the slowest stage (0: nothing to compute)
+    solver: str
+
+
+@dataclass(frozen=True)
+class Chip:
+    pcus: int
+    pmus: int
+    pcu_flops: int
+    pmu_bytes: int
+    pmu_bw: int
+
+
+def _int(e, op: Operation, what: str) -> int:
+    e = sympy.sympify(e)
+    if not e.is_number:
+        raise OpDiagnosticError(op, f"step-allocate-units: the {what} of {op.name} depends on "
+                                    f"unbound symbols ({e}); bind them first (step-specialize)")
+    return int(math.ceil(e))
+
+
+def _from_memory(v) -> bool:
+    """Whether a stream's tiles live in memory units (an off-chip load's, repeated or not)."""
+    for _ in range(64):
+        v = source(v)
+        owner = v.owner
+        if isinstance(owner, (so.LinearOffChipLoadOp, so.RandomOffChipLoadOp)):
+            return True
+        if isinstance(owner, (sr.RepeatOp, sr.FlattenOp, sr.ExpandOp, sr.PromoteOp)):
+            v = owner.operands[0]
+            continue
+        return False
+    return False
+
+
+def demands(graph: GraphOp, chip: Chip) -> list[Demand]:
+    """Per op: FLOPs, bytes read from memory units, PMUs for capacity."""
+    gm = compute_metrics(graph)
+    out = []
+    for m in gm.ops:
+        op = m.op
+        if isinstance(op, (sr.ZipOp, sr.BroadcastOp, sr.ConsumeOp)):
+            continue
+        flops = _int(m.flops, op, "FLOPs")
+        onchip = _int(m.onchip, op, "on-chip bytes")
+        mu = 0
+        if flops:
+            ins = [v for v in op.operands]
+            ins = [w for v in ins for w in (v.owner.operands if isinstance(v.owner, sr.ZipOp)
+                                            else [v])]
+            for v in ins:
+                if _from_memory(v):
+                    t = v.type
+                    n = sympy.Integer(1)
+                    for d in t.dims:
+                        n *= sympy.sympify(d)
+                    el = t.element
+                    mu += _int(n, op, "input size") * el.rows.data * el.cols.data * \
+                        el.bytes_per_scalar()
+        cap = -(-onchip // chip.pmu_bytes)
+        if cap > chip.pmus:
+            raise OpDiagnosticError(op, f"step-allocate-units: {op.name} needs {onchip} B on "
+                                        f"chip ({cap} PMUs), more than the chip's {chip.pmus} "
+                                        f"PMUs x {chip.pmu_bytes} B: no sectioning fits it")
+        out.append(Demand(op, flops, mu, cap))
+    return out
+
+
+def greedy(ds: list[Demand], chip: Chip) -> Allocation | None:
+    """Water-filling: the minimum, then each unit to the op with the most work per unit."""
+    comp = [i for i, d in enumerate(ds) if d.flops]
+    x = [1 if d.flops else 0 for d in ds]
+    y = [max(d.cap_pmus, 1 if d.mu_bytes else 0) for d in ds]
+    if sum(x) > chip.pcus or sum(y) > chip.pmus:
+        return None
+    heap = [(-ds[i].flops / 1, i) for i in comp]
+    heapq.heapify(heap)
+    for _ in range(chip.pcus - sum(x)):
+        if not heap:
+            break
+        _, i = heapq.heappop(heap)
+        x[i] += 1
+        heapq.heappush(heap, (-ds[i].flops / x[i], i))
+    heap = [(-ds[i].mu_bytes / y[i], i) for i, d in enumerate(ds) if d.mu_bytes]
+    heapq.heapify(heap)
+    for _ in range(chip.pmus - sum(y)):
+        if not heap:
+            break
+        _, i = heapq.heappop(heap)
+        y[i] += 1
+        heapq.heappush(heap, (-ds[i].mu_bytes / y[i], i))
+    return Allocation(x, y, _rate(ds, x, y, chip), "greedy")
+
+
+def _rate(ds: list[Demand], x: list[int], y: list[int], chip: Chip) -> float:
+    times = [d.flops / (x[i] * chip.pcu_flops) for i, d in enumerate(ds) if d.flops]
+    times += [d.mu_bytes / (y[i] * chip.pmu_bw) for i, d in enumerate(ds) if d.mu_bytes]
+    return 1 / max(times) if times and max(times) > 0 else 0.0
+
+
+def milp_allocation(ds: list[Demand], chip: Chip) -> Allocation | None:
+    """The same problem as one MILP (HiGHS); None if infeasible or the solver fails."""
+    from scipy.optimize import Bounds, LinearConstraint, milp
+
+    n = len(ds)
+    if not any(d.flops or d.mu_bytes for d in ds):
+        return greedy(ds, chip)
+    # variables: x_0..x_{n-1}, y_0..y_{n-1}, r' (the rate scaled by `scale`)
+    work = max([d.flops / chip.pcu_flops for d in ds] + [d.mu_bytes / chip.pmu_bw for d in ds])
+    scale = 1.0 / work  # r = scale * r', r' in [0, pcus + pmus]
+    rows, lo, hi = [], [], []
+    for i, d in enumerate(ds):
+        if d.flops:  # x_i pcu_flops - r F_i >= 0
+            a = np.zeros(2 * n + 1)
+            a[i] = chip.pcu_flops
+            a[-1] = -scale * d.flops
+            rows.append(a), lo.append(0), hi.append(np.inf)
+        if d.mu_bytes:
+            a = np.zeros(2 * n + 1)
+            a[n + i] = chip.pmu_bw
+            a[-1] = -scale * d.mu_bytes
+            rows.append(a), lo.append(0), hi.append(np.inf)
+    a = np.zeros(2 * n + 1)
+    a[:n] = 1
+    rows.append(a), lo.append(0), hi.append(chip.pcus)
+    a = np.zeros(2 * n + 1)
+    a[n:2 * n] = 1
+    rows.append(a), lo.append(0), hi.append(chip.pmus)
+    xlo = [1 if d.flops else 0 for d in ds] + [max(d.cap_pmus, 1 if d.mu_bytes else 0)
+                                                for d in ds] + [0]
+    xhi = [chip.pcus if d.flops else 0 for d in ds] + [chip.pmus] * n + [np.inf]
+    c = np.zeros(2 * n + 1)
+    c[-1] = -1
+    integrality = np.ones(2 * n + 1)
+    integrality[-1] = 0
+    try:
+        res = milp(c, constraints=LinearConstraint(np.array(rows), lo, hi),
+                   integrality=integrality, bounds=Bounds(xlo, xhi),
+                   options={"time_limit": 20.0})
+    except (ValueError, np.linalg.LinAlgError):
+        return None
+    if res.x is None or res.status not in (0, 1):
+        return None
+    x = [int(round(v)) for v in res.x[:n]]
+    y = [int(round(v)) for v in res.x[n:2 * n]]
+    if sum(x) > chip.pcus or sum(y) > chip.pmus:
+        return None
+    return Allocation(x, y, _rate(ds, x, y, chip), "milp")
+
+
+def allocate(ds: list[Demand], chip: Chip, solver: str = "milp") -> Allocation | None:
+    """The allocation of one section (None: it does not fit the chip)."""
+    if solver == "greedy" or len(ds) > MAX_MILP_OPS:
+        return greedy(ds, chip)
+    return milp_allocation(ds, chip) or greedy(ds, chip)
+
+
+def _fits(ds: list[Demand], chip: Chip) -> bool:
+    return sum(1 for d in ds if d.flops) <= chip.pcus and \
+        sum(max(d.cap_pmus, 1 if d.mu_bytes else 0) for d in ds) <= chip.pmus
+
+
+def sections(graph: GraphOp, chip: Chip) -> dict[Operation, int]:
+    """Section index of every anchor: greedy in graph order, each section fits the chip."""
+    ds = demands(graph, chip)
+    anchors = [op for op in graph.body.block.ops if is_anchor(op)]
+    # an anchor's section also holds the follower ops it consumes (loads, repeats)
+    whole = {d.op: d for d in ds}
+    of = assign(graph, {a: i for i, a in enumerate(anchors)})
+    per_anchor: list[list[Demand]] = [[] for _ in anchors]
+    for op, ks in of.items():
+        if op in whole:
+            for k in ks:
+                per_anchor[k].append(whole[op])
+    section: dict[Operation, int] = {}
+    current: list[Demand] = []
+    k = 0
+    for i, a in enumerate(anchors):
+        trial = current + [d for d in per_anchor[i] if d not in current]
+        if current and not _fits(trial, chip):
+            k += 1
+            trial = list(per_anchor[i])
+        if not _fits(trial, chip):
+            raise OpDiagnosticError(a, f"step-allocate-units: {a.name} and its inputs need "
+                                       "more units than the chip has: no sectioning fits it")
+        current = trial
+        section[a] = k
+    return section
+
+
+def annotate(graph: GraphOp, chip: Chip, solver: str) -> tuple[int, int, str]:
+    """Allocate the units of one section graph; (PCUs, PMUs used, solver)."""
+    ds = demands(graph, chip)
+    alloc = allocate(ds, chip, solver)
+    if alloc is None:
+        raise OpDiagnosticError(graph, "step-allocate-units: the section does not fit the chip")
+    for d, x, y in zip(ds, alloc.pcus, alloc.pmus):
+        if d.flops:
+            d.op.attributes["compute_bw"] = IntegerAttr(x * chip.pcu_flops, i64)
+            d.op.attributes["sn40l.pcus"] = IntegerAttr(x, i64)
+        if d.mu_bytes:
+            d.op.attributes["pmu_bw"] = IntegerAttr(y * chip.pmu_bw, i64)
+        if y:
+            d.op.attributes["sn40l.pmus"] = IntegerAttr(y, i64)
+    used = sum(alloc.pcus), sum(alloc.pmus)
+    graph.attributes["sn40l.pcus_used"] = IntegerAttr(used[0], i64)
+    graph.attributes["sn40l.pmus_used"] = IntegerAttr(used[1], i64)
+    return used[0], used[1], alloc.solver
+
+
+@dataclass(frozen=True)
+class StepAllocateUnitsPass(ModulePass):
+    """Give operators PCUs by FLOPs and PMUs by capacity/bandwidth; split into sections that fit.
+
+    See the module doc. Options default to one SN40L socket (the seed's 1040
+    PCUs and PMUs of 512 KiB; 383 FLOPs/cycle per PCU and 64 B/cycle per PMU
+    read port as in the `sn40l` preset).
+    """
+
+    name = "step-allocate-units"
+
+    pcus: int = int(value("pcus"))
+    pmus: int = int(value("pmus"))
+    pcu_flops: int = int(value("pcu_flops"))
+    pmu_bytes: int = int(value("pmu_bytes"))
+    pmu_bw: int = int(value("pmu_gbps_each")) // 2
+    solver: str = "milp"
+
+    def __post_init__(self) -> None:
+        for f in ("pcus", "pmus", "pcu_flops", "pmu_bytes", "pmu_bw"):
+            v = getattr(self, f)
+            if not isinstance(v, int) or not 1 <= v <= 1 << 40:
+                raise ValueError(f"{f.replace('_', '-')} must be a positive integer, got {v}")
+        if self.solver not in SOLVERS:
+            raise ValueError(f"unknown solver '{self.solver}' (choose from milp, greedy)")
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        chip = Chip(self.pcus, self.pmus, self.pcu_flops, self.pmu_bytes, self.pmu_bw)
+        todo = [g for g in op.walk() if isinstance(g, GraphOp)]
+        for g in todo:
+            if KERNEL in g.attributes:  # already a kernel: allocate it whole
+                pcu, pmu, how = annotate(g, chip, self.solver)
+                emit(g, "remark", f"step-allocate-units: @{g.sym_name.data}: {pcu}/{chip.pcus} "
+                                  f"PCUs, {pmu}/{chip.pmus} PMUs ({how})")
+                continue
+            ensure_names(g)
+            sec = sections(g, chip)
+            n = max(sec.values(), default=0) + 1
+            parts = [g] if n == 1 else split(g, assign(g, sec), "step-allocate-units")
+            lines = []
+            for k, part in enumerate(parts):
+                pcu, pmu, how = annotate(part, chip, self.solver)
+                part.attributes["sn40l.sections"] = IntegerAttr(n, i64)
+                lines.append(f"section {k}: {pcu}/{chip.pcus} PCUs, {pmu}/{chip.pmus} PMUs "
+                             f"({how})")
+            emit(g, "remark", f"step-allocate-units: @{g.sym_name.data}: {n} section(s); "
+                              + "; ".join(lines))
+            if n > 1:
+                replace_graph(op, g, parts)
