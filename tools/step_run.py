@@ -21,6 +21,9 @@ Backends for lus nodes:
   loop one IREE dispatch); `--per-tick` calls `@<node>_step` once per tick
   instead, as `--stream` does. Compiled modules are cached
   (`$STEPLUS_CACHE_DIR`, default `~/.cache/steplus/iree`; `off` disables it).
+- `modular`: `convert-lus-to-sync`, `convert-sync-to-std{target=modular}`,
+  `iree-compile`; the `@sch_*` runtime calls are served by a Python IREE
+  module, each node instance a coroutine (`steplus.runtime.iree_modular`).
 
 `--stream` reads the inputs from stdin, one tick per line (values in input
 order), and prints each tick's outputs as soon as its line is read (see
@@ -87,9 +90,10 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--per-tick", action="store_true",
                    help="iree backend: call @<node>_step once per tick even when all "
                         "inputs are known (default: one batched @<node>_run call)")
-    p.add_argument("--backend", choices=["reactive", "sync", "iree", "ila"], default=None,
+    p.add_argument("--backend", choices=["reactive", "sync", "iree", "modular", "ila"],
+                   default=None,
                    help="execution path: reactive (default for nodes), sync, iree, "
-                        "ila (functions)")
+                        "modular (nodes), ila (functions)")
     p.add_argument("--allow-unregistered-dialect", action="store_true",
                    help="accept operations of unregistered dialects (as step-opt)")
     from steplus.tools.step_run_graph import add_arguments
@@ -135,6 +139,7 @@ def _fmt(v: object) -> str:
 _LOWERINGS = {
     "sync": "convert-lus-to-sync",
     "iree": "lus-inline-instances,convert-lus-to-sync,convert-sync-to-std",
+    "modular": "convert-lus-to-sync",
 }
 
 
@@ -191,6 +196,11 @@ def _execute(args, module: ModuleOp, node: str, inputs: dict) -> list[list[objec
         from steplus.runtime.iree_exec import IreeNode
 
         return IreeNode(module, node).run(inputs, args.ticks, per_tick=args.per_tick)
+    if args.backend == "modular":
+        from steplus.runtime.iree_modular import ModularNode
+
+        with ModularNode(module, node) as modular:
+            return modular.run(inputs, args.ticks)
     has_lus = any(isinstance(op, lus.NodeOp) for op in module.walk())
     if args.backend == "sync" or (
         not has_lus and any(isinstance(op, sync.NodeOp) for op in module.walk())
@@ -287,11 +297,17 @@ def _stream(args: argparse.Namespace, module: ModuleOp, name: str, sigs) -> int:
     if args.input or args.output:
         raise UsageError("--stream reads the inputs from stdin and prints the outputs; "
                          "it takes no --input or --output")
+    modular = None
     try:
         if args.backend == "iree":
             from steplus.runtime.iree_exec import IreeNode
 
             step = IreeNode(module, name).step
+        elif args.backend == "modular":
+            from steplus.runtime.iree_modular import ModularNode
+
+            modular = ModularNode(module, name)
+            step = modular.step
         elif args.backend == "sync" or not any(isinstance(op, lus.NodeOp)
                                                for op in module.walk()):
             from steplus.runtime.reactive.sync_interp import sync_stepper
@@ -305,6 +321,9 @@ def _stream(args: argparse.Namespace, module: ModuleOp, name: str, sigs) -> int:
     except (ReactiveError, IreeError) as e:
         print(f"{args.input_file}: error: {e}", file=sys.stderr)
         return EXIT_USER_ERROR
+    finally:
+        if modular is not None:
+            modular.close()
 
 
 def _run_graph(args: argparse.Namespace, source: ModuleOp | None) -> int:
