@@ -137,6 +137,8 @@ def _parse(text: str) -> sympy.Expr:
 
 
 def _integer(value: object, text: str) -> sympy.Integer:
+    if type(value) is int and 0 <= value <= MAX_DIM_LITERAL:
+        return sympy.Integer(value)  # the common case, without sympy comparisons
     v = sympy.Integer(value) if isinstance(value, int) else value
     if not (isinstance(v, sympy.Integer) and 0 <= v <= MAX_DIM_LITERAL):
         raise DimError(f"stream dimension '{_short(text)}' must be a non-negative integer "

@@ -8,6 +8,7 @@ so verifier failures and pass diagnostics can be reported as
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -29,6 +30,9 @@ class SourceLoc:
         return f"{self.name}:{self.line}:{self.col}"
 
 
+_NEWLINE = re.compile("\n")
+
+
 class SourceFile:
     """The text of one input chunk, with its name and line offset in the file."""
 
@@ -36,10 +40,7 @@ class SourceFile:
         self.name = name
         self.text = text
         self.line_offset = line_offset
-        self._line_starts = [0]
-        for i, ch in enumerate(text):
-            if ch == "\n":
-                self._line_starts.append(i + 1)
+        self._line_starts = [0] + [m.end() for m in _NEWLINE.finditer(text)]
 
     def loc_of_offset(self, pos: int) -> SourceLoc:
         """Location of a character offset in this chunk (lines counted in the file)."""
