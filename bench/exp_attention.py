@@ -1,7 +1,7 @@
 """Experiment: parallelization strategies for GQA decode attention (the STeP paper's Fig. 11).
 
     python bench/exp_attention.py [--workers N] [--scheduler tcp://host:8786] [--out DIR]
-                                  [--batches 16,64,80] [--no-sweep]
+                                  [--batches 16,64,80] [--no-sweep] [--check]
 
 For every reference KV-length trace of the reference spec §6.2 (batch 16, 64
 and 80; three traces per stdev class high/medium/low) the three graphs of §8.4
@@ -16,6 +16,8 @@ Every row also checks the simulated off-chip traffic against `step-metrics`
 on-chip and the check), DIR/attention_sweep.csv, DIR/attention.png (cycles of
 each static strategy normalized to dynamic, geomean per stdev class and batch,
 as in Fig. 11) and prints the geomean speedups of dynamic parallelization.
+`--check` compares every trace's cycles with the pinned ones
+(test/unit/fabric/attention_cycles.json) and exits non-zero on a mismatch.
 Configurations run in parallel local processes, or on a Dask cluster with
 --scheduler (steplus.tools.sweep).
 """
@@ -47,6 +49,7 @@ SELECTIONS = {
          "low": ("4181_4260", "0135_0214", "2025_2104")},
 }
 SWEEP_TRACE = ("b64", "4007_4070")
+PINS = REPO / "test" / "unit" / "fabric" / "attention_cycles.json"
 SWEEP_BATCHES = (16, 32, 48, 64)
 
 
@@ -202,6 +205,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--batches", default="16,64,80")
     p.add_argument("--no-sweep", action="store_true", help="skip the batch sweep")
     p.add_argument("--out", default=str(REPO / "bench" / "results"))
+    p.add_argument("--check", action="store_true",
+                   help="compare the cycles with the pinned ones (attention_cycles.json)")
     args = p.parse_args(argv)
     try:
         batches = [int(b) for b in args.batches.split(",")]
@@ -232,7 +237,23 @@ def main(argv: list[str] | None = None) -> int:
         print(f"B={batch}: " + ", ".join(f"{k} {v:.2f}x" for k, v in summary(sel).items()))
     print("all: " + ", ".join(f"{k} {v:.2f}x" for k, v in summary(main_rows).items()))
     print(f"wrote {csv_path} and {out / 'attention.png'}", file=sys.stderr)
-    return 0
+    return check(main_rows) if args.check else 0
+
+
+def check(rows: list[dict]) -> int:
+    """Compare each row's cycles with the pins; 0 if all agree."""
+    import json
+
+    pins = json.loads(PINS.read_text())["cycles"]
+    bad = 0
+    for r in rows:
+        key = f"{r['batch']}/{r['start_idx']:04d}_{r['end_idx']:04d}"
+        got = [r[COLUMN[s]] for s in STRATEGIES]
+        if pins.get(key) != got:
+            bad += 1
+            print(f"MISMATCH {key}: pinned {pins.get(key)}, simulated {got}")
+    print(f"pinned cycles: {len(rows) - bad}/{len(rows)} traces agree")
+    return 1 if bad else 0
 
 
 if __name__ == "__main__":

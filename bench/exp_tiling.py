@@ -30,7 +30,7 @@ def task(config: dict) -> list[dict]:
     from steplus.dialects.step import GraphOp
     from steplus.passes.step.metrics import compute_metrics
     from steplus.passes.step.specialize import routing_bindings, specialize_graph
-    from reference_settings import moe_depth
+    from reference_settings import moe_depth, moe_fallback_depth
     from steplus.passes.step.traces import RoutingTrace, shipped_routing_trace
 
     model, tile_n = workloads.MODELS[config["model"]], config["tile_n"]
@@ -44,32 +44,37 @@ def task(config: dict) -> list[dict]:
         bound = symbolic.bind(specialize_graph(graph.clone(), routing_bindings(graph, trace)))
         row = {"model": model.name, "batch": batch, "tile_n": tile_n or "dyn",
                "offchip_bytes": int(bound.offchip), "onchip_bytes": int(bound.onchip),
-               "flops": int(bound.flops), "padded_flops": int(bound.padded_flops), "cycles": ""}
+               "flops": int(bound.flops), "padded_flops": int(bound.padded_flops), "cycles": "",
+               "note": ""}
         if config.get("simulate"):
-            row["cycles"] = _simulate(module, path, "moe", dynamic=tile_n is None,
-                                      depth=moe_depth(model.name, batch))
+            row["cycles"], row["note"] = _simulate(
+                module, path, "moe", dynamic=tile_n is None, depth=moe_depth(model.name, batch),
+                fallback=moe_fallback_depth(model.name, batch))
         rows.append(row)
     return rows
 
 
 def _simulate(module, trace_path: Path, experiment: str = "moe",
-              dynamic: bool = False, depth: int | None = None) -> int | str:
-    """Cycles of `module` bound to a routing trace, with the reference settings
-    of `experiment` (bench/reference_settings.py), `depth` overriding the
-    base channel depth."""
+              dynamic: bool = False, depth: int | None = None,
+              fallback: int | None = None) -> tuple[int | str, str]:
+    """(cycles, note) of `module` bound to a routing trace, with the reference
+    settings of `experiment` (bench/reference_settings.py), `depth` overriding
+    the base channel depth; a run that deadlocks there is repeated at depth
+    `fallback` if given, noted "depth 1024, not comparable"
+    (`reference_settings.simulate_moe`)."""
     from xdsl.context import Context
 
-    from reference_settings import configure
-    from steplus.lowering.step_to_runtime import build_program
+    from reference_settings import configure, simulate_moe
     from steplus.passes.step.specialize import StepSpecializePass
 
     m = module.clone()
     try:
         StepSpecializePass(routing=str(trace_path), rewrite=True).apply(Context(), m)
         cfg = configure(experiment, m, dynamic=dynamic, depth=depth)
-        return int(build_program(m, cfg).run().cycles)
+        res, _, note = simulate_moe(m, cfg, fallback)
+        return int(res.cycles), note
     except Exception as e:  # recorded in the CSV, the sweep goes on
-        return f"error: {type(e).__name__}: {e}".replace("\n", " ")[:200]
+        return f"error: {type(e).__name__}: {e}".replace("\n", " ")[:200], ""
 
 
 def plot(rows: list[dict], path: Path) -> None:
@@ -120,13 +125,17 @@ def pareto_distance(p: dict, static: list[dict]) -> float:
 def summary(rows: list[dict]) -> dict[str, float]:
     """Headline ratios of dynamic tiling over the static tile sizes, geomean over
     every (model, batch) group and static tile: speedup, on-chip and traffic
-    reduction; and the geomean Pareto Improvement Distance per group."""
+    reduction; and the geomean Pareto Improvement Distance per group. Rows
+    simulated at the fallback depth (noted "depth 1024, not comparable") are
+    left out."""
     speed, mem, traffic, pid = [], [], [], []
     for key in sorted({(r["model"], r["batch"]) for r in rows}):
         sel = [r for r in rows if (r["model"], r["batch"]) == key]
         dyn = next((r for r in sel if r["tile_n"] == "dyn"), None)
-        static = [r for r in sel if r["tile_n"] != "dyn" and isinstance(r["cycles"], int)]
-        if dyn is None or not isinstance(dyn["cycles"], int) or not static:
+        # a fallback run at depth 1024 ("not comparable") stays out of the ratios
+        static = [r for r in sel if r["tile_n"] != "dyn" and isinstance(r["cycles"], int)
+                  and not r.get("note")]
+        if dyn is None or not isinstance(dyn["cycles"], int) or dyn.get("note") or not static:
             continue
         speed += [r["cycles"] / dyn["cycles"] for r in static]
         mem += [r["onchip_bytes"] / dyn["onchip_bytes"] for r in static]

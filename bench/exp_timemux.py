@@ -56,7 +56,7 @@ def task(config: dict) -> dict:
     if config.get("simulate"):
         from exp_tiling import _simulate
 
-        cycles = _simulate(module, TRACE, "timemux", dynamic=tile_n is None)
+        cycles, _ = _simulate(module, TRACE, "timemux", dynamic=tile_n is None)
         row["cycles"] = cycles
         if isinstance(cycles, int) and cycles:
             row["utilization_pct"] = round(flops / cycles / allocated * 100, 2)

@@ -6,12 +6,13 @@ Each graph (examples/step/workloads.py, reference spec §8.2) is specialized to
 the shipped routing trace and simulated in timing mode with the step-eval
 preset (HBM 32 channels, PMU 64 B/cycle, base depth 2; compute bandwidth 4096
 for static tiling, 6400 with the retile accumulators at 1024 for dynamic
-tiling, as the spec's drivers set them, §8.2). Qwen at B=1024 runs with
-channel depth 1024 (the newest driver's; spec §1.3, §11.3): at depth 2 its
-static-tiling graphs deadlock (a rare expert waits for tN tokens while the
-token partition is blocked by a busy expert whose outputs wait for the
-reassembly of an earlier token), which the simulator reports. `--depth N`
-overrides the depth of every run; a run that deadlocks prints "deadlock".
+tiling, as the spec's drivers set them, §8.2). Every run uses the §1.3 base
+depth 2; Qwen at B=1024 with tile_N <= 64 deadlocks there (in-order
+reassembly waits on an expert that flushes only at the end of the stream
+while busy experts back-pressure the token partition) and only those runs are
+repeated at depth 1024, labelled "depth 1024, not comparable"
+(`reference_settings.simulate_moe`). `--depth N` overrides the depth of every
+run (no fallback); a run that deadlocks prints "deadlock".
 Prints, per run: simulated cycles, off-chip bytes read and written (the
 simulator writes the bf16 width, 2 bytes per element, as the spec's simulator
 does; step-metrics counts stores at the declared f32 width, §5.1), the
@@ -29,7 +30,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "bench"))
 
-from reference_settings import moe_depth  # noqa: E402
+from reference_settings import moe_depth, moe_fallback_depth, simulate_moe  # noqa: E402
 
 
 def moe_graph(model: str, batch: int, tile_n: int | None, depth: int | None = None):
@@ -57,18 +58,21 @@ def moe_graph(model: str, batch: int, tile_n: int | None, depth: int | None = No
 
 
 def simulate(model: str, batch: int, tile_n: int | None, depth: int | None = None) -> dict:
-    from steplus.lowering.step_to_runtime import build_program
     from steplus.runtime.fabric.engine import DeadlockError
 
     module, cfg, metrics = moe_graph(model, batch, tile_n, depth)
     row = {"model": model, "batch": batch, "tile_n": tile_n or "dyn", "depth": cfg.base_depth,
            "cycles": "deadlock", "read": "", "written": "",
-           "metrics_offchip": int(metrics.offchip), "onchip": int(metrics.onchip), "firings": ""}
+           "metrics_offchip": int(metrics.offchip), "onchip": int(metrics.onchip), "firings": "",
+           "note": ""}
     t0 = time.perf_counter()
     try:
-        d = build_program(module, cfg).run().to_dict()
-        row.update(cycles=d["cycles"], read=d.get("offchip_read_bytes"),
-                   written=d.get("offchip_written_bytes"), firings=d.get("firings", ""))
+        m, d, note = simulate_moe(module, cfg,
+                                  None if depth else moe_fallback_depth(model, batch))
+        r = m.to_dict()
+        row.update(cycles=r["cycles"], read=r.get("offchip_read_bytes"),
+                   written=r.get("offchip_written_bytes"), firings=r.get("firings", ""),
+                   depth=d, note=note)
     except DeadlockError:
         pass  # reported as "deadlock"
     row["wall_s"] = round(time.perf_counter() - t0, 2)
@@ -83,7 +87,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--depth", type=int, help="base channel depth of every run")
     args = p.parse_args(argv)
     cols = ("model", "batch", "tile_n", "depth", "cycles", "read", "written", "metrics_offchip",
-            "onchip", "firings", "wall_s")
+            "onchip", "firings", "wall_s", "note")
     print(" ".join(f"{c:>15}" for c in cols))
     for model in args.models.split(","):
         for batch in map(int, args.batches.split(",")):

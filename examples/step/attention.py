@@ -52,7 +52,7 @@ from io import StringIO
 from pathlib import Path
 
 import numpy as np
-from xdsl.dialects.builtin import ModuleOp, bf16, f32
+from xdsl.dialects.builtin import ModuleOp, UnitAttr, bf16, f32
 from xdsl.printer import Printer
 
 from steplus.dialects.step import GraphOp
@@ -96,6 +96,9 @@ def region(g: Graph, r: int, q: Stream, k: Stream, v: Stream, idx: list[Stream],
     rsum_t = e_sum.accum("add", 1, acc=TileType(GROUP, TILE_N, f32), name=f"rsum_t{r}")
     rsum = rsum_t.map("row_sum", name=f"rsum{r}")
     out = pv.map("div", rsum, dtype=bf16, name=f"div{r}")
+    # §8.4 node 31: the divided tile is written back to a memory unit (store
+    # term ceil(8 x HD x 2 / PMU_BW) per request, and o_store reads it from there)
+    out.value.owner.attributes["write_back_mu"] = UnitAttr()
     out.random_store(idx[4], [1 << 20], O_BASE, name=f"o_store{r}").consume()
     return k_sig
 

@@ -114,7 +114,7 @@ builtin.module {
       step.yield %42 : !step.tile<8x1xf32>
     }
     %43 = step.zip %pv0, %rsum0 : (!step.stream<[16], !step.tile<8x64xf32>>, !step.stream<[16], !step.tile<8x1xf32>>) -> !step.stream<[16], !step.tuple<!step.tile<8x64xf32>, !step.tile<8x1xf32>>>
-    %div0 = step.map %43 : !step.stream<[16], !step.tuple<!step.tile<8x64xf32>, !step.tile<8x1xf32>>> -> !step.stream<[16], !step.tile<8x64xbf16>> {
+    %div0 = step.map %43 {write_back_mu} : !step.stream<[16], !step.tuple<!step.tile<8x64xf32>, !step.tile<8x1xf32>>> -> !step.stream<[16], !step.tile<8x64xbf16>> {
     ^bb0(%44: !step.tile<8x64xf32>, %45: !step.tile<8x1xf32>):
       %46 = step.apply "div"(%44, %45) : (!step.tile<8x64xf32>, !step.tile<8x1xf32>) -> !step.tile<8x64xbf16>
       step.yield %46 : !step.tile<8x64xbf16>

@@ -129,7 +129,7 @@ builtin.module {
       step.yield %42 : !step.tile<8x1xf32>
     }
     %43 = step.zip %pv0, %rsum0 : (!step.stream<[4], !step.tile<8x64xf32>>, !step.stream<[4], !step.tile<8x1xf32>>) -> !step.stream<[4], !step.tuple<!step.tile<8x64xf32>, !step.tile<8x1xf32>>>
-    %div0 = step.map %43 : !step.stream<[4], !step.tuple<!step.tile<8x64xf32>, !step.tile<8x1xf32>>> -> !step.stream<[4], !step.tile<8x64xbf16>> {
+    %div0 = step.map %43 {write_back_mu} : !step.stream<[4], !step.tuple<!step.tile<8x64xf32>, !step.tile<8x1xf32>>> -> !step.stream<[4], !step.tile<8x64xbf16>> {
     ^bb0(%44: !step.tile<8x64xf32>, %45: !step.tile<8x1xf32>):
       %46 = step.apply "div"(%44, %45) : (!step.tile<8x64xf32>, !step.tile<8x1xf32>) -> !step.tile<8x64xbf16>
       step.yield %46 : !step.tile<8x64xbf16>
@@ -234,7 +234,7 @@ builtin.module {
       step.yield %89 : !step.tile<8x1xf32>
     }
     %90 = step.zip %pv1, %rsum1 : (!step.stream<[4], !step.tile<8x64xf32>>, !step.stream<[4], !step.tile<8x1xf32>>) -> !step.stream<[4], !step.tuple<!step.tile<8x64xf32>, !step.tile<8x1xf32>>>
-    %div1 = step.map %90 : !step.stream<[4], !step.tuple<!step.tile<8x64xf32>, !step.tile<8x1xf32>>> -> !step.stream<[4], !step.tile<8x64xbf16>> {
+    %div1 = step.map %90 {write_back_mu} : !step.stream<[4], !step.tuple<!step.tile<8x64xf32>, !step.tile<8x1xf32>>> -> !step.stream<[4], !step.tile<8x64xbf16>> {
     ^bb0(%91: !step.tile<8x64xf32>, %92: !step.tile<8x1xf32>):
       %93 = step.apply "div"(%91, %92) : (!step.tile<8x64xf32>, !step.tile<8x1xf32>) -> !step.tile<8x64xbf16>
       step.yield %93 : !step.tile<8x64xbf16>
@@ -339,7 +339,7 @@ builtin.module {
       step.yield %136 : !step.tile<8x1xf32>
     }
     %137 = step.zip %pv2, %rsum2 : (!step.stream<[4], !step.tile<8x64xf32>>, !step.stream<[4], !step.tile<8x1xf32>>) -> !step.stream<[4], !step.tuple<!step.tile<8x64xf32>, !step.tile<8x1xf32>>>
-    %div2 = step.map %137 : !step.stream<[4], !step.tuple<!step.tile<8x64xf32>, !step.tile<8x1xf32>>> -> !step.stream<[4], !step.tile<8x64xbf16>> {
+    %div2 = step.map %137 {write_back_mu} : !step.stream<[4], !step.tuple<!step.tile<8x64xf32>, !step.tile<8x1xf32>>> -> !step.stream<[4], !step.tile<8x64xbf16>> {
     ^bb0(%138: !step.tile<8x64xf32>, %139: !step.tile<8x1xf32>):
       %140 = step.apply "div"(%138, %139) : (!step.tile<8x64xf32>, !step.tile<8x1xf32>) -> !step.tile<8x64xbf16>
       step.yield %140 : !step.tile<8x64xbf16>
@@ -444,7 +444,7 @@ builtin.module {
       step.yield %183 : !step.tile<8x1xf32>
     }
     %184 = step.zip %pv3, %rsum3 : (!step.stream<[4], !step.tile<8x64xf32>>, !step.stream<[4], !step.tile<8x1xf32>>) -> !step.stream<[4], !step.tuple<!step.tile<8x64xf32>, !step.tile<8x1xf32>>>
-    %div3 = step.map %184 : !step.stream<[4], !step.tuple<!step.tile<8x64xf32>, !step.tile<8x1xf32>>> -> !step.stream<[4], !step.tile<8x64xbf16>> {
+    %div3 = step.map %184 {write_back_mu} : !step.stream<[4], !step.tuple<!step.tile<8x64xf32>, !step.tile<8x1xf32>>> -> !step.stream<[4], !step.tile<8x64xbf16>> {
     ^bb0(%185: !step.tile<8x64xf32>, %186: !step.tile<8x1xf32>):
       %187 = step.apply "div"(%185, %186) : (!step.tile<8x64xf32>, !step.tile<8x1xf32>) -> !step.tile<8x64xbf16>
       step.yield %187 : !step.tile<8x64xbf16>

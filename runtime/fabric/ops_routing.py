@@ -86,11 +86,14 @@ class PartitionCtx(StreamCtx):
             chosen = s.data.chosen
             sw = max((self.switch[j] for j in chosen), default=0)
             while True:
-                el = yield (DEQ, self.inp)
+                # §4: peek the element, spend its load time, then dequeue (the
+                # input slot stays taken while the tile is read), switch, enqueue.
+                el = yield (PEEK, self.inp)
                 if el is None:
                     raise SimulationError(f"{self.name}: data stream ended before its selectors")
                 self.firings += 1
                 self.work(self._load(el.data))
+                yield (DEQ, self.inp)
                 store = (-(-el.data.nbytes // self.pmu_bw)) if self.write_back else 0
                 self.work(sw + store)
                 # The group is the input's inner `p` dims: one element for

@@ -33,7 +33,11 @@ def _specialized(model: str, tile_n, trace):
     return module, graph, bind, compute_metrics(graph).bind(bind)
 
 
-@pytest.mark.parametrize(("tile_n", "cycles"), [(16, 4644822), (None, 2823520)],
+# Regression pins of the model (MoE totals are chaotic, §11.2: not derivable by
+# hand). They moved when FlatPartition began spending a memory tile's load time
+# before dequeuing it (§4), which holds its depth-2 input slot longer:
+# Mixtral tn16 4644822 -> 4644451, Qwen b64 tn16 709160 -> 709864.
+@pytest.mark.parametrize(("tile_n", "cycles"), [(16, 4644451), (None, 2823520)],
                          ids=["tn16", "dynamic"])
 def test_mixtral_layer_simulates_with_the_predicted_traffic(tile_n, cycles):
     m = workloads.MODELS["mixtral"]
@@ -66,4 +70,4 @@ def test_qwen_idle_experts_allocate_nothing_on_chip():
     result = build_program(module, get_preset("step-eval")).run()
     assert result.offchip_traffic == int(predicted.offchip) == 680264704
     assert result.onchip_peak == int(predicted.onchip) == 70799362
-    assert result.cycles == 709160
+    assert result.cycles == 709864

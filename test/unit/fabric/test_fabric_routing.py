@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from fabric_helpers import Sink, Source, new_sim, num, tile, wire
 
-from steplus.runtime.fabric.channel import Selector
+from steplus.runtime.fabric.channel import Element, Selector
+from steplus.runtime.fabric.engine import ENQ
 from steplus.runtime.fabric import ops_routing as R
 from steplus.runtime.fabric import ops_shape as S
 from steplus.runtime.fabric.ops_compute import AccumCtx, Kernel
@@ -95,6 +96,44 @@ def test_flat_partition_sends_to_every_selected_output():
     # data at 1; each element: +1 switch cycle, stamped at the clock
     assert a.clocks == [3, 5] and b.clocks == [4, 5]
     assert a.levels == [0, 0] and b.levels == [0, 0]  # p = 0 removes every level
+
+
+class _Feeder(Source):
+    """A Source that records its clock after every enqueue."""
+
+    def body(self):
+        self.after = []
+        for data, level, wait in self.items:
+            self.work(wait)
+            yield (ENQ, self.out, Element(data, level), self.clock)
+            self.after.append(self.clock)
+
+
+def test_flat_partition_spends_the_load_time_before_dequeuing():
+    """§4: peek the data element, spend its load time, *then* dequeue, switch,
+    enqueue — the depth-1 input slot stays taken while the tile is read.
+    Hand-derived (§1.1): memory tiles of 1x64 bf16 = 128 B load in
+    ceil(128/64) = 2 cycles. The feeder enqueues tile k at clock c_k (v_k =
+    c_k + 1); for k >= 1 it first waits for the dequeue of tile k-1 (d_{k-1}),
+    c_k = d_{k-1} + 1. The partition, at clock tau: peek (tau = max(tau,
+    v_k)), +2 load, dequeue (d_k = tau), +1 switch, enqueue.
+    tile 0: v 1, peek at 1, load -> 3, d_0 = 3, switch -> 4;
+    tile 1: c_1 = 4, v 5, peek at 5, load -> 7, d_1 = 7, switch -> 8;
+    tile 2: c_2 = 8, v 9, peek at 9, load -> 11, d_2 = 11, switch -> 12.
+    (Dequeuing before the load gave d = 1, 4, 7 and c = 0, 2, 5.)"""
+    sim = new_sim()
+    feeder = sim.add(_Feeder("data", [(tile(1, 64, 2, mu=True), 0, 0)] * 3))
+    sel = sim.add(Source("sel", [(Selector((0,)), 0, 0)] * 3))
+    op = sim.add(R.PartitionCtx("part", 0, [1, 1], False, 64))
+    a, b = sim.add(Sink("a")), sim.add(Sink("b"))
+    wire(sim, feeder, op, cap=1)
+    wire(sim, sel, op, dst_attr="sel")
+    wire(sim, op, a, src_attr="outs_list[0]")
+    wire(sim, op, b, src_attr="outs_list[1]")
+    sim.run()
+    assert feeder.after == [0, 4, 8]
+    assert a.clocks == [5, 9, 13]  # enqueued at 4, 8, 12 (visible one cycle later)
+    assert op.busy == 3 * (2 + 1)
 
 
 def _partition(rank, data_items, sel_items):
