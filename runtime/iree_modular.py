@@ -18,8 +18,10 @@ thread (only one thread runs at a time: control is handed over explicitly).
 - `tick()`: the end of the running instance's reaction; control goes back to
   whoever triggered it.
 
-Scalar types (`i1`, integers up to 64 bits, `f32`, `f64`) are supported;
-tensor-typed node interfaces are not (they raise `IreeError`).
+Values are scalars (`i1`, integers up to 64 bits, `f32`, `f64`) or
+static-shaped tensors, passed as HAL buffer views (a child's inputs and
+outputs are handed over as the references they are; the root's are copied
+from / to numpy arrays).
 
 Example:
 
@@ -38,7 +40,14 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 from xdsl.dialects import func
-from xdsl.dialects.builtin import AnyFloat, IntegerType, ModuleOp, StringAttr, SymbolRefAttr
+from xdsl.dialects.builtin import (
+    AnyFloat,
+    IntegerType,
+    ModuleOp,
+    StringAttr,
+    SymbolRefAttr,
+    TensorType,
+)
 from xdsl.ir import Attribute
 
 from steplus.dialects import lus, sync
@@ -46,7 +55,7 @@ from steplus.runtime.reactive.interpreter import ABSENT, MAX_TICKS, ReactiveErro
 
 RUNTIME_MODULE = "sch"
 _RUNTIME_NAMES = ("sch_", "tick", "inst")
-MAX_INSTANCES = 10_000  # instances (threads) one program may create
+MAX_INSTANCES = 1000  # instances (one thread each) one program may create
 
 
 class _Stop(Exception):
@@ -61,7 +70,9 @@ def _code(t: Attribute) -> str:
         return "I" if t.width.data > 32 else "i"
     if isinstance(t, AnyFloat):
         return "F" if t.bitwidth > 32 else "f"
-    raise IreeError(f"the modular runtime supports scalar node interfaces only, not {t}")
+    if isinstance(t, TensorType) and all(d >= 0 for d in t.get_shape()):
+        return "r"  # a HAL buffer view
+    raise IreeError(f"the modular runtime does not support values of type {t}")
 
 
 def _runtime_name(name: str) -> str | None:
@@ -126,6 +137,7 @@ class ModularNode:
         node = next(n for n in sync_module.body.block.ops
                     if isinstance(n, sync.NodeOp) and n.sym_name.data == name)
         self.input_names = [a.name_hint for a in node.body.block.args[:node.num_inputs]]
+        self.in_types = [a.type.element for a in node.body.block.args[:node.num_inputs]]
         self.out_types = [a.type.element for a in node.body.block.args[node.num_inputs:]]
         self.vmfb = compile_module(lowered)
         iface = rt.PyModuleInterface(RUNTIME_MODULE, lambda _iface: self)
@@ -141,6 +153,8 @@ class ModularNode:
         except RuntimeError as e:
             raise IreeError(f"iree.runtime could not load the module: {e}") from None
         self._functions = [ctx.modules.module[n] for n, _, _ in self.table]
+        self._device = ctx.config.device
+        self._alive: list[object] = []  # device arrays of the root's inputs this tick
         self._ctx, self._iface = ctx, iface
         self._by_thread: dict[int, _Instance] = {}
         self._instances: list[_Instance] = []
@@ -242,13 +256,37 @@ class ModularNode:
         from steplus.runtime.iree_exec import IreeError
 
         root = self.root
-        root.io[:root.n_in] = [_scalar(v) for v in inputs]
+        self._alive = [self._to_runtime(v, t) for v, t in zip(inputs, self.in_types)]
+        root.io[:root.n_in] = [a._buffer_view.ref if isinstance(t, TensorType) else a
+                               for a, t in zip(self._alive, self.in_types)]
         root.io[root.n_in:] = [ABSENT] * (len(root.io) - root.n_in)
         try:
             self._resume(root)
         except RuntimeError as e:
             raise IreeError(f"iree.runtime: {str(e).splitlines()[0]}") from None
-        return [_typed(v, t) for v, t in zip(root.io[root.n_in:], self.out_types)]
+        return [self._from_runtime(v, t) for v, t in zip(root.io[root.n_in:], self.out_types)]
+
+    def _to_runtime(self, v: object, t: Attribute) -> object:
+        import iree.runtime as rt
+
+        from steplus.runtime.reactive.ops import numpy_dtype
+
+        if isinstance(t, TensorType):
+            a = np.ascontiguousarray(np.asarray(v, dtype=numpy_dtype(t)).reshape(t.get_shape()))
+            return rt.asdevicearray(self._device, a)
+        return _scalar(v)
+
+    def _from_runtime(self, v: object, t: Attribute) -> object:
+        import iree.runtime as rt
+
+        from steplus.runtime.reactive.ops import numpy_dtype
+
+        if v is ABSENT:
+            return v
+        if isinstance(t, TensorType):
+            view = rt.DeviceArray(self._device, v.deref(rt.HalBufferView))
+            return np.array(view.to_host(), copy=True).astype(numpy_dtype(t))
+        return np.asarray(v).astype(numpy_dtype(t))[()]
 
     def run(self, inputs: Mapping[str, Sequence[object]] | Sequence[Sequence[object]],
             ticks: int, max_ticks: int = MAX_TICKS) -> list[list[object]]:
@@ -266,7 +304,7 @@ class ModularNode:
         self._instances.clear()
         self._by_thread.clear()
         # break the cycle self -> context -> runtime module -> handlers -> self
-        self._functions, self._ctx, self._iface = [], None, None
+        self._functions, self._ctx, self._iface, self._alive = [], None, None, []
 
     def __enter__(self) -> ModularNode:
         return self
@@ -280,12 +318,6 @@ def _scalar(v: object) -> object:
     if a.dtype.kind == "b" or a.dtype.kind in "iu":
         return int(a)
     return float(a)
-
-
-def _typed(v: object, t: Attribute) -> object:
-    from steplus.runtime.reactive.ops import numpy_dtype
-
-    return v if v is ABSENT else np.asarray(v).astype(numpy_dtype(t))[()]
 
 
 def run_node_modular(module: ModuleOp, name: str,
