@@ -7,7 +7,10 @@ convert-lus-to-sync, the coroutine interpreter), `iree-tick` (one
 `@<node>_step` call per tick from Python through iree.runtime), `iree-batch`
 (one `@<node>_run` call for all M ticks, its loop one IREE dispatch). The
 interpreters and `iree-tick` run N ticks (default 2000), `iree-batch` M
-(default 10^6); the best of R repeats is reported (the machine is shared).
+(default 10^6); `modular` (the modular target on IREE with the Python `sch`
+runtime, one coroutine per instance) runs N ticks, continuing from the state
+its earlier repeats left. The best of R repeats is reported (the machine is
+shared).
 Compile time (lowering + iree-compile, bypassing the module cache) is
 printed separately. Programs: the integrator (scalar i32) and the LSTM cell
 (tensor<1x8xf32> state, eight small matmuls per tick).
@@ -47,6 +50,7 @@ def main(argv: list[str] | None = None) -> int:
     from steplus.lowering.lus_to_sync import ConvertLusToSyncPass
     from steplus.lowering.mlir_interop import parse_xdsl
     from steplus.runtime.iree_exec import IreeNode, lower_to_step_functions, target_cpu
+    from steplus.runtime.iree_modular import ModularNode
     from steplus.runtime.reactive import run_node
     from steplus.runtime.reactive.sync_interp import run_sync_node
 
@@ -92,15 +96,22 @@ def main(argv: list[str] | None = None) -> int:
             iree_node.reset()
             iree_node.run(small, n, per_tick=True)
 
+        modular = ModularNode.from_lus(module, node)
+
+        def modular_run():
+            modular.run(small, n)
+
         runs = [
             ("lus", n, lambda: run_node(module, node, small, n)),
             ("sync", n, lambda: run_sync_node(synced, node, small, n)),
             ("iree-tick", n, per_tick),
             ("iree-batch", m, batch),
+            ("modular", n, modular_run),
         ]
         for path, ticks, run in runs:
             dt = _best(run, args.repeat if path.startswith("iree") else 1)
             print(f"{name:<12}{path:<12}{ticks:>9}{dt:>10.4f}{ticks / dt:>14,.0f}")
+        modular.close()
         print(f"{name:<12}compile (lowering + iree-compile, batch mode "
               f"{iree_node.batch_mode}): {compile_s:.2f} s")
     return 0
