@@ -15,8 +15,12 @@ the shipped routing trace, on step-eval (dynamic tiling with the driver's
 compute bandwidths: 6400, retile accumulators 1024). Per run: wall time of
 building + specializing the graph and of lowering + simulation, simulated
 cycles, off-chip traffic and on-chip requirement (both checked against
-step-metrics), firings and HBM segments. Channel depths as in
-bench/sim_moe.py (Qwen B=1024: 1024).
+step-metrics), firings, microseconds per firing and firings per second of
+the simulation alone (lowering timed apart; `sim s` is the process's CPU
+time, steadier than wall time on a shared machine) and HBM segments. Channel depth 2
+(§1.3); a run that deadlocks prints a "deadlock" row (with its firings and
+speed up to the deadlock) and, for Qwen B=1024, is repeated at depth 1024
+(labelled "depth 1024, not comparable"; bench/reference_settings.py).
 """
 
 from __future__ import annotations
@@ -84,12 +88,14 @@ def swiglu_bench(args) -> None:
 
 
 def moe_bench(args) -> None:
+    from reference_settings import moe_fallback_depth
     from sim_moe import moe_graph
     from steplus.lowering.step_to_runtime import build_program
     from steplus.runtime.fabric.engine import DeadlockError
 
-    print(f"{'model':>7} {'B':>5} {'tile_N':>6} {'build s':>7} {'sim s':>7} {'cycles':>10} "
-          f"{'traffic B':>12} {'on-chip B':>10} {'=metrics':>8} {'firings':>8} {'segments':>8}")
+    print(f"{'model':>7} {'B':>5} {'tile_N':>6} {'depth':>5} {'build s':>7} {'lower s':>7} "
+          f"{'sim s':>7} {'cycles':>10} {'traffic B':>12} {'on-chip B':>10} {'=metrics':>8} "
+          f"{'firings':>8} {'us/firing':>9} {'firings/s':>9} {'segments':>8}  note")
     for model in args.models.split(","):
         for batch in (int(b) for b in args.batches.split(",")):
             for t in args.tiles.split(","):
@@ -97,19 +103,35 @@ def moe_bench(args) -> None:
                 t0 = time.perf_counter()
                 module, cfg, metrics = moe_graph(model, batch, tile_n)
                 built = time.perf_counter() - t0
-                t0 = time.perf_counter()
-                try:
-                    m = build_program(module, cfg).run()
-                except DeadlockError:
-                    print(f"{model:>7} {batch:>5} {t:>6} {built:>7.2f} "
-                          f"{time.perf_counter() - t0:>7.2f} {'deadlock':>10}", flush=True)
-                    continue
-                wall = time.perf_counter() - t0
-                same = (m.offchip_traffic == int(metrics.offchip)
-                        and m.onchip_peak == int(metrics.onchip))
-                print(f"{model:>7} {batch:>5} {t:>6} {built:>7.2f} {wall:>7.2f} {m.cycles:>10} "
-                      f"{m.offchip_traffic:>12} {m.onchip_peak:>10} {str(same):>8} "
-                      f"{m.firings:>8} {m.hbm_segments:>8}", flush=True)
+                fallback = moe_fallback_depth(model, batch)
+                while True:
+                    t0 = time.perf_counter()
+                    prog = build_program(module, cfg)
+                    lowered = time.perf_counter() - t0
+                    t0 = time.process_time()
+                    try:
+                        m = prog.run()
+                    except DeadlockError:
+                        wall = time.process_time() - t0
+                        fired = sum(c.firings for c in prog.contexts)
+                        print(f"{model:>7} {batch:>5} {t:>6} {cfg.base_depth:>5} {built:>7.2f} "
+                              f"{lowered:>7.2f} {wall:>7.2f} {'deadlock':>10} {'':>12} {'':>10} "
+                              f"{'':>8} {fired:>8} {1e6 * wall / max(fired, 1):>9.1f} "
+                              f"{fired / wall:>9.0f} {'':>8}", flush=True)
+                        if fallback is None or cfg.base_depth == fallback:
+                            break
+                        cfg = cfg.with_(base_depth=fallback)
+                        continue
+                    wall = time.process_time() - t0
+                    same = (m.offchip_traffic == int(metrics.offchip)
+                            and m.onchip_peak == int(metrics.onchip))
+                    note = "" if cfg.base_depth == 2 else f"depth {cfg.base_depth}, not comparable"
+                    print(f"{model:>7} {batch:>5} {t:>6} {cfg.base_depth:>5} {built:>7.2f} "
+                          f"{lowered:>7.2f} {wall:>7.2f} {m.cycles:>10} "
+                          f"{m.offchip_traffic:>12} {m.onchip_peak:>10} {str(same):>8} "
+                          f"{m.firings:>8} {1e6 * wall / m.firings:>9.1f} "
+                          f"{m.firings / wall:>9.0f} {m.hbm_segments:>8}  {note}", flush=True)
+                    break
 
 
 if __name__ == "__main__":

@@ -23,7 +23,9 @@ Lower bounds on a blocked context's future clock follow the channel it waits
 on: a receiver waiting on an empty channel will not run before its sender's
 bound + 1; a sender waiting on a full channel not before its receiver's
 bound + 1; a memory operator waiting on HBM not before its tile's earliest
-possible completion.
+possible completion. Bounds are cached on the contexts and invalidated
+incrementally (a context that runs drops the bounds that went through it),
+so a polling round or an HBM advance only re-walks what changed.
 
 Example:
 
@@ -66,6 +68,10 @@ class Context:
 
     hbm_role: str | None = None
     is_memory = False
+    __slots__ = ("name", "clock", "busy", "stall_in", "stall_out", "stall_mem", "firings",
+                 "ins", "outs", "done", "pending", "block", "gen", "hbm_lb", "events", "sim",
+                 "bytes_read", "bytes_written", "resume", "poll_lb", "need_all", "lb", "rdeps",
+                 "__dict__")
 
     def __init__(self, name: str):
         self.name = name
@@ -86,6 +92,11 @@ class Context:
         self.sim: Simulator | None = None
         self.bytes_read = 0
         self.bytes_written = 0
+        self.resume = None  # the value the engine hands the generator on its next step
+        self.poll_lb = None  # sender bound recorded with a Nothing answer (poll_wait)
+        self.need_all = None  # a poller that needs every one of these channels (Reassemble)
+        self.lb = None  # cached lower bound of the future clock (None: not known)
+        self.rdeps = None  # contexts whose cached bound went through this one
 
     def body(self):  # pragma: no cover - abstract
         raise NotImplementedError
@@ -108,7 +119,8 @@ class Context:
         clock jumps there instead of stepping one cycle per round; `cap` is
         the clock at which the poller itself would act differently (an
         EagerMerge's earliest known head)."""
-        lb = self.__dict__.pop("poll_lb", None)
+        lb = self.poll_lb
+        self.poll_lb = None
         target = self.clock + 1
         if lb is not None and lb != float("inf"):
             if cap is not None and cap < lb:
@@ -195,10 +207,13 @@ class Simulator:
     def _step(self, ctx: Context) -> None:
         if ctx.done or ctx.block is not None:
             return
+        if ctx.lb is not None:
+            self._invalidate(ctx)
         send = ctx.gen.send
         cmd = ctx.pending
         ctx.pending = None
-        value = ctx.__dict__.pop("_resume", None)
+        value = ctx.resume
+        ctx.resume = None
         while True:
             if cmd is None:
                 try:
@@ -297,6 +312,21 @@ class Simulator:
         self.runq.append(ctx)
 
     # -- progress when nothing runs ------------------------------------------
+    @staticmethod
+    def _invalidate(ctx: Context) -> None:
+        """`ctx` is about to change: drop its cached bound and, transitively,
+        the cached bounds that went through it (recorded in `rdeps`)."""
+        stack = [ctx]
+        while stack:
+            c = stack.pop()
+            c.lb = None
+            rd = c.rdeps
+            if rd:
+                c.rdeps = None
+                for r in rd:
+                    if r.lb is not None:
+                        stack.append(r)
+
     def lower_bounds(self, starts=None) -> dict[Context, float]:
         """A lower bound of the future clock of `starts` (default: every context)
         and of every context they wait on (see module doc).
@@ -307,14 +337,20 @@ class Simulator:
         the senders of those inputs that are still empty. A wait cycle through
         such dependencies can never resolve (every member needs the next one),
         so its members and whatever waits on them are bounded by INF (a
-        deadlock). Other pollers (EagerMerge) are bounded by their own clock."""
-        memo: dict[Context, float] = {}
+        deadlock). Other pollers (EagerMerge) are bounded by their own clock.
+
+        Bounds are cached on the contexts (`lb`) across calls: a blocked
+        context's bound only changes when it or something it waits on runs,
+        and every context records who used its bound (`rdeps`), so a context
+        that runs invalidates exactly the bounds that went through it
+        (`_invalidate`). Returns the bounds of `starts`."""
         onstack: set[Context] = set()
         # An iterative DFS with `_own`/`_deps` inlined (this runs once per
         # polling round, the simulator's hottest loop); a frame is
         # [context, its dependencies, next index, bound so far].
-        for start in (self.contexts if starts is None else starts):
-            if start in memo:
+        starts = self.contexts if starts is None else starts
+        for start in starts:
+            if start.lb is not None:
                 continue
             stack: list[list] = []
             d = start
@@ -336,7 +372,7 @@ class Simulator:
                         if d.hbm_lb > own:
                             own = d.hbm_lb
                     elif kind == NBPEEK:
-                        need = d.__dict__.get("need_all")
+                        need = d.need_all
                         if need is not None:
                             deps = [ch.sender for ch in need if not ch.q and not ch.closed]
                 res = None
@@ -344,7 +380,7 @@ class Simulator:
                     onstack.add(d)
                     stack.append([d, deps, 0, own])
                 else:  # a terminal: its bound is its own
-                    memo[d] = res = own
+                    d.lb = res = own
                 d = None
                 while stack:
                     top = stack[-1]
@@ -356,7 +392,12 @@ class Simulator:
                     if i < len(deps):
                         nd = deps[i]
                         top[2] = i + 1
-                        res = memo.get(nd)
+                        rd = nd.rdeps
+                        if rd is None:
+                            nd.rdeps = {top[0]}
+                        else:
+                            rd.add(top[0])
+                        res = nd.lb
                         if res is None:
                             if nd in onstack:  # a wait cycle: never resolves
                                 top[3] = INF
@@ -366,8 +407,8 @@ class Simulator:
                         continue
                     stack.pop()  # all dependencies seen: the bound is known
                     onstack.discard(top[0])
-                    memo[top[0]] = res = top[3]
-        return memo
+                    top[0].lb = res = top[3]
+        return {c: c.lb for c in starts}
 
     @staticmethod
     def _own(c: Context) -> float:
@@ -393,7 +434,7 @@ class Simulator:
         if kind == ENQ or kind == ROOM:
             return [blk[1].receiver]
         if kind == NBPEEK:
-            need = c.__dict__.get("need_all")
+            need = c.need_all
             if need is None:
                 return None
             return [ch.sender for ch in need if not ch.q and not ch.closed]
@@ -404,22 +445,23 @@ class Simulator:
         produce before their clock; True if any was answered."""
         if not self.pollers:
             return False
-        lbs = self.lower_bounds([c.block[1].sender for c in self.pollers])
+        self.lower_bounds([c.block[1].sender for c in self.pollers])
         progressed = False
         for ctx in list(self.pollers):
             ch = ctx.block[1]
-            lb = lbs.get(ch.sender, INF)
-            if lb == INF and ctx.__dict__.get("need_all") is not None:
+            lb = ch.sender.lb
+            if lb == INF and ctx.need_all is not None:
                 continue  # waits on a wait cycle through itself: a deadlock
             if lb >= ctx.clock:
                 ch.waiting = None
                 self.pollers.remove(ctx)
                 ctx.block = None
                 ctx.pending = None
-                ctx._resume = NOTHING
+                ctx.resume = NOTHING
                 # Nothing can change before the sender's lower bound: the
                 # poller may skip its empty polling rounds up to it.
-                ctx.poll_lb = min(getattr(ctx, "poll_lb", INF), lb)
+                if ctx.poll_lb is None or lb < ctx.poll_lb:
+                    ctx.poll_lb = lb
                 self.runq.append(ctx)
                 progressed = True
         return progressed
@@ -429,7 +471,13 @@ class Simulator:
             return False
         lbs = self.lower_bounds(self.hbm.idle())
         horizon = self.hbm.horizon(lbs)
-        return bool(self.hbm.advance(horizon, self.hbm_done))
+        progressed = bool(self.hbm.advance(horizon, self.hbm_done))
+        if getattr(self.hbm, "bumps_lb", False):
+            # this model raises the `hbm_lb` of transfers still in flight
+            for c in self.contexts:
+                if c.lb is not None and c.block is not None and c.block[0] == HBM:
+                    self._invalidate(c)
+        return progressed
 
     def _deadlock(self) -> None:
         blocked = [c for c in self.contexts if not c.done]

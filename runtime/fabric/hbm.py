@@ -22,7 +22,9 @@ periods are skipped in closed form:
 and only the last period of a segment (which holds every requester's latest
 request on every channel it uses) is evaluated request by request. The cost is
 O(P * requests-per-cycle) per segment, i.e. proportional to tile transfers,
-not to bytes.
+not to bytes. The state and the per-period tables are plain ints (a window is
+at most N x 2P requests, where numpy's per-call cost dominated); only a wide
+request list (many transfers in flight at once) uses numpy tables.
 
 `reference_completions` is the literal request-level model (one controller
 iteration per cycle, explicit channel and response queues); tests check that
@@ -117,6 +119,9 @@ class _Window:
 class HBMServer:
     """Times tile transfers exactly as the reference controller would (see module doc)."""
 
+    NP_MIN = 4096
+    """Requests in a segment's explicit window above which numpy evaluates it."""
+
     def __init__(self, cfg):
         self.cfg = cfg
         self.N = cfg.channels
@@ -130,10 +135,11 @@ class HBMServer:
         self.order: list[Transfer] = []  # the transfers in flight, by registration rank
         self.t_next = 0
         self.off = 0
-        self.free = np.zeros(self.N, dtype=np.int64)
+        self.free = [0] * self.N  # next free service time per HBM channel (plain ints)
         self.requests = 0
         self.segments = 0
-        self._periods: dict[int, _Window] = {}  # n -> one whole period
+        self._periods: dict[int, _Window] = {}  # n -> one whole period (numpy path)
+        self._small: dict[int, tuple] = {}  # n -> one whole period (plain-int path)
         self._windows: dict[tuple[int, int], _Window] = {}
         self._cached = 0
         self.lazy: int | None = None  # first cycle not evaluated yet (see _process)
@@ -147,9 +153,11 @@ class HBMServer:
         for i, c in enumerate(self.readers + self.writers):
             self.rank[c] = i
         self.live = set(self.rank)
+        self.idle_set = set(self.rank)  # live, no tile in flight
 
     def unregister(self, ctx) -> None:
         self.live.discard(ctx)
+        self.idle_set.discard(ctx)
 
     def issue(self, ctx, t0: int, n_req: int) -> None:
         if t0 + 1 < self.t_next:
@@ -160,6 +168,7 @@ class HBMServer:
         self._flush()
         tr = Transfer(ctx, self.rank[ctx], t0, n_req, self.par)
         self.inflight[tr.rank] = tr
+        self.idle_set.discard(ctx)
         insort(self.order, tr, key=_rank)
         ctx.hbm_lb = tr.last_cycle + 1 + self.resp
         self.requests += n_req
@@ -169,15 +178,17 @@ class HBMServer:
 
     def idle(self) -> list:
         """Live requesters with no tile in flight (they bound how far time may advance)."""
-        return [c for c in self.live if self.rank[c] not in self.inflight]
+        return list(self.idle_set)
 
     def horizon(self, lbs: dict) -> float:
         """First cycle an idle (live, not in flight) requester could send a chunk."""
         h = INF
-        for c in self.live:
-            if self.rank[c] not in self.inflight:
-                h = min(h, lbs.get(c, INF) + 1)
-        return h
+        get = lbs.get
+        for c in self.idle_set:
+            v = get(c, INF)
+            if v < h:
+                h = v
+        return h + 1
 
     # -- time ---------------------------------------------------------------
     def advance(self, horizon: float, on_done) -> int:
@@ -208,6 +219,8 @@ class HBMServer:
                     if tr.last_cycle < target:
                         del self.inflight[tr.rank]
                         done.append((tr.ctx, tr.top + self.resp))
+                        if tr.ctx in self.live:
+                            self.idle_set.add(tr.ctx)
                 order[:] = [tr for tr in order if tr.last_cycle >= target]
         for ctx, comp in done:
             on_done(ctx, comp)
@@ -268,21 +281,84 @@ class HBMServer:
             self._windows[key] = w
         return w
 
+    def _period(self, n: int) -> tuple:
+        """One whole period of `n` requests per cycle with plain ints (see
+        `_Window`): (q, P, d, KII, G, skip), per column c (channel c + off)."""
+        N, II = self.N, self.II
+        q = n * (n + 1) // 2 % N
+        P = N // gcd(N, q) if q else 1
+        d = [i * (i + 1) // 2 % N for i in range(n)]
+        free = [NEG] * N
+        K = [0] * N
+        for u in range(P):
+            t1 = u + 1
+            base = u * q
+            for di in d:
+                c = (base + di) % N
+                f = free[c]
+                free[c] = (f if f > t1 else t1) + II
+                K[c] += 1
+        KII = [II * k for k in K]
+        G = [free[c] if K[c] else NEG for c in range(N)]
+        skip = [P if P > k else k for k in KII]
+        return q, P, d, KII, G, skip
+
     def _segment(self, a: int, b: int, owners: list[Transfer]) -> None:
         """Cycles a..b-1 with the request list `owners` (one entry per request):
-        all but the last whole period in closed form, then one window (the last
-        whole period and the remainder, which hold the last request of every
-        (slot, channel) pair) from its table; each owner's `top` becomes the
-        latest service start of its requests."""
+        all but the last whole period in closed form, then the last whole
+        period and the remainder (which hold the last request of every
+        (slot, channel) pair) request by request; each owner's `top` becomes
+        the latest service start of its requests. Plain ints: the tables are
+        at most N x 2P requests, where numpy's per-call cost dominates; a
+        wide request list (many transfers in flight) takes the numpy path."""
+        n = len(owners)
+        per = self._small.get(n)
+        if per is None:
+            per = self._small[n] = self._period(n)
+        q, P, d, KII, G, skip = per
+        self.segments += 1
+        m, r = divmod(b - a, P)
+        L = (P if m else 0) + r
+        if n * L > self.NP_MIN:
+            self._segment_np(a, b, owners)
+            return
+        N, II, off = self.N, self.II, self.off
+        free = self.free
+        w = a
+        if m >= 2:  # skip m-1 whole periods (per-channel max-plus)
+            k = m - 1
+            for c in range(N):
+                ch = (c + off) % N
+                f = free[ch] + k * KII[c]
+                g = G[c] + a + (k - 1) * skip[c]
+                free[ch] = f if f > g else g
+            w = a + k * P
+        tops = [NEG] * n
+        for u in range(L):
+            base = off + u * q
+            t1 = w + u + 1
+            for i in range(n):
+                ch = (base + d[i]) % N
+                f = free[ch]
+                sv = f if f > t1 else t1
+                free[ch] = sv + II
+                if sv > tops[i]:
+                    tops[i] = sv
+        self.off = (off + r * q) % N
+        for tr, sv in zip(owners, tops):
+            if sv > tr.top:
+                tr.top = sv
+
+    def _segment_np(self, a: int, b: int, owners: list[Transfer]) -> None:
+        """`_segment` with numpy tables (a wide request list)."""
         n = len(owners)
         per = self._periods.get(n)
         if per is None:
             per = self._periods[n] = _Window(n, _Window(n, 1, self.N, self.II).P, self.N, self.II)
         P = per.P
-        self.segments += 1
         m, r = divmod(b - a, P)
         rot = self._rot[self.off]  # column c of the tables is channel (c + off) mod N
-        F = self.free[rot]
+        F = np.array(self.free, dtype=np.int64)[rot]
         w = a
         if m >= 2:  # skip m-1 whole periods (per-channel max-plus)
             k = m - 1
@@ -290,11 +366,14 @@ class HBMServer:
             w = a + k * P
         win = per if (m >= 1 and r == 0) else self._window(n, (P if m else 0) + r)
         top = np.maximum(F + win.IIJ, win.H + w).max(axis=1)
-        self.free[rot] = np.maximum(F + win.KII, win.G + w)
+        new = np.maximum(F + win.KII, win.G + w).tolist()
+        free = self.free
+        for c, ch in enumerate(rot.tolist()):
+            free[ch] = new[c]
         self.off = (self.off + r * per.q) % self.N
-        for tr, s in zip(owners, top.tolist()):
-            if s > tr.top:
-                tr.top = s
+        for tr, sv in zip(owners, top.tolist()):
+            if sv > tr.top:
+                tr.top = sv
 
 
 def reference_completions(cfg, scripts: list[list[tuple[int, int]]],

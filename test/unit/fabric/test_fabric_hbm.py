@@ -15,11 +15,14 @@ class _Req:
         self.name, self.hbm_role, self.hbm_lb = name, role, 0
 
 
-def closed_form_completions(cfg, scripts, writers=0):
-    """Drive HBMServer with the same scripted requesters as the reference model."""
+def closed_form_completions(cfg, scripts, writers=0, np_min=None):
+    """Drive HBMServer with the same scripted requesters as the reference model
+    (`np_min`: the window size from which numpy evaluates a segment)."""
     R = len(scripts)
     reqs = [_Req(f"r{i}", "w" if i >= R - writers else "r") for i in range(R)]
     hbm = HBMServer(cfg)
+    if np_min is not None:
+        hbm.NP_MIN = np_min
     for r in reqs:
         hbm.register(r)
     hbm.start()
@@ -59,13 +62,17 @@ def test_single_tile_by_hand():
 @pytest.mark.parametrize("cfg", [SWIGLU_HDL.hbm, STEP_EVAL.hbm,
                                  HBMConfig(channels=4, par_dispatch=3, startup=0, latency=1)])
 @pytest.mark.parametrize("seed", range(12))
-def test_closed_form_matches_reference(cfg, seed):
+@pytest.mark.parametrize("np_min", [None, 0], ids=["ints", "numpy"])
+def test_closed_form_matches_reference(cfg, seed, np_min):
+    # both evaluations of a segment's window: plain ints (narrow request lists)
+    # and numpy tables (wide ones; np_min=0 forces them everywhere)
     rnd = random.Random(seed)
     R = rnd.randint(1, 5)
     scripts = [[(rnd.choice([0, 0, 1, 3, 40]), rnd.choice([1, 5, 16, 64, 200, 513]))
                 for _ in range(rnd.randint(1, 6))] for _ in range(R)]
     writers = rnd.randint(0, 1) if R > 1 else 0
-    assert closed_form_completions(cfg, scripts, writers) == reference_completions(cfg, scripts)
+    assert closed_form_completions(cfg, scripts, writers, np_min) == \
+        reference_completions(cfg, scripts)
 
 
 def test_long_transfers_are_skipped_in_closed_form():
