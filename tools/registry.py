@@ -86,6 +86,7 @@ _PASSES: dict[str, tuple[str, str]] = {
     "step-time-multiplex": ("steplus.passes.step.time_multiplex", "StepTimeMultiplexPass"),
     "step-kernelize": ("steplus.passes.sn40l.kernelize", "StepKernelizePass"),
     "step-allocate-units": ("steplus.passes.sn40l.allocate_units", "StepAllocateUnitsPass"),
+    "step-allocate-memory": ("steplus.passes.sn40l.allocate_memory", "StepAllocateMemoryPass"),
     "convert-step-to-runtime": ("steplus.lowering.step_to_runtime", "ConvertStepToRuntimePass"),
     "convert-linalg-to-step": ("steplus.lowering.linalg_to_step", "ConvertLinalgToStepPass"),
     "isel": ("steplus.passes.isel", "IselPass"),

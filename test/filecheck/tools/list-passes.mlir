@@ -53,6 +53,11 @@
 // CHECK-NEXT:     Inline every lus.instance, bottom-up; reject recursive instances.
 // CHECK-NEXT: lus-normalize
 // CHECK-NEXT:     Turn fby/pre into state arguments and order each node's ops for dominance.
+// CHECK-NEXT: step-allocate-memory
+// CHECK-NEXT:     Place off-chip symbols in HBM by lifetime (shared addresses), spill to DDR, address map.
+// CHECK-NEXT:     --hbm: str = 64gib
+// CHECK-NEXT:     --ddr: str = 1536gib
+// CHECK-NEXT:     --out: str
 // CHECK-NEXT: step-allocate-units
 // CHECK-NEXT:     Give operators PCUs by FLOPs and PMUs by capacity/bandwidth; split into sections that fit.
 // CHECK-NEXT:     --pcus: int = 1040

@@ -1,0 +1,265 @@
+"""`step-allocate-memory{hbm=64GiB ddr=1536GiB}`: HBM/DDR addresses by lifetime, spills to DDR.
+
+The SN40L seed's §V-A, on the off-chip tensors (*symbols*) of a graph or of
+the kernels one graph was cut into (`step-kernelize`, sections of
+`step-allocate-units`), which run in order:
+
+1. **Lifetimes.** A symbol is identified by its address (`base_addr`; the
+   cut streams also carry `sn40l.symbol`); its size is the largest tensor
+   an op reads or writes there (a load's `tiled_in_shape` tiles, a store's
+   stream). It lives from the first kernel that touches it to the last;
+   a symbol that is only read (weights, inputs) lives from the start, one
+   that is only written (outputs) to the end. There is no dynamic
+   allocation and no aliasing, so this is exact.
+2. **HBM by default, shared addresses.** Symbols are placed largest first
+   at the lowest HBM offset that overlaps no placed symbol whose lifetime
+   overlaps theirs: symbols with disjoint lifetimes share addresses.
+3. **Spilling.** While the placement exceeds `hbm`, the symbol with the
+   smallest *transfer footprint* (bytes all its loads and stores move over
+   the run: the bandwidth it would need from DDR) moves to DDR, and HBM is
+   placed again — weights, read every token, stay in HBM; rarely touched
+   activations go first.
+4. **DDR.** The spilled symbols are placed in DDR the same way; if they do
+   not fit `ddr` either, the pass fails naming the largest symbols.
+
+Output: every load/store gets `base_addr` = its symbol's offset in its tier
+and `sn40l.tier = "hbm"` or `"ddr"` (the simulator sends DDR ops to the DDR
+channels, `runtime/fabric/ddr.py`); read-only symbols' ops get
+`sn40l.readonly` (a CoE runtime need not copy them back). Each graph gets
+`sn40l.hbm_bytes` / `sn40l.ddr_bytes` (peak). A remark gives the totals and
+the spill list; `out=FILE` writes the address map and the spill list as
+JSON. Sizes are bytes or `<n>KiB|MiB|GiB|TiB|KB|MB|GB|TB`.
+
+Example: `step-opt test/filecheck/passes/inputs/sn40l-tiny.mlir -p
+'step-kernelize,step-allocate-memory{hbm=12KiB}'`: seven symbols of 1-4 KiB
+(25 KiB) share 16 KiB of HBM by lifetime (the 4 KiB input of kernel 0 and
+the cut stream first written in kernel 1 get the same address); with 12
+KiB the output `st0` (1 KiB moved) and the input `ld0` (4 KiB) spill to
+DDR, where they share one address too.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from dataclasses import dataclass, field
+
+import sympy
+from xdsl.context import Context
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp, StringAttr, UnitAttr, i64
+from xdsl.ir import Operation
+from xdsl.passes import ModulePass
+
+from steplus.dialects import step_ops as so
+from steplus.dialects.step import GraphOp
+from steplus.passes.diagnostics import OpDiagnosticError, emit
+from steplus.passes.sn40l.hardware import value
+from steplus.passes.sn40l.kernels import MEMORY, SYMBOL, ensure_names, kernel_groups
+from steplus.passes.step.metrics import cardinality
+
+TIER = "sn40l.tier"
+_UNITS = {"": 1, "B": 1, "KB": 10**3, "MB": 10**6, "GB": 10**9, "TB": 10**12,
+          "KIB": 1 << 10, "MIB": 1 << 20, "GIB": 1 << 30, "TIB": 1 << 40}
+MAX_SIZE = 1 << 60
+
+
+def parse_size(text: str, what: str) -> int:
+    """`64GiB`, `1.5TiB`, `4096` -> bytes (ValueError naming `what`)."""
+    m = re.fullmatch(r"\s*([0-9]+(?:\.[0-9]+)?)\s*([A-Za-z]*)\s*", str(text)[:40])
+    unit = m.group(2).upper() if m else None
+    if not m or unit not in _UNITS:
+        raise ValueError(f"{what} must be a size like 64GiB or 4096, got '{str(text)[:40]}'")
+    v = float(m.group(1)) * _UNITS[unit]
+    if not 1 <= v <= MAX_SIZE:
+        raise ValueError(f"{what} must be between 1 B and 1 EiB, got '{text}'")
+    return int(v)
+
+
+@dataclass
+class Symbol:
+    name: str
+    key: int  # the source base address
+    size: int = 0
+    first: int = 0
+    last: int = 0
+    loaded: bool = False
+    stored: bool = False
+    traffic: int = 0  # bytes moved over the run
+    ops: list[Operation] = field(default_factory=list)
+    tier: str = "hbm"
+    offset: int = 0
+
+    @property
+    def readonly(self) -> bool:
+        return self.loaded and not self.stored
+
+
+def _int(e, op: Operation, what: str) -> int:
+    e = sympy.sympify(e)
+    if not e.is_number:
+        raise OpDiagnosticError(op, f"step-allocate-memory: the {what} of {op.name} depends on "
+                                    f"unbound symbols ({e}); bind them first (step-specialize)")
+    return int(e)
+
+
+def _tile_bytes(t) -> int:
+    el = t.element
+    return el.rows.data * el.cols.data * el.bytes_per_scalar()
+
+
+def symbols(kernels: list[GraphOp]) -> list[Symbol]:
+    """The symbols of a kernel sequence with sizes, lifetimes and traffic."""
+    syms: dict[int, Symbol] = {}
+    n = len(kernels)
+    for k, g in enumerate(kernels):
+        ensure_names(g)
+        for op in g.body.block.ops:
+            if not isinstance(op, MEMORY):
+                continue
+            key = op.base_addr.value.data
+            sym_attr = op.attributes.get(SYMBOL)
+            name = sym_attr.data if isinstance(sym_attr, StringAttr) else \
+                op.attributes["name"].data
+            s = syms.get(key)
+            if s is None:
+                s = syms[key] = Symbol(name, key, first=k, last=k)
+            s.first, s.last = min(s.first, k), max(s.last, k)
+            s.ops.append(op)
+            if isinstance(op, (so.LinearOffChipLoadOp, so.RandomOffChipLoadOp)):
+                s.loaded = True
+                t = op.output.type
+                moved = _int(cardinality(list(t.dims)), op, "size") * _tile_bytes(t)
+                in_tiles = math.prod(int(v) for v in op.tiled_in_shape.get_values())
+                size = in_tiles * _tile_bytes(t)
+            else:
+                s.stored = True
+                v = op.input if isinstance(op, so.LinearOffChipStoreOp) else op.wdata
+                moved = _int(cardinality(list(v.type.dims)), op, "size") * _tile_bytes(v.type)
+                size = moved
+            s.traffic += moved
+            s.size = max(s.size, size)
+    for s in syms.values():
+        if not s.stored:
+            s.first = 0  # inputs and weights are there before the first kernel
+        if not s.loaded:
+            s.last = n - 1  # outputs stay after the last
+    return list(syms.values())
+
+
+def place(syms: list[Symbol], align: int = 256) -> int:
+    """Offsets for `syms` (one tier): largest first, lowest non-conflicting
+    offset; symbols whose lifetimes do not overlap may share. Returns the peak."""
+    placed: list[Symbol] = []
+    peak = 0
+    for s in sorted(syms, key=lambda s: (-s.size, s.first, s.key)):
+        busy = sorted((p.offset, p.offset + p.size) for p in placed
+                      if p.first <= s.last and s.first <= p.last)
+        off = 0
+        for a, b in busy:
+            if off + s.size <= a:
+                break
+            off = max(off, -(-b // align) * align)
+        s.offset = off
+        placed.append(s)
+        peak = max(peak, off + s.size)
+    return peak
+
+
+@dataclass
+class MemoryPlan:
+    symbols: list[Symbol]
+    hbm_peak: int
+    ddr_peak: int
+    spilled: list[Symbol]
+
+    def to_json(self) -> dict:
+        return {"hbm_bytes": self.hbm_peak, "ddr_bytes": self.ddr_peak,
+                "spilled": [s.name for s in self.spilled],
+                "symbols": [{"name": s.name, "tier": s.tier, "offset": s.offset,
+                             "size": s.size, "first_kernel": s.first, "last_kernel": s.last,
+                             "traffic": s.traffic, "readonly": s.readonly}
+                            for s in sorted(self.symbols, key=lambda s: (s.tier, s.offset))]}
+
+
+def plan(syms: list[Symbol], hbm: int, ddr: int, where: Operation | None = None) -> MemoryPlan:
+    """The seed's §V-A: share by lifetime, spill the smallest footprint first."""
+    hbm_syms = list(syms)
+    spilled: list[Symbol] = []
+    order = sorted(syms, key=lambda s: (s.traffic, s.size, s.key))
+    peak = place(hbm_syms)
+    i = 0
+    while peak > hbm and i < len(order):  # bounded: each symbol spills at most once
+        s = order[i]
+        i += 1
+        s.tier = "ddr"
+        hbm_syms.remove(s)
+        spilled.append(s)
+        peak = place(hbm_syms) if hbm_syms else 0
+    ddr_peak = place(spilled) if spilled else 0
+    if peak > hbm or ddr_peak > ddr:
+        big = sorted(syms, key=lambda s: -s.size)[:3]
+        names = ", ".join(f"{s.name} ({s.size} B)" for s in big)
+        total = sum(s.size for s in syms)
+        raise OpDiagnosticError(where, f"step-allocate-memory: the graph does not fit: "
+                                       f"{total} B of symbols, HBM {hbm} B + DDR {ddr} B "
+                                       f"(after sharing: DDR needs {ddr_peak} B); "
+                                       f"largest symbols: {names}")
+    return MemoryPlan(syms, peak, ddr_peak, spilled)
+
+
+def annotate(p: MemoryPlan, kernels: list[GraphOp]) -> None:
+    for s in p.symbols:
+        for op in s.ops:
+            op.properties["base_addr"] = IntegerAttr(s.offset, i64)
+            op.attributes[TIER] = StringAttr(s.tier)
+            if s.readonly:
+                op.attributes["sn40l.readonly"] = UnitAttr()
+    for g in kernels:
+        g.attributes["sn40l.hbm_bytes"] = IntegerAttr(p.hbm_peak, i64)
+        g.attributes["sn40l.ddr_bytes"] = IntegerAttr(p.ddr_peak, i64)
+
+
+@dataclass(frozen=True)
+class StepAllocateMemoryPass(ModulePass):
+    """Place off-chip symbols in HBM by lifetime (shared addresses), spill to DDR, address map.
+
+    See the module doc. `hbm` and `ddr` are capacities (defaults: one SN40L
+    socket, 64 GiB and 1.5 TiB); `out` names a JSON file for the address map
+    and the spill list.
+    """
+
+    name = "step-allocate-memory"
+
+    hbm: str = f"{int(value('hbm_bytes')) >> 30}gib"
+    ddr: str = f"{int(value('ddr_bytes')) >> 30}gib"
+    out: str = ""
+
+    def __post_init__(self) -> None:
+        parse_size(self.hbm, "hbm")
+        parse_size(self.ddr, "ddr")
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        hbm, ddr = parse_size(self.hbm, "hbm"), parse_size(self.ddr, "ddr")
+        report = []
+        for kernels in kernel_groups(op):
+            syms = symbols(kernels)
+            p = plan(syms, hbm, ddr, kernels[0])
+            annotate(p, kernels)
+            name = kernels[0].attributes.get("sn40l.source")
+            name = name.data if isinstance(name, StringAttr) else kernels[0].sym_name.data
+            spill = ", ".join(s.name for s in p.spilled[:8]) + \
+                (", ..." if len(p.spilled) > 8 else "")
+            naive = sum(s.size for s in syms if s.tier == "hbm")
+            emit(kernels[0], "remark",
+                 f"step-allocate-memory: @{name}: {len(syms)} symbol(s), HBM {p.hbm_peak} B "
+                 f"(without sharing {naive} B), DDR {p.ddr_peak} B; {len(p.spilled)} symbol(s) "
+                 f"spilled{': ' + spill if spill else ''}")
+            report.append({"graph": name, **p.to_json()})
+        if self.out:
+            try:
+                with open(self.out, "w") as f:
+                    json.dump(report, f, indent=1)
+            except OSError as e:
+                raise OpDiagnosticError(None, f"step-allocate-memory: cannot write "
+                                              f"'{self.out}': {e.strerror}") from None

@@ -1,0 +1,115 @@
+"""step-allocate-memory: lifetimes, shared addresses, spill order, DDR simulation, errors."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from xdsl.context import Context
+from xdsl.dialects.builtin import f32
+
+from steplus.dialects.step import GraphOp
+from steplus.dialects.step_frontend import Graph
+from steplus.passes.diagnostics import OpDiagnosticError
+from steplus.passes.sn40l.allocate_memory import (
+    StepAllocateMemoryPass, Symbol, parse_size, place, plan, symbols,
+)
+from steplus.passes.sn40l.kernelize import kernelize_graph
+from steplus.passes.sn40l.kernels import kernel_groups
+from steplus.runtime.fabric.config import SN40L
+from steplus.runtime.fabric.kernel_run import run_kernels
+
+
+def _graph():
+    """x @ w -> exp -> (sum -> st0, * v -> st1); 16x16 f32 tiles (1 KiB), 4 per stream."""
+    g = Graph("g")
+    x = g.load((16, 16), f32, [4], name="x")
+    w = g.load((16, 16), f32, [4], base_addr=1 << 20, name="w")
+    e = x.map("matmul", w, name="y").map("exp", name="e")
+    a, b = e.broadcast(2, ["e1", "e2"])
+    a.accum("add", 1, name="s").store(base_addr=4096)
+    b.map("mul", g.load((16, 16), f32, [4], base_addr=2 << 20, name="v"), name="m") \
+        .store(base_addr=8192)
+    return g.module()
+
+
+def _kernels():
+    return kernelize_graph(next(o for o in _graph().walk() if isinstance(o, GraphOp)),
+                           "unfused")
+
+
+def test_lifetimes_of_the_unfused_kernels():
+    syms = {s.name: s for s in symbols(_kernels())}
+    # kernels: 0 matmul, 1 exp, 2 sum, 3 mul
+    got = {n: (s.first, s.last, s.size) for n, s in syms.items()}
+    assert got == {"ld0": (0, 0, 4096), "ld1": (0, 0, 4096), "g.t0": (0, 1, 4096),
+                   "g.t1": (1, 3, 4096), "st0": (2, 3, 1024), "ld2": (0, 3, 4096),
+                   "st1": (3, 3, 4096)}
+    assert syms["g.t1"].traffic == 4096 * 3  # written once, read by two kernels
+    assert syms["ld0"].readonly and not syms["g.t0"].readonly
+
+
+def test_sharing_reaches_the_peak_of_live_bytes():
+    syms = symbols(_kernels())
+    live = max(sum(s.size for s in syms if s.first <= k <= s.last) for k in range(4))
+    assert live == 16384  # kernel 0: ld0, ld1, g.t0, ld2
+    assert place(syms) == live < sum(s.size for s in syms)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_placement_never_overlaps_live_symbols(seed):
+    rng = np.random.default_rng(seed)
+    syms = []
+    for i in range(30):
+        a, b = sorted(rng.integers(0, 12, 2))
+        syms.append(Symbol(f"s{i}", i, size=int(rng.integers(1, 100)) * 256,
+                           first=int(a), last=int(b)))
+    peak = place(syms)
+    assert peak >= max(sum(s.size for s in syms if s.first <= k <= s.last) for k in range(12))
+    for i, s in enumerate(syms):
+        for t in syms[i + 1:]:
+            if s.first <= t.last and t.first <= s.last:
+                assert s.offset + s.size <= t.offset or t.offset + t.size <= s.offset
+
+
+def test_spills_the_smallest_transfer_footprint_first():
+    p = plan(symbols(_kernels()), hbm=12288, ddr=1 << 20)
+    # st0 moves 1 KiB, then ld0 (4 KiB, the first of the 4 KiB ones); then the
+    # live bytes of kernel 0 (ld1, g.t0, ld2) are 12 KiB
+    assert [s.name for s in p.spilled] == ["st0", "ld0"]
+    # in DDR, ld0 (kernel 0) and st0 (kernels 2-3) never live together: one address
+    assert p.hbm_peak == 12288 and p.ddr_peak == 4096
+
+
+def test_too_large_names_the_largest_symbols():
+    with pytest.raises(OpDiagnosticError, match=r"does not fit: 25600 B of symbols.*largest "
+                                                r"symbols: ld0 \(4096 B\)"):
+        plan(symbols(_kernels()), hbm=4096, ddr=8192)
+
+
+def test_sizes():
+    assert parse_size("64GiB", "hbm") == 64 << 30
+    assert parse_size("1.5TiB", "ddr") == 1536 << 30
+    assert parse_size("4096", "hbm") == 4096
+    for bad in ("", "-1", "1e3", "64 parsecs", "0"):
+        with pytest.raises(ValueError, match="hbm must be"):
+            parse_size(bad, "hbm")
+
+
+def test_ddr_symbols_run_on_the_ddr_channels():
+    def copy():
+        g = Graph("copy")
+        g.load((64, 64), f32, [64], name="src").store(base_addr=1 << 30)
+        return g.module()
+
+    hbm_mod, ddr_mod = copy(), copy()
+    StepAllocateMemoryPass().apply(Context(), hbm_mod)
+    StepAllocateMemoryPass(hbm="1").apply(Context(), ddr_mod)  # nothing fits HBM
+    tiers = {o.attributes["sn40l.tier"].data for o in ddr_mod.walk() if "sn40l.tier" in o.attributes}
+    assert tiers == {"ddr"}
+    fast = run_kernels(kernel_groups(hbm_mod)[0], SN40L).kernel_cycles
+    slow = run_kernels(kernel_groups(ddr_mod)[0], SN40L).kernel_cycles
+    moved = 2 * 64 * 64 * 64 * 4  # read + written
+    ddr_peak = SN40L.ddr.channels * SN40L.ddr.request_bytes / SN40L.ddr.initiation_interval
+    assert moved / ddr_peak <= slow <= 1.2 * moved / ddr_peak
+    # HBM has 10x the channels; each of the two streams is limited to 4 x 64 B/cycle
+    assert moved / (2 * 4 * 64) <= fast < slow / 2
