@@ -10,7 +10,7 @@ and writes into ``--out``:
 - ``summary.csv``: latency (compute / transfer / weight sharing), utilization,
   NoC traffic, DRAM accesses, energy, memory per node (with reuse+sharing,
   without reuse, without sharing), speedups over B/P/AH, solver time and gap,
-  NoC simulation vs cost model;
+  NoC simulation vs cost model (Algorithm 1's layout, and a zig-zag "snake" one);
 - ``schedule.csv``: temporal layers and schemes per stage (the seed's Table V);
 - ``stages.csv``: utilization per stage (Fig. 12) and average hops of the greedy,
   the DDAM-style raster and random bindings (Table III);
@@ -73,6 +73,10 @@ def run_config(name: str, img: int, time_limit: float) -> tuple[dict, list[dict]
     # the whole latency: compute + simulated NoC vs compute + analytical NoC (eq. 12)
     row["e2e_sim_deviation"] = round((chk.simulated - chk.analytical) / res.cycles, 4)
     row["noc_sim_stalls"] = chk.wait_cycles
+    snake = check_schedule(res, layout="snake")  # same rings on zig-zag runs of nodes
+    row["snake_noc_deviation"] = round(snake.deviation, 4)
+    row["snake_e2e_deviation"] = round((snake.simulated - snake.analytical) / res.cycles, 4)
+    row["snake_stalls"] = snake.wait_cycles
     schedule, stages = [], []
     inter_cycles = inter_free = 0
     for i, (st, rep) in enumerate(zip(res.model.stages, res.stages)):

@@ -166,6 +166,57 @@ def simulate_layer(rects: list[Rect], m: int, g: int, phases: list[Phase], rows:
     return LayerSim(sim_total, ana_total, wait, worst)
 
 
+Grid = list[list[Node]]  # grid[gi][mi]: the node of head group gi, patch chunk mi
+
+
+def snake_grids(count: int, m: int, g: int, rows: int, cols: int) -> list[Grid]:
+    """``count`` branches on consecutive runs of ``g*m`` nodes in boustrophedon order.
+
+    A zig-zag layout (as in TANGRAM-style mappers) that ignores rectangles: the
+    comparison point for the structured layout's claim to avoid contention.
+    """
+    order = [(r, c if r % 2 == 0 else cols - 1 - c) for r in range(rows) for c in range(cols)]
+    if count * g * m > len(order):
+        raise ValueError(f"{count} sub-arrays of {g * m} nodes exceed the {rows}x{cols} mesh")
+    grids = []
+    for b in range(count):
+        chunk = order[b * g * m:(b + 1) * g * m]
+        grids.append([[chunk[gi * m + mi] for mi in range(m)] for gi in range(g)])
+    return grids
+
+
+def grid_ring_messages(grid: Grid, patch_ring: bool, nbytes: int) -> list[Message]:
+    """One round of the cyclic transfers of one branch laid out as ``grid``."""
+    g, m = len(grid), len(grid[0])
+    out = []
+    if patch_ring and m > 1:
+        for gi in range(g):
+            out += [Message(grid[gi][k], grid[gi][(k + 1) % m], nbytes) for k in range(m)]
+    elif not patch_ring and g > 1:
+        for mi in range(m):
+            out += [Message(grid[k][mi], grid[(k + 1) % g][mi], nbytes) for k in range(g)]
+    return out
+
+
+def simulate_grids(grids: list[Grid], phases: list[Phase], rows: int, cols: int,
+                   flit_bytes: int = 8, router_delay: int = 1) -> LayerSim:
+    """:func:`simulate_layer` for branches laid out on arbitrary node grids."""
+    sim_total = ana_total = wait = worst = 0
+    for ph in phases:
+        if ph.rounds <= 0 or ph.nbytes <= 0:
+            continue
+        msgs = [msg for grid in grids for msg in grid_ring_messages(grid, ph.patch_ring,
+                                                                    ph.nbytes)]
+        if not msgs:
+            continue
+        res = simulate(msgs, rows, cols, flit_bytes, router_delay)
+        sim_total += ph.rounds * res.makespan
+        ana_total += ph.rounds * math.ceil(ph.nbytes / flit_bytes)
+        wait += ph.rounds * res.wait_cycles
+        worst = max(worst, res.max_link_messages)
+    return LayerSim(sim_total, ana_total, wait, worst)
+
+
 @dataclass(frozen=True)
 class ScheduleCheck:
     """Simulated vs analytical NoC time (T_t + T_ws) of a whole schedule."""
@@ -180,12 +231,16 @@ class ScheduleCheck:
         return (self.simulated - self.analytical) / self.analytical if self.analytical else 0.0
 
 
-def check_schedule(result: object) -> ScheduleCheck:
+def check_schedule(result: object, layout: str = "structured") -> ScheduleCheck:
     """Simulate every temporal layer of an orchestration result on the mesh.
 
     ``result`` is a :class:`steplus.passes.pim.orchestrate.Result`; identical
     layers (same stage and scheme and branch count) are simulated once.
+    ``layout="snake"`` puts the sub-arrays on zig-zag runs of nodes instead of
+    Algorithm 1's rectangles (:func:`snake_grids`).
     """
+    if layout not in ("structured", "snake"):
+        raise ValueError(f"unknown layout '{layout}' (structured or snake)")
     from steplus.passes.pim.orchestrate import layer_rects
     from steplus.passes.pim.partition import ring_phases
 
@@ -199,9 +254,15 @@ def check_schedule(result: object) -> ScheduleCheck:
             if key not in cache:
                 phases = [Phase(p.name, p.patch_ring, p.rounds, p.elems * bpe)
                           for p in ring_phases(st, lay.scheme)]
-                cache[key] = simulate_layer(layer_rects(hw, lay), lay.scheme.m, lay.scheme.g,
-                                            phases, hw.rows, hw.cols, hw.link_bytes_per_cycle,
-                                            hw.router_delay_cycles)
+                if layout == "snake":
+                    grids = snake_grids(lay.branches, lay.scheme.m, lay.scheme.g, hw.rows,
+                                        hw.cols)
+                    cache[key] = simulate_grids(grids, phases, hw.rows, hw.cols,
+                                                hw.link_bytes_per_cycle, hw.router_delay_cycles)
+                else:
+                    cache[key] = simulate_layer(layer_rects(hw, lay), lay.scheme.m,
+                                                lay.scheme.g, phases, hw.rows, hw.cols,
+                                                hw.link_bytes_per_cycle, hw.router_delay_cycles)
             ls = cache[key]
             sim += ls.simulated
             ana += lay.cost.transfer + lay.cost.sharing
