@@ -34,6 +34,7 @@ from xdsl.dialects.builtin import StringAttr
 
 from steplus.dialects import step_ops as so
 from steplus.dialects.step import GraphOp
+from steplus.passes.sn40l.kernels import ensure_names
 from steplus.runtime.fabric.config import HardwareConfig
 from steplus.runtime.fabric.ddr import TIER_ATTR, tiered_factory
 from steplus.runtime.fabric.program import Metrics
@@ -123,6 +124,7 @@ def run_kernels(graphs: list[GraphOp], config: HardwareConfig, orchestration: st
     values: dict[str, np.ndarray] = {}  # symbol -> stacked tiles
     result = KernelsResult([], each)
     for g in graphs:
+        ensure_names(g)  # tier and symbol attributes are found by context name
         ddr = ddr_contexts(g)
         factory = tiered_factory(config, ddr) if ddr else None
         if functional:

@@ -1,0 +1,163 @@
+"""Composition-of-Experts serving experiment (issue 15 item 5; the seed's Fig. 1, 12, 13, Table III).
+
+    python bench/exp_coe.py [--out bench/out/sn40l_coe]
+
+Platform costs come from `examples/workloads/coe.py`: the SN40L Node from
+simulations on the `sn40l` preset (fused decoder layers, a DDR->HBM copy on
+the DDR channels), DGX A100 / H100 from the documented roofline. Sweeps:
+10..1000 experts, batch 1 and 8, 20 and 200 output tokens, routing uniform /
+Zipf / same expert, 100 measured batches after 20 warm-up batches of a
+seeded trace per configuration. Writes
+
+- `coe.csv`: every configuration's switch / router / expert / total
+  milliseconds per batch (NaN + `oom` when the DGX cannot hold the experts)
+  and the nodes each platform needs to keep all experts resident;
+- `latency_split.png` (BS=8, 20 tokens, uniform), `footprint.png`;
+- `table3.md`: Table III-style ratios, computed, beside the seed's.
+
+About 30 s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import math
+import sys
+from pathlib import Path
+
+from steplus.examples.workloads.coe import (
+    DGX_A100, DGX_H100, EXPERT_BYTES, dgx_costs, footprint, serve, sn40l_costs,
+)
+
+EXPERTS = (10, 20, 50, 100, 150, 200, 500, 850, 1000)
+SEED_TABLE3 = {
+    "Overall speedup, BS=8, 20 tokens": (6.6, 3.7),
+    "Overall speedup, BS=1, 20 tokens": (4.8, 2.8),
+    "Expert speedup, BS=1, 20 tokens": (2.0, 1.5),
+    "Overall speedup, BS=8, 200 tokens": (4.2, 2.7),
+    "Overall speedup, BS=1, 200 tokens": (3.9, 2.6),
+    "Expert speedup, BS=1, 200 tokens": (3.2, 2.3),
+    "Model switching time": (31, 15),
+}
+RATIO_EXPERTS = 100
+"""Table III's overall speedups are the seed's 'over 50 experts' regime (DGX
+experts partly in host memory); we evaluate them at 100 experts, uniform routing."""
+
+
+def sweep(platforms) -> list[dict]:
+    rows = []
+    for c in platforms:
+        for e in EXPERTS:
+            for bs in (1, 8):
+                for tok in (20, 200):
+                    for routing in ("uniform", "zipf", "same"):
+                        lat = serve(c, e, bs, tok, routing)
+                        rows.append({"platform": c.name, "experts": e, "batch": bs,
+                                     "tokens": tok, "routing": routing,
+                                     "switch_ms": round(lat.switch_ms, 3),
+                                     "router_ms": round(lat.router_ms, 3),
+                                     "expert_ms": round(lat.expert_ms, 3),
+                                     "total_ms": round(lat.total_ms, 3), "oom": lat.oom,
+                                     "nodes": footprint(c, e)})
+    return rows
+
+
+def table3(platforms) -> list[tuple[str, float, float, float, float]]:
+    sn, a100, h100 = platforms
+    out = []
+    for bs, tok in ((8, 20), (1, 20), (8, 200), (1, 200)):
+        lat = {c.name: serve(c, RATIO_EXPERTS, bs, tok, "uniform") for c in platforms}
+        r = [lat[d.name].total_ms / lat["sn40l"].total_ms for d in (a100, h100)]
+        out.append((f"Overall speedup, BS={bs}, {tok} tokens", *r,
+                    *SEED_TABLE3[f"Overall speedup, BS={bs}, {tok} tokens"]))
+        if bs == 1:
+            r = [lat[d.name].expert_ms / lat["sn40l"].expert_ms for d in (a100, h100)]
+            out.append((f"Expert speedup, BS=1, {tok} tokens", *r,
+                        *SEED_TABLE3[f"Expert speedup, BS=1, {tok} tokens"]))
+    out.append(("Model switching time", a100.switch_s / sn.switch_s, h100.switch_s / sn.switch_s,
+                *SEED_TABLE3["Model switching time"]))
+    return out
+
+
+def _figures(out: Path, rows: list[dict]) -> None:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("matplotlib not installed: no figures", file=sys.stderr)
+        return
+    sel = [r for r in rows if r["batch"] == 8 and r["tokens"] == 20 and r["routing"] == "uniform"]
+    fig, axes = plt.subplots(1, 3, figsize=(14, 4), sharey=True)
+    for ax, plat in zip(axes, ("sn40l", "dgx-a100", "dgx-h100")):
+        rs = [r for r in sel if r["platform"] == plat]
+        xs = [str(r["experts"]) for r in rs]
+        bottom = [0.0] * len(rs)
+        for part in ("router_ms", "switch_ms", "expert_ms"):
+            vals = [0.0 if r["oom"] else r[part] / 1e3 for r in rs]
+            ax.bar(xs, vals, bottom=bottom, label=part.removesuffix("_ms"))
+            bottom = [b + v for b, v in zip(bottom, vals)]
+        for x, r in zip(xs, rs):
+            if r["oom"]:
+                ax.text(x, 0.1, "OOM", ha="center", rotation=90)
+        ax.set_title(plat)
+        ax.set_xlabel("experts")
+    axes[0].set_ylabel("seconds per batch (BS=8, 20 tokens)")
+    axes[0].legend()
+    fig.tight_layout()
+    fig.savefig(out / "latency_split.png", dpi=110)
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for plat in ("sn40l", "dgx-a100", "dgx-h100"):
+        rs = [r for r in rows if r["platform"] == plat and r["batch"] == 1
+              and r["tokens"] == 20 and r["routing"] == "uniform"]
+        ax.plot([r["experts"] for r in rs], [r["nodes"] for r in rs], marker="o", label=plat)
+    ax.set_xlabel("experts")
+    ax.set_ylabel("nodes to hold every expert (TP8 latency)")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(out / "footprint.png", dpi=110)
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--out", default="bench/out/sn40l_coe", help="output directory")
+    args = p.parse_args(argv)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    platforms = (sn40l_costs(), dgx_costs(DGX_A100), dgx_costs(DGX_H100))
+    rows = sweep(platforms)
+    with open(out / "coe.csv", "w", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    _figures(out, rows)
+    sn = platforms[0]
+    lines = ["| metric | ours vs DGX A100 | ours vs DGX H100 | seed vs A100 | seed vs H100 |",
+             "|---|---|---|---|---|"]
+    for name, a, h, sa, sh in table3(platforms):
+        lines.append(f"| {name} | {a:.1f}x | {h:.1f}x | {sa}x | {sh}x |")
+    oom = {c.name: min((e for e in EXPERTS if serve(c, e, 1, 20, "same").oom), default=None)
+           for c in platforms}
+    lines.append(f"| first expert count the DGX cannot hold (of {', '.join(map(str, EXPERTS))}) "
+                 f"| {oom['dgx-a100']} | {oom['dgx-h100']} | > 150 (OOM) | > 150 (OOM) |")
+    most = sn.backing_experts
+    dgx_nodes = footprint(platforms[2], 850)
+    lines.append(f"| footprint at 850 experts (DGX nodes / SN40L nodes) | {dgx_nodes}x | "
+                 f"{dgx_nodes}x | 19x | 19x |")
+    lines.append(f"| experts one SN40L node holds in DDR | {most} | | 850 | |")
+    lines.append("")
+    lines.append(f"SN40L: token {sn.token_s * 1e3:.2f} ms, switch {sn.switch_s * 1e3:.1f} ms "
+                 f"({sn.switch_gbps:.0f} GB/s DDR->HBM per node), HBM holds {sn.hbm_slots} "
+                 f"experts of {EXPERT_BYTES / 1e9:.2f} GB; DGX A100 token "
+                 f"{platforms[1].token_s * 1e3:.2f} ms, H100 {platforms[2].token_s * 1e3:.2f} ms; "
+                 f"DGX HBM holds {platforms[1].hbm_slots}, host memory {platforms[1].backing_experts}.")
+    text = "\n".join(lines)
+    (out / "table3.md").write_text(text + "\n")
+    print(text)
+    return 0 if all(not math.isnan(r["total_ms"]) or r["oom"] for r in rows) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,76 @@
+"""The CoE serving model: LRU cache, routing, OOM, footprint, DDR copy rate, DGX roofline."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from steplus.examples.workloads.coe import (
+    DGX_A100, EXPERT_BYTES, KV_RESERVE, LRUCache, Costs, copy_seconds, dgx_costs, footprint,
+    routing_trace, serve,
+)
+from steplus.examples.workloads.decoder import LLAMA2_7B, layer_weight_bytes
+from steplus.runtime.fabric.config import SN40L
+
+
+def _costs(slots=3, backing=10):
+    return Costs("test", token_s=0.001, prefill_s=0.01, router_s={1: 0.02, 8: 0.05},
+                 switch_s=0.1, hbm_slots=slots, backing_experts=backing, node_hbm_bytes=1e12)
+
+
+def test_lru_evicts_the_least_recently_used():
+    c = LRUCache(2)
+    assert [c.touch(e) for e in (1, 2, 1, 3, 2, 1)] == [True, True, False, True, True, True]
+    # 3 evicted 2 (1 was used after it), then 2 evicted 1, then 1 evicted 3
+    assert c.misses == 5
+
+
+def test_a_cache_smaller_than_one_expert_is_an_error():
+    with pytest.raises(ValueError, match="must hold at least one expert of 13.5 GB"):
+        LRUCache(0)
+
+
+def test_latency_split():
+    c = _costs()
+    same = serve(c, 12, 8, 20, "same")
+    assert same.switch_ms == 0  # the one expert stays in HBM after the warm-up
+    assert same.router_ms == pytest.approx(50)
+    assert same.expert_ms == pytest.approx(8 * (10 + 20 * 1))  # each pair in turn
+    few = serve(c, 3, 8, 20, "uniform")
+    assert few.switch_ms == 0  # every expert fits in HBM
+    many = serve(c, 13, 1, 20, "uniform", batches=400)
+    # uniform over 13 experts, 3 cached: a miss with probability 10/13
+    assert many.switch_ms == pytest.approx(100 * 10 / 13, rel=0.15)
+    assert serve(c, 14, 1, 20, "uniform").oom  # 3 in HBM + 10 in the backing tier
+
+
+def test_routing_traces():
+    assert set(routing_trace("same", 10, 50)) == {0}
+    z = routing_trace("zipf", 100, 5000)
+    counts = sorted((z == e).sum() for e in range(100))
+    assert counts[-1] > 10 * counts[50]  # Zipf: the top expert dominates the median one
+    with pytest.raises(ValueError, match="unknown routing"):
+        routing_trace("roundrobin", 10, 5)
+
+
+def test_footprint():
+    a100 = dgx_costs(DGX_A100)
+    per_node = 8 * 80e9 * (1 - KV_RESERVE)
+    assert footprint(a100, 850) == math.ceil(851 * EXPERT_BYTES / per_node)
+
+
+def test_dgx_roofline_is_at_least_the_weight_read():
+    a100 = dgx_costs(DGX_A100)
+    weights = 32 * layer_weight_bytes(LLAMA2_7B, 8)  # per GPU, per token
+    assert a100.token_s >= weights / (0.6 * 2.039e12)
+    assert a100.switch_s == pytest.approx(EXPERT_BYTES / 32e9)
+    assert a100.backing_experts == int(2000e9 // EXPERT_BYTES)
+
+
+def test_ddr_copy_runs_at_the_ddr_channel_rate():
+    nbytes = 64 << 20
+    s = copy_seconds(nbytes)
+    peak = SN40L.ddr.channels * SN40L.ddr.request_bytes / SN40L.ddr.initiation_interval
+    ideal = nbytes / peak / (SN40L.clock_ghz * 1e9)
+    assert ideal <= s <= 1.1 * ideal
