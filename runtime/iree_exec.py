@@ -229,6 +229,12 @@ class IreeNode:
         values). One array per output, ticks first (bool for i1)."""
         if self._run is None:
             raise IreeError("this node has no batched entry point (@_run)")
+        if ticks < 0 or len(streams) != len(self.in_types):
+            raise ReactiveError(f"{len(streams)} input stream(s) for {len(self.in_types)} "
+                                f"input(s), {ticks} ticks")
+        for s, name in zip(streams, self.input_names):
+            if len(s) < ticks:
+                raise ReactiveError(f"input %{name} has {len(s)} values for {ticks} ticks")
         args = [*self.state, *(_stream_array(s, t, ticks)
                                for s, t in zip(streams, self.in_types))]
         if not self.in_types:

@@ -190,3 +190,13 @@ def test_loop_that_cannot_be_one_dispatch_runs_as_a_host_loop(monkeypatch):
     batched = iree_node.run(inputs, TICKS)
     iree_node.reset()
     _same(batched, iree_node.run(inputs, TICKS, per_tick=True))
+
+
+def test_batch_with_too_few_values_is_an_error_not_a_crash():
+    from steplus.runtime.reactive import ReactiveError
+
+    iree_node = IreeNode.from_lus(_lus("integrator.mlir"), "integr")
+    with pytest.raises(ReactiveError, match="has 3 values for 5 ticks"):
+        iree_node.run_batch([np.zeros(3, np.int32)], 5)
+    with pytest.raises(ReactiveError, match="has 3 values for 5 ticks"):
+        iree_node.run({"i": np.zeros(3, np.int32)}, 5)
