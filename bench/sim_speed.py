@@ -54,7 +54,8 @@ def swiglu_bench(args) -> None:
     from steplus.lowering.step_to_runtime import build_program
     from steplus.runtime.fabric.config import get_preset
     from steplus.runtime.fabric.hbm_reference import ReferenceHBMServer
-    from steplus.runtime.fabric.swiglu import SWEEP_TM, SWEEP_TN, swiglu_graph, swiglu_traffic
+    sys.path.insert(0, str(REPO / "examples" / "step"))
+    from workloads import SWEEP_TM, SWEEP_TN, swiglu, swiglu_traffic
 
     cfg = get_preset(args.preset)
     B, D, F = 64, 256, 512
@@ -66,21 +67,21 @@ def swiglu_bench(args) -> None:
     for tm in SWEEP_TM:
         for tn in SWEEP_TN:
             t = time.perf_counter()
-            graph = swiglu_graph(B, D, F, tm, tn)
+            graph = swiglu(tm, tn, B, D, F)
             built = time.perf_counter() - t
             t = time.perf_counter()
             m = build_program(graph, cfg).run()
             wall = time.perf_counter() - t
             total += built + wall
             total_sim += wall
-            assert m.offchip_traffic == swiglu_traffic(B, D, F, tm, tn)
+            assert m.offchip_traffic == swiglu_traffic(tm, tn, B, D, F)
             line = (f"{tm:>3} {tn:>4} {m.cycles:>8} {m.offchip_traffic / 1e6:>5.2f} "
                     f"{built:>7.3f} {wall:>7.3f} "
                     f"{m.firings:>8} {m.firings / wall:>10.0f} {m.hbm_requests:>9} "
                     f"{m.hbm_segments:>8}")
             if args.reference:
                 t = time.perf_counter()
-                r = build_program(swiglu_graph(B, D, F, tm, tn), cfg,
+                r = build_program(swiglu(tm, tn, B, D, F), cfg,
                                   hbm_factory=ReferenceHBMServer).run()
                 line += f" {time.perf_counter() - t:>7.3f} {str(r.cycles == m.cycles):>5}"
             print(line)

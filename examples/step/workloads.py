@@ -4,7 +4,10 @@ Exactly the graphs of the reference-workload spec (`step-reference-workloads.md`
 §8), in its construction order:
 
 - `swiglu(tm, tn)`: the SwiGLU expert of the HDL validation (§8.1; B=64,
-  D=256, F=512, f32 everywhere, X re-read per N tile, weights per M tile);
+  D=256, F=512, f32 everywhere, X re-read per N tile, weights per M tile,
+  `down` with `write_back_mu`), the project's one SwiGLU builder (the fabric
+  tests and benches use it too); `swiglu_traffic` is its §5.5 closed form and
+  `swiglu_reference` the numpy result;
 - `moe(model, tile_n)`: the weight-stationary MoE layer (§8.2) for
   Mixtral-8x7B or Qwen3-30B-A3B, static tiling (`tile_n` tokens per tile,
   zero-padded) or dynamic tiling (`tile_n=None`: one tile of exactly the
@@ -53,6 +56,8 @@ MODELS = {
     "qwen": MoEModel("qwen", 128, 8, 2048, 768),
 }
 TILE_F = 64
+SWEEP_TM = (16, 32, 64)  # the §8.1 sweep, tm outer
+SWEEP_TN = (16, 32, 64, 128, 256)
 
 
 def swiglu(tm: int, tn: int, batch: int = 64, hidden: int = 256, inter: int = 512) -> ModuleOp:
@@ -75,6 +80,20 @@ def swiglu(tm: int, tn: int, batch: int = 64, hidden: int = 256, inter: int = 51
     down.value.owner.attributes["write_back_mu"] = UnitAttr()  # §8.1 node 10
     down.store(base_addr=1 << 30)
     return g.module()
+
+
+def swiglu_traffic(tm: int, tn: int, batch: int = 64, hidden: int = 256, inter: int = 512) -> int:
+    """§5.5: the input re-read per N tile, the weights per M tile, f32 output (bytes)."""
+    B, D, F = batch, hidden, inter
+    return 4 * B * D * (F // tn) + 3 * 4 * D * F * (B // tm) + 4 * B * D
+
+
+def swiglu_reference(X, Wg, Wu, Wd):
+    """(SiLU(X Wg) * (X Wu)) Wd in numpy (float64 arrays in, array out)."""
+    import numpy as np
+
+    g = X @ Wg
+    return ((g / (1.0 + np.exp(-g))) * (X @ Wu)) @ Wd
 
 
 def moe(model: MoEModel, tile_n: int | None, tile_f: int = TILE_F) -> ModuleOp:
@@ -205,8 +224,8 @@ def configurations() -> dict[str, ModuleOp]:
     for name, model in MODELS.items():
         for tile_n in (16, 64, None):
             out[f"moe_{name}_{'dyn' if tile_n is None else f'tn{tile_n}'}"] = moe(model, tile_n)
-    for tm in (16, 32, 64):
-        for tn in (16, 32, 64, 128, 256):
+    for tm in SWEEP_TM:
+        for tn in SWEEP_TN:
             out[f"swiglu_tm{tm}_tn{tn}"] = swiglu(tm, tn)
     return out
 

@@ -15,7 +15,7 @@ from steplus.lowering.step_to_runtime import (
 from steplus.runtime.fabric.config import (
     PRESETS, SN40L, STEP_EVAL, HardwareConfig, get_preset,
 )
-from steplus.runtime.fabric.swiglu import swiglu_graph, swiglu_traffic
+from swiglu_graphs import swiglu_graph, swiglu_traffic
 
 
 def test_presets_are_data():

@@ -8,9 +8,8 @@ import pytest
 from steplus.lowering.step_to_runtime import build_program
 from steplus.runtime.fabric.config import get_preset
 from steplus.runtime.fabric.hbm_reference import ReferenceHBMServer
-from steplus.runtime.fabric.swiglu import (
-    SWEEP_TM, SWEEP_TN, swiglu_graph, swiglu_reference, swiglu_traffic,
-)
+from steplus.runtime.fabric.ops_memory import StoreCtx
+from swiglu_graphs import SWEEP_TM, SWEEP_TN, swiglu_graph, swiglu_reference, swiglu_traffic
 
 B, D, F = 64, 256, 512
 HDL = get_preset("swiglu-hdl")
@@ -44,7 +43,7 @@ def test_sweep_traffic_cycles_and_roofline(tm, tn):
     down = max(_ceil(tn * D * 4, 256), _ceil(2 * tm * tn * D, 4096))
     final = max(down, _ceil(tm * D * 4, 256))
     assert busy["down"] == M * ((N - 1) * down + final)
-    store = prog.context("store")
+    store = next(c for c in prog.contexts if isinstance(c, StoreCtx))
     assert m.cycles == store.clock + HDL.end_offset
 
 
@@ -63,7 +62,7 @@ def test_functional_mode_computes_swiglu():
     prog = build_program(swiglu_graph(B, D, F, 16, 64), HDL, functional=True)
     m = prog.run()
     assert m.cycles == CYCLES[(16, 64)]  # values do not change timing
-    out = np.concatenate(prog.context("store").stored, axis=0)
+    out = np.concatenate(next(c for c in prog.contexts if isinstance(c, StoreCtx)).stored, axis=0)
     T = prog.tensors
     np.testing.assert_allclose(out, swiglu_reference(T["X"], T["Wg"], T["Wu"], T["Wd"]),
                                rtol=1e-12, atol=1e-12)
@@ -74,8 +73,9 @@ def test_trace_and_metrics_table():
     m = prog.run()
     tr = prog.chrome_trace()["traceEvents"]
     names = {e["args"]["name"] for e in tr if e["ph"] == "M"}
-    assert {"X", "gate", "down", "store", "broadcast0"} <= names
-    assert sum(e["dur"] for e in tr if e["ph"] == "X" and e["tid"] == 2) == \
+    assert {"X", "gate", "down", "linear_offchip_store0", "broadcast0"} <= names
+    gate = next(e["tid"] for e in tr if e["ph"] == "M" and e["args"]["name"] == "gate")
+    assert sum(e["dur"] for e in tr if e["ph"] == "X" and e["tid"] == gate) == \
         next(c.busy for c in m.contexts if c.name == "gate")
     table = m.table()
     assert table.splitlines()[0] == f"cycles                 {m.cycles}"
