@@ -2,7 +2,7 @@
 
 // Only the targets steplus supports (xDSL's others printed nothing, exit 0).
 // RUN: sh -c 'step-opt %s --target wgsl; echo "exit=$?"' 2>&1 | filecheck %s --check-prefix=TARGET
-// TARGET:      step-opt: error: unknown target 'wgsl' (choose from mlir)
+// TARGET:      step-opt: error: argument -t/--target: invalid choice: 'wgsl' (choose from mlir)
 // TARGET-NEXT: exit=2
 // RUN: step-opt --help | filecheck %s --check-prefix=HELP
 // HELP: Available targets are: mlir
