@@ -7,7 +7,9 @@
   the other;
 - `conventional` / `unfused`: `step-kernelize{mode=...}`, then every
   kernel gets the whole chip (`step-allocate-units` per kernel: each kernel
-  "is still parallelized to run efficiently", seed §VI-A).
+  "is still parallelized to run efficiently", seed §VI-A);
+- then `step-allocate-memory` (one socket's 64 GiB HBM, 1.5 TiB DDR): the
+  off-chip symbols get addresses by lifetime, spills go to DDR channels.
 
 It returns the simulated kernel cycles, the kernel count, the off-chip
 traffic and the FLOPs (also `step-metrics`' operational intensity, from the
@@ -34,6 +36,7 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 
 from steplus.dialects.step import GraphOp
+from steplus.passes.sn40l.allocate_memory import StepAllocateMemoryPass
 from steplus.passes.sn40l.allocate_units import StepAllocateUnitsPass
 from steplus.passes.sn40l.kernelize import StepKernelizePass
 from steplus.passes.sn40l.kernels import kernel_groups
@@ -54,6 +57,8 @@ class Run:
     metric_offchip: int  # step-metrics' bytes
     metric_flops: int
     config: HardwareConfig
+    hbm_bytes: int = 0  # step-allocate-memory's HBM peak (symbols sharing by lifetime)
+    ddr_bytes: int = 0
 
     def cycles(self, orchestration: str) -> int:
         return self.kernel_cycles + self.kernels * launch_cycles(self.config, orchestration)
@@ -70,13 +75,15 @@ class Run:
         return self.offchip / self.kernel_cycles * self.config.clock_ghz
 
 
-def prepare(module: ModuleOp, mode: str) -> list[GraphOp]:
+def prepare(module: ModuleOp, mode: str, memory: bool = True) -> list[GraphOp]:
     """The kernels of `module`'s first graph for `mode` (annotated with units)."""
     if mode not in MODES:
         raise ValueError(f"unknown mode '{mode}' (choose from {', '.join(MODES)})")
     if mode != "fused":
         StepKernelizePass(mode=mode).apply(Context(), module)
     StepAllocateUnitsPass().apply(Context(), module)
+    if memory:
+        StepAllocateMemoryPass().apply(Context(), module)
     return kernel_groups(module)[0]
 
 
@@ -89,4 +96,5 @@ def simulate(module: ModuleOp, mode: str, config: HardwareConfig = SN40L) -> Run
         moff += int(sympy.sympify(gm.offchip))
         mflops += int(sympy.sympify(gm.flops))
     return Run(mode, res.kernel_cycles, len(graphs), res.offchip, res.flops, moff, mflops,
-               config)
+               config, graphs[0].attributes["sn40l.hbm_bytes"].value.data,
+               graphs[0].attributes["sn40l.ddr_bytes"].value.data)
