@@ -260,13 +260,13 @@ class IreeNode:
             ) -> list[list[object]]:
         """Run `ticks` ticks (at most `max_ticks`) from the current state;
         inputs by name or position. All inputs are known, so this is one
-        `@<name>_run` call when the node has one (unless `per_tick`)."""
+        `@<name>_run` call when the node has one (unless `per_tick`); the
+        outputs are then arrays (ticks first), else lists of values."""
         if per_tick or self._run is None or ticks == 0:
             return drive(self.step, self.input_names, inputs, ticks, len(self.out_types),
                          max_ticks)
         streams = input_streams(self.input_names, inputs, ticks, max_ticks)
-        outs = self.run_batch(streams, ticks)
-        return [list(o) for o in outs]
+        return self.run_batch(streams, ticks)  # one array per output, ticks first
 
 
 def iree_nodes(module: ModuleOp) -> dict[str, IreeNode]:
