@@ -99,11 +99,13 @@ def decoder_shapes(cfg: DecoderConfig, batch: int, cached: int) -> list[tuple[in
 
 
 def decoder_inputs(cfg: DecoderConfig, batch: int, cached: int, seed: int = 0,
-                   device: str = "cpu") -> tuple[torch.Tensor, ...]:
-    """Random arguments (scaled like an init); `device="meta"` for shapes only."""
+                   device: str = "cpu", dtype: torch.dtype = torch.float32
+                   ) -> tuple[torch.Tensor, ...]:
+    """Random arguments (scaled like an init); `device="meta"` for shapes only
+    (of `dtype`)."""
     shapes = decoder_shapes(cfg, batch, cached)
     if device == "meta":
-        return tuple(torch.empty(s, device="meta") for s in shapes)
+        return tuple(torch.empty(s, device="meta", dtype=dtype) for s in shapes)
     g = torch.Generator().manual_seed(seed)
     out = []
     for i, s in enumerate(shapes):

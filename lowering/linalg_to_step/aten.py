@@ -399,6 +399,10 @@ def lower_exported(ep, tile_n: int | None = 16, tile_f: int = 64,
                 covered |= cov
         except NotRecognized as e:
             out.remarks.append(Remark(where_of(e.node), e.message))
+        except (IndexError, KeyError, TypeError, AttributeError) as e:  # a form not foreseen
+            what = "top-k MoE" if _is(n, "aten.topk.default") else "GQA decode attention"
+            out.remarks.append(Remark(where_of(n), f"{what} not recognized: unexpected "
+                                                   f"argument form ({type(e).__name__})"))
     if dense is not None:
         for part, cov in _dense(nodes, covered, dense, name, out.remarks):
             out.graphs.append(part)
@@ -414,6 +418,12 @@ def lower_exported(ep, tile_n: int | None = 16, tile_f: int = 64,
 
 
 _DENSE = re.compile(r"^\s*tile=(\S+)(?:\s+schedule=(\S+))?\s*$")
+
+
+def _element(node) -> str:
+    """The MLIR element type of a node's tensor (bf16/f16 kept, else f32)."""
+    dtype = str(getattr((getattr(node, "meta", {}) or {}).get("val"), "dtype", ""))
+    return {"torch.bfloat16": "bf16", "torch.float16": "f16"}.get(dtype, "f32")
 
 
 def _dense(nodes, covered: set, options: str, name: str, remarks: list):
@@ -445,15 +455,16 @@ def _dense(nodes, covered: set, options: str, name: str, remarks: list):
     for j, (lhs, mms) in enumerate(groups.items()):
         M, K = _shape(lhs)
         ws = [mm.args[1] for mm in mms]
-        args = [f"%x: tensor<{M}x{K}xf32>"] + [
-            f"%w{i}: tensor<{K}x{_shape(w)[1]}xf32>" for i, w in enumerate(ws)]
+        el = [_element(x) for x in (lhs, *ws)]
+        args = [f"%x: tensor<{M}x{K}x{el[0]}>"] + [
+            f"%w{i}: tensor<{K}x{_shape(w)[1]}x{el[i + 1]}>" for i, w in enumerate(ws)]
         body, rets = ["  %c0 = arith.constant 0.000000e+00 : f32"], []
         for i, w in enumerate(ws):
             t = f"tensor<{M}x{_shape(w)[1]}xf32>"
             body += [f"  %e{i} = tensor.empty() : {t}",
                      f"  %z{i} = linalg.fill ins(%c0 : f32) outs(%e{i} : {t}) -> {t}",
-                     f"  %r{i} = linalg.matmul ins(%x, %w{i} : tensor<{M}x{K}xf32>, "
-                     f"tensor<{K}x{_shape(w)[1]}xf32>) outs(%z{i} : {t}) -> {t}"]
+                     f"  %r{i} = linalg.matmul ins(%x, %w{i} : tensor<{M}x{K}x{el[0]}>, "
+                     f"tensor<{K}x{_shape(w)[1]}x{el[i + 1]}>) outs(%z{i} : {t}) -> {t}"]
             rets.append((f"%r{i}", t))
         fname = f"{name}_dense{j}"
         text = (f"func.func @{fname}({', '.join(args)}) -> ({', '.join(t for _, t in rets)}) {{\n"

@@ -90,3 +90,20 @@ def test_the_unlowered_glue_is_one_located_remark():
 def _line(text: str) -> int:
     src = (REPO / "examples" / "workloads" / "decoder_torch.py").read_text().splitlines()
     return next(i + 1 for i, ln in enumerate(src) if text in ln)
+
+
+def test_bf16_projections_keep_their_element_type():
+    """Shapes-only export (meta, bf16): the projections load bf16 tiles, accumulate and
+    store f32 (2 bytes per weight element off-chip, as the MoE and attention graphs)."""
+    from steplus.dialects import step_ops as so
+
+    cfg = CONFIGS["mixtral"].small()
+    args = decoder_inputs(cfg, batch=4, cached=40, device="meta", dtype=torch.bfloat16)
+    low = lower_exported(torch.export.export(DecoderLayer(cfg), args), dense=DENSE)
+    dense = [p for p in low.graphs if p.kind == "dense"]
+    assert [len(p.outputs) for p in dense] == [3, 1]  # q/k/v share their input; o alone
+    for p in dense:
+        loads = [o for o in p.module.walk() if isinstance(o, so.LinearOffChipLoadOp)]
+        assert {str(o.output.type.element.scalar) for o in loads} == {"bf16"}
+        stores = [o for o in p.module.walk() if isinstance(o, so.LinearOffChipStoreOp)]
+        assert len(stores) == len(p.outputs)
