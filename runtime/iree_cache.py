@@ -6,8 +6,8 @@ flags, the IREE compiler version and (for `target-cpu=host`) the host CPU.
 Entries are plain files `<key>.vmfb` holding a header line with the SHA-256
 of the bytes that follow: a truncated or altered entry fails the check and is
 recompiled and rewritten (never unpickled, never trusted). A compile failure
-is remembered as `<key>.fail` (holding the one-line message), so a fallback
-path does not retry it every run.
+with a compiler diagnostic is remembered as `<key>.fail` (holding the
+one-line message), so a fallback path does not retry it every run.
 
 The directory is `$STEPLUS_CACHE_DIR`, else `$XDG_CACHE_HOME/steplus/iree`,
 else `~/.cache/steplus/iree`; `STEPLUS_CACHE_DIR=off` disables the cache. It
@@ -54,7 +54,13 @@ STATS = CacheStats()
 
 
 class CachedCompileError(Exception):
-    """The compilation failed (now or in an earlier run: the message is kept)."""
+    """The compilation failed (now or in an earlier run: the message is kept).
+    Only a deterministic failure (`remember`, e.g. a compiler diagnostic) is
+    stored; a crash or a kill may not happen again."""
+
+    def __init__(self, message: str, remember: bool = True):
+        super().__init__(message)
+        self.remember = remember
 
 
 def cache_dir() -> Path | None:
@@ -176,7 +182,7 @@ def cached_compile(text: str, flags: Sequence[str], compile_fn: Callable[[], byt
     try:
         vmfb = compile_fn()
     except CachedCompileError as e:
-        if where is not None:
+        if where is not None and e.remember:
             _write_atomic(where, f"{key}.fail", str(e).encode())
         raise
     if where is not None:

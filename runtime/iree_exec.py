@@ -98,7 +98,8 @@ def compile_module(module: ModuleOp, extra_flags: Sequence[str] = ()) -> bytes:
         except CompilerToolError as e:
             lines = [ln for ln in str(e).splitlines() if "error:" in ln]
             raise CachedCompileError(
-                "iree-compile failed: " + (lines[0].strip() if lines else str(e)[:500])) from None
+                "iree-compile failed: " + (lines[0].strip() if lines else str(e)[:500]),
+                remember=bool(lines)) from None
 
     try:
         return cached_compile(text, ["llvm-cpu", *flags], compile_now)

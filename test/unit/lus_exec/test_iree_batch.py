@@ -146,6 +146,16 @@ def test_failure_is_remembered(cache):
     assert STATS.compiles == 1 and STATS.failures_remembered == 1
 
 
+def test_failure_without_a_diagnostic_is_not_remembered(cache):
+    def crashing():
+        raise CachedCompileError("iree-compile failed: killed", remember=False)
+
+    for _ in range(2):
+        with pytest.raises(CachedCompileError):
+            cached_compile("ir", [], crashing)
+    assert STATS.compiles == 2 and STATS.failures_remembered == 0
+
+
 @pytest.mark.skipif(not hasattr(os, "getuid"), reason="POSIX permissions")
 def test_directory_others_can_write_is_not_used(cache):
     cache.mkdir(mode=0o700)
