@@ -87,6 +87,10 @@ def _parser() -> argparse.ArgumentParser:
                    "Table V: '1x1,1x1,4x2;2x1,4x4;8x2,8x2,16x4;4x4')")
     p.add_argument("--ignore-memory", action="store_true",
                    help="with --schedule: evaluate even if it breaks constraint 5 (memory)")
+    p.add_argument("--no-reuse", action="store_true",
+                   help="schedule without weight reuse across temporal layers (Table VI)")
+    p.add_argument("--no-sharing", action="store_true",
+                   help="schedule without weight sharing inside a sub-array (Table VI)")
     p.add_argument("--baselines", action="store_true",
                    help="also evaluate the B, P and AH partitionings and print speedups")
     p.add_argument("--check-noc", action="store_true",
@@ -146,9 +150,15 @@ def _run(argv: Sequence[str] | None) -> int:
         res = given_schedule(args.model, args.img, hw, args.schedule,
                              check_memory=not args.ignore_memory)
     else:
-        res = orchestrate(args.model, args.img, hw, args.time_limit, args.form)
+        res = orchestrate(args.model, args.img, hw, args.time_limit, args.form,
+                          reuse=not args.no_reuse, sharing=not args.no_sharing)
     out = sys.stdout
     _report(res, out)
+    if args.schedule is None and (args.no_reuse or args.no_sharing):
+        off = " and ".join(x for x, on in (("weight reuse", args.no_reuse),
+                                           ("weight sharing", args.no_sharing)) if on)
+        print(f"note: scheduled without {off}; the latency above is for that schedule",
+              file=out)
     if res.status == "time-limit":
         print(f"note: the solver stopped at the time limit; best schedule shown, "
               f"gap {100 * res.gap:.2f}%", file=out)

@@ -168,14 +168,42 @@ def explain_infeasible(prob: Problem) -> str:
                 f"{min_d / MIB:.2f} MiB per node > node_cap {cap / MIB:.2f} MiB "
                 f"(constraint 5, memory capacity) on the {prob.hw.rows}x{prob.hw.cols} mesh; "
                 f"use a larger mesh or more memory per node")
+    least = min_memory(prob)
+    if least is not None and sum(least) > cap:
+        w, d = least
+        return (f"model '{prob.model.name}' cannot fit the node capacity: the schedule that "
+                f"places every branch (constraints 1-4) with the least memory needs "
+                f"{w / MIB:.2f} MiB of weights + {d / MIB:.2f} MiB of workspace = "
+                f"{(w + d) / MIB:.2f} MiB per node > node_cap {cap / MIB:.2f} MiB "
+                f"(constraint 5, memory capacity) on the {prob.hw.rows}x{prob.hw.cols} mesh; "
+                f"use a larger mesh or more memory per node")
     return ("no schedule satisfies the memory capacity (constraint 5) together with "
             "the branch assignment (constraints 1-2)")
 
 
-def solve_compact(prob: Problem, time_limit: float = 60.0) -> Solution:
-    """Solve the compact ILP with HiGHS; raise ``ScheduleError`` when infeasible."""
-    if any(not sp.options for sp in prob.stages):
-        raise ScheduleError(explain_infeasible(prob))
+@dataclass
+class _Compact:
+    """The compact model's arrays: ``rows`` without the memory row, ``mem`` its terms."""
+
+    idx: list[tuple[int, int]]
+    time: np.ndarray
+    lb: np.ndarray
+    ub: np.ndarray
+    integrality: np.ndarray
+    rows: list[tuple[dict[int, float], float, float]]
+    mem: dict[int, float]
+
+    def matrix(self, rows: list[tuple[dict[int, float], float, float]]):
+        a = lil_matrix((len(rows), len(self.time)))
+        lo, hi = np.empty(len(rows)), np.empty(len(rows))
+        for r, (coef, low, high) in enumerate(rows):
+            for v, x in coef.items():
+                a[r, v] = x
+            lo[r], hi[r] = low, high
+        return LinearConstraint(a.tocsr(), lo, hi)
+
+
+def _compact(prob: Problem) -> _Compact:
     idx: list[tuple[int, int]] = [(s, k) for s, sp in enumerate(prob.stages)
                                   for k in range(len(sp.options))]
     nk = len(idx)
@@ -217,22 +245,39 @@ def solve_compact(prob: Problem, time_limit: float = 60.0) -> Solution:
             if s in one_of:
                 row[nk + one_of[s]] = 1.0
             rows.append((row, 0.0, np.inf))
-    rows.append((mem, -np.inf, float(prob.hw.node_cap_bytes)))
-    a = lil_matrix((len(rows), nv))
-    lo, hi = np.empty(len(rows)), np.empty(len(rows))
-    for r, (coef, l, h) in enumerate(rows):
-        for v, x in coef.items():
-            a[r, v] = x
-        lo[r], hi[r] = l, h
+    return _Compact(idx, c, lb, ub, integrality, rows, mem)
+
+
+def min_memory(prob: Problem, time_limit: float = 10.0) -> tuple[float, float] | None:
+    """(weights, workspace) bytes per node of the schedule needing the least memory
+    among those that place every branch (constraints 1-4); ``None`` if not solved."""
+    m = _compact(prob)
+    c = np.zeros(len(m.time))
+    for v, x in m.mem.items():
+        c[v] = x
+    res = milp(c, constraints=m.matrix(m.rows), integrality=m.integrality,
+               bounds=Bounds(m.lb, m.ub), options={"time_limit": float(time_limit)})
+    if getattr(res, "x", None) is None or res.status != 0:
+        return None
+    dvar = len(m.time) - 1
+    return float(res.fun) - float(res.x[dvar]), float(res.x[dvar])
+
+
+def solve_compact(prob: Problem, time_limit: float = 60.0) -> Solution:
+    """Solve the compact ILP with HiGHS; raise ``ScheduleError`` when infeasible."""
+    if any(not sp.options for sp in prob.stages):
+        raise ScheduleError(explain_infeasible(prob))
+    m = _compact(prob)
+    rows = m.rows + [(m.mem, -np.inf, float(prob.hw.node_cap_bytes))]
     t0 = time.perf_counter()
-    res = milp(c, constraints=LinearConstraint(a.tocsr(), lo, hi), integrality=integrality,
-               bounds=Bounds(lb, ub), options={"time_limit": float(time_limit)})
+    res = milp(m.time, constraints=m.matrix(rows), integrality=m.integrality,
+               bounds=Bounds(m.lb, m.ub), options={"time_limit": float(time_limit)})
     secs = time.perf_counter() - t0
     check_found(res, prob, time_limit)
     x = np.round(res.x).astype(int)
     layers = []
     for s, sp in enumerate(prob.stages):
-        chosen = [(sp.options[k], int(x[v])) for v, (s2, k) in enumerate(idx)
+        chosen = [(sp.options[k], int(x[v])) for v, (s2, k) in enumerate(m.idx)
                   if s2 == s and x[v] > 0]
         layers.append(spread(sp.branches, chosen))
     return make_solution(res, secs, layers)

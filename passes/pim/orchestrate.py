@@ -193,13 +193,18 @@ def given_schedule(model: str | VitModel, img: int, hw: str | PimHardware, text:
 
 
 def orchestrate(model: str | VitModel, img: int = 224, hw: str | PimHardware = "allspark-16x16",
-                time_limit: float = 60.0, form: str = "compact", bind: bool = True) -> Result:
-    """Run Allspark end to end; raise ``ScheduleError``/``WorkloadError``/``PimConfigError``."""
+                time_limit: float = 60.0, form: str = "compact", bind: bool = True,
+                reuse: bool = True, sharing: bool = True) -> Result:
+    """Run Allspark end to end; raise ``ScheduleError``/``WorkloadError``/``PimConfigError``.
+
+    ``reuse=False`` / ``sharing=False`` schedule without weight reuse across temporal
+    layers / without weight sharing inside a sub-array (the Table VI ablations).
+    """
     from steplus.passes.pim.schedule import verify
 
     vit = build(model, img) if isinstance(model, str) else model
     machine = preset(hw) if isinstance(hw, str) else hw
-    prob = build_problem(vit, machine)
+    prob = build_problem(vit, machine, reuse=reuse, sharing=sharing)
     sol: Solution
     if form == "literal":
         sol = solve_literal(prob, time_limit)

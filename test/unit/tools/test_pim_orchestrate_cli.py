@@ -64,3 +64,15 @@ def test_cpsat_form_reaches_the_same_latency() -> None:
     assert b.out.splitlines()[1].startswith("solver: optimal, gap 0.00%")
     lat = [[ln for ln in r.out.splitlines() if ln.startswith("latency ")] for r in (a, b)]
     assert lat[0] == lat[1] and len(lat[0]) == 1
+
+
+def test_table_vi_ablations() -> None:
+    """Without weight reuse Swin-B at 640^2 does not fit 8 MiB per node under any
+    schedule (Table VI's claim); without sharing the report says what was scheduled."""
+    r = run_tool(main, ["--model", "swin-b", "--img", "640", "--no-reuse"])
+    assert r.code == 1 and r.out == ""
+    assert "with the least memory needs" in r.err and "(constraint 5" in r.err
+    r = run_tool(main, ["--model", "swin-t", "--no-sharing"])
+    assert r.code == 0, r.err
+    assert "weight sharing 0.0000" in r.out
+    assert "note: scheduled without weight sharing;" in r.out

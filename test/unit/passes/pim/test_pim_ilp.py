@@ -13,6 +13,7 @@ from steplus.passes.pim.ilp_compact import (
     Problem,
     ScheduleError,
     build_problem,
+    min_memory,
     solve_compact,
 )
 from steplus.passes.pim.ilp_cpsat import solve_cpsat
@@ -39,6 +40,44 @@ def brute_force(prob: Problem) -> float | None:
         if weights + workspace <= prob.hw.node_cap_bytes and (best is None or time < best):
             best = time
     return best
+
+
+def brute_force_memory(prob: Problem) -> float:
+    """Least weights + workspace over every multiset of layers that covers all branches."""
+    per_stage = [list(_multisets(sp.options, sp.branches)) for sp in prob.stages]
+    best = None
+    for choice in itertools.product(*per_stage):
+        weights = workspace = 0.0
+        for sp, combo in zip(prob.stages, choice):
+            schemes = [sp.options[k].scheme for k in combo]
+            weights += weights_per_node(sp.weight_bytes, schemes, prob.reuse)
+            workspace = max([workspace] + [sp.options[k].cost.workspace for k in combo])
+        if best is None or weights + workspace < best:
+            best = weights + workspace
+    return best
+
+
+@pytest.mark.parametrize("reuse", [True, False])
+def test_min_memory_equals_brute_force(reuse: bool) -> None:
+    prob = build_problem(tiny_model((3, 2), (1, 2)), tiny_hw(rows=1, cols=3), reuse=reuse)
+    assert sum(min_memory(prob)) == brute_force_memory(prob)
+
+
+def test_infeasible_without_reuse_names_the_least_memory() -> None:
+    """Without reuse every temporal layer stores its own slice: the tiny model on a 1x3
+    mesh needs more than the loosest per-scheme bound, and the message gives the exact
+    least memory and names constraint 5."""
+    prob = build_problem(tiny_model((3, 2), (1, 2)), tiny_hw(rows=1, cols=3), reuse=False)
+    least = brute_force_memory(prob)
+    lower = (sum(min(o.weight_bytes for o in sp.options) for sp in prob.stages)
+             + max(min(o.cost.workspace for o in sp.options) for sp in prob.stages))
+    assert lower < least  # the per-scheme bound alone would not explain it
+    cap = (lower + least) // 2
+    tight = build_problem(tiny_model((3, 2), (1, 2)), tiny_hw(rows=1, cols=3, cap=cap),
+                          reuse=False)
+    with pytest.raises(ScheduleError, match=r"with the least memory needs .* = "
+                       rf"{least / 2**20:.2f} MiB per node > node_cap .*\(constraint 5"):
+        solve_compact(tight)
 
 
 CAPS = [100_000, 9_000, 7_000, 5_000, 3_000]
