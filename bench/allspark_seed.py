@@ -45,8 +45,38 @@ def table_v_rows() -> tuple[list[dict], object]:
     return rows, res
 
 
+def ablations(models: tuple[tuple[str, int], ...] = (("swin-b", 640), ("twins-b", 640))
+              ) -> list[dict]:
+    """Table VI as schedules: the best schedule without weight reuse / without sharing."""
+    from steplus.examples.workloads.vit import build
+    from steplus.passes.pim.hardware import preset
+    from steplus.passes.pim.ilp_compact import ScheduleError, build_problem, min_memory
+    from steplus.passes.pim.orchestrate import orchestrate
+
+    rows = []
+    for name, img in models:
+        for reuse, sharing in ((True, True), (False, True), (True, False)):
+            case = ("reuse+sharing" if reuse and sharing else
+                    "no-reuse" if not reuse else "no-sharing")
+            row = {"model": name, "img": img, "case": case}
+            try:
+                res = orchestrate(name, img, "allspark-16x16", bind=False, reuse=reuse,
+                                  sharing=sharing)
+                mem = res.memory[case]
+                row.update(fits=True, latency_ms=round(res.latency_ms, 3),
+                           memory_MiB=round(mem.total / MIB, 2))
+            except ScheduleError:
+                prob = build_problem(build(name, img), preset("allspark-16x16"), reuse=reuse,
+                                     sharing=sharing)
+                least = min_memory(prob)
+                row.update(fits=False, latency_ms="",
+                           memory_MiB=round(sum(least) / MIB, 2) if least else "")
+            rows.append(row)
+    return rows
+
+
 def tables_md(out: Path, summary: list[dict], stages: list[dict], schedule: list[dict],
-              seed_res: object, cross: list[dict]) -> None:
+              seed_res: object, cross: list[dict], ablation: list[dict] | None = None) -> None:
     """Write ``tables.md``: our numbers beside the seed's."""
     lines = ["# Allspark: steplus next to the seed", ""]
     lines += ["## Average speedup of Allspark over the baselines (all sizes run)", "",
@@ -104,6 +134,15 @@ def tables_md(out: Path, summary: list[dict], stages: list[dict], schedule: list
                          f"{sbr[f'weights_MiB_{case}'] + sbr['workspace_MiB']:.2f} | "
                          f"{m.weights / MIB:.2f} + {m.workspace / MIB:.2f} = "
                          f"{m.total / MIB:.2f} |")
+        if ablation:
+            lines += ["", "Table VI as schedules: the best schedule in each case (memory: of "
+                      "that schedule, or the least any schedule needs when none fits):", "",
+                      "| model | case | fits 8 MiB | latency ms | memory MiB |",
+                      "|---|---|---|---|---|"]
+            for r in ablation:
+                lines.append(f"| {r['model']} {r['img']} | {r['case']} | "
+                             f"{'yes' if r['fits'] else 'no'} | {r['latency_ms'] or '-'} | "
+                             f"{r['memory_MiB']} |")
         lines += ["", "## Patch-level (P) over Allspark, Swin-B 640^2", "",
                   "| ratio | seed | ours |", "|---|---|---|"]
         for key, col in (("noc", "noc_ratio_P"), ("dram", "dram_ratio_P"),

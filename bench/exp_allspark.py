@@ -22,7 +22,8 @@ and writes into ``--out``:
 - ``speedup.png``, ``utilization.png``, ``breakdown.png``, ``hops.png``,
   ``solver.png``, ``memory.png`` (Table VI), ``traffic.png`` (Fig. 13b).
 
-``schedule.csv`` also holds the seed's Table V schedule evaluated in our model.
+``schedule.csv`` also holds the seed's Table V schedule evaluated in our model;
+``ablation.csv`` the best schedules without weight reuse / sharing (Table VI).
 """
 
 from __future__ import annotations
@@ -312,7 +313,7 @@ def main(argv: list[str] | None = None) -> int:
               f"x{row['speedup_B']:.2f} B  x{row['speedup_P']:.2f} P  x{row['speedup_AH']:.2f} AH  "
               f"solver {row['solver_s']:.2f} s  noc-sim {100 * row['noc_sim_deviation']:+.1f}% "
               f"(whole latency {100 * row['e2e_sim_deviation']:+.2f}%)", flush=True)
-    from allspark_seed import seed_figures, table_v_rows, tables_md
+    from allspark_seed import ablations, seed_figures, table_v_rows, tables_md
 
     seed_rows, seed_res = table_v_rows()
     _write(out / "summary.csv", summary)
@@ -331,7 +332,9 @@ def main(argv: list[str] | None = None) -> int:
         _figures(out, summary, stages,
                  640 if any(r["img"] == 640 for r in summary) else summary[0]["img"])
         seed_figures(out, summary, seed_res)
-        tables_md(out, summary, stages, schedule, seed_res, cc)
+        abl = ablations()
+        _write(out / "ablation.csv", abl)
+        tables_md(out, summary, stages, schedule, seed_res, cc, abl)
     print(f"wrote {out} in {time.perf_counter() - t0:.1f} s")
     return 0
 
