@@ -1,7 +1,11 @@
 """TOSA operations that xDSL 0.74 lacks, registered into the `tosa` dialect by step-opt.
 
 `tosa.const_shape` and `tosa.reshape` (the shape is a `!tosa.shape<rank>`
-operand, as in upstream MLIR's TOSA), `tosa.sigmoid`, `tosa.tanh`, `tosa.exp` and `tosa.rsqrt`.  Tensor-level inputs to `isel` use them next to xDSL's own
+operand, as in upstream MLIR's TOSA), `tosa.sigmoid`, `tosa.tanh`, `tosa.exp` and `tosa.rsqrt`, a
+`tosa.const` that also takes `dense_resource` values, and the ops torch-mlir's TOSA output
+contains beyond xDSL's (`transpose`, `slice`, `conv2d`, `depthwise_conv2d`, `pow`, `negate`,
+`erf`, ... in their generic custom form; their numpy meaning is in `runtime/ila/host_ops.py`).
+Tensor-level inputs to `isel` use them next to xDSL's own
 `tosa.add`, `tosa.max_pool2d`, `tosa.clamp`, ... and `linalg` named ops.
 
 Example:
@@ -19,7 +23,7 @@ from __future__ import annotations
 
 import math
 
-from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, IndexType, IntAttr, TensorType
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, DenseResourceAttr, IndexType, IntAttr, TensorType
 from xdsl.ir import Dialect, ParametrizedAttribute, TypeAttribute
 from xdsl.irdl import (
     IRDLOperation,
@@ -31,6 +35,7 @@ from xdsl.irdl import (
     prop_def,
     result_def,
     traits_def,
+    var_operand_def,
 )
 from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
@@ -196,11 +201,88 @@ class RsqrtOp(_Unary):
     name = "tosa.rsqrt"
 
 
-EXTRA_OPS = [ConstShapeOp, ReshapeOp, SigmoidOp, TanhOp, ExpOp, RsqrtOp]
+@irdl_op_definition
+class ConstOp(IRDLOperation):
+    """A constant tensor; unlike xDSL's `tosa.const` it also takes the `dense_resource<...>`
+    values torch-mlir writes for parameters (step-run reads the blob).
+
+    Example:
+
+    ```mlir
+    func.func @example() {
+      %c = "tosa.const"() <{values = dense<0.0> : tensor<1xf32>}> : () -> tensor<1xf32>
+      func.return
+    }
+    ```
+    """
+
+    name = "tosa.const"
+    values = prop_def(DenseIntOrFPElementsAttr | DenseResourceAttr)
+    output = result_def(TensorType)
+    traits = traits_def(Pure())
+
+
+class _Operands(IRDLOperation):
+    """A TOSA op in its generic custom form: operands, attributes, functional type."""
+
+    inputs = var_operand_def()
+    output = result_def(TensorType)
+    traits = traits_def(Pure())
+    assembly_format = "$inputs attr-dict `:` functional-type(operands, results)"
+
+
+def _tosa_op(op_name: str, doc: str) -> type[IRDLOperation]:
+    cls = type(op_name.split(".")[1].title().replace("_", "") + "Op", (_Operands,),
+               {"name": op_name, "__doc__": doc, "__module__": __name__})
+    return irdl_op_definition(cls)
+
+
+_EXAMPLE = """
+
+    Example:
+
+    ```mlir
+    func.func @example(%x: tensor<1x4x4x2xf32>) {{
+      {0}
+      func.return
+    }}
+    ```
+    """
+_GENERIC = {
+    "tosa.transpose": ("Permute the axes (`perms`).",
+                       "%t = tosa.transpose %x {perms = array<i32: 0, 3, 1, 2>} : (tensor<1x4x4x2xf32>) -> "
+                       "tensor<1x2x4x4xf32>"),
+    "tosa.slice": ("A static slice; start and size are `tosa.const_shape` operands.", ""),
+    "tosa.conv2d": ("NHWC convolution with OHWI weights, bias and zero points (`pad`, `stride`, `dilation`).",
+                    ""),
+    "tosa.depthwise_conv2d": ("NHWC depthwise convolution with HWCM weights.", ""),
+    "tosa.pow": ("Elementwise power (broadcasting).",
+                 "%p = tosa.pow %x, %x : (tensor<1x4x4x2xf32>, tensor<1x4x4x2xf32>) -> tensor<1x4x4x2xf32>"),
+    "tosa.negate": ("Elementwise negation (with zero points).", ""),
+    "tosa.erf": ("Elementwise error function.",
+                 "%e = tosa.erf %x : (tensor<1x4x4x2xf32>) -> tensor<1x4x4x2xf32>"),
+    "tosa.log": ("Elementwise natural logarithm.", ""),
+    "tosa.abs": ("Elementwise absolute value.", ""),
+    "tosa.maximum": ("Elementwise maximum (broadcasting).", ""),
+    "tosa.minimum": ("Elementwise minimum (broadcasting).", ""),
+    "tosa.greater": ("Elementwise `>` (i1 result).", ""),
+    "tosa.greater_equal": ("Elementwise `>=` (i1 result).", ""),
+    "tosa.equal": ("Elementwise `==` (i1 result).", ""),
+    "tosa.select": ("Elementwise `cond ? a : b`.", ""),
+    "tosa.cast": ("Element type conversion (float to integer rounds to nearest).", ""),
+    "tosa.identity": ("The operand unchanged.", ""),
+}
+GENERIC_OPS = [_tosa_op(n, d + _EXAMPLE.format(ex or "%y = tosa.erf %x : (tensor<1x4x4x2xf32>) -> "
+                                                   "tensor<1x4x4x2xf32>"))
+               for n, (d, ex) in _GENERIC.items()]
+
+EXTRA_OPS = [ConstShapeOp, ReshapeOp, SigmoidOp, TanhOp, ExpOp, RsqrtOp, ConstOp, *GENERIC_OPS]
 
 
 def extended_tosa() -> Dialect:
     """xDSL's tosa dialect plus the operations above."""
     from xdsl.dialects.tosa import TOSA
 
-    return Dialect("tosa", [*TOSA.operations, *EXTRA_OPS], [*TOSA.attributes, ShapeType])
+    mine = {op.name for op in EXTRA_OPS}
+    return Dialect("tosa", [*(op for op in TOSA.operations if op.name not in mine), *EXTRA_OPS],
+                   [*TOSA.attributes, ShapeType])
