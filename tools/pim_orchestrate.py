@@ -50,6 +50,12 @@ def _image(text: str) -> int:
     return int(text)
 
 
+def _batch(text: str) -> int:
+    if not re.fullmatch(r"[0-9]{1,3}", text) or not 1 <= int(text) <= 256:
+        raise argparse.ArgumentTypeError(f"expected an integer batch in [1, 256], got '{text}'")
+    return int(text)
+
+
 def _mesh(text: str) -> tuple[int, int]:
     m = re.fullmatch(r"([0-9]{1,3})x([0-9]{1,3})", text)
     if not m:
@@ -87,6 +93,8 @@ def _parser() -> argparse.ArgumentParser:
                    "Table V: '1x1,1x1,4x2;2x1,4x4;8x2,8x2,16x4;4x4')")
     p.add_argument("--ignore-memory", action="store_true",
                    help="with --schedule: evaluate even if it breaks constraint 5 (memory)")
+    p.add_argument("--batch", type=_batch, default=1,
+                   help="inputs per inference, eq. 12's N_bt (default 1, at most 256)")
     p.add_argument("--no-reuse", action="store_true",
                    help="schedule without weight reuse across temporal layers (Table VI)")
     p.add_argument("--no-sharing", action="store_true",
@@ -129,6 +137,8 @@ def _report(res, out) -> None:
               f"  {'yes' if s.reuse else 'no':<5}  {s.utilization:5.3f}  {s.hops_greedy:5.2f}"
               f"  {s.hops_raster:5.2f}", file=out)
     split = res.split_ms()
+    if res.batch > 1:
+        print(f"batch of {res.batch}: {res.per_image_ms:.4f} ms per image", file=out)
     print(f"latency {res.latency_ms:.4f} ms = compute {split['compute']:.4f} + transfer "
           f"{split['transfer']:.4f} + weight sharing {split['sharing']:.4f}", file=out)
     print(f"utilization {res.utilization:.3f}", file=out)
@@ -148,10 +158,11 @@ def _run(argv: Sequence[str] | None) -> int:
     hw = _hardware(args)
     if args.schedule is not None:
         res = given_schedule(args.model, args.img, hw, args.schedule,
-                             check_memory=not args.ignore_memory)
+                             check_memory=not args.ignore_memory, batch=args.batch)
     else:
         res = orchestrate(args.model, args.img, hw, args.time_limit, args.form,
-                          reuse=not args.no_reuse, sharing=not args.no_sharing)
+                          reuse=not args.no_reuse, sharing=not args.no_sharing,
+                          batch=args.batch)
     out = sys.stdout
     _report(res, out)
     if args.schedule is None and (args.no_reuse or args.no_sharing):
@@ -166,7 +177,7 @@ def _run(argv: Sequence[str] | None) -> int:
         from steplus.passes.pim.baselines import BASELINES, baseline
 
         for kind in BASELINES:
-            b = baseline(res.model, args.img, hw, kind, bind=False)
+            b = baseline(res.model, args.img, hw, kind, bind=False, batch=args.batch)
             fits = "fits" if b.fits else "exceeds node_cap"
             print(f"baseline {kind}: latency {b.latency_ms:.4f} ms, speedup "
                   f"{b.latency_ms / res.latency_ms:.2f}x, utilization {b.utilization:.3f}, "

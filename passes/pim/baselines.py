@@ -46,17 +46,20 @@ def baseline_scheme(stage: Stage, hw: PimHardware, kind: str) -> Scheme:
     raise ValueError(f"unknown baseline '{kind}' (choose from {', '.join(BASELINES)})")
 
 
-def fixed_layers(stage: Stage, hw: PimHardware, scheme: Scheme) -> list[Layer]:
+def fixed_layers(stage: Stage, hw: PimHardware, scheme: Scheme,
+                 batch: int = 1) -> list[Layer]:
     """Temporal layers of a stage that uses one scheme throughout."""
     cap = max_subarrays(hw.rows, hw.cols, scheme.m, scheme.g)
-    cost = layer_cost(stage, scheme, hw)
+    cost = layer_cost(stage, scheme, hw, batch)
     n = math.ceil(stage.branches / cap)
     return [Layer(scheme, min(cap, stage.branches - j * cap), cost) for j in range(n)]
 
 
 def baseline(model: str | VitModel, img: int, hw: str | PimHardware, kind: str,
-             bind: bool = True) -> Result:
+             bind: bool = True, batch: int = 1) -> Result:
+    """Evaluate baseline ``kind`` (B, P or AH) for a batch of ``batch`` inputs."""
     vit = build(model, img) if isinstance(model, str) else model
     machine = preset(hw) if isinstance(hw, str) else hw
-    layers = [fixed_layers(st, machine, baseline_scheme(st, machine, kind)) for st in vit.stages]
-    return evaluate(vit, machine, layers, kind, bind)
+    layers = [fixed_layers(st, machine, baseline_scheme(st, machine, kind), batch)
+              for st in vit.stages]
+    return evaluate(vit, machine, layers, kind, bind, batch)

@@ -80,13 +80,19 @@ def block_compute(stage: Stage, group: BlockGroup, scheme: Scheme, hw: PimHardwa
     return _sum(parts + [nc])
 
 
-def block_workspace(stage: Stage, group: BlockGroup, scheme: Scheme, hw: PimHardware) -> int:
-    """Workspace bytes per node: the largest of phases 2 (LT), 6 (MSA), 8 (FFN)."""
+def block_workspace(stage: Stage, group: BlockGroup, scheme: Scheme, hw: PimHardware,
+                    batch: int = 1) -> int:
+    """Workspace bytes per node: the largest of phases 2 (LT), 6 (MSA), 8 (FFN).
+
+    Each phase holds its feature maps for every input of the batch and the weights
+    fetched for the phase once (they serve the whole batch, Sec. VI-D).
+    """
     sl = node_slice(stage, group, scheme)
     c, d, a1 = stage.channels, stage.head_dim, stage.mlp_ratio
-    lt = sl.p * c + 3 * sl.p * sl.q + 3 * c * sl.q + group.extra_weight_params // scheme.g
-    msa = 3 * sl.p * sl.q + 2 * group.kv_tokens * d + sl.p * group.kv_tokens
-    ffn = sl.p * c + sl.p * a1 * c + a1 * c * sl.q
+    lt = (batch * (sl.p * c + 3 * sl.p * sl.q) + 3 * c * sl.q
+          + group.extra_weight_params // scheme.g)
+    msa = batch * (3 * sl.p * sl.q + 2 * group.kv_tokens * d + sl.p * group.kv_tokens)
+    ffn = batch * (sl.p * c + sl.p * a1 * c) + a1 * c * sl.q
     return max(lt, msa, ffn) * hw.bytes_per_elem
 
 
@@ -114,8 +120,12 @@ def noc_cycles(hw: PimHardware, elems: int) -> int:
     return math.ceil(elems * hw.bytes_per_elem / hw.link_bytes_per_cycle)
 
 
-def layer_cost(stage: Stage, scheme: Scheme, hw: PimHardware) -> LayerCost:
-    """T_c, T_t and T_ws of one temporal layer (eqs. 13-15), per node."""
+def layer_cost(stage: Stage, scheme: Scheme, hw: PimHardware, batch: int = 1) -> LayerCost:
+    """T_c, T_t and T_ws of one temporal layer (eqs. 13-15), per node.
+
+    With a batch of ``N_bt`` inputs (eq. 12) compute and feature-map transfer are
+    paid per input and weight sharing once: ``N_bt (T_c + T_t) + T_ws``.
+    """
     p = math.ceil(stage.tokens / scheme.m)
     q = math.ceil(stage.heads / scheme.g) * stage.head_dim
     pm = gemm(hw, p, stage.merge_in, q)
@@ -128,20 +138,20 @@ def layer_cost(stage: Stage, scheme: Scheme, hw: PimHardware) -> LayerCost:
         vert += group.blocks * (t.k + t.v)
         horiz += group.blocks * (t.msa_fc + t.ffn + 2 * t.ln)
         share += group.blocks * block_weight_sharing(stage, group, scheme)
-        workspace = max(workspace, block_workspace(stage, group, scheme, hw))
+        workspace = max(workspace, block_workspace(stage, group, scheme, hw, batch))
     horiz += merge_traffic(stage, scheme)
     share += merge_weight_sharing(stage, scheme)
     total = _sum(comp)
     bpe = hw.bytes_per_elem
     return LayerCost(
         scheme=scheme,
-        compute=total.cycles,
-        transfer=noc_cycles(hw, vert + horiz),
+        compute=batch * total.cycles,
+        transfer=batch * noc_cycles(hw, vert + horiz),
         sharing=noc_cycles(hw, share),
-        macs=total.macs,
-        dram_bytes=total.dram_bytes + (vert + horiz + share) * bpe,
-        vertical_bytes=(vert + share) * bpe,
-        horizontal_bytes=horiz * bpe,
+        macs=batch * total.macs,
+        dram_bytes=batch * (total.dram_bytes + (vert + horiz) * bpe) + share * bpe,
+        vertical_bytes=(batch * vert + share) * bpe,
+        horizontal_bytes=batch * horiz * bpe,
         workspace=workspace,
     )
 

@@ -87,11 +87,13 @@ class Problem:
 
 
 def build_problem(model: VitModel, hw: PimHardware, reuse: bool = True,
-                  sharing: bool = True, allowed: set[Scheme] | None = None) -> Problem:
+                  sharing: bool = True, allowed: set[Scheme] | None = None,
+                  batch: int = 1) -> Problem:
     """Partition candidates of every stage with their layer costs (eqs. 13-15).
 
     ``sharing=False`` stores a group's whole weight slice on each node (no
-    weight-sharing traffic); ``allowed`` restricts the schemes (baselines).
+    weight-sharing traffic); ``allowed`` restricts the schemes (baselines);
+    ``batch`` is eq. 12's ``N_bt`` (the objective is the latency of the batch).
     """
     stages = []
     for st in model.stages:
@@ -103,7 +105,7 @@ def build_problem(model: VitModel, hw: PimHardware, reuse: bool = True,
             cap = max_subarrays(hw.rows, hw.cols, s.m, s.g)
             if cap < 1:
                 continue
-            cost = layer_cost(st, s, hw)
+            cost = layer_cost(st, s, hw, batch)
             if not sharing:
                 cost = replace(cost, sharing=0)
             opts.append(Option(s, cost, cap, slice_bytes(wtot, s, sharing)))

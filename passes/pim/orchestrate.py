@@ -42,6 +42,9 @@ from steplus.passes.pim.layout import (
 from steplus.passes.pim.partition import Scheme
 
 
+MAX_BATCH = 256
+
+
 @dataclass
 class StageReport:
     index: int
@@ -97,6 +100,7 @@ class Result:
     dram_bytes: float = 0.0
     energy_pj: dict[str, float] = field(default_factory=dict)
     memory: dict[str, Memory] = field(default_factory=dict)
+    batch: int = 1  # N_bt of eq. 12: latency, traffic and energy are for the whole batch
 
     @property
     def cycles(self) -> int:
@@ -105,6 +109,10 @@ class Result:
     @property
     def latency_ms(self) -> float:
         return self.cycles * self.hw.cycle_ns / 1e6
+
+    @property
+    def per_image_ms(self) -> float:
+        return self.latency_ms / self.batch
 
     def split_ms(self) -> dict[str, float]:
         k = self.hw.cycle_ns / 1e6
@@ -131,10 +139,11 @@ def _memory(model: VitModel, hw: PimHardware, stages: list[StageReport], reuse: 
 
 
 def evaluate(model: VitModel, hw: PimHardware, layers: list[list[Layer]], method: str,
-             bind: bool = True) -> Result:
-    """Cost-model evaluation of a schedule (one list of temporal layers per stage)."""
+             bind: bool = True, batch: int = 1) -> Result:
+    """Cost-model evaluation of a schedule (one list of temporal layers per stage,
+    costed for a batch of ``batch`` inputs)."""
     reports = []
-    res = Result(model, hw, method, reports)
+    res = Result(model, hw, method, reports, batch=batch)
     energy = {"compute": 0.0, "dram": 0.0, "noc": 0.0}
     for st, lays in zip(model.stages, layers):
         comp = sum(lay.cost.compute for lay in lays)
@@ -172,7 +181,7 @@ def evaluate(model: VitModel, hw: PimHardware, layers: list[list[Layer]], method
 
 
 def given_schedule(model: str | VitModel, img: int, hw: str | PimHardware, text: str,
-                   bind: bool = True, check_memory: bool = True) -> Result:
+                   bind: bool = True, check_memory: bool = True, batch: int = 1) -> Result:
     """Evaluate a user-written schedule (e.g. the seed's Table V) under the cost model.
 
     Raises ``ScheduleError`` naming the first constraint it breaks (constraint 5,
@@ -182,19 +191,19 @@ def given_schedule(model: str | VitModel, img: int, hw: str | PimHardware, text:
 
     vit = build(model, img) if isinstance(model, str) else model
     machine = preset(hw) if isinstance(hw, str) else hw
-    layers = layers_of(vit, machine, parse_schedule(text, len(vit.stages)))
+    layers = layers_of(vit, machine, parse_schedule(text, len(vit.stages)), batch)
     errors = verify(vit, machine, layers, memory=check_memory)
     if errors:
         more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
         raise ScheduleError(f"schedule: {errors[0]}{more}")
-    res = evaluate(vit, machine, layers, "given", bind)
+    res = evaluate(vit, machine, layers, "given", bind, batch)
     res.status = "given"
     return res
 
 
 def orchestrate(model: str | VitModel, img: int = 224, hw: str | PimHardware = "allspark-16x16",
                 time_limit: float = 60.0, form: str = "compact", bind: bool = True,
-                reuse: bool = True, sharing: bool = True) -> Result:
+                reuse: bool = True, sharing: bool = True, batch: int = 1) -> Result:
     """Run Allspark end to end; raise ``ScheduleError``/``WorkloadError``/``PimConfigError``.
 
     ``reuse=False`` / ``sharing=False`` schedule without weight reuse across temporal
@@ -204,7 +213,9 @@ def orchestrate(model: str | VitModel, img: int = 224, hw: str | PimHardware = "
 
     vit = build(model, img) if isinstance(model, str) else model
     machine = preset(hw) if isinstance(hw, str) else hw
-    prob = build_problem(vit, machine, reuse=reuse, sharing=sharing)
+    if isinstance(batch, bool) or not isinstance(batch, int) or not 1 <= batch <= MAX_BATCH:
+        raise ScheduleError(f"batch must be an integer in [1, {MAX_BATCH}], got {batch}")
+    prob = build_problem(vit, machine, reuse=reuse, sharing=sharing, batch=batch)
     sol: Solution
     if form == "literal":
         sol = solve_literal(prob, time_limit)
@@ -220,7 +231,7 @@ def orchestrate(model: str | VitModel, img: int = 224, hw: str | PimHardware = "
     if errors:
         raise ScheduleError(f"internal: the {form} ILP returned a schedule that breaks "
                             f"{errors[0]}")
-    res = evaluate(vit, machine, sol.layers, "allspark", bind)
+    res = evaluate(vit, machine, sol.layers, "allspark", bind, batch)
     res.status, res.gap, res.solver_seconds = sol.status, sol.gap, sol.seconds
     return res
 

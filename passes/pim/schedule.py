@@ -86,7 +86,8 @@ def _spread_given(branches: int, hw: PimHardware,
     return filled
 
 
-def layers_of(model: VitModel, hw: PimHardware, spec: Spec) -> list[list[Layer]]:
+def layers_of(model: VitModel, hw: PimHardware, spec: Spec,
+              batch: int = 1) -> list[list[Layer]]:
     """Temporal layers with their costs; verify them with :func:`verify`."""
     out = []
     for i, (st, stage) in enumerate(zip(model.stages, spec)):
@@ -100,7 +101,7 @@ def layers_of(model: VitModel, hw: PimHardware, spec: Spec) -> list[list[Layer]]
                     f"schedule: stage {i + 1}, temporal layer {j + 1}: {s.label} is not a partition "
                     f"candidate of {st.heads} heads x {st.tokens} patches on the "
                     f"{hw.rows}x{hw.cols} mesh (g in {gs}, m in {ms}, Sec. VI-A)")
-            layers.append(Layer(s, n, layer_cost(st, s, hw)))
+            layers.append(Layer(s, n, layer_cost(st, s, hw, batch)))
         out.append(layers)
     return out
 

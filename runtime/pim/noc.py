@@ -252,7 +252,10 @@ def check_schedule(result: object, layout: str = "structured") -> ScheduleCheck:
         for lay in rep.layers:
             key = (st.index, lay.scheme.g, lay.scheme.m, lay.branches)
             if key not in cache:
-                phases = [Phase(p.name, p.patch_ring, p.rounds, p.elems * bpe)
+                batch = getattr(result, "batch", 1)  # weights are shared once per batch
+                phases = [Phase(p.name, p.patch_ring,
+                                p.rounds * (1 if p.name.startswith("ws") else batch),
+                                p.elems * bpe)
                           for p in ring_phases(st, lay.scheme)]
                 if layout == "snake":
                     grids = snake_grids(lay.branches, lay.scheme.m, lay.scheme.g, hw.rows,

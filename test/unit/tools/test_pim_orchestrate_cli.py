@@ -47,6 +47,8 @@ def test_usage_errors_exit_2() -> None:
         (["--model", "swin-t", "--time-limit", "-1"], "argument --time-limit: expected a positive"),
         (["--model", "swin-t", "--mesh", "0x4"], "argument --mesh: mesh sides must be in [1, 64]"),
         (["--model", "swin-t", "--form", "dense"], "argument --form: invalid choice"),
+        (["--model", "swin-t", "--batch", "0"], "argument --batch: expected an integer batch"),
+        (["--model", "swin-t", "--batch", "1e9"], "argument --batch: expected an integer batch"),
         ([], "the following arguments are required: --model"),
     ]:
         r = run_tool(main, argv)

@@ -122,3 +122,16 @@ def test_energy_and_hops() -> None:
     noc_bits_hops = 8 * (c.vertical_bytes + c.horizontal_bytes) * 1.0  # ring of 2: 1 hop each
     assert e["noc"] == pytest.approx(4 * noc_bits_hops * 1.1)
     assert e["dram"] == pytest.approx(4 * c.dram_bytes * 8 * 0.66)
+
+
+def test_batch_pays_compute_and_transfer_per_input_and_sharing_once() -> None:
+    """Eq. 12 with N_bt = 3 on the closed-form instance of test_layer_cost_closed_form;
+    the workspace keeps 3 inputs' feature maps but one copy of the phase's weights:
+    LT 3*(8*16 + 3*8*8) + 3*16*8, MSA 3*(3*64 + 2*16*8 + 8*16), FFN 3*(8*16 + 8*64) + 64*8."""
+    st, hw = tiny_stage(), tiny_hw()
+    c = layer_cost(st, Scheme(2, 2), hw, batch=3)
+    assert (c.compute, c.transfer, c.sharing) == (3 * 1056, 3 * 84, 112)
+    assert c.workspace == max(3 * 320 + 384, 3 * 576, 3 * 640 + 512) == 2432
+    one = layer_cost(st, Scheme(2, 2), hw)
+    assert c.macs == 3 * one.macs
+    assert c.horizontal_bytes == 3 * one.horizontal_bytes

@@ -79,3 +79,23 @@ def test_literal_form_through_the_driver() -> None:
     assert lit.cycles == com.cycles
     with pytest.raises(ValueError, match="unknown ILP form"):
         orchestrate(model, hw=hw, form="fancy")
+
+
+def test_batch_latency_follows_eq_12() -> None:
+    """The batch-2 schedule costs 2 (T_c + T_t) + T_ws per layer, from batch-1 costs."""
+    from steplus.passes.pim.cost import layer_cost
+
+    res = orchestrate("swin-t", 224, "allspark-16x16", bind=False, batch=2)
+    expected = 0
+    for st, rep in zip(res.model.stages, res.stages):
+        for lay in rep.layers:
+            one = layer_cost(st, lay.scheme, res.hw)
+            expected += 2 * (one.compute + one.transfer) + one.sharing
+    assert res.cycles == expected
+    assert res.per_image_ms == pytest.approx(res.latency_ms / 2)
+    single = orchestrate("swin-t", 224, "allspark-16x16", bind=False)
+    assert res.per_image_ms <= single.latency_ms  # sharing amortised, workspace permitting
+    from steplus.passes.pim.ilp_compact import ScheduleError
+
+    with pytest.raises(ScheduleError, match=r"batch must be an integer in \[1, 256\], got 0"):
+        orchestrate("swin-t", 224, batch=0)
