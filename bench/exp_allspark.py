@@ -23,7 +23,9 @@ and writes into ``--out``:
   ``solver.png``, ``memory.png`` (Table VI), ``traffic.png`` (Fig. 13b).
 
 ``schedule.csv`` also holds the seed's Table V schedule evaluated in our model;
-``ablation.csv`` the best schedules without weight reuse / sharing (Table VI).
+``ablation.csv`` the best schedules without weight reuse / sharing (Table VI);
+``batch.csv`` / ``batch.png`` small batches (Fig. 14); ``mesh.csv`` / ``mesh.png``
+the speedups on 8x8, 16x16, 24x24 meshes and at 4, 8, 16 MiB per node (Fig. 15).
 """
 
 from __future__ import annotations
@@ -291,6 +293,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="extra model:size pairs (default: Swin at 960^2)")
     ap.add_argument("--time-limit", type=float, default=60.0)
     ap.add_argument("--no-crosscheck", action="store_true")
+    ap.add_argument("--no-sweeps", action="store_true",
+                    help="skip the batch and mesh/memory sweeps (Swin-B, Twins-B at 640^2)")
     ap.add_argument("--cpsat-limit", type=float, default=20.0,
                     help="CP-SAT time limit per model in the solver cross-check (s)")
     args = ap.parse_args(argv)
@@ -335,6 +339,21 @@ def main(argv: list[str] | None = None) -> int:
         abl = ablations()
         _write(out / "ablation.csv", abl)
         tables_md(out, summary, stages, schedule, seed_res, cc, abl)
+    if not args.no_sweeps:
+        from allspark_sweeps import batch_sweep, mesh_sweep, sweep_figures, sweep_md
+
+        bs, ms = batch_sweep(), mesh_sweep()
+        _write(out / "batch.csv", bs)
+        _write(out / "mesh.csv", ms)
+        sweep_figures(out, bs, ms)
+        with (out / "tables.md").open("a") as f:
+            f.write(sweep_md(bs, ms))
+        for r in bs:
+            print(f"batch {r['batch']}: {r.get('per_image_ms', r.get('error'))} ms per image")
+        for r in ms:
+            print(f"{r['model']} {r['mesh']} {r['cap_MiB']:g} MiB: "
+                  + (f"x{r['speedup_B']} B x{r['speedup_P']} P x{r['speedup_AH']} AH"
+                     if "error" not in r else f"error: {r['error']}"))
     print(f"wrote {out} in {time.perf_counter() - t0:.1f} s")
     return 0
 
