@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from xdsl.dialects import arith, func, math, tensor
 from xdsl.dialects.linalg import ops as linalg
 from xdsl.dialects.builtin import (
-    AffineMapAttr, FloatAttr, IntegerAttr, TensorType, f32,
+    AffineMapAttr, AnyFloat, FloatAttr, IntegerAttr, TensorType, f32,
 )
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.ir.affine import AffineMap
@@ -74,6 +74,9 @@ def _static_shape(t: Attribute, op: Operation, what: str) -> tuple[tuple[int, ..
                                     "needs static shapes (the tiling cannot express '?')")
     if len(shape) != 2:
         raise OpDiagnosticError(op, f"{what} is {t}: only 2-D tensors are supported")
+    if not isinstance(t.get_element_type(), AnyFloat):
+        raise OpDiagnosticError(op, f"{what} is {t}: convert-linalg-to-step lowers "
+                                    "floating-point tensors (tiles compute in f32)")
     return shape, t.get_element_type()
 
 

@@ -283,6 +283,14 @@ BAD = {
   return %a : tensor<?x16xf32>
 }""", "1:1", "argument 0 has a dynamic shape tensor<?x16xf32>: convert-linalg-to-step "
       "needs static shapes (the tiling cannot express '?')"),
+    "integer": ("""func.func @f(%a: tensor<8x16xi32>, %b: tensor<16x4xi32>) -> tensor<8x4xi32> {
+  %c = arith.constant 0 : i32
+  %e = tensor.empty() : tensor<8x4xi32>
+  %z = linalg.fill ins(%c : i32) outs(%e : tensor<8x4xi32>) -> tensor<8x4xi32>
+  %r = linalg.matmul ins(%a, %b : tensor<8x16xi32>, tensor<16x4xi32>) outs(%z : tensor<8x4xi32>) -> tensor<8x4xi32>
+  return %r : tensor<8x4xi32>
+}""", "1:1", "argument 0 is tensor<8x16xi32>: convert-linalg-to-step lowers floating-point "
+      "tensors (tiles compute in f32)"),
     "unsupported": ("""func.func @f(%a: tensor<8x16xf32>) -> tensor<8x16xf32> {
   %0 = tensor.empty() : tensor<8x16xf32>
   %1 = linalg.copy ins(%a : tensor<8x16xf32>) outs(%0 : tensor<8x16xf32>) -> tensor<8x16xf32>
