@@ -43,8 +43,11 @@ Example: `step-opt g.mlir -p 'step-allocate-units'` on the graph of
 
 from __future__ import annotations
 
+import contextlib
 import heapq
 import math
+import os
+import sys
 from dataclasses import dataclass
 
 import numpy as np
@@ -149,29 +152,36 @@ def demands(graph: GraphOp, chip: Chip) -> list[Demand]:
     return out
 
 
+def _water_fill(work: list[int], units: list[int], pool: int) -> None:
+    """Spend `pool` units (beyond `units`, the minimum) so that max(work/units)
+    is smallest: each unit to the op with the most work per unit. A
+    proportional share first, so the loop runs at most ~2 x len(work) times
+    whatever the pool size."""
+    idx = [i for i, w in enumerate(work) if w]
+    spare = pool - sum(units)
+    if not idx or spare <= 0:
+        return
+    total = sum(work[i] for i in idx)
+    share = {i: max(units[i], (spare * work[i]) // total) for i in idx}
+    if sum(share.values()) - sum(units[i] for i in idx) <= spare:
+        for i in idx:  # never more than a unit below the water level
+            units[i] = share[i]
+    heap = [(-work[i] / units[i], i) for i in idx]
+    heapq.heapify(heap)
+    for _ in range(pool - sum(units)):
+        _, i = heapq.heappop(heap)
+        units[i] += 1
+        heapq.heappush(heap, (-work[i] / units[i], i))
+
+
 def greedy(ds: list[Demand], chip: Chip) -> Allocation | None:
     """Water-filling: the minimum, then each unit to the op with the most work per unit."""
-    comp = [i for i, d in enumerate(ds) if d.flops]
     x = [1 if d.flops else 0 for d in ds]
     y = [max(d.cap_pmus, 1 if d.mu_bytes else 0) for d in ds]
     if sum(x) > chip.pcus or sum(y) > chip.pmus:
         return None
-    heap = [(-ds[i].flops / 1, i) for i in comp]
-    heapq.heapify(heap)
-    for _ in range(chip.pcus - sum(x)):
-        if not heap:
-            break
-        _, i = heapq.heappop(heap)
-        x[i] += 1
-        heapq.heappush(heap, (-ds[i].flops / x[i], i))
-    heap = [(-ds[i].mu_bytes / y[i], i) for i, d in enumerate(ds) if d.mu_bytes]
-    heapq.heapify(heap)
-    for _ in range(chip.pmus - sum(y)):
-        if not heap:
-            break
-        _, i = heapq.heappop(heap)
-        y[i] += 1
-        heapq.heappush(heap, (-ds[i].mu_bytes / y[i], i))
+    _water_fill([d.flops for d in ds], x, chip.pcus)
+    _water_fill([d.mu_bytes for d in ds], y, chip.pmus)
     return Allocation(x, y, _rate(ds, x, y, chip), "greedy")
 
 
@@ -179,6 +189,24 @@ def _rate(ds: list[Demand], x: list[int], y: list[int], chip: Chip) -> float:
     times = [d.flops / (x[i] * chip.pcu_flops) for i, d in enumerate(ds) if d.flops]
     times += [d.mu_bytes / (y[i] * chip.pmu_bw) for i, d in enumerate(ds) if d.mu_bytes]
     return 1 / max(times) if times and max(times) > 0 else 0.0
+
+
+@contextlib.contextmanager
+def _quiet_stdout():
+    """File descriptor 1 to /dev/null for the duration (native code's prints)."""
+    try:
+        sys.stdout.flush()
+        saved = os.dup(1)
+    except (OSError, ValueError, AttributeError):
+        yield
+        return
+    try:
+        with open(os.devnull, "w") as null:
+            os.dup2(null.fileno(), 1)
+            yield
+    finally:
+        os.dup2(saved, 1)
+        os.close(saved)
 
 
 def milp_allocation(ds: list[Demand], chip: Chip) -> Allocation | None:
@@ -217,9 +245,10 @@ def milp_allocation(ds: list[Demand], chip: Chip) -> Allocation | None:
     integrality = np.ones(2 * n + 1)
     integrality[-1] = 0
     try:
-        res = milp(c, constraints=LinearConstraint(np.array(rows), lo, hi),
-                   integrality=integrality, bounds=Bounds(xlo, xhi),
-                   options={"time_limit": 20.0})
+        with _quiet_stdout():  # HiGHS may print from C++ to fd 1, where the IR goes
+            res = milp(c, constraints=LinearConstraint(np.array(rows), lo, hi),
+                       integrality=integrality, bounds=Bounds(xlo, xhi),
+                       options={"time_limit": 20.0})
     except (ValueError, np.linalg.LinAlgError):
         return None
     if res.x is None or res.status not in (0, 1):

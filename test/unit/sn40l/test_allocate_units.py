@@ -130,3 +130,24 @@ def test_an_operator_larger_than_the_chip_is_an_error_naming_it():
         .store(base_addr=1 << 31)
     with pytest.raises(OpDiagnosticError, match=r"step.accum needs 4194304 B on chip \(8 PMUs\)"):
         StepAllocateUnitsPass(pmus=4).apply(Context(), g.module())
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_greedy_reaches_the_milp_rate_on_socket_sized_pools(seed):
+    rng = np.random.default_rng(100 + seed)
+    n = int(rng.integers(2, 12))
+    ds = [Demand(None, int(rng.integers(0, 5)) * int(rng.integers(1, 10**6)),
+                 int(rng.integers(0, 3)) * int(rng.integers(1, 10**5)),
+                 int(rng.integers(0, 5))) for _ in range(n)]
+    chip = Chip(pcus=int(rng.integers(n, 1041)), pmus=int(rng.integers(5 * n, 1041)),
+                pcu_flops=383, pmu_bytes=1 << 19, pmu_bw=64)
+    g, m = greedy(ds, chip), milp_allocation(ds, chip)
+    assert g is not None and m is not None
+    assert g.rate == pytest.approx(m.rate, rel=1e-6)
+
+
+def test_huge_pools_are_filled_in_bounded_time():
+    ds = [Demand(None, 3, 0, 0), Demand(None, 1, 0, 0)]
+    chip = Chip(pcus=10**12, pmus=10**12, pcu_flops=1, pmu_bytes=1, pmu_bw=1)
+    g = greedy(ds, chip)
+    assert sum(g.pcus) == 10**12 and g.pcus[0] == 3 * g.pcus[1]
