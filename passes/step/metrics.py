@@ -37,10 +37,23 @@ matmul that plus `|result tile|`; other accum/scan/expand/repeat
 
 FLOPs: per element, the sum of the library FLOPs of the `step.apply`s of the
 map / flat_map body or the accum / scan update region, times the number of
-input elements. Padded FLOPs are the part due to padding: the FLOPs minus the
-same expression with every `ceiling(x)` replaced by `x` (Reshape's chunks).
-Note: the artifact's MoE driver writes the SiLU term as `8 b D F`; we count
-the library's `8` per element of the tile actually processed.
+input elements. Padded FLOPs are the part due to padding (reference spec
+§5.4): the FLOPs minus the FLOPs of the real elements, i.e. with each
+`step.reshape`'s chunk count `ceiling(d/S)` taken as `d/S` -- in a symbolic
+graph by replacing every `ceiling(x)` by `x`; in a graph whose types were
+rewritten with numbers (`step-specialize{rewrite=true}`: `[1, 16]` for 5
+tokens in tiles of 16) by propagating the unpadded counts (`5/16`) from each
+padding reshape through the shape rules.
+
+`flops_artifact` (graph total only) is the artifact's FLOP formula of §5.4
+next to the graph's own count: for every SiLU-gated product
+`mul(silu(x W_g), x W_u)` (a SwiGLU expert) `b F (14 D + 1)`, where `b F` is
+the number of scalars of the product (padding rows included) and `D` the
+contraction dim of the gate matmul -- three matmuls `2 b D F` each, the
+`b F` product and the SiLU written `8 b D F`. It is `n/a` for a graph without
+such a product. The graph's own count differs: it counts SiLU at the
+library's `8` per element, the matmul accumulations' adds, the weight-scale
+`mul` and the final sum.
 
 Sizes: a tile is `rows x cols x bytes(scalar)`; a dynamic tile dim `?` is a
 symbol named after the value that makes the tile (`%acc0` -> `acc0_rows`)
@@ -55,7 +68,8 @@ and the totals on stderr (or as text/JSON/CSV to the file `out=` names; see
 `reports.py`; stdout carries only the IR); `bind="B=64,C=3"` substitutes symbols (by name,
 ragged or not) first. With `annotate=true` it also attaches the metrics as
 `step.metrics` dictionary attributes (strings) to those operators and the
-graph; otherwise the IR is unchanged.
+graph (the graph's with `flops_artifact` when it has one); otherwise the IR
+is unchanged.
 
 From Python: `compute_metrics(graph_op, onchip="artifact") -> GraphMetrics`.
 """
@@ -68,7 +82,7 @@ from dataclasses import dataclass, field
 import sympy
 from xdsl.context import Context
 from xdsl.dialects.builtin import DictionaryAttr, ModuleOp, StringAttr
-from xdsl.ir import Operation, Region
+from xdsl.ir import Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 
 from steplus.dialects import step_ops as so
@@ -92,7 +106,7 @@ from steplus.passes.step.reports import (
     metric_text,
     report_format,
 )
-from steplus.passes.step.shape_rules import new_symbol
+from steplus.passes.step.shape_rules import ShapeError, new_symbol, rule_for
 from steplus.passes.step.tile_shapes import TileShapes
 
 ZERO = sympy.Integer(0)
@@ -110,6 +124,9 @@ class OpMetrics:
     onchip: sympy.Expr = ZERO
     flops: sympy.Expr = ZERO
     padded_flops: sympy.Expr = ZERO
+    flops_artifact: sympy.Expr | None = None
+    """The artifact's formula (§5.4) for the expert whose SiLU-gated product
+    this operator computes; None for every other operator."""
     fires: sympy.Expr = sympy.Integer(1)
     """How many elements the operator receives (its first input stream's
     cardinality; 1 for a source). An operator that receives nothing is idle
@@ -146,6 +163,13 @@ class GraphMetrics:
         return self._sum("padded_flops")
 
     @property
+    def flops_artifact(self) -> sympy.Expr | None:
+        """The artifact's FLOP formula (§5.4) summed over the SwiGLU experts
+        of the graph; None if it has none."""
+        terms = [m.flops_artifact for m in self.ops if m.flops_artifact is not None]
+        return sympy.Add(*terms) if terms else None
+
+    @property
     def operational_intensity(self) -> sympy.Expr | None:
         """FLOPs per off-chip byte (None without off-chip traffic)."""
         traffic = self.offchip
@@ -161,8 +185,9 @@ class GraphMetrics:
         def one(m: OpMetrics) -> OpMetrics:
             fires = sub(m.fires)
             onchip = ZERO if fires == 0 else sub(m.onchip)
+            art = None if m.flops_artifact is None else sub(m.flops_artifact)
             return OpMetrics(m.op, m.label, sub(m.offchip), onchip, sub(m.flops),
-                             sub(m.padded_flops), fires)
+                             sub(m.padded_flops), art, fires)
 
         return GraphMetrics(self.name, [one(m) for m in self.ops])
 
@@ -246,9 +271,12 @@ def _has_matmul(region: Region) -> bool:
 
 
 def op_metrics(op: Operation, index: int, types: dict, shapes: TileShapes,
-               onchip_mode: str = "artifact") -> OpMetrics:
-    """The metrics of one operator given the graph's stream types and tile shapes."""
+               onchip_mode: str = "artifact",
+               unpadded: dict[SSAValue, list[sympy.Expr]] | None = None) -> OpMetrics:
+    """The metrics of one operator given the graph's stream types and tile
+    shapes (`unpadded`: the real element counts' dims, see `unpadded_dims`)."""
     paper = onchip_mode == "paper"
+    real = None
     m = OpMetrics(op, _label(op, index))
 
     def t(v) -> StreamType:
@@ -279,6 +307,8 @@ def op_metrics(op: Operation, index: int, types: dict, shapes: TileShapes,
         is_acc = isinstance(op, so.AccumOp | so.ScanOp)
         flops, extra = _region_costs(region, shapes, paper, with_out=is_acc)
         m.flops = flops * cardinality(t(op.input).dims)
+        if unpadded is not None and op.input in unpadded:
+            real = flops * cardinality(unpadded[op.input])
         if is_acc and not (paper and _has_matmul(region)):
             extra += shapes.nbytes(op.output)
         m.onchip = m.onchip + extra
@@ -286,9 +316,94 @@ def op_metrics(op: Operation, index: int, types: dict, shapes: TileShapes,
     m.fires = cardinality(t(streams[0]).dims) if streams else sympy.Integer(1)
     if m.fires == 0:
         m.onchip = ZERO
-    real = m.flops.replace(sympy.ceiling, lambda x: x)
-    m.padded_flops = sympy.expand(m.flops - real) if m.flops != 0 else ZERO
+    if m.flops != 0:
+        real = (m.flops if real is None else real).replace(sympy.ceiling, lambda x: x)
+        m.padded_flops = sympy.expand(m.flops - real)
     return m
+
+
+# -- padding in graphs with numeric types ---------------------------------------------
+
+
+class _Dims:
+    """What the shape rules read of a stream type, with any dims (`5/16`)."""
+
+    __slots__ = ("dims", "element", "rank")
+
+    def __init__(self, dims: list[sympy.Expr], element) -> None:
+        self.dims, self.element, self.rank = dims, element, len(dims)
+
+
+def _padding_reshapes(ops: list[Operation], types: dict) -> bool:
+    """True if some `step.reshape` pads a numeric dim (`ceiling(5/16)` = 1)."""
+    for op in ops:
+        if isinstance(op, sr.ReshapeOp) and op.input in types:
+            dims = types[op.input].dims
+            b, size = op.split_dim.value.data, op.chunk_size.value.data
+            if 0 <= b < len(dims) and size > 0:
+                d = dims[len(dims) - 1 - b]
+                if d.is_Integer and int(d) % size:
+                    return True
+    return False
+
+
+def unpadded_dims(graph: GraphOp, types: dict) -> dict[SSAValue, list[sympy.Expr]] | None:
+    """The dims of every stream counting real elements only, if padding hides
+    in numeric dims (None otherwise: `ceiling` marks the padding).
+
+    A padding `step.reshape` of `d` elements into chunks of `S` has
+    `d/S` real chunks instead of `ceiling(d/S)`; the shape rules carry that
+    count downstream (one forward sweep; a value whose producer comes later, a
+    feedback edge, keeps its type's dims). Dims a rule makes fresh (a
+    partition's outputs, a flat_map's rows) are real counts already: the
+    type's dims are kept. A `zip` takes the real count of a padded side (the
+    full side's elements are paired with padding). An operator whose rule
+    rejects the fractional counts keeps its types' dims."""
+    ops = list(graph.body.block.ops)
+    if not _padding_reshapes(ops, types):
+        return None
+    real: dict[SSAValue, list[sympy.Expr]] = {}
+
+    def dims_of(v: SSAValue) -> _Dims:
+        st = types.get(v, v.type)
+        return _Dims(real.get(v, st.dims), st.element)
+
+    dummy = iter(range(1 << 62))
+
+    def fresh(key: str, base: str, ragged: bool) -> sympy.Symbol:
+        return new_symbol(f"_unpadded{next(dummy)}", ragged)
+
+    for op in ops:
+        if isinstance(op, sr.ZipOp):
+            # pairs a padded stream with a full one (token chunks with their
+            # weight tiles): the real pairs are the padded side's
+            out = types.get(op.output, op.output.type).dims
+            for side in (op.rhs, op.lhs):
+                if side in real:
+                    written = types.get(side, side.type).dims
+                    out = [x if x != w else o for x, w, o in zip(real[side], written, out)]
+            real[op.output] = out
+            continue
+        rule = rule_for(op)
+        if rule is None:
+            continue
+        ins = [dims_of(o) for o in op.operands if isinstance(types.get(o, o.type), StreamType)]
+        try:
+            shapes = rule(op, ins, fresh)  # type: ignore[arg-type]
+        except (ShapeError, TypeError, ValueError):
+            continue
+        if isinstance(op, sr.ReshapeOp):
+            s = ins[0]
+            b, size = op.split_dim.value.data, op.chunk_size.value.data
+            k = s.rank - 1 - b
+            for shape in shapes:
+                shape.dims[k] = s.dims[k] / size
+        for r, shape in zip(op.results, shapes):
+            written = types.get(r, r.type)
+            if not isinstance(written, StreamType) or len(written.dims) != len(shape.dims):
+                continue
+            real[r] = [w if d in shape.fresh else d for w, d in zip(written.dims, shape.dims)]
+    return real
 
 
 def _label(op: Operation, index: int) -> str:
@@ -303,8 +418,62 @@ def compute_metrics(graph: GraphOp, onchip: str = "artifact") -> GraphMetrics:
     types = infer_graph(graph, rewrite=False)
     shapes = TileShapes(graph)
     ops = list(graph.body.block.ops)
-    return GraphMetrics(graph.sym_name.data,
-                        [op_metrics(op, i, types, shapes, onchip) for i, op in enumerate(ops)])
+    unpadded = unpadded_dims(graph, types)
+    metrics = [op_metrics(op, i, types, shapes, onchip, unpadded) for i, op in enumerate(ops)]
+    by_op = {m.op: m for m in metrics}
+    for op in ops:
+        art = artifact_expert_flops(op, types, shapes)
+        if art is not None:
+            by_op[op].flops_artifact = art
+    return GraphMetrics(graph.sym_name.data, metrics)
+
+
+# -- the artifact's FLOP formula (reference spec §5.4) ---------------------------------
+
+
+def _producer(v: SSAValue) -> Operation | None:
+    """The operator a stream comes from, through broadcasts."""
+    while True:
+        owner = v.owner
+        if isinstance(owner, sr.BroadcastOp):
+            v = owner.input
+            continue
+        return owner if isinstance(owner, Operation) else None
+
+
+def _applies(op: Operation | None, names: tuple[str, ...]) -> so.ApplyOp | None:
+    region = _function_region(op) if op is not None else None
+    if region is None:
+        return None
+    return next((a for a in region.walk() if isinstance(a, so.ApplyOp) and a.fn.data in names),
+                None)
+
+
+def artifact_expert_flops(op: Operation, types: dict, shapes: TileShapes) -> sympy.Expr | None:
+    """`b F (14 D + 1)` if `op` is the SiLU-gated product of a SwiGLU expert
+    (a `map` applying `mul` to a zip of a matmul's result and a `silu` of
+    another matmul's result); None otherwise. `b F` = the scalars of the
+    product (its elements x tile size), `D` = the gate matmul's contraction."""
+    if not isinstance(op, so.MapOp) or _applies(op, ("mul",)) is None:
+        return None
+    z = _producer(op.input)
+    if not isinstance(z, sr.ZipOp):
+        return None
+    for gated in (z.lhs, z.rhs):
+        silu = _producer(gated)
+        if _applies(silu, ("silu",)) is None or not isinstance(silu, so.MapOp):
+            continue
+        mm = _applies(_producer(silu.input), MATMULS)
+        if mm is None or not mm.args:
+            continue
+        lhs = shapes.of(mm.args[0])
+        if len(lhs) != 1:
+            continue
+        _, d = lhs[0]
+        scalars = sum((r * c for r, c in shapes.of(op.output)), ZERO)
+        n = cardinality(types.get(op.output, op.output.type).dims)
+        return sympy.expand(n * scalars * (14 * d + 1))
+    return None
 
 
 # -- the pass ----------------------------------------------------------------------
@@ -385,7 +554,9 @@ def _annotate(graph: GraphOp, gm: GraphMetrics) -> None:
             m.op.attributes["step.metrics"] = _annotation({
                 "offchip_bytes": m.offchip, "onchip_bytes": m.onchip,
                 "flops": m.flops, "padded_flops": m.padded_flops})
-    graph.attributes["step.metrics"] = _annotation({
-        "offchip_bytes": gm.offchip, "onchip_bytes": gm.onchip,
-        "flops": gm.flops, "padded_flops": gm.padded_flops,
-        "operational_intensity": gm.operational_intensity})
+    totals = {"offchip_bytes": gm.offchip, "onchip_bytes": gm.onchip,
+              "flops": gm.flops, "padded_flops": gm.padded_flops}
+    if gm.flops_artifact is not None:
+        totals["flops_artifact"] = gm.flops_artifact
+    graph.attributes["step.metrics"] = _annotation(
+        {**totals, "operational_intensity": gm.operational_intensity})

@@ -9,11 +9,16 @@ The metrics report has three formats (`report_format` picks one from a
 
 - `text`: the per-graph table (`format_table`), the stderr default;
 - `json`: `{"graphs": [{"name", "ops": [{"op", "offchip_bytes", ...}],
-  "totals": {..., "operational_intensity"}}]}`; a value is a JSON integer
-  when it is one, a float for a non-integer ratio, a string for a symbolic
-  expression, `null` for an operational intensity without traffic;
+  "totals": {..., "flops_artifact", "operational_intensity"}}]}`; a value is
+  a JSON integer when it is one, a float for a non-integer ratio, a string
+  for a symbolic expression, `null` for an operational intensity without
+  traffic or a graph without an artifact FLOP formula;
 - `csv`: one row per operator and a `total` row per graph, columns
-  `graph,op,offchip_bytes,onchip_bytes,flops,padded_flops,operational_intensity`.
+  `graph,op,offchip_bytes,onchip_bytes,flops,padded_flops,operational_intensity,flops_artifact`
+  (the last two filled on the `total` row only).
+
+Every format gives the graph's `flops_artifact` (the reference artifact's
+FLOP formula, see `metrics`) next to its own `flops` count.
 
 Numbers too large to print exactly (more than `MAX_EXACT_DIGITS` digits; e.g.
 a product of dims of 10**18) print in scientific notation (`1.0e+4999`)
@@ -140,7 +145,7 @@ def metric_value(e: sympy.Expr | None) -> int | float | str | None:
 
 def _totals(gm: GraphMetrics) -> dict[str, sympy.Expr | None]:
     return {"offchip_bytes": gm.offchip, "onchip_bytes": gm.onchip, "flops": gm.flops,
-            "padded_flops": gm.padded_flops,
+            "padded_flops": gm.padded_flops, "flops_artifact": gm.flops_artifact,
             "operational_intensity": gm.operational_intensity}
 
 
@@ -157,6 +162,7 @@ def format_table(gm: GraphMetrics) -> str:
         out.append(f"({omitted} operators without off-chip traffic, on-chip memory or FLOPs)")
     totals = _totals(gm)
     out += [f"total {k} = {metric_text(totals[k])}" for k in METRIC_KEYS]
+    out.append(f"total flops_artifact = {metric_text(totals['flops_artifact'])}")
     out.append(f"operational_intensity = {metric_text(totals['operational_intensity'])}")
     return "\n".join(out) + "\n"
 
@@ -176,14 +182,15 @@ def format_csv(graphs: list[GraphMetrics]) -> str:
     """The metrics of `graphs` as CSV (see the module doc)."""
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
-    w.writerow(["graph", "op", *METRIC_KEYS, "operational_intensity"])
+    w.writerow(["graph", "op", *METRIC_KEYS, "operational_intensity", "flops_artifact"])
     for gm in graphs:
         for m in gm.ops:
-            w.writerow([gm.name, m.label, *(metric_value(getattr(m, _ATTRS[k])) for k in METRIC_KEYS), ""])
+            w.writerow([gm.name, m.label, *(metric_value(getattr(m, _ATTRS[k])) for k in METRIC_KEYS), "", ""])
         totals = _totals(gm)
         oi = metric_value(totals["operational_intensity"])
+        art = metric_value(totals["flops_artifact"])
         w.writerow([gm.name, "total", *(metric_value(totals[k]) for k in METRIC_KEYS),
-                    "" if oi is None else oi])
+                    "" if oi is None else oi, "" if art is None else art])
     return buf.getvalue()
 
 

@@ -48,6 +48,7 @@ step.graph @loads {
 // CHECK-NEXT: total onchip_bytes = 16384
 // CHECK-NEXT: total flops = 8192*B
 // CHECK-NEXT: total padded_flops = 0
+// CHECK-NEXT: total flops_artifact = n/a
 // CHECK-NEXT: operational_intensity = 2*B/(8*B + sum_L)
 // The IR is unchanged, and stdout parses again as IR.
 // IR:         step.graph @loads {
@@ -65,7 +66,8 @@ step.graph @loads {
 // ANNOT:      %x = step.linear_offchip_load %ref {step.metrics = {offchip_bytes = "16384", onchip_bytes = "4096", flops = "0", padded_flops = "0"}, base_addr = 0 : i64
 
 // The SwiGLU expert of reference spec §8.1 (B 64, D 256, F 512, tm 16, tn 64):
-// traffic 4*B*D*(F/tn) + 3*4*D*F*(B/tm) + 4*B*D; FLOPs 6BDF + 11BF + BD(F/tn).
+// traffic 4*B*D*(F/tn) + 3*4*D*F*(B/tm) + 4*B*D; FLOPs 6BDF + 11BF + BD(F/tn);
+// the artifact's formula (spec §5.4) B*F*(14*D + 1) = 64*512*3585.
 // SWIGLU:      step-metrics @swiglu
 // SWIGLU:      %x step.linear_offchip_load    524288         16384         0         0
 // SWIGLU-NEXT: %wg step.linear_offchip_load   2097152        65536         0         0
@@ -76,6 +78,7 @@ step.graph @loads {
 // SWIGLU-NEXT: total onchip_bytes = 253952
 // SWIGLU-NEXT: total flops = 50823168
 // SWIGLU-NEXT: total padded_flops = 0
+// SWIGLU-NEXT: total flops_artifact = 117473280
 // SWIGLU-NEXT: operational_intensity = 517/70 (~7.386)
 
 // Seed §4.1 conventions: double-buffered memory operators, matmul accums hold
@@ -112,20 +115,21 @@ step.graph @loads {
 // JSON-NEXT:   "onchip_bytes": 16384,
 // JSON-NEXT:   "flops": 524288,
 // JSON-NEXT:   "padded_flops": 0,
+// JSON-NEXT:   "flops_artifact": null,
 // JSON-NEXT:   "operational_intensity": 0.018518518518518517
 // JSON-NEXT: }
 
 // With out=, nothing on stderr.
 // QUIET: {{^}}0{{$}}
 
-// CSV:      graph,op,offchip_bytes,onchip_bytes,flops,padded_flops,operational_intensity
-// CSV-NEXT: loads,%x step.linear_offchip_load,524288,4096,0,0,
-// CSV-NEXT: loads,%e step.map,0,0,524288,0,
-// CSV-NEXT: loads,%r step.repeat,0,4096,0,0,
-// CSV-NEXT: loads,#3 step.linear_offchip_store,1572864,4096,0,0,
-// CSV-NEXT: loads,%k step.random_offchip_load,4096*sum_L,4096,0,0,
-// CSV-NEXT: loads,#5 step.consume,0,0,0,0,
-// CSV-NEXT: loads,total,4096*sum_L + 2097152,16384,524288,0,128/(sum_L + 512)
+// CSV:      graph,op,offchip_bytes,onchip_bytes,flops,padded_flops,operational_intensity,flops_artifact
+// CSV-NEXT: loads,%x step.linear_offchip_load,524288,4096,0,0,,
+// CSV-NEXT: loads,%e step.map,0,0,524288,0,,
+// CSV-NEXT: loads,%r step.repeat,0,4096,0,0,,
+// CSV-NEXT: loads,#3 step.linear_offchip_store,1572864,4096,0,0,,
+// CSV-NEXT: loads,%k step.random_offchip_load,4096*sum_L,4096,0,0,,
+// CSV-NEXT: loads,#5 step.consume,0,0,0,0,,
+// CSV-NEXT: loads,total,4096*sum_L + 2097152,16384,524288,0,128/(sum_L + 512),
 // CSV-EMPTY:
 
 // Unbound symbols stay expressions (JSON strings).
