@@ -1,4 +1,4 @@
-"""Composition-of-Experts serving experiment (issue 15 item 5; the seed's Fig. 1, 12, 13, Table III).
+"""Composition-of-Experts serving (issue 15 item 5; the seed's Fig. 1, 12, 13, Table III).
 
     python bench/exp_coe.py [--out bench/out/sn40l_coe]
 
@@ -152,7 +152,8 @@ def main(argv=None) -> int:
                  f"({sn.switch_gbps:.0f} GB/s DDR->HBM per node), HBM holds {sn.hbm_slots} "
                  f"experts of {EXPERT_BYTES / 1e9:.2f} GB; DGX A100 token "
                  f"{platforms[1].token_s * 1e3:.2f} ms, H100 {platforms[2].token_s * 1e3:.2f} ms; "
-                 f"DGX HBM holds {platforms[1].hbm_slots}, host memory {platforms[1].backing_experts}.")
+                 f"DGX HBM holds {platforms[1].hbm_slots}, host memory "
+                 f"{platforms[1].backing_experts}.")
     text = "\n".join(lines)
     (out / "table3.md").write_text(text + "\n")
     print(text)

@@ -157,11 +157,14 @@ def run_graph(args, module) -> int:
 
 def _kernels(module, name: str | None):
     """The kernel graphs of the chosen source (None if it was not cut)."""
+    from xdsl.dialects.builtin import StringAttr
+
     from steplus.passes.sn40l.kernels import KERNEL, kernel_groups
 
     for group in kernel_groups(module):
         names = {g.sym_name.data for g in group} | {
-            g.attributes["sn40l.source"].data for g in group if KERNEL in g.attributes}
+            a.data for g in group
+            if isinstance(a := g.attributes.get("sn40l.source"), StringAttr)}
         if name is None or name.lstrip("@") in names:
             return group if KERNEL in group[0].attributes else None
     return None

@@ -1,4 +1,4 @@
-"""Llama2-7B / Mistral-7B decoder layers as step graphs (one TP shard), built with the Python frontend.
+"""Llama2-7B / Mistral-7B decoder layers (one TP shard) as step graphs, from the Python frontend.
 
 `decoder_layer(model, tokens, kv_len, tp)` is the part of one decoder layer
 a socket runs under tensor parallelism `tp` (the SN40L seed maps the models

@@ -63,7 +63,7 @@ from steplus.dialects.step import GraphOp
 from steplus.passes.diagnostics import OpDiagnosticError, emit
 from steplus.passes.sn40l.hardware import value
 from steplus.passes.sn40l.kernels import (
-    KERNEL, assign, ensure_names, graphs_to_kernelize, is_anchor, replace_graph, source, split,
+    KERNEL, assign, ensure_names, is_anchor, replace_graph, source, split,
 )
 from steplus.passes.step.metrics import compute_metrics
 

@@ -79,7 +79,7 @@ def ensure_names(graph: GraphOp) -> None:
         if isinstance(op, MEMORY):
             kind = "ld" if isinstance(op, (so.LinearOffChipLoadOp, so.RandomOffChipLoadOp)) \
                 else "st"
-            if "name" not in op.attributes:
+            if not isinstance(op.attributes.get("name"), StringAttr):
                 op.attributes["name"] = StringAttr(f"{kind}{counts[kind]}")
             counts[kind] += 1
 
@@ -143,7 +143,8 @@ def _tile_bytes(t: StreamType) -> int:
     return el.rows.data * el.cols.data * el.bytes_per_scalar()
 
 
-def _static(v: SSAValue, op: Operation) -> tuple[list[int], TileType]:
+def _static(v: SSAValue, op: Operation,
+            tag: str = "step-kernelize") -> tuple[list[int], TileType]:
     t = v.type
     why = None
     if not isinstance(t, StreamType) or not isinstance(t.element, TileType) \
@@ -155,8 +156,8 @@ def _static(v: SSAValue, op: Operation) -> tuple[list[int], TileType]:
         except TypeError:
             why = "its dims are not numbers (bind them first: step-specialize)"
     if why:
-        raise OpDiagnosticError(op, f"cannot cut the stream {op.name} produces into kernels: "
-                                    f"{why}")
+        raise OpDiagnosticError(op, f"{tag}: cannot cut the stream {op.name} produces into "
+                                    f"kernels: {why}")
     return dims, t.element
 
 
@@ -185,7 +186,7 @@ def split(graph: GraphOp, of: dict[Operation, set[int]], tag: str) -> list[Graph
 
     def symbol_of(v: SSAValue, producer: Operation) -> tuple[str, int]:
         if v not in symbols:
-            dims, _ = _static(v, producer)
+            dims, _ = _static(v, producer, tag)
             size = _tile_bytes(v.type)
             for d in dims:
                 size *= d
@@ -210,7 +211,7 @@ def split(graph: GraphOp, of: dict[Operation, set[int]], tag: str) -> list[Graph
             return loaded[k][v]
         sym, addr = symbol_of(v, producer)
         stored.add(v)
-        dims, el = _static(v, producer)
+        dims, el = _static(v, producer, tag)
         total = 1
         for d in dims:
             total *= d
@@ -288,9 +289,15 @@ def kernel_groups(module: ModuleOp) -> list[list[GraphOp]]:
             groups.setdefault(key, []).append(g)
     out = []
     for gs in groups.values():
-        gs.sort(key=lambda g: g.attributes[KERNEL].value.data if KERNEL in g.attributes else 0)
+        gs.sort(key=kernel_index)
         out.append(gs)
     return out
+
+
+def kernel_index(g: GraphOp) -> int:
+    """A kernel's launch index (`sn40l.kernel`; 0 if absent or not an integer)."""
+    a = g.attributes.get(KERNEL)
+    return a.value.data if isinstance(a, IntegerAttr) else 0
 
 
 def graphs_to_kernelize(module: ModuleOp) -> list[GraphOp]:

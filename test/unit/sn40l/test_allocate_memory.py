@@ -104,7 +104,8 @@ def test_ddr_symbols_run_on_the_ddr_channels():
     hbm_mod, ddr_mod = copy(), copy()
     StepAllocateMemoryPass().apply(Context(), hbm_mod)
     StepAllocateMemoryPass(hbm="1").apply(Context(), ddr_mod)  # nothing fits HBM
-    tiers = {o.attributes["sn40l.tier"].data for o in ddr_mod.walk() if "sn40l.tier" in o.attributes}
+    tiers = {o.attributes["sn40l.tier"].data for o in ddr_mod.walk()
+             if "sn40l.tier" in o.attributes}
     assert tiers == {"ddr"}
     fast = run_kernels(kernel_groups(hbm_mod)[0], SN40L).kernel_cycles
     slow = run_kernels(kernel_groups(ddr_mod)[0], SN40L).kernel_cycles

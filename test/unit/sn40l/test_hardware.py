@@ -48,5 +48,6 @@ def test_a_missing_parameter_is_rejected():
 
 
 def test_config_json_rejects_a_zero_ddr_channel_count():
-    with pytest.raises(ValueError, match=r"ddr.channels: expected an integer in \[1, 1024\], got 0"):
+    with pytest.raises(ValueError,
+                       match=r"ddr.channels: expected an integer in \[1, 1024\], got 0"):
         HardwareConfig.from_json('{"preset": "sn40l", "ddr": {"channels": 0}}')
