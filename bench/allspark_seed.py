@@ -168,7 +168,8 @@ def tables_md(out: Path, summary: list[dict], stages: list[dict], schedule: list
               "- local-global interaction (not in eq. 12; seed: < 1 % of the compute time): "
               "every dependency's N*C feature map between sub-array anchors, all at once, "
               f"once per block: median {100 * median:.2f} % of the latency over the "
-              f"{len(shares)} runs with interactions, worst {100 * worst['interaction_share_max']:.2f} % "
+              f"{len(shares)} runs with interactions, "
+              f"worst {100 * worst['interaction_share_max']:.2f} % "
               f"({worst['model']} {worst['img']}^2; {100 * worst['interaction_share_free']:.2f} %"
               " without contention)",
               "", "## Solver time (compact ILP, HiGHS)", ""]

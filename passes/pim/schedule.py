@@ -98,8 +98,8 @@ def layers_of(model: VitModel, hw: PimHardware, spec: Spec,
                 gs = sorted({c.g for c in cands})
                 ms = sorted({c.m for c in cands})
                 raise ScheduleError(
-                    f"schedule: stage {i + 1}, temporal layer {j + 1}: {s.label} is not a partition "
-                    f"candidate of {st.heads} heads x {st.tokens} patches on the "
+                    f"schedule: stage {i + 1}, temporal layer {j + 1}: {s.label} is not a "
+                    f"partition candidate of {st.heads} heads x {st.tokens} patches on the "
                     f"{hw.rows}x{hw.cols} mesh (g in {gs}, m in {ms}, Sec. VI-A)")
             layers.append(Layer(s, n, layer_cost(st, s, hw, batch)))
         out.append(layers)
