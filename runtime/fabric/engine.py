@@ -207,8 +207,16 @@ class Simulator:
     def _step(self, ctx: Context) -> None:
         if ctx.done or ctx.block is not None:
             return
+        # The cached bound of a context that runs is stale — except for a poller
+        # that was told Nothing and only polls again at the same clock with
+        # the same needs (its bound depends on nothing else); that is checked
+        # when it parks again (`deferred`), the rest is invalidated now.
+        deferred = False
         if ctx.lb is not None:
-            self._invalidate(ctx)
+            if ctx.resume is NOTHING:
+                deferred, c0, need0 = True, ctx.clock, ctx.need_all
+            else:
+                self._invalidate(ctx)
         send = ctx.gen.send
         cmd = ctx.pending
         ctx.pending = None
@@ -219,10 +227,16 @@ class Simulator:
                 try:
                     cmd = send(value)
                 except StopIteration:
+                    if deferred:
+                        self._invalidate(ctx)
                     self._finish(ctx)
                     return
             op = cmd[0]
             ch = cmd[1]
+            if op != NBPEEK:
+                if deferred:
+                    self._invalidate(ctx)
+                    deferred = False
             if op == DEQ or op == PEEK:
                 if ch.q:
                     v = ch.q[0][0]
@@ -269,6 +283,8 @@ class Simulator:
                 else:
                     self._park(ctx, cmd, ch)
                     self.pollers.append(ctx)
+                    if deferred and (ctx.clock != c0 or ctx.need_all != need0):
+                        self._invalidate(ctx)
                     return
             elif op == HBM:
                 n_req = ch

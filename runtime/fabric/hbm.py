@@ -119,7 +119,7 @@ class _Window:
 class HBMServer:
     """Times tile transfers exactly as the reference controller would (see module doc)."""
 
-    NP_MIN = 4096
+    NP_MIN = 160
     """Requests in a segment's explicit window above which numpy evaluates it."""
 
     def __init__(self, cfg):
