@@ -46,8 +46,9 @@ step.graph @g {
     ('{"preset": 3}', "preset: expected a preset name, got 3"),
     ('{"name": null}', "name: expected a string, got None"),
     ('{"depth": 2}', "unknown hardware config field(s): depth (expected base_depth, clock_ghz, "
-                     "compute_bw, compute_units, ddr, end_offset, hbm, memory_units, name, "
-                     "pmu_bw, preset, sram_bytes, systolic_tile)"),
+                     "compute_bw, compute_units, ddr, end_offset, hbm, launch_ho_cycles, "
+                     "launch_so_cycles, memory_units, name, pmu_bw, preset, sram_bytes, "
+                     "systolic_tile, unit_flops)"),
     ('{"hbm": {"chanels": 8}}', "unknown hardware config field(s): hbm.chanels (expected "
                                 "capacity_bytes, channels, initiation_interval, latency, "
                                 "outstanding, par_dispatch, request_bytes, startup)"),
