@@ -61,6 +61,7 @@ def lower(model: str) -> dict:
     sys.path.insert(0, str(REPO))
     from examples.workloads.decoder_torch import CONFIGS, DecoderLayer, decoder_inputs
     from steplus.lowering.linalg_to_step.aten import lower_exported
+    from steplus.lowering.linalg_to_step.attention_graph import attention_graph
     from steplus.lowering.linalg_to_step.moe_graph import moe_graph
     from steplus.passes.step.dynamic_parallelize import StepDynamicParallelizePass
     from steplus.passes.step.dynamic_tiling import StepDynamicTilingPass
@@ -79,21 +80,38 @@ def lower(model: str) -> dict:
     moe, attn = parts.pop("moe"), parts.pop("attention")
     jobs = [{"model": model, "phase": k, "design": "both", "module": p.module}
             for k, p in sorted(parts.items())]
+
+    # the other designs are built in the workers (fork: these closures need no pickling)
+    def static_moe(tn):
+        return lambda: moe_graph(moe.shape, tn, name=f"{model}_moe_tn{tn}")
+
+    def dynamic_moe():
+        m = moe.module.clone()
+        StepDynamicTilingPass().apply(Context(), m)
+        return m
+
+    def coarse():
+        return attention_graph(attn.shape, "coarse", attn.seq_len, attn.offset,
+                               name=f"{model}_attention_coarse")
+
+    def dynamic_attention():
+        m = attn.module.clone()
+        StepDynamicParallelizePass(factor=4).apply(Context(), m)
+        return m
+
     for tn in TILES:
-        m = moe.module if tn == TILES[0] else moe_graph(moe.shape, tn, name=f"{model}_moe_tn{tn}")
-        jobs.append({"model": model, "phase": "moe", "design": f"tn{tn}", "module": m})
-    dyn = moe.module.clone()
-    StepDynamicTilingPass().apply(Context(), dyn)
-    jobs.append({"model": model, "phase": "moe", "design": "dynamic", "module": dyn})
-    jobs.append({"model": model, "phase": "attention", "design": "interleaved",
-                 "module": attn.module})
-    for strategy in ("coarse",):
-        other = lower_exported(ep, kv_lengths=lengths, strategy=strategy, name=model)
-        jobs.append({"model": model, "phase": "attention", "design": strategy,
-                     "module": next(p for p in other.graphs if p.kind == "attention").module})
-    dpar = attn.module.clone()
-    StepDynamicParallelizePass(factor=4).apply(Context(), dpar)
-    jobs.append({"model": model, "phase": "attention", "design": "dynamic", "module": dpar})
+        job = {"model": model, "phase": "moe", "design": f"tn{tn}"}
+        if tn == TILES[0]:
+            job["module"] = moe.module
+        else:
+            job["build"] = static_moe(tn)
+        jobs.append(job)
+    jobs += [{"model": model, "phase": "moe", "design": "dynamic", "build": dynamic_moe},
+             {"model": model, "phase": "attention", "design": "interleaved",
+              "module": attn.module},
+             {"model": model, "phase": "attention", "design": "coarse", "build": coarse},
+             {"model": model, "phase": "attention", "design": "dynamic",
+              "build": dynamic_attention}]
     routing = shipped_routing_trace(model, BATCH)
     for j in jobs:
         j["routing"] = str(routing)
@@ -115,8 +133,8 @@ def simulate(index: int) -> dict:
     from steplus.runtime.fabric.config import get_preset
 
     job = _JOBS[index]
-    module = job["module"].clone()
     t0 = time.time()
+    module = job["module"].clone() if "module" in job else job["build"]()
     if job["phase"] == "moe":
         StepSpecializePass(routing=job["routing"], rewrite=True).apply(Context(), module)
         cfg = configure("moe", module, dynamic=job["design"] == "dynamic", depth=2)
@@ -132,17 +150,11 @@ def simulate(index: int) -> dict:
             "sim_s": round(time.time() - t0, 1)}
 
 
-def run_model(model: str, workers: int = 1) -> list[dict]:
+def run_model(model: str) -> list[dict]:
     """Lower one model's layer and simulate every phase graph (rows of `simulate`)."""
     start = len(_JOBS)
     _JOBS.extend(lower(model)["jobs"])
-    indices = range(start, len(_JOBS))
-    if workers > 1:
-        import multiprocessing as mp
-
-        with mp.get_context("fork").Pool(workers) as pool:
-            return pool.map(simulate, indices, chunksize=1)
-    return [simulate(i) for i in indices]
+    return [simulate(i) for i in range(start, len(_JOBS))]
 
 
 def designs(rows: list[dict], model: str) -> list[dict]:
@@ -211,13 +223,25 @@ def main(argv=None) -> int:
     if not 1 <= args.workers <= 64:
         p.error("--workers must be in 1..64")
     t0 = time.time()
-    if args.workers > 1 and len(models) > 1:  # one process per model: export, lower, simulate
+    models.sort(key=lambda m: m != "mixtral")  # the quick export first
+    if args.workers > 1:
+        # simulate each model's graphs in forked workers while the next model is
+        # exported and lowered in this process (the workers see the jobs of their fork)
         import multiprocessing as mp
 
-        with mp.get_context("fork").Pool(min(args.workers, len(models))) as pool:
-            rows = [r for rs in pool.map(run_model, models, chunksize=1) for r in rs]
+        pending, pools = [], []
+        for i, m in enumerate(models):
+            start = len(_JOBS)
+            _JOBS.extend(lower(m)["jobs"])
+            pool = mp.get_context("fork").Pool(1 if i + 1 < len(models) else args.workers)
+            pools.append(pool)
+            pending.append(pool.map_async(simulate, range(start, len(_JOBS)), chunksize=1))
+        rows = [r for p in pending for r in p.get()]
+        for pool in pools:
+            pool.close()
+            pool.join()
     else:
-        rows = [r for m in models for r in run_model(m, args.workers)]
+        rows = [r for m in models for r in run_model(m)]
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     print(f"\n{'model':8} {'phase':10} {'design':12} {'cycles':>10} {'on-chip B':>12} "

@@ -72,7 +72,10 @@ def main(argv=None) -> int:
     if args.kv:
         from examples.workloads.decoder_torch import CONFIGS
 
-        trace = np.load(args.kv, allow_pickle=False).astype(np.int64)
+        try:
+            trace = np.load(args.kv, allow_pickle=False).astype(np.int64)
+        except (OSError, ValueError, TypeError) as e:
+            p.error(f"--kv: cannot read {args.kv}: {e}")
         if trace.ndim != 1 or len(trace) != args.batch:
             p.error(f"--kv: expected {args.batch} lengths (--batch), got shape {trace.shape}")
         lengths = np.repeat(trace, CONFIGS[args.model].kv_heads).tolist()
