@@ -107,8 +107,7 @@ def select_function(fn: func.FuncOp, targets, flexible: bool, limits: Limits = L
                             f"{sat.nodes} e-nodes, {sat.seconds:.2f} s; the selection is valid but may miss matches")
     count = 0
     memo, intern = {}, {}
-    for (v, _, user), let in zip(roots, lets):
-        best = eg.extract(let, cost_model=T.cost_model)
+    for (v, _, user), best in zip(roots, extract_all(eg, lets, T.cost_model)):
         rb = Rebuilder(imp, user, memo, intern)
         new = rb.value(best)
         count += sum(1 for op in rb.created if op.name == "ila.invoke")
@@ -123,6 +122,38 @@ def select_function(fn: func.FuncOp, targets, flexible: bool, limits: Limits = L
                 op.detach()
                 op.erase()
     return count
+
+
+def extract_all(eg, exprs: list, cost_model) -> list:
+    """The cheapest term of each of `exprs` under `cost_model`.
+
+    `EGraph.extract` computes the costs of the whole e-graph on every call: with one call
+    per root, a model with a thousand roots (LSTM-WLM's unrolled steps) spent minutes in
+    the Python cost callback.  One egglog extractor serves every root here; should
+    egglog's internals differ (another version), it falls back to one `extract` per root."""
+    try:
+        from egglog import bindings
+        from egglog.egraph import _CostModel, to_runtime_expr
+
+        runtime = [to_runtime_expr(e) for e in exprs]
+        for r in runtime:
+            eg._add_decls(r)
+            eg.register(r)
+        if not runtime:
+            return []
+        tp = runtime[0].__egg_typed_expr__.tp
+        model = _CostModel(cost_model, eg).to_bindings_cost_model()
+        sort = eg._state.type_ref_to_egg(tp)
+        extractor = bindings.Extractor([sort], eg._state.egraph, model)
+        out = []
+        for r in runtime:
+            termdag = bindings.TermDag()
+            value = eg._state.typed_expr_to_value(r.__egg_typed_expr__)
+            _, term = extractor.extract_best(eg._state.egraph, termdag, value, sort)
+            out.append(eg._from_termdag(termdag, term, tp))
+        return out
+    except (ImportError, AttributeError, TypeError):
+        return [eg.extract(e, cost_model=cost_model) for e in exprs]
 
 
 @dataclass(frozen=True)
