@@ -120,7 +120,10 @@ class HBMServer:
     """Times tile transfers exactly as the reference controller would (see module doc)."""
 
     NP_MIN = 160
-    """Requests in a segment's explicit window above which numpy evaluates it."""
+    """Requests in a segment's explicit window above which numpy evaluates it
+    (if its tables are cached, or it has more than `NP_BUILD` requests: building
+    a table costs about as much as 2000 requests evaluated with plain ints)."""
+    NP_BUILD = 2000
 
     def __init__(self, cfg):
         self.cfg = cfg
@@ -319,7 +322,8 @@ class HBMServer:
         self.segments += 1
         m, r = divmod(b - a, P)
         L = (P if m else 0) + r
-        if n * L > self.NP_MIN:
+        size = n * L
+        if size > self.NP_MIN and (size > self.NP_BUILD or self._np_ready(n, L, m, r)):
             self._segment_np(a, b, owners)
             return
         N, II, off = self.N, self.II, self.off
@@ -348,6 +352,12 @@ class HBMServer:
         for tr, sv in zip(owners, tops):
             if sv > tr.top:
                 tr.top = sv
+
+    def _np_ready(self, n: int, L: int, m: int, r: int) -> bool:
+        """Whether `_segment_np` would find its tables cached."""
+        if n not in self._periods:
+            return False
+        return (m >= 1 and r == 0) or (n, L) in self._windows
 
     def _segment_np(self, a: int, b: int, owners: list[Transfer]) -> None:
         """`_segment` with numpy tables (a wide request list)."""

@@ -22,7 +22,7 @@ def closed_form_completions(cfg, scripts, writers=0, np_min=None):
     reqs = [_Req(f"r{i}", "w" if i >= R - writers else "r") for i in range(R)]
     hbm = HBMServer(cfg)
     if np_min is not None:
-        hbm.NP_MIN = np_min
+        hbm.NP_MIN = hbm.NP_BUILD = np_min
     for r in reqs:
         hbm.register(r)
     hbm.start()
