@@ -397,8 +397,10 @@ def lower_exported(ep, tile_n: int | None = 16, tile_f: int = 64,
                 out.graphs.append(LoweredPart("attention", module, shape, inputs, R,
                                               seq_len, offset, outputs=[n.name]))
                 covered |= cov
-        except NotRecognized as e:
-            out.remarks.append(Remark(where_of(e.node), e.message))
+        except NotRecognized as e:  # at the node at fault, or the anchor if it has no source
+            where = where_of(e.node)
+            out.remarks.append(Remark(where_of(n) if where.startswith("<") else where,
+                                      e.message))
         except (IndexError, KeyError, TypeError, AttributeError) as e:  # a form not foreseen
             what = "top-k MoE" if _is(n, "aten.topk.default") else "GQA decode attention"
             out.remarks.append(Remark(where_of(n), f"{what} not recognized: unexpected "

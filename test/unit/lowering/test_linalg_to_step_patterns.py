@@ -353,3 +353,32 @@ def test_lowered_moe_metrics_equal_the_closed_forms(tile_n):
         assert int(bound.onchip) == 10 * D + 2 + 12 * D * sum(c) + active * 6 * D * tF
     else:
         assert int(bound.onchip) == 10 * D + 2 + active * (12 * tile_n * D + 6 * D * tF)
+
+
+class MaskedAttention(GQADecodeAttention):
+    def forward(self, q, k_new, v_new, k_cache, v_cache):
+        k = torch.cat([k_cache, k_new], dim=2)
+        v = torch.cat([v_cache, v_new], dim=2)
+        mask = torch.ones(q.shape[0], q.shape[1], 1, k.shape[2], dtype=torch.bool)
+        return torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask,
+                                                                enable_gqa=True, scale=1.0)
+
+
+class NoCacheAttention(GQADecodeAttention):
+    def forward(self, q, k_new, v_new, k_cache, v_cache):
+        return torch.nn.functional.scaled_dot_product_attention(q, k_cache, v_cache,
+                                                                enable_gqa=True, scale=1.0)
+
+
+@pytest.mark.parametrize("cls,message", [
+    (MaskedAttention, "GQA decode attention not recognized: an attn_mask is not supported "
+                      "(the cache holds exactly the valid rows)"),
+    (NoCacheAttention, "GQA decode attention not recognized: the keys are not "
+                       "cat([cache, new], dim=2)"),
+])
+def test_an_unrecognized_attention_is_a_remark_at_the_call(cls, message):
+    _, args = _attn()
+    low = lower_exported(_export(cls(), args))
+    assert low.graphs == []
+    assert low.remarks[0].where == _line(cls, "scaled_dot_product_attention")
+    assert low.remarks[0].message == message
