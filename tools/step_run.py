@@ -75,7 +75,7 @@ _ENTRY_FLAGS = "--graph @name, --node @name or --func @name"
 
 def _parser() -> argparse.ArgumentParser:
     p = ArgumentParser(prog="step-run", description="execute steplus programs")
-    p.add_argument("input_file", help="the program (.mlir)")
+    p.add_argument("input_file", nargs="?", help="the program (.mlir)")
     p.add_argument("--node", help="the lus or sync node to run, e.g. @integr "
                                   "(default: the only entry point of the file)")
     p.add_argument("--ticks", type=int, help="number of ticks (lus and sync nodes)")
