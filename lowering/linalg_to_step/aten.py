@@ -359,6 +359,12 @@ def lower_exported(ep, tile_n: int | None = 16, tile_f: int = 64,
         raise ValueError(f"tile_f must be in 1..1048576, got {tile_f}")
     if strategy not in STRATEGIES:
         raise ValueError(f"strategy must be one of {', '.join(STRATEGIES)}, got '{strategy}'")
+    if kv_lengths is not None:
+        kv_lengths = list(kv_lengths)
+        if len(kv_lengths) > MAX_NODES or not all(
+                int(x) == x and 0 <= x < 1 << 31 for x in kv_lengths):
+            raise ValueError("kv_lengths must be at most 2^20 cached lengths in 0..2^31-1")
+        kv_lengths = [int(x) for x in kv_lengths]
     graph = getattr(ep, "graph", ep)
     nodes = list(graph.nodes)
     if len(nodes) > MAX_NODES:

@@ -313,6 +313,8 @@ def test_an_unscaled_attention_is_required():
     ({"tile_n": 0}, "tile_n must be in 1..1048576 or None (dynamic), got 0"),
     ({"tile_f": -1}, "tile_f must be in 1..1048576, got -1"),
     ({"strategy": "random"}, "strategy must be one of coarse, interleaved, got 'random'"),
+    ({"kv_lengths": [3, -1, 5, 7]}, "kv_lengths must be at most 2^20 cached lengths in "
+                                    "0..2^31-1"),
 ])
 def test_bad_options_are_value_errors(kwargs, message):
     layer, args = _attn()
