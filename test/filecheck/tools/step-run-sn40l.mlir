@@ -26,3 +26,8 @@
 // RUN: sh -c 'step-run %S/../passes/inputs/sn40l-tiny.mlir --orchestration xx; echo "exit=$?"' 2>&1 | filecheck %s --check-prefix=BADORCH
 // BADORCH: step-run: error: argument --orchestration: invalid choice: 'xx'
 // BADORCH-NEXT: exit=2
+
+// Functional kernels: values flow from each kernel's stores to the next one's loads.
+// RUN: step-opt %S/../passes/inputs/sn40l-tiny.mlir -p 'step-kernelize' | step-run - --preset sn40l --functional --orchestration so | filecheck %s --check-prefix=FUNC
+// FUNC: kernels                4
+// FUNC: launch cycles          96000 (24000 per kernel)

@@ -114,3 +114,35 @@ def test_ddr_symbols_run_on_the_ddr_channels():
     assert moved / ddr_peak <= slow <= 1.2 * moved / ddr_peak
     # HBM has 10x the channels; each of the two streams is limited to 4 x 64 B/cycle
     assert moved / (2 * 4 * 64) <= fast < slow / 2
+
+
+def test_hbm_and_ddr_tiers_have_independent_channels():
+    from xdsl.dialects.builtin import StringAttr
+
+    from steplus.lowering.step_to_runtime import build_program
+    from steplus.runtime.fabric.ddr import tiered_factory
+
+    def graph(tiers):
+        g = Graph("two")
+        for i, _ in enumerate(tiers):
+            g.load((64, 64), f32, [32], base_addr=i << 30, name=f"src{i}").store(
+                base_addr=(i << 30) + (1 << 29))
+        m = g.module()
+        ensure = [o for o in m.walk() if o.name == "step.linear_offchip_load"]
+        names = set()
+        for op, tier in zip(ensure, tiers):
+            op.attributes["name"] = StringAttr(f"ld_{tier}")
+            if tier == "ddr":
+                names.add(f"ld_{tier}")
+        return m, names
+
+    def cycles(tiers):
+        m, names = graph(tiers)
+        return build_program(m, SN40L, hbm_factory=tiered_factory(SN40L, names)).run().cycles
+
+    ddr, hbm, both = cycles(["ddr"]), cycles(["hbm"]), cycles(["ddr", "hbm"])
+    # the HBM copy runs beside the DDR one: the pair takes as long as the slower
+    assert ddr > hbm and max(ddr, hbm) <= both <= 1.05 * max(ddr, hbm)
+    # two DDR copies share the DDR channels: at least their bytes at the DDR peak
+    ddr_peak = SN40L.ddr.channels * SN40L.ddr.request_bytes / SN40L.ddr.initiation_interval
+    assert cycles(["ddr", "ddr"]) >= 2 * 32 * 64 * 64 * 4 / ddr_peak > ddr
