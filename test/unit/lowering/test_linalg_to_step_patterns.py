@@ -384,3 +384,34 @@ def test_an_unrecognized_attention_is_a_remark_at_the_call(cls, message):
     assert low.graphs == []
     assert low.remarks[0].where == _line(cls, "scaled_dot_product_attention")
     assert low.remarks[0].message == message
+
+
+# -- bf16 modules: rtol 1e-2 ---------------------------------------------------------------
+def test_a_bf16_moe_layer_lowers_to_the_same_values():
+    """The module in bf16 (torch rounds every op to bf16); the fabric computes the
+    lowered graph on the same bf16 inputs exactly: equal within bf16 precision."""
+    from steplus.tools.step_run_linalg import run_part
+
+    layer = TopKMoE(4, 2, "mixtral")
+    args = tuple(a.to(torch.bfloat16) for a in moe_inputs(8, 4, 16, 32, seed=5))
+    expected = layer(*args).float().numpy()
+    (part,) = lower_exported(_export(layer, args), tile_n=None, tile_f=16).graphs
+    idx, w = layer.route(args[0], args[1])
+    values = {"x": args[0].float().numpy(), "w_gate": args[2].float().numpy(),
+              "w_up": args[3].float().numpy(), "w_down": args[4].float().numpy()}
+    (got,) = run_part(part, values, routing=(idx.numpy(), w.float().numpy())).values()
+    np.testing.assert_allclose(got, expected, rtol=1e-2, atol=1e-2)
+    assert np.abs(got - expected).max() > 0  # bf16 rounding is visible: a real comparison
+
+
+def test_a_bf16_attention_lowers_to_the_same_values():
+    from steplus.tools.step_run_linalg import run_part
+
+    layer, args = _attn(batch=2, cached=40, seed=9)
+    args = tuple(a.to(torch.bfloat16) for a in args)
+    expected = layer(*args).float().numpy()
+    (part,) = lower_exported(_export(layer, args)).graphs
+    values = dict(zip(("q", "k_new", "v_new", "k_cache", "v_cache"),
+                      (a.float().numpy() for a in args)))
+    (got,) = run_part(part, values).values()
+    np.testing.assert_allclose(got, expected, rtol=1e-2, atol=5e-3)
