@@ -2,7 +2,7 @@
 
 Recognised ops on static-shape f32 tensors become terms; every other value (function arguments, results
 of ops isel does not model) is an opaque `Ten.leaf(i)`.  Recognised:
-`linalg.matmul` and `linalg.conv_2d_nchw_fchw` into a zero init,
+`linalg.matmul`, `linalg.batch_matmul` and `linalg.conv_2d_nchw_fchw` into a zero init,
 `linalg.transpose`, `tosa.reshape` (shape from its result type), `tosa.add`, `linalg.add`,
 `tosa.max_pool2d`, and the elementwise `linalg.generic`s torch-mlir/IREE emit
 for ONNX `Add` (body one `arith.addf` of the two inputs, projection maps: an
@@ -90,6 +90,9 @@ class Importer:
         if name == "linalg.matmul" and len(ops) == 3 and _is_zero(ops[2]):
             (m, k), (_, n) = _shape(ops[0]), _shape(ops[1])
             return T.matmul(self.term(ops[0]), self.term(ops[1]), m, k, n)
+        if name == "linalg.batch_matmul" and len(ops) == 3 and _is_zero(ops[2]):
+            (nb, m, k), (_, _, n) = _shape(ops[0]), _shape(ops[1])
+            return T.bmm(self.term(ops[0]), self.term(ops[1]), nb, m, k, n)
         if name == "linalg.transpose" and len(out) <= 4:
             perm = op.properties["permutation"].get_values()
             return T.transpose(self.term(ops[0]), sh(perm))

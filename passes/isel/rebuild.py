@@ -154,6 +154,15 @@ class Rebuilder:
         if name == "matmul":
             m, _, n = ints
             return self._matmul(kids[0], kids[1], m, n)
+        if name in ("bmm", "bpart"):
+            return self._bmm(name, kids, ints)
+        if name == "bsel":
+            i, _, r, c = ints
+            piece = self._emit(ExtractSliceOp.from_static_parameters(kids[0], [i, 0, 0], [1, r, c]))
+            return self._reshape(piece, (r, c))
+        if name == "bcat":
+            cx, cy, m, n = ints
+            return self._emit(tosa.ConcatOp(kids, IntegerAttr(0, i32), TensorType(f32, [cx + cy, m, n])))
         if name == "zeros":
             return self._zeros(ints)
         if name == "bias_add":
@@ -191,6 +200,22 @@ class Rebuilder:
                                             properties=props))
             return self._reshape(r, (t // 2, p))
         raise OpDiagnosticError(self.anchor, f"isel: cannot rebuild a '{name}' term here")
+
+    def _bmm(self, name, kids, ints) -> SSAValue:
+        """A host linalg.batch_matmul (of the batches [s, e) for a `bpart`)."""
+        from steplus.dialects.linalg_ext import BatchMatmulOp
+
+        a, b = kids
+        if name == "bpart":
+            s, e, nb, m, k, n = ints
+            a = self._emit(ExtractSliceOp.from_static_parameters(a, [s, 0, 0], [e - s, m, k]))
+            b = self._emit(ExtractSliceOp.from_static_parameters(b, [s, 0, 0], [e - s, k, n]))
+            nb = e - s
+        else:
+            nb, m, k, n = ints
+        out = TensorType(f32, [nb, m, n])
+        z = self._emit(arith.ConstantOp(DenseIntOrFPElementsAttr.from_list(out, [0.0])))
+        return self._emit(BatchMatmulOp([a, b], [z], [out]))
 
     def _fused_host(self, name, args, kids, ints) -> SSAValue:
         """Host ops of the fused patterns (built only when a rewrite created them)."""

@@ -8,7 +8,8 @@ condition on i64 values.  Rules come in three groups:
   is `dense(x, w)`, like Relay's `nn.dense`) — always on;
 - compiler-IR rules (flexible matching only): zero-bias insertion,
   bubble-reshape-through-linear, add-to-bias-add, matmul->dense, max-pool
-  window splitting, reassociate-max(2,2), simplify-reduce-max, im2col,
+  window splitting, batch_matmul -> per-batch matmuls (`bmm` split into `bpart` halves
+  down to one batch: `bsel` slices, `bcat` concatenates), reassociate-max(2,2), simplify-reduce-max, im2col,
   reshape/transpose simplifications;
 - IR-accelerator rules, per target: flex-linear, flexasr-maxpool (and the
   exact temporal-max-pool pattern), vta-dense, hlscnn-conv2d.
@@ -87,13 +88,23 @@ def hlscnn_conv2d(x: Ten, w: Ten, n: i64Like, c: i64Like, h: i64Like, wd: i64Lik
                   kh: i64Like, kw: i64Like, sh: i64Like, sw: i64Like) -> Ten: ...
 
 
+@function
+def bmm(a: Ten, b: Ten, nb: i64Like, m: i64Like, k: i64Like, n: i64Like) -> Ten: ...
+@function
+def bpart(a: Ten, b: Ten, s: i64Like, e: i64Like, nb: i64Like, m: i64Like, k: i64Like, n: i64Like) -> Ten: ...
+@function
+def bsel(a: Ten, i: i64Like, nb: i64Like, r: i64Like, c: i64Like) -> Ten: ...
+@function
+def bcat(x: Ten, y: Ten, cx: i64Like, cy: i64Like, m: i64Like, n: i64Like) -> Ten: ...
+
+
 ACCEL = {"flex_linear": "flexasr.linear", "flex_maxpool": "flexasr.maxpool",
          "vta_dense": "vta.dense", "hlscnn_conv2d": "hlscnn.conv2d", "flex_lstm": "flexasr.lstm",
          "flex_layernorm": "flexasr.layernorm", "flex_attention": "flexasr.attention"}
-_HOST_COMPUTE = {"matmul", "dense", "bias_add", "add", "maxpool", "rmax", "pool2", "conv2d",
+_HOST_COMPUTE = {"matmul", "dense", "bias_add", "add", "maxpool", "rmax", "pool2", "conv2d", "bmm", "bpart",
                  "mul", "sub", "sigmoid", "tanh", "exp", "recip", "rsqrt", "rsum"}
 _LAYOUT = {"windows": 10, "im2col": 10, "reshape": 1, "transpose": 1, "concat4": 1, "rows": 1,
-           "addc": 0, "mulc": 0}
+           "addc": 0, "mulc": 0, "bsel": 1, "bcat": 1}
 _ACCEL_COST = {"flex_linear": 0, "flex_maxpool": 0, "hlscnn_conv2d": 1, "vta_dense": 2, "flex_lstm": 0,
                "flex_layernorm": 0, "flex_attention": 0}
 HOST_COST = 1000
@@ -147,6 +158,13 @@ compiler_ir = ruleset(
                 Sh.s4(n, _oh, _ow, c))),
     rewrite(rmax(a, t, p)).to(rmax(pool2(a, t, p), t / 2, p), eq(t % 2).to(i64(0)), t > 1),
     rewrite(rmax(a, i64(1), p)).to(reshape(a, Sh.s1(p))),
+    # batch_matmul -> per-batch GEMMs (D2A/Glenside): split the batch range in halves, one batch is a matmul
+    rewrite(bmm(a, b, t, m, k, n)).to(bpart(a, b, i64(0), t, t, m, k, n), t > 1),
+    rewrite(bpart(a, b, p, q, t, m, k, n)).to(
+        bcat(bpart(a, b, p, p + (q - p) / 2, t, m, k, n), bpart(a, b, p + (q - p) / 2, q, t, m, k, n),
+             (q - p) / 2, q - p - (q - p) / 2, m, n), q - p > 1),
+    rewrite(bpart(a, b, p, p + 1, t, m, k, n)).to(
+        reshape(matmul(bsel(a, p, t, m, k), bsel(b, p, t, k, n), m, k, n), Sh.s3(1, m, n))),
     rewrite(conv2d(x, w, n, c, h, wd, k, kh, kw, sh, sw)).to(
         transpose(reshape(dense(reshape(w, Sh.s2(k, c * kh * kw)), im2col(x, n, c, h, wd, kh, kw, sh, sw),
                                 k, c * kh * kw, n * _coh * _cow), Sh.s4(k, n, _coh, _cow)),

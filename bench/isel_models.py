@@ -1,0 +1,172 @@
+"""D2A Table 1 and Table 4 on the six applications of examples/isel/models (real torch exports).
+
+    .venv/bin/python bench/isel_models.py                 # table + errors on 100 inputs
+    .venv/bin/python bench/isel_models.py --inputs 10     # fewer inputs (the ILA runs dominate)
+    .venv/bin/python bench/isel_models.py --models resnet20,resmlp --no-run
+
+Per application: the number of ops of the imported function (D2A counts Relay ops), the
+invocations of FlexASR / HLSCNN / VTA when isel targets that accelerator alone, as
+`exact/flexible` (D2A Table 1 rows 4-6), and for isel onto all three in flexible mode the
+invocations, saturation iterations, e-graph size (e-nodes), saturation time and whole isel
+time.  Then the application-level error (D2A Table 4's idea): the program compiled with
+`isel,ila-cancel-store-load,convert-ila-to-commands` runs on the ILA simulators against the
+float torch module on the same inputs (seed 0): top-1 agreement for the classifiers on
+N(0,1) images, and for LSTM-WLM the perplexity of the next token of random token sequences
+(relative error of the ILA perplexity against the float one) and next-token agreement.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[1]
+MODELS_DIR = REPO / "examples" / "isel" / "models"
+MODELS = ["efficientnet_b0", "lstm_wlm", "mobilenetv2", "resmlp", "resnet20", "transformer"]
+TARGETS = ("flexasr", "hlscnn", "vta")
+FIXED_OPS = ("func.return", "arith.constant", "tensor.empty", "tosa.const_shape", "tosa.const")
+
+
+def _context():
+    from xdsl.context import Context
+
+    from steplus.tools.registry import get_all_dialects
+
+    ctx = Context()
+    for name, make in get_all_dialects().items():
+        ctx.register_dialect(name, make)
+    return ctx
+
+
+def _select(module, targets, flexible: bool):
+    """Run isel on a clone of `module`; return (clone, invocations per target, Saturation, seconds)."""
+    from steplus.passes.isel import Limits, release_egraphs, select_function
+
+    m = module.clone()
+    fn = next(f for f in m.walk() if f.name == "func.func")
+    rep = []
+    t0 = time.perf_counter()
+    try:
+        select_function(fn, targets, flexible, Limits(), rep)
+    finally:
+        release_egraphs()
+    dt = time.perf_counter() - t0
+    inv = Counter(op.callee.data.split(".")[0] for op in m.walk() if op.name == "ila.invoke")
+    return m, inv, (rep[0] if rep else None), dt
+
+
+def _compile(selected, ctx):
+    from steplus.lowering.ila_to_commands import ConvertIlaToCommandsPass
+    from steplus.passes.ila_cancel import IlaCancelStoreLoadPass
+
+    IlaCancelStoreLoadPass().apply(ctx, selected)
+    ConvertIlaToCommandsPass().apply(ctx, selected)
+    return selected
+
+
+def _torch_model(name):
+    sys.path.insert(0, str(MODELS_DIR))
+    try:
+        spec = importlib.util.spec_from_file_location(f"isel_model_{name}", MODELS_DIR / f"{name}.py")
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+    finally:
+        sys.path.remove(str(MODELS_DIR))
+    import torch
+
+    torch.manual_seed(0)  # the scripts' seed: the same weights as the committed import
+    module, example = mod.build()
+    module.eval()
+    return mod, module, example
+
+
+def app_error(name: str, compiled, inputs: int) -> tuple[str, float]:
+    """(text, seconds per input) of the application-level comparison with the float torch module."""
+    import torch
+
+    from steplus.runtime.ila.host import run_function
+
+    mod, module, example = _torch_model(name)
+    rng = np.random.default_rng(0)
+    agree, ppl_f, ppl_a, t_sim = 0, [], [], 0.0
+    for _ in range(inputs):
+        if name == "lstm_wlm":
+            x = rng.integers(0, mod.NTOKEN, example[0].shape).astype(np.int64)
+        else:
+            x = rng.standard_normal(tuple(example[0].shape)).astype(np.float32)
+        with torch.no_grad():
+            ref = module(torch.from_numpy(x)).numpy()
+        t0 = time.perf_counter()
+        (y,), _ = run_function(compiled, "forward", [x], backend="ila")
+        t_sim += time.perf_counter() - t0
+        if name == "lstm_wlm":
+            targets = x.reshape(-1)[1:]  # predict token t+1 from the prefix up to t
+            for logits, store in ((ref, ppl_f), (y, ppl_a)):
+                z = logits[:-1] - logits[:-1].max(axis=1, keepdims=True)
+                logp = z - np.log(np.exp(z).sum(axis=1, keepdims=True))
+                store.append(float(np.exp(-logp[np.arange(len(targets)), targets].mean())))
+            agree += float((ref.argmax(axis=1) == y.argmax(axis=1)).mean())
+        elif name == "transformer":
+            # no classifier head: agreement of the argmax feature per position, and the relative error
+            agree += float((ref.reshape(-1, ref.shape[-1]).argmax(1) == y.reshape(-1, y.shape[-1]).argmax(1)).mean())
+            ppl_f.append(float(np.linalg.norm(y - ref) / np.linalg.norm(ref)))
+        else:
+            agree += int(ref.argmax() == y.argmax())
+    if name == "lstm_wlm":
+        pf, pa = float(np.mean(ppl_f)), float(np.mean(ppl_a))
+        text = (f"perplexity float {pf:.2f} ILA {pa:.2f} (rel. err. {abs(pa - pf) / pf:.2%}), "
+                f"next-token agreement {agree / inputs:.1%}")
+    elif name == "transformer":
+        text = f"argmax-feature agreement {agree / inputs:.1%}, rel. error {np.mean(ppl_f):.2%}"
+    else:
+        text = f"top-1 agreement {agree}/{inputs}"
+    return text, t_sim / max(inputs, 1)
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--models", default=",".join(MODELS), help="comma-separated subset of " + ", ".join(MODELS))
+    p.add_argument("--inputs", type=int, default=100, help="inputs per application for the error (default 100)")
+    p.add_argument("--no-run", action="store_true", help="skip the ILA runs (errors)")
+    args = p.parse_args()
+    names = [n.strip() for n in args.models.split(",") if n.strip()]
+    unknown = [n for n in names if n not in MODELS]
+    if unknown or not 0 < args.inputs <= 10_000:
+        p.error(f"unknown model(s) {unknown}" if unknown else "--inputs must be in 1..10000")
+    from steplus.tools.step_opt import load_module
+
+    ctx = _context()
+    head = "".join(f"{t:>10}" for t in TARGETS)
+    print(f"{'application':<16}{'ops':>6}{head}   all targets, flexible: {'invocations':<28}{'iters':>6}"
+          f"{'e-nodes':>9}{'saturate':>10}{'isel':>8}")
+    errors = []
+    for name in names:
+        src = load_module(str(MODELS_DIR / f"{name}.mlir"))
+        fn = next(f for f in src.walk() if f.name == "func.func")
+        n_ops = sum(1 for o in fn.body.blocks[0].ops if o.name not in FIXED_OPS)
+        cells = []
+        for t in TARGETS:
+            e = _select(src, (t,), False)[1][t]
+            f = _select(src, (t,), True)[1][t]
+            cells.append(f"{e}/{f}")
+        selected, inv, sat, dt = _select(src, TARGETS, True)
+        inv_text = ", ".join(f"{t}={inv[t]}" for t in TARGETS)
+        iters, nodes, sec = (sat.iterations, sat.nodes, sat.seconds) if sat else (0, 0, 0.0)
+        print(f"{name:<16}{n_ops:>6}" + "".join(f"{c:>10}" for c in cells) + f"   {'':<23}{inv_text:<28}"
+              f"{iters:>6}{nodes:>9}{sec:>9.2f}s{dt:>7.2f}s", flush=True)
+        if not args.no_run:
+            errors.append((name, *app_error(name, _compile(selected, ctx), args.inputs)))
+    if errors:
+        print(f"\napplication-level error, ILA simulators vs the float torch module ({args.inputs} inputs, seed 0):")
+        for name, text, t in errors:
+            print(f"  {name:<16}{text}   ({t:.2f} s simulated per input)")
+
+
+if __name__ == "__main__":
+    main()
