@@ -30,6 +30,7 @@ Dimensions are sympy expressions (`StreamType.dims`); `dim_to_text` and
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Sequence
 
@@ -64,7 +65,12 @@ def dim_to_text(expr: sympy.Expr | int | str) -> str:
     expr = as_dim(expr)
     if isinstance(expr, sympy.Integer):
         return str(int(expr))
-    return sympy.sstr(expr)
+    return _expr_text(expr)
+
+
+@functools.lru_cache(maxsize=65536)
+def _expr_text(expr: sympy.Expr) -> str:
+    return sympy.sstr(expr)  # memoized: passes print the same dims again and again
 
 
 def is_ragged(dim: sympy.Expr | int | str) -> bool:

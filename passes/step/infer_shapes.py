@@ -27,7 +27,7 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
 from steplus.dialects.step import GraphOp
-from steplus.dialects.step_types import BufferType, StreamType
+from steplus.dialects.step_types import BufferType, StreamType, dim_to_text
 from steplus.passes.diagnostics import OpDiagnosticError
 from steplus.passes.step.shape_rules import (
     PLACEHOLDER,
@@ -106,6 +106,9 @@ def _reconcile(op: Operation, index: int, written: StreamType, shape: ResultShap
         element = BufferType(bdims, element.element)
     elif inf is not None and inf != element and not has_placeholder(inf):
         raise OpDiagnosticError(op, f"element of {what}: inferred {inf}, written {element}")
+    if element == written.element and all(
+            w.data == dim_to_text(d) for w, d in zip(written.shape.data, dims)):
+        return written  # the common case: the same text, no new attribute
     new = StreamType(dims, element)
     return written if new == written else new
 

@@ -35,9 +35,11 @@ report_format("", "m.json")                             # "json"
 from __future__ import annotations
 
 import csv
+import functools
 import io
 import json
 import math
+import re
 import sys
 from typing import TYPE_CHECKING
 
@@ -118,8 +120,42 @@ def metric_text(e: sympy.Expr | None) -> str:
     if e is None:
         return "n/a"
     e = sympy.sympify(e)
-    if e.is_Integer and _is_big(int(e)):
-        return _big_int_text(int(e))
+    if e.is_Integer:
+        n = int(e)
+        return _big_int_text(n) if _is_big(n) else str(n)
+    symbols = e.free_symbols
+    if len(symbols) == 1:
+        return _one_symbol_text(e, next(iter(symbols)))
+    return _text(e)
+
+
+_STAND_IN = "zz_metric_symbol"
+"""The name a metric's only symbol takes while its text is memoized."""
+
+
+def _one_symbol_text(e: sympy.Expr, symbol: sympy.Symbol) -> str:
+    """`_text(e)` for an expression of one symbol, memoized up to the
+    symbol's name: the per-expert metrics of a graph are the same expressions
+    in different symbols (`-768*B_0 + 12288*ceiling(B_0/16)`), and printing
+    them was most of step-metrics' time. With a single symbol, renaming it
+    cannot reorder terms or factors (they order by kind before names)."""
+    if _STAND_IN in symbol.name:
+        return _text(e)
+    stand_in = type(symbol)(_STAND_IN, **symbol.assumptions0)
+    with sympy.evaluate(False):  # a renaming: nothing to re-evaluate (Min is costly)
+        renamed = e.xreplace({symbol: stand_in})
+    text = _shape_text(renamed)
+    word = f"(?<![A-Za-z0-9_?]){re.escape(sympy.sstr(stand_in))}(?![A-Za-z0-9_])"
+    name = sympy.sstr(symbol)
+    return re.sub(word, lambda _: name, text)
+
+
+@functools.lru_cache(maxsize=4096)
+def _shape_text(e: sympy.Expr) -> str:
+    return _text(e)
+
+
+def _text(e: sympy.Expr) -> str:
     if e.is_Rational and not e.is_Integer:
         if _is_big(int(e.p)) or _is_big(int(e.q)):
             return sympy.sstr(_tame(e))

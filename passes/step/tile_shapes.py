@@ -168,8 +168,19 @@ class TileShapes:
             r, c = fn.out_shape(shapes)
         except TypeError:  # max() of symbols: broadcasting two dynamic tiles
             (r1, c1), (r2, c2) = shapes[0], shapes[1]
-            r, c = sympy.Max(r1, r2), sympy.Max(c1, c2)
+            r, c = _max(r1, r2), _max(c1, c2)
         return [(sympy.sympify(r), sympy.sympify(c))]
+
+
+def _max(a: sympy.Expr, b: sympy.Expr) -> sympy.Expr:
+    """`Max(a, b)`; two different dimension symbols (non-negative, not known
+    zero) leave nothing to evaluate, so it is built without sympy's costly
+    pairwise comparison (the same expression: Max orders its arguments)."""
+    a, b = sympy.sympify(a), sympy.sympify(b)
+    if (a.is_Symbol and b.is_Symbol and a != b and a.is_nonnegative and b.is_nonnegative
+            and a.is_zero is not True and b.is_zero is not True):
+        return sympy.Max(a, b, evaluate=False)
+    return sympy.Max(a, b)
 
 
 def _least_fixed_point(acc: list[Shape], yielded: list[Shape] | None) -> list[Shape] | None:

@@ -140,3 +140,24 @@ def test_promoted_dim_is_the_parsed_min():
     assert promoted_dim(b0) == parse_dim_text("Min(1, B_0)")
     assert promoted_dim(b0 + 1) == 1 and promoted_dim(sympy.Integer(0)) == 0
     assert promoted_dim(sympy.ceiling(b0 / 16)) == sympy.Min(1, sympy.ceiling(b0 / 16))
+
+
+@pytest.mark.parametrize("name,ragged", [("B_0", False), ("B_17", False), ("acc3_rows", False),
+                                         ("L", True), ("zz_metric_symbol", False)])
+def test_memoized_metric_text_is_sympys_text(name, ragged):
+    # metric_text prints one-symbol expressions once per shape, renaming the
+    # symbol; the text must be sympy's own for every symbol name
+    x = parse_dim_text(f"?{name}" if ragged else name)
+    shapes = [3145728 * sympy.Min(1, x), -768 * x + 12288 * sympy.ceiling(x / 16),
+              8192 * x, x / 3 + 5, x**2 - 2 * x, sympy.Max(x, 7) * sympy.floor(x / 4)]
+    for e in shapes * 2:  # the second round hits the memo
+        assert metric_text(e) == sympy.sstr(e)
+
+
+def test_max_of_two_dimension_symbols_is_sympys_max():
+    from steplus.passes.step.tile_shapes import _max
+
+    a, b = parse_dim_text("down0_rows"), parse_dim_text("acc0_rows")
+    for x, y in ((a, b), (b, a), (a, a), (a, sympy.Integer(3)), (a, sympy.Integer(0))):
+        got, want = _max(x, y), sympy.Max(x, y)
+        assert got == want and sympy.sstr(got) == sympy.sstr(want)
