@@ -94,6 +94,14 @@ SN40L: dict[str, Param] = {
     # -- derived ------------------------------------------------------------
     "pcu_flops": _p(math.floor(_TFLOPS * 1e12 / (_PCUS * _CLOCK * 1e9)), "FLOP/cycle/PCU",
                     "derived", "floor(socket_tflops / (pcus x clock)) = floor(383.4)"),
+    # the node: 8 sockets (what the CoE model and the TP8 layer times use)
+    "node_hbm_bytes": _p(8 * (64 << 30), "B/node", "derived", "sockets x hbm_bytes = 512 GiB"),
+    "node_ddr_bytes": _p(8 * (1536 << 30), "B/node", "derived",
+                         "sockets x ddr_bytes = 12 TiB"),
+    "node_ddr_gbps": _p(8 * 4 * 64 / 2 * _CLOCK, "GB/s/node", "derived",
+                        "sockets x ddr_channels x 64 B / 2 cycles x clock = 1638 GB/s "
+                        "(the seed: DDR->HBM 'over 1 TB/s' per node)"),
+    "node_tflops": _p(8 * _TFLOPS, "BF16 TFLOP/s/node", "derived", "sockets x socket_tflops"),
 }
 
 POSITIVE = ("pcus", "pmus", "pmu_bytes", "sram_bytes", "socket_tflops", "hbm_bytes",

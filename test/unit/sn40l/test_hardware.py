@@ -51,3 +51,13 @@ def test_config_json_rejects_a_zero_ddr_channel_count():
     with pytest.raises(ValueError,
                        match=r"ddr.channels: expected an integer in \[1, 1024\], got 0"):
         HardwareConfig.from_json('{"preset": "sn40l", "ddr": {"channels": 0}}')
+
+
+def test_node_figures_are_eight_sockets():
+    v = {k: p.value for k, p in SN40L.items()}
+    assert v["node_hbm_bytes"] == v["sockets"] * v["hbm_bytes"] == 512 << 30
+    assert v["node_ddr_bytes"] == v["sockets"] * v["ddr_bytes"]
+    assert v["node_ddr_gbps"] == pytest.approx(
+        v["sockets"] * v["ddr_channels"] * 64 / 2 * v["clock_ghz"])
+    assert v["node_ddr_gbps"] > 1000  # the seed: over 1 TB/s DDR->HBM per node
+    assert v["node_tflops"] == v["sockets"] * v["socket_tflops"]
