@@ -86,8 +86,8 @@ _FUNCS: dict[str, tuple[Callable[..., sympy.Expr], int, int]] = {
     "ceil": (sympy.ceiling, 1, 1),
     "ceiling": (sympy.ceiling, 1, 1),
     "floor": (sympy.floor, 1, 1),
-    "min": (sympy.Min, 1, MAX_DIM_ARGS),
-    "Min": (sympy.Min, 1, MAX_DIM_ARGS),
+    "min": (lambda *a: _min(*a), 1, MAX_DIM_ARGS),
+    "Min": (lambda *a: _min(*a), 1, MAX_DIM_ARGS),
     "max": (sympy.Max, 1, MAX_DIM_ARGS),
     "Max": (sympy.Max, 1, MAX_DIM_ARGS),
     "mod": (lambda a, b: _mod(a, b), 2, 2),
@@ -173,6 +173,18 @@ def _syntax(text: str) -> ast.expr:
             if minmax > MAX_DIM_MINMAX_COST:
                 raise _Reject("too many min/max arguments")
     return tree.body
+
+
+def _min(*args: sympy.Expr) -> sympy.Expr:
+    """`sympy.Min(*args)`. `Min(1, D)` of a dimension symbol that may be 0
+    (what `step.promote` adds, one per expert in a dynamically tiled MoE)
+    leaves nothing to evaluate: built directly, without sympy's costly
+    argument comparison (the same expression; Min orders its arguments)."""
+    if len(args) == 2:
+        one, d = sorted(args, key=lambda x: not x.is_Number)
+        if (one == 1 and d.is_Symbol and d.is_nonnegative and d.is_positive is not True):
+            return sympy.Min(one, d, evaluate=False)
+    return sympy.Min(*args)
 
 
 def _mod(a: sympy.Expr, b: sympy.Expr) -> sympy.Expr:

@@ -95,15 +95,37 @@ difference take these distinct values in turn (large ones tell `ceiling(B/16)`
 from `Min(1, B)`, small ones catch the rest)."""
 
 
-@functools.lru_cache(maxsize=8192)
 def equal_dims(a: sympy.Expr, b: sympy.Expr) -> bool:
     """True if two dims are the same expression for every value of the symbols.
 
     Cheap first: structural equality, then `expand`; a difference that is
     non-zero at some sample point is unequal (no `simplify`, which dominated
     step-dynamic-tiling); only a difference that vanishes at every sample
-    and does not expand to 0 goes to `simplify`. Memoized."""
-    diff = sympy.sympify(a) - sympy.sympify(b)
+    and does not expand to 0 goes to `simplify`. Memoized up to the names of
+    the symbols: the per-expert comparisons of a MoE graph (`ceiling(B_3/16)`
+    against `ceiling(B_3/16)*1`, ...) are decided once."""
+    a, b = sympy.sympify(a), sympy.sympify(b)
+    if a == b:
+        return True
+    symbols = sorted(a.free_symbols | b.free_symbols, key=lambda s: (s.name, type(s).__name__))
+    if not symbols:
+        return _equal_dims(a, b)
+    renaming = {s: _canonical_symbol(i, type(s), tuple(sorted(s.assumptions0.items())))
+                for i, s in enumerate(symbols)}
+    with sympy.evaluate(False):  # a bijective renaming: nothing to re-evaluate
+        a2, b2 = a.xreplace(renaming), b.xreplace(renaming)
+    return _equal_dims(a2, b2)
+
+
+@functools.lru_cache(maxsize=1024)
+def _canonical_symbol(index: int, cls: type, assumptions: tuple) -> sympy.Symbol:
+    """The `index`-th stand-in symbol, of a class and assumptions."""
+    return cls(f"_dim{index}", **dict(assumptions))
+
+
+@functools.lru_cache(maxsize=8192)
+def _equal_dims(a: sympy.Expr, b: sympy.Expr) -> bool:
+    diff = a - b
     if diff == 0 or sympy.expand(diff) == 0:
         return True
     if _nonzero_somewhere(diff):

@@ -161,3 +161,15 @@ def test_max_of_two_dimension_symbols_is_sympys_max():
     for x, y in ((a, b), (b, a), (a, a), (a, sympy.Integer(3)), (a, sympy.Integer(0))):
         got, want = _max(x, y), sympy.Max(x, y)
         assert got == want and sympy.sstr(got) == sympy.sstr(want)
+
+
+def test_equal_dims_memo_keeps_symbols_apart():
+    # memoized up to renaming: the same question in other symbols has the
+    # same answer, and different symbols never collapse into one
+    b0, b1, c, rc = (parse_dim_text(t) for t in ("B_0", "B_1", "C", "?C"))
+    for x in (b0, b1):
+        assert equal_dims(sympy.ceiling(x / 16) * 16 - x + x, 16 * sympy.ceiling(x / 16))
+        assert not equal_dims(sympy.ceiling(x / 16), x / 16)
+    assert not equal_dims(b0, b1) and not equal_dims(sympy.ceiling(b0 / 16), sympy.ceiling(b1 / 16))
+    assert equal_dims(b0 + b1, b1 + b0)
+    assert not equal_dims(c, rc)  # a ragged and a regular symbol of one name
