@@ -6,7 +6,10 @@ of ops isel does not model) is an opaque `Ten.leaf(i)`.  Recognised:
 `linalg.transpose`, `tosa.reshape` (shape from its result type), `tosa.add`, `linalg.add`,
 `tosa.max_pool2d`, and the elementwise `linalg.generic`s torch-mlir/IREE emit
 for ONNX `Add` (body one `arith.addf` of the two inputs, projection maps: an
-input indexed by fewer loops is broadcast, i.e. reshaped to size 1 there).
+input indexed by fewer loops is broadcast, i.e. reshaped to size 1 there) and
+for torch's elementwise ops on 2-D tensors (`+ · -`, negation, exp, tanh,
+`1/x`, `x + 1`: the sigmoid as `1/(1+exp(-x))`), and 2-D column slices
+`tensor.extract_slice` (the gates of a fused LSTM GEMM; `normalize.py`).
 
 Example: `Importer(func_op).run()` returns the values to re-select (those used
 outside the recognised ops) with their terms.
@@ -47,6 +50,12 @@ def _static_f32(v: SSAValue) -> bool:
     if not (isinstance(t, TensorType) and t.element_type == f32 and all(d >= 0 for d in t.get_shape())):
         return False
     return math.prod(t.get_shape()) < MAX_TENSOR_ELEMENTS
+
+
+def _splat(v: SSAValue) -> float | None:
+    """The value of a scalar or splat constant defined outside a generic body, else None."""
+    owner = v.owner
+    return splat_value(owner) if isinstance(owner, Operation) and owner.name in CONSTANT_OPS else None
 
 
 def sh(dims) -> T.Sh:
@@ -102,6 +111,8 @@ class Importer:
             return T.add(self.term(ops[0]), self.term(ops[1]), sh(out))
         if name == "linalg.generic":
             return self._generic(op, out)
+        if name == "tensor.extract_slice":
+            return self._slice(op, out)
         if name in ("tosa.mul", "tosa.sub") and 1 <= len(out) <= 4 and _is_zero(ops[2] if len(ops) > 2 else None):
             f = F.mul if name == "tosa.mul" else F.sub
             return f(self.term(ops[0]), self.term(ops[1]), sh(out))
@@ -126,10 +137,30 @@ class Importer:
             return T.conv2d(self.term(ops[0]), self.term(ops[1]), n, c, h, w, k, kh, kw, *strides)
         return None
 
+    def _slice(self, op, out) -> T.Ten | None:
+        """A 2-D column slice `a[:, c0:c0+cc]` (the gate chunks of a fused LSTM GEMM)."""
+        from steplus.passes.isel.normalize import cols
+
+        src = _shape(op.operands[0])
+        if len(op.operands) != 1 or len(src) != 2 or len(out) != 2:
+            return None
+        offs = [int(v) for v in op.properties["static_offsets"].get_values()]
+        steps = [int(v) for v in op.properties["static_strides"].get_values()]
+        if steps != [1, 1] or offs[0] != 0 or out[0] != src[0] or offs[1] < 0:
+            return None
+        return cols(self.term(op.operands[0]), offs[1], out[1], src[0], src[1])
+
     def _generic(self, op, out) -> T.Ten | None:
-        """An all-parallel generic computing `in0 + in1` (with broadcasting)."""
+        """An all-parallel elementwise generic: `in0 + in1` (with broadcasting, the add the
+        biases of torch-mlir/IREE linears use), or a body of `addf`/`mulf`/`subf` of its
+        inputs, `negf`, `math.exp`, `math.tanh`, `1/x` and `x + 1` on 2-D tensors (the
+        LSTM cell's elementwise ops, the sigmoid as `1/(1+exp(-x))`)."""
         from steplus.runtime.ila.generic import map_dims
 
+        if len(op.outputs) == 1 and len(op.inputs) in (1, 2) and len(out) == 2:
+            t = self._body_terms(op, out)
+            if t is not None:
+                return t
         if len(op.inputs) != 2 or len(op.outputs) != 1 or not 1 <= len(out) <= 4:
             return None
         if any(str(it.data.value) != "parallel" for it in op.iterator_types.data):
@@ -155,6 +186,44 @@ class Importer:
                 t = T.reshape(t, sh(shape))
             terms.append(t)
         return T.add(terms[0], terms[1], sh(out))
+
+    def _body_terms(self, op, out) -> T.Ten | None:
+        """Terms for a 2-D elementwise generic whose inputs have the result's shape."""
+        from steplus.passes.isel import normalize as N
+        from steplus.runtime.ila.generic import map_dims
+
+        if any(str(it.data.value) != "parallel" for it in op.iterator_types.data):
+            return None
+        try:
+            dims = map_dims(op)
+        except Exception:
+            return None
+        if any(d != [0, 1] for d in dims) or any(_shape(v) != out for v in op.inputs):
+            return None
+        block = op.body.block
+        env = {arg: self.term(v) for arg, v in zip(block.args, op.inputs)}
+        s2 = sh(out)
+        for bop in block.ops:
+            if bop.name == "linalg.yield":
+                return env.get(bop.operands[0]) if len(bop.operands) == 1 else None
+            if len(bop.results) != 1:
+                return None
+            ins = [env.get(v) for v in bop.operands]
+            consts = [_splat(v) for v in bop.operands]
+            name = bop.name
+            if name in ("arith.addf", "arith.mulf", "arith.subf") and None not in ins:
+                f = {"arith.addf": T.add, "arith.mulf": F.mul, "arith.subf": F.sub}[name]
+                r = f(ins[0], ins[1], s2)
+            elif name == "arith.addf" and 1.0 in consts and any(t is not None for t in ins):
+                r = N.addone(ins[0] if ins[0] is not None else ins[1])
+            elif name == "arith.divf" and consts[0] == 1.0 and ins[1] is not None:
+                r = F.recip(ins[1])
+            elif name in ("arith.negf", "math.exp", "math.tanh") and ins[0] is not None:
+                r = {"arith.negf": N.neg, "math.exp": F.exp, "math.tanh": F.tanh}[name](ins[0])
+            else:
+                return None
+            env[bop.results[0]] = r
+        return None
 
     def constant_facts(self) -> list:
         """Facts about splat f32 constants (opaque leaves): `inv_of(c) = n` for 1/n, `is_eps(c)`."""

@@ -163,6 +163,8 @@ class Rebuilder:
         if name == "bcat":
             cx, cy, m, n = ints
             return self._emit(tosa.ConcatOp(kids, IntegerAttr(0, i32), TensorType(f32, [cx + cy, m, n])))
+        if name in ("neg", "addone", "cols", "wrows", "vpart", "vadd"):
+            return self._normalized(name, kids, ints)
         if name == "zeros":
             return self._zeros(ints)
         if name == "bias_add":
@@ -200,6 +202,26 @@ class Rebuilder:
                                             properties=props))
             return self._reshape(r, (t // 2, p))
         raise OpDiagnosticError(self.anchor, f"isel: cannot rebuild a '{name}' term here")
+
+    def _normalized(self, name, kids, ints) -> SSAValue:
+        """Host ops of the normalizing rewrites (`normalize.py`)."""
+        x = kids[0]
+        if name == "neg":
+            zero = self._zeros(x.type.get_shape())
+            return self._emit(tosa.SubOp(operands=[zero, x], result_types=[x.type]))
+        if name == "addone":
+            one = self._emit(arith.ConstantOp(DenseIntOrFPElementsAttr.from_list(x.type, [1.0])))
+            return self._emit(tosa.AddOp(operands=[x, one], result_types=[x.type]))
+        if name == "vadd":
+            return self._emit(tosa.AddOp(operands=kids, result_types=[x.type]))
+        if name == "cols":
+            c0, cc, m, _ = ints
+            return self._emit(ExtractSliceOp.from_static_parameters(x, [0, c0], [m, cc]))
+        if name == "wrows":
+            r0, rr, _, k = ints
+            return self._emit(ExtractSliceOp.from_static_parameters(x, [r0, 0], [rr, k]))
+        c0, cc, _ = ints  # vpart
+        return self._emit(ExtractSliceOp.from_static_parameters(x, [c0], [cc]))
 
     def _bmm(self, name, kids, ints) -> SSAValue:
         """A host linalg.batch_matmul (of the batches [s, e) for a `bpart`)."""

@@ -102,9 +102,10 @@ ACCEL = {"flex_linear": "flexasr.linear", "flex_maxpool": "flexasr.maxpool",
          "vta_dense": "vta.dense", "hlscnn_conv2d": "hlscnn.conv2d", "flex_lstm": "flexasr.lstm",
          "flex_layernorm": "flexasr.layernorm", "flex_attention": "flexasr.attention"}
 _HOST_COMPUTE = {"matmul", "dense", "bias_add", "add", "maxpool", "rmax", "pool2", "conv2d", "bmm", "bpart",
+                 "neg", "addone",
                  "mul", "sub", "sigmoid", "tanh", "exp", "recip", "rsqrt", "rsum"}
 _LAYOUT = {"windows": 10, "im2col": 10, "reshape": 1, "transpose": 1, "concat4": 1, "rows": 1,
-           "addc": 0, "mulc": 0, "bsel": 1, "bcat": 1}
+           "addc": 0, "mulc": 0, "bsel": 1, "bcat": 1, "cols": 1, "wrows": 1, "vpart": 1, "vadd": 1}
 _ACCEL_COST = {"flex_linear": 0, "flex_maxpool": 0, "hlscnn_conv2d": 1, "vta_dense": 2, "flex_lstm": 0,
                "flex_layernorm": 0, "flex_attention": 0}
 HOST_COST = 1000
@@ -236,7 +237,9 @@ def saturate(egraph: EGraph, targets, flexible: bool, iterations: int = 40, node
         if flexible:
             rules = rules | COMMUTE
     if flexible:
-        rules = rules | compiler_ir
+        from steplus.passes.isel.normalize import NORMALIZE
+
+        rules = rules | compiler_ir | NORMALIZE
     t0 = time.perf_counter()
     done, stopped = 0, "iterations"
     nodes = node_count(egraph)

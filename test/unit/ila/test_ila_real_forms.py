@@ -52,3 +52,42 @@ def test_batch_matmul_becomes_one_vta_gemm_per_batch_in_flexible_mode():
     for i in range(4):
         want = a[i] @ b[i]
         assert np.linalg.norm(y[i] - want) / np.linalg.norm(want) < 0.05
+
+
+def test_lstm_cell_from_torch_mlir_maps_to_one_flexasr_lstm_in_flexible_mode():
+    """torch's nn.LSTMCell as torch-mlir writes it: fused-gate GEMMs, column slices, sigmoid as 1/(1+exp(-x))."""
+    torch = __import__("pytest").importorskip("torch")
+    fx = __import__("pytest").importorskip("torch_mlir.fx")
+    import warnings
+
+    torch.manual_seed(0)
+    cell = torch.nn.LSTMCell(64, 64).eval()
+
+    class Cell(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.c = cell
+
+        def forward(self, x, h, c):
+            return self.c(x, (h, c))
+
+    rng = np.random.default_rng(1)
+    x, h, c = (rng.standard_normal((1, 64)).astype(np.float32) for _ in range(3))
+    with warnings.catch_warnings(), torch.no_grad():
+        warnings.simplefilter("ignore")
+        text = str(fx.export_and_import(Cell(), *(torch.from_numpy(v) for v in (x, h, c)),
+                                        output_type="linalg-on-tensors", func_name="f"))
+        h_ref, c_ref = (t.numpy() for t in cell(torch.from_numpy(x), (torch.from_numpy(h), torch.from_numpy(c))))
+    assert "math.exp" in text and "tensor.extract_slice" in text  # the real form, not tosa.sigmoid
+    assert not [op for op in _isel(text, ("flexasr",), "exact").walk() if isinstance(op, InvokeOp)]
+    m = _isel(text, ("flexasr",), "flexible")
+    inv = [op for op in m.walk() if isinstance(op, InvokeOp)]
+    assert [op.callee.data for op in inv] == ["flexasr.lstm"]
+    (h_ila, c_ila), stats = run_function(m, "f", [x, h, c], backend="ila")
+    assert stats.invocations == {"flexasr": 1}
+    # AdaptivFloat<8,3> operands and PWL sigmoid/tanh: within 10% of torch (spec 4.1-4.2)
+    assert np.linalg.norm(h_ila - h_ref) / np.linalg.norm(h_ref) < 0.1
+    assert np.linalg.norm(c_ila - c_ref) / np.linalg.norm(c_ref) < 0.1
+    (h_host, c_host), _ = run_function(m, "f", [x, h, c], backend="reference")
+    np.testing.assert_allclose(h_host, h_ref, rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(c_host, c_ref, rtol=1e-4, atol=1e-5)
