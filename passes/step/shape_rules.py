@@ -162,7 +162,10 @@ def has_placeholder(e: sympy.Expr | Attribute) -> bool:
         return any(has_placeholder(x) for x in e.elements.data)
     if isinstance(e, Attribute):
         return False
-    return PLACEHOLDER in sympy.sympify(e).free_symbols
+    e = sympy.sympify(e)
+    if e.is_Atom:  # a number or a symbol: no traversal
+        return e == PLACEHOLDER
+    return PLACEHOLDER in e.free_symbols
 
 
 def _same(op: Operation, a: Dims, b: Dims, what_a: str, what_b: str) -> None:
