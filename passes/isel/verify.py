@@ -120,7 +120,7 @@ class _Eval:
         block = op.body.block
         out = np.empty(shape, dtype=object)
         for idx in np.ndindex(*shape):
-            env = {arg: (x[tuple(idx[d] for d in ds)] if isinstance(x, np.ndarray) else x)
+            env = {arg: (x[tuple(0 if d < 0 else idx[d] for d in ds)] if isinstance(x, np.ndarray) else x)
                    for arg, x, ds in zip(block.args, a, dims)}
             out[idx] = self._scalar_body(op, block, env)
         return out
