@@ -165,6 +165,11 @@ def has_placeholder(e: sympy.Expr | Attribute) -> bool:
     e = sympy.sympify(e)
     if e.is_Atom:  # a number or a symbol: no traversal
         return e == PLACEHOLDER
+    return _has_placeholder(e)
+
+
+@functools.lru_cache(maxsize=8192)
+def _has_placeholder(e: sympy.Expr) -> bool:
     return PLACEHOLDER in e.free_symbols
 
 
@@ -332,8 +337,27 @@ def reshape(op: sr.ReshapeOp, ins, fresh) -> list[ResultShape]:
     if not 0 <= b < n or size < 1:
         raise ShapeError(f"split_dim {b} must be in 0..{n - 1} and chunk_size positive")
     d = s.dims[n - 1 - b]
-    dims = [*s.dims[: n - 1 - b], sympy.ceiling(d / size), _sym(size), *s.dims[n - b :]]
+    dims = [*s.dims[: n - 1 - b], _chunks(d, size), _sym(size), *s.dims[n - b :]]
     return [ResultShape(dims, s.element), ResultShape(list(dims), i1)]
+
+
+def _chunks(d: sympy.Expr, size: int) -> sympy.Expr:
+    """`ceiling(d/size)`. For a symbol, sympy's evaluation (costly: it asks the
+    assumptions whether `d/size` is an integer) depends only on the symbol's
+    class and assumptions, so it runs once per kind of symbol and size and the
+    result is renamed back."""
+    d = sympy.sympify(d)
+    if not d.is_Symbol:
+        return sympy.ceiling(d / size)
+    stand_in = _canonical_symbol(0, type(d), tuple(sorted(d.assumptions0.items())))
+    shape = _ceiling_of(stand_in, size)
+    with sympy.evaluate(False):  # a renaming: nothing to re-evaluate
+        return shape.xreplace({stand_in: d})
+
+
+@functools.lru_cache(maxsize=256)
+def _ceiling_of(symbol: sympy.Symbol, size: int) -> sympy.Expr:
+    return sympy.ceiling(symbol / size)
 
 
 def promote(op: sr.PromoteOp, ins, fresh) -> list[ResultShape]:
