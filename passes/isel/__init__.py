@@ -169,6 +169,10 @@ class IselPass(ModulePass):
     resmlp.mlir:3:1: warning: isel: @resmlp: saturation stopped by the node limit (500 e-nodes) after 2 iterations, ...
     ```
 
+    A matmul or convolution left on the host gets a remark saying why, e.g.
+    `remark: isel: 'linalg.depthwise_conv_2d_nchw_chw' stays on the host: no target has a
+    grouped (depthwise) convolution`.
+
     Example: `step-opt examples/isel/maxpool128.mlir -p 'isel{targets=flexasr mode=flexible}'`
     maps the (4,4)/(2,2) max-pool on 128x128 to an `ila.windows` and four
     `ila.invoke "flexasr.maxpool"`; with `mode=exact` nothing matches.
@@ -193,8 +197,47 @@ class IselPass(ModulePass):
         try:
             for fn in [f for f in op.walk() if isinstance(f, func.FuncOp)]:
                 select_function(fn, targets, self.mode == "flexible", limits)
+                host_remarks(fn, targets)
         finally:
             release_egraphs()
+
+
+_HOST_KINDS = ("linalg.matmul", "linalg.batch_matmul", "linalg.conv_2d_nchw_fchw", "linalg.depthwise_conv_2d_nchw_chw",
+               "tosa.matmul", "tosa.conv2d", "tosa.depthwise_conv2d")
+
+
+def _conv_reason(op, targets) -> str:
+    """Why `linalg.conv_2d_nchw_fchw` did not go to HLSCNN (spec §2.1 limits, as terms.hlscnn_rules)."""
+    if "hlscnn" not in targets:
+        return "hlscnn is not among the targets"
+    n, c, h, w = op.operands[0].type.get_shape()
+    k = op.operands[1].type.get_shape()[0]
+    strides = [int(v) for v in op.properties["strides"].get_values()]
+    dil = [int(v) for v in op.properties["dilations"].get_values()]
+    checks = [(n == 1, f"batch {n} is not 1"), (dil == [1, 1], "dilation is not 1"),
+              (max(strides) <= 7, f"stride {max(strides)} > 7"), (k <= 255, f"{k} filters > 255"),
+              (k * h * w <= 8192, f"HLSCNN's output scratchpad needs K*H*W*16 = {k * h * w * 16} B > 128 KiB"),
+              (max(h, w) <= 1023 and c <= 4095, "input larger than HLSCNN's size registers")]
+    failed = [text for ok, text in checks if not ok]
+    return "; ".join(failed) if failed else "its init is not zero (a bias add isel does not split off)"
+
+
+def host_remarks(fn: func.FuncOp, targets) -> None:
+    """A remark at each matmul / convolution isel left on the host, saying why."""
+    for op in fn.walk():
+        if op.name not in _HOST_KINDS:
+            continue
+        if op.name.startswith("tosa."):
+            why = "isel imports the linalg form of this op (export with output_type='linalg-on-tensors')"
+        elif op.name == "linalg.depthwise_conv_2d_nchw_chw":
+            why = "no target has a grouped (depthwise) convolution"
+        elif op.name == "linalg.conv_2d_nchw_fchw":
+            why = _conv_reason(op, targets)
+        else:
+            shapes = [list(v.type.get_shape()) for v in op.operands[:2]]
+            why = (f"no target's shape preconditions hold for operands {shapes[0]} x {shapes[1]} "
+                   "(flexasr.linear: in % 16, out % 64; vta.dense: every dim % 16) or its init is not zero")
+        emit(op, "remark", f"isel: '{op.name}' stays on the host: {why}")
 
 
 def release_egraphs() -> None:

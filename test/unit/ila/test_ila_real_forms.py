@@ -91,3 +91,27 @@ def test_lstm_cell_from_torch_mlir_maps_to_one_flexasr_lstm_in_flexible_mode():
     (h_host, c_host), _ = run_function(m, "f", [x, h, c], backend="reference")
     np.testing.assert_allclose(h_host, h_ref, rtol=1e-4, atol=1e-5)
     np.testing.assert_allclose(c_host, c_ref, rtol=1e-4, atol=1e-5)
+
+
+HOST_CONVS = """
+func.func @f(%x: tensor<1x8x34x34xf32>, %w: tensor<8x8x3x3xf32>, %d: tensor<8x3x3xf32>) -> (tensor<1x8x32x32xf32>, tensor<1x8x32x32xf32>) {
+  %cst = arith.constant 0.000000e+00 : f32
+  %e = tensor.empty() : tensor<1x8x32x32xf32>
+  %z = linalg.fill ins(%cst : f32) outs(%e : tensor<1x8x32x32xf32>) -> tensor<1x8x32x32xf32>
+  %c = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>} ins(%x, %w : tensor<1x8x34x34xf32>, tensor<8x8x3x3xf32>) outs(%z : tensor<1x8x32x32xf32>) -> tensor<1x8x32x32xf32>
+  %g = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>} ins(%x, %d : tensor<1x8x34x34xf32>, tensor<8x3x3xf32>) outs(%z : tensor<1x8x32x32xf32>) -> tensor<1x8x32x32xf32>
+  func.return %c, %g : tensor<1x8x32x32xf32>, tensor<1x8x32x32xf32>
+}
+"""
+
+
+def test_convs_left_on_the_host_get_a_remark_saying_why(tmp_path, step_opt):
+    src = tmp_path / "convs.mlir"
+    src.write_text(HOST_CONVS)
+    r = step_opt([str(src), "-p", "isel{targets=hlscnn mode=exact}", "-o", str(tmp_path / "out.mlir")])
+    assert r.code == 0
+    # 8 filters x 34x34 input pixels x 16 B = 147968 B > HLSCNN's 128 KiB SPAD1 (spec 2.1)
+    assert ("convs.mlir:6:3: remark: isel: 'linalg.conv_2d_nchw_fchw' stays on the host: HLSCNN's output "
+            "scratchpad needs K*H*W*16 = 147968 B > 128 KiB") in r.err
+    assert ("convs.mlir:7:3: remark: isel: 'linalg.depthwise_conv_2d_nchw_chw' stays on the host: no target has "
+            "a grouped (depthwise) convolution") in r.err
