@@ -271,6 +271,8 @@ _GENERIC = {
     "tosa.select": ("Elementwise `cond ? a : b`.", ""),
     "tosa.cast": ("Element type conversion (float to integer rounds to nearest).", ""),
     "tosa.identity": ("The operand unchanged.", ""),
+    "tosa.matmul": ("Batched matrix product `[N,H,C] x [N,C,W]` with zero points (xDSL's verifier wrongly "
+                    "demands N = 1; torch-mlir writes multi-head attention with N = heads).", ""),
 }
 GENERIC_OPS = [_tosa_op(n, d + _EXAMPLE.format(ex or "%y = tosa.erf %x : (tensor<1x4x4x2xf32>) -> "
                                                    "tensor<1x4x4x2xf32>"))

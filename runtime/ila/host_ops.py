@@ -258,6 +258,7 @@ HOST_OPS = {
     "tosa.transpose": _tosa_transpose, "tosa.slice": _tosa_slice, "tosa.conv2d": _tosa_conv(False),
     "tosa.depthwise_conv2d": _tosa_conv(True), "tosa.avg_pool2d": _tosa_avg_pool,
     "tosa.reduce_min": _reduce(np.min), "tosa.reduce_product": _reduce(np.prod), "tosa.cast": _tosa_cast,
+    "tosa.reduce_all": _reduce(np.all), "tosa.reduce_any": _reduce(np.any),
     "tosa.select": _tosa_select, "tosa.identity": _tosa_identity,
     **{k: _tosa_binary for k in _TOSA_BINARY}, **{k: _tosa_unary for k in _TOSA_UNARY},
 }

@@ -239,3 +239,23 @@ func.func @f(%x: tensor<3xf32>) -> tensor<3xf32> {
     with pytest.raises(IlaError, match="no numpy semantics for 'math.atan'") as e:
         _run(text, _r(3))
     assert e.value.op is not None and e.value.op.name == "linalg.generic"
+
+
+def test_tosa_batched_matmul_and_reduce_all():
+    a, b = _r(2, 3, 4), _r(2, 4, 5)
+    text = """
+func.func @f(%a: tensor<2x3x4xf32>, %b: tensor<2x4x5xf32>) -> tensor<2x3x5xf32> {
+  %z = "tosa.const"() <{values = dense<0.0> : tensor<1xf32>}> : () -> tensor<1xf32>
+  %c = tosa.matmul %a, %b, %z, %z : (tensor<2x3x4xf32>, tensor<2x4x5xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<2x3x5xf32>
+  func.return %c : tensor<2x3x5xf32>
+}"""
+    np.testing.assert_allclose(_run(text, a, b), torch.bmm(_t(a), _t(b)).numpy(), rtol=1e-5, atol=1e-5)
+    x = np.array([[1.0, 0.0], [2.0, 3.0]], np.float32)
+    text = """
+func.func @f(%x: tensor<2x2xf32>) -> tensor<2x1xi1> {
+  %z = "tosa.const"() <{values = dense<0.0> : tensor<2x2xf32>}> : () -> tensor<2x2xf32>
+  %g = tosa.greater %x, %z : (tensor<2x2xf32>, tensor<2x2xf32>) -> tensor<2x2xi1>
+  %r = tosa.reduce_all %g {axis = 1 : i32} : (tensor<2x2xi1>) -> tensor<2x1xi1>
+  func.return %r : tensor<2x1xi1>
+}"""
+    np.testing.assert_array_equal(_run(text, x), [[False], [True]])
