@@ -315,6 +315,24 @@ def _describe(node: ast.AST) -> str:
     return names.get(type(node), f"'{type(node).__name__}'")
 
 
+def rename_symbols(expr: sympy.Expr, renaming: dict) -> sympy.Expr:
+    """`expr` with symbols replaced by symbols of the same class and
+    assumptions, rebuilt without re-evaluating anything (a renaming changes no
+    value, and re-evaluating `Min(1, B)` is costly). Unlike `xreplace` under
+    `sympy.evaluate(False)`, it leaves sympy's global state and cache alone."""
+    if expr in renaming:
+        return renaming[expr]
+    if not expr.args:
+        return expr
+    args = tuple(rename_symbols(a, renaming) for a in expr.args)
+    if all(x is y for x, y in zip(args, expr.args)):
+        return expr
+    try:
+        return expr.func(*args, evaluate=False)
+    except TypeError:  # a node without an `evaluate` option
+        return expr.func(*args)
+
+
 def as_dim(value: object) -> sympy.Expr:
     """A dimension as sympy: an int (or numpy integer) or a sympy expression
     is taken as is (ints bounded to 0..2**63 - 1), a string goes through the

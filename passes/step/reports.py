@@ -45,6 +45,7 @@ from typing import TYPE_CHECKING
 
 import sympy
 
+from steplus.dialects.step_dims import rename_symbols
 from steplus.passes.diagnostics import OpDiagnosticError
 
 if TYPE_CHECKING:
@@ -142,9 +143,7 @@ def _one_symbol_text(e: sympy.Expr, symbol: sympy.Symbol) -> str:
     if _STAND_IN in symbol.name:
         return _text(e)
     stand_in = type(symbol)(_STAND_IN, **symbol.assumptions0)
-    with sympy.evaluate(False):  # a renaming: nothing to re-evaluate (Min is costly)
-        renamed = e.xreplace({symbol: stand_in})
-    text = _shape_text(renamed)
+    text = _shape_text(rename_symbols(e, {symbol: stand_in}))
     word = f"(?<![A-Za-z0-9_?]){re.escape(sympy.sstr(stand_in))}(?![A-Za-z0-9_])"
     name = sympy.sstr(symbol)
     return re.sub(word, lambda _: name, text)

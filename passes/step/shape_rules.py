@@ -45,6 +45,7 @@ from xdsl.ir import Attribute, Operation
 from steplus.dialects import step_ops as so
 from steplus.dialects import step_generators as sg
 from steplus.dialects import step_routing as sr
+from steplus.dialects.step_dims import rename_symbols
 from steplus.dialects.step_types import (
     BufferType,
     RaggedSymbol,
@@ -112,9 +113,7 @@ def equal_dims(a: sympy.Expr, b: sympy.Expr) -> bool:
         return _equal_dims(a, b)
     renaming = {s: _canonical_symbol(i, type(s), tuple(sorted(s.assumptions0.items())))
                 for i, s in enumerate(symbols)}
-    with sympy.evaluate(False):  # a bijective renaming: nothing to re-evaluate
-        a2, b2 = a.xreplace(renaming), b.xreplace(renaming)
-    return _equal_dims(a2, b2)
+    return _equal_dims(rename_symbols(a, renaming), rename_symbols(b, renaming))
 
 
 @functools.lru_cache(maxsize=1024)
@@ -350,9 +349,7 @@ def _chunks(d: sympy.Expr, size: int) -> sympy.Expr:
     if not d.is_Symbol:
         return sympy.ceiling(d / size)
     stand_in = _canonical_symbol(0, type(d), tuple(sorted(d.assumptions0.items())))
-    shape = _ceiling_of(stand_in, size)
-    with sympy.evaluate(False):  # a renaming: nothing to re-evaluate
-        return shape.xreplace({stand_in: d})
+    return rename_symbols(_ceiling_of(stand_in, size), {stand_in: d})
 
 
 @functools.lru_cache(maxsize=256)
