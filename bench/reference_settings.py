@@ -30,10 +30,15 @@ result, depth, note = simulate_moe(module, cfg, moe_fallback_depth("qwen", 1024)
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp
 
 from steplus.dialects import step_ops as so
 from steplus.runtime.fabric.config import HardwareConfig, get_preset
+
+ATTENTION_CONFIG = Path(__file__).resolve().parent.parent / "examples" / "step" / "hw_attention.json"
+"""The attention settings (compute 2048, depth 1, end offset 3), as `step-run --config` reads them."""
 
 EXPERIMENTS = ("swiglu", "moe", "timemux", "attention")
 
@@ -93,7 +98,8 @@ def _configure(experiment: str, module: ModuleOp, dynamic: bool) -> HardwareConf
     if experiment == "swiglu":
         return get_preset("swiglu-hdl")
     if experiment == "attention":  # §8.4, §1.3; the end-of-run offset +3 of §2.5
-        return get_preset("step-eval").with_(compute_bw=2048, base_depth=1, end_offset=3)
+        # One home: the JSON step-run --config reads, shipped with the graphs.
+        return HardwareConfig.from_json(ATTENTION_CONFIG.read_text())
     if experiment == "moe":
         if not dynamic:
             return get_preset("step-eval").with_(compute_bw=4096)
