@@ -37,7 +37,8 @@ from io import StringIO
 from xdsl.dialects.builtin import ModuleOp, UnitAttr, bf16, f32
 from xdsl.printer import Printer
 
-from steplus.dialects.step_frontend import Graph, Stream, TileType, eager_merge, reassemble
+from steplus.dialects.step_frontend import Graph, Stream, TileType, eager_merge
+from steplus.lowering.linalg_to_step.moe_graph import MoEShape, combine, group_tokens, moe_graph
 
 HERE = Path(__file__).resolve().parent
 
@@ -97,77 +98,16 @@ def swiglu_reference(X, Wg, Wu, Wd):
 
 
 def moe(model: MoEModel, tile_n: int | None, tile_f: int = TILE_F) -> ModuleOp:
-    """The weight-stationary MoE layer (§8.2); `tile_n=None` is dynamic tiling."""
-    E, D, F = model.experts, model.hidden, model.inter
+    """The weight-stationary MoE layer (§8.2); `tile_n=None` is dynamic tiling.
+
+    The graph is `lowering.linalg_to_step.moe_graph`'s, the one a recognized
+    PyTorch MoE layer lowers to (one builder for both)."""
     kind = f"tn{tile_n}" if tile_n is not None else "dyn"
-    g = Graph(f"moe_{model.name}_{kind}")
-    nf = F // tile_f
-    wbytes = 2 * D * F  # one bf16 weight matrix
-
-    def waddr(e: int, which: int) -> int:
-        # [up | gate | down] weights, each kind's E matrices contiguous: the
-        # layout step-time-multiplex's expert addressing (base + e x matrix) needs
-        return (1 << 32) + (which * E + e) * wbytes
-
-    acc, w_sel, acc_tile = _group_tokens(g, model, tile_n, tile_f)
-    fanout = [a.broadcast(4, [f"acc{e}_rep", f"acc{e}_up", f"acc{e}_gate", f"acc{e}_down"])
-              for e, a in enumerate(acc)]
-    reps = [f[0].repeat(nf, name=f"rep{e}").broadcast(2, [f"rep{e}_up", f"rep{e}_gate"])
-            for e, f in enumerate(fanout)]
-    ups = []
-    for e, f in enumerate(fanout):  # steps 9-10
-        w = g.load((D, tile_f), bf16, [nf, 1], ref=f[1], base_addr=waddr(e, 0),
-                   name=f"up_ld{e}").flatten(0, 1)
-        ups.append(reps[e][0].map("matmul", w, dtype=f32, name=f"up{e}"))
-    gates = []
-    for e, f in enumerate(fanout):  # step 11
-        w = g.load((D, tile_f), bf16, [nf, 1], ref=f[2], base_addr=waddr(e, 1),
-                   name=f"gate_ld{e}").flatten(0, 1)
-        gates.append(reps[e][1].map("matmul", w, dtype=f32, name=f"gate{e}"))
-    projs = [u.map("mul", gt.map("silu", name=f"act{e}"), name=f"proj{e}")
-             for e, (u, gt) in enumerate(zip(ups, gates))]  # steps 12-13
-    rows = []
-    for e, f in enumerate(fanout):  # steps 14-16
-        w = g.load((tile_f, D), bf16, [nf, 1], ref=f[3], base_addr=waddr(e, 2),
-                   name=f"down_ld{e}").flatten(0, 1)
-        d = projs[e].accum("matmul", 1, w, acc=acc_tile, combine="add", name=f"down{e}")
-        rows.append(d.flat_map("retile_streamify", 0, name=f"rt{e}"))
-    _combine(g, model, rows, w_sel)  # steps 17-23: w_load is the last reader
-    return g.module()
+    return moe_graph(_shape(model), tile_n, tile_f, name=f"moe_{model.name}_{kind}")
 
 
-def _group_tokens(g: Graph, model: MoEModel, tile_n: int | None, tile_f: int):
-    """Steps 1-7 of §8.2: the token load, the expert partition, per-expert tiles."""
-    E, K, D = model.experts, model.top_k, model.hidden
-    tokens = g.load((1, D), bf16, ["B", 1], name="in_load")
-    flat = tokens.flatten(0, 1, name="flat_in")
-    feat_sel = g.select_gen(E, ["B"], name="feat_sel")
-    w_sel = g.select_gen(E, ["B", K], name="w_sel")
-    parts = flat.partition(feat_sel, [f"part_{e:03d}" for e in range(E)])
-    acc_tile = TileType(tile_n if tile_n is not None else -1, D, f32)
-    acc: list[Stream] = []
-    for e, p in enumerate(parts):
-        if tile_n is not None:
-            rs, pad = p.reshape(tile_n, name=f"rs{e}")
-            pad.consume()
-        else:
-            rs = p.promote(name=f"rs{e}")
-        acc.append(rs.accum("retile_row", 1, acc=acc_tile, name=f"acc{e}"))
-    return acc, w_sel, acc_tile
-
-
-def _combine(g: Graph, model: MoEModel, rows: list[Stream], w_sel: Stream) -> None:
-    """Steps 17-23 of §8.2: routing weights, reassembly per token, the sum, the store."""
-    E, K, D = model.experts, model.top_k, model.hidden
-    w_load = g.load((1, 1), bf16, ["B", K], base_addr=1 << 31, name="w_load")
-    w_parts = w_load.partition(w_sel, [f"w_part_{e:03d}" for e in range(E)])
-    scaled = [rt.map("mul", w, name=f"wmul{e}") for e, (w, rt) in enumerate(zip(w_parts, rows))]
-    re_sel = g.select_gen(E, ["B"], name="re_sel")
-    reasm = reassemble(scaled, re_sel, name="reasm")
-    out = reasm.accum("add", 1, acc=TileType(1, D, f32), name="acc_out")
-    out_rows, pad = out.reshape(1, name="rs_out")
-    pad.consume()
-    out_rows.store(base_addr=1 << 34)
+def _shape(model: MoEModel) -> MoEShape:
+    return MoEShape(model.experts, model.top_k, model.hidden, model.inter)
 
 
 def moe_time_multiplexed(model: MoEModel, regions: int, tile_n: int | None,
@@ -185,7 +125,7 @@ def moe_time_multiplexed(model: MoEModel, regions: int, tile_n: int | None,
     nf = F // tile_f
     kind = f"tn{tile_n}" if tile_n is not None else "dyn"
     g = Graph(f"moe_{model.name}_tm{regions}_{kind}")
-    acc, w_sel, acc_tile = _group_tokens(g, model, tile_n, tile_f)
+    acc, w_sel, acc_tile = group_tokens(g, _shape(model), tile_n)
     wbytes = 2 * D * F
 
     def base(which: int, r: int) -> int:  # [up | gate | down] weights, expert-major
@@ -214,7 +154,7 @@ def moe_time_multiplexed(model: MoEModel, regions: int, tile_n: int | None,
         down = projs[r].accum("matmul", 1, w, acc=acc_tile, combine="add", name=f"down{r}")
         for j, out in enumerate(down.partition(sels[r], [f"pres{r}_{j}" for j in range(per)])):
             rows.append(out.flat_map("retile_streamify", 0, name=f"rt{r * per + j}"))
-    _combine(g, model, rows, w_sel)
+    combine(g, _shape(model), rows, w_sel)
     return g.module()
 
 

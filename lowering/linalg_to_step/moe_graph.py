@@ -9,7 +9,8 @@ accumulators), the routing-weight multiply, `reassemble` per token and the
 sum over the top-k choices, stored f32. The batch `B` and the expert token
 counts `B_0 .. B_{E-1}` are symbols: bind them with
 `step-specialize{routing=...}`. The construction order is spec §8.2's, so
-the graph is op for op `examples/step/workloads.py`'s `moe(model, tile_n)`.
+`examples/step/workloads.py` builds its MoE graphs (`moe`, and the shared
+parts of `moe_time_multiplexed`) with these functions: one builder.
 
 Off-chip layout (bytes): tokens `[B, D]` bf16 at 0, the routing weights
 `[B, K]` bf16 at 2 GiB, expert weights from 4 GiB as `[up | gate | down]`,
@@ -53,7 +54,7 @@ def moe_graph(shape: MoEShape, tile_n: int | None, tile_f: int = 64,
     E, D, F = shape.experts, shape.hidden, shape.inter
     g = Graph(name or f"moe_e{E}_{'dyn' if tile_n is None else f'tn{tile_n}'}")
     nf = F // tile_f
-    acc, w_sel, acc_tile = _group_tokens(g, shape, tile_n)
+    acc, w_sel, acc_tile = group_tokens(g, shape, tile_n)
     fanout = [a.broadcast(4, [f"acc{e}_rep", f"acc{e}_up", f"acc{e}_gate", f"acc{e}_down"])
               for e, a in enumerate(acc)]
     reps = [f[0].repeat(nf, name=f"rep{e}").broadcast(2, [f"rep{e}_up", f"rep{e}_gate"])
@@ -76,11 +77,14 @@ def moe_graph(shape: MoEShape, tile_n: int | None, tile_f: int = 64,
                    name=f"down_ld{e}").flatten(0, 1)
         d = projs[e].accum("matmul", 1, w, acc=acc_tile, combine="add", name=f"down{e}")
         rows.append(d.flat_map("retile_streamify", 0, name=f"rt{e}"))
-    _combine(g, shape, rows, w_sel)
+    combine(g, shape, rows, w_sel)
     return g.module()
 
 
-def _group_tokens(g: Graph, shape: MoEShape, tile_n: int | None):
+def group_tokens(g: Graph, shape: MoEShape, tile_n: int | None):
+    """Steps 1-7 of §8.2: the token load, the expert partition, per-expert token
+    tiles (static `reshape` + padding, or dynamic `promote`); returns the
+    per-expert accumulator streams, the routing selector and the tile type."""
     E, K, D = shape.experts, shape.top_k, shape.hidden
     tokens = g.load((1, D), bf16, ["B", 1], base_addr=TOKENS_BASE, name="in_load")
     flat = tokens.flatten(0, 1, name="flat_in")
@@ -99,7 +103,9 @@ def _group_tokens(g: Graph, shape: MoEShape, tile_n: int | None):
     return acc, w_sel, acc_tile
 
 
-def _combine(g: Graph, shape: MoEShape, rows: list[Stream], w_sel: Stream) -> None:
+def combine(g: Graph, shape: MoEShape, rows: list[Stream], w_sel: Stream) -> None:
+    """Steps 17-23 of §8.2: routing weights, reassembly per token, the sum over
+    the top-k choices, the f32 store (`w_load` is the last reader)."""
     E, K, D = shape.experts, shape.top_k, shape.hidden
     w_load = g.load((1, 1), bf16, ["B", K], base_addr=ROUTING_BASE, name="w_load")
     w_parts = w_load.partition(w_sel, [f"w_part_{e:03d}" for e in range(E)])
