@@ -11,11 +11,13 @@ import sys
 import numpy as np
 import pytest
 import sympy
+from xdsl.dialects.builtin import bf16
 
 from conftest import REPO
 from steplus.dialects import step_ops as so
 from steplus.dialects import step_routing as sr
 from steplus.dialects.step import GraphOp
+from steplus.dialects.step_frontend import TileType
 from steplus.passes.step.infer_shapes import infer_graph
 from steplus.passes.step.metrics import compute_metrics
 from steplus.passes.step.specialize import parse_bind_attr
@@ -81,7 +83,7 @@ def test_graphs_verify_and_infer(strategy):
     types = infer_graph(_graph(module))
     loads = [o for o in _graph(module).body.block.ops if isinstance(o, so.RandomOffChipLoadOp)]
     for op in loads:  # every cache read is [requests, ?L<r>] tiles of 32 x 64 bf16
-        assert types[op.output].element == attention.TileType(32, 64, attention.bf16)
+        assert types[op.output].element == TileType(32, 64, bf16)
 
 
 @pytest.mark.parametrize("strategy", STRATEGIES)
