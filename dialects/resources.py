@@ -17,6 +17,8 @@ arr = resource_array(op.properties["value"])   # np.ndarray of the attribute's s
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from xdsl.dialect_interfaces.op_asm import OpAsmDialectInterface
 from xdsl.ir import Dialect
@@ -56,6 +58,11 @@ class ResourceError(ValueError):
     """A dense_resource attribute whose blob is missing or does not fit its type."""
 
 
+MAX_RESOURCE_BYTES = 1 << 31
+"""Largest tensor a dense_resource constant may expand to (a splat blob is
+4 bytes whatever its type's size)."""
+
+
 def resource_array(attr) -> np.ndarray:
     """The value of a `DenseResourceAttr` (static shape) as a numpy array of its element type."""
     key = attr.resource_handle.data
@@ -73,7 +80,10 @@ def resource_array(attr) -> np.ndarray:
         raise ResourceError(f"dense_resource<{key}>: the blob is not hexadecimal") from None
     data = raw[4:]  # the first 4 bytes are the blob's alignment
     dtype = np.dtype(_DTYPES[elt])
-    size = int(np.prod(shape, dtype=np.int64))
+    size = math.prod(shape)  # Python ints: no overflow for a hostile shape
+    if size * dtype.itemsize > MAX_RESOURCE_BYTES:
+        raise ResourceError(f"dense_resource<{key}>: {t} needs {size * dtype.itemsize} bytes, "
+                            f"more than the limit of {MAX_RESOURCE_BYTES}")
     if len(data) == dtype.itemsize and size != 1:  # a splat blob
         return np.full(shape, np.frombuffer(data, dtype)[0])
     if len(data) != size * dtype.itemsize:
