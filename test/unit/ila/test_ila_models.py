@@ -24,7 +24,10 @@ def test_committed_models_are_generated(name):
 
 
 def _calls(name, targets, mode):
-    m = load_module(str(EX / f"{name}.mlir"), f"isel{{targets={targets} mode={mode}}}")
+    # Saturation must stop by its iteration or node limit, never by the 5 s
+    # wall-clock default: on a loaded machine that would drop matches.
+    m = load_module(str(EX / f"{name}.mlir"),
+                    f"isel{{targets={targets} mode={mode} time-limit=300.0}}")
     return Counter(op.callee.data for op in m.walk() if op.name == "ila.invoke")
 
 
