@@ -6,7 +6,9 @@ module-level `builtin` dialect and renames a key it has seen before (`key_0`, `k
 so the second parse of a file (step-run parses the program twice) links its attributes to empty
 blobs.  `BlobTable` is the interface step-opt installs instead: a key keeps its name and maps to
 the blob of the most recent parse that defined it (one table per process, shared by every
-context).  `resource_array(attr)` decodes a `DenseResourceAttr` into numpy.
+context).  `resource_array(attr)` decodes a `DenseResourceAttr` into numpy, and
+`materialize_resources(module)` (step-opt calls it after every parse) replaces the attributes
+by `dense` ones with the same bytes, so a module never depends on the table after its parse.
 
 Example:
 
@@ -21,7 +23,8 @@ import math
 
 import numpy as np
 from xdsl.dialect_interfaces.op_asm import OpAsmDialectInterface
-from xdsl.ir import Dialect
+from xdsl.dialects.builtin import BytesAttr, DenseIntOrFPElementsAttr, DenseResourceAttr
+from xdsl.ir import Dialect, Operation
 
 _BLOBS: dict[str, str] = {}
 
@@ -90,3 +93,31 @@ def resource_array(attr) -> np.ndarray:
         raise ResourceError(f"dense_resource<{key}>: the blob has {len(data)} bytes, {t} needs "
                             f"{size * dtype.itemsize}")
     return np.frombuffer(data, dtype).reshape(shape).copy()
+
+
+def materialize_resources(module: Operation) -> int:
+    """Replace every `dense_resource` attribute of `module` whose blob is known
+    by a `dense` attribute holding the same bytes; return how many.
+
+    Call it right after parsing: the blob table is process-wide and keyed by
+    name (torch-mlir names weights by shape, `torch_tensor_10_torch.float32`),
+    so a later parse of another file could otherwise change the values an
+    earlier module reads. A missing or unreadable blob is left as it is (its
+    use reports the error at the op)."""
+    count = 0
+    for op in module.walk():
+        for table in (op.properties, op.attributes):
+            for name, attr in list(table.items()):
+                if not isinstance(attr, DenseResourceAttr):
+                    continue
+                elt = str(attr.type.element_type)
+                if elt in ("i1", "index"):  # no packed byte form in `dense`
+                    continue
+                try:
+                    values = resource_array(attr)
+                except ResourceError:
+                    continue
+                data = values.astype(np.dtype(_DTYPES[elt]), copy=False).tobytes()
+                table[name] = DenseIntOrFPElementsAttr(attr.type, BytesAttr(data))
+                count += 1
+    return count

@@ -32,6 +32,7 @@ from xdsl.utils.exceptions import DiagnosticException, ParseError
 from xdsl.utils.lexer import Input, Span
 from xdsl.xdsl_opt_main import xDSLOptMain
 
+from steplus.dialects.resources import materialize_resources
 from steplus.passes.diagnostics import (
     Diagnostic,
     OpDiagnosticError,
@@ -246,6 +247,7 @@ class StepOptMain(xDSLOptMain):
                     module = ModuleOp([])
                 else:
                     module = parser.parse_module(not self.args.no_implicit_module)
+                    materialize_resources(module)  # this file's weights, not a later parse's
                 if not self.args.disable_verify:
                     self._verify(module)
                 if not self.args.no_lus_checks:

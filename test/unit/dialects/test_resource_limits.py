@@ -37,3 +37,28 @@ def test_a_splat_blob_for_a_huge_type_is_refused_before_allocation():
     assert need > MAX_RESOURCE_BYTES
     with pytest.raises(ResourceError, match=f"needs {need} bytes, more than the limit"):
         resource_array(_constant("1000000x1000000", SPLAT_ONE))
+
+
+def _file(tmp_path, name: str, blob: str):
+    path = tmp_path / name
+    path.write_text("func.func @f() -> tensor<2xf32> {\n"
+                    "  %c = arith.constant dense_resource<w> : tensor<2xf32>\n"
+                    "  func.return %c : tensor<2xf32>\n}\n"
+                    f'{{-#\n  dialect_resources: {{\n    builtin: {{\n      w: "{blob}"\n'
+                    "    }\n  }\n#-}\n")
+    return str(path)
+
+
+def _values(module) -> list[float]:
+    (op,) = [o for o in module.walk() if isinstance(o, arith.ConstantOp)]
+    return list(op.value.get_values())
+
+
+def test_a_later_file_with_the_same_weight_name_does_not_change_an_earlier_module(tmp_path):
+    """torch-mlir names weights by shape, so two models share keys: each parsed
+    module keeps its own values (they are materialized as `dense` at parse)."""
+    from steplus.tools.step_opt import load_module
+
+    a = load_module(_file(tmp_path, "a.mlir", "0x040000000000803F00000040"), None)  # 1.0, 2.0
+    b = load_module(_file(tmp_path, "b.mlir", "0x040000000000404000008040"), None)  # 3.0, 4.0
+    assert _values(a) == [1.0, 2.0] and _values(b) == [3.0, 4.0]
