@@ -214,15 +214,20 @@ class IreeNode:
     def step(self, inputs: Sequence[object]) -> list[object]:
         """One tick (one `@<name>_step` call) from the current state."""
         args = [*self.state, *(_to_vm(v, t) for v, t in zip(inputs, self.in_types))]
+        outputs = self._call(self._step, args)
+        return [_from_vm(v, t) for v, t in zip(outputs, self.out_types)]
+
+    def _call(self, fn, args: list[object]) -> tuple[object, ...]:
+        """Call `@_step` or `@_run`: the new state is kept, the outputs returned."""
         try:
-            results = self._step(*args)
+            results = fn(*args)
         except (RuntimeError, ValueError) as e:
             raise IreeError(f"iree.runtime: {e}") from None
         if not isinstance(results, tuple):
             results = (results,)
         n = len(self.state_types)
         self.state = list(results[:n])
-        return [_from_vm(v, t) for v, t in zip(results[n:], self.out_types)]
+        return results[n:]
 
     def run_batch(self, streams: Sequence[object], ticks: int) -> list[np.ndarray]:
         """`ticks` ticks in one `@<name>_run` call from the current state;
@@ -240,16 +245,8 @@ class IreeNode:
                                for s, t in zip(streams, self.in_types))]
         if not self.in_types:
             args.append(ticks)
-        try:
-            results = self._run(*args)
-        except (RuntimeError, ValueError) as e:
-            raise IreeError(f"iree.runtime: {e}") from None
-        if not isinstance(results, tuple):
-            results = (results,)
-        n = len(self.state_types)
-        self.state = list(results[:n])
         outs = []
-        for v, t in zip(results[n:], self.out_types):
+        for v, t in zip(self._call(self._run, args), self.out_types):
             # a copy: to_host() may map the device buffer, which is reused
             # once the result is released
             host = np.array(v.to_host() if hasattr(v, "to_host") else v, copy=True)
