@@ -18,14 +18,16 @@ pipeline, unknown pass and bad pass option on one line.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import re
 import sys
+import typing
 from collections.abc import Callable, Mapping
 from typing import IO, NoReturn
 
 from xdsl.passes import ModulePass, PassPipeline, PassPipelineCallbackType
-from xdsl.utils.arg_spec import parse_pipeline
+from xdsl.utils.arg_spec import ArgSpec, parse_pipeline
 from xdsl.utils.exceptions import ArgSpecParseError
 
 EXIT_USER_ERROR = 1
@@ -94,12 +96,73 @@ def parse_pass_pipeline(
         raise UsageError(f"invalid pass pipeline: Unrecognized passes: {unknown}")
     passes: list[ModulePass] = []
     for s in specs:
+        cls = available[s.name]()
+        # xDSL's own check names neither the option nor the type, and takes
+        # `true` for an integer option: check the simple types first.
+        wrong = _unknown_option_message(cls, s.parameters) or _option_type_message(cls, s.parameters)
+        if wrong is not None:
+            raise UsageError(f"invalid options for pass '{s.name}': {wrong}")
+        s = _ints_as_floats(cls, s)  # `time-limit=3` for a float option
         try:
-            passes.append(available[s.name]().from_pass_spec(s))
+            passes.append(cls.from_pass_spec(s))
         except (Exception, ArgSpecParseError) as e:
             message = one_line(e).removeprefix(f"{s.name}:").strip()
             raise UsageError(f"invalid options for pass '{s.name}': {message}") from None
     return PassPipeline(tuple(passes), callback)
+
+
+def _unknown_option_message(cls: type, args: Mapping[str, Sequence[object]]) -> str | None:
+    """`unknown option 'nodelimit' (options: ..., node-limit, ...)`, names as typed."""
+    if not dataclasses.is_dataclass(cls):
+        return None
+    names = [f.name for f in dataclasses.fields(cls) if f.init]
+    for name in args:
+        if name.replace("-", "_") not in names:
+            known = ", ".join(n.replace("_", "-") for n in names) or "none"
+            return f"unknown option '{name}' (options: {known})"
+    return None
+
+
+_KINDS = {str: "a string", int: "an integer", float: "a number", bool: "true or false"}
+
+
+def _option_type_message(cls: type, args: Mapping[str, Sequence[object]]) -> str | None:
+    """`option 'hbm' expects a string, got -1 (quote it: hbm="...")` for the
+    first option whose value does not have its field's type."""
+    try:
+        hints = typing.get_type_hints(cls)
+    except Exception:  # an annotation that does not resolve: keep xDSL's message
+        return None
+    for name, values in args.items():
+        hint = hints.get(name.replace("-", "_"))
+        accepted = {t for t in typing.get_args(hint) or (hint,) if t in _KINDS}
+        if not accepted:
+            continue
+        for value in values:
+            ok = any(isinstance(value, t) and not (t is int and isinstance(value, bool))
+                     or (t is float and type(value) is int) for t in accepted)
+            if not ok:
+                dashed = name.replace("_", "-")
+                kind = " or ".join(_KINDS[t] for t in accepted)
+                hint_text = f' (quote it: {dashed}="...")' if str in accepted else ""
+                return f"option '{dashed}' expects {kind}, got {value!r}{hint_text}"
+    return None
+
+
+def _ints_as_floats(cls: type, spec: ArgSpec) -> ArgSpec:
+    """`spec` with integer values of `float` options written as floats (xDSL
+    rejects `3` for a float)."""
+    try:
+        hints = typing.get_type_hints(cls)
+    except Exception:
+        return spec
+    params = dict(spec.parameters)
+    for name, values in spec.parameters.items():
+        hint = hints.get(name.replace("-", "_"))
+        kinds = typing.get_args(hint) or (hint,)
+        if float in kinds and int not in kinds:
+            params[name] = [float(v) if type(v) is int else v for v in values]
+    return ArgSpec(spec.name, params)
 
 
 def silence_stdout() -> None:

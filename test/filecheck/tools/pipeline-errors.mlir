@@ -27,10 +27,10 @@
 // VALUE:      step-opt: error: invalid options for pass 'step-hierarchical-tiling': tile must be {{.*}}, got '-16x16'
 // VALUE-NEXT: exit=2
 // RUN: sh -c 'step-opt %s -p "isel{nodelimit=3}"; echo "exit=$?"' 2>&1 | filecheck %s --check-prefix=OPTION
-// OPTION:      step-opt: error: invalid options for pass 'isel': Provided arguments ["nodelimit"] not found in expected arguments ["targets", "mode", "iterations", "node_limit", "time_limit"]
+// OPTION:      step-opt: error: invalid options for pass 'isel': unknown option 'nodelimit' (options: targets, mode, iterations, node-limit, time-limit)
 // OPTION-NEXT: exit=2
 // RUN: sh -c 'step-opt %s -p "isel{node-limit=x}"; echo "exit=$?"' 2>&1 | filecheck %s --check-prefix=TYPE
-// TYPE:      step-opt: error: invalid options for pass 'isel': Incompatible types: given ('x',), expected <class 'int'>
+// TYPE:      step-opt: error: invalid options for pass 'isel': option 'node-limit' expects an integer, got 'x'
 // TYPE-NEXT: exit=2
 
 // The same in step-run's --pipeline, and in the pipeline --bind builds.
@@ -43,3 +43,15 @@
 // RUN: sh -c "step-run %S/inputs/step-small-matmul.mlir --bind 'B=64\\'; echo \"exit=\$?\"" 2>&1 | filecheck %s --check-prefix=BIND
 // BIND:      step-run: error: --bind value cannot contain '"' or '\': B=64\
 // BIND-NEXT: exit=2
+
+// A pass option of the wrong simple type names the option and the type it
+// expects (xDSL's own message named neither), `true` is not an integer, and an
+// integer is a number for a float option.
+// RUN: not step-opt %s -p 'step-metrics{bind=5}' 2>&1 | filecheck %s --check-prefix=TYPESTR
+// TYPESTR: step-opt: error: invalid options for pass 'step-metrics': option 'bind' expects a string, got 5 (quote it: bind="...")
+// RUN: not step-opt %s -p 'isel{iterations=true}' 2>&1 | filecheck %s --check-prefix=TYPEBOOL
+// TYPEBOOL: step-opt: error: invalid options for pass 'isel': option 'iterations' expects an integer, got True
+// RUN: not step-opt %s -p 'isel{iterations=2.5}' 2>&1 | filecheck %s --check-prefix=TYPEINT
+// TYPEINT: step-opt: error: invalid options for pass 'isel': option 'iterations' expects an integer, got 2.5
+// RUN: step-opt %s -p 'isel{time-limit=3}' | filecheck %s --check-prefix=FLOAT
+// FLOAT: builtin.module

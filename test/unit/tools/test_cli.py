@@ -33,9 +33,12 @@ PASSES = get_all_passes()
         ("step-specialize{routing=/x}", "invalid pass pipeline at column 25: Unknown token"),
         ('step-metrics{bind="B=64}', "invalid pass pipeline at column 19: Unknown token"),
         ("nope", "invalid pass pipeline: Unrecognized passes: ['nope']"),
-        ("isel{nodelimit=3}", "invalid options for pass 'isel': Provided arguments "
-                              '["nodelimit"] not found in expected arguments ["targets", '
-                              '"mode", "iterations", "node_limit", "time_limit"]'),
+        ("isel{nodelimit=3}", "invalid options for pass 'isel': unknown option 'nodelimit' "
+                              "(options: targets, mode, iterations, node-limit, time-limit)"),
+        ("isel{node-limit=x}", "invalid options for pass 'isel': option 'node-limit' expects an "
+                               "integer, got 'x'"),
+        ("step-metrics{annotate=1}", "invalid options for pass 'step-metrics': option 'annotate' "
+                                     "expects true or false, got 1"),
     ],
 )
 def test_malformed_pipelines_are_one_line_usage_errors(spec: str, message: str):
