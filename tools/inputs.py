@@ -107,7 +107,10 @@ def read_array(path: str, name: str) -> np.ndarray:
             return np.asarray(np.load(path, allow_pickle=False))
         with warnings.catch_warnings():  # an empty file is 0 ticks, no warning
             warnings.simplefilter("ignore", UserWarning)
-            return np.loadtxt(path, delimiter=",", ndmin=1)
+            try:  # integers exactly (a float64 rounds past 2**53), else numbers
+                return np.loadtxt(path, delimiter=",", ndmin=1, dtype=np.int64)
+            except (ValueError, OverflowError):
+                return np.loadtxt(path, delimiter=",", ndmin=1)
     except (OSError, ValueError, EOFError) as e:
         reason = e.strerror if isinstance(e, OSError) and e.strerror else str(e).strip()
         reason = reason.splitlines()[0] if reason else type(e).__name__

@@ -18,6 +18,7 @@ inputs that are not known ahead cannot use the batched `@<node>_run`.
 
 from __future__ import annotations
 
+import re
 import sys
 from collections.abc import Callable, Sequence
 from typing import TextIO
@@ -38,7 +39,7 @@ def _parse_line(text: str, sigs: Sequence[InputSignature], where: str) -> list[o
         raise InputError([f"{where}: error: expected {sum(widths)} value(s), "
                           f"{want}; got {len(tokens)}"])
     try:
-        numbers = np.array([float(t) for t in tokens], dtype=np.float64)
+        numbers = _numbers(tokens)
     except ValueError:
         bad = next(t for t in tokens if not _is_number(t))
         raise InputError([f"{where}: error: '{bad[:40]}' is not a number"]) from None
@@ -49,6 +50,19 @@ def _parse_line(text: str, sigs: Sequence[InputSignature], where: str) -> list[o
         k += w
         values.append(check_array(sig, arr, where)[0])
     return values
+
+
+_INTEGER = re.compile(r"[+-]?[0-9]+")
+
+
+def _numbers(tokens: list[str]) -> np.ndarray:
+    """Integers exactly when every token is one in the int64 range (a float64
+    rounds past 2**53), else float64; ValueError for a token that is no number."""
+    if all(_INTEGER.fullmatch(t) and len(t) <= 20 for t in tokens):
+        values = [int(t) for t in tokens]
+        if all(-(2**63) <= v < 2**63 for v in values):
+            return np.array(values, dtype=np.int64)
+    return np.array([float(t) for t in tokens], dtype=np.float64)
 
 
 def _is_number(token: str) -> bool:

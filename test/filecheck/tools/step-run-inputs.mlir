@@ -46,7 +46,7 @@
 // F32-NEXT: exit=1
 // RUN: printf '1\n2\n' > %t.b2.csv
 // RUN: sh -c 'step-run %S/inputs/typed-inputs.mlir --ticks 2 --input i=%t.i.csv --input b=%t.b2.csv --input v=%t.v.csv; echo "exit=$?"' 2>&1 | filecheck %s --check-prefix=BOOL
-// BOOL:      .b2.csv: error: input 'b' expects i1 values, one per tick (shape [ticks]); got 2.0 at index [1], not 0 or 1
+// BOOL:      .b2.csv: error: input 'b' expects i1 values, one per tick (shape [ticks]); got 2 at index [1], not 0 or 1
 // BOOL-NEXT: exit=1
 
 // Arrays that are not numbers.
