@@ -26,6 +26,8 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.parser import Parser
 from xdsl.printer import Printer
 
+from steplus.dialects.program_dialects import get_all_dialects
+
 
 class InteropError(Exception):
     """Upstream MLIR rejected a module (parse or verification failure)."""
@@ -33,8 +35,6 @@ class InteropError(Exception):
 
 def steplus_context() -> Context:
     """An xDSL context with every dialect step-opt knows."""
-    from steplus.tools.registry import get_all_dialects
-
     ctx = Context()
     for name, factory in get_all_dialects().items():
         ctx.register_dialect(name, factory)

@@ -1,59 +1,21 @@
 """What step-opt and step-run know about: dialects and passes, as lazy factories.
 
+The dialects come from `steplus.dialects.program_dialects` (every layer may
+build a context); the passes are listed here.
+
 Every pass of steplus is listed here by its command-line name. The factory
 imports the pass module only when the pass is used, so the tools start fast.
 """
 
 from collections.abc import Callable
 
-from xdsl.dialects import get_all_dialects as get_xdsl_dialects
-from xdsl.ir import Dialect
 from xdsl.passes import ModulePass
 
 from steplus.dialects import get_all_dialects as get_steplus_dialects
+from steplus.dialects.program_dialects import MIXED_IN_XDSL_DIALECTS, get_all_dialects
 
-# The upstream dialects a user mixes into steplus programs.
-MIXED_IN_XDSL_DIALECTS = (
-    "builtin",
-    "func",
-    "arith",
-    "math",
-    "scf",
-    "cf",
-    "memref",
-    "tensor",
-    "linalg",
-    "tosa",
-)
-
-
-def get_all_dialects() -> dict[str, Callable[[], Dialect]]:
-    """Our dialects plus the xDSL dialects that steplus programs mix in."""
-    upstream = get_xdsl_dialects()
-    dialects = {name: upstream[name] for name in MIXED_IN_XDSL_DIALECTS}
-
-    def tosa() -> Dialect:
-        from steplus.dialects.tosa_ext import extended_tosa
-
-        return extended_tosa()
-
-    dialects["tosa"] = tosa
-
-    def linalg() -> Dialect:
-        from steplus.dialects.linalg_ext import extended_linalg
-
-        return extended_linalg()
-
-    dialects["linalg"] = linalg
-
-    def builtin() -> Dialect:
-        from steplus.dialects.resources import builtin_with_blobs
-
-        return builtin_with_blobs()
-
-    dialects["builtin"] = builtin
-    dialects.update(get_steplus_dialects())
-    return dialects
+__all__ = ["MIXED_IN_XDSL_DIALECTS", "STEPLUS_UNIVERSE", "get_all_dialects", "get_all_passes",
+           "get_default_checks"]
 
 
 def _lazy(module: str, cls: str) -> Callable[[], type[ModulePass]]:
