@@ -357,7 +357,8 @@ def load_module(
     emitted, _ = main._process_chunk(chunk, print_result=False)
     errors = [d for d in emitted if d[0] == "error"]
     if errors or main.last_module is None:
-        raise InputError([f"{loc}: {sev}: {msg}" for sev, loc, msg in emitted])
+        raise InputError([text for sev, loc, msg in emitted
+                          for text in _diag_lines(chunk, sev, loc, msg)])
     return main.last_module
 
 
@@ -478,11 +479,17 @@ def _is_blank(text: str) -> bool:
     )
 
 
-def _print_diag(chunk: SourceFile, severity: str, loc: SourceLoc, msg: str) -> None:
-    print(f"{loc}: {severity}: {msg}", file=sys.stderr)
+def _diag_lines(chunk: SourceFile, severity: str, loc: SourceLoc, msg: str) -> list[str]:
+    """`file:line:col: severity: message`, then the source line and a caret."""
+    lines = [f"{loc}: {severity}: {msg}"]
     line = chunk.line_text(loc.line) if loc.name == chunk.name else None
     if line is not None and len(line) < 400:
-        print(f"{line}\n{' ' * (loc.col - 1)}^", file=sys.stderr)
+        lines += [line, f"{' ' * (loc.col - 1)}^"]
+    return lines
+
+
+def _print_diag(chunk: SourceFile, severity: str, loc: SourceLoc, msg: str) -> None:
+    print("\n".join(_diag_lines(chunk, severity, loc, msg)), file=sys.stderr)
 
 
 def list_passes(passes: dict) -> str:

@@ -16,6 +16,8 @@
 
 // RUN: sh -c 'step-run %S/inputs/expected-unexpected.mlir --node @f --ticks 1; echo "exit=$?"' 2>&1 | filecheck %s --check-prefix=BAD
 // BAD:      expected-unexpected.mlir:3:3: error: Expected arguments to have the same types
+// BAD-NEXT: {{^}}  func.return %a, %a : i32, i32
+// BAD-NEXT: {{^}}  ^
 // BAD-NEXT: exit=1
 
 // The three execution paths print the same ticks; here an instance on a
