@@ -16,8 +16,10 @@ one-line usage error `<tool>: error: ...`.
 
 from __future__ import annotations
 
+import os
 import re
 import signal
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -66,10 +68,18 @@ def _alarm(signum, frame):
 
 
 def _run_with_alarm(tool, argv: list[str], what: object):
+    """Run in a scratch directory: fuzzed options name output files
+    (`step-metrics{out="B=64,B=2"}`), which must not land in the repository."""
     old = signal.signal(signal.SIGALRM, _alarm)
+    cwd = os.getcwd()
     signal.alarm(20)
     try:
-        return tool(argv)
+        with tempfile.TemporaryDirectory(prefix="steplus-fuzz-") as scratch:
+            os.chdir(scratch)
+            try:
+                return tool(argv)
+            finally:
+                os.chdir(cwd)
     except _Timeout:
         raise AssertionError(f"hung on {what!r}") from None
     finally:
