@@ -95,11 +95,12 @@ def _predicted_traffic(graph, total_tiles: int):
     trace's total tile count: eliminate one of them with that equation."""
     import sympy
 
+    from steplus.dialects.step_dims import to_expr
     from steplus.passes.step.metrics import compute_metrics, parse_bindings
 
     recorded = graph.attributes.get("step.bind")
     bound = parse_bindings(recorded.data) if recorded is not None else {}
-    expr = sympy.sympify(compute_metrics(graph).bind(bound).offchip)
+    expr = to_expr(compute_metrics(graph).bind(bound).offchip)
     free = sorted((s for s in expr.free_symbols if s.name.startswith("sum_L")), key=str)
     if free:
         expr = sympy.expand(expr.subs(free[0], total_tiles - sum(free[1:])))

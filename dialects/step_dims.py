@@ -35,7 +35,9 @@ parse_dim_text("(lambda: 3)()")   # DimError: ... 'lambda' is not allowed
 from __future__ import annotations
 
 import ast
+import fractions
 import functools
+import numbers
 import re
 from collections.abc import Callable
 
@@ -345,3 +347,23 @@ def as_dim(value: object) -> sympy.Expr:
         raise DimError(f"a stream dimension must be an int, a string or a sympy "
                        f"expression, got {type(value).__name__}")
     return _integer(int(value.__index__()), str(value))  # type: ignore[attr-defined]
+
+
+def to_expr(value: object) -> sympy.Expr:
+    """An already-computed quantity (a dimension, a metric, a count) as sympy:
+    a sympy expression as is, an int or numpy integer as an Integer, a
+    Fraction or float as a Rational / Float. Text is refused (TypeError):
+    text is user input and goes through `parse_dim_text`. This is what the
+    passes use where `sympy.sympify` would evaluate a string as Python."""
+    if isinstance(value, sympy.Basic):
+        return value  # type: ignore[return-value]
+    if isinstance(value, (str, bytes, bool)):
+        raise TypeError(f"to_expr takes a number or a sympy expression, got {type(value).__name__}"
+                        " (parse text with parse_dim_text)")
+    if isinstance(value, numbers.Integral) or hasattr(value, "__index__"):
+        return sympy.Integer(int(value))  # type: ignore[call-overload]
+    if isinstance(value, fractions.Fraction):
+        return sympy.Rational(value.numerator, value.denominator)
+    if isinstance(value, numbers.Real):
+        return sympy.Float(float(value))
+    raise TypeError(f"to_expr takes a number or a sympy expression, got {type(value).__name__}")

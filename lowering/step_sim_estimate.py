@@ -40,6 +40,7 @@ from xdsl.ir import Operation, SSAValue
 
 from steplus.dialects import step_ops as so
 from steplus.dialects.step import GraphOp
+from steplus.dialects.step_dims import to_expr
 from steplus.dialects.step_types import StreamType, TileType, TupleType
 from steplus.runtime.fabric.engine import SimulationError
 
@@ -66,7 +67,7 @@ class SimulationTooLarge(SimulationError):
 def _count(dims: list[sympy.Expr]) -> int | None:
     n = 1
     for d in dims:
-        d = sympy.sympify(d)
+        d = to_expr(d)
         if not d.is_Integer:
             return None
         n *= int(d)
@@ -141,7 +142,7 @@ def unbound_symbols(graph: GraphOp) -> list[str]:
     """The names of the symbols left in the dims of `graph`'s result streams."""
     names = {s.name for op in graph.body.block.ops for r in op.results
              if isinstance(r.type, StreamType)
-             for d in r.type.dims for s in sympy.sympify(d).free_symbols}
+             for d in r.type.dims for s in to_expr(d).free_symbols}
     return sorted(names)
 
 

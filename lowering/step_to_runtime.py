@@ -41,7 +41,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import sympy
 from xdsl.context import Context as MLContext
 from xdsl.dialects.builtin import (
     BoolAttr, IntegerAttr, ModuleOp, StringAttr, UnitAttr, i64,
@@ -53,6 +52,7 @@ from steplus.dialects import step_ops as so
 from steplus.dialects import step_generators as sg
 from steplus.dialects import step_routing as sr
 from steplus.dialects.step import GraphOp
+from steplus.dialects.step_dims import to_expr
 from steplus.dialects.step_types import StreamType, TileType, TupleType
 from steplus.runtime.fabric import ops_compute as oc
 from steplus.runtime.fabric import ops_memory as om
@@ -75,7 +75,7 @@ def _is_arg_ref(v: SSAValue | None) -> bool:
     from xdsl.ir import BlockArgument
 
     return (isinstance(v, BlockArgument) and isinstance(v.type, StreamType)
-            and all(sympy.sympify(d).is_Integer for d in v.type.dims))
+            and all(to_expr(d).is_Integer for d in v.type.dims))
 
 
 class LoweringError(SimulationError):

@@ -33,11 +33,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import sympy
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 
 from steplus.dialects.step import GraphOp
+from steplus.dialects.step_dims import to_expr
 from steplus.passes.sn40l.allocate_memory import StepAllocateMemoryPass
 from steplus.passes.sn40l.allocate_units import StepAllocateUnitsPass
 from steplus.passes.sn40l.kernelize import StepKernelizePass
@@ -105,8 +105,8 @@ def simulate(module: ModuleOp, mode: str, config: HardwareConfig = SN40L,
     moff = mflops = 0
     for g in graphs:
         gm = compute_metrics(g)
-        moff += int(sympy.sympify(gm.offchip))
-        mflops += int(sympy.sympify(gm.flops))
+        moff += int(to_expr(gm.offchip))
+        mflops += int(to_expr(gm.flops))
     return Run(mode, res.kernel_cycles, len(graphs), res.offchip, res.flops, moff, mflops,
                config, graphs[0].attributes["sn40l.hbm_bytes"].value.data,
                graphs[0].attributes["sn40l.ddr_bytes"].value.data)

@@ -45,7 +45,6 @@ import math
 import re
 from dataclasses import dataclass, field
 
-import sympy
 from xdsl.context import Context
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp, StringAttr, UnitAttr, i64
 from xdsl.ir import Operation
@@ -55,7 +54,7 @@ from steplus.dialects import step_ops as so
 from steplus.dialects.step import GraphOp
 from steplus.passes.diagnostics import OpDiagnosticError, emit
 from steplus.passes.sn40l.hardware import value
-from steplus.passes.sn40l.kernels import MEMORY, SYMBOL, ensure_names, kernel_groups
+from steplus.passes.sn40l.kernels import MEMORY, SYMBOL, ensure_names, kernel_groups, static_int
 from steplus.passes.step.metrics import cardinality
 
 TIER = "sn40l.tier"
@@ -96,11 +95,7 @@ class Symbol:
 
 
 def _int(e, op: Operation, what: str) -> int:
-    e = sympy.sympify(e)
-    if not e.is_number:
-        raise OpDiagnosticError(op, f"step-allocate-memory: the {what} of {op.name} depends on "
-                                    f"unbound symbols ({e}); bind them first (step-specialize)")
-    return int(e)
+    return static_int(e, op, what, "step-allocate-memory")
 
 
 def _tile_bytes(t) -> int:

@@ -47,7 +47,6 @@ from __future__ import annotations
 
 import contextlib
 import heapq
-import math
 import os
 import sys
 from dataclasses import dataclass
@@ -62,10 +61,11 @@ from xdsl.passes import ModulePass
 from steplus.dialects import step_ops as so
 from steplus.dialects import step_routing as sr
 from steplus.dialects.step import GraphOp
+from steplus.dialects.step_dims import to_expr
 from steplus.passes.diagnostics import OpDiagnosticError, emit
 from steplus.passes.sn40l.hardware import value
 from steplus.passes.sn40l.kernels import (
-    KERNEL, assign, ensure_names, is_anchor, replace_graph, source, split,
+    KERNEL, assign, ensure_names, is_anchor, replace_graph, source, split, static_int,
 )
 from steplus.passes.step.metrics import compute_metrics
 
@@ -100,11 +100,7 @@ class Chip:
 
 
 def _int(e, op: Operation, what: str) -> int:
-    e = sympy.sympify(e)
-    if not e.is_number:
-        raise OpDiagnosticError(op, f"step-allocate-units: the {what} of {op.name} depends on "
-                                    f"unbound symbols ({e}); bind them first (step-specialize)")
-    return int(math.ceil(e))
+    return static_int(e, op, what, "step-allocate-units")
 
 
 def _from_memory(v) -> bool:
@@ -141,7 +137,7 @@ def demands(graph: GraphOp, chip: Chip) -> list[Demand]:
                     t = v.type
                     n = sympy.Integer(1)
                     for d in t.dims:
-                        n *= sympy.sympify(d)
+                        n *= to_expr(d)
                     el = t.element
                     mu += _int(n, op, "input size") * el.rows.data * el.cols.data * \
                         el.bytes_per_scalar()

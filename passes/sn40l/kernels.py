@@ -36,6 +36,7 @@ two kernels, `@g_k0` (load, exp, store of `g.t0`) and `@g_k1` (load of
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 
 from xdsl.dialects.builtin import DenseArrayBase, IntegerAttr, ModuleOp, StringAttr, i64
@@ -45,6 +46,7 @@ from steplus.dialects import step_generators as sg
 from steplus.dialects import step_ops as so
 from steplus.dialects import step_routing as sr
 from steplus.dialects.step import GraphOp
+from steplus.dialects.step_dims import to_expr
 from steplus.dialects.step_types import StreamType, TileType
 from steplus.passes.diagnostics import OpDiagnosticError
 
@@ -303,3 +305,14 @@ def kernel_index(g: GraphOp) -> int:
 def graphs_to_kernelize(module: ModuleOp) -> list[GraphOp]:
     """The graphs not yet cut into kernels."""
     return [g for g in module.walk() if isinstance(g, GraphOp) and KERNEL not in g.attributes]
+
+
+def static_int(e: object, op: Operation, what: str, pass_name: str) -> int:
+    """`e` (a metric or a size) as an int, rounded up, or a located error
+    naming the unbound symbols it still depends on."""
+    expr = to_expr(e)
+    if not expr.is_number:
+        raise OpDiagnosticError(op, f"{pass_name}: the {what} of {op.name} depends on "
+                                    f"unbound symbols ({expr}); bind them first (step-specialize)")
+    return int(math.ceil(expr))
+

@@ -73,6 +73,7 @@ from steplus.dialects import step_ops as so
 from steplus.dialects import step_generators as sg
 from steplus.dialects import step_routing as sr
 from steplus.dialects.step import GraphOp
+from steplus.dialects.step_dims import to_expr
 from steplus.dialects.step_frontend import ADDRESS, Graph, Stream, eager_merge, reassemble
 from steplus.dialects.step_types import RaggedSymbol, StreamType
 from steplus.passes.diagnostics import OpDiagnosticError, emit
@@ -315,7 +316,7 @@ def _merged_source(per_region: list[Operation], total: int) -> Operation:
 def _symbols(t: Attribute) -> set[sympy.Symbol]:
     if not isinstance(t, StreamType):
         return set()
-    return {s for d in t.dims for s in sympy.sympify(d).free_symbols}
+    return {s for d in t.dims for s in to_expr(d).free_symbols}
 
 
 def _region_name(name: str, r: int, taken: set[str]) -> str:
@@ -392,7 +393,7 @@ class _Rewrite:
         if f.kind == "interleaved":
             return [Stream(self.g, v) for v in f.whole]
         out = []
-        total = sum((sympy.sympify(c) for c in f.counts), sympy.Integer(0))
+        total = sum((to_expr(c) for c in f.counts), sympy.Integer(0))
         for per_region in f.sources:
             if len(per_region) == 1:
                 out.append(Stream(self.g, per_region[0].results[0]))
@@ -461,8 +462,8 @@ class _Rewrite:
         for old, new in zip(op.results, list(c.results)):
             t = new.type
             if isinstance(t, StreamType):
-                dims = [sympy.sympify(d).xreplace(renames) for d in t.dims]
-                if dims and sympy.sympify(t.dims[0]) == sympy.sympify(old_n):
+                dims = [to_expr(d).xreplace(renames) for d in t.dims]
+                if dims and to_expr(t.dims[0]) == to_expr(old_n):
                     dims[0] = new_n
                 nt = StreamType(dims, t.element)
                 if nt != t:

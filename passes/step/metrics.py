@@ -88,6 +88,7 @@ from xdsl.passes import ModulePass
 from steplus.dialects import step_ops as so
 from steplus.dialects import step_routing as sr
 from steplus.dialects.step import GraphOp
+from steplus.dialects.step_dims import to_expr
 from steplus.dialects.step_functions import get_function
 from steplus.dialects.step_types import (
     BufferType,
@@ -180,7 +181,7 @@ class GraphMetrics:
 
         def sub(e: sympy.Expr) -> sympy.Expr:
             m = {s: values[s.name] for s in e.free_symbols if s.name in values}
-            return sympy.sympify(e).subs(m) if m else e
+            return to_expr(e).subs(m) if m else e
 
         def one(m: OpMetrics) -> OpMetrics:
             fires = sub(m.fires)
@@ -215,7 +216,7 @@ def reduce_ratio(ratio: sympy.Expr) -> sympy.Expr:
 def cardinality(dims: list[sympy.Expr]) -> sympy.Expr:
     """The number of elements of a stream with these dims (seed §4.1 for raggedness)."""
     ragged = [i for i, d in enumerate(dims)
-              if any(isinstance(s, RaggedSymbol) for s in sympy.sympify(d).free_symbols)]
+              if any(isinstance(s, RaggedSymbol) for s in to_expr(d).free_symbols)]
     j = ragged[-1] if ragged else 0
     if j == 0:
         return sympy.Mul(*dims)
@@ -241,7 +242,7 @@ def _apply_flops(apply: so.ApplyOp, shapes: TileShapes) -> sympy.Expr:
         return ZERO
     args = [s for a in apply.args for s in shapes.of(a)]
     try:
-        return sympy.sympify(fn.flops(args))
+        return to_expr(fn.flops(args))
     except TypeError:
         # Broadcasting on symbolic tiles: one FLOP per output element.
         return sympy.Add(*(r * c for r, c in shapes.of(apply.result)))
@@ -257,7 +258,7 @@ def _region_costs(region: Region, shapes: TileShapes, paper: bool, with_out: boo
         args = [s for x in a.args for s in shapes.of(x)]
         tiles = [x for x in a.args if isinstance(x.type, TileType)]
         if fn is not None and tiles:
-            onchip += sympy.sympify(fn.onchip_bytes(args, tiles[0].type.bytes_per_scalar()))
+            onchip += to_expr(fn.onchip_bytes(args, tiles[0].type.bytes_per_scalar()))
         if paper and a.fn.data in MATMULS and len(tiles) == 2:
             (_, cols), = shapes.of(tiles[0])
             onchip += 16 * cols * tiles[0].type.bytes_per_scalar() + shapes.nbytes(tiles[1])

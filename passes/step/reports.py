@@ -45,7 +45,7 @@ from typing import TYPE_CHECKING
 
 import sympy
 
-from steplus.dialects.step_dims import rename_symbols
+from steplus.dialects.step_dims import rename_symbols, to_expr
 from steplus.passes.diagnostics import OpDiagnosticError
 
 if TYPE_CHECKING:
@@ -120,7 +120,7 @@ def metric_text(e: sympy.Expr | None) -> str:
     """The table/attribute text of a metric (`n/a` for None)."""
     if e is None:
         return "n/a"
-    e = sympy.sympify(e)
+    e = to_expr(e)
     if e.is_Integer:
         n = int(e)
         return _big_int_text(n) if _is_big(n) else str(n)
@@ -166,7 +166,7 @@ def metric_value(e: sympy.Expr | None) -> int | float | str | None:
     """A metric as a JSON value: int, float (non-integer ratio), str (symbolic) or None."""
     if e is None:
         return None
-    e = sympy.sympify(e)
+    e = to_expr(e)
     if e.is_Integer:
         return _big_int_text(int(e)) if _is_big(int(e)) else int(e)
     if e.is_Rational:

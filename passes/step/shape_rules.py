@@ -45,7 +45,7 @@ from xdsl.ir import Attribute, Operation
 from steplus.dialects import step_ops as so
 from steplus.dialects import step_generators as sg
 from steplus.dialects import step_routing as sr
-from steplus.dialects.step_dims import rename_symbols
+from steplus.dialects.step_dims import rename_symbols, to_expr
 from steplus.dialects.step_types import (
     BufferType,
     RaggedSymbol,
@@ -87,7 +87,7 @@ def _ints(attr) -> list[int]:
 
 
 def _sym(d: int | sympy.Expr) -> sympy.Expr:
-    return sympy.sympify(d)
+    return to_expr(d)
 
 
 _SAMPLES = ((1009, 37), (2, 3))
@@ -105,7 +105,7 @@ def equal_dims(a: sympy.Expr, b: sympy.Expr) -> bool:
     and does not expand to 0 goes to `simplify`. Memoized up to the names of
     the symbols: the per-expert comparisons of a MoE graph (`ceiling(B_3/16)`
     against `ceiling(B_3/16)*1`, ...) are decided once."""
-    a, b = sympy.sympify(a), sympy.sympify(b)
+    a, b = to_expr(a), to_expr(b)
     if a == b:
         return True
     symbols = sorted(a.free_symbols | b.free_symbols, key=lambda s: (s.name, type(s).__name__))
@@ -139,7 +139,7 @@ def promoted_dim(d: sympy.Expr) -> sympy.Expr:
     A plain dimension symbol (a non-negative integer, not known positive)
     leaves nothing to evaluate, so the Min is built without sympy's costly
     argument comparison; other dims are evaluated (`Min(1, B + 1)` is 1)."""
-    d = sympy.sympify(d)
+    d = to_expr(d)
     if d.is_Symbol and d.is_nonnegative and d.is_positive is not True:
         return sympy.Min(1, d, evaluate=False)
     return sympy.Min(1, d)
@@ -161,7 +161,7 @@ def has_placeholder(e: sympy.Expr | Attribute) -> bool:
         return any(has_placeholder(x) for x in e.elements.data)
     if isinstance(e, Attribute):
         return False
-    e = sympy.sympify(e)
+    e = to_expr(e)
     if e.is_Atom:  # a number or a symbol: no traversal
         return e == PLACEHOLDER
     return _has_placeholder(e)
@@ -345,7 +345,7 @@ def _chunks(d: sympy.Expr, size: int) -> sympy.Expr:
     assumptions whether `d/size` is an integer) depends only on the symbol's
     class and assumptions, so it runs once per kind of symbol and size and the
     result is renamed back."""
-    d = sympy.sympify(d)
+    d = to_expr(d)
     if not d.is_Symbol:
         return sympy.ceiling(d / size)
     stand_in = _canonical_symbol(0, type(d), tuple(sorted(d.assumptions0.items())))
@@ -377,7 +377,7 @@ def expand(op: sr.ExpandOp, ins, fresh) -> list[ResultShape]:
 
 
 def _is_ragged(d: sympy.Expr) -> bool:
-    return any(isinstance(x, RaggedSymbol) for x in sympy.sympify(d).free_symbols)
+    return any(isinstance(x, RaggedSymbol) for x in to_expr(d).free_symbols)
 
 
 def zip_(op: sr.ZipOp, ins, fresh) -> list[ResultShape]:

@@ -36,6 +36,7 @@ from xdsl.ir import Attribute, Block, SSAValue
 from steplus.dialects import step_ops as so
 from steplus.dialects import step_routing as sr
 from steplus.dialects.step import GraphOp
+from steplus.dialects.step_dims import to_expr
 from steplus.dialects.step_functions import get_function
 from steplus.dialects.step_types import (
     BufferType,
@@ -169,14 +170,14 @@ class TileShapes:
         except TypeError:  # max() of symbols: broadcasting two dynamic tiles
             (r1, c1), (r2, c2) = shapes[0], shapes[1]
             r, c = _max(r1, r2), _max(c1, c2)
-        return [(sympy.sympify(r), sympy.sympify(c))]
+        return [(to_expr(r), to_expr(c))]
 
 
 def _max(a: sympy.Expr, b: sympy.Expr) -> sympy.Expr:
     """`Max(a, b)`; two different dimension symbols (non-negative, not known
     zero) leave nothing to evaluate, so it is built without sympy's costly
     pairwise comparison (the same expression: Max orders its arguments)."""
-    a, b = sympy.sympify(a), sympy.sympify(b)
+    a, b = to_expr(a), to_expr(b)
     if (a.is_Symbol and b.is_Symbol and a != b and a.is_nonnegative and b.is_nonnegative
             and a.is_zero is not True and b.is_zero is not True):
         return sympy.Max(a, b, evaluate=False)
@@ -194,12 +195,12 @@ def _least_fixed_point(acc: list[Shape], yielded: list[Shape] | None) -> list[Sh
     if not own or yielded is None or len(yielded) != len(acc):
         return None
     zero = {s: 0 for s in own}
-    cand = [(sympy.sympify(r).subs(zero), sympy.sympify(c).subs(zero)) for r, c in yielded]
+    cand = [(to_expr(r).subs(zero), to_expr(c).subs(zero)) for r, c in yielded]
     if any(d == 0 or own & d.free_symbols for shape in cand for d in shape):
         return None
     back = {s: v for (x, y), (cr, cc) in zip(acc, cand) for s, v in ((x, cr), (y, cc))
             if isinstance(s, sympy.Symbol)}
-    again = [(sympy.sympify(r).subs(back), sympy.sympify(c).subs(back)) for r, c in yielded]
+    again = [(to_expr(r).subs(back), to_expr(c).subs(back)) for r, c in yielded]
     if any(not equal_dims(a, b) for s1, s2 in zip(again, cand) for a, b in zip(s1, s2)):
         return None
     return cand

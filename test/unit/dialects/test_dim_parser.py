@@ -199,3 +199,23 @@ def test_step_opt_reports_hostile_dims_located(tmp_path, dim, reason):
     assert first.endswith(f": {reason}")
     assert "Traceback" not in run.stderr and run.stdout == ""
     assert not marker.exists()
+
+
+def test_to_expr_takes_numbers_and_expressions_never_text():
+    """The passes convert computed quantities with `to_expr`, not `sympy.sympify`:
+    text (which sympify would evaluate as Python) is a TypeError."""
+    from fractions import Fraction
+
+    import numpy as np
+    import sympy
+
+    from steplus.dialects.step_dims import to_expr
+
+    b = sympy.Symbol("B")
+    assert to_expr(b / 16) == b / 16
+    assert to_expr(7) == sympy.Integer(7) and to_expr(np.int64(7)) == sympy.Integer(7)
+    assert to_expr(Fraction(1, 3)) == sympy.Rational(1, 3)
+    assert to_expr(0.5) == sympy.Float(0.5)
+    for text in ("B", "__import__('os').system('true')", b"1", True):
+        with pytest.raises(TypeError):
+            to_expr(text)
