@@ -48,7 +48,7 @@ def table_v_rows() -> tuple[list[dict], object]:
 def ablations(models: tuple[tuple[str, int], ...] = (("swin-b", 640), ("twins-b", 640))
               ) -> list[dict]:
     """Table VI as schedules: the best schedule without weight reuse / without sharing."""
-    from steplus.examples.workloads.vit import build
+    from steplus.passes.pim.vit import build
     from steplus.passes.pim.hardware import preset
     from steplus.passes.pim.ilp_compact import ScheduleError, build_problem, min_memory
     from steplus.passes.pim.orchestrate import orchestrate

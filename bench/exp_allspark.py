@@ -107,7 +107,7 @@ def run_config(name: str, img: int, time_limit: float) -> tuple[dict, list[dict]
 
 def _random_hops(res, stage: int, samples: int = 10) -> float:
     """Mean average hops of ``samples`` seeded random bindings of a stage's branches."""
-    from steplus.examples.workloads.vit import dependency_edges
+    from steplus.passes.pim.vit import dependency_edges
     from steplus.passes.pim.layout import average_hops, random_binding, slots_for
 
     st, rep = res.model.stages[stage], res.stages[stage]
@@ -122,7 +122,7 @@ def _random_hops(res, stage: int, samples: int = 10) -> float:
 
 def cpsat_check(configs: list[tuple[str, int]], time_limit: float) -> list[dict]:
     """CP-SAT and HiGHS on the same compact ILP of the real models: same optimum?"""
-    from steplus.examples.workloads.vit import build
+    from steplus.passes.pim.vit import build
     from steplus.passes.pim.hardware import preset
     from steplus.passes.pim.ilp_compact import build_problem, solve_compact
     from steplus.passes.pim.ilp_cpsat import solve_cpsat
@@ -140,7 +140,7 @@ def cpsat_check(configs: list[tuple[str, int]], time_limit: float) -> list[dict]
 
 def crosscheck() -> list[dict]:
     """Literal vs compact vs CP-SAT ILP, and greedy vs exact binding, on small instances."""
-    from steplus.examples.workloads.vit import build, dependency_edges
+    from steplus.passes.pim.vit import build, dependency_edges
     from steplus.passes.pim.hardware import preset, with_overrides
     from steplus.passes.pim.ilp import solve_literal
     from steplus.passes.pim.ilp_compact import build_problem, solve_compact
@@ -283,7 +283,7 @@ def _figures(out: Path, summary: list[dict], stages: list[dict], img: int) -> No
 
 
 def main(argv: list[str] | None = None) -> int:
-    from steplus.examples.workloads.vit import MODELS
+    from steplus.passes.pim.vit import MODELS
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default="bench/out/allspark")

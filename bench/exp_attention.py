@@ -6,7 +6,7 @@
 For every reference KV-length trace of the reference spec §6.2 (batch 16, 64
 and 80; three traces per stdev class high/medium/low) the three graphs of §8.4
 (static coarse, static interleaved, dynamic work-stealing) are built with
-`examples/step/attention.py` and simulated on the fabric (preset step-eval with
+`examples/workloads/attention.py` and simulated on the fabric (preset step-eval with
 the attention settings of §8.4: compute 2048 FLOPs/cycle, FIFO depth 1). Also
 the batch sweep (the batch-64 medium trace 4007_4070 repeated and truncated to
 B in {16, 32, 48, 64}; coarse and dynamic).
@@ -63,9 +63,8 @@ def trace_file(batch: int, start_end: str) -> Path:
 
 def simulate(strategy: str, lengths) -> dict:
     """Cycles, simulated traffic/on-chip and the step-metrics traffic of one graph."""
-    sys.path.insert(0, str(REPO / "examples" / "step"))
     sys.path.insert(0, str(REPO / "bench"))
-    import attention
+    from steplus.examples.workloads import attention
     from reference_settings import configure
 
     from steplus.dialects.step import GraphOp
@@ -95,7 +94,7 @@ def _predicted_traffic(graph, total_tiles: int):
     trace's total tile count: eliminate one of them with that equation."""
     import sympy
 
-    from steplus.dialects.step_dims import to_expr
+    from steplus.dialects.step.dims import to_expr
     from steplus.passes.step.metrics import compute_metrics, parse_bindings
 
     recorded = graph.attributes.get("step.bind")

@@ -58,8 +58,7 @@ def lower(model: str) -> dict:
     import torch
     from xdsl.context import Context
 
-    sys.path.insert(0, str(REPO))
-    from examples.workloads.decoder_torch import CONFIGS, DecoderLayer, decoder_inputs
+    from steplus.examples.workloads.decoder_torch import CONFIGS, DecoderLayer, decoder_inputs
     from steplus.lowering.linalg_to_step.aten import lower_exported
     from steplus.lowering.linalg_to_step.attention_graph import attention_graph
     from steplus.lowering.linalg_to_step.moe_graph import moe_graph

@@ -23,9 +23,8 @@ TILES = (16, 32, 64, 128, 256, None)
 
 def task(config: dict) -> list[dict]:
     """Metrics (and cycles) of one (model, tile_N) graph at both batch sizes."""
-    sys.path.insert(0, str(REPO / "examples" / "step"))
     sys.path.insert(0, str(REPO / "bench"))
-    import workloads
+    from steplus.examples.workloads import graphs as workloads
 
     from steplus.dialects.step import GraphOp
     from steplus.passes.step.metrics import compute_metrics

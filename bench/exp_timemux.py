@@ -35,9 +35,8 @@ def allocated_flops(regions: int, experts: int, dynamic: bool) -> int:
 
 
 def task(config: dict) -> dict:
-    sys.path.insert(0, str(REPO / "examples" / "step"))
     sys.path.insert(0, str(REPO / "bench"))
-    import workloads
+    from steplus.examples.workloads import graphs as workloads
     from xdsl.context import Context
 
     from steplus.dialects.step import GraphOp

@@ -20,12 +20,11 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "examples" / "step"))
 
 
 
 def main() -> int:
-    import workloads
+    from steplus.examples.workloads import graphs as workloads
 
     from steplus.dialects.step import GraphOp
     from steplus.passes.step.metrics import compute_metrics

@@ -4,7 +4,7 @@
                                [--repeat 3] [--skip-parse] [--parse-only]
 
 Pass speed: for each expert count E the weight-stationary MoE layer of
-examples/step/workloads.py (`moe`, Qwen3-30B-A3B's D/F/K; Mixtral's at E = 8)
+examples/workloads/graphs.py (`moe`, Qwen3-30B-A3B's D/F/K; Mixtral's at E = 8)
 is built with static tile_N = 16 and, for the dynamic passes, turned into the
 dynamically tiled graph by `step-dynamic-tiling`. A synthetic routing trace
 (B = 1024 tokens, K experts each, seeded) binds it. Each pass runs on a fresh
@@ -39,14 +39,13 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "examples" / "step"))
 
 PASSES = ("infer-shapes", "metrics", "metrics-dyn", "specialize+metrics", "dynamic-tiling",
           "time-multiplex")
 
 
 def _model(experts: int):
-    import workloads
+    from steplus.examples.workloads import graphs as workloads
 
     if experts == 8:
         return workloads.MODELS["mixtral"]
@@ -89,7 +88,7 @@ def _timed(module, spec: str) -> float:
 
 def pass_bench(experts_list: list[int], which: list[str], out_dir: Path) -> None:
     import numpy as np
-    import workloads
+    from steplus.examples.workloads import graphs as workloads
 
     from steplus.passes.step.dynamic_tiling import StepDynamicTilingPass
     from xdsl.context import Context

@@ -34,7 +34,7 @@ from pathlib import Path
 
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp
 
-from steplus.dialects import step_ops as so
+from steplus.dialects.step import ops as so
 from steplus.runtime.fabric.config import HardwareConfig, get_preset
 
 ATTENTION_CONFIG = Path(__file__).resolve().parent.parent / "examples" / "step" / "hw_attention.json"

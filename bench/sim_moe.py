@@ -2,7 +2,7 @@
 
     python bench/sim_moe.py [--models mixtral,qwen] [--batches 64,1024] [--tiles 16,64,dyn]
 
-Each graph (examples/step/workloads.py, reference spec §8.2) is specialized to
+Each graph (examples/workloads/graphs.py, reference spec §8.2) is specialized to
 the shipped routing trace and simulated in timing mode with the step-eval
 preset (HBM 32 channels, PMU 64 B/cycle, base depth 2; compute bandwidth 4096
 for static tiling, 6400 with the retile accumulators at 1024 for dynamic
@@ -37,8 +37,7 @@ def moe_graph(model: str, batch: int, tile_n: int | None, depth: int | None = No
     """The §8.2 graph specialized to the shipped trace, with the experiment's
     settings (`reference_settings.configure("moe")`, depth `moe_depth` unless
     given); returns (module, config, step-metrics)."""
-    sys.path.insert(0, str(REPO / "examples" / "step"))
-    import workloads
+    from steplus.examples.workloads import graphs as workloads
     from xdsl.context import Context
 
     from reference_settings import configure

@@ -10,7 +10,7 @@ segments evaluated (the closed-form model's unit of work). `--reference`
 also times the request-level HBM controller on the same graphs, to show what
 the closed form saves (the cycles must agree).
 
-MoE: each weight-stationary graph (examples/step/workloads.py) specialized to
+MoE: each weight-stationary graph (examples/workloads/graphs.py) specialized to
 the shipped routing trace, on step-eval (dynamic tiling with the driver's
 compute bandwidths: 6400, retile accumulators 1024). Per run: wall time of
 building + specializing the graph and of lowering + simulation, simulated
@@ -54,8 +54,7 @@ def swiglu_bench(args) -> None:
     from steplus.lowering.step_to_runtime import build_program
     from steplus.runtime.fabric.config import get_preset
     from steplus.runtime.fabric.hbm_reference import ReferenceHBMServer
-    sys.path.insert(0, str(REPO / "examples" / "step"))
-    from workloads import SWEEP_TM, SWEEP_TN, swiglu, swiglu_traffic
+    from steplus.examples.workloads.graphs import SWEEP_TM, SWEEP_TN, swiglu, swiglu_traffic
 
     cfg = get_preset(args.preset)
     B, D, F = 64, 256, 512

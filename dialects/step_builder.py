@@ -27,12 +27,12 @@ import sympy
 from xdsl.dialects.builtin import DenseArrayBase, IntegerAttr, ModuleOp, i64
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
-from steplus.dialects import builder_args as ba
-from steplus.dialects import step_ops as so
-from steplus.dialects import step_routing as sr
+from steplus.dialects.step import builder_args as ba
+from steplus.dialects.step import ops as so
+from steplus.dialects.step import ops as sr
 from steplus.dialects.step import GraphOp
-from steplus.dialects.step_functions import get_function
-from steplus.dialects.step_types import SelectorType, StreamType, TileType, TupleType
+from steplus.dialects.step.functions import get_function
+from steplus.dialects.step.types import SelectorType, StreamType, TileType, TupleType
 
 
 def _i64(v: int) -> IntegerAttr:

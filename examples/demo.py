@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 from xdsl.dialects.builtin import f32, i32
 
-from steplus.dialects.lus_builder import NodeBuilder
+from steplus.dialects.lus.builder import NodeBuilder
 from steplus.lowering.mlir_interop import from_mlir, to_mlir
 
 HERE = Path(__file__).resolve().parent
@@ -50,9 +50,6 @@ def step_opt(text: str, *args: str) -> str:
 
 
 def demo_step() -> None:
-    sys.path.insert(0, str(HERE / "step"))
-    import workloads
-
     from steplus.passes.step.traces import RoutingTrace
 
     trace = RoutingTrace.load(TRACE, experts=8)
@@ -163,7 +160,7 @@ def demo_lus_execution() -> None:
 
     from steplus.lowering.lus_to_sync import ConvertLusToSyncPass
     from steplus.lowering.mlir_interop import parse_xdsl
-    from steplus.runtime.iree_exec import run_node_iree
+    from steplus.tools.iree_run import run_node_iree
     from steplus.runtime.reactive import run_node
     from steplus.runtime.reactive.sync_interp import run_sync_node
 

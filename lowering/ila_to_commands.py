@@ -29,7 +29,7 @@ from xdsl.ir import Block, Region
 from xdsl.passes import ModulePass
 
 from steplus.dialects.ila import CmdOp, ComputeOp, FragmentOp, InvokeOp, LoadOp, StoreOp, WaitIrqOp, WriteOp, YieldOp
-from steplus.passes.diagnostics import OpDiagnosticError
+from steplus.utils.diagnostics import OpDiagnosticError
 from steplus.passes.ila_cancel import expand_invoke
 
 GB = 0x33000000

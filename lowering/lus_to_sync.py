@@ -63,7 +63,7 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 
 from steplus.dialects import lus, sync
-from steplus.passes.diagnostics import OpDiagnosticError
+from steplus.utils.diagnostics import OpDiagnosticError
 from steplus.passes.lus.clocks import Base, Clock, On, Var, infer_node, resolve, schedule
 from steplus.passes.lus.normalize import normalize_node
 

@@ -38,10 +38,10 @@ import math
 import sympy
 from xdsl.ir import Operation, SSAValue
 
-from steplus.dialects import step_ops as so
+from steplus.dialects.step import ops as so
 from steplus.dialects.step import GraphOp
-from steplus.dialects.step_dims import to_expr
-from steplus.dialects.step_types import StreamType, TileType, TupleType
+from steplus.dialects.step.dims import to_expr
+from steplus.dialects.step.types import StreamType, TileType, TupleType
 from steplus.runtime.fabric.engine import SimulationError
 
 MAX_SIM_ELEMENTS = 10_000_000

@@ -48,12 +48,12 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 
-from steplus.dialects import step_ops as so
-from steplus.dialects import step_generators as sg
-from steplus.dialects import step_routing as sr
+from steplus.dialects.step import ops as so
+from steplus.dialects.step import ops as sg
+from steplus.dialects.step import ops as sr
 from steplus.dialects.step import GraphOp
-from steplus.dialects.step_dims import to_expr
-from steplus.dialects.step_types import StreamType, TileType, TupleType
+from steplus.dialects.step.dims import to_expr
+from steplus.dialects.step.types import StreamType, TileType, TupleType
 from steplus.runtime.fabric import ops_compute as oc
 from steplus.runtime.fabric import ops_memory as om
 from steplus.runtime.fabric import ops_routing as orr
@@ -523,7 +523,7 @@ class ConvertStepToRuntimePass(ModulePass):
     def apply(self, ctx: MLContext, op: ModuleOp) -> None:
         from xdsl.rewriter import Rewriter
 
-        from steplus.passes.diagnostics import OpDiagnosticError
+        from steplus.utils.diagnostics import OpDiagnosticError
 
         try:
             cfg = get_preset(self.preset)

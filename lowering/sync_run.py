@@ -22,7 +22,7 @@ the loop writes the result buffers in place.  A tensor state is carried in
 one flat buffer of two values (tick t reads value t mod 2 and writes value
 t+1 mod 2): the loop then yields the buffer it was given, updated in place,
 which IREE's bufferization requires inside a dispatch (yielding a fresh
-tensor, or overwriting the state it still reads, needs a copy it refuses).  `runtime/iree_exec.py` wraps
+tensor, or overwriting the state it still reads, needs a copy it refuses).  `tools/iree_run.py` wraps
 the loop in one IREE dispatch region (see `dispatch_region_text`), so the
 whole run is one dispatch.
 

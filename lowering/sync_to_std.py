@@ -63,7 +63,7 @@ from xdsl.transforms.dead_code_elimination import region_dce
 
 from steplus.dialects import sync
 from steplus.lowering.sync_run import run_function
-from steplus.passes.diagnostics import OpDiagnosticError
+from steplus.utils.diagnostics import OpDiagnosticError
 
 I32 = IntegerType(32)
 

@@ -22,7 +22,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import ParseError
 
-from steplus.passes.diagnostics import OpDiagnosticError
+from steplus.utils.diagnostics import OpDiagnosticError
 from steplus.tools.cli import ArgumentParser, InputError, UsageError, guarded
 from steplus.tools.source import LocationTable, SourceFile, SourceLoc
 

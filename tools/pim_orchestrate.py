@@ -67,7 +67,7 @@ def _mesh(text: str) -> tuple[int, int]:
 
 
 def _parser() -> argparse.ArgumentParser:
-    from steplus.examples.workloads.vit import MODELS
+    from steplus.passes.pim.vit import MODELS
     from steplus.passes.pim.hardware import PRESETS
 
     p = _Parser(
@@ -195,7 +195,7 @@ def _run(argv: Sequence[str] | None) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``pim-orchestrate`` console script."""
     try:
-        from steplus.examples.workloads.vit import WorkloadError
+        from steplus.passes.pim.vit import WorkloadError
         from steplus.passes.pim.hardware import PimConfigError
         from steplus.passes.pim.ilp_compact import ScheduleError
 

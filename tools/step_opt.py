@@ -33,7 +33,7 @@ from xdsl.utils.lexer import Input, Span
 from xdsl.xdsl_opt_main import xDSLOptMain
 
 from steplus.dialects.resources import materialize_resources
-from steplus.passes.diagnostics import (
+from steplus.utils.diagnostics import (
     Diagnostic,
     OpDiagnosticError,
     collecting_diagnostics,

@@ -23,7 +23,7 @@ Backends for lus nodes:
   (`$STEPLUS_CACHE_DIR`, default `~/.cache/steplus/iree`; `off` disables it).
 - `modular`: `convert-lus-to-sync`, `convert-sync-to-std{target=modular}`,
   `iree-compile`; the `@sch_*` runtime calls are served by a Python IREE
-  module, each node instance a coroutine (`steplus.runtime.iree_modular`).
+  module, each node instance a coroutine (`steplus.tools.iree_modular`).
 
 `--stream` reads the inputs from stdin, one tick per line (values in input
 order), and prints each tick's outputs as soon as its line is read (see
@@ -193,11 +193,11 @@ def _execute(args, module: ModuleOp, node: str, inputs: dict) -> list[list[objec
     from steplus.runtime.reactive.sync_interp import run_sync_node
 
     if args.backend == "iree":
-        from steplus.runtime.iree_exec import IreeNode
+        from steplus.tools.iree_run import IreeNode
 
         return IreeNode(module, node).run(inputs, args.ticks, per_tick=args.per_tick)
     if args.backend == "modular":
-        from steplus.runtime.iree_modular import ModularNode
+        from steplus.tools.iree_modular import ModularNode
 
         with ModularNode(module, node) as modular:
             return modular.run(inputs, args.ticks)
@@ -262,7 +262,7 @@ def _no_graph_flags(args: argparse.Namespace, what: str) -> None:
 
 
 def _run_node(args: argparse.Namespace, source: ModuleOp, name: str) -> int:
-    from steplus.runtime.iree_exec import IreeError
+    from steplus.tools.iree_run import IreeError
     from steplus.runtime.reactive import ReactiveError
     from steplus.tools.inputs import load_inputs, node_signature, require_all
 
@@ -299,7 +299,7 @@ def _run_node(args: argparse.Namespace, source: ModuleOp, name: str) -> int:
 def _stream(args: argparse.Namespace, module: ModuleOp, name: str, sigs) -> int:
     """--stream: one tick per stdin line, on the chosen backend's per-tick path."""
     from steplus.dialects import lus
-    from steplus.runtime.iree_exec import IreeError
+    from steplus.tools.iree_run import IreeError
     from steplus.runtime.reactive import ReactiveError
     from steplus.tools.step_run_stream import stream
 
@@ -309,11 +309,11 @@ def _stream(args: argparse.Namespace, module: ModuleOp, name: str, sigs) -> int:
     modular = None
     try:
         if args.backend == "iree":
-            from steplus.runtime.iree_exec import IreeNode
+            from steplus.tools.iree_run import IreeNode
 
             step = IreeNode(module, name).step
         elif args.backend == "modular":
-            from steplus.runtime.iree_modular import ModularNode
+            from steplus.tools.iree_modular import ModularNode
 
             modular = ModularNode(module, name)
             step = modular.step

@@ -29,9 +29,9 @@ import numpy as np
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp, StringAttr
 
-from steplus.dialects import step_ops as so
+from steplus.dialects.step import ops as so
 from steplus.dialects.step import GraphOp
-from steplus.dialects.step_functions import KV_TILES_PER_REQUEST
+from steplus.dialects.step.functions import KV_TILES_PER_REQUEST
 
 LOWER_HINT = ("is a tensor program (func.func on tensors), not a step graph: lower it with "
               "--lower 'tile=\"MxN[xK]\" schedule=\"mn_mk\"' (convert-linalg-to-step options; "

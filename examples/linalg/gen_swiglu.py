@@ -27,8 +27,7 @@ def linalg_text(batch: int, hidden: int, inter: int) -> str:
     import torch
     from torch_mlir import fx
 
-    sys.path.insert(0, str(ROOT))
-    from examples.workloads.torch_modules import SwiGLUFFN
+    from steplus.examples.workloads.torch_modules import SwiGLUFFN
 
     args = tuple(torch.zeros(s) for s in
                  ((batch, hidden), (hidden, inter), (hidden, inter), (inter, hidden)))

@@ -26,10 +26,9 @@ ROOT = Path(__file__).resolve().parents[2]
 def build(kind: str, model: str, batch: int, cached: int):
     import torch
 
-    sys.path.insert(0, str(ROOT))
-    from examples.workloads.decoder_torch import CONFIGS, DecoderLayer, decoder_inputs
-    from examples.workloads.attention_torch import GQADecodeAttention
-    from examples.workloads.moe import TopKMoE
+    from steplus.examples.workloads.decoder_torch import CONFIGS, DecoderLayer, decoder_inputs
+    from steplus.examples.workloads.attention_torch import GQADecodeAttention
+    from steplus.examples.workloads.moe import TopKMoE
 
     cfg = CONFIGS[model]
     meta = {"device": "meta", "dtype": torch.bfloat16}
@@ -70,7 +69,7 @@ def main(argv=None) -> int:
     layer, inputs = build(args.kind, args.model, args.batch, args.cached)
     lengths = None
     if args.kv:
-        from examples.workloads.decoder_torch import CONFIGS
+        from steplus.examples.workloads.decoder_torch import CONFIGS
 
         try:
             trace = np.load(args.kv, allow_pickle=False).astype(np.int64)

@@ -15,7 +15,7 @@ The recognizer of `steplus.lowering.linalg_to_step.aten` lowers its
 Example::
 
     import torch
-    from examples.workloads.attention_torch import GQADecodeAttention, attention_inputs
+    from steplus.examples.workloads.attention_torch import GQADecodeAttention, attention_inputs
 
     out = GQADecodeAttention()(*attention_inputs(2, 16, 2, 64, cached=40))  # [2, 16, 1, 64]
 

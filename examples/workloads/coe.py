@@ -255,7 +255,7 @@ def copy_seconds(nbytes: int, tile: tuple[int, int] = (512, 1024)) -> float:
     DDR channel, simulated."""
     from xdsl.dialects.builtin import StringAttr, bf16
 
-    from steplus.dialects.step_frontend import Graph
+    from steplus.dialects.step.builder import Graph
     from steplus.passes.sn40l.hardware import value
     from steplus.passes.sn40l.kernels import kernel_groups
     from steplus.runtime.fabric.config import SN40L

@@ -52,7 +52,7 @@ from dataclasses import dataclass
 
 from xdsl.dialects.builtin import ModuleOp, bf16, f32
 
-from steplus.dialects.step_frontend import Graph, Stream, TileType
+from steplus.dialects.step.builder import Graph, Stream, TileType
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ the reshapes, the router and the residual adds are reported as not lowered
 
 Example::
 
-    from examples.workloads.decoder_torch import CONFIGS, DecoderLayer, decoder_inputs
+    from steplus.examples.workloads.decoder_torch import CONFIGS, DecoderLayer, decoder_inputs
 
     cfg = CONFIGS["qwen"].small()
     y = DecoderLayer(cfg)(*decoder_inputs(cfg, batch=4, cached=40))   # [4, hidden]
@@ -33,7 +33,7 @@ from dataclasses import dataclass, replace
 import torch
 import torch.nn.functional as F
 
-from examples.workloads.moe import TopKMoE
+from steplus.examples.workloads.moe import TopKMoE
 
 
 @dataclass(frozen=True)

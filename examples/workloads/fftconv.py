@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from xdsl.dialects.builtin import ModuleOp, f32
 
-from steplus.dialects.step_frontend import Graph
+from steplus.dialects.step.builder import Graph
 
 
 def fftconv(n: int = 32, blocks: int = 1024, name: str | None = None) -> ModuleOp:

@@ -15,7 +15,7 @@ pipelines / reassemble graph.
 Example::
 
     import torch
-    from examples.workloads.moe import TopKMoE, moe_inputs
+    from steplus.examples.workloads.moe import TopKMoE, moe_inputs
 
     layer = TopKMoE(4, 2)
     y = layer(*moe_inputs(8, 4, 32, 64))        # [8, 32]

@@ -37,7 +37,7 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 
 from steplus.dialects.step import GraphOp
-from steplus.dialects.step_dims import to_expr
+from steplus.dialects.step.dims import to_expr
 from steplus.passes.sn40l.allocate_memory import StepAllocateMemoryPass
 from steplus.passes.sn40l.allocate_units import StepAllocateUnitsPass
 from steplus.passes.sn40l.kernelize import StepKernelizePass

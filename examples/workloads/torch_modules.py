@@ -10,7 +10,7 @@ the lowering places off-chip (see `docs/guide/pytorch-to-step.md`).
 Example::
 
     import torch
-    from examples.workloads.torch_modules import SwiGLUFFN, swiglu_inputs
+    from steplus.examples.workloads.torch_modules import SwiGLUFFN, swiglu_inputs
 
     y = SwiGLUFFN()(*swiglu_inputs(64, 256, 512))   # [64, 256]
 

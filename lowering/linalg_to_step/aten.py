@@ -437,7 +437,7 @@ def _element(node) -> str:
 def _dense(nodes, covered: set, options: str, name: str, remarks: list):
     """The matmuls left over, as linalg functions lowered by convert-linalg-to-step."""
     from steplus.lowering.linalg_to_step import lower_module
-    from steplus.passes.diagnostics import OpDiagnosticError
+    from steplus.utils.diagnostics import OpDiagnosticError
     from xdsl.context import Context
     from xdsl.dialects import arith, builtin, func, linalg, tensor
     from xdsl.parser import Parser

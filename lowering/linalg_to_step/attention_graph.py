@@ -17,7 +17,7 @@ written back, then `exp(q K^T)`, `x V` and the tile-wise row sums give
   `eager_merge` of the regions' "all read" signals, a feedback edge).
 
 `step-dynamic-parallelize{factor=4}` turns either into the dynamic dispatch.
-`examples/step/attention.py` builds the reference graphs (hd 64, group 8) with
+`examples/workloads/attention.py` builds the reference graphs (hd 64, group 8) with
 this module: one builder for the workload and the lowering.
 
 Off-chip layout: queries `[B, group, hd]` at 4 GiB, new keys/values `[B, hd]`
@@ -36,7 +36,7 @@ import numpy as np
 from xdsl.dialects.builtin import ModuleOp, UnitAttr, bf16, f32
 
 from steplus.dialects.step import GraphOp
-from steplus.dialects.step_frontend import ADDRESS, Graph, Stream, TileType, eager_merge, reassemble
+from steplus.dialects.step.builder import ADDRESS, Graph, Stream, TileType, eager_merge, reassemble
 from steplus.passes.step.specialize import specialize_graph
 
 TILE_N = 32

@@ -15,7 +15,7 @@ Emission order: the matmuls a value depends on first, then its element-wise
 epilogue (the reference SwiGLU order: X, Wg, gate, Wu, up, silu, mul, down).
 
 Example: `emit_graph(recognize(fn), EmitOptions(...))` on torch's SwiGLU FFN
-is op for op `examples/step/workloads.py`'s `swiglu(tm, tn)`.
+is op for op `examples/workloads/graphs.py`'s `swiglu(tm, tn)`.
 """
 
 from __future__ import annotations
@@ -25,11 +25,11 @@ from dataclasses import dataclass, field
 from xdsl.dialects.builtin import UnitAttr, f32
 from xdsl.ir import Attribute
 
-from steplus.dialects.step_frontend import Graph, Stream
-from steplus.dialects.step_types import TileType
+from steplus.dialects.step.builder import Graph, Stream
+from steplus.dialects.step.types import TileType
 from steplus.lowering.linalg_to_step.options import Tile, layout
 from steplus.lowering.linalg_to_step.recognize import Function, Node
-from steplus.passes.diagnostics import OpDiagnosticError, emit
+from steplus.utils.diagnostics import OpDiagnosticError, emit
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ accumulators), the routing-weight multiply, `reassemble` per token and the
 sum over the top-k choices, stored f32. The batch `B` and the expert token
 counts `B_0 .. B_{E-1}` are symbols: bind them with
 `step-specialize{routing=...}`. The construction order is spec §8.2's, so
-`examples/step/workloads.py` builds its MoE graphs (`moe`, and the shared
+`examples/workloads/graphs.py` builds its MoE graphs (`moe`, and the shared
 parts of `moe_time_multiplexed`) with these functions: one builder.
 
 Off-chip layout (bytes): tokens `[B, D]` bf16 at 0, the routing weights
@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 from xdsl.dialects.builtin import ModuleOp, bf16, f32
 
-from steplus.dialects.step_frontend import Graph, Stream, TileType, reassemble
+from steplus.dialects.step.builder import Graph, Stream, TileType, reassemble
 
 TOKENS_BASE, ROUTING_BASE, WEIGHTS_BASE, OUT_BASE = 0, 1 << 31, 1 << 32, 1 << 34
 

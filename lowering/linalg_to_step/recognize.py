@@ -28,7 +28,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.ir.affine import AffineMap
 
-from steplus.passes.diagnostics import OpDiagnosticError
+from steplus.utils.diagnostics import OpDiagnosticError
 
 SUPPORTED = ("tensor.empty, linalg.fill, linalg.matmul, linalg.transpose, "
              "element-wise linalg.generic (add, mul, div, exp, silu)")

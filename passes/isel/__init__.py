@@ -23,7 +23,7 @@ from xdsl.dialects import builtin, func
 from xdsl.passes import ModulePass
 
 from steplus.dialects.ila import TARGETS
-from steplus.passes.diagnostics import emit
+from steplus.utils.diagnostics import emit
 
 
 def check_limits(p) -> None:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from xdsl.ir import Operation
 
-from steplus.dialects.ila_host import window_problem
+from steplus.dialects.ila.host import window_problem
 
 
 def _shape(v) -> tuple[int, ...]:
@@ -131,7 +131,7 @@ def op_problem(op: Operation) -> str | None:
 
 def check_ops(root: Operation, who: str) -> None:
     """Raise a located `OpDiagnosticError` ("`who`: 'op': reason") at the first malformed op under `root`."""
-    from steplus.passes.diagnostics import OpDiagnosticError
+    from steplus.utils.diagnostics import OpDiagnosticError
 
     for op in root.walk():
         problem = op_problem(op)

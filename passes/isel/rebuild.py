@@ -17,10 +17,10 @@ from xdsl.dialects.tensor import EmptyOp, ExtractSliceOp
 from xdsl.ir import Operation, SSAValue
 
 from steplus.dialects.ila import InvokeOp
-from steplus.dialects.ila_host import Im2colOp, WindowsOp
+from steplus.dialects.ila.host import Im2colOp, WindowsOp
 from steplus.dialects.tosa_ext import ExpOp, RsqrtOp, SigmoidOp, TanhOp
 from steplus.dialects.tosa_ext import reshape as tosa_reshape
-from steplus.passes.diagnostics import OpDiagnosticError
+from steplus.utils.diagnostics import OpDiagnosticError
 from steplus.passes.isel.constants import splat_value
 from steplus.passes.isel.terms import ACCEL
 

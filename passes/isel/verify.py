@@ -50,7 +50,7 @@ from xdsl.dialects import builtin, func
 from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 
-from steplus.passes.diagnostics import OpDiagnosticError, emit
+from steplus.utils.diagnostics import OpDiagnosticError, emit
 from steplus.passes.isel import Limits, check_limits, check_mode, parse_targets, release_egraphs, select_function
 from steplus.passes.isel import symbolic as S
 from steplus.passes.isel.constants import CONSTANT_OPS, ConstantError, constant_array

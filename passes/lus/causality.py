@@ -26,7 +26,7 @@ from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from steplus.dialects import lus
-from steplus.passes.diagnostics import OpDiagnosticError
+from steplus.utils.diagnostics import OpDiagnosticError
 
 
 def instantaneous_deps(op: Operation) -> list[SSAValue]:

@@ -50,7 +50,7 @@ from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from steplus.dialects import lus
-from steplus.passes.diagnostics import OpDiagnosticError, emit
+from steplus.utils.diagnostics import OpDiagnosticError, emit
 from steplus.passes.lus.causality import instantaneous_deps, value_name
 
 

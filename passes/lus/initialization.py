@@ -51,7 +51,7 @@ from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from steplus.dialects import lus
-from steplus.passes.diagnostics import OpDiagnosticError
+from steplus.utils.diagnostics import OpDiagnosticError
 from steplus.passes.lus.causality import instantaneous_deps, value_name
 from steplus.passes.lus.clocks import NodeClocks, equal, infer_node
 

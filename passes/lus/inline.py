@@ -31,7 +31,7 @@ from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from steplus.dialects import lus
-from steplus.passes.diagnostics import OpDiagnosticError
+from steplus.utils.diagnostics import OpDiagnosticError
 
 
 def _instances(node: lus.NodeOp) -> list[lus.InstanceOp]:

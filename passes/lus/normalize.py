@@ -49,7 +49,7 @@ from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from steplus.dialects import lus
-from steplus.passes.diagnostics import OpDiagnosticError
+from steplus.utils.diagnostics import OpDiagnosticError
 from steplus.passes.lus.clocks import Base, On, Var, infer_node, resolve, show
 
 

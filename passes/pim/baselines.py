@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import math
 
-from steplus.examples.workloads.vit import Stage, VitModel, build
+from steplus.passes.pim.vit import Stage, VitModel, build
 from steplus.passes.pim.cost import layer_cost
 from steplus.passes.pim.hardware import PimHardware, preset
 from steplus.passes.pim.ilp_compact import Layer

@@ -16,7 +16,7 @@ Non-linear work (softmax, two layernorms, GELU) runs on the ACU at
 
 Example::
 
-    >>> from steplus.examples.workloads.vit import build
+    >>> from steplus.passes.pim.vit import build
     >>> from steplus.passes.pim.hardware import preset
     >>> st = build("swin-t", 224).stages[0]
     >>> layer_cost(st, Scheme(1, 1), preset("allspark-16x16")).transfer
@@ -28,7 +28,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from steplus.examples.workloads.vit import BlockGroup, Stage
+from steplus.passes.pim.vit import BlockGroup, Stage
 from steplus.passes.pim.hardware import PimHardware
 from steplus.passes.pim.partition import (
     Scheme,

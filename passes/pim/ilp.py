@@ -30,7 +30,7 @@ cross-checking :mod:`ilp_compact`, which it must match.
 
 Example::
 
-    >>> from steplus.examples.workloads.vit import build
+    >>> from steplus.passes.pim.vit import build
     >>> from steplus.passes.pim.hardware import preset
     >>> from steplus.passes.pim.ilp_compact import build_problem
     >>> prob = build_problem(build("swin-t", 224), preset("allspark-16x16"))

@@ -25,7 +25,7 @@ counts (eq. 4).  It has ``2 * sum_s |K_s|`` integer variables, so Swin-B at
 
 Example::
 
-    >>> from steplus.examples.workloads.vit import build
+    >>> from steplus.passes.pim.vit import build
     >>> from steplus.passes.pim.hardware import preset
     >>> sol = solve_compact(build_problem(build("swin-t", 224), preset("allspark-16x16")))
     >>> sol.status
@@ -42,7 +42,7 @@ import numpy as np
 from scipy.optimize import Bounds, LinearConstraint, milp
 from scipy.sparse import lil_matrix
 
-from steplus.examples.workloads.vit import VitModel
+from steplus.passes.pim.vit import VitModel
 from steplus.passes.pim.cost import LayerCost, layer_cost, slice_bytes, stage_weight_bytes
 from steplus.passes.pim.hardware import MIB, PimHardware
 from steplus.passes.pim.layout import max_subarrays

@@ -15,7 +15,7 @@ whole bytes), so the two solvers must report the same optimum; the tests and
 
 Example::
 
-    >>> from steplus.examples.workloads.vit import build
+    >>> from steplus.passes.pim.vit import build
     >>> from steplus.passes.pim.hardware import preset
     >>> from steplus.passes.pim.ilp_compact import build_problem, solve_compact
     >>> prob = build_problem(build("swin-t", 224), preset("allspark-16x16"))

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from steplus.examples.workloads.vit import VitModel, build, dependency_edges
+from steplus.passes.pim.vit import VitModel, build, dependency_edges
 from steplus.passes.pim.cost import layer_energy_pj, stage_weight_bytes, weights_per_node
 from steplus.passes.pim.hardware import PimHardware, preset
 from steplus.passes.pim.ilp import solve_literal

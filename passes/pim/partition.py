@@ -31,7 +31,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from steplus.examples.workloads.vit import BlockGroup, Stage
+from steplus.passes.pim.vit import BlockGroup, Stage
 from steplus.passes.pim.hardware import PimHardware
 
 

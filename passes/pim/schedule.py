@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import re
 
-from steplus.examples.workloads.vit import VitModel
+from steplus.passes.pim.vit import VitModel
 from steplus.passes.pim.cost import layer_cost
 from steplus.passes.pim.hardware import MIB, PimHardware
 from steplus.passes.pim.ilp_compact import Layer, ScheduleError

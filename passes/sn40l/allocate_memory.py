@@ -50,9 +50,9 @@ from xdsl.dialects.builtin import IntegerAttr, ModuleOp, StringAttr, UnitAttr, i
 from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 
-from steplus.dialects import step_ops as so
+from steplus.dialects.step import ops as so
 from steplus.dialects.step import GraphOp
-from steplus.passes.diagnostics import OpDiagnosticError, emit
+from steplus.utils.diagnostics import OpDiagnosticError, emit
 from steplus.passes.sn40l.hardware import value
 from steplus.passes.sn40l.kernels import MEMORY, SYMBOL, ensure_names, kernel_groups, static_int
 from steplus.passes.step.metrics import cardinality

@@ -58,11 +58,11 @@ from xdsl.dialects.builtin import IntegerAttr, ModuleOp, i64
 from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 
-from steplus.dialects import step_ops as so
-from steplus.dialects import step_routing as sr
+from steplus.dialects.step import ops as so
+from steplus.dialects.step import ops as sr
 from steplus.dialects.step import GraphOp
-from steplus.dialects.step_dims import to_expr
-from steplus.passes.diagnostics import OpDiagnosticError, emit
+from steplus.dialects.step.dims import to_expr
+from steplus.utils.diagnostics import OpDiagnosticError, emit
 from steplus.passes.sn40l.hardware import value
 from steplus.passes.sn40l.kernels import (
     KERNEL, assign, ensure_names, is_anchor, replace_graph, source, split, static_int,

@@ -56,9 +56,9 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 
-from steplus.dialects import step_ops as so
+from steplus.dialects.step import ops as so
 from steplus.dialects.step import GraphOp
-from steplus.passes.diagnostics import OpDiagnosticError, emit
+from steplus.utils.diagnostics import OpDiagnosticError, emit
 from steplus.passes.sn40l.kernels import (
     assign, ensure_names, graphs_to_kernelize, is_anchor, replace_graph, source, split,
 )

@@ -39,16 +39,17 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator
 
-from xdsl.dialects.builtin import DenseArrayBase, IntegerAttr, ModuleOp, StringAttr, i64
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp, StringAttr, i64
 from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
 
-from steplus.dialects import step_generators as sg
-from steplus.dialects import step_ops as so
-from steplus.dialects import step_routing as sr
+from steplus.dialects.step import ops as sg
+from steplus.dialects.step import ops as so
+from steplus.dialects.step import ops as sr
 from steplus.dialects.step import GraphOp
-from steplus.dialects.step_dims import to_expr
-from steplus.dialects.step_types import StreamType, TileType
-from steplus.passes.diagnostics import OpDiagnosticError
+from steplus.dialects.step.dims import to_expr
+from steplus.dialects.step.types import StreamType, TileType
+from steplus.utils.diagnostics import OpDiagnosticError
+from steplus.utils.attrs import i64_array
 
 INTERMEDIATE_BASE = 1 << 44
 """Where the cut streams are laid out (above every address the workloads use)."""
@@ -170,10 +171,6 @@ def _prod(vs: list[int]) -> int:
     return out
 
 
-def _arr(vs: list[int]) -> DenseArrayBase:
-    return DenseArrayBase.from_list(i64, vs)
-
-
 def split(graph: GraphOp, of: dict[Operation, set[int]], tag: str) -> list[GraphOp]:
     """The kernels of `graph` (ops placed by `of`), in launch order."""
     name = graph.sym_name.data
@@ -222,8 +219,8 @@ def split(graph: GraphOp, of: dict[Operation, set[int]], tag: str) -> list[Graph
         stride = [_prod(dims[j + 1:]) for j in range(len(dims))] if dims else [1]
         ld = so.LinearOffChipLoadOp.create(
             result_types=[StreamType(dims, el)],
-            properties={"base_addr": IntegerAttr(addr, i64), "tiled_in_shape": _arr(in_shape),
-                        "stride": _arr(stride), "tiled_out_shape": _arr(dims)},
+            properties={"base_addr": IntegerAttr(addr, i64), "tiled_in_shape": i64_array(in_shape),
+                        "stride": i64_array(stride), "tiled_out_shape": i64_array(dims)},
             attributes={"name": StringAttr(f"{sym.rsplit('.', 1)[1]}_ld{k}"),
                         SYMBOL: StringAttr(sym)})
         blocks[k].add_op(ld)

@@ -24,7 +24,7 @@ import re
 from xdsl.dialects.builtin import StringAttr
 from xdsl.ir import Attribute, Operation
 
-from steplus.passes.diagnostics import OpDiagnosticError
+from steplus.utils.diagnostics import OpDiagnosticError
 
 MAX_BINDING = 2**63 - 1
 """The largest value a symbol may be bound to (a static dimension is an int64)."""

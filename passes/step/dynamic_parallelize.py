@@ -69,15 +69,16 @@ from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
-from steplus.dialects import step_ops as so
-from steplus.dialects import step_generators as sg
-from steplus.dialects import step_routing as sr
+from steplus.dialects.step import ops as so
+from steplus.dialects.step import ops as sg
+from steplus.dialects.step import ops as sr
 from steplus.dialects.step import GraphOp
-from steplus.dialects.step_dims import to_expr
-from steplus.dialects.step_frontend import ADDRESS, Graph, Stream, eager_merge, reassemble
-from steplus.dialects.step_types import RaggedSymbol, StreamType
-from steplus.passes.diagnostics import OpDiagnosticError, emit
-from steplus.passes.step.shape_rules import new_symbol
+from steplus.dialects.step.dims import to_expr
+from steplus.dialects.step.builder import ADDRESS, Graph, Stream, eager_merge, reassemble
+from steplus.dialects.step.types import RaggedSymbol, StreamType
+from steplus.utils.diagnostics import OpDiagnosticError, emit
+from steplus.dialects.step.shape_rules import new_symbol
+from steplus.utils.attrs import ints_of
 
 NAME = "step-dynamic-parallelize"
 
@@ -259,10 +260,6 @@ def find_static_parallel(graph: GraphOp) -> StaticParallel | str:
 # -- merging the coarse blocks ---------------------------------------------------------
 
 
-def _ints(a: DenseArrayBase | None) -> list[int]:
-    return [int(x) for x in a.get_values()] if a is not None else []
-
-
 def _mergeable(found: StaticParallel) -> str | None:
     for per_region in found.sources:
         first = per_region[0]
@@ -272,13 +269,13 @@ def _mergeable(found: StaticParallel) -> str | None:
             end = None
             for op in per_region:
                 assert isinstance(op, so.LinearOffChipLoadOp)
-                ins, outs = _ints(op.tiled_in_shape), _ints(op.tiled_out_shape)
+                ins, outs = ints_of(op.tiled_in_shape), ints_of(op.tiled_out_shape)
                 t = _stream(op.output)
-                if ins != outs or t.dims[0] != ins[0] or ins[1:] != _ints(first.tiled_in_shape)[1:] \
+                if ins != outs or t.dims[0] != ins[0] or ins[1:] != ints_of(first.tiled_in_shape)[1:] \
                         or op.output.type.element != first.output.type.element:
                     return "a region's load is not a plain block of requests"
                 stride = [int(np.prod(ins[k + 1:])) for k in range(len(ins))]
-                if _ints(op.stride) != stride:
+                if ints_of(op.stride) != stride:
                     return "a region's load is not a plain block of requests"
                 base = op.base_addr.value.data
                 if end is not None and base != end:
@@ -293,12 +290,12 @@ def _merged_source(per_region: list[Operation], total: int) -> Operation:
     first = per_region[0]
     t = _stream(first.results[0])
     if isinstance(first, sg.MetadataGenOp):
-        values = [v for op in per_region for v in _ints(op.values)]  # type: ignore[attr-defined]
+        values = [v for op in per_region for v in ints_of(op.values)]  # type: ignore[attr-defined]
         new = first.clone()
         new.properties["values"] = DenseArrayBase.from_list(i64, values)
     else:
         assert isinstance(first, so.LinearOffChipLoadOp)
-        shape = [total, *_ints(first.tiled_in_shape)[1:]]
+        shape = [total, *ints_of(first.tiled_in_shape)[1:]]
         new = first.clone()
         new.properties["tiled_in_shape"] = DenseArrayBase.from_list(i64, shape)
         new.properties["tiled_out_shape"] = DenseArrayBase.from_list(i64, shape)
@@ -511,7 +508,7 @@ def dynamic_parallelize(graph: GraphOp, factor: int) -> bool:
         emit(graph, "remark", f"{NAME}: nothing to do: {found}")
         return False
     _Rewrite(graph, found, factor).run()
-    from steplus.passes.step.infer_shapes import infer_graph
+    from steplus.dialects.step.inference import infer_graph
 
     infer_graph(graph)
     return True

@@ -39,14 +39,14 @@ from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
-from steplus.dialects import step_ops as so
-from steplus.dialects import step_generators as sg
-from steplus.dialects import step_routing as sr
+from steplus.dialects.step import ops as so
+from steplus.dialects.step import ops as sg
+from steplus.dialects.step import ops as sr
 from steplus.dialects.step import GraphOp
-from steplus.dialects.step_functions import get_function
-from steplus.dialects.step_types import StreamType, TileType, TupleType
-from steplus.passes.diagnostics import emit
-from steplus.passes.step.shape_rules import promoted_dim
+from steplus.dialects.step.functions import get_function
+from steplus.dialects.step.types import StreamType, TileType, TupleType
+from steplus.utils.diagnostics import emit
+from steplus.dialects.step.shape_rules import promoted_dim
 
 
 def _uses_retile_row(acc: so.AccumOp) -> bool:
@@ -147,7 +147,7 @@ def _element_of(op: Operation, index: int, old: StreamType) -> Attribute:
 
 def refresh(op: Operation) -> list[SSAValue]:
     """Re-derive `op`'s result types from its operands; the results that changed."""
-    from steplus.passes.step.shape_rules import ShapeError, rule_for
+    from steplus.dialects.step.shape_rules import ShapeError, rule_for
 
     rule = rule_for(op)
     changed = []
@@ -239,6 +239,6 @@ class StepDynamicTilingPass(ModulePass):
                 continue
             for rs, acc in pairs:
                 dynamic_tile(rs, acc)
-            from steplus.passes.step.infer_shapes import infer_graph
+            from steplus.dialects.step.inference import infer_graph
 
             infer_graph(graph)  # the re-derived types are consistent

@@ -58,16 +58,17 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import IntegerAttr, ModuleOp, StringAttr, i64
+from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 
-from steplus.dialects import step_ops as so
-from steplus.dialects import step_routing as sr
+from steplus.dialects.step import ops as so
+from steplus.dialects.step import ops as sr
 from steplus.dialects.step import GraphOp
-from steplus.dialects.step_functions import get_function
-from steplus.dialects.step_types import StreamType, TileType, TupleType
-from steplus.passes.diagnostics import emit
+from steplus.dialects.step.functions import get_function
+from steplus.dialects.step.types import StreamType, TileType, TupleType
+from steplus.utils.diagnostics import emit
+from steplus.utils.attrs import i64_attr
 
 ELEMENTWISE = ("add", "mul", "div", "exp", "silu")
 MATMUL_ACC = {"matmul": "matmul_acc", "matmul_t": "matmul_t_acc"}
@@ -88,10 +89,6 @@ def parse_tile(text: str) -> tuple[int, int]:
 
 
 # -- building blocks ------------------------------------------------------------------
-
-
-def _i64(v: int) -> IntegerAttr:
-    return IntegerAttr(v, i64)
 
 
 def _apply(fn: str, args: Sequence[SSAValue], result: TileType) -> so.ApplyOp:
@@ -156,7 +153,7 @@ class _Builder:
 
         op = so.FlatMapOp.create(operands=[v],
                                  result_types=[StreamType([*t.shape.data, *new], like)],
-                                 properties={"rank": _i64(rank)},
+                                 properties={"rank": i64_attr(rank)},
                                  regions=[_region([el], body)])
         return self._add(op, suffix)
 
@@ -164,7 +161,7 @@ class _Builder:
         t = _stream(v)
         op = sr.RepeatOp.create(operands=[v],
                                 result_types=[StreamType([*t.shape.data, count], t.element)],
-                                properties={"count": _i64(count)})
+                                properties={"count": i64_attr(count)})
         return self._add(op, suffix)
 
     def zip(self, a: SSAValue, b: SSAValue) -> SSAValue:
@@ -178,7 +175,7 @@ class _Builder:
         t = _stream(v)
         op = so.AccumOp.create(operands=[v],
                                result_types=[StreamType(t.shape.data[: t.rank - rank], acc)],
-                               properties={"rank": _i64(rank)}, regions=[update, init])
+                               properties={"rank": i64_attr(rank)}, regions=[update, init])
         return self._add(op, suffix)
 
     def join(self, v: SSAValue, logical: TileType, rank: int, suffix: str | None) -> SSAValue:
@@ -486,6 +483,6 @@ class StepHierarchicalTilingPass(ModulePass):
                 emit(graph, "remark", f"{NAME}: nothing to tile: no element-wise or matmul "
                                       f"map/accum on tiles larger than {r}x{c} that it divides")
                 continue
-            from steplus.passes.step.infer_shapes import infer_graph
+            from steplus.dialects.step.inference import infer_graph
 
             infer_graph(graph)  # the new types are consistent

@@ -85,21 +85,20 @@ from xdsl.dialects.builtin import DictionaryAttr, ModuleOp, StringAttr
 from xdsl.ir import Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 
-from steplus.dialects import step_ops as so
-from steplus.dialects import step_routing as sr
+from steplus.dialects.step import ops as so
+from steplus.dialects.step import ops as sr
 from steplus.dialects.step import GraphOp
-from steplus.dialects.step_dims import to_expr
-from steplus.dialects.step_functions import get_function
-from steplus.dialects.step_types import (
+from steplus.dialects.step.dims import to_expr
+from steplus.dialects.step.functions import get_function
+from steplus.dialects.step.types import (
     BufferType,
     RaggedSymbol,
     StreamType,
     TileType,
     dim_to_text,
 )
-from steplus.passes.diagnostics import OpDiagnosticError
 from steplus.passes.step.bindings import parse_bind_attr, parse_bindings  # noqa: F401
-from steplus.passes.step.infer_shapes import infer_graph
+from steplus.dialects.step.inference import infer_graph
 from steplus.passes.step.reports import (
     emit_report,
     format_metrics,
@@ -107,7 +106,7 @@ from steplus.passes.step.reports import (
     metric_text,
     report_format,
 )
-from steplus.passes.step.shape_rules import ShapeError, new_symbol, rule_for
+from steplus.dialects.step.shape_rules import ShapeError, new_symbol, rule_for
 from steplus.passes.step.tile_shapes import TileShapes
 
 ZERO = sympy.Integer(0)

@@ -24,7 +24,7 @@ from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from steplus.dialects.step import GraphOp
-from steplus.dialects.step_types import SelectorType, StreamType, TileType, TupleType, dim_to_text
+from steplus.dialects.step.types import SelectorType, StreamType, TileType, TupleType, dim_to_text
 from steplus.passes.step.reports import emit_report
 
 

@@ -45,8 +45,8 @@ from typing import TYPE_CHECKING
 
 import sympy
 
-from steplus.dialects.step_dims import rename_symbols, to_expr
-from steplus.passes.diagnostics import OpDiagnosticError
+from steplus.dialects.step.dims import rename_symbols, to_expr
+from steplus.utils.diagnostics import OpDiagnosticError
 
 if TYPE_CHECKING:
     from steplus.passes.step.metrics import GraphMetrics

@@ -32,22 +32,22 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
 import sympy
 from xdsl.context import Context
-from xdsl.dialects.builtin import BytesAttr, DenseArrayBase, ModuleOp, StringAttr, i64
-from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.dialects.builtin import ModuleOp, StringAttr
+from xdsl.ir import Attribute, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
-from steplus.dialects import step_ops as so
-from steplus.dialects import step_generators as sg
-from steplus.dialects import step_routing as sr
+from steplus.dialects.step import ops as so
+from steplus.dialects.step import ops as sg
+from steplus.dialects.step import ops as sr
 from steplus.dialects.step import GraphOp
-from steplus.dialects.step_types import BufferType, StreamType, TupleType, as_dim
-from steplus.passes.diagnostics import OpDiagnosticError
+from steplus.dialects.step.types import BufferType, StreamType, TupleType, as_dim
+from steplus.utils.diagnostics import OpDiagnosticError
 from steplus.passes.step.bindings import parse_bind_attr, parse_bindings
 from steplus.passes.step.traces import KVTrace, RoutingTrace, TraceError
+from steplus.utils.attrs import i64_array
 
 BIND_ATTR = "step.bind"
 
@@ -101,12 +101,6 @@ def _symbols(graph: GraphOp) -> dict[str, sympy.Symbol]:
     return found
 
 
-def _i64_array(values: np.ndarray) -> DenseArrayBase:
-    """`array<i64: ...>` from numpy, packed directly (`from_list` normalizes each
-    value in Python: seconds for a B=1024 routing matrix)."""
-    return DenseArrayBase(i64, BytesAttr(np.ascontiguousarray(values, dtype="<i8").tobytes()))
-
-
 def routing_bindings(graph: GraphOp, trace: RoutingTrace, set_values: bool = False) -> dict[str, int]:
     """Symbol name -> value for an MoE routing trace; with `set_values`, the
     selector values of the `step.select_gen`s without values, too."""
@@ -143,7 +137,7 @@ def routing_bindings(graph: GraphOp, trace: RoutingTrace, set_values: bool = Fal
             rank = op.output.type.rank
             values = trace.multi_hot() if rank == 1 else trace.one_hot() if rank == 2 else None
             if values is not None:
-                op.properties["values"] = _i64_array(values)
+                op.properties["values"] = i64_array(values)
     if not matched:
         raise OpDiagnosticError(graph, f"step-specialize: no step.partition driven by a "
                                        f"selector over {trace.experts} experts")

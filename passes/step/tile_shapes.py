@@ -33,19 +33,19 @@ import sympy
 from xdsl.dialects.builtin import IntegerType
 from xdsl.ir import Attribute, Block, SSAValue
 
-from steplus.dialects import step_ops as so
-from steplus.dialects import step_routing as sr
+from steplus.dialects.step import ops as so
+from steplus.dialects.step import ops as sr
 from steplus.dialects.step import GraphOp
-from steplus.dialects.step_dims import to_expr
-from steplus.dialects.step_functions import get_function
-from steplus.dialects.step_types import (
+from steplus.dialects.step.dims import to_expr
+from steplus.dialects.step.functions import get_function
+from steplus.dialects.step.types import (
     BufferType,
     SelectorType,
     StreamType,
     TileType,
     TupleType,
 )
-from steplus.passes.step.shape_rules import equal_dims, new_symbol
+from steplus.dialects.step.shape_rules import equal_dims, new_symbol
 
 Shape = tuple[sympy.Expr, sympy.Expr]
 

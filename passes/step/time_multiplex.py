@@ -24,7 +24,7 @@ with a remark saying why.
 Example: `step-opt examples/step/moe_qwen_tn16.mlir -p 'step-time-multiplex{regions=16}'`
 gives 16 `step.eager_merge`s, 48 `step.random_offchip_load`s and no more
 per-expert weight loads; its metrics bound to a trace equal the hand-built
-`moe_time_multiplexed` graph's (examples/step/workloads.py).
+`moe_time_multiplexed` graph's (examples/workloads/graphs.py).
 """
 
 from __future__ import annotations
@@ -37,15 +37,15 @@ from xdsl.dialects.builtin import DenseArrayBase, IntegerAttr, ModuleOp, i64
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 
-from steplus.dialects import step_ops as so
-from steplus.dialects import step_generators as sg
-from steplus.dialects import step_routing as sr
+from steplus.dialects.step import ops as so
+from steplus.dialects.step import ops as sg
+from steplus.dialects.step import ops as sr
 from steplus.dialects.step import GraphOp
-from steplus.dialects.step_types import SelectorType, StreamType, TileType
-from steplus.dialects.step_verify import int_of, ints_of
-from steplus.passes.diagnostics import OpDiagnosticError, emit
+from steplus.dialects.step.types import SelectorType, StreamType, TileType
+from steplus.dialects.step.verify import int_of, ints_of
+from steplus.utils.diagnostics import OpDiagnosticError, emit
 from steplus.passes.step.dynamic_tiling import _propagate, refresh
-from steplus.passes.step.shape_rules import new_symbol
+from steplus.dialects.step.shape_rules import new_symbol
 
 ADDRESS = TileType(1, 1, i64)
 
@@ -243,7 +243,7 @@ def time_multiplex(graph: GraphOp, regions: int) -> None:
         for op in reversed(p.ops):
             op.detach()
             op.erase()
-    from steplus.passes.step.infer_shapes import infer_graph
+    from steplus.dialects.step.inference import infer_graph
 
     infer_graph(graph)
 

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from xdsl.dialects.builtin import StringAttr
 
-from steplus.dialects import step_ops as so
+from steplus.dialects.step import ops as so
 from steplus.dialects.step import GraphOp
 from steplus.passes.sn40l.kernels import ensure_names
 from steplus.runtime.fabric.config import HardwareConfig

@@ -14,7 +14,7 @@ store term of the freshly re-initialised accumulator and emits the result
 with level `L - r`. Scan emits the running value for every element.
 
 A `Kernel` is the function of a map/accum region as data: a list of library
-calls (`steplus.dialects.step_functions`) over argument slots. Its FLOPs are
+calls (`steplus.dialects.step.functions`) over argument slots. Its FLOPs are
 the sum of its calls', except that the accumulating `add` of a region that
 also computes something else (MapAccum: `acc + a @ b`) is fused and free.
 
@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from steplus.dialects.step_functions import get_function
+from steplus.dialects.step.functions import get_function
 from steplus.runtime.fabric.channel import Element, Tile
 from steplus.runtime.fabric.engine import DEQ, ENQ, PEEK, Context, SimulationError
 

@@ -287,7 +287,7 @@ def interaction_check(result: object, stage: int,
                       binding: list[int] | None = None) -> InteractionCheck:
     """Send every dependency's feature map (N*C elements) between the top-left
     nodes of the two sub-arrays at once (step ii of the seed's Fig. 10)."""
-    from steplus.examples.workloads.vit import dependency_edges
+    from steplus.passes.pim.vit import dependency_edges
     from steplus.passes.pim.layout import slots_for
 
     hw = result.hw  # type: ignore[attr-defined]

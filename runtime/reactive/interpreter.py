@@ -23,7 +23,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation, SSAValue
 
 from steplus.dialects import lus
-from steplus.passes.diagnostics import OpDiagnosticError
+from steplus.utils.diagnostics import OpDiagnosticError
 from steplus.passes.lus.causality import find_cycle, value_name
 from steplus.passes.lus.clocks import Base, On, Var, infer_node, resolve, schedule
 from steplus.runtime.reactive.ops import evaluate, numpy_dtype

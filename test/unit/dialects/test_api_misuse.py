@@ -19,7 +19,7 @@ import pytest
 from xdsl.dialects.builtin import f32, i1
 
 from steplus.dialects.step_builder import GraphBuilder
-from steplus.dialects.step_frontend import (
+from steplus.dialects.step.builder import (
     ADDRESS,
     FrontendError,
     Graph,
@@ -27,7 +27,7 @@ from steplus.dialects.step_frontend import (
     eager_merge,
     reassemble,
 )
-from steplus.dialects.step_types import StreamType
+from steplus.dialects.step.types import StreamType
 
 T = TileType(16, 64, f32)
 

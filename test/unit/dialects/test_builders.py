@@ -5,9 +5,9 @@ from __future__ import annotations
 import sympy
 from xdsl.dialects.builtin import f32, i1, i32
 
-from steplus.dialects.lus_builder import NodeBuilder
+from steplus.dialects.lus.builder import NodeBuilder
 from steplus.dialects.step_builder import GraphBuilder
-from steplus.dialects.step_types import StreamType, TileType
+from steplus.dialects.step.types import StreamType, TileType
 from steplus.lowering.mlir_interop import parse_xdsl
 
 
@@ -45,7 +45,7 @@ def test_symbolic_shapes_flow_through_shape_ops():
 
 
 def test_partition_introduces_fresh_symbols():
-    from steplus.dialects.step_types import SelectorType
+    from steplus.dialects.step.types import SelectorType
 
     g = GraphBuilder("route")
     x = g.argument(["B", 4], TileType(1, 64, f32))

@@ -17,15 +17,15 @@ import sympy
 from xdsl.dialects.builtin import f32
 from xdsl.utils.exceptions import VerifyException
 
-from steplus.dialects.step_dims import (
+from steplus.dialects.step.dims import (
     MAX_DIM_LITERAL,
     DimError,
     RaggedSymbol,
     as_dim,
     parse_dim_text,
 )
-from steplus.dialects.step_frontend import FrontendError, Graph
-from steplus.dialects.step_types import StreamType, TileType, dim_to_text
+from steplus.dialects.step.builder import FrontendError, Graph
+from steplus.dialects.step.types import StreamType, TileType, dim_to_text
 
 A, B, C, N = (sympy.Symbol(n, integer=True, nonnegative=True) for n in "ABCN")
 B_0, B_1 = (sympy.Symbol(n, integer=True, nonnegative=True) for n in ("B_0", "B_1"))
@@ -209,7 +209,7 @@ def test_to_expr_takes_numbers_and_expressions_never_text():
     import numpy as np
     import sympy
 
-    from steplus.dialects.step_dims import to_expr
+    from steplus.dialects.step.dims import to_expr
 
     b = sympy.Symbol("B")
     assert to_expr(b / 16) == b / 16

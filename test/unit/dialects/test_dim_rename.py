@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sympy
 
-from steplus.dialects.step_dims import parse_dim_text, rename_symbols
+from steplus.dialects.step.dims import parse_dim_text, rename_symbols
 
 
 def test_renaming_gives_the_expression_written_with_the_new_names():

@@ -160,12 +160,12 @@ def test_python_builder_example_prints_a_valid_module(example: Example):
 def test_examples_are_found_everywhere():
     """The collection itself is checked, so the tests above cannot pass vacuously."""
     files = {e.where.split(":")[0] for e in MLIR}
-    for expected in ("dialects/step.py", "dialects/step_ops.py", "dialects/lus.py",
-                     "dialects/sync.py", "dialects/ila.py", "passes/lus/clocks.py",
+    for expected in ("dialects/step/__init__.py", "dialects/step/ops/memory.py", "dialects/step/ops/routing.py", "dialects/lus/__init__.py",
+                     "dialects/sync.py", "dialects/ila/__init__.py", "passes/lus/clocks.py",
                      "lowering/step_to_runtime.py", "README.md"):
         assert expected in files, f"no ```mlir example collected from {expected}"
     assert {e.where.split(":")[0] for e in PYTHON} >= {
-        "dialects/lus_builder.py", "dialects/step_builder.py", "dialects/step_frontend.py",
+        "dialects/lus/builder.py", "dialects/step_builder.py", "dialects/step/builder.py",
         "docs/guide/python-api.md",
     }
 

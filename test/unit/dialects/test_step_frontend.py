@@ -6,8 +6,8 @@ import pytest
 import sympy
 from xdsl.dialects.builtin import bf16, f32
 
-from steplus.dialects.step_frontend import FrontendError, Graph, TileType, reassemble
-from steplus.dialects.step_types import RaggedSymbol, SelectorType, parse_dim_text
+from steplus.dialects.step.builder import FrontendError, Graph, TileType, reassemble
+from steplus.dialects.step.types import RaggedSymbol, SelectorType, parse_dim_text
 
 
 def test_loads_maps_and_accums_get_their_types_on_construction():

@@ -11,8 +11,8 @@ import pytest
 from xdsl.dialects.builtin import bf16, f32
 from xdsl.utils.exceptions import ParseError, VerifyException
 
-from steplus.dialects import step_types
-from steplus.dialects.step_types import StreamType, TileType
+from steplus.dialects.step import types as step_types
+from steplus.dialects.step.types import StreamType, TileType
 from steplus.lowering.mlir_interop import parse_xdsl
 
 

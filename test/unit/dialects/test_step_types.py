@@ -7,7 +7,7 @@ import sympy
 from xdsl.dialects.builtin import bf16, f32, i1, i64
 from xdsl.utils.exceptions import VerifyException
 
-from steplus.dialects.step_types import (
+from steplus.dialects.step.types import (
     BufferType,
     RaggedSymbol,
     SelectorType,

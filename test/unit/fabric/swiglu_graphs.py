@@ -1,4 +1,4 @@
-"""The §8.1 SwiGLU graphs for the fabric tests: examples/step/workloads.py's
+"""The §8.1 SwiGLU graphs for the fabric tests: examples/workloads/graphs.py's
 builder (the project's one), each single-result op named after its SSA name so
 the simulator's contexts carry the reference names (X, Wg, gate, ..., down).
 
@@ -12,14 +12,11 @@ assert m.offchip_traffic == swiglu_traffic(64, 256, 512, 16, 64)
 
 from __future__ import annotations
 
-import sys
 
 from xdsl.dialects.builtin import ModuleOp, StringAttr
 
-from conftest import REPO
 
-sys.path.insert(0, str(REPO / "examples" / "step"))
-import workloads  # noqa: E402
+from steplus.examples.workloads import graphs as workloads
 
 SWEEP_TM, SWEEP_TN = workloads.SWEEP_TM, workloads.SWEEP_TN
 swiglu_reference = workloads.swiglu_reference

@@ -1,6 +1,6 @@
 """GQA decode attention (reference spec §8.4) on the simulated fabric, b16
 "high" trace: the static coarse, static interleaved and dynamic (work-stealing
-by EagerMerge over a feedback edge) graphs of examples/step/attention.py run
+by EagerMerge over a feedback edge) graphs of examples/workloads/attention.py run
 to completion, move exactly the off-chip bytes step-metrics predicts, hold its
 on-chip bytes, and take a deterministic number of cycles (pinned against
 regressions of the model), the dynamic strategy the fewest.
@@ -32,8 +32,7 @@ from steplus.runtime.fabric.config import get_preset
 from steplus.runtime.fabric.ops_compute import MapCtx
 from steplus.runtime.fabric.ops_memory import RandomLoadCtx
 
-sys.path.insert(0, str(REPO / "examples" / "step"))
-import attention  # noqa: E402
+from steplus.examples.workloads import attention
 
 TRACE = REPO / "examples" / "data" / "step-traces" / attention.TRACE
 sys.path.insert(0, str(REPO / "bench"))

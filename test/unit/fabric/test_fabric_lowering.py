@@ -8,7 +8,7 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp, f32
 
 from steplus.dialects.step_builder import GraphBuilder
-from steplus.dialects.step_routing import ConsumeOp
+from steplus.dialects.step.ops import ConsumeOp
 from steplus.lowering.step_to_runtime import (
     ConvertStepToRuntimePass, LoweringError, build_program,
 )

@@ -4,22 +4,20 @@ cycle count is deterministic (pinned here against regressions of the model)."""
 
 from __future__ import annotations
 
-import sys
 
 import pytest
 from xdsl.context import Context
 from xdsl.dialects.builtin import IntegerAttr
 
 from conftest import REPO
-from steplus.dialects import step_ops as so
+from steplus.dialects.step import ops as so
 from steplus.dialects.step import GraphOp
 from steplus.lowering.step_to_runtime import build_program
 from steplus.passes.step.metrics import compute_metrics
 from steplus.passes.step.specialize import StepSpecializePass, parse_bind_attr
 from steplus.runtime.fabric.config import get_preset
 
-sys.path.insert(0, str(REPO / "examples" / "step"))
-import workloads  # noqa: E402
+from steplus.examples.workloads import graphs as workloads
 
 TRACE = REPO / "examples/data/step-traces/expert_routing/mixtral_b64/008_010.npz"
 

@@ -13,7 +13,7 @@ from xdsl.parser import Parser
 from xdsl.utils.exceptions import VerifyException
 
 from steplus.dialects.ila import accel_result_shape
-from steplus.dialects.ila_host import window_problem
+from steplus.dialects.ila.host import window_problem
 from steplus.passes.isel import IselPass, parse_targets
 from steplus.passes.isel.constants import ConstantError, constant_array, splat_value
 from steplus.passes.isel.solve import canonical, check_outputs

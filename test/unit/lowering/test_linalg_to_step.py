@@ -1,6 +1,6 @@
 """convert-linalg-to-step: torch-mlir's SwiGLU FFN -> the reference STeP graph.
 
-- op for op: the lowered graph equals `examples/step/workloads.py`'s
+- op for op: the lowered graph equals `examples/workloads/graphs.py`'s
   `swiglu(tm, tn)` for all 15 (tm, tn) of spec §8.1 (generic form, SSA names
   and the graph's symbol dropped);
 - cycles: the lowered graph simulates to the reference graph's cycles and to
@@ -22,7 +22,7 @@ import pytest
 from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xdsl.printer import Printer
 
-from steplus.dialects import step_ops as so
+from steplus.dialects.step import ops as so
 from steplus.dialects.step import GraphOp
 from steplus.lowering.linalg_to_step import lower_module
 from steplus.lowering.step_to_runtime import build_program
@@ -33,8 +33,7 @@ from steplus.tools.step_opt import load_module
 
 REPO = Path(__file__).resolve().parents[3]
 LINALG = REPO / "examples" / "linalg"
-sys.path.insert(0, str(REPO / "examples" / "step"))
-import workloads  # noqa: E402
+from steplus.examples.workloads import graphs as workloads
 
 HDL = get_preset("swiglu-hdl")
 SWEEP = [(tm, tn) for tm in (16, 32, 64) for tn in (16, 32, 64, 128, 256)]
@@ -157,8 +156,7 @@ def test_functional_mode_computes_the_ffn(tile):
 def test_functional_mode_equals_the_pytorch_module():
     import torch
 
-    sys.path.insert(0, str(REPO))
-    from examples.workloads.torch_modules import SwiGLUFFN, swiglu_inputs
+    from steplus.examples.workloads.torch_modules import SwiGLUFFN, swiglu_inputs
 
     args = swiglu_inputs(8, 16, 32, seed=3)
     expected = SwiGLUFFN()(*args).detach().numpy()

@@ -6,7 +6,6 @@ the PyTorch module's output (rtol 1e-5, f32)."""
 
 from __future__ import annotations
 
-import sys
 
 import numpy as np
 import pytest
@@ -17,8 +16,7 @@ from conftest import REPO  # noqa: E402
 from steplus.lowering.linalg_to_step.aten import lower_exported  # noqa: E402
 from steplus.tools.step_run_linalg import run_part  # noqa: E402
 
-sys.path.insert(0, str(REPO))
-from examples.workloads.decoder_torch import CONFIGS, DecoderLayer, decoder_inputs  # noqa: E402
+from steplus.examples.workloads.decoder_torch import CONFIGS, DecoderLayer, decoder_inputs  # noqa: E402
 
 DENSE = "tile=4x32x32 schedule=mnk"
 
@@ -95,7 +93,7 @@ def _line(text: str) -> int:
 def test_bf16_projections_keep_their_element_type():
     """Shapes-only export (meta, bf16): the projections load bf16 tiles, accumulate and
     store f32 (2 bytes per weight element off-chip, as the MoE and attention graphs)."""
-    from steplus.dialects import step_ops as so
+    from steplus.dialects.step import ops as so
 
     cfg = CONFIGS["mixtral"].small()
     args = decoder_inputs(cfg, batch=4, cached=40, device="meta", dtype=torch.bfloat16)

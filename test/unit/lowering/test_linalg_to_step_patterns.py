@@ -3,8 +3,8 @@ and GQA decode attention -> the §8.2 / §8.4 step graphs.
 
 - op for op: the recognized MoE (a small Mixtral-style layer; the full
   Mixtral/Qwen shapes in bench/exp_decoder.py) lowers to
-  `examples/step/workloads.py`'s `moe(model, tile_n)`; the recognized
-  attention to `examples/step/attention.py`'s `attention(strategy, ...)`;
+  `examples/workloads/graphs.py`'s `moe(model, tile_n)`; the recognized
+  attention to `examples/workloads/attention.py`'s `attention(strategy, ...)`;
 - the optimization passes accept them: `step-dynamic-tiling` turns the static
   MoE into the dynamic one, `step-time-multiplex` shares its pipelines,
   `step-dynamic-parallelize` turns the attention into the dynamic dispatch;
@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import functools
 import io
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -29,22 +28,20 @@ from xdsl.context import Context  # noqa: E402
 from xdsl.dialects.builtin import ModuleOp, StringAttr  # noqa: E402
 from xdsl.printer import Printer  # noqa: E402
 
-from steplus.dialects import step_ops as so  # noqa: E402
-from steplus.dialects import step_routing as sr  # noqa: E402
+from steplus.dialects.step import ops as so  # noqa: E402
+from steplus.dialects.step import ops as sr  # noqa: E402
 from steplus.dialects.step import GraphOp  # noqa: E402
-from steplus.dialects.step_functions import KV_TILES_PER_REQUEST  # noqa: E402
+from steplus.dialects.step.functions import KV_TILES_PER_REQUEST  # noqa: E402
 from steplus.lowering.linalg_to_step.aten import lower_exported  # noqa: E402
 from steplus.lowering.linalg_to_step.moe_graph import MoEShape  # noqa: E402
 from steplus.lowering.step_to_runtime import build_program  # noqa: E402
 from steplus.runtime.fabric.ops_memory import RandomStoreCtx, StoreCtx  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[3]
-sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(REPO / "examples" / "step"))
-import attention  # noqa: E402
-import workloads  # noqa: E402
-from examples.workloads.attention_torch import GQADecodeAttention, attention_inputs  # noqa: E402
-from examples.workloads.moe import TopKMoE, moe_inputs  # noqa: E402
+from steplus.examples.workloads import attention
+from steplus.examples.workloads import graphs as workloads
+from steplus.examples.workloads.attention_torch import GQADecodeAttention, attention_inputs  # noqa: E402
+from steplus.examples.workloads.moe import TopKMoE, moe_inputs  # noqa: E402
 
 MOE_SRC = str(REPO / "examples" / "workloads" / "moe.py")
 

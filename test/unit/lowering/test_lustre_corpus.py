@@ -18,7 +18,7 @@ from conftest import REPO
 from steplus.dialects import lus
 from steplus.lowering.lus_to_sync import ConvertLusToSyncPass
 from steplus.lowering.lustre import import_lustre
-from steplus.runtime.iree_exec import iree_nodes
+from steplus.tools.iree_run import iree_nodes
 from steplus.runtime.reactive import run_node
 from steplus.runtime.reactive.ops import numpy_dtype
 from steplus.runtime.reactive.sync_interp import run_sync_node

@@ -12,7 +12,7 @@ from xdsl.context import Context
 from steplus.dialects import lus
 from steplus.lowering.lus_to_sync import ConvertLusToSyncPass
 from steplus.lowering.lustre import import_lustre, lustre_main_node
-from steplus.runtime.iree_exec import run_node_iree
+from steplus.tools.iree_run import run_node_iree
 from steplus.runtime.reactive import run_node
 from steplus.runtime.reactive.sync_interp import run_sync_node
 from steplus.tools.cli import InputError

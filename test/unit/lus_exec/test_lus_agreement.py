@@ -14,7 +14,7 @@ import lus_references as ref
 from conftest import REPO
 from steplus.lowering.lus_to_sync import ConvertLusToSyncPass
 from steplus.lowering.mlir_interop import parse_xdsl
-from steplus.runtime.iree_exec import run_node_iree
+from steplus.tools.iree_run import run_node_iree
 from steplus.runtime.reactive import run_node
 from steplus.runtime.reactive.sync_interp import run_sync_node
 

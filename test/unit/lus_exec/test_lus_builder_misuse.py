@@ -8,7 +8,7 @@ import pytest
 from xdsl.dialects.builtin import f32, i1, i8, i32
 
 from steplus.dialects import lus
-from steplus.dialects.lus_builder import NodeBuilder
+from steplus.dialects.lus.builder import NodeBuilder
 
 
 def _integr() -> NodeBuilder:

@@ -13,8 +13,8 @@ import pytest
 from conftest import REPO, run_tool
 from steplus.lowering.lustre import import_lustre
 from steplus.lowering.mlir_interop import parse_xdsl
-from steplus.runtime.iree_exec import run_node_iree
-from steplus.runtime.iree_modular import ModularNode, modular_module, run_node_modular
+from steplus.tools.iree_run import run_node_iree
+from steplus.tools.iree_modular import ModularNode, modular_module, run_node_modular
 
 TICKS = 60
 rng = np.random.default_rng(23)

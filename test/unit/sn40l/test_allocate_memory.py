@@ -8,8 +8,8 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import f32
 
 from steplus.dialects.step import GraphOp
-from steplus.dialects.step_frontend import Graph
-from steplus.passes.diagnostics import OpDiagnosticError
+from steplus.dialects.step.builder import Graph
+from steplus.utils.diagnostics import OpDiagnosticError
 from steplus.passes.sn40l.allocate_memory import (
     StepAllocateMemoryPass, Symbol, parse_size, place, plan, symbols,
 )

@@ -8,9 +8,9 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import f32
 
 from steplus.dialects.step import GraphOp
-from steplus.dialects.step_frontend import Graph
+from steplus.dialects.step.builder import Graph
 from steplus.lowering.step_to_runtime import build_program
-from steplus.passes.diagnostics import OpDiagnosticError
+from steplus.utils.diagnostics import OpDiagnosticError
 from steplus.passes.sn40l.allocate_units import (
     Chip, Demand, StepAllocateUnitsPass, greedy, milp_allocation,
 )
@@ -63,7 +63,7 @@ def test_pmus_cover_capacity_and_bandwidth():
     # a 1024x512 f32 accumulator (2 MiB) needs 4 PMUs of 512 KiB for capacity
     x = g.load((1024, 64), f32, [2], name="x")
     w = g.load((64, 512), f32, [2], base_addr=1 << 30, name="w")
-    from steplus.dialects.step_frontend import TileType
+    from steplus.dialects.step.builder import TileType
     x.accum("matmul", 1, w, acc=TileType(1024, 512, f32), combine="add", name="acc") \
         .store(base_addr=1 << 31)
     m = g.module()
@@ -123,7 +123,7 @@ def test_sections_when_the_chip_is_full_and_they_compute_the_same():
 
 def test_an_operator_larger_than_the_chip_is_an_error_naming_it():
     g = Graph("huge")
-    from steplus.dialects.step_frontend import TileType
+    from steplus.dialects.step.builder import TileType
     x = g.load((1024, 64), f32, [2], name="x")
     w = g.load((64, 1024), f32, [2], base_addr=1 << 30, name="w")
     x.accum("matmul", 1, w, acc=TileType(1024, 1024, f32), combine="add", name="acc") \

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from steplus.dialects import step_ops as so
+from steplus.dialects.step import ops as so
 from steplus.dialects.step import GraphOp
 from steplus.examples.workloads.decoder import (
     LLAMA2_7B, MISTRAL_7B, TINY, decoder_layer, layer_weight_bytes, shard,

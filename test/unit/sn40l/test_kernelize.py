@@ -7,9 +7,9 @@ import pytest
 from xdsl.dialects.builtin import f32
 
 from steplus.dialects.step import GraphOp
-from steplus.dialects.step_frontend import Graph
+from steplus.dialects.step.builder import Graph
 from steplus.lowering.step_to_runtime import build_program
-from steplus.passes.diagnostics import OpDiagnosticError
+from steplus.utils.diagnostics import OpDiagnosticError
 from steplus.passes.sn40l.kernelize import kernelize_graph
 from steplus.passes.sn40l.kernels import ensure_names
 from steplus.runtime.fabric.config import SN40L, STEP_EVAL

@@ -116,7 +116,7 @@ def test_time_multiplexed_experts_keep_the_artifact_formula():
     from steplus.passes.step.time_multiplex import StepTimeMultiplexPass
 
     sys.path.insert(0, str(STEP))
-    import workloads
+    from steplus.examples.workloads import graphs as workloads
 
     module = workloads.moe(workloads.MODELS["mixtral"], TN)
     StepTimeMultiplexPass(regions=2).apply(Context(), module)

@@ -16,10 +16,10 @@ from xdsl.context import Context
 from xdsl.parser import Parser
 
 from steplus.dialects.step import GraphOp
-from steplus.dialects.step_types import parse_dim_text
+from steplus.dialects.step.types import parse_dim_text
 from steplus.passes.step.metrics import compute_metrics, reduce_ratio
 from steplus.passes.step.reports import format_json, format_table, metric_text, metric_value
-from steplus.passes.step.shape_rules import equal_dims, promoted_dim
+from steplus.dialects.step.shape_rules import equal_dims, promoted_dim
 from steplus.tools.registry import get_all_dialects
 
 SMALL = """

@@ -1,4 +1,4 @@
-"""The GQA decode attention graphs (examples/step/attention.py, reference spec §8.4):
+"""The GQA decode attention graphs (examples/workloads/attention.py, reference spec §8.4):
 they verify and pass shape inference, their off-chip traffic equals a closed
 form written here from the trace (§5.1, §6.2), and the committed .mlir files
 are the builder's output."""
@@ -6,7 +6,6 @@ are the builder's output."""
 from __future__ import annotations
 
 import functools
-import sys
 
 import numpy as np
 import pytest
@@ -14,16 +13,15 @@ import sympy
 from xdsl.dialects.builtin import bf16
 
 from conftest import REPO
-from steplus.dialects import step_ops as so
-from steplus.dialects import step_routing as sr
+from steplus.dialects.step import ops as so
+from steplus.dialects.step import ops as sr
 from steplus.dialects.step import GraphOp
-from steplus.dialects.step_frontend import TileType
-from steplus.passes.step.infer_shapes import infer_graph
+from steplus.dialects.step.builder import TileType
+from steplus.dialects.step.inference import infer_graph
 from steplus.passes.step.metrics import compute_metrics
 from steplus.passes.step.specialize import parse_bind_attr
 
-sys.path.insert(0, str(REPO / "examples" / "step"))
-import attention  # noqa: E402
+from steplus.examples.workloads import attention
 
 KV = REPO / "examples" / "data" / "step-traces" / "azure_kv"
 B16_HIGH = KV / "b16" / "conv_stdev1456_2805_2820.npy"
@@ -123,4 +121,4 @@ def test_dynamic_merges_the_regions_read_signals():
 def test_committed_examples_are_the_builders_output(strategy):
     path = REPO / "examples" / "step" / f"attention_{strategy}_b16_high.mlir"
     assert path.read_text() == attention.mlir_text(_built(strategy)), \
-        f"{path} is stale: run examples/step/attention.py"
+        f"{path} is stale: run examples/workloads/attention.py"

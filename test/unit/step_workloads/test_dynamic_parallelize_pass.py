@@ -7,7 +7,6 @@ pattern are left alone."""
 from __future__ import annotations
 
 import re
-import sys
 from io import StringIO
 
 import numpy as np
@@ -17,15 +16,14 @@ from xdsl.printer import Printer
 
 from conftest import REPO
 from steplus.dialects.step import GraphOp
-from steplus.passes.diagnostics import OpDiagnosticError
+from steplus.utils.diagnostics import OpDiagnosticError
 from steplus.passes.step.dynamic_parallelize import (
     StepDynamicParallelizePass,
     dynamic_parallelize,
     find_static_parallel,
 )
 
-sys.path.insert(0, str(REPO / "examples" / "step"))
-import attention  # noqa: E402
+from steplus.examples.workloads import attention
 
 
 def _canonical(module) -> str:

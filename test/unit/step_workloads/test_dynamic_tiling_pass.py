@@ -5,18 +5,15 @@ dynamically tiled graph the workload builder writes by hand (reference spec
 from __future__ import annotations
 
 import re
-import sys
 from io import StringIO
 
 import pytest
 from xdsl.context import Context
 from xdsl.printer import Printer
 
-from conftest import REPO
 from steplus.passes.step.dynamic_tiling import StepDynamicTilingPass
 
-sys.path.insert(0, str(REPO / "examples" / "step"))
-import workloads  # noqa: E402
+from steplus.examples.workloads import graphs as workloads
 
 
 def _canonical(module) -> str:

@@ -6,15 +6,13 @@ simulation it writes the same values as the logical graph — which are SwiGLU's
 
 from __future__ import annotations
 
-import sys
 
 import numpy as np
 import pytest
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp, StringAttr
 
-from conftest import REPO
-from steplus.dialects import step_ops as so
+from steplus.dialects.step import ops as so
 from steplus.dialects.step import GraphOp
 from steplus.lowering.step_to_runtime import build_program
 from steplus.passes.step.hierarchical_tiling import StepHierarchicalTilingPass
@@ -22,8 +20,7 @@ from steplus.passes.step.metrics import compute_metrics
 from steplus.runtime.fabric.config import get_preset
 from steplus.runtime.fabric.ops_memory import StoreCtx
 
-sys.path.insert(0, str(REPO / "examples" / "step"))
-import workloads  # noqa: E402
+from steplus.examples.workloads import graphs as workloads
 
 CFG = get_preset("swiglu-hdl")
 

@@ -10,17 +10,14 @@ each kind's experts contiguous)."""
 
 from __future__ import annotations
 
-import sys
 
 import numpy as np
 import pytest
 from xdsl.context import Context
 
-from conftest import REPO
 from memory_model import tile_at, written
 
-sys.path.insert(0, str(REPO / "examples" / "step"))
-import workloads  # noqa: E402
+from steplus.examples.workloads import graphs as workloads
 
 TINY = workloads.MoEModel("tiny", experts=4, top_k=2, hidden=32, inter=64)
 ROUTING = np.array([[0, 1], [1, 2], [0, 2], [1, 0], [2, 1], [0, 1], [1, 2], [2, 0], [3, 0]])

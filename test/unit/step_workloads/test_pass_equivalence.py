@@ -13,20 +13,17 @@ so results are compared with rtol 1e-9.
 
 from __future__ import annotations
 
-import sys
 
 import numpy as np
 import pytest
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 
-from conftest import REPO
 from memory_model import assert_same_writes as _assert_same
 from steplus.dialects.step import GraphOp
 
-sys.path.insert(0, str(REPO / "examples" / "step"))
-import attention  # noqa: E402
-import workloads  # noqa: E402
+from steplus.examples.workloads import attention
+from steplus.examples.workloads import graphs as workloads
 
 
 # -- step-dynamic-parallelize: GQA decode attention, 6 requests of 1-3 KV tiles ----------

@@ -5,7 +5,6 @@ same ops and, bound to the shipped trace, the same metrics."""
 from __future__ import annotations
 
 import collections
-import sys
 
 import pytest
 from xdsl.context import Context
@@ -17,10 +16,9 @@ from steplus.passes.step.specialize import routing_bindings, specialize_graph
 from steplus.passes.step.time_multiplex import StepTimeMultiplexPass
 from steplus.passes.step.traces import RoutingTrace
 
-sys.path.insert(0, str(REPO / "examples" / "step"))
-import workloads  # noqa: E402
+from steplus.examples.workloads import graphs as workloads
 
-from steplus.passes.diagnostics import collecting_diagnostics  # noqa: E402
+from steplus.utils.diagnostics import collecting_diagnostics  # noqa: E402
 
 TRACE = REPO / "examples/data/step-traces/expert_routing/mixtral_b64/008_010.npz"
 

@@ -1,4 +1,4 @@
-"""The reference workloads (examples/step/workloads.py): their step-metrics,
+"""The reference workloads (examples/workloads/graphs.py): their step-metrics,
 bound to the shipped routing traces, equal closed forms written here from the
 reference-workload spec §5.5 (weights loaded once per token tile, activations
 in and out, padding); and the committed .mlir files are the builders' output."""
@@ -6,7 +6,6 @@ in and out, padding); and the committed .mlir files are the builders' output."""
 from __future__ import annotations
 
 import functools
-import sys
 
 import pytest
 
@@ -16,8 +15,7 @@ from steplus.passes.step.metrics import compute_metrics
 from steplus.passes.step.specialize import routing_bindings, specialize_graph
 from steplus.passes.step.traces import RoutingTrace
 
-sys.path.insert(0, str(REPO / "examples" / "step"))
-import workloads  # noqa: E402
+from steplus.examples.workloads import graphs as workloads
 
 TRACES = REPO / "examples" / "data" / "step-traces" / "expert_routing"
 TRACE_FILES = {
@@ -106,7 +104,7 @@ def test_committed_examples_are_the_builders_output():
             tile = stem.rsplit("_", 1)[1]
             module = _moe("qwen", None if tile == "dyn" else int(tile[2:]))[0]
         path = REPO / "examples" / "step" / f"{stem}.mlir"
-        assert path.read_text() == workloads.mlir_text(module), f"{path} is stale: run examples/step/workloads.py"
+        assert path.read_text() == workloads.mlir_text(module), f"{path} is stale: run examples/workloads/graphs.py"
 
 
 @pytest.mark.parametrize("regions", [16])

@@ -13,9 +13,8 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(REPO / "bench"))
-sys.path.insert(0, str(REPO / "examples" / "step"))
 
-import attention  # noqa: E402
+from steplus.examples.workloads import attention
 import exp_attention as exp  # noqa: E402
 
 from steplus.dialects.step import GraphOp  # noqa: E402

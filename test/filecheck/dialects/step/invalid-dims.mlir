@@ -2,7 +2,7 @@
 // RUN: rm -f steplus_pwned
 // RUN: sh -c 'step-opt %s --split-input-file -o /dev/null; echo "exit=$?"' 2>&1 | filecheck %s --check-prefix=EXIT
 // RUN: test ! -e steplus_pwned
-// Dimension texts are parsed by a whitelist grammar (dialects/step_dims.py,
+// Dimension texts are parsed by a whitelist grammar (dialects/step/dims.py,
 // SECURITY.md), never evaluated as Python: each hostile text is a located
 // error at the type that holds it, exit 1, and runs nothing.
 

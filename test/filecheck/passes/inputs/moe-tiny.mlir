@@ -1,4 +1,4 @@
-// A 2-expert MoE layer (examples/step/workloads.py moe(MoEModel("tiny", 2, 1, 8, 16), tile_n=4, tile_f=8)).
+// A 2-expert MoE layer (examples/workloads/graphs.py moe(MoEModel("tiny", 2, 1, 8, 16), tile_n=4, tile_f=8)).
 builtin.module {
   step.graph @moe_tiny_tn4 {
   ^bb0(%in_load_ref: !step.stream<[B], !step.tile<1x1xi64>>, %w_load_ref: !step.stream<[B], !step.tile<1x1xi64>>):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from steplus.examples.workloads.vit import BlockGroup, Stage, VitModel
+from steplus.passes.pim.vit import BlockGroup, Stage, VitModel
 from steplus.passes.pim.hardware import PimHardware
 
 

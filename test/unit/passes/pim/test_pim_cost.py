@@ -7,7 +7,7 @@ import math
 import pytest
 from pim_helpers import tiny_hw, tiny_stage
 
-from steplus.examples.workloads.vit import build
+from steplus.passes.pim.vit import build
 from steplus.passes.pim.cost import (
     gemm,
     layer_cost,

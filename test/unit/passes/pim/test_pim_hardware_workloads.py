@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from steplus.examples.workloads.vit import (
+from steplus.passes.pim.vit import (
     MODELS,
     WorkloadError,
     build,

@@ -122,7 +122,7 @@ def test_without_reuse_is_never_better() -> None:
 
 
 def test_literal_equals_compact_on_a_real_stage_mix() -> None:
-    from steplus.examples.workloads.vit import build
+    from steplus.passes.pim.vit import build
     from steplus.passes.pim.hardware import preset, with_overrides
 
     hw = with_overrides(preset("allspark-8x8"), rows=3, cols=3)
@@ -135,7 +135,7 @@ def test_literal_equals_compact_on_a_real_stage_mix() -> None:
 
 def test_cpsat_agrees_with_highs_on_real_models() -> None:
     """Two solvers, one compact model: same optimum (HiGHS may print x.999...)."""
-    from steplus.examples.workloads.vit import build
+    from steplus.passes.pim.vit import build
     from steplus.passes.pim.hardware import preset
 
     for name in ("swin-b", "cswin-t", "vit-b"):
@@ -146,7 +146,7 @@ def test_cpsat_agrees_with_highs_on_real_models() -> None:
 
 
 def test_literal_size_grows_like_the_seed_says() -> None:
-    from steplus.examples.workloads.vit import build
+    from steplus.passes.pim.vit import build
     from steplus.passes.pim.hardware import preset
 
     prob = build_problem(build("swin-b", 224), preset("allspark-16x16"))
@@ -161,7 +161,7 @@ def test_literal_size_grows_like_the_seed_says() -> None:
 
 
 def test_compact_scales_to_swin_b_960() -> None:
-    from steplus.examples.workloads.vit import build
+    from steplus.passes.pim.vit import build
     from steplus.passes.pim.hardware import preset
 
     sol = solve_compact(build_problem(build("swin-b", 960), preset("allspark-16x16")))
@@ -170,7 +170,7 @@ def test_compact_scales_to_swin_b_960() -> None:
 
 
 def test_mesh_too_small_names_the_constraint() -> None:
-    from steplus.examples.workloads.vit import build
+    from steplus.passes.pim.vit import build
     from steplus.passes.pim.hardware import preset, with_overrides
 
     hw = with_overrides(preset("allspark-16x16"), rows=2, cols=2)

@@ -53,7 +53,7 @@ def test_allspark_beats_every_baseline_that_fits(swin_t) -> None:
 
 def test_baseline_schemes() -> None:
     hw = preset("allspark-16x16")
-    from steplus.examples.workloads.vit import build
+    from steplus.passes.pim.vit import build
 
     st = build("swin-b", 224).stages[2]  # 16 heads, 49 patches -> P = 7
     assert baseline_scheme(st, hw, "B") == Scheme(1, 1)
@@ -69,7 +69,7 @@ def test_greedy_binding_has_fewer_hops_than_raster(swin_t) -> None:
 
 
 def test_literal_form_through_the_driver() -> None:
-    from steplus.examples.workloads.vit import build
+    from steplus.passes.pim.vit import build
     from steplus.passes.pim.hardware import with_overrides
 
     hw = with_overrides(preset("allspark-8x8"), rows=3, cols=3)

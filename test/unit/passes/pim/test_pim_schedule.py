@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from conftest import run_tool
 
-from steplus.examples.workloads.vit import build
+from steplus.passes.pim.vit import build
 from steplus.passes.pim.hardware import MIB, preset, with_overrides
 from steplus.passes.pim.ilp_compact import ScheduleError
 from steplus.passes.pim.orchestrate import given_schedule, orchestrate

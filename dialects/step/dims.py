@@ -25,7 +25,7 @@ result that is not finite are errors.
 Example:
 
 ```python
-from steplus.dialects.step_dims import parse_dim_text
+from steplus.dialects.step.dims import parse_dim_text
 parse_dim_text("ceil(B/16)")      # ceiling(B/16)
 parse_dim_text("?C + 1")          # ?C + 1 (ragged)
 parse_dim_text("(lambda: 3)()")   # DimError: ... 'lambda' is not allowed

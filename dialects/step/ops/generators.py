@@ -30,8 +30,8 @@ from xdsl.irdl import (
 )
 from xdsl.utils.exceptions import VerifyException
 
-from steplus.dialects.step_types import StreamType, TileType
-from steplus.dialects.step_verify import (
+from steplus.dialects.step.types import StreamType, TileType
+from steplus.dialects.step.verify import (
     FMT,
     GEN_FMT,
     IN_GRAPH,

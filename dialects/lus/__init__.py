@@ -70,7 +70,7 @@ from xdsl.traits import (
 )
 from xdsl.utils.exceptions import VerifyException
 
-from steplus.dialects.lus_conditions import (  # noqa: F401 (re-exported)
+from steplus.dialects.lus.conditions import (  # noqa: F401 (re-exported)
     kperiodic_value,
     parse_condition as _parse_condition,
     parse_kperiodic,

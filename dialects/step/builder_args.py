@@ -7,7 +7,7 @@ form the builder needs, or raises `TypeError` (wrong kind of value) or
 names both and says what was expected:
 
 ```python
-from steplus.dialects.builder_args import int_arg
+from steplus.dialects.step.builder_args import int_arg
 int_arg("Stream.repeat", "count", "4", minimum=1)
 # TypeError: Stream.repeat: count must be an int, got str '4'
 ```
@@ -24,8 +24,8 @@ import numpy as np
 from xdsl.dialects.builtin import AnyFloat, IndexType, IntegerType
 from xdsl.ir import Attribute, Block, BlockArgument, SSAValue
 
-from steplus.dialects.step_functions import StepFunction, all_functions, get_function
-from steplus.dialects.step_types import DimError, StreamType, TileType, as_dim
+from steplus.dialects.step.functions import StepFunction, all_functions, get_function
+from steplus.dialects.step.types import DimError, StreamType, TileType, as_dim
 
 MAX_I64 = (1 << 63) - 1
 MAX_COUNT = 1 << 16

@@ -26,7 +26,7 @@ from / to numpy arrays).
 Example:
 
 ```python
-from steplus.runtime.iree_modular import ModularNode
+from steplus.tools.iree_modular import ModularNode
 node = ModularNode.from_lus(module, "integr")
 node.run({"i": [1, 2, 3]}, 3)   # [[1, 3, 6]]
 node.close()                    # ends the instance threads
@@ -64,7 +64,7 @@ class _Stop(Exception):
 
 def _code(t: Attribute) -> str:
     """The IREE VM calling-convention letter of a scalar type."""
-    from steplus.runtime.iree_exec import IreeError
+    from steplus.tools.iree_run import IreeError
 
     if isinstance(t, IntegerType):
         return "I" if t.width.data > 32 else "i"
@@ -125,7 +125,7 @@ class ModularNode:
     def __init__(self, sync_module: ModuleOp, name: str):
         import iree.runtime as rt
 
-        from steplus.runtime.iree_exec import IreeError, compile_module
+        from steplus.tools.iree_run import IreeError, compile_module
 
         lowered, self.table = modular_module(sync_module)
         fids = {n: k for k, (n, _, _) in enumerate(self.table)}
@@ -253,7 +253,7 @@ class ModularNode:
 
     def step(self, inputs: Sequence[object]) -> list[object]:
         """One reaction of the root instance."""
-        from steplus.runtime.iree_exec import IreeError
+        from steplus.tools.iree_run import IreeError
 
         root = self.root
         self._alive = [self._to_runtime(v, t) for v, t in zip(inputs, self.in_types)]

@@ -15,7 +15,7 @@ A frontend adds a function with `register_function(StepFunction(...))`.
 Example:
 
 ```python
-from steplus.dialects.step_functions import get_function
+from steplus.dialects.step.functions import get_function
 mm = get_function("matmul")
 mm.flops([(64, 256), (256, 128)])   # 2*64*256*128
 mm.numpy(a, b)                       # a @ b

@@ -49,7 +49,7 @@ from xdsl.parser import AttrParser
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
-from steplus.dialects.step_dims import (  # noqa: F401  (re-exported)
+from steplus.dialects.step.dims import (  # noqa: F401  (re-exported)
     DimError,
     RaggedSymbol,
     as_dim,

@@ -1,6 +1,6 @@
 """Host-side layout ops that `isel` introduces: window gathering and im2col.
 
-They are part of the `ila` dialect (registered in `dialects/ila.py`) because
+They are part of the `ila` dialect (registered in `dialects/ila/__init__.py`) because
 only instruction selection creates them; they run on the host.
 
 Example:

@@ -23,7 +23,7 @@ Compiled modules are cached by a hash of the lowered IR
 Example:
 
 ```python
-from steplus.runtime.iree_exec import IreeNode
+from steplus.tools.iree_run import IreeNode
 node = IreeNode.from_lus(module, "integr")
 node.step([np.int32(3)])                       # [3]
 node.run({"i": np.array([1, 2], np.int32)}, 2)  # [[4, 6]]  (one @integr_run call)

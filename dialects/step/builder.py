@@ -11,7 +11,7 @@ Example:
 
 ```python
 from xdsl.dialects.builtin import bf16, f32
-from steplus.dialects.step_frontend import Graph
+from steplus.dialects.step.builder import Graph
 
 g = Graph("expert")
 x = g.load(tile=(16, 256), dtype=bf16, out_shape=["B/16", 1], name="x")
@@ -29,8 +29,6 @@ from collections.abc import Sequence
 import numpy as np
 import sympy
 from xdsl.dialects.builtin import (
-    DenseArrayBase,
-    IntegerAttr,
     ModuleOp,
     StringAttr,
     i1,
@@ -39,13 +37,13 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.rewriter import Rewriter
 
-from steplus.dialects import builder_args as ba
-from steplus.dialects import step_ops as so
-from steplus.dialects import step_generators as sg
-from steplus.dialects import step_routing as sr
+from steplus.dialects.step import builder_args as ba
+from steplus.dialects.step import ops as so
+from steplus.dialects.step import ops as sg
+from steplus.dialects.step import ops as sr
 from steplus.dialects.step import GraphOp
-from steplus.dialects.step_functions import get_function
-from steplus.dialects.step_types import (
+from steplus.dialects.step.functions import get_function
+from steplus.dialects.step.types import (
     RaggedSymbol,
     SelectorType,
     StreamType,
@@ -53,6 +51,7 @@ from steplus.dialects.step_types import (
     TupleType,
     as_dim,
 )
+from steplus.utils.attrs import i64_array, i64_attr
 
 ADDRESS = TileType(1, 1, i64)
 """A `[1,1]` integer tile: an address or metadata value."""
@@ -60,14 +59,6 @@ ADDRESS = TileType(1, 1, i64)
 
 FrontendError = ba.BuilderError
 """A bad argument value or inconsistent graph (a `ValueError`; a wrong kind is a `TypeError`)."""
-
-
-def _i64(v: int) -> IntegerAttr:
-    return IntegerAttr(int(v), i64)
-
-
-def _arr(vs: Sequence[int]) -> DenseArrayBase:
-    return DenseArrayBase.from_list(i64, [int(v) for v in vs])
 
 
 def _is_ragged(d: sympy.Expr) -> bool:
@@ -101,7 +92,7 @@ class Graph:
     # -- plumbing ----------------------------------------------------------------
     def _fresh(self, op: Operation):
         def fresh(key: str, base: str, ragged: bool) -> sympy.Symbol:
-            from steplus.passes.step.shape_rules import new_symbol
+            from steplus.dialects.step.shape_rules import new_symbol
 
             name = base
             while name in self._names:
@@ -114,7 +105,7 @@ class Graph:
 
     def emit(self, op: Operation, names: Sequence[str | None] = ()) -> list[Stream]:
         """Append `op`, infer its result stream types, return its results as streams."""
-        from steplus.passes.step.shape_rules import ShapeError, rule_for
+        from steplus.dialects.step.shape_rules import ShapeError, rule_for
 
         names = [ba.name_arg(op.name, "name" if len(names) == 1 else f"names[{i}]", n)
                  for i, n in enumerate(names)]
@@ -147,7 +138,7 @@ class Graph:
 
     def module(self) -> ModuleOp:
         """The graph in a module, verified (and its types re-checked by the shape rules)."""
-        from steplus.passes.step.infer_shapes import infer_graph
+        from steplus.dialects.step.inference import infer_graph
 
         if self._feedback:
             raise FrontendError(f"{len(self._feedback)} feedback stream(s) never connected")
@@ -201,8 +192,8 @@ class Graph:
         op = so.LinearOffChipLoadOp.create(
             operands=[ref.value] if ref is not None else [],
             result_types=[StreamType([*outer, *walk], element)],
-            properties={"base_addr": _i64(base_addr), "tiled_in_shape": _arr(in_shape),
-                        "stride": _arr(stride), "tiled_out_shape": _arr(walk)})
+            properties={"base_addr": i64_attr(base_addr), "tiled_in_shape": i64_array(in_shape),
+                        "stride": i64_array(stride), "tiled_out_shape": i64_array(walk)})
         return self.emit(op, [name])[0]
 
     def random_load(self, addrs: Stream, tile: tuple[int, int], dtype: Attribute,
@@ -216,7 +207,7 @@ class Graph:
         op = so.RandomOffChipLoadOp.create(
             operands=[addrs.value],
             result_types=[StreamType(addrs.dims, element)],
-            properties={"base_addr": _i64(base_addr), "tiled_in_shape": _arr(in_shape)})
+            properties={"base_addr": i64_attr(base_addr), "tiled_in_shape": i64_array(in_shape)})
         return self.emit(op, [name])[0]
 
     def select_gen(self, choices: int, dims: Sequence[object], values: np.ndarray | None = None,
@@ -227,9 +218,9 @@ class Graph:
         (`step-specialize{routing=...}`)."""
         choices = ba.int_arg("Graph.select_gen", "choices", choices, 1, ba.MAX_COUNT)
         dims = ba.dims_arg("Graph.select_gen", "dims", dims)
-        props: dict[str, Attribute] = {"choices": _i64(choices)}
+        props: dict[str, Attribute] = {"choices": i64_attr(choices)}
         if values is not None:
-            props["values"] = _arr(ba.ints_arg("Graph.select_gen", "values", values))
+            props["values"] = i64_array(ba.ints_arg("Graph.select_gen", "values", values))
         op = sg.SelectGenOp.create(
             result_types=[StreamType(dims, SelectorType(choices))],
             properties=props)
@@ -249,7 +240,7 @@ class Graph:
         """`step.metadata_gen`: a stream of `[1,1]` integer tiles."""
         values = ba.ints_arg("Graph.metadata_gen", "values", values)
         op = sg.MetadataGenOp.create(result_types=[StreamType([len(values)], ADDRESS)],
-                                     properties={"values": _arr(values)})
+                                     properties={"values": i64_array(values)})
         return self.emit(op, [name])[0]
 
 
@@ -327,7 +318,7 @@ class Stream:
     def store(self, base_addr: int = 0) -> None:
         """`step.linear_offchip_store` of every element."""
         _use("Stream.store", self=self)
-        base_addr = _i64(ba.int_arg("Stream.store", "base_addr", base_addr))
+        base_addr = i64_attr(ba.int_arg("Stream.store", "base_addr", base_addr))
         self.g.emit(so.LinearOffChipStoreOp.create(operands=[self.value],
                                                    properties={"base_addr": base_addr}))
 
@@ -336,10 +327,10 @@ class Stream:
         """`step.random_offchip_store` of each element at the matching `addrs` address."""
         where = "Stream.random_store"
         _use(where, self=self, addrs=addrs)
-        props = {"base_addr": _i64(ba.int_arg(where, "base_addr", base_addr)),
-                 "tiled_in_shape": _arr(ba.ints_arg(where, "in_shape", in_shape, minimum=1))}
+        props = {"base_addr": i64_attr(ba.int_arg(where, "base_addr", base_addr)),
+                 "tiled_in_shape": i64_array(ba.ints_arg(where, "in_shape", in_shape, minimum=1))}
         if buffer_depth is not None:
-            props["buffer_depth"] = _i64(ba.int_arg(where, "buffer_depth", buffer_depth, 1))
+            props["buffer_depth"] = i64_attr(ba.int_arg(where, "buffer_depth", buffer_depth, 1))
         op = so.RandomOffChipStoreOp.create(
             operands=[addrs.value, self.value],
             result_types=[StreamType(addrs.dims, i1)], properties=props)
@@ -356,7 +347,7 @@ class Stream:
         _use("Stream.flatten", self=self)
         hi = ba.int_arg("Stream.flatten", "hi", hi, 0, len(self.dims) - 1)
         lo = ba.int_arg("Stream.flatten", "lo", lo, 0, hi)
-        return self._unary(sr.FlattenOp, {"min": _i64(lo), "max": _i64(hi)}, name=name)[0]
+        return self._unary(sr.FlattenOp, {"min": i64_attr(lo), "max": i64_attr(hi)}, name=name)[0]
 
     def reshape(self, chunk: int, split_dim: int = 0,
                 name: str | None = None) -> tuple[Stream, Stream]:
@@ -368,7 +359,7 @@ class Stream:
         op = sr.ReshapeOp.create(
             operands=[self.value],
             result_types=[placeholder, StreamType([self.dims[0]], i1)],
-            properties={"split_dim": _i64(split_dim), "chunk_size": _i64(chunk)})
+            properties={"split_dim": i64_attr(split_dim), "chunk_size": i64_attr(chunk)})
         data, pad = self.g.emit(op, [name])
         return data, pad
 
@@ -381,13 +372,13 @@ class Stream:
         """`step.repeat`: every element `count` times (a new inner dim)."""
         _use("Stream.repeat", self=self)
         count = ba.int_arg("Stream.repeat", "count", count, minimum=1)
-        return self._unary(sr.RepeatOp, {"count": _i64(count)}, name=name)[0]
+        return self._unary(sr.RepeatOp, {"count": i64_attr(count)}, name=name)[0]
 
     def expand(self, ref: Stream, rank: int, name: str | None = None) -> Stream:
         """`step.expand` to the shape of `ref` over its `rank` innermost dims."""
         _use("Stream.expand", self=self, ref=ref)
         rank = ba.int_arg("Stream.expand", "rank", rank, 0, len(ref.dims))
-        return self._unary(sr.ExpandOp, {"rank": _i64(rank)}, name=name, operands=[ref])[0]
+        return self._unary(sr.ExpandOp, {"rank": i64_attr(rank)}, name=name, operands=[ref])[0]
 
     def broadcast(self, n: int, names: Sequence[str | None] = ()) -> list[Stream]:
         """`step.broadcast` to `n` consumers."""
@@ -422,9 +413,9 @@ class Stream:
         n = ba.int_arg("Stream.parallelize", "n", n, 1, ba.MAX_COUNT)
         names = ba.names_arg("Stream.parallelize", "names", names, n)
         rank = ba.int_arg("Stream.parallelize", "rank", rank, 0, len(self.dims) - 1)
-        props: dict[str, Attribute] = {"rank": _i64(rank)}
+        props: dict[str, Attribute] = {"rank": i64_attr(rank)}
         if switch_cycles is not None:
-            props["switch_cycles"] = _arr(
+            props["switch_cycles"] = i64_array(
                 ba.ints_arg("Stream.parallelize", "switch_cycles", switch_cycles, length=n))
         op = sr.ParallelizeOp.create(operands=[self.value], properties=props,
                                      result_types=[StreamType([self.dims[0]], self.element)] * n)
@@ -454,7 +445,7 @@ class Stream:
                                       tiles_per_expert, minimum=1)
         op = sg.ExpertAddrGenOp.create(
             operands=[self.value], result_types=[StreamType(self.dims, ADDRESS)],
-            properties={"tiles_per_expert": _i64(tiles_per_expert)})
+            properties={"tiles_per_expert": i64_attr(tiles_per_expert)})
         return self.g.emit(op, [name])[0]
 
     # -- higher-order ----------------------------------------------------------------
@@ -541,7 +532,7 @@ class Stream:
         zero = so.ApplyOp.create(result_types=[acc], properties={"fn": StringAttr(init)})
         init_r = Region(Block([zero, so.YieldOp.create(operands=[zero.results[0]])]))
         op = so.AccumOp.create(operands=[s.value], result_types=[StreamType([s.dims[0]], acc)],
-                               regions=[update, init_r], properties={"rank": _i64(rank)})
+                               regions=[update, init_r], properties={"rank": i64_attr(rank)})
         return self.g.emit(op, [name])[0]
 
     def flat_map(self, fn: str, rank: int = 0, name: str | None = None) -> Stream:
@@ -552,7 +543,7 @@ class Stream:
         region, res = self._region(fn, list(_elements(self.element)), None)
         op = so.FlatMapOp.create(operands=[self.value],
                                  result_types=[StreamType([self.dims[0]], res)],
-                                 regions=[region], properties={"rank": _i64(rank)})
+                                 regions=[region], properties={"rank": i64_attr(rank)})
         return self.g.emit(op, [name])[0]
 
 

@@ -5,12 +5,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from xdsl.dialects.builtin import DenseArrayBase, IntegerType
+from xdsl.dialects.builtin import IntegerType
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.traits import OpTrait
 from xdsl.utils.exceptions import VerifyException
 
-from steplus.dialects.step_types import SelectorType, TileType, StreamType, as_dim, is_static
+from steplus.utils.attrs import int_of, ints_of  # noqa: F401  (the ops use them from here)
+from steplus.dialects.step.types import SelectorType, TileType, StreamType, as_dim, is_static
 
 # The custom form of most step ops: `step.op %a, %b {props} : (A, B) -> R`.
 FMT = "operands attr-dict `:` functional-type(operands, results)"
@@ -24,14 +25,6 @@ def stream_of(op: Operation, value: SSAValue, what: str) -> StreamType:
     if not isinstance(t, StreamType):
         raise VerifyException(f"{op.name}: {what} must be a !step.stream, got {t}")
     return t
-
-
-def int_of(attr) -> int:
-    return attr.value.data
-
-
-def ints_of(attr: DenseArrayBase | None) -> list[int]:
-    return [] if attr is None else list(attr.get_values())
 
 
 def check_dim(op: Operation, got, expected, what: str) -> None:

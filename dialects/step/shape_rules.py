@@ -26,7 +26,7 @@ two inputs of `zip` differ in a dimension).
 Example:
 
 ```python
-from steplus.passes.step.shape_rules import rule_for
+from steplus.dialects.step.shape_rules import rule_for
 shapes = rule_for(op)(op, [v.type for v in op.operands], fresh)
 shapes[0].dims      # [ceiling(B/16), 16]
 ```
@@ -42,17 +42,18 @@ import sympy
 from xdsl.dialects.builtin import i1
 from xdsl.ir import Attribute, Operation
 
-from steplus.dialects import step_ops as so
-from steplus.dialects import step_generators as sg
-from steplus.dialects import step_routing as sr
-from steplus.dialects.step_dims import rename_symbols, to_expr
-from steplus.dialects.step_types import (
+from steplus.dialects.step import ops as so
+from steplus.dialects.step import ops as sg
+from steplus.dialects.step import ops as sr
+from steplus.dialects.step.dims import rename_symbols, to_expr
+from steplus.dialects.step.types import (
     BufferType,
     RaggedSymbol,
     SelectorType,
     StreamType,
     TupleType,
 )
+from steplus.utils.attrs import int_of, ints_of
 
 Dims = list[sympy.Expr]
 Fresh = Callable[[str, str, bool], sympy.Symbol]
@@ -76,14 +77,6 @@ class ResultShape:
 
 
 Rule = Callable[[Operation, Sequence[StreamType], Fresh], list[ResultShape]]
-
-
-def _int(attr) -> int:
-    return attr.value.data
-
-
-def _ints(attr) -> list[int]:
-    return [] if attr is None else list(attr.get_values())
 
 
 def _sym(d: int | sympy.Expr) -> sympy.Expr:
@@ -196,7 +189,7 @@ def _base(dims: Dims, default: str) -> str:
 
 def linear_offchip_load(op: so.LinearOffChipLoadOp, ins, fresh) -> list[ResultShape]:
     outer = ins[0].dims if ins else []
-    return [ResultShape([*outer, *map(_sym, _ints(op.tiled_out_shape))])]
+    return [ResultShape([*outer, *map(_sym, ints_of(op.tiled_out_shape))])]
 
 
 def random_offchip_load(op, ins, fresh) -> list[ResultShape]:
@@ -213,7 +206,7 @@ def random_offchip_store(op, ins, fresh) -> list[ResultShape]:
 
 
 def bufferize(op: so.BufferizeOp, ins, fresh) -> list[ResultShape]:
-    s, b = ins[0], _int(op.rank)
+    s, b = ins[0], int_of(op.rank)
     if not 0 < b <= s.rank:
         raise ShapeError(f"rank {b} must be in 1..{s.rank}")
     outer, inner = s.dims[: s.rank - b], s.dims[s.rank - b :]
@@ -226,7 +219,7 @@ def streamify(op: so.StreamifyOp, ins, fresh) -> list[ResultShape]:
     if not isinstance(buf, BufferType):
         raise ShapeError("input elements must be buffers")
     _same(op, ref.dims[: data.rank], data.dims, "ref", "input")
-    shape = [_sym(v) for v in _ints(op.out_shape)]
+    shape = [_sym(v) for v in ints_of(op.out_shape)]
     if not all(d.is_Integer for d in buf.dims):
         # A dynamically sized buffer is read linearly: the viewed tensor is the buffer.
         shape = buf.dims
@@ -248,7 +241,7 @@ def map_(op: so.MapOp, ins, fresh) -> list[ResultShape]:
 
 
 def accum(op: so.AccumOp, ins, fresh) -> list[ResultShape]:
-    s, b = ins[0], _int(op.rank)
+    s, b = ins[0], int_of(op.rank)
     if not 0 <= b <= s.rank:
         raise ShapeError(f"rank {b} must be in 0..{s.rank}")
     return [ResultShape(s.dims[: s.rank - b], _yielded(op.update))]
@@ -259,7 +252,7 @@ def scan(op: so.ScanOp, ins, fresh) -> list[ResultShape]:
 
 
 def flat_map(op: so.FlatMapOp, ins, fresh) -> list[ResultShape]:
-    s, b = ins[0], _int(op.rank)
+    s, b = ins[0], int_of(op.rank)
     new = [fresh(f"d{k}", "F", True) for k in range(b + 1)]
     return [ResultShape([*s.dims[:-1], *new], _yielded(op.body), set(new))]
 
@@ -322,7 +315,7 @@ def broadcast(op: sr.BroadcastOp, ins, fresh) -> list[ResultShape]:
 
 def flatten(op: sr.FlattenOp, ins, fresh) -> list[ResultShape]:
     s = ins[0]
-    lo, hi, n = _int(op.min), _int(op.max), s.rank
+    lo, hi, n = int_of(op.min), int_of(op.max), s.rank
     if not 0 <= lo <= hi < n:
         raise ShapeError(f"need 0 <= min <= max < {n}, got min={lo} max={hi}")
     d = s.dims
@@ -332,7 +325,7 @@ def flatten(op: sr.FlattenOp, ins, fresh) -> list[ResultShape]:
 
 def reshape(op: sr.ReshapeOp, ins, fresh) -> list[ResultShape]:
     s = ins[0]
-    b, size, n = _int(op.split_dim), _int(op.chunk_size), s.rank
+    b, size, n = int_of(op.split_dim), int_of(op.chunk_size), s.rank
     if not 0 <= b < n or size < 1:
         raise ShapeError(f"split_dim {b} must be in 0..{n - 1} and chunk_size positive")
     d = s.dims[n - 1 - b]
@@ -365,7 +358,7 @@ def promote(op: sr.PromoteOp, ins, fresh) -> list[ResultShape]:
 
 def expand(op: sr.ExpandOp, ins, fresh) -> list[ResultShape]:
     data, ref = ins
-    b = _int(op.rank)
+    b = int_of(op.rank)
     if data.rank != ref.rank:
         raise ShapeError(f"input has {data.rank} dims, ref has {ref.rank}")
     for i in range(data.rank - b, data.rank):
@@ -394,7 +387,7 @@ def zip_(op: sr.ZipOp, ins, fresh) -> list[ResultShape]:
 
 
 def repeat(op: sr.RepeatOp, ins, fresh) -> list[ResultShape]:
-    return [ResultShape([*ins[0].dims, _sym(_int(op.count))], ins[0].element)]
+    return [ResultShape([*ins[0].dims, _sym(int_of(op.count))], ins[0].element)]
 
 
 # -- generators --------------------------------------------------------------------
@@ -405,16 +398,16 @@ def select_gen(op: sg.SelectGenOp, ins, fresh) -> list[ResultShape]:
     assert isinstance(written, StreamType)
     if op.values is None or written.rank != 1:
         return [ResultShape(written.dims)]  # a source: its written dims are the input
-    rows = len(_ints(op.values)) // _int(op.choices)
-    return [ResultShape([_sym(rows)], SelectorType(_int(op.choices)))]
+    rows = len(ints_of(op.values)) // int_of(op.choices)
+    return [ResultShape([_sym(rows)], SelectorType(int_of(op.choices)))]
 
 
 def metadata_gen(op: sg.MetadataGenOp, ins, fresh) -> list[ResultShape]:
-    return [ResultShape([_sym(len(_ints(op.values)))])]
+    return [ResultShape([_sym(len(ints_of(op.values)))])]
 
 
 def expert_addr_gen(op: sg.ExpertAddrGenOp, ins, fresh) -> list[ResultShape]:
-    return [ResultShape([*ins[0].dims, _sym(_int(op.tiles_per_expert))])]
+    return [ResultShape([*ins[0].dims, _sym(int_of(op.tiles_per_expert))])]
 
 
 def cache_read_addr_gen(op: sg.CacheReadAddrGenOp, ins, fresh) -> list[ResultShape]:

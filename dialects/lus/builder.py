@@ -8,7 +8,7 @@ Example (the integrator):
 
 ```python
 from xdsl.dialects.builtin import i32
-from steplus.dialects.lus_builder import NodeBuilder
+from steplus.dialects.lus.builder import NodeBuilder
 
 n = NodeBuilder("integr", inputs=[i32], outputs=[i32])
 (i,) = n.inputs

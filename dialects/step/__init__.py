@@ -53,15 +53,15 @@ from xdsl.irdl import (
 from xdsl.traits import IsolatedFromAbove, NoTerminator, SymbolOpInterface
 from xdsl.utils.exceptions import VerifyException
 
-from steplus.dialects.step_ops import (
+from steplus.dialects.step.ops import (
     GENERATOR_OPS,
     HIGHER_ORDER_OPS,
     MEMORY_OPS,
     ROUTING_OPS,
     SHAPE_OPS,
 )
-from steplus.dialects.step_verify import check_graph
-from steplus.dialects.step_types import (
+from steplus.dialects.step.verify import check_graph
+from steplus.dialects.step.types import (
     BufferType,
     SelectorType,
     StreamType,

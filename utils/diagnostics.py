@@ -10,7 +10,7 @@ annotations.
 
 Example (inside a pass)::
 
-    from steplus.passes.diagnostics import OpDiagnosticError, emit
+    from steplus.utils.diagnostics import OpDiagnosticError, emit
 
     emit(op, "remark", "dynamic tiling does not apply: no reshape on tokens")
     raise OpDiagnosticError(use, "expected clock base, found base on %c",

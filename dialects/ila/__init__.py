@@ -460,7 +460,7 @@ class YieldOp(IRDLOperation):
     assembly_format = "($values^ `:` type($values))? attr-dict"
 
 
-from steplus.dialects.ila_host import Im2colOp, WindowsOp  # noqa: E402
+from steplus.dialects.ila.host import Im2colOp, WindowsOp  # noqa: E402
 
 Ila = Dialect(
     "ila",

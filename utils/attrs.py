@@ -1,0 +1,35 @@
+"""Builtin-attribute helpers used across steplus (one home; the layers above import these).
+
+>>> int_of(i64_attr(3)), ints_of(i64_array([1, 2])), ints_of(None)
+(3, [1, 2], [])
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import numpy as np
+from xdsl.dialects.builtin import BytesAttr, DenseArrayBase, IntegerAttr, i64
+
+
+def i64_attr(value: int) -> IntegerAttr:
+    """`value : i64`."""
+    return IntegerAttr(int(value), i64)
+
+
+def i64_array(values: Iterable[int] | np.ndarray) -> DenseArrayBase:
+    """`array<i64: ...>`; numpy arrays are packed directly (`from_list` normalizes
+    each value in Python: seconds for a B=1024 routing matrix)."""
+    if isinstance(values, np.ndarray):
+        return DenseArrayBase(i64, BytesAttr(np.ascontiguousarray(values, dtype="<i8").tobytes()))
+    return DenseArrayBase.from_list(i64, [int(v) for v in values])
+
+
+def int_of(attr: IntegerAttr) -> int:
+    """The Python int of an integer attribute."""
+    return attr.value.data
+
+
+def ints_of(attr: DenseArrayBase | None) -> list[int]:
+    """The Python ints of a dense array (an absent optional property is `[]`)."""
+    return [] if attr is None else [int(v) for v in attr.get_values()]
