@@ -1,4 +1,4 @@
-"""Argument checks shared by the Python graph builders (`step_frontend`, `step_builder`).
+"""Argument checks of the Python graph frontend (`steplus.dialects.step.builder`).
 
 One helper per kind of argument. Each takes `where` (the method, e.g.
 `"Stream.map"`) and `arg` (the parameter name) and returns the value in the

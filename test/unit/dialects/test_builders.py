@@ -6,9 +6,10 @@ import sympy
 from xdsl.dialects.builtin import f32, i1, i32
 
 from steplus.dialects.lus.builder import NodeBuilder
-from steplus.dialects.step_builder import GraphBuilder
-from steplus.dialects.step.types import StreamType, TileType
-from steplus.lowering.mlir_interop import parse_xdsl
+from steplus.dialects.step import ops as so
+from steplus.dialects.step.builder import Graph
+from steplus.dialects.step.types import SelectorType, StreamType, TileType
+from steplus.lowering.mlir_bridge import parse_xdsl
 
 
 def _round_trips(module) -> str:
@@ -18,43 +19,48 @@ def _round_trips(module) -> str:
 
 
 def test_gemm_graph_types_are_inferred():
-    g = GraphBuilder("gemm")
-    x = g.load(tile=(16, 64), dtype=f32, shape=[4], base_addr=0)
-    w = g.load(tile=(64, 32), dtype=f32, shape=[4], base_addr=4096)
-    y = g.map([x, w], "matmul")
+    g = Graph("gemm")
+    x = g.load(tile=(16, 64), dtype=f32, out_shape=[4], base_addr=0)
+    w = g.load(tile=(64, 32), dtype=f32, out_shape=[4], base_addr=4096)
+    y = x.map("matmul", w)
+    # matmul of a 16x64 and a 64x32 tile is 16x32; the walk [4] is unchanged
     assert y.type == StreamType([4], TileType(16, 32, f32))
-    s = g.accum(y, "add", rank=1)
+    s = y.accum("add", rank=1)
+    # accumulating the one (rank 1) dim leaves a rank-0 stream of the same tile
     assert s.type == StreamType([], TileType(16, 32, f32))
-    g.store(s, base_addr=8192)
-    text = _round_trips(g.module())
-    assert 'step.apply "matmul"(%4, %5) : (!step.tile<16x64xf32>, !step.tile<64x32xf32>) -> !step.tile<16x32xf32>' in text
+    s.store(base_addr=8192)
+    module = g.module()
+    _round_trips(module)
+    (apply,) = [op for op in module.walk() if isinstance(op, so.ApplyOp) and op.fn.data == "matmul"]
+    assert [a.type for a in apply.args] == [TileType(16, 64, f32), TileType(64, 32, f32)]
+    assert apply.result.type == TileType(16, 32, f32)
 
 
 def test_symbolic_shapes_flow_through_shape_ops():
-    g = GraphBuilder("tokens")
+    g = Graph("tokens")
     t = g.argument(["B"], TileType(1, 64, f32))
-    d, p = g.reshape(t, split_dim=0, chunk=16)
+    d, p = t.reshape(16)
     B = sympy.Symbol("B", integer=True, nonnegative=True)
+    # table 6: reshape splits D into ceiling(D/S), S; the padding stream has the same dims
     assert d.type.dims == [sympy.ceiling(B / 16), 16]
-    assert p.type.element == i1
-    f = g.flatten(d, 0, 1)
+    assert p.type.dims == d.type.dims and p.type.element == i1
+    f = d.flatten(0, 1)
     assert f.type.dims == [16 * sympy.ceiling(B / 16)]
-    g.consume(f)
-    g.consume(p)
+    f.consume()
+    p.consume()
     _round_trips(g.module())
 
 
 def test_partition_introduces_fresh_symbols():
-    from steplus.dialects.step.types import SelectorType
-
-    g = GraphBuilder("route")
+    g = Graph("route")
     x = g.argument(["B", 4], TileType(1, 64, f32))
     sel = g.argument(["B"], SelectorType(2))
-    a, b = g.partition(x, sel)
+    a, b = x.partition(sel)
+    # table 5: output i gets a fresh outer dim B_i (seed Fig. 3) and the inner dims
     assert [str(d) for d in a.type.dims] == ["B_0", "4"]
     assert [str(d) for d in b.type.dims] == ["B_1", "4"]
-    g.consume(a)
-    g.consume(b)
+    a.consume()
+    b.consume()
     _round_trips(g.module())
 
 

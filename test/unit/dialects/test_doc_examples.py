@@ -165,7 +165,7 @@ def test_examples_are_found_everywhere():
                      "lowering/step_to_runtime.py", "README.md"):
         assert expected in files, f"no ```mlir example collected from {expected}"
     assert {e.where.split(":")[0] for e in PYTHON} >= {
-        "dialects/lus/builder.py", "dialects/step_builder.py", "dialects/step/builder.py",
+        "dialects/lus/builder.py", "dialects/step/builder.py",
         "docs/guide/python-api.md",
     }
 

@@ -7,8 +7,9 @@ import pytest
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp, f32
 
-from steplus.dialects.step_builder import GraphBuilder
+from steplus.dialects.step.builder import Graph
 from steplus.dialects.step.ops import ConsumeOp
+from steplus.dialects.step.types import TileType
 from steplus.lowering.step_to_runtime import (
     ConvertStepToRuntimePass, LoweringError, build_program,
 )
@@ -45,11 +46,10 @@ def test_sn40l_preset_runs_swiglu():
 
 
 def _builder_graph():
-    g = GraphBuilder("g")
-    x = g.load(tile=(8, 16), dtype=f32, shape=[3, 2], base_addr=0)
-    e = g.map(x, "exp")
-    s = g.accum(e, "add", rank=1)
-    g.store(s, base_addr=4096)
+    g = Graph("g")
+    # a [3, 2] walk over a 3x2-tile tensor with stride [1, 1]: tile (i0, i1) is tile i0 + i1
+    x = g.load(tile=(8, 16), dtype=f32, out_shape=[3, 2], stride=[1, 1], base_addr=0)
+    x.map("exp").accum("add", rank=1).store(base_addr=4096)
     return g.module()
 
 
@@ -59,7 +59,7 @@ def test_functional_builder_graph_matches_numpy():
     X = prog.tensors["linear_offchip_load0"]
 
     def tile_at(i0, i1):  # tile (i0, i1) is tile sum(i*stride) of tiled_in_shape, row-major
-        bi, bj = divmod(i0 * 1 + i1 * 1, 2)  # the builder's stride is [1, 1]
+        bi, bj = divmod(i0 * 1 + i1 * 1, 2)  # the load's stride is [1, 1]
         return X[8 * bi:8 * bi + 8, 16 * bj:16 * bj + 16]
 
     ref = [np.exp(tile_at(i, 0)) + np.exp(tile_at(i, 1)) for i in range(3)]
@@ -75,27 +75,27 @@ def test_functional_builder_graph_matches_numpy():
 
 
 def test_fanout_gets_a_broadcast_appended():
-    g = GraphBuilder("fan")
-    x = g.load(tile=(4, 4), dtype=f32, shape=[2], base_addr=0)
-    g.consume(x)
+    g = Graph("fan")
+    x = g.load(tile=(4, 4), dtype=f32, out_shape=[2], base_addr=0)
+    x.consume()
     # a second consumer: illegal in verified IR (the builder refuses it), placed with a Broadcast
-    g.block.add_op(ConsumeOp.create(operands=[x]))
-    module = ModuleOp([g.graph])
+    g.block.add_op(ConsumeOp.create(operands=[x.value]))
+    module = ModuleOp([g.op])
     prog = build_program(module, STEP_EVAL)
     assert [c.name for c in prog.contexts][-1] == "linear_offchip_load0.bcast0"
     m = prog.run()
     assert m.cycles > 0
     ConvertStepToRuntimePass().apply(Context(), module)
     module.verify()
-    ops = list(g.graph.body.block.ops)
+    ops = list(g.op.body.block.ops)
     assert ops[-1].name == "step.broadcast"
     assert [o.attributes["runtime.context"].value.data for o in ops] == [0, 1, 2, 3]
 
 
 def test_unsupported_ops_are_reported():
-    g = GraphBuilder("args")
-    a = g.argument([4], g._type(g.load(tile=(1, 1), dtype=f32, shape=[4])).element)
-    g.consume(a)
+    g = Graph("args")
+    g.load(tile=(1, 1), dtype=f32, out_shape=[4]).consume()
+    g.argument([4], TileType(1, 1, f32)).consume()
     with pytest.raises(LoweringError, match=r"graph arguments can only be the \(bound\) reference streams of loads"):
         build_program(g.module(), STEP_EVAL)
 
@@ -103,7 +103,7 @@ def test_unsupported_ops_are_reported():
 def test_partition_and_reassemble_from_mlir_text():
     from conftest import REPO
 
-    from steplus.tools.step_opt import load_module
+    from steplus.tools.loading import load_module
 
     module = load_module(str(REPO / "test/filecheck/tools/inputs/step-route-2experts.mlir"))
     prog = build_program(module, get_preset("swiglu-hdl"), functional=True)
