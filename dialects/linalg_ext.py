@@ -87,6 +87,63 @@ class BatchMatmulOp(NamedOperation):
 
 
 @irdl_op_definition
+class MatmulTransposeBOp(NamedOperation):
+    """Matrix product with the right operand transposed, `C += A @ B^T` (IREE's input
+    pipelines and older MLIR; newer MLIR writes `linalg.matmul` with `indexing_maps`).
+
+    Example: `%c = linalg.matmul_transpose_b ins(%a, %b : tensor<16x8xf32>, tensor<32x8xf32>)
+    outs(%z : tensor<16x32xf32>) -> tensor<16x32xf32>`
+    """
+
+    name = "linalg.matmul_transpose_b"
+
+    def __init__(self, inputs: Sequence[SSAValue], outputs: Sequence[SSAValue] = (), res=None, attributes=None):
+        super().__init__(ins=inputs, outs=outputs,
+                         result_types=res if res is not None else [o.type for o in outputs],
+                         attributes=attributes, hidden_region=self.get_hidden_region(inputs, outputs))
+
+    @classmethod
+    def get_hidden_region(cls, inputs, outputs) -> Region:
+        return _mac_region(cls, inputs, outputs)
+
+    def get_default_indexing_maps(self) -> Sequence[AffineMap]:
+        return (AffineMap.from_callable(lambda i, j, k: (i, k)),
+                AffineMap.from_callable(lambda i, j, k: (j, k)),
+                AffineMap.from_callable(lambda i, j, k: (i, j)))
+
+    def get_iterator_types(self) -> ArrayAttr[IteratorTypeAttr]:
+        return _iterators(2, 1)
+
+
+@irdl_op_definition
+class BatchMatmulTransposeBOp(NamedOperation):
+    """Batched `C[b] += A[b] @ B[b]^T`.
+
+    Example: `%c = linalg.batch_matmul_transpose_b ins(%a, %b : tensor<2x16x8xf32>,
+    tensor<2x32x8xf32>) outs(%z : tensor<2x16x32xf32>) -> tensor<2x16x32xf32>`
+    """
+
+    name = "linalg.batch_matmul_transpose_b"
+
+    def __init__(self, inputs: Sequence[SSAValue], outputs: Sequence[SSAValue] = (), res=None, attributes=None):
+        super().__init__(ins=inputs, outs=outputs,
+                         result_types=res if res is not None else [o.type for o in outputs],
+                         attributes=attributes, hidden_region=self.get_hidden_region(inputs, outputs))
+
+    @classmethod
+    def get_hidden_region(cls, inputs, outputs) -> Region:
+        return _mac_region(cls, inputs, outputs)
+
+    def get_default_indexing_maps(self) -> Sequence[AffineMap]:
+        return (AffineMap.from_callable(lambda b, i, j, k: (b, i, k)),
+                AffineMap.from_callable(lambda b, i, j, k: (b, j, k)),
+                AffineMap.from_callable(lambda b, i, j, k: (b, i, j)))
+
+    def get_iterator_types(self) -> ArrayAttr[IteratorTypeAttr]:
+        return _iterators(3, 1)
+
+
+@irdl_op_definition
 class DepthwiseConv2DNchwChwOp(ConvOperation):
     """Depthwise 2-D convolution: `out[n,c,oh,ow] += x[n,c,oh*sh+kh*dh,ow*sw+kw*dw] * w[c,kh,kw]`
     (torch's `Conv2d(groups=channels)`).
@@ -193,7 +250,8 @@ class GenericOpWithResults(GenericOp):
         return op
 
 
-EXTRA_OPS = (BatchMatmulOp, DepthwiseConv2DNchwChwOp, Conv1DNcwFcwOp, PoolingNchwSumOp)
+EXTRA_OPS = (BatchMatmulOp, MatmulTransposeBOp, BatchMatmulTransposeBOp, DepthwiseConv2DNchwChwOp,
+             Conv1DNcwFcwOp, PoolingNchwSumOp)
 
 
 def extended_linalg() -> Dialect:

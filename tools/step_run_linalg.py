@@ -106,16 +106,36 @@ def _name_loads(graph: GraphOp) -> list:
 
 
 def _bind_dense(part, values: dict) -> dict:
-    graph = _graph(part.module)
-    low = part.lowered
-    by_addr = {low.addresses[f"arg{i}"]: np.asarray(values[name], np.float64)
-               for i, name in enumerate(part.inputs.values())}
+    return bind_function(part.module, part.lowered,
+                         [values[name] for name in part.inputs.values()])
+
+
+def bind_function(module: ModuleOp, lowered, arrays: list) -> dict:
+    """The tensors of a `convert-linalg-to-step` graph's loads, by load name, from
+    its function's arguments (numpy arrays in order; each reshaped to the 2-D
+    view its load indexes). Names the loads `ld0, ld1, ...`."""
     tensors = {}
-    for k, op in enumerate(_name_loads(graph)):
+    for k, (op, (arg, view)) in enumerate(zip(_name_loads(_graph(module)), lowered.loads)):
         name = f"ld{k}"
         op.attributes["name"] = StringAttr(name)
-        tensors[name] = by_addr[op.base_addr.value.data]
+        tensors[name] = np.asarray(arrays[arg], np.float64).reshape(view)
     return tensors
+
+
+def run_function(module: ModuleOp, lowered, arrays: list, config=None) -> list[np.ndarray]:
+    """Run a `convert-linalg-to-step` graph (`lower_module`'s module and its
+    `Lowered`) in the fabric's functional mode on the function's arguments;
+    returns its results, shaped as the function returns them."""
+    from steplus.lowering.step_to_runtime import build_program
+    from steplus.runtime.fabric.ops_memory import StoreCtx
+
+    module = module.clone()
+    prog = build_program(_graph(module), config, functional=True,
+                         tensors=bind_function(module, lowered, arrays))
+    prog.run()
+    stores = [c for c in prog.sim.contexts if isinstance(c, StoreCtx)]
+    return [lay.assemble(st.stored).reshape(shape) for st, lay, shape in
+            zip(stores, lowered.result_layouts, lowered.result_shapes)]
 
 
 def _bind_moe(part, values: dict) -> dict:
@@ -208,13 +228,10 @@ def run_part(part, values: dict, routing: tuple | None = None, config=None) -> d
     stores = [c for c in prog.sim.contexts if isinstance(c, StoreCtx)]
     if part.kind == "moe":
         return {part.outputs[0]: np.vstack([np.asarray(t) for t in stores[0].stored])}
-    out = {}
-    for name, st, lay in zip(part.outputs, stores, part.lowered.result_layouts):
-        tiles = [np.asarray(t) for t in st.stored]
-        out[name] = np.block([[tiles[i * lay.nt + j] for j in range(lay.nt)]
-                              for i in range(lay.mt)])
-    return out
+    low = part.lowered
+    return {name: lay.assemble(st.stored).reshape(shape) for name, st, lay, shape in
+            zip(part.outputs, stores, low.result_layouts, low.result_shapes)}
 
 
-__all__ = ["LOWER_HINT", "add_arguments", "hint_lower", "is_tensor_program", "run_lowered",
-           "run_part"]
+__all__ = ["LOWER_HINT", "add_arguments", "bind_function", "hint_lower", "is_tensor_program",
+           "run_function", "run_lowered", "run_part"]

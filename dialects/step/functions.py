@@ -12,6 +12,12 @@ library function on tiles. Each function declares
 
 A frontend adds a function with `register_function(StepFunction(...))`.
 
+Parametric functions are families named `family[param]`: `mul_scalar[0.125]`
+multiplies by 0.125, `row_topk_index[8]` gives the indices of a row's 8
+largest values (`register_family`; the parameter is read with `float()` or
+`int()`, never evaluated). `convert-linalg-to-step` uses them for the scalar
+constants and the MoE router of torch programs.
+
 Example:
 
 ```python
@@ -24,8 +30,11 @@ mm.numpy(a, b)                       # a @ b
 
 from __future__ import annotations
 
+import math
+import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from functools import lru_cache
 
 import numpy as np
 
@@ -78,7 +87,10 @@ def register_function(fn: StepFunction) -> None:
 
 
 def get_function(name: str) -> StepFunction | None:
-    return _LIBRARY.get(name)
+    """The function called `name`: a registered one, or a member of a family
+    (`mul_scalar[0.5]`); None if there is none."""
+    f = _LIBRARY.get(name)
+    return f if f is not None else _member(name)
 
 
 def all_functions() -> dict[str, StepFunction]:
@@ -157,3 +169,148 @@ for _fn in [
                          "tile (2mkn FLOPs)"),
 ]:
     register_function(_fn)
+
+
+# -- element-wise functions, reductions and routing of lowered tensor programs -------------
+# (convert-linalg-to-step: torch's RMSNorm, softmax, residual adds and MoE routers)
+
+
+def _rsqrt(a: np.ndarray) -> np.ndarray:
+    with np.errstate(divide="ignore", invalid="ignore"):  # 1/sqrt(0) = inf, as torch
+        return 1.0 / np.sqrt(a)
+
+
+def _one(s: Sequence[Shape]) -> Shape:
+    return s[0]
+
+
+for _fn in [
+    StepFunction("sub", 2, lambda s: _elems(_bcast(s)), np.subtract, _bcast,
+                 summary="element-wise subtract with broadcast"),
+    StepFunction("max", 2, lambda s: _elems(_bcast(s)), np.maximum, _bcast,
+                 summary="element-wise maximum with broadcast (the combine of a row-max accum)"),
+    StepFunction("neg", 1, lambda s: _elems(s[0]), np.negative, _one,
+                 summary="element-wise negation, 1 FLOP per element"),
+    StepFunction("square", 1, lambda s: _elems(s[0]), np.square, _one,
+                 summary="x * x (torch's x.pow(2)), 1 FLOP per element"),
+    StepFunction("rsqrt", 1, lambda s: 4 * _elems(s[0]), _rsqrt, _one,
+                 summary="1 / sqrt(x), 4 FLOPs per element (as exp)"),
+    StepFunction("neg_inf", 0, lambda s: 0, lambda: np.full((1, 1), -np.inf), lambda s: (1, 1),
+                 summary="init function: a -inf tile (the identity of max)"),
+]:
+    register_function(_fn)
+
+
+# -- parametric families -----------------------------------------------------------------
+MAX_INT_PARAM = 1 << 20
+_MEMBER = re.compile(r"^([a-z_][a-z0-9_]*)\[([-+0-9.eE]{1,32})\]$")
+
+
+@dataclass(frozen=True)
+class FunctionFamily:
+    """Library functions with one parameter, named `name[param]`.
+
+    `kind` is `float` (finite values) or `int` (1..2^20); `make(value)` builds
+    the member (its name is replaced by the member's). Example:
+    `get_function("add_scalar[1e-06]").numpy(np.zeros((2, 2)))` is a tile of 1e-6."""
+
+    name: str
+    kind: type
+    make: Callable[[float | int], StepFunction]
+    summary: str = ""
+
+
+_FAMILIES: dict[str, FunctionFamily] = {}
+
+
+def register_family(family: FunctionFamily) -> None:
+    """Add (or replace) a parametric family."""
+    _FAMILIES[family.name] = family
+    _member.cache_clear()
+
+
+def all_families() -> dict[str, FunctionFamily]:
+    return dict(_FAMILIES)
+
+
+def member_name(family: str, value: float | int) -> str:
+    """The name of a family member: `member_name("mul_scalar", 0.5)` -> `"mul_scalar[0.5]"`
+    (floats as Python's shortest round-trip repr)."""
+    return f"{family}[{value!r}]"
+
+
+@lru_cache(maxsize=1024)
+def _member(name: str) -> StepFunction | None:
+    m = _MEMBER.match(name)
+    fam = _FAMILIES.get(m.group(1)) if m else None
+    if fam is None or m is None:
+        return None
+    try:
+        value = fam.kind(m.group(2))  # float() / int(): never an evaluation
+    except ValueError:
+        return None
+    if fam.kind is float and not math.isfinite(value):
+        return None
+    if fam.kind is int and not 1 <= value <= MAX_INT_PARAM:
+        return None
+    return replace(fam.make(value), name=name)
+
+
+def _scalar(name: str, op: Callable, text: str) -> FunctionFamily:
+    def make(c: float) -> StepFunction:
+        return StepFunction(name, 1, lambda s: _elems(s[0]), lambda a: op(a, c), _one,
+                            summary=text.replace("c", repr(c)))
+    return FunctionFamily(name, float, make, f"{text}, 1 FLOP per element")
+
+
+def _topk(a: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """The k largest values of each row, largest first (torch.topk's order; ties: the
+    lower index first), and their column indices."""
+    if k > a.shape[1]:
+        raise ValueError(f"top-{k} of a row of {a.shape[1]} values")
+    idx = np.argsort(-a, axis=1, kind="stable")[:, :k]
+    return np.take_along_axis(a, idx, axis=1), idx
+
+
+def _softmax(a: np.ndarray) -> np.ndarray:
+    e = np.exp(a - a.max(axis=1, keepdims=True))
+    return e / e.sum(axis=1, keepdims=True)
+
+
+def _row_topk_softmax(k: int) -> StepFunction:
+    return StepFunction("row_topk_softmax", 1, lambda s: s[0][0] * (k * s[0][1] + 7 * k),
+                        lambda a: _softmax(_topk(a, k)[0]), lambda s: (s[0][0], k))
+
+
+def _row_softmax_topk(k: int) -> StepFunction:
+    def f(a: np.ndarray) -> np.ndarray:
+        w = _topk(_softmax(a), k)[0]
+        return w / w.sum(axis=1, keepdims=True)
+    return StepFunction("row_softmax_topk", 1, lambda s: s[0][0] * ((7 + k) * s[0][1] + 2 * k),
+                        f, lambda s: (s[0][0], k))
+
+
+def _row_topk_index(k: int) -> StepFunction:
+    return StepFunction("row_topk_index", 1, lambda s: s[0][0] * k * s[0][1],
+                        lambda a: _topk(a, k)[1].astype(np.float64), lambda s: (s[0][0], k))
+
+
+for _fam in [
+    _scalar("add_scalar", np.add, "x + c"),
+    _scalar("sub_scalar", np.subtract, "x - c"),
+    _scalar("mul_scalar", np.multiply, "x * c"),
+    _scalar("div_scalar", np.divide, "x / c"),
+    _scalar("rsub_scalar", lambda a, c: c - a, "c - x"),
+    _scalar("rdiv_scalar", lambda a, c: c / a, "c / x"),
+    FunctionFamily("row_topk_softmax", int, _row_topk_softmax,
+                   "[rows, cols] -> [rows, k]: softmax over each row's k largest values, "
+                   "largest first (Mixtral's router: topk then softmax); k*cols + 7k FLOPs "
+                   "per row"),
+    FunctionFamily("row_softmax_topk", int, _row_softmax_topk,
+                   "[rows, cols] -> [rows, k]: the k largest of each row's softmax, "
+                   "renormalized to sum 1 (Qwen3's router); (7+k)*cols + 2k FLOPs per row"),
+    FunctionFamily("row_topk_index", int, _row_topk_index,
+                   "[rows, cols] -> [rows, k]: the column indices of each row's k largest "
+                   "values, largest first (torch.topk's indices); k*cols FLOPs per row"),
+]:
+    register_family(_fam)

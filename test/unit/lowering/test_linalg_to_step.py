@@ -4,7 +4,7 @@
   `swiglu(tm, tn)` for all 15 (tm, tn) of spec §8.1 (generic form, SSA names
   and the graph's symbol dropped);
 - cycles: the lowered graph simulates to the reference graph's cycles and to
-  the cycles test_fabric_swiglu pins, for all 15 configurations;
+  the cycles golden.SWIGLU_HDL_CYCLES pins, for all 15 configurations;
 - traffic: step-metrics and the simulator give spec §5.5's closed form;
 - functional: the fabric's functional mode computes the function (numpy; the
   PyTorch module itself when torch is installed);
@@ -29,7 +29,9 @@ from steplus.lowering.step_to_runtime import build_program
 from steplus.passes.step.metrics import compute_metrics
 from steplus.runtime.fabric.config import get_preset
 from steplus.runtime.fabric.ops_memory import StoreCtx
-from steplus.tools.step_opt import load_module
+from steplus.tools.loading import load_module
+
+from golden import SWIGLU_HDL_CYCLES as CYCLES
 
 REPO = Path(__file__).resolve().parents[3]
 LINALG = REPO / "examples" / "linalg"
@@ -37,12 +39,6 @@ from steplus.examples.workloads import graphs as workloads
 
 HDL = get_preset("swiglu-hdl")
 SWEEP = [(tm, tn) for tm in (16, 32, 64) for tn in (16, 32, 64, 128, 256)]
-# test_fabric_swiglu.CYCLES: the reference graph's simulated cycles
-CYCLES = {
-    (16, 16): 33289, (16, 32): 29400, (16, 64): 27503, (16, 128): 26993, (16, 256): 27509,
-    (32, 16): 21223, (32, 32): 17097, (32, 64): 15277, (32, 128): 14773, (32, 256): 15305,
-    (64, 16): 15218, (64, 32): 11188, (64, 64): 9537, (64, 128): 9260, (64, 256): 11088,
-}
 HAVE_TORCH = importlib.util.find_spec("torch") is not None
 HAVE_TORCH_MLIR = HAVE_TORCH and importlib.util.find_spec("torch_mlir") is not None
 
@@ -294,8 +290,9 @@ BAD = {
   %1 = linalg.copy ins(%a : tensor<8x16xf32>) outs(%0 : tensor<8x16xf32>) -> tensor<8x16xf32>
   return %1 : tensor<8x16xf32>
 }""", "3:3", "'linalg.copy' is not supported by convert-linalg-to-step (supported: "
-      "tensor.empty, linalg.fill, linalg.matmul, linalg.transpose, element-wise "
-      "linalg.generic (add, mul, div, exp, silu))"),
+      "tensor.empty, linalg.fill, linalg.matmul, linalg.matmul_transpose_b, "
+      "linalg.batch_matmul, linalg.transpose, element-wise and row-reduction linalg.generic, "
+      "tensor.collapse_shape, tensor.expand_shape)"),
     "sigmoid": ("""#map = affine_map<(d0, d1) -> (d0, d1)>
 func.func @f(%a: tensor<8x16xf32>) -> tensor<8x16xf32> {
   %c1 = arith.constant 1.000000e+00 : f32
@@ -309,19 +306,20 @@ func.func @f(%a: tensor<8x16xf32>) -> tensor<8x16xf32> {
     linalg.yield %5 : f32
   } -> tensor<8x16xf32>
   return %1 : tensor<8x16xf32>
-}""", "13:3", "a returned sigmoid tensor is not computed by a matmul or an element-wise "
-      "op: nothing to stream"),
-    "subf": ("""#map = affine_map<(d0, d1) -> (d0, d1)>
+}""", "13:3", "a returned sigmoid tensor is not computed by a matmul, an element-wise op "
+      "or a reduction: nothing to stream"),
+    "minimumf": ("""#map = affine_map<(d0, d1) -> (d0, d1)>
 func.func @f(%a: tensor<8x16xf32>, %b: tensor<8x16xf32>) -> tensor<8x16xf32> {
   %0 = tensor.empty() : tensor<8x16xf32>
   %1 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel"]} ins(%a, %b : tensor<8x16xf32>, tensor<8x16xf32>) outs(%0 : tensor<8x16xf32>) {
   ^bb0(%in: f32, %in_1: f32, %out: f32):
-    %2 = arith.subf %in, %in_1 : f32
+    %2 = arith.minimumf %in, %in_1 : f32
     linalg.yield %2 : f32
   } -> tensor<8x16xf32>
   return %1 : tensor<8x16xf32>
-}""", "4:3", "'arith.subf' in a linalg.generic body has no step library function "
-      "(supported: arith.addf, arith.mulf, arith.divf, arith.negf, math.exp)"),
+}""", "4:3", "'arith.minimumf' in a linalg.generic body has no step library function "
+      "(supported: arith.addf, arith.subf, arith.mulf, arith.divf, arith.negf, "
+      "arith.maximumf, math.exp, math.rsqrt, math.fpowi/powf by 2)"),
     "weights computed": ("""func.func @f(%a: tensor<8x16xf32>, %b: tensor<16x16xf32>) -> tensor<8x16xf32> {
   %c0 = arith.constant 0.000000e+00 : f32
   %0 = tensor.empty() : tensor<8x16xf32>

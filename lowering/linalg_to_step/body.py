@@ -1,0 +1,148 @@
+"""The scalar bodies of `linalg.generic`s -> expression trees over step library functions.
+
+A body is read into a tree of tuples: `("in", i)` (the i-th input), `("const",
+c)` (a scalar constant, from the body or from outside it), and `(kind, *args)`
+for `arith.addf/subf/mulf/divf/negf/maximumf/maxnumf`, `math.exp/rsqrt/sqrt`,
+`math.fpowi`/`math.powf` by 2 and the `arith.truncf`/`extf` of a constant.
+`match_functions` then rewrites torch's idioms into library calls: sigmoid
+(`1 / (1 + exp(-x))`), silu (`x * sigmoid(x)`, `x / (1 + exp(-x))`), and an
+operation with one scalar constant into a parametric function
+(`x + 1e-06` -> `("add_scalar[1e-06]", x)`, `x / 16` -> `div_scalar[16.0]`).
+
+Example: torch-mlir's body of `x.pow(2)` (`math.fpowi %in, %c2_i64`) gives
+`("square", ("in", 0))`; `x + eps` with `eps` an f64 constant truncated to
+f32 gives `("add_scalar[9.999999974752427e-07]", ("in", 0))`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from xdsl.dialects import arith, math
+from xdsl.dialects.builtin import FloatAttr, IntegerAttr
+from xdsl.dialects.linalg import ops as linalg
+from xdsl.ir import Operation, SSAValue
+
+from steplus.dialects.step.functions import member_name
+from steplus.utils.diagnostics import OpDiagnosticError
+
+BODY = {arith.AddfOp: "add", arith.SubfOp: "sub", arith.MulfOp: "mul", arith.DivfOp: "div",
+        arith.NegfOp: "neg", arith.MaximumfOp: "max", arith.MaxnumfOp: "max",
+        math.ExpOp: "exp", math.RsqrtOp: "rsqrt", math.SqrtOp: "sqrt",
+        math.FPowIOp: "pow", math.PowFOp: "pow"}
+SUPPORTED_BODY = ("arith.addf, arith.subf, arith.mulf, arith.divf, arith.negf, "
+                  "arith.maximumf, math.exp, math.rsqrt, math.fpowi/powf by 2")
+# an operation with a scalar constant operand: (kind, constant first?) -> family
+SCALAR = {("add", False): "add_scalar", ("add", True): "add_scalar",
+          ("mul", False): "mul_scalar", ("mul", True): "mul_scalar",
+          ("sub", False): "sub_scalar", ("sub", True): "rsub_scalar",
+          ("div", False): "div_scalar", ("div", True): "rdiv_scalar"}
+
+
+def _const(value, op) -> float:
+    v = float(value)
+    if not np.isfinite(v):
+        raise OpDiagnosticError(op, f"a non-finite scalar constant ({v}) in an element-wise op")
+    return v
+
+
+def body_tree(op: linalg.GenericOp, env: dict, n_out: int = 1) -> list[tuple]:
+    """The trees of the first `n_out` values the body yields (only the ops they
+    depend on are read: a max reduction's unused index is not); the output block
+    arguments are `("out", j)`."""
+    block = op.body.block
+    n_in = len(op.inputs)
+    trees: dict[SSAValue, tuple] = {a: ("in", i) if i < n_in else ("out", i - n_in)
+                                    for i, a in enumerate(block.args)}
+    yields = [o for o in block.ops if isinstance(o, linalg.YieldOp)]
+    if not yields:
+        raise OpDiagnosticError(op, "linalg.generic body without linalg.yield")
+    vals = list(yields[0].operands)[:n_out]
+    if len(vals) < n_out:
+        raise OpDiagnosticError(op, "linalg.generic yields fewer values than it has results")
+    return [_tree(op, v, trees, env, 0) for v in vals]
+
+
+MAX_DEPTH = 200  # a body deeper than this is refused (bounded recursion)
+
+
+def _tree(op: linalg.GenericOp, v: SSAValue, trees: dict, env: dict, depth: int) -> tuple:
+    if v in trees:
+        return trees[v]
+    if isinstance(env.get(v), float):
+        return ("const", env[v])
+    inner = v.owner
+    if not isinstance(inner, Operation) or inner.parent_block() is not op.body.block:
+        raise OpDiagnosticError(op, "a linalg.generic body reads a value from outside the "
+                                    "body that is not a scalar constant")
+    if depth > MAX_DEPTH:
+        raise OpDiagnosticError(op, f"a linalg.generic body deeper than {MAX_DEPTH} ops")
+    if isinstance(inner, arith.ConstantOp) and isinstance(inner.value, (FloatAttr, IntegerAttr)):
+        t: tuple = ("const", _const(inner.value.value.data, op))
+    elif isinstance(inner, (arith.TruncFOp, arith.ExtFOp)):
+        val = _tree(op, inner.operands[0], trees, env, depth + 1)
+        if val[0] != "const":
+            raise OpDiagnosticError(op, f"'{inner.name}' of a value that is not a scalar "
+                                        "constant (mixed precision inside an element-wise op "
+                                        "is not supported)")
+        t = ("const", float(np.float32(val[1])) if isinstance(inner, arith.TruncFOp)
+             else val[1])
+    else:
+        kind = BODY.get(type(inner))
+        if kind is None:
+            raise OpDiagnosticError(op, f"'{inner.name}' in a linalg.generic body has no step "
+                                        f"library function (supported: {SUPPORTED_BODY})")
+        args = [_tree(op, a, trees, env, depth + 1) for a in inner.operands]
+        if kind == "pow":
+            if args[1] != ("const", 2.0):
+                shown = args[1][1] if args[1][0] == "const" else "a tensor"
+                raise OpDiagnosticError(op, f"'{inner.name}' by {shown}: only the square "
+                                            "(x.pow(2)) has a step library function")
+            kind, args = "square", args[:1]
+        t = (kind, *args)
+    trees[v] = t
+    return t
+
+
+def _sigmoid_of(t: tuple) -> tuple | None:
+    """x if `t` is 1 / (1 + exp(-x)) (either operand order of the add)."""
+    if t[0] != "div" or t[1] != ("const", 1.0):
+        return None
+    den = t[2]
+    if den[0] != "add":
+        return None
+    for e, one in ((den[1], den[2]), (den[2], den[1])):
+        if one == ("const", 1.0) and e[0] == "exp" and e[1][0] == "neg":
+            return e[1][1]
+    return None
+
+
+def match_functions(t: tuple, op) -> tuple:
+    """Rewrite the sigmoid and silu idioms and the scalar operations of an
+    expression tree into library calls (`op`: where errors are located)."""
+    if t[0] in ("in", "out", "const"):
+        return t
+    x = _sigmoid_of(t)
+    if x is not None:
+        return ("sigmoid", match_functions(x, op))
+    if t[0] == "div" and t[2][0] == "add":  # x / (1 + exp(-x))
+        den = t[2]
+        for e, one in ((den[1], den[2]), (den[2], den[1])):
+            if one == ("const", 1.0) and e[0] == "exp" and e[1][0] == "neg" and e[1][1] == t[1]:
+                return ("silu", match_functions(t[1], op))
+    sub = tuple(match_functions(s, op) for s in t[1:])
+    if t[0] == "mul":
+        for a, b in (sub, sub[::-1]):
+            if b[0] == "sigmoid" and b[1] == a:
+                return ("silu", a)
+    if len(sub) == 2 and (t[0], True) in SCALAR:
+        consts = [s[0] == "const" for s in sub]
+        if consts == [True, True]:
+            with np.errstate(all="ignore"):
+                v = {"add": np.add, "sub": np.subtract, "mul": np.multiply,
+                     "div": np.divide}[t[0]](sub[0][1], sub[1][1])
+            return ("const", _const(v, op))
+        if any(consts):
+            first = consts[0]
+            c, x = (sub[0][1], sub[1]) if first else (sub[1][1], sub[0])
+            return (member_name(SCALAR[(t[0], first)], c), x)
+    return (t[0], *sub)
