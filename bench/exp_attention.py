@@ -95,10 +95,10 @@ def _predicted_traffic(graph, total_tiles: int):
     import sympy
 
     from steplus.dialects.step.dims import to_expr
-    from steplus.passes.step.metrics import compute_metrics, parse_bindings
+    from steplus.passes.step.bindings import graph_bindings
+    from steplus.passes.step.metrics import compute_metrics
 
-    recorded = graph.attributes.get("step.bind")
-    bound = parse_bindings(recorded.data) if recorded is not None else {}
+    bound = graph_bindings(graph)
     expr = to_expr(compute_metrics(graph).bind(bound).offchip)
     free = sorted((s for s in expr.free_symbols if s.name.startswith("sum_L")), key=str)
     if free:

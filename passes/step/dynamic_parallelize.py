@@ -64,7 +64,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import sympy
 from xdsl.context import Context
-from xdsl.dialects.builtin import DenseArrayBase, ModuleOp, StringAttr, i64
+from xdsl.dialects.builtin import DenseArrayBase, ModuleOp, i64
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
@@ -487,18 +487,11 @@ class _Rewrite:
         self._drop_bindings({s.name for s in old_local})
 
     def _drop_bindings(self, names: set[str]) -> None:
-        from steplus.passes.step.specialize import BIND_ATTR, parse_bind_attr
+        from steplus.passes.step.bindings import graph_bindings, set_graph_bindings
 
-        attr = self.graph.attributes.get(BIND_ATTR)
-        if attr is None:
-            return
-        kept = {k: v for k, v in parse_bind_attr(attr, self.graph).items()
+        kept = {k: v for k, v in graph_bindings(self.graph).items()
                 if k not in names and k.removeprefix("sum_") not in names}
-        if kept:
-            self.graph.attributes[BIND_ATTR] = StringAttr(
-                ",".join(f"{k}={v}" for k, v in kept.items()))
-        else:
-            del self.graph.attributes[BIND_ATTR]
+        set_graph_bindings(self.graph, kept)
 
 
 def dynamic_parallelize(graph: GraphOp, factor: int) -> bool:

@@ -97,7 +97,7 @@ from steplus.dialects.step.types import (
     TileType,
     dim_to_text,
 )
-from steplus.passes.step.bindings import parse_bind_attr, parse_bindings  # noqa: F401
+from steplus.passes.step.bindings import graph_bindings, parse_bind_attr, parse_bindings  # noqa: F401
 from steplus.dialects.step.inference import infer_graph
 from steplus.passes.step.reports import (
     emit_report,
@@ -534,10 +534,7 @@ class StepMetricsPass(ModulePass):
         for graph in list(op.walk()):
             if not isinstance(graph, GraphOp):
                 continue
-            bound = dict(values)
-            recorded = graph.attributes.get("step.bind")
-            if recorded is not None:  # from step-specialize
-                bound = {**parse_bind_attr(recorded, graph), **bound}
+            bound = {**graph_bindings(graph), **values}  # recorded by step-specialize
             gm = compute_metrics(graph, self.onchip).bind(bound)
             reports.append(gm)
             if self.annotate:

@@ -11,7 +11,8 @@
 - `kv="lengths.npy"` binds a KV-length trace (§6.2): `B` is its batch; a
   `step.metadata_gen` is left as written.
 
-The bindings are recorded in the graph's `step.bind` attribute, which
+The bindings are recorded in the graph's `step.bind` attribute (a dictionary,
+`{B = 64 : i64, B_0 = 13 : i64}`; `bindings.set_graph_bindings`), which
 `step-metrics` applies after computing the symbolic metrics (so padding is
 still visible: `ceiling(B_3/16)` tiles for `B_3` tokens). They include the
 dynamic tile dims the bound values determine — the rows a `retile_row`
@@ -34,7 +35,7 @@ from dataclasses import dataclass
 
 import sympy
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp, StringAttr
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Attribute, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
@@ -45,11 +46,15 @@ from steplus.dialects.step import ops as sr
 from steplus.dialects.step import GraphOp
 from steplus.dialects.step.types import BufferType, StreamType, TupleType, as_dim
 from steplus.utils.diagnostics import OpDiagnosticError
-from steplus.passes.step.bindings import parse_bind_attr, parse_bindings
+from steplus.passes.step.bindings import (  # noqa: F401  (BIND_ATTR, parse_bind_attr: re-exported)
+    BIND_ATTR,
+    graph_bindings,
+    parse_bind_attr,
+    parse_bindings,
+    set_graph_bindings,
+)
 from steplus.passes.step.traces import KVTrace, RoutingTrace, TraceError
 from steplus.utils.attrs import i64_array
-
-BIND_ATTR = "step.bind"
 
 
 def _selector_source(v: SSAValue) -> sg.SelectGenOp | None:
@@ -173,8 +178,7 @@ def specialize_graph(graph: GraphOp, values: dict[str, int], rewrite: bool = Fal
     """Record `values` (plus the dynamic tile dims they determine) in the
     graph's `step.bind` attribute; with `rewrite`, also substitute them into
     every stream type. Returns all the bindings."""
-    previous = graph.attributes.get(BIND_ATTR)
-    merged = parse_bind_attr(previous, graph) if previous is not None else {}
+    merged = graph_bindings(graph)
     merged.update(values)
     merged.update(_bind_dynamic_rows(graph, merged))
     if rewrite:
@@ -190,8 +194,7 @@ def specialize_graph(graph: GraphOp, values: dict[str, int], rewrite: bool = Fal
                 new = _subs(r.type, m)
                 if new != r.type:
                     Rewriter.replace_value_with_new_type(r, new)
-    if merged:
-        graph.attributes[BIND_ATTR] = StringAttr(",".join(f"{k}={v}" for k, v in merged.items()))
+    set_graph_bindings(graph, merged)
     return merged
 
 
@@ -201,7 +204,7 @@ class StepSpecializePass(ModulePass):
 
     Example: `step-opt moe.mlir -p 'step-specialize{routing="r.npz"}'` turns
     the per-expert dims `B_0 .. B_7` into the trace's token counts
-    (recorded as the graph's `step.bind = "B=64,B_0=13,..."`, which
+    (recorded as the graph's `step.bind = {B = 64 : i64, B_0 = 13 : i64, ...}`, which
     `step-metrics` applies; `rewrite=true` also rewrites
     `!step.stream<[B_0], ...>` to `!step.stream<[13], ...>`) and fills in the
     select_gen values; `step-specialize{bind="B=64"}` binds by name.

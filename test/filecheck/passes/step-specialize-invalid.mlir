@@ -9,7 +9,8 @@
 // RUN: sh -c 'step-opt %s -p "step-metrics{bind=\"B=-64\"}"; echo "exit=$?"' 2>&1 | filecheck %s --check-prefix=METRICS
 // RUN: sh -c 'step-opt %s -p "step-specialize{kv=\"%repo/examples/data/step-traces/expert_routing/mixtral_b64/008_010.npz\"}"; echo "exit=$?"' 2>&1 | filecheck %s --check-prefix=KVNPZ
 // RUN: sh -c 'step-opt %s -p "step-specialize{routing=\"%repo/examples/data/step-traces/azure_kv/b16/conv_stdev0174_1845_1860.npy\"}"; echo "exit=$?"' 2>&1 | filecheck %s --check-prefix=ROUTENPY
-// RUN: sh -c 'step-opt %S/inputs/step-bad-bind-attr.mlir -p step-metrics; echo "exit=$?"' 2>&1 | filecheck %s --check-prefix=ATTR
+// RUN: sh -c 'step-opt %S/inputs/step-bad-bind-attr.mlir -p step-metrics --split-input-file; echo "exit=$?"' 2>&1 | filecheck %s --check-prefix=ATTR
+// RUN: sh -c 'step-opt %S/inputs/step-bad-bind-attr.mlir -p step-specialize --split-input-file; echo "exit=$?"' 2>&1 | filecheck %s --check-prefix=ATTR
 
 // NEG: step-opt: error: invalid options for pass 'step-specialize': bad binding entry 1 'B=-1': the value must be non-negative
 // NEG-NEXT: exit=2
@@ -23,12 +24,15 @@
 // HUGE-NEXT: exit=2
 // METRICS: step-opt: error: invalid options for pass 'step-metrics': bad binding entry 1 'B=-64': the value must be non-negative
 // METRICS-NEXT: exit=2
-// KVNPZ: step-specialize-invalid.mlir:[[# @LINE + 7]]:1: error: step-specialize: {{.*}}mixtral_b64/008_010.npz: is a .npz archive; a KV-length trace is a NumPy .npy file
-// KVNPZ: exit=1
-// ROUTENPY: step-specialize-invalid.mlir:[[# @LINE + 5]]:1: error: step-specialize: {{.*}}conv_stdev0174_1845_1860.npy: not a routing trace (expected a NumPy .npz archive)
-// ROUTENPY: exit=1
-// ATTR: step-bad-bind-attr.mlir:2:1: error: step.bind: bad binding entry 2 'B_0=-3': the value must be non-negative
+// ATTR: step-bad-bind-attr.mlir:3:1: error: step.bind: entry 'B_0': the value must be non-negative, got -3
+// ATTR: step-bad-bind-attr.mlir:10:1: error: step.bind: entry 'B': the value must be an integer (NAME = 64 : i64), got "64"
+// ATTR: step-bad-bind-attr.mlir:17:1: error: step.bind must be a dictionary of integers {NAME = INTEGER : i64, ...}, got "B=64"
+// ATTR: step-bad-bind-attr.mlir:24:1: error: step.bind: entry 'B': the value exceeds the limit 2**63 - 1 = 9223372036854775807
 // ATTR: exit=1
+// KVNPZ: step-specialize-invalid.mlir:[[# @LINE + 5]]:1: error: step-specialize: {{.*}}mixtral_b64/008_010.npz: is a .npz archive; a KV-length trace is a NumPy .npy file
+// KVNPZ: exit=1
+// ROUTENPY: step-specialize-invalid.mlir:[[# @LINE + 3]]:1: error: step-specialize: {{.*}}conv_stdev0174_1845_1860.npy: not a routing trace (expected a NumPy .npz archive)
+// ROUTENPY: exit=1
 
 step.graph @g {
 ^bb0(%ref: !step.stream<[B], !step.tile<1x1xi64>>):

@@ -5,7 +5,7 @@
 // RUN: not step-opt %s -p 'step-specialize{routing="%S/missing.npz"}' --split-input-file 2>&1 | filecheck %s --check-prefix=MISSING
 
 // Binding by name, with the types rewritten.
-// CHECK-LABEL: step.graph @two attributes {step.bind = "B=64,B_0=40,B_1=24"} {
+// CHECK-LABEL: step.graph @two attributes {step.bind = {B = 64 : i64, B_0 = 40 : i64, B_1 = 24 : i64}} {
 // CHECK-NEXT:  ^bb0(%ref: !step.stream<[64], !step.tile<1x1xi64>>):
 // CHECK:         %p0, %p1 = step.partition %xf, %sel : (!step.stream<[64], !step.tile<1x8xbf16>>, !step.stream<[64], !step.selector<2>>) -> (!step.stream<[40], !step.tile<1x8xbf16>>, !step.stream<[24], !step.tile<1x8xbf16>>)
 // A routing trace over 8 experts does not fit a 2-way graph.

@@ -189,8 +189,8 @@ def test_step_opt_binds_a_valid_routing_trace(tmp_path, step_opt):
     trace = _npz(tmp_path, "ok.npz", data=data)
     r = step_opt([str(src), "-p", f'step-specialize{{routing="{trace}"}}'])
     assert r.code == 0, r.err
-    expected = "B=5," + ",".join(f"B_{e}={c}" for e, c in enumerate(counts))
-    assert f'step.bind = "{expected}"' in r.out
+    expected = "B = 5 : i64, " + ", ".join(f"B_{e} = {c} : i64" for e, c in enumerate(counts))
+    assert f"step.bind = {{{expected}}}" in r.out
 
 
 @pytest.mark.parametrize("bind,message", [
