@@ -23,7 +23,7 @@ import os
 import re
 import sys
 import typing
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import IO, NoReturn
 
 from xdsl.passes import ModulePass, PassPipeline, PassPipelineCallbackType

@@ -25,7 +25,7 @@ func.func @example(%x: tensor<16x784xf32>) {
 from __future__ import annotations
 
 from xdsl.dialects.builtin import IntegerAttr, IntegerType, StringAttr, TensorType
-from xdsl.ir import Attribute, Dialect, ParametrizedAttribute, Region, TypeAttribute
+from xdsl.ir import Attribute, Dialect, ParametrizedAttribute, TypeAttribute
 from xdsl.irdl import (
     IRDLOperation,
     irdl_attr_definition,
