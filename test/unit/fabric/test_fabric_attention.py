@@ -9,22 +9,22 @@ The spec's timing rules that set the attention totals are checked on their
 own: the softmax division writes its tile back (`write_back_mu`, §8.4 node
 31: 16 busy cycles per request), the total is the last memory operator's
 clock + 3 (§2.5). The cycles of every trace class (B = 16, 64, 80; the 27
-shipped traces x 3 strategies) are pinned in attention_cycles.json; the
-b16 traces and one medium trace each of b64 and b80 run here, all of them in
-`python bench/exp_attention.py --check`."""
+shipped traces x 3 strategies) are pinned in golden.ATTENTION_CYCLES (read from
+attention_cycles.json); the b16 traces and one medium trace each of b64 and b80
+run here, all of them in `python bench/exp_attention.py --check`."""
 
 from __future__ import annotations
 
 import functools
-import json
 import sys
 from pathlib import Path
 
 import pytest
 
 from conftest import REPO
+from golden import ATTENTION_CYCLES
 from steplus.dialects.step import GraphOp
-from steplus.lowering.step_to_runtime import build_program
+from steplus.runtime.fabric.build import build_program
 from steplus.passes.step.metrics import compute_metrics
 from steplus.passes.step.specialize import parse_bind_attr
 from steplus.passes.step.traces import KVTrace
@@ -44,8 +44,7 @@ ATTENTION = configure("attention", None)
 assert ATTENTION == get_preset("step-eval").with_(base_depth=1, compute_bw=2048, end_offset=3)
 KV_TILE = attention.TILE_N * attention.HD * 2  # one bf16 K or V cache tile
 
-PINS = json.loads((Path(__file__).parent / "attention_cycles.json").read_text())["cycles"]
-CYCLES = dict(zip(attention.STRATEGIES, PINS["16/2805_2820"]))
+CYCLES = ATTENTION_CYCLES["16/2805_2820"]
 KV_DIR = REPO / "examples" / "data" / "step-traces" / "azure_kv"
 
 
@@ -105,14 +104,13 @@ def _run_trace(key: str, strategy: str):
     return prog, prog.run()
 
 
-PINNED = [k for k in PINS if k.startswith("16/")] + ["64/4007_4070", "80/4687_4766"]
+PINNED = [k for k in ATTENTION_CYCLES if k.startswith("16/")] + ["64/4007_4070", "80/4687_4766"]
 
 
 @pytest.mark.parametrize("strategy", attention.STRATEGIES)
 @pytest.mark.parametrize("key", PINNED)
 def test_attention_cycles_per_trace_class(key, strategy):
-    assert _run_trace(key, strategy)[1].cycles == \
-        PINS[key][attention.STRATEGIES.index(strategy)]
+    assert _run_trace(key, strategy)[1].cycles == ATTENTION_CYCLES[key][strategy]
 
 
 @pytest.mark.parametrize("strategy", attention.STRATEGIES)

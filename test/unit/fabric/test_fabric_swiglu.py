@@ -5,22 +5,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from steplus.lowering.step_to_runtime import build_program
+from steplus.runtime.fabric.build import build_program
 from steplus.runtime.fabric.config import get_preset
 from steplus.runtime.fabric.hbm_reference import ReferenceHBMServer
 from steplus.runtime.fabric.ops_memory import StoreCtx
 from swiglu_graphs import SWEEP_TM, SWEEP_TN, swiglu_graph, swiglu_reference, swiglu_traffic
+from golden import SWIGLU_HDL_CYCLES as CYCLES
 
 B, D, F = 64, 256, 512
 HDL = get_preset("swiglu-hdl")
-
-# Simulated cycles of the sweep (our model; the closed-form HBM and the
-# request-level controller agree on every row, see below).
-CYCLES = {
-    (16, 16): 33289, (16, 32): 29400, (16, 64): 27503, (16, 128): 26993, (16, 256): 27509,
-    (32, 16): 21223, (32, 32): 17097, (32, 64): 15277, (32, 128): 14773, (32, 256): 15305,
-    (64, 16): 15218, (64, 32): 11188, (64, 64): 9537, (64, 128): 9260, (64, 256): 11088,
-}
 
 
 def _ceil(a, b):
