@@ -25,22 +25,22 @@ func.func @mm(%a: tensor<8x16xf32>, %b: tensor<16x32xf32>, %s: tensor<8x32xf32>)
 // CHECK-NEXT:   step.graph @mm {
 // CHECK-NEXT:     %arg0 = step.linear_offchip_load {base_addr = 0 : i64, tiled_in_shape = array<i64: 2, 1, 2>, stride = array<i64: 2, 0, 1>, tiled_out_shape = array<i64: 2, 2, 2>} : () -> !step.stream<[2, 2, 2], !step.tile<4x8xf32>>
 // CHECK-NEXT:     %arg1 = step.linear_offchip_load {base_addr = 16777216 : i64, tiled_in_shape = array<i64: 2, 1, 2>, stride = array<i64: 0, 1, 2>, tiled_out_shape = array<i64: 2, 2, 2>} : () -> !step.stream<[2, 2, 2], !step.tile<8x16xf32>>
-// CHECK-NEXT:     %0 = step.zip %arg0, %arg1 : (!step.stream<[2, 2, 2], !step.tile<4x8xf32>>, !step.stream<[2, 2, 2], !step.tile<8x16xf32>>) -> !step.stream<[2, 2, 2], !step.tuple<!step.tile<4x8xf32>, !step.tile<8x16xf32>>>
-// CHECK-NEXT:     %mm0 = step.accum %0 {write_back_mu, rank = 1 : i64} : !step.stream<[2, 2, 2], !step.tuple<!step.tile<4x8xf32>, !step.tile<8x16xf32>>> -> !step.stream<[2, 2], !step.tile<4x16xf32>> update {
-// CHECK-NEXT:     ^bb0(%1: !step.tile<4x8xf32>, %2: !step.tile<8x16xf32>, %3: !step.tile<4x16xf32>):
-// CHECK-NEXT:       %4 = step.apply "matmul"(%1, %2) : (!step.tile<4x8xf32>, !step.tile<8x16xf32>) -> !step.tile<4x16xf32>
-// CHECK-NEXT:       %5 = step.apply "add"(%3, %4) : (!step.tile<4x16xf32>, !step.tile<4x16xf32>) -> !step.tile<4x16xf32>
-// CHECK-NEXT:       step.yield %5 : !step.tile<4x16xf32>
+// CHECK-NEXT:     %[[ZIP:.*]] = step.zip %arg0, %arg1 : (!step.stream<[2, 2, 2], !step.tile<4x8xf32>>, !step.stream<[2, 2, 2], !step.tile<8x16xf32>>) -> !step.stream<[2, 2, 2], !step.tuple<!step.tile<4x8xf32>, !step.tile<8x16xf32>>>
+// CHECK-NEXT:     %mm0 = step.accum %[[ZIP]] {write_back_mu, rank = 1 : i64} : !step.stream<[2, 2, 2], !step.tuple<!step.tile<4x8xf32>, !step.tile<8x16xf32>>> -> !step.stream<[2, 2], !step.tile<4x16xf32>> update {
+// CHECK-NEXT:     ^bb0(%[[A:.*]]: !step.tile<4x8xf32>, %[[B:.*]]: !step.tile<8x16xf32>, %[[ACC:.*]]: !step.tile<4x16xf32>):
+// CHECK-NEXT:       %[[MM:.*]] = step.apply "matmul"(%[[A]], %[[B]]) : (!step.tile<4x8xf32>, !step.tile<8x16xf32>) -> !step.tile<4x16xf32>
+// CHECK-NEXT:       %[[SUM:.*]] = step.apply "add"(%[[ACC]], %[[MM]]) : (!step.tile<4x16xf32>, !step.tile<4x16xf32>) -> !step.tile<4x16xf32>
+// CHECK-NEXT:       step.yield %[[SUM]] : !step.tile<4x16xf32>
 // CHECK-NEXT:     } init {
-// CHECK-NEXT:       %6 = step.apply "zero"() : () -> !step.tile<4x16xf32>
-// CHECK-NEXT:       step.yield %6 : !step.tile<4x16xf32>
+// CHECK-NEXT:       %[[ZERO:.*]] = step.apply "zero"() : () -> !step.tile<4x16xf32>
+// CHECK-NEXT:       step.yield %[[ZERO]] : !step.tile<4x16xf32>
 // CHECK-NEXT:     }
 // CHECK-NEXT:     %arg2 = step.linear_offchip_load {base_addr = 33554432 : i64, tiled_in_shape = array<i64: 2, 2>, stride = array<i64: 2, 1>, tiled_out_shape = array<i64: 2, 2>} : () -> !step.stream<[2, 2], !step.tile<4x16xf32>>
-// CHECK-NEXT:     %7 = step.zip %mm0, %arg2 : (!step.stream<[2, 2], !step.tile<4x16xf32>>, !step.stream<[2, 2], !step.tile<4x16xf32>>) -> !step.stream<[2, 2], !step.tuple<!step.tile<4x16xf32>, !step.tile<4x16xf32>>>
-// CHECK-NEXT:     %mul = step.map %7 : !step.stream<[2, 2], !step.tuple<!step.tile<4x16xf32>, !step.tile<4x16xf32>>> -> !step.stream<[2, 2], !step.tile<4x16xf32>> {
-// CHECK-NEXT:     ^bb0(%8: !step.tile<4x16xf32>, %9: !step.tile<4x16xf32>):
-// CHECK-NEXT:       %10 = step.apply "mul"(%8, %9) : (!step.tile<4x16xf32>, !step.tile<4x16xf32>) -> !step.tile<4x16xf32>
-// CHECK-NEXT:       step.yield %10 : !step.tile<4x16xf32>
+// CHECK-NEXT:     %[[ZIP2:.*]] = step.zip %mm0, %arg2 : (!step.stream<[2, 2], !step.tile<4x16xf32>>, !step.stream<[2, 2], !step.tile<4x16xf32>>) -> !step.stream<[2, 2], !step.tuple<!step.tile<4x16xf32>, !step.tile<4x16xf32>>>
+// CHECK-NEXT:     %mul = step.map %[[ZIP2]] : !step.stream<[2, 2], !step.tuple<!step.tile<4x16xf32>, !step.tile<4x16xf32>>> -> !step.stream<[2, 2], !step.tile<4x16xf32>> {
+// CHECK-NEXT:     ^bb0(%[[C:.*]]: !step.tile<4x16xf32>, %[[S:.*]]: !step.tile<4x16xf32>):
+// CHECK-NEXT:       %[[PROD:.*]] = step.apply "mul"(%[[C]], %[[S]]) : (!step.tile<4x16xf32>, !step.tile<4x16xf32>) -> !step.tile<4x16xf32>
+// CHECK-NEXT:       step.yield %[[PROD]] : !step.tile<4x16xf32>
 // CHECK-NEXT:     }
 // CHECK-NEXT:     step.linear_offchip_store %mul {base_addr = 1073741824 : i64} : !step.stream<[2, 2], !step.tile<4x16xf32>>
 // CHECK-NEXT:   }

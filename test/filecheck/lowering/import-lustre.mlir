@@ -9,33 +9,33 @@
 // RUN: sh -c 'lus-translate %S/inputs/lustre-watchdog.lus; echo "exit=$?"' 2>&1 | filecheck %s --check-prefix=USAGE
 
 // CHECK:      lus.node @edge(%c: i1) -> (i1) {
-// CHECK-NEXT:   %0 = arith.constant false
-// CHECK-NEXT:   %1 = lus.pre %c : i1
-// CHECK-NEXT:   %2 = arith.constant true
-// CHECK-NEXT:   %3 = arith.xori %1, %2 : i1
-// CHECK-NEXT:   %4 = arith.andi %c, %3 : i1
-// CHECK-NEXT:   %e = lus.merge "1(0)" %0 %4 : i1
+// CHECK-NEXT:   %[[FALSE:.*]] = arith.constant false
+// CHECK-NEXT:   %[[PRE:.*]] = lus.pre %c : i1
+// CHECK-NEXT:   %[[TRUE:.*]] = arith.constant true
+// CHECK-NEXT:   %[[NOTPRE:.*]] = arith.xori %[[PRE]], %[[TRUE]] : i1
+// CHECK-NEXT:   %[[RISE:.*]] = arith.andi %c, %[[NOTPRE]] : i1
+// CHECK-NEXT:   %e = lus.merge "1(0)" %[[FALSE]] %[[RISE]] : i1
 // CHECK-NEXT:   lus.yield (%e : i1)
 // CHECK-NEXT: }
 // CHECK-NEXT: lus.node @watchdog(%beat: i1, %armed: i1) -> (i1, i32) {
-// CHECK-NEXT:   %0 = lus.when %armed %beat : i1
-// CHECK-NEXT:   %1 = arith.constant 0 : i32
-// CHECK-NEXT:   %2 = arith.constant 0 : i32
-// CHECK-NEXT:   %3 = lus.fby %2 %since : i32
-// CHECK-NEXT:   %4 = lus.when %armed %3 : i32
-// CHECK-NEXT:   %5 = arith.constant 1 : i32
-// CHECK-NEXT:   %6 = arith.addi %4, %5 : i32
-// CHECK-NEXT:   %count = arith.select %0, %1, %6 : i32
-// CHECK-NEXT:   %7 = arith.constant 0 : i32
-// CHECK-NEXT:   %8 = lus.fby %7 %since : i32
-// CHECK-NEXT:   %9 = lus.when not %armed %8 : i32
-// CHECK-NEXT:   %since = lus.merge %armed %count %9 : i32
-// CHECK-NEXT:   %10 = arith.constant 4 : i32
-// CHECK-NEXT:   %11 = arith.cmpi sgt, %since, %10 : i32
-// CHECK-NEXT:   %12 = lus.instance @edge(%armed) : (i1) -> i1
-// CHECK-NEXT:   %13 = arith.constant false
-// CHECK-NEXT:   %14 = arith.cmpi eq, %12, %13 : i1
-// CHECK-NEXT:   %alarm = arith.andi %11, %14 : i1
+// CHECK-NEXT:   %[[BEAT:.*]] = lus.when %armed %beat : i1
+// CHECK-NEXT:   %[[RESET:.*]] = arith.constant 0 : i32
+// CHECK-NEXT:   %[[INIT:.*]] = arith.constant 0 : i32
+// CHECK-NEXT:   %[[PREV:.*]] = lus.fby %[[INIT]] %since : i32
+// CHECK-NEXT:   %[[PREV_ON:.*]] = lus.when %armed %[[PREV]] : i32
+// CHECK-NEXT:   %[[ONE:.*]] = arith.constant 1 : i32
+// CHECK-NEXT:   %[[INC:.*]] = arith.addi %[[PREV_ON]], %[[ONE]] : i32
+// CHECK-NEXT:   %count = arith.select %[[BEAT]], %[[RESET]], %[[INC]] : i32
+// CHECK-NEXT:   %[[INIT2:.*]] = arith.constant 0 : i32
+// CHECK-NEXT:   %[[PREV2:.*]] = lus.fby %[[INIT2]] %since : i32
+// CHECK-NEXT:   %[[HELD:.*]] = lus.when not %armed %[[PREV2]] : i32
+// CHECK-NEXT:   %since = lus.merge %armed %count %[[HELD]] : i32
+// CHECK-NEXT:   %[[FOUR:.*]] = arith.constant 4 : i32
+// CHECK-NEXT:   %[[LATE:.*]] = arith.cmpi sgt, %since, %[[FOUR]] : i32
+// CHECK-NEXT:   %[[EDGE:.*]] = lus.instance @edge(%armed) : (i1) -> i1
+// CHECK-NEXT:   %[[NO:.*]] = arith.constant false
+// CHECK-NEXT:   %[[NOEDGE:.*]] = arith.cmpi eq, %[[EDGE]], %[[NO]] : i1
+// CHECK-NEXT:   %alarm = arith.andi %[[LATE]], %[[NOEDGE]] : i1
 // CHECK-NEXT:   lus.yield (%alarm : i1, %since : i32)
 // CHECK-NEXT: }
 

@@ -3,13 +3,13 @@
 
 // One store, four pools, one load (D2A §5.3).
 // CHECK-LABEL: func.func @pools
-// CHECK-NEXT:  %0 = ila.store %a : tensor<16x4096xf32> -> !ila.acc<"flexasr", tensor<16x4096xf32>>
-// CHECK-NEXT:  %1 = ila.compute "flexasr.maxpool"(%0)
-// CHECK-NEXT:  %2 = ila.compute "flexasr.maxpool"(%1)
-// CHECK-NEXT:  %3 = ila.compute "flexasr.maxpool"(%2)
-// CHECK-NEXT:  %4 = ila.compute "flexasr.maxpool"(%3)
-// CHECK-NEXT:  %5 = ila.load %4 : !ila.acc<"flexasr", tensor<1x4096xf32>> -> tensor<1x4096xf32>
-// CHECK-NEXT:  func.return %5
+// CHECK-NEXT:  %[[ACC:.*]] = ila.store %a : tensor<16x4096xf32> -> !ila.acc<"flexasr", tensor<16x4096xf32>>
+// CHECK-NEXT:  %[[P1:.*]] = ila.compute "flexasr.maxpool"(%[[ACC]])
+// CHECK-NEXT:  %[[P2:.*]] = ila.compute "flexasr.maxpool"(%[[P1]])
+// CHECK-NEXT:  %[[P3:.*]] = ila.compute "flexasr.maxpool"(%[[P2]])
+// CHECK-NEXT:  %[[P4:.*]] = ila.compute "flexasr.maxpool"(%[[P3]])
+// CHECK-NEXT:  %[[OUT:.*]] = ila.load %[[P4]] : !ila.acc<"flexasr", tensor<1x4096xf32>> -> tensor<1x4096xf32>
+// CHECK-NEXT:  func.return %[[OUT]]
 // NOCANCEL-LABEL: func.func @pools
 // NOCANCEL-COUNT-4: ila.store
 // NOCANCEL-NOT: ila.store

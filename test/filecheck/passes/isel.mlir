@@ -4,14 +4,14 @@
 
 // D2A §5.1: (4,4)/(2,2) max-pool -> window splitting + four temporal pools.
 // FLEX-LABEL: func.func @maxpool
-// FLEX-NEXT:  %0 = ila.windows %x {kernel = array<i64: 4, 4>, stride = array<i64: 2, 2>, pad = array<i64: 1, 1, 1, 1>} : (tensor<1x128x128x1xf32>) -> tensor<16x4096xf32>
-// FLEX-NEXT:  %1 = ila.invoke "flexasr.maxpool"(%0) : (tensor<16x4096xf32>) -> tensor<8x4096xf32>
-// FLEX-NEXT:  %2 = ila.invoke "flexasr.maxpool"(%1) : (tensor<8x4096xf32>) -> tensor<4x4096xf32>
-// FLEX-NEXT:  %3 = ila.invoke "flexasr.maxpool"(%2) : (tensor<4x4096xf32>) -> tensor<2x4096xf32>
-// FLEX-NEXT:  %4 = ila.invoke "flexasr.maxpool"(%3) : (tensor<2x4096xf32>) -> tensor<1x4096xf32>
-// FLEX-NEXT:  %5 = tosa.const_shape {values = dense<[1, 64, 64, 1]> : tensor<4xindex>} : () -> !tosa.shape<4>
-// FLEX-NEXT:  %6 = tosa.reshape %4, %5 : (tensor<1x4096xf32>, !tosa.shape<4>) -> tensor<1x64x64x1xf32>
-// FLEX-NEXT:  func.return %6
+// FLEX-NEXT:  %[[WIN:.*]] = ila.windows %x {kernel = array<i64: 4, 4>, stride = array<i64: 2, 2>, pad = array<i64: 1, 1, 1, 1>} : (tensor<1x128x128x1xf32>) -> tensor<16x4096xf32>
+// FLEX-NEXT:  %[[P1:.*]] = ila.invoke "flexasr.maxpool"(%[[WIN]]) : (tensor<16x4096xf32>) -> tensor<8x4096xf32>
+// FLEX-NEXT:  %[[P2:.*]] = ila.invoke "flexasr.maxpool"(%[[P1]]) : (tensor<8x4096xf32>) -> tensor<4x4096xf32>
+// FLEX-NEXT:  %[[P3:.*]] = ila.invoke "flexasr.maxpool"(%[[P2]]) : (tensor<4x4096xf32>) -> tensor<2x4096xf32>
+// FLEX-NEXT:  %[[P4:.*]] = ila.invoke "flexasr.maxpool"(%[[P3]]) : (tensor<2x4096xf32>) -> tensor<1x4096xf32>
+// FLEX-NEXT:  %[[SHAPE:.*]] = tosa.const_shape {values = dense<[1, 64, 64, 1]> : tensor<4xindex>} : () -> !tosa.shape<4>
+// FLEX-NEXT:  %[[OUT:.*]] = tosa.reshape %[[P4]], %[[SHAPE]] : (tensor<1x4096xf32>, !tosa.shape<4>) -> tensor<1x64x64x1xf32>
+// FLEX-NEXT:  func.return %[[OUT]]
 // EXACT-LABEL: func.func @maxpool
 // EXACT-NOT:   ila.invoke
 // EXACT:       tosa.max_pool2d
@@ -35,10 +35,10 @@ func.func @temporal(%x: tensor<1x8x32x1xf32>) -> tensor<1x4x32x1xf32> {
 
 // D2A §6.2: add(reshape(dense(x, w)), b) is a FlexASR linear layer only under flexible matching.
 // FLEX-LABEL: func.func @linear
-// FLEX-NEXT:  %0 = ila.invoke "flexasr.linear"(%x, %w, %b) : (tensor<10x256xf32>, tensor<64x256xf32>, tensor<64xf32>) -> tensor<10x64xf32>
-// FLEX-NEXT:  %1 = tosa.const_shape {values = dense<[1, 10, 64]> : tensor<3xindex>} : () -> !tosa.shape<3>
-// FLEX-NEXT:  %2 = tosa.reshape %0, %1 : (tensor<10x64xf32>, !tosa.shape<3>) -> tensor<1x10x64xf32>
-// FLEX-NEXT:  func.return %2
+// FLEX-NEXT:  %[[LIN:.*]] = ila.invoke "flexasr.linear"(%x, %w, %b) : (tensor<10x256xf32>, tensor<64x256xf32>, tensor<64xf32>) -> tensor<10x64xf32>
+// FLEX-NEXT:  %[[SHAPE:.*]] = tosa.const_shape {values = dense<[1, 10, 64]> : tensor<3xindex>} : () -> !tosa.shape<3>
+// FLEX-NEXT:  %[[OUT:.*]] = tosa.reshape %[[LIN]], %[[SHAPE]] : (tensor<10x64xf32>, !tosa.shape<3>) -> tensor<1x10x64xf32>
+// FLEX-NEXT:  func.return %[[OUT]]
 // EXACT-LABEL: func.func @linear
 // EXACT-NOT:   ila.invoke
 // EXACT:       linalg.matmul

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import sympy
+from xdsl.dialects import arith
 from xdsl.dialects.builtin import f32, i1, i32
 
+from steplus.dialects import lus
 from steplus.dialects.lus.builder import NodeBuilder
 from steplus.dialects.step import ops as so
 from steplus.dialects.step.builder import Graph
@@ -16,6 +18,11 @@ def _round_trips(module) -> str:
     text = str(module)
     assert str(parse_xdsl(text)) == text
     return text
+
+
+def _round_trips_to(module) -> list[lus.NodeOp]:
+    """The lus nodes of `module` printed and parsed back."""
+    return [op for op in parse_xdsl(_round_trips(module)).walk() if isinstance(op, lus.NodeOp)]
 
 
 def test_gemm_graph_types_are_inferred():
@@ -71,9 +78,17 @@ def test_integrator_node():
     s = n.fby(n.const(0, i32), incr)
     n.define(incr, n.op("arith.addi", [s, i], i32))
     n.finish([n.block.ops.last.results[0]])
-    text = _round_trips(n.module())
-    assert "%2 = lus.fby %1 %3 : i32" in text
-    assert "lus.yield (%3 : i32)" in text
+    # the wiring survives printing and parsing, forward reference included:
+    # s = 0 fby (s + i), the yield returns s + i
+    (node,) = _round_trips_to(n.module())
+    (i,) = node.body.block.args
+    (fby,) = [op for op in node.body.block.ops if isinstance(op, lus.FbyOp)]
+    (add,) = [op for op in node.body.block.ops if op.name == "arith.addi"]
+    yld = node.body.block.last_op
+    assert isinstance(fby.init.owner, arith.ConstantOp) and fby.init.owner.value.value.data == 0
+    assert fby.next == add.results[0]
+    assert list(add.operands) == [fby.results[0], i]
+    assert isinstance(yld, lus.YieldOp) and list(yld.outputs) == [add.results[0]]
 
 
 def test_two_cycle_node_with_when_and_merge():
@@ -86,9 +101,18 @@ def test_two_cycle_node_with_when_and_merge():
     m = n.merge(ck, on, off)
     n.define(y, n.fby(n.const(0.0, f32), m))
     n.finish([n.block.ops.last.results[0]])
-    text = _round_trips(n.module())
-    assert "lus.when not %1 %4 : f32" in text
-    assert "lus.merge %1 %2 %3 : f32" in text
+    # y = 0 fby merge(ck, x when ck, y when not ck), after printing and parsing
+    (node,) = _round_trips_to(n.module())
+    (x,) = node.body.block.args
+    ops = list(node.body.block.ops)
+    (ck,) = [op.results[0] for op in ops if isinstance(op, lus.KPeriodicOp)]
+    on, off = [op for op in ops if isinstance(op, lus.WhenOp)]
+    (merge,) = [op for op in ops if isinstance(op, lus.MergeOp)]
+    (fby,) = [op for op in ops if isinstance(op, lus.FbyOp)]
+    assert (on.condition, on.input, on.negated) == (ck, x, None)
+    assert (off.condition, off.input, off.negated is not None) == (ck, fby.results[0], True)
+    assert (merge.condition, merge.on_true, merge.on_false) == (ck, on.results[0], off.results[0])
+    assert fby.next == merge.results[0]
 
 
 def test_undefined_forward_value_is_an_error():
