@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from steplus.passes.pim.vit import (
@@ -109,7 +111,15 @@ def test_dependency_graphs() -> None:
 def test_every_family_builds_at_every_size() -> None:
     for name in MODELS:
         for img in (224, 640, 960):
-            assert build(name, img).stages
+            stages = build(name, img).stages
+            # ViT is one isotropic stage; the hierarchical families have four
+            assert len(stages) == (1 if name.startswith("vit-") else 4)
+    # Swin (Liu et al. 2021): stage i sees the img/4/2^i token grid in 7x7
+    # windows (padded up), one branch per window; Swin-T's depths are 2, 2, 6, 2
+    for img in (224, 640, 960):
+        windows = [math.ceil(img // 4 // 2**i / 7) ** 2 for i in range(4)]
+        assert [(s.blocks, s.branches) for s in build("swin-t", img).stages] == \
+            list(zip((2, 2, 6, 2), windows))
 
 
 @pytest.mark.parametrize("name,img,msg", [
