@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from steplus.runtime.ila.host import run_function
-from steplus.tools.step_opt import load_module
+from steplus.tools.loading import load_module
 
 REPO = Path(__file__).resolve().parents[1]
 MODELS = ["resmlp", "lstm_lm", "resnet_block", "mobilenet_block", "encoder_layer", "onnx/onnx_mlp"]

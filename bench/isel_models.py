@@ -139,7 +139,7 @@ def main() -> None:
     unknown = [n for n in names if n not in MODELS]
     if unknown or not 0 < args.inputs <= 10_000:
         p.error(f"unknown model(s) {unknown}" if unknown else "--inputs must be in 1..10000")
-    from steplus.tools.step_opt import load_module
+    from steplus.tools.loading import load_module
 
     ctx = _context()
     head = "".join(f"{t:>10}" for t in TARGETS)

@@ -48,7 +48,7 @@ def _best(run, repeat: int) -> float:
 
 def main(argv: list[str] | None = None) -> int:
     from steplus.lowering.lus_to_sync import ConvertLusToSyncPass
-    from steplus.lowering.mlir_interop import parse_xdsl
+    from steplus.lowering.mlir_bridge import parse_xdsl
     from steplus.tools.iree_run import IreeNode, lower_to_step_functions, target_cpu
     from steplus.tools.iree_modular import ModularNode
     from steplus.runtime.reactive import run_node

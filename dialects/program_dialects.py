@@ -1,7 +1,7 @@
 """The dialects a steplus program may use: ours plus the upstream ones it mixes in.
 
 `get_all_dialects()` is what `step-opt` registers (and `steplus_context` in
-`lowering/mlir_interop.py`): the steplus dialects, and xDSL's builtin, func,
+`lowering/mlir_bridge.py`): the steplus dialects, and xDSL's builtin, func,
 arith, math, scf, cf, memref, tensor, linalg and tosa, where `tosa`, `linalg`
 and `builtin` are the extended versions of `tosa_ext`, `linalg_ext` and
 `resources`. It lives with the dialects so that every layer can build a

@@ -31,7 +31,7 @@ import numpy as np
 from xdsl.dialects.builtin import f32, i32
 
 from steplus.dialects.lus.builder import NodeBuilder
-from steplus.lowering.mlir_interop import from_mlir, to_mlir
+from steplus.lowering.mlir_bridge import from_mlir, to_mlir
 
 HERE = Path(__file__).resolve().parent
 TRACE = HERE / "data" / "step-traces" / "expert_routing" / "mixtral_b64" / "008_010.npz"
@@ -159,7 +159,7 @@ def demo_lus_execution() -> None:
     from xdsl.context import Context
 
     from steplus.lowering.lus_to_sync import ConvertLusToSyncPass
-    from steplus.lowering.mlir_interop import parse_xdsl
+    from steplus.lowering.mlir_bridge import parse_xdsl
     from steplus.tools.iree_run import run_node_iree
     from steplus.runtime.reactive import run_node
     from steplus.runtime.reactive.sync_interp import run_sync_node

@@ -86,7 +86,7 @@ def modular_module(sync_module: ModuleOp) -> tuple[ModuleOp, list[tuple[str, int
     """The modular lowering of a sync module with its runtime calls renamed
     `@sch.<name>` (IREE imports), and the node table (name, inputs, outputs)
     in `fid` order."""
-    from steplus.lowering.mlir_interop import steplus_context
+    from steplus.lowering.mlir_bridge import steplus_context
     from steplus.lowering.sync_to_std import ConvertSyncToStdPass
 
     nodes = [n for n in sync_module.body.block.ops if isinstance(n, sync.NodeOp)]
@@ -165,7 +165,7 @@ class ModularNode:
     def from_lus(cls, module: ModuleOp, name: str) -> ModularNode:
         """Lower a lus module with convert-lus-to-sync first."""
         from steplus.lowering.lus_to_sync import ConvertLusToSyncPass
-        from steplus.lowering.mlir_interop import steplus_context
+        from steplus.lowering.mlir_bridge import steplus_context
 
         if not any(isinstance(n, lus.NodeOp) and n.sym_name.data == name for n in module.walk()):
             raise ReactiveError(f"no lus.node named @{name}")

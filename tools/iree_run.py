@@ -71,7 +71,7 @@ def target_cpu() -> str:
 def lower_to_step_functions(module: ModuleOp) -> ModuleOp:
     """A copy of `module` with every lus node as `@n_reset`/`@n_step`/`@n_run`."""
     from steplus.lowering.lus_to_sync import ConvertLusToSyncPass
-    from steplus.lowering.mlir_interop import steplus_context
+    from steplus.lowering.mlir_bridge import steplus_context
     from steplus.lowering.sync_to_std import ConvertSyncToStdPass
     from steplus.passes.lus.inline import LusInlineInstancesPass
 
@@ -87,7 +87,7 @@ def compile_module(module: ModuleOp, extra_flags: Sequence[str] = ()) -> bytes:
     (through the module cache)."""
     from iree.compiler import CompilerToolError, compile_str
 
-    from steplus.lowering.mlir_interop import generic_text
+    from steplus.lowering.mlir_bridge import generic_text
 
     text = generic_text(module)
     flags = [f"--iree-llvmcpu-target-cpu={target_cpu()}", *extra_flags]

@@ -66,7 +66,7 @@ def _diag(source: SourceFile, severity: str, loc: SourceLoc, msg: str) -> list[s
 def run_checks(module: ModuleOp) -> None:
     """Verify a lus module and run the default lus checks (raise on error)."""
     from steplus.tools.registry import get_all_passes, get_default_checks
-    from steplus.tools.step_opt import verify_located
+    from steplus.tools.loading import verify_located
 
     verify_located(module)
     passes = get_all_passes()
@@ -77,7 +77,7 @@ def run_checks(module: ModuleOp) -> None:
 def translate(source: SourceFile, checks: bool = True) -> ModuleOp:
     """Import Lustre source; raise `InputError` with located diagnostics."""
     from steplus.lowering.lustre import lustre_to_module
-    from steplus.tools.step_opt import _LocatedVerifyError
+    from steplus.tools.loading import LocatedVerifyError
 
     try:
         module, offsets = lustre_to_module(source.text, source.name)
@@ -93,7 +93,7 @@ def translate(source: SourceFile, checks: bool = True) -> ModuleOp:
         for op, note in e.notes:
             lines += _diag(source, "note", table.loc(op), note)
         raise InputError(lines) from None
-    except _LocatedVerifyError as e:
+    except LocatedVerifyError as e:
         raise InputError(_diag(source, "error", table.loc(e.op), e.message)) from None
     return module
 

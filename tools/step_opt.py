@@ -24,20 +24,12 @@ from collections.abc import Sequence
 from io import StringIO
 from typing import IO, NoReturn
 
-from xdsl.dialects.builtin import ModuleOp, StringAttr
-from xdsl.ir import Attribute, Operation
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Attribute
 from xdsl.passes import ModulePass
 from xdsl.printer import Printer
-from xdsl.utils.exceptions import DiagnosticException, ParseError
-from xdsl.utils.lexer import Input, Span
 from xdsl.xdsl_opt_main import xDSLOptMain
 
-from steplus.dialects.resources import materialize_resources
-from steplus.utils.diagnostics import (
-    Diagnostic,
-    OpDiagnosticError,
-    collecting_diagnostics,
-)
 from steplus.tools import expected_diagnostics
 from steplus.tools.cli import (
     EXIT_BROKEN_PIPE,
@@ -54,12 +46,20 @@ from steplus.tools.cli import (
 from steplus.tools.registry import (
     get_all_dialects,
     get_all_passes,
-    get_default_checks,
 )
-from steplus.tools.source import LocatingParser, LocationTable, SourceFile, SourceLoc
+from steplus.tools.loading import (
+    ChunkOptions,
+    Emitted,
+    PassTracker,
+    print_diag,
+    process_chunk,
+    read_input,
+    verify_located,
+)
+from steplus.tools.source import SourceFile
 
 __all__ = ["EXIT_USAGE_ERROR", "EXIT_USER_ERROR", "InputError", "UsageError",
-           "StepOptMain", "load_module", "main", "verify_located"]
+           "StepOptMain", "main"]
 
 # The output targets steplus supports (xDSL's others are for its own dialects).
 TARGETS = ("mlir",)
@@ -71,7 +71,7 @@ class StepOptMain(xDSLOptMain):
 
     def __init__(self, args: Sequence[str] | None = None):
         self.last_module: ModuleOp | None = None
-        self.current_pass: ModulePass | None = None
+        self._tracker = PassTracker()
         post_init = Attribute.__post_init__
         try:
             super().__init__(description="steplus modular optimizer driver", args=args)
@@ -126,7 +126,7 @@ class StepOptMain(xDSLOptMain):
         ) -> None:
             if previous is not None and not self.args.disable_verify:
                 self._verify(module)
-            self.current_pass = _next
+            self._tracker.current = _next
 
         self.pipeline = parse_pass_pipeline(
             self.available_passes, self.args.passes, verify_between
@@ -169,7 +169,7 @@ class StepOptMain(xDSLOptMain):
                 )
             else:
                 for sev, loc, msg in emitted:
-                    _print_diag(chunk, sev, loc, msg)
+                    print_diag(chunk, sev, loc, msg)
                     failed = failed or sev == "error"
         if verify_failures:
             for line in verify_failures:
@@ -181,30 +181,7 @@ class StepOptMain(xDSLOptMain):
         return 0
 
     def _read_input(self) -> tuple[str, str]:
-        path = self.args.input_file
-        if path is None or path == "-":
-            name, data = "<stdin>", sys.stdin.buffer.read()
-        else:
-            name = path
-            try:
-                with open(path, "rb") as f:
-                    data = f.read()
-            except OSError as e:
-                raise InputError(
-                    [f"{path}: error: cannot read input file: {e.strerror}"]
-                ) from None
-        try:
-            return name, data.decode("utf-8")
-        except UnicodeDecodeError as e:
-            prefix = data[: e.start].decode("utf-8", errors="replace")
-            line = prefix.count("\n") + 1
-            col = len(prefix) - (prefix.rfind("\n") + 1) + 1
-            raise InputError(
-                [
-                    f"{name}:{line}:{col}: error: input is not valid UTF-8 "
-                    f"(byte 0x{data[e.start]:02x})"
-                ]
-            ) from None
+        return read_input(self.args.input_file)
 
     def _split(self, name: str, text: str) -> list[SourceFile]:
         if not self.args.split_input_file:
@@ -221,81 +198,21 @@ class StepOptMain(xDSLOptMain):
 
     def _process_chunk(
         self, chunk: SourceFile, print_result: bool = True
-    ) -> tuple[list[tuple[str, SourceLoc, str]], str | None]:
-        """Parse, verify, transform and print one chunk.
-
-        Returns the diagnostics (severity, location, message) and the printed
-        program, or None when the chunk failed (or `print_result` is False:
-        tools that only want `last_module` skip printing, which takes seconds
-        for a graph specialized to a B=1024 routing trace)."""
-        table = LocationTable(chunk, {})
-        emitted: list[tuple[str, SourceLoc, str]] = []
-        self.current_pass = None
-        with collecting_diagnostics() as engine:
-            try:
-                is_lustre = chunk.name.endswith(".lus")
-                if not is_lustre:
-                    _check_string_literals(chunk)
-                parser = LocatingParser(self.ctx, chunk)
-                table.op_offsets = parser.op_offsets
-                if is_lustre:  # Lustre source: the frontend in lowering/lustre
-                    from steplus.lowering.lustre import lustre_to_module
-
-                    module, table.op_offsets = lustre_to_module(chunk.text, chunk.name)
-                elif _is_blank(chunk.text):
-                    # mlir-opt accepts an empty input (xdsl-opt crashes on it).
-                    module = ModuleOp([])
-                else:
-                    module = parser.parse_module(not self.args.no_implicit_module)
-                    materialize_resources(module)  # this file's weights, not a later parse's
-                if not self.args.disable_verify:
-                    self._verify(module)
-                if not self.args.no_lus_checks:
-                    self._run_default_checks(module)
-                self.pipeline.apply(self.ctx, module)
-                self.last_module = module
-                printed = self._print(module) if print_result else None
-            except ParseError as e:
-                emitted.append(("error", chunk.loc_of_offset(e.span.start), e.msg))
-                printed = None
-            except OpDiagnosticError as e:
-                emitted.append(("error", table.loc(e.op), e.message))
-                emitted += [("note", table.loc(op), msg) for op, msg in e.notes]
-                printed = None
-            except _LocatedVerifyError as e:
-                emitted.append(("error", table.loc(e.op), e.message))
-                emitted += [("note", table.loc(op), msg) for op, msg in e.notes]
-                printed = None
-            except DiagnosticException as e:
-                emitted.append(("error", table.loc(None), one_line(e)))
-                printed = None
-            except RecursionError:
-                emitted.append(
-                    ("error", table.loc(None), "input is nested too deeply to process")
-                )
-                printed = None
-            except Exception as e:  # a bug in a pass or dialect: still no traceback
-                where = f" in pass '{self.current_pass.name}'" if self.current_pass else ""
-                emitted.append(
-                    (
-                        "error",
-                        table.loc(None),
-                        f"internal error{where}: {type(e).__name__}: {one_line(e)}",
-                    )
-                )
-                printed = None
-            for diag in engine.diagnostics:
-                emitted.append(_convert(diag, table))
+    ) -> tuple[list[Emitted], str | None]:
+        """Parse, verify, transform and print one chunk (`loading.process_chunk`)."""
+        options = ChunkOptions(
+            verify=not self.args.disable_verify,
+            lus_checks=not self.args.no_lus_checks,
+            implicit_module=not self.args.no_implicit_module,
+        )
+        emitted, module, printed = process_chunk(
+            self.ctx, chunk, self.pipeline, options, self.available_passes, self._tracker,
+            self._print if print_result else None,
+        )
+        if module is not None:
+            self.last_module = module
         return emitted, printed
 
-    def _run_default_checks(self, module: ModuleOp) -> None:
-        dialects = {op.dialect_name() for op in module.walk()}
-        for dialect, pass_names in get_default_checks().items():
-            if dialect not in dialects:
-                continue
-            for pass_name in pass_names:
-                if pass_name in self.available_passes:
-                    self.available_passes[pass_name]()().apply(self.ctx, module)
 
     def _verify(self, module: ModuleOp) -> None:
         verify_located(module)
@@ -329,167 +246,6 @@ class StepOptMain(xDSLOptMain):
 
 def _usage_error(message: str) -> NoReturn:
     raise UsageError(message)
-
-
-def read_source(path: str) -> tuple[str, str]:
-    """(display name, text) of a file, or of stdin for `-` (InputError if unreadable)."""
-    return StepOptMain(args=["--", path])._read_input()
-
-
-def load_module(
-    path: str,
-    pipeline: str | None = None,
-    allow_unregistered: bool = False,
-    source: tuple[str, str] | None = None,
-) -> ModuleOp:
-    """Parse, verify and check (lus checks included) a file for other tools,
-    then run `pipeline` (step-opt `-p` syntax) on it.  `source` is the
-    (name, text) already read by `read_source` (stdin can be read only once).
-
-    Raises `InputError` with MLIR-style diagnostic lines on failure, and
-    `UsageError` for a malformed pipeline."""
-    argv = [] if pipeline is None else [f"--passes={pipeline}"]
-    if allow_unregistered:
-        argv.append("--allow-unregistered-dialect")
-    main = StepOptMain(args=[*argv, "--", path])
-    name, text = source if source is not None else main._read_input()
-    chunk = SourceFile(name, text)
-    emitted, _ = main._process_chunk(chunk, print_result=False)
-    errors = [d for d in emitted if d[0] == "error"]
-    if errors or main.last_module is None:
-        raise InputError([text for sev, loc, msg in emitted
-                          for text in _diag_lines(chunk, sev, loc, msg)])
-    return main.last_module
-
-
-class _LocatedVerifyError(Exception):
-    def __init__(
-        self,
-        op: Operation,
-        message: str,
-        notes: Sequence[tuple[Operation, str]] = (),
-    ):
-        super().__init__(message)
-        self.op = op
-        self.message = message
-        self.notes = list(notes)
-
-
-_REDEFINITION = re.compile(r'^Redefinition of symbol "(.*)"$')
-
-
-def _symbol_definitions(table: Operation, name: str) -> list[Operation]:
-    """The ops directly in symbol table `table` that define `@name`."""
-    found: list[Operation] = []
-    for region in table.regions:
-        for block in region.blocks:
-            for op in block.ops:
-                sym = op.get_attr_or_prop("sym_name")
-                if isinstance(sym, StringAttr) and sym.data == name:
-                    found.append(op)
-    return found
-
-
-def _verify_error(op: Operation, message: str) -> _LocatedVerifyError:
-    """The error for `op` failing with `message`; a redefined symbol is
-    reported at its second definition, with a note at the first."""
-    m = _REDEFINITION.match(message)
-    defs = _symbol_definitions(op, m.group(1)) if m else []
-    if len(defs) >= 2:
-        return _LocatedVerifyError(
-            defs[1], message, [(defs[0], "see existing symbol definition here")]
-        )
-    return _LocatedVerifyError(op, message)
-
-
-def verify_located(module: Operation) -> None:
-    """Verify `module`, innermost operations first, raising an error that names
-    the first operation that fails (so it can be reported at its location)."""
-
-    def visit(op: Operation) -> None:
-        for region in op.regions:
-            for block in region.blocks:
-                for child in block.ops:
-                    visit(child)
-        try:
-            op.verify(verify_nested_ops=False)
-        except DiagnosticException as e:
-            raise _verify_error(op, one_line(e)) from None
-        except (ValueError, TypeError, AssertionError, KeyError, IndexError) as e:
-            raise _LocatedVerifyError(
-                op, f"'{op.name}' is malformed: {one_line(e)}"
-            ) from None
-
-    visit(module)
-
-
-def _convert(diag: Diagnostic, table: LocationTable) -> tuple[str, SourceLoc, str]:
-    return (diag.severity, table.loc(diag.op), diag.message)
-
-
-try:  # possessive quantifiers (Python >= 3.11): the match never backtracks
-    _CLOSED_LINE = re.compile(r'(?:[^"/]++|/(?!/)|"(?:[^"\\]++|\\.)*+")*+(?://.*)?')
-except re.error:  # one character per step: still linear
-    _CLOSED_LINE = re.compile(r'(?:[^"/]|/(?!/)|"(?:[^"\\]|\\.)*")*(?://.*)?')
-"""A line whose string literals are all closed (outside a `//` comment)."""
-
-
-def _check_string_literals(chunk: SourceFile) -> None:
-    """Reject a string literal that is not closed on its line, as MLIR does.
-
-    xDSL's lexer accepts newlines in strings and, on an unterminated literal
-    followed by more quotes, backtracks for minutes; checking first keeps
-    step-opt fast on such inputs. A regex checks each line holding a quote;
-    only a failing line is scanned for where its literal starts."""
-    for index, line in enumerate(chunk.text.split("\n")):
-        if '"' not in line or _CLOSED_LINE.fullmatch(line):
-            continue
-        i, start = 0, -1
-        while i < len(line):
-            ch = line[i]
-            if start < 0:
-                if line.startswith("//", i):
-                    break
-                if ch == '"':
-                    start = i
-            elif ch == "\\":
-                i += 1
-            elif ch == '"':
-                start = -1
-            i += 1
-        if start >= 0:
-            pos = _line_start(chunk.text, index) + start
-            raise ParseError(
-                Span(pos, pos + 1, Input(chunk.text, chunk.name)),
-                "string literal is not closed on its line",
-            )
-
-
-def _line_start(text: str, index: int) -> int:
-    pos = 0
-    for _ in range(index):
-        pos = text.index("\n", pos) + 1
-    return pos
-
-
-def _is_blank(text: str) -> bool:
-    """True if the text holds only white space and `//` comments."""
-    return all(
-        not line.strip() or line.strip().startswith("//") for line in text.split("\n")
-    )
-
-
-def _diag_lines(chunk: SourceFile, severity: str, loc: SourceLoc, msg: str) -> list[str]:
-    """`file:line:col: severity: message`, then the source line and a caret."""
-    lines = [f"{loc}: {severity}: {msg}"]
-    line = chunk.line_text(loc.line) if loc.name == chunk.name else None
-    if line is not None and len(line) < 400:
-        lines += [line, f"{' ' * (loc.col - 1)}^"]
-    return lines
-
-
-def _print_diag(chunk: SourceFile, severity: str, loc: SourceLoc, msg: str) -> None:
-    print("\n".join(_diag_lines(chunk, severity, loc, msg)), file=sys.stderr)
 
 
 def list_passes(passes: dict) -> str:

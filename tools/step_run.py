@@ -65,7 +65,7 @@ from steplus.tools.cli import (
     UsageError,
     guarded,
 )
-from steplus.tools.step_opt import load_module, read_source
+from steplus.tools.loading import load_module, read_input
 
 __all__ = ["EXIT_USAGE_ERROR", "EXIT_USER_ERROR", "DEFAULT_MAX_TICKS", "main"]
 
@@ -362,7 +362,7 @@ def _run_graph_module(args: argparse.Namespace, module: ModuleOp) -> int:
 
 def _load(args: argparse.Namespace, pipeline: str | None = None) -> ModuleOp:
     if args.input_file == "-" and not hasattr(args, "source"):
-        args.source = read_source("-")  # stdin is read once, parsed maybe twice
+        args.source = read_input("-")  # stdin is read once, parsed maybe twice
     return load_module(args.input_file, pipeline, args.allow_unregistered_dialect,
                        getattr(args, "source", None))
 

@@ -67,7 +67,7 @@ def specialize_pipeline(args) -> str | None:
         return None
     for k, v in flags:
         if v and ('"' in v or "\\" in v):
-            from steplus.tools.step_opt import UsageError
+            from steplus.tools.cli import UsageError
 
             raise UsageError(f"--{k} value cannot contain '\"' or '\\': {v}")
     return "step-specialize{" + " ".join([*opts, "rewrite=true"]) + "}"
@@ -90,7 +90,7 @@ def explain_only(args) -> int:
 
 def _config(args):
     from steplus.runtime.fabric.config import HardwareConfig, get_preset
-    from steplus.tools.step_opt import InputError, UsageError
+    from steplus.tools.cli import InputError, UsageError
 
     try:
         if args.config:
@@ -113,7 +113,7 @@ def _config(args):
 def run_graph(args, module) -> int:
     from steplus.lowering.step_to_runtime import LoweringError, build_program
     from steplus.runtime.fabric.engine import SimulationError
-    from steplus.tools.step_opt import EXIT_USER_ERROR, InputError, UsageError
+    from steplus.tools.cli import EXIT_USER_ERROR, InputError, UsageError
 
     cfg = _config(args)
     if args.explain:
@@ -174,7 +174,7 @@ def _run_kernels(args, module, cfg, kernels) -> int:
     from steplus.lowering.step_to_runtime import LoweringError, find_graph
     from steplus.runtime.fabric.engine import SimulationError
     from steplus.runtime.fabric.kernel_run import run_kernels
-    from steplus.tools.step_opt import EXIT_USER_ERROR, UsageError
+    from steplus.tools.cli import EXIT_USER_ERROR, UsageError
 
     if args.trace:
         raise UsageError("--trace applies to one graph; not with kernels or --orchestration")

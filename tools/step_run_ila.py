@@ -27,7 +27,7 @@ MAX_RANDOM_ELEMENTS = 1 << 26
 
 def _inputs(fn, specs, seed) -> list[np.ndarray]:
     from steplus.tools.inputs import func_signature, load_inputs
-    from steplus.tools.step_opt import UsageError
+    from steplus.tools.cli import UsageError
 
     sigs = func_signature(fn)
     given = load_inputs(specs, sigs, f"@{fn.sym_name.data}")
@@ -76,7 +76,8 @@ def run(args, source, name: str) -> int:
 
     from steplus.runtime.ila.core import IlaError
     from steplus.runtime.ila.host import run_function
-    from steplus.tools.step_opt import InputError, UsageError, load_module
+    from steplus.tools.cli import InputError, UsageError
+    from steplus.tools.loading import load_module
 
     fns = [f for f in source.walk() if isinstance(f, func.FuncOp) and f.sym_name.data == name]
     if not fns:

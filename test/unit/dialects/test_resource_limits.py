@@ -57,7 +57,7 @@ def _values(module) -> list[float]:
 def test_a_later_file_with_the_same_weight_name_does_not_change_an_earlier_module(tmp_path):
     """torch-mlir names weights by shape, so two models share keys: each parsed
     module keeps its own values (they are materialized as `dense` at parse)."""
-    from steplus.tools.step_opt import load_module
+    from steplus.tools.loading import load_module
 
     a = load_module(_file(tmp_path, "a.mlir", "0x040000000000803F00000040"), None)  # 1.0, 2.0
     b = load_module(_file(tmp_path, "b.mlir", "0x040000000000404000008040"), None)  # 3.0, 4.0

@@ -13,7 +13,7 @@ from xdsl.utils.exceptions import ParseError, VerifyException
 
 from steplus.dialects.step import types as step_types
 from steplus.dialects.step.types import StreamType, TileType
-from steplus.lowering.mlir_interop import parse_xdsl
+from steplus.lowering.mlir_bridge import parse_xdsl
 
 
 def _arg_types(text: str):

@@ -19,7 +19,7 @@ from steplus.dialects.step.types import (
     is_static,
     parse_dim_text,
 )
-from steplus.lowering.mlir_interop import parse_xdsl
+from steplus.lowering.mlir_bridge import parse_xdsl
 
 B = sympy.Symbol("B", integer=True, nonnegative=True)
 

@@ -7,7 +7,7 @@ from conftest import REPO
 from steplus.runtime.ila import flexasr_driver as fd
 from steplus.runtime.ila.accel import lstm_reference
 from steplus.runtime.ila.host import random_arguments, run_function
-from steplus.tools.step_opt import load_module
+from steplus.tools.loading import load_module
 
 EX = REPO / "examples" / "isel"
 SMALL = REPO / "test" / "filecheck" / "passes" / "inputs" / "isel-fused-small.mlir"

@@ -7,7 +7,7 @@ from conftest import REPO
 from steplus.dialects.ila import ComputeOp, InvokeOp, LoadOp, StoreOp
 from steplus.runtime.ila import adpfloat as af
 from steplus.runtime.ila.host import run_function
-from steplus.tools.step_opt import load_module
+from steplus.tools.loading import load_module
 
 EX = REPO / "examples" / "isel"
 

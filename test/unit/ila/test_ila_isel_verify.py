@@ -5,7 +5,8 @@ import pytest
 
 from conftest import REPO
 from steplus.passes.isel import symbolic as S
-from steplus.tools.step_opt import InputError, load_module
+from steplus.tools.cli import InputError
+from steplus.tools.loading import load_module
 
 SMALL = str(REPO / "test" / "filecheck" / "passes" / "inputs" / "isel-small.mlir")
 POOL = """

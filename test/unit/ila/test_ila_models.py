@@ -6,7 +6,7 @@ from collections import Counter
 import pytest
 
 from conftest import REPO
-from steplus.tools.step_opt import load_module
+from steplus.tools.loading import load_module
 
 EX = REPO / "examples" / "isel"
 

@@ -11,7 +11,7 @@ import pytest
 from conftest import REPO
 from steplus.dialects.ila import InvokeOp
 from steplus.runtime.ila.host import run_function
-from steplus.tools.step_opt import load_module
+from steplus.tools.loading import load_module
 
 ONNX_DIR = REPO / "examples" / "isel" / "onnx"
 MLIR = ONNX_DIR / "onnx_mlp.mlir"

@@ -13,7 +13,7 @@ import pytest
 from conftest import REPO
 from steplus.dialects.ila import InvokeOp
 from steplus.runtime.ila.host import run_function
-from steplus.tools.step_opt import load_module
+from steplus.tools.loading import load_module
 
 MODELS = REPO / "examples" / "isel" / "models"
 NAMES = ("efficientnet_b0", "lstm_wlm", "mobilenetv2", "resmlp", "resnet20", "transformer")

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO
-from steplus.lowering.mlir_interop import (
+from steplus.lowering.mlir_bridge import (
     generic_text,
     InteropError,
     from_mlir,

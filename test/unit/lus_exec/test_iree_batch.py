@@ -16,7 +16,7 @@ import pytest
 
 from conftest import REPO
 from steplus.lowering.lustre import import_lustre
-from steplus.lowering.mlir_interop import parse_xdsl
+from steplus.lowering.mlir_bridge import parse_xdsl
 from steplus.runtime import iree_cache
 from steplus.runtime.iree_cache import STATS, CachedCompileError, cached_compile
 from steplus.tools.iree_run import IreeNode
@@ -184,7 +184,7 @@ def test_second_iree_node_of_the_same_program_does_not_recompile(cache):
 
 def test_loop_that_cannot_be_one_dispatch_runs_as_a_host_loop(monkeypatch):
     import steplus.tools.iree_run as iree_exec
-    from steplus.lowering.mlir_interop import generic_text
+    from steplus.lowering.mlir_bridge import generic_text
 
     real = iree_exec.compile_module
 

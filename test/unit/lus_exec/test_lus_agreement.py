@@ -13,7 +13,7 @@ from xdsl.context import Context
 import lus_references as ref
 from conftest import REPO
 from steplus.lowering.lus_to_sync import ConvertLusToSyncPass
-from steplus.lowering.mlir_interop import parse_xdsl
+from steplus.lowering.mlir_bridge import parse_xdsl
 from steplus.tools.iree_run import run_node_iree
 from steplus.runtime.reactive import run_node
 from steplus.runtime.reactive.sync_interp import run_sync_node

@@ -12,7 +12,7 @@ import pytest
 
 from conftest import REPO, run_tool
 from steplus.lowering.lustre import import_lustre
-from steplus.lowering.mlir_interop import parse_xdsl
+from steplus.lowering.mlir_bridge import parse_xdsl
 from steplus.tools.iree_run import run_node_iree
 from steplus.tools.iree_modular import ModularNode, modular_module, run_node_modular
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from steplus.lowering.mlir_interop import parse_xdsl
+from steplus.lowering.mlir_bridge import parse_xdsl
 from steplus.runtime.reactive import ReactiveError, run_node
 from steplus.runtime.reactive.interpreter import MAX_TICKS
 from steplus.runtime.reactive.sync_interp import SyncInstance, run_sync_node, sync_nodes

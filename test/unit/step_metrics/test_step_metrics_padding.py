@@ -17,7 +17,7 @@ import pytest
 from xdsl.context import Context
 
 from steplus.dialects.step import GraphOp
-from steplus.lowering.mlir_interop import parse_xdsl
+from steplus.lowering.mlir_bridge import parse_xdsl
 from steplus.passes.step.metrics import compute_metrics
 from steplus.passes.step.specialize import StepSpecializePass
 from steplus.passes.step.traces import RoutingTrace, shipped_routing_trace

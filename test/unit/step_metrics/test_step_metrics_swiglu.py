@@ -11,7 +11,7 @@ import pytest
 import sympy
 
 from steplus.dialects.step import GraphOp
-from steplus.lowering.mlir_interop import parse_xdsl
+from steplus.lowering.mlir_bridge import parse_xdsl
 from steplus.passes.step.metrics import compute_metrics, parse_bindings
 
 

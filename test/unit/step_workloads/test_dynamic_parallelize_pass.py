@@ -54,7 +54,7 @@ def test_dynamic_parallelization_of_static_attention_is_the_dynamic_graph(strate
 
 
 def test_the_shipped_interleaved_example_becomes_the_shipped_dynamic_example():
-    from steplus.tools.step_opt import load_module
+    from steplus.tools.loading import load_module
 
     path = lambda stem: str(REPO / "examples" / "step" / f"{stem}.mlir")  # noqa: E731
     module = load_module(path("attention_interleaved_b16_high"),

@@ -8,7 +8,7 @@ the upstream context allows unregistered dialects, while the upstream dialects
 
 Example::
 
-    from steplus.lowering.mlir_interop import to_mlir, from_mlir, parse_xdsl
+    from steplus.lowering.mlir_bridge import to_mlir, from_mlir, parse_xdsl
 
     module = parse_xdsl(open("examples/lus/integrator.mlir").read())
     upstream = to_mlir(module)          # iree.compiler.ir.Module, verified
