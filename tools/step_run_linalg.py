@@ -126,7 +126,7 @@ def run_function(module: ModuleOp, lowered, arrays: list, config=None) -> list[n
     """Run a `convert-linalg-to-step` graph (`lower_module`'s module and its
     `Lowered`) in the fabric's functional mode on the function's arguments;
     returns its results, shaped as the function returns them."""
-    from steplus.lowering.step_to_runtime import build_program
+    from steplus.runtime.fabric.build import build_program
     from steplus.runtime.fabric.ops_memory import StoreCtx
 
     module = module.clone()
@@ -195,7 +195,7 @@ def run_part(part, values: dict, routing: tuple | None = None, config=None) -> d
     `values`: numpy arrays by graph node name for every input of the part.
     An MoE part needs `routing=(idx [B, K], weights [B, K])`, the router's
     choices, to specialize the graph (its `step-specialize{routing=...}`)."""
-    from steplus.lowering.step_to_runtime import build_program
+    from steplus.runtime.fabric.build import build_program
     from steplus.runtime.fabric.ops_memory import RandomStoreCtx, StoreCtx
 
     module = part.module.clone()
@@ -229,8 +229,9 @@ def run_part(part, values: dict, routing: tuple | None = None, config=None) -> d
     if part.kind == "moe":
         return {part.outputs[0]: np.vstack([np.asarray(t) for t in stores[0].stored])}
     low = part.lowered
+    shapes = getattr(part, "out_shapes", None) or low.result_shapes
     return {name: lay.assemble(st.stored).reshape(shape) for name, st, lay, shape in
-            zip(part.outputs, stores, low.result_layouts, low.result_shapes)}
+            zip(part.outputs, stores, low.result_layouts, shapes)}
 
 
 __all__ = ["LOWER_HINT", "add_arguments", "bind_function", "hint_lower", "is_tensor_program",

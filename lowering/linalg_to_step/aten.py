@@ -89,6 +89,9 @@ class LoweredPart:
     offset: list[int] = field(default_factory=list)  # attention: append row per request
     outputs: list[str] = field(default_factory=list)  # the graph nodes the part computes
     lowered: object = None  # dense: convert-linalg-to-step's `Lowered` (addresses, layouts)
+    role: str = ""  # dense: "projection", "norm", "elementwise" or "router"
+    out_shapes: list = field(default_factory=list)  # dense: the outputs' tensor shapes
+    covered: set = field(default_factory=set, repr=False)  # the graph nodes it replaces
 
 
 @dataclass
@@ -193,6 +196,7 @@ class _MoE:
                       f"'{name_of(n)}' in the routing weights' computation")
         before = _ancestors(x) | {x}
         self.covered |= set(tail) | {n for n in router - before if n.op != "placeholder"}
+        self.x, self.weights, self.values, self.idx, self.k = x, weights, values, idx, k
         # the index_add chain: zeros -> expert e -> ... -> out, every expert once
         sx, sg, sd = _shape(x), _shape(wg), _shape(wd)
         self.need(sx is not None and len(sx) == 2 and sg is not None and len(sg) == 3
@@ -371,6 +375,7 @@ def lower_exported(ep, tile_n: int | None = 16, tile_f: int = 64,
         raise ValueError(f"the graph has {len(nodes)} nodes, more than {MAX_NODES}")
     out = Lowering([], [])
     covered: set = set()
+    moes: list = []
     for n in nodes:
         try:
             if _is(n, "aten.topk.default"):
@@ -383,8 +388,9 @@ def lower_exported(ep, tile_n: int | None = 16, tile_f: int = 64,
                 kind = "dyn" if tile_n is None else f"tn{tile_n}"
                 module = moe_graph(shape, tile_n, tile_f, name=f"{name}_moe{j}_{kind}")
                 out.graphs.append(LoweredPart("moe", module, shape, inputs, B,
-                                              outputs=[moe_out.name]))
+                                              outputs=[moe_out.name], covered=set(m.covered)))
                 covered |= m.covered
+                moes.append((m, len(out.remarks)))
                 out.remarks.append(Remark(where_of(n), (
                     f"top-k MoE (E={shape.experts}, K={shape.top_k}, D={shape.hidden}, "
                     f"F={shape.inter}, B={B}) lowered to @{name}_moe{j}_{kind}; the router is "
@@ -401,7 +407,7 @@ def lower_exported(ep, tile_n: int | None = 16, tile_f: int = 64,
                     raise NotRecognized(n, f"GQA decode attention: {e} (option strategy)") \
                         from None
                 out.graphs.append(LoweredPart("attention", module, shape, inputs, R,
-                                              seq_len, offset, outputs=[n.name]))
+                                              seq_len, offset, outputs=[n.name], covered=cov))
                 covered |= cov
         except NotRecognized as e:  # at the node at fault, or the anchor if it has no source
             where = where_of(e.node)
@@ -412,79 +418,142 @@ def lower_exported(ep, tile_n: int | None = 16, tile_f: int = 64,
             out.remarks.append(Remark(where_of(n), f"{what} not recognized: unexpected "
                                                    f"argument form ({type(e).__name__})"))
     if dense is not None:
-        for part, cov in _dense(nodes, covered, dense, name, out.remarks):
+        for j, (m, r) in enumerate(moes):
+            part = _router(m, dense, f"{name}_router{j}", out.remarks)
+            if part is not None:
+                out.graphs.append(part)
+                out.remarks[r] = Remark(out.remarks[r].where, out.remarks[r].message.split(
+                    "; the router is not lowered")[0] + f"; the router is lowered to "
+                    f"@{name}_router{j} (its indices bind the routing select_gens: "
+                    "step-specialize{routing=...})")
+        for part in _dense(nodes, covered, dense, name, out.remarks):
             out.graphs.append(part)
-            covered |= cov
+            covered |= part.covered
     rest = [n for n in nodes if n.op == "call_function" and n not in covered
             and name_of(n) not in BOOKKEEPING]
     if rest:
         ops = sorted({name_of(n) for n in rest})
         out.remarks.append(Remark(where_of(rest[0]), (
             f"{len(rest)} op(s) outside the recognized layers are not lowered by the "
-            f"recognizers ({', '.join(ops[:8])}{', ...' if len(ops) > 8 else ''})")))
+            f"recognizers{' nor by convert-linalg-to-step (option dense)' if dense else ''} "
+            f"({', '.join(ops[:8])}{', ...' if len(ops) > 8 else ''})")))
     return out
 
 
 _DENSE = re.compile(r"^\s*tile=(\S+)(?:\s+schedule=(\S+))?\s*$")
 
 
-def _element(node) -> str:
-    """The MLIR element type of a node's tensor (bf16/f16 kept, else f32)."""
-    dtype = str(getattr((getattr(node, "meta", {}) or {}).get("val"), "dtype", ""))
-    return {"torch.bfloat16": "bf16", "torch.float16": "f16"}.get(dtype, "f32")
-
-
-def _dense(nodes, covered: set, options: str, name: str, remarks: list):
-    """The matmuls left over, as linalg functions lowered by convert-linalg-to-step."""
-    from steplus.lowering.linalg_to_step import lower_module
-    from steplus.utils.diagnostics import OpDiagnosticError
-    from xdsl.context import Context
-    from xdsl.dialects import arith, builtin, func, linalg, tensor
-    from xdsl.parser import Parser
-
+def _dense_options(options: str) -> tuple[str, str]:
     m = _DENSE.match(options)
     if not m:
         raise ValueError(f"dense: expected 'tile=MxN[xK] [schedule=S]', got '{options}'")
-    tile, schedule = m.group(1), m.group(2) or "mn_mk"
-    groups: dict = {}
-    for n in nodes:
-        if n in covered or not (_is(n, "aten.matmul.default") or _is(n, "aten.mm.default")):
-            continue
-        lhs, w = n.args
-        sl, sw = _shape(lhs), _shape(w)
-        if w.op != "placeholder" or sl is None or sw is None or len(sl) != 2 or len(sw) != 2:
-            remarks.append(Remark(where_of(n), "matmul not lowered: only a 2-D left operand by "
-                                               "a 2-D weight argument is a dense projection"))
-            continue
-        groups.setdefault(lhs, []).append(n)
+    return m.group(1), m.group(2) or "mn_mk"
+
+
+def _context():
+    from xdsl.context import Context
+    from xdsl.dialects import arith, builtin, func, linalg, math, tensor
+
     ctx = Context()
-    for d in (arith.Arith, builtin.Builtin, func.Func, linalg.Linalg, tensor.Tensor):
+    for d in (arith.Arith, builtin.Builtin, func.Func, linalg.Linalg, tensor.Tensor, math.Math):
         ctx.load_dialect(d)
-    for j, (lhs, mms) in enumerate(groups.items()):
-        M, K = _shape(lhs)
-        ws = [mm.args[1] for mm in mms]
-        el = [_element(x) for x in (lhs, *ws)]
-        args = [f"%x: tensor<{M}x{K}x{el[0]}>"] + [
-            f"%w{i}: tensor<{K}x{_shape(w)[1]}x{el[i + 1]}>" for i, w in enumerate(ws)]
-        body, rets = ["  %c0 = arith.constant 0.000000e+00 : f32"], []
-        for i, w in enumerate(ws):
-            t = f"tensor<{M}x{_shape(w)[1]}xf32>"
-            body += [f"  %e{i} = tensor.empty() : {t}",
-                     f"  %z{i} = linalg.fill ins(%c0 : f32) outs(%e{i} : {t}) -> {t}",
-                     f"  %r{i} = linalg.matmul ins(%x, %w{i} : tensor<{M}x{K}x{el[0]}>, "
-                     f"tensor<{K}x{_shape(w)[1]}x{el[i + 1]}>) outs(%z{i} : {t}) -> {t}"]
-            rets.append((f"%r{i}", t))
+    return ctx
+
+
+def _dense(nodes, covered: set, options: str, name: str, remarks: list):
+    """What is left that linalg expresses (glue.py's regions), each region as a linalg
+    function lowered by convert-linalg-to-step."""
+    from xdsl.parser import Parser
+
+    from steplus.lowering.linalg_to_step import glue, lower_module
+    from steplus.utils.diagnostics import OpDiagnosticError
+
+    tile, schedule = _dense_options(options)
+    ctx = _context()
+    groups = glue.regions(nodes, covered)
+    produced = {n for n in covered if n.op == "call_function"}  # stored by their parts
+    for g in groups:
+        produced |= {n for n in g if any(u not in g for u in n.users)}
+    for j, region in enumerate(groups):
         fname = f"{name}_dense{j}"
-        text = (f"func.func @{fname}({', '.join(args)}) -> ({', '.join(t for _, t in rets)}) {{\n"
-                + "\n".join(body) + f"\n  return {', '.join(r for r, _ in rets)} : "
-                + f"{', '.join(t for _, t in rets)}\n}}\n")
-        module = Parser(ctx, text).parse_module()
         try:
+            t = glue.region_text(region, fname, produced)
+            module = Parser(ctx, t.text).parse_module()
             (low,) = lower_module(module, tile=tile, schedule=schedule)
         except (ValueError, OpDiagnosticError) as e:
-            remarks.append(Remark(where_of(mms[0]), f"dense projection not lowered: "
-                                                    f"{getattr(e, 'message', e)} (option dense)"))
+            remarks.append(Remark(where_of(region[0]), f"not lowered ({', '.join(n.name for n in region)}): "
+                                                       f"{getattr(e, 'message', e)} (option dense)"))
             continue
-        inputs = {"arg0": lhs.name} | {f"arg{i + 1}": w.name for i, w in enumerate(ws)}
-        yield LoweredPart("dense", module, None, inputs, M, outputs=[mm.name for mm in mms],
-                          lowered=low), set(mms)
+        kinds = {name_of(n) for n in region}
+        role = ("projection" if kinds & set(glue.MATMUL) else
+                "norm" if kinds & set(glue.REDUCE) else "elementwise")
+        yield LoweredPart("dense", module, None, {f"arg{i}": a.name for i, a in enumerate(t.inputs)},
+                          _shape(t.inputs[0])[0] if _shape(t.inputs[0]) else 0,
+                          outputs=[o.name for o in t.outputs], lowered=low, role=role,
+                          out_shapes=[_shape(o) for o in t.outputs], covered=set(region))
+
+
+def _router(m, options: str, fname: str, remarks: list):
+    """The router of a recognized MoE (`m`, a `_MoE` after `run`): logits matmul + the
+    step library's row top-k functions (see glue.py), or a remark and None."""
+    from xdsl.dialects import func
+    from xdsl.dialects.builtin import f32
+    from xdsl.parser import Parser
+
+    from steplus.lowering.linalg_to_step import glue
+    from steplus.lowering.linalg_to_step.emit import EmitOptions, emit_graph
+    from steplus.lowering.linalg_to_step.options import parse_schedule, parse_tiles
+    from steplus.lowering.linalg_to_step.recognize import Node, recognize
+    from steplus.utils.diagnostics import OpDiagnosticError
+
+    tk = m.topk
+    src = tk.args[0]
+    soft = ("aten.softmax.int", "aten._softmax.default")
+    form = None
+    if name_of(src) in soft and src.args[1] in (-1, 1):
+        form, mm = "qwen", src.args[0]
+    else:
+        mm = src
+    w = m.weights
+    if form == "qwen":
+        ok = (_is(w, "aten.div.Tensor") and w.args[0] is m.values
+              and _is(w.args[1], "aten.sum.dim_IntList") and w.args[1].args[0] is m.values)
+        fn = f"row_softmax_topk[{m.k}]"
+    else:
+        ok = name_of(w) in soft and w.args[0] is m.values and w.args[1] in (-1, 1)
+        form, fn = "mixtral", f"row_topk_softmax[{m.k}]"
+    where = where_of(mm)
+    if not (ok and name_of(mm) in glue.MATMUL and glue.lowerable(mm) and mm.args[0] is m.x):
+        remarks.append(Remark(where, "router not lowered: expected x @ w_router, then "
+                                     "softmax, topk and renormalization (Qwen3) or topk and "
+                                     "softmax (Mixtral)"))
+        return None
+    B, E = _shape(mm)
+    try:
+        tile, schedule = _dense_options(options)
+        t = glue.region_text([mm], fname, {m.x} if m.x.op == "call_function" else set())
+        module = Parser(_context(), t.text).parse_module()
+        f = next(o for o in module.body.block.ops if isinstance(o, func.FuncOp))
+        rec = recognize(f)
+        (logits,) = rec.results
+        weights = Node("ewise", (B, m.k), f32, logits.op, [logits], fn=fn, bcast=["full"],
+                       tensor=(B, m.k))
+        index = Node("ewise", (B, m.k), f32, logits.op, [logits],
+                     fn=f"row_topk_index[{m.k}]", bcast=["full"], tensor=(B, m.k))
+        rec.nodes += [weights, index]
+        rec.results = [weights, index]
+        low = emit_graph(rec, EmitOptions(parse_tiles(glue.router_tile(tile, E)),
+                                          parse_schedule(schedule), {}))
+    except (ValueError, OpDiagnosticError) as e:
+        remarks.append(Remark(where, f"router not lowered: {getattr(e, 'message', e)} "
+                                     "(option dense)"))
+        return None
+    graph = low.graph.module().body.block.first_op
+    graph.detach()
+    module.body.block.insert_op_before(graph, f)
+    module.body.block.erase_op(f)
+    cov = {mm, tk, m.values, m.idx, m.weights} | (_ancestors(m.weights) - _ancestors(mm) - {mm})
+    cov = {n for n in cov if n.op == "call_function"} | {mm}
+    return LoweredPart("dense", module, None, {"arg0": m.x.name, "arg1": mm.args[1].name}, B,
+                       outputs=[m.weights.name, m.idx.name], lowered=low, role="router",
+                       out_shapes=[(B, m.k), (B, m.k)], covered=cov)

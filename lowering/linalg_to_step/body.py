@@ -3,7 +3,8 @@
 A body is read into a tree of tuples: `("in", i)` (the i-th input), `("const",
 c)` (a scalar constant, from the body or from outside it), and `(kind, *args)`
 for `arith.addf/subf/mulf/divf/negf/maximumf/maxnumf`, `math.exp/rsqrt/sqrt`,
-`math.fpowi`/`math.powf` by 2 and the `arith.truncf`/`extf` of a constant.
+`math.fpowi`/`math.powf` by 2, the `arith.truncf`/`extf` of a constant and the
+`arith.extf` of an input (bf16 -> f32: tiles compute in f32).
 `match_functions` then rewrites torch's idioms into library calls: sigmoid
 (`1 / (1 + exp(-x))`), silu (`x * sigmoid(x)`, `x / (1 + exp(-x))`), and an
 operation with one scalar constant into a parametric function
@@ -80,6 +81,10 @@ def _tree(op: linalg.GenericOp, v: SSAValue, trees: dict, env: dict, depth: int)
         t: tuple = ("const", _const(inner.value.value.data, op))
     elif isinstance(inner, (arith.TruncFOp, arith.ExtFOp)):
         val = _tree(op, inner.operands[0], trees, env, depth + 1)
+        if val[0] != "const" and isinstance(inner, arith.ExtFOp):
+            t = val  # widening an input (bf16 -> f32): tiles compute in f32 anyway
+            trees[v] = t
+            return t
         if val[0] != "const":
             raise OpDiagnosticError(op, f"'{inner.name}' of a value that is not a scalar "
                                         "constant (mixed precision inside an element-wise op "
