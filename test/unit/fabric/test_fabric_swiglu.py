@@ -27,6 +27,9 @@ def test_sweep_traffic_cycles_and_roofline(tm, tn):
     m = prog.run()
     assert m.offchip_traffic == swiglu_traffic(B, D, F, tm, tn)
     assert m.cycles == CYCLES[(tm, tn)]
+    # §2: no run moves its bytes faster than the HBM's peak (8 channels x 64 B / II 2)
+    assert HDL.hbm.peak_bytes_per_cycle == 256
+    assert m.cycles >= _ceil(m.offchip_traffic, HDL.hbm.peak_bytes_per_cycle)
     M, N = B // tm, F // tn
     busy = {c.name: c.busy for c in m.contexts}
     gate = max(_ceil(tm * D * 4, 256) + _ceil(D * tn * 4, 256), _ceil(2 * tm * D * tn, 4096))
