@@ -155,7 +155,7 @@ class Importer:
         biases of torch-mlir/IREE linears use), or a body of `addf`/`mulf`/`subf` of its
         inputs, `negf`, `math.exp`, `math.tanh`, `1/x` and `x + 1` on 2-D tensors (the
         LSTM cell's elementwise ops, the sigmoid as `1/(1+exp(-x))`)."""
-        from steplus.runtime.ila.generic import map_dims
+        from steplus.utils.layouts import map_dims
 
         if len(op.outputs) == 1 and len(op.inputs) in (1, 2) and len(out) == 2:
             t = self._body_terms(op, out)
@@ -190,7 +190,7 @@ class Importer:
     def _body_terms(self, op, out) -> T.Ten | None:
         """Terms for a 2-D elementwise generic whose inputs have the result's shape."""
         from steplus.passes.isel import normalize as N
-        from steplus.runtime.ila.generic import map_dims
+        from steplus.utils.layouts import map_dims
 
         if any(str(it.data.value) != "parallel" for it in op.iterator_types.data):
             return None

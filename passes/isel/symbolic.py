@@ -8,16 +8,27 @@ indexing, layout and reduction structure.  `max` is interpreted (it is exact on
 every target).  In `bv` mode scalars are 32-bit bit-vectors with native
 wrap-around arithmetic (VTA's int32 accumulation).
 
-Example: `SymbolicInterpreter("uf").run(func_op, ["x"])` returns the outputs as
-object arrays of z3 terms over inputs `x_0, x_1, ...`.
+`SymbolicDomain(ctx)` is the value domain of the op-semantics table
+(`passes/isel/semantics`) that isel-verify evaluates programs in: where an
+operand is symbolic, its primitives build terms (other operations, e.g. index
+arithmetic in a `linalg.generic` body, stay concrete numpy).  `accel_spec` is
+the abstract meaning of each accelerator function.
+
+Example: `TensorSemantics(SymbolicDomain(Ctx("uf"))).run_block(block, {arg: tensor(ctx, "x", shape)})`
+returns the outputs as object arrays of z3 terms over inputs `x_0, x_1, ...`.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
 import numpy as np
 import z3
 
-from steplus.runtime.ila.host import im2col_nchw
+from steplus.passes.isel.semantics.domain import NumpyDomain
+from steplus.passes.isel.semantics.registry import SemanticsError
+from steplus.utils.layouts import im2col_nchw
 
 
 class Sym:
@@ -61,8 +72,15 @@ def smax(a, b):
     if b is PAD:
         return a
     ctx = a.ctx
-    cond = a.t > b.t if ctx.mode == "uf" else a.t > b.t  # signed for BitVec
-    return Sym(z3.If(cond, a.t, b.t), ctx)
+    return Sym(z3.If(a.t > b.t, a.t, b.t), ctx)  # signed for BitVec
+
+
+def smin(a, b):
+    if a is PAD:
+        return b
+    if b is PAD:
+        return a
+    return Sym(z3.If(a.t < b.t, a.t, b.t), a.ctx)
 
 
 class Ctx:
@@ -123,6 +141,8 @@ def fold_sum(terms):
 
 
 def matmul(a, b):
+    if a.ndim > 2:  # batched over the leading axes
+        return np.stack([matmul(x, y) for x, y in zip(a, np.broadcast_to(b, (a.shape[0], *b.shape[-2:])))])
     m, k = a.shape
     n = b.shape[1]
     out = np.empty((m, n), dtype=object)
@@ -224,3 +244,189 @@ def accel_spec(callee: str, args, attrs):
     if callee == "hlscnn.conv2d":
         return conv2d(args[0], args[1], tuple(attrs.get("strides", (1, 1))))
     raise NotImplementedError(f"no symbolic spec for '{callee}'")
+
+
+def _symbolic(x: Any) -> bool:
+    return np.asarray(x).dtype == object
+
+
+class SymbolicDomain(NumpyDomain):
+    """Object arrays of `Sym` terms over `ctx` (uf: + and · uninterpreted, bv: 32-bit integers).
+
+    Each primitive falls back to numpy when no operand is symbolic (the indices and masks a
+    `linalg.generic` body computes from `linalg.index`)."""
+
+    name = "symbolic"
+    lowest = PAD  # max-pool padding: never the maximum
+
+    def __init__(self, ctx: Ctx):
+        self.ctx = ctx
+
+    def sym(self, e: Any) -> Any:
+        """A scalar as a term (PAD and terms as they are)."""
+        if isinstance(e, Sym) or e is PAD:
+            return e
+        return self.scalar(float(e))
+
+    def _each(self, f: Callable[..., Any], nin: int, *xs: Any) -> np.ndarray:
+        """`f` applied elementwise (numpy broadcasting) to terms."""
+        return np.frompyfunc(lambda *es: f(*(self.sym(e) for e in es)), nin, 1)(*xs)
+
+    def _all_terms(self, x: Any) -> np.ndarray:
+        return np.asarray(self._each(lambda e: e, 1, x), dtype=object)
+
+    # -- values ---------------------------------------------------------------------------------
+    def lift(self, arr: np.ndarray, what: str) -> Any:
+        if arr.dtype.kind in "fc" and not np.all(np.isfinite(arr)):
+            raise SemanticsError(f"{what} holds a non-finite value, which has no symbolic meaning")
+        if self.ctx.mode == "bv" and not np.all(arr == np.round(arr)):
+            raise SemanticsError(f"{what} holds a non-integer value; use arith=uf")
+        syms: dict[float, Sym] = {}
+        out = np.empty(arr.shape, dtype=object)
+        for idx, v in np.ndenumerate(arr):
+            if v not in syms:
+                syms[v] = Sym(self.ctx.const(float(v)), self.ctx)
+            out[idx] = syms[v]
+        return out if out.ndim else out[()]
+
+    def scalar(self, v: float | int) -> Any:
+        if not isinstance(v, float):
+            return np.int64(v)  # index arithmetic stays concrete
+        if not np.isfinite(v):
+            raise SemanticsError("a non-finite constant has no symbolic meaning")
+        if self.ctx.mode == "bv" and v != round(v):
+            raise SemanticsError(f"the non-integer constant {v} has no bit-vector meaning; use arith=uf")
+        return Sym(self.ctx.const(v), self.ctx)
+
+    def full(self, shape: Sequence[int], v: Any, like: Any = None) -> np.ndarray:
+        out = np.empty(tuple(shape), dtype=object)
+        out[...] = self.sym(v)
+        return out
+
+    def empty(self, shape: Sequence[int]) -> np.ndarray:
+        return self.full(shape, PAD)
+
+    def f32(self, x: Any) -> Any:
+        return x if _symbolic(x) else super().f32(x)
+
+    def to_float(self, x: Any) -> Any:
+        return np.asarray(x) if _symbolic(x) else super().to_float(x)
+
+    def convert(self, kind: str, x: Any) -> Any:
+        if not _symbolic(x):
+            return super().convert(kind, x)
+        if kind == "float":
+            return x
+        raise SemanticsError(f"a '{kind}' cast of a symbolic value is not supported")
+
+    def cast(self, x: Any, element_type: str) -> Any:
+        if not _symbolic(x):
+            return super().cast(x, element_type)
+        if element_type.startswith("f"):
+            return x
+        raise SemanticsError(f"a cast of symbolic values to {element_type} is not supported")
+
+    # -- arithmetic -----------------------------------------------------------------------------
+    def _fn(self, name: str, arity: int) -> Callable[..., Any]:
+        try:
+            return self.ctx.fn(name, arity)
+        except NotImplementedError as e:
+            raise SemanticsError(str(e)) from None
+
+    def unary(self, kind: str, x: Any) -> Any:
+        if not _symbolic(x):
+            return super().unary(kind, x)
+        if kind == "neg" and self.ctx.mode == "bv":
+            return self._each(lambda e: Sym(-e.t, self.ctx), 1, x)
+        f = self._fn(kind, 1)  # uninterpreted: sigmoid, tanh, exp, recip, rsqrt, ...
+        return self._each(lambda e: Sym(f(e.t), self.ctx), 1, x)
+
+    def binary(self, kind: str, x: Any, y: Any) -> Any:
+        if not (_symbolic(x) or _symbolic(y)):
+            return super().binary(kind, x, y)
+        ops: dict[str, Callable[[Any, Any], Any]] = {
+            "add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b,
+            "max": smax, "min": smin, "maxnum": smax, "minnum": smin}
+        if kind in ops:
+            return self._each(ops[kind], 2, x, y)
+        if kind in ("div", "pow"):
+            f = self._fn(f"f{kind}", 2)
+            return self._each(lambda a, b: Sym(f(a.t, b.t), self.ctx), 2, x, y)
+        raise SemanticsError(f"'{kind}' of symbolic values is not supported")
+
+    def integer(self, kind: str, x: Any, y: Any) -> Any:
+        return self.binary(kind, x, y) if _symbolic(x) or _symbolic(y) else super().integer(kind, x, y)
+
+    def compare(self, rel: str, x: Any, y: Any) -> Any:
+        if not (_symbolic(x) or _symbolic(y)):
+            return super().compare(rel, x, y)
+        rels: dict[str, Callable[[Any, Any], Any]] = {
+            ">": lambda a, b: a > b, ">=": lambda a, b: a >= b, "<": lambda a, b: a < b,
+            "<=": lambda a, b: a <= b, "==": lambda a, b: a == b, "!=": lambda a, b: a != b}
+        return self._each(lambda a, b: rels[rel](a.t, b.t), 2, x, y)
+
+    def select(self, c: Any, x: Any, y: Any) -> Any:
+        if not _symbolic(c):
+            return np.where(c, x, y)
+        return np.frompyfunc(lambda k, a, b: Sym(z3.If(k, self.sym(a).t, self.sym(b).t), self.ctx), 3, 1)(c, x, y)
+
+    def matmul(self, a: Any, b: Any) -> Any:
+        if not (_symbolic(a) or _symbolic(b)):
+            return super().matmul(a, b)
+        return matmul(self._all_terms(a), self._all_terms(b))
+
+    def einsum(self, spec: str, *xs: Any) -> Any:
+        if not any(_symbolic(x) for x in xs):
+            return super().einsum(spec, *xs)
+        lhs, out = spec.split("->")
+        ins = lhs.split(",")
+        terms = [self._all_terms(x) for x in xs]
+        size = {c: n for s, x in zip(ins, terms) for c, n in zip(s, x.shape)}
+        summed = [c for c in dict.fromkeys("".join(ins)) if c not in out]
+        res = np.empty(tuple(size[c] for c in out), dtype=object)
+        for oidx in np.ndindex(*res.shape):
+            env = dict(zip(out, oidx))
+            prods = []
+            for sidx in np.ndindex(*(size[c] for c in summed)):
+                env.update(zip(summed, sidx))
+                prods.append(_product(x[tuple(env[c] for c in s)] for s, x in zip(ins, terms)))
+            res[oidx] = fold_sum(prods)
+        return res
+
+    def reduce(self, kind: str, x: Any, axis: tuple[int, ...], keepdims: bool = False) -> Any:
+        if not _symbolic(x):
+            return super().reduce(kind, x, axis, keepdims)
+        folds: dict[str, Callable[[Iterable[Any]], Any]] = {
+            "sum": fold_sum, "prod": _product, "max": lambda es: _fold(smax, es), "min": lambda es: _fold(smin, es)}
+        if kind not in folds:
+            raise SemanticsError(f"a '{kind}' reduction of symbolic values is not supported")
+        x = np.asarray(x)
+        axes = [a % x.ndim for a in axis]
+        moved = np.moveaxis(x, axes, list(range(len(axes))))
+        rest = moved.shape[len(axes):]
+        flat = moved.reshape(-1, *rest)
+        out = np.empty(rest, dtype=object)
+        for idx in np.ndindex(*rest):
+            out[idx] = folds[kind](flat[(slice(None), *idx)])
+        if keepdims:
+            out = out.reshape([1 if k in axes else n for k, n in enumerate(x.shape)])
+        return out if out.ndim else out[()]
+
+    def conv2d(self, x: Any, w: Any, strides: tuple[int, int]) -> Any:
+        if not (_symbolic(x) or _symbolic(w)):
+            return super().conv2d(x, w, strides)
+        return conv2d(self._all_terms(x), self._all_terms(w), strides)
+
+
+def _fold(f: Callable[[Any, Any], Any], es: Iterable[Any]) -> Any:
+    acc = PAD
+    for e in es:
+        acc = f(acc, e)
+    return acc
+
+
+def _product(es: Iterable[Any]) -> Any:
+    acc = None
+    for e in es:
+        acc = e if acc is None else acc * e
+    return acc

@@ -53,170 +53,44 @@ from xdsl.passes import ModulePass
 from steplus.utils.diagnostics import OpDiagnosticError, emit
 from steplus.passes.isel import Limits, check_limits, check_mode, parse_targets, release_egraphs, select_function
 from steplus.passes.isel import symbolic as S
-from steplus.passes.isel.constants import CONSTANT_OPS, ConstantError, constant_array
+from steplus.passes.isel.semantics import SemanticsError, TensorSemantics, register_semantics
 from steplus.passes.isel.opcheck import check_ops
 from steplus.passes.isel.solve import Verdict, check_outputs
 
-_UF_UNARY = {"tosa.sigmoid": "sigmoid", "tosa.tanh": "tanh", "tosa.exp": "exp", "tosa.reciprocal": "recip",
-             "tosa.rsqrt": "rsqrt"}
-_GENERIC_BIN = {"arith.addf": lambda x, y: x + y, "arith.mulf": lambda x, y: x * y,
-                "arith.subf": lambda x, y: x - y, "arith.maximumf": S.smax}
-# arith.cmpf predicate codes (ordered and unordered agree on reals, which have no NaN)
-_CMP_CODES = {2: ">", 3: ">=", 4: "<", 5: "<=", 9: ">", 10: ">=", 11: "<", 12: "<="}
 
+@register_semantics
+class SymbolicSemantics(TensorSemantics):
+    """The op-semantics table over z3 terms; `ila.invoke` means its accelerator's abstract spec."""
 
-def _compare(rel: str, x, y):
-    return {">": x > y, ">=": x >= y, "<": x < y, "<=": x <= y}[rel]
-
-
-class _Eval:
     def __init__(self, ctx: S.Ctx):
-        self.ctx = ctx
-        self.env: dict = {}
+        super().__init__(S.SymbolicDomain(ctx))
 
-    def run(self, fn: func.FuncOp, inputs):
+    def accelerator(self, callee: str, args: list, attrs: dict) -> np.ndarray:
+        try:
+            return S.accel_spec(callee, args, attrs)
+        except NotImplementedError as e:
+            raise SemanticsError(str(e)) from None
+
+    def eval_op(self, op: Operation, args: list) -> list:
+        try:
+            return self.eval(op, args)
+        except SemanticsError as e:
+            raise OpDiagnosticError(e.op or op, f"isel-verify: {e.message}") from None
+        except (ValueError, IndexError, TypeError, KeyError, AttributeError, z3.Z3Exception) as e:
+            raise OpDiagnosticError(op, f"isel-verify: cannot evaluate '{op.name}' symbolically: {e}") from None
+
+    def run(self, fn: func.FuncOp, inputs: list) -> list:
+        """The outputs of `fn` on symbolic `inputs`."""
         block = fn.body.blocks[0]
-        env = self.env = dict(zip(block.args, inputs))
-        for op in block.ops:
-            if op.name == "func.return":
-                return [env[v] for v in op.operands]
-            res = self.eval(op, [env[v] for v in op.operands])
-            for r, v in zip(op.results, res):
-                env[r] = v
-        raise OpDiagnosticError(fn, "isel-verify: function without func.return")
-
-    def constant(self, op: Operation):
-        """A constant as an object array of constant terms (or one term for a scalar)."""
-        try:
-            arr = constant_array(op)
-        except ConstantError as e:
-            raise OpDiagnosticError(op, f"isel-verify: {e}") from None
-        if not np.all(np.isfinite(arr)):
-            raise OpDiagnosticError(op, f"isel-verify: '{op.name}' holds a non-finite value, which has no "
-                                        "symbolic meaning")
-        if self.ctx.mode == "bv" and not np.all(arr == np.round(arr)):
-            raise OpDiagnosticError(op, f"isel-verify: '{op.name}' holds a non-integer value; use arith=uf")
-        syms: dict[float, S.Sym] = {}
-        out = np.empty(arr.shape, dtype=object)
-        for idx, v in np.ndenumerate(arr):
-            if v not in syms:
-                syms[v] = S.Sym(self.ctx.const(float(v)), self.ctx)
-            out[idx] = syms[v]
-        return out if out.ndim else out[()]
-
-    def generic(self, op: Operation, a):
-        """An all-parallel elementwise `linalg.generic` (projection maps; +, ·, -, max, compare/select)."""
-        from steplus.runtime.ila.generic import map_dims
-
-        try:
-            dims = map_dims(op)
-        except Exception as e:
-            raise OpDiagnosticError(op, f"isel-verify: {e}") from None
-        if len(op.outputs) != 1 or any(str(it.data.value) != "parallel" for it in op.iterator_types.data):
-            raise OpDiagnosticError(op, "isel-verify: only elementwise (all-parallel) linalg.generic is supported")
-        shape = tuple(op.results[0].type.get_shape())
-        if dims[-1] != list(range(len(shape))):
-            raise OpDiagnosticError(op, "isel-verify: linalg.generic output map must be the identity")
-        block = op.body.block
-        out = np.empty(shape, dtype=object)
-        for idx in np.ndindex(*shape):
-            env = {arg: (x[tuple(0 if d < 0 else idx[d] for d in ds)] if isinstance(x, np.ndarray) else x)
-                   for arg, x, ds in zip(block.args, a, dims)}
-            out[idx] = self._scalar_body(op, block, env)
-        return out
-
-    def _scalar_body(self, op: Operation, block, env: dict):
-        def get(v):
-            if v in env:
-                return env[v]
-            if v in self.env:
-                return self.env[v]
-            raise OpDiagnosticError(op, "isel-verify: linalg.generic body uses a value it cannot evaluate")
-
-        for bop in block.ops:
-            n = bop.name
-            if n == "linalg.yield":
-                return get(bop.operands[0])
-            if n in _GENERIC_BIN:
-                env[bop.results[0]] = _GENERIC_BIN[n](get(bop.operands[0]), get(bop.operands[1]))
-            elif n == "arith.cmpf" and bop.predicate.value.data in _CMP_CODES:
-                x, y = get(bop.operands[0]), get(bop.operands[1])
-                env[bop.results[0]] = _compare(_CMP_CODES[bop.predicate.value.data], x.t, y.t)
-            elif n == "arith.select":
-                c, x, y = (get(v) for v in bop.operands)
-                env[bop.results[0]] = S.Sym(z3.If(c, x.t, y.t), x.ctx)
-            elif n in CONSTANT_OPS:
-                env[bop.results[0]] = self.constant(bop)
-            else:
-                raise OpDiagnosticError(op, f"isel-verify: no symbolic semantics for '{n}' in a linalg.generic body")
-        raise OpDiagnosticError(op, "isel-verify: linalg.generic body without linalg.yield")
-
-    def eval(self, op, a):
-        n = op.name
-        p = op.properties
-        shape = tuple(op.results[0].type.get_shape()) if op.results and hasattr(op.results[0].type, "get_shape") else ()
-        if n in CONSTANT_OPS:
-            return [self.constant(op)]
-        if n == "linalg.fill":
-            arr = np.empty(shape, dtype=object)
-            arr[...] = a[0]
-            return [arr]
-        if n == "linalg.generic":
-            return [self.generic(op, a)]
-        if n in ("tensor.empty", "tosa.const_shape"):
-            return [None]
-        if n == "linalg.conv_2d_nchw_fchw" and tuple(p["dilations"].get_values()) != (1, 1):
-            raise OpDiagnosticError(op, "isel-verify: convolutions with dilations other than 1 are not supported")
-        if n == "linalg.matmul":
-            y = S.matmul(a[0], a[1])
-            return [y + a[2]]
-        if n == "linalg.transpose":
-            return [a[0].transpose(tuple(p["permutation"].get_values()))]
-        if n == "tosa.reshape":
-            return [a[0].reshape(shape)]
-        if n in ("tosa.add", "linalg.add"):
-            return [a[0] + a[1]]
-        if n == "tosa.mul":
-            return [a[0] * a[1]]
-        if n == "tosa.sub":
-            return [a[0] - a[1]]
-        if n in _UF_UNARY:
-            return [S.unary(_UF_UNARY[n], a[0])]
-        if n == "tosa.reduce_sum" and p["axis"].value.data == 1 and a[0].ndim == 2:
-            return [S.row_sums(a[0])]
-        if n == "tosa.concat":
-            return [np.concatenate(a, axis=p["axis"].value.data)]
-        if n == "tensor.extract_slice":
-            offs = tuple(p["static_offsets"].get_values())
-            return [a[0][tuple(slice(o, o + k) for o, k in zip(offs, shape))]]
-        if n == "tosa.max_pool2d":
-            win = S.windows_nhwc(a[0], tuple(p["kernel"].get_values()), tuple(p["stride"].get_values()),
-                                 tuple(p["pad"].get_values()))
-            return [S.reduce_rows_max(win).reshape(shape)]
-        if n == "tosa.reduce_max":
-            return [S.reduce_rows_max(np.moveaxis(a[0], p["axis"].value.data, 0)).reshape(shape)]
-        if n == "linalg.conv_2d_nchw_fchw":
-            return [S.conv2d(a[0], a[1], tuple(p["strides"].get_values())) + a[2]]
-        if n == "ila.windows":
-            return [S.windows_nhwc(a[0], tuple(p["kernel"].get_values()), tuple(p["stride"].get_values()),
-                                   tuple(p["pad"].get_values()))]
-        if n == "ila.im2col":
-            from steplus.runtime.ila.host import im2col_nchw
-
-            return [im2col_nchw(a[0], tuple(p["kernel"].get_values()), tuple(p["stride"].get_values()))]
-        if n == "ila.invoke":
-            attrs = {k: tuple(v.get_values()) for k, v in op.attributes.items() if hasattr(v, "get_values")}
-            attrs |= {k: v.value.data for k, v in op.attributes.items() if k == "epsilon"}
-            try:
-                return [S.accel_spec(p["callee"].data, a, attrs).reshape(shape)]
-            except NotImplementedError as e:
-                raise OpDiagnosticError(op, f"isel-verify: {e}") from None
-        raise OpDiagnosticError(op, f"isel-verify: no symbolic semantics for '{n}'")
-
+        outs = self.run_block(block, dict(zip(block.args, inputs)))
+        if outs is None:
+            raise OpDiagnosticError(fn, "isel-verify: function without func.return")
+        return outs
 
 
 _PER_ELEMENT = {"tosa.reduce_max": 2, "tosa.reduce_sum": 1, "tosa.add": 1, "linalg.add": 1, "tosa.mul": 1,
-                "tosa.sub": 1, **{k: 1 for k in _UF_UNARY}}
+                "tosa.sub": 1, **{k: 1 for k in ("tosa.sigmoid", "tosa.tanh", "tosa.exp", "tosa.reciprocal",
+                                                 "tosa.rsqrt")}}
 
 
 def _elements(v) -> int:
@@ -292,8 +166,8 @@ def prove(fn_ref: func.FuncOp, fn_sel: func.FuncOp, mode: str, timeout_ms: int =
     ctx = S.Ctx(mode)
     args = fn_ref.body.blocks[0].args
     inputs = [S.tensor(ctx, a.name_hint or f"arg{a.index}", a.type.get_shape()) for a in args]
-    ref = _Eval(ctx).run(fn_ref, inputs)
-    sel = _Eval(ctx).run(fn_sel, inputs)
+    ref = SymbolicSemantics(ctx).run(fn_ref, inputs)
+    sel = SymbolicSemantics(ctx).run(fn_sel, inputs)
     diffs, n = _disequalities(ref, sel)
     return check_outputs(diffs, deadline, memory_mb), n
 
