@@ -121,3 +121,21 @@ def test_bf16_arguments_keep_their_element_type():
         stores = [o for o in p.module.walk() if isinstance(o, so.LinearOffChipStoreOp)]
         assert len(stores) == len(p.outputs)
     assert kinds == {"bf16", "f32"}
+
+
+def test_regions_that_cannot_be_tiled_are_remarks():
+    """A dense tile of 3 rows divides no row count here (B = 4; q has 4 x 16 rows): every
+    region and the router is a remark naming its nodes and the option, nothing is lowered
+    in their place, and the glue remark counts their ops: 19 + 3 views + 1 reshape."""
+    _cfg, _layer_mod, _args, ep = _layer("qwen", 40)
+    low = lower_exported(ep, tile_n=2, tile_f=16, dense="tile=3x32x32 schedule=mnk")
+    assert sorted(p.kind for p in low.graphs) == ["attention", "moe"]
+    regions = [r.message for r in low.remarks if r.message.startswith("not lowered (")]
+    assert len(regions) == 6
+    assert regions[0] == ("not lowered (pow_1, mean, add, rsqrt, mul, mul_1): element-wise "
+                          "'square': tile size 3 does not divide M=4 (option tile; padding is "
+                          "not supported) (option dense)")
+    assert any(r.message == "router not lowered: linalg.matmul #0: tile size 3 does not "
+               "divide M=4 (option tile; padding is not supported) (option dense)"
+               for r in low.remarks)
+    assert low.remarks[-1].message.startswith("23 op(s) outside the recognized layers")

@@ -214,6 +214,50 @@ BAD_FORMS = {
 }""", "6:3", "tensor.collapse_shape of a computed 2x8x4 into 2x32 changes the tiling: only "
         "unit dims, merging the batch into the rows and splitting rows into a batch are "
         "supported (reshape arguments instead: they are views of memory)"),
+    "rank 4": ("""func.func @f(%a: tensor<2x2x8x16xf32>) -> tensor<2x2x8x16xf32> {
+  return %a : tensor<2x2x8x16xf32>
+}""", "1:1", "argument 0 is tensor<2x2x8x16xf32>: only tensors of rank 1 to 3 are supported "
+        "(rows, columns and one batch dim)"),
+    "column reduction": ("""#id = affine_map<(d0, d1) -> (d0, d1)>
+#col = affine_map<(d0, d1) -> (d1)>
+func.func @f(%a: tensor<8x16xf32>) -> tensor<16xf32> {
+  %cst = arith.constant 0.000000e+00 : f32
+  %e = tensor.empty() : tensor<16xf32>
+  %z = linalg.fill ins(%cst : f32) outs(%e : tensor<16xf32>) -> tensor<16xf32>
+  %r = linalg.generic {indexing_maps = [#id, #col], iterator_types = ["reduction", "parallel"]} ins(%a : tensor<8x16xf32>) outs(%z : tensor<16xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %s = arith.addf %in, %out : f32
+    linalg.yield %s : f32
+  } -> tensor<16xf32>
+  return %r : tensor<16xf32>
+}""", "7:3", "only reductions over the last dim are supported (row sums and row maxima)"),
+    "batch broadcast of a computed value": ("""#id = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#mn = affine_map<(d0, d1, d2) -> (d1, d2)>
+func.func @f(%a: tensor<8x16xf32>, %w: tensor<16x4xf32>, %s: tensor<2x8x4xf32>) -> tensor<2x8x4xf32> {
+  %cst = arith.constant 0.000000e+00 : f32
+  %e = tensor.empty() : tensor<8x4xf32>
+  %z = linalg.fill ins(%cst : f32) outs(%e : tensor<8x4xf32>) -> tensor<8x4xf32>
+  %c = linalg.matmul ins(%a, %w : tensor<8x16xf32>, tensor<16x4xf32>) outs(%z : tensor<8x4xf32>) -> tensor<8x4xf32>
+  %e3 = tensor.empty() : tensor<2x8x4xf32>
+  %r = linalg.generic {indexing_maps = [#id, #mn, #id], iterator_types = ["parallel", "parallel", "parallel"]} ins(%s, %c : tensor<2x8x4xf32>, tensor<8x4xf32>) outs(%e3 : tensor<2x8x4xf32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %m = arith.mulf %x, %y : f32
+    linalg.yield %m : f32
+  } -> tensor<2x8x4xf32>
+  return %r : tensor<2x8x4xf32>
+}""", "9:3", "input map affine_map<(d0, d1, d2) -> (d1, d2)> is not a broadcast the tiling can "
+        "express of a computed tensor (rows of a [N] argument, columns of a row reduction, "
+        "the batch of an argument)"),
+    "transposed left operand": ("""func.func @f(%a: tensor<16x8xf32>, %w: tensor<16x4xf32>) -> tensor<8x4xf32> {
+  %cst = arith.constant 0.000000e+00 : f32
+  %et = tensor.empty() : tensor<8x16xf32>
+  %t = linalg.transpose ins(%a : tensor<16x8xf32>) outs(%et : tensor<8x16xf32>) permutation = [1, 0]
+  %e = tensor.empty() : tensor<8x4xf32>
+  %z = linalg.fill ins(%cst : f32) outs(%e : tensor<8x4xf32>) -> tensor<8x4xf32>
+  %c = linalg.matmul ins(%t, %w : tensor<8x16xf32>, tensor<16x4xf32>) outs(%z : tensor<8x4xf32>) -> tensor<8x4xf32>
+  return %c : tensor<8x4xf32>
+}""", "7:3", "a transposed left operand of linalg.matmul is not supported (only the right one, "
+        "as matmul_t)"),
 }
 
 
