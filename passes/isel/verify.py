@@ -56,6 +56,7 @@ from steplus.passes.isel import symbolic as S
 from steplus.passes.isel.semantics import SemanticsError, TensorSemantics, register_semantics
 from steplus.passes.isel.opcheck import check_ops
 from steplus.passes.isel.solve import Verdict, check_outputs
+from steplus.utils.layouts import map_dims
 
 
 @register_semantics
@@ -88,7 +89,7 @@ class SymbolicSemantics(TensorSemantics):
         return outs
 
 
-_PER_ELEMENT = {"tosa.reduce_max": 2, "tosa.reduce_sum": 1, "tosa.add": 1, "linalg.add": 1, "tosa.mul": 1,
+_PER_ELEMENT = {"tosa.reduce_max": 2, "tosa.reduce_sum": 1, "tosa.reduce_min": 2, "tosa.reduce_product": 1, "tosa.add": 1, "linalg.add": 1, "tosa.mul": 1,
                 "tosa.sub": 1, **{k: 1 for k in ("tosa.sigmoid", "tosa.tanh", "tosa.exp", "tosa.reciprocal",
                                                  "tosa.rsqrt")}}
 
@@ -119,20 +120,39 @@ def _invoke_terms(op: Operation, out: int) -> int:
     return 8 * out + sum(math.prod(d) for d in ins)
 
 
+# contractions: terms per output element are 2 x the product of these dims of operand 1 (the weights)
+_CONTRACTED_WEIGHT_DIMS = {"linalg.conv_2d_nchw_fchw": slice(1, None), "linalg.conv_1d_ncw_fcw": slice(1, None),
+                           "linalg.depthwise_conv_2d_nchw_chw": slice(1, None), "linalg.conv_2d_ngchw_gfchw":
+                           slice(2, None), "tosa.conv2d": slice(1, None), "tosa.depthwise_conv2d": slice(0, 2),
+                           "linalg.pooling_nchw_max": slice(None), "linalg.pooling_nchw_sum": slice(None)}
+
+
+def _generic_terms(op: Operation, out: int) -> int:
+    """A generic's body runs once per point of its iteration domain (all loops, reductions included)."""
+    try:
+        size: dict[int, int] = {}
+        for v, ds in zip(op.operands, map_dims(op)):
+            size |= {d: n for d, n in zip(ds, _dims(v)) if d >= 0}
+        points = math.prod(size.values())
+    except (ValueError, AttributeError):
+        points = out
+    return max(points, out) * len(op.body.block.ops)
+
+
 def op_terms(op: Operation) -> int:
     """About how many z3 terms evaluating `op` symbolically builds (layout ops: their element count)."""
     out = sum(_elements(r) for r in op.results)
     n = op.name
-    if n == "linalg.matmul":
-        return 2 * out * _dims(op.operands[0])[-1]
-    if n == "linalg.conv_2d_nchw_fchw":
-        return 2 * out * math.prod(_dims(op.operands[1])[1:])
-    if n == "tosa.max_pool2d":
+    if n in ("linalg.matmul", "linalg.batch_matmul", "tosa.matmul"):
+        return 2 * out * (_dims(op.operands[0]) or (1,))[-1]
+    if n in _CONTRACTED_WEIGHT_DIMS and len(op.operands) > 1:
+        return 2 * out * math.prod(_dims(op.operands[1])[_CONTRACTED_WEIGHT_DIMS[n]])
+    if n in ("tosa.max_pool2d", "tosa.avg_pool2d"):
         return 2 * out * math.prod(op.properties["kernel"].get_values())
     if n == "ila.invoke":
         return _invoke_terms(op, out)
     if n == "linalg.generic":
-        return out * len(op.body.block.ops)
+        return _generic_terms(op, out)
     if n in _PER_ELEMENT:
         return _PER_ELEMENT[n] * sum(_elements(v) for v in op.operands)
     return out

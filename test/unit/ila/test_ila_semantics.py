@@ -183,3 +183,15 @@ def test_isel_verify_proves_a_padded_conv_on_hlscnn(tmp_path, step_opt):
     # 1 x 3 x 4 x 4 outputs, one hlscnn.conv2d
     assert r.err.splitlines()[0] == (f"{f}:2:1: remark: isel-verify: @padconv: 1 invocations (hlscnn=1) "
                                      "equivalent to the input on all 48 outputs (z3: unsat)")
+
+
+def test_term_estimate_counts_a_reduction_generic_over_its_whole_domain():
+    from steplus.passes.isel.verify import op_terms
+
+    fn = _fn(ROW_MAX_SUB)
+    red, ew = [op for op in fn.walk() if op.name == "linalg.generic"]
+    # the body (maximumf, yield) runs at each of the 3 x 4 domain points, not once per result element
+    assert op_terms(red) == 3 * 4 * 2
+    assert op_terms(ew) == 3 * 4 * 2
+    conv = next(op for op in _fn(DEPTHWISE).walk() if op.name == "linalg.depthwise_conv_2d_nchw_chw")
+    assert op_terms(conv) == 2 * (3 * 3 * 3) * (2 * 2)  # a product and a sum per output and kernel tap
