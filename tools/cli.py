@@ -135,7 +135,8 @@ def _option_type_message(cls: type, args: Mapping[str, Sequence[object]]) -> str
         return None
     for name, values in args.items():
         hint = hints.get(name.replace("-", "_"))
-        accepted = {t for t in typing.get_args(hint) or (hint,) if t in _KINDS}
+        accepted = {t for t in typing.get_args(hint) or (hint,)
+                    if isinstance(t, type) and t in _KINDS}
         if not accepted:
             continue
         for value in values:
@@ -161,7 +162,7 @@ def _ints_as_floats(cls: type, spec: ArgSpec) -> ArgSpec:
         hint = hints.get(name.replace("-", "_"))
         kinds = typing.get_args(hint) or (hint,)
         if float in kinds and int not in kinds:
-            params[name] = [float(v) if type(v) is int else v for v in values]
+            params[name] = tuple(float(v) if type(v) is int else v for v in values)
     return ArgSpec(spec.name, params)
 
 

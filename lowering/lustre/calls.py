@@ -100,7 +100,7 @@ def lower_call(low: NodeLowering, e: ast.Call) -> list[SSAValue]:
     inst = lus.InstanceOp(key.symbol, operands, out_types)
     low.block.add_op(inst)
     low.offsets[inst] = e.pos
-    results = list(inst.results)
+    results: list[SSAValue] = list(inst.results)
     if cond is None or e.default is None:
         return results
     return _hold(low, e, results, cond)

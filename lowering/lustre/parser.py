@@ -290,7 +290,8 @@ class _ToAst(Transformer_NonRecursive):
                         default=[default])
 
     def merge_kind2(self, meta, var, on_true, on_false):
-        cases = [(True, on_true.pos, on_true), (False, on_false.pos, on_false)]
+        cases: list[tuple[bool | str, int, ast.Expr]] = [
+            (True, on_true.pos, on_true), (False, on_false.pos, on_false)]
         return ast.Merge(meta.start_pos, str(var), _pos(var), cases, implicit=True)
 
     def merge_cases(self, meta, var, *cases):

@@ -223,18 +223,26 @@ def milp_allocation(ds: list[Demand], chip: Chip) -> Allocation | None:
             a = np.zeros(2 * n + 1)
             a[i] = chip.pcu_flops
             a[-1] = -scale * d.flops
-            rows.append(a), lo.append(0), hi.append(np.inf)
+            rows.append(a)
+            lo.append(0)
+            hi.append(np.inf)
         if d.mu_bytes:
             a = np.zeros(2 * n + 1)
             a[n + i] = chip.pmu_bw
             a[-1] = -scale * d.mu_bytes
-            rows.append(a), lo.append(0), hi.append(np.inf)
+            rows.append(a)
+            lo.append(0)
+            hi.append(np.inf)
     a = np.zeros(2 * n + 1)
     a[:n] = 1
-    rows.append(a), lo.append(0), hi.append(chip.pcus)
+    rows.append(a)
+    lo.append(0)
+    hi.append(chip.pcus)
     a = np.zeros(2 * n + 1)
     a[n:2 * n] = 1
-    rows.append(a), lo.append(0), hi.append(chip.pmus)
+    rows.append(a)
+    lo.append(0)
+    hi.append(chip.pmus)
     xlo = [1 if d.flops else 0 for d in ds] + [max(d.cap_pmus, 1 if d.mu_bytes else 0)
                                                 for d in ds] + [0]
     xhi = [chip.pcus if d.flops else 0 for d in ds] + [chip.pmus] * n + [np.inf]
