@@ -38,7 +38,7 @@ def _specialized(model: str, tile_n, trace):
 @pytest.mark.parametrize("tile_n", [16, None], ids=["tn16", "dynamic"])
 def test_mixtral_layer_simulates_with_the_predicted_traffic(tile_n):
     m = workloads.MODELS["mixtral"]
-    module, graph, _, predicted = _specialized("mixtral", tile_n, TRACE)
+    module, graph, bind, predicted = _specialized("mixtral", tile_n, TRACE)
     cfg = get_preset("step-eval")
     if tile_n is None:
         cfg = cfg.with_(compute_bw=6400)
@@ -49,22 +49,43 @@ def test_mixtral_layer_simulates_with_the_predicted_traffic(tile_n):
     result = build_program(module, cfg).run()
     # Off-chip traffic is exactly step-metrics' (§5.1): loads at bf16, the store
     # counted at its declared f32 (its requests are the simulated bf16 rows).
-    B, D = 64, m.hidden
+    B, D, F, tF = 64, m.hidden, m.inter, workloads.TILE_F
     assert result.offchip_traffic == int(predicted.offchip)
     assert result.offchip_written == 4 * B * D
     assert result.onchip_peak == int(predicted.onchip)
+    # ... and both are §5.5's closed forms of the trace's token counts: each
+    # expert loads its three weight matrices once per token tile (static) or
+    # once if it has tokens (dynamic); on chip the static per-expert unit is
+    # 12 tN D + 6 D tF, the dynamic one 12 D c_e + 6 D tF for an expert with tokens
+    counts = [bind[f"B_{e}"] for e in range(m.experts)]
+    assert sum(counts) == B * m.top_k
+    tiles = [(-(-c // tile_n) if tile_n else int(c > 0)) for c in counts]
+    assert result.offchip_traffic == \
+        2 * B * D + 2 * B * m.top_k + sum(tiles) * 3 * 2 * D * F + 4 * B * D
+    per_expert = [(12 * tile_n * D if tile_n else 12 * D * c) + 6 * D * tF
+                  for c in counts if c > 0]
+    assert result.onchip_peak == 10 * D + 2 + sum(per_expert)
     assert result.cycles == MOE_CYCLES[("mixtral", 64, tile_n)]
 
 
 def test_qwen_idle_experts_allocate_nothing_on_chip():
-    """Qwen B=64 (60 experts, top-4): some experts get no token in the trace.
+    """Qwen B=64 (128 experts, top-8): 68 experts get no token in the trace.
     Their pipelines never receive an element and — as in step-metrics and the
     artifact's Qwen driver (§5.5) — allocate no on-chip memory."""
     from steplus.passes.step.traces import shipped_routing_trace
 
-    module, _, bind, predicted = _specialized("qwen", 16, shipped_routing_trace("qwen", 64))
-    assert any(bind[f"B_{e}"] == 0 for e in range(60))  # the case under test
+    m, B, tN, tF = workloads.MODELS["qwen"], 64, 16, workloads.TILE_F
+    module, _, bind, predicted = _specialized("qwen", tN, shipped_routing_trace("qwen", B))
+    counts = [bind[f"B_{e}"] for e in range(m.experts)]
+    assert sum(counts) == B * m.top_k and counts.count(0) == 68  # the case under test
     result = build_program(module, get_preset("step-eval")).run()
-    assert result.offchip_traffic == int(predicted.offchip) == 680264704
-    assert result.onchip_peak == int(predicted.onchip) == 70799362
+    # §5.5: tokens and routing weights in (bf16), every expert's three weight
+    # matrices once per token tile, f32 output; on chip the constant 10D + 2 and
+    # the per-expert unit only for experts with tokens (the Qwen "revet" driver)
+    D, F = m.hidden, m.inter
+    traffic = 2 * B * D + 2 * B * m.top_k + sum(-(-c // tN) for c in counts) * 3 * 2 * D * F \
+        + 4 * B * D
+    onchip = 10 * D + 2 + sum(12 * tN * D + 6 * D * tF for c in counts if c > 0)
+    assert result.offchip_traffic == int(predicted.offchip) == traffic
+    assert result.onchip_peak == int(predicted.onchip) == onchip
     assert result.cycles == MOE_CYCLES[("qwen", 64, 16)]
