@@ -79,7 +79,7 @@ def select_function(fn: func.FuncOp, targets, flexible: bool, limits: Limits = L
     result is still a valid selection).  `report`, if given, is a list that
     receives the function's `terms.Saturation`."""
     from steplus.passes.isel import terms as T
-    from steplus.passes.isel.frontend import Importer
+    from steplus.passes.isel.views import RealImporter
     from steplus.passes.isel.opcheck import check_ops
     from steplus.passes.isel.rebuild import Rebuilder
 
@@ -87,7 +87,7 @@ def select_function(fn: func.FuncOp, targets, flexible: bool, limits: Limits = L
         return 0
     block = fn.body.blocks[0]
     check_ops(fn, "isel")
-    imp = Importer(block)
+    imp = RealImporter(block)
     roots = imp.run()
     if not roots:
         return 0
@@ -105,23 +105,36 @@ def select_function(fn: func.FuncOp, targets, flexible: bool, limits: Limits = L
         emit(fn, "warning", f"isel: @{fn.sym_name.data}: saturation stopped by the "
                             f"{LIMIT_TEXT[sat.stopped].format(limits)} after {sat.iterations} iterations, "
                             f"{sat.nodes} e-nodes, {sat.seconds:.2f} s; the selection is valid but may miss matches")
-    count = 0
-    memo, intern = {}, {}
+    memo, intern, created = {}, {}, set()
     for (v, _, user), best in zip(roots, extract_all(eg, lets, T.cost_model)):
         rb = Rebuilder(imp, user, memo, intern)
         new = rb.value(best)
-        count += sum(1 for op in rb.created if op.name == "ila.invoke")
-        if new is not v:
+        created.update(rb.created)
+        if new is not v and new.type == v.type:
             for use in list(v.uses):
                 if use.operation not in imp.modelled:
                     use.operation.operands[use.index] = new
+    erasable = set(imp.modelled) | created
     for op in reversed(list(block.ops)):
-        if op in imp.modelled or op.name in ("arith.constant", "tensor.empty", "tosa.const_shape", "linalg.fill",
-                                                  "tosa.const"):
+        if op in erasable or op.name in _PURE or (op.name == "linalg.generic" and _on_tensors(op)):
             if all(not r.uses for r in op.results) and op.name != "func.return":
                 op.detach()
                 op.erase()
-    return count
+    # invocations built for a value that ended up unused (torch's softmax guard reads the scores) are gone
+    return sum(1 for op in created if op.name == "ila.invoke" and op.parent is not None)
+
+
+# ops without side effects that isel erases once the selection leaves them unused (torch's softmax
+# guard leaves its mask generics so)
+_PURE = ("arith.constant", "tensor.empty", "tosa.const_shape", "linalg.fill", "tosa.const", "tensor.collapse_shape",
+         "tensor.expand_shape")
+
+
+def _on_tensors(op) -> bool:
+    """A linalg.generic on tensors (results, no buffers): pure."""
+    from xdsl.dialects.builtin import TensorType
+
+    return bool(op.results) and all(isinstance(v.type, TensorType) for v in (*op.operands, *op.results))
 
 
 def extract_all(eg, exprs: list, cost_model) -> list:

@@ -15,7 +15,9 @@ its own ops.
   `z = x·Wᵀ + h·Uᵀ + b`, `c' = σ(zf)·c + σ(zi)·tanh(zg)`, `h' = σ(zo)·tanh(c')`
   -> `flex_lstm(x, h, c, [Wi;Wf;Wg;Wo], [Ui;…], [bi;…])` (result rows: h', then c');
 - layer norm over the last axis with γ, β and ε:
-  `d = x - Σx·(1/n)`, `(d·rsqrt(Σ(d·d)·(1/n) + ε))·γ + β` -> `flex_layernorm(x, γ, β)`;
+  `d = x - mean(x)`, `(d·rsqrt(mean(d·d) + ε))·γ + β` -> `flex_layernorm(x, γ, β)`, where
+  `mean(x)` is the row sum times a constant 1/n (`literal`) or, in flexible mode, divided by a
+  constant n (`normalize.py`, the form torch writes);
 - attention: `(e · recip(Σ e)) @ v` with `e = exp(q·kᵀ)` -> `flex_attention(q, k, v)`.
 
 Example: `rules()` returns the three rulesets `(literal, commute, flexasr_fused)`.
@@ -54,6 +56,12 @@ def concat4(a: Ten, b: Ten, c: Ten, d: Ten) -> Ten: ...
 def rows(a: Ten, start: i64Like, count: i64Like, n: i64Like) -> Ten: ...
 @function
 def inv_of(a: Ten) -> i64: ...
+@function
+def int_of(a: Ten) -> i64: ...
+@function
+def div(a: Ten, b: Ten, s: Sh) -> Ten: ...
+@function
+def mean(a: Ten, m: i64Like, n: i64Like) -> Ten: ...
 
 
 is_eps = relation("is_eps", Ten)
@@ -82,6 +90,8 @@ def rules():
     literal = ruleset(
         rewrite(add(a, b_, s)).to(addc(a, b_, s)),
         rewrite(mul(a, b_, s)).to(mulc(a, b_, s)),
+        # a row mean written as a row sum times the constant 1/n
+        rule(eq(a).to(mulc(rsum(x, t, n), c1, s)), eq(inv_of(c1)).to(n)).then(union(a).with_(mean(x, t, n))),
         name="literal",
     )
     commute = ruleset(
@@ -97,11 +107,11 @@ def rules():
     lstm_rule = rule(eq(a).to(h_new), eq(k % 16).to(i64(0)), eq(n % 64).to(i64(0)), k <= 16 * 255,
                      n <= 16 * 255).then(union(a).with_(rows(lstm, 0, 1, n)), union(c_new).with_(rows(lstm, 1, 1, n)))
     st, s1 = Sh.s2(t, n), Sh.s2(t, 1)
-    dev = sub(x, mulc(rsum(x, t, n), c1, s1), st)
-    var = mulc(rsum(mulc(dev, dev, st), t, n), c2, s1)
+    dev = sub(x, mean(x, t, n), st)
+    var = mean(mulc(dev, dev, st), t, n)
     norm = mulc(mulc(dev, rsqrt(addc(var, ce, s1)), st), reshape(g, Sh.s2(1, n)), st)
     ln = addc(norm, reshape(bt, Sh.s2(1, n)), st)
-    ln_rule = rule(eq(a).to(ln), eq(inv_of(c1)).to(n), eq(inv_of(c2)).to(n), is_eps(ce), eq(n % 16).to(i64(0)),
+    ln_rule = rule(eq(a).to(ln), is_eps(ce), eq(n % 16).to(i64(0)),
                    n <= 16 * 255).then(union(a).with_(flex_layernorm(x, g, bt, ce, t, n)))
     e = exp(dense(q, kk, tq, d, tk))
     att = matmul(mulc(e, recip(rsum(e, tq, tk)), Sh.s2(tq, tk)), v, tq, tk, d)

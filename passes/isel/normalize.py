@@ -19,10 +19,11 @@ Example::
 
 from __future__ import annotations
 
-from egglog import function, i64, i64Like, rewrite, ruleset, vars_
+from egglog import eq, function, i64, i64Like, rewrite, rule, ruleset, set_, union, vars_
 
-from steplus.passes.isel.fused import addc, exp, recip, sigmoid
-from steplus.passes.isel.terms import Sh, Ten, add, dense, reshape
+from steplus.passes.isel.fused import (addc, div, exp, int_of, mean, mul, mulc, recip, rows, rsqrt, rsum, sigmoid,
+                                       sub, tanh)
+from steplus.passes.isel.terms import Sh, Ten, add, bmm, bsel, dense, matmul, reshape
 
 
 @function
@@ -37,6 +38,18 @@ def wrows(w: Ten, r0: i64Like, rr: i64Like, n: i64Like, k: i64Like) -> Ten: ...
 def vpart(b: Ten, c0: i64Like, cc: i64Like, n: i64Like) -> Ten: ...
 @function
 def vadd(a: Ten, b: Ten, n: i64Like) -> Ten: ...
+@function
+def ext(a: Ten) -> Ten: ...
+@function
+def trunc(a: Ten) -> Ten: ...
+@function
+def rmaxr(a: Ten, m: i64Like, n: i64Like) -> Ten: ...
+@function
+def guard(x: Ten, p: Ten) -> Ten: ...
+@function(merge=lambda old, new: old)
+def nrows(a: Ten) -> i64: ...
+@function(merge=lambda old, new: old)
+def ncols(a: Ten) -> i64: ...
 
 
 a, b, x, h, w, u, b1, b2 = vars_("a b x h w u b1 b2", Ten)
@@ -60,3 +73,77 @@ NORMALIZE = ruleset(
     rewrite(cols(reshape(b, Sh.s2(1, n)), c0, cc, i64(1), n)).to(reshape(vpart(b, c0, cc, n), Sh.s2(1, cc))),
     name="normalize",
 )
+
+
+# ---- torch's real forms of layer norm and softmax attention (linalg generics viewed as 2-D rows x last axis)
+
+e, p, z, c = vars_("e p z c", Ten)
+t, r, r0, rr, wa, wb, nb, i = vars_("t r r0 rr wa wb nb i", i64)
+
+_BINARY = (add, sub, mul, div, addc, mulc)
+_UNARY = (exp, neg, recip, rsqrt, tanh, sigmoid, addone, ext, trunc)
+_ROWWISE = (rsum, rmaxr, mean)
+
+
+def _shape_rules():
+    """`nrows`/`ncols`: the 2-D shape of a term, where its constructor says it (an e-graph analysis
+    the row-slice rules use to tell a full operand from a broadcast row or column)."""
+    def both(term, rows_, cols_, *conds):
+        return rule(eq(e).to(term), *conds).then(set_(nrows(e)).to(rows_), set_(ncols(e)).to(cols_))
+
+    out = [both(reshape(a, Sh.s2(r, n)), r, n), both(dense(x, w, m, k, n), m, n), both(matmul(x, w, m, k, n), m, n),
+           both(rows(a, r0, rr, n), rr, n)]
+    out += [both(f(a, b, Sh.s2(r, n)), r, n) for f in _BINARY]
+    out += [both(f(a, r, n), r, i64(1)) for f in _ROWWISE]
+    out += [both(f(a), r, n, eq(nrows(a)).to(r), eq(ncols(a)).to(n)) for f in _UNARY]
+    return out
+
+
+SHAPES = ruleset(*_shape_rules(), name="shapes")
+
+
+def _row_rules():
+    """Row blocks (`rows`) distribute through row-wise ops, so one batch of a batched softmax is
+    the softmax of that batch's rows; a row block of a batched product is one batch's GEMM."""
+    out = []
+    for f in _BINARY:
+        lhs = rows(f(a, b, Sh.s2(t, n)), r0, rr, n)
+        full = dict(a=(eq(nrows(a)).to(t), eq(ncols(a)).to(wa)), b=(eq(nrows(b)).to(t), eq(ncols(b)).to(wb)))
+        row_a, row_b = (eq(nrows(a)).to(i64(1)), t > 1), (eq(nrows(b)).to(i64(1)), t > 1)
+        out += [rule(eq(e).to(lhs), *full["a"], *full["b"]).then(
+                    union(e).with_(f(rows(a, r0, rr, wa), rows(b, r0, rr, wb), Sh.s2(rr, n)))),
+                rule(eq(e).to(lhs), *full["a"], *row_b).then(union(e).with_(f(rows(a, r0, rr, wa), b, Sh.s2(rr, n)))),
+                rule(eq(e).to(lhs), *row_a, *full["b"]).then(union(e).with_(f(a, rows(b, r0, rr, wb), Sh.s2(rr, n))))]
+    out += [rewrite(rows(f(a), r0, rr, n)).to(f(rows(a, r0, rr, n))) for f in _UNARY]
+    out += [rewrite(rows(f(a, t, n), r0, rr, i64(1))).to(f(rows(a, r0, rr, n), rr, n)) for f in _ROWWISE]
+    out += [
+        rewrite(bsel(a, i, nb, r, n)).to(rows(reshape(a, Sh.s2(nb * r, n)), i * r, r, n)),
+        rule(eq(e).to(rows(reshape(bmm(a, b, nb, m, k, n), Sh.s2(t, n)), r0, m, n)), eq(t).to(nb * m),
+             eq(r0 % m).to(i64(0))).then(
+            union(e).with_(matmul(bsel(a, r0 / m, nb, m, k), bsel(b, r0 / m, nb, k, n), m, k, n))),
+        rule(eq(e).to(reshape(a, Sh.s2(r, n))), eq(nrows(a)).to(r), eq(ncols(a)).to(n)).then(union(e).with_(a)),
+    ]
+    return out
+
+
+def _form_rules():
+    """torch's spellings -> the patterns' forms (`fused`)."""
+    zs = sub(z, rmaxr(z, t, n), Sh.s2(t, n))
+    return [
+        # the mean as a row sum divided by the constant n (torch's aten.mean)
+        rule(eq(e).to(div(rsum(x, t, n), c, s)), eq(int_of(c)).to(n)).then(union(e).with_(mean(x, t, n))),
+        rewrite(div(a, b, s)).to(mulc(a, recip(b), s)),
+        # softmax is invariant under subtracting the row max (torch subtracts it for stability)
+        rewrite(mulc(exp(zs), recip(rsum(exp(zs), t, n)), Sh.s2(t, n))).to(
+            mulc(exp(z), recip(rsum(exp(z), t, n)), Sh.s2(t, n))),
+        # torch's guard for fully masked rows (all scores -inf -> 0): the identity on finite scores
+        rewrite(guard(x, p)).to(p),
+        # torch-mlir's layer norm takes the variance in f64: compute it in f32 (the accelerator's own
+        # format is narrower than either; step-run evaluates f64 generics in f32 as well)
+        rewrite(trunc(ext(x))).to(x),
+        *[rewrite(trunc(f(a, b, s))).to(f(trunc(a), trunc(b), s)) for f in (add, sub, mul)],
+        *[rewrite(trunc(f(a, t, n))).to(f(trunc(a), t, n)) for f in _ROWWISE],
+    ]
+
+
+REAL_FORMS = ruleset(*_form_rules(), *_row_rules(), name="real_forms")

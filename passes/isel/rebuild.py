@@ -9,6 +9,8 @@ Example: `Rebuilder(importer, anchor).value(term)` returns an `SSAValue`.
 
 from __future__ import annotations
 
+import math
+
 from xdsl.dialects import arith, tosa
 from xdsl.dialects.builtin import (DenseArrayBase, DenseIntOrFPElementsAttr, FloatAttr, IntegerAttr, TensorType, f32,
                                    i8, i32, i64)
@@ -80,6 +82,8 @@ class Rebuilder:
         self.anchor = anchor
         self.intern = {} if intern is None else intern
         self.by_key = {tree(t, self.intern).key: v for v, t in importer.terms.items()}
+        # 2-D views of N-D values (`views.RealImporter`): a reshape of the value
+        self.view_keys = {tree(t, self.intern).key: v for v, t in getattr(importer, "views", {}).items()}
         self.memo: dict = {} if memo is None else memo
         self.created: list[Operation] = []
 
@@ -122,6 +126,10 @@ class Rebuilder:
         key = t.key
         if key in self.by_key and self._dominates(self.by_key[key]):
             return self.by_key[key]
+        if key not in self.memo and key in self.view_keys and self._dominates(self.view_keys[key]):
+            v = self.view_keys[key]
+            shape = v.type.get_shape()
+            self.memo[key] = self._reshape(v, (math.prod(shape[:-1]), shape[-1]))
         if key not in self.memo:
             self.memo[key] = self._build(t)
         return self.memo[key]
@@ -138,8 +146,15 @@ class Rebuilder:
                     ints.append(sub.key[1])
             elif sub.name not in ("s1", "s2", "s3", "s4"):
                 kids.append(self.value(sub))
+        if name in ("mul", "mulc", "sub", "addc", "add", "div"):
+            kids = [self._splat_scalar(v) for v in kids]
         if name == "flex_layernorm":
             return self._layernorm(args, kids, ints)
+        if name in ("div", "mean", "rmaxr"):
+            return self._real_form(name, args, kids, ints)
+        if name in ("ext", "trunc"):
+            # a rebuilt row-wise chain computes in f32 (step-run evaluates torch's f64 generics in f32 too)
+            return kids[0]
         if name in ACCEL:
             return self._accel(name, kids, ints)
         if name in _FUSED_HOST:
@@ -183,6 +198,16 @@ class Rebuilder:
                 return self._emit(WindowsOp(operands=[kids[0]], result_types=[out], properties=props))
             out = TensorType(f32, [n, oh, ow, c])
             return self._emit(tosa.MaxPool2DOp(operands=[kids[0]], result_types=[out], properties=props))
+        if name == "conv2d":
+            from xdsl.dialects.builtin import DenseIntOrFPElementsAttr as Dense
+            from xdsl.dialects.linalg.ops import Conv2DNchwFchwOp
+
+            n, c, h, w, k, kh, kw, sh, sw = ints
+            out = TensorType(f32, [n, k, (h - kh) // sh + 1, (w - kw) // sw + 1])
+            z = self._emit(arith.ConstantOp(DenseIntOrFPElementsAttr.from_list(out, [0.0])))
+            pair = TensorType(i64, [2])
+            return self._emit(Conv2DNchwFchwOp(kids, [z], [out], strides=Dense.from_list(pair, [sh, sw]),
+                                               dilations=Dense.from_list(pair, [1, 1])))
         if name == "im2col":
             n, c, h, w, kh, kw, sh, sw = ints
             oh, ow = (h - kh) // sh + 1, (w - kw) // sw + 1
@@ -202,6 +227,33 @@ class Rebuilder:
                                             properties=props))
             return self._reshape(r, (t // 2, p))
         raise OpDiagnosticError(self.anchor, f"isel: cannot rebuild a '{name}' term here")
+
+    def _splat_scalar(self, v: SSAValue) -> SSAValue:
+        """A scalar constant operand of an elementwise term as a 1x1 f32 tensor (tosa ops broadcast it)."""
+        if isinstance(v.type, TensorType):
+            return v
+        value = splat_value(v.owner) if isinstance(v.owner, Operation) else None
+        if value is None:
+            raise OpDiagnosticError(self.anchor, "isel: cannot rebuild an elementwise op on a non-constant scalar")
+        return self._emit(arith.ConstantOp(DenseIntOrFPElementsAttr.from_list(TensorType(f32, [1, 1]), [value])))
+
+    def _real_form(self, name, args, kids, ints) -> SSAValue:
+        """Host ops of the terms of torch's real forms (`views.py`, `normalize.REAL_FORMS`)."""
+        if name == "div":
+            out = TensorType(f32, _dims(args[2]))
+            inv = self._emit(tosa.ReciprocalOp(operands=[kids[1]], result_types=[kids[1].type]))
+            shift = self._emit(tosa.ConstOp(DenseIntOrFPElementsAttr.from_list(TensorType(i8, [1]), [0])))
+            return self._emit(tosa.MulOp(operands=[kids[0], inv, shift], result_types=[out]))
+        m, n = ints
+        col = TensorType(f32, [m, 1])
+        if name == "rmaxr":
+            return self._emit(tosa.ReduceMaxOp(operands=[kids[0]], result_types=[col],
+                                               properties={"axis": IntegerAttr(1, i32)}))
+        total = self._emit(tosa.ReduceSumOp(operands=[kids[0]], result_types=[col],
+                                            properties={"axis": IntegerAttr(1, i32)}))
+        inv_n = self._emit(arith.ConstantOp(DenseIntOrFPElementsAttr.from_list(TensorType(f32, [1, 1]), [1.0 / n])))
+        shift = self._emit(tosa.ConstOp(DenseIntOrFPElementsAttr.from_list(TensorType(i8, [1]), [0])))
+        return self._emit(tosa.MulOp(operands=[total, inv_n, shift], result_types=[col]))
 
     def _normalized(self, name, kids, ints) -> SSAValue:
         """Host ops of the normalizing rewrites (`normalize.py`)."""

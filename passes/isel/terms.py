@@ -103,7 +103,8 @@ ACCEL = {"flex_linear": "flexasr.linear", "flex_maxpool": "flexasr.maxpool",
          "flex_layernorm": "flexasr.layernorm", "flex_attention": "flexasr.attention"}
 _HOST_COMPUTE = {"matmul", "dense", "bias_add", "add", "maxpool", "rmax", "pool2", "conv2d", "bmm", "bpart",
                  "neg", "addone",
-                 "mul", "sub", "sigmoid", "tanh", "exp", "recip", "rsqrt", "rsum"}
+                 "mul", "sub", "sigmoid", "tanh", "exp", "recip", "rsqrt", "rsum",
+                 "div", "ext", "trunc", "rmaxr", "guard"}
 _LAYOUT = {"windows": 10, "im2col": 10, "reshape": 1, "transpose": 1, "concat4": 1, "rows": 1,
            "addc": 0, "mulc": 0, "bsel": 1, "bcat": 1, "cols": 1, "wrows": 1, "vpart": 1, "vadd": 1}
 _ACCEL_COST = {"flex_linear": 0, "flex_maxpool": 0, "hlscnn_conv2d": 1, "vta_dense": 2, "flex_lstm": 0,
@@ -111,18 +112,55 @@ _ACCEL_COST = {"flex_linear": 0, "flex_maxpool": 0, "hlscnn_conv2d": 1, "vta_den
 HOST_COST = 1000
 # the pattern-order copies of add/mul cost a little more than the originals
 _LAYOUT["addc"] = _LAYOUT["mulc"] = HOST_COST + 1
+# a row mean costs more than the row sum and division it names, so an unmatched program keeps its own ops
+_LAYOUT["mean"] = 2 * HOST_COST + 1
 
 
 def node_name(fn) -> str:
     return repr(fn).rsplit(".", 1)[-1]
 
 
+def expr_name(expr) -> str:
+    """The constructor name of a term ("" for a literal), read from its declaration (the cost model
+    runs on every e-node many times: `get_callable_fn` + `repr` took seconds on LSTM-WLM)."""
+    try:
+        ref = expr.__egg_typed_expr__.expr.callable
+    except AttributeError:
+        from egglog import get_callable_fn
+
+        fn = get_callable_fn(expr)
+        return node_name(fn) if fn is not None else ""
+    return ref.method_name if hasattr(ref, "method_name") else ref.ident.name
+
+
+def _slice_share(expr, name) -> int | None:
+    """How many slices like this one the sliced tensor has (`bsel`: the batches; `rows` of a
+    2-D reshape: total rows / rows taken), or None when the term does not say.
+
+    Extraction costs trees, so a tensor sliced per batch would be paid once per slice: a batched
+    product split into per-batch GEMMs would cost its operands' host computation `nb` times."""
+    from egglog import get_callable_args
+
+    args = get_callable_args(expr)
+    try:
+        if name == "bsel":
+            return max(1, int(args[2]))
+        child = args[0]
+        if expr_name(child) == "reshape":
+            total = int(get_callable_args(get_callable_args(child)[1])[0])
+            return max(1, total // max(1, int(args[2])))
+    except (TypeError, ValueError, AttributeError, IndexError):
+        return None
+    return None
+
+
 def cost_model(egraph, expr, child_costs):
     """Accelerator calls cost (almost) nothing, host compute HOST_COST, layout ops little."""
-    from egglog import get_callable_fn
-
-    fn = get_callable_fn(expr)
-    name = node_name(fn) if fn is not None else ""
+    name = expr_name(expr)
+    if name in ("bsel", "rows") and child_costs:
+        share = _slice_share(expr, name)
+        if share is not None:  # one of `share` equal slices of a tensor: it pays its part of the tensor's cost
+            return _LAYOUT[name] + child_costs[0] // share + sum(child_costs[1:])
     if name in _HOST_COMPUTE:
         base = HOST_COST
     else:
@@ -237,9 +275,9 @@ def saturate(egraph: EGraph, targets, flexible: bool, iterations: int = 40, node
         if flexible:
             rules = rules | COMMUTE
     if flexible:
-        from steplus.passes.isel.normalize import NORMALIZE
+        from steplus.passes.isel.normalize import NORMALIZE, REAL_FORMS, SHAPES
 
-        rules = rules | compiler_ir | NORMALIZE
+        rules = rules | compiler_ir | NORMALIZE | REAL_FORMS | SHAPES
     t0 = time.perf_counter()
     done, stopped = 0, "iterations"
     nodes = node_count(egraph)

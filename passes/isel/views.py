@@ -1,0 +1,297 @@
+"""The importer of `isel` on torch-mlir's linalg forms of N-D row-wise ops.
+
+torch-mlir writes layer norm and softmax as `linalg.generic`s over 3-D / 4-D tensors
+(`[1, seq, d]`, `[1, heads, seq, seq]`): elementwise bodies with broadcast operands,
+reductions over the last axis into a `[..., 1]` tensor, and the f64 variance of layer norm
+(`arith.extf` / `arith.truncf`).  `RealImporter` extends the `frontend.Importer` with these:
+every such op is modelled on the 2-D view of its tensors, rows x last axis (`[1, 16, 64]`
+is `[16, 64]`); the term of the value itself is `reshape(view, shape)`, and a later op
+takes the view back without a reshape.  Recognised (static shapes, f32 or f64):
+
+- elementwise generics (all loops parallel) whose operands are full, a broadcast row (indexed by the
+  last loop only: γ, β) or a broadcast column (a `[..., 1]` tensor: a row statistic); bodies of
+  `addf subf mulf divf negf exp tanh rsqrt extf truncf` over the operands and scalar constants;
+- last-axis reductions into a zero (`addf`: `rsum`) or -inf (`maximumf`, also torch's max-with-index
+  whose index result is unused: `rmaxr`) init;
+- torch's softmax guard `select(all(x == -inf) over the row, 0, p)`: `guard(x, p)`;
+- `tensor.collapse_shape` / `tensor.expand_shape` (rank <= 4): `reshape`.
+
+Scalar constants become leaves with facts (`int_of(c) = n` for an integral c, `inv_of`, `is_eps`),
+which `normalize.REAL_FORMS` uses to bring the forms to the patterns of `fused`.
+
+Example::
+
+    imp = RealImporter(block)   # instead of frontend.Importer
+    roots = imp.run()           # imp.views: value -> its 2-D view term
+"""
+
+from __future__ import annotations
+
+import math
+
+from xdsl.dialects.builtin import Float32Type, Float64Type, TensorType
+from xdsl.ir import Operation, SSAValue
+
+from steplus.passes.isel import fused as F
+from steplus.passes.isel import normalize as N
+from steplus.passes.isel import terms as T
+from steplus.passes.isel.constants import CONSTANT_OPS, splat_value
+from steplus.passes.isel.frontend import MAX_INVERSE, MAX_TENSOR_ELEMENTS, Importer, sh
+
+_BIN = {"arith.addf": T.add, "arith.subf": F.sub, "arith.mulf": F.mul, "arith.divf": F.div}
+_UN = {"arith.negf": N.neg, "math.exp": F.exp, "math.tanh": F.tanh, "math.rsqrt": F.rsqrt,
+       "arith.extf": N.ext, "arith.truncf": N.trunc}
+
+
+def _shape(v: SSAValue) -> tuple[int, ...]:
+    return tuple(v.type.get_shape()) if isinstance(v.type, TensorType) else ()
+
+
+def _float_tensor(v: SSAValue) -> bool:
+    t = v.type
+    return (isinstance(t, TensorType) and isinstance(t.element_type, (Float32Type, Float64Type))
+            and 1 <= len(t.get_shape()) and all(d >= 1 for d in t.get_shape())
+            and math.prod(t.get_shape()) < MAX_TENSOR_ELEMENTS)
+
+
+def view_shape(shape) -> tuple[int, int]:
+    """The 2-D view (rows, last axis) of a tensor shape."""
+    return (math.prod(shape[:-1]), shape[-1]) if len(shape) >= 2 else (1, shape[0])
+
+
+def _scalar_const(v: SSAValue) -> float | None:
+    """The value of a scalar float constant (outside the body, or `truncf`/`extf` of one inside it)."""
+    owner = v.owner
+    if not isinstance(owner, Operation):
+        return None
+    if owner.name in ("arith.truncf", "arith.extf"):
+        return _scalar_const(owner.operands[0])
+    if owner.name in CONSTANT_OPS and not isinstance(v.type, TensorType):
+        return splat_value(owner)
+    return None
+
+
+def _const_root(v: SSAValue) -> SSAValue:
+    owner = v.owner
+    while isinstance(owner, Operation) and owner.name in ("arith.truncf", "arith.extf"):
+        v = owner.operands[0]
+        owner = v.owner
+    return v
+
+
+def _parallel(op) -> bool:
+    return all(str(it.data.value) == "parallel" for it in op.iterator_types.data)
+
+
+class RealImporter(Importer):
+    """`frontend.Importer` plus torch-mlir's N-D row-wise generics on 2-D views."""
+
+    def __init__(self, block):
+        super().__init__(block)
+        self.views: dict[SSAValue, T.Ten] = {}
+        self.scalars: list[SSAValue] = []
+
+    # -- views
+
+    def view(self, v: SSAValue) -> T.Ten:
+        """The 2-D (rows x last axis) view of `v`."""
+        if v in self.views:
+            return self.views[v]
+        shape = _shape(v)
+        if len(shape) == 2:
+            return self.term(v)
+        return T.reshape(self.term(v), sh(view_shape(shape)))
+
+    def _result(self, op, inner: T.Ten) -> T.Ten:
+        shape = _shape(op.results[0])
+        if len(shape) == 2:
+            return inner
+        self.views[op.results[0]] = inner
+        return T.reshape(inner, sh(shape))
+
+    def _scalar(self, v: SSAValue) -> T.Ten:
+        root = _const_root(v)
+        if root not in self.terms:
+            self.scalars.append(root)
+        return self.term(root)
+
+    # -- import
+
+    def _import(self, op: Operation) -> T.Ten | None:
+        name = op.name
+        if name == "linalg.generic" and op.results and _float_tensor(op.results[0]):
+            out = _shape(op.results[0])
+            # N-D generics on 2-D views first; 2-D ones (LSTM cells, biases) as `frontend` imports them
+            if len(out) != 2 and len(out) <= 4:
+                t = self._row_generic(op, out)
+                if t is not None:
+                    return t
+        t = super()._import(op)
+        if t is not None:
+            return t
+        if name == "linalg.generic" and op.results and _float_tensor(op.results[0]):
+            out = _shape(op.results[0])
+            if len(out) == 2:
+                return self._row_generic(op, out)
+            return None
+        if name in ("tensor.collapse_shape", "tensor.expand_shape") and len(op.results) == 1:
+            src, res = op.operands[0], op.results[0]
+            if _float_tensor(src) and _float_tensor(res) and len(_shape(res)) <= 4 and len(_shape(src)) <= 4:
+                if view_shape(_shape(src)) == view_shape(_shape(res)):
+                    if len(_shape(res)) == 2:
+                        return self.view(src)  # the value is the source's view
+                    self.views[res] = self.view(src)
+                return T.reshape(self.term(src), sh(_shape(res)))
+        return None
+
+    def _row_generic(self, op, out) -> T.Ten | None:
+        from steplus.utils.layouts import map_dims
+
+        try:
+            dims = map_dims(op)
+        except Exception:
+            return None
+        its = [str(it.data.value) for it in op.iterator_types.data]
+        loops = len(its)
+        if its == ["parallel"] * loops and len(op.outputs) == 1 and dims[-1] == list(range(loops)):
+            g = self._guard(op, out, dims)
+            return g if g is not None else self._elementwise(op, out, dims)
+        if (its == ["parallel"] * (loops - 1) + ["reduction"] and len(op.inputs) == 1 and loops <= 4
+                and dims[0] == list(range(loops)) and _float_tensor(op.inputs[0])
+                and dims[1] in (list(range(loops - 1)) + [-1], list(range(loops - 1)))):
+            return self._reduction(op, out, keep=len(dims[1]) == loops)
+        return None
+
+    def _operand(self, v: SSAValue, ds: list[int], out) -> T.Ten | None:
+        """The view of a generic operand: full, a broadcast row (last loop only) or a column."""
+        r = len(out)
+        shape = _shape(v)
+        rows, n = view_shape(out)
+        if not _float_tensor(v):
+            return None
+        if ds == list(range(r)) and shape == tuple(out):
+            return self.view(v)
+        live = [d for d in ds if d >= 0]
+        if live == [r - 1] and shape[-1] == out[-1] and math.prod(shape) == out[-1]:
+            return T.reshape(self.term(v), sh((1, n)))
+        if live == list(range(r - 1)) and math.prod(shape) == rows:
+            if view_shape(shape) == (rows, 1):
+                return self.view(v)
+            return T.reshape(self.term(v), sh((rows, 1)))
+        return None
+
+    def _elementwise(self, op, out, dims) -> T.Ten | None:
+        block = op.body.block
+        env = {}
+        for arg, v, ds in zip(block.args, op.inputs, dims):
+            t = self._operand(v, ds, out)
+            if t is None:
+                return None
+            env[arg] = t
+        s2 = sh(view_shape(out))
+        for bop in block.ops:
+            if bop.name == "linalg.yield":
+                res = env.get(bop.operands[0]) if len(bop.operands) == 1 else None
+                return None if res is None else self._result(op, res)
+            if len(bop.results) != 1:
+                return None
+            if bop.name in ("arith.truncf", "arith.extf") and _scalar_const(bop.operands[0]) is not None:
+                continue  # a constant converted in the body: used through _scalar
+            ins = [env.get(v) for v in bop.operands]
+            consts = [_scalar_const(v) if env.get(v) is None else None for v in bop.operands]
+            name = bop.name
+            if name in _UN and ins[0] is not None:
+                res = _UN[name](ins[0])
+            elif name == "arith.divf" and consts[0] == 1.0 and ins[1] is not None:
+                res = F.recip(ins[1])
+            elif name == "arith.addf" and 1.0 in consts and any(x is not None for x in ins):
+                res = N.addone(ins[0] if ins[0] is not None else ins[1])
+            elif name in _BIN and len(ins) == 2 and all(x is not None or k is not None for x, k in zip(ins, consts)):
+                a, b = (x if x is not None else self._scalar(v) for x, v in zip(ins, bop.operands))
+                res = _BIN[name](a, b, s2)
+            else:
+                return None
+            env[bop.results[0]] = res
+        return None
+
+    def _guard(self, op, out, dims) -> T.Ten | None:
+        """torch's softmax guard: `select(all(x == -inf) over the row, 0, p)` -> `guard(x, p)`."""
+        body = list(op.body.block.ops)
+        if len(op.inputs) != 3 or len(body) != 2 or body[0].name != "arith.select":
+            return None
+        args = op.body.block.args
+        if list(body[0].operands) != list(args[:3]) or body[1].operands[0] is not body[0].results[0]:
+            return None
+        mask, zero, p = op.inputs
+        zop = zero.owner
+        if not (isinstance(zop, Operation) and zop.name in CONSTANT_OPS and splat_value(zop) == 0.0):
+            return None
+        red = mask.owner
+        if not (isinstance(red, Operation) and red.name == "linalg.generic" and len(red.inputs) == 1):
+            return None
+        rbody = [o.name for o in red.body.block.ops]
+        cmp = red.inputs[0].owner
+        if rbody != ["arith.andi", "linalg.yield"] or not (isinstance(cmp, Operation) and cmp.name == "linalg.generic"):
+            return None
+        cbody = list(cmp.body.block.ops)
+        names = [o.name for o in cbody]
+        if names not in (["arith.cmpf", "linalg.yield"], ["arith.extf", "arith.cmpf", "linalg.yield"]):
+            return None
+        c = cbody[-2]
+        lim = _scalar_const(c.operands[1])
+        if lim != float("-inf") or c.predicate.value.data != 1 or len(cmp.inputs) != 1:  # oeq
+            return None
+        x = cmp.inputs[0]
+        if _shape(x) != tuple(out) or _shape(p) != tuple(out):
+            return None
+        return self._result(op, N.guard(self.view(x), self.view(p)))
+
+    def _reduction(self, op, out, keep: bool) -> T.Ten | None:
+        """`rsum` / `rmaxr` over the last axis (a zero / -inf init; an unused index result is allowed)."""
+        block = op.body.block
+        y = block.last_op
+        if y is None or y.name != "linalg.yield":
+            return None
+        comb = y.operands[0].owner
+        args = block.args
+        if not isinstance(comb, Operation) or set(comb.operands) != {args[0], args[1]}:
+            return None
+        if any(True for res in op.results[1:] for _ in res.uses):
+            return None
+        init = op.outputs[0].owner
+        fill = None
+        if isinstance(init, Operation) and init.name == "linalg.fill":
+            fill = _scalar_const(init.operands[0])
+        x = op.inputs[0]
+        rows, n = view_shape(_shape(x))
+        if comb.name == "arith.addf" and fill == 0.0:
+            t = F.rsum(self.view(x), rows, n)
+        elif comb.name in ("arith.maximumf", "arith.maxnumf") and fill == float("-inf"):
+            t = N.rmaxr(self.view(x), rows, n)
+        else:
+            return None
+        return self._result(op, t) if keep else T.reshape(t, sh(out))
+
+    def constant_facts(self) -> list:
+        """The facts of `Importer.constant_facts` for the scalar constants too, and `int_of(c) = n`."""
+        from egglog import set_
+
+        facts = super().constant_facts()
+        for v in self.scalars:
+            c = splat_value(v.owner)
+            if c is None or not c > 0 or c == float("inf"):
+                continue
+            leaf = self.term(v)
+            if c == int(c) and c < MAX_INVERSE:
+                facts.append(set_(F.int_of(leaf)).to(int(c)))
+            inv = round(1 / c) if c >= 1 / MAX_INVERSE else 0
+            if inv >= 1 and abs(1 / inv - c) <= 1e-6 * c:
+                facts.append(set_(F.inv_of(leaf)).to(inv))
+            if c <= 1e-3:
+                facts.append(F.is_eps(leaf))
+        for v in self.leaves:  # the shape rules (`normalize.SHAPES`) give the other terms theirs
+            shape = _shape(v)
+            if len(shape) == 2:
+                t = self.terms[v]
+                facts += [set_(N.nrows(t)).to(shape[0]), set_(N.ncols(t)).to(shape[1])]
+        return facts

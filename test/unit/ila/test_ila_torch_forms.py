@@ -1,0 +1,98 @@
+"""isel's FlexASR patterns on the forms torch-mlir writes (examples/isel/forms/*.mlir, real exports):
+layer norm (f32 mean, f64 variance), scaled dot-product attention (max-subtracted softmax with
+torch's all -inf row guard, q and k scaled by d^-1/4, batch_matmul) and a sequence nn.LSTM."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from conftest import REPO
+from steplus.runtime.ila.host import run_function
+from steplus.tools.loading import load_module
+
+FORMS = REPO / "examples" / "isel" / "forms"
+# a time limit far above saturation's (< 3 s here), so a loaded machine stops it by saturation, not by time
+ISEL = "isel{{targets={t} mode={m} time-limit=120}}"
+PIPE = ISEL + ",ila-cancel-store-load,convert-ila-to-commands"
+
+
+def _select(name, targets="flexasr,hlscnn,vta", mode="flexible"):
+    return load_module(str(FORMS / f"{name}.mlir"), ISEL.format(t=targets, m=mode))
+
+
+def _callees(module):
+    return sorted(op.callee.data for op in module.walk() if op.name == "ila.invoke")
+
+
+def _torch_ref(name, inputs):
+    torch = pytest.importorskip("torch")
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("make_forms", FORMS / "make_forms.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    module, _ = mod.build(name)
+    with torch.no_grad():
+        return module(*[torch.from_numpy(x) for x in inputs]).numpy()
+
+
+def _run_ila(name, inputs):
+    compiled = load_module(str(FORMS / f"{name}.mlir"), PIPE.format(t="flexasr,hlscnn,vta", m="flexible"))
+    (y,), stats = run_function(compiled, "forward", inputs, backend="ila")
+    return y, stats
+
+
+def _rel(ref, y):
+    return float(np.linalg.norm(y - ref) / np.linalg.norm(ref))
+
+
+def test_torch_layer_norm_is_one_flexasr_layernorm_in_flexible_mode_only():
+    assert _callees(_select("layernorm", mode="exact")) == []
+    m = _select("layernorm")
+    assert _callees(m) == ["flexasr.layernorm"]
+    ln = next(op for op in m.walk() if op.name == "ila.invoke")
+    assert ln.attributes["epsilon"].value.data == pytest.approx(1e-5)  # torch's eps, from the f64 constant
+    # the whole f64 variance chain is gone: no generic, no f64 tensor left
+    assert not any(op.name == "linalg.generic" for op in m.walk())
+
+
+def test_torch_layer_norm_on_the_ila_agrees_with_torch():
+    x = np.random.default_rng(0).standard_normal((1, 16, 64)).astype(np.float32)
+    y, stats = _run_ila("layernorm", [x])
+    assert stats.invocations == {"flexasr": 1}
+    ref = _torch_ref("layernorm", [x])
+    # adaptive-float activations (spec: 8-bit adpfloat): within 5 % of the float result
+    assert _rel(ref, y) < 0.05
+
+
+def test_torch_attention_is_one_flexasr_attention_per_head():
+    assert _callees(_select("attention", mode="exact")) == []
+    m = _select("attention")
+    assert _callees(m) == ["flexasr.attention"] * 2  # 2 heads
+    # the softmax (its max, exp, sum and division), its guard and both batched products are gone;
+    # the scaling of q and k by d^-1/4 stays on the host (two elementwise generics)
+    assert not any(op.name in ("linalg.batch_matmul", "math.exp", "arith.divf", "arith.select") for op in m.walk())
+    assert sum(op.name == "linalg.generic" for op in m.walk()) == 2
+
+
+def test_torch_attention_batches_go_to_vta_alone_as_per_batch_gemms():
+    # q·kᵀ and p·v, 2 batches each; the softmax stays on the host
+    assert _callees(_select("attention", targets="vta")) == ["vta.dense"] * 4
+
+
+def test_torch_attention_on_the_ila_agrees_with_torch():
+    rng = np.random.default_rng(1)
+    q, k, v = (rng.standard_normal((1, 2, 16, 16)).astype(np.float32) for _ in range(3))
+    y, stats = _run_ila("attention", [q, k, v])
+    assert stats.invocations == {"flexasr": 2}
+    ref = _torch_ref("attention", [q, k, v])
+    np.testing.assert_allclose(ref[0, 0], _sdpa(q[0, 0], k[0, 0], v[0, 0]), rtol=1e-4, atol=1e-5)
+    assert _rel(ref, y) < 0.05
+
+
+def _sdpa(q, k, v):
+    """softmax(q kᵀ / sqrt(d)) v in float64 (an independent reference of torch's SDPA)."""
+    s = q.astype(np.float64) @ k.T / np.sqrt(q.shape[-1])
+    e = np.exp(s - s.max(axis=1, keepdims=True))
+    return (e / e.sum(axis=1, keepdims=True)) @ v
