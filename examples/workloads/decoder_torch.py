@@ -11,10 +11,11 @@ head dim, experts, top-k, expert intermediate size) from the models' public
 configurations; `cfg.small()` keeps the structure at test sizes.
 
 `steplus.lowering.linalg_to_step.aten.lower_exported` lowers its
-`torch.export` graph to the §8.4 attention graph, the §8.2 MoE graph and the
-projections as `convert-linalg-to-step` matmul graphs; RMSNorm, the scale,
-the reshapes, the router and the residual adds are reported as not lowered
-(they run between the graphs). `bench/exp_decoder.py` simulates it.
+`torch.export` graph to the §8.4 attention graph, the §8.2 MoE graph, and
+with `dense=...` the RMSNorms, projections, the q scale, the residual adds
+and the MoE router as `convert-linalg-to-step` graphs; only the views and
+reshapes (no arithmetic) are reported as not lowered. `bench/exp_decoder.py`
+simulates it.
 
 Example::
 

@@ -1,20 +1,25 @@
 """`convert-linalg-to-step{tile=... schedule=... memory=...}`: tensor programs -> STeP graphs.
 
-A `func.func` on static 2-D tensors, as torch-mlir, the ONNX importer or
-IREE's input pipelines emit it (linalg on tensors), becomes a `step.graph` of
-the same name that replaces it:
+A `func.func` on static tensors of rank 1 to 3, as torch-mlir, the ONNX
+importer or IREE's input pipelines emit it (linalg on tensors), becomes a
+`step.graph` of the same name that replaces it:
 
 - function arguments become off-chip tensors at base addresses of a
   documented layout (arguments from 0, results from 1 GiB, 16 MiB boundaries;
   `memory=` overrides, see `options`), read by `linear_offchip_load`s in the
   tile walk their consumer needs;
-- `linalg.matmul`s become tiled `accum` pipelines (`matmul`/`matmul_t` +
+- `linalg.matmul`, `matmul_transpose_b`, `batch_matmul` (the batch as the
+  outer stream dim) become tiled `accum` pipelines (`matmul`/`matmul_t` +
   `add` into a zero f32 tile) under the loop schedule `schedule=` (spec
   §8.1's "mn_mk" by default) and the tile sizes of `tile=` (per-matmul
   overrides);
-- element-wise `linalg.generic`s (add, mul, div, exp, and torch's
-  `x * sigmoid(x)` as `silu`) become `map`s fused into the stream: no
-  intermediate goes off-chip;
+- element-wise `linalg.generic`s (add, sub, mul, div, max, neg, exp, rsqrt,
+  square, torch's `x * sigmoid(x)` as `silu`, operations with a scalar as
+  `add_scalar[c]`, ...; row, column and batch broadcasts) become `map`s
+  fused into the stream: no intermediate goes off-chip; row reductions
+  (sum, max over the last dim) become `accum`s into a column, which joins
+  the row tiles again through a `repeat`; reshapes of arguments are views,
+  of computed tensors those that keep the tiling (see `recognize`);
 - results are stored (`linear_offchip_store`, f32).
 
 Dynamic layers are lowered by recognition, one level up (`aten`): a

@@ -17,15 +17,21 @@ Recognized:
   FFN `(silu(h @ Wg[e]) * (h @ Wu[e])) @ Wd[e]` scaled by
   `weights[tok, slot]`, `index_add`ed into `zeros_like(x)` — every expert
   once, the same stacked weights. Lowers to `moe_graph` (§8.2) with static
-  (`tile_n`) or dynamic (`tile_n=None`) tiling. The router is not lowered:
-  its choices are the routing `select_gen`s (bind them with
-  `step-specialize{routing=...}`), its weights the `[B, K]` tensor at 2 GiB
-  (a remark says so).
+  (`tile_n`) or dynamic (`tile_n=None`) tiling. Its choices are the routing
+  `select_gen`s (bind them with `step-specialize{routing=...}`), its weights
+  the `[B, K]` tensor at 2 GiB. With `dense=...` the router itself is lowered
+  too (`_router`: the logits matmul and the step library's row top-k
+  functions, weights and indices stored: the indices are what
+  `step-specialize{routing=...}` binds); without, a remark says it is not.
 - **GQA decode attention** (`examples/workloads/attention_torch.py`):
   `scaled_dot_product_attention(q, cat([k_cache, k_new], 2), cat([v_cache,
   v_new], 2), scale=1.0)` with `q [B, Hq, 1, HD]`, one new row per KV head.
   Lowers to `attention_graph` (§8.4): one request per (sequence, KV head),
   `Hq/Hkv` queries each, cached lengths from the cache shape or `kv_lengths`.
+
+With `dense="tile=... schedule=..."` the rest that linalg expresses —
+projections, RMSNorm, residual adds, scalar scales (`glue.py`'s regions) —
+is written as linalg functions and lowered by `convert-linalg-to-step`.
 
 What does not match is a remark at the source line of the node at fault
 (`file:line: remark: ...`), and no graph is built for it.
