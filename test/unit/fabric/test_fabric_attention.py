@@ -74,7 +74,13 @@ def test_attention_simulates_with_the_predicted_traffic(strategy):
         assert sum(bind.values()) == sum(KVTrace.load(TRACE, attention.TILE_N).seq_len) == 877
         assert min(bind.values()) > 0  # every region got work
     predicted = metrics.bind(bind)
-    assert result.offchip_traffic == int(predicted.offchip) == 7352320
+    # §5.1, bf16: per request its 8 x HD query tile, new K and V rows, the K and
+    # V write-back tiles and the 8 x HD output; per KV tile one K and one V load
+    seq_len = KVTrace.load(TRACE, attention.TILE_N).seq_len
+    B, HD, tiles = len(seq_len), attention.HD, sum(seq_len)
+    per_request = 2 * (attention.GROUP * HD * 2) + 2 * (HD * 2) + 2 * KV_TILE
+    assert result.offchip_traffic == int(predicted.offchip) == \
+        B * per_request + 2 * tiles * KV_TILE
     assert result.onchip_peak == int(predicted.onchip)
     assert result.cycles == CYCLES[strategy]
 
