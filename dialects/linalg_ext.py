@@ -32,7 +32,8 @@ from collections.abc import Sequence
 
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import ArrayAttr, IntegerType
-from xdsl.dialects.linalg.ops import ConvOperation, GenericOp, NamedOperation, PoolingOperation, YieldOp
+from xdsl.dialects.linalg.abstract_ops import ConvOperation, NamedOperation, PoolingOperation
+from xdsl.dialects.linalg.ops import GenericOp, YieldOp
 from xdsl.builder import Builder
 from xdsl.ir import BlockArgument, Dialect, Region, SSAValue
 from xdsl.ir.affine import AffineDimExpr, AffineMap
