@@ -85,3 +85,10 @@ def emit(op: Operation | None, severity: str, message: str) -> None:
     engine = _ENGINE.get()
     if engine is not None:
         engine.diagnostics.append(Diagnostic(severity, message, op))
+
+
+class NotApplicable(Exception):
+    """A transformation does not apply to this input; the message says why.
+
+    Passes raise it from their matchers and report it as a remark ("nothing to do:
+    <why>"), instead of returning a reason string in place of a result."""

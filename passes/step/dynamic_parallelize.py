@@ -76,7 +76,7 @@ from steplus.dialects.step import GraphOp
 from steplus.dialects.step.dims import to_expr
 from steplus.dialects.step.builder import ADDRESS, Graph, Stream, eager_merge, reassemble
 from steplus.dialects.step.types import RaggedSymbol, StreamType
-from steplus.utils.diagnostics import OpDiagnosticError, emit
+from steplus.utils.diagnostics import NotApplicable, OpDiagnosticError, emit
 from steplus.dialects.step.shape_rules import new_symbol
 from steplus.utils.attrs import ints_of
 
@@ -136,8 +136,8 @@ def _closure(entries: list[SSAValue], order: dict[Operation, int]) -> list[Opera
     return sorted(seen, key=order.__getitem__)
 
 
-def _signature(ops: list[Operation], entries: list[SSAValue]) -> list[tuple] | str:
-    """Region structure: op names, properties and operand wiring, or what is wrong."""
+def _signature(ops: list[Operation], entries: list[SSAValue]) -> list[tuple]:
+    """Region structure: op names, properties and operand wiring (NotApplicable: what is wrong)."""
     index = {op: i for i, op in enumerate(ops)}
     slot = {v: s for s, v in enumerate(entries)}
     sig = []
@@ -149,38 +149,38 @@ def _signature(ops: list[Operation], entries: list[SSAValue]) -> list[tuple] | s
             elif v.owner in index:
                 wiring.append((index[v.owner], v.index))  # type: ignore[index, union-attr]
             else:
-                return f"{op.name} reads a stream from outside its region"
+                raise NotApplicable(f"{op.name} reads a stream from outside its region")
         props = tuple(sorted((k, str(p)) for k, p in op.properties.items()))
         sig.append((op.name, props, tuple(wiring), len(op.results)))
     return sig
 
 
-def _legal(ops: list[Operation]) -> str | None:
+def _legal(ops: list[Operation]) -> None:
     for op in ops:
         if isinstance(op, so.LinearOffChipStoreOp):
-            return ("a region writes with step.linear_offchip_store (in stream order, which "
-                    "a dynamic dispatch changes)")
+            raise NotApplicable("a region writes with step.linear_offchip_store (in stream order, "
+                                "which a dynamic dispatch changes)")
         if isinstance(op, sr.EagerMergeOp):
-            return "a region already merges eagerly (step.eager_merge)"
+            raise NotApplicable("a region already merges eagerly (step.eager_merge)")
     if not any(isinstance(op, so.RandomOffChipLoadOp) for op in ops):
-        return "a region reads no per-request data (no step.random_offchip_load to signal with)"
-    return None
+        raise NotApplicable("a region reads no per-request data (no step.random_offchip_load "
+                            "to signal with)")
 
 
 def _interleaved(graph: GraphOp, pars: list[sr.ParallelizeOp],
-                 order: dict[Operation, int]) -> StaticParallel | str:
+                 order: dict[Operation, int]) -> StaticParallel:
     n = len(pars[0].outputs)
     if any(len(p.outputs) != n for p in pars):
-        return "the step.parallelize ops deal to different numbers of regions"
+        raise NotApplicable("the step.parallelize ops deal to different numbers of regions")
     drop: list[Operation] = list(pars)
     whole = []
     for p in pars:
         if p.rank.value.data != _stream(p.input).rank - 1:
-            return "a step.parallelize deals groups other than one outer element (request)"
+            raise NotApplicable("a step.parallelize deals groups other than one outer element (request)")
         whole.append(_through_flattens(p.input, drop))
     outer = {_stream(w).dims[0] for w in whole}
     if len(outer) != 1:
-        return "the parallelized streams have different outer dims"
+        raise NotApplicable("the parallelized streams have different outer dims")
     entries = [[p.outputs[r] for p in pars] for r in range(n)]
     regions = [_closure(e, order) for e in entries]
     counts = [_stream(e[0]).dims[0] for e in entries]
@@ -207,7 +207,7 @@ def _components(graph: GraphOp) -> list[list[Operation]]:
     return list(groups.values())
 
 
-def _coarse(graph: GraphOp, order: dict[Operation, int]) -> StaticParallel | str:
+def _coarse(graph: GraphOp, order: dict[Operation, int]) -> StaticParallel:
     comps = _components(graph)
     drop: list[Operation] = []
     entries, sources = [], []
@@ -215,56 +215,51 @@ def _coarse(graph: GraphOp, order: dict[Operation, int]) -> StaticParallel | str
         srcs = [op for op in comp if not op.operands and op.results]
         if not srcs or any(not isinstance(s, so.LinearOffChipLoadOp | sg.MetadataGenOp)
                            for s in srcs):
-            return ("no step.parallelize, and the graph's sources are not per-request "
-                    "loads and metadata")
+            raise NotApplicable("no step.parallelize, and the graph's sources are not "
+                                "per-request loads and metadata")
         sources.append(srcs)
         entries.append([_down_flattens(s.results[0], drop) for s in srcs])
     counts = []
     for e in entries:
         outer = {_stream(v).dims[0] for v in e}
         if len(outer) != 1:
-            return "no step.parallelize, and the sources differ in their outer (request) dim"
+            raise NotApplicable("no step.parallelize, and the sources differ in their outer (request) dim")
         counts.append(outer.pop())
     regions = [_closure(e, order) for e in entries]
     srcs_t = [list(x) for x in zip(*sources)] if len({len(s) for s in sources}) == 1 else None
     if srcs_t is None:
-        return "the graph's components have different numbers of sources"
+        raise NotApplicable("the graph's components have different numbers of sources")
     return StaticParallel("coarse", regions, entries, counts, srcs_t, [], drop)
 
 
-def find_static_parallel(graph: GraphOp) -> StaticParallel | str:
-    """The static parallelization of `graph`, or why there is none."""
+def find_static_parallel(graph: GraphOp) -> StaticParallel:
+    """The static parallelization of `graph`; `NotApplicable` says why there is none."""
     order = {op: i for i, op in enumerate(graph.body.block.ops)}
     pars = [op for op in graph.body.block.ops if isinstance(op, sr.ParallelizeOp)]
     found = _interleaved(graph, pars, order) if pars else _coarse(graph, order)
-    if isinstance(found, str):
-        return found
     owner: dict[Operation, int] = {}
     for r, ops in enumerate(found.regions):
         for op in ops:
             if owner.setdefault(op, r) != r:
-                return "the regions share operators"
-        if why := _legal(ops):
-            return why
+                raise NotApplicable("the regions share operators")
+        _legal(ops)
     sig = _signature(found.regions[0], found.entries[0])
-    if isinstance(sig, str):
-        return sig
     for r in range(1, len(found.regions)):
         if _signature(found.regions[r], found.entries[r]) != sig:
-            return "the regions differ in structure"
-    if found.kind == "coarse" and (why := _mergeable(found)):
-        return why
+            raise NotApplicable("the regions differ in structure")
+    if found.kind == "coarse":
+        _mergeable(found)
     return found
 
 
 # -- merging the coarse blocks ---------------------------------------------------------
 
 
-def _mergeable(found: StaticParallel) -> str | None:
+def _mergeable(found: StaticParallel) -> None:
     for per_region in found.sources:
         first = per_region[0]
         if any(op.name != first.name for op in per_region):
-            return "the regions' sources differ"
+            raise NotApplicable("the regions' sources differ")
         if isinstance(first, so.LinearOffChipLoadOp):
             end = None
             for op in per_region:
@@ -273,17 +268,16 @@ def _mergeable(found: StaticParallel) -> str | None:
                 t = _stream(op.output)
                 if ins != outs or t.dims[0] != ins[0] or ins[1:] != ints_of(first.tiled_in_shape)[1:] \
                         or op.output.type.element != first.output.type.element:
-                    return "a region's load is not a plain block of requests"
+                    raise NotApplicable("a region's load is not a plain block of requests")
                 stride = [int(np.prod(ins[k + 1:])) for k in range(len(ins))]
                 if ints_of(op.stride) != stride:
-                    return "a region's load is not a plain block of requests"
+                    raise NotApplicable("a region's load is not a plain block of requests")
                 base = op.base_addr.value.data
                 if end is not None and base != end:
-                    return "the regions' blocks of requests are not adjacent in memory"
+                    raise NotApplicable("the regions' blocks of requests are not adjacent in memory")
                 el = t.element
                 nbytes = el.rows.data * el.cols.data * el.bytes_per_scalar()  # type: ignore[union-attr]
                 end = base + int(np.prod(ins)) * nbytes
-    return None
 
 
 def _merged_source(per_region: list[Operation], total: int) -> Operation:
@@ -496,9 +490,10 @@ class _Rewrite:
 
 def dynamic_parallelize(graph: GraphOp, factor: int) -> bool:
     """Rewrite `graph` if it is statically parallelized; False (and a remark) if not."""
-    found = find_static_parallel(graph)
-    if isinstance(found, str):
-        emit(graph, "remark", f"{NAME}: nothing to do: {found}")
+    try:
+        found = find_static_parallel(graph)
+    except NotApplicable as why:
+        emit(graph, "remark", f"{NAME}: nothing to do: {why}")
         return False
     _Rewrite(graph, found, factor).run()
     from steplus.dialects.step.inference import infer_graph

@@ -67,7 +67,7 @@ from steplus.dialects.step import ops as sr
 from steplus.dialects.step import GraphOp
 from steplus.dialects.step.functions import get_function
 from steplus.dialects.step.types import StreamType, TileType, TupleType
-from steplus.utils.diagnostics import emit
+from steplus.utils.diagnostics import NotApplicable, emit
 from steplus.utils.attrs import i64_attr
 
 ELEMENTWISE = ("add", "mul", "div", "exp", "silu")
@@ -256,8 +256,9 @@ def _matmul_map(m: so.MapOp) -> str | None:
     return None
 
 
-def _plan(op: Operation, r: int, c: int) -> _Plan | str | None:
-    """What to do with `op`: a plan, a reason to leave it (remark), or None (not compute)."""
+def _plan(op: Operation, r: int, c: int) -> _Plan | None:
+    """What to do with `op`: a plan, or None (not compute, or already physical);
+    `NotApplicable` says why a compute op stays on logical tiles (a remark)."""
     if not isinstance(op, so.MapOp | so.AccumOp):
         return None
     region = op.body if isinstance(op, so.MapOp) else op.update
@@ -266,7 +267,7 @@ def _plan(op: Operation, r: int, c: int) -> _Plan | str | None:
     leaves = _leaves(op.input)
     tiles = [_tile(v) if isinstance(v.type, StreamType) else None for v in leaves]
     if any(t is None or not t.is_static for t in tiles):
-        return "its operands are not statically shaped tiles"
+        raise NotApplicable("its operands are not statically shaped tiles")
     shapes = [_shape(t) for t in tiles if t is not None]
     fn = _matmul_map(op) if isinstance(op, so.MapOp) else None
     mm = _matmul_update(op) if isinstance(op, so.AccumOp) else None
@@ -275,31 +276,31 @@ def _plan(op: Operation, r: int, c: int) -> _Plan | str | None:
         (m, k), (b0, b1) = shapes
         n = b0 if fn == "matmul_t" else b1
         if r != c:
-            return f"a matmul needs a square physical tile, got {r}x{c}"
+            raise NotApplicable(f"a matmul needs a square physical tile, got {r}x{c}")
         if (m, k, n) == (r, r, r):
             return None  # already physical
         if m % r or k % r or n % r:
-            return f"the {r}x{c} physical tile does not divide its {m}x{k} by " \
-                   f"{b0}x{b1} {fn}"
+            raise NotApplicable(f"the {r}x{c} physical tile does not divide its {m}x{k} by "
+                       f"{b0}x{b1} {fn}")
         return _Plan("matmul", op, leaves, fn, mm[1] if mm else True)
     if isinstance(op, so.AccumOp):
         names = sorted({a.fn.data for a in _applies(region)})
-        return f"an accum of {', '.join(names)} reduces logical tiles (only a matmul " \
-               "accumulation is tiled)"
+        raise NotApplicable(f"an accum of {', '.join(names)} reduces logical tiles (only a matmul "
+                   "accumulation is tiled)")
     bad = sorted({a.fn.data for a in _applies(region)} - set(ELEMENTWISE))
     if bad and bad[0] in MATMUL_ACC:
-        return f"its '{bad[0]}' is not the whole body (matmul(a, b), or add(acc, matmul(a, " \
-               "b)) in an accum)"
+        raise NotApplicable(f"its '{bad[0]}' is not the whole body (matmul(a, b), or add(acc, matmul(a, "
+                   "b)) in an accum)")
     if bad:
-        return f"'{bad[0]}' is not element-wise or a matmul"
+        raise NotApplicable(f"'{bad[0]}' is not element-wise or a matmul")
     res = _stream(op.output).element
     if len(set(shapes)) != 1 or not isinstance(res, TileType) or _shape(res) != shapes[0]:
-        return "its operands broadcast (tiles of different shapes)"
+        raise NotApplicable("its operands broadcast (tiles of different shapes)")
     (rows, cols), = set(shapes)
     if (rows, cols) == (r, c):
         return None
     if rows % r or cols % c:
-        return f"the {r}x{c} physical tile does not divide its {rows}x{cols} tiles"
+        raise NotApplicable(f"the {r}x{c} physical tile does not divide its {rows}x{cols} tiles")
     return _Plan("elementwise", op, leaves)
 
 
@@ -425,10 +426,12 @@ def hierarchical_tile(graph: GraphOp, r: int, c: int) -> int:
     """Rewrite `graph` onto `r x c` physical tiles; returns the number of operators tiled."""
     plans: list[_Plan] = []
     for op in list(graph.body.block.ops):
-        plan = _plan(op, r, c)
-        if isinstance(plan, str):
-            emit(op, "remark", f"{NAME}: left on logical tiles: {plan}")
-        elif plan is not None:
+        try:
+            plan = _plan(op, r, c)
+        except NotApplicable as why:
+            emit(op, "remark", f"{NAME}: left on logical tiles: {why}")
+            continue
+        if plan is not None:
             plans.append(plan)
     for p in plans:
         p.leaves = _leaves(p.op.input)  # an operand may be an earlier rewrite's result

@@ -43,7 +43,7 @@ from steplus.dialects.step import ops as sr
 from steplus.dialects.step import GraphOp
 from steplus.dialects.step.types import SelectorType, StreamType, TileType
 from steplus.dialects.step.verify import int_of, ints_of
-from steplus.utils.diagnostics import OpDiagnosticError, emit
+from steplus.utils.diagnostics import NotApplicable, OpDiagnosticError, emit
 from steplus.passes.step.dynamic_tiling import _propagate, refresh
 from steplus.dialects.step.shape_rules import new_symbol
 
@@ -64,8 +64,8 @@ def _retile_accums(graph: GraphOp) -> list[so.AccumOp]:
         isinstance(a, so.ApplyOp) and a.fn.data == "retile_row" for a in op.update.walk())]
 
 
-def find_pipelines(graph: GraphOp) -> list[Pipeline] | str:
-    """The expert pipelines, or why there are none."""
+def find_pipelines(graph: GraphOp) -> list[Pipeline]:
+    """The expert pipelines; `NotApplicable` says why there are none."""
     order = {op: i for i, op in enumerate(graph.body.block.ops)}
     pipelines = []
     for acc in _retile_accums(graph):
@@ -77,17 +77,17 @@ def find_pipelines(graph: GraphOp) -> list[Pipeline] | str:
                 user = use.operation
                 if isinstance(user, so.FlatMapOp):
                     if rows is not None and rows is not user:
-                        return "a token accumulator reaches two flat_maps"
+                        raise NotApplicable("a token accumulator reaches two flat_maps")
                     rows = user
                     continue
                 if user not in seen:
                     seen.add(user)
                     work.extend(user.results)
         if rows is None:
-            return "no flat_map splits an expert's results back into rows"
+            raise NotApplicable("no flat_map splits an expert's results back into rows")
         pipelines.append(Pipeline(acc, sorted(seen, key=order.__getitem__), rows))
     if not pipelines:
-        return "no retile_row accumulator groups tokens per expert"
+        raise NotApplicable("no retile_row accumulator groups tokens per expert")
     return pipelines
 
 
@@ -217,11 +217,11 @@ class _Region:
 
 
 def time_multiplex(graph: GraphOp, regions: int) -> None:
-    found = find_pipelines(graph)
-    if isinstance(found, str):
-        emit(graph, "remark", f"step-time-multiplex: nothing to do: {found}")
+    try:
+        pipelines = find_pipelines(graph)
+    except NotApplicable as why:
+        emit(graph, "remark", f"step-time-multiplex: nothing to do: {why}")
         return
-    pipelines = found
     if len(pipelines) % regions:
         raise OpDiagnosticError(graph, f"step-time-multiplex: {len(pipelines)} expert pipelines "
                                        f"do not split into {regions} regions")

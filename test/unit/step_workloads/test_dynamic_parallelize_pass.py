@@ -11,12 +11,15 @@ from io import StringIO
 
 import numpy as np
 import pytest
+import sympy
 from xdsl.context import Context
 from xdsl.printer import Printer
 
 from conftest import REPO
 from steplus.dialects.step import GraphOp
+from steplus.passes.step.metrics import compute_metrics
 from steplus.utils.diagnostics import OpDiagnosticError
+from steplus.utils.diagnostics import NotApplicable
 from steplus.passes.step.dynamic_parallelize import (
     StepDynamicParallelizePass,
     dynamic_parallelize,
@@ -71,6 +74,14 @@ def test_other_factors_copy_region_zero():
     assert text.count('"step.eager_merge"') == 1
     assert text.count('"step.random_offchip_load"') == 4  # K and V cache of 2 regions
     assert text.count('"step.parallelize"') == 0
+    # §5.1 (bf16, HD 64, tN 32, 8 queries): per request the query, the new K and
+    # V rows, the K and V write-back tiles and the output; per KV tile region r
+    # reads (sum_L<r>) one K and one V tile — two regions, two such terms
+    kv_tile = attention.TILE_N * attention.HD * 2
+    per_request = 2 * (attention.GROUP * attention.HD * 2) + 2 * (attention.HD * 2) + 2 * kv_tile
+    sum_l = [sympy.Symbol(f"sum_L{r}", integer=True, nonnegative=True) for r in range(2)]
+    offchip = compute_metrics(_graph(module)).offchip
+    assert sympy.expand(offchip - (16 * per_request + 2 * kv_tile * sum(sum_l))) == 0
 
 
 def test_graphs_without_static_parallelization_are_left_alone():
@@ -78,8 +89,9 @@ def test_graphs_without_static_parallelization_are_left_alone():
     module = attention.attention("dynamic", 16, seq_len, offset)
     before = _canonical(module)
     graph = _graph(module)
-    assert find_static_parallel(graph) == ("no step.parallelize, and the graph's sources are "
-                                           "not per-request loads and metadata")
+    with pytest.raises(NotApplicable, match="^no step.parallelize, and the graph's sources are "
+                                             "not per-request loads and metadata$"):
+        find_static_parallel(graph)
     assert not dynamic_parallelize(graph, 4)
     assert _canonical(module) == before
 
@@ -88,8 +100,8 @@ def test_coarse_blocks_that_are_not_adjacent_are_refused():
     # At B = 80 region 0 takes requests 0..15 and 64..79 (spec §8.4).
     seq_len, offset = _trace(80)
     module = attention.attention("coarse", 80, seq_len, offset)
-    assert find_static_parallel(_graph(module)) == \
-        "the regions' blocks of requests are not adjacent in memory"
+    with pytest.raises(NotApplicable, match="^the regions' blocks of requests are not adjacent in memory$"):
+        find_static_parallel(_graph(module))
 
 
 def test_fewer_requests_than_regions_is_an_error():
