@@ -266,3 +266,23 @@ def test_bad_forms_are_located_errors(step_opt, tmp_path, case):
     text, where, message = BAD_FORMS[case]
     line, path = _err(step_opt, tmp_path, text, 'tile="2x16"')
     assert line == f"{path}:{where}: error: {message}"
+
+
+@pytest.mark.parametrize("tile,tm", [("2x4", 2), ("4x8", 4), ("8x16", 8)])
+def test_rmsnorm_traffic_is_its_closed_form(tmp_path, tile, tm):
+    """RMSNorm of x [M, N] (f32) by w [N]: x is read twice (the row reduction, and the
+    product that waits for it), w once per row tile, the f32 result written once:
+    4 (2MN + (M/tm) N + MN) bytes — by step-metrics and by the simulator."""
+    from steplus.passes.step.metrics import compute_metrics
+    from steplus.runtime.fabric.build import build_program
+    from steplus.dialects.step import GraphOp
+
+    path = tmp_path / "rms.mlir"
+    path.write_text(_chunks(FORMS.read_text())["rms"])
+    module = load_module(str(path), None, False)
+    lower_module(module, tile=tile)
+    M, N = 8, 16
+    expected = 4 * (2 * M * N + (M // tm) * N + M * N)
+    graph = next(o for o in module.walk() if isinstance(o, GraphOp))
+    assert compute_metrics(graph).offchip == expected
+    assert build_program(module).run().offchip_traffic == expected
