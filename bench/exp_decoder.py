@@ -6,10 +6,13 @@ For Qwen3-30B-A3B and Mixtral-8x7B (examples/workloads/decoder_torch.py, one
 decode step of B = 64 sequences), the PyTorch `DecoderLayer` is exported
 (`torch.export`, meta tensors: shapes only) and lowered by
 `steplus.lowering.linalg_to_step.aten.lower_exported`: the GQA attention to
-the §8.4 graph, the MoE FFN to the §8.2 graph, the q/k/v and output
-projections through `convert-linalg-to-step` (bf16 operands, f32 results,
-tile 64x256x256, schedule mnk). RMSNorm, the residual adds, reshapes and the router are not lowered
-(a remark says so; they are element-wise work on B x hidden values).
+the §8.4 graph, the MoE FFN to the §8.2 graph, and the rest through
+`convert-linalg-to-step` (bf16 arguments, f32 results, tile 64x256x256,
+schedule mnk): the two RMSNorms, the q/k/v and output projections (the first
+residual add fused into the latter), the 1/sqrt(d) scale of q, the router
+(logits + top-k weights and indices; a tile spans the E columns) and the
+last residual add — the "dense" phases. Only views and reshapes are not
+lowered (a remark says so).
 
 It is specialized to the shipped traces: the MoE to the routing trace
 `expert_routing/<model>_b64/` (its first file), the attention to the KV
@@ -24,7 +27,7 @@ Designs:
   `step-dynamic-parallelize{factor=4}` to the lowered interleaved attention.
 
 Each phase runs with its experiment's reference settings
-(bench/reference_settings.py: `moe`, `attention`; the projections on
+(bench/reference_settings.py: `moe`, `attention`; the dense phases on
 step-eval with 4096 FLOPs/cycle, as the static MoE). Phases are dependent, so
 the layer's cycles are their sum; the layer is configured at once, so its
 on-chip memory is the sum of the phases' simulated on-chip peaks.
@@ -75,7 +78,8 @@ def lower(model: str) -> dict:
     t1 = time.time()
     low = lower_exported(ep, tile_n=TILES[0], kv_lengths=lengths, dense=DENSE, name=model)
     t2 = time.time()
-    parts = {p.kind if p.kind != "dense" else f"dense{i}": p for i, p in enumerate(low.graphs)}
+    parts = {p.kind if p.kind != "dense" else f"dense{i}-{p.role}": p
+             for i, p in enumerate(low.graphs)}
     moe, attn = parts.pop("moe"), parts.pop("attention")
     jobs = [{"model": model, "phase": k, "design": "both", "module": p.module}
             for k, p in sorted(parts.items())]
@@ -127,7 +131,7 @@ def simulate(index: int) -> dict:
     from xdsl.context import Context
 
     from reference_settings import configure, simulate_moe
-    from steplus.lowering.step_to_runtime import build_program
+    from steplus.runtime.fabric.build import build_program
     from steplus.passes.step.specialize import StepSpecializePass
     from steplus.runtime.fabric.config import get_preset
 
@@ -243,10 +247,10 @@ def main(argv=None) -> int:
         rows = [r for m in models for r in run_model(m)]
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    print(f"\n{'model':8} {'phase':10} {'design':12} {'cycles':>10} {'on-chip B':>12} "
+    print(f"\n{'model':8} {'phase':18} {'design':12} {'cycles':>10} {'on-chip B':>12} "
           f"{'off-chip B':>14} {'sim s':>6}")
     for r in rows:
-        print(f"{r['model']:8} {r['phase']:10} {r['design']:12} {r['cycles']:>10} "
+        print(f"{r['model']:8} {r['phase']:18} {r['design']:12} {r['cycles']:>10} "
               f"{r['onchip_bytes']:>12} {r['offchip_bytes']:>14} {r['sim_s']:>6} {r['note']}")
     layers = {m: designs(rows, m) for m in models}
     print(f"\n{'model':8} {'design':8} {'attention':12} {'cycles':>10} {'on-chip MiB':>12}")
