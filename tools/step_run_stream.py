@@ -25,7 +25,7 @@ from typing import TextIO
 
 import numpy as np
 
-from steplus.tools.cli import InputError
+from steplus.tools.cli import InputError, UsageError
 from steplus.tools.inputs import InputSignature, check_array
 
 MAX_LINE = 1 << 20
@@ -77,6 +77,11 @@ def stream(sigs: Sequence[InputSignature], step: Callable[[list[object]], list[o
            fmt: Callable[[object], str], ticks: int | None, max_ticks: int,
            source: TextIO | None = None, out: TextIO | None = None) -> int:
     """Run `step` once per input line of `source` (stdin), printing each tick."""
+    for sig in sigs:
+        if None in sig.dims:  # a line's element count cannot tell its shape
+            raise UsageError(f"--stream cannot read input '{sig.name}' of dynamic shape "
+                             f"{sig.shape_text()}: run without --stream and give it "
+                             "as a file (--input)")
     source = sys.stdin if source is None else source
     out = sys.stdout if out is None else out
     limit = max_ticks if ticks is None else min(ticks, max_ticks)

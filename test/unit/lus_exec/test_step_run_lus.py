@@ -67,6 +67,19 @@ def test_stream_bad_line_is_located_after_the_good_ticks():
     assert r.code == 1 and "is not a number" in r.err
 
 
+def test_stream_input_of_dynamic_shape_is_a_usage_error(tmp_path):
+    """A line's values cannot tell the shape of a tensor<?xf32> input: a
+    one-line error (exit 2), not an internal TypeError from the line parser."""
+    prog = tmp_path / "dyn.mlir"
+    prog.write_text("lus.node @id(%i: tensor<?xf32>) -> (tensor<?xf32>) {\n"
+                    "  lus.yield (%i : tensor<?xf32>)\n}\n")
+    r = _stream([str(prog), "--stream"], "1 2 3\n")
+    assert r.code == 2 and r.out == ""
+    assert r.err.strip() == ("step-run: error: --stream cannot read input 'i' of dynamic "
+                             "shape [ticks, ?]: run without --stream and give it as a file "
+                             "(--input)")
+
+
 def test_stream_and_per_tick_misuse_are_usage_errors(tmp_path):
     r = _stream([INTEGRATOR, "--stream", "--input", "i=x.csv"], "")
     assert r.code == 2 and "takes no --input" in r.err
