@@ -351,12 +351,15 @@ class _Planner:
                 users.setdefault(x, []).append(n)
 
         def reaches_reduce(n: Node, seen: set) -> bool:
-            if n.kind == "reduce":
-                return True
-            if n in seen:
-                return False
-            seen.add(n)
-            return any(reaches_reduce(u, seen) for u in users.get(n, []))
+            todo = [n]  # iterative: a long chain must not exhaust the Python stack
+            while todo:
+                x = todo.pop()
+                if x.kind == "reduce":
+                    return True
+                if x not in seen:
+                    seen.add(x)
+                    todo.extend(users.get(x, []))
+            return False
 
         for n, us in users.items():
             if n.kind in ("arg", "init") or len(us) + (n in self.fn.results) < 2:
