@@ -59,3 +59,22 @@ def test_bad_lower_requests_are_one_line_errors(argv, code, first):
     r = _step_run([str(LINALG / "swiglu_ffn_small.mlir"), *argv])
     assert r.code == code and r.out == ""
     assert r.err.splitlines()[0].endswith(first)
+
+
+def test_step_run_lowers_torch_mlirs_rmsnorm():
+    """The RMSNorm of the forms FileCheck test (torch-mlir's linalg) through step-run:
+    its traffic is x twice, w per row tile, the f32 result: 4 (2MN + (M/tm) N + MN)."""
+    import json
+
+    forms = (REPO / "test" / "filecheck" / "lowering" / "convert-linalg-to-step-forms.mlir")
+    chunk = next(c for c in forms.read_text().split("// -----") if "func.func @rms" in c)
+    import tempfile
+    from pathlib import Path
+
+    with tempfile.TemporaryDirectory() as d:
+        path = Path(d) / "rms.mlir"
+        path.write_text(chunk)
+        r = _step_run([str(path), "--lower", 'tile="2x8"', "--json"])
+    assert r.code == 0, r.err
+    M, N, tm = 8, 16, 2
+    assert json.loads(r.out)["offchip_traffic_bytes"] == 4 * (2 * M * N + (M // tm) * N + M * N)

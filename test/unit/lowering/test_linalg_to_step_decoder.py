@@ -139,3 +139,24 @@ def test_regions_that_cannot_be_tiled_are_remarks():
                "divide M=4 (option tile; padding is not supported) (option dense)"
                for r in low.remarks)
     assert low.remarks[-1].message.startswith("23 op(s) outside the recognized layers")
+
+
+@pytest.mark.parametrize("model,fn", [("qwen", "row_softmax_topk[2]"),
+                                      ("mixtral", "row_topk_softmax[2]")])
+def test_the_lowered_router_equals_the_modules_route(model, fn):
+    """The router graph: logits matmul, then the router form's row function and the
+    indices; on the fabric its weights and indices equal `TopKMoE.route` (torch)."""
+    from steplus.dialects.step import ops as so
+
+    cfg, layer, args, ep = _layer(model, 31)
+    low = lower_exported(ep, tile_n=2, tile_f=16, dense=DENSE)
+    (router,) = [p for p in low.graphs if p.role == "router"]
+    fns = [a.fn.data for a in router.module.walk() if isinstance(a, so.ApplyOp)]
+    assert fns == ["matmul", "add", "zero", fn, "row_topk_index[2]"]
+    h = torch.randn(4, cfg.hidden, generator=torch.Generator().manual_seed(3))
+    idx, weights = layer.moe.route(h, args[9])  # args[9]: w_router
+    got = run_part(router, {router.inputs["arg0"]: h.numpy(),
+                            router.inputs["arg1"]: args[9].numpy()})
+    w_name, i_name = router.outputs
+    np.testing.assert_array_equal(got[i_name], idx.numpy())
+    np.testing.assert_allclose(got[w_name], weights.numpy(), rtol=1e-5)
