@@ -60,6 +60,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from enum import Enum
 
 import numpy as np
 import sympy
@@ -83,11 +84,18 @@ from steplus.utils.attrs import ints_of
 NAME = "step-dynamic-parallelize"
 
 
+class Strategy(Enum):
+    """How a graph is statically parallelized."""
+
+    INTERLEAVED = "interleaved"  # requests dealt round-robin by step.parallelize
+    COARSE = "coarse"  # one block of requests per region
+
+
 @dataclass
 class StaticParallel:
     """A statically parallelized graph: R regions fed slices of S streams."""
 
-    kind: str  # "interleaved" or "coarse"
+    kind: Strategy
     regions: list[list[Operation]]  # per region, its ops in block order
     entries: list[list[SSAValue]]  # entries[r][s]: region r's slice of fed stream s
     counts: list[sympy.Expr]  # requests per region (the entries' outer dim)
@@ -184,7 +192,7 @@ def _interleaved(graph: GraphOp, pars: list[sr.ParallelizeOp],
     entries = [[p.outputs[r] for p in pars] for r in range(n)]
     regions = [_closure(e, order) for e in entries]
     counts = [_stream(e[0]).dims[0] for e in entries]
-    return StaticParallel("interleaved", regions, entries, counts, [], whole, drop)
+    return StaticParallel(Strategy.INTERLEAVED, regions, entries, counts, [], whole, drop)
 
 
 def _components(graph: GraphOp) -> list[list[Operation]]:
@@ -229,7 +237,7 @@ def _coarse(graph: GraphOp, order: dict[Operation, int]) -> StaticParallel:
     srcs_t = [list(x) for x in zip(*sources)] if len({len(s) for s in sources}) == 1 else None
     if srcs_t is None:
         raise NotApplicable("the graph's components have different numbers of sources")
-    return StaticParallel("coarse", regions, entries, counts, srcs_t, [], drop)
+    return StaticParallel(Strategy.COARSE, regions, entries, counts, srcs_t, [], drop)
 
 
 def find_static_parallel(graph: GraphOp) -> StaticParallel:
@@ -247,7 +255,7 @@ def find_static_parallel(graph: GraphOp) -> StaticParallel:
     for r in range(1, len(found.regions)):
         if _signature(found.regions[r], found.entries[r]) != sig:
             raise NotApplicable("the regions differ in structure")
-    if found.kind == "coarse":
+    if found.kind is Strategy.COARSE:
         _mergeable(found)
     return found
 
@@ -381,7 +389,7 @@ class _Rewrite:
 
     def _whole_sources(self) -> list[Stream]:
         f = self.found
-        if f.kind == "interleaved":
+        if f.kind is Strategy.INTERLEAVED:
             return [Stream(self.g, v) for v in f.whole]
         out = []
         total = sum((to_expr(c) for c in f.counts), sympy.Integer(0))
@@ -467,7 +475,7 @@ class _Rewrite:
         f = self.found
         doomed: list[Operation] = [op for ops in f.regions for op in ops]
         doomed += f.drop
-        if f.kind == "coarse":
+        if f.kind is Strategy.COARSE:
             doomed += [op for per in f.sources if len(per) > 1 for op in per]
         old_local = set(local)
         for ops in f.regions[1:]:

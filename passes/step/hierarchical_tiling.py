@@ -56,6 +56,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from enum import Enum
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp, StringAttr
@@ -195,9 +196,16 @@ class _Builder:
 # -- recognising what to tile ---------------------------------------------------------
 
 
+class PlanKind(Enum):
+    """What a tiling plan rewrites."""
+
+    MATMUL = "matmul"
+    ELEMENTWISE = "elementwise"
+
+
 @dataclass
 class _Plan:
-    kind: str  # "elementwise" | "matmul"
+    kind: PlanKind
     op: Operation
     leaves: list[SSAValue]
     fn: str = ""  # matmul / matmul_t
@@ -282,7 +290,7 @@ def _plan(op: Operation, r: int, c: int) -> _Plan | None:
         if m % r or k % r or n % r:
             raise NotApplicable(f"the {r}x{c} physical tile does not divide its {m}x{k} by "
                        f"{b0}x{b1} {fn}")
-        return _Plan("matmul", op, leaves, fn, mm[1] if mm else True)
+        return _Plan(PlanKind.MATMUL, op, leaves, fn, mm[1] if mm else True)
     if isinstance(op, so.AccumOp):
         names = sorted({a.fn.data for a in _applies(region)})
         raise NotApplicable(f"an accum of {', '.join(names)} reduces logical tiles (only a matmul "
@@ -301,7 +309,7 @@ def _plan(op: Operation, r: int, c: int) -> _Plan | None:
         return None
     if rows % r or cols % c:
         raise NotApplicable(f"the {r}x{c} physical tile does not divide its {rows}x{cols} tiles")
-    return _Plan("elementwise", op, leaves)
+    return _Plan(PlanKind.ELEMENTWISE, op, leaves)
 
 
 # -- the rewrites ----------------------------------------------------------------------
@@ -435,7 +443,7 @@ def hierarchical_tile(graph: GraphOp, r: int, c: int) -> int:
             plans.append(plan)
     for p in plans:
         p.leaves = _leaves(p.op.input)  # an operand may be an earlier rewrite's result
-        if p.kind == "matmul":
+        if p.kind is PlanKind.MATMUL:
             _tile_matmul(p, r)
         else:
             _tile_elementwise(p, r, c)
