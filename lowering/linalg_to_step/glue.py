@@ -76,6 +76,13 @@ def _scalar(x) -> bool:
 
 def lowerable(n) -> bool:
     """An ATen node this module writes as linalg (see the module doc)."""
+    try:
+        return _lowerable(n)
+    except (TypeError, ValueError, AttributeError):  # an argument form not foreseen
+        return False
+
+
+def _lowerable(n) -> bool:
     if getattr(n, "op", None) != "call_function" or n.kwargs:
         return False
     name, out = _name(n), _shape(n)
@@ -260,11 +267,9 @@ def region_text(region: list, fname: str, produced: set = frozenset()) -> Text:
         if name in MATMUL:
             lhs, w = n.args
             ot = _t(out, "f32")
-            r = f"%v{len(body)}"
-            body += [f"  %e{len(body)} = tensor.empty() : {ot}"]
-            e = body[-1].split(" = ")[0].strip()
-            body += [f"  %z{len(body)} = linalg.fill ins(%zero : f32) outs({e} : {ot}) -> {ot}"]
-            z = body[-1].split(" = ")[0].strip()
+            e, z, r = f"%e{len(body)}", f"%z{len(body)}", f"%v{len(body)}"
+            body += [f"  {e} = tensor.empty() : {ot}",
+                     f"  {z} = linalg.fill ins(%zero : f32) outs({e} : {ot}) -> {ot}"]
             body.append(f"  {r} = linalg.matmul ins({val[lhs]}, {val[w]} : "
                         f"{_t(shapes[lhs], el[lhs])}, {_t(shapes[w], el[w])}) "
                         f"outs({z} : {ot}) -> {ot}")
