@@ -68,7 +68,7 @@ def simulate(strategy: str, lengths) -> dict:
     from reference_settings import configure
 
     from steplus.dialects.step import GraphOp
-    from steplus.lowering.step_to_runtime import build_program
+    from steplus.runtime.fabric.build import build_program
     from steplus.passes.step.traces import KVTrace
 
     t = KVTrace(lengths, attention.TILE_N)

@@ -73,7 +73,7 @@ def simulate_moe(module: ModuleOp, cfg: HardwareConfig, fallback: int | None = N
     run it again at depth `fallback`. Returns `(metrics, depth, note)` with
     note `NOT_COMPARABLE` for a fallback run ("" otherwise); a deadlock
     without fallback raises `DeadlockError`."""
-    from steplus.lowering.step_to_runtime import build_program
+    from steplus.runtime.fabric.build import build_program
     from steplus.runtime.fabric.engine import DeadlockError
 
     try:

@@ -51,7 +51,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def swiglu_bench(args) -> None:
-    from steplus.lowering.step_to_runtime import build_program
+    from steplus.runtime.fabric.build import build_program
     from steplus.runtime.fabric.config import get_preset
     from steplus.runtime.fabric.hbm_reference import ReferenceHBMServer
     from steplus.examples.workloads.graphs import SWEEP_TM, SWEEP_TN, swiglu, swiglu_traffic
@@ -90,7 +90,7 @@ def swiglu_bench(args) -> None:
 def moe_bench(args) -> None:
     from reference_settings import moe_fallback_depth
     from sim_moe import moe_graph
-    from steplus.lowering.step_to_runtime import build_program
+    from steplus.runtime.fabric.build import build_program
     from steplus.runtime.fabric.engine import DeadlockError
 
     print(f"{'model':>7} {'B':>5} {'tile_N':>6} {'depth':>5} {'build s':>7} {'lower s':>7} "

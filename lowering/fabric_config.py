@@ -1,5 +1,16 @@
 """Hardware configurations of the simulated fabric, as data.
 
+Why this lives in `lowering/` and not beside the simulator: a configuration is
+the *target description* that placing a graph on the fabric is parameterised
+by (the base channel depth, the default compute and memory-unit bandwidths),
+so `convert-step-to-runtime` (a lowering) reads it through
+`lowering/step_placement.py`, and the simulator (`runtime/fabric`, a layer
+above) reads the same object. It imports the SN40L seed/assumed table from
+`passes/sn40l/hardware.py`, so `lowering` is the lowest layer it may sit in
+(layer order utils < dialects < passes < lowering < runtime < tools).
+`steplus.runtime.fabric.config` re-exports it for the callers that import it
+from there.
+
 A `HardwareConfig` holds everything the timing model reads: the HBM tier
 (§2.1), the on-chip memory bandwidth `pmu_bw` (§3), the default compute
 bandwidth of compute operators, the base FIFO depth (§1.3), `par_dispatch`

@@ -17,10 +17,10 @@ the process to many gigabytes:
   tile any stream of the graph carries (`largest_tile_bytes`, e.g. the
   output of a matmul of two thin tiles).
 
-`check_simulation_size` raises `SimulationTooLarge` (a `SimulationError`, so
-a tool reports it like any simulation error) past `MAX_SIM_ELEMENTS`, and
+`check_simulation_size` raises `SimulationTooLarge` (a `SimulationError`,
+defined here, so a tool reports it like any simulation error) past `MAX_SIM_ELEMENTS`, and
 `check_tensor_bytes` past `MAX_TENSOR_BYTES` in total; `build_program(...,
-limits=False)` (`step-run --force`) skips both. `check_tile_bytes` (one tile
+limits=False)` (`runtime/fabric/build.py`) (`step-run --force`) skips both. `check_tile_bytes` (one tile
 past `MAX_TILE_BYTES`) is never skipped.
 
 Example:
@@ -42,7 +42,7 @@ from steplus.dialects.step import ops as so
 from steplus.dialects.step import GraphOp
 from steplus.dialects.step.dims import to_expr
 from steplus.dialects.step.types import StreamType, TileType, TupleType
-from steplus.runtime.fabric.engine import SimulationError
+from steplus.utils.attrs import ints_of
 
 MAX_SIM_ELEMENTS = 10_000_000
 """Stream elements a simulation may produce: ~20x the largest reference workload
@@ -54,6 +54,14 @@ MAX_TENSOR_BYTES = 2 << 30
 MAX_TILE_BYTES = 1 << 32
 """Bytes of one tile (8 per value) the simulator accepts, even with --force:
 far above any on-chip memory, far below where its 64-bit byte counts overflow."""
+
+
+class SimulationError(Exception):
+    """A user-facing failure of simulating a step graph: too large, not
+    placeable (`step_placement.LoweringError`), or, raised by the simulator,
+    a deadlock or a malformed stream. Defined here, below the runtime, so the
+    checks made before anything is built need no runtime import;
+    `steplus.runtime.fabric.engine` uses this class."""
 
 
 class SimulationTooLarge(SimulationError):
@@ -81,15 +89,11 @@ def _prod(xs) -> int:
     return n
 
 
-def _ints(a) -> list[int]:
-    return [int(x) for x in a.get_values()] if a is not None else []
-
-
 def _load_elements(op: so.LinearOffChipLoadOp) -> int:
     """The elements a linear load walks (its ref stream's dims x tiled_out_shape)."""
     ref = op.ref
     outer = _count(ref.type.dims) if ref is not None and isinstance(ref.type, StreamType) else 1
-    return (outer or 1) * _prod(_ints(op.tiled_out_shape))
+    return (outer or 1) * _prod(ints_of(op.tiled_out_shape))
 
 
 def estimate_simulation(graph: GraphOp) -> int:

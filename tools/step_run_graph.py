@@ -111,7 +111,7 @@ def _config(args):
 
 
 def run_graph(args, module) -> int:
-    from steplus.lowering.step_to_runtime import LoweringError, build_program
+    from steplus.runtime.fabric.build import LoweringError, build_program
     from steplus.runtime.fabric.engine import SimulationError
     from steplus.tools.cli import EXIT_USER_ERROR, InputError, UsageError
 
@@ -171,7 +171,7 @@ def _kernels(module, name: str | None):
 
 
 def _run_kernels(args, module, cfg, kernels) -> int:
-    from steplus.lowering.step_to_runtime import LoweringError, find_graph
+    from steplus.lowering.step_placement import LoweringError, find_graph
     from steplus.runtime.fabric.engine import SimulationError
     from steplus.runtime.fabric.kernel_run import run_kernels
     from steplus.tools.cli import EXIT_USER_ERROR, UsageError

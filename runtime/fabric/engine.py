@@ -41,17 +41,15 @@ from __future__ import annotations
 
 import math
 
+from steplus.lowering.step_sim_estimate import SimulationError
 from steplus.runtime.fabric.channel import CLOSED, NOTHING, Channel
+from steplus.runtime.fabric.hbm import HBMServer
 
 DEQ, PEEK, ENQ, ROOM, NBPEEK, HBM = range(6)
 _KIND = {DEQ: "dequeue from", PEEK: "peek", ENQ: "enqueue to", ROOM: "room on",
          NBPEEK: "poll", HBM: "HBM"}
 INF = math.inf
 _DEADLOCK_LINES = 40  # blocked contexts listed in a deadlock report
-
-
-class SimulationError(Exception):
-    """A user-facing simulation failure (deadlock, malformed stream, ...)."""
 
 
 class DeadlockError(SimulationError):
@@ -138,8 +136,6 @@ class Simulator:
 
     def __init__(self, config, trace: bool = False, hbm_factory=None,
                  shuffle_seed: int | None = None):
-        from steplus.runtime.fabric.hbm import HBMServer
-
         self.config = config
         self.contexts: list[Context] = []
         self.channels: list[Channel] = []

@@ -47,6 +47,8 @@ from operator import attrgetter
 
 import numpy as np
 
+from steplus.lowering.step_sim_estimate import SimulationError
+
 INF = math.inf
 
 
@@ -164,8 +166,6 @@ class HBMServer:
 
     def issue(self, ctx, t0: int, n_req: int) -> None:
         if t0 + 1 < self.t_next:
-            from steplus.runtime.fabric.engine import SimulationError
-
             raise SimulationError(
                 f"internal: {ctx.name} issued at {t0} but HBM already at {self.t_next}")
         self._flush()

@@ -36,6 +36,7 @@ from steplus.dialects.step import ops as so
 from steplus.dialects.step import GraphOp
 from steplus.passes.sn40l.kernels import ensure_names
 from steplus.runtime.fabric.config import HardwareConfig
+from steplus.runtime.fabric.build import build_program
 from steplus.runtime.fabric.ddr import TIER_ATTR, tiered_factory
 from steplus.runtime.fabric.program import Metrics
 
@@ -117,8 +118,6 @@ def run_kernels(graphs: list[GraphOp], config: HardwareConfig, orchestration: st
                 *, functional: bool = False, tensors: dict | None = None, seed: int = 0,
                 limits: bool = True) -> KernelsResult:
     """Simulate `graphs` in order (see module doc)."""
-    from steplus.lowering.step_to_runtime import build_program
-
     each = launch_cycles(config, orchestration)
     tensors = {} if tensors is None else tensors
     values: dict[str, np.ndarray] = {}  # symbol -> stacked tiles

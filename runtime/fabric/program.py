@@ -1,7 +1,7 @@
 """A runnable fabric program and its metrics (cycles, traffic, on-chip, per-context time).
 
 `Program` wraps a `Simulator` whose contexts and channels are already built
-(by `steplus.lowering.step_to_runtime.build_program`, or by hand). `run()`
+(by `steplus.runtime.fabric.build.build_program`, or by hand). `run()`
 returns `Metrics`:
 
 - `cycles`: the last memory operator's final clock + the config's

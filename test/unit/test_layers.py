@@ -46,15 +46,6 @@ LAYERS: list[tuple[str, str]] = [
 # a known back-edge of issue 16 still being removed; delete an entry when its
 # import goes (both checks fail on an entry that no longer matches an import).
 ALLOWED_BACK_EDGES: list[tuple[str, str]] = [
-    # issue 16: convert-step-to-runtime builds fabric contexts; one place(graph)
-    # in runtime/fabric/build.py is to replace it.
-    ("steplus.lowering.step_to_runtime", "steplus.runtime.fabric.ops_compute"),
-    ("steplus.lowering.step_to_runtime", "steplus.runtime.fabric.ops_memory"),
-    ("steplus.lowering.step_to_runtime", "steplus.runtime.fabric.ops_routing"),
-    ("steplus.lowering.step_to_runtime", "steplus.runtime.fabric.ops_shape"),
-    ("steplus.lowering.step_to_runtime", "steplus.runtime.fabric.config"),
-    ("steplus.lowering.step_to_runtime", "steplus.runtime.fabric.engine"),
-    ("steplus.lowering.step_to_runtime", "steplus.runtime.fabric.program"),
 ]
 
 # Imports inside functions hide a dependency from a reader of the module's

@@ -25,7 +25,7 @@ from xdsl.printer import Printer
 from steplus.dialects.step import ops as so
 from steplus.dialects.step import GraphOp
 from steplus.lowering.linalg_to_step import lower_module
-from steplus.lowering.step_to_runtime import build_program
+from steplus.runtime.fabric.build import build_program
 from steplus.passes.step.metrics import compute_metrics
 from steplus.runtime.fabric.config import get_preset
 from steplus.runtime.fabric.ops_memory import StoreCtx

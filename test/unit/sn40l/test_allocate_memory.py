@@ -119,7 +119,7 @@ def test_ddr_symbols_run_on_the_ddr_channels():
 def test_hbm_and_ddr_tiers_have_independent_channels():
     from xdsl.dialects.builtin import StringAttr
 
-    from steplus.lowering.step_to_runtime import build_program
+    from steplus.runtime.fabric.build import build_program
     from steplus.runtime.fabric.ddr import tiered_factory
 
     def graph(tiers):

@@ -9,7 +9,7 @@ from xdsl.dialects.builtin import f32
 
 from steplus.dialects.step import GraphOp
 from steplus.dialects.step.builder import Graph
-from steplus.lowering.step_to_runtime import build_program
+from steplus.runtime.fabric.build import build_program
 from steplus.utils.diagnostics import OpDiagnosticError
 from steplus.passes.sn40l.allocate_units import (
     Chip, Demand, StepAllocateUnitsPass, greedy, milp_allocation,

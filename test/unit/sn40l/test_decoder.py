@@ -12,7 +12,7 @@ from steplus.examples.workloads.decoder import (
 )
 from steplus.examples.workloads.fftconv import fftconv
 from steplus.examples.workloads.sn40l import prepare
-from steplus.lowering.step_to_runtime import build_program
+from steplus.runtime.fabric.build import build_program
 from steplus.passes.sn40l.kernels import ensure_names
 from steplus.runtime.fabric.config import SN40L
 from steplus.runtime.fabric.kernel_run import run_kernels

@@ -12,7 +12,7 @@ from xdsl.dialects.builtin import ModuleOp, StringAttr
 from steplus.dialects.step import ops as so
 from steplus.dialects.step import GraphOp
 from steplus.dialects.step.types import StreamType, TileType
-from steplus.lowering.step_to_runtime import build_program
+from steplus.runtime.fabric.build import build_program
 from steplus.runtime.fabric.ops_memory import RandomStoreCtx, StoreCtx
 
 

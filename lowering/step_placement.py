@@ -1,0 +1,537 @@
+"""The one placement of a `step.graph` on the simulated fabric, as plain data.
+
+`place(graph, config)` decides how a graph becomes a network of fabric
+contexts and returns it as a `Placement`. Both users read it, so they cannot
+disagree: `convert-step-to-runtime` (`lowering/step_to_runtime.py`) writes it
+into the IR (`runtime.context`, the inserted `step.broadcast`s,
+`runtime.depth`), and `steplus.runtime.fabric.build.build_program`
+instantiates its contexts and channels. The decisions:
+
+- one context per operator, in graph order (which fixes the HBM registration
+  order of loads and stores, reference spec §7);
+- a `step.zip` feeding a map/accum/scan is fused into it: no context, its
+  inputs become the consumer's inputs (the artifact's binary operators peek
+  both inputs themselves); a zip feeding anything else cannot be placed;
+- the `step.consume` of a reshape's padding flags gets no context (the
+  simulated Reshape does not produce them);
+- a stream with several consumers gets a Broadcast context appended at the
+  end of the order (§7), one per (producer, result) in graph order;
+- the group rank of a partition / reassemble / eager_merge comes from the
+  types (the data's dims below the selector's; a discardable `rank`
+  attribute overrides it);
+- per-op knobs are discardable attributes, checked here and resolved against
+  the configuration: `compute_bw`, `pmu_bw` (map/accum/scan), `write_back_mu`,
+  `add_outer_dim`, `switch_cycles`, `rank`, `buffer_depth`, `name`;
+- region bodies become `KernelSpec`s (library calls over argument slots);
+- every channel joins a producer port to a consumer port, with the
+  configuration's base depth and the declared bytes of one element.
+
+A `Port` names the input or output of a context a channel binds to (`inp`,
+`ref`, `sel`, `inputs[i]`, `outs_list[i]`, ...). Nothing here imports the
+runtime (layers: utils < dialects < passes < lowering < runtime < tools); the
+hardware configuration is in `lowering/fabric_config.py` for that reason.
+
+Example:
+
+```python
+p = place(graph, get_preset("swiglu-hdl"))
+[(c.index, c.kind.name, c.name) for c in p.contexts]   # [(0, 'LOAD', 'x'), ...]
+p.context_of[store_op]                                 # its runtime.context
+```
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+from xdsl.dialects.builtin import BoolAttr, IntegerAttr, ModuleOp, StringAttr, UnitAttr
+from xdsl.ir import Attribute, BlockArgument, Operation, Region, SSAValue
+
+from steplus.dialects.step import GraphOp
+from steplus.dialects.step import ops as so
+from steplus.dialects.step.dims import to_expr
+from steplus.dialects.step.types import StreamType, TileType, TupleType
+from steplus.lowering.fabric_config import HardwareConfig
+from steplus.lowering.step_sim_estimate import SimulationError
+from steplus.utils.attrs import ints_of
+
+MAX_KNOB = 1 << 40
+"""The largest value of a per-op knob (cycles, FLOPs/cycle, depth)."""
+
+
+class LoweringError(SimulationError):
+    """The graph uses something the simulator cannot place (with the op for the location)."""
+
+    def __init__(self, msg: str, op: Operation | None = None):
+        super().__init__(msg)
+        self.op = op
+
+
+class Kind(enum.Enum):
+    """What a context does (one per kind of fabric context)."""
+
+    LOAD = enum.auto()
+    RANDOM_LOAD = enum.auto()
+    STORE = enum.auto()
+    RANDOM_STORE = enum.auto()
+    MAP = enum.auto()
+    ACCUM = enum.auto()  # also Scan (`scan` param)
+    SPLIT_TILES = enum.auto()
+    JOIN_TILES = enum.auto()
+    RETILE_STREAMIFY = enum.auto()
+    FLATTEN = enum.auto()
+    RESHAPE = enum.auto()
+    PROMOTE = enum.auto()
+    REPEAT = enum.auto()
+    EXPAND = enum.auto()
+    BROADCAST = enum.auto()
+    CONSUME = enum.auto()
+    PARTITION = enum.auto()
+    PARALLELIZE = enum.auto()
+    REASSEMBLE = enum.auto()
+    EAGER_MERGE = enum.auto()
+    SELECT_GEN = enum.auto()
+    METADATA_GEN = enum.auto()
+    EXPERT_ADDR_GEN = enum.auto()
+    CACHE_READ_ADDR_GEN = enum.auto()
+    FILTER_LAST_TILE = enum.auto()
+
+
+class Port(NamedTuple):
+    """A context's channel slot: the attribute `name`, or item `index` of that list."""
+
+    name: str
+    index: int | None = None
+
+
+@dataclass(frozen=True)
+class KernelSpec:
+    """A region as data: `calls[i] = (function, argument slots)` defines slot
+    `n_args + i`; `result` is the yielded slot; `acc_slot` the accumulator
+    argument of an accum/scan update."""
+
+    n_args: int
+    calls: tuple[tuple[str, tuple[int, ...]], ...]
+    result: int
+    acc_slot: int | None = None
+
+
+@dataclass
+class ContextSpec:
+    """One context of the placed network.
+
+    `params` holds the kind's parameters (keys per kind, as
+    `runtime/fabric/build.py` reads them); `onchip_bytes` is the declared
+    on-chip tile of §5.2 and `onchip_row_bytes` the bytes of one row of a
+    dynamic-rows tile (the largest number of rows seen counts)."""
+
+    index: int
+    name: str
+    kind: Kind
+    op: Operation | None  # None for an appended Broadcast
+    params: dict[str, object] = field(default_factory=dict)
+    inputs: list[SSAValue] = field(default_factory=list)
+    in_ports: list[Port] = field(default_factory=list)
+    out_ports: list[Port | None] = field(default_factory=list)  # per result; None: not produced
+    onchip_bytes: int | None = None
+    onchip_row_bytes: int | None = None
+
+
+@dataclass(frozen=True)
+class ChannelSpec:
+    """A FIFO from `src`'s port to `dst`'s port (context indices)."""
+
+    src: int
+    src_port: Port
+    dst: int
+    dst_port: Port
+    depth: int
+    elem_bytes: int
+
+
+@dataclass
+class Placement:
+    """A graph placed on the fabric (see module doc)."""
+
+    graph: GraphOp
+    depth: int
+    contexts: list[ContextSpec]
+    channels: list[ChannelSpec]
+    context_of: dict[Operation, int]
+    """The context index of every placed op (fused zips and the padding
+    consumes of reshapes have none)."""
+    broadcasts: list[tuple[SSAValue, int]]
+    """(stream, context index) of each appended Broadcast, in order."""
+
+
+# -- attributes and types -----------------------------------------------------
+
+def _flag(op: Operation, name: str) -> bool:
+    a = op.attributes.get(name)
+    if a is None:
+        return False
+    if isinstance(a, UnitAttr):
+        return True
+    if isinstance(a, IntegerAttr):
+        return bool(a.value.data)
+    return isinstance(a, BoolAttr) and bool(a.value.data)
+
+
+def _int_attr(op: Operation, name: str, default: int) -> int:
+    a = op.attributes.get(name)
+    return int(a.value.data) if isinstance(a, IntegerAttr) else default
+
+
+def _knob(op: Operation, name: str, default: int, lo: int, hi: int = MAX_KNOB) -> int:
+    """The integer attribute `name` of `op` (or `default`), checked to be in [lo, hi]."""
+    v = _int_attr(op, name, default)
+    if not lo <= v <= hi:
+        raise LoweringError(f"'{name}' must be an integer in [{lo}, {hi}], got {v}", op)
+    return v
+
+
+def _switch_cycles(op: Operation, k: int, default: int) -> list[int]:
+    """The `switch_cycles` of a routing op with `k` branches (one non-negative count each)."""
+    sw = (ints_of(getattr(op, "switch_cycles", None)) or ints_of(op.attributes.get("switch_cycles"))
+          or [default] * k)
+    if len(sw) != k or not all(0 <= c <= MAX_KNOB for c in sw):
+        shown = ", ".join(map(str, sw[:8])) + (", ..." if len(sw) > 8 else "")
+        raise LoweringError(f"'switch_cycles' must list {k} cycle counts in [0, {MAX_KNOB}], "
+                            f"got [{shown}]", op)
+    return sw
+
+
+def _tile(t: Attribute) -> Attribute:
+    el = t.element if isinstance(t, StreamType) else t
+    if isinstance(el, TupleType):
+        el = el.elements.data[0]
+    return el
+
+
+def tile_bytes(t: Attribute) -> int:
+    """The declared bytes of one element of a stream type (0 if not a static tile)."""
+    el = _tile(t)
+    if isinstance(el, TileType) and el.is_static:
+        return el.rows.data * el.cols.data * el.bytes_per_scalar()
+    return 0
+
+
+def _onchip(spec: ContextSpec, t: Attribute) -> None:
+    """§5.2: the context holds one tile of the declared type; with dynamic rows
+    (`?`, dynamic tiling) the largest number of rows it saw at run time."""
+    el = _tile(t)
+    if isinstance(el, TileType) and not el.is_static and el.cols.data > 0:
+        spec.onchip_row_bytes = el.cols.data * el.bytes_per_scalar()
+    else:
+        spec.onchip_bytes = tile_bytes(t)
+
+
+def _rank(v: SSAValue) -> int:
+    return len(v.type.dims) if isinstance(v.type, StreamType) else 0
+
+
+def _static_dims(t: StreamType) -> tuple[int, ...] | None:
+    try:
+        return tuple(int(d) for d in t.dims)
+    except TypeError:
+        return None
+
+
+def is_bound_ref(v: SSAValue | None) -> bool:
+    """A graph argument with concrete dims (a load's bound outer extent)."""
+    return (isinstance(v, BlockArgument) and isinstance(v.type, StreamType)
+            and all(to_expr(d).is_Integer for d in v.type.dims))
+
+
+def _kernel(region: Region, acc: bool) -> KernelSpec:
+    block = region.block
+    slots: dict[SSAValue, int] = {a: i for i, a in enumerate(block.args)}
+    calls: list[tuple[str, tuple[int, ...]]] = []
+    result = None
+    for op in block.ops:
+        if isinstance(op, so.ApplyOp):
+            calls.append((op.fn.data, tuple(slots[a] for a in op.args)))
+            slots[op.result] = len(block.args) + len(calls) - 1
+        elif isinstance(op, so.YieldOp):
+            result = slots[op.values[0]]
+        else:
+            raise LoweringError(f"the simulator runs step.apply regions only, found {op.name}", op)
+    if result is None:
+        raise LoweringError("function region has no step.yield")
+    n = len(block.args)
+    return KernelSpec(n, tuple(calls), result, n - 1 if acc else None)
+
+
+def _fn_names(region: Region) -> list[str]:
+    """The library functions a region applies, in order."""
+    return [o.fn.data for o in region.block.ops if isinstance(o, so.ApplyOp)]
+
+
+def _unzip(v: SSAValue) -> list[SSAValue]:
+    owner = v.owner
+    if isinstance(owner, so.ZipOp):
+        return [*_unzip(owner.lhs), *_unzip(owner.rhs)]
+    return [v]
+
+
+def _is_padding_consume(op: Operation) -> bool:
+    return (isinstance(op, so.ConsumeOp) and isinstance(op.input.owner, so.ReshapeOp)
+            and op.input is op.input.owner.padding)
+
+
+_ONE = [Port("out")]
+
+
+# -- one operator -------------------------------------------------------------
+
+class _Placer:
+    def __init__(self, graph: GraphOp, config: HardwareConfig):
+        self.graph, self.cfg = graph, config
+        self.counts: dict[str, int] = {}
+
+    def name(self, op: Operation) -> str:
+        a = op.attributes.get("name")
+        if isinstance(a, StringAttr):
+            return a.data
+        short = op.name.removeprefix("step.")
+        k = self.counts.get(short, 0)
+        self.counts[short] = k + 1
+        return f"{short}{k}"
+
+    def spec(self, op: Operation, index: int) -> ContextSpec:  # noqa: C901 - one case per op
+        """The context of `op` (see module doc)."""
+        cfg = self.cfg
+        req = cfg.hbm.request_bytes
+
+        def ctx(kind: Kind, params: dict[str, object], inputs: list[SSAValue],
+                in_ports: list[Port], out_ports: list[Port | None] | None = None) -> ContextSpec:
+            return ContextSpec(index, self.name(op), kind, op, params, inputs, in_ports,
+                               _ONE if out_ports is None else out_ports)
+
+        if isinstance(op, so.LinearOffChipLoadOp):
+            t = _tile(op.output.type)
+            shape, in_shape = ints_of(op.tiled_out_shape), ints_of(op.tiled_in_shape)
+            stride = ints_of(op.stride)
+            ref = op.ref
+            if is_bound_ref(ref):
+                # A reference stream that is a graph argument only carries the
+                # load's symbolic outer extent (the frontend's `B`): once bound,
+                # the load walks those dims itself, an OffChipLoad.
+                outer = [int(d) for d in ref.type.dims]
+                inner = _prod(in_shape) if in_shape else 1
+                stride = [inner * _prod(outer[k + 1:]) for k in range(len(outer))] + stride
+                shape, in_shape, ref = outer + shape, outer + in_shape, None
+            params = dict(rows=t.rows.data, cols=t.cols.data, nb=t.bytes_per_scalar(),
+                          shape=shape, stride=stride, in_shape=in_shape, req_bytes=req)
+            if ref is None:
+                return ctx(Kind.LOAD, params, [], [])
+            return ctx(Kind.LOAD, params, [ref], [Port("ref")])
+        if isinstance(op, so.RandomOffChipLoadOp):
+            t = _tile(op.output.type)
+            params = dict(rows=t.rows.data, cols=t.cols.data, nb=t.bytes_per_scalar(),
+                          in_shape=ints_of(op.tiled_in_shape), req_bytes=req)
+            return ctx(Kind.RANDOM_LOAD, params, [op.raddr], [Port("addr")])
+        if isinstance(op, so.LinearOffChipStoreOp):
+            t = _tile(op.input.type)
+            # §5.1: a store counts its input's declared element type (the
+            # simulated tiles may be narrower: they inherit the loads' bytes).
+            s = ctx(Kind.STORE, dict(req_bytes=req, declared_nb=t.bytes_per_scalar()
+                                     if isinstance(t, TileType) else None),
+                    [op.input], [Port("inp")], [])
+            s.onchip_bytes = tile_bytes(op.input.type)
+            return s
+        if isinstance(op, so.RandomOffChipStoreOp):
+            depth = (_knob(op, "buffer_depth", 1, 1) if op.buffer_depth is None
+                     else op.buffer_depth.value.data)
+            return ctx(Kind.RANDOM_STORE, dict(buffer_depth=depth, req_bytes=req),
+                       [op.waddr, op.wdata], [Port("addr"), Port("data")])
+        if isinstance(op, so.FlatMapOp) and _fn_names(op.body) == ["zero", "split_tiles"]:
+            # step-hierarchical-tiling: logical tile -> physical tiles (result element)
+            el = _tile(op.output.type)
+            return ctx(Kind.SPLIT_TILES, dict(r=el.rows.data, c=el.cols.data,
+                                              rank=op.rank.value.data),
+                       [op.input], [Port("inp")])
+        if isinstance(op, so.AccumOp) and _fn_names(op.update) == ["join_tiles"]:
+            el = _tile(op.output.type)
+            s = ctx(Kind.JOIN_TILES, dict(rank=op.rank.value.data, rows=el.rows.data,
+                                          cols=el.cols.data), [op.input], [Port("inp")])
+            _onchip(s, op.output.type)
+            return s
+        if isinstance(op, (so.MapOp, so.AccumOp, so.ScanOp)):
+            ins = _unzip(op.input)
+            params: dict[str, object] = dict(
+                compute_bw=_knob(op, "compute_bw", cfg.compute_bw, 1),
+                pmu_bw=_knob(op, "pmu_bw", cfg.pmu_bw, 1),  # step-allocate-units' PMUs
+                write_back=_flag(op, "write_back_mu"))
+            ports = [Port("inputs", i) for i in range(len(ins))]
+            if isinstance(op, so.MapOp):
+                params["kernel"] = _kernel(op.body, False)
+                return ctx(Kind.MAP, params, ins, ports)
+            acc_t = _tile(op.output.type)
+            init_k = _kernel(op.init, False) if op.init.block.ops else None
+            params.update(
+                kernel=_kernel(op.update, True), rank=op.rank.value.data,
+                init_shape=(max(acc_t.rows.data, 0), max(acc_t.cols.data, 0)),
+                scan=isinstance(op, so.ScanOp),
+                # a non-zero initial value is computed by its region (functional mode)
+                init=init_k if init_k is not None and not any(
+                    f == "zero" for f, _ in init_k.calls) else None)
+            s = ctx(Kind.ACCUM, params, ins, ports)
+            _onchip(s, op.output.type)
+            return s
+        if isinstance(op, so.FlatMapOp):
+            if _fn_names(op.body) != ["retile_streamify"]:
+                raise LoweringError("the simulator supports step.flat_map with "
+                                    "\"retile_streamify\" only", op)
+            return ctx(Kind.RETILE_STREAMIFY, {}, [op.input], [Port("inp")])
+        if isinstance(op, so.FlattenOp):
+            return ctx(Kind.FLATTEN, dict(lo=op.min.value.data, hi=op.max.value.data),
+                       [op.input], [Port("inp")])
+        if isinstance(op, so.ReshapeOp):
+            t = _tile(op.input.type)
+            pad = (max(t.rows.data, 0), max(t.cols.data, 0)) if isinstance(t, TileType) else (1, 1)
+            nb = t.bytes_per_scalar() if isinstance(t, TileType) else 4
+            return ctx(Kind.RESHAPE, dict(split_dim=op.split_dim.value.data,
+                                          chunk=op.chunk_size.value.data,
+                                          add_outer_dim=_flag(op, "add_outer_dim"),
+                                          pad_shape=pad, nb=nb),
+                       [op.input], [Port("inp")], [Port("out"), None])
+        if isinstance(op, so.PromoteOp):
+            return ctx(Kind.PROMOTE, {}, [op.input], [Port("inp")])
+        if isinstance(op, so.RepeatOp):
+            s = ctx(Kind.REPEAT, dict(count=op.count.value.data), [op.input], [Port("inp")])
+            _onchip(s, op.input.type)
+            return s
+        if isinstance(op, so.ExpandOp):
+            s = ctx(Kind.EXPAND, dict(rank=op.rank.value.data), [op.input, op.ref],
+                    [Port("inp"), Port("ref")])
+            _onchip(s, op.input.type)
+            return s
+        if isinstance(op, so.BroadcastOp):
+            return ctx(Kind.BROADCAST, {}, [op.input], [Port("inp")],
+                       [Port("outs_list", i) for i in range(len(op.outputs))])
+        if isinstance(op, so.ConsumeOp):
+            return ctx(Kind.CONSUME, {}, [op.input], [Port("inp")], [])
+        if isinstance(op, (so.PartitionOp, so.ParallelizeOp)):
+            k = len(op.outputs)
+            outs: list[Port | None] = [Port("outs_list", i) for i in range(k)]
+            if isinstance(op, so.PartitionOp):
+                sw = _switch_cycles(op, k, 1)
+                rank = _rank(op.input) - _rank(op.sel)
+                return ctx(Kind.PARTITION, dict(rank=_knob(op, "rank", rank, 0, 64), switch=sw,
+                                                write_back=_flag(op, "write_back_mu"),
+                                                pmu_bw=cfg.pmu_bw, n_out=k),
+                           [op.input, op.sel], [Port("inp"), Port("sel")], outs)
+            sw = _switch_cycles(op, k, 0)
+            return ctx(Kind.PARALLELIZE, dict(rank=op.rank.value.data, switch=sw, n_out=k),
+                       [op.input], [Port("inp")], outs)
+        if isinstance(op, so.ReassembleOp):
+            k = len(op.data_inputs)
+            rank = _rank(op.data_inputs[0]) - 1
+            return ctx(Kind.REASSEMBLE, dict(rank=_knob(op, "rank", rank, 0, 64),
+                                             switch=_switch_cycles(op, k, 1),
+                                             write_back=_flag(op, "write_back_mu"),
+                                             pmu_bw=cfg.pmu_bw, n_in=k),
+                       list(op.inputs), [Port("ins_list", i) for i in range(k)] + [Port("sel")])
+        if isinstance(op, so.EagerMergeOp):
+            k = len(op.inputs)
+            return ctx(Kind.EAGER_MERGE, dict(rank=_knob(op, "rank", _rank(op.inputs[0]) - 1, 0, 64),
+                                              n_in=k),
+                       list(op.inputs), [Port("ins_list", i) for i in range(k)],
+                       [Port("out"), Port("sel_out")])
+        if isinstance(op, so.SelectGenOp):
+            k = op.choices.value.data
+            vals = ints_of(op.values)
+            rows = [tuple(j for j in range(k) if vals[r * k + j]) for r in range(len(vals) // k)]
+            dims = _static_dims(op.output.type) or (len(rows),)
+            return ctx(Kind.SELECT_GEN, dict(rows=rows, shape=dims), [], [])
+        if isinstance(op, so.MetadataGenOp):
+            return ctx(Kind.METADATA_GEN, dict(values=ints_of(op.values)), [], [])
+        if isinstance(op, so.ExpertAddrGenOp):
+            return ctx(Kind.EXPERT_ADDR_GEN, dict(tiles_per_expert=op.tiles_per_expert.value.data),
+                       [op.sel], [Port("inp")])
+        if isinstance(op, so.CacheReadAddrGenOp):
+            return ctx(Kind.CACHE_READ_ADDR_GEN, {}, [op.idx, op.seq_len],
+                       [Port("idx"), Port("seq")])
+        if isinstance(op, so.FilterLastTileOp):
+            return ctx(Kind.FILTER_LAST_TILE, {}, [op.seq_len], [Port("inp")])
+        raise LoweringError(f"the simulator does not support {op.name}", op)
+
+
+def _prod(xs: list[int]) -> int:
+    n = 1
+    for x in xs:
+        n *= int(x)
+    return n
+
+
+# -- the whole graph ----------------------------------------------------------
+
+def place(graph: GraphOp, config: HardwareConfig, depth: int | None = None) -> Placement:
+    """The placement of `graph` on the fabric of `config` (see module doc);
+    `depth` overrides the configuration's base channel depth. Raises
+    `LoweringError` (with the op) for what the simulator cannot place."""
+    depth = config.base_depth if depth is None else depth
+    for arg in graph.body.block.args:
+        if not all(isinstance(u.operation, so.LinearOffChipLoadOp) and u.operation.ref is arg
+                   for u in arg.uses) or not is_bound_ref(arg):
+            raise LoweringError(
+                "graph arguments can only be the (bound) reference streams of loads; "
+                "bind their dims (step-run --routing/--kv/--bind, or step-specialize"
+                "{rewrite=true}) or feed data through loads", graph)
+    placer = _Placer(graph, config)
+    contexts: list[ContextSpec] = []
+    context_of: dict[Operation, int] = {}
+    for op in graph.body.block.ops:
+        if isinstance(op, so.ZipOp):
+            users = {u.operation for u in op.output.uses}
+            if not all(isinstance(u, (so.MapOp, so.AccumOp, so.ScanOp, so.ZipOp)) for u in users):
+                raise LoweringError("step.zip must feed a map, accum or scan to be simulated", op)
+            continue
+        if _is_padding_consume(op):
+            continue  # the simulated Reshape does not produce its padding flags
+        spec = placer.spec(op, len(contexts))
+        context_of[op] = spec.index
+        contexts.append(spec)
+    # the consumers of every produced stream, in graph order
+    consumers: dict[SSAValue, list[tuple[int, Port]]] = {}
+    for spec in contexts:
+        for v, port in zip(spec.inputs, spec.in_ports):
+            consumers.setdefault(v, []).append((spec.index, port))
+    channels: list[ChannelSpec] = []
+    broadcasts: list[tuple[SSAValue, int]] = []
+    for spec in list(contexts):
+        for j, res in enumerate(spec.op.results):
+            port = spec.out_ports[j] if j < len(spec.out_ports) else None
+            users = consumers.get(res, [])
+            if not users or port is None:
+                continue
+            nbytes = tile_bytes(res.type)
+            if len(users) > 1:  # §7: a Broadcast appended at the end of the node order
+                b = ContextSpec(len(contexts), f"{spec.name}.bcast{j}", Kind.BROADCAST, None,
+                                {}, [res], [Port("inp")],
+                                [Port("outs_list", i) for i in range(len(users))])
+                contexts.append(b)
+                broadcasts.append((res, b.index))
+                channels.append(ChannelSpec(spec.index, port, b.index, Port("inp"), depth, nbytes))
+                for i, (dst, dport) in enumerate(users):
+                    channels.append(ChannelSpec(b.index, Port("outs_list", i), dst, dport,
+                                                depth, nbytes))
+                continue
+            dst, dport = users[0]
+            channels.append(ChannelSpec(spec.index, port, dst, dport, depth, nbytes))
+    return Placement(graph, depth, contexts, channels, context_of, broadcasts)
+
+
+def find_graph(module: ModuleOp | GraphOp, name: str | None = None) -> GraphOp:
+    """The step.graph `name` of `module` (default: the first)."""
+    if isinstance(module, GraphOp):
+        return module
+    graphs = [op for op in module.walk() if isinstance(op, GraphOp)]
+    if name is not None:
+        graphs = [g for g in graphs if g.sym_name.data == name.lstrip("@")]
+    if not graphs:
+        raise LoweringError(f"no step.graph{' @' + name.lstrip('@') if name else ''} in the input")
+    return graphs[0]
