@@ -43,6 +43,8 @@ from steplus.dialects.step import ops as sg
 from steplus.dialects.step import ops as sr
 from steplus.dialects.step import GraphOp
 from steplus.dialects.step.functions import get_function
+from steplus.dialects.step.inference import infer_graph
+from steplus.dialects.step.shape_rules import ShapeError, new_symbol, rule_for
 from steplus.dialects.step.types import (
     RaggedSymbol,
     SelectorType,
@@ -92,8 +94,6 @@ class Graph:
     # -- plumbing ----------------------------------------------------------------
     def _fresh(self, op: Operation):
         def fresh(key: str, base: str, ragged: bool) -> sympy.Symbol:
-            from steplus.dialects.step.shape_rules import new_symbol
-
             name = base
             while name in self._names:
                 self._counter += 1
@@ -105,8 +105,6 @@ class Graph:
 
     def emit(self, op: Operation, names: Sequence[str | None] = ()) -> list[Stream]:
         """Append `op`, infer its result stream types, return its results as streams."""
-        from steplus.dialects.step.shape_rules import ShapeError, rule_for
-
         names = [ba.name_arg(op.name, "name" if len(names) == 1 else f"names[{i}]", n)
                  for i, n in enumerate(names)]
         self.block.add_op(op)
@@ -138,8 +136,6 @@ class Graph:
 
     def module(self) -> ModuleOp:
         """The graph in a module, verified (and its types re-checked by the shape rules)."""
-        from steplus.dialects.step.inference import infer_graph
-
         if self._feedback:
             raise FrontendError(f"{len(self._feedback)} feedback stream(s) never connected")
         m = ModuleOp([self.op.clone()])

@@ -3,8 +3,9 @@
 `infer_graph` is what `step-infer-shapes` (passes/step/infer_shapes.py) runs and what
 the Python frontend (`builder.Graph.module`) checks its graphs with.
 
-For every operator the rule of `shape_rules` (seed appendix tables 2-6)
-computes the result types from the operand types and properties. Each
+For every operator its own rule (`op.infer_shapes`, the `InferShapes`
+interface of `shape_rules`; seed appendix tables 2-6) computes the result
+types from the operand types and properties. Each
 written result dimension is then
 
 - `_` (the placeholder): replaced by the inferred dimension;

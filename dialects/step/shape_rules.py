@@ -1,9 +1,19 @@
-"""Shape rules of the step operators (seed appendix tables 2-6), one function per op kind.
+"""Shape rules of the step operators (seed appendix tables 2-6): the machinery each op's rule uses.
 
-A rule takes the operator and the stream types of its operands and returns,
-for every result, the inferred `ResultShape`: the dims (sympy, outermost
-first) and the element type when the table determines it (`None` keeps the
-written element, e.g. the tile shape of a `linear_offchip_load`).
+Every operator with results owns its rule: the op class derives from
+`InferShapes` and defines `infer_shapes(self, ins, fresh)` (xDSL's
+`infer_result_type`, MLIR's `InferTypeOpInterface`), beside its verifier in
+`dialects/step/ops/`. The rule takes the stream types of the operands and
+returns, for every result, the inferred `ResultShape`: the dims (sympy,
+outermost first) and the element type when the table determines it (`None`
+keeps the written element, e.g. the tile shape of a `linear_offchip_load`).
+The same rule serves three callers, so no table is written twice:
+
+- the op's verifier (`verify_result_shapes`): a written dimension that
+  contradicts the rule where both are static is an error;
+- `step-infer-shapes` (`inference.infer_graph`): fills in `_` and checks
+  symbolic dims too;
+- the Python frontend (`builder.Graph.emit`): computes each result type.
 
 Where a table introduces a new dimension the rule asks `fresh(key, base,
 ragged)` for a fresh symbol and lists it in `ResultShape.fresh`; a fresh
@@ -21,14 +31,16 @@ Closed-form dims: `eager_merge` sums the inputs' outer dims, `reshape` splits
 (= `1 if D > 0 else 0` for a non-negative integer `D`).
 
 A rule raises `ShapeError` when the operands contradict each other (e.g. the
-two inputs of `zip` differ in a dimension).
+two inputs of `zip` differ in a dimension); `ShapeError.static` says whether
+the contradiction holds for every value of the symbols' (two different
+numbers, a bad property) -- only those are verifier errors.
 
 Example:
 
 ```python
 from steplus.dialects.step.shape_rules import rule_for
-shapes = rule_for(op)(op, [v.type for v in op.operands], fresh)
-shapes[0].dims      # [ceiling(B/16), 16]
+shapes = rule_for(op)(op, [v.type for v in op.operands], fresh)   # = op.infer_shapes(...)
+shapes[0].dims      # [ceiling(B/16), 16] for a step.reshape of [B] by 16
 ```
 """
 
@@ -37,23 +49,19 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 import sympy
-from xdsl.dialects.builtin import i1
 from xdsl.ir import Attribute, Operation
+from xdsl.utils.exceptions import VerifyException
 
-from steplus.dialects.step import ops as so
-from steplus.dialects.step import ops as sg
-from steplus.dialects.step import ops as sr
 from steplus.dialects.step.dims import rename_symbols, to_expr
 from steplus.dialects.step.types import (
     BufferType,
     RaggedSymbol,
-    SelectorType,
     StreamType,
     TupleType,
 )
-from steplus.utils.attrs import int_of, ints_of
 
 Dims = list[sympy.Expr]
 Fresh = Callable[[str, str, bool], sympy.Symbol]
@@ -64,7 +72,15 @@ PLACEHOLDER = sympy.Symbol("_", integer=True, nonnegative=True)
 
 
 class ShapeError(Exception):
-    """The operands of an operator contradict its shape rule."""
+    """The operands of an operator contradict its shape rule.
+
+    `static`: the contradiction holds whatever the symbols' values (two
+    different numbers, a property out of range); a verifier reports only
+    those, `step-infer-shapes` all."""
+
+    def __init__(self, message: str, static: bool = True):
+        super().__init__(message)
+        self.static = static
 
 
 @dataclass
@@ -76,10 +92,8 @@ class ResultShape:
     fresh: set[sympy.Symbol] = field(default_factory=set[sympy.Symbol])
 
 
-Rule = Callable[[Operation, Sequence[StreamType], Fresh], list[ResultShape]]
-
-
-def _sym(d: int | sympy.Expr) -> sympy.Expr:
+def sym(d: int | sympy.Expr) -> sympy.Expr:
+    """A dimension as a sympy expression."""
     return to_expr(d)
 
 
@@ -165,175 +179,45 @@ def _has_placeholder(e: sympy.Expr) -> bool:
     return PLACEHOLDER in e.free_symbols
 
 
-def _same(op: Operation, a: Dims, b: Dims, what_a: str, what_b: str) -> None:
-    """Operand dims that must agree; a contradiction names the dimension."""
+def same(a: Dims, b: Dims, what_a: str, what_b: str) -> None:
+    """Operand dims that must agree; a contradiction names the dimension
+    (static when both are numbers)."""
     for i, (x, y) in enumerate(zip(a, b)):
-        if has_placeholder(x) or has_placeholder(y):
+        if x == y or has_placeholder(x) or has_placeholder(y):
             continue
-        if not equal_dims(x, y):
-            raise ShapeError(
-                f"dimension {i} of {what_a} is {sympy.sstr(x)} but dimension {i} of "
-                f"{what_b} is {sympy.sstr(y)}"
-            )
+        x, y = to_expr(x), to_expr(y)
+        static = bool(x.is_Integer and y.is_Integer)
+        if not static and equal_dims(x, y):
+            continue
+        raise ShapeError(
+            f"dimension {i} of {what_a} is {sympy.sstr(x)} but dimension {i} of "
+            f"{what_b} is {sympy.sstr(y)}", static=static)
 
 
-def _base(dims: Dims, default: str) -> str:
+def base_name(dims: Dims, default: str) -> str:
     """The name fresh symbols derive from: the single outer symbol, if any."""
     if len(dims) == 1 and isinstance(dims[0], sympy.Symbol) and dims[0] != PLACEHOLDER:
         return dims[0].name
     return default
 
 
-# -- table 2: off-chip memory ----------------------------------------------------
-
-
-def linear_offchip_load(op: so.LinearOffChipLoadOp, ins, fresh) -> list[ResultShape]:
-    outer = ins[0].dims if ins else []
-    return [ResultShape([*outer, *map(_sym, ints_of(op.tiled_out_shape))])]
-
-
-def random_offchip_load(op, ins, fresh) -> list[ResultShape]:
-    return [ResultShape(ins[0].dims)]
-
-
-def random_offchip_store(op, ins, fresh) -> list[ResultShape]:
-    waddr, wdata = ins
-    _same(op, wdata.dims, waddr.dims, "wdata", "waddr")
-    return [ResultShape(waddr.dims, i1)]
-
-
-# -- table 3: on-chip memory -----------------------------------------------------
-
-
-def bufferize(op: so.BufferizeOp, ins, fresh) -> list[ResultShape]:
-    s, b = ins[0], int_of(op.rank)
-    if not 0 < b <= s.rank:
-        raise ShapeError(f"rank {b} must be in 1..{s.rank}")
-    outer, inner = s.dims[: s.rank - b], s.dims[s.rank - b :]
-    return [ResultShape(outer, BufferType(inner, s.element))]
-
-
-def streamify(op: so.StreamifyOp, ins, fresh) -> list[ResultShape]:
-    data, ref = ins
-    buf = data.element
-    if not isinstance(buf, BufferType):
-        raise ShapeError("input elements must be buffers")
-    _same(op, ref.dims[: data.rank], data.dims, "ref", "input")
-    shape = [_sym(v) for v in ints_of(op.out_shape)]
-    if not all(d.is_Integer for d in buf.dims):
-        # A dynamically sized buffer is read linearly: the viewed tensor is the buffer.
-        shape = buf.dims
-    return [ResultShape([*ref.dims, *shape], buf.element)]
-
-
-# -- table 4: higher-order -------------------------------------------------------
-
-
-def _yielded(region) -> Attribute | None:
+def yielded(region) -> Attribute | None:
+    """The type a function region yields (the element of a map/accum/scan/flat_map result)."""
     last = region.block.last_op
-    if isinstance(last, so.YieldOp) and len(last.values) == 1:
-        return last.values[0].type
+    if last is not None and last.name == "step.yield" and len(last.operands) == 1:
+        return last.operands[0].type
     return None
 
 
-def map_(op: so.MapOp, ins, fresh) -> list[ResultShape]:
-    return [ResultShape(ins[0].dims, _yielded(op.body))]
-
-
-def accum(op: so.AccumOp, ins, fresh) -> list[ResultShape]:
-    s, b = ins[0], int_of(op.rank)
-    if not 0 <= b <= s.rank:
-        raise ShapeError(f"rank {b} must be in 0..{s.rank}")
-    return [ResultShape(s.dims[: s.rank - b], _yielded(op.update))]
-
-
-def scan(op: so.ScanOp, ins, fresh) -> list[ResultShape]:
-    return [ResultShape(ins[0].dims, _yielded(op.update))]
-
-
-def flat_map(op: so.FlatMapOp, ins, fresh) -> list[ResultShape]:
-    s, b = ins[0], int_of(op.rank)
-    new = [fresh(f"d{k}", "F", True) for k in range(b + 1)]
-    return [ResultShape([*s.dims[:-1], *new], _yielded(op.body), set(new))]
-
-
-# -- table 5: routing and merging ------------------------------------------------
-
-
-def partition(op: sr.PartitionOp, ins, fresh) -> list[ResultShape]:
-    data, sel = ins
-    if sel.rank > data.rank:
-        raise ShapeError(f"sel has {sel.rank} dims, more than the input's {data.rank}")
-    _same(op, sel.dims, data.dims[: sel.rank], "sel", "input")
-    base = _base(sel.dims, "P")
-    out = []
-    for i in range(len(op.outputs)):
-        b = fresh(f"out{i}", f"{base}_{i}", False)
-        out.append(ResultShape([b, *data.dims[sel.rank :]], data.element, {b}))
-    return out
-
-
-def _check_inputs(op: Operation, ins: Sequence[StreamType]) -> None:
+def check_inputs(ins: Sequence[StreamType]) -> None:
+    """Merged inputs (reassemble, eager_merge): the same rank and inner dims."""
     for i, s in enumerate(ins[1:], start=1):
         if s.rank != ins[0].rank:
             raise ShapeError(f"input #{i} has {s.rank} dims, input #0 has {ins[0].rank}")
-        _same(op, s.dims[1:], ins[0].dims[1:], f"input #{i} (inner)", "input #0 (inner)")
+        same(s.dims[1:], ins[0].dims[1:], f"input #{i} (inner)", "input #0 (inner)")
 
 
-def reassemble(op: sr.ReassembleOp, ins, fresh) -> list[ResultShape]:
-    *data, sel = ins
-    _check_inputs(op, data)
-    b = fresh("sel", f"{_base(sel.dims, 'R')}_sel", True)
-    return [ResultShape([*sel.dims, b, *data[0].dims[1:]], data[0].element, {b})]
-
-
-def eager_merge(op: sr.EagerMergeOp, ins, fresh) -> list[ResultShape]:
-    _check_inputs(op, ins)
-    total = sympy.Add(*(s.dims[0] for s in ins))
-    return [
-        ResultShape([total, *ins[0].dims[1:]], ins[0].element),
-        ResultShape([total], SelectorType(len(ins))),
-    ]
-
-
-def parallelize(op: sr.ParallelizeOp, ins, fresh) -> list[ResultShape]:
-    s = ins[0]
-    base = _base(s.dims[:1], "P")
-    out = []
-    for i in range(len(op.outputs)):
-        b = fresh(f"out{i}", f"{base}_{i}", False)
-        out.append(ResultShape([b, *s.dims[1:]], s.element, {b}))
-    return out
-
-
-def broadcast(op: sr.BroadcastOp, ins, fresh) -> list[ResultShape]:
-    return [ResultShape(ins[0].dims, ins[0].element) for _ in op.outputs]
-
-
-# -- table 6: shape --------------------------------------------------------------
-
-
-def flatten(op: sr.FlattenOp, ins, fresh) -> list[ResultShape]:
-    s = ins[0]
-    lo, hi, n = int_of(op.min), int_of(op.max), s.rank
-    if not 0 <= lo <= hi < n:
-        raise ShapeError(f"need 0 <= min <= max < {n}, got min={lo} max={hi}")
-    d = s.dims
-    merged = sympy.Mul(*d[n - 1 - hi : n - lo])
-    return [ResultShape([*d[: n - 1 - hi], merged, *d[n - lo :]], s.element)]
-
-
-def reshape(op: sr.ReshapeOp, ins, fresh) -> list[ResultShape]:
-    s = ins[0]
-    b, size, n = int_of(op.split_dim), int_of(op.chunk_size), s.rank
-    if not 0 <= b < n or size < 1:
-        raise ShapeError(f"split_dim {b} must be in 0..{n - 1} and chunk_size positive")
-    d = s.dims[n - 1 - b]
-    dims = [*s.dims[: n - 1 - b], _chunks(d, size), _sym(size), *s.dims[n - b :]]
-    return [ResultShape(dims, s.element), ResultShape(list(dims), i1)]
-
-
-def _chunks(d: sympy.Expr, size: int) -> sympy.Expr:
+def chunks(d: sympy.Expr, size: int) -> sympy.Expr:
     """`ceiling(d/size)`. For a symbol, sympy's evaluation (costly: it asks the
     assumptions whether `d/size` is an integer) depends only on the symbol's
     class and assumptions, so it runs once per kind of symbol and size and the
@@ -350,110 +234,87 @@ def _ceiling_of(symbol: sympy.Symbol, size: int) -> sympy.Expr:
     return sympy.ceiling(symbol / size)
 
 
-def promote(op: sr.PromoteOp, ins, fresh) -> list[ResultShape]:
-    s = ins[0]
-    outer = s.dims[0] if s.rank else _sym(1)
-    return [ResultShape([promoted_dim(outer), *s.dims], s.element)]
+def is_ragged(d: sympy.Expr) -> bool:
+    """A dimension with a ragged (data-dependent) symbol in it."""
+    if isinstance(d, sympy.Symbol):
+        return isinstance(d, RaggedSymbol)
+    return _has_ragged(to_expr(d))
 
 
-def expand(op: sr.ExpandOp, ins, fresh) -> list[ResultShape]:
-    data, ref = ins
-    b = int_of(op.rank)
-    if data.rank != ref.rank:
-        raise ShapeError(f"input has {data.rank} dims, ref has {ref.rank}")
-    for i in range(data.rank - b, data.rank):
-        d = data.dims[i]
-        if not has_placeholder(d) and not equal_dims(d, 1):
-            raise ShapeError(f"dimension {i} of input must be 1 to expand, got {sympy.sstr(d)}")
-    _same(op, data.dims[: data.rank - b], ref.dims[: ref.rank - b], "input", "ref")
-    return [ResultShape(ref.dims, data.element)]
+@functools.lru_cache(maxsize=8192)
+def _has_ragged(e: sympy.Expr) -> bool:
+    return any(isinstance(x, RaggedSymbol) for x in e.free_symbols)
 
 
-def _is_ragged(d: sympy.Expr) -> bool:
-    return any(isinstance(x, RaggedSymbol) for x in to_expr(d).free_symbols)
+Rule = Callable[[Operation, Sequence[StreamType], Fresh], list[ResultShape]]
+"""A shape rule: `(op, operand types, fresh) -> result shapes` (an op's `infer_shapes`)."""
 
 
-def zip_(op: sr.ZipOp, ins, fresh) -> list[ResultShape]:
-    """Same dims on both sides; a ragged dim (data-dependent, e.g. the rows a
-    flat_map produced) cannot be compared statically and takes the other
-    side's dim (the MoE's routing weights zipped with the expert's rows)."""
-    a, b = ins
-    if a.rank != b.rank:
-        raise ShapeError(f"lhs has {a.rank} dims, rhs has {b.rank}")
-    regular = [(x, y) for x, y in zip(a.dims, b.dims) if not (_is_ragged(x) or _is_ragged(y))]
-    _same(op, [y for _, y in regular], [x for x, _ in regular], "rhs", "lhs")
-    dims = [y if _is_ragged(x) and not _is_ragged(y) else x for x, y in zip(a.dims, b.dims)]
-    return [ResultShape(dims, TupleType([a.element, b.element]))]
+class InferShapes:
+    """The interface of an operator that owns its shape rule.
 
+    An op class derives from it (`class ReshapeOp(InferShapes, IRDLOperation)`)
+    and defines `infer_shapes`; `RESULT_NAMES` names its results in verifier
+    messages (default: `result`, or `result #i` for several).
+    """
 
-def repeat(op: sr.RepeatOp, ins, fresh) -> list[ResultShape]:
-    return [ResultShape([*ins[0].dims, _sym(int_of(op.count))], ins[0].element)]
+    RESULT_NAMES: ClassVar[tuple[str, ...]] = ()
 
+    def infer_shapes(self, ins: Sequence[StreamType], fresh: Fresh) -> list[ResultShape]:
+        """The inferred shape of every result from the operand types `ins`."""
+        raise NotImplementedError
 
-# -- generators --------------------------------------------------------------------
-
-
-def select_gen(op: sg.SelectGenOp, ins, fresh) -> list[ResultShape]:
-    written = op.output.type
-    assert isinstance(written, StreamType)
-    if op.values is None or written.rank != 1:
-        return [ResultShape(written.dims)]  # a source: its written dims are the input
-    rows = len(ints_of(op.values)) // int_of(op.choices)
-    return [ResultShape([_sym(rows)], SelectorType(int_of(op.choices)))]
-
-
-def metadata_gen(op: sg.MetadataGenOp, ins, fresh) -> list[ResultShape]:
-    return [ResultShape([_sym(len(ints_of(op.values)))])]
-
-
-def expert_addr_gen(op: sg.ExpertAddrGenOp, ins, fresh) -> list[ResultShape]:
-    return [ResultShape([*ins[0].dims, _sym(int_of(op.tiles_per_expert))])]
-
-
-def cache_read_addr_gen(op: sg.CacheReadAddrGenOp, ins, fresh) -> list[ResultShape]:
-    idx, n = ins
-    _same(op, n.dims, idx.dims, "seq_len", "idx")
-    length = fresh("len", "L", True)
-    return [ResultShape([*idx.dims, length], fresh=({length}))]
-
-
-def filter_last_tile(op: sg.FilterLastTileOp, ins, fresh) -> list[ResultShape]:
-    length = fresh("len", "L", True)
-    return [ResultShape([*ins[0].dims, length], SelectorType(2), {length})]
-
-
-RULES: dict[type[Operation], Rule] = {
-    so.LinearOffChipLoadOp: linear_offchip_load,
-    so.RandomOffChipLoadOp: random_offchip_load,
-    so.RandomOffChipStoreOp: random_offchip_store,
-    so.BufferizeOp: bufferize,
-    so.StreamifyOp: streamify,
-    so.MapOp: map_,
-    so.AccumOp: accum,
-    so.ScanOp: scan,
-    so.FlatMapOp: flat_map,
-    sr.PartitionOp: partition,
-    sr.ReassembleOp: reassemble,
-    sr.EagerMergeOp: eager_merge,
-    sr.ParallelizeOp: parallelize,
-    sr.BroadcastOp: broadcast,
-    sr.FlattenOp: flatten,
-    sr.ReshapeOp: reshape,
-    sr.PromoteOp: promote,
-    sr.ExpandOp: expand,
-    sr.ZipOp: zip_,
-    sr.RepeatOp: repeat,
-    sg.SelectGenOp: select_gen,
-    sg.MetadataGenOp: metadata_gen,
-    sg.ExpertAddrGenOp: expert_addr_gen,
-    sg.CacheReadAddrGenOp: cache_read_addr_gen,
-    sg.FilterLastTileOp: filter_last_tile,
-}
-"""Op class -> shape rule. Ops without results (stores, consume) have none."""
+    def verify_result_shapes(self) -> None:
+        """Verifier half: the written result types must match the rule where dims are static."""
+        assert isinstance(self, Operation)
+        verify_result_shapes(self)
 
 
 def rule_for(op: Operation) -> Rule | None:
-    return RULES.get(type(op))
+    """The shape rule of `op` (`type(op).infer_shapes`), None for an op without results."""
+    return type(op).infer_shapes if isinstance(op, InferShapes) else None
+
+
+def _verifier_fresh(key: str, base: str, ragged: bool) -> sympy.Symbol:
+    return new_symbol(f"_fresh_{key}", ragged)
+
+
+def verify_result_shapes(op: Operation) -> None:
+    """Compare every written result stream type of `op` with its rule's result:
+    the number of dims, and each dimension (and buffer dimension) where both the
+    written and the inferred one are numbers. A static operand contradiction
+    (`ShapeError.static`) is an error too; a symbolic one is left to
+    `step-infer-shapes`. Raises `VerifyException` naming the op and the result."""
+    rule = rule_for(op)
+    if rule is None:
+        return
+    try:
+        shapes = rule(op, [o.type for o in op.operands], _verifier_fresh)
+    except ShapeError as e:
+        if e.static:
+            raise VerifyException(f"{op.name}: {e}") from None
+        return
+    names = getattr(op, "RESULT_NAMES", ())
+    for i, (res, shape) in enumerate(zip(op.results, shapes)):
+        what = names[i] if i < len(names) else ("result" if len(op.results) == 1 else f"result #{i}")
+        out = res.type
+        if not isinstance(out, StreamType):
+            continue
+        _compare(op, out.dims, shape.dims, shape.fresh, what)
+        inf = shape.element
+        if isinstance(inf, BufferType) and isinstance(out.element, BufferType):
+            _compare(op, out.element.dims, inf.dims, shape.fresh,
+                     "buffer" if what == "result" else f"{what} buffer")
+
+
+def _compare(op: Operation, written: Sequence[sympy.Expr], inferred: Sequence[sympy.Expr],
+             fresh: set[sympy.Symbol], what: str) -> None:
+    if len(written) != len(inferred):
+        raise VerifyException(f"{op.name}: {what} has {len(written)} dims, expected {len(inferred)}")
+    for k, (w, d) in enumerate(zip(written, inferred)):
+        # only two numbers can contradict (a fresh dim or `_` is a symbol)
+        if getattr(d, "is_Integer", False) and getattr(w, "is_Integer", False) and w != d:
+            raise VerifyException(f"{op.name}: {what} dimension {k} is {w}, expected {d}")
 
 
 def new_symbol(name: str, ragged: bool) -> sympy.Symbol:

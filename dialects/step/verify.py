@@ -1,8 +1,10 @@
-"""Helpers shared by the step op verifiers (shape-rule checks of tables 2-6)."""
+"""Helpers shared by the step op verifiers (operand kinds, element types, placement).
+
+The dims a result must have come from each op's shape rule
+(`shape_rules.verify_result_shapes`), not from here."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 from xdsl.dialects.builtin import IntegerType
@@ -32,11 +34,6 @@ def check_dim(op: Operation, got, expected, what: str) -> None:
     got, expected = as_dim(got), as_dim(expected)
     if is_static(got) and is_static(expected) and got != expected:
         raise VerifyException(f"{op.name}: {what} is {got}, expected {expected}")
-
-
-def same_dims(op: Operation, a: Sequence, b: Sequence, what: str) -> None:
-    for i, (x, y) in enumerate(zip(a, b)):
-        check_dim(op, x, y, f"{what} dimension {i}")
 
 
 def is_address(t: Attribute) -> bool:

@@ -24,7 +24,8 @@ class StepInferShapesPass(ModulePass):
     """Infer every step result type from the shape tables; fill in `_` dims, reject contradictions.
 
     Each operator's result dims are computed from its operands and
-    properties (seed appendix tables 2-6, see `shape_rules`). A written `_`
+    properties by the op's own rule (`infer_shapes`, seed appendix tables
+    2-6, see `steplus.dialects.step.shape_rules`). A written `_`
     dimension is replaced by the inferred one; fresh dims of the tables
     (Partition's `B_i`, Reassemble's ragged dim, ...) accept the written
     symbol; any other written dim must equal the inferred expression.

@@ -5,6 +5,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from xdsl.dialects.builtin import (
     I64,
     IntegerAttr,
@@ -26,26 +28,24 @@ from xdsl.traits import IsTerminator, Pure
 from xdsl.utils.exceptions import VerifyException
 
 from steplus.dialects.step.functions import get_function
-from steplus.dialects.step.verify import (
-    IN_FUNCTION,
-    IN_GRAPH,
-    int_of,
-    same_dims,
-    stream_of,
+from steplus.dialects.step.shape_rules import (
+    Fresh,
+    InferShapes,
+    ResultShape,
+    ShapeError,
+    yielded,
 )
 from steplus.dialects.step.types import (
     StreamType,
     TileType,
     TupleType,
 )
-
-
-
-
-
-
-
-
+from steplus.dialects.step.verify import (
+    IN_FUNCTION,
+    IN_GRAPH,
+    int_of,
+    stream_of,
+)
 
 # --------------------------------------------------------------------------
 # Higher-order operators (table 4)
@@ -142,7 +142,7 @@ def _check_region(op, region, arg_types: list[Attribute], result: Attribute, wha
 
 
 @irdl_op_definition
-class MapOp(IRDLOperation):
+class MapOp(InferShapes, IRDLOperation):
     """Apply a function to every element; the shape is unchanged.
 
     Example:
@@ -172,11 +172,15 @@ class MapOp(IRDLOperation):
         out = stream_of(self, self.output, "result")
         if out.rank != s.rank:
             raise VerifyException(f"{self.name}: result must have the input's dims")
-        same_dims(self, out.dims, s.dims, "result")
         _check_region(self, self.body, _element_args(s.element), out.element, "map")
+        self.verify_result_shapes()
+
+    def infer_shapes(self, ins: Sequence[StreamType], fresh: Fresh) -> list[ResultShape]:
+        """Table 4: the input's dims; the element is what the function yields."""
+        return [ResultShape(ins[0].dims, yielded(self.body))]
 
 
-class _Reduce(IRDLOperation):
+class _Reduce(InferShapes, IRDLOperation):
     input = operand_def(StreamType)
     output = result_def(StreamType)
     rank = prop_def(IntegerAttr[I64])
@@ -187,20 +191,18 @@ class _Reduce(IRDLOperation):
     )
     irdl_options = (ParsePropInAttrDict(),)
 
-    def _check(self, out_rank: int) -> None:
+    def verify_(self) -> None:
         s = stream_of(self, self.input, "input")
-        out = stream_of(self, self.output, "result")
-        b = int_of(self.rank)
-        if not 0 <= b <= s.rank:
-            raise VerifyException(f"{self.name}: rank {b} must be in 0..{s.rank}")
-        if out.rank != out_rank(s.rank, b):
-            raise VerifyException(
-                f"{self.name}: result has {out.rank} dims, expected {out_rank(s.rank, b)}"
-            )
-        same_dims(self, out.dims, s.dims[: out.rank], "result")
-        acc = out.element
+        acc = stream_of(self, self.output, "result").element
+        self.verify_result_shapes()
         _check_region(self, self.update, [*_element_args(s.element), acc], acc, "update")
         _check_region(self, self.init, [], acc, "init")
+
+    def _rank(self, s: StreamType) -> int:
+        b = int_of(self.rank)
+        if not 0 <= b <= s.rank:
+            raise ShapeError(f"rank {b} must be in 0..{s.rank}")
+        return b
 
 
 @irdl_op_definition
@@ -227,8 +229,10 @@ class AccumOp(_Reduce):
     name = "step.accum"
     traits = traits_def(IN_GRAPH)
 
-    def verify_(self) -> None:
-        self._check(lambda a, b: a - b)
+    def infer_shapes(self, ins: Sequence[StreamType], fresh: Fresh) -> list[ResultShape]:
+        """Table 4: the outer dims (the `rank` inner ones are reduced); the update's element."""
+        s = ins[0]
+        return [ResultShape(s.dims[: s.rank - self._rank(s)], yielded(self.update))]
 
 
 @irdl_op_definition
@@ -241,12 +245,14 @@ class ScanOp(_Reduce):
     name = "step.scan"
     traits = traits_def(IN_GRAPH)
 
-    def verify_(self) -> None:
-        self._check(lambda a, b: a)
+    def infer_shapes(self, ins: Sequence[StreamType], fresh: Fresh) -> list[ResultShape]:
+        """Table 4: the input's dims (a running value per element); the update's element."""
+        self._rank(ins[0])
+        return [ResultShape(ins[0].dims, yielded(self.update))]
 
 
 @irdl_op_definition
-class FlatMapOp(IRDLOperation):
+class FlatMapOp(InferShapes, IRDLOperation):
     """Replace every element by a stream of `rank` + 1 dims produced by a function.
 
     The result keeps the outer dims and appends the function's stream dims:
@@ -278,13 +284,16 @@ class FlatMapOp(IRDLOperation):
     def verify_(self) -> None:
         s = stream_of(self, self.input, "input")
         out = stream_of(self, self.output, "result")
-        b = int_of(self.rank)
-        if b < 0 or out.rank != s.rank + b:
-            raise VerifyException(
-                f"{self.name}: result has {out.rank} dims, expected {s.rank + b}"
-            )
-        same_dims(self, out.dims[: s.rank - 1], s.dims[: s.rank - 1], "result")
+        self.verify_result_shapes()
         _check_region(self, self.body, _element_args(s.element), out.element, "flat_map")
+
+    def infer_shapes(self, ins: Sequence[StreamType], fresh: Fresh) -> list[ResultShape]:
+        """Table 4: the outer dims, then `rank + 1` fresh ragged dims per element."""
+        s, b = ins[0], int_of(self.rank)
+        if b < 0:
+            raise ShapeError(f"rank {b} must be non-negative")
+        new = [fresh(f"d{k}", "F", True) for k in range(b + 1)]
+        return [ResultShape([*s.dims[:-1], *new], yielded(self.body), set(new))]
 
 
 HIGHER_ORDER_OPS = [ApplyOp, YieldOp, MapOp, AccumOp, ScanOp, FlatMapOp]

@@ -16,6 +16,8 @@ step.graph @example {
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import sympy
 from xdsl.dialects.builtin import I64, DenseArrayBase, IntegerAttr
 from xdsl.irdl import (
@@ -30,21 +32,27 @@ from xdsl.irdl import (
 )
 from xdsl.utils.exceptions import VerifyException
 
-from steplus.dialects.step.types import StreamType, TileType
+from steplus.dialects.step.shape_rules import (
+    Fresh,
+    InferShapes,
+    ResultShape,
+    same,
+    sym,
+)
+from steplus.dialects.step.types import SelectorType, StreamType, TileType
 from steplus.dialects.step.verify import (
     FMT,
     GEN_FMT,
     IN_GRAPH,
-    check_dim,
     int_of,
-    same_dims,
+    ints_of,
     selector_of,
     stream_of,
 )
 
 
 @irdl_op_definition
-class SelectGenOp(IRDLOperation):
+class SelectGenOp(InferShapes, IRDLOperation):
     """Generate selectors from a multi-hot matrix `rows x choices` (row-major).
 
     Example:
@@ -74,17 +82,27 @@ class SelectGenOp(IRDLOperation):
                 raise VerifyException(
                     f"{self.name}: values must be a 0/1 matrix with {n} columns"
                 )
-            if out.rank == 1:
-                check_dim(self, out.dims[0], len(vals) // n, "result outer dimension")
-            elif all(d.is_Integer for d in out.dims):
+            if out.rank != 1 and all(d.is_Integer for d in out.dims):
                 total = int(sympy.Mul(*out.dims))
                 if total != len(vals) // n:
                     raise VerifyException(
                         f"{self.name}: {len(vals) // n} selectors for a stream of {total}")
+        self.verify_result_shapes()
+
+    def infer_shapes(self, ins: Sequence[StreamType], fresh: Fresh) -> list[ResultShape]:
+        """A rank-1 stream of literal selectors has one dim per row of `values`;
+        otherwise (a source bound later, or rows over several dims) the written
+        dims are the input."""
+        written = self.output.type
+        assert isinstance(written, StreamType)
+        if self.values is None or written.rank != 1:
+            return [ResultShape(written.dims)]
+        rows = len(ints_of(self.values)) // int_of(self.choices)
+        return [ResultShape([sym(rows)], SelectorType(int_of(self.choices)))]
 
 
 @irdl_op_definition
-class MetadataGenOp(IRDLOperation):
+class MetadataGenOp(InferShapes, IRDLOperation):
     """Generate a stream of 1x1 integer tiles from a list of values.
 
     Example:
@@ -107,7 +125,11 @@ class MetadataGenOp(IRDLOperation):
         out = stream_of(self, self.output, "result")
         if not (isinstance(out.element, TileType) and out.element.is_address):
             raise VerifyException(f"{self.name}: elements must be 1x1 integer tiles")
-        check_dim(self, out.dims[0], len(list(self.values.get_values())), "result dimension")
+        self.verify_result_shapes()
+
+    def infer_shapes(self, ins: Sequence[StreamType], fresh: Fresh) -> list[ResultShape]:
+        """One element per value."""
+        return [ResultShape([sym(len(ints_of(self.values)))])]
 
 
 def _address_result(op, out) -> None:
@@ -117,7 +139,7 @@ def _address_result(op, out) -> None:
 
 
 @irdl_op_definition
-class ExpertAddrGenOp(IRDLOperation):
+class ExpertAddrGenOp(InferShapes, IRDLOperation):
     """Per selector element, emit the addresses of the `tiles_per_expert` weight tiles.
 
     Example:
@@ -142,12 +164,15 @@ class ExpertAddrGenOp(IRDLOperation):
         s = stream_of(self, self.sel, "sel")
         selector_of(self, s)
         _address_result(self, self.output)
-        out = stream_of(self, self.output, "result")
-        same_dims(self, out.dims, [*s.dims, int_of(self.tiles_per_expert)], "result")
+        self.verify_result_shapes()
+
+    def infer_shapes(self, ins: Sequence[StreamType], fresh: Fresh) -> list[ResultShape]:
+        """The selector's dims ++ `tiles_per_expert` addresses."""
+        return [ResultShape([*ins[0].dims, sym(int_of(self.tiles_per_expert))])]
 
 
 @irdl_op_definition
-class CacheReadAddrGenOp(IRDLOperation):
+class CacheReadAddrGenOp(InferShapes, IRDLOperation):
     """Per request (index, length), emit `length` KV-cache tile addresses.
 
     Example:
@@ -175,10 +200,18 @@ class CacheReadAddrGenOp(IRDLOperation):
         out = stream_of(self, self.output, "result")
         if i.rank != n.rank or out.rank != i.rank + 1:
             raise VerifyException(f"{self.name}: result must add one dim to idx/seq_len")
+        self.verify_result_shapes()
+
+    def infer_shapes(self, ins: Sequence[StreamType], fresh: Fresh) -> list[ResultShape]:
+        """idx's dims ++ a fresh ragged per-request length; seq_len has idx's dims."""
+        idx, n = ins
+        same(n.dims, idx.dims, "seq_len", "idx")
+        length = fresh("len", "L", True)
+        return [ResultShape([*idx.dims, length], fresh={length})]
 
 
 @irdl_op_definition
-class FilterLastTileOp(IRDLOperation):
+class FilterLastTileOp(InferShapes, IRDLOperation):
     """Per length n, emit n-1 selectors for output 1 and one for output 0.
 
     Example:
@@ -204,6 +237,12 @@ class FilterLastTileOp(IRDLOperation):
         selector_of(self, out, 2)
         if out.rank != n.rank + 1:
             raise VerifyException(f"{self.name}: result must add one dim to seq_len")
+        self.verify_result_shapes()
+
+    def infer_shapes(self, ins: Sequence[StreamType], fresh: Fresh) -> list[ResultShape]:
+        """seq_len's dims ++ a fresh ragged per-request length of 2-way selectors."""
+        length = fresh("len", "L", True)
+        return [ResultShape([*ins[0].dims, length], SelectorType(2), {length})]
 
 
 GENERATOR_OPS = [SelectGenOp, MetadataGenOp, ExpertAddrGenOp, CacheReadAddrGenOp, FilterLastTileOp]

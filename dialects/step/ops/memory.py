@@ -2,15 +2,20 @@
 on-chip `bufferize` / `streamify` (table 3).
 
 Shape rules follow the seed's appendix tables. "dims" count the dimensions of a
-stream type, outermost first; `D_0` is the innermost.
+stream type, outermost first; `D_0` is the innermost. Each op's `infer_shapes`
+is its rule (see `steplus.dialects.step.shape_rules`); its verifier checks the
+written result dims against it.
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 from xdsl.dialects.builtin import (
     I64,
     DenseArrayBase,
     IntegerAttr,
+    i1,
 )
 from xdsl.irdl import (
     ParsePropInAttrDict,
@@ -25,6 +30,21 @@ from xdsl.irdl import (
 )
 from xdsl.utils.exceptions import VerifyException
 
+from steplus.dialects.step.shape_rules import (
+    PLACEHOLDER,
+    Fresh,
+    InferShapes,
+    ResultShape,
+    ShapeError,
+    has_placeholder,
+    same,
+    sym,
+)
+from steplus.dialects.step.types import (
+    BufferType,
+    StreamType,
+    TileType,
+)
 from steplus.dialects.step.verify import (
     FMT,
     IN_GRAPH,
@@ -33,22 +53,8 @@ from steplus.dialects.step.verify import (
     ints_of,
     is_address,
     is_i1,
-    same_dims,
     stream_of,
 )
-from steplus.dialects.step.types import (
-    BufferType,
-    StreamType,
-    TileType,
-)
-
-
-
-
-
-
-
-
 
 # --------------------------------------------------------------------------
 # Off-chip memory (table 2)
@@ -56,7 +62,7 @@ from steplus.dialects.step.types import (
 
 
 @irdl_op_definition
-class LinearOffChipLoadOp(IRDLOperation):
+class LinearOffChipLoadOp(InferShapes, IRDLOperation):
     """Load a tiled off-chip tensor as a stream, once per element of `ref`.
 
     Result dims = ref dims ++ tiled_out_shape (without `ref`, just
@@ -90,13 +96,18 @@ class LinearOffChipLoadOp(IRDLOperation):
         shape = ints_of(self.tiled_out_shape)
         if len(ints_of(self.stride)) != len(ints_of(self.tiled_in_shape)):
             raise VerifyException(f"{self.name}: stride and tiled_in_shape differ in length")
-        outer = stream_of(self, self.ref, "ref").dims if self.ref is not None else []
-        if out.rank != len(outer) + len(shape):
+        outer = stream_of(self, self.ref, "ref").rank if self.ref is not None else 0
+        if out.rank != outer + len(shape):
             raise VerifyException(
                 f"{self.name}: result has {out.rank} dims, expected "
-                f"{len(outer)} (ref) + {len(shape)} (tiled_out_shape)"
+                f"{outer} (ref) + {len(shape)} (tiled_out_shape)"
             )
-        same_dims(self, out.dims, [*outer, *shape], "result")
+        self.verify_result_shapes()
+
+    def infer_shapes(self, ins: Sequence[StreamType], fresh: Fresh) -> list[ResultShape]:
+        """Table 2: ref dims ++ tiled_out_shape; the written tile is kept."""
+        outer = ins[0].dims if ins else []
+        return [ResultShape([*outer, *map(sym, ints_of(self.tiled_out_shape))])]
 
 
 @irdl_op_definition
@@ -128,7 +139,7 @@ class LinearOffChipStoreOp(IRDLOperation):
 
 
 @irdl_op_definition
-class RandomOffChipLoadOp(IRDLOperation):
+class RandomOffChipLoadOp(InferShapes, IRDLOperation):
     """Load one tile per address of `raddr`; the result has the shape of `raddr`.
 
     Example:
@@ -160,11 +171,15 @@ class RandomOffChipLoadOp(IRDLOperation):
             raise VerifyException(f"{self.name}: result element must be a tile")
         if out.rank != a.rank:
             raise VerifyException(f"{self.name}: result must have the dims of raddr")
-        same_dims(self, out.dims, a.dims, "result")
+        self.verify_result_shapes()
+
+    def infer_shapes(self, ins: Sequence[StreamType], fresh: Fresh) -> list[ResultShape]:
+        """Table 2: one tile per address, the dims of `raddr`."""
+        return [ResultShape(ins[0].dims)]
 
 
 @irdl_op_definition
-class RandomOffChipStoreOp(IRDLOperation):
+class RandomOffChipStoreOp(InferShapes, IRDLOperation):
     """Store each `wdata` tile at the matching `waddr` address; emits i1 acks.
 
     Example:
@@ -199,6 +214,13 @@ class RandomOffChipStoreOp(IRDLOperation):
             raise VerifyException(f"{self.name}: wdata elements must be tiles")
         if not is_i1(out.element) or out.rank != a.rank:
             raise VerifyException(f"{self.name}: result must be an i1 stream shaped like waddr")
+        self.verify_result_shapes()
+
+    def infer_shapes(self, ins: Sequence[StreamType], fresh: Fresh) -> list[ResultShape]:
+        """Table 2: an i1 acknowledgement per address; `wdata` has the dims of `waddr`."""
+        waddr, wdata = ins
+        same(wdata.dims, waddr.dims, "wdata", "waddr")
+        return [ResultShape(waddr.dims, i1)]
 
 
 # --------------------------------------------------------------------------
@@ -207,7 +229,7 @@ class RandomOffChipStoreOp(IRDLOperation):
 
 
 @irdl_op_definition
-class BufferizeOp(IRDLOperation):
+class BufferizeOp(InferShapes, IRDLOperation):
     """Buffer the `rank` innermost dims of a stream on chip.
 
     Result dims = the outer dims; element = buffer of the inner dims.
@@ -234,21 +256,25 @@ class BufferizeOp(IRDLOperation):
         s = stream_of(self, self.input, "input")
         out = stream_of(self, self.output, "result")
         b = int_of(self.rank)
+        if 0 < b <= s.rank:
+            el = out.element
+            if not isinstance(el, BufferType) or el.element != s.element or el.rank != b:
+                raise VerifyException(
+                    f"{self.name}: result element must be a {b}-dim buffer of {s.element}"
+                )
+        self.verify_result_shapes()
+
+    def infer_shapes(self, ins: Sequence[StreamType], fresh: Fresh) -> list[ResultShape]:
+        """Table 3: the outer dims; the element is a buffer of the `rank` inner dims."""
+        s, b = ins[0], int_of(self.rank)
         if not 0 < b <= s.rank:
-            raise VerifyException(f"{self.name}: rank {b} must be in 1..{s.rank}")
-        if out.rank != s.rank - b:
-            raise VerifyException(f"{self.name}: result has {out.rank} dims, expected {s.rank - b}")
-        el = out.element
-        if not isinstance(el, BufferType) or el.element != s.element or el.rank != b:
-            raise VerifyException(
-                f"{self.name}: result element must be a {b}-dim buffer of {s.element}"
-            )
-        same_dims(self, el.dims, s.dims[s.rank - b :], "buffer")
-        same_dims(self, out.dims, s.dims[: s.rank - b], "result")
+            raise ShapeError(f"rank {b} must be in 1..{s.rank}")
+        outer, inner = s.dims[: s.rank - b], s.dims[s.rank - b :]
+        return [ResultShape(outer, BufferType(inner, s.element))]
 
 
 @irdl_op_definition
-class StreamifyOp(IRDLOperation):
+class StreamifyOp(InferShapes, IRDLOperation):
     """Stream the contents of buffers, once per element of `ref`.
 
     Result dims = ref dims ++ out_shape; element = the buffer's element.
@@ -281,12 +307,27 @@ class StreamifyOp(IRDLOperation):
             raise VerifyException(f"{self.name}: input elements must be buffers")
         if r.rank < s.rank:
             raise VerifyException(f"{self.name}: ref must have at least the input's dims")
-        same_dims(self, r.dims[: s.rank], s.dims, "ref")
         shape = ints_of(self.out_shape)
         if out.rank != r.rank + len(shape) or out.element != s.element.element:
             raise VerifyException(
                 f"{self.name}: result must have ref dims + out_shape and the buffer's element"
             )
+        self.verify_result_shapes()
+
+    def infer_shapes(self, ins: Sequence[StreamType], fresh: Fresh) -> list[ResultShape]:
+        """Table 3: ref dims ++ out_shape (a dynamically sized buffer is read
+        linearly: its own dims), the buffer's element; `ref` starts with the input's dims."""
+        data, ref = ins
+        buf = data.element
+        if not isinstance(buf, BufferType):
+            raise ShapeError("input elements must be buffers")
+        same(ref.dims[: data.rank], data.dims, "ref", "input")
+        shape = [sym(v) for v in ints_of(self.out_shape)]
+        if any(has_placeholder(d) for d in buf.dims):
+            shape = [PLACEHOLDER] * len(shape)  # known once the buffer's dims are
+        elif not all(d.is_Integer for d in buf.dims):
+            shape = buf.dims
+        return [ResultShape([*ref.dims, *shape], buf.element)]
 
 
 MEMORY_OPS = [

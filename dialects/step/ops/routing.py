@@ -3,6 +3,10 @@
 and `consume` (a sink).
 """
 
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import ClassVar
 
 import sympy
 from xdsl.dialects.builtin import I64, DenseArrayBase, IntegerAttr
@@ -20,26 +24,28 @@ from xdsl.irdl import (
 )
 from xdsl.utils.exceptions import VerifyException
 
+from steplus.dialects.step.shape_rules import (
+    Fresh,
+    InferShapes,
+    ResultShape,
+    ShapeError,
+    base_name,
+    check_inputs,
+    same,
+)
+from steplus.dialects.step.types import (
+    SelectorType,
+    StreamType,
+)
 from steplus.dialects.step.verify import (
     FMT,
     IN_GRAPH,
-    check_dim,
-    same_dims,
     selector_of,
     stream_of,
 )
-from steplus.dialects.step.types import (
-    StreamType,
-)
-
-
-
-
-
-
 
 @irdl_op_definition
-class PartitionOp(IRDLOperation):
+class PartitionOp(InferShapes, IRDLOperation):
     """Route groups of `in` to the outputs chosen by `sel` (one result per consumer).
 
     `sel` has the outer dims of `in`; each result has the remaining inner dims
@@ -69,20 +75,33 @@ class PartitionOp(IRDLOperation):
         selector_of(self, sel, len(self.outputs))
         if sel.rank > s.rank:
             raise VerifyException(f"{self.name}: sel has more dims than the input")
-        same_dims(self, sel.dims, s.dims[: sel.rank], "sel")
-        inner = s.dims[sel.rank :]
+        inner = s.rank - sel.rank
         for i, out in enumerate(self.outputs):
             o = stream_of(self, out, f"result #{i}")
-            if o.rank != len(inner) + 1 or o.element != s.element:
+            if o.rank != inner + 1 or o.element != s.element:
                 raise VerifyException(
-                    f"{self.name}: result #{i} must have {len(inner) + 1} dims "
+                    f"{self.name}: result #{i} must have {inner + 1} dims "
                     f"(fresh outer + inner dims of the input) and the input's element"
                 )
-            same_dims(self, o.dims[1:], inner, f"result #{i}")
+        self.verify_result_shapes()
+
+    def infer_shapes(self, ins: Sequence[StreamType], fresh: Fresh) -> list[ResultShape]:
+        """Table 5: result i = a fresh outer dim `B_i` (seed Fig. 3) ++ the input's
+        dims below the selector's; `sel` has the input's outer dims."""
+        data, sel = ins
+        if sel.rank > data.rank:
+            raise ShapeError(f"sel has {sel.rank} dims, more than the input's {data.rank}")
+        same(sel.dims, data.dims[: sel.rank], "sel", "input")
+        base = base_name(sel.dims, "P")
+        out = []
+        for i in range(len(self.outputs)):
+            b = fresh(f"out{i}", f"{base}_{i}", False)
+            out.append(ResultShape([b, *data.dims[sel.rank :]], data.element, {b}))
+        return out
 
 
 @irdl_op_definition
-class ReassembleOp(IRDLOperation):
+class ReassembleOp(InferShapes, IRDLOperation):
     """Collect groups from the inputs chosen by `sel`, in `sel` order.
 
     Result dims = sel dims ++ [fresh dim] ++ inner dims of the inputs.
@@ -128,12 +147,19 @@ class ReassembleOp(IRDLOperation):
                 f"{self.name}: result must have {sel.rank + first.rank} dims "
                 "(sel dims + input dims) and the inputs' element"
             )
-        same_dims(self, out.dims[: sel.rank], sel.dims, "result")
-        same_dims(self, out.dims[sel.rank + 1 :], first.dims[1:], "result")
+        self.verify_result_shapes()
+
+    def infer_shapes(self, ins: Sequence[StreamType], fresh: Fresh) -> list[ResultShape]:
+        """Table 5: sel dims ++ a fresh ragged dim (the groups gathered per
+        selector element, seed Fig. 4) ++ the inputs' inner dims."""
+        *data, sel = ins
+        check_inputs(data)
+        b = fresh("sel", f"{base_name(sel.dims, 'R')}_sel", True)
+        return [ResultShape([*sel.dims, b, *data[0].dims[1:]], data[0].element, {b})]
 
 
 @irdl_op_definition
-class EagerMergeOp(IRDLOperation):
+class EagerMergeOp(InferShapes, IRDLOperation):
     """Merge groups from the inputs in arrival order; also emit which input each came from.
 
     Results: the data (outer dim = sum of the inputs' outer dims) and a
@@ -156,6 +182,7 @@ class EagerMergeOp(IRDLOperation):
     sel = result_def(StreamType)
     assembly_format = FMT
     irdl_options = (ParsePropInAttrDict(),)
+    RESULT_NAMES: ClassVar[tuple[str, ...]] = ("data result", "selector result")
 
     def verify_(self) -> None:
         if not self.inputs:
@@ -172,13 +199,21 @@ class EagerMergeOp(IRDLOperation):
         selector_of(self, sel, len(ins))
         if sel.rank != 1:
             raise VerifyException(f"{self.name}: selector result must have 1 dim")
-        total = sum((s.dims[0] for s in ins), sympy.Integer(0))
-        check_dim(self, out.dims[0], total, "data outer dimension")
-        same_dims(self, out.dims[1:], first.dims[1:], "data result")
+        self.verify_result_shapes()
+
+    def infer_shapes(self, ins: Sequence[StreamType], fresh: Fresh) -> list[ResultShape]:
+        """Table 5: the data's outer dim is the sum of the inputs' outer dims; a
+        rank-1 selector over the inputs says where each group came from."""
+        check_inputs(ins)
+        total = sympy.Add(*(s.dims[0] for s in ins))
+        return [
+            ResultShape([total, *ins[0].dims[1:]], ins[0].element),
+            ResultShape([total], SelectorType(len(ins))),
+        ]
 
 
 @irdl_op_definition
-class BroadcastOp(IRDLOperation):
+class BroadcastOp(InferShapes, IRDLOperation):
     """Explicit fan-out: copy a stream to every result.
 
     Example:
@@ -205,6 +240,10 @@ class BroadcastOp(IRDLOperation):
             if o.type != self.input.type:
                 raise VerifyException(f"{self.name}: result #{i} must have the input's type")
 
+    def infer_shapes(self, ins: Sequence[StreamType], fresh: Fresh) -> list[ResultShape]:
+        """Every result is a copy of the input."""
+        return [ResultShape(ins[0].dims, ins[0].element) for _ in self.outputs]
+
 
 @irdl_op_definition
 class ConsumeOp(IRDLOperation):
@@ -228,7 +267,7 @@ class ConsumeOp(IRDLOperation):
 
 
 @irdl_op_definition
-class ParallelizeOp(IRDLOperation):
+class ParallelizeOp(InferShapes, IRDLOperation):
     """Static round-robin of groups of rank `rank` over the results.
 
     Example:
@@ -258,6 +297,17 @@ class ParallelizeOp(IRDLOperation):
                 raise VerifyException(f"{self.name}: result #{i} must be shaped like the input")
         if self.switch_cycles is not None and len(list(self.switch_cycles.get_values())) != len(self.outputs):
             raise VerifyException(f"{self.name}: switch_cycles needs one entry per result")
+        self.verify_result_shapes()
+
+    def infer_shapes(self, ins: Sequence[StreamType], fresh: Fresh) -> list[ResultShape]:
+        """Result i: a fresh outer dim (the groups it gets) ++ the input's inner dims."""
+        s = ins[0]
+        base = base_name(s.dims[:1], "P")
+        out = []
+        for i in range(len(self.outputs)):
+            b = fresh(f"out{i}", f"{base}_{i}", False)
+            out.append(ResultShape([b, *s.dims[1:]], s.element, {b}))
+        return out
 
 
 ROUTING_OPS = [

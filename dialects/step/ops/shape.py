@@ -2,9 +2,15 @@
 `promote`, `expand`, `zip`, plus `repeat`.
 """
 
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+from typing import ClassVar
 
 import sympy
-from xdsl.dialects.builtin import I64, IntegerAttr
+from xdsl.dialects.builtin import I64, IntegerAttr, i1
+from xdsl.ir import Attribute
 from xdsl.irdl import (
     ParsePropInAttrDict,
     IRDLOperation,
@@ -16,28 +22,34 @@ from xdsl.irdl import (
 )
 from xdsl.utils.exceptions import VerifyException
 
-from steplus.dialects.step.verify import (
-    FMT,
-    IN_GRAPH,
-    check_dim,
-    int_of,
-    same_dims,
-    stream_of,
+from steplus.dialects.step.shape_rules import (
+    Fresh,
+    InferShapes,
+    ResultShape,
+    ShapeError,
+    chunks,
+    equal_dims,
+    has_placeholder,
+    is_ragged,
+    promoted_dim,
+    same,
+    sym,
 )
 from steplus.dialects.step.types import (
     StreamType,
     TupleType,
     is_static,
 )
-
-
-
-
-
-
+from steplus.dialects.step.verify import (
+    FMT,
+    IN_GRAPH,
+    int_of,
+    is_i1,
+    stream_of,
+)
 
 @irdl_op_definition
-class FlattenOp(IRDLOperation):
+class FlattenOp(InferShapes, IRDLOperation):
     """Merge dims `min`..`max` (counted from the innermost, 0) into one.
 
     Example:
@@ -63,23 +75,25 @@ class FlattenOp(IRDLOperation):
         s = stream_of(self, self.input, "input")
         out = stream_of(self, self.output, "result")
         lo, hi = int_of(self.min), int_of(self.max)
-        if not 0 <= lo <= hi < s.rank:
-            raise VerifyException(
-                f"{self.name}: need 0 <= min <= max < {s.rank}, got min={lo} max={hi}"
-            )
-        if out.rank != s.rank - (hi - lo) or out.element != s.element:
+        if 0 <= lo <= hi < s.rank and (out.rank != s.rank - (hi - lo) or out.element != s.element):
             raise VerifyException(
                 f"{self.name}: result must have {s.rank - (hi - lo)} dims and the input's element"
             )
-        dims = s.dims
-        n = s.rank
-        merged = sympy.Mul(*dims[n - 1 - hi : n - lo])
-        expected = [*dims[: n - 1 - hi], merged, *dims[n - lo :]]
-        same_dims(self, out.dims, expected, "result")
+        self.verify_result_shapes()
+
+    def infer_shapes(self, ins: Sequence[StreamType], fresh: Fresh) -> list[ResultShape]:
+        """Table 6: dims `min`..`max` (from the innermost) become their product."""
+        s = ins[0]
+        lo, hi, n = int_of(self.min), int_of(self.max), s.rank
+        if not 0 <= lo <= hi < n:
+            raise ShapeError(f"need 0 <= min <= max < {n}, got min={lo} max={hi}")
+        d = s.dims
+        merged = sympy.Mul(*d[n - 1 - hi : n - lo])
+        return [ResultShape([*d[: n - 1 - hi], merged, *d[n - lo :]], s.element)]
 
 
 @irdl_op_definition
-class ReshapeOp(IRDLOperation):
+class ReshapeOp(InferShapes, IRDLOperation):
     """Split dim `split_dim` (from the innermost) into chunks of `chunk_size`, padding.
 
     Results: data with dims [..., ceil(D/S), S, ...] and an i1 padding stream
@@ -104,34 +118,43 @@ class ReshapeOp(IRDLOperation):
     chunk_size = prop_def(IntegerAttr[I64])
     assembly_format = FMT
     irdl_options = (ParsePropInAttrDict(),)
+    RESULT_NAMES: ClassVar[tuple[str, ...]] = ("data result", "padding result")
 
     def verify_(self) -> None:
         s = stream_of(self, self.input, "input")
         out = stream_of(self, self.output, "data result")
         pad = stream_of(self, self.padding, "padding result")
-        b, size = int_of(self.split_dim), int_of(self.chunk_size)
+        b, size, n = int_of(self.split_dim), int_of(self.chunk_size), s.rank
+        if 0 <= b < n and size >= 1:
+            d = s.dims[n - 1 - b]
+            if b > 0 and is_static(d) and int(d) % size:
+                raise VerifyException(
+                    f"{self.name}: splitting a non-innermost dim needs it divisible by "
+                    f"{size}, got {d}"
+                )
+            if out.rank != n + 1 or out.element != s.element:
+                raise VerifyException(f"{self.name}: data result must have {n + 1} dims")
+            if pad.rank != n + 1 or not is_i1(pad.element):
+                raise VerifyException(
+                    f"{self.name}: padding result must be an i1 stream of {n + 1} dims")
+        self.verify_result_shapes()
+
+    def infer_shapes(self, ins: Sequence[StreamType], fresh: Fresh) -> list[ResultShape]:
+        """Table 6: dim `split_dim` (from the innermost) `D` becomes `ceiling(D/S), S`;
+        the padding flags have the same dims."""
+        s = ins[0]
+        b, size, n = int_of(self.split_dim), int_of(self.chunk_size), s.rank
         if size < 1:
-            raise VerifyException(f"{self.name}: chunk_size must be positive")
-        if not 0 <= b < s.rank:
-            raise VerifyException(f"{self.name}: split_dim {b} must be in 0..{s.rank - 1}")
-        n = s.rank
+            raise ShapeError("chunk_size must be positive")
+        if not 0 <= b < n:
+            raise ShapeError(f"split_dim {b} must be in 0..{n - 1}")
         d = s.dims[n - 1 - b]
-        if b > 0 and is_static(d) and int(d) % size:
-            raise VerifyException(
-                f"{self.name}: splitting a non-innermost dim needs it divisible by "
-                f"{size}, got {d}"
-            )
-        if out.rank != n + 1 or out.element != s.element:
-            raise VerifyException(f"{self.name}: data result must have {n + 1} dims")
-        if pad.rank != n + 1 or not (hasattr(pad.element, "width") and pad.element.width.data == 1):
-            raise VerifyException(f"{self.name}: padding result must be an i1 stream of {n + 1} dims")
-        expected = [*s.dims[: n - 1 - b], sympy.ceiling(d / size), size, *s.dims[n - b :]]
-        same_dims(self, out.dims, expected, "data result")
-        same_dims(self, pad.dims, expected, "padding result")
+        dims = [*s.dims[: n - 1 - b], chunks(d, size), sym(size), *s.dims[n - b :]]
+        return [ResultShape(dims, s.element), ResultShape(list(dims), i1)]
 
 
 @irdl_op_definition
-class PromoteOp(IRDLOperation):
+class PromoteOp(InferShapes, IRDLOperation):
     """Add an outer dimension of size 1 (0 for an empty stream).
 
     Example:
@@ -159,11 +182,17 @@ class PromoteOp(IRDLOperation):
         new = out.dims[0]
         if is_static(new) and int(new) not in (0, 1):
             raise VerifyException(f"{self.name}: the new outer dim is 1 (or 0), got {new}")
-        same_dims(self, out.dims[1:], s.dims, "result")
+        self.verify_result_shapes()
+
+    def infer_shapes(self, ins: Sequence[StreamType], fresh: Fresh) -> list[ResultShape]:
+        """Table 6: a new outer dim `Min(1, D)` (1 unless the stream is empty)."""
+        s = ins[0]
+        outer = s.dims[0] if s.rank else sym(1)
+        return [ResultShape([promoted_dim(outer), *s.dims], s.element)]
 
 
 @irdl_op_definition
-class ExpandOp(IRDLOperation):
+class ExpandOp(InferShapes, IRDLOperation):
     """Repeat each element of `in` to match the shape of `ref` in the `rank` inner dims.
 
     Example:
@@ -189,20 +218,32 @@ class ExpandOp(IRDLOperation):
         s = stream_of(self, self.input, "input")
         r = stream_of(self, self.ref, "ref")
         out = stream_of(self, self.output, "result")
-        b = int_of(self.rank)
         if s.rank != r.rank:
             raise VerifyException(f"{self.name}: input and ref must have the same number of dims")
-        if not 0 <= b < s.rank + 1:
-            raise VerifyException(f"{self.name}: rank {b} out of range")
-        for i, d in enumerate(s.dims[s.rank - b :]):
-            check_dim(self, d, 1, f"input dimension {s.rank - b + i}")
         if out.rank != r.rank or out.element != s.element:
             raise VerifyException(f"{self.name}: result must have ref's dims and the input's element")
-        same_dims(self, out.dims, r.dims, "result")
+        self.verify_result_shapes()
+
+    def infer_shapes(self, ins: Sequence[StreamType], fresh: Fresh) -> list[ResultShape]:
+        """Table 6: ref's dims; the input's `rank` inner dims are 1 and its outer
+        dims are ref's."""
+        data, ref = ins
+        b = int_of(self.rank)
+        if data.rank != ref.rank:
+            raise ShapeError(f"input has {data.rank} dims, ref has {ref.rank}")
+        if not 0 <= b <= data.rank:
+            raise ShapeError(f"rank {b} must be in 0..{data.rank}")
+        for i in range(data.rank - b, data.rank):
+            d = sym(data.dims[i])
+            if not has_placeholder(d) and not equal_dims(d, 1):
+                raise ShapeError(f"dimension {i} of input must be 1 to expand, got {sympy.sstr(d)}",
+                                 static=bool(d.is_Integer))
+        same(data.dims[: data.rank - b], ref.dims[: ref.rank - b], "input", "ref")
+        return [ResultShape(ref.dims, data.element)]
 
 
 @irdl_op_definition
-class ZipOp(IRDLOperation):
+class ZipOp(InferShapes, IRDLOperation):
     """Pair up the elements of two streams of the same shape.
 
     Example:
@@ -229,14 +270,27 @@ class ZipOp(IRDLOperation):
         out = stream_of(self, self.output, "result")
         if a.rank != b.rank:
             raise VerifyException(f"{self.name}: operands must have the same dims")
-        same_dims(self, b.dims, a.dims, "rhs")
-        if out.rank != a.rank or out.element != TupleType([a.element, b.element]):
+        el = out.element
+        if out.rank != a.rank or not (isinstance(el, TupleType)
+                                      and tuple(el.elements.data) == (a.element, b.element)):
             raise VerifyException(f"{self.name}: result must be a stream of tuple<lhs, rhs>")
-        same_dims(self, out.dims, a.dims, "result")
+        self.verify_result_shapes()
+
+    def infer_shapes(self, ins: Sequence[StreamType], fresh: Fresh) -> list[ResultShape]:
+        """Same dims on both sides; a ragged dim (data-dependent, e.g. the rows a
+        flat_map produced) cannot be compared statically and takes the other
+        side's dim (the MoE's routing weights zipped with the expert's rows)."""
+        a, b = ins
+        if a.rank != b.rank:
+            raise ShapeError(f"lhs has {a.rank} dims, rhs has {b.rank}")
+        regular = [(x, y) for x, y in zip(a.dims, b.dims) if not (is_ragged(x) or is_ragged(y))]
+        same([y for _, y in regular], [x for x, _ in regular], "rhs", "lhs")
+        dims = [y if is_ragged(x) and not is_ragged(y) else x for x, y in zip(a.dims, b.dims)]
+        return [ResultShape(dims, _tuple_of(a.element, b.element))]
 
 
 @irdl_op_definition
-class RepeatOp(IRDLOperation):
+class RepeatOp(InferShapes, IRDLOperation):
     """Repeat every element `count` times (a new innermost dim of size `count`).
 
     Example:
@@ -264,7 +318,17 @@ class RepeatOp(IRDLOperation):
             raise VerifyException(f"{self.name}: count must be positive")
         if out.rank != s.rank + 1 or out.element != s.element:
             raise VerifyException(f"{self.name}: result must add one innermost dim")
-        same_dims(self, out.dims, [*s.dims, int_of(self.count)], "result")
+        self.verify_result_shapes()
+
+    def infer_shapes(self, ins: Sequence[StreamType], fresh: Fresh) -> list[ResultShape]:
+        """The input's dims ++ `count` (every element `count` times)."""
+        return [ResultShape([*ins[0].dims, sym(int_of(self.count))], ins[0].element)]
+
+
+@functools.lru_cache(maxsize=256)
+def _tuple_of(a: Attribute, b: Attribute) -> TupleType:
+    """`tuple<a, b>`, built once per pair of element types (a zip's result element)."""
+    return TupleType([a, b])
 
 
 SHAPE_OPS = [FlattenOp, ReshapeOp, PromoteOp, ExpandOp, ZipOp, RepeatOp]

@@ -26,7 +26,6 @@ from steplus.dialects.step.builder import (
     eager_merge,
     reassemble,
 )
-from steplus.dialects.step.types import StreamType
 
 T = TileType(16, 64, f32)
 

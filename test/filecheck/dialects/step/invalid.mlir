@@ -161,7 +161,7 @@ step.graph @g19 {
 
 step.graph @g20 {
 ^bb0(%q: !step.stream<[B, 2], !step.tile<1x64xf32>>, %k: !step.stream<[B, 4], !step.tile<1x64xf32>>):
-  // expected-error @+1 {{input dimension 1 is 2, expected 1}}
+  // expected-error @+1 {{dimension 1 of input must be 1 to expand, got 2}}
   %e = step.expand %q, %k {rank = 1 : i64} : (!step.stream<[B, 2], !step.tile<1x64xf32>>, !step.stream<[B, 4], !step.tile<1x64xf32>>) -> !step.stream<[B, 4], !step.tile<1x64xf32>>
 }
 
@@ -201,7 +201,7 @@ step.graph @g24 {
 
 step.graph @g25 {
 ^bb0(%x: !step.stream<[B, 4], !step.tile<1x64xf32>>, %s: !step.stream<[B], !step.selector<2>>):
-  // expected-error @+1 {{result #0 dimension 0 is 5, expected 4}}
+  // expected-error @+1 {{result #0 dimension 1 is 5, expected 4}}
   %a, %b = step.partition %x, %s : (!step.stream<[B, 4], !step.tile<1x64xf32>>, !step.stream<[B], !step.selector<2>>) -> (!step.stream<[B_0, 5], !step.tile<1x64xf32>>, !step.stream<[B_1, 4], !step.tile<1x64xf32>>)
 }
 
@@ -233,7 +233,7 @@ step.graph @g28 {
 
 step.graph @g29 {
 ^bb0(%a: !step.stream<[2, 4], !step.tile<1x64xf32>>, %b: !step.stream<[3, 4], !step.tile<1x64xf32>>):
-  // expected-error @+1 {{data outer dimension is 6, expected 5}}
+  // expected-error @+1 {{data result dimension 0 is 6, expected 5}}
   %d, %s = step.eager_merge %a, %b : (!step.stream<[2, 4], !step.tile<1x64xf32>>, !step.stream<[3, 4], !step.tile<1x64xf32>>) -> (!step.stream<[6, 4], !step.tile<1x64xf32>>, !step.stream<[6], !step.selector<2>>)
 }
 
@@ -271,7 +271,7 @@ step.graph @g33 {
 // -----
 
 step.graph @g34 {
-  // expected-error @+1 {{result dimension is 4, expected 3}}
+  // expected-error @+1 {{result dimension 0 is 4, expected 3}}
   %m = step.metadata_gen {values = array<i64: 3, 7, 5>} : !step.stream<[4], !step.tile<1x1xi64>>
 }
 
