@@ -13,6 +13,9 @@ forms torch-mlir emits) and lowered by `convert-linalg-to-step`:
   users is a region's result, stored, and read back by every user (so no
   on-chip row buffer is needed and regions never depend on each other in a
   cycle); projections that share their left operand share a region (q/k/v);
+- an element-wise op of one tensor (and scalars) on a view of a region value
+  joins that region, applied before the view (it commutes with the reshape:
+  `(h @ w_q).view(B, H, 1, D) * c` scales the projection's tiles);
 - an element-wise region of same-shape tensors of any rank is flattened to
   2-D (`[B, H, 1, D]` -> `[B*H, D]`: a view of row-major memory).
 
@@ -22,8 +25,8 @@ step library (`row_softmax_topk[k]` for Qwen3's softmax-then-top-k,
 (`row_topk_index[k]`), both stored; one tile spans the E columns of a row.
 
 Example: the small Qwen decoder layer gives regions `{pow, mean, add, rsqrt,
-mul, mul_1}` (RMSNorm), `{matmul, matmul_1, matmul_2}` (q/k/v), `{mul_2}` (the
-1/sqrt(d) scale of q), `{matmul_3, add_1}` (output projection + residual),
+mul, mul_1}` (RMSNorm), `{matmul, view, mul_2, matmul_1, matmul_2}` (q/k/v,
+q scaled by 1/sqrt(d)), `{matmul_3, add_1}` (output projection + residual),
 a second RMSNorm, and `{add_3}` (the last residual).
 """
 
@@ -129,6 +132,7 @@ def regions(nodes, covered: set) -> list[list]:
         return n
 
     by_lhs: dict = {}
+    transparent: dict = {}  # a view inside a region -> its element-wise user
     for n in cand:
         if _name(n) in MATMUL:
             lhs = n.args[0]
@@ -140,10 +144,30 @@ def regions(nodes, covered: set) -> list[list]:
         for a in n.all_input_nodes:
             if a in inset and len(a.users) == 1:
                 parent[find(a)] = find(n)
+            elif _through_view(n, a, inset):  # x.view(..) * c: the scale on x, then the view
+                parent[find(a.args[0])] = find(n)
+                transparent[a] = n
     groups: dict = {}
     for n in cand:
         groups.setdefault(find(n), []).append(n)
-    return list(groups.values())
+    for v, n in transparent.items():
+        groups[find(n)].append(v)
+    order = {n: i for i, n in enumerate(nodes)}
+    return [sorted(g, key=order.__getitem__) for g in groups.values()]
+
+
+def _hoistable(n) -> bool:
+    """An element-wise op of one tensor (and scalars): it commutes with a reshape."""
+    name = _name(n)
+    tensors = [a for a in n.args if _is_tensor(a)]
+    return (name in UNARY or name in OTHER or name in BINARY) and len(tensors) == 1
+
+
+def _through_view(n, a, inset: set) -> bool:
+    """`a` is a view whose only user is `n`, of a region value whose only user is `a`."""
+    return (_name(a) in VIEWS and len(a.users) == 1 and _hoistable(n)
+            and a.args and a.args[0] in inset and len(a.args[0].users) == 1
+            and _name(a.args[0]) not in REDUCE)
 
 
 @dataclass
@@ -190,6 +214,12 @@ def region_text(region: list, fname: str, produced: set = frozenset()) -> Text:
                 inputs.append(a)
     outputs = [n for n in region if any(u not in inset for u in n.users)]
     shapes = {n: _shape(n) for n in [*region, *inputs]}
+    views = {n for n in region if _name(n) in VIEWS}
+    for n in region:  # a view in a region is its source; its element-wise user keeps that shape
+        if n in views:
+            shapes[n] = shapes[n.args[0]]
+        elif any(a in views for a in n.all_input_nodes):
+            shapes[n] = shapes[next(a for a in n.all_input_nodes if a in views)]
     flat = any(len(s) > 2 for s in shapes.values())
     if flat:
         if len({s for s in shapes.values()}) != 1 or any(
@@ -264,6 +294,9 @@ def region_text(region: list, fname: str, produced: set = frozenset()) -> Text:
 
     for n in region:
         name, out = _name(n), shapes[n]
+        if n in views:
+            val[n], el[n] = val[n.args[0]], el[n.args[0]]
+            continue
         if name in MATMUL:
             lhs, w = n.args
             ot = _t(out, "f32")
