@@ -21,8 +21,10 @@ Operators (seed appendix tables 2-6 plus what real graphs need):
   `cache_read_addr_gen`, `filter_last_tile`, `parallelize`
 
 Most operators print as `step.op %a, %b {props} : (operand types) -> result
-types`. Verifiers check the element types and ranks of the tables, and the
-dimensions where they are static.
+types`. Each operator with results owns its shape rule (`infer_shapes`, see
+`shape_rules`): the verifier checks the element types and ranks of the tables
+and compares the written dims with the rule where they are static;
+`step-infer-shapes` and the Python frontend (`builder`) use the same rule.
 
 Example:
 

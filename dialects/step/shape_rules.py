@@ -300,15 +300,15 @@ def verify_result_shapes(op: Operation) -> None:
         out = res.type
         if not isinstance(out, StreamType):
             continue
-        _compare(op, out.dims, shape.dims, shape.fresh, what)
+        _compare(op, out.dims, shape.dims, what)
         inf = shape.element
         if isinstance(inf, BufferType) and isinstance(out.element, BufferType):
-            _compare(op, out.element.dims, inf.dims, shape.fresh,
+            _compare(op, out.element.dims, inf.dims,
                      "buffer" if what == "result" else f"{what} buffer")
 
 
 def _compare(op: Operation, written: Sequence[sympy.Expr], inferred: Sequence[sympy.Expr],
-             fresh: set[sympy.Symbol], what: str) -> None:
+             what: str) -> None:
     if len(written) != len(inferred):
         raise VerifyException(f"{op.name}: {what} has {len(written)} dims, expected {len(inferred)}")
     for k, (w, d) in enumerate(zip(written, inferred)):
