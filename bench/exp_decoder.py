@@ -8,10 +8,10 @@ decode step of B = 64 sequences), the PyTorch `DecoderLayer` is exported
 `steplus.lowering.linalg_to_step.aten.lower_exported`: the GQA attention to
 the §8.4 graph, the MoE FFN to the §8.2 graph, and the rest through
 `convert-linalg-to-step` (bf16 arguments, f32 results, tile 64x256x256,
-schedule mnk): the two RMSNorms, the q/k/v and output projections (the first
-residual add fused into the latter), the 1/sqrt(d) scale of q, the router
-(logits + top-k weights and indices; a tile spans the E columns) and the
-last residual add — the "dense" phases. Only views and reshapes are not
+schedule mnk): the two RMSNorms, the q/k/v projections (the 1/sqrt(d) scale
+of q fused) and the output projection (the first residual add fused), the
+router (logits + top-k weights and indices; a tile spans the E columns) and
+the last residual add — the "dense" phases. Only views and reshapes are not
 lowered (a remark says so).
 
 It is specialized to the shipped traces: the MoE to the routing trace

@@ -12,7 +12,7 @@ configurations; `cfg.small()` keeps the structure at test sizes.
 
 `steplus.lowering.linalg_to_step.aten.lower_exported` lowers its
 `torch.export` graph to the §8.4 attention graph, the §8.2 MoE graph, and
-with `dense=...` the RMSNorms, projections, the q scale, the residual adds
+with `dense=...` the RMSNorms, projections (q scaled), the residual adds
 and the MoE router as `convert-linalg-to-step` graphs; only the views and
 reshapes (no arithmetic) are reported as not lowered. `bench/exp_decoder.py`
 simulates it.
