@@ -125,6 +125,9 @@ def run_graph(args, module) -> int:
             cfg = cfg.with_(base_depth=args.depth)
         except ValueError as e:
             raise UsageError(f"--depth: {e}") from None
+    if (err := apply_recorded_bindings(module)) is not None:
+        print(f"{args.input_file}: error: {err}", file=sys.stderr)
+        return EXIT_USER_ERROR
     kernels = _kernels(module, args.graph)
     if kernels is not None or args.orchestration:
         return _run_kernels(args, module, cfg, kernels)
@@ -204,3 +207,34 @@ def _run_kernels(args, module, cfg, kernels) -> int:
     for k in res.kernels:
         print(f"{k.name[:24]:<24} {k.metrics.cycles:>12} {k.metrics.offchip_traffic:>14}")
     return 0
+
+
+def apply_recorded_bindings(module) -> str | None:
+    """Write each graph's recorded bindings (`step.bind`, e.g. from
+    `step-specialize` without `rewrite`) into its stream types, as
+    `step-specialize{rewrite=true}` does: the simulator needs numbers, and a
+    graph whose types still name a bound symbol would run as if it were unbound.
+    Returns the message of a malformed `step.bind` (None if all is well)."""
+    from steplus.dialects.step import GraphOp
+    from steplus.dialects.step.types import BufferType, StreamType
+    from steplus.passes.step.bindings import BIND_ATTR, graph_bindings
+    from steplus.passes.step.specialize import specialize_graph
+    from steplus.utils.diagnostics import OpDiagnosticError
+
+    for graph in [g for g in module.walk() if isinstance(g, GraphOp)]:
+        if BIND_ATTR not in graph.attributes:
+            continue
+        try:
+            bound = graph_bindings(graph)
+            block = graph.body.block
+            types = [v.type for v in block.args] + [r.type for op in block.ops for r in op.results]
+            named: set[str] = set()
+            for t in types:
+                while isinstance(t, StreamType | BufferType):
+                    named |= {s.name for d in t.dims for s in d.free_symbols}
+                    t = t.element
+            if named & bound.keys():
+                specialize_graph(graph, {}, rewrite=True)
+        except OpDiagnosticError as e:
+            return f"@{graph.sym_name.data}: {e.message}"
+    return None
