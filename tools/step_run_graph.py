@@ -31,6 +31,12 @@ from __future__ import annotations
 import json
 import sys
 
+from steplus.dialects.step import GraphOp
+from steplus.dialects.step.types import BufferType, StreamType
+from steplus.passes.step.bindings import BIND_ATTR, graph_bindings
+from steplus.passes.step.specialize import specialize_graph
+from steplus.utils.diagnostics import OpDiagnosticError
+
 
 def add_arguments(p) -> None:
     g = p.add_argument_group("step graphs")
@@ -215,12 +221,6 @@ def apply_recorded_bindings(module) -> str | None:
     `step-specialize{rewrite=true}` does: the simulator needs numbers, and a
     graph whose types still name a bound symbol would run as if it were unbound.
     Returns the message of a malformed `step.bind` (None if all is well)."""
-    from steplus.dialects.step import GraphOp
-    from steplus.dialects.step.types import BufferType, StreamType
-    from steplus.passes.step.bindings import BIND_ATTR, graph_bindings
-    from steplus.passes.step.specialize import specialize_graph
-    from steplus.utils.diagnostics import OpDiagnosticError
-
     for graph in [g for g in module.walk() if isinstance(g, GraphOp)]:
         if BIND_ATTR not in graph.attributes:
             continue
