@@ -1,7 +1,7 @@
-"""Misusing the Python graph builders raises TypeError/ValueError naming the argument.
+"""Misusing the Python graph frontend raises TypeError/ValueError naming the argument.
 
-For every public method of `step_frontend` (`Graph`, `Stream`, `reassemble`,
-`eager_merge`): wrong kinds of values (a str
+For every public method of `steplus.dialects.step.builder` (`Graph`, `Stream`,
+`reassemble`, `eager_merge`): wrong kinds of values (a str
 where an int goes, an int where a stream goes, None), bad values (negative or
 zero sizes, empty shapes, unknown functions, wrong arity, bad dtype strings),
 a stream of another graph, and a stream consumed twice. Each case checks the
