@@ -13,6 +13,7 @@ Example::
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -37,7 +38,7 @@ def map_dims(op: Any) -> list[list[int]]:
     return out
 
 
-def im2col_nchw(x: np.ndarray, kernel: tuple[int, int], stride: tuple[int, int]) -> np.ndarray:
+def im2col_nchw(x: np.ndarray, kernel: Sequence[int], stride: Sequence[int]) -> np.ndarray:
     """Valid-convolution patches of NCHW `x` as rows: shape (N*OH*OW, C*KH*KW), columns in
     (c, kh, kw) order (the order of an FCHW weight flattened per filter)."""
     n, c, h, w = x.shape

@@ -30,20 +30,23 @@ from steplus.passes.isel.semantics.domain import NumpyDomain
 from steplus.passes.isel.semantics.registry import SemanticsError
 from steplus.utils.layouts import im2col_nchw
 
+# a z3 expression (z3's type stubs do not type its arithmetic operators)
+Term = Any
+
 
 class Sym:
     """A scalar term; `None`-valued padding is represented by `PAD`."""
 
     __slots__ = ("t", "ctx")
 
-    def __init__(self, t, ctx):
+    def __init__(self, t: Term, ctx: Ctx):
         self.t, self.ctx = t, ctx
 
-    def _zero(self):
+    def _zero(self) -> bool:
         return z3.is_rational_value(self.t) and self.t.as_fraction() == 0 if self.ctx.mode == "uf" else \
             (z3.is_bv_value(self.t) and self.t.as_long() == 0)
 
-    def __add__(self, o):
+    def __add__(self, o: Any) -> Sym:
         if o is PAD or o is None:
             return self
         if self._zero():
@@ -54,19 +57,19 @@ class Sym:
 
     __radd__ = __add__
 
-    def __mul__(self, o):
+    def __mul__(self, o: Sym) -> Sym:
         return Sym(self.ctx.mul(self.t, o.t), self.ctx)
 
     __rmul__ = __mul__
 
-    def __sub__(self, o):
+    def __sub__(self, o: Sym) -> Sym:
         return Sym(self.ctx.fn("fsub", 2)(self.t, o.t) if self.ctx.mode == "uf" else self.t - o.t, self.ctx)
 
 
 PAD = object()
 
 
-def smax(a, b):
+def smax(a: Any, b: Any) -> Any:
     if a is PAD:
         return b
     if b is PAD:
@@ -75,7 +78,7 @@ def smax(a, b):
     return Sym(z3.If(a.t > b.t, a.t, b.t), ctx)  # signed for BitVec
 
 
-def smin(a, b):
+def smin(a: Any, b: Any) -> Any:
     if a is PAD:
         return b
     if b is PAD:
@@ -90,7 +93,7 @@ class Ctx:
             self.fadd = z3.Function("fadd", z3.RealSort(), z3.RealSort(), z3.RealSort())
             self.fmul = z3.Function("fmul", z3.RealSort(), z3.RealSort(), z3.RealSort())
 
-    def fn(self, name: str, arity: int = 1):
+    def fn(self, name: str, arity: int = 1) -> Any:
         """An uninterpreted real function (`sigmoid`, `tanh`, `exp`, `recip`, `rsqrt`, `fsub`)."""
         if self.mode != "uf":
             raise NotImplementedError(f"'{name}' has no bit-vector semantics; use arith=uf")
@@ -99,10 +102,10 @@ class Ctx:
             setattr(self, key, z3.Function(name, *([z3.RealSort()] * (arity + 1))))
         return getattr(self, key)
 
-    def _sorted(self, a, b):
+    def _sorted(self, a: Term, b: Term) -> tuple[Term, Term]:
         return (a, b) if a.get_id() <= b.get_id() else (b, a)
 
-    def _apply(self, op: str, a, b):
+    def _apply(self, op: str, a: Term, b: Term) -> Term:
         """`op` of two terms, memoised: the input and the selected program share their products and sums."""
         key = (op, a.get_id(), b.get_id())
         memo = self.__dict__.setdefault("_memo", {})
@@ -113,34 +116,34 @@ class Ctx:
                 memo[key] = a + b if op == "+" else a * b
         return memo[key]
 
-    def add(self, a, b):
+    def add(self, a: Term, b: Term) -> Term:
         return self._apply("+", a, b)
 
-    def mul(self, a, b):
+    def mul(self, a: Term, b: Term) -> Term:
         return self._apply("*", a, b)
 
-    def var(self, name):
+    def var(self, name: str) -> Term:
         return z3.Real(name) if self.mode == "uf" else z3.BitVec(name, 32)
 
-    def const(self, v: float):
+    def const(self, v: float) -> Term:
         return z3.RealVal(v) if self.mode == "uf" else z3.BitVecVal(int(v), 32)
 
 
-def tensor(ctx: Ctx, name: str, shape) -> np.ndarray:
+def tensor(ctx: Ctx, name: str, shape: Sequence[int]) -> np.ndarray:
     flat = [Sym(ctx.var(f"{name}_{i}"), ctx) for i in range(int(np.prod(shape, dtype=np.int64)))]
     arr = np.empty(len(flat), dtype=object)
     arr[:] = flat
     return arr.reshape(shape)
 
 
-def fold_sum(terms):
+def fold_sum(terms: Iterable[Any]) -> Any:
     acc = None
     for t in terms:
         acc = t if acc is None else acc + t
     return acc
 
 
-def matmul(a, b):
+def matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     if a.ndim > 2:  # batched over the leading axes
         return np.stack([matmul(x, y) for x, y in zip(a, np.broadcast_to(b, (a.shape[0], *b.shape[-2:])))])
     m, k = a.shape
@@ -152,7 +155,7 @@ def matmul(a, b):
     return out
 
 
-def conv2d(x, w, strides):
+def conv2d(x: np.ndarray, w: np.ndarray, strides: Sequence[int]) -> np.ndarray:
     """Valid NCHW conv, summing in (c, kr, kc) order (the im2col column order)."""
     cols = im2col_nchw(x, w.shape[2:], strides)  # [N*OH*OW, C*KH*KW]
     n, _, h, wd = x.shape
@@ -162,28 +165,16 @@ def conv2d(x, w, strides):
     return y.reshape(k, n, oh, ow).transpose(1, 0, 2, 3)
 
 
-def windows_nhwc(x, kernel, stride, pad):
-    n, h, w, c = x.shape
-    kh, kw = kernel
-    sh, sw = stride
-    pt, pb, pl, pr = pad
-    xp = np.empty((n, h + pt + pb, w + pl + pr, c), dtype=object)
-    xp[...] = PAD
-    xp[:, pt:pt + h, pl:pl + w] = x
-    oh, ow = (h + pt + pb - kh) // sh + 1, (w + pl + pr - kw) // sw + 1
-    return np.stack([xp[:, i:i + sh * oh:sh, j:j + sw * ow:sw, :].reshape(-1) for i in range(kh) for j in range(kw)])
-
-
-def unary(name: str, a):
+def unary(name: str, a: np.ndarray) -> np.ndarray:
     """Elementwise uninterpreted function `name` over an object array."""
     out = np.empty(a.shape, dtype=object)
     for idx in np.ndindex(*a.shape):
-        x = a[idx]
+        x: Any = a[idx]
         out[idx] = Sym(x.ctx.fn(name)(x.t), x.ctx)
     return out
 
 
-def row_sums(a):
+def row_sums(a: np.ndarray) -> np.ndarray:
     """Σ over the last axis of a 2-D array, kept as [m, 1] (left fold, like the IR)."""
     out = np.empty((a.shape[0], 1), dtype=object)
     for i in range(a.shape[0]):
@@ -191,17 +182,7 @@ def row_sums(a):
     return out
 
 
-def reduce_rows_max(a):
-    out = np.empty(a.shape[1:], dtype=object)
-    for idx in np.ndindex(*a.shape[1:]):
-        acc = PAD
-        for t in range(a.shape[0]):
-            acc = smax(acc, a[(t, *idx)])
-        out[idx] = acc
-    return out
-
-
-def accel_spec(callee: str, args, attrs):
+def accel_spec(callee: str, args: Sequence[np.ndarray], attrs: dict[str, Any]) -> np.ndarray:
     """The symbolic meaning of an accelerator function (numerics abstracted)."""
     if callee == "flexasr.maxpool":
         a = args[0]

@@ -42,12 +42,13 @@ import math
 import time
 from collections import Counter
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import z3
 from xdsl.context import Context
 from xdsl.dialects import builtin, func
-from xdsl.ir import Operation
+from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from steplus.utils.diagnostics import OpDiagnosticError, emit
@@ -94,12 +95,12 @@ _PER_ELEMENT = {"tosa.reduce_max": 2, "tosa.reduce_sum": 1, "tosa.reduce_min": 2
                                                  "tosa.rsqrt")}}
 
 
-def _elements(v) -> int:
+def _elements(v: SSAValue) -> int:
     t = v.type
     return math.prod(t.get_shape()) if hasattr(t, "get_shape") else 1
 
 
-def _dims(v) -> tuple[int, ...]:
+def _dims(v: SSAValue) -> tuple[int, ...]:
     return tuple(v.type.get_shape()) if hasattr(v.type, "get_shape") else ()
 
 
@@ -164,7 +165,7 @@ def estimate_terms(fn: func.FuncOp) -> int:
     return args + sum(op_terms(op) for op in fn.body.blocks[0].ops)  # a generic's body is in its cost
 
 
-def _disequalities(ref, sel) -> tuple[list, int]:
+def _disequalities(ref: list[Any], sel: list[Any]) -> tuple[list[z3.BoolRef], int]:
     """One z3 disequality per output element whose two terms are not syntactically equal."""
     diffs = []
     for r, s in zip(ref, sel):
@@ -192,7 +193,7 @@ def prove(fn_ref: func.FuncOp, fn_sel: func.FuncOp, mode: str, timeout_ms: int =
     return check_outputs(diffs, deadline, memory_mb), n
 
 
-def _select_copy(fn: func.FuncOp, targets, flexible: bool, limits: Limits) -> func.FuncOp:
+def _select_copy(fn: func.FuncOp, targets: tuple[str, ...], flexible: bool, limits: Limits) -> func.FuncOp:
     """isel on a clone of `fn`; an error on a cloned op is reported at the original op."""
     sel = fn.clone()
     originals = dict(zip(sel.walk(), fn.walk()))
@@ -203,7 +204,7 @@ def _select_copy(fn: func.FuncOp, targets, flexible: bool, limits: Limits) -> fu
     return sel
 
 
-def _positive(p, option: str, value) -> None:
+def _positive(p: ModulePass, option: str, value: object) -> None:
     if not (isinstance(value, int) and value >= 1):
         raise ValueError(f"{p.name}: {option} must be a positive integer, got {value!r}")
 
@@ -228,7 +229,7 @@ class IselVerifyPass(ModulePass):
     memory_mb: int = 2048
     max_terms: int = 2_000_000
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         check_limits(self)
         check_mode(self)
         parse_targets(self)
@@ -248,7 +249,7 @@ class IselVerifyPass(ModulePass):
         finally:
             release_egraphs()
 
-    def _verify(self, fn: func.FuncOp, targets, limits: Limits) -> None:
+    def _verify(self, fn: func.FuncOp, targets: tuple[str, ...], limits: Limits) -> None:
         name = fn.sym_name.data
         for a in fn.body.blocks[0].args:
             if not isinstance(a.type, builtin.TensorType) or any(d < 0 for d in a.type.get_shape()):
