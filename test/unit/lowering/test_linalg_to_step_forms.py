@@ -10,6 +10,7 @@ Bad forms are located errors.
 
 from __future__ import annotations
 
+import importlib.util
 from pathlib import Path
 
 import numpy as np
@@ -286,3 +287,29 @@ def test_rmsnorm_traffic_is_its_closed_form(tmp_path, tile, tm):
     graph = next(o for o in module.walk() if isinstance(o, GraphOp))
     assert compute_metrics(graph).offchip == expected
     assert build_program(module).run().offchip_traffic == expected
+
+
+@pytest.mark.skipif(importlib.util.find_spec("torch_mlir") is None,
+                    reason="torch-mlir is not installed")
+@pytest.mark.parametrize("name", ["rms", "red", "resh"])
+def test_the_torch_forms_are_torch_mlirs_output(name):
+    """@rms, @red, @resh of the FileCheck forms are what torch-mlir's FX importer
+    (linalg-on-tensors) emits for examples/workloads/torch_modules.py's modules."""
+    import warnings
+
+    import torch
+    from torch_mlir import fx
+
+    from steplus.examples.workloads.torch_modules import FORMS as MODULES
+
+    cls, shapes = MODULES[name]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        text = str(fx.export_and_import(cls(), *(torch.zeros(s) for s in shapes),
+                                        output_type="linalg-on-tensors", func_name=name))
+
+    def canon(t: str) -> list[str]:
+        return [ln.strip() for ln in t.splitlines()
+                if ln.strip() and ln.strip() not in ("module {", "}") and not ln.startswith("//")]
+
+    assert canon(text) == canon(_chunks(FORMS.read_text())[name])
