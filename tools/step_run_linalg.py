@@ -127,7 +127,7 @@ def run_function(module: ModuleOp, lowered, arrays: list, config=None) -> list[n
     `Lowered`) in the fabric's functional mode on the function's arguments;
     returns its results, shaped as the function returns them."""
     from steplus.runtime.fabric.build import build_program
-    from steplus.runtime.fabric.ops_memory import StoreCtx
+    from steplus.runtime.fabric.contexts import StoreCtx
 
     module = module.clone()
     prog = build_program(_graph(module), config, functional=True,
@@ -196,7 +196,7 @@ def run_part(part, values: dict, routing: tuple | None = None, config=None) -> d
     An MoE part needs `routing=(idx [B, K], weights [B, K])`, the router's
     choices, to specialize the graph (its `step-specialize{routing=...}`)."""
     from steplus.runtime.fabric.build import build_program
-    from steplus.runtime.fabric.ops_memory import RandomStoreCtx, StoreCtx
+    from steplus.runtime.fabric.contexts import RandomStoreCtx, StoreCtx
 
     module = part.module.clone()
     part = type(part)(**{**part.__dict__, "module": module})

@@ -3,7 +3,9 @@
 - `channel`: tiles, stream elements, FIFO channels (§1.1-1.2)
 - `engine`: contexts with their own clocks, deterministic scheduling, deadlock detection
 - `hbm`: the off-chip model at tile granularity (§2) and a request-level reference
-- `config`: hardware configurations as data (presets `step-eval`, `swiglu-hdl`, `sn40l`)
-- `ops_*`: the operator contexts (memory, compute roofline §3, routing/shape/generators §4)
+- `contexts`: the operator contexts, grouped like the step dialect's ops (memory, compute
+  roofline §3, routing, shape, generators §4)
+- `build`: a step graph's placement (`lowering/step_placement.py`) instantiated as a program
+- `config`: hardware configurations as data (re-exported from `lowering/fabric_config.py`)
 - `program`: a runnable network plus metrics, tables and Chrome traces
 """

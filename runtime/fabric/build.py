@@ -35,10 +35,11 @@ from steplus.lowering.step_sim_estimate import (
     check_simulation_size, check_tensor_bytes, check_tile_bytes, largest_tile_bytes,
     unbound_symbols,
 )
-from steplus.runtime.fabric import ops_compute as oc
-from steplus.runtime.fabric import ops_memory as om
-from steplus.runtime.fabric import ops_routing as orr
-from steplus.runtime.fabric import ops_shape as osh
+from steplus.runtime.fabric.contexts import compute as oc
+from steplus.runtime.fabric.contexts import generators as og
+from steplus.runtime.fabric.contexts import memory as om
+from steplus.runtime.fabric.contexts import routing as orr
+from steplus.runtime.fabric.contexts import shape as osh
 from steplus.runtime.fabric.channel import Channel
 from steplus.runtime.fabric.engine import Context, Simulator
 from steplus.runtime.fabric.program import Program
@@ -103,11 +104,11 @@ class _Builder:
                               p["compute_bw"], p["pmu_bw"], p["write_back"], self.functional,
                               scan=p["scan"], init=init)
         elif K is Kind.SPLIT_TILES:
-            ctx = osh.SplitTilesCtx(n, p["r"], p["c"], p["rank"])
+            ctx = oc.SplitTilesCtx(n, p["r"], p["c"], p["rank"])
         elif K is Kind.JOIN_TILES:
-            ctx = osh.JoinTilesCtx(n, p["rank"], p["rows"], p["cols"], self.functional)
+            ctx = oc.JoinTilesCtx(n, p["rank"], p["rows"], p["cols"], self.functional)
         elif K is Kind.RETILE_STREAMIFY:
-            ctx = osh.RetileStreamifyCtx(n)
+            ctx = oc.RetileStreamifyCtx(n)
         elif K is Kind.FLATTEN:
             ctx = osh.FlattenCtx(n, p["lo"], p["hi"])
         elif K is Kind.RESHAPE:
@@ -120,9 +121,9 @@ class _Builder:
         elif K is Kind.EXPAND:
             ctx = osh.ExpandCtx(n, p["rank"])
         elif K is Kind.BROADCAST:
-            ctx = osh.BroadcastCtx(n)
+            ctx = orr.BroadcastCtx(n)
         elif K is Kind.CONSUME:
-            ctx = osh.ConsumeCtx(n)
+            ctx = orr.ConsumeCtx(n)
         elif K is Kind.PARTITION:
             ctx = orr.PartitionCtx(n, p["rank"], p["switch"], p["write_back"], p["pmu_bw"])
         elif K is Kind.PARALLELIZE:
@@ -132,15 +133,15 @@ class _Builder:
         elif K is Kind.EAGER_MERGE:
             ctx = orr.EagerMergeCtx(n, p["rank"])
         elif K is Kind.SELECT_GEN:
-            ctx = orr.SelectGenCtx(n, p["rows"], p["shape"])
+            ctx = og.SelectGenCtx(n, p["rows"], p["shape"])
         elif K is Kind.METADATA_GEN:
-            ctx = orr.MetadataGenCtx(n, p["values"])
+            ctx = og.MetadataGenCtx(n, p["values"])
         elif K is Kind.EXPERT_ADDR_GEN:
-            ctx = orr.ExpertAddrGenCtx(n, p["tiles_per_expert"])
+            ctx = og.ExpertAddrGenCtx(n, p["tiles_per_expert"])
         elif K is Kind.CACHE_READ_ADDR_GEN:
-            ctx = orr.CacheReadAddrGenCtx(n)
+            ctx = og.CacheReadAddrGenCtx(n)
         elif K is Kind.FILTER_LAST_TILE:
-            ctx = orr.FilterLastTileCtx(n)
+            ctx = og.FilterLastTileCtx(n)
         else:  # pragma: no cover - every Kind is handled above
             raise LoweringError(f"no fabric context for {K.name}", s.op)
         if s.onchip_bytes is not None:

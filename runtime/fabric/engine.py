@@ -40,6 +40,8 @@ result = sim.run()
 from __future__ import annotations
 
 import math
+from collections.abc import Generator
+from typing import Any, ClassVar
 
 from steplus.lowering.step_sim_estimate import SimulationError
 from steplus.runtime.fabric.channel import CLOSED, NOTHING, Channel
@@ -49,6 +51,10 @@ DEQ, PEEK, ENQ, ROOM, NBPEEK, HBM = range(6)
 _KIND = {DEQ: "dequeue from", PEEK: "peek", ENQ: "enqueue to", ROOM: "room on",
          NBPEEK: "poll", HBM: "HBM"}
 INF = math.inf
+Command = tuple
+"""A channel command a context yields: `(DEQ, ch)`, `(ENQ, ch, element, stamp)`, ... (module doc)."""
+Body = Generator[Command, Any, None]
+"""A context's `body()`: yields commands, is sent each command's result."""
 _DEADLOCK_LINES = 40  # blocked contexts listed in a deadlock report
 
 
@@ -62,14 +68,49 @@ class Context:
     Subclasses implement `body()` as a generator of channel commands and use
     `work(cycles)` to spend busy cycles. `hbm_role` is "r" or "w" for memory
     operators that talk to the HBM controller (None otherwise).
+
+    Every field the engine, the HBM model or `Program` reads off a context is
+    declared here (slots, no per-instance `__dict__`): clocks and counters,
+    the engine's scheduling state (`pending`, `block`, `resume`), the lower
+    bounds (`lb`, `rdeps`, `hbm_lb`, `poll_lb`, `need_all`) and the metrics
+    (`flops`, `onchip_bytes`, `onchip_row_bytes`, `max_rows`). Subclasses
+    declare their own fields in `__slots__` too.
     """
 
-    hbm_role: str | None = None
-    is_memory = False
+    hbm_role: ClassVar[str | None] = None
+    is_memory: ClassVar[bool] = False
     __slots__ = ("name", "clock", "busy", "stall_in", "stall_out", "stall_mem", "firings",
                  "ins", "outs", "done", "pending", "block", "gen", "hbm_lb", "events", "sim",
                  "bytes_read", "bytes_written", "resume", "poll_lb", "need_all", "lb", "rdeps",
-                 "__dict__")
+                 "flops", "onchip_bytes", "onchip_row_bytes", "max_rows")
+
+    name: str
+    clock: int
+    busy: int
+    stall_in: int
+    stall_out: int
+    stall_mem: int
+    firings: int
+    ins: list[Channel]
+    outs: list[Channel]
+    done: bool
+    pending: tuple | None
+    block: tuple[int, Channel | None] | None
+    gen: Body | None
+    hbm_lb: int
+    events: list[tuple[int, int]] | None
+    sim: Simulator | None
+    bytes_read: int
+    bytes_written: int
+    resume: object
+    poll_lb: float | None
+    need_all: list[Channel] | None
+    lb: float | None
+    rdeps: set[Context] | None
+    flops: int
+    onchip_bytes: int | None
+    onchip_row_bytes: int | None
+    max_rows: int
 
     def __init__(self, name: str):
         self.name = name
@@ -79,15 +120,15 @@ class Context:
         self.stall_out = 0
         self.stall_mem = 0
         self.firings = 0
-        self.ins: list[Channel] = []
-        self.outs: list[Channel] = []
+        self.ins = []
+        self.outs = []
         self.done = False
         self.pending = None
         self.block = None  # (kind, channel) while parked
         self.gen = None
         self.hbm_lb = 0
-        self.events: list[tuple[int, int]] | None = None
-        self.sim: Simulator | None = None
+        self.events = None
+        self.sim = None
         self.bytes_read = 0
         self.bytes_written = 0
         self.resume = None  # the value the engine hands the generator on its next step
@@ -95,8 +136,12 @@ class Context:
         self.need_all = None  # a poller that needs every one of these channels (Reassemble)
         self.lb = None  # cached lower bound of the future clock (None: not known)
         self.rdeps = None  # contexts whose cached bound went through this one
+        self.flops = 0  # FLOPs computed (compute contexts)
+        self.onchip_bytes = None  # declared on-chip tile (§5.2), set by the builder
+        self.onchip_row_bytes = None  # bytes of one row of a dynamic-rows tile
+        self.max_rows = 0  # largest tile seen (on-chip metric of dynamic tiles)
 
-    def body(self):  # pragma: no cover - abstract
+    def body(self) -> Body:  # pragma: no cover - abstract
         raise NotImplementedError
         yield
 
@@ -129,6 +174,18 @@ class Context:
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name} @{self.clock}>"
+
+
+class StreamCtx(Context):
+    """A context with one input channel `inp` and one output channel `out`
+    (wired by `runtime/fabric/build.py`; routing contexts add more)."""
+
+    __slots__ = ("inp", "out")
+
+    def __init__(self, name: str):
+        super().__init__(name)
+        self.inp: Channel | None = None
+        self.out: Channel | None = None
 
 
 class Simulator:

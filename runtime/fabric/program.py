@@ -34,7 +34,7 @@ import json
 from dataclasses import dataclass, field
 
 from steplus.runtime.fabric.engine import DeadlockError, Simulator
-from steplus.runtime.fabric.ops_memory import RandomStoreCtx, _MemCtx
+from steplus.runtime.fabric.contexts.memory import MemCtx, RandomStoreCtx
 
 
 @dataclass
@@ -138,19 +138,17 @@ class Program:
         for c in sim.contexts:
             if c.ins and not any(ch.n_deq for ch in c.ins):
                 continue  # received nothing (an expert no token went to): allocates nothing
-            declared = getattr(c, "onchip_bytes", None)
-            row_bytes = getattr(c, "onchip_row_bytes", None)
-            if declared is not None:
-                onchip += declared
-            elif row_bytes is not None:  # a dynamic-rows tile: the largest seen
-                onchip += row_bytes * getattr(c, "max_rows", 0)
+            if c.onchip_bytes is not None:
+                onchip += c.onchip_bytes
+            elif c.onchip_row_bytes is not None:  # a dynamic-rows tile: the largest seen
+                onchip += c.onchip_row_bytes * c.max_rows
             elif isinstance(c, RandomStoreCtx):
                 onchip += c.max_tile_bytes * c.buffer_depth
-            elif isinstance(c, _MemCtx):
+            elif isinstance(c, MemCtx):
                 onchip += c.max_tile_bytes
         fifo = 0
         for ch in sim.channels:
-            fifo += ch.peak * getattr(ch, "elem_bytes", 0)
+            fifo += ch.peak * ch.elem_bytes
         stats = [ContextStats(c.name, type(c).__name__.removesuffix("Ctx"), c.clock, c.busy,
                               c.stall_in, c.stall_out, c.stall_mem, c.firings,
                               c.busy / cycles if cycles else 0.0)
@@ -161,7 +159,7 @@ class Program:
             offchip_written=sum(c.bytes_written for c in mem),
             onchip_peak=onchip,
             fifo_peak_bytes=fifo,
-            flops=sum(getattr(c, "flops", 0) for c in sim.contexts),
+            flops=sum(c.flops for c in sim.contexts),
             firings=sum(c.firings for c in sim.contexts),
             hbm_requests=sim.hbm.requests,
             hbm_segments=sim.hbm.segments,

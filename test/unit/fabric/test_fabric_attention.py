@@ -29,8 +29,8 @@ from steplus.passes.step.metrics import compute_metrics
 from steplus.passes.step.specialize import parse_bind_attr
 from steplus.passes.step.traces import KVTrace
 from steplus.runtime.fabric.config import get_preset
-from steplus.runtime.fabric.ops_compute import MapCtx
-from steplus.runtime.fabric.ops_memory import RandomLoadCtx
+from steplus.runtime.fabric.contexts import MapCtx
+from steplus.runtime.fabric.contexts import RandomLoadCtx
 
 from steplus.examples.workloads import attention
 

@@ -116,7 +116,7 @@ def test_channel_rejects_bad_capacity():
 
 
 def test_stop_levels_of_generated_streams():
-    from steplus.runtime.fabric.ops_memory import walk_levels
+    from steplus.runtime.fabric.contexts import walk_levels
 
     assert [lv for _, lv in walk_levels((3, 1))] == [1, 1, 2]
     assert [lv for _, lv in walk_levels((3,))] == [0, 0, 1]

@@ -6,9 +6,9 @@ from fabric_helpers import Sink, Source, new_sim, num, tile, wire
 
 from steplus.runtime.fabric.channel import Element, Selector
 from steplus.runtime.fabric.engine import ENQ
-from steplus.runtime.fabric import ops_routing as R
-from steplus.runtime.fabric import ops_shape as S
-from steplus.runtime.fabric.ops_compute import AccumCtx, Kernel
+from steplus.runtime.fabric import contexts as R
+from steplus.runtime.fabric import contexts as S
+from steplus.runtime.fabric.contexts import AccumCtx, Kernel
 
 
 def run_chain(op, items, in_attr="inp", out_attr="out", cap=None):
@@ -252,8 +252,8 @@ class _TwoOutputs(S.StreamCtx):
 
     def body(self):
         for _ in range(self.n):
-            yield (R.ENQ, self.outs_list[1], R.Element(tile()), self.clock)
-        yield (R.ENQ, self.outs_list[0], R.Element(tile()), self.clock)
+            yield (ENQ, self.outs_list[1], Element(tile()), self.clock)
+        yield (ENQ, self.outs_list[0], Element(tile()), self.clock)
 
 
 def test_reassemble_in_a_wait_cycle_is_a_deadlock_not_a_hang():

@@ -35,7 +35,7 @@ from steplus.dialects.step.functions import KV_TILES_PER_REQUEST  # noqa: E402
 from steplus.lowering.linalg_to_step.aten import lower_exported  # noqa: E402
 from steplus.lowering.linalg_to_step.moe_graph import MoEShape  # noqa: E402
 from steplus.runtime.fabric.build import build_program  # noqa: E402
-from steplus.runtime.fabric.ops_memory import RandomStoreCtx, StoreCtx  # noqa: E402
+from steplus.runtime.fabric.contexts import RandomStoreCtx, StoreCtx  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[3]
 from steplus.examples.workloads import attention

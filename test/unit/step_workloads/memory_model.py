@@ -13,7 +13,7 @@ from steplus.dialects.step import ops as so
 from steplus.dialects.step import GraphOp
 from steplus.dialects.step.types import StreamType, TileType
 from steplus.runtime.fabric.build import build_program
-from steplus.runtime.fabric.ops_memory import RandomStoreCtx, StoreCtx
+from steplus.runtime.fabric.contexts import RandomStoreCtx, StoreCtx
 
 
 def tile_at(addr: int, rows: int, cols: int) -> np.ndarray:

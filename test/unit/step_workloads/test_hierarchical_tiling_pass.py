@@ -18,8 +18,8 @@ from steplus.runtime.fabric.build import build_program
 from steplus.passes.step.hierarchical_tiling import StepHierarchicalTilingPass
 from steplus.passes.step.metrics import compute_metrics
 from steplus.runtime.fabric.config import get_preset
-from steplus.runtime.fabric.ops_compute import AccumCtx, MapCtx
-from steplus.runtime.fabric.ops_memory import StoreCtx
+from steplus.runtime.fabric.contexts import AccumCtx, MapCtx
+from steplus.runtime.fabric.contexts import StoreCtx
 
 from steplus.examples.workloads import graphs as workloads
 

@@ -1,4 +1,5 @@
-"""Memory operator contexts: off-chip loads and stores (reference spec §2.6).
+"""Memory contexts: off-chip loads and stores (reference spec §2.6; the step dialect's
+memory ops `linear_offchip_load/store`, `random_offchip_load/store`).
 
 Each issues one tile at a time to the HBM model (`(HBM, n_req)` with
 `n_req = rows * ceil(cols * nb / 64)`) and waits for all its responses.
@@ -18,7 +19,7 @@ Functional mode: a load reads its tiles from a 2-D numpy tensor (tile at
 flat index `sum(i_k * stride_k)` of `tiled_in_shape`); a store records the
 tiles it writes in `stored`.
 
-Example (what `convert-step-to-runtime` builds for a load):
+Example (what `runtime/fabric/build.py` builds for a load):
 
 ```python
 LoadCtx("X", rows=16, cols=256, nb=4, shape=(4, 32, 1), stride=(1, 0, 1),
@@ -29,11 +30,17 @@ LoadCtx("X", rows=16, cols=256, nb=4, shape=(4, 32, 1), stride=(1, 0, 1),
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from steplus.runtime.fabric.channel import Element, Tile
-from steplus.runtime.fabric.engine import DEQ, ENQ, HBM, PEEK, Context, SimulationError
+from steplus.runtime.fabric.channel import Channel, Element, Tile
+from steplus.runtime.fabric.engine import (
+    DEQ, ENQ, HBM, PEEK, Body, Command, Context, SimulationError,
+)
+
+Tensor = np.ndarray | Callable[[int], np.ndarray]
+"""A functional-mode input: a 2-D array, or tile index -> tile (a sparse tensor)."""
 
 
 def stop_level(index: tuple[int, ...], shape: tuple[int, ...]) -> int:
@@ -57,8 +64,11 @@ def n_requests(rows: int, cols: int, nb: int, req_bytes: int = 64) -> int:
     return rows * -(-(cols * nb) // req_bytes)
 
 
-class _MemCtx(Context):
+class MemCtx(Context):
+    """A context that moves tiles through the HBM model, one tile at a time."""
+
     is_memory = True
+    __slots__ = ("req_bytes", "max_tile_bytes", "tiles")
 
     def __init__(self, name: str, req_bytes: int = 64):
         super().__init__(name)
@@ -66,7 +76,7 @@ class _MemCtx(Context):
         self.max_tile_bytes = 0
         self.tiles = 0
 
-    def _transfer(self, tile: Tile, counted_nb: int | None = None):
+    def _transfer(self, tile: Tile, counted_nb: int | None = None) -> Command:
         self.tiles += 1
         self.firings += 1
         if tile.nbytes > self.max_tile_bytes:
@@ -79,13 +89,16 @@ class _MemCtx(Context):
         return (HBM, n_requests(tile.rows, tile.cols, tile.nb, self.req_bytes))
 
 
-class LoadCtx(_MemCtx):
+class LoadCtx(MemCtx):
     """OffChipLoad / DynOffChipLoad (see module doc)."""
 
     hbm_role = "r"
+    __slots__ = ("rows", "cols", "nb", "shape", "stride", "in_shape", "tensor", "walk", "ref",
+                 "out")
 
-    def __init__(self, name, rows, cols, nb, shape, stride=None, in_shape=None,
-                 tensor: np.ndarray | None = None, req_bytes: int = 64):
+    def __init__(self, name: str, rows: int, cols: int, nb: int, shape: Sequence[int],
+                 stride: Sequence[int] | None = None, in_shape: Sequence[int] | None = None,
+                 tensor: Tensor | None = None, req_bytes: int = 64):
         super().__init__(name, req_bytes)
         self.rows, self.cols, self.nb = rows, cols, nb
         self.shape = tuple(shape)
@@ -93,10 +106,10 @@ class LoadCtx(_MemCtx):
         self.in_shape = tuple(in_shape) if in_shape is not None else self.shape
         self.tensor = tensor
         self.walk = walk_levels(self.shape)
-        self.ref = None  # set for DynOffChipLoad
-        self.out = None
+        self.ref: Channel | None = None  # set for DynOffChipLoad
+        self.out: Channel | None = None
 
-    def _value(self, ix: tuple[int, ...]):
+    def _value(self, ix: tuple[int, ...]) -> np.ndarray | None:
         if self.tensor is None:
             return None
         stride = self.stride or tuple(
@@ -107,7 +120,7 @@ class LoadCtx(_MemCtx):
         r, c = self.rows, self.cols
         return self.tensor[bi * r:(bi + 1) * r, bj * c:(bj + 1) * c]
 
-    def _one_walk(self, extra_level: int | None):
+    def _one_walk(self, extra_level: int | None) -> Body:
         n = len(self.shape)
         last = len(self.walk) - 1
         for k, (ix, level) in enumerate(self.walk):
@@ -118,7 +131,7 @@ class LoadCtx(_MemCtx):
             if self.out is not None:
                 yield (ENQ, self.out, Element(tile, level), self.clock)
 
-    def body(self):
+    def body(self) -> Body:
         if self.ref is None:
             yield from self._one_walk(None)
             return
@@ -129,20 +142,22 @@ class LoadCtx(_MemCtx):
             yield from self._one_walk(el.level)
 
 
-class RandomLoadCtx(_MemCtx):
+class RandomLoadCtx(MemCtx):
     """RandomOffChipLoad: one tile per address element, with the address's level."""
 
     hbm_role = "r"
+    __slots__ = ("rows", "cols", "nb", "tensor", "in_shape", "addr", "out")
 
-    def __init__(self, name, rows, cols, nb, tensor=None, in_shape=None, req_bytes=64):
+    def __init__(self, name: str, rows: int, cols: int, nb: int, tensor: Tensor | None = None,
+                 in_shape: Sequence[int] | None = None, req_bytes: int = 64):
         super().__init__(name, req_bytes)
         self.rows, self.cols, self.nb = rows, cols, nb
         self.tensor = tensor
         self.in_shape = tuple(in_shape) if in_shape else None
-        self.addr = None
-        self.out = None
+        self.addr: Channel | None = None
+        self.out: Channel | None = None
 
-    def body(self):
+    def body(self) -> Body:
         while True:
             a = yield (DEQ, self.addr)
             if a is None:
@@ -162,18 +177,19 @@ class RandomLoadCtx(_MemCtx):
                 yield (ENQ, self.out, Element(tile, a.level), self.clock)
 
 
-class StoreCtx(_MemCtx):
+class StoreCtx(MemCtx):
     """OffChipStore: peek the input tile, write it, then dequeue it."""
 
     hbm_role = "w"
+    __slots__ = ("inp", "declared_nb", "stored")
 
-    def __init__(self, name, req_bytes=64, declared_nb: int | None = None):
+    def __init__(self, name: str, req_bytes: int = 64, declared_nb: int | None = None):
         super().__init__(name, req_bytes)
-        self.inp = None
+        self.inp: Channel | None = None
         self.declared_nb = declared_nb  # bytes/element counted in the traffic metric
         self.stored: list[np.ndarray | None] = []
 
-    def body(self):
+    def body(self) -> Body:
         while True:
             el = yield (PEEK, self.inp)
             if el is None:
@@ -186,18 +202,21 @@ class StoreCtx(_MemCtx):
             yield (DEQ, self.inp)
 
 
-class RandomStoreCtx(_MemCtx):
+class RandomStoreCtx(MemCtx):
     """RandomOffChipStore: write the data tile at the address, emit a 1x1 ack."""
 
     hbm_role = "w"
+    __slots__ = ("addr", "data", "out", "buffer_depth", "stored")
 
-    def __init__(self, name, buffer_depth: int = 1, req_bytes=64):
+    def __init__(self, name: str, buffer_depth: int = 1, req_bytes: int = 64):
         super().__init__(name, req_bytes)
-        self.addr = self.data = self.out = None
+        self.addr: Channel | None = None
+        self.data: Channel | None = None
+        self.out: Channel | None = None
         self.buffer_depth = buffer_depth
         self.stored: list[tuple[object, object]] = []
 
-    def body(self):
+    def body(self) -> Body:
         while True:
             a = yield (PEEK, self.addr)
             d = yield (PEEK, self.data)

@@ -1,4 +1,6 @@
-"""Compute operator contexts with the roofline rule of reference spec §3.
+"""Compute contexts (the step dialect's compute ops: map, accum, scan, flat_map) with
+the roofline rule of reference spec §3, and the re-tiling forms of flat_map and
+accum (`retile_streamify`, `split_tiles`, `join_tiles`) that spend no cycles.
 
 Per element (or aligned tuple of elements) an operator spends
 
@@ -22,7 +24,7 @@ Example:
 
 ```python
 k = Kernel(n_args=3, calls=[("matmul", [0, 1]), ("add", [2, 3])], acc_slot=2)
-MapAccumCtx("gate", k, rank=1, compute_bw=4096, pmu_bw=256, write_back=False)
+AccumCtx("gate", k, rank=1, init_shape=(16, 64), compute_bw=4096, pmu_bw=256)
 ```
 """
 
@@ -31,12 +33,18 @@ from __future__ import annotations
 import numpy as np
 
 from steplus.dialects.step.functions import get_function
-from steplus.runtime.fabric.channel import Element, Tile
-from steplus.runtime.fabric.engine import DEQ, ENQ, PEEK, Context, SimulationError
+from collections.abc import Callable, Sequence
+
+from steplus.runtime.fabric.channel import Channel, Element, Tile
+from steplus.runtime.fabric.engine import (
+    DEQ, ENQ, PEEK, Body, Context, SimulationError, StreamCtx,
+)
 
 
 class Kernel:
     """A region as data: `calls[i] = (fn, arg slots)` defines slot `n_args + i`."""
+
+    __slots__ = ("n_args", "calls", "result", "acc_slot", "_cache", "free_calls", "retile")
 
     def __init__(self, n_args: int, calls: list[tuple[str, list[int]]],
                  result: int | None = None, acc_slot: int | None = None):
@@ -53,7 +61,7 @@ class Kernel:
         self.free_calls = set(fused) if len(self.calls) > len(fused) else set()
         self.retile = any(f.name == "retile_row" for f, _ in self.calls)
 
-    def cost(self, shapes: tuple[tuple[int, int], ...]):
+    def cost(self, shapes: tuple[tuple[int, int], ...]) -> tuple[int, int | None, tuple[int, int]]:
         """(FLOPs, fixed cycles or None, output shape) for argument tile shapes."""
         got = self._cache.get(shapes)
         if got is not None:
@@ -86,7 +94,7 @@ class Kernel:
         return slot[self.result]
 
 
-def _fill_to_acc(ins: list, acc) -> list:
+def _fill_to_acc(ins: list[np.ndarray], acc: np.ndarray) -> list[np.ndarray]:
     """A partially filled tile (a KV tile's valid rows, so fewer score columns;
     a dynamic accumulator that starts with 0 rows) adds into the top-left
     block: the operands are zero-filled to the largest shape when numpy could
@@ -107,8 +115,13 @@ def _ceil(a: int, b: int) -> int:
     return -(-a // b)
 
 
-class _ComputeCtx(Context):
-    def __init__(self, name, kernel: Kernel, compute_bw: int, pmu_bw: int,
+class ComputeCtx(Context):
+    """A map/accum/scan: a kernel over the aligned elements of `inputs`."""
+
+    __slots__ = ("kernel", "compute_bw", "pmu_bw", "write_back", "functional", "inputs", "out",
+                 "misaligned")
+
+    def __init__(self, name: str, kernel: Kernel, compute_bw: int, pmu_bw: int,
                  write_back: bool = False, functional: bool = False):
         super().__init__(name)
         self.kernel = kernel
@@ -116,13 +129,11 @@ class _ComputeCtx(Context):
         self.pmu_bw = pmu_bw
         self.write_back = write_back
         self.functional = functional
-        self.inputs: list = []
-        self.out = None
-        self.flops = 0
+        self.inputs: list[Channel | None] = []
+        self.out: Channel | None = None
         self.misaligned = 0
-        self.max_rows = 0  # largest emitted tile (on-chip metric of dynamic tiles)
 
-    def _load(self, tiles) -> int:
+    def _load(self, tiles: Sequence[Tile]) -> int:
         bw = self.pmu_bw
         return sum(_ceil(t.nbytes, bw) for t in tiles if t.mu)
 
@@ -136,21 +147,21 @@ class _ComputeCtx(Context):
             raise SimulationError(f"{self.name}: compute_bw must be positive")
         return _ceil(flops, self.compute_bw)
 
-    def _peek_all(self):
+    def _peek_all(self) -> Body:
         els = []
         for ch in self.inputs:
             el = yield (PEEK, ch)
             els.append(el)
         return els
 
-    def _check_aligned(self, els) -> None:
+    def _check_aligned(self, els: Sequence[Element]) -> None:
         """The reference assumes aligned inputs and does not check; the first
         input's level is the one used (counted in `misaligned` for diagnosis)."""
         if len(els) > 1 and any(e.level != els[0].level for e in els):
             self.misaligned += 1
 
 
-def _valid_rows(tiles, rows: int) -> int:
+def _valid_rows(tiles: Sequence[Tile], rows: int) -> int:
     """Padding rows stay padding through row-wise compute: a result with the
     rows of its first input keeps that input's count of valid rows (a
     statically tiled expert's padded tokens are dropped by RetileStreamify)."""
@@ -158,10 +169,12 @@ def _valid_rows(tiles, rows: int) -> int:
     return min(t.valid, rows) if t.rows == rows else rows
 
 
-class MapCtx(_ComputeCtx):
+class MapCtx(ComputeCtx):
     """UnaryMap / BinaryMap (n-ary): peek all, work, enqueue, dequeue all."""
 
-    def body(self):
+    __slots__ = ()
+
+    def body(self) -> Body:
         while True:
             els = yield from self._peek_all()
             if any(e is None for e in els):
@@ -181,11 +194,15 @@ class MapCtx(_ComputeCtx):
                 yield (DEQ, ch)
 
 
-class AccumCtx(_ComputeCtx):
+class AccumCtx(ComputeCtx):
     """Accum / MapAccum (rank r), or Scan with `scan=True` (see module doc)."""
 
-    def __init__(self, name, kernel, rank, init_shape, compute_bw, pmu_bw,
-                 write_back=False, functional=False, scan=False, init=None):
+    __slots__ = ("rank", "init_shape", "scan", "init")
+
+    def __init__(self, name: str, kernel: Kernel, rank: int, init_shape: tuple[int, int],
+                 compute_bw: int, pmu_bw: int, write_back: bool = False,
+                 functional: bool = False, scan: bool = False,
+                 init: Callable[[], np.ndarray] | None = None):
         super().__init__(name, kernel, compute_bw, pmu_bw, write_back, functional)
         self.rank = rank
         self.init_shape = init_shape
@@ -200,7 +217,7 @@ class AccumCtx(_ComputeCtx):
             value = self.init() if self.init else np.zeros((0 if self.kernel.retile else r, c))
         return Tile(r, c, nb, self.write_back, valid=0 if self.kernel.retile else r, value=value)
 
-    def body(self):
+    def body(self) -> Body:
         acc = None
         r = self.rank
         while True:
@@ -244,3 +261,100 @@ class AccumCtx(_ComputeCtx):
                     self.max_rows = new.rows
                 if self.out is not None:
                     yield (ENQ, self.out, Element(new, out_level), self.clock)
+
+
+class RetileStreamifyCtx(StreamCtx):
+    """RetileStreamify: one 1-row tile per valid row, the last with the input's level."""
+
+    __slots__ = ()
+
+    def body(self) -> Body:
+        while True:
+            el = yield (DEQ, self.inp)
+            if el is None:
+                return
+            t = el.data
+            for k in range(t.valid):
+                v = t.value[k:k + 1] if t.value is not None else None
+                row = Tile(1, t.cols, t.nb, t.mu, value=v)
+                self.firings += 1
+                if self.out is not None:
+                    yield (ENQ, self.out, Element(row, el.level if k == t.valid - 1 else 0),
+                           self.clock)
+
+
+class SplitTilesCtx(StreamCtx):
+    """SplitTiles (flat_map "split_tiles", step-hierarchical-tiling): each input
+    tile becomes its `rows/r x cols/c` physical `r x c` tiles, row-major.
+
+    With `rank` 2 the tiles form two new dims (the end of a row of tiles has
+    level 1, the last tile level 2 + the input's); with `rank` 1 one dim (the
+    last tile level 1 + the input's). Like RetileStreamify it spends no
+    cycles; a physical tile keeps the valid rows of its part of the input."""
+
+    __slots__ = ("r", "c", "rank")
+
+    def __init__(self, name: str, r: int, c: int, rank: int):
+        super().__init__(name)
+        self.r, self.c, self.rank = r, c, rank
+
+    def body(self) -> Body:
+        r, c = self.r, self.c
+        while True:
+            el = yield (DEQ, self.inp)
+            if el is None:
+                return
+            t = el.data
+            gi, gj = max(1, t.rows // r), max(1, t.cols // c)
+            n = gi * gj
+            for k in range(n):
+                i, j = divmod(k, gj)
+                if k == n - 1:
+                    level = el.level + self.rank
+                elif self.rank == 2 and j == gj - 1:
+                    level = 1
+                else:
+                    level = 0
+                v = t.value[i * r:(i + 1) * r, j * c:(j + 1) * c] if t.value is not None else None
+                valid = min(r, max(0, t.valid - i * r))
+                self.firings += 1
+                if self.out is not None:
+                    yield (ENQ, self.out, Element(Tile(r, c, t.nb, t.mu, valid, v), level),
+                           self.clock)
+
+
+class JoinTilesCtx(StreamCtx):
+    """JoinTiles (accum "join_tiles" of `rank` 1 or 2): the physical tiles of
+    a group (up to the first with level >= rank) are placed row-major into
+    one `rows x cols` logical tile, emitted with level - rank. No cycles (like
+    a retile accumulator: no FLOPs); holds one logical tile on chip."""
+
+    __slots__ = ("rank", "rows", "cols", "functional")
+
+    def __init__(self, name: str, rank: int, rows: int, cols: int, functional: bool = False):
+        super().__init__(name)
+        self.rank, self.rows, self.cols, self.functional = rank, rows, cols, functional
+
+    def body(self) -> Body:
+        k, valid, value, nb, mu = 0, 0, None, 4, False
+        while True:
+            el = yield (DEQ, self.inp)
+            if el is None:
+                return
+            t = el.data
+            gj = max(1, self.cols // t.cols)
+            i, j = divmod(k, gj)
+            if t.valid:
+                valid = max(valid, i * t.rows + t.valid)
+            nb, mu = t.nb, t.mu
+            if self.functional and t.value is not None:
+                if value is None:
+                    value = np.zeros((self.rows, self.cols), dtype=np.result_type(t.value))
+                value[i * t.rows:(i + 1) * t.rows, j * t.cols:(j + 1) * t.cols] = t.value
+            self.firings += 1
+            k += 1
+            if el.level >= self.rank:
+                out = Tile(self.rows, self.cols, nb, mu, min(valid, self.rows), value)
+                if self.out is not None:
+                    yield (ENQ, self.out, Element(out, el.level - self.rank), self.clock)
+                k, valid, value = 0, 0, None

@@ -1,49 +1,35 @@
-"""Routing and generator contexts (reference spec §4): parallelize, partition,
-reassemble, eager_merge, and the select/metadata/address generators.
+"""Routing contexts (reference spec §4; the step dialect's routing ops): partition,
+reassemble, eager_merge, parallelize, broadcast, consume.
 
 None of these spends roofline cycles unless stated; outputs are stamped at
 the current clock. Polling waits ("add 1 cycle and peek again") are counted
 as input stalls, not as busy cycles (`Context.poll_wait`).
 
-Example (what `convert-step-to-runtime` builds for a two-way
+Example (what `runtime/fabric/build.py` builds for a two-way
 `step.parallelize {rank=0}`):
 
 ```python
-ParallelizeCtx("par", rank=0, switch=2)
+ParallelizeCtx("par", rank=0, switch=[0, 0])
 ```
 """
 
 from __future__ import annotations
 
-import numpy as np
-
-from steplus.runtime.fabric.channel import CLOSED, NOTHING, Element, Selector, Tile
-from steplus.runtime.fabric.engine import DEQ, ENQ, NBPEEK, PEEK, SimulationError
-from steplus.runtime.fabric.ops_memory import walk_levels
-from steplus.runtime.fabric.ops_shape import StreamCtx
-
-
-def _addr(x: int) -> Tile:
-    return Tile(1, 1, 8, False, value=np.array([[x]]))
-
-
-def _int(el: Element) -> int:
-    v = getattr(el.data, "value", None)
-    if v is None:
-        raise SimulationError("a metadata element carries no value (run in functional mode "
-                              "or feed it from a generator)")
-    return int(np.asarray(v).reshape(-1)[0])
+from steplus.runtime.fabric.channel import CLOSED, NOTHING, Channel, Element, Selector, Tile
+from steplus.runtime.fabric.engine import DEQ, ENQ, NBPEEK, PEEK, ROOM, Body, SimulationError, StreamCtx
 
 
 class ParallelizeCtx(StreamCtx):
     """Parallelize(rank, switch): round-robin groups over the outputs."""
 
-    def __init__(self, name, rank, switch):
+    __slots__ = ("rank", "switch", "outs_list")
+
+    def __init__(self, name: str, rank: int, switch: list[int]):
         super().__init__(name)
         self.rank, self.switch = rank, switch
-        self.outs_list: list = []
+        self.outs_list: list[Channel | None] = []
 
-    def body(self):
+    def body(self) -> Body:
         i = 0
         n = len(self.outs_list)
         while True:
@@ -64,18 +50,21 @@ class PartitionCtx(StreamCtx):
     `p` is the rank of a group (the input's dims below the selector's): one
     element for p = 0, else up to the first element with level >= p."""
 
-    def __init__(self, name, rank, switch, write_back, pmu_bw):
+    __slots__ = ("rank", "switch", "write_back", "pmu_bw", "sel", "outs_list")
+
+    def __init__(self, name: str, rank: int, switch: list[int], write_back: bool,
+                 pmu_bw: int):
         super().__init__(name)
         self.rank, self.switch, self.write_back, self.pmu_bw = rank, switch, write_back, pmu_bw
-        self.sel = None
-        self.outs_list: list = []
+        self.sel: Channel | None = None
+        self.outs_list: list[Channel | None] = []
 
-    def _load(self, data) -> int:
+    def _load(self, data: object) -> int:
         if isinstance(data, Tile) and data.mu:
             return -(-data.nbytes // self.pmu_bw)
         return 0
 
-    def body(self):
+    def body(self) -> Body:
         p = self.rank
         while True:
             s = yield (PEEK, self.sel)
@@ -117,13 +106,16 @@ class PartitionCtx(StreamCtx):
 class ReassembleCtx(StreamCtx):
     """FlatReassemble(p, switch, write_back): polls the selected inputs (§4)."""
 
-    def __init__(self, name, rank, switch, write_back, pmu_bw):
+    __slots__ = ("rank", "switch", "write_back", "pmu_bw", "sel", "ins_list")
+
+    def __init__(self, name: str, rank: int, switch: list[int], write_back: bool,
+                 pmu_bw: int):
         super().__init__(name)
         self.rank, self.switch, self.write_back, self.pmu_bw = rank, switch, write_back, pmu_bw
-        self.sel = None
-        self.ins_list: list = []
+        self.sel: Channel | None = None
+        self.ins_list: list[Channel | None] = []
 
-    def body(self):
+    def body(self) -> Body:
         p = self.rank
         while True:
             s = yield (PEEK, self.sel)
@@ -180,13 +172,15 @@ class ReassembleCtx(StreamCtx):
 class EagerMergeCtx(StreamCtx):
     """EagerMerge(p): forward groups in arrival order; emit a one-hot selector per group."""
 
-    def __init__(self, name, rank):
+    __slots__ = ("rank", "ins_list", "sel_out")
+
+    def __init__(self, name: str, rank: int):
         super().__init__(name)
         self.rank = rank
-        self.ins_list: list = []
-        self.sel_out = None
+        self.ins_list: list[Channel | None] = []
+        self.sel_out: Channel | None = None
 
-    def body(self):
+    def body(self) -> Body:
         n = len(self.ins_list)
         closed = [False] * n
         while True:
@@ -234,92 +228,37 @@ class EagerMergeCtx(StreamCtx):
                     break
 
 
-class SelectGenCtx(StreamCtx):
-    """SelectGen: one selector per row, stamped clock + 1, one per cycle."""
+class BroadcastCtx(StreamCtx):
+    """Broadcast(n): dequeue, wait for room on every output, enqueue to all at one stamp."""
 
-    def __init__(self, name, rows: list[tuple[int, ...]], shape: tuple[int, ...]):
+    __slots__ = ("outs_list")
+
+    def __init__(self, name: str):
         super().__init__(name)
-        self.rows, self.shape = rows, shape
+        self.outs_list: list[Channel | None] = []
 
-    def body(self):
-        levels = walk_levels(self.shape) if self.shape else [((), 1)] * len(self.rows)
-        for chosen, (_, level) in zip(self.rows, levels):
-            self.firings += 1
-            if self.out is not None:
-                yield (ENQ, self.out, Element(Selector(chosen), level), self.clock + 1)
-            self.work(1)
-
-
-class MetadataGenCtx(StreamCtx):
-    """MetadataGen: element i stamped start + i, no cycles; last with level 1."""
-
-    def __init__(self, name, values: list[int]):
-        super().__init__(name)
-        self.values = values
-
-    def body(self):
-        start = self.clock
-        n = len(self.values)
-        for i, x in enumerate(self.values):
-            self.firings += 1
-            if self.out is not None:
-                yield (ENQ, self.out, Element(_addr(x), 1 if i == n - 1 else 0), start + i)
-
-
-class ExpertAddrGenCtx(StreamCtx):
-    """ExpertAddrGen(T): per selector, T addresses (level 1, the last level 2)."""
-
-    def __init__(self, name, tiles_per_expert):
-        super().__init__(name)
-        self.T = tiles_per_expert
-
-    def body(self):
-        T = self.T
-        while True:
-            s = yield (DEQ, self.inp)
-            if s is None:
-                return
-            e = s.data.chosen[0] if s.data.chosen else 0
-            for k in range(T):
-                self.firings += 1
-                if self.out is not None:
-                    yield (ENQ, self.out, Element(_addr(e * T + k), 2 if k == T - 1 else 1),
-                           self.clock)
-
-
-class CacheReadAddrGenCtx(StreamCtx):
-    """CacheReadAddrGen: seq_len addresses stamped start + k, the last with level L_idx+1."""
-
-    def __init__(self, name):
-        super().__init__(name)
-        self.idx = self.seq = None
-
-    def body(self):
-        while True:
-            i = yield (DEQ, self.idx)
-            n = yield (DEQ, self.seq)
-            if i is None or n is None:
-                return
-            cnt, base, start = _int(n), _int(i), self.clock
-            for k in range(cnt):
-                self.firings += 1
-                level = (i.level + 1) if k == cnt - 1 else 0
-                if self.out is not None:
-                    yield (ENQ, self.out, Element(_addr(base * 1_000_000 + k), level), start + k)
-
-
-class FilterLastTileCtx(StreamCtx):
-    """FilterLastTile: n-1 selectors for output 1, then one for output 0 (level L+1)."""
-
-    def body(self):
+    def body(self) -> Body:
         while True:
             el = yield (DEQ, self.inp)
             if el is None:
                 return
-            cnt = _int(el)
-            for k in range(cnt):
-                self.firings += 1
-                last = k == cnt - 1
-                sel = Selector((0,) if last else (1,))
-                if self.out is not None:
-                    yield (ENQ, self.out, Element(sel, (el.level + 1) if last else 0), self.clock)
+            self.firings += 1
+            for ch in self.outs_list:
+                yield (ROOM, ch)
+            t = self.clock
+            for ch in self.outs_list:
+                yield (ENQ, ch, el, t)
+
+
+class ConsumeCtx(StreamCtx):
+    """Sink: dequeue, add 1 cycle, repeat."""
+
+    __slots__ = ()
+
+    def body(self) -> Body:
+        while True:
+            el = yield (DEQ, self.inp)
+            if el is None:
+                return
+            self.firings += 1
+            self.work(1)
