@@ -1,6 +1,7 @@
 """linalg named ops that xDSL 0.74 lacks and torch-mlir's linalg-on-tensors output contains.
 
-`linalg.batch_matmul`, `linalg.depthwise_conv_2d_nchw_chw`, `linalg.conv_1d_ncw_fcw` and
+`linalg.batch_matmul`, `linalg.depthwise_conv_2d_nchw_chw`, `linalg.conv_1d_ncw_fcw`,
+`linalg.matmul_transpose_b` (also parsed from `linalg.matmul` with transposed-B `indexing_maps`) and
 `linalg.pooling_nchw_sum`, built on xDSL's own `NamedOperation` / `ConvOperation` /
 `PoolingOperation` bases (same custom syntax as upstream MLIR: attributes in front,
 `ins(...)`, `outs(...)`, `-> type`).  step-opt registers them into the `linalg`
@@ -31,9 +32,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import ArrayAttr, IntegerType
+from xdsl.dialects.builtin import AffineMapAttr, ArrayAttr, IntegerType
 from xdsl.dialects.linalg.abstract_ops import ConvOperation, NamedOperation, PoolingOperation
-from xdsl.dialects.linalg.ops import GenericOp, YieldOp
+from xdsl.dialects.linalg.ops import GenericOp, MatmulOp, YieldOp
 from xdsl.builder import Builder
 from xdsl.ir import BlockArgument, Dialect, Region, SSAValue
 from xdsl.ir.affine import AffineDimExpr, AffineMap
@@ -87,6 +88,12 @@ class BatchMatmulOp(NamedOperation):
         return _iterators(3, 1)
 
 
+TRANSPOSED_B_MAPS = (AffineMap.from_callable(lambda i, j, k: (i, k)),
+                     AffineMap.from_callable(lambda i, j, k: (j, k)),
+                     AffineMap.from_callable(lambda i, j, k: (i, j)))
+"""`C[i, j] += A[i, k] * B[j, k]`."""
+
+
 @irdl_op_definition
 class MatmulTransposeBOp(NamedOperation):
     """Matrix product with the right operand transposed, `C += A @ B^T` (IREE's input
@@ -108,9 +115,7 @@ class MatmulTransposeBOp(NamedOperation):
         return _mac_region(cls, inputs, outputs)
 
     def get_default_indexing_maps(self) -> Sequence[AffineMap]:
-        return (AffineMap.from_callable(lambda i, j, k: (i, k)),
-                AffineMap.from_callable(lambda i, j, k: (j, k)),
-                AffineMap.from_callable(lambda i, j, k: (i, j)))
+        return TRANSPOSED_B_MAPS
 
     def get_iterator_types(self) -> ArrayAttr[IteratorTypeAttr]:
         return _iterators(2, 1)
@@ -251,6 +256,40 @@ class GenericOpWithResults(GenericOp):
         return op
 
 
+class MatmulOpWithMaps(MatmulOp):
+    """`linalg.matmul` (xDSL's op) that also parses newer MLIR's `indexing_maps = [...]` keyword
+    form (torch-mlir and IREE emit `A @ B^T` that way): the identity maps give a plain
+    `linalg.matmul`, the transposed-B maps a `linalg.matmul_transpose_b`; other maps are a
+    located error (xDSL 0.74 failed with an IndexError).
+
+    Example: `%c = linalg.matmul indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>,
+    affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>]
+    ins(%a, %b : tensor<4x8xf32>, tensor<16x8xf32>) outs(%c0 : tensor<4x16xf32>) -> tensor<4x16xf32>`
+    """
+
+    @classmethod
+    def parse(cls, parser):
+        if parser.parse_optional_keyword("indexing_maps") is None:
+            return super().parse(parser)
+        parser.parse_punctuation("=")
+        at = parser.pos
+        maps = parser.parse_attribute()
+        op = super().parse(parser)
+        given = [m.data for m in maps.data] if isinstance(maps, ArrayAttr) and all(
+            isinstance(m, AffineMapAttr) for m in maps.data) else None
+        if given == [m.data for m in MatmulOp.get_irdl_definition().properties[
+                "indexing_maps"].default_value.data]:
+            return op
+        if given == list(TRANSPOSED_B_MAPS):
+            new = MatmulTransposeBOp(list(op.inputs), list(op.outputs),
+                                     res=[r.type for r in op.results])
+            op.erase()
+            return new
+        op.erase()
+        parser.raise_error("linalg.matmul: only the plain (A @ B) and transposed-B (A @ B^T) "
+                           "indexing_maps are supported", at, at + 1)
+
+
 EXTRA_OPS = (BatchMatmulOp, MatmulTransposeBOp, BatchMatmulTransposeBOp, DepthwiseConv2DNchwChwOp,
              Conv1DNcwFcwOp, PoolingNchwSumOp)
 
@@ -259,5 +298,7 @@ def extended_linalg() -> Dialect:
     """xDSL's linalg dialect plus the operations above."""
     from xdsl.dialects.linalg import Linalg
 
-    ops = [op for op in Linalg.operations if op.name != "linalg.generic"]
-    return Dialect("linalg", [*ops, GenericOpWithResults, *EXTRA_OPS], [*Linalg.attributes])
+    replaced = ("linalg.generic", "linalg.matmul")
+    ops = [op for op in Linalg.operations if op.name not in replaced]
+    return Dialect("linalg", [*ops, GenericOpWithResults, MatmulOpWithMaps, *EXTRA_OPS],
+                   [*Linalg.attributes])
