@@ -46,6 +46,8 @@ def trunc(a: Ten) -> Ten: ...
 def rmaxr(a: Ten, m: i64Like, n: i64Like) -> Ten: ...
 @function
 def guard(x: Ten, p: Ten) -> Ten: ...
+@function
+def rcat(a: Ten, b: Ten, ra: i64Like, rb: i64Like, n: i64Like) -> Ten: ...
 @function(merge=lambda old, new: old)
 def nrows(a: Ten) -> i64: ...
 @function(merge=lambda old, new: old)
@@ -66,6 +68,10 @@ NORMALIZE = ruleset(
     rewrite(addc(_biased(x, w, b1, k), _biased(h, u, b2, k2), Sh.s2(1, n))).to(
         addc(addc(dense(x, w, i64(1), k, n), dense(h, u, i64(1), k2, n), Sh.s2(1, n)),
              reshape(vadd(b1, b2, n), Sh.s2(1, n)), Sh.s2(1, n))),
+    # the sum of two bias vectors does not depend on their order (one LSTM call, not one per order)
+    rewrite(vadd(b1, b2, n)).to(vadd(b2, b1, n)),
+    # ... nor on whether the gate's part is cut before or after the sum
+    rewrite(vpart(vadd(b1, b2, n), c0, cc, n)).to(vadd(vpart(b1, c0, cc, n), vpart(b2, c0, cc, n), cc)),
     rewrite(cols(add(a, b, s), c0, cc, m, n)).to(add(cols(a, c0, cc, m, n), cols(b, c0, cc, m, n), Sh.s2(m, cc))),
     rewrite(cols(addc(a, b, s), c0, cc, m, n)).to(
         addc(cols(a, c0, cc, m, n), cols(b, c0, cc, m, n), Sh.s2(m, cc))),
@@ -92,7 +98,7 @@ def _shape_rules():
         return rule(eq(e).to(term), *conds).then(set_(nrows(e)).to(rows_), set_(ncols(e)).to(cols_))
 
     out = [both(reshape(a, Sh.s2(r, n)), r, n), both(dense(x, w, m, k, n), m, n), both(matmul(x, w, m, k, n), m, n),
-           both(rows(a, r0, rr, n), rr, n)]
+           both(rows(a, r0, rr, n), rr, n), both(rcat(a, b, r, rr, n), r + rr, n)]
     out += [both(f(a, b, Sh.s2(r, n)), r, n) for f in _BINARY]
     out += [both(f(a, r, n), r, i64(1)) for f in _ROWWISE]
     out += [both(f(a), r, n, eq(nrows(a)).to(r), eq(ncols(a)).to(n)) for f in _UNARY]
@@ -110,18 +116,29 @@ def _row_rules():
         lhs = rows(f(a, b, Sh.s2(t, n)), r0, rr, n)
         full = dict(a=(eq(nrows(a)).to(t), eq(ncols(a)).to(wa)), b=(eq(nrows(b)).to(t), eq(ncols(b)).to(wb)))
         row_a, row_b = (eq(nrows(a)).to(i64(1)), t > 1), (eq(nrows(b)).to(i64(1)), t > 1)
-        out += [rule(eq(e).to(lhs), *full["a"], *full["b"]).then(
+        out += [rule(eq(e).to(lhs), *full["a"], *full["b"], rr < t).then(
                     union(e).with_(f(rows(a, r0, rr, wa), rows(b, r0, rr, wb), Sh.s2(rr, n)))),
-                rule(eq(e).to(lhs), *full["a"], *row_b).then(union(e).with_(f(rows(a, r0, rr, wa), b, Sh.s2(rr, n)))),
-                rule(eq(e).to(lhs), *row_a, *full["b"]).then(union(e).with_(f(a, rows(b, r0, rr, wb), Sh.s2(rr, n))))]
-    out += [rewrite(rows(f(a), r0, rr, n)).to(f(rows(a, r0, rr, n))) for f in _UNARY]
-    out += [rewrite(rows(f(a, t, n), r0, rr, i64(1))).to(f(rows(a, r0, rr, n), rr, n)) for f in _ROWWISE]
+                rule(eq(e).to(lhs), *full["a"], *row_b, rr < t).then(
+                    union(e).with_(f(rows(a, r0, rr, wa), b, Sh.s2(rr, n)))),
+                rule(eq(e).to(lhs), *row_a, *full["b"], rr < t).then(
+                    union(e).with_(f(a, rows(b, r0, rr, wb), Sh.s2(rr, n))))]
+    # (a block of every row is the tensor itself: not distributed, or it would walk every chain of 1-row ops)
+    out += [rule(eq(e).to(rows(f(a), r0, rr, n)), eq(nrows(a)).to(t), rr < t).then(
+        union(e).with_(f(rows(a, r0, rr, n)))) for f in _UNARY]
+    out += [rewrite(rows(f(a, t, n), r0, rr, i64(1))).to(f(rows(a, r0, rr, n), rr, n), rr < t) for f in _ROWWISE]
     out += [
         rewrite(bsel(a, i, nb, r, n)).to(rows(reshape(a, Sh.s2(nb * r, n)), i * r, r, n)),
         rule(eq(e).to(rows(reshape(bmm(a, b, nb, m, k, n), Sh.s2(t, n)), r0, m, n)), eq(t).to(nb * m),
              eq(r0 % m).to(i64(0))).then(
             union(e).with_(matmul(bsel(a, r0 / m, nb, m, k), bsel(b, r0 / m, nb, k, n), m, k, n))),
         rule(eq(e).to(reshape(a, Sh.s2(r, n))), eq(nrows(a)).to(r), eq(ncols(a)).to(n)).then(union(e).with_(a)),
+        # a row block of a GEMM is the GEMM of the row block (one step of a sequence's input projection)
+        rewrite(rows(dense(x, w, m, k, n), r0, rr, n)).to(dense(rows(x, r0, rr, k), w, rr, k, n)),
+        rewrite(rows(matmul(x, w, m, k, n), r0, rr, n)).to(matmul(rows(x, r0, rr, k), w, rr, k, n)),
+        # row blocks of a row concatenation (the sequence of hidden states) and the whole-tensor block
+        rewrite(rows(rcat(a, b, r, t, n), r0, rr, n)).to(rows(a, r0, rr, n), r0 + rr <= r),
+        rewrite(rows(rcat(a, b, r, t, n), r0, rr, n)).to(rows(b, r0 - r, rr, n), r0 >= r),
+        rule(eq(e).to(rows(a, i64(0), rr, n)), eq(nrows(a)).to(rr)).then(union(e).with_(a)),
     ]
     return out
 

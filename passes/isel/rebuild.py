@@ -178,6 +178,9 @@ class Rebuilder:
         if name == "bcat":
             cx, cy, m, n = ints
             return self._emit(tosa.ConcatOp(kids, IntegerAttr(0, i32), TensorType(f32, [cx + cy, m, n])))
+        if name == "rcat":
+            ra, rb, n = ints
+            return self._emit(tosa.ConcatOp(kids, IntegerAttr(0, i32), TensorType(f32, [ra + rb, n])))
         if name in ("neg", "addone", "cols", "wrows", "vpart", "vadd"):
             return self._normalized(name, kids, ints)
         if name == "zeros":

@@ -106,7 +106,7 @@ _HOST_COMPUTE = {"matmul", "dense", "bias_add", "add", "maxpool", "rmax", "pool2
                  "mul", "sub", "sigmoid", "tanh", "exp", "recip", "rsqrt", "rsum",
                  "div", "ext", "trunc", "rmaxr", "guard"}
 _LAYOUT = {"windows": 10, "im2col": 10, "reshape": 1, "transpose": 1, "concat4": 1, "rows": 1,
-           "addc": 0, "mulc": 0, "bsel": 1, "bcat": 1, "cols": 1, "wrows": 1, "vpart": 1, "vadd": 1}
+           "addc": 0, "mulc": 0, "bsel": 1, "bcat": 1, "rcat": 1, "cols": 1, "wrows": 1, "vpart": 1, "vadd": 1}
 _ACCEL_COST = {"flex_linear": 0, "flex_maxpool": 0, "hlscnn_conv2d": 1, "vta_dense": 2, "flex_lstm": 0,
                "flex_layernorm": 0, "flex_attention": 0}
 HOST_COST = 1000

@@ -134,6 +134,10 @@ class RealImporter(Importer):
             if len(out) == 2:
                 return self._row_generic(op, out)
             return None
+        if name == "tensor.extract_slice" and len(op.results) == 1 and len(op.operands) == 1:
+            return self._nd_slice(op)
+        if name == "tensor.concat" and len(op.results) == 1 and op.operands:
+            return self._row_concat(op)
         if name in ("tensor.collapse_shape", "tensor.expand_shape") and len(op.results) == 1:
             src, res = op.operands[0], op.results[0]
             if _float_tensor(src) and _float_tensor(res) and len(_shape(res)) <= 4 and len(_shape(src)) <= 4:
@@ -143,6 +147,51 @@ class RealImporter(Importer):
                     self.views[res] = self.view(src)
                 return T.reshape(self.term(src), sh(_shape(res)))
         return None
+
+    def _nd_slice(self, op) -> T.Ten | None:
+        """A static slice that is a column block (leading axes whole) or a row block (last axis
+        whole, one partial axis, size-1 axes before it, whole axes after it) of the 2-D view."""
+        src, res = op.operands[0], op.results[0]
+        if not (_float_tensor(src) and _float_tensor(res)) or len(_shape(src)) > 4:
+            return None
+        shape = _shape(src)
+        offs = [int(x) for x in op.properties["static_offsets"].get_values()]
+        sizes = [int(x) for x in op.properties["static_sizes"].get_values()]
+        steps = [int(x) for x in op.properties["static_strides"].get_values()]
+        if len(offs) != len(shape) or any(x != 1 for x in steps) or math.prod(sizes) != math.prod(_shape(res)):
+            return None
+        rows, n = view_shape(shape)
+        lead = list(range(len(shape) - 1))
+        if all(sizes[a] == shape[a] for a in lead):
+            if sizes[-1] == n:
+                return self._result(op, self.view(src))
+            from steplus.passes.isel.normalize import cols
+
+            return self._result(op, cols(self.view(src), offs[-1], sizes[-1], rows, n))
+        if sizes[-1] != n:
+            return None
+        a = next(a for a in lead if sizes[a] != shape[a])
+        if any(sizes[b] != 1 for b in lead[:a]) or any(sizes[b] != shape[b] for b in lead[a + 1:]):
+            return None
+        inner = math.prod(shape[a + 1:-1])
+        start = 0
+        for b in lead[:a + 1]:
+            start = start * shape[b] + offs[b]
+        return self._result(op, F.rows(self.view(src), start * inner, sizes[a] * inner, n))
+
+    def _row_concat(self, op) -> T.Ten | None:
+        """`tensor.concat` along axis 0 (rank >= 2): a balanced tree of 2-D row concatenations."""
+        res = op.results[0]
+        if int(op.properties["dim"].value.data) != 0 or len(_shape(res)) < 2:
+            return None
+        if not all(_float_tensor(v) for v in (*op.operands, res)) or len(op.operands) > 4096:
+            return None
+        n = _shape(res)[-1]
+        parts = [(self.view(v), view_shape(_shape(v))[0]) for v in op.operands]
+        while len(parts) > 1:
+            nxt = [(N.rcat(a, b, ra, rb, n), ra + rb) for (a, ra), (b, rb) in zip(parts[0::2], parts[1::2])]
+            parts = nxt + ([parts[-1]] if len(parts) % 2 else [])
+        return self._result(op, parts[0][0])
 
     def _row_generic(self, op, out) -> T.Ten | None:
         from steplus.utils.layouts import map_dims
@@ -163,21 +212,25 @@ class RealImporter(Importer):
         return None
 
     def _operand(self, v: SSAValue, ds: list[int], out) -> T.Ten | None:
-        """The view of a generic operand: full, a broadcast row (last loop only) or a column."""
+        """The view of a generic operand: full, a broadcast row (last loop only) or a column
+        (every loop but the last); loops of size 1 do not count."""
+        if not _float_tensor(v):
+            return None
         r = len(out)
         shape = _shape(v)
         rows, n = view_shape(out)
-        if not _float_tensor(v):
-            return None
-        if ds == list(range(r)) and shape == tuple(out):
-            return self.view(v)
         live = [d for d in ds if d >= 0]
-        if live == [r - 1] and shape[-1] == out[-1] and math.prod(shape) == out[-1]:
+        if live != sorted(live) or len(set(live)) != len(live):
+            return None  # a transposing map
+        loops = [d for d in range(r) if out[d] != 1]
+        eff = [d for d in live if out[d] != 1]
+        size = math.prod(shape)
+        if eff == loops and size == rows * n:
+            return self.view(v) if view_shape(shape) == (rows, n) else T.reshape(self.term(v), sh((rows, n)))
+        if out[-1] != 1 and eff == [r - 1] and size == n:
             return T.reshape(self.term(v), sh((1, n)))
-        if live == list(range(r - 1)) and math.prod(shape) == rows:
-            if view_shape(shape) == (rows, 1):
-                return self.view(v)
-            return T.reshape(self.term(v), sh((rows, 1)))
+        if eff == [d for d in loops if d != r - 1] and size == rows:
+            return self.view(v) if view_shape(shape) == (rows, 1) else T.reshape(self.term(v), sh((rows, 1)))
         return None
 
     def _elementwise(self, op, out, dims) -> T.Ten | None:
