@@ -298,7 +298,7 @@ class SymbolicDomain(NumpyDomain):
             return super().convert(kind, x)
         if kind == "float":
             return x
-        raise SemanticsError(f"a '{kind}' cast of a symbolic value is not supported")
+        raise SemanticsError(f"casting a symbolic value to {kind} is not supported")
 
     def cast(self, x: Any, element_type: str) -> Any:
         if not _symbolic(x):

@@ -195,3 +195,33 @@ def test_term_estimate_counts_a_reduction_generic_over_its_whole_domain():
     assert op_terms(ew) == 3 * 4 * 2
     conv = next(op for op in _fn(DEPTHWISE).walk() if op.name == "linalg.depthwise_conv_2d_nchw_chw")
     assert op_terms(conv) == 2 * (3 * 3 * 3) * (2 * 2)  # a product and a sum per output and kernel tap
+
+
+EMBEDDING = """
+#m0 = affine_map<(d0, d1) -> (d0, 0)>
+#m1 = affine_map<(d0, d1) -> (d0, d1)>
+func.func @f(%ids: tensor<3x1xi64>, %table: tensor<5x3xf32>) -> tensor<3x3xf32> {
+  %e = tensor.empty() : tensor<3x3xf32>
+  %r = linalg.generic {indexing_maps = [#m0, #m1], iterator_types = ["parallel", "parallel"]} ins(%ids : tensor<3x1xi64>) outs(%e : tensor<3x3xf32>) {
+  ^bb0(%i: i64, %o: f32):
+    %j = linalg.index 1 : index
+    %k = arith.index_cast %i : i64 to index
+    %v = tensor.extract %table[%k, %j] : tensor<5x3xf32>
+    linalg.yield %v : f32
+  } -> tensor<3x3xf32>
+  func.return %r : tensor<3x3xf32>
+}"""
+
+
+def test_a_lookup_by_symbolic_index_is_a_located_isel_verify_error(tmp_path, step_opt):
+    # step-run evaluates the lookup; isel-verify cannot index a tensor by a term and says so at the op
+    f = tmp_path / "emb.mlir"
+    f.write_text(EMBEDDING)
+    ids = np.array([[4], [0], [2]], np.float32)
+    table = np.arange(15, dtype=np.float32).reshape(5, 3)
+    (y,) = _numeric(_fn(EMBEDDING), [ids, table])
+    np.testing.assert_array_equal(y, table[[4, 0, 2]])
+    r = step_opt([str(f), "-p", "isel-verify", "-o", "/dev/null"])
+    assert r.code == 1
+    assert r.err.splitlines()[0] == (f"{f}:6:3: error: isel-verify: casting a symbolic value to index "
+                                     "is not supported")
