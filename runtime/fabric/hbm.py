@@ -126,6 +126,11 @@ class HBMServer:
     (if its tables are cached, or it has more than `NP_BUILD` requests: building
     a table costs about as much as 2000 requests evaluated with plain ints)."""
     NP_BUILD = 2000
+    TABLE_MIN = 128
+    TABLE_AFTER = 3
+    """Requests in a segment's explicit window up to which it is evaluated
+    request by request rather than from a `_small_window` table, which is
+    built once a window has been evaluated explicitly `TABLE_AFTER` times."""
 
     def __init__(self, cfg):
         self.cfg = cfg
@@ -147,6 +152,9 @@ class HBMServer:
         self._small: dict[int, tuple] = {}  # n -> one whole period (plain-int path)
         self._windows: dict[tuple[int, int], _Window] = {}
         self._cached = 0
+        self._small_windows: dict[tuple[int, int], tuple] = {}
+        self._small_cached = 0
+        self._seen: dict[tuple[int, int], int] = {}
         self.lazy: int | None = None  # first cycle not evaluated yet (see _process)
         self._rot = [(np.arange(self.N) + o) % self.N for o in range(self.N)]
 
@@ -310,10 +318,15 @@ class HBMServer:
         """Cycles a..b-1 with the request list `owners` (one entry per request):
         all but the last whole period in closed form, then the last whole
         period and the remainder (which hold the last request of every
-        (slot, channel) pair) request by request; each owner's `top` becomes
-        the latest service start of its requests. Plain ints: the tables are
-        at most N x 2P requests, where numpy's per-call cost dominates; a
-        wide request list (many transfers in flight) takes the numpy path."""
+        (slot, channel) pair); each owner's `top` becomes the latest service
+        start of its requests. That window is evaluated request by request
+        (`_explicit`), or, once it has recurred, from a table cached per
+        (n, L) (`_small_window`: every channel in one max-plus step, and an
+        owner's top only where it can still matter: not for a transfer whose
+        last request arrives after every start in the window). Plain ints: the
+        tables are at most N x 2P requests, where numpy's per-call cost
+        dominates; a wide request list (many transfers in flight) takes the
+        numpy path."""
         n = len(owners)
         per = self._small.get(n)
         if per is None:
@@ -328,30 +341,106 @@ class HBMServer:
             return
         N, II, off = self.N, self.II, self.off
         free = self.free
+        fr = free[off:] + free[:off] if off else free[:]  # column c: channel c + off
         w = a
         if m >= 2:  # skip m-1 whole periods (per-channel max-plus)
             k = m - 1
-            for c in range(N):
-                ch = (c + off) % N
-                f = free[ch] + k * KII[c]
-                g = G[c] + a + (k - 1) * skip[c]
-                free[ch] = f if f > g else g
+            fr = [f + k * kii if f + k * kii > g + a + (k - 1) * sk else g + a + (k - 1) * sk
+                  for f, kii, g, sk in zip(fr, KII, G, skip)]
             w = a + k * P
+        key = (n, L)
+        win = self._small_windows.get(key)
+        if win is None:
+            # a table costs about as much as one explicit evaluation: build it
+            # when the window recurs (short lists of few requests stay explicit)
+            seen = self._seen.get(key, 0)
+            if size <= self.TABLE_MIN or seen < self.TABLE_AFTER:
+                self._seen[key] = seen + 1
+                self._explicit(w, L, fr, q, d, owners, n)
+                free[:] = fr[N - off:] + fr[:N - off] if off else fr
+                self.off = (off + r * q) % N
+                return
+            win = self._small_window(n, L, q, d)
+        wkii, wg, slots = win
+        # every channel after the window: max(F + II*K, w + G) (see _Window)
+        new = [f + kii if f + kii > w + g else w + g for f, kii, g in zip(fr, wkii, wg)]
+        # A transfer's final `top` is at least its last request's arrival
+        # (last_cycle + 1): a window whose service starts cannot reach that, or
+        # the top already known, leaves it alone. A slot's latest start is
+        # max(w + max_c h, max_c(F_c + II*j_c)); the second term is only
+        # walked column by column when its bound (max F + max II*j) wins.
+        fmax = max(fr)
+        for tr, (hmax, jmax, cols) in zip(owners, slots):
+            top = tr.top
+            lc = tr.last_cycle
+            hb = w + hmax
+            fb = fmax + jmax
+            if hb >= fb:
+                if hb > top and hb > lc:
+                    tr.top = hb
+                continue
+            if fb <= top or fb <= lc:
+                continue
+            if hb > top:
+                top = hb
+            for c, iij in cols:
+                sv = fr[c] + iij
+                if sv > top:
+                    top = sv
+            tr.top = top
+        free[:] = new[N - off:] + new[:N - off] if off else new
+        self.off = (off + r * q) % N
+
+    def _explicit(self, w: int, L: int, fr: list[int], q: int, d: list[int],
+                  owners: list[Transfer], n: int) -> None:
+        """A window of `L` cycles from `w`, request by request, on the columns
+        `fr` (updated in place); raises each owner's `top`."""
+        N, II = self.N, self.II
         tops = [NEG] * n
         for u in range(L):
-            base = off + u * q
+            base = u * q
             t1 = w + u + 1
             for i in range(n):
-                ch = (base + d[i]) % N
-                f = free[ch]
+                c = (base + d[i]) % N
+                f = fr[c]
                 sv = f if f > t1 else t1
-                free[ch] = sv + II
+                fr[c] = sv + II
                 if sv > tops[i]:
                     tops[i] = sv
-        self.off = (off + r * q) % N
         for tr, sv in zip(owners, tops):
             if sv > tr.top:
                 tr.top = sv
+
+    def _small_window(self, n: int, L: int, q: int, d: list[int]) -> tuple:
+        """`_Window`'s tables with plain ints, cached per (n, L): per column
+        (channel c + off) `II * requests` and `G` (NEG if none), and per slot
+        the (column, II*j, h_j) of its last request on each column it uses."""
+        N, II = self.N, self.II
+        K = [0] * N
+        h = [NEG] * N  # h_j of the latest request per column
+        last: list[dict[int, tuple[int, int]]] = [{} for _ in range(n)]
+        for u in range(L):
+            rho = u + 1
+            for i, di in enumerate(d):
+                c = (u * q + di) % N
+                j = K[c]
+                hj = h[c] + II if h[c] != NEG else NEG
+                if rho > hj:
+                    hj = rho
+                h[c] = hj
+                K[c] = j + 1
+                last[i][c] = (II * j, hj)
+        wkii = [II * k for k in K]
+        wg = [h[c] + II if K[c] else NEG for c in range(N)]
+        slots = [(max(hj for _, hj in sl.values()), max(iij for iij, _ in sl.values()),
+                  [(c, iij) for c, (iij, _) in sl.items()]) for sl in last]
+        win = (wkii, wg, slots)
+        self._small_cached += N + 3 * n * min(L, N)
+        if self._small_cached > 4_000_000:  # bound the memory of rarely reused tables
+            self._small_windows.clear()
+            self._small_cached = N + 3 * n * min(L, N)
+        self._small_windows[(n, L)] = win
+        return win
 
     def _np_ready(self, n: int, L: int, m: int, r: int) -> bool:
         """Whether `_segment_np` would find its tables cached."""

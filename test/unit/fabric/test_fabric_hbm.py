@@ -15,14 +15,17 @@ class _Req:
         self.name, self.hbm_role, self.hbm_lb = name, role, 0
 
 
-def closed_form_completions(cfg, scripts, writers=0, np_min=None):
+def closed_form_completions(cfg, scripts, writers=0, np_min=None, tables=False):
     """Drive HBMServer with the same scripted requesters as the reference model
-    (`np_min`: the window size from which numpy evaluates a segment)."""
+    (`np_min`: the window size from which numpy evaluates a segment; `tables`:
+    every plain-int window from a cached table, none request by request)."""
     R = len(scripts)
     reqs = [_Req(f"r{i}", "w" if i >= R - writers else "r") for i in range(R)]
     hbm = HBMServer(cfg)
     if np_min is not None:
         hbm.NP_MIN = hbm.NP_BUILD = np_min
+    if tables:
+        hbm.TABLE_MIN = hbm.TABLE_AFTER = 0
     for r in reqs:
         hbm.register(r)
     hbm.start()
@@ -62,8 +65,9 @@ def test_single_tile_by_hand():
 @pytest.mark.parametrize("cfg", [SWIGLU_HDL.hbm, STEP_EVAL.hbm,
                                  HBMConfig(channels=4, par_dispatch=3, startup=0, latency=1)])
 @pytest.mark.parametrize("seed", range(12))
-@pytest.mark.parametrize("np_min", [None, 0], ids=["ints", "numpy"])
-def test_closed_form_matches_reference(cfg, seed, np_min):
+@pytest.mark.parametrize("np_min,tables", [(None, False), (None, True), (0, False)],
+                         ids=["ints", "int-tables", "numpy"])
+def test_closed_form_matches_reference(cfg, seed, np_min, tables):
     # both evaluations of a segment's window: plain ints (narrow request lists)
     # and numpy tables (wide ones; np_min=0 forces them everywhere)
     rnd = random.Random(seed)
@@ -71,7 +75,7 @@ def test_closed_form_matches_reference(cfg, seed, np_min):
     scripts = [[(rnd.choice([0, 0, 1, 3, 40]), rnd.choice([1, 5, 16, 64, 200, 513]))
                 for _ in range(rnd.randint(1, 6))] for _ in range(R)]
     writers = rnd.randint(0, 1) if R > 1 else 0
-    assert closed_form_completions(cfg, scripts, writers, np_min) == \
+    assert closed_form_completions(cfg, scripts, writers, np_min, tables) == \
         reference_completions(cfg, scripts)
 
 
