@@ -290,20 +290,25 @@ class Simulator:
                 if deferred:
                     self._invalidate(ctx)
                     deferred = False
+            # Channel.pop / has_room / ack_time / push, inlined (the hottest path)
             if op == DEQ or op == PEEK:
-                if ch.q:
-                    v = ch.q[0][0]
+                q = ch.q
+                if q:
+                    head = q[0]
+                    v = head[0]
                     if v > ctx.clock:
                         ctx.stall_in += v - ctx.clock
                         ctx.clock = v
+                    value = head[1]
                     if op == DEQ:
-                        value = ch.pop(ctx.clock)[1]
+                        q.popleft()
+                        ch.n_deq += 1
+                        if ch.cap is not None:
+                            ch.deq_times.append(ctx.clock)
                         w = ch.waiting
                         if w is not None and w is ch.sender:
                             ch.waiting = None
                             self._wake(w)
-                    else:
-                        value = ch.q[0][1]
                 elif ch.closed:
                     t = ch.final + 1
                     if t > ctx.clock:
@@ -314,15 +319,27 @@ class Simulator:
                     self._park(ctx, cmd, ch)
                     return
             elif op == ENQ or op == ROOM:
-                if not ch.has_room():
-                    self._park(ctx, cmd, ch)
-                    return
-                a = ch.ack_time()
-                if a > ctx.clock:
-                    ctx.stall_out += a - ctx.clock
-                    ctx.clock = a
+                cap = ch.cap
+                acked = cap is not None and ch.n_enq >= cap
+                if acked:
+                    dt = ch.deq_times
+                    if not dt:  # full: wait for the receiver's dequeue
+                        self._park(ctx, cmd, ch)
+                        return
+                    a = dt[0] + 1  # ack latency 1
+                    if a > ctx.clock:
+                        ctx.stall_out += a - ctx.clock
+                        ctx.clock = a
                 if op == ENQ:
-                    ch.push(cmd[2], cmd[3], ctx.clock)
+                    if acked:
+                        dt.popleft()
+                    stamp = cmd[3]
+                    t = ctx.clock + 1
+                    q = ch.q
+                    q.append((stamp if stamp > t else t, cmd[2]))
+                    ch.n_enq += 1
+                    if len(q) > ch.peak:
+                        ch.peak = len(q)
                     w = ch.waiting
                     if w is not None and w is ch.receiver:
                         ch.waiting = None
