@@ -68,6 +68,9 @@ class Sym:
 
 PAD = object()
 
+# the uninterpreted functions the accelerator specifications (`accel_spec`) are written with
+SPEC_FUNCTIONS = frozenset({"fsub", "sigmoid", "tanh", "exp", "recip", "rsqrt"})
+
 
 def smax(a: Any, b: Any) -> Any:
     if a is PAD:
@@ -100,7 +103,14 @@ class Ctx:
         key = f"_fn_{name}"
         if not hasattr(self, key):
             setattr(self, key, z3.Function(name, *([z3.RealSort()] * (arity + 1))))
+        self.__dict__.setdefault("functions", set()).add(name)
         return getattr(self, key)
+
+    def opaque_functions(self) -> list[str]:
+        """The uninterpreted functions used so far that no accelerator specification uses: a
+        program written with them (x / n where a spec multiplies by 1/n) can differ from a spec
+        as terms while being equal as numbers, so a counterexample over them proves nothing."""
+        return sorted(self.__dict__.get("functions", set()) - SPEC_FUNCTIONS)
 
     def _sorted(self, a: Term, b: Term) -> tuple[Term, Term]:
         return (a, b) if a.get_id() <= b.get_id() else (b, a)

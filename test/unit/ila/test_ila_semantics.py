@@ -225,3 +225,37 @@ def test_a_lookup_by_symbolic_index_is_a_located_isel_verify_error(tmp_path, ste
     assert r.code == 1
     assert r.err.splitlines()[0] == (f"{f}:6:3: error: isel-verify: casting a symbolic value to index "
                                      "is not supported")
+
+
+HALF_DIV = """
+#id = affine_map<(d0) -> (d0)>
+func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %e = tensor.empty() : tensor<4xf32>
+  %two = arith.constant 2.0 : f32
+  %r = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]} ins(%x : tensor<4xf32>) outs(%e : tensor<4xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %d = arith.divf %a, %two : f32
+    linalg.yield %d : f32
+  } -> tensor<4xf32>
+  func.return %r : tensor<4xf32>
+}"""
+HALF_MUL = """
+func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %h = arith.constant dense<VALUE> : tensor<4xf32>
+  %e = tensor.empty() : tensor<4xf32>
+  %r = linalg.mul ins(%x, %h : tensor<4xf32>, tensor<4xf32>) outs(%e : tensor<4xf32>) -> tensor<4xf32>
+  func.return %r : tensor<4xf32>
+}"""
+
+
+def test_a_counterexample_over_functions_no_spec_uses_proves_nothing():
+    from steplus.passes.isel.verify import AbstractionGap, prove
+
+    # x / 2 and x * 0.5 are equal numbers but different terms once / is uninterpreted: not an error
+    verdict, n = prove(_fn(HALF_DIV), _fn(HALF_MUL.replace("VALUE", "0.5")), "uf", timeout_ms=20000)
+    assert n == 4 and isinstance(verdict, AbstractionGap) and verdict.status == "unknown"
+    assert "uninterpreted fdiv" in verdict.reason
+    # with only + and · in play a counterexample stands: x * 0.5 is not x * 0.25
+    verdict, _ = prove(_fn(HALF_MUL.replace("VALUE", "0.5")), _fn(HALF_MUL.replace("VALUE", "0.25")), "uf",
+                       timeout_ms=20000)
+    assert verdict.status == "sat" and not isinstance(verdict, AbstractionGap)
