@@ -212,15 +212,18 @@ def run_lstm(x, w_ih, w_hh, b_ih, out_bias: int | None = None, h0=None, c0=None)
     """An LSTM over x[T,I] on FlexASR; (h[T,H], counts), or with an initial
     state (h0, c0 [H]) (h[T+1,H] with the final cell state as its last row, counts).
 
-    One act bias quantises h, c and the output: 5 (range up to 1.94, h is in
-    (-1, 1)) unless the initial cell state needs more (|c| <= |c0| + 1)."""
+    One act bias quantises h, c and the output.  From zero state: 5 (AdaptivFloat<8,3>
+    with bias b spans [2^(b-10), 1.9375·2^(b-3)]: up to 7.75).  From a given state, the
+    smallest bias whose range holds the cell state's bound |c| <= |c0| + T (|h| < 1), at
+    least 3 (up to 1.94): isel runs torch's sequence LSTMs one step per call from the
+    previous state, and with 5 every |h| below 2^-5 flushed to zero."""
     bw = af.bias_for(np.concatenate([w_ih.ravel(), w_hh.ravel()]))
     bi, bb = af.bias_for(x), af.bias_for(b_ih)
     xc, wic, whc, bc = af.encode(x, bi), af.encode(w_ih, bw), af.encode(w_hh, bw), af.encode(b_ih, bb)
     H = w_hh.shape[1]
     state = h0 is not None
     if out_bias is None:
-        out_bias = 5 if not state else max(5, af.bias_for(np.array([np.max(np.abs(c0)) + 1.0])))
+        out_bias = 5 if not state else max(3, af.bias_for(np.array([np.max(np.abs(c0)) + x.shape[0]])))
     h0c = af.encode(np.asarray(h0, np.float64).reshape(H), out_bias) if state else None
     c0c = af.encode(np.asarray(c0, np.float64).reshape(H), out_bias) if state else None
     _, reads, counts = execute(lstm_fragment(xc, wic, whc, bc, bw, bi, bb, out_bias, h0c, c0c))

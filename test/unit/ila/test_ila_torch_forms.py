@@ -115,6 +115,5 @@ def test_torch_sequence_lstm_selection_computes_the_torch_lstm():
     np.testing.assert_allclose(sel, ref, rtol=1e-4, atol=1e-5)
     y, stats = _run_ila("lstm_seq", [x])
     assert stats.invocations == {"flexasr": 4}
-    # on the ILA the state is quantised to AdaptivFloat<8,3> with the driver's fixed bias 5: values below
-    # 2^-5 flush to zero, and this LSTM's hidden states are small (|h| < 0.3): a quarter of the norm at most
-    assert _rel(ref, y) < 0.25
+    # on the ILA, h and c are AdaptivFloat<8,3> codes (bias 3 from the state's bound): within 5 % of torch
+    assert _rel(ref, y) < 0.05
