@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from steplus.passes.isel.semantics.domain import conv2d_nchw  # one float convolution for host and references
 from steplus.runtime.ila.core import IlaError
 
 
@@ -68,17 +69,6 @@ def lstm_reference(x, h0, c0, w_ih, w_hh, b):
         h = sig(o) * np.tanh(c)
         out.append(h)
     return np.stack([*out, c]).astype(np.float32)
-
-
-def conv2d_nchw(x, w, strides=(1, 1)):
-    """Valid NCHW/FCHW convolution in numpy (float32)."""
-    n, c, h, wd = x.shape
-    k, _, kh, kw = w.shape
-    sh, sw = strides
-    oh, ow = (h - kh) // sh + 1, (wd - kw) // sw + 1
-    cols = np.stack([x[:, :, i:i + sh * oh:sh, j:j + sw * ow:sw] for i in range(kh) for j in range(kw)], axis=2)
-    cols = cols.reshape(n, c * kh * kw, oh * ow)
-    return np.einsum("kq,nqp->nkp", w.reshape(k, -1), cols).reshape(n, k, oh, ow).astype(np.float32)
 
 
 def quant8(x):

@@ -129,11 +129,15 @@ class NumpyDomain(Domain):
 
     def conv2d(self, x: Any, w: Any, strides: tuple[int, int]) -> np.ndarray:
         """Valid NCHW/FCHW convolution, no dilation (the accelerators' reference summation)."""
-        x, w = np.asarray(x), np.asarray(w)
-        n, c, h, wd = x.shape
-        k, _, kh, kw = w.shape
-        sh, sw = strides
-        oh, ow = (h - kh) // sh + 1, (wd - kw) // sw + 1
-        cols = np.stack([x[:, :, i:i + sh * oh:sh, j:j + sw * ow:sw] for i in range(kh) for j in range(kw)], axis=2)
-        cols = cols.reshape(n, c * kh * kw, oh * ow)
-        return np.einsum("kq,nqp->nkp", w.reshape(k, -1), cols).reshape(n, k, oh, ow).astype(np.float32)
+        return conv2d_nchw(np.asarray(x), np.asarray(w), strides)
+
+
+def conv2d_nchw(x: np.ndarray, w: np.ndarray, strides: Sequence[int] = (1, 1)) -> np.ndarray:
+    """Valid NCHW/FCHW convolution in numpy (float32), summed over (c, kh, kw) as one GEMM."""
+    n, c, h, wd = x.shape
+    k, _, kh, kw = w.shape
+    sh, sw = strides
+    oh, ow = (h - kh) // sh + 1, (wd - kw) // sw + 1
+    cols = np.stack([x[:, :, i:i + sh * oh:sh, j:j + sw * ow:sw] for i in range(kh) for j in range(kw)], axis=2)
+    cols = cols.reshape(n, c * kh * kw, oh * ow)
+    return np.einsum("kq,nqp->nkp", w.reshape(k, -1), cols).reshape(n, k, oh, ow).astype(np.float32)
