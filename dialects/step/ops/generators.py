@@ -32,6 +32,7 @@ from xdsl.irdl import (
 )
 from xdsl.utils.exceptions import VerifyException
 
+from steplus.dialects.step.ops.base import StepOp
 from steplus.dialects.step.shape_rules import (
     Fresh,
     InferShapes,
@@ -41,7 +42,6 @@ from steplus.dialects.step.shape_rules import (
 )
 from steplus.dialects.step.types import SelectorType, StreamType, TileType
 from steplus.dialects.step.verify import (
-    FMT,
     GEN_FMT,
     IN_GRAPH,
     int_of,
@@ -139,7 +139,7 @@ def _address_result(op, out) -> None:
 
 
 @irdl_op_definition
-class ExpertAddrGenOp(InferShapes, IRDLOperation):
+class ExpertAddrGenOp(StepOp):
     """Per selector element, emit the addresses of the `tiles_per_expert` weight tiles.
 
     Example:
@@ -153,12 +153,9 @@ class ExpertAddrGenOp(InferShapes, IRDLOperation):
     """
 
     name = "step.expert_addr_gen"
-    traits = traits_def(IN_GRAPH)
     sel = operand_def(StreamType)
     output = result_def(StreamType)
     tiles_per_expert = prop_def(IntegerAttr[I64])
-    assembly_format = FMT
-    irdl_options = (ParsePropInAttrDict(),)
 
     def verify_(self) -> None:
         s = stream_of(self, self.sel, "sel")
@@ -172,7 +169,7 @@ class ExpertAddrGenOp(InferShapes, IRDLOperation):
 
 
 @irdl_op_definition
-class CacheReadAddrGenOp(InferShapes, IRDLOperation):
+class CacheReadAddrGenOp(StepOp):
     """Per request (index, length), emit `length` KV-cache tile addresses.
 
     Example:
@@ -186,12 +183,9 @@ class CacheReadAddrGenOp(InferShapes, IRDLOperation):
     """
 
     name = "step.cache_read_addr_gen"
-    traits = traits_def(IN_GRAPH)
     idx = operand_def(StreamType)
     seq_len = operand_def(StreamType)
     output = result_def(StreamType)
-    assembly_format = FMT
-    irdl_options = (ParsePropInAttrDict(),)
 
     def verify_(self) -> None:
         i = stream_of(self, self.idx, "idx")
@@ -211,7 +205,7 @@ class CacheReadAddrGenOp(InferShapes, IRDLOperation):
 
 
 @irdl_op_definition
-class FilterLastTileOp(InferShapes, IRDLOperation):
+class FilterLastTileOp(StepOp):
     """Per length n, emit n-1 selectors for output 1 and one for output 0.
 
     Example:
@@ -225,11 +219,8 @@ class FilterLastTileOp(InferShapes, IRDLOperation):
     """
 
     name = "step.filter_last_tile"
-    traits = traits_def(IN_GRAPH)
     seq_len = operand_def(StreamType)
     output = result_def(StreamType)
-    assembly_format = FMT
-    irdl_options = (ParsePropInAttrDict(),)
 
     def verify_(self) -> None:
         n = stream_of(self, self.seq_len, "seq_len")

@@ -30,10 +30,10 @@ from xdsl.irdl import (
 )
 from xdsl.utils.exceptions import VerifyException
 
+from steplus.dialects.step.ops.base import StepOp, UnaryStreamOp
 from steplus.dialects.step.shape_rules import (
     PLACEHOLDER,
     Fresh,
-    InferShapes,
     ResultShape,
     ShapeError,
     has_placeholder,
@@ -46,7 +46,6 @@ from steplus.dialects.step.types import (
     TileType,
 )
 from steplus.dialects.step.verify import (
-    FMT,
     IN_GRAPH,
     check_base_addr,
     int_of,
@@ -62,7 +61,7 @@ from steplus.dialects.step.verify import (
 
 
 @irdl_op_definition
-class LinearOffChipLoadOp(InferShapes, IRDLOperation):
+class LinearOffChipLoadOp(StepOp):
     """Load a tiled off-chip tensor as a stream, once per element of `ref`.
 
     Result dims = ref dims ++ tiled_out_shape (without `ref`, just
@@ -78,15 +77,12 @@ class LinearOffChipLoadOp(InferShapes, IRDLOperation):
     """
 
     name = "step.linear_offchip_load"
-    traits = traits_def(IN_GRAPH)
     ref = opt_operand_def(StreamType)
     output = result_def(StreamType)
     base_addr = prop_def(IntegerAttr[I64])
     tiled_in_shape = prop_def(DenseArrayBase)
     stride = prop_def(DenseArrayBase)
     tiled_out_shape = prop_def(DenseArrayBase)
-    assembly_format = FMT
-    irdl_options = (ParsePropInAttrDict(),)
 
     def verify_(self) -> None:
         check_base_addr(self)
@@ -139,7 +135,7 @@ class LinearOffChipStoreOp(IRDLOperation):
 
 
 @irdl_op_definition
-class RandomOffChipLoadOp(InferShapes, IRDLOperation):
+class RandomOffChipLoadOp(StepOp):
     """Load one tile per address of `raddr`; the result has the shape of `raddr`.
 
     Example:
@@ -153,13 +149,10 @@ class RandomOffChipLoadOp(InferShapes, IRDLOperation):
     """
 
     name = "step.random_offchip_load"
-    traits = traits_def(IN_GRAPH)
     raddr = operand_def(StreamType)
     output = result_def(StreamType)
     base_addr = prop_def(IntegerAttr[I64])
     tiled_in_shape = prop_def(DenseArrayBase)
-    assembly_format = FMT
-    irdl_options = (ParsePropInAttrDict(),)
 
     def verify_(self) -> None:
         check_base_addr(self)
@@ -179,7 +172,7 @@ class RandomOffChipLoadOp(InferShapes, IRDLOperation):
 
 
 @irdl_op_definition
-class RandomOffChipStoreOp(InferShapes, IRDLOperation):
+class RandomOffChipStoreOp(StepOp):
     """Store each `wdata` tile at the matching `waddr` address; emits i1 acks.
 
     Example:
@@ -193,15 +186,12 @@ class RandomOffChipStoreOp(InferShapes, IRDLOperation):
     """
 
     name = "step.random_offchip_store"
-    traits = traits_def(IN_GRAPH)
     waddr = operand_def(StreamType)
     wdata = operand_def(StreamType)
     output = result_def(StreamType)
     base_addr = prop_def(IntegerAttr[I64])
     tiled_in_shape = prop_def(DenseArrayBase)
     buffer_depth = opt_prop_def(IntegerAttr[I64])
-    assembly_format = FMT
-    irdl_options = (ParsePropInAttrDict(),)
 
     def verify_(self) -> None:
         check_base_addr(self)
@@ -229,7 +219,7 @@ class RandomOffChipStoreOp(InferShapes, IRDLOperation):
 
 
 @irdl_op_definition
-class BufferizeOp(InferShapes, IRDLOperation):
+class BufferizeOp(UnaryStreamOp):
     """Buffer the `rank` innermost dims of a stream on chip.
 
     Result dims = the outer dims; element = buffer of the inner dims.
@@ -245,12 +235,7 @@ class BufferizeOp(InferShapes, IRDLOperation):
     """
 
     name = "step.bufferize"
-    traits = traits_def(IN_GRAPH)
-    input = operand_def(StreamType)
-    output = result_def(StreamType)
     rank = prop_def(IntegerAttr[I64])
-    assembly_format = FMT
-    irdl_options = (ParsePropInAttrDict(),)
 
     def verify_(self) -> None:
         s = stream_of(self, self.input, "input")
@@ -274,7 +259,7 @@ class BufferizeOp(InferShapes, IRDLOperation):
 
 
 @irdl_op_definition
-class StreamifyOp(InferShapes, IRDLOperation):
+class StreamifyOp(StepOp):
     """Stream the contents of buffers, once per element of `ref`.
 
     Result dims = ref dims ++ out_shape; element = the buffer's element.
@@ -290,14 +275,11 @@ class StreamifyOp(InferShapes, IRDLOperation):
     """
 
     name = "step.streamify"
-    traits = traits_def(IN_GRAPH)
     input = operand_def(StreamType)
     ref = operand_def(StreamType)
     output = result_def(StreamType)
     stride = prop_def(DenseArrayBase)
     out_shape = prop_def(DenseArrayBase)
-    assembly_format = FMT
-    irdl_options = (ParsePropInAttrDict(),)
 
     def verify_(self) -> None:
         s = stream_of(self, self.input, "input")

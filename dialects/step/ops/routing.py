@@ -24,9 +24,9 @@ from xdsl.irdl import (
 )
 from xdsl.utils.exceptions import VerifyException
 
+from steplus.dialects.step.ops.base import StepOp
 from steplus.dialects.step.shape_rules import (
     Fresh,
-    InferShapes,
     ResultShape,
     ShapeError,
     base_name,
@@ -38,14 +38,13 @@ from steplus.dialects.step.types import (
     StreamType,
 )
 from steplus.dialects.step.verify import (
-    FMT,
     IN_GRAPH,
     selector_of,
     stream_of,
 )
 
 @irdl_op_definition
-class PartitionOp(InferShapes, IRDLOperation):
+class PartitionOp(StepOp):
     """Route groups of `in` to the outputs chosen by `sel` (one result per consumer).
 
     `sel` has the outer dims of `in`; each result has the remaining inner dims
@@ -62,12 +61,9 @@ class PartitionOp(InferShapes, IRDLOperation):
     """
 
     name = "step.partition"
-    traits = traits_def(IN_GRAPH)
     input = operand_def(StreamType)
     sel = operand_def(StreamType)
     outputs = var_result_def(StreamType)
-    assembly_format = FMT
-    irdl_options = (ParsePropInAttrDict(),)
 
     def verify_(self) -> None:
         s = stream_of(self, self.input, "input")
@@ -101,7 +97,7 @@ class PartitionOp(InferShapes, IRDLOperation):
 
 
 @irdl_op_definition
-class ReassembleOp(InferShapes, IRDLOperation):
+class ReassembleOp(StepOp):
     """Collect groups from the inputs chosen by `sel`, in `sel` order.
 
     Result dims = sel dims ++ [fresh dim] ++ inner dims of the inputs.
@@ -117,11 +113,8 @@ class ReassembleOp(InferShapes, IRDLOperation):
     """
 
     name = "step.reassemble"
-    traits = traits_def(IN_GRAPH)
     inputs = var_operand_def(StreamType)
     output = result_def(StreamType)
-    assembly_format = FMT
-    irdl_options = (ParsePropInAttrDict(),)
 
     @property
     def data_inputs(self):
@@ -159,7 +152,7 @@ class ReassembleOp(InferShapes, IRDLOperation):
 
 
 @irdl_op_definition
-class EagerMergeOp(InferShapes, IRDLOperation):
+class EagerMergeOp(StepOp):
     """Merge groups from the inputs in arrival order; also emit which input each came from.
 
     Results: the data (outer dim = sum of the inputs' outer dims) and a
@@ -176,12 +169,9 @@ class EagerMergeOp(InferShapes, IRDLOperation):
     """
 
     name = "step.eager_merge"
-    traits = traits_def(IN_GRAPH)
     inputs = var_operand_def(StreamType)
     output = result_def(StreamType)
     sel = result_def(StreamType)
-    assembly_format = FMT
-    irdl_options = (ParsePropInAttrDict(),)
     RESULT_NAMES: ClassVar[tuple[str, ...]] = ("data result", "selector result")
 
     def verify_(self) -> None:
@@ -213,7 +203,7 @@ class EagerMergeOp(InferShapes, IRDLOperation):
 
 
 @irdl_op_definition
-class BroadcastOp(InferShapes, IRDLOperation):
+class BroadcastOp(StepOp):
     """Explicit fan-out: copy a stream to every result.
 
     Example:
@@ -227,11 +217,8 @@ class BroadcastOp(InferShapes, IRDLOperation):
     """
 
     name = "step.broadcast"
-    traits = traits_def(IN_GRAPH)
     input = operand_def(StreamType)
     outputs = var_result_def(StreamType)
-    assembly_format = FMT
-    irdl_options = (ParsePropInAttrDict(),)
 
     def verify_(self) -> None:
         if len(self.outputs) < 1:
@@ -267,7 +254,7 @@ class ConsumeOp(IRDLOperation):
 
 
 @irdl_op_definition
-class ParallelizeOp(InferShapes, IRDLOperation):
+class ParallelizeOp(StepOp):
     """Static round-robin of groups of rank `rank` over the results.
 
     Example:
@@ -281,13 +268,10 @@ class ParallelizeOp(InferShapes, IRDLOperation):
     """
 
     name = "step.parallelize"
-    traits = traits_def(IN_GRAPH)
     input = operand_def(StreamType)
     outputs = var_result_def(StreamType)
     rank = prop_def(IntegerAttr[I64])
     switch_cycles = opt_prop_def(DenseArrayBase)
-    assembly_format = FMT
-    irdl_options = (ParsePropInAttrDict(),)
 
     def verify_(self) -> None:
         s = stream_of(self, self.input, "input")

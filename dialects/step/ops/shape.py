@@ -12,19 +12,16 @@ import sympy
 from xdsl.dialects.builtin import I64, IntegerAttr, i1
 from xdsl.ir import Attribute
 from xdsl.irdl import (
-    ParsePropInAttrDict,
-    IRDLOperation,
     irdl_op_definition,
     operand_def,
     prop_def,
     result_def,
-    traits_def,
 )
 from xdsl.utils.exceptions import VerifyException
 
+from steplus.dialects.step.ops.base import StepOp, UnaryStreamOp
 from steplus.dialects.step.shape_rules import (
     Fresh,
-    InferShapes,
     ResultShape,
     ShapeError,
     chunks,
@@ -41,15 +38,13 @@ from steplus.dialects.step.types import (
     is_static,
 )
 from steplus.dialects.step.verify import (
-    FMT,
-    IN_GRAPH,
     int_of,
     is_i1,
     stream_of,
 )
 
 @irdl_op_definition
-class FlattenOp(InferShapes, IRDLOperation):
+class FlattenOp(UnaryStreamOp):
     """Merge dims `min`..`max` (counted from the innermost, 0) into one.
 
     Example:
@@ -63,13 +58,8 @@ class FlattenOp(InferShapes, IRDLOperation):
     """
 
     name = "step.flatten"
-    traits = traits_def(IN_GRAPH)
-    input = operand_def(StreamType)
-    output = result_def(StreamType)
     min = prop_def(IntegerAttr[I64])
     max = prop_def(IntegerAttr[I64])
-    assembly_format = FMT
-    irdl_options = (ParsePropInAttrDict(),)
 
     def verify_(self) -> None:
         s = stream_of(self, self.input, "input")
@@ -93,7 +83,7 @@ class FlattenOp(InferShapes, IRDLOperation):
 
 
 @irdl_op_definition
-class ReshapeOp(InferShapes, IRDLOperation):
+class ReshapeOp(StepOp):
     """Split dim `split_dim` (from the innermost) into chunks of `chunk_size`, padding.
 
     Results: data with dims [..., ceil(D/S), S, ...] and an i1 padding stream
@@ -110,14 +100,11 @@ class ReshapeOp(InferShapes, IRDLOperation):
     """
 
     name = "step.reshape"
-    traits = traits_def(IN_GRAPH)
     input = operand_def(StreamType)
     output = result_def(StreamType)
     padding = result_def(StreamType)
     split_dim = prop_def(IntegerAttr[I64])
     chunk_size = prop_def(IntegerAttr[I64])
-    assembly_format = FMT
-    irdl_options = (ParsePropInAttrDict(),)
     RESULT_NAMES: ClassVar[tuple[str, ...]] = ("data result", "padding result")
 
     def verify_(self) -> None:
@@ -154,7 +141,7 @@ class ReshapeOp(InferShapes, IRDLOperation):
 
 
 @irdl_op_definition
-class PromoteOp(InferShapes, IRDLOperation):
+class PromoteOp(UnaryStreamOp):
     """Add an outer dimension of size 1 (0 for an empty stream).
 
     Example:
@@ -168,11 +155,6 @@ class PromoteOp(InferShapes, IRDLOperation):
     """
 
     name = "step.promote"
-    traits = traits_def(IN_GRAPH)
-    input = operand_def(StreamType)
-    output = result_def(StreamType)
-    assembly_format = FMT
-    irdl_options = (ParsePropInAttrDict(),)
 
     def verify_(self) -> None:
         s = stream_of(self, self.input, "input")
@@ -192,7 +174,7 @@ class PromoteOp(InferShapes, IRDLOperation):
 
 
 @irdl_op_definition
-class ExpandOp(InferShapes, IRDLOperation):
+class ExpandOp(StepOp):
     """Repeat each element of `in` to match the shape of `ref` in the `rank` inner dims.
 
     Example:
@@ -206,13 +188,10 @@ class ExpandOp(InferShapes, IRDLOperation):
     """
 
     name = "step.expand"
-    traits = traits_def(IN_GRAPH)
     input = operand_def(StreamType)
     ref = operand_def(StreamType)
     output = result_def(StreamType)
     rank = prop_def(IntegerAttr[I64])
-    assembly_format = FMT
-    irdl_options = (ParsePropInAttrDict(),)
 
     def verify_(self) -> None:
         s = stream_of(self, self.input, "input")
@@ -243,7 +222,7 @@ class ExpandOp(InferShapes, IRDLOperation):
 
 
 @irdl_op_definition
-class ZipOp(InferShapes, IRDLOperation):
+class ZipOp(StepOp):
     """Pair up the elements of two streams of the same shape.
 
     Example:
@@ -257,12 +236,9 @@ class ZipOp(InferShapes, IRDLOperation):
     """
 
     name = "step.zip"
-    traits = traits_def(IN_GRAPH)
     lhs = operand_def(StreamType)
     rhs = operand_def(StreamType)
     output = result_def(StreamType)
-    assembly_format = FMT
-    irdl_options = (ParsePropInAttrDict(),)
 
     def verify_(self) -> None:
         a = stream_of(self, self.lhs, "lhs")
@@ -290,7 +266,7 @@ class ZipOp(InferShapes, IRDLOperation):
 
 
 @irdl_op_definition
-class RepeatOp(InferShapes, IRDLOperation):
+class RepeatOp(UnaryStreamOp):
     """Repeat every element `count` times (a new innermost dim of size `count`).
 
     Example:
@@ -304,12 +280,7 @@ class RepeatOp(InferShapes, IRDLOperation):
     """
 
     name = "step.repeat"
-    traits = traits_def(IN_GRAPH)
-    input = operand_def(StreamType)
-    output = result_def(StreamType)
     count = prop_def(IntegerAttr[I64])
-    assembly_format = FMT
-    irdl_options = (ParsePropInAttrDict(),)
 
     def verify_(self) -> None:
         s = stream_of(self, self.input, "input")
