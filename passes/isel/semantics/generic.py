@@ -105,10 +105,10 @@ class _Body:
             shape[k] = self.size[k]
             self.env[bop.results[0]] = np.arange(self.size[k], dtype=np.int64).reshape(shape)
             return
-        missing = [v for v in bop.operands if v not in self.env]
-        if missing:
-            raise SemanticsError("linalg.generic: body uses a value it cannot evaluate")
-        a = [self.env[v] for v in bop.operands]
+        try:
+            a = [self.env[v] for v in bop.operands]
+        except KeyError:
+            raise SemanticsError("linalg.generic: body uses a value it cannot evaluate") from None
         if name == "tensor.extract":
             t = np.asarray(a[0])
             idx = tuple(np.clip(np.asarray(i, np.int64), 0, t.shape[k] - 1) for k, i in enumerate(a[1:]))
