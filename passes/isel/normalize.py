@@ -12,9 +12,22 @@ and elementwise `linalg.generic`s, with the sigmoid spelled `1/(1+exp(-x))`.  Th
 
 after which each gate is the `_gate` form of `fused` and the LSTM cell pattern fires.
 
+`REAL_FORMS` does the same for torch's layer norm, softmax attention and sequence `nn.LSTM`
+as `views.RealImporter` imports them (2-D views of N-D generics), with `SHAPES`, an
+analysis giving terms their 2-D shape (`nrows`, `ncols`):
+
+- layer norm: `sum(x) / n -> mean(x)`; the f64 variance is computed in f32
+  (`trunc(ext(x)) -> x`, `trunc` pushed through `+ - ·` and row reductions);
+- softmax: `a / b -> a · recip(b)`; `exp(z - max(z)) · recip(Σ exp(z - max(z)))` is the same
+  softmax without the max; torch's guard for all -inf rows is the identity on finite scores;
+- per-head / per-step blocks: `bsel` (one batch) is a block of rows of the 2-D view, a row block
+  (`rows`) distributes through row-wise ops (full, row- and column-broadcast operands), a row block
+  of a batched product is one batch's GEMM, of a GEMM the GEMM of the block, of a row concatenation
+  (`rcat`, torch's `tensor.concat` of the hidden states) the block of the part.
+
 Example::
 
-    eg.run(NORMALIZE)   # part of `terms.saturate` in flexible mode
+    eg.run(NORMALIZE | REAL_FORMS | SHAPES)   # part of `terms.saturate` in flexible mode
 """
 
 from __future__ import annotations

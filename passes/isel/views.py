@@ -134,6 +134,8 @@ class RealImporter(Importer):
             if len(out) == 2:
                 return self._row_generic(op, out)
             return None
+        if name == "linalg.conv_1d_ncw_fcw" and len(op.results) == 1:
+            return self._pointwise_conv1d(op)
         if name == "tensor.extract_slice" and len(op.results) == 1 and len(op.operands) == 1:
             return self._nd_slice(op)
         if name == "tensor.concat" and len(op.results) == 1 and op.operands:
@@ -147,6 +149,28 @@ class RealImporter(Importer):
                     self.views[res] = self.view(src)
                 return T.reshape(self.term(src), sh(_shape(res)))
         return None
+
+    def _pointwise_conv1d(self, op) -> T.Ten | None:
+        """A kernel-1, stride-1 `linalg.conv_1d_ncw_fcw` on a batch of 1 (ResMLP's cross-patch linear)
+        is the GEMM `W[F, C] · x[C, L]`, plus its init: zero or torch's bias broadcast over L."""
+        if len(op.operands) != 3 or not all(_float_tensor(v) for v in (*op.operands, op.results[0])):
+            return None
+        x, w, init = op.operands
+        (n, c, length), (f, _, kw) = _shape(x), _shape(w)
+        ints = [[int(v) for v in op.properties[k].get_values()] for k in ("strides", "dilations")]
+        if n != 1 or kw != 1 or ints != [[1], [1]]:
+            return None
+        gemm = T.matmul(T.reshape(self.term(w), sh((f, c))), self.view(x), f, c, length)
+        owner = init.owner
+        if isinstance(owner, Operation) and owner.name == "linalg.broadcast":
+            dims = [int(v) for v in owner.properties["dimensions"].get_values()]
+            b = owner.operands[0]
+            if dims != [0, 2] or _shape(b) != (f,) or not _float_tensor(b):
+                return None
+            return self._result(op, T.add(gemm, T.reshape(self.term(b), sh((f, 1))), sh((f, length))))
+        from steplus.passes.isel.frontend import _is_zero
+
+        return self._result(op, gemm) if _is_zero(init) else None
 
     def _nd_slice(self, op) -> T.Ten | None:
         """A static slice that is a column block (leading axes whole) or a row block (last axis

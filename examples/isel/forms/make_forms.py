@@ -8,7 +8,9 @@ with torch==2.13.0 and torch-mlir).
 - `attention.mlir`: `F.scaled_dot_product_attention` of q, k, v `[1, 2, 16, 16]` (q and k each
   scaled by `d^-1/4`, `batch_matmul`, softmax with max subtraction and the all -inf row guard);
 - `lstm_seq.mlir`: `nn.LSTM(16, 64)` over 4 steps of `[4, 1, 16]` (the input projection of all
-  steps in one GEMM, per-step slices, the cell in 3-D generics), returning the sequence output.
+  steps in one GEMM, per-step slices, the cell in 3-D generics), returning the sequence output;
+- `cross_patch.mlir`: ResMLP's cross-patch linear, `nn.Conv1d(16, 16, 1)` on `[1, 16, 64]`
+  (`linalg.conv_1d_ncw_fcw` into the bias broadcast over the patch axis).
 """
 
 from __future__ import annotations
@@ -48,9 +50,17 @@ def _modules():
         def forward(self, x):
             return self.rnn(x)[0]
 
+    class CrossPatch(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.proj = nn.Conv1d(16, 16, 1)
+
+        def forward(self, x):
+            return self.proj(x)
+
     qkv = tuple(torch.randn(1, 2, 16, 16) for _ in range(3))
     return {"layernorm": (LayerNorm, (torch.randn(1, 16, 64),)), "attention": (Attention, qkv),
-            "lstm_seq": (Lstm, (torch.randn(4, 1, 16),))}
+            "lstm_seq": (Lstm, (torch.randn(4, 1, 16),)), "cross_patch": (CrossPatch, (torch.randn(1, 16, 64),))}
 
 
 def build(name: str):
@@ -67,7 +77,7 @@ def main(out_dir: Path = HERE) -> None:
     import torch
     from torch_mlir import fx
 
-    for name in ("layernorm", "attention", "lstm_seq"):
+    for name in ("layernorm", "attention", "lstm_seq", "cross_patch"):
         module, example = build(name)
         with warnings.catch_warnings(), torch.no_grad():
             warnings.simplefilter("ignore")

@@ -117,3 +117,28 @@ def test_torch_sequence_lstm_selection_computes_the_torch_lstm():
     assert stats.invocations == {"flexasr": 4}
     # on the ILA, h and c are AdaptivFloat<8,3> codes (bias 3 from the state's bound): within 5 % of torch
     assert _rel(ref, y) < 0.05
+
+
+def test_pointwise_conv1d_is_a_gemm_on_vta_and_flexasr():
+    """ResMLP's cross-patch linear (nn.Conv1d(16, 16, 1), bias broadcast over the patches) is W·x."""
+    assert _callees(_select("cross_patch", targets="vta", mode="exact")) == []
+    assert _callees(_select("cross_patch", targets="vta")) == ["vta.dense"]
+    assert _callees(_select("cross_patch", targets="flexasr")) == ["flexasr.linear"]
+    x = np.random.default_rng(3).standard_normal((1, 16, 64)).astype(np.float32)
+    ref = _torch_ref("cross_patch", [x])
+    (sel,), _ = run_function(_select("cross_patch"), "forward", [x], backend="reference")
+    np.testing.assert_allclose(sel, ref, rtol=1e-4, atol=1e-5)
+    y, _ = _run_ila("cross_patch", [x])
+    assert _rel(ref, y) < 0.05
+
+
+def test_make_forms_reproduces_the_committed_files(tmp_path):
+    pytest.importorskip("torch_mlir.fx")
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("make_forms", FORMS / "make_forms.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    mod.main(tmp_path)
+    for name in ("layernorm", "attention", "lstm_seq", "cross_patch"):
+        assert (tmp_path / f"{name}.mlir").read_bytes() == (FORMS / f"{name}.mlir").read_bytes(), name
