@@ -27,6 +27,7 @@ assert ch.head_visible() == 1
 from __future__ import annotations
 
 from collections import deque
+from typing import Any
 
 import numpy as np
 
@@ -65,8 +66,10 @@ class Element:
     """A stream element: a payload (tile, selector, ...) and a stop level (0 = `Val`)."""
 
     __slots__ = ("data", "level")
+    data: Any  # Tile | Selector | ... (what a context expects on that channel)
+    level: int
 
-    def __init__(self, data: object, level: int = 0):
+    def __init__(self, data: Any, level: int = 0):
         self.data = data
         self.level = level
 

@@ -95,7 +95,7 @@ class Context:
     outs: list[Channel]
     done: bool
     pending: tuple | None
-    block: tuple[int, Channel | None] | None
+    block: tuple[int, Any] | None  # (kind, channel), or (HBM, None)
     gen: Body | None
     hbm_lb: int
     events: list[tuple[int, int]] | None
@@ -270,7 +270,10 @@ class Simulator:
                 deferred, c0, need0 = True, ctx.clock, ctx.need_all
             else:
                 self._invalidate(ctx)
-        send = ctx.gen.send
+        gen = ctx.gen
+        if gen is None:  # pragma: no cover - run() starts every body first
+            raise SimulationError(f"{ctx.name}: stepped before the run started")
+        send = gen.send
         cmd = ctx.pending
         ctx.pending = None
         value = ctx.resume

@@ -339,7 +339,7 @@ class HBMServer:
         if size > self.NP_MIN and (size > self.NP_BUILD or self._np_ready(n, L, m, r)):
             self._segment_np(a, b, owners)
             return
-        N, II, off = self.N, self.II, self.off
+        N, off = self.N, self.off
         free = self.free
         fr = free[off:] + free[:off] if off else free[:]  # column c: channel c + off
         w = a

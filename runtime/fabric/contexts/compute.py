@@ -30,14 +30,15 @@ AccumCtx("gate", k, rank=1, init_shape=(16, 64), compute_bw=4096, pmu_bw=256)
 
 from __future__ import annotations
 
+from collections.abc import Callable, Generator, Sequence
+from typing import Any
+
 import numpy as np
 
-from steplus.dialects.step.functions import get_function
-from collections.abc import Callable, Sequence
-
+from steplus.dialects.step.functions import StepFunction, get_function
 from steplus.runtime.fabric.channel import Channel, Element, Tile
 from steplus.runtime.fabric.engine import (
-    DEQ, ENQ, PEEK, Body, Context, SimulationError, StreamCtx,
+    DEQ, ENQ, PEEK, Body, Command, Context, SimulationError, StreamCtx,
 )
 
 
@@ -49,10 +50,12 @@ class Kernel:
     def __init__(self, n_args: int, calls: list[tuple[str, list[int]]],
                  result: int | None = None, acc_slot: int | None = None):
         self.n_args = n_args
-        self.calls = [(get_function(fn), list(args)) for fn, args in calls]
-        for (f, _), (name, _) in zip(self.calls, calls):
+        self.calls: list[tuple[StepFunction, list[int]]] = []
+        for name, args in calls:
+            f = get_function(name)
             if f is None:
                 raise SimulationError(f"unknown step function '{name}'")
+            self.calls.append((f, list(args)))
         self.result = result if result is not None else n_args + len(calls) - 1
         self.acc_slot = acc_slot
         self._cache: dict[tuple, tuple[int, int | None, tuple[int, int]]] = {}
@@ -84,7 +87,8 @@ class Kernel:
         self._cache[shapes] = got
         return got
 
-    def run(self, values: list[np.ndarray]) -> np.ndarray:
+    def run(self, values: list[Any]) -> np.ndarray:
+        """The region on the argument tiles' values (numpy arrays, functional mode)."""
         slot = list(values)
         for f, args in self.calls:
             ins = [slot[a] for a in args]
@@ -147,8 +151,9 @@ class ComputeCtx(Context):
             raise SimulationError(f"{self.name}: compute_bw must be positive")
         return _ceil(flops, self.compute_bw)
 
-    def _peek_all(self) -> Body:
-        els = []
+    def _peek_all(self) -> Generator[Command, Any, list[Element]]:
+        """Peek every input; an input at its end gives None in its place."""
+        els: list[Element] = []
         for ch in self.inputs:
             el = yield (PEEK, ch)
             els.append(el)

@@ -110,15 +110,19 @@ class LoadCtx(MemCtx):
         self.out: Channel | None = None
 
     def _value(self, ix: tuple[int, ...]) -> np.ndarray | None:
-        if self.tensor is None:
+        t = self.tensor
+        if t is None:
             return None
+        if not isinstance(t, np.ndarray):
+            raise SimulationError(f"{self.name}: a linear load reads a 2-D tensor, "
+                                  "not a tile function")
         stride = self.stride or tuple(
             int(np.prod(self.shape[k + 1:])) for k in range(len(self.shape)))
         lin = sum(i * s for i, s in zip(ix, stride))
         inner = self.in_shape[-1] if len(self.in_shape) >= 2 else 1
         bi, bj = divmod(lin, inner)
         r, c = self.rows, self.cols
-        return self.tensor[bi * r:(bi + 1) * r, bj * c:(bj + 1) * c]
+        return t[bi * r:(bi + 1) * r, bj * c:(bj + 1) * c]
 
     def _one_walk(self, extra_level: int | None) -> Body:
         n = len(self.shape)
