@@ -29,6 +29,7 @@ func.func @example(%a: tensor<4x16x8xf32>, %b: tensor<4x8x16xf32>, %x: tensor<1x
 
 from __future__ import annotations
 
+from abc import ABC
 from collections.abc import Sequence
 
 from xdsl.dialects import arith
@@ -59,16 +60,8 @@ def _iterators(parallel: int, reduction: int) -> ArrayAttr[IteratorTypeAttr]:
     return ArrayAttr((IteratorTypeAttr.parallel(),) * parallel + (IteratorTypeAttr.reduction(),) * reduction)
 
 
-@irdl_op_definition
-class BatchMatmulOp(NamedOperation):
-    """Batched matrix product `C[b] += A[b] @ B[b]` of rank-3 tensors (what torch-mlir
-    emits for `torch.bmm` / attention scores).
-
-    Example: `%c = linalg.batch_matmul ins(%a, %b : tensor<4x16x8xf32>, tensor<4x8x16xf32>)
-    outs(%z : tensor<4x16x16xf32>) -> tensor<4x16x16xf32>`
-    """
-
-    name = "linalg.batch_matmul"
+class _Contraction(NamedOperation, ABC):
+    """A multiply-accumulate named op: `C += A * B` over the maps of `get_default_indexing_maps`."""
 
     def __init__(self, inputs: Sequence[SSAValue], outputs: Sequence[SSAValue] = (), res=None, attributes=None):
         super().__init__(ins=inputs, outs=outputs,
@@ -78,6 +71,18 @@ class BatchMatmulOp(NamedOperation):
     @classmethod
     def get_hidden_region(cls, inputs, outputs) -> Region:
         return _mac_region(cls, inputs, outputs)
+
+
+@irdl_op_definition
+class BatchMatmulOp(_Contraction):
+    """Batched matrix product `C[b] += A[b] @ B[b]` of rank-3 tensors (what torch-mlir
+    emits for `torch.bmm` / attention scores).
+
+    Example: `%c = linalg.batch_matmul ins(%a, %b : tensor<4x16x8xf32>, tensor<4x8x16xf32>)
+    outs(%z : tensor<4x16x16xf32>) -> tensor<4x16x16xf32>`
+    """
+
+    name = "linalg.batch_matmul"
 
     def get_default_indexing_maps(self) -> Sequence[AffineMap]:
         return (AffineMap.from_callable(lambda b, i, j, k: (b, i, k)),
@@ -95,7 +100,7 @@ TRANSPOSED_B_MAPS = (AffineMap.from_callable(lambda i, j, k: (i, k)),
 
 
 @irdl_op_definition
-class MatmulTransposeBOp(NamedOperation):
+class MatmulTransposeBOp(_Contraction):
     """Matrix product with the right operand transposed, `C += A @ B^T` (IREE's input
     pipelines and older MLIR; newer MLIR writes `linalg.matmul` with `indexing_maps`).
 
@@ -105,15 +110,6 @@ class MatmulTransposeBOp(NamedOperation):
 
     name = "linalg.matmul_transpose_b"
 
-    def __init__(self, inputs: Sequence[SSAValue], outputs: Sequence[SSAValue] = (), res=None, attributes=None):
-        super().__init__(ins=inputs, outs=outputs,
-                         result_types=res if res is not None else [o.type for o in outputs],
-                         attributes=attributes, hidden_region=self.get_hidden_region(inputs, outputs))
-
-    @classmethod
-    def get_hidden_region(cls, inputs, outputs) -> Region:
-        return _mac_region(cls, inputs, outputs)
-
     def get_default_indexing_maps(self) -> Sequence[AffineMap]:
         return TRANSPOSED_B_MAPS
 
@@ -122,7 +118,7 @@ class MatmulTransposeBOp(NamedOperation):
 
 
 @irdl_op_definition
-class BatchMatmulTransposeBOp(NamedOperation):
+class BatchMatmulTransposeBOp(_Contraction):
     """Batched `C[b] += A[b] @ B[b]^T`.
 
     Example: `%c = linalg.batch_matmul_transpose_b ins(%a, %b : tensor<2x16x8xf32>,
@@ -130,15 +126,6 @@ class BatchMatmulTransposeBOp(NamedOperation):
     """
 
     name = "linalg.batch_matmul_transpose_b"
-
-    def __init__(self, inputs: Sequence[SSAValue], outputs: Sequence[SSAValue] = (), res=None, attributes=None):
-        super().__init__(ins=inputs, outs=outputs,
-                         result_types=res if res is not None else [o.type for o in outputs],
-                         attributes=attributes, hidden_region=self.get_hidden_region(inputs, outputs))
-
-    @classmethod
-    def get_hidden_region(cls, inputs, outputs) -> Region:
-        return _mac_region(cls, inputs, outputs)
 
     def get_default_indexing_maps(self) -> Sequence[AffineMap]:
         return (AffineMap.from_callable(lambda b, i, j, k: (b, i, k)),
