@@ -4,7 +4,7 @@
 operand, as in upstream MLIR's TOSA), `tosa.sigmoid`, `tosa.tanh`, `tosa.exp` and `tosa.rsqrt`, a
 `tosa.const` that also takes `dense_resource` values, and the ops torch-mlir's TOSA output
 contains beyond xDSL's (`transpose`, `slice`, `conv2d`, `depthwise_conv2d`, `pow`, `negate`,
-`erf`, ... in their generic custom form; their numpy meaning is in `runtime/ila/host_ops.py`).
+`erf`, ... in their generic custom form; their meaning, numeric and symbolic, is in `passes/isel/semantics/`).
 Tensor-level inputs to `isel` use them next to xDSL's own
 `tosa.add`, `tosa.max_pool2d`, `tosa.clamp`, ... and `linalg` named ops.
 
