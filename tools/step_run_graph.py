@@ -31,6 +31,8 @@ from __future__ import annotations
 import json
 import sys
 
+import sympy
+
 from steplus.dialects.step import GraphOp
 from steplus.dialects.step.types import BufferType, StreamType
 from steplus.passes.step.bindings import BIND_ATTR, graph_bindings
@@ -231,7 +233,8 @@ def apply_recorded_bindings(module) -> str | None:
             named: set[str] = set()
             for t in types:
                 while isinstance(t, StreamType | BufferType):
-                    named |= {s.name for d in t.dims for s in d.free_symbols}
+                    named |= {s.name for d in t.dims for s in d.free_symbols
+                              if isinstance(s, sympy.Symbol)}
                     t = t.element
             if named & bound.keys():
                 specialize_graph(graph, {}, rewrite=True)
