@@ -56,6 +56,7 @@ Command = tuple
 Body = Generator[Command, Any, None]
 """A context's `body()`: yields commands, is sent each command's result."""
 _DEADLOCK_LINES = 40  # blocked contexts listed in a deadlock report
+_STARVE_CHECK = 1024  # polling rounds in a row between two checks for a starved poller
 
 
 class DeadlockError(SimulationError):
@@ -232,6 +233,7 @@ class Simulator:
             random.Random(self.shuffle_seed).shuffle(self.runq)
         self.hbm.start()
         runq = self.runq
+        poll_rounds = 0  # polling rounds in a row (see _pollers_starved)
         while True:
             i = 0
             while i < len(runq):
@@ -244,8 +246,12 @@ class Simulator:
             runq.clear()
             if self.n_done == len(self.contexts):
                 return
+            poll_rounds += 1
+            if poll_rounds % _STARVE_CHECK == 0 and self._pollers_starved():
+                self._deadlock()
             if self._resolve_pollers():
                 continue
+            poll_rounds = 0
             if self._advance_hbm():
                 continue
             self._deadlock()
@@ -438,8 +444,9 @@ class Simulator:
         # polling round, the simulator's hottest loop); a frame is
         # [context, its dependencies, next index, bound so far].
         starts = self.contexts if starts is None else starts
+        chain = self._chain_bound
         for start in starts:
-            if start.lb is not None:
+            if start.lb is not None or chain(start):
                 continue
             stack: list[list] = []
             d = start
@@ -500,6 +507,81 @@ class Simulator:
         return {c: c.lb for c in starts}
 
     @staticmethod
+    def _chain_bound(start: Context) -> bool:
+        """`lower_bounds` for the common case: `start` waits on one context,
+        which waits on one, ... up to a terminal, a known bound or a context
+        already on the chain (a wait cycle: INF). Sets the bounds along the
+        chain and records who used them, exactly as the general walk does;
+        returns False, having changed nothing, where a context waits on several
+        (a FlatReassemble's `need_all`), for the general walk."""
+        path: list[Context] = []
+        owns: list[float] = []
+        on: set[Context] = set()
+        d = start
+        while True:
+            own: float = d.clock
+            dep = None
+            if d.done:
+                own = INF
+            else:
+                blk = d.block
+                if blk is not None:
+                    kind = blk[0]
+                    if kind == DEQ or kind == PEEK:
+                        dep = blk[1].sender
+                    elif kind == ENQ or kind == ROOM:
+                        dep = blk[1].receiver
+                    elif kind == HBM:
+                        if d.hbm_lb > own:
+                            own = d.hbm_lb
+                    elif kind == NBPEEK:
+                        need = d.need_all
+                        if need is not None:
+                            deps = [ch.sender for ch in need if not ch.q and not ch.closed]
+                            if len(deps) > 1:
+                                return False
+                            if deps:
+                                dep = deps[0]
+            path.append(d)
+            owns.append(own)
+            if dep is None:  # a terminal: its bound is its own
+                res = own
+                break
+            on.add(d)
+            if dep in on:  # a wait cycle: never resolves
+                rd = dep.rdeps
+                if rd is None:
+                    dep.rdeps = {d}
+                else:
+                    rd.add(d)
+                res = INF
+                break
+            if dep.lb is not None:
+                rd = dep.rdeps
+                if rd is None:
+                    dep.rdeps = {d}
+                else:
+                    rd.add(d)
+                res = own if own > dep.lb + 1 else dep.lb + 1
+                break
+            d = dep
+        # the tail's bound is `res`; each earlier context waits on the next
+        i = len(path) - 1
+        path[i].lb = res
+        while i:
+            i -= 1
+            c, nxt = path[i], path[i + 1]
+            rd = nxt.rdeps
+            if rd is None:
+                nxt.rdeps = {c}
+            else:
+                rd.add(c)
+            b = res + 1
+            res = owns[i] if owns[i] > b else b
+            c.lb = res
+        return True
+
+    @staticmethod
     def _own(c: Context) -> float:
         """The bound a context has by itself (before what it waits on)."""
         if c.done:
@@ -528,6 +610,40 @@ class Simulator:
                 return None
             return [ch.sender for ch in need if not ch.q and not ch.closed]
         return None  # HBM: handled by the caller's start value
+
+    def _pollers_starved(self) -> bool:
+        """True when only the pollers could act and they never will: every
+        channel into a poller is empty and open, and the chain of waits from
+        each of their senders ends at a poller (or cycles) instead of at a
+        context that can act (ready, or waiting for an HBM transfer).
+
+        Then no channel into a poller can receive an element, so the pollers
+        would be answered Nothing forever, their clocks advancing without end:
+        a poller in a wait cycle through itself (an EagerMerge whose inputs
+        wait for its own selector output, a feedback edge without a seed) is
+        a deadlock, not a hang. The lower bounds cannot see this: an
+        EagerMerge is bounded by its own clock, which its empty polling rounds
+        keep advancing. Checked every `_STARVE_CHECK` polling rounds in a row
+        (cheap; a hang is caught within that many rounds)."""
+        pollers = set(self.pollers)
+        if not pollers:
+            return False
+        for ctx in pollers:
+            for ch in ctx.ins:
+                if ch.q or ch.closed:
+                    return False
+        for ctx in pollers:
+            for ch in ctx.ins:
+                c, seen = ch.sender, set()
+                while c not in pollers and c not in seen:
+                    if c.done or c.block is None or c.block[0] == HBM:
+                        return False  # it can still act
+                    seen.add(c)
+                    deps = self._deps(c)
+                    if not deps:
+                        return False
+                    c = deps[0]
+        return True
 
     def _resolve_pollers(self) -> bool:
         """Answer `NOTHING` to the pollers whose senders provably cannot
