@@ -111,9 +111,10 @@ class Channel:
         self.n_deq = 0
         self.closed = False
         self.final = 0  # the sender's final clock, once closed
-        self.sender = None
-        self.receiver = None
-        self.waiting = None  # the context parked on this channel, if any
+        # the contexts at both ends (engine.Context; set by Simulator.connect)
+        self.sender: Any = None
+        self.receiver: Any = None
+        self.waiting: Any = None  # the context parked on this channel, if any
         self.peak = 0  # largest occupancy seen
         self.elem_bytes = 0  # declared bytes of one element (FIFO metric)
 
