@@ -240,7 +240,11 @@ def host_remarks(fn: func.FuncOp, targets) -> None:
     for op in fn.walk():
         if op.name not in _HOST_KINDS:
             continue
-        if op.name.startswith("tosa."):
+        if op.name == "tosa.conv2d" and any(int(v) for v in op.attributes.get("pad", op.properties.get("pad"))
+                                                .get_values()):
+            why = ("it is padded: HLSCNN has no padding and isel folds no pad into a TOSA convolution (it maps "
+                   "unpadded ones; export with output_type='linalg-on-tensors' for a host pad + HLSCNN)")
+        elif op.name.startswith("tosa."):
             why = "isel imports the linalg form of this op (export with output_type='linalg-on-tensors')"
         elif op.name == "linalg.depthwise_conv_2d_nchw_chw":
             why = "no target has a grouped (depthwise) convolution"

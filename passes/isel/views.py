@@ -71,6 +71,12 @@ def _scalar_const(v: SSAValue) -> float | None:
     return None
 
 
+def _scalar_const_tensor(v: SSAValue) -> float | None:
+    """The value of a splat constant tensor (a TOSA zero point, a zero bias), else None."""
+    owner = v.owner
+    return splat_value(owner) if isinstance(owner, Operation) and owner.name in CONSTANT_OPS else None
+
+
 def _const_root(v: SSAValue) -> SSAValue:
     owner = v.owner
     while isinstance(owner, Operation) and owner.name in ("arith.truncf", "arith.extf"):
@@ -134,6 +140,8 @@ class RealImporter(Importer):
             if len(out) == 2:
                 return self._row_generic(op, out)
             return None
+        if name == "tosa.conv2d" and len(op.results) == 1:
+            return self._tosa_conv2d(op)
         if name == "linalg.conv_1d_ncw_fcw" and len(op.results) == 1:
             return self._pointwise_conv1d(op)
         if name == "tensor.extract_slice" and len(op.results) == 1 and len(op.operands) == 1:
@@ -149,6 +157,33 @@ class RealImporter(Importer):
                     self.views[res] = self.view(src)
                 return T.reshape(self.term(src), sh(_shape(res)))
         return None
+
+    def _tosa_conv2d(self, op) -> T.Ten | None:
+        """torch-mlir's TOSA convolution (NHWC input, OHWI weights, a bias, zero points 0), unpadded and
+        undilated: the NCHW `conv2d` term between transposes, plus the bias over the channels.  (A
+        padded one stays on the host: HLSCNN has no padding and isel has no pad term.)"""
+        ops = op.operands
+        if len(ops) < 3 or not all(_float_tensor(v) for v in (*ops[:2], op.results[0])):
+            return None
+        if any(_scalar_const_tensor(v) != 0.0 for v in ops[3:]):
+            return None
+        attrs = {**op.attributes, **op.properties}  # torch-mlir's generic form carries them as attributes
+        ints = {k: [int(v) for v in attrs[k].get_values()] for k in ("pad", "stride", "dilation")
+                if k in attrs and hasattr(attrs[k], "get_values")}
+        if ints.get("pad") != [0, 0, 0, 0] or ints.get("dilation") != [1, 1] or len(ints.get("stride", [])) != 2:
+            return None
+        (n, h, w, c), (k, kh, kw, _) = _shape(ops[0]), _shape(ops[1])
+        sh_, sw_ = ints["stride"]
+        x = T.transpose(self.term(ops[0]), sh((0, 3, 1, 2)))
+        wt = T.transpose(self.term(ops[1]), sh((0, 3, 1, 2)))
+        y = T.transpose(T.conv2d(x, wt, n, c, h, w, k, kh, kw, sh_, sw_), sh((0, 2, 3, 1)))
+        out = _shape(op.results[0])
+        bias = _scalar_const_tensor(ops[2])
+        if bias == 0.0:
+            return y
+        if not (_float_tensor(ops[2]) and math.prod(_shape(ops[2])) == k):
+            return None
+        return T.add(y, T.reshape(self.term(ops[2]), sh((1, 1, 1, k))), sh(out))
 
     def _pointwise_conv1d(self, op) -> T.Ten | None:
         """A kernel-1, stride-1 `linalg.conv_1d_ncw_fcw` on a batch of 1 (ResMLP's cross-patch linear)

@@ -140,5 +140,24 @@ def test_make_forms_reproduces_the_committed_files(tmp_path):
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     mod.main(tmp_path)
-    for name in ("layernorm", "attention", "lstm_seq", "cross_patch"):
+    for name in mod.NAMES:
         assert (tmp_path / f"{name}.mlir").read_bytes() == (FORMS / f"{name}.mlir").read_bytes(), name
+
+
+def test_unpadded_tosa_conv_goes_to_hlscnn_and_the_padded_one_stays_with_a_remark(tmp_path, step_opt):
+    """torch-mlir's TOSA form: tosa.conv2d on NHWC between transposes; the 1x1 maps (exact mode too:
+    it is literally a convolution), the padded 3x3 stays on the host (HLSCNN has no padding)."""
+    assert _callees(_select("conv_tosa", targets="hlscnn", mode="exact")) == ["hlscnn.conv2d"]
+    m = _select("conv_tosa")
+    assert _callees(m) == ["hlscnn.conv2d"]
+    assert sum(op.name == "tosa.conv2d" for op in m.walk()) == 1
+    x = np.random.default_rng(4).standard_normal((1, 8, 8, 8)).astype(np.float32)
+    ref = _torch_ref("conv_tosa", [x])
+    (sel,), _ = run_function(m, "forward", [x], backend="reference")
+    np.testing.assert_allclose(sel, ref, rtol=1e-4, atol=1e-4)
+    y, stats = _run_ila("conv_tosa", [x])
+    assert stats.invocations == {"hlscnn": 1}
+    assert _rel(ref, y) < 0.05
+    r = step_opt([str(FORMS / "conv_tosa.mlir"), "-p", "isel", "-o", str(tmp_path / "out.mlir")])
+    assert r.code == 0
+    assert "remark: isel: 'tosa.conv2d' stays on the host: it is padded" in r.err
