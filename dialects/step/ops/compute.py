@@ -139,6 +139,12 @@ def _check_region(op, region, arg_types: list[Attribute], result: Attribute, wha
     last = block.last_op
     if not isinstance(last, YieldOp) or [v.type for v in last.values] != [result]:
         raise VerifyException(f"{op.name}: {what} region must yield one {result}")
+    for inner in block.ops:
+        if not isinstance(inner, ApplyOp | YieldOp):
+            # Metrics and the simulator know only library functions: another op
+            # would count as no FLOPs in step-metrics and fail only in step-run.
+            raise VerifyException(f"{op.name}: {what} region may hold only step.apply and "
+                                  f"step.yield, got '{inner.name}'")
 
 
 @irdl_op_definition

@@ -368,6 +368,18 @@ step.graph @map_yield {
 
 // -----
 
+step.graph @map_foreign_op {
+^bb0(%x: !step.stream<[N], !step.tile<16x64xf32>>):
+  // expected-error @+1 {{step.map: map region may hold only step.apply and step.yield, got 'arith.constant'}}
+  %y = step.map %x : !step.stream<[N], !step.tile<16x64xf32>> -> !step.stream<[N], !step.tile<16x64xf32>> {
+  ^bb0(%t: !step.tile<16x64xf32>):
+    %c = arith.constant 0 : i64
+    step.yield %t : !step.tile<16x64xf32>
+  }
+}
+
+// -----
+
 step.graph @map_dims {
 ^bb0(%x: !step.stream<[N], !step.tile<16x64xf32>>):
   // expected-error @+1 {{step.map: result must have the input's dims}}
