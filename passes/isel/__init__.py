@@ -244,12 +244,12 @@ def host_remarks(fn: func.FuncOp, targets) -> None:
                                                 .get_values()):
             why = ("it is padded: HLSCNN has no padding and isel folds no pad into a TOSA convolution (it maps "
                    "unpadded ones; export with output_type='linalg-on-tensors' for a host pad + HLSCNN)")
-        elif op.name.startswith("tosa."):
-            why = "isel imports the linalg form of this op (export with output_type='linalg-on-tensors')"
-        elif op.name == "linalg.depthwise_conv_2d_nchw_chw":
+        elif op.name in ("linalg.depthwise_conv_2d_nchw_chw", "tosa.depthwise_conv2d"):
             why = "no target has a grouped (depthwise) convolution"
         elif op.name == "linalg.conv_2d_nchw_fchw":
             why = _conv_reason(op, targets)
+        elif op.name == "tosa.conv2d":
+            why = "it is dilated or its zero points are not 0"
         else:
             shapes = [list(v.type.get_shape()) for v in op.operands[:2]]
             why = (f"no target's shape preconditions hold for operands {shapes[0]} x {shapes[1]} "

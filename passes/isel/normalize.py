@@ -36,7 +36,7 @@ from egglog import eq, function, i64, i64Like, rewrite, rule, ruleset, set_, uni
 
 from steplus.passes.isel.fused import (addc, div, exp, int_of, mean, mul, mulc, recip, rows, rsqrt, rsum, sigmoid,
                                        sub, tanh)
-from steplus.passes.isel.terms import Sh, Ten, add, bmm, bsel, dense, matmul, reshape
+from steplus.passes.isel.terms import Sh, Ten, add, bias_add, bmm, bsel, dense, matmul, reshape
 
 
 @function
@@ -166,6 +166,9 @@ def _form_rules():
         # softmax is invariant under subtracting the row max (torch subtracts it for stability)
         rewrite(mulc(exp(zs), recip(rsum(exp(zs), t, n)), Sh.s2(t, n))).to(
             mulc(exp(z), recip(rsum(exp(z), t, n)), Sh.s2(t, n))),
+        # a bias held as a [1, n] tensor (TOSA's form) is a bias add like a reshaped 1-D one
+        rule(eq(e).to(add(a, b, Sh.s2(m, n))), eq(nrows(b)).to(i64(1)), eq(ncols(b)).to(n), m > 1).then(
+            union(e).with_(bias_add(a, reshape(b, Sh.s1(n)), m, n))),
         # torch's guard for fully masked rows (all scores -inf -> 0): the identity on finite scores
         rewrite(guard(x, p)).to(p),
         # torch-mlir's layer norm takes the variance in f64: compute it in f32 (the accelerator's own

@@ -199,6 +199,9 @@ compiler_ir = ruleset(
     rewrite(rmax(a, i64(1), p)).to(reshape(a, Sh.s1(p))),
     # batch_matmul -> per-batch GEMMs (D2A/Glenside): split the batch range in halves, one batch is a matmul
     rewrite(bmm(a, b, t, m, k, n)).to(bpart(a, b, i64(0), t, t, m, k, n), t > 1),
+    # a batch of one (TOSA writes every matmul batched) is a matmul
+    rewrite(bmm(a, b, i64(1), m, k, n)).to(
+        reshape(matmul(reshape(a, Sh.s2(m, k)), reshape(b, Sh.s2(k, n)), m, k, n), Sh.s3(1, m, n))),
     rewrite(bpart(a, b, p, q, t, m, k, n)).to(
         bcat(bpart(a, b, p, p + (q - p) / 2, t, m, k, n), bpart(a, b, p + (q - p) / 2, q, t, m, k, n),
              (q - p) / 2, q - p - (q - p) / 2, m, n), q - p > 1),

@@ -140,6 +140,14 @@ class RealImporter(Importer):
             if len(out) == 2:
                 return self._row_generic(op, out)
             return None
+        if name == "tosa.matmul" and len(op.results) == 1 and len(op.operands) >= 2:
+            a, b = op.operands[:2]
+            if not all(_float_tensor(v) for v in (a, b, op.results[0])) or len(_shape(a)) != 3:
+                return None
+            if any(_scalar_const_tensor(v) != 0.0 for v in op.operands[2:]):
+                return None
+            (nb, m, k), (_, _, n) = _shape(a), _shape(b)
+            return T.bmm(self.term(a), self.term(b), nb, m, k, n)
         if name == "tosa.conv2d" and len(op.results) == 1:
             return self._tosa_conv2d(op)
         if name == "linalg.conv_1d_ncw_fcw" and len(op.results) == 1:

@@ -12,7 +12,9 @@ with torch==2.13.0 and torch-mlir).
 - `cross_patch.mlir`: ResMLP's cross-patch linear, `nn.Conv1d(16, 16, 1)` on `[1, 16, 64]`
   (`linalg.conv_1d_ncw_fcw` into the bias broadcast over the patch axis);
 - `conv_tosa.mlir`: a 1x1 and a padded 3x3 `nn.Conv2d` in torch-mlir's TOSA form (`tosa.conv2d`
-  on NHWC between `tosa.transpose`s).
+  on NHWC between `tosa.transpose`s);
+- `linear_tosa.mlir`: `nn.Linear(64, 64)` on `[16, 64]` in the TOSA form (a batch-1 `tosa.matmul`
+  between reshapes, the bias added after).
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 SEED = 0
-NAMES = ("layernorm", "attention", "lstm_seq", "cross_patch", "conv_tosa")
+NAMES = ("layernorm", "attention", "lstm_seq", "cross_patch", "conv_tosa", "linear_tosa")
 
 
 def _modules():
@@ -69,10 +71,18 @@ def _modules():
         def forward(self, x):
             return self.conv3(torch.relu(self.pointwise(x)))
 
+    class Linear(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(64, 64)
+
+        def forward(self, x):
+            return self.fc(x)
+
     qkv = tuple(torch.randn(1, 2, 16, 16) for _ in range(3))
     return {"layernorm": (LayerNorm, (torch.randn(1, 16, 64),)), "attention": (Attention, qkv),
             "lstm_seq": (Lstm, (torch.randn(4, 1, 16),)), "cross_patch": (CrossPatch, (torch.randn(1, 16, 64),)),
-            "conv_tosa": (ConvPair, (torch.randn(1, 8, 8, 8),))}
+            "conv_tosa": (ConvPair, (torch.randn(1, 8, 8, 8),)), "linear_tosa": (Linear, (torch.randn(16, 64),))}
 
 
 def build(name: str):

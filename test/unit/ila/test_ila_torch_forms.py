@@ -161,3 +161,16 @@ def test_unpadded_tosa_conv_goes_to_hlscnn_and_the_padded_one_stays_with_a_remar
     r = step_opt([str(FORMS / "conv_tosa.mlir"), "-p", "isel", "-o", str(tmp_path / "out.mlir")])
     assert r.code == 0
     assert "remark: isel: 'tosa.conv2d' stays on the host: it is padded" in r.err
+
+
+def test_tosa_linear_batch_of_one_matmul_is_a_flexasr_linear():
+    assert _callees(_select("linear_tosa", mode="exact")) == []
+    m = _select("linear_tosa")
+    assert _callees(m) == ["flexasr.linear"]  # the bias add folded in
+    assert not any(op.name in ("tosa.matmul", "tosa.add") for op in m.walk())
+    x = np.random.default_rng(5).standard_normal((16, 64)).astype(np.float32)
+    ref = _torch_ref("linear_tosa", [x])
+    (sel,), _ = run_function(m, "forward", [x], backend="reference")
+    np.testing.assert_allclose(sel, ref, rtol=1e-4, atol=1e-4)
+    y, _ = _run_ila("linear_tosa", [x])
+    assert _rel(ref, y) < 0.05
