@@ -44,7 +44,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.dialects.linalg import ops as linalg
 from xdsl.ir import Attribute, Operation, SSAValue
-from xdsl.ir.affine import AffineConstantExpr, AffineDimExpr, AffineMap
+from xdsl.ir.affine import AffineConstantExpr, AffineDimExpr
 
 from steplus.dialects.step.functions import get_function
 from steplus.lowering.linalg_to_step.body import body_tree, match_functions

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from steplus.runtime.ila import adpfloat as af
 from steplus.runtime.ila.core import Ila, IlaError, bytes_word, data_bytes, field_value
 from steplus.runtime.ila.flexasr_units import attention, layer_norm, layer_reduce, pe_timestep
 

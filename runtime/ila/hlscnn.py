@@ -104,7 +104,8 @@ class Hlscnn(Ila):
 
     def _conv(self, s):
         f = self.fmt
-        ins, outs, ks, ch = s.get("cfg21"), s.get("cfg22"), s.get("cfg23"), s.get("cfg24")
+        # cfg22 (outs) is not used: the output size follows from the input, kernel, strides
+        ins, _outs, ks, ch = s.get("cfg21"), s.get("cfg22"), s.get("cfg23"), s.get("cfg24")
         C, H, W = ins >> 20, (ins >> 10) & 1023, ins & 1023
         K = (ch >> 19) & 255
         KH, KW, sc, sr = (ks >> 8) & 255, ks & 255, (ks >> 16) & 7, (ks >> 19) & 7
