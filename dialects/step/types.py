@@ -262,6 +262,11 @@ class StreamType(_ShapedType):
     shape: ArrayAttr[StringAttr] = param_def()
     element: Attribute = param_def()
 
+    def __init__(self, dims: Sequence[object], element: Attribute):
+        # Spelled out so type checkers see this signature (dims as numbers,
+        # sympy expressions or text), not one synthesized from the fields.
+        super().__init__(dims, element)
+
 
 @irdl_attr_definition
 class BufferType(_ShapedType):
@@ -273,6 +278,11 @@ class BufferType(_ShapedType):
     name = "step.buffer"
     shape: ArrayAttr[StringAttr] = param_def()
     element: Attribute = param_def()
+
+    def __init__(self, dims: Sequence[object], element: Attribute):
+        # Spelled out so type checkers see this signature (dims as numbers,
+        # sympy expressions or text), not one synthesized from the fields.
+        super().__init__(dims, element)
 
 
 @irdl_attr_definition
