@@ -93,6 +93,11 @@ class BatchMatmulOp(_Contraction):
         return _iterators(3, 1)
 
 
+PLAIN_MAPS = (AffineMap.from_callable(lambda i, j, k: (i, k)),
+              AffineMap.from_callable(lambda i, j, k: (k, j)),
+              AffineMap.from_callable(lambda i, j, k: (i, j)))
+"""`C[i, j] += A[i, k] * B[k, j]` (linalg.matmul's default maps)."""
+
 TRANSPOSED_B_MAPS = (AffineMap.from_callable(lambda i, j, k: (i, k)),
                      AffineMap.from_callable(lambda i, j, k: (j, k)),
                      AffineMap.from_callable(lambda i, j, k: (i, j)))
@@ -264,8 +269,7 @@ class MatmulOpWithMaps(MatmulOp):
         op = super().parse(parser)
         given = [m.data for m in maps.data] if isinstance(maps, ArrayAttr) and all(
             isinstance(m, AffineMapAttr) for m in maps.data) else None
-        if given == [m.data for m in MatmulOp.get_irdl_definition().properties[
-                "indexing_maps"].default_value.data]:
+        if given == list(PLAIN_MAPS):
             return op
         if given == list(TRANSPOSED_B_MAPS):
             new = MatmulTransposeBOp(list(op.inputs), list(op.outputs),
