@@ -200,13 +200,16 @@ class RealImporter(Importer):
             return None
         x, w, init = op.operands
         (n, c, length), (f, _, kw) = _shape(x), _shape(w)
-        ints = [[int(v) for v in op.properties[k].get_values()] for k in ("strides", "dilations")]
+        attrs = {**op.attributes, **op.properties}
+        ints = [[int(v) for v in attrs[k].get_values()] if hasattr(attrs.get(k), "get_values") else None
+                for k in ("strides", "dilations")]
         if n != 1 or kw != 1 or ints != [[1], [1]]:
             return None
         gemm = T.matmul(T.reshape(self.term(w), sh((f, c))), self.view(x), f, c, length)
         owner = init.owner
         if isinstance(owner, Operation) and owner.name == "linalg.broadcast":
-            dims = [int(v) for v in owner.properties["dimensions"].get_values()]
+            attr = owner.properties.get("dimensions")
+            dims = [int(v) for v in attr.get_values()] if hasattr(attr, "get_values") else None
             b = owner.operands[0]
             if dims != [0, 2] or _shape(b) != (f,) or not _float_tensor(b):
                 return None
@@ -222,9 +225,10 @@ class RealImporter(Importer):
         if not (_float_tensor(src) and _float_tensor(res)) or len(_shape(src)) > 4:
             return None
         shape = _shape(src)
-        offs = [int(x) for x in op.properties["static_offsets"].get_values()]
-        sizes = [int(x) for x in op.properties["static_sizes"].get_values()]
-        steps = [int(x) for x in op.properties["static_strides"].get_values()]
+        props = [op.properties.get(k) for k in ("static_offsets", "static_sizes", "static_strides")]
+        if not all(hasattr(p, "get_values") for p in props):
+            return None
+        offs, sizes, steps = ([int(x) for x in p.get_values()] for p in props)
         if len(offs) != len(shape) or any(x != 1 for x in steps) or math.prod(sizes) != math.prod(_shape(res)):
             return None
         rows, n = view_shape(shape)
@@ -249,7 +253,8 @@ class RealImporter(Importer):
     def _row_concat(self, op) -> T.Ten | None:
         """`tensor.concat` along axis 0 (rank >= 2): a balanced tree of 2-D row concatenations."""
         res = op.results[0]
-        if int(op.properties["dim"].value.data) != 0 or len(_shape(res)) < 2:
+        dim = op.properties.get("dim")
+        if dim is None or int(dim.value.data) != 0 or not 2 <= len(_shape(res)) <= 4:
             return None
         if not all(_float_tensor(v) for v in (*op.operands, res)) or len(op.operands) > 4096:
             return None
