@@ -52,7 +52,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def swiglu_bench(args) -> None:
     from steplus.runtime.fabric.build import build_program
-    from steplus.runtime.fabric.config import get_preset
+    from steplus.lowering.fabric_config import get_preset
     from steplus.runtime.fabric.hbm_reference import ReferenceHBMServer
     from steplus.examples.workloads.graphs import SWEEP_TM, SWEEP_TN, swiglu, swiglu_traffic
 

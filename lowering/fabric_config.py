@@ -8,7 +8,7 @@ so `convert-step-to-runtime` (a lowering) reads it through
 above) reads the same object. It imports the SN40L seed/assumed table from
 `passes/sn40l/hardware.py`, so `lowering` is the lowest layer it may sit in
 (layer order utils < dialects < passes < lowering < runtime < tools).
-`steplus.runtime.fabric.config` re-exports it for the callers that import it
+`steplus.lowering.fabric_config` re-exports it for the callers that import it
 from there.
 
 A `HardwareConfig` holds everything the timing model reads: the HBM tier

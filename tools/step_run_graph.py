@@ -87,7 +87,7 @@ def _explain(cfg) -> str:
     if cfg.name == "sn40l":
         return f"hardware preset sn40l (one socket; node: 8 sockets)\n{explain()}"
     return (f"hardware preset {cfg.name}: no seed/assumed table (its values are in "
-            f"runtime/fabric/config.py)")
+            f"lowering/fabric_config.py)")
 
 
 def explain_only(args) -> int:
@@ -97,7 +97,7 @@ def explain_only(args) -> int:
 
 
 def _config(args):
-    from steplus.runtime.fabric.config import HardwareConfig, get_preset
+    from steplus.lowering.fabric_config import HardwareConfig, get_preset
     from steplus.tools.cli import InputError, UsageError
 
     try:

@@ -225,7 +225,7 @@ def sn40l_costs() -> Costs:
     """The SN40L Node from simulations (see module doc)."""
     from steplus.examples.workloads.sn40l import simulate
     from steplus.passes.sn40l.hardware import us_to_cycles, value
-    from steplus.runtime.fabric.config import SN40L
+    from steplus.lowering.fabric_config import SN40L
 
     tp, clock = int(value("tp")), value("clock_ghz") * 1e9
 
@@ -258,7 +258,7 @@ def copy_seconds(nbytes: int, tile: tuple[int, int] = (512, 1024)) -> float:
     from steplus.dialects.step.builder import Graph
     from steplus.passes.sn40l.hardware import value
     from steplus.passes.sn40l.kernels import kernel_groups
-    from steplus.runtime.fabric.config import SN40L
+    from steplus.lowering.fabric_config import SN40L
     from steplus.runtime.fabric.ddr import TIER_ATTR
     from steplus.runtime.fabric.kernel_run import run_kernels
 

@@ -4,7 +4,7 @@ Every parameter is a `Param(value, unit, source, why)`: `source` is `"seed"`
 (with the section of the SN40L paper it comes from) or `"assumed"` (with the
 reason for the value), or `"derived"` (computed from the others, the formula
 in `why`). `step-run --preset sn40l --explain` prints this table; the
-`sn40l` hardware preset (`runtime/fabric/config.py`), the passes of this
+`sn40l` hardware preset (`lowering/fabric_config.py`), the passes of this
 package and the CoE model read their numbers from here, so a change here
 changes all of them.
 

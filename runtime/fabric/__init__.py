@@ -6,6 +6,6 @@
 - `contexts`: the operator contexts, grouped like the step dialect's ops (memory, compute
   roofline §3, routing, shape, generators §4)
 - `build`: a step graph's placement (`lowering/step_placement.py`) instantiated as a program
-- `config`: hardware configurations as data (re-exported from `lowering/fabric_config.py`)
+(The hardware configurations are `lowering/fabric_config.py`: placement reads them too.)
 - `program`: a runnable network plus metrics, tables and Chrome traces
 """

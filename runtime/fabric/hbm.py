@@ -33,7 +33,7 @@ both agree.
 Example:
 
 ```python
-from steplus.runtime.fabric.config import STEP_EVAL
+from steplus.lowering.fabric_config import STEP_EVAL
 done = reference_completions(STEP_EVAL.hbm, [[(0, 64)], [(3, 16)]])
 ```
 """

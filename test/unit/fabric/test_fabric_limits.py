@@ -14,7 +14,7 @@ from steplus.dialects.step import GraphOp
 from steplus.lowering import step_sim_estimate
 from steplus.lowering.step_sim_estimate import SimulationTooLarge, estimate_simulation
 from steplus.runtime.fabric.build import build_program
-from steplus.runtime.fabric.config import PRESETS, HardwareConfig, HBMConfig, get_preset
+from steplus.lowering.fabric_config import PRESETS, HardwareConfig, HBMConfig, get_preset
 from steplus.tools.registry import get_all_dialects
 from conftest import run_tool
 

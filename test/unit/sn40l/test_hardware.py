@@ -7,7 +7,7 @@ import dataclasses
 import pytest
 
 from steplus.passes.sn40l.hardware import SN40L, Param, check, explain, us_to_cycles
-from steplus.runtime.fabric.config import HardwareConfig, get_preset
+from steplus.lowering.fabric_config import HardwareConfig, get_preset
 
 
 def test_seed_numbers_and_derived_compute():
