@@ -230,6 +230,14 @@ class _Operands(IRDLOperation):
     traits = traits_def(Pure())
     assembly_format = "$inputs attr-dict `:` functional-type(operands, results)"
 
+    def __post_init__(self) -> None:
+        # Upstream MLIR prints these ops' attributes as properties (`<{perms = ...}>`);
+        # this generic definition declares none, so it keeps them as attributes.
+        if self.properties:
+            self.attributes = {**self.properties, **self.attributes}
+            self.properties = {}
+        super().__post_init__()
+
 
 def _tosa_op(op_name: str, doc: str) -> type[IRDLOperation]:
     cls = type(op_name.split(".")[1].title().replace("_", "") + "Op", (_Operands,),
