@@ -17,7 +17,7 @@ on-chip and the check), DIR/attention_sweep.csv, DIR/attention.png (cycles of
 each static strategy normalized to dynamic, geomean per stdev class and batch,
 as in Fig. 11) and prints the geomean speedups of dynamic parallelization.
 `--check` compares every trace's cycles with the pinned ones
-(test/unit/fabric/attention_cycles.json) and exits non-zero on a mismatch.
+(test/unit/runtime/fabric/attention_cycles.json) and exits non-zero on a mismatch.
 Configurations run in parallel local processes, or on a Dask cluster with
 --scheduler (steplus.tools.sweep).
 """
@@ -49,7 +49,7 @@ SELECTIONS = {
          "low": ("4181_4260", "0135_0214", "2025_2104")},
 }
 SWEEP_TRACE = ("b64", "4007_4070")
-PINS = REPO / "test" / "unit" / "fabric" / "attention_cycles.json"
+PINS = REPO / "test" / "unit" / "runtime" / "fabric" / "attention_cycles.json"
 SWEEP_BATCHES = (16, 32, 48, 64)
 
 

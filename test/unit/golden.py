@@ -88,7 +88,7 @@ MOE_CYCLES: dict[tuple[str, int, int | None], int] = {
 # artifact's values within +-1. The numbers stay in attention_cycles.json because
 # bench/exp_attention.py --check compares all 81 with the same file; this module
 # is where the tests read them.
-_ATTENTION = json.loads((_HERE / "fabric" / "attention_cycles.json").read_text())
+_ATTENTION = json.loads((_HERE / "runtime" / "fabric" / "attention_cycles.json").read_text())
 ATTENTION_STRATEGIES: tuple[str, ...] = tuple(_ATTENTION["columns"])
 ATTENTION_CYCLES: dict[str, dict[str, int]] = {
     key: dict(zip(ATTENTION_STRATEGIES, row)) for key, row in _ATTENTION["cycles"].items()}

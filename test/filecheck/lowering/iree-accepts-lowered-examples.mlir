@@ -1,6 +1,6 @@
 // Every lus example lowered to step functions compiles with iree-compile for
 // a generic CPU; the modular target parses and verifies in upstream MLIR.
-// (Execution and agreement: test/unit/lus_exec/test_lus_agreement.py.)
+// (Execution and agreement: test/unit/runtime/reactive/test_lus_agreement.py.)
 
 // RUN: step-opt %examples/lus/integrator.mlir -p lus-inline-instances,convert-lus-to-sync,convert-sync-to-std --print-op-generic | iree-compile --iree-hal-target-backends=llvm-cpu --iree-llvmcpu-target-cpu=generic - -o %t.integr.vmfb
 // RUN: step-opt %examples/lus/two_cycle.mlir -p lus-inline-instances,convert-lus-to-sync,convert-sync-to-std --print-op-generic | iree-compile --iree-hal-target-backends=llvm-cpu --iree-llvmcpu-target-cpu=generic - -o %t.two_cycle.vmfb

@@ -22,7 +22,7 @@ from steplus.passes.step.metrics import compute_metrics
 from steplus.passes.step.specialize import StepSpecializePass
 from steplus.passes.step.traces import RoutingTrace, shipped_routing_trace
 
-REPO = Path(__file__).resolve().parents[3]
+REPO = Path(__file__).resolve().parents[4]
 STEP = REPO / "examples" / "step"
 D, F, E, K, TF, TN = 4096, 14336, 8, 2, 64, 16
 TRACE = shipped_routing_trace("mixtral", 64)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
-REPO = Path(__file__).resolve().parents[3]
+REPO = Path(__file__).resolve().parents[4]
 sys.path.insert(0, str(REPO / "examples" / "lus"))
 import gen_lstm  # noqa: E402
 

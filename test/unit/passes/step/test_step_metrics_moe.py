@@ -16,7 +16,7 @@ from steplus.dialects.step import GraphOp
 from steplus.lowering.mlir_bridge import parse_xdsl
 from steplus.passes.step.metrics import compute_metrics, format_table
 
-REPO = Path(__file__).resolve().parents[3]
+REPO = Path(__file__).resolve().parents[4]
 MOE = REPO / "test" / "filecheck" / "passes" / "inputs" / "step-moe-fig2.mlir"
 D, F, E, CHUNK = 4096, 14336, 8, 16
 
