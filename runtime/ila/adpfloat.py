@@ -16,13 +16,21 @@ Example::
 
 from __future__ import annotations
 
+from typing import overload
+
 import numpy as np
+import numpy.typing as npt
+
+# Arrays of codes, of decoded values and of Q6.14 / wrapped integers.
+Codes = npt.NDArray[np.uint8]
+Floats = npt.NDArray[np.float64]
+Ints = npt.NDArray[np.int64]
 
 Q = 14
 ACT_MAX = (1 << 19) - 1
 
 
-def bias_for(x: np.ndarray) -> int:
+def bias_for(x: npt.ArrayLike) -> int:
     """The hardware exponent bias for a tensor, from its max finite magnitude (clamped to [0,7])."""
     ax = np.abs(np.asarray(x, dtype=np.float64))
     ax = ax[np.isfinite(ax)]
@@ -33,8 +41,14 @@ def bias_for(x: np.ndarray) -> int:
     return int(min(7, max(0, (int(e) - 1) + 3)))
 
 
-def encode(x, b: int):
-    """Float (array) -> AdaptivFloat codes (uint8) with bias b (hardware encoder)."""
+@overload
+def encode(x: float, b: int) -> int: ...
+@overload
+def encode(x: npt.ArrayLike, b: int) -> Codes: ...
+def encode(x: npt.ArrayLike, b: int) -> int | Codes:
+    """Float (array) -> AdaptivFloat codes (uint8) with bias b (hardware encoder).
+
+    A scalar (or 0-d array) gives an int code, an array a uint8 array of its shape."""
     x = np.asarray(x, dtype=np.float64)
     a = np.abs(x)
     mant, ex = np.frexp(np.where((a > 0) & np.isfinite(a), a, 1.0))  # a = mant * 2^ex, mant in [0.5,1)
@@ -54,47 +68,55 @@ def encode(x, b: int):
     return int(code) if code.ndim == 0 else code
 
 
-def fields(code):
+def fields(code: npt.ArrayLike) -> tuple[Ints, Ints, Ints, npt.NDArray[np.bool_]]:
     """(sign, exponent field, mantissa, is_zero) of codes."""
     c = np.asarray(code, dtype=np.int64)
     s, e, m = (c >> 7) & 1, (c >> 4) & 7, c & 15
     return s, e, m, (e == 0) & (m == 0)
 
 
-def decode(code, b: int):
-    """AdaptivFloat codes -> float64 values (exact)."""
+@overload
+def decode(code: int, b: int) -> float: ...
+@overload
+def decode(code: npt.ArrayLike, b: int) -> Floats: ...
+def decode(code: npt.ArrayLike, b: int) -> float | Floats:
+    """AdaptivFloat codes -> float64 values (exact); an int code (or 0-d array) gives a float."""
     s, e, m, z = fields(code)
     v = (16 + m) * np.exp2(e + b - 14)
     v = np.where(z, 0.0, np.where(s == 1, -v, v))
     return float(v) if v.ndim == 0 else v
 
 
-def quantize(x, b: int | None = None) -> np.ndarray:
+@overload
+def quantize(x: float, b: int | None = None) -> float: ...
+@overload
+def quantize(x: npt.ArrayLike, b: int | None = None) -> Floats: ...
+def quantize(x: npt.ArrayLike, b: int | None = None) -> float | Floats:
     """Round-trip a float tensor through the encoder (b from its max when omitted)."""
     b = bias_for(x) if b is None else b
     return decode(encode(x, b), b)
 
 
-def to_fixed14(code, b: int):
+def to_fixed14(code: npt.ArrayLike, b: int) -> Ints:
     """Codes -> Q6.14 integers `±(16+m) << (e+b)` (0 for zero codes)."""
     s, e, m, z = fields(code)
     v = (16 + m) << (e + b)
     return np.where(z, 0, np.where(s == 1, -v, v)).astype(np.int64)
 
 
-def from_fixed14(v, b: int):
+def from_fixed14(v: npt.NDArray[np.integer], b: int) -> Codes:
     """Q6.14 integers -> codes with bias b (value v / 2^14)."""
     return encode(np.asarray(v, dtype=np.float64) / (1 << Q), b)
 
 
-def wrap(v, bits: int):
+def wrap(v: npt.ArrayLike, bits: int) -> Ints:
     """Two's-complement wrap of integers to `bits` bits."""
     v = np.asarray(v, dtype=np.int64)
     m = 1 << bits
     return ((v + (m >> 1)) % m) - (m >> 1)
 
 
-def product_sum(w, x):
+def product_sum(w: npt.ArrayLike, x: npt.ArrayLike) -> Ints:
     """ProductSum: `±((16+m_w)(16+m_x)) << (e_w+e_x)` per pair, 0 for zero codes."""
     sw, ew, mw, zw = fields(w)
     sx, ex, mx, zx = fields(x)
@@ -103,7 +125,8 @@ def product_sum(w, x):
     return np.where((sw ^ sx) == 1, -p, p).astype(np.int64)
 
 
-def clamp_act(v):
+def clamp_act(v: npt.ArrayLike) -> Ints:
+    """Saturate Q6.14 integers to the 20-bit activation range ±ACT_MAX."""
     return np.clip(np.asarray(v, dtype=np.int64), -ACT_MAX, ACT_MAX)
 
 
@@ -114,14 +137,14 @@ _TANH_M = [251, 224, 177, 129, 88, 57, 37, 23, 14, 9, 5, 3]
 _TANH_C = [1, 252, 476, 653, 783, 871, 928, 965, 988, 1002, 1011, 1016]
 
 
-def _pwl(a, xs_q10, m_tab, c_tab, limit_q14):
+def _pwl(a: Ints, xs_q10: Ints, m_tab: list[int], c_tab: list[int], limit_q14: int) -> Ints:
     idx = np.minimum(xs_q10 >> 10, len(m_tab) - 1)
     f = xs_q10 & 1023
     y = (np.asarray(m_tab)[idx] * f + (np.asarray(c_tab)[idx] << 10)) >> 6
     return np.where(a >= limit_q14, (1 << Q) - 1, y)
 
 
-def sigmoid14(v):
+def sigmoid14(v: npt.ArrayLike) -> Ints:
     """FlexASR SIGM on Q6.14 lanes (PWL on |x|, mirrored: 1 - y for x < 0)."""
     v = np.asarray(v, dtype=np.int64)
     a = np.abs(v)
@@ -129,7 +152,7 @@ def sigmoid14(v):
     return np.where(v < 0, (1 << Q) - y, y)
 
 
-def tanh14(v):
+def tanh14(v: npt.ArrayLike) -> Ints:
     """FlexASR TANH on Q6.14 lanes (PWL on |x|, odd)."""
     v = np.asarray(v, dtype=np.int64)
     a = np.abs(v)

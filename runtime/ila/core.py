@@ -30,9 +30,21 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, cast
 
 import numpy as np
+import numpy.typing as npt
+
+if TYPE_CHECKING:
+    import z3
+    from xdsl.ir import Operation
+
+# A bit-vector value as decode conditions see it: a Python int under `PyOps`,
+# a z3 term under `Z3Ops`; a condition is a bool or a z3 formula.
+Bv: TypeAlias = "int | z3.BitVecRef"
+Cond: TypeAlias = "bool | z3.BoolRef"
+# An interface command: input name -> value (`Ila.inputs` gives the widths).
+Command: TypeAlias = Mapping[str, int]
 
 
 class IlaError(Exception):
@@ -40,52 +52,70 @@ class IlaError(Exception):
 
     `op`, when set, is the IR operation at fault (tools report the error at its location)."""
 
-    def __init__(self, message: str, op: Any = None):
+    def __init__(self, message: str, op: Operation | None = None) -> None:
         super().__init__(message)
         self.op = op
 
 
+class BvOps(Protocol):
+    """The bit-vector vocabulary decode conditions are written in (`PyOps` or a `Z3Ops`)."""
+
+    def eq(self, a: Bv, b: Bv) -> Cond: ...
+    def ule(self, a: Bv, b: Bv) -> Cond: ...
+    def ult(self, a: Bv, b: Bv) -> Cond: ...
+    def and_(self, *xs: Cond) -> Cond: ...
+    def or_(self, *xs: Cond) -> Cond: ...
+    def not_(self, x: Cond) -> Cond: ...
+    def extract(self, x: Bv, hi: int, lo: int) -> Bv: ...
+
+
+class StateView(Protocol):
+    """What a decode condition may read of the state: registers by name (`State` or `_SymState`)."""
+
+    def get(self, name: str) -> Bv: ...
+
+
 class PyOps:
-    """Concrete bit-vector vocabulary over Python ints and bools."""
+    """Concrete bit-vector vocabulary over Python ints and bools (the `Bv` values are ints here)."""
 
     @staticmethod
-    def eq(a, b):
+    def eq(a: Bv, b: Bv) -> Cond:
         return a == b
 
     @staticmethod
-    def ule(a, b):
+    def ule(a: Bv, b: Bv) -> Cond:
         return a <= b
 
     @staticmethod
-    def ult(a, b):
+    def ult(a: Bv, b: Bv) -> Cond:
         return a < b
 
     @staticmethod
-    def and_(*xs):
+    def and_(*xs: Cond) -> Cond:
         return all(xs)
 
     @staticmethod
-    def or_(*xs):
+    def or_(*xs: Cond) -> Cond:
         return any(xs)
 
     @staticmethod
-    def not_(x):
-        return not x
+    def not_(x: Cond) -> Cond:
+        return not bool(x)
 
     @staticmethod
-    def extract(x, hi, lo):
+    def extract(x: Bv, hi: int, lo: int) -> Bv:
         return (x >> lo) & ((1 << (hi - lo + 1)) - 1)
 
 
 class Z3Ops:
     """Symbolic vocabulary: the same decode functions build z3 terms."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         import z3
 
         self.z3 = z3
 
-    def _c(self, a, b):
+    def _c(self, a: Bv, b: Bv) -> tuple[Bv, Bv]:
         z3 = self.z3
         if isinstance(a, int) and not isinstance(b, int):
             a = z3.BitVecVal(a, b.size())
@@ -93,29 +123,29 @@ class Z3Ops:
             b = z3.BitVecVal(b, a.size())
         return a, b
 
-    def eq(self, a, b):
+    def eq(self, a: Bv, b: Bv) -> Cond:
         a, b = self._c(a, b)
         return a == b
 
-    def ule(self, a, b):
+    def ule(self, a: Bv, b: Bv) -> Cond:
         a, b = self._c(a, b)
-        return self.z3.ULE(a, b)
+        return cast("z3.BoolRef", self.z3.ULE(a, b))
 
-    def ult(self, a, b):
+    def ult(self, a: Bv, b: Bv) -> Cond:
         a, b = self._c(a, b)
-        return self.z3.ULT(a, b)
+        return cast("z3.BoolRef", self.z3.ULT(a, b))
 
-    def and_(self, *xs):
-        return self.z3.And(*xs)
+    def and_(self, *xs: Cond) -> Cond:
+        return cast("z3.BoolRef", self.z3.And(*xs))
 
-    def or_(self, *xs):
-        return self.z3.Or(*xs)
+    def or_(self, *xs: Cond) -> Cond:
+        return cast("z3.BoolRef", self.z3.Or(*xs))
 
-    def not_(self, x):
-        return self.z3.Not(x)
+    def not_(self, x: Cond) -> Cond:
+        return cast("z3.BoolRef", self.z3.Not(x))
 
-    def extract(self, x, hi, lo):
-        return self.z3.Extract(hi, lo, x)
+    def extract(self, x: Bv, hi: int, lo: int) -> Bv:
+        return cast("z3.BitVecRef", self.z3.Extract(hi, lo, x))
 
 
 @dataclass
@@ -124,7 +154,7 @@ class State:
 
     widths: dict[str, int] = field(default_factory=dict)
     regs: dict[str, int] = field(default_factory=dict)
-    mems: dict[str, np.ndarray] = field(default_factory=dict)
+    mems: dict[str, npt.NDArray[Any]] = field(default_factory=dict)  # dtype per memory (uint8, int8, int32, ...)
 
     def set(self, name: str, value: int) -> None:
         """Write a register, keeping its low `width` bits (fields narrower than
@@ -140,8 +170,11 @@ class State:
         return v - (1 << w) if v >> (w - 1) else v
 
 
-Decode = Callable[[Any, Mapping[str, Any], Any], Any]
-Update = Callable[[State, Mapping[str, int]], None]
+Decode: TypeAlias = Callable[[BvOps, Mapping[str, Bv], StateView], Cond]
+Update: TypeAlias = Callable[[State, Command], None]
+# symbolic state: register name -> z3 bit-vector, memory name -> z3 array
+Z3State: TypeAlias = "dict[str, z3.ExprRef]"
+Z3Update: TypeAlias = "Callable[[Z3State, Mapping[str, z3.BitVecRef]], Z3State]"
 
 
 @dataclass
@@ -152,23 +185,23 @@ class Instruction:
     decode: Decode
     update: Update
     # optional symbolic update: (z3 state dict, z3 inputs) -> {state name: new z3 value}
-    z3_update: Callable[[dict, Mapping[str, Any]], dict] | None = None
+    z3_update: Z3Update | None = None
 
 
 class _SymState:
     """Registers as z3 bit-vectors, for rendering decodes that read state."""
 
-    def __init__(self, state: State, z3):
-        self.regs = {n: z3.BitVec(n, w) for n, w in state.widths.items()}
+    def __init__(self, state: State, z3: Any):  # z3: the z3 module, imported lazily
+        self.regs: dict[str, Bv] = {n: z3.BitVec(n, w) for n, w in state.widths.items()}
 
-    def get(self, name: str):
+    def get(self, name: str) -> Bv:
         return self.regs[name]
 
 
 class Ila:
     """An accelerator ILA: inputs, state, a valid predicate and instructions."""
 
-    def __init__(self, name: str, inputs: Mapping[str, int]):
+    def __init__(self, name: str, inputs: Mapping[str, int]) -> None:
         self.name = name
         self.inputs = dict(inputs)
         self.state = State()
@@ -182,20 +215,20 @@ class Ila:
         self.state.widths[name] = width
         self.state.regs[name] = init
 
-    def mem(self, name: str, size: int, dtype=np.uint8) -> None:
+    def mem(self, name: str, size: int, dtype: npt.DTypeLike = np.uint8) -> None:
         self.state.mems[name] = np.zeros(size, dtype=dtype)
 
-    def instr(self, name: str, decode: Decode, update: Update, z3_update=None) -> Instruction:
+    def instr(self, name: str, decode: Decode, update: Update, z3_update: Z3Update | None = None) -> Instruction:
         ins = Instruction(name, decode, update, z3_update)
         self.instructions.append(ins)
         return ins
 
     # -- simulation -------------------------------------------------------
-    def step(self, inputs: Mapping[str, int]) -> str | None:
+    def step(self, inputs: Command) -> str | None:
         """Execute one command; return the decoded instruction's name (or None)."""
-        if not self.valid(PyOps, inputs, self.state):
+        if not bool(self.valid(PyOps, inputs, self.state)):
             raise IlaError(f"{self.name}: command outside the interface: {dict(inputs)}")
-        hit = [ins for ins in self.instructions if ins.decode(PyOps, inputs, self.state)]
+        hit = [ins for ins in self.instructions if bool(ins.decode(PyOps, inputs, self.state))]
         if len(hit) > 1:
             raise IlaError(f"{self.name}: ambiguous decode: {[h.name for h in hit]}")
         if not hit:
@@ -204,17 +237,17 @@ class Ila:
         self.trace.append(hit[0].name)
         return hit[0].name
 
-    def run(self, commands: Iterable[Mapping[str, int]]) -> None:
+    def run(self, commands: Iterable[Command]) -> None:
         for c in commands:
             self.step(c)
 
     # -- z3 rendering -----------------------------------------------------
-    def z3_inputs(self):
+    def z3_inputs(self) -> dict[str, z3.BitVecRef]:
         import z3
 
         return {n: z3.BitVec(n, w) for n, w in self.inputs.items()}
 
-    def z3_decodes(self) -> dict[str, Any]:
+    def z3_decodes(self) -> dict[str, z3.BoolRef]:
         """Instruction name -> z3 formula `valid & decode` over symbolic inputs and state."""
         import z3
 
@@ -222,19 +255,20 @@ class Ila:
         st = _SymState(self.state, z3)
         valid = self.valid(ops, inp, st)
         valid = z3.BoolVal(True) if valid is True else valid
-        return {ins.name: z3.And(valid, ins.decode(ops, inp, st)) for ins in self.instructions}
+        return {ins.name: cast(z3.BoolRef, z3.And(valid, ins.decode(ops, inp, st))) for ins in self.instructions}
 
-    def z3_state(self) -> dict:
+    def z3_state(self) -> Z3State:
         """Registers as bit-vectors and memories as arrays (bit-vector index -> byte/element)."""
         import z3
 
-        st = {n: z3.BitVec(n, w) for n, w in self.state.widths.items()}
+        st: Z3State = {n: z3.BitVec(n, w) for n, w in self.state.widths.items()}
         for n, m in self.state.mems.items():
             bits = max(1, int(m.size - 1).bit_length())
             st[n] = z3.Array(n, z3.BitVecSort(bits), z3.BitVecSort(8 * m.itemsize))
         return st
 
-    def z3_next_state(self, name: str, state: dict | None = None, inputs: dict | None = None) -> dict:
+    def z3_next_state(self, name: str, state: Z3State | None = None,
+                      inputs: Mapping[str, z3.BitVecRef] | None = None) -> Z3State:
         """Symbolic next state after instruction `name` (instructions with a z3 update only)."""
         ins = next(i for i in self.instructions if i.name == name)
         if ins.z3_update is None:

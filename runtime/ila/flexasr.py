@@ -16,16 +16,27 @@ Example::
 
 from __future__ import annotations
 
-import numpy as np
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, TypeAlias, cast, overload
 
-from steplus.runtime.ila.core import Ila, IlaError, bytes_word, data_bytes, field_value
+import numpy as np
+import numpy.typing as npt
+
+from steplus.runtime.ila.core import (Bv, BvOps, Command, Cond, Ila, IlaError, State, StateView, Z3State,
+                                      bytes_word, data_bytes, field_value)
 from steplus.runtime.ila.flexasr_units import attention, layer_norm, layer_reduce, pe_timestep
+
+if TYPE_CHECKING:
+    import z3
 
 GB = 0x33000000
 MIB = 1 << 20
 
+# a configuration register field: (name, width in bits, byte offset in the data word, bytes)
+Field: TypeAlias = tuple[str, int, int, int]
+
 # config instruction -> (offset from its unit base, [(field, width, byte, nbytes)])
-GB_CONFIGS = {
+GB_CONFIGS: dict[str, tuple[int, list[Field]]] = {
     "CONFIG_GB_CORE_MEM_MNGR_LARGE": (0x400010, [
         f for i in range(4) for f in ((f"num_vector_{i}", 8, 4 * i, 1), (f"base_large_{i}", 16, 4 * i + 2, 2))
     ]),
@@ -48,10 +59,10 @@ GB_CONFIGS = {
         ("is_valid", 1, 0, 1), ("mem_idx_1", 3, 4, 1), ("mem_idx_2", 3, 5, 1), ("num_vector", 8, 6, 1),
         ("num_timestep", 16, 8, 2)] + [(f"adpbias_{k}", 3, 11 + k, 1) for k in range(1, 5)]),
 }
-_MNGR = [("zero_active", 1, 0, 1), ("adpbias_w", 3, 1, 1), ("adpbias_b", 3, 2, 1),
+_MNGR: list[Field] = [("zero_active", 1, 0, 1), ("adpbias_w", 3, 1, 1), ("adpbias_b", 3, 2, 1),
          ("adpbias_i", 3, 3, 1), ("num_input", 8, 4, 2), ("base_weight", 16, 6, 2),
          ("base_bias", 16, 8, 2), ("base_input", 16, 10, 2)]
-PE_CONFIGS = {
+PE_CONFIGS: dict[str, tuple[int, list[Field]]] = {
     "CONFIG_RNN_LAYER_SIZING": (0x400010, [
         ("is_valid", 1, 0, 1), ("is_zero_first", 1, 1, 1), ("is_cluster", 1, 2, 1),
         ("is_bias", 1, 3, 1), ("num_manager", 4, 4, 1), ("num_output", 8, 5, 1)]),
@@ -62,45 +73,53 @@ PE_CONFIGS = {
         ("act_num_inst", 6, 3, 1), ("act_num_output", 8, 4, 2), ("act_buffer_addr_base", 16, 6, 2),
         ("act_output_addr_base", 8, 8, 1)]),
 }
-GB_UNIT = {"CONFIG_GB_CONTROL": "ctrl", "CONFIG_GB_LAYER_REDUCE": "lr", "CONFIG_GB_LAYER_NORM": "ln",
+GB_UNIT: dict[str, str] = {"CONFIG_GB_CONTROL": "ctrl", "CONFIG_GB_LAYER_REDUCE": "lr", "CONFIG_GB_LAYER_NORM": "ln",
            "CONFIG_GB_ZERO_PADDING": "zp", "CONFIG_GB_ATTENTION": "att",
            "CONFIG_GB_CORE_MEM_MNGR_LARGE": "gb", "CONFIG_GB_CORE_MEM_MNGR_SMALL": "gb"}
-STARTS = {1: ("GB_CONTROL_START", "ctrl"), 2: ("GB_LAYER_REDUCE_START", "lr"),
+STARTS: dict[int, tuple[str, str]] = {1: ("GB_CONTROL_START", "ctrl"), 2: ("GB_LAYER_REDUCE_START", "lr"),
           3: ("GB_LAYER_NORM_START", "ln"), 4: ("GB_ZERO_PADDING_START", "zp"),
           5: ("GB_ATTENTION_START", "att")}
 # memory windows: name -> (offset from unit base, length in bytes, memory)
-GB_WINDOWS = {"LARGE": (0x500000, 0x100000, "gb_large"), "SMALL": (0x600000, 0x4000, "gb_small")}
-PE_WINDOWS = {"WEIGHT": (0x500000, 0x100000, "wgt"), "INPUT": (0x600000, 0x1000, "inp"),
+GB_WINDOWS: dict[str, tuple[int, int, str]] = {"LARGE": (0x500000, 0x100000, "gb_large"), "SMALL": (0x600000, 0x4000, "gb_small")}
+PE_WINDOWS: dict[str, tuple[int, int, str]] = {"WEIGHT": (0x500000, 0x100000, "wgt"), "INPUT": (0x600000, 0x1000, "inp"),
               "ACT": (0x900000, 0x200, "act")}
 
 
-def write(addr: int, data: int = 0) -> dict:
+def write(addr: int, data: int = 0) -> dict[str, int]:
     """An MMIO write command."""
     return {"wr": 1, "rd": 0, "addr": addr, "data": data}
 
 
-def read(addr: int) -> dict:
+def read(addr: int) -> dict[str, int]:
     """An MMIO read command."""
     return {"wr": 0, "rd": 1, "addr": addr, "data": 0}
 
 
-def gb_addr(t, v, nv: int, base: int = 0):
-    """Byte offset of vector v of timestep t in a GB-large region (§1.4.3)."""
+@overload
+def gb_addr(t: int, v: int, nv: int, base: int = 0) -> int: ...
+@overload
+def gb_addr(t: int | npt.NDArray[np.integer], v: int | npt.NDArray[np.integer], nv: int,
+            base: int = 0) -> npt.NDArray[np.int64]: ...
+def gb_addr(t: int | npt.NDArray[np.integer], v: int | npt.NDArray[np.integer], nv: int,
+            base: int = 0) -> int | npt.NDArray[np.int64]:
+    """Byte offset of vector v of timestep t in a GB-large region (§1.4.3): an int (numpy
+    integer) for int t and v, an array when either is one."""
     t = np.asarray(t)
     return base + (t // 16) * (nv * 256) + (t % 16) * 16 + np.asarray(v) * 256
 
 
 def pe_base(p: int, gb: int = GB) -> int:
+    """Base address of PE p's unit (the GB is unit 0)."""
     return gb + (p + 1) * 0x01000000
 
 
 class FlexAsr(Ila):
     """The FlexASR ILA (global buffer + 4 PEs); `base` rebases the address map."""
 
-    def __init__(self, base: int = GB):
+    def __init__(self, base: int = GB) -> None:
         super().__init__("flexasr", {"wr": 1, "rd": 1, "addr": 32, "data": 128})
         self.base = base
-        self.data_out = [0] * 16
+        self.data_out: list[int] = [0] * 16
         self.vir_output: dict[int, int] = {}
         self.valid = lambda o, i, s: o.and_(
             o.or_(o.eq(i["wr"], 1), o.eq(i["rd"], 1)),
@@ -116,72 +135,73 @@ class FlexAsr(Ila):
 
     # -- decode helpers ---------------------------------------------------
     @staticmethod
-    def _w(o, i):
+    def _w(o: BvOps, i: Mapping[str, Bv]) -> Cond:
         return o.and_(o.eq(i["wr"], 1), o.eq(i["rd"], 0))
 
     @staticmethod
-    def _r(o, i):
+    def _r(o: BvOps, i: Mapping[str, Bv]) -> Cond:
         return o.and_(o.eq(i["rd"], 1), o.eq(i["wr"], 0))
 
-    def _config(self, name, addr, fields, prefix):
+    def _config(self, name: str, addr: int, fields: list[Field], prefix: str) -> None:
         for f, w, _, _ in fields:
             self.reg(prefix + f, w)
 
-        def upd(s, i):
+        def upd(s: State, i: Command) -> None:
             for f, _, b, k in fields:
                 s.set(prefix + f, field_value(i["data"], b, k))
 
-        def z3_upd(st, i):
+        def z3_upd(st: Z3State, i: Mapping[str, z3.BitVecRef]) -> Z3State:
             import z3
 
             return {prefix + f: z3.Extract(8 * b + w - 1, 8 * b, i["data"]) for f, w, b, _ in fields}
 
         self.instr(name, lambda o, i, s: o.and_(self._w(o, i), o.eq(i["addr"], addr)), upd, z3_upd)
 
-    def _window(self, name, lo, n, mem, rd):
-        def upd_w(s, i):
+    def _window(self, name: str, lo: int, n: int, mem: str, rd: bool) -> None:
+        def upd_w(s: State, i: Command) -> None:
             off = i["addr"] - lo
             s.mems[mem][off:off + 16] = data_bytes(i["data"])
 
-        def upd_r(s, i):
+        def upd_r(s: State, i: Command) -> None:
             off = i["addr"] - lo
             self.data_out = [int(x) for x in s.mems[mem][off:off + 16]]
             for k, x in enumerate(self.data_out):
                 self.vir_output[i["addr"] + k] = x
 
-        def z3_w(st, i):
+        def z3_w(st: Z3State, i: Mapping[str, z3.BitVecRef]) -> Z3State:
             import z3
 
-            arr = st[mem]
-            bits = arr.domain().size()
+            arr = cast(z3.ArrayRef, st[mem])
+            bits = cast(z3.BitVecSortRef, arr.domain()).size()
             off = z3.Extract(bits - 1, 0, i["addr"] - lo)
             for k in range(16):
                 arr = z3.Store(arr, off + k, z3.Extract(8 * k + 7, 8 * k, i["data"]))
             return {mem: arr}
 
-        def z3_r(st, i):
+        def z3_r(st: Z3State, i: Mapping[str, z3.BitVecRef]) -> Z3State:
             import z3
 
-            bits = st[mem].domain().size()
+            arr = cast(z3.ArrayRef, st[mem])
+            bits = cast(z3.BitVecSortRef, arr.domain()).size()
             off = z3.Extract(bits - 1, 0, i["addr"] - lo)
-            return {"data_out": z3.Concat(*[st[mem][off + k] for k in reversed(range(16))])}
+            return {"data_out": z3.Concat(*[arr[off + k] for k in reversed(range(16))])}
 
         mode = self._r if rd else self._w
         self.instr(name, lambda o, i, s: o.and_(mode(o, i), o.ule(lo, i["addr"]),
                                                 o.ule(i["addr"], lo + n - 16)),
                    upd_r if rd else upd_w, z3_r if rd else z3_w)
 
-    def _build(self):
+    def _build(self) -> None:
         b = self.base
         for name, (off, fields) in GB_CONFIGS.items():
             self._config(name, b + off, fields, GB_UNIT[name] + ".")
         for op, (name, unit) in STARTS.items():
-            trig = getattr(self, "_start_" + unit)
+            trig: Callable[[State], None] = getattr(self, "_start_" + unit)
 
-            def dec(o, i, s, a=b + 0x10 * op, unit=unit):
+            def dec(o: BvOps, i: Mapping[str, Bv], s: StateView, a: int = b + 0x10 * op, unit: str = unit) -> Cond:
                 return o.and_(self._w(o, i), o.eq(i["addr"], a), o.eq(s.get(unit + ".is_valid"), 1))
 
-            def upd(s, i, trig=trig):
+            def upd(s: State, i: Command, trig: Callable[[State], None] = trig) -> None:
                 trig(s)
                 s.set("top_interrupt_request", 1)
 
@@ -201,7 +221,7 @@ class FlexAsr(Ila):
                            lambda o, i, s, a=pb + off: o.and_(self._w(o, i), o.eq(i["addr"], a)),
                            lambda s, i, p=p, k=k: s.set(f"pe{p}.cluster_{k}", i["data"]))
             for k, off in ((0, 0x800020), (1, 0x800030)):
-                def upd_prog(s, i, p=p, k=k):
+                def upd_prog(s: State, i: Command, p: int = p, k: int = k) -> None:
                     cur = s.get(f"pe{p}.act_vector")
                     mask = ((1 << 128) - 1) << (128 * k)
                     s.set(f"pe{p}.act_vector", (cur & ~mask) | (i["data"] << (128 * k)))
@@ -219,10 +239,11 @@ class FlexAsr(Ila):
         return bytes_word(self.data_out)
 
     # -- triggers ---------------------------------------------------------
-    def _large(self, s, idx):
+    def _large(self, s: State, idx: int) -> tuple[int, int]:
+        """(byte base, vectors per timestep) of GB-large region idx."""
         return 16 * s.get(f"gb.base_large_{idx}"), s.get(f"gb.num_vector_{idx}")
 
-    def _start_ctrl(self, s):
+    def _start_ctrl(self, s: State) -> None:
         g = lambda f: s.get("ctrl." + f)
         T, mode = g("num_timestep"), g("mode")
         pes = [p for p in range(4) if s.get(f"pe{p}.is_valid")]
@@ -262,21 +283,21 @@ class FlexAsr(Ila):
                         o = int(gb_addr(ti, v, nvo, base_out))
                         buf[(bi + v) * 16:(bi + v) * 16 + 16] = gbl[o:o + 16]
 
-    def _start_lr(self, s):
+    def _start_lr(self, s: State) -> None:
         base, _ = self._large(s, s.get("lr.mem_idx"))
         layer_reduce(s.mems["gb_large"], base, s.get("lr.num_vector"), s.get("lr.num_timestep"),
                      s.get("lr.mode"))
 
-    def _start_zp(self, s):
+    def _start_zp(self, s: State) -> None:
         base, _ = self._large(s, s.get("zp.mem_idx"))
         nv = s.get("zp.num_vector")
         for t in range(s.get("zp.num_ts_1"), s.get("zp.num_ts_2")):
             for a in gb_addr(t, np.arange(nv), nv, base):
                 s.mems["gb_large"][a:a + 16] = 0
 
-    def _start_ln(self, s):
+    def _start_ln(self, s: State) -> None:
         base, _ = self._large(s, s.get("ln.mem_idx"))
         layer_norm(s, base)
 
-    def _start_att(self, s):
+    def _start_att(self, s: State) -> None:
         attention(s, self._large(s, s.get("att.mem_idx_1"))[0], self._large(s, s.get("att.mem_idx_2"))[0])

@@ -13,13 +13,21 @@ Example::
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
+
 import numpy as np
+import numpy.typing as npt
 
 from steplus.runtime.ila import adpfloat as af
+from steplus.runtime.ila.adpfloat import Codes, Floats
 from steplus.runtime.ila.core import IlaError, bytes_word
 from steplus.runtime.ila.flexasr import GB, FlexAsr, gb_addr, pe_base, read, write
 
-WAIT = {"wait": 1}
+# One fragment command: an MMIO write/read (`write`, `read`) or WAIT; command counts by kind.
+Cmd = dict[str, int]
+Counts = dict[str, int]
+
+WAIT: Cmd = {"wait": 1}
 LSTM_PROGRAM = bytes.fromhex("30 34 81 A0 34 38 86 B4 91 34 38 86 A4 18 96 81 20 B0 34 38 86 A4 91 40")
 
 
@@ -31,10 +39,12 @@ def word(*fields: tuple[int, int, int]) -> int:
     return out
 
 
-def execute(cmds, sim: FlexAsr | None = None):
+def execute(cmds: Iterable[Mapping[str, int]],
+            sim: FlexAsr | None = None) -> tuple[FlexAsr, list[Codes], Counts]:
     """Run a fragment; return (simulator, list of 16-byte reads, counts)."""
     sim = sim or FlexAsr()
-    reads, counts = [], {"writes": 0, "reads": 0, "waits": 0}
+    reads: list[Codes] = []
+    counts = {"writes": 0, "reads": 0, "waits": 0}
     for c in cmds:
         if "wait" in c:
             counts["waits"] += 1
@@ -48,30 +58,32 @@ def execute(cmds, sim: FlexAsr | None = None):
     return sim, reads, counts
 
 
-def store_act(codes: np.ndarray, base: int = 0, gb: int = GB):
+def store_act(codes: Codes, base: int = 0, gb: int = GB) -> list[Cmd]:
     """Writes of a [T, nv, 16] code tensor into a GB-large region (byte base)."""
     T, nv, _ = codes.shape
     return [write(gb + 0x500000 + int(gb_addr(t, v, nv, base)), bytes_word(codes[t, v]))
             for t in range(T) for v in range(nv)]
 
 
-def load_act(T: int, nv: int, base: int = 0, gb: int = GB):
+def load_act(T: int, nv: int, base: int = 0, gb: int = GB) -> list[Cmd]:
+    """Reads of a [T, nv] vector GB-large region (byte base), timestep-major."""
     return [read(gb + 0x500000 + int(gb_addr(t, v, nv, base))) for t in range(T) for v in range(nv)]
 
 
-def maxp(T: int, nv: int, mode: int = 0, gb: int = GB):
+def maxp(T: int, nv: int, mode: int = 0, gb: int = GB) -> list[Cmd]:
     """cfg_mmngr_gb_large, cfg_ly_reduce, start 2, wait (region 0 at base 0)."""
     return [write(gb + 0x400010, word((nv, 0, 1))),
             write(gb + 0x800010, word((1, 0, 1), (mode, 1, 1), (0, 4, 1), (nv, 6, 1), (T, 8, 2))),
             write(gb + 0x20, 1), WAIT]
 
 
-def pool_fragment(codes: np.ndarray, n_pools: int, mode: int = 0, cancel: bool = True):
+def pool_fragment(codes: Codes, n_pools: int, mode: int = 0, cancel: bool = True) -> list[Cmd]:
     """Commands for `n_pools` chained temporal pools of codes[T, nv, 16]."""
     T, nv, _ = codes.shape
     if nv > 255:
         raise IlaError(f"flexasr pool: {nv} vectors per timestep exceed 255; chunk the hidden dim")
-    cmds, t, cur = [], T, codes
+    cmds: list[Cmd] = []
+    t, cur = T, codes
     for k in range(n_pools):
         if k == 0 or not cancel:
             cmds += store_act(cur[:t])
@@ -82,14 +94,16 @@ def pool_fragment(codes: np.ndarray, n_pools: int, mode: int = 0, cancel: bool =
     return cmds
 
 
-def run_pool(a: np.ndarray, n_pools: int = 1, mode: int = 0, cancel: bool = True):
+def run_pool(a: npt.NDArray[np.floating], n_pools: int = 1, mode: int = 0,
+             cancel: bool = True) -> tuple[Floats, Counts]:
     """`n_pools` temporal (2,1) pools of a[T, H] on FlexASR; H is chunked by 255 vectors."""
     T, H = a.shape
     if H % 16:
         raise IlaError(f"flexasr pool: hidden size {H} is not a multiple of 16")
     b = af.bias_for(a)
     codes = af.encode(a, b).reshape(T, H // 16, 16)
-    nv_all, out, counts = H // 16, [], {"writes": 0, "reads": 0, "waits": 0}
+    nv_all, counts = H // 16, {"writes": 0, "reads": 0, "waits": 0}
+    out: list[Codes] = []
     chunks = -(-nv_all // 255)
     step = -(-nv_all // chunks)
     for c0 in range(0, nv_all, step):
@@ -103,18 +117,19 @@ def run_pool(a: np.ndarray, n_pools: int = 1, mode: int = 0, cancel: bool = True
     return af.decode(res, b), counts
 
 
-def _pe_weight_cmds(tiles: list[np.ndarray], p: int, base_vec: int = 0):
+def _pe_weight_cmds(tiles: list[Codes], p: int, base_vec: int = 0) -> list[Cmd]:
     pb = pe_base(p)
     return [write(pb + 0x500000 + (base_vec + k * 16) * 16 + 16 * r, bytes_word(t[r]))
             for k, t in enumerate(tiles) for r in range(16)]
 
 
-def linear_fragment(xc, wc, bc, bw, bi, bb, bo):
+def linear_fragment(xc: Codes, wc: Codes, bc: Codes, bw: int, bi: int, bb: int, bo: int) -> list[Cmd]:
     """Fragment of y = x·Wᵀ + b (codes xc[T,16nvi], wc[16nvo,16nvi], bc[16nvo])."""
     T, nvi, nvo = xc.shape[0], xc.shape[1] // 16, wc.shape[0] // 16
     if nvo % 4 or nvi > 255 or nvo > 255:
         raise IlaError(f"flexasr linear: needs out/16 % 4 == 0 and <= 255 vectors (nvi={nvi}, nvo={nvo})")
-    npe, cmds = nvo // 4, []
+    npe = nvo // 4
+    cmds: list[Cmd] = []
     for p in range(4):
         tiles = [wc[16 * o:16 * o + 16, 16 * i:16 * i + 16]
                  for o in range(p * npe, (p + 1) * npe) for i in range(nvi)]
@@ -138,7 +153,8 @@ def linear_fragment(xc, wc, bc, bw, bi, bb, bo):
     return cmds
 
 
-def run_linear(x, w, b=None, out_bias: int | None = None):
+def run_linear(x: npt.NDArray[np.floating], w: npt.NDArray[np.floating], b: npt.NDArray[np.floating] | None = None,
+               out_bias: int | None = None) -> tuple[Floats, Counts]:
     """y = x·Wᵀ + b on FlexASR (AdaptivFloat); returns (y, counts)."""
     T = x.shape[0]
     b = np.zeros(w.shape[0]) if b is None else b
@@ -153,7 +169,8 @@ def run_linear(x, w, b=None, out_bias: int | None = None):
     return af.decode(y, out_bias), counts
 
 
-def lstm_fragment(xc, wic, whc, bc, bw, bi, bb, bo, h0c=None, c0c=None):
+def lstm_fragment(xc: Codes, wic: Codes, whc: Codes, bc: Codes, bw: int, bi: int, bb: int, bo: int,
+                  h0c: Codes | None = None, c0c: Codes | None = None) -> list[Cmd]:
     """Fragment of an LSTM over xc[T,16nvi] (PyTorch i,f,g,o gate rows).
 
     Zero-initialised, or (h0c, c0c: codes [H] with the act bias `bo`) started
@@ -165,11 +182,15 @@ def lstm_fragment(xc, wic, whc, bc, bw, bi, bb, bo, h0c=None, c0c=None):
     nvo = H // 16
     if nvo % 4:
         raise IlaError(f"flexasr lstm: hidden size {H} needs H/16 % 4 == 0")
+    if h0c is not None and c0c is None:
+        raise IlaError("flexasr lstm: an initial h0 needs its c0")
     npe = nvo // 4
     gates = {"i": 0, "f": 1, "g": 2, "o": 3}
-    cmds = []
+    cmds: list[Cmd] = []
     for p in range(4):
-        ti, th, bias = [], [], []
+        ti: list[Codes] = []
+        th: list[Codes] = []
+        bias: list[Codes] = []
         for k in range(p * npe, (p + 1) * npe):
             for gname in "igfo":
                 r0 = gates[gname] * H + 16 * k
@@ -180,7 +201,7 @@ def lstm_fragment(xc, wic, whc, bc, bw, bi, bb, bo, h0c=None, c0c=None):
         pb = pe_base(p)
         cmds += [write(pb + 0x600000 + 16 * (nvi + k), bytes_word(v)) for k, v in enumerate(bias)]
         cmds += [write(pb + 0x600000 + 16 * (nvi + 2 * nvo + k), 0) for k in range(nvo)]
-        if h0c is not None:
+        if h0c is not None and c0c is not None:
             cmds += [write(pb + 0x600000 + 16 * (nvi + nvo + j), bytes_word(h0c[16 * j:16 * j + 16]))
                      for j in range(nvo)]
             cmds += [write(pb + 0x900000 + 16 * k, bytes_word(c0c[16 * (p * npe + k):16 * (p * npe + k) + 16]))
@@ -208,7 +229,10 @@ def lstm_fragment(xc, wic, whc, bc, bw, bi, bb, bo, h0c=None, c0c=None):
     return cmds
 
 
-def run_lstm(x, w_ih, w_hh, b_ih, out_bias: int | None = None, h0=None, c0=None):
+def run_lstm(x: npt.NDArray[np.floating], w_ih: npt.NDArray[np.floating], w_hh: npt.NDArray[np.floating],
+             b_ih: npt.NDArray[np.floating], out_bias: int | None = None,
+             h0: npt.NDArray[np.floating] | None = None,
+             c0: npt.NDArray[np.floating] | None = None) -> tuple[Floats, Counts]:
     """An LSTM over x[T,I] on FlexASR; (h[T,H], counts), or with an initial
     state (h0, c0 [H]) (h[T+1,H] with the final cell state as its last row, counts).
 
@@ -222,8 +246,10 @@ def run_lstm(x, w_ih, w_hh, b_ih, out_bias: int | None = None, h0=None, c0=None)
     xc, wic, whc, bc = af.encode(x, bi), af.encode(w_ih, bw), af.encode(w_hh, bw), af.encode(b_ih, bb)
     H = w_hh.shape[1]
     state = h0 is not None
+    if state and c0 is None:
+        raise IlaError("flexasr lstm: an initial h0 needs its c0")
     if out_bias is None:
-        out_bias = 5 if not state else max(3, af.bias_for(np.array([np.max(np.abs(c0)) + x.shape[0]])))
+        out_bias = 5 if h0 is None or c0 is None else max(3, af.bias_for(np.array([np.max(np.abs(c0)) + x.shape[0]])))
     h0c = af.encode(np.asarray(h0, np.float64).reshape(H), out_bias) if state else None
     c0c = af.encode(np.asarray(c0, np.float64).reshape(H), out_bias) if state else None
     _, reads, counts = execute(lstm_fragment(xc, wic, whc, bc, bw, bi, bb, out_bias, h0c, c0c))
@@ -231,11 +257,12 @@ def run_lstm(x, w_ih, w_hh, b_ih, out_bias: int | None = None, h0=None, c0=None)
     return af.decode(np.stack(reads).reshape(rows, H), out_bias), counts
 
 
-def _store_small(codes: np.ndarray, base_vec: int):
+def _store_small(codes: Codes, base_vec: int) -> list[Cmd]:
     return [write(GB + 0x600000 + 16 * (base_vec + v), bytes_word(codes[v])) for v in range(len(codes))]
 
 
-def run_layernorm(x, gamma, beta):
+def run_layernorm(x: npt.NDArray[np.floating], gamma: npt.NDArray[np.floating],
+                  beta: npt.NDArray[np.floating]) -> tuple[Floats, Counts]:
     """Layer norm of x[T,H] over H with γ, β on FlexASR; (y, counts). Output bias = input bias."""
     T, H = x.shape
     nv = H // 16
@@ -252,7 +279,8 @@ def run_layernorm(x, gamma, beta):
     return af.decode(np.stack(reads).reshape(T, H), bi), counts
 
 
-def run_attention_rows(q, k, v):
+def run_attention_rows(q: npt.NDArray[np.floating], k: npt.NDArray[np.floating],
+                       v: npt.NDArray[np.floating]) -> tuple[Floats, Counts]:
     """Attention of every query row q[Tq,H] over k, v [T,H]: one fragment that stores
     K and V once and per query stores q, triggers GB_ATTENTION and reads the result."""
     Tq, (T, H) = q.shape[0], k.shape
@@ -276,7 +304,8 @@ def run_attention_rows(q, k, v):
     return af.decode(np.stack(reads).reshape(Tq, H), bo), counts
 
 
-def run_attention(q, k, v, out_bias: int | None = None):
+def run_attention(q: npt.NDArray[np.floating], k: npt.NDArray[np.floating], v: npt.NDArray[np.floating],
+                  out_bias: int | None = None) -> tuple[Floats, Counts]:
     """softmax(K·q)ᵀ·V for one query q[H] over keys/values k, v [T,H] on FlexASR; (out[H], counts)."""
     T, H = k.shape
     nv = H // 16
