@@ -14,18 +14,26 @@ Example::
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+from typing import Any
+
 import numpy as np
+import numpy.typing as npt
 
 from steplus.passes.isel.semantics.domain import conv2d_nchw  # one float convolution for host and references
 from steplus.runtime.ila.core import IlaError
 
 
-def _windows_max(a):
+# accelerator-function results: the float array and the command counts of its run
+Result = tuple[np.ndarray, dict[str, int]]
+
+
+def _windows_max(a: np.ndarray) -> np.ndarray:
     t = a.shape[0] // 2
     return np.maximum(a[0:2 * t:2], a[1:2 * t:2])
 
 
-def reference(callee: str, args, attrs) -> np.ndarray:
+def reference(callee: str, args: Sequence[npt.ArrayLike], attrs: Mapping[str, Any]) -> np.ndarray:
     """float32 numpy semantics of an accelerator function."""
     args = [np.asarray(a, np.float32) for a in args]
     if callee == "flexasr.maxpool":
@@ -58,10 +66,13 @@ def reference(callee: str, args, attrs) -> np.ndarray:
     raise IlaError(f"no reference for accelerator function '{callee}'")
 
 
-def lstm_reference(x, h0, c0, w_ih, w_hh, b):
+def lstm_reference(x: np.ndarray, h0: np.ndarray, c0: np.ndarray, w_ih: np.ndarray, w_hh: np.ndarray,
+                   b: np.ndarray) -> np.ndarray:
     """flexasr.lstm's meaning: the LSTM over x[T,I] from (h0, c0) [1,H], PyTorch i,f,g,o gate rows
     of w_ih[4H,I], w_hh[4H,H], b[4H]; rows h[0..T-1], then the final c."""
-    sig = lambda z: 1 / (1 + np.exp(-z))
+    def sig(z: np.ndarray) -> np.ndarray:
+        return 1 / (1 + np.exp(-z))
+
     h, c, out = h0.reshape(-1), c0.reshape(-1), []
     for t in range(x.shape[0]):
         i, f, g, o = np.split(x[t] @ w_ih.T + h @ w_hh.T + b, 4)
@@ -71,14 +82,14 @@ def lstm_reference(x, h0, c0, w_ih, w_hh, b):
     return np.stack([*out, c]).astype(np.float32)
 
 
-def quant8(x):
+def quant8(x: np.ndarray) -> tuple[npt.NDArray[np.int8], float]:
     """Per-tensor symmetric int8 quantisation: (int8 values, scale)."""
     m = float(np.max(np.abs(x))) if x.size else 0.0
     s = m / 127 if m > 0 else 1.0
     return np.clip(np.round(x / s), -127, 127).astype(np.int8), s
 
 
-def vta_dense_float(x, w):
+def vta_dense_float(x: np.ndarray, w: np.ndarray) -> Result:
     """x·wᵀ on VTA: int8 operands, calibrated requantisation shift."""
     from steplus.runtime.ila.vta_driver import run_dense
 
@@ -91,7 +102,7 @@ def vta_dense_float(x, w):
     return y.astype(np.float64) * (2.0 ** shift) * sx * sw, counts
 
 
-def run_accel(callee: str, args, attrs):
+def run_accel(callee: str, args: Sequence[npt.ArrayLike], attrs: Mapping[str, Any]) -> Result:
     """Run an accelerator function on its ILA simulator; (float result, counts)."""
     from steplus.runtime.ila import flexasr_driver as fd
     from steplus.runtime.ila.hlscnn_driver import run_conv2d

@@ -191,7 +191,7 @@ class Instruction:
 class _SymState:
     """Registers as z3 bit-vectors, for rendering decodes that read state."""
 
-    def __init__(self, state: State, z3: Any):  # z3: the z3 module, imported lazily
+    def __init__(self, state: State, z3: Any) -> None:  # z3: the z3 module, imported lazily
         self.regs: dict[str, Bv] = {n: z3.BitVec(n, w) for n, w in state.widths.items()}
 
     def get(self, name: str) -> Bv:

@@ -244,7 +244,9 @@ class FlexAsr(Ila):
         return 16 * s.get(f"gb.base_large_{idx}"), s.get(f"gb.num_vector_{idx}")
 
     def _start_ctrl(self, s: State) -> None:
-        g = lambda f: s.get("ctrl." + f)
+        def g(f: str) -> int:
+            return s.get("ctrl." + f)
+
         T, mode = g("num_timestep"), g("mode")
         pes = [p for p in range(4) if s.get(f"pe{p}.is_valid")]
         if len(pes) != 4:

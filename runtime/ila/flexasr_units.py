@@ -13,17 +13,25 @@ timestep and returns `[(gb_vector_index, 16 bytes), ...]` (its OUTGB ops).
 from __future__ import annotations
 
 import numpy as np
+import numpy.typing as npt
 
 from steplus.runtime.ila import adpfloat as af
+from steplus.runtime.ila.adpfloat import Codes, Ints
+from steplus.runtime.ila.core import State
 
 
-def _core_vectors(s, p):
-    g = lambda f: s.get(f"pe{p}.{f}")
+def _core_vectors(s: State, p: int) -> list[Ints]:
+    """PE p's core: one Q6.14 vector (16 lanes) per (output, manager), in act-queue order."""
+    def g(f: str) -> int:
+        return s.get(f"pe{p}.{f}")
+
     wgt, inp = s.mems[f"pe{p}_wgt"], s.mems[f"pe{p}_inp"]
     vecs = []
     for o in range(g("num_output")):
         for m in range(g("num_manager")):
-            mg = lambda f: g(f"m{m}_{f}")
+            def mg(f: str, m: int = m) -> int:
+                return g(f"m{m}_{f}")
+
             acc = np.zeros(16, dtype=np.int64)
             if not (g("is_zero_first") and mg("zero_active")):
                 nin, bi, bw = mg("num_input"), mg("base_input"), mg("base_weight")
@@ -47,15 +55,17 @@ def _core_vectors(s, p):
     return vecs
 
 
-def pe_timestep(s, p):
+def pe_timestep(s: State, p: int) -> list[tuple[int, Codes]]:
     """Run PE p's core and act unit for one timestep; return its OUTGB vectors."""
-    g = lambda f: s.get(f"pe{p}.{f}")
+    def g(f: str) -> int:
+        return s.get(f"pe{p}.{f}")
+
     queue = _core_vectors(s, p)
     prog = [(g("act_vector") >> (8 * k)) & 0xFF for k in range(g("act_num_inst"))]
     actbuf = s.mems[f"pe{p}_act"]
     b, zf = g("act_adpbias"), g("act_is_zero_first")
     regs = [np.zeros(16, dtype=np.int64) for _ in range(4)]
-    out = []
+    out: list[tuple[int, Codes]] = []
     qi = 0
     for oc in range(g("act_num_output")):
         row = (oc + g("act_buffer_addr_base")) * 16
@@ -89,18 +99,18 @@ def pe_timestep(s, p):
     return out
 
 
-def _region(gbl, base, nv, T):
+def _region(base: int, nv: int, T: int) -> npt.NDArray[np.int64]:
     """Byte offsets [T, nv, 16] of a GB-large region."""
     t = np.arange(T)[:, None, None]
     v = np.arange(nv)[None, :, None]
     return base + (t // 16) * (nv * 256) + (t % 16) * 16 + v * 256 + np.arange(16)[None, None, :]
 
 
-def layer_reduce(gbl, base, nv, T, mode):
+def layer_reduce(gbl: Codes, base: int, nv: int, T: int, mode: int) -> None:
     """GB_LAYER_REDUCE: out[t] = f(in[2t], in[2t+1]) in place, t < T//2 (codes, bias 0)."""
     if T < 2:
         return
-    idx = _region(gbl, base, nv, T)
+    idx = _region(base, nv, T)
     a, b = gbl[idx[0:2 * (T // 2):2]], gbl[idx[1:2 * (T // 2):2]]
     da, db = af.decode(a, 0), af.decode(b, 0)
     if mode == 0:
@@ -112,12 +122,14 @@ def layer_reduce(gbl, base, nv, T, mode):
     gbl[idx[:T // 2]] = r
 
 
-def layer_norm(s, base):
+def layer_norm(s: State, base: int) -> None:
     """GB_LAYER_NORM: normalise every timestep over H, then γ·x + β (in place)."""
-    g = lambda f: s.get("ln." + f)
+    def g(f: str) -> int:
+        return s.get("ln." + f)
+
     nv, T = g("num_vector"), g("num_timestep")
     gbl, small = s.mems["gb_large"], s.mems["gb_small"]
-    idx = _region(gbl, base, nv, T)
+    idx = _region(base, nv, T)
     x = af.decode(gbl[idx], g("adpbias_1")).reshape(T, nv * 16)
     gam = af.decode(small[16 * s.get("gb.base_small_5"):][:16 * nv], g("adpbias_4"))
     bet = af.decode(small[16 * s.get("gb.base_small_6"):][:16 * nv], g("adpbias_3"))
@@ -127,16 +139,18 @@ def layer_norm(s, base):
     gbl[idx] = af.encode(y.reshape(T, nv, 16), g("adpbias_1"))
 
 
-def attention(s, base_kv, base_v):
+def attention(s: State, base_kv: int, base_v: int) -> None:
     """GB_ATTENTION: one query (small buffer, base_small_0) over T keys (region
     mem_idx_1) and values (region mem_idx_2); softmax-weighted sum written to the
     small buffer at base_small_1."""
-    g = lambda f: s.get("att." + f)
+    def g(f: str) -> int:
+        return s.get("att." + f)
+
     nv, T = g("num_vector"), g("num_timestep")
     gbl, small = s.mems["gb_large"], s.mems["gb_small"]
     q = af.decode(small[16 * s.get("gb.base_small_0"):][:16 * nv], g("adpbias_1"))
-    k = af.decode(gbl[_region(gbl, base_kv, nv, T)], g("adpbias_2")).reshape(T, -1)
-    v = af.decode(gbl[_region(gbl, base_v, nv, T)], g("adpbias_3")).reshape(T, -1)
+    k = af.decode(gbl[_region(base_kv, nv, T)], g("adpbias_2")).reshape(T, -1)
+    v = af.decode(gbl[_region(base_v, nv, T)], g("adpbias_3")).reshape(T, -1)
     sc = k @ q
     w = np.exp(sc - sc.max())
     w /= w.sum()

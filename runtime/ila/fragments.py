@@ -11,45 +11,95 @@ Example: `run_fragment(interpreter, fragment_op, [x])` returns the yielded array
 
 from __future__ import annotations
 
-import numpy as np
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any, Protocol
 
+import numpy as np
+from xdsl.dialects.builtin import DenseArrayBase, FloatAttr, IntegerAttr, ShapedType
+from xdsl.ir import Operation, SSAValue
+
+from steplus.dialects.ila import CmdOp, FragmentOp, ReadOp, WaitIrqOp, WriteOp, YieldOp
 from steplus.runtime.ila import adpfloat as af
 from steplus.runtime.ila import flexasr_driver as fd
 from steplus.runtime.ila.accel import run_accel
 from steplus.runtime.ila.core import IlaError
 from steplus.runtime.ila.flexasr import FlexAsr, read, write
 
+
+class Counters(Protocol):
+    """`host.Stats` as a fragment uses it: invocations per target, MMIO counts added per target."""
+
+    @property
+    def invocations(self) -> Counter[str]: ...
+    def add(self, target: str, counts: dict[str, int]) -> None: ...
+
+
+class Host(Protocol):
+    """What a fragment needs of its interpreter (`host.Interpreter`): the counters and the backend
+    ("ila" or "reference"). Structural, so host.py and this module need not import each other."""
+
+    @property
+    def stats(self) -> Counters: ...
+    @property
+    def backend(self) -> str: ...
+
+
 _ACCEL = {"linear_layer": "flexasr.linear", "dense": "vta.dense", "conv2d": "hlscnn.conv2d",
           "lstm_layer": "flexasr.lstm", "layernorm": "flexasr.layernorm", "attention": "flexasr.attention"}
 
 
-def _attr(op, key):
-    return op.attributes[key].value.data
+def _attr(op: Operation, key: str) -> int:
+    """The integer attribute `key` of `op`."""
+    attr = op.attributes[key]
+    if not isinstance(attr, IntegerAttr):
+        raise IlaError(f"{op.name}: attribute '{key}' must be an integer", op)
+    return attr.value.data
 
 
-def run_fragment(interp, frag, args):
+def _accel_attrs(op: Operation) -> dict[str, Any]:
+    """An accelerator command's `strides` (tuple of ints) and `epsilon` (float), when present."""
+    attrs: dict[str, Any] = {}
+    if "strides" in op.attributes:
+        strides = op.attributes["strides"]
+        if not isinstance(strides, DenseArrayBase):
+            raise IlaError(f"{op.name}: attribute 'strides' must be a dense array", op)
+        attrs["strides"] = tuple(strides.get_values())
+    if "epsilon" in op.attributes:
+        eps = op.attributes["epsilon"]
+        if not isinstance(eps, FloatAttr):
+            raise IlaError(f"{op.name}: attribute 'epsilon' must be a float", op)
+        attrs["epsilon"] = eps.value.data
+    return attrs
+
+
+def run_fragment(interp: Host, frag: Operation, args: Sequence[np.ndarray]) -> list[np.ndarray]:
+    """Run `ila.fragment` `frag` on operand values `args`; its yielded values."""
+    if not isinstance(frag, FragmentOp):
+        raise IlaError(f"run_fragment: '{frag.name}' is not an ila.fragment", frag)
     target = frag.target.data
     block = frag.body.block
-    env = dict(zip(block.args, args))
+    env: dict[SSAValue, np.ndarray] = dict(zip(block.args, args))
     sim = FlexAsr() if target == "flexasr" else None
     counts = {"writes": 0, "reads": 0, "waits": 0}
     bias = 0
-    interp.stats.invocations[target] += frag.attributes["invocations"].value.data \
-        if "invocations" in frag.attributes else 1
+    interp.stats.invocations[target] += _attr(frag, "invocations") if "invocations" in frag.attributes else 1
     for op in block.ops:
         name = op.name
-        if name == "ila.yield":
+        if isinstance(op, YieldOp):
             interp.stats.add(target, {k: v for k, v in counts.items() if v})
             return [env[v] for v in op.operands]
-        if name == "ila.write":
+        if isinstance(op, (WriteOp, ReadOp)) and sim is None:
+            raise IlaError(f"ila.fragment: '{name}' needs a FlexASR fragment, not '{target}'", op)
+        if isinstance(op, WriteOp) and sim is not None:
             sim.step(write(op.addr.value.data, op.data.value.data))
             counts["writes"] += 1
-        elif name == "ila.read":
+        elif isinstance(op, ReadOp) and sim is not None:
             sim.step(read(op.addr.value.data))
             counts["reads"] += 1
-        elif name == "ila.wait_irq":
+        elif isinstance(op, WaitIrqOp):
             counts["waits"] += 1
-        elif name == "ila.cmd":
+        elif isinstance(op, CmdOp):
             kind = op.kind.data
             vals = [env[v] for v in op.operands]
             if kind == "store_act":
@@ -69,9 +119,7 @@ def run_fragment(interp, frag, args):
             elif kind == "concat":
                 env[op.results[0]] = np.concatenate(vals, axis=_attr(op, "axis"))
             elif kind in _ACCEL:
-                attrs = {"strides": tuple(op.attributes["strides"].get_values())} if "strides" in op.attributes else {}
-                if "epsilon" in op.attributes:
-                    attrs["epsilon"] = op.attributes["epsilon"].value.data
+                attrs = _accel_attrs(op)
                 if interp.backend == "reference":
                     from steplus.runtime.ila.accel import reference
 
@@ -79,7 +127,10 @@ def run_fragment(interp, frag, args):
                 else:
                     y, c = run_accel(_ACCEL[kind], vals, attrs)
                     interp.stats.add(target, c)
-                env[op.results[0]] = np.asarray(y, np.float32).reshape(op.results[0].type.get_shape())
+                ty = op.results[0].type
+                if not isinstance(ty, ShapedType):
+                    raise IlaError(f"ila.cmd '{kind}': the result must be a tensor", op)
+                env[op.results[0]] = np.asarray(y, np.float32).reshape(ty.get_shape())
             else:
                 raise IlaError(f"ila.fragment: unknown command '{kind}'")
         else:

@@ -17,13 +17,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
+from collections.abc import Mapping
 
-from steplus.runtime.ila.core import Ila, data_bytes
+import numpy as np
+import numpy.typing as npt
+
+from steplus.runtime.ila.core import Bv, BvOps, Command, Cond, Ila, State, data_bytes
 
 BASE = 0x32000000
 SPAD0, SPAD1, VIR = 0x4000, 0x24000, 0x50000
-REG = {"SocMemBaseAddr": 4, "SocMemRdWrLength": 5, "ConvTrigger": 17, "ConvActBase": 18,
+REG: dict[str, int] = {"SocMemBaseAddr": 4, "SocMemRdWrLength": 5, "ConvTrigger": 17, "ConvActBase": 18,
        "ConvWgtBase": 19, "ConvOutBase": 20, "ConvInputSize": 21, "ConvOutputSize": 22,
        "KernelSize": 23, "ConvChannel": 24}
 
@@ -38,18 +41,18 @@ class FixedFormats:
     psum_frac: int = 16   # 32-bit partial sums
 
 
-def _sat16(v):
+def _sat16(v: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
     return np.clip(v, -32768, 32767)
 
 
-def _wrap32(v):
+def _wrap32(v: npt.ArrayLike) -> npt.NDArray[np.int64]:
     return ((np.asarray(v, np.int64) + 2**31) % 2**32) - 2**31
 
 
 class Hlscnn(Ila):
     """The HLSCNN ILA (master layout)."""
 
-    def __init__(self, fmt: FixedFormats = FixedFormats()):
+    def __init__(self, fmt: FixedFormats = FixedFormats()) -> None:
         super().__init__("hlscnn", {"wr": 1, "rd": 1, "addr": 32, "data": 128})
         self.fmt = fmt
         self.valid = lambda o, i, s: o.and_(
@@ -61,11 +64,17 @@ class Hlscnn(Ila):
         self.output_log: list[np.ndarray] = []
         for k in range(30):
             self.reg(f"cfg{k}", 32)
-        ma = lambda o, i: o.extract(i["addr"], 23, 0)
-        w = lambda o, i: o.and_(o.eq(i["wr"], 1), o.eq(i["rd"], 0), o.ule(BASE, i["addr"]))
-        r = lambda o, i: o.and_(o.eq(i["rd"], 1), o.eq(i["wr"], 0), o.ule(BASE, i["addr"]))
 
-        def cfg_upd(s, i):
+        def ma(o: BvOps, i: Mapping[str, Bv]) -> Bv:  # the address within the MMIO map
+            return o.extract(i["addr"], 23, 0)
+
+        def w(o: BvOps, i: Mapping[str, Bv]) -> Cond:
+            return o.and_(o.eq(i["wr"], 1), o.eq(i["rd"], 0), o.ule(BASE, i["addr"]))
+
+        def r(o: BvOps, i: Mapping[str, Bv]) -> Cond:
+            return o.and_(o.eq(i["rd"], 1), o.eq(i["wr"], 0), o.ule(BASE, i["addr"]))
+
+        def cfg_upd(s: State, i: Command) -> None:
             k = ((i["addr"] & 0xFFFFFF) >> 2) % 30
             sh = i["addr"] & 15
             s.set(f"cfg{k}", (i["data"] >> (8 * sh)) & 0xFFFFFFFF)
@@ -76,13 +85,15 @@ class Hlscnn(Ila):
         self.instr("ACCEL_CONV_TRIGGER", lambda o, i, s: o.and_(w(o, i), o.eq(i["addr"], trig)),
                    lambda s, i: self._conv(s))
         for name, lo, mem in (("SPAD0", SPAD0, "spad0"), ("SPAD1", SPAD1, "spad1")):
-            win = lambda o, i, lo=lo: o.and_(o.ule(lo, ma(o, i)), o.ult(ma(o, i), lo + 0x20000))
+            def win(o: BvOps, i: Mapping[str, Bv], lo: int = lo) -> Cond:
+                return o.and_(o.ule(lo, ma(o, i)), o.ult(ma(o, i), lo + 0x20000))
+
             self.instr(f"{name}_DATA_WR", lambda o, i, s, win=win: o.and_(w(o, i), win(o, i)),
                        lambda s, i, lo=lo, mem=mem: self._spad_copy(s, (i["addr"] & 0xFFFFFF) - lo, mem))
             self.instr(f"{name}_DATA_RD", lambda o, i, s, win=win: o.and_(r(o, i), win(o, i)),
                        lambda s, i, lo=lo, mem=mem: self._spad_rd(s, (i["addr"] & 0xFFFFFF) - lo, mem))
 
-        def vir_upd(s, i):
+        def vir_upd(s: State, i: Command) -> None:
             off = i["addr"] - VIR
             s.mems["vir"][off:off + 16] = data_bytes(i["data"])
 
@@ -90,19 +101,22 @@ class Hlscnn(Ila):
                                                       o.ule(VIR, i["addr"]), o.ult(i["addr"], 0x80000)),
                    vir_upd)
 
-    def step(self, inputs):
+    def step(self, inputs: Command) -> str | None:
+        """Execute one command; an `is_vir` write goes to the virtual SoC memory window."""
         if inputs.get("is_vir"):
             inputs = dict(inputs, addr=inputs["addr"] + VIR, is_vir=0)
         return super().step(inputs)
 
-    def _spad_copy(self, s, off, mem):
+    def _spad_copy(self, s: State, off: int, mem: str) -> None:
+        """Copy cfg5 16-byte words from virtual memory at cfg4 into scratchpad `mem` at `off`."""
         base, n = s.get("cfg4"), s.get("cfg5")
         s.mems[mem][off:off + 16 * n] = s.mems["vir"][base:base + 16 * n]
 
-    def _spad_rd(self, s, off, mem):
+    def _spad_rd(self, s: State, off: int, mem: str) -> None:
+        """Read 8 int16 lanes at `off` of scratchpad `mem` into `output_log`."""
         self.output_log.append(s.mems[mem][off:off + 16].view("<i2").copy())
 
-    def _conv(self, s):
+    def _conv(self, s: State) -> None:
         f = self.fmt
         # cfg22 (outs) is not used: the output size follows from the input, kernel, strides
         ins, _outs, ks, ch = s.get("cfg21"), s.get("cfg22"), s.get("cfg23"), s.get("cfg24")

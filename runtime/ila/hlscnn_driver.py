@@ -8,27 +8,35 @@ Example::
 from __future__ import annotations
 
 import numpy as np
+import numpy.typing as npt
 
 from steplus.runtime.ila.core import IlaError, bytes_word
 from steplus.runtime.ila.hlscnn import BASE, REG, SPAD0, SPAD1, FixedFormats, Hlscnn
 
 
-def cfg(name: str, value: int) -> dict:
+# one HLSCNN command: {"wr", "rd", "addr", "data"[, "is_vir"]}
+Cmd = dict[str, int]
+
+
+def cfg(name: str, value: int) -> Cmd:
+    """Write config register `name` (its 32-bit lane of the 128-bit data word)."""
     k = REG[name]
     return {"wr": 1, "rd": 0, "addr": BASE + 4 * k, "data": (value & 0xFFFFFFFF) << (8 * ((4 * k) % 16))}
 
 
-def vir(off: int, word: int) -> dict:
+def vir(off: int, word: int) -> Cmd:
+    """Write 16 bytes at `off` of the virtual SoC memory."""
     return {"wr": 1, "rd": 0, "addr": off, "data": word, "is_vir": 1}
 
 
-def quant(v, frac: int, bits: int) -> np.ndarray:
+def quant(v: npt.ArrayLike, frac: int, bits: int) -> npt.NDArray[np.int64]:
     """Round-to-nearest fixed point, saturating."""
     lim = 1 << (bits - 1)
     return np.clip(np.round(np.asarray(v, np.float64) * (1 << frac)), -lim, lim - 1).astype(np.int64)
 
 
-def conv_fragment(xa: np.ndarray, wq: np.ndarray, stride, fmt: FixedFormats, relu=False):
+def conv_fragment(xa: npt.NDArray[np.int64], wq: npt.NDArray[np.int64], stride: tuple[int, int], fmt: FixedFormats,
+                  relu: bool = False) -> tuple[list[Cmd], tuple[int, int, int]]:
     """Commands for a valid conv of fixed-point activations xa[C,H,W] and weights wq[K,C,KH,KW]."""
     C, H, W = xa.shape
     K, _, KH, KW = wq.shape
@@ -68,7 +76,8 @@ def conv_fragment(xa: np.ndarray, wq: np.ndarray, stride, fmt: FixedFormats, rel
     return cmds, (K, OH, OW)
 
 
-def run_conv2d(x, w, stride=(1, 1), fmt: FixedFormats = FixedFormats(), relu=False):
+def run_conv2d(x: npt.ArrayLike, w: npt.ArrayLike, stride: tuple[int, int] = (1, 1),
+               fmt: FixedFormats = FixedFormats(), relu: bool = False) -> tuple[npt.NDArray[np.float64], dict[str, int]]:
     """Valid conv2d of x[C,H,W] (floats) with w[K,C,KH,KW] on HLSCNN; (y[K,OH,OW], counts)."""
     wfrac = fmt.wgt_frac - 8 if fmt.wgt_bits == 8 else fmt.wgt_frac
     xa, wq = quant(x, fmt.act_frac, 16), quant(w, wfrac, fmt.wgt_bits)

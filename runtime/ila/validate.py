@@ -11,7 +11,10 @@ Example::
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
+import numpy.typing as npt
 
 from steplus.runtime.ila import flexasr_driver as fd
 from steplus.runtime.ila.accel import conv2d_nchw
@@ -20,32 +23,36 @@ from steplus.runtime.ila.hlscnn_driver import run_conv2d
 from steplus.runtime.ila.vta_driver import dense_reference, run_dense
 
 
-def _sig(z):
+# a mapping's check: one random input from the generator -> (accelerator result, IR reference)
+Check = Callable[[np.random.Generator], tuple[np.ndarray, np.ndarray]]
+
+
+def _sig(z: npt.NDArray[np.floating]) -> npt.NDArray[np.floating]:
     return 1 / (1 + np.exp(-z))
 
 
-def _gemm(rng):
+def _gemm(rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
     x = rng.integers(-127, 128, (16, 64), dtype=np.int8)
     w = rng.integers(-127, 128, (32, 64), dtype=np.int8)
     y, _ = run_dense(x, w, shift=10)
     return y.astype(np.float64), dense_reference(x, w, shift=10).astype(np.float64)
 
 
-def _conv(bits):
-    def f(rng):
+def _conv(bits: int) -> Check:
+    def f(rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
         x, w = rng.uniform(-1, 1, (8, 6, 6)), rng.uniform(-0.5, 0.5, (8, 8, 3, 3))
         y, _ = run_conv2d(x, w, fmt=FixedFormats(wgt_bits=bits))
         return y, conv2d_nchw(x[None].astype(np.float32), w.astype(np.float32))[0]
     return f
 
 
-def _linear(rng):
+def _linear(rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
     x, w, b = rng.standard_normal((4, 64)), rng.standard_normal((64, 64)) * 0.1, rng.standard_normal(64) * 0.1
     y, _ = fd.run_linear(x, w, b)
     return y, (x.astype(np.float32) @ w.astype(np.float32).T + b.astype(np.float32))
 
 
-def _lstm(rng):
+def _lstm(rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
     x = rng.standard_normal((3, 64)) * 0.5
     wi, wh, b = (rng.standard_normal((256, 64)) * 0.2, rng.standard_normal((256, 64)) * 0.2,
                  rng.standard_normal(256) * 0.1)
@@ -59,7 +66,7 @@ def _lstm(rng):
     return y, np.array(ref)
 
 
-def _lstm_state(rng):
+def _lstm_state(rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
     """flexasr.lstm as isel emits it for an LSTM cell: one step from a given (h, c), rows h', c'."""
     from steplus.runtime.ila.accel import lstm_reference
 
@@ -70,15 +77,15 @@ def _lstm_state(rng):
     return y, lstm_reference(*(a.astype(np.float32) for a in (x, h0[None], c0[None], wi, wh, b)))
 
 
-def _layernorm(rng):
+def _layernorm(rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
     x, g, b = rng.standard_normal((4, 64)), rng.uniform(0.5, 1.5, 64), rng.standard_normal(64) * 0.1
     y, _ = fd.run_layernorm(x, g, b)
     mu, var = x.mean(1, keepdims=True), x.var(1, keepdims=True)
     return y, ((x - mu) / np.sqrt(var + 1e-5) * g + b).astype(np.float32)
 
 
-def _pool(mode):
-    def f(rng):
+def _pool(mode: int) -> Check:
+    def f(rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
         a = rng.standard_normal((16, 64))
         y, _ = fd.run_pool(a, 1, mode=mode)
         a32 = a.astype(np.float32)
@@ -87,7 +94,7 @@ def _pool(mode):
     return f
 
 
-def _attention(rng):
+def _attention(rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
     q, k, v = rng.standard_normal(64) * 0.3, rng.standard_normal((8, 64)) * 0.3, rng.standard_normal((8, 64))
     y, _ = fd.run_attention(q, k, v)
     s = (k @ q).astype(np.float32)
@@ -95,7 +102,7 @@ def _attention(rng):
     return y, (w / w.sum()) @ v.astype(np.float32)
 
 
-def _attention_rows(rng):
+def _attention_rows(rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
     """flexasr.attention as isel emits it: 16 query rows over 16 keys/values, one fragment."""
     q, k, v = rng.standard_normal((16, 64)) * 0.3, rng.standard_normal((16, 64)) * 0.3, rng.standard_normal((16, 64))
     y, _ = fd.run_attention_rows(q, k, v)
@@ -104,7 +111,7 @@ def _attention_rows(rng):
     return y, (w / w.sum(axis=1, keepdims=True)) @ v.astype(np.float32)
 
 
-MAPPINGS = [
+MAPPINGS: list[tuple[str, str, Check]] = [
     ("VTA", "GEMM", _gemm),
     ("HLSCNN", "Conv2D (8-bit wgt)", _conv(8)),
     ("HLSCNN", "Conv2D (16-bit wgt)", _conv(16)),
@@ -119,16 +126,19 @@ MAPPINGS = [
 ]
 
 
-def rel_error(ref, acc) -> float:
+def rel_error(ref: npt.ArrayLike, acc: npt.ArrayLike) -> float:
+    """Relative Frobenius error ||ref - acc||_F / ||ref||_F."""
     ref = np.asarray(ref, np.float64)
     return float(np.linalg.norm(ref - np.asarray(acc, np.float64)) / np.linalg.norm(ref))
 
 
-def validate(fn, n: int = 100, seed: int = 0) -> tuple[float, float]:
+def validate(fn: Check, n: int = 100, seed: int = 0) -> tuple[float, float]:
+    """(mean, std) of the relative error of check `fn` over `n` random inputs."""
     rng = np.random.default_rng(seed)
     errs = [rel_error(ref, acc) for acc, ref in (fn(rng) for _ in range(n))]
     return float(np.mean(errs)), float(np.std(errs))
 
 
-def validate_all(n: int = 100, seed: int = 0):
+def validate_all(n: int = 100, seed: int = 0) -> list[tuple[str, str, float, float]]:
+    """One (accelerator, operation, mean, std) row per mapping of `MAPPINGS`."""
     return [(acc, op, *validate(fn, n, seed)) for acc, op, fn in MAPPINGS]

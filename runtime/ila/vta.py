@@ -14,15 +14,20 @@ Example::
 
 from __future__ import annotations
 
-import numpy as np
+from collections.abc import Mapping
+from typing import cast
 
-from steplus.runtime.ila.core import Ila, PyOps
+import numpy as np
+import numpy.typing as npt
+
+from steplus.runtime.ila.core import Bv, BvOps, Command, Cond, Decode, Ila, PyOps, State, StateView
 
 BLOCK = 16
 
 
 def _bits(x: int, hi: int, lo: int) -> int:
-    return PyOps.extract(x, hi, lo)
+    """Bits hi..lo of an instruction word (PyOps' extract: ints stay ints)."""
+    return cast(int, PyOps.extract(x, hi, lo))
 
 
 def _pack(*fields: tuple[int, int, int]) -> int:
@@ -33,7 +38,8 @@ def _pack(*fields: tuple[int, int, int]) -> int:
     return out
 
 
-def load(mem_type: int, sram: int, dram: int, y: int, x: int, stride: int, pads=(0, 0, 0, 0)) -> int:
+def load(mem_type: int, sram: int, dram: int, y: int, x: int, stride: int,
+         pads: tuple[int, int, int, int] = (0, 0, 0, 0)) -> int:
     """LOAD instruction word (mem type 0 uop, 1 wgt, 2 inp, 3 acc/bias)."""
     return _pack((0, 2, 0), (mem_type, 8, 7), (sram, 24, 9), (dram, 56, 25), (y, 79, 64),
                  (x, 95, 80), (stride, 111, 96), (pads[0], 115, 112), (pads[1], 119, 116),
@@ -45,12 +51,15 @@ def store(sram: int, dram: int, y: int, x: int, stride: int) -> int:
     return _pack((1, 2, 0), (sram, 24, 9), (dram, 56, 25), (y, 79, 64), (x, 95, 80), (stride, 111, 96))
 
 
-def _loops(op, reset, ub, ue, io, ii, dfo, dfi, sfo, sfi):
+def _loops(op: int, reset: int, ub: int, ue: int, io: int, ii: int, dfo: int, dfi: int, sfo: int,
+           sfi: int) -> list[tuple[int, int, int]]:
+    """The (value, hi, lo) fields GEMM and ALU words share: opcode, reset, uop range, loop extents, factors."""
     return [(op, 2, 0), (reset, 7, 7), (ub, 20, 8), (ue, 34, 21), (io, 48, 35), (ii, 62, 49),
             (dfo, 74, 64), (dfi, 85, 75), (sfo, 96, 86), (sfi, 107, 97)]
 
 
-def gemm(reset, ub, ue, io, ii, dfo, dfi, sfo, sfi, wfo, wfi) -> int:
+def gemm(reset: int, ub: int, ue: int, io: int, ii: int, dfo: int, dfi: int, sfo: int, sfi: int, wfo: int,
+         wfi: int) -> int:
     """GEMM instruction word."""
     return _pack(*_loops(2, reset, ub, ue, io, ii, dfo, dfi, sfo, sfi), (wfo, 117, 108), (wfi, 127, 118))
 
@@ -58,7 +67,8 @@ def gemm(reset, ub, ue, io, ii, dfo, dfi, sfo, sfi, wfo, wfi) -> int:
 ALU_OPS = {"min": 0, "max": 1, "add": 2, "shr": 3, "mul": 4}
 
 
-def alu(op: str, ub, ue, io, ii, dfo, dfi, sfo, sfi, imm: int | None = None, alu_mul=False) -> int:
+def alu(op: str, ub: int, ue: int, io: int, ii: int, dfo: int, dfi: int, sfo: int, sfi: int,
+        imm: int | None = None, alu_mul: bool = False) -> int:
     """ALU instruction word (imm: 16-bit immediate operand, else accumulator source)."""
     w = 3 if alu_mul else 2
     return _pack(*_loops(4, 0, ub, ue, io, ii, dfo, dfi, sfo, sfi), (ALU_OPS[op], 107 + w, 108),
@@ -66,10 +76,12 @@ def alu(op: str, ub, ue, io, ii, dfo, dfi, sfo, sfi, imm: int | None = None, alu
 
 
 def gemm_uop(acc: int, inp: int, wgt: int) -> int:
+    """A GEMM micro-op: accumulator, input and weight indices."""
     return _pack((acc, 10, 0), (inp, 21, 11), (wgt, 31, 22))
 
 
 def alu_uop(dst: int, src: int) -> int:
+    """An ALU micro-op: destination and source accumulator indices."""
     return _pack((dst, 10, 0), (src, 21, 11))
 
 
@@ -78,7 +90,7 @@ def _sext(v: int, bits: int) -> int:
     return v - (1 << bits) if v >> (bits - 1) else v
 
 
-def _wrap(a, bits):
+def _wrap(a: npt.ArrayLike, bits: int) -> npt.NDArray[np.int64]:
     m = 1 << bits
     return (((np.asarray(a, dtype=np.int64) + (m >> 1)) % m) - (m >> 1))
 
@@ -86,7 +98,7 @@ def _wrap(a, bits):
 class Vta(Ila):
     """The VTA ILA with its virtual DRAMs (BATCH 1, BLOCK 16)."""
 
-    def __init__(self, alu_mul: bool = False):
+    def __init__(self, alu_mul: bool = False) -> None:
         super().__init__("vta", {"instr": 128, "mem_mode": 3, "mem_idx": 32, "data": 32})
         self.alu_mul = alu_mul
         self.valid = lambda o, i, s: o.ule(i["mem_mode"], 4)
@@ -102,14 +114,14 @@ class Vta(Ila):
         self.mem("dram_uop", 1024, np.uint32)
         self.mem("dram_out", 2 << 20, np.int8)
         for k, name in ((1, "inp"), (2, "wgt"), (3, "bias"), (4, "uop")):
-            def upd(s, i, name=name):
+            def upd(s: State, i: Command, name: str = name) -> None:
                 d = s.mems["dram_" + name]
                 d[i["mem_idx"]] = i["data"] if name == "uop" else _sext(i["data"], d.itemsize * 8)
 
             self.instr(f"VIR_MEM_WR_{name.upper()}", lambda o, i, s, k=k: o.eq(i["mem_mode"], k), upd)
 
-        def dec(opcode, mtype=None):
-            def d(o, i, s):
+        def dec(opcode: int, mtype: int | None = None) -> Decode:
+            def d(o: BvOps, i: Mapping[str, Bv], s: StateView) -> Cond:
                 c = [o.eq(i["mem_mode"], 0), o.eq(o.extract(i["instr"], 2, 0), opcode)]
                 if mtype is not None:
                     c.append(o.eq(o.extract(i["instr"], 8, 7), mtype))
@@ -124,11 +136,12 @@ class Vta(Ila):
 
     # -- semantics --------------------------------------------------------
     @staticmethod
-    def _mem_fields(ins):
+    def _mem_fields(ins: int) -> tuple[int, int, int, int, int]:
+        """(sram, dram, y size, x size, stride) of a LOAD/STORE word."""
         return (_bits(ins, 24, 9), _bits(ins, 56, 25), _bits(ins, 79, 64), _bits(ins, 95, 80),
                 _bits(ins, 111, 96))
 
-    def _load(self, s, ins, mt):
+    def _load(self, s: State, ins: int, mt: int) -> None:
         sram, dram, ys, xs, stride = self._mem_fields(ins)
         m = s.mems
         if mt == 0:
@@ -158,7 +171,7 @@ class Vta(Ila):
                 else:
                     m["acc"][d] = m["dram_bias"][t * BLOCK:(t + 1) * BLOCK]
 
-    def _store(self, s, ins):
+    def _store(self, s: State, ins: int) -> None:
         sram, dram, ys, xs, stride = self._mem_fields(ins)
         m = s.mems
         for y in range(ys):
@@ -167,11 +180,12 @@ class Vta(Ila):
                 m["dram_out"][t * BLOCK:(t + 1) * BLOCK] = m["out"][sram + y * xs + x]
 
     @staticmethod
-    def _loop_fields(ins):
+    def _loop_fields(ins: int) -> list[int]:
+        """reset, uop begin/end, outer/inner extents and dst/src factors of a GEMM/ALU word."""
         return [_bits(ins, hi, lo) for hi, lo in ((7, 7), (20, 8), (34, 21), (48, 35), (62, 49),
                                                  (74, 64), (85, 75), (96, 86), (107, 97))]
 
-    def _gemm(self, s, ins):
+    def _gemm(self, s: State, ins: int) -> None:
         reset, ub, ue, io, ii, dfo, dfi, sfo, sfi = self._loop_fields(ins)
         wfo, wfi = _bits(ins, 117, 108), _bits(ins, 127, 118)
         m = s.mems
@@ -187,7 +201,7 @@ class Vta(Ila):
                     m["out"][d] = _wrap(total, 8)
                     m["acc"][d] = 0 if reset else _wrap(total, 32)
 
-    def _alu(self, s, ins):
+    def _alu(self, s: State, ins: int) -> None:
         _, ub, ue, io, ii, dfo, dfi, sfo, sfi = self._loop_fields(ins)
         w = 3 if self.alu_mul else 2
         op, use_imm = _bits(ins, 107 + w, 108), _bits(ins, 108 + w, 108 + w)

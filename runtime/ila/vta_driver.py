@@ -12,17 +12,22 @@ Example::
 from __future__ import annotations
 
 import numpy as np
+import numpy.typing as npt
 
 from steplus.runtime.ila.core import IlaError
 from steplus.runtime.ila.vta import BLOCK, Vta, alu, alu_uop, gemm, gemm_uop, load, store
 
 
-def _cmd(instr=0, mem_mode=0, mem_idx=0, data=0):
+Cmd = dict[str, int]
+
+
+def _cmd(instr: int = 0, mem_mode: int = 0, mem_idx: int = 0, data: int | np.integer = 0) -> Cmd:
+    """One VTA command: an instruction word (mem_mode 0) or a virtual-DRAM element write."""
     return {"instr": instr, "mem_mode": mem_mode, "mem_idx": mem_idx, "data": int(data)}
 
 
-def dense_fragment(x: np.ndarray, w: np.ndarray, bias: np.ndarray | None = None,
-                   shift: int | None = None, relu: bool = False):
+def dense_fragment(x: npt.NDArray[np.integer], w: npt.NDArray[np.integer], bias: int | npt.NDArray[np.integer] | None = None,
+                   shift: int | None = None, relu: bool = False) -> list[Cmd]:
     """Commands for out = [relu](clip((x·wᵀ + bias) >> shift)) (int8 x[M,K], w[N,K])."""
     M, K = x.shape
     N = w.shape[0]
@@ -54,7 +59,8 @@ def dense_fragment(x: np.ndarray, w: np.ndarray, bias: np.ndarray | None = None,
     return cmds
 
 
-def run_dense(x, w, bias=None, shift=None, relu=False):
+def run_dense(x: npt.NDArray[np.integer], w: npt.NDArray[np.integer], bias: int | npt.NDArray[np.integer] | None = None,
+              shift: int | None = None, relu: bool = False) -> tuple[npt.NDArray[np.int8], dict[str, int]]:
     """Execute a dense fragment; returns (int8 out[M,N], counts)."""
     sim = Vta()
     cmds = dense_fragment(np.asarray(x), np.asarray(w), bias, shift, relu)
@@ -66,7 +72,8 @@ def run_dense(x, w, bias=None, shift=None, relu=False):
     return out, counts
 
 
-def dense_reference(x, w, bias=None, shift=None, relu=False):
+def dense_reference(x: npt.NDArray[np.integer], w: npt.NDArray[np.integer], bias: int | npt.NDArray[np.integer] | None = None,
+                    shift: int | None = None, relu: bool = False) -> npt.NDArray[np.int8]:
     """The integer semantics of the fragment, in numpy."""
     acc = x.astype(np.int64) @ w.astype(np.int64).T
     if bias is not None:
