@@ -17,6 +17,11 @@ command.  Instructions may also carry a symbolic update (`z3_update`); then
 bit-vectors, memories as arrays) — FlexASR's configuration writes and buffer
 stores/loads have one; child-ILA triggers run only concretely.
 
+Types: the vocabulary is the `BvOps` protocol over `Bv` values (an int under
+`PyOps`, a `z3.BitVecRef` under `Z3Ops`) and `Cond` conditions (bool or
+`z3.BoolRef`); a decode reads the state through `StateView`; a `Command` maps
+input names to ints.
+
 Example::
 
     ila = Ila("toy", inputs={"wr": 1, "addr": 32, "data": 128})
