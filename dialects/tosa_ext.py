@@ -238,6 +238,19 @@ class _Operands(IRDLOperation):
             self.properties = {}
         super().__post_init__()
 
+    def verify_(self) -> None:
+        missing = [a for a in REQUIRED_ATTRIBUTES.get(self.name, ()) if a not in self.attributes]
+        if missing:
+            raise VerifyException(f"{self.name} needs the attribute(s) {', '.join(missing)}")
+
+
+REQUIRED_ATTRIBUTES: dict[str, tuple[str, ...]] = {
+    "tosa.transpose": ("perms",),
+    "tosa.conv2d": ("pad", "stride", "dilation"),
+    "tosa.depthwise_conv2d": ("pad", "stride", "dilation"),
+}
+"""Attributes TOSA requires of the generic ops that read them (the semantics and isel do)."""
+
 
 def _tosa_op(op_name: str, doc: str) -> type[IRDLOperation]:
     cls = type(op_name.split(".")[1].title().replace("_", "") + "Op", (_Operands,),
