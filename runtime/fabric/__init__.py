@@ -9,3 +9,7 @@
 (The hardware configurations are `lowering/fabric_config.py`: placement reads them too.)
 - `program`: a runnable network plus metrics, tables and Chrome traces
 """
+
+from steplus.runtime.fabric import native as _native
+
+_native.install()  # the mypyc-compiled engine/channel/HBM when built and current (`native`)

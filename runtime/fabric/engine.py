@@ -40,8 +40,14 @@ result = sim.run()
 from __future__ import annotations
 
 import math
-from collections.abc import Generator
+from collections.abc import Generator, Sequence
 from typing import Any, ClassVar
+
+try:  # read by mypyc when it compiles this module (runtime/fabric/native.py)
+    from mypy_extensions import mypyc_attr
+except ImportError:  # pragma: no cover - pure Python without mypy_extensions
+    def mypyc_attr(*_a: str, **_k: Any) -> Any:  # type: ignore[misc]
+        return lambda cls: cls
 
 from steplus.lowering.step_sim_estimate import SimulationError
 from steplus.runtime.fabric.channel import CLOSED, NOTHING, Channel
@@ -63,6 +69,7 @@ class DeadlockError(SimulationError):
     """No context can make progress; the message names blocked contexts and channels."""
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)
 class Context:
     """A unit of the fabric (one per operator) with its own clock.
 
@@ -177,6 +184,14 @@ class Context:
         return f"<{type(self).__name__} {self.name} @{self.clock}>"
 
 
+def _parked_on(ctx: Context) -> Channel:
+    """The channel a parked context waits on (a poller in `Simulator.pollers`)."""
+    blk = ctx.block
+    assert blk is not None, ctx.name
+    return blk[1]
+
+
+@mypyc_attr(allow_interpreted_subclasses=True)
 class StreamCtx(Context):
     """A context with one input channel `inp` and one output channel `out`
     (wired by `runtime/fabric/build.py`; routing contexts add more)."""
@@ -452,7 +467,8 @@ class Simulator:
             d = start
             while d is not None:
                 blk = d.block
-                deps = ()
+                deps: Sequence[Context] = ()
+                own: int | float
                 if d.done:
                     own = INF
                 elif blk is None:
@@ -515,11 +531,11 @@ class Simulator:
         returns False, having changed nothing, where a context waits on several
         (a FlatReassemble's `need_all`), for the general walk."""
         path: list[Context] = []
-        owns: list[float] = []
+        owns: list[int | float] = []  # ints, or INF (boxed: an int stays an int)
         on: set[Context] = set()
         d = start
         while True:
-            own: float = d.clock
+            own: int | float = d.clock
             dep = None
             if d.done:
                 own = INF
@@ -650,10 +666,10 @@ class Simulator:
         produce before their clock; True if any was answered."""
         if not self.pollers:
             return False
-        self.lower_bounds([c.block[1].sender for c in self.pollers])
+        self.lower_bounds([_parked_on(c).sender for c in self.pollers])
         progressed = False
         for ctx in list(self.pollers):
-            ch = ctx.block[1]
+            ch = _parked_on(ctx)
             lb = ch.sender.lb
             if lb == INF and ctx.need_all is not None:
                 continue  # waits on a wait cycle through itself: a deadlock

@@ -222,17 +222,17 @@ class HBMServer:
             target = min(bound, end + 1)
             if target <= self.t_next:
                 break
-            target = int(target)
-            self._process(self.t_next, target)
-            self.t_next = target
-            if any(tr.last_cycle < target for tr in order):
+            cut = int(target)
+            self._process(self.t_next, cut)
+            self.t_next = cut
+            if any(tr.last_cycle < cut for tr in order):
                 for tr in order:
-                    if tr.last_cycle < target:
+                    if tr.last_cycle < cut:
                         del self.inflight[tr.rank]
                         done.append((tr.ctx, tr.top + self.resp))
                         if tr.ctx in self.live:
                             self.idle_set.add(tr.ctx)
-                order[:] = [tr for tr in order if tr.last_cycle >= target]
+                order[:] = [tr for tr in order if tr.last_cycle >= cut]
         for ctx, comp in done:
             on_done(ctx, comp)
         return len(done)
@@ -499,8 +499,8 @@ def reference_completions(cfg, scripts: list[list[tuple[int, int]]],
     t = 0
     while any(nxt[r] < len(scripts[r]) or pending[r] for r in range(R)):
         for r in range(R):  # requesters issue at their clock (before the controller looks)
-            if not pending[r] and issue_at[r] is not None and issue_at[r] <= t:
-                t0 = issue_at[r]
+            t0 = issue_at[r]
+            if not pending[r] and t0 is not None and t0 <= t:
                 n_req = scripts[r][nxt[r]][1]
                 chunks = [par] * (n_req // par) + ([n_req % par] if n_req % par else [])
                 addr[r] = [(max(t0 + j, t0 + 1), k) for j, k in enumerate(chunks)]

@@ -151,9 +151,9 @@ class ComputeCtx(Context):
             raise SimulationError(f"{self.name}: compute_bw must be positive")
         return _ceil(flops, self.compute_bw)
 
-    def _peek_all(self) -> Generator[Command, Any, list[Element]]:
+    def _peek_all(self) -> Generator[Command, Any, list[Any]]:
         """Peek every input; an input at its end gives None in its place."""
-        els: list[Element] = []
+        els: list[Any] = []  # Element, or None at end of stream
         for ch in self.inputs:
             el = yield (PEEK, ch)
             els.append(el)

@@ -1,0 +1,124 @@
+"""The mypyc-compiled fabric modules (runtime/fabric/native.py) against the pure ones.
+
+The loader's rules are checked on a fake build (always). With a current build
+(`python -m steplus.runtime.fabric.build_native build`), pinned workloads run once
+with the compiled modules and once pure, each in its own process (a process
+imports one or the other), and must give the same cycles, firings and traffic
+— and the golden pins, which come from the pure model.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from steplus.runtime.fabric import native
+
+HERE = Path(__file__).resolve().parent
+UNIT = HERE.parents[1]
+
+
+# -- the loader (no build needed) ---------------------------------------------
+@pytest.fixture
+def fake_build(tmp_path, monkeypatch):
+    """A stamp for the sources as they are, with empty stand-in libraries."""
+    out = tmp_path / "_native"
+    out.mkdir()
+    files = {f"{native.PACKAGE}.{m}": f"{m}.so" for m in native.MODULES}
+    for f in files.values():
+        (out / f).write_bytes(b"")
+    stamp = {"suffix": native._suffix(), "modules": list(native.MODULES),
+             "sha256": {m: native._digest(m) for m in native.MODULES}, "files": files}
+    monkeypatch.setattr(native, "OUT", out)
+    monkeypatch.setattr(native, "STAMP", out / "stamp.json")
+    native.STAMP.write_text(json.dumps(stamp))
+    return stamp
+
+
+def test_a_build_matching_the_sources_is_current(fake_build):
+    assert native.current()
+
+
+def test_an_edited_source_makes_the_build_stale(fake_build):
+    fake_build["sha256"]["engine"] = "0" * 64
+    native.STAMP.write_text(json.dumps(fake_build))
+    assert not native.current()
+
+
+def test_a_build_for_another_interpreter_is_not_used(fake_build):
+    fake_build["suffix"] = ".cpython-39-x86_64-linux-gnu.so"
+    native.STAMP.write_text(json.dumps(fake_build))
+    assert not native.current()
+
+
+def test_a_missing_library_or_stamp_is_not_current(fake_build):
+    (native.OUT / "engine.so").unlink()
+    assert not native.current()
+    native.STAMP.write_text("not json")
+    assert not native.current()
+
+
+def test_the_environment_switch_disables_the_compiled_modules(fake_build, monkeypatch):
+    monkeypatch.setattr(native, "_finder", None)
+    monkeypatch.setenv(native.ENV, "0")
+    assert not native.install()
+    assert native._finder is None
+
+
+# -- compiled vs pure on pinned workloads ---------------------------------------
+def _run_workloads() -> dict:
+    """Run in a child process: the pinned workloads' results and which modules are compiled."""
+    sys.path[:0] = [str(UNIT), str(HERE)]
+    from xdsl.dialects.builtin import IntegerAttr
+
+    from golden import MOE_CYCLES, SWIGLU_HDL_CYCLES
+    from steplus.dialects.step import ops as so
+    from steplus.lowering.fabric_config import get_preset
+    from steplus.runtime.fabric.build import build_program
+    from swiglu_graphs import swiglu_graph
+    from test_fabric_moe import TRACE, _specialized
+
+    runs = {}
+    m = build_program(swiglu_graph(64, 256, 512, 32, 128), get_preset("swiglu-hdl")).run()
+    runs["swiglu 32x128"] = [m.cycles, m.firings, m.offchip_traffic, SWIGLU_HDL_CYCLES[(32, 128)]]
+    for tile_n in (16, None):
+        module, graph, _, _ = _specialized("mixtral", tile_n, TRACE)
+        cfg = get_preset("step-eval")
+        if tile_n is None:  # as test_fabric_moe: dynamic tiling's bandwidths (§8.2)
+            cfg = cfg.with_(compute_bw=6400)
+            for op in graph.body.block.ops:
+                hint = op.output.name_hint or "" if isinstance(op, so.AccumOp) else ""
+                if hint.startswith("acc") and hint != "acc_out":
+                    op.attributes["compute_bw"] = IntegerAttr(1024, 64)
+        m = build_program(module, cfg).run()
+        runs[f"mixtral 64 {tile_n}"] = [m.cycles, m.firings, m.offchip_traffic,
+                                        MOE_CYCLES[("mixtral", 64, tile_n)]]
+    return {"compiled": native.active(), "runs": runs}
+
+
+def _child(enabled: bool) -> dict:
+    env = dict(os.environ, **{native.ENV: "1" if enabled else "0"})
+    out = subprocess.run([sys.executable, __file__], env=env, capture_output=True, text=True,
+                         timeout=600, check=False)
+    assert out.returncode == 0, out.stderr[-2000:]
+    return json.loads(out.stdout)
+
+
+@pytest.mark.skipif(not native.current(),
+                    reason="no current compiled build (python -m steplus.runtime.fabric.build_native build)")
+def test_compiled_and_pure_modules_give_identical_cycles():
+    fast, pure = _child(True), _child(False)
+    assert fast["compiled"] == list(native.MODULES)
+    assert pure["compiled"] == []
+    assert fast["runs"] == pure["runs"]
+    for name, (cycles, _, _, pinned) in pure["runs"].items():
+        assert cycles == pinned, name
+
+
+if __name__ == "__main__":
+    print(json.dumps(_run_workloads()))
