@@ -43,6 +43,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--batches", default="64,1024", help="MoE batches (shipped traces)")
     ap.add_argument("--tiles", default="16,64,dyn", help="MoE tile_N values (dyn: dynamic)")
     args = ap.parse_args(argv)
+    from steplus.runtime.fabric import native
+    import steplus.runtime.fabric.build  # noqa: F401 - imports the simulator's modules
+
+    print("fabric modules: " + ("compiled (mypyc): " + ", ".join(native.active())
+                                if native.active() else "pure Python")
+          + f" [{native.ENV}=0 forces pure; python -m steplus.runtime.fabric.build_native build]")
     if args.only != "moe":
         swiglu_bench(args)
     if args.only != "swiglu":

@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Generator, Sequence
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Final
 
 try:  # read by mypyc when it compiles this module (runtime/fabric/native.py)
     from mypy_extensions import mypyc_attr
@@ -53,10 +53,16 @@ from steplus.lowering.step_sim_estimate import SimulationError
 from steplus.runtime.fabric.channel import CLOSED, NOTHING, Channel
 from steplus.runtime.fabric.hbm import HBMServer
 
-DEQ, PEEK, ENQ, ROOM, NBPEEK, HBM = range(6)
+# Final: mypyc inlines them (a plain module global is a dict look-up on every use)
+DEQ: Final = 0
+PEEK: Final = 1
+ENQ: Final = 2
+ROOM: Final = 3
+NBPEEK: Final = 4
+HBM: Final = 5
 _KIND = {DEQ: "dequeue from", PEEK: "peek", ENQ: "enqueue to", ROOM: "room on",
          NBPEEK: "poll", HBM: "HBM"}
-INF = math.inf
+INF: Final = math.inf
 Command = tuple
 """A channel command a context yields: `(DEQ, ch)`, `(ENQ, ch, element, stamp)`, ... (module doc)."""
 Body = Generator[Command, Any, None]
@@ -308,14 +314,15 @@ class Simulator:
                         self._invalidate(ctx)
                     self._finish(ctx)
                     return
-            op = cmd[0]
-            ch = cmd[1]
+            op: int = cmd[0]
+            arg = cmd[1]  # a Channel, or HBM's request count
             if op != NBPEEK:
                 if deferred:
                     self._invalidate(ctx)
                     deferred = False
             # Channel.pop / has_room / ack_time / push, inlined (the hottest path)
             if op == DEQ or op == PEEK:
+                ch: Channel = arg  # typed: mypyc reads its fields directly
                 q = ch.q
                 if q:
                     head = q[0]
@@ -343,6 +350,7 @@ class Simulator:
                     self._park(ctx, cmd, ch)
                     return
             elif op == ENQ or op == ROOM:
+                ch = arg
                 cap = ch.cap
                 acked = cap is not None and ch.n_enq >= cap
                 if acked:
@@ -370,6 +378,7 @@ class Simulator:
                         self._wake(w)
                 value = None
             elif op == NBPEEK:
+                ch = arg
                 if ch.q:
                     value = ch.q[0]
                 elif ch.closed:
@@ -381,7 +390,7 @@ class Simulator:
                         self._invalidate(ctx)
                     return
             elif op == HBM:
-                n_req = ch
+                n_req = arg
                 if n_req > 0:
                     ctx.pending = cmd
                     ctx.block = (HBM, None)

@@ -70,6 +70,10 @@ class Transfer:
 
 
 _rank = attrgetter("rank")
+_Period = tuple[int, int, list[int], list[int], list[int], list[int]]
+"""`HBMServer._period`: (q, P, d, KII, G, skip)."""
+_SmallWindow = tuple[list[int], list[int], list[tuple[int, int, list[tuple[int, int]]]]]
+"""`HBMServer._small_window`: per column II*K and G, per slot (max h, max II*j, its columns)."""
 NEG = -(1 << 60)  # "no request" in the period tables (stays hugely negative under +)
 
 
@@ -134,10 +138,10 @@ class HBMServer:
 
     def __init__(self, cfg):
         self.cfg = cfg
-        self.N = cfg.channels
-        self.II = cfg.initiation_interval
-        self.par = cfg.par_dispatch
-        self.resp = max(cfg.startup + cfg.latency, 1) + 1
+        self.N: int = cfg.channels  # typed: mypyc's arithmetic on them is native
+        self.II: int = cfg.initiation_interval
+        self.par: int = cfg.par_dispatch
+        self.resp: int = max(cfg.startup + cfg.latency, 1) + 1
         self.readers: list = []
         self.writers: list = []
         self.rank: dict = {}
@@ -149,10 +153,10 @@ class HBMServer:
         self.requests = 0
         self.segments = 0
         self._periods: dict[int, _Window] = {}  # n -> one whole period (numpy path)
-        self._small: dict[int, tuple] = {}  # n -> one whole period (plain-int path)
+        self._small: dict[int, _Period] = {}  # n -> one whole period (plain-int path)
         self._windows: dict[tuple[int, int], _Window] = {}
         self._cached = 0
-        self._small_windows: dict[tuple[int, int], tuple] = {}
+        self._small_windows: dict[tuple[int, int], _SmallWindow] = {}
         self._small_cached = 0
         self._seen: dict[tuple[int, int], int] = {}
         self.lazy: int | None = None  # first cycle not evaluated yet (see _process)
@@ -292,7 +296,7 @@ class HBMServer:
             self._windows[key] = w
         return w
 
-    def _period(self, n: int) -> tuple:
+    def _period(self, n: int) -> _Period:
         """One whole period of `n` requests per cycle with plain ints (see
         `_Window`): (q, P, d, KII, G, skip), per column c (channel c + off)."""
         N, II = self.N, self.II
@@ -411,7 +415,7 @@ class HBMServer:
             if sv > tr.top:
                 tr.top = sv
 
-    def _small_window(self, n: int, L: int, q: int, d: list[int]) -> tuple:
+    def _small_window(self, n: int, L: int, q: int, d: list[int]) -> _SmallWindow:
         """`_Window`'s tables with plain ints, cached per (n, L): per column
         (channel c + off) `II * requests` and `G` (NEG if none), and per slot
         the (column, II*j, h_j) of its last request on each column it uses."""
