@@ -122,13 +122,14 @@ def where_of(node) -> str:
 
 
 def _shape(node) -> tuple[int, ...] | None:
+    """The static shape of an FX node's value, None for a non-tensor or a data-dependent size."""
     val = (getattr(node, "meta", {}) or {}).get("val")
     shape = getattr(val, "shape", None)
     if shape is None:
         return None
     try:
         return tuple(int(d) for d in shape)
-    except (TypeError, ValueError):  # symbolic (data-dependent) sizes
+    except Exception:  # symbolic (data-dependent) sizes: torch raises its own guard error
         return None
 
 

@@ -38,6 +38,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from steplus.lowering.linalg_to_step.aten import _shape
+
 UNARY = {"aten.rsqrt.default": "math.rsqrt", "aten.exp.default": "math.exp",
          "aten.neg.default": "arith.negf"}
 BINARY = {"aten.add.Tensor": "arith.addf", "aten.sub.Tensor": "arith.subf",
@@ -50,17 +52,6 @@ OTHER = ("aten.silu.default", "aten.pow.Tensor_Scalar")
 def _name(node) -> str:
     t = node.target
     return getattr(t, "__name__", "") if callable(t) and not hasattr(t, "_schema") else str(t)
-
-
-def _shape(node) -> tuple[int, ...] | None:
-    val = (getattr(node, "meta", {}) or {}).get("val")
-    shape = getattr(val, "shape", None)
-    if shape is None:
-        return None
-    try:
-        return tuple(int(d) for d in shape)
-    except Exception:  # symbolic (data-dependent) sizes: torch raises its own guard error
-        return None
 
 
 def element(node) -> str:
