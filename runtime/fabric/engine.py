@@ -545,7 +545,7 @@ class Simulator:
         d = start
         while True:
             own: int | float = d.clock
-            dep = None
+            dep: Context | None = None  # typed: mypyc reads its fields directly
             if d.done:
                 own = INF
             else:
