@@ -11,7 +11,9 @@ from steplus.tools.loading import load_module
 
 EX = REPO / "examples" / "isel"
 SMALL = REPO / "test" / "filecheck" / "passes" / "inputs" / "isel-fused-small.mlir"
-PIPE = "isel{targets=flexasr},ila-cancel-store-load,convert-ila-to-commands"
+# Saturation must stop by its iteration or node limit, never by the 5 s wall-clock default:
+# on a loaded machine that would drop matches and change the pinned invocation counts.
+PIPE = "isel{targets=flexasr time-limit=300.0},ila-cancel-store-load,convert-ila-to-commands"
 
 
 def _args(module, name, seed):
