@@ -79,7 +79,7 @@ class SymbolicSemantics(TensorSemantics):
 
     def eval_op(self, op: Operation, args: list) -> list:
         try:
-            return self.eval(op, args)
+            return self.apply(op, args)
         except SemanticsError as e:
             raise OpDiagnosticError(e.op or op, f"isel-verify: {e.message}") from None
         except (ValueError, IndexError, TypeError, KeyError, AttributeError, z3.Z3Exception) as e:

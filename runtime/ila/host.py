@@ -137,7 +137,7 @@ class Interpreter(TensorSemantics):
         if problem is not None:
             raise IlaError(f"step-run: '{op.name}': {problem}", op)
         try:
-            return self.eval(op, args)
+            return self.apply(op, args)
         except SemanticsError as e:
             raise IlaError(f"step-run: {e.message}", e.op or op) from None
         except IlaError as e:

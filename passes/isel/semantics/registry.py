@@ -5,7 +5,7 @@ programs isel and step-run read use ops from several dialect definitions (xDSL's
 steplus' `linalg_ext` / `tosa_ext` additions, the ila dialect) and a few generic forms, so this
 registry works the same way keyed by op *name*: `@impl("linalg.add", "tosa.add")` marks a method,
 `@register_semantics` collects the marked methods of a class and its bases (a subclass's
-definition overrides its base's, as in xDSL), and `Semantics.eval(op, args)` dispatches.
+definition overrides its base's, as in xDSL), and `Semantics.apply(op, args)` dispatches.
 
 Example::
 
@@ -73,7 +73,7 @@ class Semantics:
         self.d = domain
         self.env: dict[SSAValue, Any] = {}
 
-    def eval(self, op: Operation, args: list[Any]) -> list[Any]:
+    def apply(self, op: Operation, args: list[Any]) -> list[Any]:
         """The values of `op`'s results, given its operands' values."""
         f = self.impls.get(op.name)
         if f is None:
@@ -81,8 +81,8 @@ class Semantics:
         return f(self, op, args)
 
     def eval_op(self, op: Operation, args: list[Any]) -> list[Any]:
-        """`eval` as `run_block` calls it (subclasses wrap errors and add checks here)."""
-        return self.eval(op, args)
+        """`apply` as `run_block` calls it (subclasses wrap errors and add checks here)."""
+        return self.apply(op, args)
 
     def run_block(self, block: Block, env: dict[SSAValue, Any]) -> list[Any] | None:
         """Evaluate `block`'s ops in order; the operands of its `func.return` / `ila.yield`, or None."""

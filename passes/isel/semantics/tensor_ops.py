@@ -13,7 +13,7 @@ the ILA simulators, isel-verify builds the accelerator's abstract specification.
 Example::
 
     sem = TensorSemantics(NumpyDomain())
-    sem.eval(matmul_op, [a, b, c])         # [c + a @ b] as float32
+    sem.apply(matmul_op, [a, b, c])         # [c + a @ b] as float32
 """
 
 from __future__ import annotations

@@ -159,8 +159,8 @@ def test_a_subclass_overrides_one_op_and_inherits_the_rest():
     fn = _fn(NEGATE)
     add = next(op for op in fn.walk() if op.name == "tosa.add")
     x, y = np.array([1, 2, 3], np.float32), np.array([5, 1, 0], np.float32)
-    np.testing.assert_array_equal(_SubtractingAdd(NumpyDomain()).eval(add, [x, y]), [[-4, 1, 3]])
-    np.testing.assert_array_equal(TensorSemantics(NumpyDomain()).eval(add, [x, y]), [[6, 3, 3]])
+    np.testing.assert_array_equal(_SubtractingAdd(NumpyDomain()).apply(add, [x, y]), [[-4, 1, 3]])
+    np.testing.assert_array_equal(TensorSemantics(NumpyDomain()).apply(add, [x, y]), [[6, 3, 3]])
     assert _SubtractingAdd.impls["linalg.matmul"] is TensorSemantics.impls["linalg.matmul"]
 
 
@@ -170,7 +170,7 @@ def test_an_op_without_semantics_is_named_with_its_domain(domain):
     sin = next(op for op in fn.walk() if op.name == "tosa.sin")
     d = NumpyDomain() if domain == "numpy" else S.SymbolicDomain(S.Ctx("uf"))
     with pytest.raises(SemanticsError, match=f"no {domain} semantics for 'tosa.sin'") as e:
-        TensorSemantics(d).eval(sin, [np.zeros(3, np.float32)])
+        TensorSemantics(d).apply(sin, [np.zeros(3, np.float32)])
     assert e.value.op is sin
 
 
