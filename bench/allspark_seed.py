@@ -32,7 +32,7 @@ def _geo(xs: list[float]) -> float:
 
 def table_v_rows() -> tuple[list[dict], object]:
     """The seed's Table V schedule for Swin-B at 640^2 evaluated in our cost model."""
-    from steplus.passes.pim.orchestrate import given_schedule
+    from steplus.passes.allspark.orchestrate import given_schedule
 
     res = given_schedule("swin-b", 640, "allspark-16x16", SEED_TABLE_V, check_memory=False)
     rows = []
@@ -48,10 +48,10 @@ def table_v_rows() -> tuple[list[dict], object]:
 def ablations(models: tuple[tuple[str, int], ...] = (("swin-b", 640), ("twins-b", 640))
               ) -> list[dict]:
     """Table VI as schedules: the best schedule without weight reuse / without sharing."""
-    from steplus.passes.pim.vit import build
-    from steplus.passes.pim.hardware import preset
-    from steplus.passes.pim.ilp_compact import ScheduleError, build_problem, min_memory
-    from steplus.passes.pim.orchestrate import orchestrate
+    from steplus.passes.allspark.vit import build
+    from steplus.dialects.target.pim import preset
+    from steplus.passes.allspark.ilp_compact import ScheduleError, build_problem, min_memory
+    from steplus.passes.allspark.orchestrate import orchestrate
 
     rows = []
     for name, img in models:

@@ -15,8 +15,8 @@ MIB = 1024 * 1024
 def batch_sweep(model: str = "swin-b", img: int = 640,
                 batches: tuple[int, ...] = (1, 2, 4, 8)) -> list[dict]:
     """Per-image latency split for small batches (weight sharing amortised)."""
-    from steplus.passes.pim.ilp_compact import ScheduleError
-    from steplus.passes.pim.orchestrate import orchestrate
+    from steplus.passes.allspark.ilp_compact import ScheduleError
+    from steplus.passes.allspark.orchestrate import orchestrate
 
     rows = []
     for bt in batches:
@@ -39,10 +39,10 @@ def mesh_sweep(models: tuple[str, ...] = ("swin-b", "twins-b"), img: int = 640,
                meshes: tuple[int, ...] = (8, 16, 24),
                caps_mib: tuple[float, ...] = (4.0, 8.0, 16.0)) -> list[dict]:
     """Speedup over B / P / AH against the node array side and the memory per node."""
-    from steplus.passes.pim.baselines import BASELINES, baseline
-    from steplus.passes.pim.hardware import preset, with_overrides
-    from steplus.passes.pim.ilp_compact import ScheduleError
-    from steplus.passes.pim.orchestrate import orchestrate
+    from steplus.passes.allspark.baselines import BASELINES, baseline
+    from steplus.dialects.target.pim import preset, with_overrides
+    from steplus.passes.allspark.ilp_compact import ScheduleError
+    from steplus.passes.allspark.orchestrate import orchestrate
 
     rows = []
     points = [(side, 8.0) for side in meshes] + [(16, cap) for cap in caps_mib if cap != 8.0]

@@ -44,8 +44,8 @@ def _hw_for(name: str) -> str:
 
 
 def run_config(name: str, img: int, time_limit: float) -> tuple[dict, list[dict], list[dict]]:
-    from steplus.passes.pim.baselines import BASELINES, baseline
-    from steplus.passes.pim.orchestrate import orchestrate
+    from steplus.passes.allspark.baselines import BASELINES, baseline
+    from steplus.passes.allspark.orchestrate import orchestrate
     from steplus.runtime.pim.noc import check_schedule, interaction_check
 
     hw = _hw_for(name)
@@ -107,8 +107,8 @@ def run_config(name: str, img: int, time_limit: float) -> tuple[dict, list[dict]
 
 def _random_hops(res, stage: int, samples: int = 10) -> float:
     """Mean average hops of ``samples`` seeded random bindings of a stage's branches."""
-    from steplus.passes.pim.vit import dependency_edges
-    from steplus.passes.pim.layout import average_hops, random_binding, slots_for
+    from steplus.passes.allspark.vit import dependency_edges
+    from steplus.passes.allspark.layout import average_hops, random_binding, slots_for
 
     st, rep = res.model.stages[stage], res.stages[stage]
     edges = dependency_edges(st)
@@ -122,10 +122,10 @@ def _random_hops(res, stage: int, samples: int = 10) -> float:
 
 def cpsat_check(configs: list[tuple[str, int]], time_limit: float) -> list[dict]:
     """CP-SAT and HiGHS on the same compact ILP of the real models: same optimum?"""
-    from steplus.passes.pim.vit import build
-    from steplus.passes.pim.hardware import preset
-    from steplus.passes.pim.ilp_compact import build_problem, solve_compact
-    from steplus.passes.pim.ilp_cpsat import solve_cpsat
+    from steplus.passes.allspark.vit import build
+    from steplus.dialects.target.pim import preset
+    from steplus.passes.allspark.ilp_compact import build_problem, solve_compact
+    from steplus.passes.allspark.ilp_cpsat import solve_cpsat
 
     rows = []
     for name, img in configs:
@@ -140,14 +140,14 @@ def cpsat_check(configs: list[tuple[str, int]], time_limit: float) -> list[dict]
 
 def crosscheck() -> list[dict]:
     """Literal vs compact vs CP-SAT ILP, and greedy vs exact binding, on small instances."""
-    from steplus.passes.pim.vit import build, dependency_edges
-    from steplus.passes.pim.hardware import preset, with_overrides
-    from steplus.passes.pim.ilp import solve_literal
-    from steplus.passes.pim.ilp_compact import build_problem, solve_compact
-    from steplus.passes.pim.layout import exact_binding, greedy_binding, hop_cost, slots_for
+    from steplus.passes.allspark.vit import build, dependency_edges
+    from steplus.dialects.target.pim import preset, with_overrides
+    from steplus.passes.allspark.ilp import solve_literal
+    from steplus.passes.allspark.ilp_compact import build_problem, solve_compact
+    from steplus.passes.allspark.layout import exact_binding, greedy_binding, hop_cost, slots_for
 
-    from steplus.passes.pim.ilp_cpsat import solve_cpsat
-    from steplus.passes.pim.layout import brute_force_binding
+    from steplus.passes.allspark.ilp_cpsat import solve_cpsat
+    from steplus.passes.allspark.layout import brute_force_binding
 
     rows = []
     for name, img, side in (("swin-t", 64, 3), ("twins-s", 64, 3), ("cswin-t", 64, 4),
@@ -283,7 +283,7 @@ def _figures(out: Path, summary: list[dict], stages: list[dict], img: int) -> No
 
 
 def main(argv: list[str] | None = None) -> int:
-    from steplus.passes.pim.vit import MODELS
+    from steplus.passes.allspark.vit import MODELS
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default="bench/out/allspark")

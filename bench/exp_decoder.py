@@ -133,7 +133,7 @@ def simulate(index: int) -> dict:
     from reference_settings import configure, simulate_moe
     from steplus.runtime.fabric.build import build_program
     from steplus.passes.step.specialize import StepSpecializePass
-    from steplus.lowering.fabric_config import get_preset
+    from steplus.dialects.target.fabric import get_preset
 
     job = _JOBS[index]
     t0 = time.time()

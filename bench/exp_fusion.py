@@ -33,7 +33,7 @@ from steplus.examples.workloads.decoder import (
 )
 from steplus.examples.workloads.fftconv import fftconv
 from steplus.examples.workloads.sn40l import simulate
-from steplus.passes.sn40l.hardware import us_to_cycles, value
+from steplus.dialects.target.sn40l import us_to_cycles, value
 
 SEED = {  # the seed's Fig. 10 / §VI-A statements, for the table
     "llama2-7b prefill 4K": "fusion 1.5-3x (prefill), HO <= 1.1x; kernels 11x fewer",

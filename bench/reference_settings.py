@@ -35,7 +35,7 @@ from pathlib import Path
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp
 
 from steplus.dialects.step import ops as so
-from steplus.lowering.fabric_config import HardwareConfig, get_preset
+from steplus.dialects.target.fabric import HardwareConfig, get_preset
 
 ATTENTION_CONFIG = Path(__file__).resolve().parent.parent / "examples" / "step" / "hw_attention.json"
 """The attention settings (compute 2048, depth 1, end offset 3), as `step-run --config` reads them."""

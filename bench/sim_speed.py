@@ -58,7 +58,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def swiglu_bench(args) -> None:
     from steplus.runtime.fabric.build import build_program
-    from steplus.lowering.fabric_config import get_preset
+    from steplus.dialects.target.fabric import get_preset
     from steplus.runtime.fabric.hbm_reference import ReferenceHBMServer
     from steplus.examples.workloads.graphs import SWEEP_TM, SWEEP_TN, swiglu, swiglu_traffic
 

@@ -1,6 +1,6 @@
 """convert-step-to-runtime: write a `step.graph`'s fabric placement into the IR.
 
-The placement itself is decided once, by `lowering/step_placement.py`
+The placement itself is decided once, by `passes/step/fabric_placement.py`
 (`place`): context order, zip fusion, the padding consumes of reshapes that
 get no context, Broadcasts for fan-out, group ranks, per-op knobs.
 `steplus.runtime.fabric.build.build_program` instantiates the same
@@ -29,8 +29,8 @@ from xdsl.rewriter import InsertPoint, Rewriter
 
 from steplus.dialects.step import GraphOp
 from steplus.dialects.step import ops as so
-from steplus.lowering.fabric_config import get_preset
-from steplus.lowering.step_placement import LoweringError, find_graph, place
+from steplus.dialects.target.fabric import get_preset
+from steplus.passes.step.fabric_placement import LoweringError, find_graph, place
 from steplus.utils.diagnostics import OpDiagnosticError
 
 __all__ = ["ConvertStepToRuntimePass", "LoweringError", "find_graph"]

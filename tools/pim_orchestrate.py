@@ -67,8 +67,8 @@ def _mesh(text: str) -> tuple[int, int]:
 
 
 def _parser() -> argparse.ArgumentParser:
-    from steplus.passes.pim.vit import MODELS
-    from steplus.passes.pim.hardware import PRESETS
+    from steplus.passes.allspark.vit import MODELS
+    from steplus.dialects.target.pim import PRESETS
 
     p = _Parser(
         prog=PROG,
@@ -107,7 +107,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _hardware(args: argparse.Namespace):
-    from steplus.passes.pim.hardware import MIB, preset, with_overrides
+    from steplus.dialects.target.pim import MIB, preset, with_overrides
 
     hw = preset(args.preset)
     changes: dict[str, object] = {}
@@ -119,7 +119,7 @@ def _hardware(args: argparse.Namespace):
 
 
 def _report(res, out) -> None:
-    from steplus.passes.pim.hardware import MIB
+    from steplus.dialects.target.pim import MIB
 
     hw = res.hw
     print(f"model {res.model.name} img {res.model.img}x{res.model.img} on "
@@ -152,7 +152,7 @@ def _report(res, out) -> None:
 
 
 def _run(argv: Sequence[str] | None) -> int:
-    from steplus.passes.pim.orchestrate import given_schedule, orchestrate
+    from steplus.passes.allspark.orchestrate import given_schedule, orchestrate
 
     args = _parser().parse_args(argv)
     hw = _hardware(args)
@@ -174,7 +174,7 @@ def _run(argv: Sequence[str] | None) -> int:
         print(f"note: the solver stopped at the time limit; best schedule shown, "
               f"gap {100 * res.gap:.2f}%", file=out)
     if args.baselines:
-        from steplus.passes.pim.baselines import BASELINES, baseline
+        from steplus.passes.allspark.baselines import BASELINES, baseline
 
         for kind in BASELINES:
             b = baseline(res.model, args.img, hw, kind, bind=False, batch=args.batch)
@@ -195,9 +195,9 @@ def _run(argv: Sequence[str] | None) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``pim-orchestrate`` console script."""
     try:
-        from steplus.passes.pim.vit import WorkloadError
-        from steplus.passes.pim.hardware import PimConfigError
-        from steplus.passes.pim.ilp_compact import ScheduleError
+        from steplus.passes.allspark.vit import WorkloadError
+        from steplus.dialects.target.pim import PimConfigError
+        from steplus.passes.allspark.ilp_compact import ScheduleError
 
         try:
             return _run(argv)

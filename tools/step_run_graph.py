@@ -82,12 +82,12 @@ def specialize_pipeline(args) -> str | None:
 
 
 def _explain(cfg) -> str:
-    from steplus.passes.sn40l.hardware import explain
+    from steplus.dialects.target.sn40l import explain
 
     if cfg.name == "sn40l":
         return f"hardware preset sn40l (one socket; node: 8 sockets)\n{explain()}"
     return (f"hardware preset {cfg.name}: no seed/assumed table (its values are in "
-            f"lowering/fabric_config.py)")
+            f"dialects/target/fabric.py)")
 
 
 def explain_only(args) -> int:
@@ -97,7 +97,7 @@ def explain_only(args) -> int:
 
 
 def _config(args):
-    from steplus.lowering.fabric_config import HardwareConfig, get_preset
+    from steplus.dialects.target.fabric import HardwareConfig, get_preset
     from steplus.tools.cli import InputError, UsageError
 
     try:
@@ -182,7 +182,7 @@ def _kernels(module, name: str | None):
 
 
 def _run_kernels(args, module, cfg, kernels) -> int:
-    from steplus.lowering.step_placement import LoweringError, find_graph
+    from steplus.passes.step.fabric_placement import LoweringError, find_graph
     from steplus.runtime.fabric.engine import SimulationError
     from steplus.runtime.fabric.kernel_run import run_kernels
     from steplus.tools.cli import EXIT_USER_ERROR, UsageError

@@ -224,8 +224,8 @@ def dgx_costs(d: DGX) -> Costs:
 def sn40l_costs() -> Costs:
     """The SN40L Node from simulations (see module doc)."""
     from steplus.examples.workloads.sn40l import simulate
-    from steplus.passes.sn40l.hardware import us_to_cycles, value
-    from steplus.lowering.fabric_config import SN40L
+    from steplus.dialects.target.sn40l import us_to_cycles, value
+    from steplus.dialects.target.fabric import SN40L
 
     tp, clock = int(value("tp")), value("clock_ghz") * 1e9
 
@@ -256,9 +256,9 @@ def copy_seconds(nbytes: int, tile: tuple[int, int] = (512, 1024)) -> float:
     from xdsl.dialects.builtin import StringAttr, bf16
 
     from steplus.dialects.step.builder import Graph
-    from steplus.passes.sn40l.hardware import value
+    from steplus.dialects.target.sn40l import value
     from steplus.passes.sn40l.kernels import kernel_groups
-    from steplus.lowering.fabric_config import SN40L
+    from steplus.dialects.target.fabric import SN40L
     from steplus.runtime.fabric.ddr import TIER_ATTR
     from steplus.runtime.fabric.kernel_run import run_kernels
 

@@ -43,7 +43,7 @@ from steplus.passes.sn40l.allocate_units import StepAllocateUnitsPass
 from steplus.passes.sn40l.kernelize import StepKernelizePass
 from steplus.passes.sn40l.kernels import kernel_groups
 from steplus.passes.step.metrics import compute_metrics
-from steplus.lowering.fabric_config import SN40L, HardwareConfig
+from steplus.dialects.target.fabric import SN40L, HardwareConfig
 from steplus.runtime.fabric.kernel_run import launch_cycles, run_kernels
 
 MODES = ("fused", "conventional", "unfused")

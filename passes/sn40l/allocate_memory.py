@@ -53,7 +53,7 @@ from xdsl.passes import ModulePass
 from steplus.dialects.step import ops as so
 from steplus.dialects.step import GraphOp
 from steplus.utils.diagnostics import OpDiagnosticError, emit
-from steplus.passes.sn40l.hardware import value
+from steplus.dialects.target.sn40l import value
 from steplus.passes.sn40l.kernels import MEMORY, SYMBOL, ensure_names, kernel_groups, static_int
 from steplus.passes.step.metrics import cardinality
 

@@ -63,7 +63,7 @@ from steplus.dialects.step import ops as sr
 from steplus.dialects.step import GraphOp
 from steplus.dialects.step.dims import to_expr
 from steplus.utils.diagnostics import OpDiagnosticError, emit
-from steplus.passes.sn40l.hardware import value
+from steplus.dialects.target.sn40l import value
 from steplus.passes.sn40l.kernels import (
     KERNEL, assign, ensure_names, is_anchor, replace_graph, source, split, static_int,
 )

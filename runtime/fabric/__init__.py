@@ -5,8 +5,8 @@
 - `hbm`: the off-chip model at tile granularity (§2) and a request-level reference
 - `contexts`: the operator contexts, grouped like the step dialect's ops (memory, compute
   roofline §3, routing, shape, generators §4)
-- `build`: a step graph's placement (`lowering/step_placement.py`) instantiated as a program
-(The hardware configurations are `lowering/fabric_config.py`: placement reads them too.)
+- `build`: a step graph's placement (`passes/step/fabric_placement.py`) instantiated as a program
+(The hardware configurations are `dialects/target/fabric.py`: placement reads them too.)
 - `program`: a runnable network plus metrics, tables and Chrome traces
 """
 

@@ -1,8 +1,8 @@
 """Build a runnable fabric `Program` from a `step.graph`.
 
 `build_program(graph, config)` checks the simulation's size
-(`lowering/step_sim_estimate.py`), places the graph with
-`steplus.lowering.step_placement.place` — the one placement, which
+(`passes/step/sim_estimate.py`), places the graph with
+`steplus.passes.step.fabric_placement.place` — the one placement, which
 `convert-step-to-runtime` writes into the IR — and instantiates it: one
 context per `ContextSpec` (in placement order, which is the HBM registration
 order), one channel per `ChannelSpec`. Functional mode lets numpy values flow:
@@ -27,11 +27,11 @@ import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 
 from steplus.dialects.step import GraphOp
-from steplus.lowering.fabric_config import HardwareConfig, get_preset
-from steplus.lowering.step_placement import (
+from steplus.dialects.target.fabric import HardwareConfig, get_preset
+from steplus.passes.step.fabric_placement import (
     ContextSpec, KernelSpec, Kind, LoweringError, Placement, Port, find_graph, place,
 )
-from steplus.lowering.step_sim_estimate import (
+from steplus.passes.step.sim_estimate import (
     check_simulation_size, check_tensor_bytes, check_tile_bytes, largest_tile_bytes,
     unbound_symbols,
 )
@@ -193,7 +193,7 @@ def build_program(graph: ModuleOp | GraphOp, config: HardwareConfig | None = Non
     `hbm_factory` replaces the closed-form HBM model (tests pass the
     request-level `hbm_reference.ReferenceHBMServer`). With `limits` (the
     default) a graph whose simulation is estimated past
-    `step_sim_estimate.MAX_SIM_ELEMENTS` elements, or whose random input
+    `sim_estimate.MAX_SIM_ELEMENTS` elements, or whose random input
     tensors exceed `MAX_TENSOR_BYTES`, raises `SimulationTooLarge` first."""
     g = find_graph(graph, graph_name)
     config = config or get_preset("step-eval")

@@ -13,7 +13,7 @@ contend with each other on the DDR channels, not with HBM traffic.
 Example:
 
 ```python
-from steplus.lowering.fabric_config import SN40L
+from steplus.dialects.target.fabric import SN40L
 factory = tiered_factory(SN40L, {"w_ld"})      # w_ld reads from DDR
 prog = build_program(graph, SN40L, hbm_factory=factory)
 ```

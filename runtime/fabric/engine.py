@@ -49,7 +49,7 @@ except ImportError:  # pragma: no cover - pure Python without mypy_extensions
     def mypyc_attr(*_a: str, **_k: Any) -> Any:  # type: ignore[misc]
         return lambda cls: cls
 
-from steplus.lowering.step_sim_estimate import SimulationError
+from steplus.passes.step.sim_estimate import SimulationError
 from steplus.runtime.fabric.channel import CLOSED, NOTHING, Channel
 from steplus.runtime.fabric.hbm import HBMServer
 

@@ -33,7 +33,7 @@ both agree.
 Example:
 
 ```python
-from steplus.lowering.fabric_config import STEP_EVAL
+from steplus.dialects.target.fabric import STEP_EVAL
 done = reference_completions(STEP_EVAL.hbm, [[(0, 64)], [(3, 16)]])
 ```
 """
@@ -47,7 +47,7 @@ from operator import attrgetter
 
 import numpy as np
 
-from steplus.lowering.step_sim_estimate import SimulationError
+from steplus.passes.step.sim_estimate import SimulationError
 
 INF = math.inf
 

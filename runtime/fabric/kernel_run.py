@@ -35,7 +35,7 @@ from xdsl.dialects.builtin import StringAttr
 from steplus.dialects.step import ops as so
 from steplus.dialects.step import GraphOp
 from steplus.passes.sn40l.kernels import ensure_names
-from steplus.lowering.fabric_config import HardwareConfig
+from steplus.dialects.target.fabric import HardwareConfig
 from steplus.runtime.fabric.build import build_program
 from steplus.runtime.fabric.ddr import TIER_ATTR, tiered_factory
 from steplus.runtime.fabric.program import Metrics

@@ -1,1 +1,1 @@
-"""Simulation support for the PIM mesh of :mod:`steplus.passes.pim` (link-level NoC)."""
+"""Simulation support for the PIM mesh of :mod:`steplus.passes.allspark` (link-level NoC)."""

@@ -234,15 +234,15 @@ class ScheduleCheck:
 def check_schedule(result: object, layout: str = "structured") -> ScheduleCheck:
     """Simulate every temporal layer of an orchestration result on the mesh.
 
-    ``result`` is a :class:`steplus.passes.pim.orchestrate.Result`; identical
+    ``result`` is a :class:`steplus.passes.allspark.orchestrate.Result`; identical
     layers (same stage and scheme and branch count) are simulated once.
     ``layout="snake"`` puts the sub-arrays on zig-zag runs of nodes instead of
     Algorithm 1's rectangles (:func:`snake_grids`).
     """
     if layout not in ("structured", "snake"):
         raise ValueError(f"unknown layout '{layout}' (structured or snake)")
-    from steplus.passes.pim.orchestrate import layer_rects
-    from steplus.passes.pim.partition import ring_phases
+    from steplus.passes.allspark.orchestrate import layer_rects
+    from steplus.passes.allspark.partition import ring_phases
 
     hw = result.hw  # type: ignore[attr-defined]
     bpe = hw.bytes_per_elem
@@ -287,8 +287,8 @@ def interaction_check(result: object, stage: int,
                       binding: list[int] | None = None) -> InteractionCheck:
     """Send every dependency's feature map (N*C elements) between the top-left
     nodes of the two sub-arrays at once (step ii of the seed's Fig. 10)."""
-    from steplus.passes.pim.vit import dependency_edges
-    from steplus.passes.pim.layout import slots_for
+    from steplus.passes.allspark.vit import dependency_edges
+    from steplus.passes.allspark.layout import slots_for
 
     hw = result.hw  # type: ignore[attr-defined]
     st = result.model.stages[stage]  # type: ignore[attr-defined]

@@ -27,7 +27,7 @@ from steplus.dialects.step import GraphOp
 from steplus.lowering.linalg_to_step import lower_module
 from steplus.runtime.fabric.build import build_program
 from steplus.passes.step.metrics import compute_metrics
-from steplus.lowering.fabric_config import get_preset
+from steplus.dialects.target.fabric import get_preset
 from steplus.runtime.fabric.contexts import StoreCtx
 from steplus.tools.loading import load_module
 

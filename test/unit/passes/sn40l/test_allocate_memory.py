@@ -15,7 +15,7 @@ from steplus.passes.sn40l.allocate_memory import (
 )
 from steplus.passes.sn40l.kernelize import kernelize_graph
 from steplus.passes.sn40l.kernels import kernel_groups
-from steplus.lowering.fabric_config import SN40L
+from steplus.dialects.target.fabric import SN40L
 from steplus.runtime.fabric.kernel_run import run_kernels
 
 

@@ -15,7 +15,7 @@ from steplus.passes.sn40l.allocate_units import (
     Chip, Demand, StepAllocateUnitsPass, greedy, milp_allocation,
 )
 from steplus.passes.sn40l.kernels import ensure_names, kernel_groups
-from steplus.lowering.fabric_config import STEP_EVAL
+from steplus.dialects.target.fabric import STEP_EVAL
 from steplus.runtime.fabric.kernel_run import run_kernels
 
 

@@ -11,7 +11,7 @@ from steplus.examples.workloads.coe import (
     routing_trace, serve,
 )
 from steplus.examples.workloads.decoder import LLAMA2_7B, layer_weight_bytes
-from steplus.lowering.fabric_config import SN40L
+from steplus.dialects.target.fabric import SN40L
 
 
 def _costs(slots=3, backing=10):

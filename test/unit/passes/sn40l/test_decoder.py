@@ -14,7 +14,7 @@ from steplus.examples.workloads.fftconv import fftconv
 from steplus.examples.workloads.sn40l import prepare
 from steplus.runtime.fabric.build import build_program
 from steplus.passes.sn40l.kernels import ensure_names
-from steplus.lowering.fabric_config import SN40L
+from steplus.dialects.target.fabric import SN40L
 from steplus.runtime.fabric.kernel_run import run_kernels
 
 D, HQ, HD, F, T, S, KT, TF = 64, 4, 16, 96, 4, 32, 16, 32

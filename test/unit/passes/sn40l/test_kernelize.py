@@ -12,7 +12,7 @@ from steplus.runtime.fabric.build import build_program
 from steplus.utils.diagnostics import OpDiagnosticError
 from steplus.passes.sn40l.kernelize import kernelize_graph
 from steplus.passes.sn40l.kernels import ensure_names
-from steplus.lowering.fabric_config import SN40L, STEP_EVAL
+from steplus.dialects.target.fabric import SN40L, STEP_EVAL
 from steplus.runtime.fabric.kernel_run import run_kernels
 
 

@@ -17,7 +17,7 @@ from steplus.dialects.step import GraphOp
 from steplus.runtime.fabric.build import build_program
 from steplus.passes.step.hierarchical_tiling import StepHierarchicalTilingPass
 from steplus.passes.step.metrics import compute_metrics
-from steplus.lowering.fabric_config import get_preset
+from steplus.dialects.target.fabric import get_preset
 from steplus.runtime.fabric.contexts import AccumCtx, MapCtx
 from steplus.runtime.fabric.contexts import StoreCtx
 

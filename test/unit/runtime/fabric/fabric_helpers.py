@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from steplus.runtime.fabric.channel import Element, Tile
-from steplus.lowering.fabric_config import STEP_EVAL
+from steplus.dialects.target.fabric import STEP_EVAL
 from steplus.runtime.fabric.engine import DEQ, ENQ, Context, Simulator
 
 

@@ -28,7 +28,7 @@ from steplus.runtime.fabric.build import build_program
 from steplus.passes.step.metrics import compute_metrics
 from steplus.passes.step.specialize import parse_bind_attr
 from steplus.passes.step.traces import KVTrace
-from steplus.lowering.fabric_config import get_preset
+from steplus.dialects.target.fabric import get_preset
 from steplus.runtime.fabric.contexts import MapCtx
 from steplus.runtime.fabric.contexts import RandomLoadCtx
 

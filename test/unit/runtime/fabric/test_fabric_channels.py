@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from steplus.runtime.fabric.channel import CLOSED, NOTHING, Channel, Element, Tile
-from steplus.lowering.fabric_config import STEP_EVAL
+from steplus.dialects.target.fabric import STEP_EVAL
 from steplus.runtime.fabric.engine import (
     DEQ, ENQ, NBPEEK, PEEK, Context, DeadlockError, Simulator,
 )

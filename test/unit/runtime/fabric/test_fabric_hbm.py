@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from steplus.lowering.fabric_config import STEP_EVAL, SWIGLU_HDL, HBMConfig
+from steplus.dialects.target.fabric import STEP_EVAL, SWIGLU_HDL, HBMConfig
 from steplus.runtime.fabric.hbm import HBMServer, reference_completions
 
 

@@ -11,10 +11,10 @@ from xdsl.context import Context
 from xdsl.parser import Parser
 
 from steplus.dialects.step import GraphOp
-from steplus.lowering import step_sim_estimate
-from steplus.lowering.step_sim_estimate import SimulationTooLarge, estimate_simulation
+from steplus.passes.step import sim_estimate
+from steplus.passes.step.sim_estimate import SimulationTooLarge, estimate_simulation
 from steplus.runtime.fabric.build import build_program
-from steplus.lowering.fabric_config import PRESETS, HardwareConfig, HBMConfig, get_preset
+from steplus.dialects.target.fabric import PRESETS, HardwareConfig, HBMConfig, get_preset
 from steplus.tools.registry import get_all_dialects
 from conftest import run_tool
 
@@ -112,10 +112,10 @@ def test_oversized_simulation_is_refused_before_building():
 
 def test_functional_tensors_are_bounded(monkeypatch):
     # 4 x 2 tiles of 16x64 read from a 4*16 x 2*64 float64 tensor: 65536 bytes.
-    monkeypatch.setattr(step_sim_estimate, "MAX_TENSOR_BYTES", 65535)
+    monkeypatch.setattr(sim_estimate, "MAX_TENSOR_BYTES", 65535)
     with pytest.raises(SimulationTooLarge, match="about 65,536 bytes of random input tensors"):
         build_program(_graph(GRAPH, 4), functional=True)
-    monkeypatch.setattr(step_sim_estimate, "MAX_TENSOR_BYTES", 65536)
+    monkeypatch.setattr(sim_estimate, "MAX_TENSOR_BYTES", 65536)
     prog = build_program(_graph(GRAPH, 4), functional=True)
     m = prog.run()
     # at the limit it runs: the store gets each of the 4 x 2 tiles 3 times in a
@@ -134,7 +134,7 @@ def test_step_run_force_overrides_the_limit(tmp_path, monkeypatch):
 
     graph = tmp_path / "g.mlir"
     graph.write_text(GRAPH)
-    monkeypatch.setattr(step_sim_estimate, "MAX_SIM_ELEMENTS", 31)  # 8 x 4 = 32 elements
+    monkeypatch.setattr(sim_estimate, "MAX_SIM_ELEMENTS", 31)  # 8 x 4 = 32 elements
     r = run_tool(main, [str(graph), "--bind", "B=4"])
     assert (r.code, r.out) == (1, "")
     assert r.err == (f"{graph}: error: simulation too large: about 32 stream elements "
@@ -160,11 +160,11 @@ step.graph @g {
 
 def test_functional_tile_values_are_bounded(monkeypatch):
     # The matmul of a 64x1 and a 1x64 tile holds 64 x 64 float64 values: 32768 bytes.
-    monkeypatch.setattr(step_sim_estimate, "MAX_TENSOR_BYTES", 32767)
+    monkeypatch.setattr(sim_estimate, "MAX_TENSOR_BYTES", 32767)
     with pytest.raises(SimulationTooLarge, match="about 32,768 bytes of one tile's values"):
         build_program(_graph(MATMUL, 1), functional=True)
     timing = build_program(_graph(MATMUL, 1), functional=False).run()  # no values: no limit
-    monkeypatch.setattr(step_sim_estimate, "MAX_TENSOR_BYTES", 32768)
+    monkeypatch.setattr(sim_estimate, "MAX_TENSOR_BYTES", 32768)
     prog = build_program(_graph(MATMUL, 1), functional=True)
     m = prog.run()
     (out,) = prog.context("linear_offchip_store0").stored

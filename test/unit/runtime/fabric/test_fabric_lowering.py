@@ -12,7 +12,7 @@ from steplus.dialects.step.ops import ConsumeOp
 from steplus.dialects.step.types import TileType
 from steplus.lowering.step_to_runtime import ConvertStepToRuntimePass, LoweringError
 from steplus.runtime.fabric.build import build_program
-from steplus.lowering.fabric_config import (
+from steplus.dialects.target.fabric import (
     PRESETS, SN40L, STEP_EVAL, HardwareConfig, get_preset,
 )
 from swiglu_graphs import swiglu_graph, swiglu_traffic

@@ -17,7 +17,7 @@ from steplus.dialects.step import GraphOp
 from steplus.runtime.fabric.build import build_program
 from steplus.passes.step.metrics import compute_metrics
 from steplus.passes.step.specialize import StepSpecializePass, parse_bind_attr
-from steplus.lowering.fabric_config import get_preset
+from steplus.dialects.target.fabric import get_preset
 
 from steplus.examples.workloads import graphs as workloads
 

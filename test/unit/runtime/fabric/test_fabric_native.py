@@ -78,7 +78,7 @@ def _run_workloads() -> dict:
 
     from golden import MOE_CYCLES, SWIGLU_HDL_CYCLES
     from steplus.dialects.step import ops as so
-    from steplus.lowering.fabric_config import get_preset
+    from steplus.dialects.target.fabric import get_preset
     from steplus.runtime.fabric.build import build_program
     from swiglu_graphs import swiglu_graph
     from test_fabric_moe import TRACE, _specialized

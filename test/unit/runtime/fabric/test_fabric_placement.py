@@ -1,4 +1,4 @@
-"""One placement (lowering/step_placement.py) for convert-step-to-runtime and build_program."""
+"""One placement (passes/step/fabric_placement.py) for convert-step-to-runtime and build_program."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from xdsl.dialects.builtin import ModuleOp, f32
 from steplus.dialects.step import GraphOp
 from steplus.dialects.step.builder import Graph
 from steplus.dialects.step.ops import ConsumeOp, LinearOffChipStoreOp
-from steplus.lowering.fabric_config import STEP_EVAL, get_preset
-from steplus.lowering.step_placement import Kind, Port, place
+from steplus.dialects.target.fabric import STEP_EVAL, get_preset
+from steplus.passes.step.fabric_placement import Kind, Port, place
 from steplus.lowering.step_to_runtime import ConvertStepToRuntimePass
 from steplus.runtime.fabric.build import build_program
 from swiglu_graphs import swiglu_graph

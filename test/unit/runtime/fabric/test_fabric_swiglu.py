@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from steplus.runtime.fabric.build import build_program
-from steplus.lowering.fabric_config import get_preset
+from steplus.dialects.target.fabric import get_preset
 from steplus.runtime.fabric.hbm_reference import ReferenceHBMServer
 from steplus.runtime.fabric.contexts import StoreCtx
 from swiglu_graphs import SWEEP_TM, SWEEP_TN, swiglu_graph, swiglu_reference, swiglu_traffic

@@ -64,7 +64,7 @@ def test_bad_messages() -> None:
 
 
 def test_cost_model_within_ten_percent_and_contention_free() -> None:
-    from steplus.passes.pim.orchestrate import orchestrate
+    from steplus.passes.allspark.orchestrate import orchestrate
 
     res = orchestrate("swin-t", 224, "allspark-16x16", bind=False)
     chk = check_schedule(res)
@@ -97,7 +97,7 @@ def test_snake_layout_contends() -> None:
 
 
 def test_structured_layout_beats_snake_on_a_real_schedule() -> None:
-    from steplus.passes.pim.orchestrate import orchestrate
+    from steplus.passes.allspark.orchestrate import orchestrate
 
     res = orchestrate("swin-t", 224, "allspark-16x16", bind=False)
     snake = check_schedule(res, layout="snake")

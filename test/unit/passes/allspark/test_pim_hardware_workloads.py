@@ -6,13 +6,13 @@ import math
 
 import pytest
 
-from steplus.passes.pim.vit import (
+from steplus.passes.allspark.vit import (
     MODELS,
     WorkloadError,
     build,
     dependency_edges,
 )
-from steplus.passes.pim.hardware import (
+from steplus.dialects.target.pim import (
     MIB,
     PRESETS,
     PimConfigError,

@@ -7,16 +7,16 @@ import itertools
 import pytest
 from pim_helpers import tiny_hw, tiny_model
 
-from steplus.passes.pim.cost import weights_per_node
-from steplus.passes.pim.ilp import literal_size, seed_variable_count, solve_literal
-from steplus.passes.pim.ilp_compact import (
+from steplus.passes.allspark.cost import weights_per_node
+from steplus.passes.allspark.ilp import literal_size, seed_variable_count, solve_literal
+from steplus.passes.allspark.ilp_compact import (
     Problem,
     ScheduleError,
     build_problem,
     min_memory,
     solve_compact,
 )
-from steplus.passes.pim.ilp_cpsat import solve_cpsat
+from steplus.passes.allspark.ilp_cpsat import solve_cpsat
 
 
 def _multisets(options, branches):
@@ -122,8 +122,8 @@ def test_without_reuse_is_never_better() -> None:
 
 
 def test_literal_equals_compact_on_a_real_stage_mix() -> None:
-    from steplus.passes.pim.vit import build
-    from steplus.passes.pim.hardware import preset, with_overrides
+    from steplus.passes.allspark.vit import build
+    from steplus.dialects.target.pim import preset, with_overrides
 
     hw = with_overrides(preset("allspark-8x8"), rows=3, cols=3)
     model = build("twins-s", 64)  # 16x16 patches: 9, 4, 1, 1 windows of up to 7x7
@@ -135,8 +135,8 @@ def test_literal_equals_compact_on_a_real_stage_mix() -> None:
 
 def test_cpsat_agrees_with_highs_on_real_models() -> None:
     """Two solvers, one compact model: same optimum (HiGHS may print x.999...)."""
-    from steplus.passes.pim.vit import build
-    from steplus.passes.pim.hardware import preset
+    from steplus.passes.allspark.vit import build
+    from steplus.dialects.target.pim import preset
 
     for name in ("swin-b", "cswin-t", "vit-b"):
         prob = build_problem(build(name, 224), preset("allspark-16x16"))
@@ -146,8 +146,8 @@ def test_cpsat_agrees_with_highs_on_real_models() -> None:
 
 
 def test_literal_size_grows_like_the_seed_says() -> None:
-    from steplus.passes.pim.vit import build
-    from steplus.passes.pim.hardware import preset
+    from steplus.passes.allspark.vit import build
+    from steplus.dialects.target.pim import preset
 
     prob = build_problem(build("swin-b", 224), preset("allspark-16x16"))
     # stage 1 alone: 15 schemes x 64 branches x 129
@@ -161,8 +161,8 @@ def test_literal_size_grows_like_the_seed_says() -> None:
 
 
 def test_compact_scales_to_swin_b_960() -> None:
-    from steplus.passes.pim.vit import build
-    from steplus.passes.pim.hardware import preset
+    from steplus.passes.allspark.vit import build
+    from steplus.dialects.target.pim import preset
 
     sol = solve_compact(build_problem(build("swin-b", 960), preset("allspark-16x16")))
     assert sol.status == "optimal"
@@ -170,8 +170,8 @@ def test_compact_scales_to_swin_b_960() -> None:
 
 
 def test_mesh_too_small_names_the_constraint() -> None:
-    from steplus.passes.pim.vit import build
-    from steplus.passes.pim.hardware import preset, with_overrides
+    from steplus.passes.allspark.vit import build
+    from steplus.dialects.target.pim import preset, with_overrides
 
     hw = with_overrides(preset("allspark-16x16"), rows=2, cols=2)
     with pytest.raises(ScheduleError, match=r"cannot fit the node capacity under any scheme.*"
@@ -182,7 +182,7 @@ def test_mesh_too_small_names_the_constraint() -> None:
 def test_time_limit_keeps_the_incumbent_and_reports_the_gap(monkeypatch) -> None:
     """When HiGHS stops at the time limit with a feasible point (status 1), the best
     schedule so far is returned with its gap; without a point the error says so."""
-    import steplus.passes.pim.ilp_compact as mod
+    import steplus.passes.allspark.ilp_compact as mod
 
     real = mod.milp
 

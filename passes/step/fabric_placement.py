@@ -29,7 +29,7 @@ instantiates its contexts and channels. The decisions:
 A `Port` names the input or output of a context a channel binds to (`inp`,
 `ref`, `sel`, `inputs[i]`, `outs_list[i]`, ...). Nothing here imports the
 runtime (layers: utils < dialects < passes < lowering < runtime < tools); the
-hardware configuration is in `lowering/fabric_config.py` for that reason.
+hardware configuration is in `dialects/target/fabric.py` for that reason.
 
 Example:
 
@@ -53,8 +53,8 @@ from steplus.dialects.step import GraphOp
 from steplus.dialects.step import ops as so
 from steplus.dialects.step.dims import to_expr
 from steplus.dialects.step.types import StreamType, TileType, TupleType
-from steplus.lowering.fabric_config import HardwareConfig
-from steplus.lowering.step_sim_estimate import SimulationError
+from steplus.dialects.target.fabric import HardwareConfig
+from steplus.passes.step.sim_estimate import SimulationError
 from steplus.utils.attrs import ints_of
 
 MAX_KNOB = 1 << 40

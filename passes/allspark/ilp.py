@@ -30,9 +30,9 @@ cross-checking :mod:`ilp_compact`, which it must match.
 
 Example::
 
-    >>> from steplus.passes.pim.vit import build
-    >>> from steplus.passes.pim.hardware import preset
-    >>> from steplus.passes.pim.ilp_compact import build_problem
+    >>> from steplus.passes.allspark.vit import build
+    >>> from steplus.dialects.target.pim import preset
+    >>> from steplus.passes.allspark.ilp_compact import build_problem
     >>> prob = build_problem(build("swin-t", 224), preset("allspark-16x16"))
     >>> seed_variable_count(prob) > 10**5
     True
@@ -46,7 +46,7 @@ import numpy as np
 from scipy.optimize import Bounds, LinearConstraint, milp
 from scipy.sparse import coo_matrix
 
-from steplus.passes.pim.ilp_compact import (
+from steplus.passes.allspark.ilp_compact import (
     ONE,
     Problem,
     ScheduleError,

@@ -21,25 +21,25 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from steplus.passes.pim.vit import VitModel, build, dependency_edges
-from steplus.passes.pim.cost import layer_energy_pj, stage_weight_bytes, weights_per_node
-from steplus.passes.pim.hardware import PimHardware, preset
-from steplus.passes.pim.ilp import solve_literal
-from steplus.passes.pim.ilp_compact import (
+from steplus.passes.allspark.vit import VitModel, build, dependency_edges
+from steplus.passes.allspark.cost import layer_energy_pj, stage_weight_bytes, weights_per_node
+from steplus.dialects.target.pim import PimHardware, preset
+from steplus.passes.allspark.ilp import solve_literal
+from steplus.passes.allspark.ilp_compact import (
     Layer,
     ScheduleError,
     Solution,
     build_problem,
     solve_compact,
 )
-from steplus.passes.pim.layout import (
+from steplus.passes.allspark.layout import (
     average_hops,
     greedy_binding,
     raster_binding,
     slots_for,
     structured_layout,
 )
-from steplus.passes.pim.partition import Scheme
+from steplus.passes.allspark.partition import Scheme
 
 
 MAX_BATCH = 256
@@ -187,7 +187,7 @@ def given_schedule(model: str | VitModel, img: int, hw: str | PimHardware, text:
     Raises ``ScheduleError`` naming the first constraint it breaks (constraint 5,
     memory, only with ``check_memory``; ``Result.fits`` tells either way).
     """
-    from steplus.passes.pim.schedule import layers_of, parse_schedule, verify
+    from steplus.passes.allspark.schedule import layers_of, parse_schedule, verify
 
     vit = build(model, img) if isinstance(model, str) else model
     machine = preset(hw) if isinstance(hw, str) else hw
@@ -209,7 +209,7 @@ def orchestrate(model: str | VitModel, img: int = 224, hw: str | PimHardware = "
     ``reuse=False`` / ``sharing=False`` schedule without weight reuse across temporal
     layers / without weight sharing inside a sub-array (the Table VI ablations).
     """
-    from steplus.passes.pim.schedule import verify
+    from steplus.passes.allspark.schedule import verify
 
     vit = build(model, img) if isinstance(model, str) else model
     machine = preset(hw) if isinstance(hw, str) else hw
@@ -222,7 +222,7 @@ def orchestrate(model: str | VitModel, img: int = 224, hw: str | PimHardware = "
     elif form == "compact":
         sol = solve_compact(prob, time_limit)
     elif form == "cpsat":
-        from steplus.passes.pim.ilp_cpsat import solve_cpsat
+        from steplus.passes.allspark.ilp_cpsat import solve_cpsat
 
         sol = solve_cpsat(prob, time_limit)
     else:

@@ -1,10 +1,10 @@
 """The compact scheduling ILP solved with OR-Tools CP-SAT: the solver cross-check.
 
-Same variables and constraints as :mod:`steplus.passes.pim.ilp_compact` (which
+Same variables and constraints as :mod:`steplus.passes.allspark.ilp_compact` (which
 HiGHS solves), stated for CP-SAT: every coefficient is an integer (cycles,
 whole bytes), so the two solvers must report the same optimum; the tests and
 ``bench/exp_allspark.py`` compare them (and the literal form of
-:mod:`steplus.passes.pim.ilp`) on small and real instances.
+:mod:`steplus.passes.allspark.ilp`) on small and real instances.
 
     minimize   sum n[s,k] * T[s,k]
     subject to sum_k n[s,k] * N_k >= N_br[s],  sum_k n[s,k] <= N_br[s]
@@ -15,9 +15,9 @@ whole bytes), so the two solvers must report the same optimum; the tests and
 
 Example::
 
-    >>> from steplus.passes.pim.vit import build
-    >>> from steplus.passes.pim.hardware import preset
-    >>> from steplus.passes.pim.ilp_compact import build_problem, solve_compact
+    >>> from steplus.passes.allspark.vit import build
+    >>> from steplus.dialects.target.pim import preset
+    >>> from steplus.passes.allspark.ilp_compact import build_problem, solve_compact
     >>> prob = build_problem(build("swin-t", 224), preset("allspark-16x16"))
     >>> solve_cpsat(prob).objective == solve_compact(prob).objective
     True
@@ -28,7 +28,7 @@ from __future__ import annotations
 import math
 import time
 
-from steplus.passes.pim.ilp_compact import (
+from steplus.passes.allspark.ilp_compact import (
     ONE,
     Problem,
     ScheduleError,

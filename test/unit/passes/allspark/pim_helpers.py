@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from steplus.passes.pim.vit import BlockGroup, Stage, VitModel
-from steplus.passes.pim.hardware import PimHardware
+from steplus.passes.allspark.vit import BlockGroup, Stage, VitModel
+from steplus.dialects.target.pim import PimHardware
 
 
 def tiny_stage(index: int = 1, branches: int = 3, blocks: int = 1) -> Stage:

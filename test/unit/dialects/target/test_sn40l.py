@@ -6,8 +6,8 @@ import dataclasses
 
 import pytest
 
-from steplus.passes.sn40l.hardware import SN40L, Param, check, explain, us_to_cycles
-from steplus.lowering.fabric_config import HardwareConfig, get_preset
+from steplus.dialects.target.sn40l import SN40L, Param, check, explain, us_to_cycles
+from steplus.dialects.target.fabric import HardwareConfig, get_preset
 
 
 def test_seed_numbers_and_derived_compute():

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from steplus.passes.pim.baselines import baseline, baseline_scheme
-from steplus.passes.pim.hardware import preset
-from steplus.passes.pim.orchestrate import orchestrate
-from steplus.passes.pim.partition import Scheme
+from steplus.passes.allspark.baselines import baseline, baseline_scheme
+from steplus.dialects.target.pim import preset
+from steplus.passes.allspark.orchestrate import orchestrate
+from steplus.passes.allspark.partition import Scheme
 
 
 @pytest.fixture(scope="module")
@@ -53,7 +53,7 @@ def test_allspark_beats_every_baseline_that_fits(swin_t) -> None:
 
 def test_baseline_schemes() -> None:
     hw = preset("allspark-16x16")
-    from steplus.passes.pim.vit import build
+    from steplus.passes.allspark.vit import build
 
     st = build("swin-b", 224).stages[2]  # 16 heads, 49 patches -> P = 7
     assert baseline_scheme(st, hw, "B") == Scheme(1, 1)
@@ -69,8 +69,8 @@ def test_greedy_binding_has_fewer_hops_than_raster(swin_t) -> None:
 
 
 def test_literal_form_through_the_driver() -> None:
-    from steplus.passes.pim.vit import build
-    from steplus.passes.pim.hardware import with_overrides
+    from steplus.passes.allspark.vit import build
+    from steplus.dialects.target.pim import with_overrides
 
     hw = with_overrides(preset("allspark-8x8"), rows=3, cols=3)
     model = build("swin-t", 64)
@@ -83,7 +83,7 @@ def test_literal_form_through_the_driver() -> None:
 
 def test_batch_latency_follows_eq_12() -> None:
     """The batch-2 schedule costs 2 (T_c + T_t) + T_ws per layer, from batch-1 costs."""
-    from steplus.passes.pim.cost import layer_cost
+    from steplus.passes.allspark.cost import layer_cost
 
     res = orchestrate("swin-t", 224, "allspark-16x16", bind=False, batch=2)
     expected = 0
@@ -95,7 +95,7 @@ def test_batch_latency_follows_eq_12() -> None:
     assert res.per_image_ms == pytest.approx(res.latency_ms / 2)
     single = orchestrate("swin-t", 224, "allspark-16x16", bind=False)
     assert res.per_image_ms <= single.latency_ms  # sharing amortised, workspace permitting
-    from steplus.passes.pim.ilp_compact import ScheduleError
+    from steplus.passes.allspark.ilp_compact import ScheduleError
 
     with pytest.raises(ScheduleError, match=r"batch must be an integer in \[1, 256\], got 0"):
         orchestrate("swin-t", 224, batch=0)

@@ -4,11 +4,11 @@ Why this lives in `lowering/` and not beside the simulator: a configuration is
 the *target description* that placing a graph on the fabric is parameterised
 by (the base channel depth, the default compute and memory-unit bandwidths),
 so `convert-step-to-runtime` (a lowering) reads it through
-`lowering/step_placement.py`, and the simulator (`runtime/fabric`, a layer
+`passes/step/fabric_placement.py`, and the simulator (`runtime/fabric`, a layer
 above) reads the same object. It imports the SN40L seed/assumed table from
-`passes/sn40l/hardware.py`, so `lowering` is the lowest layer it may sit in
+`dialects/target/sn40l.py`, so `lowering` is the lowest layer it may sit in
 (layer order utils < dialects < passes < lowering < runtime < tools).
-`steplus.lowering.fabric_config` re-exports it for the callers that import it
+`steplus.dialects.target.fabric` re-exports it for the callers that import it
 from there.
 
 A `HardwareConfig` holds everything the timing model reads: the HBM tier
@@ -24,7 +24,7 @@ bandwidth of compute operators, the base FIFO depth (§1.3), `par_dispatch`
 - `SN40L`: one SN40L socket (1040 PCUs + 1040 PMUs, 520 MiB SRAM, 638 BF16
   TFLOPS, 64 GiB HBM at ~2 TB/s, 1.5 TiB DDR at ~200 GB/s) at an assumed
   1.6 GHz: 2 TB/s / 1.6 GHz = 1280 B/cycle = 40 channels x 64 B / II 2.
-  Built from `steplus.passes.sn40l.hardware.SN40L`, where every number is
+  Built from `steplus.dialects.target.sn40l.SN40L`, where every number is
   marked seed / assumed / derived with its reason (`step-run --explain`):
   `unit_flops` = 638 TFLOPS / (1040 PCUs x 1.6 GHz) = 383 FLOPs/cycle per
   PCU, `compute_bw` (an operator step-allocate-units did not size) the whole
@@ -54,6 +54,8 @@ import json
 import math
 from dataclasses import dataclass, field
 from typing import Any
+
+from steplus.dialects.target import sn40l
 
 MAX_CHANNELS = 1024
 """At most this many HBM/DDR channels (the controller keeps channels^2 entries)."""
@@ -225,25 +227,23 @@ SWIGLU_HDL = HardwareConfig(
 
 
 def _sn40l() -> HardwareConfig:
-    """One SN40L socket from the seed/assumed table (passes/sn40l/hardware.py)."""
-    from steplus.passes.sn40l.hardware import us_to_cycles, value
-
-    pcus, unit = int(value("pcus")), int(value("pcu_flops"))
+    """One SN40L socket from the seed/assumed table (dialects/target/sn40l.py)."""
+    pcus, unit = int(sn40l.value("pcus")), int(sn40l.value("pcu_flops"))
     return HardwareConfig(
         name="sn40l",
-        hbm=HBMConfig(channels=int(value("hbm_channels")),
-                      par_dispatch=int(value("agcu_requests")),
-                      capacity_bytes=int(value("hbm_bytes"))),
-        ddr=HBMConfig(channels=int(value("ddr_channels")), request_bytes=64,
-                      initiation_interval=2, latency=int(value("ddr_latency")), startup=14,
-                      par_dispatch=int(value("agcu_requests")),
-                      capacity_bytes=int(value("ddr_bytes"))),
+        hbm=HBMConfig(channels=int(sn40l.value("hbm_channels")),
+                      par_dispatch=int(sn40l.value("agcu_requests")),
+                      capacity_bytes=int(sn40l.value("hbm_bytes"))),
+        ddr=HBMConfig(channels=int(sn40l.value("ddr_channels")), request_bytes=64,
+                      initiation_interval=2, latency=int(sn40l.value("ddr_latency")), startup=14,
+                      par_dispatch=int(sn40l.value("agcu_requests")),
+                      capacity_bytes=int(sn40l.value("ddr_bytes"))),
         # one PMU's read port (64 of its 128 B/cycle, reads and writes are concurrent)
-        pmu_bw=int(value("pmu_gbps_each")) // 2, compute_bw=pcus * unit, base_depth=2,
-        compute_units=pcus, memory_units=int(value("pmus")),
-        sram_bytes=int(value("sram_bytes")), clock_ghz=float(value("clock_ghz")),
-        unit_flops=unit, launch_so_cycles=us_to_cycles(value("launch_so_us")),
-        launch_ho_cycles=us_to_cycles(value("launch_ho_us")))
+        pmu_bw=int(sn40l.value("pmu_gbps_each")) // 2, compute_bw=pcus * unit, base_depth=2,
+        compute_units=pcus, memory_units=int(sn40l.value("pmus")),
+        sram_bytes=int(sn40l.value("sram_bytes")), clock_ghz=float(sn40l.value("clock_ghz")),
+        unit_flops=unit, launch_so_cycles=sn40l.us_to_cycles(sn40l.value("launch_so_us")),
+        launch_ho_cycles=sn40l.us_to_cycles(sn40l.value("launch_ho_us")))
 
 
 SN40L = _sn40l()

@@ -5,12 +5,12 @@ from __future__ import annotations
 import pytest
 from conftest import run_tool
 
-from steplus.passes.pim.vit import build
-from steplus.passes.pim.hardware import MIB, preset, with_overrides
-from steplus.passes.pim.ilp_compact import ScheduleError
-from steplus.passes.pim.orchestrate import given_schedule, orchestrate
-from steplus.passes.pim.partition import Scheme
-from steplus.passes.pim.schedule import layers_of, parse_schedule, verify
+from steplus.passes.allspark.vit import build
+from steplus.dialects.target.pim import MIB, preset, with_overrides
+from steplus.passes.allspark.ilp_compact import ScheduleError
+from steplus.passes.allspark.orchestrate import given_schedule, orchestrate
+from steplus.passes.allspark.partition import Scheme
+from steplus.passes.allspark.schedule import layers_of, parse_schedule, verify
 from steplus.tools.pim_orchestrate import main
 
 TABLE_V = "1x1,1x1,4x2;2x1,4x4;8x2,8x2,16x4;4x4"

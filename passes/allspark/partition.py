@@ -31,8 +31,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from steplus.passes.pim.vit import BlockGroup, Stage
-from steplus.passes.pim.hardware import PimHardware
+from steplus.passes.allspark.vit import BlockGroup, Stage
+from steplus.dialects.target.pim import PimHardware
 
 
 @dataclass(frozen=True, order=True)

@@ -58,7 +58,7 @@ far above any on-chip memory, far below where its 64-bit byte counts overflow.""
 
 class SimulationError(Exception):
     """A user-facing failure of simulating a step graph: too large, not
-    placeable (`step_placement.LoweringError`), or, raised by the simulator,
+    placeable (`fabric_placement.LoweringError`), or, raised by the simulator,
     a deadlock or a malformed stream. Defined here, below the runtime, so the
     checks made before anything is built need no runtime import;
     `steplus.runtime.fabric.engine` uses this class."""

@@ -7,8 +7,8 @@ import math
 import pytest
 from pim_helpers import tiny_hw, tiny_stage
 
-from steplus.passes.pim.vit import build
-from steplus.passes.pim.cost import (
+from steplus.passes.allspark.vit import build
+from steplus.passes.allspark.cost import (
     gemm,
     layer_cost,
     layer_energy_pj,
@@ -16,8 +16,8 @@ from steplus.passes.pim.cost import (
     stage_weight_bytes,
     weights_per_node,
 )
-from steplus.passes.pim.hardware import MIB, preset
-from steplus.passes.pim.partition import (
+from steplus.dialects.target.pim import MIB, preset
+from steplus.passes.allspark.partition import (
     Scheme,
     block_traffic,
     candidates,

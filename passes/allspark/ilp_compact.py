@@ -1,6 +1,6 @@
 """Scheduling ILP, compact form: how many temporal layers of each scheme per stage.
 
-The seed's ILP (eqs. 1-15, :mod:`steplus.passes.pim.ilp`) has a binary
+The seed's ILP (eqs. 1-15, :mod:`steplus.passes.allspark.ilp`) has a binary
 ``X[s,i,j,a,b]`` per (branch count, temporal layer, scheme).  Because every
 temporal layer's time depends only on its scheme (all its branches run in
 parallel) and the weights a node stores depend only on *which* schemes are
@@ -25,8 +25,8 @@ counts (eq. 4).  It has ``2 * sum_s |K_s|`` integer variables, so Swin-B at
 
 Example::
 
-    >>> from steplus.passes.pim.vit import build
-    >>> from steplus.passes.pim.hardware import preset
+    >>> from steplus.passes.allspark.vit import build
+    >>> from steplus.dialects.target.pim import preset
     >>> sol = solve_compact(build_problem(build("swin-t", 224), preset("allspark-16x16")))
     >>> sol.status
     'optimal'
@@ -42,11 +42,11 @@ import numpy as np
 from scipy.optimize import Bounds, LinearConstraint, milp
 from scipy.sparse import lil_matrix
 
-from steplus.passes.pim.vit import VitModel
-from steplus.passes.pim.cost import LayerCost, layer_cost, slice_bytes, stage_weight_bytes
-from steplus.passes.pim.hardware import MIB, PimHardware
-from steplus.passes.pim.layout import max_subarrays
-from steplus.passes.pim.partition import Scheme, candidates
+from steplus.passes.allspark.vit import VitModel
+from steplus.passes.allspark.cost import LayerCost, layer_cost, slice_bytes, stage_weight_bytes
+from steplus.dialects.target.pim import MIB, PimHardware
+from steplus.passes.allspark.layout import max_subarrays
+from steplus.passes.allspark.partition import Scheme, candidates
 
 ONE = Scheme(1, 1)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from steplus.passes.pim.layout import (
+from steplus.passes.allspark.layout import (
     average_hops,
     brute_force_binding,
     exact_binding,

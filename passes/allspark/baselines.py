@@ -11,7 +11,7 @@ Each baseline packs branches into temporal layers with Algorithm 1, like
 Allspark, so only the partitioning differs.  Their weights may not fit the
 node capacity; the result says so (``Result.fits``) instead of failing.
 The DDAM-style placement baseline for hop counts is
-:func:`steplus.passes.pim.layout.raster_binding`.
+:func:`steplus.passes.allspark.layout.raster_binding`.
 
 Example::
 
@@ -24,13 +24,13 @@ from __future__ import annotations
 
 import math
 
-from steplus.passes.pim.vit import Stage, VitModel, build
-from steplus.passes.pim.cost import layer_cost
-from steplus.passes.pim.hardware import PimHardware, preset
-from steplus.passes.pim.ilp_compact import Layer
-from steplus.passes.pim.layout import max_subarrays
-from steplus.passes.pim.orchestrate import Result, evaluate
-from steplus.passes.pim.partition import Scheme, candidates
+from steplus.passes.allspark.vit import Stage, VitModel, build
+from steplus.passes.allspark.cost import layer_cost
+from steplus.dialects.target.pim import PimHardware, preset
+from steplus.passes.allspark.ilp_compact import Layer
+from steplus.passes.allspark.layout import max_subarrays
+from steplus.passes.allspark.orchestrate import Result, evaluate
+from steplus.passes.allspark.partition import Scheme, candidates
 
 BASELINES = ("B", "P", "AH")
 

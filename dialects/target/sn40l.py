@@ -4,7 +4,7 @@ Every parameter is a `Param(value, unit, source, why)`: `source` is `"seed"`
 (with the section of the SN40L paper it comes from) or `"assumed"` (with the
 reason for the value), or `"derived"` (computed from the others, the formula
 in `why`). `step-run --preset sn40l --explain` prints this table; the
-`sn40l` hardware preset (`lowering/fabric_config.py`), the passes of this
+`sn40l` hardware preset (`dialects/target/fabric.py`), the passes of this
 package and the CoE model read their numbers from here, so a change here
 changes all of them.
 
@@ -15,7 +15,7 @@ latencies may be 0).
 Example:
 
 ```python
-from steplus.passes.sn40l.hardware import SN40L, value
+from steplus.dialects.target.sn40l import SN40L, value
 value("pcus")                  # 1040
 SN40L["clock_ghz"].source      # 'assumed'
 ```

@@ -16,8 +16,8 @@ Non-linear work (softmax, two layernorms, GELU) runs on the ACU at
 
 Example::
 
-    >>> from steplus.passes.pim.vit import build
-    >>> from steplus.passes.pim.hardware import preset
+    >>> from steplus.passes.allspark.vit import build
+    >>> from steplus.dialects.target.pim import preset
     >>> st = build("swin-t", 224).stages[0]
     >>> layer_cost(st, Scheme(1, 1), preset("allspark-16x16")).transfer
     0
@@ -28,9 +28,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from steplus.passes.pim.vit import BlockGroup, Stage
-from steplus.passes.pim.hardware import PimHardware
-from steplus.passes.pim.partition import (
+from steplus.passes.allspark.vit import BlockGroup, Stage
+from steplus.dialects.target.pim import PimHardware
+from steplus.passes.allspark.partition import (
     Scheme,
     block_traffic,
     block_weight_sharing,

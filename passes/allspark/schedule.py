@@ -25,12 +25,12 @@ from __future__ import annotations
 
 import re
 
-from steplus.passes.pim.vit import VitModel
-from steplus.passes.pim.cost import layer_cost
-from steplus.passes.pim.hardware import MIB, PimHardware
-from steplus.passes.pim.ilp_compact import Layer, ScheduleError
-from steplus.passes.pim.layout import max_subarrays
-from steplus.passes.pim.partition import Scheme, candidates
+from steplus.passes.allspark.vit import VitModel
+from steplus.passes.allspark.cost import layer_cost
+from steplus.dialects.target.pim import MIB, PimHardware
+from steplus.passes.allspark.ilp_compact import Layer, ScheduleError
+from steplus.passes.allspark.layout import max_subarrays
+from steplus.passes.allspark.partition import Scheme, candidates
 
 MAX_SCHEDULE_CHARS = 4096
 MAX_LAYERS_PER_STAGE = 64
@@ -112,7 +112,7 @@ def verify(model: VitModel, hw: PimHardware, layers: list[list[Layer]],
 
     ``memory=False`` skips constraint 5 (to evaluate a schedule that overflows).
     """
-    from steplus.passes.pim.cost import stage_weight_bytes, weights_per_node
+    from steplus.passes.allspark.cost import stage_weight_bytes, weights_per_node
 
     errors = []
     if len(layers) != len(model.stages):
