@@ -9,6 +9,8 @@ the blob of the most recent parse that defined it (one table per process, shared
 context).  `resource_array(attr)` decodes a `DenseResourceAttr` into numpy, and
 `materialize_resources(module)` (step-opt calls it after every parse) replaces the attributes
 by `dense` ones with the same bytes, so a module never depends on the table after its parse.
+A splat blob stays a splat; a malformed blob is an error at the constant; `reset_resources()`
+(step-opt calls it before each chunk) empties the table.  Bounds: SECURITY.md, *Resource limits*.
 
 Example:
 
@@ -25,6 +27,8 @@ import numpy as np
 from xdsl.dialect_interfaces.op_asm import OpAsmDialectInterface
 from xdsl.dialects.builtin import BytesAttr, DenseIntOrFPElementsAttr, DenseResourceAttr
 from xdsl.ir import Dialect, Operation
+
+from steplus.utils.diagnostics import OpDiagnosticError
 
 _BLOBS: dict[str, str] = {}
 
@@ -58,16 +62,46 @@ _DTYPES = {"f32": "<f4", "f64": "<f8", "f16": "<f2", "i64": "<i8", "i32": "<i4",
 
 
 class ResourceError(ValueError):
-    """A dense_resource attribute whose blob is missing or does not fit its type."""
+    """A dense_resource attribute whose blob is missing, malformed or does not fit its type."""
 
 
 MAX_RESOURCE_BYTES = 1 << 31
-"""Largest tensor a dense_resource constant may expand to (a splat blob is
-4 bytes whatever its type's size)."""
+"""Largest tensor a dense_resource constant may declare (its type's size), splat or not."""
+
+MAX_ALIGNMENT = 1 << 16
+"""Largest alignment a blob's first word may declare (a power of two)."""
 
 
-def resource_array(attr) -> np.ndarray:
-    """The value of a `DenseResourceAttr` (static shape) as a numpy array of its element type."""
+def reset_resources() -> None:
+    """Forget every blob: called before each parse (a `--split-input-file` chunk
+    without a resources section must not see the previous chunk's weights)."""
+    _BLOBS.clear()
+
+
+def _blob_bytes(key: str, blob: str) -> bytes:
+    """The data bytes of a hex blob (after its alignment word), or a `ResourceError`."""
+    digits = blob[2:]
+    if len(digits) % 2:
+        raise ResourceError(f"dense_resource<{key}>: the blob has an odd number of hex digits "
+                            f"({len(digits)})")
+    if not digits.isascii() or not all(c in "0123456789abcdefABCDEF" for c in digits):
+        bad = next(c for c in digits if c not in "0123456789abcdefABCDEF")
+        raise ResourceError(f"dense_resource<{key}>: the blob is not hexadecimal "
+                            f"(character {bad!r})")
+    raw = bytes.fromhex(digits)
+    if len(raw) < 4:
+        raise ResourceError(f"dense_resource<{key}>: the blob has {len(raw)} bytes, fewer than "
+                            "its 4-byte alignment word")
+    align = int.from_bytes(raw[:4], "little")
+    if align == 0 or align & (align - 1) or align > MAX_ALIGNMENT:
+        raise ResourceError(f"dense_resource<{key}>: the blob's alignment word is {align}, "
+                            f"not a power of two at most {MAX_ALIGNMENT}")
+    return raw[4:]
+
+
+def _decode(attr, cache: dict[str, bytes] | None = None) -> tuple[np.dtype, tuple[int, ...], bytes, bool]:
+    """(dtype, shape, data bytes, is a splat) of a `DenseResourceAttr`, checked against its type.
+    A splat's data is its one element."""
     key = attr.resource_handle.data
     blob = _BLOBS.get(key)
     if not blob:
@@ -77,47 +111,65 @@ def resource_array(attr) -> np.ndarray:
     elt = str(t.element_type)
     if elt not in _DTYPES or any(d < 0 for d in shape):
         raise ResourceError(f"dense_resource<{key}>: cannot read a blob of type {t}")
-    try:
-        raw = bytes.fromhex(blob[2:])
-    except ValueError:
-        raise ResourceError(f"dense_resource<{key}>: the blob is not hexadecimal") from None
-    data = raw[4:]  # the first 4 bytes are the blob's alignment
     dtype = np.dtype(_DTYPES[elt])
     size = math.prod(shape)  # Python ints: no overflow for a hostile shape
     if size * dtype.itemsize > MAX_RESOURCE_BYTES:
         raise ResourceError(f"dense_resource<{key}>: {t} needs {size * dtype.itemsize} bytes, "
                             f"more than the limit of {MAX_RESOURCE_BYTES}")
+    if cache is not None and key in cache:
+        data = cache[key]
+    else:
+        data = _blob_bytes(key, blob)
+        if cache is not None:
+            cache[key] = data  # one copy per blob, however many constants name it
     if len(data) == dtype.itemsize and size != 1:  # a splat blob
-        return np.full(shape, np.frombuffer(data, dtype)[0])
+        return dtype, shape, data, True
     if len(data) != size * dtype.itemsize:
         raise ResourceError(f"dense_resource<{key}>: the blob has {len(data)} bytes, {t} needs "
                             f"{size * dtype.itemsize}")
+    return dtype, shape, data, False
+
+
+def resource_array(attr) -> np.ndarray:
+    """The value of a `DenseResourceAttr` (static shape) as a numpy array of its element type.
+
+    A splat blob gives a read-only broadcast view of its one element (nothing of
+    the type's size is allocated)."""
+    dtype, shape, data, splat = _decode(attr)
+    if splat:
+        return np.broadcast_to(np.frombuffer(data, dtype)[0], shape)
     return np.frombuffer(data, dtype).reshape(shape).copy()
 
 
 def materialize_resources(module: Operation) -> int:
-    """Replace every `dense_resource` attribute of `module` whose blob is known
-    by a `dense` attribute holding the same bytes; return how many.
+    """Replace every `dense_resource` attribute of `module` whose blob is in the
+    file by a `dense` attribute holding the same bytes; return how many.
 
     Call it right after parsing: the blob table is process-wide and keyed by
     name (torch-mlir names weights by shape, `torch_tensor_10_torch.float32`),
     so a later parse of another file could otherwise change the values an
-    earlier module reads. A missing or unreadable blob is left as it is (its
-    use reports the error at the op)."""
+    earlier module reads. A splat blob stays a splat (a `dense` attribute
+    holding one element, printed `dense<v> : tensor<...>`); each blob is decoded
+    once, however many constants name it. A malformed blob (not hexadecimal, an
+    odd number of digits, a bad alignment word, a size that fits neither one
+    element nor the whole type, a type past `MAX_RESOURCE_BYTES`) is an
+    `OpDiagnosticError` at the constant. A key with no blob in the file is left
+    as it is (its use reports the error at the op)."""
     count = 0
+    cache: dict[str, bytes] = {}
     for op in module.walk():
         for table in (op.properties, op.attributes):
             for name, attr in list(table.items()):
                 if not isinstance(attr, DenseResourceAttr):
                     continue
-                elt = str(attr.type.element_type)
-                if elt in ("i1", "index"):  # no packed byte form in `dense`
+                if not _BLOBS.get(attr.resource_handle.data):
                     continue
                 try:
-                    values = resource_array(attr)
-                except ResourceError:
+                    _, _, data, _ = _decode(attr, cache)
+                except ResourceError as e:
+                    raise OpDiagnosticError(op, str(e)) from None
+                if str(attr.type.element_type) in ("i1", "index"):  # no packed byte form in `dense`
                     continue
-                data = values.astype(np.dtype(_DTYPES[elt]), copy=False).tobytes()
                 table[name] = DenseIntOrFPElementsAttr(attr.type, BytesAttr(data))
                 count += 1
     return count

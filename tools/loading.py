@@ -16,17 +16,18 @@ from __future__ import annotations
 
 import re
 import sys
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp, StringAttr
+from xdsl.dialects.builtin import FileLineColLoc, IntAttr, ModuleOp, StringAttr, UnknownLoc
 from xdsl.ir import Operation
 from xdsl.passes import ModulePass, PassPipeline
 from xdsl.utils.exceptions import DiagnosticException, ParseError
 from xdsl.utils.lexer import Input, Span
 
-from steplus.dialects.resources import materialize_resources
+from steplus.dialects.resources import materialize_resources, reset_resources
 from steplus.tools.cli import InputError, one_line, parse_pass_pipeline
 from steplus.tools.registry import get_all_dialects, get_all_passes, get_default_checks
 from steplus.tools.source import LocatingParser, LocationTable, SourceFile, SourceLoc
@@ -94,10 +95,30 @@ def run_default_checks(ctx: Context, module: ModuleOp,
 
 
 class PassTracker:
-    """Which pass is running (for an internal error's message)."""
+    """Which pass is running (for an internal error's message), which stage of
+    `process_chunk` ran last (`parse`, `verify`, `checks`, `passes`, `print`),
+    and the wall time of each stage and pass (step-opt's `--mlir-timing`)."""
 
     def __init__(self) -> None:
         self.current: ModulePass | None = None
+        self.stage = ""
+        self.times: dict[str, float] = {}
+        self._label = ""
+        self._start = 0.0
+
+    def enter(self, stage: str, label: str | None = None) -> None:
+        """Start `stage`, timed under `label` (default: the stage's name)."""
+        self.stop()
+        self.stage = stage
+        self._label = label if label is not None else stage
+        self._start = time.perf_counter()
+
+    def stop(self) -> None:
+        """Add the time since the last `enter` to its label."""
+        if self._label:
+            elapsed = time.perf_counter() - self._start
+            self.times[self._label] = self.times.get(self._label, 0.0) + elapsed
+            self._label = ""
 
 
 def process_chunk(
@@ -122,9 +143,11 @@ def process_chunk(
     printed: str | None = None
     with collecting_diagnostics() as engine:
         try:
+            tracker.enter("parse")
             is_lustre = chunk.name.endswith(".lus")
             if not is_lustre:
                 check_string_literals(chunk)
+            reset_resources()  # a chunk sees only its own dialect_resources
             parser = LocatingParser(ctx, chunk)
             table.op_offsets = parser.op_offsets
             if is_lustre:  # Lustre source: the frontend in lowering/lustre
@@ -137,13 +160,20 @@ def process_chunk(
             else:
                 module = parser.parse_module(options.implicit_module)
                 materialize_resources(module)  # this file's weights, not a later parse's
+            attach_locations(module, table)
             if options.verify:
+                tracker.enter("verify")
                 verify_located(module)
             if options.lus_checks:
+                tracker.enter("checks")
                 run_default_checks(ctx, module, available)
+            tracker.enter("passes", "")  # each pass is timed by the pipeline's callback
             pipeline.apply(ctx, module)
             result = module
-            printed = print_module(module) if print_module is not None else None
+            if print_module is not None:
+                tracker.enter("print")
+                printed = print_module(module)
+            tracker.stop()
         except ParseError as e:
             emitted.append(("error", chunk.loc_of_offset(e.span.start), e.msg))
         except (OpDiagnosticError, LocatedVerifyError) as e:
@@ -157,11 +187,29 @@ def process_chunk(
             where = f" in pass '{tracker.current.name}'" if tracker.current else ""
             emitted.append(("error", table.loc(None),
                             f"internal error{where}: {type(e).__name__}: {one_line(e)}"))
+        tracker.stop()
         if emitted:
             result = printed = None
         for diag in engine.diagnostics:
             emitted.append(_convert(diag, table))
     return emitted, result, printed
+
+
+def attach_locations(module: ModuleOp, table: LocationTable) -> None:
+    """Give every parsed op without a `loc(...)` its `file:line:col` location (and
+    each block argument its op's), so that locations survive passes that move ops
+    and `--print-debuginfo` prints them."""
+    for op, offset in table.op_offsets.items():
+        if not isinstance(op.location, UnknownLoc):
+            continue
+        where = table.source.loc_of_offset(offset)
+        op.location = FileLineColLoc(StringAttr(where.name), IntAttr(where.line),
+                                     IntAttr(where.col))
+        for region in op.regions:
+            for block in region.blocks:
+                for arg in block.args:
+                    if isinstance(arg.location, UnknownLoc):
+                        arg.location = op.location
 
 
 def load_module(

@@ -62,3 +62,48 @@ def test_a_later_file_with_the_same_weight_name_does_not_change_an_earlier_modul
     a = load_module(_file(tmp_path, "a.mlir", "0x040000000000803F00000040"), None)  # 1.0, 2.0
     b = load_module(_file(tmp_path, "b.mlir", "0x040000000000404000008040"), None)  # 3.0, 4.0
     assert _values(a) == [1.0, 2.0] and _values(b) == [3.0, 4.0]
+
+
+def test_a_splat_blob_is_a_view_not_an_allocation():
+    """16384x32768 f32 is 2 GiB (exactly the limit): the array is one element broadcast."""
+    arr = resource_array(_constant("16384x32768", SPLAT_ONE))
+    assert arr.shape == (16384, 32768) and arr.strides == (0, 0)
+    assert not arr.flags.writeable and arr[16383, 32767] == 1.0
+
+
+def test_materialized_splat_stays_one_element_and_blobs_are_shared():
+    """Two constants naming the same blob share one decoded copy; a splat holds one element."""
+    from xdsl.dialects.builtin import DenseIntOrFPElementsAttr
+
+    from steplus.dialects.resources import materialize_resources
+
+    ctx = Context()
+    for name, factory in get_all_dialects().items():
+        ctx.register_dialect(name, factory)
+    text = ("%a = arith.constant dense_resource<s> : tensor<16384x32768xf32>\n"
+            "%b = arith.constant dense_resource<v> : tensor<2xf32>\n"
+            "%c = arith.constant dense_resource<v> : tensor<2xf32>\n"
+            '{-#\n  dialect_resources: {\n    builtin: {\n'
+            '      s: "0x040000000000803F",\n      v: "0x040000000000803F00000040"\n    }\n  }\n#-}\n')
+    module = Parser(ctx, text).parse_module()
+    assert materialize_resources(module) == 3
+    a, b, c = (o.value for o in module.walk() if isinstance(o, arith.ConstantOp))
+    assert isinstance(a, DenseIntOrFPElementsAttr) and a.get_values() == (1.0,)
+    assert b.get_values() == (1.0, 2.0) and b.data.data is c.data.data
+
+
+@pytest.mark.parametrize("blob, message", [
+    ("0x04000000000080ZZ0000803F", "not hexadecimal"),
+    ("0x040000000000803F0", "odd number of hex digits"),
+    ("0x040000000000803F00", "the blob has 5 bytes, tensor<2x3xf32> needs 24"),
+    ("0x00000000000080ZZ", "not hexadecimal"),
+    ("0x000000000000803F", "alignment word is 0"),
+    ("0x00000100" + "0000803F" * 6, None),  # 2**16 is the largest alignment allowed
+    ("0x00000200" + "0000803F" * 6, "alignment word is 131072, not a power of two at most 65536"),
+])
+def test_a_malformed_blob_is_an_error(blob, message):
+    if message is None:
+        assert np.array_equal(resource_array(_constant("2x3", blob)), np.ones((2, 3), np.float32))
+        return
+    with pytest.raises(ResourceError, match=message):
+        resource_array(_constant("2x3", blob))
