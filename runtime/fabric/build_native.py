@@ -28,7 +28,7 @@ import time
 from pathlib import Path
 
 from steplus.runtime.fabric.native import (
-    GROUP, HERE, MODULES, OUT, STAMP, _digest, _suffix, status,
+    GROUP, HERE, MODULES, OUT, STAMP, _digest, _suffix, expected_files, file_sha256, status,
 )
 
 try:  # optional: only a build needs them
@@ -77,27 +77,39 @@ def build(verbose: bool = False) -> float:
             cmd.run()
         finally:
             os.chdir(cwd)
-        files = {}
-        for ext in exts:
-            rel = ext.name.replace(".", "/") + _suffix()
-            src = tdir / "lib" / rel
-            if not src.is_file():
+        files = expected_files()
+        built = {ext.name for ext in exts}
+        if built != set(files):
+            raise RuntimeError(f"mypyc built {sorted(built)}, expected {sorted(files)}")
+        for name in files:
+            rel = name.replace(".", "/") + _suffix()
+            if not (tdir / "lib" / rel).is_file():
                 raise RuntimeError(f"mypyc built no {rel}")
-            files[ext.name] = ext.name + _suffix()
+        if OUT.is_symlink() or OUT.is_file():
+            OUT.unlink()
         shutil.rmtree(OUT, ignore_errors=True)
         OUT.mkdir()
+        os.chmod(OUT, 0o755)  # whatever the umask: the loader refuses a folder others can write
         for name, f in files.items():
-            shutil.copy2(tdir / "lib" / (name.replace(".", "/") + _suffix()), OUT / f)
+            shutil.copyfile(tdir / "lib" / (name.replace(".", "/") + _suffix()), OUT / f)
+            os.chmod(OUT / f, 0o755)
     seconds = time.perf_counter() - t0
-    STAMP.write_text(json.dumps({
+    stamp = json.dumps({
         "suffix": _suffix(), "modules": list(MODULES),
         "sha256": {m: _digest(m) for m in MODULES}, "files": files,
-        "seconds": round(seconds, 1)}, indent=1) + "\n")
+        "binaries": {f: file_sha256(OUT / f) for f in files.values()},
+        "seconds": round(seconds, 1)}, indent=1) + "\n"
     (OUT / ".gitignore").write_text("*\n")
+    tmp = OUT / ".stamp.json.tmp"
+    tmp.write_text(stamp)
+    os.chmod(tmp, 0o644)
+    os.replace(tmp, STAMP)  # last: a half-written build is never current
     return seconds
 
 
 def clean() -> None:
+    if OUT.is_symlink():
+        OUT.unlink()
     shutil.rmtree(OUT, ignore_errors=True)
 
 

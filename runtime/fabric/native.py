@@ -6,12 +6,15 @@
 
 `build` compiles `MODULES` (the engine, the channels, the HBM model) with
 mypyc into one extension group under `runtime/fabric/_native/`, beside a stamp
-holding the SHA-256 of each compiled source and the interpreter's extension
-suffix. On import of `steplus.runtime.fabric`, `install()` puts a finder in
-front of the import system that loads the compiled modules *only if* the stamp
-matches the sources as they are now (an edited `engine.py` silently falls back
-to the pure-Python module until rebuilt) and `STEPLUS_FABRIC_NATIVE` is not
-`0`. The pure-Python modules stay the reference: the compiled ones must give
+holding the SHA-256 of each compiled source and of each library, and the
+interpreter's extension suffix. On import of `steplus.runtime.fabric`,
+`install()` puts a finder in front of the import system that loads the compiled
+modules *only if* the stamp matches the sources and the libraries as they are
+now (an edited `engine.py` silently falls back to the pure-Python module until
+rebuilt), the folder and its files are this user's and writable by nobody else,
+and `STEPLUS_FABRIC_NATIVE` is not `0`. Only the known fabric modules are ever
+loaded, by their fixed names inside `_native/` (`expected_files()`); the stamp
+cannot name other files (`why_not_current()` says why a build is not used). The pure-Python modules stay the reference: the compiled ones must give
 identical cycles (test/unit/runtime/fabric/test_fabric_native.py).
 
 A build (`build_native.py`) needs mypy (mypyc) and a C compiler; without them
@@ -34,6 +37,7 @@ import importlib.machinery
 import importlib.util
 import json
 import os
+import stat
 import sys
 from pathlib import Path
 
@@ -49,6 +53,12 @@ SHARED = f"{GROUP}__mypyc"  # mypyc's shared library of the group
 ENV = "STEPLUS_FABRIC_NATIVE"
 
 
+MAX_STAMP_BYTES = 1 << 16
+"""Largest stamp.json read."""
+MAX_BINARY_BYTES = 1 << 28
+"""Largest compiled library hashed and loaded (256 MiB; a build is ~1.6 MB)."""
+
+
 def _source(mod: str) -> Path:
     return HERE / (mod.replace(".", "/") + ".py")
 
@@ -61,26 +71,116 @@ def _suffix() -> str:
     return importlib.machinery.EXTENSION_SUFFIXES[0]
 
 
-def _stamp() -> dict | None:
+def expected_files() -> dict[str, str]:
+    """Module name -> file name (in `OUT`) of every library a build holds: the
+    compiled `MODULES` and mypyc's shared library. Nothing else is ever loaded."""
+    names = [SHARED] + [f"{PACKAGE}.{m}" for m in MODULES]
+    return {n: n + _suffix() for n in names}
+
+
+def _my_uid() -> int | None:
+    return os.getuid() if hasattr(os, "getuid") else None
+
+
+def _unsafe(path: Path, kind: str) -> str | None:
+    """Why `path` may not be trusted (None: it may): it must be a `kind`
+    ('dir' or 'file', not a symlink) owned by this user, writable by nobody else."""
     try:
-        got = json.loads(STAMP.read_text())
-    except (OSError, ValueError):
+        st = os.lstat(path)
+    except OSError as e:
+        return f"{path.name}: {e.strerror}"
+    if not (stat.S_ISDIR if kind == "dir" else stat.S_ISREG)(st.st_mode):
+        return f"{path.name} is not a regular {'folder' if kind == 'dir' else 'file'}"
+    uid = _my_uid()
+    if uid is not None and st.st_uid != uid:
+        return f"{path.name} is owned by another user (uid {st.st_uid})"
+    if st.st_mode & 0o022:
+        return f"{path.name} is writable by others (mode {stat.S_IMODE(st.st_mode):o})"
+    return None
+
+
+def file_sha256(path: Path) -> str:
+    """SHA-256 of a library file, read through one descriptor (at most `MAX_BINARY_BYTES`)."""
+    h = hashlib.sha256()
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+    with os.fdopen(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+            raise OSError(f"{path.name} is not a regular file")
+        total = 0
+        while chunk := f.read(1 << 20):
+            total += len(chunk)
+            if total > MAX_BINARY_BYTES:
+                raise OSError(f"{path.name} is larger than {MAX_BINARY_BYTES} bytes")
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def _stamp() -> dict | None:
+    if _unsafe(OUT, "dir") or _unsafe(STAMP, "file"):
+        return None
+    try:
+        with open(STAMP, "rb") as f:
+            data = f.read(MAX_STAMP_BYTES + 1)
+        if len(data) > MAX_STAMP_BYTES:
+            return None
+        got = json.loads(data)
+    except (OSError, ValueError, RecursionError):
         return None
     return got if isinstance(got, dict) else None
 
 
-def current() -> bool:
-    """A build exists for this interpreter and matches every source as it is now."""
+def why_not_current() -> str | None:
+    """None when a build exists for this interpreter, matches every source as it
+    is now, and may be trusted; else the reason it is not used:
+
+    - `_native/` and `stamp.json` must be a folder and a regular file (not
+      symlinks) owned by this user and writable by nobody else (loading a
+      library runs its code);
+    - the stamp's `files` must be exactly `expected_files()` (no other module,
+      no path: every file is a bare name inside `_native/`);
+    - each library must be such a regular file whose SHA-256 is the stamp's
+      `binaries` entry, and each source's SHA-256 the stamp's `sha256` entry."""
+    reason = _unsafe(OUT, "dir")
+    if reason:
+        return reason
     st = _stamp()
-    if st is None or st.get("suffix") != _suffix() or st.get("modules") != list(MODULES):
-        return False
-    digests = st.get("sha256", {})
+    if st is None:
+        return "no readable stamp.json"
+    if st.get("suffix") != _suffix():
+        return "built for another interpreter"
+    if st.get("modules") != list(MODULES):
+        return "built for other modules"
+    files = expected_files()
+    if st.get("files") != files:
+        return "the stamp lists other files than the fabric modules"
+    digests = st.get("sha256")
+    binaries = st.get("binaries")
+    if not isinstance(digests, dict) or not isinstance(binaries, dict):
+        return "the stamp has no source or library hashes"
     try:
-        if any(digests.get(m) != _digest(m) for m in MODULES):
-            return False
+        stale = [m for m in MODULES if digests.get(m) != _digest(m)]
     except OSError:
-        return False
-    return all((OUT / f).is_file() for f in st.get("files", {}).values())
+        return "a source cannot be read"
+    if stale:
+        return f"{stale[0]}.py changed since the build"
+    if set(binaries) != set(files.values()):
+        return "the stamp hashes other libraries than the fabric modules"
+    for f in files.values():
+        reason = _unsafe(OUT / f, "file")
+        if reason:
+            return reason
+        try:
+            if file_sha256(OUT / f) != binaries[f]:
+                return f"{f} does not match its hash in the stamp"
+        except OSError as e:
+            return f"{f}: {e.strerror or e}"
+    return None
+
+
+def current() -> bool:
+    """A build exists for this interpreter, matches every source as it is now,
+    and passes the checks of `why_not_current`."""
+    return why_not_current() is None
 
 
 class _Finder(importlib.abc.MetaPathFinder):
@@ -108,8 +208,7 @@ def install() -> bool:
         return True
     if os.environ.get(ENV, "1") == "0" or not current():
         return False
-    st = _stamp() or {}
-    _finder = _Finder(dict(st["files"]))
+    _finder = _Finder(expected_files())
     sys.meta_path.insert(0, _finder)
     return True
 
@@ -126,6 +225,7 @@ def active() -> list[str]:
 
 def status() -> dict:
     st = _stamp()
-    return {"built": st is not None, "current": current(), "active": active(),
+    reason = why_not_current()
+    return {"built": st is not None, "current": reason is None, "reason": reason, "active": active(),
             "disabled": os.environ.get(ENV, "1") == "0",
             "compile_seconds": (st or {}).get("seconds")}
