@@ -84,7 +84,8 @@ def _const_bool(block: Block, value: bool) -> SSAValue:
 
 
 def _is_constant_like(op: Operation) -> bool:
-    return not op.operands and not op.regions and not isinstance(op, lus.KPeriodicOp)
+    return (not op.operands and not op.regions
+            and not isinstance(op, lus.KPeriodicOp | lus.InstanceOp))
 
 
 @dataclass

@@ -160,6 +160,20 @@ def _stream_array(stream: object, t: Attribute, ticks: int) -> np.ndarray:
     return np.ascontiguousarray(values)
 
 
+MAX_BINDINGS = 32
+"""IREE's local (CPU) HAL takes at most 32 buffer bindings per dispatch."""
+
+
+def _limit_hint(e: Exception) -> str:
+    """The runtime's message, with what to do when a dispatch passed IREE's limits."""
+    text = " ".join(str(e).split())
+    if "exceeds limit" in text or "binding count" in text:
+        return (f"{text[:160]} (the node has more inputs and outputs than one IREE CPU "
+                "dispatch takes: 32 buffer bindings when batched, 64 push constants per tick; "
+                "split the node's outputs or use --backend sync)")
+    return text
+
+
 class IreeNode:
     """One compiled node: `@<name>_reset`, `@<name>_step` (one tick) and, if
     the lowering emitted it, `@<name>_run` (N ticks in one call).
@@ -188,8 +202,9 @@ class IreeNode:
         try:
             ctx = rt.SystemContext(config=rt.Config("local-sync"))
             ctx.add_vm_module(rt.VmModule.copy_buffer(ctx.instance, self.vmfb))
-        except RuntimeError as e:
-            raise IreeError(f"iree.runtime could not load the module: {e}") from None
+        except (RuntimeError, IndexError) as e:  # IndexError: a dispatch over IREE's limits
+            raise IreeError(f"iree.runtime could not load the module: {_limit_hint(e)}"
+                            ) from None
         functions = ctx.modules.module
         self._reset = functions[f"{name}_reset"]
         self._step = functions[f"{name}_step"]
@@ -207,6 +222,13 @@ class IreeNode:
             raise ReactiveError(f"no lus.node named @{name}")
         return cls(lower_to_step_functions(module), name)
 
+    @property
+    def too_wide_to_batch(self) -> bool:
+        """Would `@<name>_run` need more than IREE's `MAX_BINDINGS` buffer
+        bindings in one dispatch (one per input and output stream)? `run`
+        then falls back to one `@<name>_step` call per tick."""
+        return len(self.in_types) + len(self.out_types) > MAX_BINDINGS
+
     def reset(self) -> None:
         state = self._reset()
         self.state = list(state) if isinstance(state, tuple) else ([] if state is None else [state])
@@ -221,8 +243,8 @@ class IreeNode:
         """Call `@_step` or `@_run`: the new state is kept, the outputs returned."""
         try:
             results = fn(*args)
-        except (RuntimeError, ValueError) as e:
-            raise IreeError(f"iree.runtime: {e}") from None
+        except (RuntimeError, ValueError, IndexError) as e:
+            raise IreeError(f"iree.runtime: {_limit_hint(e)}") from None
         if not isinstance(results, tuple):
             results = (results,)
         n = len(self.state_types)
@@ -260,6 +282,8 @@ class IreeNode:
         inputs by name or position. All inputs are known, so this is one
         `@<name>_run` call when the node has one (unless `per_tick`); the
         outputs are then arrays (ticks first), else lists of values."""
+        if not per_tick and self._run is not None and ticks > 0 and self.too_wide_to_batch:
+            per_tick = True  # the batched dispatch would pass IREE's binding limit
         if per_tick or self._run is None or ticks == 0:
             return drive(self.step, self.input_names, inputs, ticks, len(self.out_types),
                          max_ticks)

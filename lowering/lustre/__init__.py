@@ -25,8 +25,19 @@ from xdsl.ir import Operation
 
 from steplus.lowering.lustre.parser import LustreError, main_node, parse_program
 
-__all__ = ["LustreError", "LustreModule", "import_lustre", "lustre_main_node",
-           "lustre_to_module"]
+__all__ = ["LUSTRE_SUFFIXES", "LustreError", "LustreModule", "dialect_of", "import_lustre",
+           "lustre_main_node", "lustre_to_module"]
+
+LUSTRE_SUFFIXES = {".lus": "lustre", ".ept": "heptagon"}
+"""File suffixes read as Lustre source, and the dialect each is read as."""
+
+
+def dialect_of(filename: str) -> str | None:
+    """`lustre` (Lustre V6 / Kind 2) for `.lus`, `heptagon` for `.ept`, else None."""
+    for suffix, dialect in LUSTRE_SUFFIXES.items():
+        if filename.endswith(suffix):
+            return dialect
+    return None
 
 
 @dataclass
@@ -38,14 +49,22 @@ class LustreModule:
     main: str | None  # the node marked --%MAIN (Kind 2), if any
 
 
-def import_lustre(text: str, filename: str = "<stdin>") -> LustreModule:
-    """Parse and lower Lustre source; raises `LustreError` (located) on error."""
+def import_lustre(text: str, filename: str = "<stdin>", dialect: str | None = None
+                  ) -> LustreModule:
+    """Parse and lower Lustre source; raises `LustreError` (located) on error.
+
+    `dialect` (`lustre` or `heptagon`; by default from the file suffix, `.ept`
+    is Heptagon) decides the rules where the two differ: in `lustre`, `pre` of
+    a constant expression is that constant in every cycle (Kind 2 leaves its
+    first value unconstrained and accepts the program; steplus picks the
+    constant); in `heptagon` it is an initialization error like any `pre` read
+    in the first cycle."""
     from steplus.lowering.lustre.program import NodeKey, Program
     from steplus.lowering.lustre.to_lus import NodeLowering
 
     try:
         tree = parse_program(text)
-        prog = Program(tree)
+        prog = Program(tree, dialect or dialect_of(filename) or "lustre")
         offsets: dict[Operation, int] = {}
         pending = [NodeKey(n.name) for n in tree.nodes]
         done: set[NodeKey] = set()
@@ -63,14 +82,15 @@ def import_lustre(text: str, filename: str = "<stdin>") -> LustreModule:
     return LustreModule(module, offsets, main_node(text, tree))
 
 
-def lustre_to_module(text: str, filename: str) -> tuple[ModuleOp, dict[Operation, int]]:
+def lustre_to_module(text: str, filename: str, dialect: str | None = None
+                     ) -> tuple[ModuleOp, dict[Operation, int]]:
     """`import_lustre` for the tools: a source error is an xDSL `ParseError`
     spanning the offending token, so step-opt reports it like a .mlir error."""
     from xdsl.utils.exceptions import ParseError
     from xdsl.utils.lexer import Input, Span
 
     try:
-        result = import_lustre(text, filename)
+        result = import_lustre(text, filename, dialect)
     except LustreError as e:
         pos = max(0, min(e.pos, len(text)))
         raise ParseError(Span(pos, pos + 1, Input(text, filename)), e.message) from None

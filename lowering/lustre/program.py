@@ -86,8 +86,9 @@ def walk(e: ast.Expr) -> Iterator[ast.Expr]:
 class Program:
     """Global tables of a parsed program, with validation of names."""
 
-    def __init__(self, prog: ast.Program):
+    def __init__(self, prog: ast.Program, dialect: str = "lustre"):
         self.ast = prog
+        self.dialect = dialect  # "lustre" (V6 / Kind 2) or "heptagon"
         self.types: dict[str, ast.TypeDecl] = {}
         self.ctors: dict[str, tuple[str, int]] = {}
         self.consts: dict[str, ast.ConstDecl] = {}

@@ -161,6 +161,7 @@ class NodeLowering:
 
     def _resolve_placeholders(self) -> None:
         owner_name = {ph.results[0]: n for n, ph in self.placeholders.items()}
+        resolved: dict[str, SSAValue] = {}
         for name, ph in self.placeholders.items():
             value, pos = self.defs[name]
             seen = {name}
@@ -171,9 +172,13 @@ class NodeLowering:
                                       "(instantaneous dependency cycle)")
                 seen.add(alias)
                 value = self.defs[alias][0]
-            ph.results[0].replace_all_uses_with(value)
+            resolved[name] = value
         for name, ph in self.placeholders.items():
-            self.env[name] = self.defs[name][0]
+            ph.results[0].replace_all_uses_with(resolved[name])
+        for name, ph in self.placeholders.items():
+            # `z = x; y = z;`: y is x too (not z's placeholder, erased below)
+            self.env[name] = resolved[name]
+            self.defs[name] = (resolved[name], self.defs[name][1])
             ph.detach()
             ph.erase()
 
@@ -234,7 +239,30 @@ class NodeLowering:
                                   f"({type_name(x.type)} and {type_name(y.type)})")
         return list(zip(a, b))
 
+    def constant_pre(self, e: ast.Unary) -> list[SSAValue] | None:
+        """`pre k` of a constant expression read as Kind 2 does (`.lus`): `k fby k`.
+
+        Kind 2 accepts the program and leaves the first value unconstrained;
+        steplus picks `k`. Heptagon (`.ept`) rejects it: None, so the `pre`
+        stays and the initialization check reports it."""
+        if self.prog.dialect == "heptagon":
+            return None
+        if any(isinstance(x, ast.Var) and x.name in self.env or
+               not isinstance(x, ast.Var | ast.Const | ast.Unary | ast.Binary | ast.If)
+               for x in walk(e.arg)):
+            return None
+        try:
+            self.prog.fold(e.arg, self.local_consts)
+        except LustreError:
+            return None
+        return [self._restart(self.emit(lus.FbyOp(v, v), e.pos), v, e.pos)
+                for v in self.expr(e.arg)]
+
     def unary(self, e: ast.Unary) -> list[SSAValue]:
+        if e.op == "pre":
+            folded = self.constant_pre(e)
+            if folded is not None:
+                return folded
         out = []
         for v in self.expr(e.arg):
             t = type_name(v.type)

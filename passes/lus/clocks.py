@@ -14,7 +14,10 @@ word such as `1(0)`). Inference is unification over clock terms with variables:
 - `merge c t f`: `c` on `ck`, `t` on `ck on c`, `f` on `ck on not c`, result on
   `ck` (with a word `w`, `t` on `ck on "w"` and `f` on `ck on not "w"`); a
   branch already known to be on `ck` itself is accepted too (the seed's normal
-  form writes `merge "1(0)" %init %state` with both on the base clock);
+  form writes `merge "1(0)" %init %state` with both on the base clock); a
+  branch of a word merge whose clock nothing else decides (an input-free
+  stream such as Lustre's `v = 0 -> pre v + 1`) is put on `ck`, the clock of
+  its context;
 - `instance @f(args)`: modular — the callee's signature says its inputs and
   outputs are on its base clock, so all arguments and results share the
   instance's clock.
@@ -175,6 +178,11 @@ def _expect_branch(op: Operation, value: SSAValue, got: Clock, ck: Clock, sub: O
     """A merge branch is on its sub-clock, or (as in the seed's normal form
     `merge "1(0)" %init %state`) on the merge's own clock, read only when the
     branch is selected."""
+    if isinstance(resolve(got), Var) and isinstance(op, lus.MergeOp) and op.word is not None:
+        # An input-free stream under `->` (`0 -> pre v + 1`): Lustre's `->` is
+        # no clock operator, so the branch takes the context's clock.
+        _expect(op, value, got, ck)
+        return
     if not isinstance(resolve(got), Var):
         try:
             unify(got, sub)
@@ -220,8 +228,12 @@ def _undecided(env: NodeClocks, merge: lus.MergeOp) -> bool:
 
 
 def _is_constant(v: SSAValue) -> bool:
+    """A constant (an op without operands or regions): clock-polymorphic. An
+    instance of a node without inputs is not: it has state, so all its uses
+    share one clock (that of its context)."""
     owner = v.owner
-    return isinstance(owner, Operation) and not owner.operands and not owner.regions
+    return (isinstance(owner, Operation) and not owner.operands and not owner.regions
+            and not isinstance(owner, lus.InstanceOp))
 
 
 def _constrain(env: NodeClocks, base: Base, op: Operation) -> None:

@@ -63,7 +63,8 @@ def _deps(op: Operation) -> list[SSAValue]:
 
 
 def _is_constant(v: SSAValue) -> bool:
-    return isinstance(v.owner, Operation) and not v.owner.operands and not v.owner.regions
+    return (isinstance(v.owner, Operation) and not v.owner.operands and not v.owner.regions
+            and not isinstance(v.owner, lus.InstanceOp))
 
 
 def _sample(block, before: Operation, base_value: SSAValue, clock) -> SSAValue:
