@@ -13,7 +13,11 @@ The directory is `$STEPLUS_CACHE_DIR`, else `$XDG_CACHE_HOME/steplus/iree`,
 else `~/.cache/steplus/iree`; `STEPLUS_CACHE_DIR=off` disables the cache. It
 is created private (0700) and is not used if another user owns it or others
 may write to it (loading a module runs its code). At most `MAX_ENTRIES`
-modules are kept (the least recently used go first).
+modules are kept (the least recently used go first); pruning deletes only the
+cache's own entries (`<sha256>.vmfb` / `.fail`), never other files of the
+folder. An entry is read only if it is a regular file (not a symlink, FIFO or
+device: opened non-blocking, checked on its descriptor) of at most
+`MAX_ENTRY_BYTES`; anything else is a miss.
 
 `STATS` counts compilations and hits (tests use it to check that a second
 run does not recompile).
@@ -29,6 +33,8 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
+import stat
 import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -36,6 +42,13 @@ from pathlib import Path
 
 MAGIC = b"steplus-vmfb-1 "
 MAX_ENTRIES = 256
+"""Modules kept (and as many remembered failures); the least recently used go first."""
+MAX_ENTRY_BYTES = 1 << 30
+"""Largest entry read back (1 GiB): a larger file is treated as a miss."""
+MAX_FAIL_BYTES = 1 << 16
+"""Largest remembered failure message read or written."""
+ENTRY_NAME = re.compile(r"[0-9a-f]{64}\.(vmfb|fail)")
+"""The name of an entry the cache wrote: the only files it reads or prunes."""
 
 
 @dataclass
@@ -117,10 +130,38 @@ def cache_key(text: str, flags: Sequence[str]) -> str:
     return h.hexdigest()
 
 
-def _read_entry(path: Path) -> bytes | None:
+def _read_bounded(path: Path, limit: int) -> bytes | None:
+    """The bytes of `path` if it is a regular file (not a symlink, a FIFO, a
+    device) of at most `limit` bytes; None otherwise. Never blocks: the file is
+    opened non-blocking and checked on its descriptor before reading."""
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0)
     try:
-        data = path.read_bytes()
+        fd = os.open(path, flags)
     except OSError:
+        return None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_size > limit:
+            return None
+        chunks, total = [], 0
+        while True:
+            chunk = os.read(fd, min(1 << 20, limit + 1 - total))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            total += len(chunk)
+            if total > limit:  # grew while being read
+                return None
+        return b"".join(chunks)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def _read_entry(path: Path) -> bytes | None:
+    data = _read_bounded(path, MAX_ENTRY_BYTES)
+    if data is None:
         return None
     header, sep, payload = data.partition(b"\n")
     if not sep or not header.startswith(MAGIC):
@@ -144,13 +185,28 @@ def _write_atomic(directory: Path, name: str, data: bytes) -> None:
         pass  # a cache that cannot be written is only slower
 
 
+def _own_entries(directory: Path, suffix: str) -> list[Path]:
+    """The cache's own entries of a kind: `<64 hex digits><suffix>` regular files
+    (another program's `.vmfb` in the same folder is not one of them)."""
+    out = []
+    with os.scandir(directory) as it:
+        for e in it:
+            if ENTRY_NAME.fullmatch(e.name) and e.name.endswith(suffix) and \
+                    e.is_file(follow_symlinks=False):
+                out.append(Path(e.path))
+    return out
+
+
 def _prune(directory: Path) -> None:
-    try:
-        entries = sorted(directory.glob("*.vmfb"), key=lambda p: p.stat().st_mtime)
-        for p in entries[:-MAX_ENTRIES] if len(entries) > MAX_ENTRIES else []:
-            p.unlink(missing_ok=True)
-    except OSError:
-        pass
+    """Keep the `MAX_ENTRIES` most recently used modules (and as many
+    remembered failures); only the cache's own entries are ever deleted."""
+    for suffix in (".vmfb", ".fail"):
+        try:
+            entries = sorted(_own_entries(directory, suffix), key=lambda p: p.lstat().st_mtime)
+            for p in entries[:-MAX_ENTRIES] if len(entries) > MAX_ENTRIES else []:
+                p.unlink(missing_ok=True)
+        except OSError:
+            pass
 
 
 def cached_compile(text: str, flags: Sequence[str], compile_fn: Callable[[], bytes],
@@ -170,20 +226,18 @@ def cached_compile(text: str, flags: Sequence[str], compile_fn: Callable[[], byt
             except OSError:
                 pass
             return hit
-        fail = where / f"{key}.fail"
-        if fail.is_file():
+        remembered = _read_bounded(where / f"{key}.fail", MAX_FAIL_BYTES)
+        if remembered is not None:
             STATS.failures_remembered += 1
-            try:
-                message = fail.read_text(encoding="utf-8", errors="replace")[:2000]
-            except OSError:
-                message = "iree-compile failed (remembered)"
-            raise CachedCompileError(message)
+            message = remembered.decode("utf-8", errors="replace")[:2000]
+            raise CachedCompileError(message or "iree-compile failed (remembered)")
     STATS.compiles += 1
     try:
         vmfb = compile_fn()
     except CachedCompileError as e:
         if where is not None and e.remember:
-            _write_atomic(where, f"{key}.fail", str(e).encode())
+            _write_atomic(where, f"{key}.fail", str(e).encode()[:MAX_FAIL_BYTES])
+            _prune(where)
         raise
     if where is not None:
         digest = hashlib.sha256(vmfb).hexdigest().encode()
