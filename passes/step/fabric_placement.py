@@ -8,7 +8,10 @@ into the IR (`runtime.context`, the inserted `step.broadcast`s,
 instantiates its contexts and channels. The decisions:
 
 - one context per operator, in graph order (which fixes the HBM registration
-  order of loads and stores, reference spec §7);
+  order of loads and stores, reference spec §7), described by the params
+  class its op class's placement function returns (`PLACERS`, one function
+  per op class; the classes and the rest of the contract are in
+  `fabric_contract.py`, the simulator builds one context per params class);
 - a `step.zip` feeding a map/accum/scan is fused into it: no context, its
   inputs become the consumer's inputs (the artifact's binary operators peek
   both inputs themselves); a zip feeding anything else cannot be placed;
@@ -27,24 +30,24 @@ instantiates its contexts and channels. The decisions:
   configuration's base depth and the declared bytes of one element.
 
 A `Port` names the input or output of a context a channel binds to (`inp`,
-`ref`, `sel`, `inputs[i]`, `outs_list[i]`, ...). Nothing here imports the
-runtime (layers: utils < dialects < passes < lowering < runtime < tools); the
-hardware configuration is in `dialects/target/fabric.py` for that reason.
+`ref`, `sel`, `inputs[i]`, `outs_list[i]`, ...). This is an analysis of step
+graphs, so it lives with the step passes, below both of its users (layers:
+utils < dialects < passes < lowering < runtime < tools); it reads the target
+description `dialects/target/fabric.py` and imports nothing above.
 
 Example:
 
 ```python
 p = place(graph, get_preset("swiglu-hdl"))
-[(c.index, c.kind.name, c.name) for c in p.contexts]   # [(0, 'LOAD', 'x'), ...]
+[(c.index, type(c.params).__name__, c.name) for c in p.contexts]   # [(0, 'LoadParams', 'x'), ...]
 p.context_of[store_op]                                 # its runtime.context
 ```
 """
 
 from __future__ import annotations
 
-import enum
-from dataclasses import dataclass, field
-from typing import NamedTuple
+from collections.abc import Callable
+from typing import Any
 
 from xdsl.dialects.builtin import BoolAttr, IntegerAttr, ModuleOp, StringAttr, UnitAttr
 from xdsl.ir import Attribute, BlockArgument, Operation, Region, SSAValue
@@ -54,6 +57,14 @@ from steplus.dialects.step import ops as so
 from steplus.dialects.step.dims import to_expr
 from steplus.dialects.step.types import StreamType, TileType, TupleType
 from steplus.dialects.target.fabric import HardwareConfig
+from steplus.passes.step.fabric_contract import (
+    AccumParams, BroadcastParams, CacheReadAddrGenParams, ChannelSpec, ConsumeParams,
+    ContextParams, ContextSpec, EagerMergeParams, ExpandParams, ExpertAddrGenParams,
+    FilterLastTileParams, FlattenParams, JoinTilesParams, KernelSpec, LoadParams, MapParams,
+    MetadataGenParams, ParallelizeParams, PartitionParams, Placement, Port, PromoteParams,
+    RandomLoadParams, RandomStoreParams, ReassembleParams, RepeatParams, ReshapeParams,
+    RetileStreamifyParams, SelectGenParams, SplitTilesParams, StoreParams,
+)
 from steplus.passes.step.sim_estimate import SimulationError
 from steplus.utils.attrs import ints_of
 
@@ -67,103 +78,6 @@ class LoweringError(SimulationError):
     def __init__(self, msg: str, op: Operation | None = None):
         super().__init__(msg)
         self.op = op
-
-
-class Kind(enum.Enum):
-    """What a context does (one per kind of fabric context)."""
-
-    LOAD = enum.auto()
-    RANDOM_LOAD = enum.auto()
-    STORE = enum.auto()
-    RANDOM_STORE = enum.auto()
-    MAP = enum.auto()
-    ACCUM = enum.auto()  # also Scan (`scan` param)
-    SPLIT_TILES = enum.auto()
-    JOIN_TILES = enum.auto()
-    RETILE_STREAMIFY = enum.auto()
-    FLATTEN = enum.auto()
-    RESHAPE = enum.auto()
-    PROMOTE = enum.auto()
-    REPEAT = enum.auto()
-    EXPAND = enum.auto()
-    BROADCAST = enum.auto()
-    CONSUME = enum.auto()
-    PARTITION = enum.auto()
-    PARALLELIZE = enum.auto()
-    REASSEMBLE = enum.auto()
-    EAGER_MERGE = enum.auto()
-    SELECT_GEN = enum.auto()
-    METADATA_GEN = enum.auto()
-    EXPERT_ADDR_GEN = enum.auto()
-    CACHE_READ_ADDR_GEN = enum.auto()
-    FILTER_LAST_TILE = enum.auto()
-
-
-class Port(NamedTuple):
-    """A context's channel slot: the attribute `name`, or item `index` of that list."""
-
-    name: str
-    index: int | None = None
-
-
-@dataclass(frozen=True)
-class KernelSpec:
-    """A region as data: `calls[i] = (function, argument slots)` defines slot
-    `n_args + i`; `result` is the yielded slot; `acc_slot` the accumulator
-    argument of an accum/scan update."""
-
-    n_args: int
-    calls: tuple[tuple[str, tuple[int, ...]], ...]
-    result: int
-    acc_slot: int | None = None
-
-
-@dataclass
-class ContextSpec:
-    """One context of the placed network.
-
-    `params` holds the kind's parameters (keys per kind, as
-    `runtime/fabric/build.py` reads them); `onchip_bytes` is the declared
-    on-chip tile of §5.2 and `onchip_row_bytes` the bytes of one row of a
-    dynamic-rows tile (the largest number of rows seen counts)."""
-
-    index: int
-    name: str
-    kind: Kind
-    op: Operation | None  # None for an appended Broadcast
-    params: dict[str, object] = field(default_factory=dict)
-    inputs: list[SSAValue] = field(default_factory=list)
-    in_ports: list[Port] = field(default_factory=list)
-    out_ports: list[Port | None] = field(default_factory=list)  # per result; None: not produced
-    onchip_bytes: int | None = None
-    onchip_row_bytes: int | None = None
-
-
-@dataclass(frozen=True)
-class ChannelSpec:
-    """A FIFO from `src`'s port to `dst`'s port (context indices)."""
-
-    src: int
-    src_port: Port
-    dst: int
-    dst_port: Port
-    depth: int
-    elem_bytes: int
-
-
-@dataclass
-class Placement:
-    """A graph placed on the fabric (see module doc)."""
-
-    graph: GraphOp
-    depth: int
-    contexts: list[ContextSpec]
-    channels: list[ChannelSpec]
-    context_of: dict[Operation, int]
-    """The context index of every placed op (fused zips and the padding
-    consumes of reshapes have none)."""
-    broadcasts: list[tuple[SSAValue, int]]
-    """(stream, context index) of each appended Broadcast, in order."""
 
 
 # -- attributes and types -----------------------------------------------------
@@ -218,7 +132,7 @@ def tile_bytes(t: Attribute) -> int:
     return 0
 
 
-def _onchip(spec: ContextSpec, t: Attribute) -> None:
+def _onchip_tile(spec: ContextSpec, t: Attribute) -> None:
     """§5.2: the context holds one tile of the declared type; with dynamic rows
     (`?`, dynamic tiling) the largest number of rows it saw at run time."""
     el = _tile(t)
@@ -284,11 +198,14 @@ def _is_padding_consume(op: Operation) -> bool:
 _ONE = [Port("out")]
 
 
-# -- one operator -------------------------------------------------------------
+# -- one operator: the registry op class -> params ------------------------------
 
 class _Placer:
+    """What every placement function reads: the configuration and the naming counters."""
+
     def __init__(self, graph: GraphOp, config: HardwareConfig):
         self.graph, self.cfg = graph, config
+        self.req = config.hbm.request_bytes
         self.counts: dict[str, int] = {}
 
     def name(self, op: Operation) -> str:
@@ -300,164 +217,239 @@ class _Placer:
         self.counts[short] = k + 1
         return f"{short}{k}"
 
-    def spec(self, op: Operation, index: int) -> ContextSpec:  # noqa: C901 - one case per op
-        """The context of `op` (see module doc)."""
-        cfg = self.cfg
-        req = cfg.hbm.request_bytes
+    def spec(self, op: Operation, index: int) -> ContextSpec:
+        """The context of `op` (see module doc), from the placement function of its class."""
+        placer = PLACERS.get(type(op))
+        if placer is None:
+            raise LoweringError(f"the simulator does not support {op.name}", op)
+        params, inputs, in_ports, out_ports = placer(self, op)
+        s = ContextSpec(index, self.name(op), params, op, inputs, in_ports,
+                        _ONE if out_ports is None else out_ports)
+        _onchip(s, op)
+        return s
 
-        def ctx(kind: Kind, params: dict[str, object], inputs: list[SSAValue],
-                in_ports: list[Port], out_ports: list[Port | None] | None = None) -> ContextSpec:
-            return ContextSpec(index, self.name(op), kind, op, params, inputs, in_ports,
-                               _ONE if out_ports is None else out_ports)
 
-        if isinstance(op, so.LinearOffChipLoadOp):
-            t = _tile(op.output.type)
-            shape, in_shape = ints_of(op.tiled_out_shape), ints_of(op.tiled_in_shape)
-            stride = ints_of(op.stride)
-            ref = op.ref
-            if is_bound_ref(ref):
-                # A reference stream that is a graph argument only carries the
-                # load's symbolic outer extent (the frontend's `B`): once bound,
-                # the load walks those dims itself, an OffChipLoad.
-                outer = [int(d) for d in ref.type.dims]
-                inner = _prod(in_shape) if in_shape else 1
-                stride = [inner * _prod(outer[k + 1:]) for k in range(len(outer))] + stride
-                shape, in_shape, ref = outer + shape, outer + in_shape, None
-            params = dict(rows=t.rows.data, cols=t.cols.data, nb=t.bytes_per_scalar(),
-                          shape=shape, stride=stride, in_shape=in_shape, req_bytes=req)
-            if ref is None:
-                return ctx(Kind.LOAD, params, [], [])
-            return ctx(Kind.LOAD, params, [ref], [Port("ref")])
-        if isinstance(op, so.RandomOffChipLoadOp):
-            t = _tile(op.output.type)
-            params = dict(rows=t.rows.data, cols=t.cols.data, nb=t.bytes_per_scalar(),
-                          in_shape=ints_of(op.tiled_in_shape), req_bytes=req)
-            return ctx(Kind.RANDOM_LOAD, params, [op.raddr], [Port("addr")])
-        if isinstance(op, so.LinearOffChipStoreOp):
-            t = _tile(op.input.type)
-            # §5.1: a store counts its input's declared element type (the
-            # simulated tiles may be narrower: they inherit the loads' bytes).
-            s = ctx(Kind.STORE, dict(req_bytes=req, declared_nb=t.bytes_per_scalar()
-                                     if isinstance(t, TileType) else None),
-                    [op.input], [Port("inp")], [])
-            s.onchip_bytes = tile_bytes(op.input.type)
-            return s
-        if isinstance(op, so.RandomOffChipStoreOp):
-            depth = (_knob(op, "buffer_depth", 1, 1) if op.buffer_depth is None
-                     else op.buffer_depth.value.data)
-            return ctx(Kind.RANDOM_STORE, dict(buffer_depth=depth, req_bytes=req),
-                       [op.waddr, op.wdata], [Port("addr"), Port("data")])
-        if isinstance(op, so.FlatMapOp) and _fn_names(op.body) == ["zero", "split_tiles"]:
-            # step-hierarchical-tiling: logical tile -> physical tiles (result element)
-            el = _tile(op.output.type)
-            return ctx(Kind.SPLIT_TILES, dict(r=el.rows.data, c=el.cols.data,
-                                              rank=op.rank.value.data),
-                       [op.input], [Port("inp")])
-        if isinstance(op, so.AccumOp) and _fn_names(op.update) == ["join_tiles"]:
-            el = _tile(op.output.type)
-            s = ctx(Kind.JOIN_TILES, dict(rank=op.rank.value.data, rows=el.rows.data,
-                                          cols=el.cols.data), [op.input], [Port("inp")])
-            _onchip(s, op.output.type)
-            return s
-        if isinstance(op, (so.MapOp, so.AccumOp, so.ScanOp)):
-            ins = _unzip(op.input)
-            params: dict[str, object] = dict(
-                compute_bw=_knob(op, "compute_bw", cfg.compute_bw, 1),
-                pmu_bw=_knob(op, "pmu_bw", cfg.pmu_bw, 1),  # step-allocate-units' PMUs
-                write_back=_flag(op, "write_back_mu"))
-            ports = [Port("inputs", i) for i in range(len(ins))]
-            if isinstance(op, so.MapOp):
-                params["kernel"] = _kernel(op.body, False)
-                return ctx(Kind.MAP, params, ins, ports)
-            acc_t = _tile(op.output.type)
-            init_k = _kernel(op.init, False) if op.init.block.ops else None
-            params.update(
-                kernel=_kernel(op.update, True), rank=op.rank.value.data,
-                init_shape=(max(acc_t.rows.data, 0), max(acc_t.cols.data, 0)),
-                scan=isinstance(op, so.ScanOp),
-                # a non-zero initial value is computed by its region (functional mode)
-                init=init_k if init_k is not None and not any(
-                    f == "zero" for f, _ in init_k.calls) else None)
-            s = ctx(Kind.ACCUM, params, ins, ports)
-            _onchip(s, op.output.type)
-            return s
-        if isinstance(op, so.FlatMapOp):
-            if _fn_names(op.body) != ["retile_streamify"]:
-                raise LoweringError("the simulator supports step.flat_map with "
-                                    "\"retile_streamify\" only", op)
-            return ctx(Kind.RETILE_STREAMIFY, {}, [op.input], [Port("inp")])
-        if isinstance(op, so.FlattenOp):
-            return ctx(Kind.FLATTEN, dict(lo=op.min.value.data, hi=op.max.value.data),
-                       [op.input], [Port("inp")])
-        if isinstance(op, so.ReshapeOp):
-            t = _tile(op.input.type)
-            pad = (max(t.rows.data, 0), max(t.cols.data, 0)) if isinstance(t, TileType) else (1, 1)
-            nb = t.bytes_per_scalar() if isinstance(t, TileType) else 4
-            return ctx(Kind.RESHAPE, dict(split_dim=op.split_dim.value.data,
-                                          chunk=op.chunk_size.value.data,
-                                          add_outer_dim=_flag(op, "add_outer_dim"),
-                                          pad_shape=pad, nb=nb),
-                       [op.input], [Port("inp")], [Port("out"), None])
-        if isinstance(op, so.PromoteOp):
-            return ctx(Kind.PROMOTE, {}, [op.input], [Port("inp")])
-        if isinstance(op, so.RepeatOp):
-            s = ctx(Kind.REPEAT, dict(count=op.count.value.data), [op.input], [Port("inp")])
-            _onchip(s, op.input.type)
-            return s
-        if isinstance(op, so.ExpandOp):
-            s = ctx(Kind.EXPAND, dict(rank=op.rank.value.data), [op.input, op.ref],
-                    [Port("inp"), Port("ref")])
-            _onchip(s, op.input.type)
-            return s
-        if isinstance(op, so.BroadcastOp):
-            return ctx(Kind.BROADCAST, {}, [op.input], [Port("inp")],
-                       [Port("outs_list", i) for i in range(len(op.outputs))])
-        if isinstance(op, so.ConsumeOp):
-            return ctx(Kind.CONSUME, {}, [op.input], [Port("inp")], [])
-        if isinstance(op, (so.PartitionOp, so.ParallelizeOp)):
-            k = len(op.outputs)
-            outs: list[Port | None] = [Port("outs_list", i) for i in range(k)]
-            if isinstance(op, so.PartitionOp):
-                sw = _switch_cycles(op, k, 1)
-                rank = _rank(op.input) - _rank(op.sel)
-                return ctx(Kind.PARTITION, dict(rank=_knob(op, "rank", rank, 0, 64), switch=sw,
-                                                write_back=_flag(op, "write_back_mu"),
-                                                pmu_bw=cfg.pmu_bw, n_out=k),
-                           [op.input, op.sel], [Port("inp"), Port("sel")], outs)
-            sw = _switch_cycles(op, k, 0)
-            return ctx(Kind.PARALLELIZE, dict(rank=op.rank.value.data, switch=sw, n_out=k),
-                       [op.input], [Port("inp")], outs)
-        if isinstance(op, so.ReassembleOp):
-            k = len(op.data_inputs)
-            rank = _rank(op.data_inputs[0]) - 1
-            return ctx(Kind.REASSEMBLE, dict(rank=_knob(op, "rank", rank, 0, 64),
-                                             switch=_switch_cycles(op, k, 1),
-                                             write_back=_flag(op, "write_back_mu"),
-                                             pmu_bw=cfg.pmu_bw, n_in=k),
-                       list(op.inputs), [Port("ins_list", i) for i in range(k)] + [Port("sel")])
-        if isinstance(op, so.EagerMergeOp):
-            k = len(op.inputs)
-            return ctx(Kind.EAGER_MERGE, dict(rank=_knob(op, "rank", _rank(op.inputs[0]) - 1, 0, 64),
-                                              n_in=k),
-                       list(op.inputs), [Port("ins_list", i) for i in range(k)],
-                       [Port("out"), Port("sel_out")])
-        if isinstance(op, so.SelectGenOp):
-            k = op.choices.value.data
-            vals = ints_of(op.values)
-            rows = [tuple(j for j in range(k) if vals[r * k + j]) for r in range(len(vals) // k)]
-            dims = _static_dims(op.output.type) or (len(rows),)
-            return ctx(Kind.SELECT_GEN, dict(rows=rows, shape=dims), [], [])
-        if isinstance(op, so.MetadataGenOp):
-            return ctx(Kind.METADATA_GEN, dict(values=ints_of(op.values)), [], [])
-        if isinstance(op, so.ExpertAddrGenOp):
-            return ctx(Kind.EXPERT_ADDR_GEN, dict(tiles_per_expert=op.tiles_per_expert.value.data),
-                       [op.sel], [Port("inp")])
-        if isinstance(op, so.CacheReadAddrGenOp):
-            return ctx(Kind.CACHE_READ_ADDR_GEN, {}, [op.idx, op.seq_len],
-                       [Port("idx"), Port("seq")])
-        if isinstance(op, so.FilterLastTileOp):
-            return ctx(Kind.FILTER_LAST_TILE, {}, [op.seq_len], [Port("inp")])
-        raise LoweringError(f"the simulator does not support {op.name}", op)
+_Placed = tuple[ContextParams, list[SSAValue], list[Port], "list[Port | None] | None"]
+"""(params, inputs, their ports, the ports of the results (None: one `out`))."""
+_PlaceFn = Callable[[_Placer, Any], _Placed]
+
+PLACERS: dict[type[Operation], _PlaceFn] = {}
+"""Op class -> its placement function: the one table of what the fabric simulates."""
+
+
+def _places(*classes: type[Operation]) -> Callable[[_PlaceFn], _PlaceFn]:
+    def register(fn: _PlaceFn) -> _PlaceFn:
+        for c in classes:
+            assert c not in PLACERS, f"{c.name} placed twice"
+            PLACERS[c] = fn
+        return fn
+    return register
+
+
+def _onchip(s: ContextSpec, op: Operation) -> None:
+    """§5.2: the on-chip tile a context holds (stores, accumulators, repeats, expands)."""
+    if isinstance(op, so.LinearOffChipStoreOp):
+        s.onchip_bytes = tile_bytes(op.input.type)
+    elif isinstance(op, (so.AccumOp, so.ScanOp)):  # an accumulator, or join_tiles' tile
+        _onchip_tile(s, op.output.type)
+    elif isinstance(op, (so.RepeatOp, so.ExpandOp)):
+        _onchip_tile(s, op.input.type)
+
+
+@_places(so.LinearOffChipLoadOp)
+def _load(pl: _Placer, op: so.LinearOffChipLoadOp) -> _Placed:
+    t = _tile(op.output.type)
+    shape, in_shape = ints_of(op.tiled_out_shape), ints_of(op.tiled_in_shape)
+    stride = ints_of(op.stride)
+    ref = op.ref
+    if is_bound_ref(ref):
+        # A reference stream that is a graph argument only carries the
+        # load's symbolic outer extent (the frontend's `B`): once bound,
+        # the load walks those dims itself, an OffChipLoad.
+        outer = [int(d) for d in ref.type.dims]
+        inner = _prod(in_shape) if in_shape else 1
+        stride = [inner * _prod(outer[k + 1:]) for k in range(len(outer))] + stride
+        shape, in_shape, ref = outer + shape, outer + in_shape, None
+    params = LoadParams(rows=t.rows.data, cols=t.cols.data, nb=t.bytes_per_scalar(),
+                        shape=shape, stride=stride, in_shape=in_shape, req_bytes=pl.req)
+    if ref is None:
+        return params, [], [], None
+    return params, [ref], [Port("ref")], None
+
+
+@_places(so.RandomOffChipLoadOp)
+def _random_load(pl: _Placer, op: so.RandomOffChipLoadOp) -> _Placed:
+    t = _tile(op.output.type)
+    return (RandomLoadParams(rows=t.rows.data, cols=t.cols.data, nb=t.bytes_per_scalar(),
+                             in_shape=ints_of(op.tiled_in_shape), req_bytes=pl.req),
+            [op.raddr], [Port("addr")], None)
+
+
+@_places(so.LinearOffChipStoreOp)
+def _store(pl: _Placer, op: so.LinearOffChipStoreOp) -> _Placed:
+    t = _tile(op.input.type)
+    # §5.1: a store counts its input's declared element type (the
+    # simulated tiles may be narrower: they inherit the loads' bytes).
+    nb = t.bytes_per_scalar() if isinstance(t, TileType) else None
+    return StoreParams(req_bytes=pl.req, declared_nb=nb), [op.input], [Port("inp")], []
+
+
+@_places(so.RandomOffChipStoreOp)
+def _random_store(pl: _Placer, op: so.RandomOffChipStoreOp) -> _Placed:
+    depth = (_knob(op, "buffer_depth", 1, 1) if op.buffer_depth is None
+             else op.buffer_depth.value.data)
+    return (RandomStoreParams(buffer_depth=depth, req_bytes=pl.req),
+            [op.waddr, op.wdata], [Port("addr"), Port("data")], None)
+
+
+@_places(so.FlatMapOp)
+def _flat_map(pl: _Placer, op: so.FlatMapOp) -> _Placed:
+    fns = _fn_names(op.body)
+    if fns == ["zero", "split_tiles"]:
+        # step-hierarchical-tiling: logical tile -> physical tiles (result element)
+        el = _tile(op.output.type)
+        params: ContextParams = SplitTilesParams(r=el.rows.data, c=el.cols.data,
+                                                 rank=op.rank.value.data)
+    elif fns == ["retile_streamify"]:
+        params = RetileStreamifyParams()
+    else:
+        raise LoweringError("the simulator supports step.flat_map with "
+                            "\"retile_streamify\" only", op)
+    return params, [op.input], [Port("inp")], None
+
+
+@_places(so.MapOp, so.AccumOp, so.ScanOp)
+def _compute(pl: _Placer, op: so.MapOp | so.AccumOp | so.ScanOp) -> _Placed:
+    if isinstance(op, so.AccumOp) and _fn_names(op.update) == ["join_tiles"]:
+        el = _tile(op.output.type)
+        return (JoinTilesParams(rank=op.rank.value.data, rows=el.rows.data, cols=el.cols.data),
+                [op.input], [Port("inp")], None)
+    ins = _unzip(op.input)
+    ports = [Port("inputs", i) for i in range(len(ins))]
+    compute_bw = _knob(op, "compute_bw", pl.cfg.compute_bw, 1)
+    pmu_bw = _knob(op, "pmu_bw", pl.cfg.pmu_bw, 1)  # step-allocate-units' PMUs
+    write_back = _flag(op, "write_back_mu")
+    if isinstance(op, so.MapOp):
+        return (MapParams(kernel=_kernel(op.body, False), compute_bw=compute_bw, pmu_bw=pmu_bw,
+                          write_back=write_back), ins, ports, None)
+    acc_t = _tile(op.output.type)
+    init_k = _kernel(op.init, False) if op.init.block.ops else None
+    params = AccumParams(
+        kernel=_kernel(op.update, True), rank=op.rank.value.data,
+        init_shape=(max(acc_t.rows.data, 0), max(acc_t.cols.data, 0)),
+        compute_bw=compute_bw, pmu_bw=pmu_bw, write_back=write_back,
+        scan=isinstance(op, so.ScanOp),
+        # a non-zero initial value is computed by its region (functional mode)
+        init=init_k if init_k is not None and not any(
+            f == "zero" for f, _ in init_k.calls) else None)
+    return params, ins, ports, None
+
+
+@_places(so.FlattenOp)
+def _flatten(pl: _Placer, op: so.FlattenOp) -> _Placed:
+    return (FlattenParams(lo=op.min.value.data, hi=op.max.value.data),
+            [op.input], [Port("inp")], None)
+
+
+@_places(so.ReshapeOp)
+def _reshape(pl: _Placer, op: so.ReshapeOp) -> _Placed:
+    t = _tile(op.input.type)
+    pad = (max(t.rows.data, 0), max(t.cols.data, 0)) if isinstance(t, TileType) else (1, 1)
+    nb = t.bytes_per_scalar() if isinstance(t, TileType) else 4
+    return (ReshapeParams(split_dim=op.split_dim.value.data, chunk=op.chunk_size.value.data,
+                          add_outer_dim=_flag(op, "add_outer_dim"), pad_shape=pad, nb=nb),
+            [op.input], [Port("inp")], [Port("out"), None])
+
+
+@_places(so.PromoteOp)
+def _promote(pl: _Placer, op: so.PromoteOp) -> _Placed:
+    return PromoteParams(), [op.input], [Port("inp")], None
+
+
+@_places(so.RepeatOp)
+def _repeat(pl: _Placer, op: so.RepeatOp) -> _Placed:
+    return RepeatParams(count=op.count.value.data), [op.input], [Port("inp")], None
+
+
+@_places(so.ExpandOp)
+def _expand(pl: _Placer, op: so.ExpandOp) -> _Placed:
+    return (ExpandParams(rank=op.rank.value.data), [op.input, op.ref],
+            [Port("inp"), Port("ref")], None)
+
+
+@_places(so.BroadcastOp)
+def _broadcast(pl: _Placer, op: so.BroadcastOp) -> _Placed:
+    return (BroadcastParams(), [op.input], [Port("inp")],
+            [Port("outs_list", i) for i in range(len(op.outputs))])
+
+
+@_places(so.ConsumeOp)
+def _consume(pl: _Placer, op: so.ConsumeOp) -> _Placed:
+    return ConsumeParams(), [op.input], [Port("inp")], []
+
+
+@_places(so.PartitionOp)
+def _partition(pl: _Placer, op: so.PartitionOp) -> _Placed:
+    k = len(op.outputs)
+    rank = _rank(op.input) - _rank(op.sel)
+    return (PartitionParams(rank=_knob(op, "rank", rank, 0, 64), switch=_switch_cycles(op, k, 1),
+                            write_back=_flag(op, "write_back_mu"), pmu_bw=pl.cfg.pmu_bw, n_out=k),
+            [op.input, op.sel], [Port("inp"), Port("sel")],
+            [Port("outs_list", i) for i in range(k)])
+
+
+@_places(so.ParallelizeOp)
+def _parallelize(pl: _Placer, op: so.ParallelizeOp) -> _Placed:
+    k = len(op.outputs)
+    return (ParallelizeParams(rank=op.rank.value.data, switch=_switch_cycles(op, k, 0), n_out=k),
+            [op.input], [Port("inp")], [Port("outs_list", i) for i in range(k)])
+
+
+@_places(so.ReassembleOp)
+def _reassemble(pl: _Placer, op: so.ReassembleOp) -> _Placed:
+    k = len(op.data_inputs)
+    rank = _rank(op.data_inputs[0]) - 1
+    return (ReassembleParams(rank=_knob(op, "rank", rank, 0, 64), switch=_switch_cycles(op, k, 1),
+                             write_back=_flag(op, "write_back_mu"), pmu_bw=pl.cfg.pmu_bw, n_in=k),
+            list(op.inputs), [Port("ins_list", i) for i in range(k)] + [Port("sel")], None)
+
+
+@_places(so.EagerMergeOp)
+def _eager_merge(pl: _Placer, op: so.EagerMergeOp) -> _Placed:
+    k = len(op.inputs)
+    return (EagerMergeParams(rank=_knob(op, "rank", _rank(op.inputs[0]) - 1, 0, 64), n_in=k),
+            list(op.inputs), [Port("ins_list", i) for i in range(k)],
+            [Port("out"), Port("sel_out")])
+
+
+@_places(so.SelectGenOp)
+def _select_gen(pl: _Placer, op: so.SelectGenOp) -> _Placed:
+    k = op.choices.value.data
+    vals = ints_of(op.values)
+    rows = [tuple(j for j in range(k) if vals[r * k + j]) for r in range(len(vals) // k)]
+    dims = _static_dims(op.output.type) or (len(rows),)
+    return SelectGenParams(rows=rows, shape=dims), [], [], None
+
+
+@_places(so.MetadataGenOp)
+def _metadata_gen(pl: _Placer, op: so.MetadataGenOp) -> _Placed:
+    return MetadataGenParams(values=ints_of(op.values)), [], [], None
+
+
+@_places(so.ExpertAddrGenOp)
+def _expert_addr_gen(pl: _Placer, op: so.ExpertAddrGenOp) -> _Placed:
+    return (ExpertAddrGenParams(tiles_per_expert=op.tiles_per_expert.value.data),
+            [op.sel], [Port("inp")], None)
+
+
+@_places(so.CacheReadAddrGenOp)
+def _cache_read_addr_gen(pl: _Placer, op: so.CacheReadAddrGenOp) -> _Placed:
+    return CacheReadAddrGenParams(), [op.idx, op.seq_len], [Port("idx"), Port("seq")], None
+
+
+@_places(so.FilterLastTileOp)
+def _filter_last_tile(pl: _Placer, op: so.FilterLastTileOp) -> _Placed:
+    return FilterLastTileParams(), [op.seq_len], [Port("inp")], None
 
 
 def _prod(xs: list[int]) -> int:
@@ -510,8 +502,8 @@ def place(graph: GraphOp, config: HardwareConfig, depth: int | None = None) -> P
                 continue
             nbytes = tile_bytes(res.type)
             if len(users) > 1:  # §7: a Broadcast appended at the end of the node order
-                b = ContextSpec(len(contexts), f"{spec.name}.bcast{j}", Kind.BROADCAST, None,
-                                {}, [res], [Port("inp")],
+                b = ContextSpec(len(contexts), f"{spec.name}.bcast{j}", BroadcastParams(), None,
+                                [res], [Port("inp")],
                                 [Port("outs_list", i) for i in range(len(users))])
                 contexts.append(b)
                 broadcasts.append((res, b.index))

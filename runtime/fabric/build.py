@@ -22,15 +22,22 @@ m.cycles, m.offchip_traffic
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 
 from steplus.dialects.step import GraphOp
 from steplus.dialects.target.fabric import HardwareConfig, get_preset
-from steplus.passes.step.fabric_placement import (
-    ContextSpec, KernelSpec, Kind, LoweringError, Placement, Port, find_graph, place,
+from steplus.passes.step.fabric_contract import (
+    AccumParams, BroadcastParams, CacheReadAddrGenParams, ConsumeParams, ContextParams,
+    ContextSpec, EagerMergeParams, ExpandParams, ExpertAddrGenParams, FilterLastTileParams,
+    FlattenParams, JoinTilesParams, KernelSpec, LoadParams, MapParams, MetadataGenParams,
+    ParallelizeParams, PartitionParams, Placement, Port, PromoteParams, RandomLoadParams,
+    RandomStoreParams, ReassembleParams, RepeatParams, ReshapeParams, RetileStreamifyParams,
+    SelectGenParams, SplitTilesParams, StoreParams,
 )
+from steplus.passes.step.fabric_placement import LoweringError, find_graph, place
 from steplus.passes.step.sim_estimate import (
     check_simulation_size, check_tensor_bytes, check_tile_bytes, largest_tile_bytes,
     unbound_symbols,
@@ -77,73 +84,12 @@ class _Builder:
         self.tensors[name] = t
         return t
 
-    def context(self, s: ContextSpec) -> Context:  # noqa: C901 - one case per kind
-        p, n, K = s.params, s.name, s.kind
-        if K is Kind.LOAD:
-            ctx: Context = om.LoadCtx(n, p["rows"], p["cols"], p["nb"], p["shape"], p["stride"],
-                                      p["in_shape"],
-                                      self.tensor(n, p["rows"], p["cols"], p["in_shape"]),
-                                      p["req_bytes"])
-        elif K is Kind.RANDOM_LOAD:
-            ctx = om.RandomLoadCtx(n, p["rows"], p["cols"], p["nb"],
-                                   self.tensor(n, p["rows"], p["cols"], p["in_shape"]),
-                                   p["in_shape"], p["req_bytes"])
-        elif K is Kind.STORE:
-            ctx = om.StoreCtx(n, p["req_bytes"], p["declared_nb"])
-        elif K is Kind.RANDOM_STORE:
-            ctx = om.RandomStoreCtx(n, p["buffer_depth"], p["req_bytes"])
-        elif K is Kind.MAP:
-            ctx = oc.MapCtx(n, _kernel(p["kernel"]), p["compute_bw"], p["pmu_bw"],
-                            p["write_back"], self.functional)
-        elif K is Kind.ACCUM:
-            init = None
-            if p["init"] is not None:
-                ik = _kernel(p["init"])
-                init = lambda k=ik: k.run([])  # noqa: E731
-            ctx = oc.AccumCtx(n, _kernel(p["kernel"]), p["rank"], p["init_shape"],
-                              p["compute_bw"], p["pmu_bw"], p["write_back"], self.functional,
-                              scan=p["scan"], init=init)
-        elif K is Kind.SPLIT_TILES:
-            ctx = oc.SplitTilesCtx(n, p["r"], p["c"], p["rank"])
-        elif K is Kind.JOIN_TILES:
-            ctx = oc.JoinTilesCtx(n, p["rank"], p["rows"], p["cols"], self.functional)
-        elif K is Kind.RETILE_STREAMIFY:
-            ctx = oc.RetileStreamifyCtx(n)
-        elif K is Kind.FLATTEN:
-            ctx = osh.FlattenCtx(n, p["lo"], p["hi"])
-        elif K is Kind.RESHAPE:
-            ctx = osh.ReshapeCtx(n, p["split_dim"], p["chunk"], p["add_outer_dim"],
-                                 p["pad_shape"], p["nb"])
-        elif K is Kind.PROMOTE:
-            ctx = osh.PromoteCtx(n)
-        elif K is Kind.REPEAT:
-            ctx = osh.RepeatCtx(n, p["count"])
-        elif K is Kind.EXPAND:
-            ctx = osh.ExpandCtx(n, p["rank"])
-        elif K is Kind.BROADCAST:
-            ctx = orr.BroadcastCtx(n)
-        elif K is Kind.CONSUME:
-            ctx = orr.ConsumeCtx(n)
-        elif K is Kind.PARTITION:
-            ctx = orr.PartitionCtx(n, p["rank"], p["switch"], p["write_back"], p["pmu_bw"])
-        elif K is Kind.PARALLELIZE:
-            ctx = orr.ParallelizeCtx(n, p["rank"], p["switch"])
-        elif K is Kind.REASSEMBLE:
-            ctx = orr.ReassembleCtx(n, p["rank"], p["switch"], p["write_back"], p["pmu_bw"])
-        elif K is Kind.EAGER_MERGE:
-            ctx = orr.EagerMergeCtx(n, p["rank"])
-        elif K is Kind.SELECT_GEN:
-            ctx = og.SelectGenCtx(n, p["rows"], p["shape"])
-        elif K is Kind.METADATA_GEN:
-            ctx = og.MetadataGenCtx(n, p["values"])
-        elif K is Kind.EXPERT_ADDR_GEN:
-            ctx = og.ExpertAddrGenCtx(n, p["tiles_per_expert"])
-        elif K is Kind.CACHE_READ_ADDR_GEN:
-            ctx = og.CacheReadAddrGenCtx(n)
-        elif K is Kind.FILTER_LAST_TILE:
-            ctx = og.FilterLastTileCtx(n)
-        else:  # pragma: no cover - every Kind is handled above
-            raise LoweringError(f"no fabric context for {K.name}", s.op)
+    def context(self, s: ContextSpec) -> Context:
+        """The simulator context of `s`, from the constructor of its params class."""
+        make = CONTEXTS.get(type(s.params))
+        if make is None:  # every params class has one (test_fabric_placement checks)
+            raise LoweringError(f"no fabric context for {type(s.params).__name__}", s.op)
+        ctx = make(self, s.name, s.params)
         if s.onchip_bytes is not None:
             ctx.onchip_bytes = s.onchip_bytes
         if s.onchip_row_bytes is not None:
@@ -156,6 +102,154 @@ class _Builder:
         for name, size in sizes.items():
             setattr(ctx, name, [None] * size)
         return ctx
+
+
+# -- the registry params class -> simulator context ------------------------------
+
+_Make = Callable[[_Builder, str, Any], Context]
+
+CONTEXTS: dict[type[ContextParams], _Make] = {}
+"""Params class (`passes/step/fabric_contract.py`) -> the constructor of its context."""
+
+
+def _builds(cls: type[ContextParams]) -> Callable[[_Make], _Make]:
+    def register(fn: _Make) -> _Make:
+        assert cls not in CONTEXTS, f"{cls.__name__} built twice"
+        CONTEXTS[cls] = fn
+        return fn
+    return register
+
+
+@_builds(LoadParams)
+def _load(b: _Builder, n: str, p: LoadParams) -> Context:
+    return om.LoadCtx(n, p.rows, p.cols, p.nb, p.shape, p.stride, p.in_shape,
+                      b.tensor(n, p.rows, p.cols, p.in_shape), p.req_bytes)
+
+
+@_builds(RandomLoadParams)
+def _random_load(b: _Builder, n: str, p: RandomLoadParams) -> Context:
+    return om.RandomLoadCtx(n, p.rows, p.cols, p.nb, b.tensor(n, p.rows, p.cols, p.in_shape),
+                            p.in_shape, p.req_bytes)
+
+
+@_builds(StoreParams)
+def _store(b: _Builder, n: str, p: StoreParams) -> Context:
+    return om.StoreCtx(n, p.req_bytes, p.declared_nb)
+
+
+@_builds(RandomStoreParams)
+def _random_store(b: _Builder, n: str, p: RandomStoreParams) -> Context:
+    return om.RandomStoreCtx(n, p.buffer_depth, p.req_bytes)
+
+
+@_builds(MapParams)
+def _map(b: _Builder, n: str, p: MapParams) -> Context:
+    return oc.MapCtx(n, _kernel(p.kernel), p.compute_bw, p.pmu_bw, p.write_back, b.functional)
+
+
+@_builds(AccumParams)
+def _accum(b: _Builder, n: str, p: AccumParams) -> Context:
+    init = None
+    if p.init is not None:
+        ik = _kernel(p.init)
+        init = lambda k=ik: k.run([])  # noqa: E731
+    return oc.AccumCtx(n, _kernel(p.kernel), p.rank, p.init_shape, p.compute_bw, p.pmu_bw,
+                       p.write_back, b.functional, scan=p.scan, init=init)
+
+
+@_builds(SplitTilesParams)
+def _split_tiles(b: _Builder, n: str, p: SplitTilesParams) -> Context:
+    return oc.SplitTilesCtx(n, p.r, p.c, p.rank)
+
+
+@_builds(JoinTilesParams)
+def _join_tiles(b: _Builder, n: str, p: JoinTilesParams) -> Context:
+    return oc.JoinTilesCtx(n, p.rank, p.rows, p.cols, b.functional)
+
+
+@_builds(RetileStreamifyParams)
+def _retile_streamify(b: _Builder, n: str, p: RetileStreamifyParams) -> Context:
+    return oc.RetileStreamifyCtx(n)
+
+
+@_builds(FlattenParams)
+def _flatten(b: _Builder, n: str, p: FlattenParams) -> Context:
+    return osh.FlattenCtx(n, p.lo, p.hi)
+
+
+@_builds(ReshapeParams)
+def _reshape(b: _Builder, n: str, p: ReshapeParams) -> Context:
+    return osh.ReshapeCtx(n, p.split_dim, p.chunk, p.add_outer_dim, p.pad_shape, p.nb)
+
+
+@_builds(PromoteParams)
+def _promote(b: _Builder, n: str, p: PromoteParams) -> Context:
+    return osh.PromoteCtx(n)
+
+
+@_builds(RepeatParams)
+def _repeat(b: _Builder, n: str, p: RepeatParams) -> Context:
+    return osh.RepeatCtx(n, p.count)
+
+
+@_builds(ExpandParams)
+def _expand(b: _Builder, n: str, p: ExpandParams) -> Context:
+    return osh.ExpandCtx(n, p.rank)
+
+
+@_builds(BroadcastParams)
+def _broadcast(b: _Builder, n: str, p: BroadcastParams) -> Context:
+    return orr.BroadcastCtx(n)
+
+
+@_builds(ConsumeParams)
+def _consume(b: _Builder, n: str, p: ConsumeParams) -> Context:
+    return orr.ConsumeCtx(n)
+
+
+@_builds(PartitionParams)
+def _partition(b: _Builder, n: str, p: PartitionParams) -> Context:
+    return orr.PartitionCtx(n, p.rank, p.switch, p.write_back, p.pmu_bw)
+
+
+@_builds(ParallelizeParams)
+def _parallelize(b: _Builder, n: str, p: ParallelizeParams) -> Context:
+    return orr.ParallelizeCtx(n, p.rank, p.switch)
+
+
+@_builds(ReassembleParams)
+def _reassemble(b: _Builder, n: str, p: ReassembleParams) -> Context:
+    return orr.ReassembleCtx(n, p.rank, p.switch, p.write_back, p.pmu_bw)
+
+
+@_builds(EagerMergeParams)
+def _eager_merge(b: _Builder, n: str, p: EagerMergeParams) -> Context:
+    return orr.EagerMergeCtx(n, p.rank)
+
+
+@_builds(SelectGenParams)
+def _select_gen(b: _Builder, n: str, p: SelectGenParams) -> Context:
+    return og.SelectGenCtx(n, p.rows, p.shape)
+
+
+@_builds(MetadataGenParams)
+def _metadata_gen(b: _Builder, n: str, p: MetadataGenParams) -> Context:
+    return og.MetadataGenCtx(n, p.values)
+
+
+@_builds(ExpertAddrGenParams)
+def _expert_addr_gen(b: _Builder, n: str, p: ExpertAddrGenParams) -> Context:
+    return og.ExpertAddrGenCtx(n, p.tiles_per_expert)
+
+
+@_builds(CacheReadAddrGenParams)
+def _cache_read_addr_gen(b: _Builder, n: str, p: CacheReadAddrGenParams) -> Context:
+    return og.CacheReadAddrGenCtx(n)
+
+
+@_builds(FilterLastTileParams)
+def _filter_last_tile(b: _Builder, n: str, p: FilterLastTileParams) -> Context:
+    return og.FilterLastTileCtx(n)
 
 
 def _bind(ctx: Context, port: Port, ch: Channel) -> None:

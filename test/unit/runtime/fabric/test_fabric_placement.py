@@ -10,9 +10,12 @@ from steplus.dialects.step import GraphOp
 from steplus.dialects.step.builder import Graph
 from steplus.dialects.step.ops import ConsumeOp, LinearOffChipStoreOp
 from steplus.dialects.target.fabric import STEP_EVAL, get_preset
-from steplus.passes.step.fabric_placement import Kind, Port, place
+from steplus.passes.step.fabric_contract import (
+    BroadcastParams, ConsumeParams, LoadParams, Port, params_classes,
+)
+from steplus.passes.step.fabric_placement import PLACERS, place
 from steplus.lowering.step_to_runtime import ConvertStepToRuntimePass
-from steplus.runtime.fabric.build import build_program
+from steplus.runtime.fabric.build import CONTEXTS, build_program
 from swiglu_graphs import swiglu_graph
 
 
@@ -75,9 +78,9 @@ def test_fanout_placement_as_data():
     g.block.add_op(ConsumeOp.create(operands=[x.value]))  # a second consumer (unverified IR)
     graph = g.op
     p = place(graph, STEP_EVAL)
-    assert [(c.index, c.kind, c.name) for c in p.contexts] == [
-        (0, Kind.LOAD, "linear_offchip_load0"), (1, Kind.CONSUME, "consume0"),
-        (2, Kind.CONSUME, "consume1"), (3, Kind.BROADCAST, "linear_offchip_load0.bcast0")]
+    assert [(c.index, type(c.params), c.name) for c in p.contexts] == [
+        (0, LoadParams, "linear_offchip_load0"), (1, ConsumeParams, "consume0"),
+        (2, ConsumeParams, "consume1"), (3, BroadcastParams, "linear_offchip_load0.bcast0")]
     assert p.broadcasts == [(x.value, 3)]
     # load -> broadcast -> each consumer; a 4x4 f32 tile is 64 bytes; base depth 2 (§1.3)
     assert [(c.src, c.src_port, c.dst, c.dst_port, c.depth, c.elem_bytes) for c in p.channels] == [
@@ -85,3 +88,22 @@ def test_fanout_placement_as_data():
         (3, Port("outs_list", 0), 1, Port("inp"), 2, 64),
         (3, Port("outs_list", 1), 2, Port("inp"), 2, 64)]
     assert place(graph, STEP_EVAL, depth=5).channels[0].depth == 5
+
+
+def test_every_params_class_has_one_simulator_context():
+    """The typed contract: op class -> params class (placement) -> context (runtime).
+    Every params class is built by the runtime, and nothing else is."""
+    assert set(CONTEXTS) == set(params_classes())
+    assert len(params_classes()) == 25  # the fabric's context kinds (runtime/fabric/contexts)
+
+
+def test_every_placed_op_class_is_a_step_op():
+    from steplus.dialects.step import Step
+
+    step_ops = set(Step.operations)
+    assert set(PLACERS) <= step_ops
+    # what the simulator does not place: the graph and its region ops, zips (fused
+    # into their consumer), and the ops of function regions
+    unplaced = {o.name for o in step_ops - set(PLACERS)}
+    assert unplaced == {"step.graph", "step.zip", "step.apply", "step.yield",
+                        "step.bufferize", "step.streamify"}, unplaced
