@@ -28,6 +28,7 @@ is op for op `examples/workloads/graphs.py`'s `swiglu(tm, tn)`.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -131,7 +132,7 @@ def _fit(op, what: str, dim_name: str, dim: int, size: int, option: str) -> int:
 
 
 def _prod(xs) -> int:
-    return int(np.prod(xs)) if len(xs) else 1
+    return math.prod(int(x) for x in xs)  # exact: np.prod wraps at 2**63 (negative sizes)
 
 
 class _Planner:
@@ -502,7 +503,8 @@ def emit_graph(fn: Function, opts: EmitOptions) -> Lowered:
     try:
         addresses = layout(sizes, opts.memory)
     except ValueError as e:
-        raise OpDiagnosticError(fn.op, f"{e} (option memory)") from None
+        where = " (option memory)" if str(e).startswith("memory:") else ""
+        raise OpDiagnosticError(fn.op, f"{e}{where}") from None
     em = _Emitter(fn, plan, addresses)
     layouts = em.run()
     return Lowered(em.g, addresses, layouts, [r.tensor for r in fn.results], em.loads)

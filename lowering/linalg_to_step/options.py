@@ -109,6 +109,9 @@ def layout(sizes: dict[str, int], memory: dict[str, int]) -> dict[str, int]:
         if name.startswith("result") and not any(k.startswith("result") for k in out):
             nxt = max(RESULT_BASE, _align(nxt, RESULT_BASE))
         base = memory.get(name, _align(nxt, align))
+        if base + size > MAX_ADDR:
+            raise ValueError(f"{name} needs {size} bytes at address {base}, past the end of "
+                             f"the address space (2^62 bytes)")
         out[name] = base
         nxt = max(nxt, base + size)
     spans = sorted((b, b + sizes[n], n) for n, b in out.items())
