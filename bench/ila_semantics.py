@@ -1,7 +1,7 @@
 """Time step-run's numpy evaluation of D2A's six applications through the op-semantics table.
 
 For each committed model under examples/isel/models/, `run_function(..., backend="reference")`
-(every op through `passes/isel/semantics`, accelerator functions as their float32 references)
+(every op through `dialects/semantics`, accelerator functions as their float32 references)
 on one random input, best of `--repeat` runs; prints seconds per model.  The figures compare
 implementations on the same machine only (run it against an older checkout with PYTHONPATH).
 

@@ -6,7 +6,7 @@
 `PoolingOperation` bases (same custom syntax as upstream MLIR: attributes in front,
 `ins(...)`, `outs(...)`, `-> type`).  step-opt registers them into the `linalg`
 dialect next to xDSL's `linalg.matmul`, `linalg.conv_2d_nchw_fchw`, ...; step-run
-gives each its meaning (`passes/isel/semantics/`, numeric and symbolic).  `linalg.generic` is xDSL's with
+gives each its meaning (`dialects/semantics/`, numeric and symbolic).  `linalg.generic` is xDSL's with
 one parsing fix: a generic with several results writes them as `-> (tensor<..>, tensor<..>)`
 (torch-mlir's max-with-index reductions), which xDSL 0.74 rejects.
 

@@ -4,7 +4,7 @@
 operand, as in upstream MLIR's TOSA), `tosa.sigmoid`, `tosa.tanh`, `tosa.exp` and `tosa.rsqrt`, a
 `tosa.const` that also takes `dense_resource` values, and the ops torch-mlir's TOSA output
 contains beyond xDSL's (`transpose`, `slice`, `conv2d`, `depthwise_conv2d`, `pow`, `negate`,
-`erf`, ... in their generic custom form; their meaning, numeric and symbolic, is in `passes/isel/semantics/`).
+`erf`, `intdiv`, ... in their generic custom form; their meaning, numeric and symbolic, is in `dialects/semantics/`).
 Tensor-level inputs to `isel` use them next to xDSL's own
 `tosa.add`, `tosa.max_pool2d`, `tosa.clamp`, ... and `linalg` named ops.
 
@@ -292,6 +292,11 @@ _GENERIC = {
     "tosa.select": ("Elementwise `cond ? a : b`.", ""),
     "tosa.cast": ("Element type conversion (float to integer rounds to nearest).", ""),
     "tosa.identity": ("The operand unchanged.", ""),
+    "tosa.intdiv": ("Elementwise integer division truncating toward zero (`-7 / 2 = -3`; division by zero is "
+                    "an error).", ""),
+    "tosa.logical_and": ("Elementwise logical and of i1 tensors.", ""),
+    "tosa.floor": ("Elementwise floor.", ""),
+    "tosa.ceil": ("Elementwise ceiling.", ""),
     "tosa.matmul": ("Batched matrix product `[N,H,C] x [N,C,W]` with zero points (xDSL's verifier wrongly "
                     "demands N = 1; torch-mlir writes multi-head attention with N = heads).", ""),
 }

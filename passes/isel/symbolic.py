@@ -9,7 +9,7 @@ every target).  In `bv` mode scalars are 32-bit bit-vectors with native
 wrap-around arithmetic (VTA's int32 accumulation).
 
 `SymbolicDomain(ctx)` is the value domain of the op-semantics table
-(`passes/isel/semantics`) that isel-verify evaluates programs in: where an
+(`dialects/semantics`) that isel-verify evaluates programs in: where an
 operand is symbolic, its primitives build terms (other operations, e.g. index
 arithmetic in a `linalg.generic` body, stay concrete numpy).  `accel_spec` is
 the abstract meaning of each accelerator function.
@@ -26,8 +26,8 @@ from typing import Any
 import numpy as np
 import z3
 
-from steplus.passes.isel.semantics.domain import NumpyDomain
-from steplus.passes.isel.semantics.registry import SemanticsError
+from steplus.dialects.semantics.domain import NumpyDomain
+from steplus.dialects.semantics.registry import SemanticsError
 from steplus.utils.layouts import im2col_nchw
 
 # a z3 expression (z3's type stubs do not type its arithmetic operators)

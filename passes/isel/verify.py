@@ -58,7 +58,7 @@ from xdsl.passes import ModulePass
 from steplus.utils.diagnostics import OpDiagnosticError, emit
 from steplus.passes.isel import Limits, check_limits, check_mode, parse_targets, release_egraphs, select_function
 from steplus.passes.isel import symbolic as S
-from steplus.passes.isel.semantics import SemanticsError, TensorSemantics, register_semantics
+from steplus.dialects.semantics import SemanticsError, TensorSemantics, register_semantics
 from steplus.passes.isel.opcheck import check_ops
 from steplus.passes.isel.solve import Verdict, check_outputs
 from steplus.utils.layouts import map_dims

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from steplus.passes.isel.semantics.domain import conv2d_nchw  # one float convolution for host and references
+from steplus.dialects.semantics.domain import conv2d_nchw  # one float convolution for host and references
 from steplus.runtime.ila.core import IlaError
 
 

@@ -5,7 +5,7 @@ With `backend="ila"`, `ila.invoke`, `ila.store/compute/load` chains and
 `ila.fragment`s run on the FlexASR / VTA / HLSCNN simulators; with
 `backend="reference"` every accelerator function is its float32 numpy meaning.
 It returns the results and `Stats` (invocations per target, MMIO counts).
-Every other op means what the op-semantics table says (`passes/isel/semantics`,
+Every other op means what the op-semantics table says (`dialects/semantics`,
 the table isel-verify proves with too) over `NumpyDomain`; `Interpreter`
 subclasses the table with the accelerator ops, which run on the simulators.
 
@@ -27,8 +27,9 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, Operation, SSAValue
 
 from steplus.passes.isel.opcheck import op_problem
-from steplus.passes.isel.semantics import (NumpyDomain, SemanticsError, TensorSemantics, accelerator_attrs, impl,
-                                           register_semantics, result_shape)
+from steplus.dialects import ila
+from steplus.dialects.semantics import (NumpyDomain, SemanticsError, TensorSemantics, accelerator_attrs, impl,
+                                        register_semantics, result_shape)
 from steplus.runtime.ila.accel import reference, run_accel
 from steplus.runtime.ila.core import IlaError
 
@@ -111,19 +112,19 @@ class Interpreter(TensorSemantics):
             return y
         return self.accelerator(acc.callee, [self.force(a) for a in acc.args], acc.attrs)
 
-    @impl("ila.store")
+    @impl(ila.StoreOp)
     def store(self, op: Operation, a: list[Any]) -> list[Any]:
         return [_Acc(op.results[0].type.target.data, None, [a[0]], {})]
 
-    @impl("ila.compute")
+    @impl(ila.ComputeOp)
     def compute(self, op: Operation, a: list[Any]) -> list[Any]:
         return [_Acc(op.results[0].type.target.data, op.properties["callee"].data, list(a), accelerator_attrs(op))]
 
-    @impl("ila.load")
+    @impl(ila.LoadOp)
     def load(self, op: Operation, a: list[Any]) -> list[Any]:
         return [np.asarray(self.force(a[0]), np.float32).reshape(result_shape(op))]
 
-    @impl("ila.fragment")
+    @impl(ila.FragmentOp)
     def fragment(self, op: Operation, a: list[Any]) -> list[Any]:
         from steplus.runtime.ila.fragments import run_fragment
 

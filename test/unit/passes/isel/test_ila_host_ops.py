@@ -1,4 +1,4 @@
-"""numpy semantics of the ops real frontends emit (the op-semantics table, passes/isel/semantics/), each
+"""numpy semantics of the ops real frontends emit (the op-semantics table, dialects/semantics/), each
 checked against torch or numpy written independently of the implementation."""
 
 from __future__ import annotations

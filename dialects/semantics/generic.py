@@ -21,29 +21,20 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from xdsl.dialects import arith, cf, tensor
+from xdsl.dialects.linalg import ops as linalg
 from xdsl.ir import Block, Operation, SSAValue
 
-from steplus.passes.isel.semantics.domain import Domain
-from steplus.passes.isel.semantics.registry import SemanticsError
+from steplus.dialects.semantics.arith import ArithSemantics
+from steplus.dialects.semantics.domain import Domain
+from steplus.dialects.semantics.registry import SemanticsError
 from steplus.utils.layouts import map_dims
 
-# body op -> domain primitive kind
-_FLOAT_BIN = {"arith.addf": "add", "arith.subf": "sub", "arith.mulf": "mul", "arith.divf": "div",
-              "arith.maximumf": "max", "arith.minimumf": "min", "arith.maxnumf": "maxnum",
-              "arith.minnumf": "minnum", "math.powf": "pow"}
-_INT_BIN = {"arith.addi": "add", "arith.subi": "sub", "arith.muli": "mul", "arith.andi": "and", "arith.ori": "or",
-            "arith.xori": "xor", "arith.divsi": "floordiv", "arith.maxsi": "max", "arith.minsi": "min"}
-_UNARY = {"arith.negf": "neg", "math.exp": "exp", "math.tanh": "tanh", "math.sqrt": "sqrt", "math.rsqrt": "rsqrt",
-          "math.absf": "abs", "math.log": "log", "math.erf": "erf", "math.floor": "floor", "math.ceil": "ceil",
-          "math.cos": "cos", "math.sin": "sin"}
-_CONVERT = {"arith.truncf": "float", "arith.extf": "float", "arith.sitofp": "float", "arith.uitofp": "float",
-            "arith.fptosi": "int", "arith.index_cast": "index", "arith.extsi": "index", "arith.trunci": "index"}
-_CMPI = ["==", "!=", "<", "<=", ">", ">=", "<", "<=", ">", ">="]  # eq ne slt sle sgt sge ult ule ugt uge
-# arith.cmpf predicate codes; ordered and unordered agree here (false/ord/uno/true are not supported)
-_CMPF = {1: "==", 2: ">", 3: ">=", 4: "<", 5: "<=", 6: "!=", 8: "==", 9: ">", 10: ">=", 11: "<", 12: "<=", 13: "!="}
-_REDUCE = {"arith.addf": ("sum", "add"), "arith.mulf": ("prod", "mul"), "arith.maximumf": ("max", "max"),
-           "arith.minimumf": ("min", "min"), "arith.andi": ("all", "and"), "arith.ori": ("any", "or"),
-           "arith.addi": ("sum", "add")}
+# reduction combiner -> (domain reduction kind, domain combine kind)
+_REDUCE: dict[type[Operation], tuple[str, str]] = {
+    arith.AddfOp: ("sum", "add"), arith.MulfOp: ("prod", "mul"), arith.MaximumfOp: ("max", "max"),
+    arith.MinimumfOp: ("min", "min"), arith.AndIOp: ("all", "and"), arith.OrIOp: ("any", "or"),
+    arith.AddiOp: ("sum", "add")}
 
 
 def _domain(op: Operation, operands: list[Any], dims: list[list[int]]) -> list[int]:
@@ -71,14 +62,15 @@ def _on_domain(x: Any, ds: list[int], n: int) -> np.ndarray:
 
 
 class _Body:
-    """Evaluates a generic's body ops on whole arrays over the iteration domain `size`."""
+    """Evaluates a generic's body ops on whole arrays over the iteration domain `size`: the
+    `arith` / `math` ops through `sem` (their one meaning, `arith.py`), the body-only ops here."""
 
-    def __init__(self, d: Domain, size: list[int], env: dict[Any, Any]):
-        self.d, self.size, self.env = d, size, env
+    def __init__(self, sem: ArithSemantics, size: list[int], env: dict[Any, Any]):
+        self.sem, self.d, self.size, self.env = sem, sem.d, size, env
 
     def run(self, block: Block) -> list[Any]:
         for bop in block.ops:
-            if bop.name == "linalg.yield":
+            if isinstance(bop, linalg.YieldOp):
                 return [self.env[v] for v in bop.operands]
             self.one(bop)
         raise SemanticsError("linalg.generic: body without linalg.yield")
@@ -86,7 +78,7 @@ class _Body:
     def value(self, block: Block, value: SSAValue) -> Any:
         """Evaluate the body ops needed for `value` (everything before the combiner)."""
         for bop in block.ops:
-            if bop.name == "linalg.yield" or value in self.env:
+            if isinstance(bop, linalg.YieldOp) or value in self.env:
                 break
             if any(v not in self.env for v in bop.operands):
                 continue
@@ -96,10 +88,10 @@ class _Body:
         return self.env[value]
 
     def one(self, bop: Operation) -> None:
-        name, d = bop.name, self.d
-        if name == "cf.assert":  # a frontend's runtime check; not trapped
+        d = self.d
+        if isinstance(bop, cf.AssertOp):  # a frontend's runtime check; not trapped
             return
-        if name == "linalg.index":
+        if isinstance(bop, linalg.IndexOp):
             k = int(bop.dim.value.data)
             shape = [1] * len(self.size)
             shape[k] = self.size[k]
@@ -109,36 +101,26 @@ class _Body:
             a = [self.env[v] for v in bop.operands]
         except KeyError:
             raise SemanticsError("linalg.generic: body uses a value it cannot evaluate") from None
-        if name == "tensor.extract":
+        if isinstance(bop, tensor.ExtractOp):
             t = np.asarray(a[0])
             idx = tuple(np.clip(np.asarray(i, np.int64), 0, t.shape[k] - 1) for k, i in enumerate(a[1:]))
             r = t[idx] if idx else t[()]
-        elif name in _INT_BIN:
-            r = d.integer(_INT_BIN[name], a[0], a[1])
-        elif name == "math.fpowi":
-            r = d.binary("pow", a[0], d.convert("float", a[1]))
-        elif name in _FLOAT_BIN:
-            r = d.binary(_FLOAT_BIN[name], a[0], a[1])
-        elif name in _UNARY:
-            r = d.unary(_UNARY[name], a[0])
-        elif name in _CONVERT:
-            r = d.convert(_CONVERT[name], a[0])
-        elif name == "arith.cmpi":
-            r = d.compare(_CMPI[bop.predicate.value.data], a[0], a[1])
-        elif name == "arith.cmpf" and bop.predicate.value.data in _CMPF:
-            r = d.compare(_CMPF[bop.predicate.value.data], a[0], a[1])
-        elif name == "arith.select":
-            r = d.select(a[0], a[1], a[2])
-        elif name == "arith.constant":
+        elif isinstance(bop, arith.ConstantOp):  # a scalar of the domain (not a tensor constant)
             r = d.scalar(bop.value.value.data)
+        elif ArithSemantics.supports(bop):
+            r = self.sem.apply(bop, a)[0]
         else:
-            raise SemanticsError(f"linalg.generic: no {d.name} semantics for '{name}' in the body")
+            raise SemanticsError(f"linalg.generic: no {d.name} semantics for '{bop.name}' in the body")
         self.env[bop.results[0]] = r
 
 
-def eval_generic(d: Domain, op: Operation, operands: list[Any], outer: dict[Any, Any] | None = None) -> list[Any]:
+def eval_generic(d: Domain, op: Operation, operands: list[Any], outer: dict[Any, Any] | None = None,
+                 sem: ArithSemantics | None = None) -> list[Any]:
     """Evaluate `op` (a linalg.generic) on operands (inputs then inits) in domain `d`;
-    `outer` maps values defined outside the body (captured scalars and tensors) to their values."""
+    `outer` maps values defined outside the body (captured scalars and tensors) to their values;
+    `sem` evaluates the body's `arith` / `math` ops (default: `ArithSemantics(d)`)."""
+    if sem is None:
+        sem = ArithSemantics(d)
     try:
         dims = map_dims(op)
     except ValueError as e:
@@ -155,7 +137,7 @@ def eval_generic(d: Domain, op: Operation, operands: list[Any], outer: dict[Any,
     if not red:
         for arg, v, ds in zip(block.args[n_in:], operands[n_in:], dims[n_in:]):
             env[arg] = _on_domain(v, ds, n)
-        for v, ds, init in zip(_Body(d, size, env).run(block), dims[n_in:], operands[n_in:]):
+        for v, ds, init in zip(_Body(sem, size, env).run(block), dims[n_in:], operands[n_in:]):
             full = np.broadcast_to(v, size)
             ds = [k for k in ds if k >= 0]
             out = d.to_float(np.ascontiguousarray(np.transpose(full, ds)))
@@ -167,13 +149,13 @@ def eval_generic(d: Domain, op: Operation, operands: list[Any], outer: dict[Any,
             outs.append(np.zeros(np.shape(init), np.asarray(init).dtype))
             continue
         comb = yield_op.operands[k].owner
-        if comb.name not in _REDUCE or arg not in comb.operands:
+        if type(comb) not in _REDUCE or arg not in comb.operands:
             raise SemanticsError("linalg.generic: reduction body must be yield(combine(f(ins), out))")
         other = comb.operands[1] if comb.operands[0] is arg else comb.operands[0]
         env2 = dict(env)
         env2[comb.results[0]] = None
-        full = np.broadcast_to(_Body(d, size, env2).value(block, other), size)
-        reduce_kind, combine_kind = _REDUCE[comb.name]
+        full = np.broadcast_to(_Body(sem, size, env2).value(block, other), size)
+        reduce_kind, combine_kind = _REDUCE[type(comb)]
         r = d.reduce(reduce_kind, full, tuple(red))
         keep = [k for k in range(n) if k not in red]
         ds = [k for k in ds if k >= 0]

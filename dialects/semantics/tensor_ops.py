@@ -21,11 +21,16 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from xdsl.dialects import arith, tensor, tosa
+from xdsl.dialects.linalg import ops as linalg
 from xdsl.ir import Operation
 
-from steplus.passes.isel.constants import CONSTANT_OPS, ConstantError, constant_array, splat_value
-from steplus.passes.isel.semantics.generic import eval_generic
-from steplus.passes.isel.semantics.registry import Semantics, SemanticsError, impl, register_semantics
+from steplus.dialects import ila, linalg_ext, tosa_ext
+from steplus.dialects.ila.host import Im2colOp, WindowsOp
+from steplus.dialects.semantics.arith import ArithSemantics
+from steplus.dialects.semantics.constants import CONSTANT_OPS, ConstantError, constant_array, splat_value
+from steplus.dialects.semantics.generic import eval_generic
+from steplus.dialects.semantics.registry import SemanticsError, impl, register_semantics
 from steplus.utils.layouts import im2col_nchw
 
 Values = list[Any]
@@ -76,31 +81,39 @@ def windows_nhwc(x: Any, kernel: tuple[int, ...], stride: tuple[int, ...], pad: 
     return np.stack([xp[:, i:i + sh * oh:sh, j:j + sw * ow:sw, :].reshape(-1) for i in range(kh) for j in range(kw)])
 
 
-_ELEMENTWISE_BINARY = {"linalg.add": "add", "tosa.add": "add", "linalg.sub": "sub", "tosa.sub": "sub",
-                       "linalg.mul": "mul", "tosa.mul": "mul", "tosa.pow": "pow", "tosa.maximum": "max",
-                       "tosa.minimum": "min", "tosa.logical_and": "and", "tosa.intdiv": "floordiv"}
-_ELEMENTWISE_UNARY = {"tosa.sigmoid": "sigmoid", "tosa.tanh": "tanh", "tosa.exp": "exp", "tosa.reciprocal": "recip",
-                      "tosa.rsqrt": "rsqrt", "linalg.exp": "exp", "linalg.log": "log", "linalg.sqrt": "sqrt",
-                      "tosa.negate": "neg", "tosa.erf": "erf", "tosa.log": "log", "tosa.abs": "abs",
-                      "tosa.floor": "floor", "tosa.ceil": "ceil"}
-_COMPARE = {"tosa.greater": ">", "tosa.greater_equal": ">=", "tosa.equal": "=="}
-_REDUCE = {"tosa.reduce_max": "max", "tosa.reduce_sum": "sum", "tosa.reduce_min": "min",
-           "tosa.reduce_product": "prod", "tosa.reduce_all": "all", "tosa.reduce_any": "any"}
+_TOSA = {op.name: op for op in tosa_ext.EXTRA_OPS}  # steplus' TOSA op classes, by name
+
+_ELEMENTWISE_BINARY: dict[type[Operation], str] = {
+    linalg.AddOp: "add", tosa.AddOp: "add", linalg.SubOp: "sub", tosa.SubOp: "sub", linalg.MulOp: "mul",
+    tosa.MulOp: "mul", _TOSA["tosa.pow"]: "pow", _TOSA["tosa.maximum"]: "max", _TOSA["tosa.minimum"]: "min",
+    _TOSA["tosa.logical_and"]: "and"}
+_ELEMENTWISE_UNARY: dict[type[Operation], str] = {
+    tosa_ext.SigmoidOp: "sigmoid", tosa_ext.TanhOp: "tanh", tosa_ext.ExpOp: "exp", tosa.ReciprocalOp: "recip",
+    tosa_ext.RsqrtOp: "rsqrt", linalg.ExpOp: "exp", linalg.LogOp: "log", linalg.SqrtOp: "sqrt",
+    _TOSA["tosa.negate"]: "neg", _TOSA["tosa.erf"]: "erf", _TOSA["tosa.log"]: "log", _TOSA["tosa.abs"]: "abs",
+    _TOSA["tosa.floor"]: "floor", _TOSA["tosa.ceil"]: "ceil"}
+_COMPARE: dict[type[Operation], str] = {_TOSA["tosa.greater"]: ">", _TOSA["tosa.greater_equal"]: ">=",
+                                        _TOSA["tosa.equal"]: "=="}
+_REDUCE: dict[type[Operation], str] = {
+    tosa.ReduceMaxOp: "max", tosa.ReduceSumOp: "sum", tosa.ReduceMinOp: "min", tosa.ReduceProductOp: "prod",
+    tosa.ReduceAllOp: "all", tosa.ReduceAnyOp: "any"}
+
+
+def _kind(table: dict[type[Operation], str], op: Operation) -> str:
+    """`op`'s entry in a class-keyed table (an op of a subclass reads its base's)."""
+    return next(v for k, v in table.items() if isinstance(op, k))
 
 
 @register_semantics
-class TensorSemantics(Semantics):
+class TensorSemantics(ArithSemantics):
     """The meaning of every tensor op step-run executes and isel-verify proves (see module doc)."""
-
-    # the largest constant built (elements); None: unbounded (isel-verify bounds terms itself)
-    max_elements: int | None = None
 
     def accelerator(self, callee: str, args: Values, attrs: dict[str, Any]) -> Any:
         """The value of accelerator function `callee` (an `ila.invoke`); subclasses define it."""
         raise SemanticsError(f"no {self.d.name} semantics for accelerator function '{callee}'")
 
     # -- constants and tensor creation ----------------------------------------------------------
-    @impl(*CONSTANT_OPS)
+    @impl(arith.ConstantOp, tosa_ext.ConstOp)
     def constant(self, op: Operation, a: Values) -> Values:
         try:
             arr = constant_array(op, self.max_elements)
@@ -111,11 +124,11 @@ class TensorSemantics(Semantics):
             return [v.item() if isinstance(v, np.ndarray) else v]
         return [v]
 
-    @impl("tosa.const_shape")
+    @impl(tosa_ext.ConstShapeOp)
     def const_shape(self, op: Operation, a: Values) -> Values:
         return [tuple(int(v) for v in op.properties["values"].get_values())]
 
-    @impl("tensor.empty")
+    @impl(tensor.EmptyOp)
     def empty(self, op: Operation, a: Values) -> Values:
         it = iter(a)
         shape = tuple(int(next(it)) if d < 0 else d for d in result_shape(op))
@@ -125,45 +138,45 @@ class TensorSemantics(Semantics):
                                  f"limit of {limit} elements per tensor", op)
         return [self.d.empty(shape)]
 
-    @impl("tensor.dim")
+    @impl(tensor.DimOp)
     def dim(self, op: Operation, a: Values) -> Values:
         return [np.shape(a[0])[int(a[1])]]
 
-    @impl("linalg.fill")
+    @impl(linalg.FillOp)
     def fill(self, op: Operation, a: Values) -> Values:
         return [self.d.full(result_shape(op), a[0])]
 
     # -- layout ---------------------------------------------------------------------------------
-    @impl("tosa.reshape", "tensor.expand_shape", "tensor.collapse_shape", "tensor.reshape", "tensor.cast")
+    @impl(tosa_ext.ReshapeOp, tensor.ExpandShapeOp, tensor.CollapseShapeOp, tensor.ReshapeOp, tensor.CastOp)
     def reshape(self, op: Operation, a: Values) -> Values:
         return [np.reshape(a[0], result_shape(op))]
 
-    @impl("linalg.copy", "tosa.identity")
+    @impl(linalg.CopyOp, _TOSA["tosa.identity"])
     def copy(self, op: Operation, a: Values) -> Values:
         return [np.array(a[0], copy=True)]
 
-    @impl("linalg.transpose")
+    @impl(linalg.TransposeOp)
     def transpose(self, op: Operation, a: Values) -> Values:
         return [np.transpose(a[0], ints(op, "permutation")).copy()]
 
-    @impl("tosa.transpose")
+    @impl(_TOSA["tosa.transpose"])
     def tosa_transpose(self, op: Operation, a: Values) -> Values:
         return [np.transpose(a[0], ints(op, "perms")).copy()]
 
-    @impl("tosa.concat")
+    @impl(tosa.ConcatOp)
     def tosa_concat(self, op: Operation, a: Values) -> Values:
         return [np.concatenate(a, axis=_int_prop(op, "axis"))]
 
-    @impl("tensor.concat")
+    @impl(tensor.ConcatOp)
     def concat(self, op: Operation, a: Values) -> Values:
         return [np.concatenate(a, axis=_int_prop(op, "dim"))]
 
-    @impl("tensor.extract_slice")
+    @impl(tensor.ExtractSliceOp)
     def extract_slice(self, op: Operation, a: Values) -> Values:
         offs = ints(op, "static_offsets")
         return [np.asarray(a[0])[tuple(slice(o, o + s) for o, s in zip(offs, result_shape(op)))].copy()]
 
-    @impl("tensor.insert_slice")
+    @impl(tensor.InsertSliceOp)
     def insert_slice(self, op: Operation, a: Values) -> Values:
         offs, sizes, steps = ints(op, "static_offsets"), ints(op, "static_sizes"), ints(op, "static_strides")
         _static(op, "offsets or sizes", offs + sizes)
@@ -174,12 +187,12 @@ class TensorSemantics(Semantics):
         dest[idx] = np.reshape(a[0], dest[idx].shape)
         return [dest]
 
-    @impl("tosa.slice")
+    @impl(_TOSA["tosa.slice"])
     def tosa_slice(self, op: Operation, a: Values) -> Values:
         start = self._const_operand(op, 1)
         return [np.asarray(a[0])[tuple(slice(s, s + k) for s, k in zip(start, result_shape(op)))].copy()]
 
-    @impl("tensor.pad")
+    @impl(tensor.PadOp)
     def pad(self, op: Operation, a: Values) -> Values:
         low, high = ints(op, "static_low"), ints(op, "static_high")
         _static(op, "padding", low + high)
@@ -200,7 +213,7 @@ class TensorSemantics(Semantics):
         out[tuple(slice(lo, lo + s) for lo, s in zip(low, np.shape(x)))] = x
         return out
 
-    @impl("linalg.broadcast")
+    @impl(linalg.BroadcastOp)
     def broadcast(self, op: Operation, a: Values) -> Values:
         dims, shape = ints(op, "dimensions"), result_shape(op)
         x = np.asarray(a[0])
@@ -209,11 +222,11 @@ class TensorSemantics(Semantics):
             view[d] = x.shape[ax]
         return [np.broadcast_to(x.reshape(view), shape).copy()]
 
-    @impl("ila.windows")
+    @impl(WindowsOp)
     def ila_windows(self, op: Operation, a: Values) -> Values:
         return [windows_nhwc(a[0], ints(op, "kernel"), ints(op, "stride"), ints(op, "pad"), self.d.lowest)]
 
-    @impl("ila.im2col")
+    @impl(Im2colOp)
     def ila_im2col(self, op: Operation, a: Values) -> Values:
         kh, kw = ints(op, "kernel")
         sh, sw = ints(op, "stride")
@@ -222,45 +235,49 @@ class TensorSemantics(Semantics):
     # -- elementwise ----------------------------------------------------------------------------
     @impl(*_ELEMENTWISE_BINARY)
     def elementwise_binary(self, op: Operation, a: Values) -> Values:
-        return [self.d.binary(_ELEMENTWISE_BINARY[op.name], a[0], a[1])]
+        return [self.d.binary(_kind(_ELEMENTWISE_BINARY, op), a[0], a[1])]
+
+    @impl(_TOSA["tosa.intdiv"])
+    def intdiv(self, op: Operation, a: Values) -> Values:
+        return [self.d.integer("divsi", a[0], a[1])]
 
     @impl(*_ELEMENTWISE_UNARY)
     def elementwise_unary(self, op: Operation, a: Values) -> Values:
-        return [self.d.unary(_ELEMENTWISE_UNARY[op.name], a[0])]
+        return [self.d.unary(_kind(_ELEMENTWISE_UNARY, op), a[0])]
 
     @impl(*_COMPARE)
     def compare(self, op: Operation, a: Values) -> Values:
-        return [self.d.compare(_COMPARE[op.name], a[0], a[1])]
+        return [self.d.compare(_kind(_COMPARE, op), a[0], a[1])]
 
-    @impl("tosa.select")
-    def select(self, op: Operation, a: Values) -> Values:
+    @impl(_TOSA["tosa.select"])
+    def tosa_select(self, op: Operation, a: Values) -> Values:
         return [self.d.f32(self.d.select(a[0], a[1], a[2]))]
 
-    @impl("tosa.clamp")
+    @impl(tosa.ClampOp)
     def clamp(self, op: Operation, a: Values) -> Values:
         lo, hi = (self.d.scalar(float(op.properties[k].value.data)) for k in ("min_val", "max_val"))
         return [self.d.binary("min", self.d.binary("max", a[0], lo), hi)]
 
-    @impl("tosa.cast")
+    @impl(_TOSA["tosa.cast"])
     def cast(self, op: Operation, a: Values) -> Values:
         return [self.d.cast(a[0], str(op.results[0].type.element_type))]
 
-    @impl("linalg.generic")
+    @impl(linalg.GenericOp)
     def generic(self, op: Operation, a: Values) -> Values:
         outer = {v: self.env[v] for bop in op.body.block.ops for v in bop.operands if v in self.env}
-        return eval_generic(self.d, op, a, outer)
+        return eval_generic(self.d, op, a, outer, self)
 
     # -- reductions -----------------------------------------------------------------------------
     @impl(*_REDUCE)
     def reduce(self, op: Operation, a: Values) -> Values:
-        return [self.d.reduce(_REDUCE[op.name], a[0], (_int_prop(op, "axis"),), keepdims=True)]
+        return [self.d.reduce(_kind(_REDUCE, op), a[0], (_int_prop(op, "axis"),), keepdims=True)]
 
-    @impl("tosa.max_pool2d")
+    @impl(tosa.MaxPool2DOp)
     def max_pool(self, op: Operation, a: Values) -> Values:
         win = windows_nhwc(a[0], ints(op, "kernel"), ints(op, "stride"), ints(op, "pad"), self.d.lowest)
         return [np.reshape(self.d.reduce("max", win, (0,)), result_shape(op))]
 
-    @impl("tosa.avg_pool2d")
+    @impl(tosa.AvgPool2DOp)
     def avg_pool(self, op: Operation, a: Values) -> Values:
         (kh, kw), (sh, sw), (pt, pb, pl, pr) = ints(op, "kernel"), ints(op, "stride"), ints(op, "pad")
         shape = result_shape(op)
@@ -271,7 +288,7 @@ class TensorSemantics(Semantics):
         cnt = windows(ones, kh, kw, sh, sw, 1, 1, shape[1], shape[2]).sum(axis=(0, 1))  # pads do not count
         return [np.transpose(self.d.binary("div", win, self.d.lift(cnt, "'tosa.avg_pool2d'")), (0, 2, 3, 1))]
 
-    @impl("linalg.pooling_nchw_max", "linalg.pooling_nchw_sum")
+    @impl(linalg.PoolingNchwMaxOp, linalg_ext.PoolingNchwSumOp)
     def pooling(self, op: Operation, a: Values) -> Values:
         x, k, init = a
         (sh, sw), (dh, dw) = ints(op, "strides"), ints(op, "dilations")
@@ -281,15 +298,15 @@ class TensorSemantics(Semantics):
         return [self.d.binary("max" if kind == "max" else "add", init, self.d.reduce(kind, win, (0, 1)))]
 
     # -- contractions ---------------------------------------------------------------------------
-    @impl("linalg.matmul", "linalg.batch_matmul")
+    @impl(linalg.MatmulOp, linalg_ext.BatchMatmulOp)
     def matmul(self, op: Operation, a: Values) -> Values:
         return [self.d.binary("add", a[2], self.d.matmul(a[0], a[1]))]
 
-    @impl("tosa.matmul")
+    @impl(_TOSA["tosa.matmul"])
     def tosa_matmul(self, op: Operation, a: Values) -> Values:
         return [self.d.matmul(a[0], a[1])]
 
-    @impl("linalg.conv_2d_nchw_fchw")
+    @impl(linalg.Conv2DNchwFchwOp)
     def conv2d(self, op: Operation, a: Values) -> Values:
         x, w, init = a
         (sh, sw), (dh, dw) = ints(op, "strides"), ints(op, "dilations")
@@ -299,7 +316,7 @@ class TensorSemantics(Semantics):
         win = windows(x, np.shape(w)[2], np.shape(w)[3], sh, sw, dh, dw, shape[2], shape[3])  # kh kw n c oh ow
         return [self.d.binary("add", init, self.d.einsum("ijnchw,fcij->nfhw", win, w))]
 
-    @impl("linalg.depthwise_conv_2d_nchw_chw")
+    @impl(linalg_ext.DepthwiseConv2DNchwChwOp)
     def depthwise(self, op: Operation, a: Values) -> Values:
         x, w, init = a
         (sh, sw), (dh, dw) = ints(op, "strides"), ints(op, "dilations")
@@ -307,7 +324,7 @@ class TensorSemantics(Semantics):
         win = windows(x, np.shape(w)[1], np.shape(w)[2], sh, sw, dh, dw, shape[2], shape[3])
         return [self.d.binary("add", init, self.d.einsum("ijnchw,cij->nchw", win, w))]
 
-    @impl("linalg.conv_1d_ncw_fcw")
+    @impl(linalg_ext.Conv1DNcwFcwOp)
     def conv1d(self, op: Operation, a: Values) -> Values:
         x, w, init = a
         (s,), (dl,) = ints(op, "strides"), ints(op, "dilations")
@@ -315,7 +332,7 @@ class TensorSemantics(Semantics):
         cols = np.stack([np.asarray(x)[:, :, k * dl:k * dl + s * (ow - 1) + 1:s] for k in range(np.shape(w)[2])])
         return [self.d.binary("add", init, self.d.einsum("kncw,fck->nfw", cols, w))]
 
-    @impl("linalg.conv_2d_ngchw_gfchw")
+    @impl(linalg.Conv2DNgchwGfchwOp)
     def grouped_conv(self, op: Operation, a: Values) -> Values:
         x, w, out = a
         _, _, _, h, wd = np.shape(x)
@@ -328,7 +345,7 @@ class TensorSemantics(Semantics):
                 out = self.d.binary("add", out, self.d.einsum("ngchw,gfc->ngfhw", xs, np.asarray(w)[:, :, :, i, j]))
         return [out]
 
-    @impl("tosa.conv2d", "tosa.depthwise_conv2d")
+    @impl(_TOSA["tosa.conv2d"], _TOSA["tosa.depthwise_conv2d"])
     def tosa_conv(self, op: Operation, a: Values) -> Values:
         x, w, b = a[:3]
         pt, pb, pl, pr = ints(op, "pad")
@@ -346,7 +363,7 @@ class TensorSemantics(Semantics):
         return [self.d.binary("add", y, np.reshape(b, -1))]
 
     # -- accelerators ---------------------------------------------------------------------------
-    @impl("ila.invoke")
+    @impl(ila.InvokeOp)
     def invoke(self, op: Operation, a: Values) -> Values:
         y = self.accelerator(op.properties["callee"].data, a, accelerator_attrs(op))
         return [np.reshape(self.d.to_float(y), result_shape(op))]

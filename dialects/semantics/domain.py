@@ -17,11 +17,16 @@ Example::
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
+from xdsl.dialects.builtin import IntegerType, TensorType
+from xdsl.ir import Attribute
+
+from steplus.dialects.semantics.integers import INTEGER_BINARY
 
 
 def _erf(x: Any) -> np.ndarray:
@@ -35,14 +40,32 @@ UNARY: dict[str, Callable[[Any], Any]] = {
 }
 BINARY: dict[str, Callable[[Any, Any], Any]] = {
     "add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide, "max": np.maximum,
-    "min": np.minimum, "maxnum": np.fmax, "minnum": np.fmin, "pow": np.power, "floordiv": np.floor_divide,
+    "min": np.minimum, "maxnum": np.fmax, "minnum": np.fmin, "pow": np.power,
     "and": np.logical_and, "or": np.logical_or, "xor": np.logical_xor,
 }
+INTEGER: dict[str, Callable[[Any, Any], Any]] = {
+    "add": np.add, "sub": np.subtract, "mul": np.multiply, "max": np.maximum, "min": np.minimum,
+    "and": np.bitwise_and, "or": np.bitwise_or, "xor": np.bitwise_xor, **INTEGER_BINARY,
+}
+"""Integer primitives: wrapping elementwise ops, bitwise logic, MLIR's division and shifts (`integers.py`)."""
 COMPARE: dict[str, Callable[[Any, Any], Any]] = {
     ">": np.greater, ">=": np.greater_equal, "<": np.less, "<=": np.less_equal, "==": np.equal, "!=": np.not_equal,
 }
 REDUCE: dict[str, Callable[..., Any]] = {"sum": np.sum, "prod": np.prod, "max": np.max, "min": np.min,
                                          "all": np.all, "any": np.any}
+
+
+@functools.lru_cache(maxsize=256)
+def numpy_dtype(t: Attribute) -> np.dtype:
+    """The numpy dtype of a scalar (or tensor element) type: `iN` as the smallest `intM` (M >= 8)
+    holding it, `i1` as `bool`, `f16`/`f32`/`f64` as themselves (anything else as float32)."""
+    if isinstance(t, TensorType):
+        t = t.element_type
+    if isinstance(t, IntegerType):
+        width = t.width.data
+        return np.dtype(np.bool_) if width == 1 else np.dtype(f"int{max(8, width)}")
+    name = str(t)
+    return np.dtype({"f16": np.float16, "f32": np.float32, "f64": np.float64}.get(name, np.float32))
 
 
 class Domain:
@@ -84,7 +107,12 @@ class NumpyDomain(Domain):
         return np.asarray(x, np.float32)
 
     def convert(self, kind: str, x: Any) -> Any:
-        """Scalar casts of generic bodies: `float`, `int` (truncating a float) or `index`."""
+        """Scalar casts: `float`, `ufloat` (from unsigned), `int` (truncating a float toward zero),
+        `index` (an integer, sign-extended) or `uint` (zero-extended)."""
+        if kind in ("ufloat", "uint"):  # the bits of a signed integer read as unsigned
+            a = np.asarray(x)
+            x = a.astype(np.dtype(f"uint{a.dtype.itemsize * 8}")) if a.dtype.kind == "i" else a
+            kind = "float" if kind == "ufloat" else "index"
         if kind == "float":
             return np.asarray(x, np.float32)
         if kind == "int":
@@ -108,8 +136,18 @@ class NumpyDomain(Domain):
         return self.f32(BINARY[kind](x, y))
 
     def integer(self, kind: str, x: Any, y: Any) -> Any:
-        """Integer / index arithmetic of generic bodies (no float rounding)."""
-        return BINARY[kind](x, y)
+        """Integer / index arithmetic (no float rounding): `INTEGER`'s kinds, MLIR's division,
+        remainder and shifts among them (`integers.py`: truncating, exact in 64 bits)."""
+        return INTEGER[kind](x, y)
+
+    def typed(self, x: Any, t: Attribute) -> Any:
+        """A scalar op's result as a value of MLIR type `t`: unchanged here (float32 / int64 values)."""
+        return x
+
+    def unsigned(self, x: Any) -> Any:
+        """An integer value's bits read as unsigned (for `arith.cmpi`'s unsigned predicates)."""
+        a = np.asarray(x)
+        return a.astype(np.dtype(f"uint{a.dtype.itemsize * 8}")) if a.dtype.kind in "iu" else x
 
     def compare(self, rel: str, x: Any, y: Any) -> Any:
         return COMPARE[rel](x, y)
@@ -141,3 +179,28 @@ def conv2d_nchw(x: np.ndarray, w: np.ndarray, strides: Sequence[int] = (1, 1)) -
     cols = np.stack([x[:, :, i:i + sh * oh:sh, j:j + sw * ow:sw] for i in range(kh) for j in range(kw)], axis=2)
     cols = cols.reshape(n, c * kh * kw, oh * ow)
     return np.einsum("kq,nqp->nkp", w.reshape(k, -1), cols).reshape(n, k, oh, ow).astype(np.float32)
+
+
+class TypedNumpyDomain(NumpyDomain):
+    """numpy values of the program's own types (the reactive runtimes): each scalar op's result
+    is cast to its MLIR type's dtype (`numpy_dtype`: int32 wraps at 32 bits, f64 stays f64),
+    floats are not rounded to float32, and a scalar `select` returns the chosen operand itself."""
+
+    name = "numpy"
+
+    def f32(self, x: Any) -> Any:
+        return x
+
+    def typed(self, x: Any, t: Attribute) -> Any:
+        return np.asarray(x).astype(numpy_dtype(t))[()]
+
+    def convert(self, kind: str, x: Any) -> Any:
+        if kind in ("ufloat", "uint"):
+            a = np.asarray(x)
+            return a.astype(np.dtype(f"uint{a.dtype.itemsize * 8}")) if a.dtype.kind == "i" else a
+        return x  # `typed` casts to the result type (numpy's astype truncates a float toward zero)
+
+    def select(self, c: Any, x: Any, y: Any) -> Any:
+        if np.ndim(c):
+            return np.where(c, x, y)
+        return x if bool(c) else y
