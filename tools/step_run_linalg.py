@@ -200,6 +200,7 @@ def run_part(part, values: dict, routing: tuple | None = None, config=None) -> d
 
     module = part.module.clone()
     part = type(part)(**{**part.__dict__, "module": module})
+    values = {**values, **{k: f(values) for k, f in getattr(part, "derive", {}).items()}}
     if part.kind == "moe":
         from steplus.passes.step.specialize import StepSpecializePass
 
@@ -234,5 +235,69 @@ def run_part(part, values: dict, routing: tuple | None = None, config=None) -> d
             zip(part.outputs, stores, low.result_layouts, shapes)}
 
 
+_BOOKKEEPING = ("sym_size", "_assert_scalar", "sym_constrain_range", "ge", "le")
+
+
+def run_exported(ep, low, args, routing=None, config=None):
+    """Run an exported program with its lowered parts on the fabric (functional mode).
+
+    Interprets `ep`'s graph (`torch.fx.Interpreter`): a node a lowered part computes
+    takes the fabric's value (the part runs once, its inputs bound from the values
+    computed so far and the program's parameters, buffers and constants, read from `ep`:
+    `glue.parameter_values`); a node inside a
+    part is not run; the rest (views, what was not lowered) runs in torch. `args`: the
+    user inputs, as `ep` was exported with; `routing(part, env)` gives an MoE part's
+    `(idx, weights)`. Returns (the output, the parts run in order, the ATen ops torch
+    ran)."""
+    import torch
+
+    from steplus.lowering.linalg_to_step.glue import parameter_values
+
+    owner = {out: p for p in low.graphs for out in p.outputs}
+    inside = {n.name for p in low.graphs for n in p.covered} - set(owner)
+    done: dict = {}
+    ran: list = []
+    torch_ops: list = []
+    params = {k: torch.from_numpy(np.ascontiguousarray(v))
+              for k, v in parameter_values(ep).items()}
+
+    class Fabric(torch.fx.Interpreter):
+        def run_node(self, n):
+            part = owner.get(n.name)
+            if part is None:
+                if n.name in inside or any(b in str(n.target) for b in _BOOKKEEPING):
+                    return None
+                if n.op == "call_function":
+                    torch_ops.append(str(n.target))
+                return super().run_node(n)
+            if id(part) not in done:
+                env = {node.name: v.detach().float().numpy() for node, v in self.env.items()
+                       if isinstance(v, torch.Tensor)}
+                done[id(part)] = run_part(part, env, routing(part, env) if routing else None,
+                                          config)
+                ran.append(part.role or part.kind)
+            return torch.from_numpy(np.asarray(done[id(part)][n.name], np.float32))
+
+    values, user = [], list(args)
+    for spec in ep.graph_signature.input_specs:
+        name = spec.arg.name
+        if getattr(spec, "target", None) is None:
+            values.append(user.pop(0))
+        elif name in params:
+            values.append(params[name])
+        else:
+            raise ValueError(f"no value for the program's input {name} (a meta tensor?)")
+    out = Fabric(ep.graph_module, garbage_collect_values=False).run(*values)
+    return (out[0] if isinstance(out, (tuple, list)) and len(out) == 1 else out), ran, torch_ops
+
+
+def part_cycles(part, config=None) -> int:
+    """Cycles of a lowered part on the fabric simulator (timing mode; a dense part's
+    graph has no symbols to bind)."""
+    from steplus.runtime.fabric.build import build_program
+
+    return int(build_program(_graph(part.module.clone()), config).run().cycles)
+
+
 __all__ = ["LOWER_HINT", "add_arguments", "bind_function", "hint_lower", "is_tensor_program",
-           "run_function", "run_lowered", "run_part"]
+           "part_cycles", "run_exported", "run_function", "run_lowered", "run_part"]

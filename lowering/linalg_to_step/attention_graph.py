@@ -6,8 +6,9 @@ request = one KV head's `group` queries): per region, the K and V caches are
 read tile by tile (`tile_n = 32` rows, bf16), the request's new key/value row
 is appended to its last tile (`set_offset`, `row_append`) and that tile is
 written back, then `exp(q K^T)`, `x V` and the tile-wise row sums give
-`softmax(q K^T) V` (no scaling: the recognizer only accepts `scale=1.0`, the
-1/sqrt(d) folded into the queries), stored bf16 per request.
+`softmax(q K^T) V`, stored bf16 per request. A scale other than 1
+(`AttnShape.scale`, e.g. torch's default `1/sqrt(hd)`) is a `mul_scalar` map
+on the request's query tile before it meets the keys.
 
 - `strategy="interleaved"`: requests round-robin over 4 regions
   (`step.parallelize`);
@@ -47,10 +48,12 @@ Q_BASE, K_BASE, V_BASE, KC_BASE, VC_BASE, O_BASE = (i << 32 for i in range(1, 7)
 
 @dataclass(frozen=True)
 class AttnShape:
-    """Head dim and queries per KV head."""
+    """Head dim, queries per KV head and the score scale (`softmax(scale * q K^T) V`:
+    a `mul_scalar[scale]` map on each request's queries when it is not 1)."""
 
     head_dim: int
     group: int
+    scale: float = 1.0
 
 
 def _region(g: Graph, s: AttnShape, r: int, q: Stream, k: Stream, v: Stream, idx, seq_len,
@@ -62,6 +65,8 @@ def _region(g: Graph, s: AttnShape, r: int, q: Stream, k: Stream, v: Stream, idx
     "request read" signal."""
     n = q.dims[0]
     length = f"?L{r}"
+    if s.scale != 1.0:
+        q = q.map(f"mul_scalar[{float(s.scale)!r}]", name=f"q_scale{r}")
     k_fmt, k_sig = _kv(g, s, r, "k", k, idx[0], seq_len[0], seq_len[1], offset[0], idx[1],
                        seq_len[2], n, length, KC_BASE, signal)
     v_fmt, _ = _kv(g, s, r, "v", v, idx[2], seq_len[3], seq_len[4], offset[1], idx[3],

@@ -296,14 +296,20 @@ def test_an_unrecognized_moe_is_a_located_remark(cls, where, message):
     assert "not lowered by the recognizers" in low.remarks[-1].message
 
 
-def test_an_unscaled_attention_is_required():
-    layer, args = _attn()
+def test_a_scaled_attention_scales_the_queries_in_the_graph():
+    """torch's default scale 1/sqrt(HD) (issue 26 item 4): one mul_scalar map per region on
+    the query tiles; the fabric's values equal torch's SDPA."""
+    layer, args = _attn(batch=2, cached=40, seed=3)
     low = lower_exported(_export(ScaledAttention(), args))
-    assert low.graphs == []
-    assert low.remarks[0].where == _line(ScaledAttention, "scaled_dot_product_attention")
-    assert low.remarks[0].message.startswith(
-        "GQA decode attention not recognized: scale=None: the §8.4 graph computes "
-        "softmax(q K^T) V unscaled")
+    (part,) = low.graphs
+    hd = args[0].shape[-1]
+    assert part.shape.scale == 1.0 / hd ** 0.5
+    scales = [o for o in part.module.walk() if isinstance(o, so.MapOp)
+              and (o.output.name_hint or "").startswith("q_scale")]
+    assert len(scales) == 4  # one per region of the interleaved strategy
+    expected = ScaledAttention()(*args).numpy()
+    got = _run_attention(part, args)
+    np.testing.assert_allclose(got.reshape(expected.shape), expected, rtol=1e-5, atol=1e-6)
 
 
 @pytest.mark.parametrize("kwargs,message", [
@@ -358,6 +364,15 @@ class MaskedAttention(GQADecodeAttention):
     def forward(self, q, k_new, v_new, k_cache, v_cache):
         k = torch.cat([k_cache, k_new], dim=2)
         v = torch.cat([v_cache, v_new], dim=2)
+        mask = q.sum(-1, keepdim=True).expand(-1, -1, -1, k.shape[2]) > 0
+        return torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask,
+                                                                enable_gqa=True, scale=1.0)
+
+
+class AllVisibleAttention(GQADecodeAttention):
+    def forward(self, q, k_new, v_new, k_cache, v_cache):
+        k = torch.cat([k_cache, k_new], dim=2)
+        v = torch.cat([v_cache, v_new], dim=2)
         mask = torch.ones(q.shape[0], q.shape[1], 1, k.shape[2], dtype=torch.bool)
         return torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask,
                                                                 enable_gqa=True, scale=1.0)
@@ -369,11 +384,17 @@ class NoCacheAttention(GQADecodeAttention):
                                                                 enable_gqa=True, scale=1.0)
 
 
+class CausalAttention(GQADecodeAttention):
+    def forward(self, q, k_new, v_new, k_cache, v_cache):
+        return torch.nn.functional.scaled_dot_product_attention(q, k_cache, v_cache,
+                                                                enable_gqa=True, is_causal=True)
+
+
 @pytest.mark.parametrize("cls,message", [
     (MaskedAttention, "GQA decode attention not recognized: an attn_mask is not supported "
-                      "(the cache holds exactly the valid rows)"),
-    (NoCacheAttention, "GQA decode attention not recognized: the keys are not "
-                       "cat([cache, new], dim=2)"),
+                      "(the cache holds exactly the valid rows; only an all-visible constant "
+                      "mask is dropped)"),
+    (CausalAttention, "GQA decode attention not recognized: is_causal is not a decode step"),
 ])
 def test_an_unrecognized_attention_is_a_remark_at_the_call(cls, message):
     _, args = _attn()
@@ -381,6 +402,21 @@ def test_an_unrecognized_attention_is_a_remark_at_the_call(cls, message):
     assert low.graphs == []
     assert low.remarks[0].where == _line(cls, "scaled_dot_product_attention")
     assert low.remarks[0].message == message
+
+
+@pytest.mark.parametrize("cls", [AllVisibleAttention, NoCacheAttention])
+def test_an_all_visible_mask_and_no_cache_are_recognized(cls):
+    """A constant all-True mask masks nothing; without a cache the keys' last row is the
+    appended one (bound through the part's `derive`): the fabric equals torch."""
+    from steplus.tools.step_run_linalg import run_part
+
+    _, args = _attn(batch=2, cached=37, seed=5)
+    ep = _export(cls(), args)
+    (part,) = lower_exported(ep).graphs
+    names = [n.name for n in ep.graph.nodes if n.op == "placeholder"]
+    got = run_part(part, {n: a.numpy() for n, a in zip(names, args)})[part.outputs[0]]
+    expected = cls()(*args).numpy()
+    np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-6)
 
 
 # -- bf16 modules: rtol 1e-2 ---------------------------------------------------------------
