@@ -42,7 +42,6 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from dataclasses import dataclass, field
 
 from xdsl.context import Context
@@ -52,29 +51,13 @@ from xdsl.passes import ModulePass
 
 from steplus.dialects.step import ops as so
 from steplus.dialects.step import GraphOp
+from steplus.utils.sizes import parse_size  # sizes of the options: one grammar (utils/sizes.py)
 from steplus.utils.diagnostics import OpDiagnosticError, emit
 from steplus.dialects.target.sn40l import value
 from steplus.passes.sn40l.kernels import MEMORY, SYMBOL, ensure_names, kernel_groups, static_int
 from steplus.passes.step.metrics import cardinality
 
 TIER = "sn40l.tier"
-_UNITS = {"": 1, "B": 1, "KB": 10**3, "MB": 10**6, "GB": 10**9, "TB": 10**12,
-          "KIB": 1 << 10, "MIB": 1 << 20, "GIB": 1 << 30, "TIB": 1 << 40}
-MAX_SIZE = 1 << 60
-
-
-def parse_size(text: str, what: str) -> int:
-    """`64GiB`, `1.5TiB`, `4096` -> bytes (ValueError naming `what`)."""
-    m = re.fullmatch(r"\s*([0-9]+(?:\.[0-9]+)?)\s*([A-Za-z]*)\s*", str(text)[:40])
-    unit = m.group(2).upper() if m else None
-    if not m or unit not in _UNITS:
-        raise ValueError(f"{what} must be a size like 64GiB or 4096, got '{str(text)[:40]}'")
-    v = float(m.group(1)) * _UNITS[unit]
-    if not 1 <= v <= MAX_SIZE:
-        raise ValueError(f"{what} must be between 1 B and 1 EiB, got '{text}'")
-    return int(v)
-
-
 @dataclass
 class Symbol:
     name: str
