@@ -7,11 +7,7 @@ Example::
     outs[0]   # the first output, one entry per tick (None where absent)
 """
 
-from steplus.runtime.reactive.interpreter import (
-    ABSENT,
-    NodeRunner,
-    ReactiveError,
-    run_node,
-)
+from steplus.runtime.reactive.errors import ReactiveError, RuntimeArithmeticError
+from steplus.runtime.reactive.interpreter import ABSENT, NodeRunner, run_node
 
-__all__ = ["ABSENT", "NodeRunner", "ReactiveError", "run_node"]
+__all__ = ["ABSENT", "NodeRunner", "ReactiveError", "RuntimeArithmeticError", "run_node"]

@@ -26,6 +26,7 @@ from steplus.dialects import lus
 from steplus.utils.diagnostics import OpDiagnosticError
 from steplus.passes.lus.causality import find_cycle, value_name
 from steplus.passes.lus.clocks import Base, On, Var, infer_node, resolve, schedule
+from steplus.runtime.reactive.errors import ReactiveError, RuntimeArithmeticError
 from steplus.runtime.reactive.ops import evaluate, numpy_dtype
 
 
@@ -41,10 +42,6 @@ class _Undefined:
 
 ABSENT = _Absent()
 UNDEFINED = _Undefined()
-
-
-class ReactiveError(Exception):
-    """A runtime error of a reactive program (absent or undefined value read)."""
 
 
 def check_not_recursive(chain: tuple[str, ...], callee: str) -> None:
@@ -316,8 +313,21 @@ def node_stepper(module: ModuleOp, name: str):
     runner = NodeRunner(module, name)
     args = list(runner.node.input_args)
     dtypes = [numpy_dtype(a.type) for a in args]
+    return [a.name_hint for a in args], counting_ticks(lambda values: runner.step(
+        [np.asarray(v).astype(d)[()] for v, d in zip(values, dtypes)])), len(runner.node.output_types)
 
-    def step(values):
-        return runner.step([np.asarray(v).astype(d)[()] for v, d in zip(values, dtypes)])
 
-    return [a.name_hint for a in args], step, len(runner.node.output_types)
+def counting_ticks(step):
+    """`step` (one reaction per call) that locates a `RuntimeArithmeticError` at its tick (0, 1, ...)."""
+    tick = 0
+
+    def run(values):
+        nonlocal tick
+        try:
+            outputs = step(values)
+        except RuntimeArithmeticError as e:
+            raise e.at_tick(tick) from None
+        tick += 1
+        return outputs
+
+    return run

@@ -32,6 +32,7 @@ from steplus.runtime.reactive.interpreter import (
     UNDEFINED,
     ReactiveError,
     check_not_recursive,
+    counting_ticks,
     drive,
 )
 from steplus.runtime.reactive.ops import evaluate, numpy_dtype
@@ -198,4 +199,4 @@ def sync_stepper(module: ModuleOp, name: str):
     inst = SyncInstance(sync_nodes(module), name)
     sigs = inst.node.body.block.args[: inst.n_in]
     n_out = len(inst.node.body.block.args) - inst.n_in
-    return [s.name_hint for s in sigs], inst.react, n_out
+    return [s.name_hint for s in sigs], counting_ticks(inst.react), n_out
