@@ -1,4 +1,4 @@
-"""The steplus dialects: `step`, `lus`, `sync` (and helper dialects such as `ila`).
+"""The steplus dialects: `step`, `lus`, `sync` (and helper dialects such as `ila`, `target`).
 
 `get_all_dialects()` returns lazy factories, the way xDSL's own registry does, so
 that tools import a dialect module only when it is used.
@@ -32,4 +32,10 @@ def get_all_dialects() -> dict[str, Callable[[], Dialect]]:
 
         return Ila
 
-    return {"step": get_step, "lus": get_lus, "sync": get_sync, "ila": get_ila}
+    def get_target() -> Dialect:
+        from steplus.dialects.target.attrs import Target
+
+        return Target
+
+    return {"step": get_step, "lus": get_lus, "sync": get_sync, "ila": get_ila,
+            "target": get_target}

@@ -7,13 +7,20 @@ get no context, Broadcasts for fan-out, group ranks, per-op knobs.
 placement, so the `runtime.context` this pass writes on an op is the index of
 the context the simulator runs for it.
 
+The configuration comes from the pass's `preset` option or, without one, from
+the module's `#target.fabric` attribute (`dialects/target/attrs.py`; step-eval
+when there is none); the pass writes the attribute it used on the module, so
+`step-run` simulates the placed module on the same fabric.
+
 Example:
 
 ```mlir
 // step-opt -p 'convert-step-to-runtime{preset=swiglu-hdl}' g.mlir gives
-step.graph @g attributes {runtime.depth = 1 : i64, runtime.preset = "swiglu-hdl"} {
-  %x = step.linear_offchip_load {runtime.context = 0 : i64, base_addr = 0 : i64, tiled_in_shape = array<i64: 4>, stride = array<i64: 1>, tiled_out_shape = array<i64: 4>} : () -> !step.stream<[4], !step.tile<16x64xf32>>
-  step.linear_offchip_store %x {runtime.context = 1 : i64, base_addr = 4096 : i64} : !step.stream<[4], !step.tile<16x64xf32>>
+builtin.module attributes {target.fabric = #target.fabric<"swiglu-hdl">} {
+  step.graph @g attributes {runtime.depth = 1 : i64} {
+    %x = step.linear_offchip_load {runtime.context = 0 : i64, base_addr = 0 : i64, tiled_in_shape = array<i64: 4>, stride = array<i64: 1>, tiled_out_shape = array<i64: 4>} : () -> !step.stream<[4], !step.tile<16x64xf32>>
+    step.linear_offchip_store %x {runtime.context = 1 : i64, base_addr = 4096 : i64} : !step.stream<[4], !step.tile<16x64xf32>>
+  }
 }
 ```
 """
@@ -23,12 +30,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context as MLContext
-from xdsl.dialects.builtin import IntegerAttr, ModuleOp, StringAttr, i64
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp, i64
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
+from xdsl.utils.exceptions import VerifyException
 
 from steplus.dialects.step import GraphOp
 from steplus.dialects.step import ops as so
+from steplus.dialects.target.attrs import FABRIC_KEY, FabricTargetAttr
 from steplus.dialects.target.fabric import get_preset
 from steplus.passes.step.fabric_placement import LoweringError, find_graph, place
 from steplus.utils.diagnostics import OpDiagnosticError
@@ -44,8 +53,10 @@ class ConvertStepToRuntimePass(ModulePass):
     end of the graph (reference spec §7); every operator that becomes a context
     gets `runtime.context = k` (zips fused into their consumer and the
     `step.consume` of a reshape's padding get none); the graph gets
-    `runtime.depth` (the preset's base depth unless `depth` is given) and
-    `runtime.preset`. A graph the simulator cannot place is an error at the op.
+    `runtime.depth` (the configuration's base depth unless `depth` is given),
+    and the module the `#target.fabric` it was placed for (`preset`, else the
+    module's own attribute, else step-eval). A graph the simulator cannot place
+    is an error at the op.
 
     Example:
 
@@ -59,22 +70,30 @@ class ConvertStepToRuntimePass(ModulePass):
     becomes, with `step-opt -p 'convert-step-to-runtime{preset=swiglu-hdl}'`:
 
     ```mlir
-    step.graph @g attributes {runtime.depth = 1 : i64, runtime.preset = "swiglu-hdl"} {
-      %x = step.linear_offchip_load {runtime.context = 0 : i64, base_addr = 0 : i64, tiled_in_shape = array<i64: 4>, stride = array<i64: 1>, tiled_out_shape = array<i64: 4>} : () -> !step.stream<[4], !step.tile<16x64xf32>>
-      step.linear_offchip_store %x {runtime.context = 1 : i64, base_addr = 4096 : i64} : !step.stream<[4], !step.tile<16x64xf32>>
+    builtin.module attributes {target.fabric = #target.fabric<"swiglu-hdl">} {
+      step.graph @g attributes {runtime.depth = 1 : i64} {
+        %x = step.linear_offchip_load {runtime.context = 0 : i64, base_addr = 0 : i64, tiled_in_shape = array<i64: 4>, stride = array<i64: 1>, tiled_out_shape = array<i64: 4>} : () -> !step.stream<[4], !step.tile<16x64xf32>>
+        step.linear_offchip_store %x {runtime.context = 1 : i64, base_addr = 4096 : i64} : !step.stream<[4], !step.tile<16x64xf32>>
+      }
     }
     ```
     """
 
     name = "convert-step-to-runtime"
 
-    preset: str = "step-eval"
+    preset: str = ""
     depth: int = 0
 
     def apply(self, ctx: MLContext, op: ModuleOp) -> None:
         try:
-            cfg = get_preset(self.preset)
-        except ValueError as e:
+            if self.preset:
+                get_preset(self.preset)  # an unknown name: the preset error, as for step-run
+                target = FabricTargetAttr(self.preset)
+            else:
+                attr = op.attributes.get(FABRIC_KEY)
+                target = attr if isinstance(attr, FabricTargetAttr) else FabricTargetAttr("step-eval")
+            cfg = target.config()
+        except (ValueError, VerifyException) as e:
             raise OpDiagnosticError(None, f"convert-step-to-runtime: {e}") from None
         if self.depth < 0:
             raise OpDiagnosticError(None, "convert-step-to-runtime: depth must be positive")
@@ -97,4 +116,4 @@ class ConvertStepToRuntimePass(ModulePass):
                 for u, r in zip(uses, b.results):
                     u.operation.operands[u.index] = r
             g.attributes["runtime.depth"] = IntegerAttr(depth, i64)
-            g.attributes["runtime.preset"] = StringAttr(cfg.name)
+        op.attributes[FABRIC_KEY] = target

@@ -96,7 +96,9 @@ def explain_only(args) -> int:
     return 0
 
 
-def _config(args):
+def _config(args, module=None):
+    """--config, else --preset, else the module's #target.fabric, else step-eval."""
+    from steplus.dialects.target.attrs import fabric_target_of
     from steplus.dialects.target.fabric import HardwareConfig, get_preset
     from steplus.tools.cli import InputError, UsageError
 
@@ -111,8 +113,10 @@ def _config(args):
                 raise InputError([f"{args.config}: error: invalid hardware config: {e}"]) from None
             if args.preset:
                 raise UsageError("--preset and --config are exclusive (put \"preset\" in the JSON)")
-        else:
+        elif args.preset or module is None:
             cfg = get_preset(args.preset or "step-eval")
+        else:
+            cfg = fabric_target_of(module) or get_preset("step-eval")
     except ValueError as e:
         raise UsageError(str(e)) from None
     return cfg
@@ -123,7 +127,7 @@ def run_graph(args, module) -> int:
     from steplus.runtime.fabric.engine import SimulationError
     from steplus.tools.cli import EXIT_USER_ERROR, InputError, UsageError
 
-    cfg = _config(args)
+    cfg = _config(args, module)
     if args.explain:
         print(_explain(cfg))
     if args.depth is not None:

@@ -40,6 +40,7 @@ from steplus.passes.allspark.layout import (
     structured_layout,
 )
 from steplus.passes.allspark.partition import Scheme
+from steplus.passes.allspark.schedule import layers_of, parse_schedule, verify
 
 
 MAX_BATCH = 256
@@ -187,8 +188,6 @@ def given_schedule(model: str | VitModel, img: int, hw: str | PimHardware, text:
     Raises ``ScheduleError`` naming the first constraint it breaks (constraint 5,
     memory, only with ``check_memory``; ``Result.fits`` tells either way).
     """
-    from steplus.passes.allspark.schedule import layers_of, parse_schedule, verify
-
     vit = build(model, img) if isinstance(model, str) else model
     machine = preset(hw) if isinstance(hw, str) else hw
     layers = layers_of(vit, machine, parse_schedule(text, len(vit.stages)), batch)
@@ -209,8 +208,6 @@ def orchestrate(model: str | VitModel, img: int = 224, hw: str | PimHardware = "
     ``reuse=False`` / ``sharing=False`` schedule without weight reuse across temporal
     layers / without weight sharing inside a sub-array (the Table VI ablations).
     """
-    from steplus.passes.allspark.schedule import verify
-
     vit = build(model, img) if isinstance(model, str) else model
     machine = preset(hw) if isinstance(hw, str) else hw
     if isinstance(batch, bool) or not isinstance(batch, int) or not 1 <= batch <= MAX_BATCH:

@@ -26,7 +26,7 @@ from __future__ import annotations
 import re
 
 from steplus.passes.allspark.vit import VitModel
-from steplus.passes.allspark.cost import layer_cost
+from steplus.passes.allspark.cost import layer_cost, stage_weight_bytes, weights_per_node
 from steplus.dialects.target.pim import MIB, PimHardware
 from steplus.passes.allspark.ilp_compact import Layer, ScheduleError
 from steplus.passes.allspark.layout import max_subarrays
@@ -112,8 +112,6 @@ def verify(model: VitModel, hw: PimHardware, layers: list[list[Layer]],
 
     ``memory=False`` skips constraint 5 (to evaluate a schedule that overflows).
     """
-    from steplus.passes.allspark.cost import stage_weight_bytes, weights_per_node
-
     errors = []
     if len(layers) != len(model.stages):
         return [f"schedule has {len(layers)} stages, the model {len(model.stages)}"]

@@ -27,6 +27,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from steplus.passes.allspark.layout import slots_for
+from steplus.passes.allspark.partition import ring_phases
+from steplus.passes.allspark.vit import dependency_edges
+
 Node = tuple[int, int]
 Link = tuple[Node, Node]
 
@@ -242,7 +246,6 @@ def check_schedule(result: object, layout: str = "structured") -> ScheduleCheck:
     if layout not in ("structured", "snake"):
         raise ValueError(f"unknown layout '{layout}' (structured or snake)")
     from steplus.passes.allspark.orchestrate import layer_rects
-    from steplus.passes.allspark.partition import ring_phases
 
     hw = result.hw  # type: ignore[attr-defined]
     bpe = hw.bytes_per_elem
@@ -287,8 +290,6 @@ def interaction_check(result: object, stage: int,
                       binding: list[int] | None = None) -> InteractionCheck:
     """Send every dependency's feature map (N*C elements) between the top-left
     nodes of the two sub-arrays at once (step ii of the seed's Fig. 10)."""
-    from steplus.passes.allspark.vit import dependency_edges
-    from steplus.passes.allspark.layout import slots_for
 
     hw = result.hw  # type: ignore[attr-defined]
     st = result.model.stages[stage]  # type: ignore[attr-defined]

@@ -1,16 +1,26 @@
 // RUN: step-opt -p 'convert-step-to-runtime{preset=swiglu-hdl}' %s | filecheck %s
 // RUN: step-opt -p 'convert-step-to-runtime{depth=3}' %s | filecheck %s --check-prefix=DEPTH
 // RUN: sh -c 'step-opt -p "convert-step-to-runtime{preset=bad}" %s; echo "exit=$?"' 2>&1 | filecheck %s --check-prefix=BAD
+// RUN: step-opt -p 'convert-step-to-runtime{preset=swiglu-hdl}' %s | step-opt -p 'convert-step-to-runtime' | filecheck %s
+// RUN: sed 's/^builtin.module {/builtin.module attributes {target.fabric = #target.fabric<"step-eval", {base_depth = 4 : i64}>} {/' %s | step-opt -p 'convert-step-to-runtime' | filecheck %s --check-prefix=ATTR
 
 // Contexts are numbered in graph order; the zip is fused into the map.
-// CHECK:      step.graph @g attributes {runtime.depth = 1 : i64, runtime.preset = "swiglu-hdl"} {
+// The module records the fabric it was placed for; placing it again without a
+// preset reads that attribute (the second RUN line: same depth, same contexts).
+// CHECK:      builtin.module attributes {target.fabric = #target.fabric<"swiglu-hdl">} {
+// CHECK-NEXT: step.graph @g attributes {runtime.depth = 1 : i64} {
 // CHECK-NEXT:   %x = step.linear_offchip_load {name = "x", runtime.context = 0 : i64
 // CHECK-NEXT:   %a, %b = step.broadcast %x {runtime.context = 1 : i64}
 // CHECK-NEXT:   %z = step.zip %a, %b :
 // CHECK-NEXT:   %y = step.map %z {name = "mm", compute_bw = 64 : i64, runtime.context = 2 : i64}
 // CHECK:        step.linear_offchip_store %y {name = "st", runtime.context = 3 : i64
 
-// DEPTH: step.graph @g attributes {runtime.depth = 3 : i64, runtime.preset = "step-eval"}
+// DEPTH:      builtin.module attributes {target.fabric = #target.fabric<"step-eval">} {
+// DEPTH-NEXT: step.graph @g attributes {runtime.depth = 3 : i64}
+
+// Without a preset option, the module's #target.fabric (its changed base depth too).
+// ATTR:      builtin.module attributes {target.fabric = #target.fabric<"step-eval", {base_depth = 4 : i64}>} {
+// ATTR-NEXT: step.graph @g attributes {runtime.depth = 4 : i64}
 
 // BAD: error: convert-step-to-runtime: unknown hardware preset 'bad' (choose from sn40l, step-eval, swiglu-hdl)
 // BAD: exit=1
