@@ -163,6 +163,7 @@ def lower_exported(ep, tile_n: int | None = 16, tile_f: int = 64,
             part = _router(m, dense, f"{name}_router{j}", out.remarks)
             if part is not None:
                 out.graphs.append(part)
+                covered |= part.covered
                 out.remarks[r] = Remark(out.remarks[r].where, out.remarks[r].message.split(
                     "; the router is not lowered")[0] + f"; the router is lowered to "
                     f"@{name}_router{j} (its indices bind the routing select_gens: "
@@ -269,7 +270,7 @@ def _router(m, options: str, fname: str, remarks: list):
         mm = src
     w = m.weights
     if form == "qwen":
-        ok = (_is(w, "aten.div.Tensor") and w.args[0] is m.values
+        ok = (name_of(w) in ("aten.div.Tensor", "aten.div_.Tensor") and w.args[0] is m.values
               and _is(w.args[1], "aten.sum.dim_IntList") and w.args[1].args[0] is m.values)
         fn = f"row_softmax_topk[{m.k}]"
     else:
@@ -306,7 +307,9 @@ def _router(m, options: str, fname: str, remarks: list):
     module.body.block.insert_op_before(graph, f)
     module.body.block.erase_op(f)
     cov = {mm, tk, m.values, m.idx, m.weights} | (_ancestors(m.weights) - _ancestors(mm) - {mm})
-    cov = {n for n in cov if n.op == "call_function"} | {mm}
-    return LoweredPart("dense", module, None, {"arg0": m.x.name, "arg1": mm.args[1].name}, B,
+    cov = {n for n in cov if n.op == "call_function"}
+    if any(u not in cov for u in mm.users):  # the logits are used elsewhere (returned)
+        cov.discard(mm)  # the rest of the lowering computes them too
+    return LoweredPart("dense", module, None, {f"arg{i}": a.name for i, a in enumerate(t.inputs)}, B,
                        outputs=[m.weights.name, m.idx.name], lowered=low, role="router",
                        out_shapes=[(B, m.k), (B, m.k)], covered=cov)

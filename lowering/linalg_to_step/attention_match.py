@@ -142,8 +142,8 @@ def _build(anchor, q, k, v, scale, gqa: bool, kv_lengths, j: int, cov: list, out
           "expected static 4-D q [B, Hq, 1, HD] and keys/values [B, Hkv, L, HD]")
     assert sq is not None and sc is not None and sn is not None
     B, Hq, one, HD = sq
-    _need(one == 1, q, f"a decode step has one query per head, got {one} (a prefill is "
-                       "lowered densely)")
+    _need(one == 1, q, f"a decode step has one query per head, got {one} (a prefill "
+                       "is not the §8.4 decode graph: left to the dense lowering)")
     _need(sc == sv and sn == svn and sn == (B, sc[1], 1, HD) and sc[0] == B and sc[3] == HD,
           anchor, f"cache/new-row shapes {sc}, {sn}, {sv}, {svn} do not agree with q {sq}")
     _need(nk == nv, anchor, f"keys repeated {nk}x, values {nv}x")

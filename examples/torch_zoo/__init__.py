@@ -1,0 +1,112 @@
+"""The torch zoo: eight small PyTorch modules written the way public code writes them.
+
+Each is a module in this folder, in the style of the PyTorch docs/examples,
+torchvision or HuggingFace transformers (written from memory; small shapes;
+random weights; nothing is downloaded). `ZOO[name].build()` gives the module
+in eval mode and its example inputs, seeded, so every run exports the same
+program. `test/unit/lowering/test_torch_zoo.py` takes each through
+`torch.export` -> `lower_exported` -> the fabric's functional mode (compared
+with torch) -> cycles; `bench/torch_zoo.py` prints the table.
+
+Example::
+
+    import sys; sys.path.insert(0, "examples")
+    from torch_zoo import ZOO
+    module, args = ZOO["llama_mlp"].build()
+    ep = torch.export.export(module, args)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import torch
+
+
+@dataclass(frozen=True)
+class ZooModel:
+    """A zoo entry: `kind` says which path lowers it ("dense", "moe", "attention");
+    `options` are its `lower_exported` options (tiles that divide its small shapes)."""
+
+    name: str
+    style: str
+    kind: str
+    make: Callable[[], tuple[torch.nn.Module, tuple]]
+    options: dict = field(default_factory=dict)
+
+    def build(self, seed: int = 0) -> tuple[torch.nn.Module, tuple]:
+        torch.manual_seed(seed)
+        module, args = self.make()
+        return module.eval(), args
+
+
+def _lstm():
+    from .lstm_lm import RNNModel
+
+    lm = RNNModel(ntoken=50, ninp=16, nhid=32, nlayers=2)
+    return lm, (torch.randint(0, 50, (6, 2)), lm.init_hidden(2))
+
+
+def _gru():
+    from .gru_classifier import GRUClassifier
+
+    return GRUClassifier(40, 16, 32, 5), (torch.randint(0, 40, (2, 7)),)
+
+
+def _resnet():
+    from .resnet_block import BasicBlock, randomize_bn
+
+    return randomize_bn(BasicBlock(8, 16, stride=2)), (torch.randn(1, 8, 8, 8),)
+
+
+def _mobilenet():
+    from .mobilenet_v2 import InvertedResidual
+    from .resnet_block import randomize_bn
+
+    return randomize_bn(InvertedResidual(8, 8, 1, 4)), (torch.randn(1, 8, 8, 8),)
+
+
+def _encoder():
+    from .transformer_encoder import EncoderLayer
+
+    return EncoderLayer(32, 4, 64), (torch.randn(2, 6, 32),)
+
+
+def _llama_mlp():
+    from .llama_mlp import LlamaMLPBlock
+
+    return LlamaMLPBlock(32, 64), (torch.randn(2, 4, 32),)
+
+
+def _mixtral():
+    from .mixtral_moe import MixtralSparseMoeBlock
+
+    return MixtralSparseMoeBlock(32, 64, 4, 2), (torch.randn(2, 4, 32),)
+
+
+def _gqa():
+    from .gqa_decode import LlamaDecodeAttention, decode_inputs
+
+    attn = LlamaDecodeAttention(64, 4, 2)
+    return attn, decode_inputs(attn, batch=2, cached=40)
+
+
+ZOO = {m.name: m for m in (
+    ZooModel("lstm_lm", "PyTorch word_language_model: Embedding + 2-layer nn.LSTM + Linear",
+             "dense", _lstm, {"dense": "tile=4x32x32 schedule=mnk"}),
+    ZooModel("gru_classifier", "tutorial: Embedding + nn.GRU(batch_first) + Linear", "dense",
+             _gru, {"dense": "tile=2x32x16 schedule=mnk"}),
+    ZooModel("resnet_basic_block", "torchvision BasicBlock (conv3x3, BatchNorm, downsample)",
+             "dense", _resnet, {"dense": "tile=4x16x8 schedule=mnk"}),
+    ZooModel("mobilenet_v2_block", "torchvision InvertedResidual (1x1, depthwise, ReLU6)",
+             "dense", _mobilenet, {"dense": "tile=4x8x8 schedule=mnk"}),
+    ZooModel("transformer_encoder", "nn.TransformerEncoderLayer(batch_first=True)", "dense",
+             _encoder, {"dense": "tile=4x32x32 schedule=mnk"}),
+    ZooModel("llama_mlp", "HF LlamaRMSNorm + LlamaMLP + residual", "dense", _llama_mlp,
+             {"dense": "tile=4x32x32 schedule=mnk"}),
+    ZooModel("mixtral_moe", "HF MixtralSparseMoeBlock (one_hot mask, ModuleList experts)",
+             "moe", _mixtral, {"dense": "tile=4x32x32 schedule=mnk", "tile_n": 4, "tile_f": 16}),
+    ZooModel("gqa_decode", "HF Llama eager attention, repeat_kv, KV cache, decode step",
+             "attention", _gqa, {"dense": "tile=2x32x32 schedule=mnk"}),
+)}

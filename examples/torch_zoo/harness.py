@@ -1,0 +1,124 @@
+"""PyTorch -> STeP -> functional values -> cycles, for one zoo model (shared by the test and the bench).
+
+- `export(model)`: the module, its inputs and `torch.export.export(module, args)`;
+- `lower(model, ep, **over)`: `lower_exported(ep, **model.options | over)`;
+- `run_functional(ep, low, args)`: every lowered part in the fabric's functional
+  mode, in graph order (`steplus.tools.step_run_linalg.run_exported`), the MoE
+  bound to the indices its lowered router computed; returns the output, the
+  parts run and the ATen ops torch ran between them (views only, when the
+  model reaches a whole graph), and the routing used;
+- `simulate(low, routing)`: each part on the fabric simulator (timing mode):
+  cycles, off-chip bytes, on-chip peak. The parts are phases run one after
+  another (cycles add up) and configured at once (on-chip peaks add up).
+
+Example::
+
+    from torch_zoo import ZOO
+    from torch_zoo.harness import export, lower, run_functional, simulate
+    module, args, ep = export(ZOO["mixtral_moe"])
+    low = lower(ZOO["mixtral_moe"], ep)
+    out, ran, torch_ops, routing = run_functional(ep, low, args)
+    totals = simulate(low, routing)["total"]     # cycles, offchip_bytes, onchip_bytes
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from steplus.lowering.linalg_to_step.aten import lower_exported
+
+VIEW_OPS = ("aten.view.default", "aten.reshape.default", "aten.transpose.int",
+            "aten._unsafe_view.default", "aten.unsqueeze.default", "aten.squeeze.dim",
+            "aten.contiguous.default", "aten.clone.default", "aten.permute.default",
+            "aten.expand.default", "aten.to.dtype", "aten.flatten.using_ints")
+"""ATen ops that move no data (views of row-major memory, same-dtype casts)."""
+
+
+def export(model):
+    module, args = model.build()
+    return module, args, torch.export.export(module, args)
+
+
+def lower(model, ep, **over):
+    return lower_exported(ep, **{**model.options, **over})
+
+
+def _router_routing(low, used: dict):
+    """`routing(part, env)` for `run_exported`: an MoE part's (indices, weights) from its
+    lowered router's outputs (or, with no router part, from torch's topk: a trace)."""
+    def routing(part, env):
+        if part.kind != "moe":
+            return None
+        routers = [p for p in low.graphs if p.role == "router"]
+        if routers:
+            weights, idx = (env[name] for name in routers[0].outputs)
+        else:
+            raise ValueError("the MoE router was not lowered (option dense)")
+        idx = np.asarray(idx)
+        if not np.array_equal(idx, np.round(idx)):
+            raise ValueError("the lowered router's indices are not integers")
+        used["routing"] = (idx.astype(np.int64), np.asarray(weights))
+        return used["routing"]
+    return routing
+
+
+def run_functional(ep, low, args):
+    from steplus.tools.step_run_linalg import run_exported
+
+    used: dict = {}
+    out, ran, torch_ops = run_exported(ep, low, args, routing=_router_routing(low, used))
+    return out, ran, torch_ops, used.get("routing")
+
+
+def _result(res) -> dict:
+    return {"cycles": int(res.cycles), "offchip_bytes": int(res.offchip_read
+                                                             + res.offchip_written),
+            "onchip_bytes": int(res.onchip_peak)}
+
+
+def simulate_part(part, routing=None, module=None) -> dict:
+    """One part (or `module`, another design of it) on the fabric simulator."""
+    from xdsl.context import Context
+
+    from steplus.dialects.step import GraphOp
+    from steplus.passes.step.specialize import StepSpecializePass
+    from steplus.runtime.fabric.build import build_program
+
+    module = (module or part.module).clone()
+    if part.kind == "moe":
+        if routing is None:
+            raise ValueError("an MoE part needs the routing indices to simulate")
+        with tempfile.TemporaryDirectory() as d:
+            path = Path(d) / "routing.npz"
+            np.savez(path, data=np.asarray(routing[0], np.int64))
+            StepSpecializePass(routing=str(path), rewrite=True).apply(Context(), module)
+    graph = next(o for o in module.walk() if isinstance(o, GraphOp))
+    return _result(build_program(graph).run())
+
+
+def simulate(low, routing=None) -> dict:
+    """Per part and in total (see the module doc)."""
+    parts = [{"kind": p.kind, "role": p.role, **simulate_part(p, routing)} for p in low.graphs]
+    total = {k: sum(p[k] for p in parts) for k in ("cycles", "offchip_bytes", "onchip_bytes")}
+    return {"parts": parts, "total": total}
+
+
+def dynamic_designs(part, routing=None) -> dict:
+    """For an MoE part: static (as lowered) vs `step-dynamic-tiling`; for an attention
+    part: static (interleaved) vs `step-dynamic-parallelize{factor=4}`."""
+    from xdsl.context import Context
+
+    from steplus.passes.step.dynamic_parallelize import StepDynamicParallelizePass
+    from steplus.passes.step.dynamic_tiling import StepDynamicTilingPass
+
+    dyn = part.module.clone()
+    if part.kind == "moe":
+        StepDynamicTilingPass().apply(Context(), dyn)
+    else:
+        StepDynamicParallelizePass(factor=4).apply(Context(), dyn)
+    return {"static": simulate_part(part, routing),
+            "dynamic": simulate_part(part, routing, module=dyn)}
