@@ -178,6 +178,10 @@ for _fam, _table in (
 
 
 def _hier_grids(img: int, first_patch: int) -> list[tuple[int, int]]:
+    step = first_patch * 8  # a patch, then three 2x2 merges: every grid exact
+    if img % step:
+        raise WorkloadError(f"image size {img} is not a multiple of {step} (a {first_patch}-pixel "
+                            f"patch, then three 2x2 patch merges); e.g. {img // step * step or step}")
     side = img // first_patch
     grids = []
     for _ in range(4):
@@ -196,9 +200,10 @@ def _windowed(grid: tuple[int, int], window: int) -> tuple[tuple[int, int], int]
 
 def _vit(size: str, img: int) -> list[Stage]:
     c, heads, depth, patch = _VIT[size]
+    if img % patch:
+        raise WorkloadError(f"image size {img} is not a multiple of the patch size {patch} of "
+                            f"vit-{size}; e.g. {img // patch * patch}")
     side = img // patch
-    if side < 1:
-        raise WorkloadError(f"image {img} is smaller than the patch size {patch}")
     n = side * side + 1  # patches + class token
     return [
         Stage(1, (side, side), c, heads, c // heads, 4, 3 * patch * patch, (1, 1), n,
