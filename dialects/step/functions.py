@@ -184,6 +184,20 @@ def _one(s: Sequence[Shape]) -> Shape:
     return s[0]
 
 
+_SQRT1_2 = 0.7071067811865476
+
+
+def _erf(a: np.ndarray) -> np.ndarray:
+    """erf element-wise (math.erf per element: numpy has no erf; exact to double)."""
+    a = np.asarray(a, dtype=np.float64)
+    return np.vectorize(math.erf, otypes=[np.float64])(a) if a.size else a
+
+
+def _sigmoid(a: np.ndarray) -> np.ndarray:
+    with np.errstate(over="ignore", under="ignore"):  # exp(-x) = inf for x << 0: sigmoid 0
+        return 1.0 / (1.0 + np.exp(-np.asarray(a, dtype=np.float64)))
+
+
 for _fn in [
     StepFunction("sub", 2, lambda s: _elems(_bcast(s)), np.subtract, _bcast,
                  summary="element-wise subtract with broadcast"),
@@ -197,6 +211,19 @@ for _fn in [
                  summary="1 / sqrt(x), 4 FLOPs per element (as exp)"),
     StepFunction("neg_inf", 0, lambda s: 0, lambda: np.full((1, 1), -np.inf), lambda s: (1, 1),
                  summary="init function: a -inf tile (the identity of max)"),
+    # activations of real models (torch's GELU, tanh, sigmoid, ReLU6 = min(max(x, 0), 6))
+    StepFunction("min", 2, lambda s: _elems(_bcast(s)), np.minimum, _bcast,
+                 summary="element-wise minimum with broadcast"),
+    StepFunction("erf", 1, lambda s: 8 * _elems(s[0]), _erf, _one,
+                 summary="element-wise error function, 8 FLOPs per element (a polynomial)"),
+    StepFunction("tanh", 1, lambda s: 4 * _elems(s[0]), np.tanh, _one,
+                 summary="element-wise tanh, 4 FLOPs per element (as exp)"),
+    StepFunction("sigmoid", 1, lambda s: 6 * _elems(s[0]), _sigmoid, _one,
+                 summary="1 / (1 + exp(-x)), 6 FLOPs per element"),
+    StepFunction("gelu", 1, lambda s: 12 * _elems(s[0]),
+                 lambda a: 0.5 * a * (1.0 + _erf(a * _SQRT1_2)), _one,
+                 summary="torch's exact GELU x * (1 + erf(x / sqrt(2))) / 2, 12 FLOPs per "
+                         "element"),
 ]:
     register_function(_fn)
 
@@ -302,6 +329,8 @@ for _fam in [
     _scalar("div_scalar", np.divide, "x / c"),
     _scalar("rsub_scalar", lambda a, c: c - a, "c - x"),
     _scalar("rdiv_scalar", lambda a, c: c / a, "c / x"),
+    _scalar("max_scalar", np.maximum, "max(x, c)"),
+    _scalar("min_scalar", np.minimum, "min(x, c)"),
     FunctionFamily("row_topk_softmax", int, _row_topk_softmax,
                    "[rows, cols] -> [rows, k]: softmax over each row's k largest values, "
                    "largest first (Mixtral's router: topk then softmax); k*cols + 7k FLOPs "

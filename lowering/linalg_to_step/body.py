@@ -6,7 +6,8 @@ for `arith.addf/subf/mulf/divf/negf/maximumf/maxnumf`, `math.exp/rsqrt/sqrt`,
 `math.fpowi`/`math.powf` by 2, the `arith.truncf`/`extf` of a constant and the
 `arith.extf` of an input (bf16 -> f32: tiles compute in f32).
 `match_functions` then rewrites torch's idioms into library calls: sigmoid
-(`1 / (1 + exp(-x))`), silu (`x * sigmoid(x)`, `x / (1 + exp(-x))`), and an
+(`1 / (1 + exp(-x))`), silu (`x * sigmoid(x)`, `x / (1 + exp(-x))`), exact GELU
+(`x * 0.5 * (1 + erf(x * 0.70710678))`), and an
 operation with one scalar constant into a parametric function
 (`x + 1e-06` -> `("add_scalar[1e-06]", x)`, `x / 16` -> `div_scalar[16.0]`).
 
@@ -28,15 +29,19 @@ from steplus.utils.diagnostics import OpDiagnosticError
 
 BODY = {arith.AddfOp: "add", arith.SubfOp: "sub", arith.MulfOp: "mul", arith.DivfOp: "div",
         arith.NegfOp: "neg", arith.MaximumfOp: "max", arith.MaxnumfOp: "max",
-        math.ExpOp: "exp", math.RsqrtOp: "rsqrt", math.SqrtOp: "sqrt",
-        math.FPowIOp: "pow", math.PowFOp: "pow"}
+        arith.MinimumfOp: "min", arith.MinnumfOp: "min",
+        math.ExpOp: "exp", math.RsqrtOp: "rsqrt", math.SqrtOp: "sqrt", math.ErfOp: "erf",
+        math.TanhOp: "tanh", math.FPowIOp: "pow", math.PowFOp: "pow"}
 SUPPORTED_BODY = ("arith.addf, arith.subf, arith.mulf, arith.divf, arith.negf, "
-                  "arith.maximumf, math.exp, math.rsqrt, math.fpowi/powf by 2")
+                  "arith.maximumf, arith.minimumf, math.exp, math.rsqrt, math.erf, math.tanh, "
+                  "math.fpowi/powf by 2")
 # an operation with a scalar constant operand: (kind, constant first?) -> family
 SCALAR = {("add", False): "add_scalar", ("add", True): "add_scalar",
           ("mul", False): "mul_scalar", ("mul", True): "mul_scalar",
           ("sub", False): "sub_scalar", ("sub", True): "rsub_scalar",
-          ("div", False): "div_scalar", ("div", True): "rdiv_scalar"}
+          ("div", False): "div_scalar", ("div", True): "rdiv_scalar",
+          ("max", False): "max_scalar", ("max", True): "max_scalar",
+          ("min", False): "min_scalar", ("min", True): "min_scalar"}
 
 
 def _const(value, op) -> float:
@@ -121,6 +126,24 @@ def _sigmoid_of(t: tuple) -> tuple | None:
     return None
 
 
+_HALF, _SQRT1_2 = member_name("mul_scalar", 0.5), 0.7071067811865476
+_ONE = member_name("add_scalar", 1.0)
+
+
+def _gelu_of(sub: tuple) -> tuple | None:
+    """x if the operands of a product are `x * 0.5` and `1 + erf(x * (1/sqrt(2)))`
+    (torch's exact GELU, the constant rounded to f32 or not)."""
+    for a, b in (sub, sub[::-1]):
+        if a[0] != _HALF or b[0] != _ONE or b[1][0] != "erf":
+            continue
+        inner = b[1][1]
+        fam, _, c = inner[0].partition("[")
+        if fam == "mul_scalar" and inner[1] == a[1] and \
+                abs(float(c.rstrip("]")) - _SQRT1_2) < 1e-7:
+            return a[1]
+    return None
+
+
 def match_functions(t: tuple, op) -> tuple:
     """Rewrite the sigmoid and silu idioms and the scalar operations of an
     expression tree into library calls (`op`: where errors are located)."""
@@ -139,6 +162,9 @@ def match_functions(t: tuple, op) -> tuple:
         for a, b in (sub, sub[::-1]):
             if b[0] == "sigmoid" and b[1] == a:
                 return ("silu", a)
+        gelu = _gelu_of(sub)
+        if gelu is not None:
+            return ("gelu", gelu)
     if len(sub) == 2 and (t[0], True) in SCALAR:
         consts = [s[0] == "const" for s in sub]
         if consts == [True, True]:

@@ -84,3 +84,23 @@ def test_router_functions_equal_torch(k):
     for fam in ("row_topk_index", "row_topk_softmax", "row_softmax_topk"):
         assert get_function(f"{fam}[{k}]").out_shape([(6, 8)]) == (6, k)
     assert get_function(f"row_topk_index[{k}]").flops([(6, 8)]) == 6 * k * 8
+
+
+@pytest.mark.parametrize("name,ref", [
+    ("gelu", lambda t: torch.nn.functional.gelu(t)),
+    ("erf", torch.erf), ("tanh", torch.tanh), ("sigmoid", torch.sigmoid),
+    ("max_scalar[0.0]", torch.relu), ("min_scalar[6.0]", lambda t: torch.clamp(t, max=6.0)),
+])
+def test_activation_functions_equal_torch(name, ref):
+    """The activations real models use (issue 26), on float64 tiles against torch."""
+    x = RNG.standard_normal((4, 8)) * 4
+    got = get_function(name).numpy(x)
+    np.testing.assert_allclose(got, ref(torch.from_numpy(x)).numpy(), rtol=1e-12, atol=1e-15)
+
+
+def test_min_broadcasts_and_sigmoid_saturates():
+    col = RNG.standard_normal((4, 1))
+    np.testing.assert_array_equal(get_function("min").numpy(X, col), np.minimum(X, col))
+    with np.errstate(all="raise"):  # exp(1000) overflows: sigmoid is 0, no warning escapes
+        assert get_function("sigmoid").numpy(np.array([[-1000.0, 1000.0]])).tolist() == \
+            [[0.0, 1.0]]

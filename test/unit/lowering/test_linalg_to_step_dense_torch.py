@@ -1,0 +1,240 @@
+"""Real PyTorch modules through the dense ATen path (issue 26 items 1-3): modules written
+the way the PyTorch docs and HuggingFace write them, with their weights as `nn.Parameter`s,
+exported with `torch.export` as they are (no rewritten `forward`), lowered with
+`lower_exported(ep, dense=...)` and run on the fabric's functional mode with
+`run_exported`: the output equals the module's (rtol 1e-5, f32), and every part has a
+cycle count (`part_cycles`, the fabric simulator's timing mode).
+
+- parameters are off-chip tensors: `nn.Linear`/`nn.LayerNorm`/`nn.RMSNorm` weights are
+  the placeholders the parts load, their values read from the exported program;
+- shapes: rank 3 and 4 inputs fold their leading dims into the rows (`[B, S, D]` ->
+  `[B*S, D]`), biases broadcast along rows, views that keep the last dim join a region;
+- ops: `nn.Linear` (bias or not), GELU (exact and tanh), ReLU, ReLU6, SiLU, LayerNorm,
+  RMSNorm (module and the HuggingFace form), softmax over the last dim;
+- what cannot be lowered (a convolution, an integer tensor, a softmax over another dim)
+  is not lowered — a remark at the model's line — and runs in torch: never a different
+  computation.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+nn = torch.nn
+
+from steplus.dialects.step import ops as so  # noqa: E402
+from steplus.lowering.linalg_to_step import glue  # noqa: E402
+from steplus.lowering.linalg_to_step.aten import lower_exported  # noqa: E402
+from steplus.tools.step_run_linalg import part_cycles, run_exported  # noqa: E402
+
+
+class TransformerMLP(nn.Module):
+    """A ViT/BERT-style block tail: fc1 -> GELU -> fc2, residual, LayerNorm, a ReLU6 head."""
+
+    def __init__(self, dim=16, hidden=32, classes=8, approximate="none"):
+        super().__init__()
+        self.fc1 = nn.Linear(dim, hidden)
+        self.act = nn.GELU(approximate=approximate)
+        self.fc2 = nn.Linear(hidden, dim)
+        self.norm = nn.LayerNorm(dim)
+        self.head = nn.Linear(dim, classes)
+        self.head_act = nn.ReLU6()
+
+    def forward(self, x):
+        h = self.norm(self.fc2(self.act(self.fc1(x))) + x)
+        return self.head_act(self.head(h)).softmax(dim=-1)
+
+
+class LlamaRMSNorm(nn.Module):
+    """HuggingFace's LlamaRMSNorm."""
+
+    def __init__(self, hidden_size, eps=1e-6):
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(hidden_size))
+        self.variance_epsilon = eps
+
+    def forward(self, hidden_states):
+        variance = hidden_states.pow(2).mean(-1, keepdim=True)
+        hidden_states = hidden_states * torch.rsqrt(variance + self.variance_epsilon)
+        return self.weight * hidden_states
+
+
+class LlamaMLP(nn.Module):
+    """HuggingFace's LlamaMLP after its RMSNorm, with the residual."""
+
+    def __init__(self, hidden_size=16, intermediate_size=32):
+        super().__init__()
+        self.post_attention_layernorm = LlamaRMSNorm(hidden_size)
+        self.gate_proj = nn.Linear(hidden_size, intermediate_size, bias=False)
+        self.up_proj = nn.Linear(hidden_size, intermediate_size, bias=False)
+        self.down_proj = nn.Linear(intermediate_size, hidden_size, bias=False)
+        self.act_fn = nn.SiLU()
+
+    def forward(self, x):
+        h = self.post_attention_layernorm(x)
+        return x + self.down_proj(self.act_fn(self.gate_proj(h)) * self.up_proj(h))
+
+
+class ImageHead(nn.Module):
+    """A classifier on NCHW features: flatten the pixels, RMSNorm (nn.RMSNorm), ReLU MLP."""
+
+    def __init__(self, channels=16, classes=8):
+        super().__init__()
+        self.norm = nn.RMSNorm(channels)
+        self.fc = nn.Linear(channels, 32)
+        self.relu = nn.ReLU()
+        self.out = nn.Linear(32, classes)
+
+    def forward(self, x):  # x: [B, H, W, C] (channels last)
+        return self.out(self.relu(self.fc(self.norm(x))))
+
+
+def _randomize(module, seed):
+    g = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for p in module.parameters():  # LayerNorm/RMSNorm weights away from 1, biases from 0
+            p.copy_(torch.randn(p.shape, generator=g) * 0.5 + (1.0 if p.dim() == 1 else 0.0))
+    return module.eval()
+
+
+def _export(module, *args):
+    return torch.export.export(module, args)
+
+
+@pytest.fixture(scope="module")
+def mlp():
+    m = _randomize(TransformerMLP(), 1)
+    x = torch.randn(2, 4, 16, generator=torch.Generator().manual_seed(2))
+    return m, (x,), _export(m, x)
+
+
+@pytest.fixture(scope="module")
+def llama():
+    m = _randomize(LlamaMLP(), 3)
+    x = torch.randn(2, 4, 16, generator=torch.Generator().manual_seed(4))
+    return m, (x,), _export(m, x)
+
+
+def _check(module, args, ep, dense, parts):
+    low = lower_exported(ep, dense=dense)
+    out, ran, torch_ops = run_exported(ep, low, args)
+    assert ran == parts  # part roles, in graph order
+    expected = module(*args).detach().numpy()
+    np.testing.assert_allclose(out.numpy(), expected, rtol=1e-5, atol=1e-6)
+    cycles = [part_cycles(p) for p in low.graphs]
+    assert all(c > 0 for c in cycles)
+    return low, torch_ops
+
+
+def _functions(part) -> list[str]:
+    return [a.fn.data for a in part.module.walk() if isinstance(a, so.ApplyOp)]
+
+
+def test_transformer_mlp_runs_on_the_fabric_equal_to_torch(mlp):
+    module, args, ep = mlp
+    low, torch_ops = _check(module, args, ep, "tile=4x16x16", ["projection"] * 3)
+    assert torch_ops == []  # everything, the views of [2, 4, 16] included, on the fabric
+    fc1, fc2, head = low.graphs
+    # the parameters are the parts' off-chip inputs, read by name from the program
+    assert fc1.inputs == {"arg0": "x", "arg1": "p_fc1_weight", "arg2": "p_fc1_bias"}
+    assert fc2.inputs == {"arg0": "gelu", "arg1": "p_fc2_weight", "arg2": "p_fc2_bias",
+                          "arg3": "x", "arg4": "p_norm_weight", "arg5": "p_norm_bias"}
+    # nn.Linear's [out, in] weight read transposed, the bias a row broadcast, exact GELU
+    assert _functions(fc1) == ["matmul_t", "add", "zero", "add", "gelu"]
+    # fc2 + bias + residual, LayerNorm: mean, centred variance, rsqrt, affine
+    assert _functions(fc2) == [
+        "matmul_t", "add", "zero", "add", "add", "row_sum", "add", "zero",
+        "div_scalar[16.0]", "sub", "square", "row_sum", "add", "zero", "div_scalar[16.0]",
+        "add_scalar[9.999999747378752e-06]", "rsqrt", "mul", "mul", "add"]
+    # head + ReLU6 (max then min) + softmax (row max, exp, row sum, divide)
+    assert _functions(head) == [
+        "matmul_t", "add", "zero", "add", "max_scalar[0.0]", "min_scalar[6.0]", "row_max",
+        "max", "neg_inf", "sub", "exp", "row_sum", "add", "zero", "div"]
+
+
+def test_gelu_tanh_lowers_to_its_formula():
+    m = _randomize(TransformerMLP(approximate="tanh"), 5)
+    x = torch.randn(2, 4, 16, generator=torch.Generator().manual_seed(6))
+    low, _ = _check(m, (x,), _export(m, x), "tile=8x16x16", ["projection"] * 3)
+    assert "tanh" in _functions(low.graphs[0])
+
+
+def test_llama_mlp_with_rmsnorm_equals_torch(llama):
+    module, args, ep = llama
+    low, torch_ops = _check(module, args, ep, "tile=4x16x16 schedule=mn_mk",
+                            ["norm", "projection", "projection"])
+    assert torch_ops == []
+    norm, gate_up, down = low.graphs
+    assert norm.inputs == {"arg0": "x", "arg1": "p_post_attention_layernorm_weight"}
+    # gate and up share their left operand: one part, two outputs; silu * up fused
+    assert gate_up.outputs == ["mul_2"]
+    assert _functions(gate_up).count("matmul_t") == 2 and "silu" in _functions(gate_up)
+
+
+def test_rank_4_channels_last_features_fold_into_rows():
+    m = _randomize(ImageHead(), 7)
+    x = torch.randn(2, 3, 3, 16, generator=torch.Generator().manual_seed(8))
+    low, torch_ops = _check(m, (x,), _export(m, x), "tile=6x8x16 schedule=mn_mk",
+                            ["elementwise", "projection", "projection"])  # rms_norm: no
+    # separate reduction node, so aten.py names its part "elementwise"
+    assert torch_ops == []
+    # [2, 3, 3, 16] is read as 18 rows of 16; the RMSNorm's eps is torch's f32 epsilon
+    assert low.graphs[0].lowered.loads[0] == (0, (18, 16))
+    assert "add_scalar[1.1920928955078125e-07]" in _functions(low.graphs[0])
+
+
+class ConvThenLinear(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 4, 3, padding=1)
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, x, tokens):
+        y = self.conv(x).permute(0, 2, 3, 1)        # NCHW -> NHWC
+        return self.fc(y).softmax(dim=1), tokens + 1  # softmax over H, an integer add
+
+
+def test_what_cannot_be_lowered_stays_in_torch_with_a_remark():
+    m = _randomize(ConvThenLinear(), 9)
+    x = torch.randn(1, 3, 4, 4, generator=torch.Generator().manual_seed(10))
+    tokens = torch.arange(6).reshape(2, 3)
+    ep = _export(m, x, tokens)
+    low = lower_exported(ep, dense="tile=4x4x4")
+    (fc,) = low.graphs  # only the linear: the softmax is over dim 1, not the rows
+    assert fc.role == "projection" and _functions(fc) == ["matmul_t", "add", "zero", "add"]
+    (rest,) = [r for r in low.remarks if "not lowered by the recognizers" in r.message]
+    for op in ("aten.conv2d.default", "aten.permute.default", "aten.softmax.int",
+               "aten.add.Tensor"):
+        assert op in rest.message
+    (y, t), ran, torch_ops = run_exported(ep, low, (x, tokens))
+    want_y, want_t = m(x, tokens)
+    np.testing.assert_allclose(y.numpy(), want_y.detach().numpy(), rtol=1e-5, atol=1e-6)
+    assert torch.equal(t, want_t)  # the integer add ran in torch: exact
+    assert ran == ["projection"]
+    assert sorted(torch_ops) == ["aten.add.Tensor", "aten.conv2d.default",
+                                 "aten.permute.default", "aten.softmax.int"]
+
+
+def test_a_row_op_whose_row_is_several_tiles_is_a_remark(mlp):
+    """LayerNorm and softmax reduce whole rows: with N tiled (8 of 16 columns) the
+    centred value would wait for its row's mean; the part is a remark naming the option."""
+    _module, _args, ep = mlp
+    low = lower_exported(ep, dense="tile=4x8x16")
+    msgs = [r.message for r in low.remarks if r.message.startswith("not lowered (")]
+    assert any("tile N whole" in m and "(option dense)" in m for m in msgs)
+
+
+@pytest.mark.parametrize("s,out,kind", [
+    ((2, 4, 16), (2, 4, 16), "full"), ((16,), (2, 4, 16), "row"),
+    ((1, 1, 16), (2, 4, 16), "row"), ((2, 4, 1), (2, 4, 16), "col"),
+    ((4, 16), (2, 4, 16), None), ((2, 1, 16), (2, 4, 16), None)])
+def test_broadcasts_of_the_folded_view(s, out, kind):
+    assert glue.bcast(s, out) == kind
+
+
+def test_fold():
+    assert glue.fold((2, 3, 5, 7)) == (30, 7)
+    assert glue.fold((7,)) == (1, 7)
+    assert glue.fold((4, 7)) == (4, 7)
