@@ -44,8 +44,8 @@ class ZooModel:
 def _lstm():
     from .lstm_lm import RNNModel
 
-    lm = RNNModel(ntoken=50, ninp=16, nhid=32, nlayers=2)
-    return lm, (torch.randint(0, 50, (6, 2)), lm.init_hidden(2))
+    lm = RNNModel(ntoken=64, ninp=16, nhid=32, nlayers=2)
+    return lm, (torch.randint(0, 64, (6, 2)), lm.init_hidden(2))
 
 
 def _gru():
