@@ -8,9 +8,15 @@ row-major order; a bool is 0 or 1). The outputs of the tick are printed (and
 flushed) as soon as the line is read, `tick t: ...` as in step-run, so
 another program can drive the node interactively. The run stops at the end
 of stdin, or after `--ticks` ticks if given; at most `--max-ticks` ticks.
+Each value is parsed by its input's declared element type: an integer or a
+bool (0 or 1) is decimal ASCII digits with an optional sign, read exactly
+(an i64 never goes through a float64) and range-checked; a real is decimal or
+exponent notation, `inf` or `nan`, and must fit its type. `1_000`, non-ASCII
+digits, hex and `2.5` for an integer are errors.
 Lines are at most 1 MiB; an empty line or a line starting with `#` is
-skipped. A malformed line is an error `<stdin>:LINE: error: ...` (exit 1)
-after the ticks before it were printed.
+skipped. A malformed line is an error `<stdin>:LINE: error: ...` (a wrong
+number of values) or `<stdin>:LINE:COL: error: ...` (at the bad value),
+exit 1, after the ticks before it were printed.
 
 With `--backend iree` this is the per-tick path (`@<node>_step` per line):
 inputs that are not known ahead cannot use the batched `@<node>_run`.
@@ -18,6 +24,7 @@ inputs that are not known ahead cannot use the batched `@<node>_run`.
 
 from __future__ import annotations
 
+import math
 import re
 import sys
 from collections.abc import Callable, Sequence
@@ -31,46 +38,66 @@ from steplus.tools.inputs import InputSignature, check_array
 MAX_LINE = 1 << 20
 
 
-def _parse_line(text: str, sigs: Sequence[InputSignature], where: str) -> list[object]:
-    tokens = [t for t in text.replace(",", " ").split() if t]
-    widths = [int(np.prod(s.dims)) if s.dims else 1 for s in sigs]
-    if len(tokens) != sum(widths):
+_INTEGER = re.compile(r"[+-]?[0-9]+")
+_REAL = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|[+-]?(?:inf|nan)",
+                   re.IGNORECASE)
+_TOKEN = re.compile(r"[^\s,]+")
+MAX_TOKEN = 400
+"""Longest value text (an integer literal of any supported type has at most 20 characters)."""
+
+
+def _parse_value(token: str, sig: InputSignature) -> int | float:
+    """One value of `sig`'s element type, parsed by that type (ValueError: why not).
+
+    Integers and booleans are decimal ASCII digits with an optional sign, read
+    exactly (never through a float64); reals are decimal or exponent notation,
+    `inf` or `nan`. No `_` separators, no non-ASCII digits, no hex."""
+    if len(token) > MAX_TOKEN:
+        raise ValueError(f"a value of {len(token)} characters is too long")
+    kind = sig.dtype.kind
+    if kind in "iub":
+        if not _INTEGER.fullmatch(token):
+            what = "an integer" if _REAL.fullmatch(token) else "a number"
+            raise ValueError(f"'{token[:40]}' is not {what}")
+        v = int(token)
+        lo, hi = (0, 1) if kind == "b" else (int(np.iinfo(sig.dtype).min), int(np.iinfo(sig.dtype).max))
+        if not lo <= v <= hi:
+            raise ValueError(f"{v} is out of range for {sig.element_text}" if kind != "b"
+                             else f"{v} is not 0 or 1")
+        return v
+    if not _REAL.fullmatch(token):
+        raise ValueError(f"'{token[:40]}' is not a number")
+    v = float(token)
+    if np.isfinite(v):
+        with np.errstate(over="ignore"):
+            if not np.isfinite(np.array(v).astype(sig.dtype)):
+                raise ValueError(f"{token[:40]} is out of range for {sig.element_text}")
+    return v
+
+
+def _parse_line(line: str, sigs: Sequence[InputSignature], where: str) -> list[object]:
+    """The values of one tick: each input's tokens parsed by its declared element type."""
+    spans = [(m.group(), m.start() + 1) for m in _TOKEN.finditer(line)]
+    widths = [math.prod(d for d in s.dims if d is not None) if s.dims else 1 for s in sigs]
+    if len(spans) != sum(widths):
         want = " + ".join(f"{s.name} ({w})" for s, w in zip(sigs, widths)) or "nothing"
         raise InputError([f"{where}: error: expected {sum(widths)} value(s), "
-                          f"{want}; got {len(tokens)}"])
-    try:
-        numbers = _numbers(tokens)
-    except ValueError:
-        bad = next(t for t in tokens if not _is_number(t))
-        raise InputError([f"{where}: error: '{bad[:40]}' is not a number"]) from None
+                          f"{want}; got {len(spans)}"])
     values: list[object] = []
     k = 0
     for sig, w in zip(sigs, widths):
-        arr = numbers[k:k + w].reshape((1, *sig.dims)) if sig.dims else numbers[k:k + 1]
+        parsed = []
+        for token, col in spans[k:k + w]:
+            try:
+                parsed.append(_parse_value(token, sig))
+            except ValueError as e:
+                raise InputError([f"{where}:{col}: error: input '{sig.name}' expects "
+                                  f"{sig.describe()}; {e}"]) from None
         k += w
+        arr = np.array(parsed, dtype=sig.dtype)
+        arr = arr.reshape((1, *sig.dims)) if sig.dims else arr
         values.append(check_array(sig, arr, where)[0])
     return values
-
-
-_INTEGER = re.compile(r"[+-]?[0-9]+")
-
-
-def _numbers(tokens: list[str]) -> np.ndarray:
-    """Integers exactly when every token is one in the int64 range (a float64
-    rounds past 2**53), else float64; ValueError for a token that is no number."""
-    if all(_INTEGER.fullmatch(t) and len(t) <= 20 for t in tokens):
-        values = [int(t) for t in tokens]
-        if all(-(2**63) <= v < 2**63 for v in values):
-            return np.array(values, dtype=np.int64)
-    return np.array([float(t) for t in tokens], dtype=np.float64)
-
-
-def _is_number(token: str) -> bool:
-    try:
-        float(token)
-    except ValueError:
-        return False
-    return True
 
 
 def stream(sigs: Sequence[InputSignature], step: Callable[[list[object]], list[object]],
@@ -97,7 +124,7 @@ def stream(sigs: Sequence[InputSignature], step: Callable[[list[object]], list[o
         text = line.strip()
         if not text or text.startswith("#"):
             continue
-        outputs = step(_parse_line(text, sigs, where))
+        outputs = step(_parse_line(line.rstrip("\r\n"), sigs, where))
         out.write(f"tick {t}: " + " ".join(fmt(v) for v in outputs) + "\n")
         out.flush()
         t += 1

@@ -62,7 +62,7 @@ def test_stream_bad_line_is_located_after_the_good_ticks():
     assert r.out == "tick 0: 1\n"
     assert r.err.strip() == "<stdin>:2: error: expected 1 value(s), i (1); got 2"
     r = _stream([INTEGRATOR, "--stream"], "2.5\n")
-    assert r.code == 1 and r.err.startswith("<stdin>:1: error: input 'i' expects i32")
+    assert r.code == 1 and r.err.startswith("<stdin>:1:1: error: input 'i' expects i32")
     r = _stream([INTEGRATOR, "--stream"], "__import__('os')\n")
     assert r.code == 1 and "is not a number" in r.err
 
