@@ -235,7 +235,16 @@ def run_part(part, values: dict, routing: tuple | None = None, config=None) -> d
             zip(part.outputs, stores, low.result_layouts, shapes)}
 
 
-_BOOKKEEPING = ("sym_size", "_assert_scalar", "sym_constrain_range", "ge", "le")
+_BOOKKEEPING = {"aten.sym_size.int", "aten._assert_scalar.default",
+                "aten.sym_constrain_range_for_size.default",
+                "aten._assert_tensor_metadata.default", "ge", "le"}
+
+
+def _bookkeeping(n) -> bool:
+    """A shape check of an exported graph (no tensor value)."""
+    t = n.target
+    name = getattr(t, "__name__", "") if callable(t) and not hasattr(t, "_schema") else str(t)
+    return name in _BOOKKEEPING
 
 
 def run_exported(ep, low, args, routing=None, config=None):
@@ -265,7 +274,7 @@ def run_exported(ep, low, args, routing=None, config=None):
         def run_node(self, n):
             part = owner.get(n.name)
             if part is None:
-                if n.name in inside or any(b in str(n.target) for b in _BOOKKEEPING):
+                if n.name in inside or _bookkeeping(n):
                     return None
                 if n.op == "call_function":
                     torch_ops.append(str(n.target))
@@ -278,7 +287,7 @@ def run_exported(ep, low, args, routing=None, config=None):
                 ran.append(part.role or part.kind)
             return torch.from_numpy(np.asarray(done[id(part)][n.name], np.float32))
 
-    values, user = [], list(args)
+    values, user = [], list(torch.utils._pytree.tree_leaves(tuple(args)))
     for spec in ep.graph_signature.input_specs:
         name = spec.arg.name
         if getattr(spec, "target", None) is None:
