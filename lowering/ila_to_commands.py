@@ -28,6 +28,7 @@ from xdsl.dialects.builtin import IntegerAttr, StringAttr, TensorType, f32, i64
 from xdsl.ir import Block, Region
 from xdsl.passes import ModulePass
 
+from steplus.dialects.target.ila import FLEXASR
 from steplus.dialects.ila import CmdOp, ComputeOp, FragmentOp, InvokeOp, LoadOp, StoreOp, WaitIrqOp, WriteOp, YieldOp
 from steplus.utils.diagnostics import OpDiagnosticError
 from steplus.passes.ila_cancel import expand_invoke
@@ -56,10 +57,10 @@ def _pool_body(block: Block, arg, chain: list[ComputeOp], out_type) -> list:
     if H % 16 or H < 16:
         raise OpDiagnosticError(chain[0], f"flexasr pool: hidden size {H} is not a positive multiple of 16")
     nv_all = H // 16
-    chunks = -(-nv_all // 255)
+    chunks = -(-nv_all // FLEXASR.max_vectors)
     step = -(-nv_all // chunks)
     if chunks > MAX_POOL_CHUNKS:
-        raise OpDiagnosticError(chain[0], f"flexasr pool: hidden size {H} needs {chunks} chunks of at most 255 "
+        raise OpDiagnosticError(chain[0], f"flexasr pool: hidden size {H} needs {chunks} chunks of at most {FLEXASR.max_vectors} "
                                           f"vectors, more than {MAX_POOL_CHUNKS}")
     if T >= 1 << 16 or -(-T // 16) * 16 * 16 * step > GB_LARGE_BYTES:
         raise OpDiagnosticError(chain[0], f"flexasr pool: {T} timesteps of {16 * step} values exceed the "

@@ -9,7 +9,12 @@ the stack (the `dialects` layer), so every layer above reads the same object:
   placement and the simulator read;
 - `sn40l`: the SN40L chip and node as a table of seed / assumed / derived
   parameters (the `sn40l` fabric preset is built from it);
-- `pim`: the Allspark processing-in-memory mesh presets (`PimHardware`).
+- `pim`: the Allspark processing-in-memory mesh presets (`PimHardware`);
+- `ila`: the register and buffer limits of FlexASR, HLSCNN and VTA, which
+  instruction selection and the ILA drivers both read;
+- `attrs`: the `target` dialect, `#target.fabric<"preset", {changed fields}>`,
+  the fabric configuration as an attribute the module carries (DLTI-style),
+  verified when it is parsed or built.
 
 Example:
 

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from egglog import eq, function, i64, i64Like, relation, rewrite, rule, ruleset, union, vars_
 
+from steplus.dialects.target.ila import FLEXASR
 from steplus.passes.isel.terms import Sh, Ten, add, dense, matmul, reshape
 
 
@@ -104,18 +105,18 @@ def rules():
     c_new = addc(mulc(sigmoid(zf), c, sh), mulc(sigmoid(zi), tanh(zg), sh), sh)
     h_new = mulc(sigmoid(zo), tanh(c_new), sh)
     lstm = flex_lstm(x, h, c, concat4(wi, wf, wg, wo), concat4(ui, uf, ug, uo), concat4(bi, bf, bg, bo), 1, k, n)
-    lstm_rule = rule(eq(a).to(h_new), eq(k % 16).to(i64(0)), eq(n % 64).to(i64(0)), k <= 16 * 255,
-                     n <= 16 * 255).then(union(a).with_(rows(lstm, 0, 1, n)), union(c_new).with_(rows(lstm, 1, 1, n)))
+    lstm_rule = rule(eq(a).to(h_new), eq(k % 16).to(i64(0)), eq(n % 64).to(i64(0)), k <= FLEXASR.max_features,
+                     n <= FLEXASR.max_features).then(union(a).with_(rows(lstm, 0, 1, n)), union(c_new).with_(rows(lstm, 1, 1, n)))
     st, s1 = Sh.s2(t, n), Sh.s2(t, 1)
     dev = sub(x, mean(x, t, n), st)
     var = mean(mulc(dev, dev, st), t, n)
     norm = mulc(mulc(dev, rsqrt(addc(var, ce, s1)), st), reshape(g, Sh.s2(1, n)), st)
     ln = addc(norm, reshape(bt, Sh.s2(1, n)), st)
     ln_rule = rule(eq(a).to(ln), is_eps(ce), eq(n % 16).to(i64(0)),
-                   n <= 16 * 255).then(union(a).with_(flex_layernorm(x, g, bt, ce, t, n)))
+                   n <= FLEXASR.max_features).then(union(a).with_(flex_layernorm(x, g, bt, ce, t, n)))
     e = exp(dense(q, kk, tq, d, tk))
     att = matmul(mulc(e, recip(rsum(e, tq, tk)), Sh.s2(tq, tk)), v, tq, tk, d)
-    att_rule = rule(eq(a).to(att), eq(d % 16).to(i64(0)), d <= 16 * 255).then(
+    att_rule = rule(eq(a).to(att), eq(d % 16).to(i64(0)), d <= FLEXASR.max_features).then(
         union(a).with_(flex_attention(q, kk, v, tq, tk, d)))
     return literal, commute, ruleset(lstm_rule, ln_rule, att_rule, name="flexasr_fused")
 

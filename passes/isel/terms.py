@@ -26,6 +26,8 @@ from dataclasses import dataclass
 
 from egglog import EGraph, Expr, eq, function, i64, i64Like, rewrite, ruleset, vars_
 
+from steplus.dialects.target.ila import FLEXASR, HLSCNN, VTA
+
 
 class Sh(Expr):
     """A shape or permutation of rank 1-4."""
@@ -217,7 +219,7 @@ compiler_ir = ruleset(
 flexasr_rules = ruleset(
     rewrite(bias_add(dense(x, w, m, k, n), b, m, n)).to(
         flex_linear(x, w, b, m, k, n), eq(k % 16).to(i64(0)), eq(n % 64).to(i64(0)),
-        k <= 16 * 255, n <= 16 * 255),
+        k <= FLEXASR.max_features, n <= FLEXASR.max_features),
     rewrite(pool2(a, t, p)).to(flex_maxpool(a, t, p), eq(p % 16).to(i64(0))),
     rewrite(maxpool(x, i64(1), t, p, i64(1), i64(2), i64(1), i64(2), i64(1), i64(0), i64(0), i64(0), i64(0))).to(
         reshape(flex_maxpool(reshape(x, Sh.s2(t, p)), t, p), Sh.s4(1, t / 2, p, 1)),
@@ -228,14 +230,16 @@ flexasr_rules = ruleset(
 vta_rules = ruleset(
     rewrite(dense(x, w, m, k, n)).to(
         vta_dense(x, w, m, k, n), eq(m % 16).to(i64(0)), eq(k % 16).to(i64(0)), eq(n % 16).to(i64(0)),
-        m * k <= 2048 * 16, n * k <= 1023 * 256, m * n <= 2048 * 16),
+        m * k <= VTA.inp_rows * VTA.block, n * k <= VTA.max_gemm_blocks * VTA.block * VTA.block,
+        m * n <= VTA.acc_rows * VTA.block),
     name="vta",
 )
 
 hlscnn_rules = ruleset(
     rewrite(conv2d(x, w, i64(1), c, h, wd, k, kh, kw, sh, sw)).to(
-        hlscnn_conv2d(x, w, i64(1), c, h, wd, k, kh, kw, sh, sw), sh <= 7, sw <= 7, k <= 255,
-        k * h * wd <= 8192, h <= 1023, wd <= 1023, c <= 4095),
+        hlscnn_conv2d(x, w, i64(1), c, h, wd, k, kh, kw, sh, sw), sh <= HLSCNN.max_stride,
+        sw <= HLSCNN.max_stride, k <= HLSCNN.max_filters, k * h * wd <= HLSCNN.max_output_positions,
+        h <= HLSCNN.max_height, wd <= HLSCNN.max_height, c <= HLSCNN.max_channels),
     name="hlscnn",
 )
 

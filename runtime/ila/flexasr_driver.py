@@ -18,6 +18,7 @@ from collections.abc import Iterable, Mapping
 import numpy as np
 import numpy.typing as npt
 
+from steplus.dialects.target.ila import FLEXASR
 from steplus.runtime.ila import adpfloat as af
 from steplus.runtime.ila.adpfloat import Codes, Floats
 from steplus.runtime.ila.core import IlaError, bytes_word
@@ -80,8 +81,9 @@ def maxp(T: int, nv: int, mode: int = 0, gb: int = GB) -> list[Cmd]:
 def pool_fragment(codes: Codes, n_pools: int, mode: int = 0, cancel: bool = True) -> list[Cmd]:
     """Commands for `n_pools` chained temporal pools of codes[T, nv, 16]."""
     T, nv, _ = codes.shape
-    if nv > 255:
-        raise IlaError(f"flexasr pool: {nv} vectors per timestep exceed 255; chunk the hidden dim")
+    if nv > FLEXASR.max_vectors:
+        raise IlaError(f"flexasr pool: {nv} vectors per timestep exceed {FLEXASR.max_vectors}; "
+                       "chunk the hidden dim")
     cmds: list[Cmd] = []
     t, cur = T, codes
     for k in range(n_pools):
@@ -96,7 +98,7 @@ def pool_fragment(codes: Codes, n_pools: int, mode: int = 0, cancel: bool = True
 
 def run_pool(a: npt.NDArray[np.floating], n_pools: int = 1, mode: int = 0,
              cancel: bool = True) -> tuple[Floats, Counts]:
-    """`n_pools` temporal (2,1) pools of a[T, H] on FlexASR; H is chunked by 255 vectors."""
+    """`n_pools` temporal (2,1) pools of a[T, H] on FlexASR; H is chunked by 255 vectors (FLEXASR.max_vectors)."""
     T, H = a.shape
     if H % 16:
         raise IlaError(f"flexasr pool: hidden size {H} is not a multiple of 16")
@@ -104,7 +106,7 @@ def run_pool(a: npt.NDArray[np.floating], n_pools: int = 1, mode: int = 0,
     codes = af.encode(a, b).reshape(T, H // 16, 16)
     nv_all, counts = H // 16, {"writes": 0, "reads": 0, "waits": 0}
     out: list[Codes] = []
-    chunks = -(-nv_all // 255)
+    chunks = -(-nv_all // FLEXASR.max_vectors)
     step = -(-nv_all // chunks)
     for c0 in range(0, nv_all, step):
         part = codes[:, c0:c0 + step]
@@ -126,8 +128,9 @@ def _pe_weight_cmds(tiles: list[Codes], p: int, base_vec: int = 0) -> list[Cmd]:
 def linear_fragment(xc: Codes, wc: Codes, bc: Codes, bw: int, bi: int, bb: int, bo: int) -> list[Cmd]:
     """Fragment of y = x·Wᵀ + b (codes xc[T,16nvi], wc[16nvo,16nvi], bc[16nvo])."""
     T, nvi, nvo = xc.shape[0], xc.shape[1] // 16, wc.shape[0] // 16
-    if nvo % 4 or nvi > 255 or nvo > 255:
-        raise IlaError(f"flexasr linear: needs out/16 % 4 == 0 and <= 255 vectors (nvi={nvi}, nvo={nvo})")
+    if nvo % 4 or nvi > FLEXASR.max_vectors or nvo > FLEXASR.max_vectors:
+        raise IlaError(f"flexasr linear: needs out/16 % 4 == 0 and <= {FLEXASR.max_vectors} vectors "
+                       f"(nvi={nvi}, nvo={nvo})")
     npe = nvo // 4
     cmds: list[Cmd] = []
     for p in range(4):
@@ -285,7 +288,7 @@ def run_attention_rows(q: npt.NDArray[np.floating], k: npt.NDArray[np.floating],
     K and V once and per query stores q, triggers GB_ATTENTION and reads the result."""
     Tq, (T, H) = q.shape[0], k.shape
     nv = H // 16
-    if H % 16 or nv > 255:
+    if H % 16 or nv > FLEXASR.max_vectors:
         raise IlaError(f"flexasr attention: hidden size {H} must be a multiple of 16 and at most 4080")
     bq, bk, bv = af.bias_for(q), af.bias_for(k), af.bias_for(v)
     bo = bv  # every output row is a convex combination of rows of V

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
+from steplus.dialects.target.ila import HLSCNN
 from steplus.runtime.ila.core import IlaError, bytes_word
 from steplus.runtime.ila.hlscnn import BASE, REG, SPAD0, SPAD1, FixedFormats, Hlscnn
 
@@ -41,11 +42,13 @@ def conv_fragment(xa: npt.NDArray[np.int64], wq: npt.NDArray[np.int64], stride: 
     C, H, W = xa.shape
     K, _, KH, KW = wq.shape
     sr, sc = stride
-    if K > 255 or KH > 255 or KW > 255 or sr > 7 or sc > 7 or H > 1023 or W > 1023 or C > 4095:
+    lim = HLSCNN
+    if (K > lim.max_filters or max(KH, KW) > lim.max_kernel or max(sr, sc) > lim.max_stride
+            or max(H, W) > lim.max_height or C > lim.max_channels):
         raise IlaError("hlscnn conv2d: shape exceeds the register limits")
     OH, OW = (H - KH) // sr + 1, (W - KW) // sc + 1
     ncb = -(-C // 8)
-    if K * H * W * 16 > (128 << 10):
+    if K * H * W > lim.max_output_positions:
         raise IlaError(f"hlscnn conv2d: output K*H*W*16 = {K * H * W * 16} exceeds SPAD1")
     xp = np.zeros((ncb * 8, H, W), np.int64)
     xp[:C] = xa

@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
+from steplus.dialects.target.ila import VTA
 from steplus.runtime.ila.core import IlaError
 from steplus.runtime.ila.vta import BLOCK, Vta, alu, alu_uop, gemm, gemm_uop, load, store
 
@@ -35,7 +36,7 @@ def dense_fragment(x: npt.NDArray[np.integer], w: npt.NDArray[np.integer], bias:
         raise IlaError(f"vta dense: K={K} and N={N} must be multiples of 16")
     Kb, Nb = K // BLOCK, N // BLOCK
     U = Kb * Nb
-    if U + 1 > 1024 or M * Kb > 2048 or Nb * Kb > 1024 or M * Nb > 2048:
+    if U > VTA.max_gemm_blocks or M * Kb > VTA.inp_rows or M * Nb > VTA.acc_rows:
         raise IlaError(f"vta dense: [{M}x{K}]·[{N}x{K}]ᵀ exceeds one fragment's buffers")
     cmds = [_cmd(mem_mode=1, mem_idx=i, data=v) for i, v in enumerate(x.reshape(-1))]
     wt = w.reshape(Nb, BLOCK, Kb, BLOCK).transpose(0, 2, 1, 3).reshape(-1)
