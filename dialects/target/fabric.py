@@ -1,15 +1,13 @@
 """Hardware configurations of the simulated fabric, as data.
 
-Why this lives in `lowering/` and not beside the simulator: a configuration is
-the *target description* that placing a graph on the fabric is parameterised
-by (the base channel depth, the default compute and memory-unit bandwidths),
-so `convert-step-to-runtime` (a lowering) reads it through
-`passes/step/fabric_placement.py`, and the simulator (`runtime/fabric`, a layer
-above) reads the same object. It imports the SN40L seed/assumed table from
-`dialects/target/sn40l.py`, so `lowering` is the lowest layer it may sit in
-(layer order utils < dialects < passes < lowering < runtime < tools).
-`steplus.dialects.target.fabric` re-exports it for the callers that import it
-from there.
+A configuration is the *target description* that placing a graph on the
+fabric is parameterised by (the base channel depth, the default compute and
+memory-unit bandwidths): the fabric placement (`passes/step/fabric_placement.py`),
+`convert-step-to-runtime` and the simulator (`runtime/fabric`) all read the same
+object, so it sits below all of them, with the other target descriptions in
+`dialects/target/`. The `sn40l` preset is built from the SN40L table of
+`dialects/target/sn40l.py`; a module names its fabric with the
+`#target.fabric<"preset", {changed fields}>` attribute (`attrs.py`).
 
 A `HardwareConfig` holds everything the timing model reads: the HBM tier
 (§2.1), the on-chip memory bandwidth `pmu_bw` (§3), the default compute

@@ -4,8 +4,8 @@ Every parameter is a `Param(value, unit, source, why)`: `source` is `"seed"`
 (with the section of the SN40L paper it comes from) or `"assumed"` (with the
 reason for the value), or `"derived"` (computed from the others, the formula
 in `why`). `step-run --preset sn40l --explain` prints this table; the
-`sn40l` hardware preset (`dialects/target/fabric.py`), the passes of this
-package and the CoE model read their numbers from here, so a change here
+`sn40l` hardware preset (`dialects/target/fabric.py`), the SN40L passes
+(`passes/sn40l/`) and the CoE model read their numbers from here, so a change here
 changes all of them.
 
 `check()` validates the table when the module is loaded: every bandwidth,
