@@ -234,10 +234,24 @@ class StepSpecializePass(ModulePass):
                                               self.rewrite),
                              **values}
                 if self.kv:
-                    bound = {"B": KVTrace.load(self.kv).batch, **bound}
+                    bound = {"B": _kv_batch(graph, KVTrace.load(self.kv), values), **bound}
             except TraceError as e:
                 raise OpDiagnosticError(graph, f"step-specialize: {e}") from None
             specialize_graph(graph, bound, self.rewrite)
+
+
+def _kv_batch(graph: GraphOp, trace: KVTrace, values: dict[str, int]) -> int:
+    """The batch `B` a KV trace binds; an error when the graph has no symbol `B`
+    (a trace would be accepted and change nothing) or `bind=` gives another `B`."""
+    if "B" not in _symbols(graph):
+        raise OpDiagnosticError(graph, f"step-specialize: kv= binds the batch symbol B to the "
+                                       f"trace's {trace.batch} lengths, but @{graph.sym_name.data} "
+                                       f"has no symbol B (its shapes are static); build the graph "
+                                       f"for this trace instead")
+    if "B" in values and values["B"] != trace.batch:
+        raise OpDiagnosticError(graph, f"step-specialize: bind= gives B={values['B']} but the KV "
+                                       f"trace has {trace.batch} lengths")
+    return trace.batch
 
 
 def _experts(graph: GraphOp) -> int:
