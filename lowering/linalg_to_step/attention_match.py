@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -58,7 +59,7 @@ class AttnMatch:
     offset: list[int]
     inputs: dict[str, str]
     covered: set
-    out: object  # the node whose value the graph computes
+    out: Any  # the FX node whose value the graph computes
     derive: dict = field(default_factory=dict)
     form: str = "sdpa"
 

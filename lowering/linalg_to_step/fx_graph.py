@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Any
 
 MAX_NODES = 1 << 20  # graph walks are bounded by the graph size; refuse absurd graphs
 BOOKKEEPING = {"aten.sym_size.int", "aten._assert_scalar.default", "ge", "le",
@@ -93,7 +94,7 @@ def is_op(node, target: str) -> bool:
     return getattr(node, "op", None) == "call_function" and name_of(node) == target
 
 
-def getitem_of(node, k: int):
+def getitem_of(node, k: int) -> Any:
     """The `node[k]` user of a multi-result node, or None."""
     for u in node.users:
         if name_of(u) == "getitem" and u.args[1] == k:

@@ -80,6 +80,7 @@ class MoEMatch:
         tk = self.topk
         values, idx = getitem_of(tk, 0), getitem_of(tk, 1)
         self.need(values is not None and idx is not None, tk, "topk's values or indices unused")
+        assert values is not None and idx is not None
         self.covered |= {values, idx}
         k = tk.args[1]
         dim = tk.args[2] if len(tk.args) > 2 else tk.kwargs.get("dim", -1)
@@ -322,7 +323,9 @@ class MoEMatch:
         self.need(sorted(branches) == list(range(E)), tk, f"{E} experts, but branches for "
                   f"{sorted(branches)}: every expert must be selected once")
         self.need(k <= E, tk, f"top-{k} of {E} experts")
-        oh = [u for u in self.idx.users if is_op(u, "aten.one_hot.default")]
+        idx = self.idx
+        assert idx is not None
+        oh = [u for u in idx.users if is_op(u, "aten.one_hot.default")]
         self.need(all(u.args[1] == E for u in oh), tk, f"one_hot over other than {E} experts")
         return MoEShape(E, k, D, F), B
 
@@ -340,6 +343,7 @@ class MoEMatch:
                                          or is_op(start, "aten.zeros.default")
                                          and shape_of(start) == shape_of(x)),
                   start or tk, "the expert results are not index_added into zeros_like(x)")
+        assert start is not None
         self.covered.add(start)
         node = start
         for _ in range(E):
