@@ -47,7 +47,7 @@ func.func @integr_run(%s : i32, %i : tensor<?xi32>) -> (i32, tensor<?xi32>) {
 
 from __future__ import annotations
 
-from xdsl.dialects import arith, func, scf, tensor
+from xdsl.dialects import arith, cf, func, scf, tensor
 from xdsl.dialects.builtin import (
     AnyFloat,
     ArrayAttr,
@@ -61,6 +61,7 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
 I1 = IntegerType(1)
 I8 = IntegerType(8)
+I64 = IntegerType(64)
 INDEX = IndexType()
 
 
@@ -272,18 +273,31 @@ def run_function(step: func.FuncOp, n_state: int, name: str) -> func.FuncOp | No
             body, block.args[n_state + k], t_index, t)
     ret = step.body.block.last_op
     assert isinstance(ret, func.ReturnOp)
+    checks: list[SSAValue] = []
     for op in step.body.block.ops:
         if op is ret:
             break
+        if isinstance(op, cf.AssertOp):  # IREE drops an assert inside a dispatch: data instead
+            checks.append(mapper.get(op.arg, op.arg))
+            continue
         body.add_op(op.clone(value_mapper=mapper))
     results = [mapper.get(v, v) for v in ret.operands]
     streams = [_write(body, v, dest, t_index)
                for v, dest in zip(results[n_state:], body.args[1 + n_state:])]
     state = [_set_slot(body, v, carg, write_slot) if isinstance(v.type, TensorType) else v
              for v, carg in zip(results[:n_state], body.args[1:1 + n_state])]
-    body.add_op(scf.YieldOp(*state, *streams))
-    loop = scf.ForOp(c0.result, n, c1.result, [*carried_init, *(e.tensor for e in empties)],
-                     Region(body))
+    failed: list[SSAValue] = []
+    init_failed: list[SSAValue] = []
+    if checks:
+        first = body.insert_arg(I64, len(body.args))
+        first.name_hint = "failed"
+        failed = [_first_failure(body, checks, t_index, first)]
+        none = arith.ConstantOp(IntegerAttr(-1, I64))
+        block.add_op(none)
+        init_failed = [none.result]
+    body.add_op(scf.YieldOp(*state, *streams, *failed))
+    loop = scf.ForOp(c0.result, n, c1.result,
+                     [*carried_init, *(e.tensor for e in empties), *init_failed], Region(body))
     block.add_op(loop)
     final = list(loop.results)
     if read_slot is not None:
@@ -291,4 +305,25 @@ def run_function(step: func.FuncOp, n_state: int, name: str) -> func.FuncOp | No
         final = [_get_slot(block, v, last, t) if isinstance(t, TensorType) else v
                  for v, t in zip(final[:n_state], state_types)] + final[n_state:]
     block.add_op(func.ReturnOp(*final))
-    return func.FuncOp(f"{name}_run", (arg_types, [*state_types, *out_streams]), Region(block))
+    return func.FuncOp(f"{name}_run", (arg_types, [*state_types, *out_streams, *([I64] if checks else [])]),
+                       Region(block))
+
+
+def _first_failure(body: Block, checks: list[SSAValue], t_index: SSAValue, first: SSAValue) -> SSAValue:
+    """The first tick whose run-time checks (`cf.assert` conditions) failed, or -1: `first`
+    updated with tick `t_index` (the checks' messages are the step function's; the driver
+    re-runs that tick with `@n_step` to report it)."""
+    ok = checks[0]
+    for c in checks[1:]:
+        both = arith.AndIOp(ok, c)
+        body.add_op(both)
+        ok = both.result
+    true = arith.ConstantOp(IntegerAttr(1, I1))
+    zero = arith.ConstantOp(IntegerAttr(0, I64))
+    t64 = arith.IndexCastOp(t_index, I64)
+    failing = arith.XOrIOp(ok, true.result)
+    still_none = arith.CmpiOp(first, zero.result, "slt")
+    now = arith.AndIOp(failing, still_none)
+    update = arith.SelectOp(now, t64.result, first)
+    body.add_ops([true, zero, t64, failing, still_none, now, update])
+    return update.result

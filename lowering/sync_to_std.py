@@ -62,6 +62,7 @@ from xdsl.passes import ModulePass
 from xdsl.transforms.dead_code_elimination import region_dce
 
 from steplus.dialects import sync
+from steplus.lowering.arith_guards import guard_integer_arithmetic
 from steplus.lowering.sync_run import run_function
 from steplus.utils.diagnostics import OpDiagnosticError
 
@@ -239,6 +240,8 @@ def step_functions(node: sync.NodeOp) -> list[func.FuncOp]:
     )
     region_dce(reset.body)
     region_dce(step.body)
+    for f in (reset, step):  # defined division and int() on IREE (arith_guards.py), @n_run too
+        guard_integer_arithmetic(f.body)
     run = run_function(step, len(state_types), name)
     return [reset, step] if run is None else [reset, step, run]
 
@@ -351,6 +354,8 @@ class ConvertSyncToStdPass(ModulePass):
 
     name = "convert-sync-to-std"
     target: str = "step-functions"
+    """`step-functions`: reset/step/run functions per flat node (for IREE); `modular`: one function per node calling the scheduler runtime.
+    One of: step-functions, modular."""
 
     def __post_init__(self) -> None:
         if self.target not in ("step-functions", "modular"):
@@ -367,13 +372,16 @@ class ConvertSyncToStdPass(ModulePass):
                     op.body.block.insert_op_before(f, node)
                 node.detach()
                 node.erase()
-            return
-        fids = {n.sym_name.data: k for k, n in enumerate(nodes)}
-        lowering = _Modular(op, {})
-        for node in nodes:
-            f = lowering.lower(node, fids)
-            op.body.block.insert_op_before(f, node)
-            node.detach()
-            node.erase()
-        for decl in lowering.declared.values():
-            op.body.block.add_op(decl)
+        else:
+            fids = {n.sym_name.data: k for k, n in enumerate(nodes)}
+            lowering = _Modular(op, {})
+            for node in nodes:
+                f = lowering.lower(node, fids)
+                op.body.block.insert_op_before(f, node)
+                node.detach()
+                node.erase()
+            for decl in lowering.declared.values():
+                op.body.block.add_op(decl)
+            for f in op.body.block.ops:
+                if isinstance(f, func.FuncOp):
+                    guard_integer_arithmetic(f.body)  # defined division and int() (arith_guards.py)

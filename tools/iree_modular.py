@@ -51,7 +51,8 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute
 
 from steplus.dialects import lus, sync
-from steplus.runtime.reactive.interpreter import ABSENT, MAX_TICKS, ReactiveError, drive
+from steplus.runtime.reactive.errors import ReactiveError, RuntimeArithmeticError
+from steplus.runtime.reactive.interpreter import ABSENT, MAX_TICKS, drive
 
 RUNTIME_MODULE = "sch"
 _RUNTIME_NAMES = ("sch_", "tick", "inst")
@@ -155,6 +156,7 @@ class ModularNode:
         self._functions = [ctx.modules.module[n] for n, _, _ in self.table]
         self._device = ctx.config.device
         self._alive: list[object] = []  # device arrays of the root's inputs this tick
+        self.ticks = 0  # reactions run (a failed check is reported at its tick)
         self._ctx, self._iface = ctx, iface
         self._by_thread: dict[int, _Instance] = {}
         self._instances: list[_Instance] = []
@@ -253,7 +255,7 @@ class ModularNode:
 
     def step(self, inputs: Sequence[object]) -> list[object]:
         """One reaction of the root instance."""
-        from steplus.tools.iree_run import IreeError
+        from steplus.tools.iree_run import call_failure
 
         root = self.root
         self._alive = [self._to_runtime(v, t) for v, t in zip(inputs, self.in_types)]
@@ -263,7 +265,11 @@ class ModularNode:
         try:
             self._resume(root)
         except RuntimeError as e:
-            raise IreeError(f"iree.runtime: {str(e).splitlines()[0]}") from None
+            failure = call_failure(e)
+            if isinstance(failure, RuntimeArithmeticError):
+                failure = failure.at_tick(self.ticks)
+            raise failure from None
+        self.ticks += 1
         return [self._from_runtime(v, t) for v, t in zip(root.io[root.n_in:], self.out_types)]
 
     def _to_runtime(self, v: object, t: Attribute) -> object:

@@ -42,6 +42,7 @@ from xdsl.dialects.builtin import IntegerType, ModuleOp, TensorType
 from xdsl.ir import Attribute
 
 from steplus.dialects import lus
+from steplus.lowering.arith_guards import DIVISION_BY_ZERO
 from steplus.runtime.iree_batch import (
     DISPATCH_FLAGS,
     run_functions,
@@ -49,9 +50,9 @@ from steplus.runtime.iree_batch import (
     wrap_run_functions,
 )
 from steplus.runtime.iree_cache import CachedCompileError, cached_compile
+from steplus.runtime.reactive.errors import ReactiveError, RuntimeArithmeticError
 from steplus.runtime.reactive.interpreter import (
     MAX_TICKS,
-    ReactiveError,
     drive,
     input_streams,
 )
@@ -60,6 +61,19 @@ from steplus.runtime.reactive.ops import numpy_dtype
 
 class IreeError(Exception):
     """IREE failed to compile or run a lowered program."""
+
+
+_CHECK_FAILED = re.compile(re.escape(DIVISION_BY_ZERO) + r" \([^()]*\)")
+
+
+def call_failure(e: Exception) -> Exception:
+    """The error of a failed IREE call: a `RuntimeArithmeticError` when a guard of
+    `lowering/arith_guards.py` failed (its message, as the reactive runtimes word it; the caller
+    adds the tick), else an `IreeError` with IREE's message."""
+    found = _CHECK_FAILED.search(str(e))
+    if found is not None:
+        return RuntimeArithmeticError(found.group(0))
+    return IreeError(f"iree.runtime: {_limit_hint(e)}")
 
 
 def target_cpu() -> str:
@@ -194,6 +208,10 @@ class IreeNode:
         self.in_types = list(step.function_type.inputs.data)[n:]
         self.input_names = [a.name_hint for a in step.body.block.args[n:]]
         self.out_types = list(step.function_type.outputs.data)[n:]
+        self.name = name
+        run = funcs.get(f"{name}_run")
+        # a @_run with run-time checks returns the first failing tick after its outputs
+        self.run_checked = run is not None and len(run.function_type.outputs.data) > n + len(self.out_types)
         if vmfb is None:
             self.vmfb, self.batch_mode = build(node_functions(std_module, name))
         else:
@@ -232,11 +250,16 @@ class IreeNode:
     def reset(self) -> None:
         state = self._reset()
         self.state = list(state) if isinstance(state, tuple) else ([] if state is None else [state])
+        self.ticks = 0  # ticks run since the reset (a failed check is reported at its tick)
 
     def step(self, inputs: Sequence[object]) -> list[object]:
         """One tick (one `@<name>_step` call) from the current state."""
         args = [*self.state, *(_to_vm(v, t) for v, t in zip(inputs, self.in_types))]
-        outputs = self._call(self._step, args)
+        try:
+            outputs = self._call(self._step, args)
+        except RuntimeArithmeticError as e:
+            raise e.at_tick(self.ticks) from None
+        self.ticks += 1
         return [_from_vm(v, t) for v, t in zip(outputs, self.out_types)]
 
     def _call(self, fn, args: list[object]) -> tuple[object, ...]:
@@ -244,7 +267,7 @@ class IreeNode:
         try:
             results = fn(*args)
         except (RuntimeError, ValueError, IndexError) as e:
-            raise IreeError(f"iree.runtime: {_limit_hint(e)}") from None
+            raise call_failure(e) from None
         if not isinstance(results, tuple):
             results = (results,)
         n = len(self.state_types)
@@ -267,8 +290,20 @@ class IreeNode:
                                for s, t in zip(streams, self.in_types))]
         if not self.in_types:
             args.append(ticks)
+        first_state = list(self.state)
+        results = self._call(self._run, args)
+        if self.run_checked:  # the first tick whose checks failed, or -1 (lowering/sync_run.py)
+            failed = int(np.asarray(results[-1].to_host() if hasattr(results[-1], "to_host") else results[-1]))
+            results = results[:-1]
+            if failed >= 0:
+                self.state = first_state  # re-run up to that tick with @_step, which reports it
+                for t in range(min(failed, ticks - 1) + 1):
+                    self.step([s[t] for s in streams])
+                raise IreeError(f"@{self.name}_run reported a failed check at tick {self.ticks + failed} "
+                                "that @_step does not")
+        self.ticks += ticks
         outs = []
-        for v, t in zip(self._call(self._run, args), self.out_types):
+        for v, t in zip(results, self.out_types):
             # a copy: to_host() may map the device buffer, which is reused
             # once the result is released
             host = np.array(v.to_host() if hasattr(v, "to_host") else v, copy=True)

@@ -1,0 +1,145 @@
+"""Integer division, remainder and `int()` on every Lustre backend (issue 24): the lus interpreter,
+the sync interpreter, IREE batched (one @n_run dispatch), IREE tick by tick and the modular
+target agree with the closed form (truncating division, remainder with the dividend's sign,
+INT_MIN div -1 wrapping to INT_MIN, int(2.9) = 2), and a division by zero is the same located
+error at its tick on all five (never a value, never a signal)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from conftest import REPO, run_tool
+from steplus.lowering.lus_to_sync import ConvertLusToSyncPass
+from steplus.lowering.mlir_bridge import parse_xdsl, steplus_context
+from steplus.runtime.reactive import RuntimeArithmeticError, run_node
+from steplus.runtime.reactive.sync_interp import run_sync_node
+from steplus.tools.iree_modular import run_node_modular
+from steplus.tools.iree_run import run_node_iree
+from steplus.tools.loading import load_module
+
+SOURCE = """node d(a, b: int; r: real) returns (q, m: int; t: int);
+let
+  q = a div b;
+  m = a mod b;
+  t = int(r);
+tel
+"""
+INT_MIN = -2**31
+A = [7, -7, 7, -7, INT_MIN, INT_MIN, 2**31 - 1, 0, 5]
+B = [2, 2, -2, -2, -1, 1, -3, 4, 0]
+R = [2.9, -2.9, 0.5, -0.5, 3.0, 1e9, -7.99, 0.0, 1.5]
+
+
+def _trunc(a: int, b: int) -> int:
+    q = abs(a) // abs(b)
+    q = q if (a < 0) == (b < 0) else -q
+    return (q + 2**31) % 2**32 - 2**31  # wraps: INT_MIN div -1 = INT_MIN
+
+
+EXPECTED_Q = [_trunc(a, b) for a, b in zip(A[:-1], B[:-1])]
+EXPECTED_M = [a - _trunc(a, b) * b if (a, b) != (INT_MIN, -1) else 0 for a, b in zip(A[:-1], B[:-1])]
+EXPECTED_T = [2, -2, 0, 0, 3, 1_000_000_000, -7, 0]
+
+
+def _sync(module, name, inputs, ticks):
+    lowered = module.clone()
+    ConvertLusToSyncPass().apply(steplus_context(), lowered)
+    return run_sync_node(lowered, name, inputs, ticks)
+
+
+BACKENDS = {
+    "lus": run_node,
+    "sync": _sync,
+    "iree": run_node_iree,
+    "iree-per-tick": lambda m, n, i, t: run_node_iree(m, n, i, t, per_tick=True),
+    "modular": run_node_modular,
+}
+
+
+@pytest.fixture(scope="module")
+def program(tmp_path_factory):
+    path = tmp_path_factory.mktemp("div") / "d.lus"
+    path.write_text(SOURCE)
+    return path, load_module(str(path))
+
+
+def _inputs(n: int) -> dict[str, np.ndarray]:
+    return {"a": np.array(A[:n], np.int32), "b": np.array(B[:n], np.int32), "r": np.array(R[:n], np.float32)}
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_division_remainder_and_int_follow_the_rule(program, backend):
+    _, module = program
+    n = len(A) - 1
+    q, m, t = (np.asarray(col).astype(np.int64).tolist() for col in BACKENDS[backend](module, "d", _inputs(n), n))
+    assert q == EXPECTED_Q
+    assert m == EXPECTED_M
+    assert t == EXPECTED_T
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_division_by_zero_is_an_error_at_its_tick(program, backend):
+    path, module = program
+    with pytest.raises(RuntimeArithmeticError) as e:
+        BACKENDS[backend](module, "d", _inputs(len(A)), len(A))
+    assert str(e.value) == f"tick 8: integer division by zero (arith.divsi at {path}:3:7)"
+
+
+def test_mod_by_zero_is_reported_at_the_mod(tmp_path):
+    path = tmp_path / "m.lus"
+    path.write_text("node m(a, b: int) returns (r: int);\nlet\n  r = a mod b;\ntel\n")
+    module = load_module(str(path))
+    for run in BACKENDS.values():
+        with pytest.raises(RuntimeArithmeticError, match=rf"^tick 1: integer division by zero "
+                                                          rf"\(arith.remsi at {path}:3:7\)$"):
+            run(module, "m", {"a": np.array([3, 3], np.int32), "b": np.array([2, 0], np.int32)}, 2)
+
+
+I64_NODE = """
+lus.node @wide(%a: i64, %b: i64) -> (i64, i64) {
+  %q = arith.divsi %a, %b : i64
+  %r = arith.remsi %a, %b : i64
+  lus.yield (%q : i64, %r : i64)
+}
+"""
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_64_bit_division_is_exact(backend):
+    module = parse_xdsl(I64_NODE)
+    a = np.array([2**53 + 1, -(2**62) - 3, 2**63 - 1], np.int64)
+    b = np.array([1, 7, -2], np.int64)
+    q, r = (np.asarray(col).astype(np.int64).tolist() for col in BACKENDS[backend](module, "wide", {"a": a, "b": b}, 3))
+    assert q == [2**53 + 1, -((2**62 + 3) // 7), -((2**63 - 1) // 2)]
+    assert r == [0, -((2**62 + 3) % 7), 1]
+
+
+@pytest.mark.parametrize("backend", ["reactive", "sync", "iree", "modular"])
+def test_step_run_reports_the_tick_and_exits_1(program, tmp_path, backend):
+    from steplus.tools.step_run import main
+
+    path, _ = program
+    for k, name in enumerate("abr"):
+        np.save(tmp_path / f"{name}.npy", list(_inputs(len(A)).values())[k])
+    args = [str(path), "--node", "d", "--ticks", str(len(A)), "--backend", backend,
+            *(f"--input={n}={tmp_path / n}.npy" for n in "abr")]
+    r = run_tool(main, args)
+    assert r.code == 1
+    assert r.err == f"{path}: error: tick 8: integer division by zero (arith.divsi at {path}:3:7)\n"
+    assert r.out == ""
+
+
+def test_iree_stream_division_by_zero_is_not_a_signal(program):
+    path, _ = program
+    lines = "".join(f"{a} {b} {r}\n" for a, b, r in zip(A, B, R))
+    p = subprocess.run([sys.executable, "-m", "steplus.tools.step_run", str(path), "--node", "d", "--stream",
+                        "--backend", "iree"], input=lines, capture_output=True, text=True, cwd=REPO, timeout=600)
+    assert p.returncode == 1, p.stderr  # SIGFPE was -8
+    assert p.stdout.splitlines()[0] == "tick 0: 3 1 2"
+    assert p.stdout.splitlines()[4] == f"tick 4: {INT_MIN} 0 3"
+    assert len(p.stdout.splitlines()) == 8
+    assert p.stderr == f"{path}: error: tick 8: integer division by zero (arith.divsi at {path}:3:7)\n"
