@@ -215,36 +215,12 @@ def _context():
 
 
 def _dense(nodes, covered: set, options: str, name: str, remarks: list):
-    """What is left that linalg expresses (glue.py's regions), each region as a linalg
-    function lowered by convert-linalg-to-step."""
-    from xdsl.parser import Parser
-
-    from steplus.lowering.linalg_to_step import glue, lower_module
-    from steplus.utils.diagnostics import OpDiagnosticError
+    """What is left that the dense lowering expresses (`dense.py`: glue.py's regions,
+    embeddings), each a part."""
+    from steplus.lowering.linalg_to_step.dense import dense_parts
 
     tile, schedule = _dense_options(options)
-    ctx = _context()
-    groups = glue.regions(nodes, covered)
-    produced = {n for n in covered if n.op == "call_function"}  # stored by their parts
-    for g in groups:
-        produced |= {n for n in g if any(u not in g for u in n.users)}
-    for j, region in enumerate(groups):
-        fname = f"{name}_dense{j}"
-        try:
-            t = glue.region_text(region, fname, produced)
-            module = Parser(ctx, t.text).parse_module()
-            (low,) = lower_module(module, tile=tile, schedule=schedule)
-        except (ValueError, OpDiagnosticError) as e:
-            remarks.append(Remark(where_of(region[0]), f"not lowered ({', '.join(n.name for n in region)}): "
-                                                       f"{getattr(e, 'message', e)} (option dense)"))
-            continue
-        kinds = {name_of(n) for n in region}
-        role = ("projection" if kinds & set(glue.MATMUL) else
-                "norm" if kinds & set(glue.REDUCE) else "elementwise")
-        yield LoweredPart("dense", module, None, {f"arg{i}": a.name for i, a in enumerate(t.inputs)},
-                          _shape(t.inputs[0])[0] if _shape(t.inputs[0]) else 0,
-                          outputs=[o.name for o in t.outputs], lowered=low, role=role,
-                          out_shapes=[_shape(o) for o in t.outputs], covered=set(region))
+    yield from dense_parts(nodes, covered, tile, schedule, name, remarks)
 
 
 def _router(m, options: str, fname: str, remarks: list):

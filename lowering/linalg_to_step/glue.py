@@ -54,7 +54,7 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -73,13 +73,38 @@ SOFTMAX = ("aten.softmax.int", "aten._softmax.default")
 OTHER = ("aten.pow.Tensor_Scalar", *ACTIVATION)
 ROW_OPS = NORM + SOFTMAX  # reduce each row inside the op: a row must be one tile
 VIEWS = ("aten.view.default", "aten.reshape.default", "aten._unsafe_view.default",
-         "aten.unsqueeze.default", "aten.squeeze.dim", "aten.flatten.using_ints")
+         "aten.unsqueeze.default", "aten.squeeze.dim", "aten.flatten.using_ints",
+         "aten.clone.default", "aten.contiguous.default", "aten.dropout.default")
+BATCH_NORM = "aten.batch_norm.default"
+# in-place ops of a value nothing else reads: their out-of-place op (the exported
+# graph's users read the in-place node's result)
+INPLACE = {"aten.relu_.default": "aten.relu.default",
+           "aten.hardtanh_.default": "aten.hardtanh.default",
+           "aten.add_.Tensor": "aten.add.Tensor", "aten.mul_.Tensor": "aten.mul.Tensor",
+           "aten.sub_.Tensor": "aten.sub.Tensor", "aten.div_.Tensor": "aten.div.Tensor"}
 FLOATS = {"torch.float32": "f32", "torch.bfloat16": "bf16", "torch.float16": "f16"}
 
 
-def _name(node) -> str:
+def _raw_name(node) -> str:
     t = node.target
     return getattr(t, "__name__", "") if callable(t) and not hasattr(t, "_schema") else str(t)
+
+
+def _name(node) -> str:
+    """The ATen op of a node; an in-place op whose mutated tensor nothing else reads
+    (computed, not an input) is its out-of-place op."""
+    name = _raw_name(node)
+    if name in INPLACE:
+        x = node.args[0] if node.args else None
+        if x is not None and getattr(x, "op", None) == "call_function" and len(x.users) == 1:
+            return INPLACE[name]
+    return name
+
+
+def _inputs(n) -> list:
+    """The tensor nodes a region reads for `n` (a BatchNorm reads x; its statistics
+    and affine parameters are folded into derived per-row scale and shift)."""
+    return [n.args[0]] if _name(n) == BATCH_NORM else list(n.all_input_nodes)
 
 
 def _dtype(node) -> str:
@@ -102,6 +127,14 @@ def _float_tensor(x) -> bool:
 
 def _scalar(x) -> bool:
     return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
+
+
+def static(node) -> tuple[int, ...]:
+    """A node's static shape (the lowerable nodes have one)."""
+    s = _shape(node)
+    if s is None:
+        raise ValueError(f"{getattr(node, 'name', node)} has no static shape")
+    return s
 
 
 def fold(shape) -> tuple[int, int]:
@@ -158,6 +191,8 @@ def _lowerable(n) -> bool:
     if out is None or not out or 0 in out or not _float_tensor(n):
         return False
     if name in VIEWS:
+        if name == "aten.dropout.default" and not (len(n.args) == 3 and n.args[2] is False):
+            return False  # dropout in training draws random numbers: not lowered
         return keeps_rows(n) and len(out) >= 2 and len(_shape(n.args[0])) >= 2
     if n.kwargs and not (name == "aten.gelu.default" and set(n.kwargs) == {"approximate"}):
         return False
@@ -172,6 +207,11 @@ def _lowerable(n) -> bool:
         b = args[2] if len(args) > 2 else None
         return (len(args) in (2, 3) and rank >= 1 and _weight(args[1])
                 and (b is None or _weight(b, 1)))
+    if name == BATCH_NORM:  # eval mode: running statistics, folded (see `_batch_norm`)
+        C = out[1] if rank >= 2 else -1
+        return (len(args) >= 8 and args[5] is False and rank >= 2 and _scalar(args[7])
+                and all(a is None or _weight(a, 1) and _shape(a) == (C,) for a in args[1:3])
+                and all(_weight(a, 1) and _shape(a) == (C,) for a in args[3:5]))
     if name in REDUCE:
         return len(args) == 3 and rank >= 2 and _last(args[1], rank) and args[2] is True
     if name == "aten.pow.Tensor_Scalar":
@@ -280,6 +320,8 @@ class Text:
     inputs: list
     outputs: list
     flat: bool  # some tensor of rank > 2 is computed on as its folded 2-D view
+    # inputs no node computes (a BatchNorm's per-row scale): name -> f(values by node name)
+    derive: dict = field(default_factory=dict)
 
 
 def _t(shape, el: str) -> str:
@@ -478,6 +520,47 @@ def _softmax(x: tuple, w: _Writer) -> str:
     return w.generic([e, s], (M, N), _binary("arith.divf"))
 
 
+@dataclass(eq=False)
+class Derived:
+    """A region input no graph node computes: `fn(values by node name)` gives it."""
+
+    name: str
+    shape: tuple[int, int]
+    fn: object
+    node: object = None
+
+
+def _batch_norm(n) -> list[Derived]:
+    """Eval-mode BatchNorm folded: `y = x * scale + shift` with `scale = w / sqrt(var +
+    eps)` and `shift = b - mean * scale` per channel (dim 1), as a column of the folded
+    view (`[N, C, H, W]` -> one value per row `(n, c, h)`) or, for `[N, C]`, a row."""
+    x, w, b, mean, var = n.args[:5]
+    eps = float(n.args[7])
+    shape = static(x)
+    N, C = shape[0], shape[1]
+    inner = int(np.prod(shape[2:-1])) if len(shape) > 2 else 1
+    names = [a.name if a is not None else None for a in (w, b, mean, var)]
+
+    def per_channel(values, which: str) -> np.ndarray:
+        wv, bv, mv, vv = (np.asarray(values[k], np.float64) if k else np.zeros(0)
+                          for k in names)
+        scale = (wv if names[0] else 1.0) / np.sqrt(vv + eps)
+        if which == "scale":
+            return scale
+        return (bv if names[1] else 0.0) - mv * scale
+
+    def column(which: str):
+        def f(values):
+            c = per_channel(values, which)
+            if len(shape) == 2:
+                return c.reshape(1, C)
+            return np.repeat(np.tile(c, N), inner).reshape(-1, 1)
+        return f
+
+    col = (1, C) if len(shape) == 2 else (N * C * inner, 1)
+    return [Derived(f"{n.name}:{which}", col, column(which), n) for which in ("scale", "shift")]
+
+
 def region_text(region: list, fname: str, produced: set = frozenset()) -> Text:
     """The linalg-on-tensors function of a region (torch-mlir's forms) on the folded 2-D
     views of its tensors; an input that another lowered part computes (`produced`,
@@ -485,12 +568,14 @@ def region_text(region: list, fname: str, produced: set = frozenset()) -> Text:
     inset = set(region)
     inputs: list = []
     for n in region:
-        for a in n.all_input_nodes:
+        for a in _inputs(n):
             if a not in inset and a not in inputs:
                 inputs.append(a)
+    derived = [d for n in region if _name(n) == BATCH_NORM for d in _batch_norm(n)]
     outputs = [n for n in region if any(u not in inset for u in n.users)]
     views = {n for n in region if _name(n) in VIEWS}
-    shapes = {n: fold(_shape(n)) for n in [*region, *inputs]}
+    shapes: dict = {n: fold(_shape(n)) for n in [*region, *inputs]}
+    shapes |= {d: d.shape for d in derived}
     for n in region:  # a view in a region is its source; its element-wise user keeps that shape
         if n in views:
             shapes[n] = shapes[n.args[0]]
@@ -503,6 +588,9 @@ def region_text(region: list, fname: str, produced: set = frozenset()) -> Text:
     for i, a in enumerate(inputs):
         val[a], el[a] = f"%a{i}", "f32" if stored_f32(a, produced) else element(a)
         args.append(f"%a{i}: {_t(shapes[a], el[a])}")
+    for i, d in enumerate(derived, len(inputs)):
+        val[d], el[d] = f"%a{i}", "f32"
+        args.append(f"%a{i}: {_t(d.shape, 'f32')}")
     w = _Writer()
 
     def arg(a) -> tuple:
@@ -525,6 +613,11 @@ def region_text(region: list, fname: str, produced: set = frozenset()) -> Text:
             if name == "aten.mean.dim":
                 c = w.const(shapes[a0][1])
                 r = w.unary((r, out, "f32"), lambda a, c=c: [f"    %y = arith.divf {a[0]}, {c} : f32"])
+        elif name == BATCH_NORM:
+            scale, shift = (d for d in derived if d.node is n)
+            r = w.generic([arg(a0), arg(scale), arg(shift)], out, lambda a: [
+                f"    %t0 = arith.mulf {a[0]}, {a[1]} : f32",
+                f"    %y = arith.addf %t0, {a[2]} : f32"])
         elif name in NORM:
             r = _norm(n, arg(a0), w, arg)
         elif name in SOFTMAX:
@@ -556,7 +649,7 @@ def region_text(region: list, fname: str, produced: set = frozenset()) -> Text:
     rtypes = ", ".join(_t(shapes[o], "f32") for o in outputs)
     text = (f"func.func @{fname}({', '.join(args)}) -> ({rtypes}) {{\n" + "\n".join(w.body)
             + f"\n  return {rets} : {rtypes}\n}}\n")
-    return Text(text, inputs, outputs, flat)
+    return Text(text, [*inputs, *derived], outputs, flat, {d.name: d.fn for d in derived})
 
 
 def _numpy(t):

@@ -177,8 +177,7 @@ def test_rank_4_channels_last_features_fold_into_rows():
     m = _randomize(ImageHead(), 7)
     x = torch.randn(2, 3, 3, 16, generator=torch.Generator().manual_seed(8))
     low, torch_ops = _check(m, (x,), _export(m, x), "tile=6x8x16 schedule=mn_mk",
-                            ["elementwise", "projection", "projection"])  # rms_norm: no
-    # separate reduction node, so aten.py names its part "elementwise"
+                            ["norm", "projection", "projection"])
     assert torch_ops == []
     # [2, 3, 3, 16] is read as 18 rows of 16; the RMSNorm's eps is torch's f32 epsilon
     assert low.graphs[0].lowered.loads[0] == (0, (18, 16))
@@ -238,3 +237,87 @@ def test_fold():
     assert glue.fold((2, 3, 5, 7)) == (30, 7)
     assert glue.fold((7,)) == (1, 7)
     assert glue.fold((4, 7)) == (4, 7)
+
+
+class TokenClassifier(nn.Module):
+    """Embedding + learned positions (per token) + dropout (eval) + a Linear head."""
+
+    def __init__(self, vocab=20, dim=16, classes=8):
+        super().__init__()
+        self.tok_embeddings = nn.Embedding(vocab, dim)
+        self.drop = nn.Dropout(0.1)
+        self.out = nn.Linear(dim, classes)
+
+    def forward(self, tokens, pos):
+        return self.out(self.drop(self.tok_embeddings(tokens) + pos))
+
+
+def test_embedding_is_a_gather_driven_by_the_index_stream():
+    m = _randomize(TokenClassifier(), 11)
+    g = torch.Generator().manual_seed(12)
+    tokens = torch.randint(0, 20, (2, 6), generator=g)
+    pos = torch.randn(2, 6, 16, generator=g)
+    ep = _export(m, tokens, pos)
+    low, torch_ops = _check(m, (tokens, pos), ep, "tile=4x8x16",
+                            ["gather", "elementwise", "projection"])
+    gather = low.graphs[0]
+    assert gather.inputs == {"arg0": "tokens", "arg1": "p_tok_embeddings_weight"}
+    ops = [o for o in next(iter(gather.module.body.block.ops)).body.block.ops]
+    load, rows, store = ops
+    assert isinstance(load, so.LinearOffChipLoadOp) and isinstance(rows, so.RandomOffChipLoadOp)
+    assert isinstance(store, so.LinearOffChipStoreOp)
+    assert str(load.output.type) == "!step.stream<[12], !step.tile<1x1xi64>>"  # addresses
+    assert str(rows.output.type) == "!step.stream<[12], !step.tile<1x16xf32>>"
+    assert rows.operands[0] is load.output
+    assert torch_ops == []  # the eval-mode dropout is the identity: a view in the region
+
+
+class ConvBNBlock(nn.Module):
+    """torchvision-style: conv (stays in torch), BatchNorm2d, in-place ReLU, residual."""
+
+    def __init__(self, c=4):
+        super().__init__()
+        self.conv = nn.Conv2d(c, c, 3, padding=1, bias=False)
+        self.bn = nn.BatchNorm2d(c)
+        self.relu = nn.ReLU(inplace=True)
+        self.bn_feat = nn.BatchNorm1d(6)
+
+    def forward(self, x, feat):
+        out = self.bn(self.conv(x))
+        out += x
+        return self.relu(out), self.bn_feat(feat)
+
+
+def test_eval_batch_norm_folds_into_a_per_row_affine():
+    m = _randomize(ConvBNBlock(), 13)
+    g = torch.Generator().manual_seed(14)
+    with torch.no_grad():  # running statistics of a trained model
+        for bn in (m.bn, m.bn_feat):
+            bn.running_mean.copy_(torch.randn(bn.num_features, generator=g))
+            bn.running_var.copy_(torch.rand(bn.num_features, generator=g) + 0.5)
+    x, feat = torch.randn(2, 4, 4, 4, generator=g), torch.randn(3, 6, generator=g)
+    ep = _export(m, x, feat)
+    low = lower_exported(ep, dense="tile=8x2")
+    (y, f), ran, torch_ops = run_exported(ep, low, (x, feat))
+    want_y, want_f = m(x, feat)
+    np.testing.assert_allclose(y.numpy(), want_y.detach().numpy(), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(f.numpy(), want_f.detach().numpy(), rtol=1e-5, atol=1e-6)
+    assert torch_ops == ["aten.conv2d.default"]
+    assert ran == ["elementwise", "elementwise"]
+    bn2d = next(p for p in low.graphs if "batch_norm" in p.outputs[0] or
+                any("batch_norm" in k for k in p.derive))
+    # NCHW [2, 4, 4, 4] is read as 32 rows of 4: one scale and one shift per row (n, c, h)
+    assert sorted(bn2d.derive) == ["batch_norm:scale", "batch_norm:shift"]
+    assert _functions(bn2d) == ["mul", "add", "add", "max_scalar[0.0]"]  # + x, in-place ReLU
+    shapes = {name: view for (arg, view), name in
+              zip(bn2d.lowered.loads, [bn2d.inputs[f"arg{a}"] for a, _ in bn2d.lowered.loads])}
+    assert shapes["batch_norm:scale"] == (32, 1)
+
+
+def test_training_mode_ops_are_not_lowered():
+    m = TokenClassifier().train()
+    tokens = torch.randint(0, 20, (2, 6))
+    ep = _export(m, tokens, torch.randn(2, 6, 16))
+    low = lower_exported(ep, dense="tile=4x8x16")
+    (rest,) = [r for r in low.remarks if "not lowered by the recognizers" in r.message]
+    assert "aten.dropout.default" in rest.message  # random numbers: never lowered

@@ -1,0 +1,125 @@
+"""The dense lowering of a `torch.export` graph: what the recognizers left, as parts.
+
+`dense_parts` (called by `aten.lower_exported(ep, dense="tile=... schedule=...")`)
+builds, in graph order:
+
+- **embeddings** (`aten.embedding`, `nn.Embedding`): a gather part. The
+  indices (an integer tensor: a user input or another part's result) stream
+  in as `1x1` integer tiles — addresses — and drive a `random_offchip_load`
+  of the table's rows (`1 x D` tiles of the weight, an off-chip tensor); the
+  rows are stored. Integer tensors are only ever indices: the lowering never
+  computes on them;
+- **regions** (`glue.py`): the rest that linalg on tensors expresses
+  (projections, element-wise ops, norms, softmax), each written as a linalg
+  function and lowered by `convert-linalg-to-step` with the tile and schedule
+  options; a region that cannot be tiled is a remark naming its nodes and
+  `(option dense)`.
+
+Every part is a `LoweredPart` of kind "dense" (`role`: "gather", "projection",
+"norm" or "elementwise") whose `lowered` says where its tensors live, so
+`step_run_linalg.run_part` binds it like any dense part.
+
+Example: `nn.Embedding(50, 16)` on `[2, 6]` token ids gives a part whose graph
+loads 12 addresses, gathers 12 rows of 16 and stores them as `[2, 6, 16]`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from xdsl.dialects.builtin import BFloat16Type, Float16Type, f32, i64
+
+from steplus.dialects.step.builder import Graph
+from steplus.lowering.linalg_to_step.aten import (
+    LoweredPart, Remark, _context, _shape, name_of, where_of,
+)
+from steplus.lowering.linalg_to_step.emit import Layout, Lowered, _nbytes
+from steplus.lowering.linalg_to_step.options import layout
+
+EMBEDDING = "aten.embedding.default"
+INTEGERS = ("torch.int64", "torch.int32", "torch.int16", "torch.int8", "torch.uint8")
+MAX_TOKENS = 1 << 20  # one address per token: a gather larger than this is refused
+
+
+def _dtype(node) -> str:
+    return str(getattr((getattr(node, "meta", {}) or {}).get("val"), "dtype", ""))
+
+
+def gatherable(n) -> str | None:
+    """Why an `aten.embedding` node cannot be a gather part (None: it can)."""
+    from steplus.lowering.linalg_to_step import glue
+
+    w, idx = n.args[0], n.args[1]
+    if not glue._weight(w):
+        return "the table is not a 2-D floating-point argument (a parameter)"
+    s = _shape(idx)
+    if s is None or _dtype(idx) not in INTEGERS:
+        return "the indices are not a static integer tensor"
+    if not s or 0 in s or int(np.prod(s)) > MAX_TOKENS:
+        return f"{int(np.prod(s or (0,)))} indices (1..{MAX_TOKENS} supported)"
+    return None
+
+
+def gather_part(n, fname: str) -> LoweredPart:
+    """The gather graph of an embedding node (see the module doc)."""
+    w, idx = n.args[0], n.args[1]
+    from steplus.lowering.linalg_to_step import glue
+
+    V, D = glue.static(w)
+    T = int(np.prod(glue.static(idx)))
+    out = glue.static(n)
+
+    el = {"f32": f32, "bf16": BFloat16Type(), "f16": Float16Type()}[glue.element(w)]
+    sizes = {"arg0": T * 8, "arg1": V * D * _nbytes(el), "result0": T * D * 4}
+    addr = layout(sizes, {})
+    g = Graph(fname)
+    ids = g.load((1, 1), i64, [T], base_addr=addr["arg0"], name="arg0")
+    rows = g.random_load(ids, (1, D), el, in_shape=(V,), base_addr=addr["arg1"], name="arg1")
+    rows.store(base_addr=addr["result0"])
+    lowered = Lowered(g, addr, [Layout(1, D, T, 1)], [out],
+                      [(0, (T, 1)), (1, (V, D))])
+    return LoweredPart("dense", g.module(), None, {"arg0": idx.name, "arg1": w.name}, T,
+                       outputs=[n.name], lowered=lowered, role="gather",
+                       out_shapes=[out], covered={n})
+
+
+def dense_parts(nodes, covered: set, tile: str, schedule: str, name: str, remarks: list):
+    """The dense parts of what `covered` (the recognized layers) leaves (module doc)."""
+    from xdsl.parser import Parser
+
+    from steplus.lowering.linalg_to_step import glue, lower_module
+    from steplus.utils.diagnostics import OpDiagnosticError
+
+    gathers = []
+    for n in nodes:
+        if n in covered or getattr(n, "op", None) != "call_function" or name_of(n) != EMBEDDING:
+            continue
+        why = gatherable(n)
+        if why is not None:
+            remarks.append(Remark(where_of(n), f"embedding not lowered: {why}"))
+            continue
+        gathers.append(gather_part(n, f"{name}_gather{len(gathers)}"))
+    yield from gathers
+    covered = covered | {n for p in gathers for n in p.covered}
+    ctx = _context()
+    groups = glue.regions(nodes, covered)
+    produced = {n for n in covered if n.op == "call_function"}  # stored by their parts
+    for g in groups:
+        produced |= {n for n in g if any(u not in g for u in n.users)}
+    for j, region in enumerate(groups):
+        fname = f"{name}_dense{j}"
+        try:
+            t = glue.region_text(region, fname, produced)
+            module = Parser(ctx, t.text).parse_module()
+            (low,) = lower_module(module, tile=tile, schedule=schedule)
+        except (ValueError, OpDiagnosticError) as e:
+            remarks.append(Remark(where_of(region[0]), f"not lowered ({', '.join(n.name for n in region)}): "
+                                                       f"{getattr(e, 'message', e)} (option dense)"))
+            continue
+        kinds = {name_of(n) for n in region}
+        role = ("projection" if kinds & set(glue.MATMUL) else
+                "norm" if kinds & set(glue.REDUCE + glue.ROW_OPS) else "elementwise")
+        yield LoweredPart("dense", module, None, {f"arg{i}": a.name for i, a in enumerate(t.inputs)},
+                          (_shape(t.inputs[0]) or (0,))[0],
+                          outputs=[o.name for o in t.outputs], lowered=low, role=role,
+                          out_shapes=[_shape(o) for o in t.outputs], covered=set(region),
+                          derive=dict(t.derive))
