@@ -51,10 +51,11 @@ STACKED, LINEAR = "stacked", "linear"
 ROLES = ("w_gate", "w_up", "w_down")
 
 
-def strip_casts(node):
-    """`node` without same-dtype `.to(...)` copies around it (they move no data)."""
+def strip_casts(node, any_dtype: bool = False):
+    """`node` without the same-dtype `.to(...)` copies around it (they move no data), or
+    without any cast (`any_dtype`: the routing weights, which the graph reads as bf16)."""
     while (is_op(node, "aten.to.dtype") or is_op(node, "aten._to_copy.default")) \
-            and dtype_of(node) == dtype_of(node.args[0]):
+            and (any_dtype or dtype_of(node) == dtype_of(node.args[0])):
         node = node.args[0]
     return node
 
@@ -63,7 +64,7 @@ class MoEMatch:
     """Matches one top-k MoE layer from its router's `topk` (see the module doc).
 
     After `run()`: `topk`, `x` (the expert input), `weights` (the routing weights
-    `[B, K]`, casts stripped), `values`/`idx` (topk's results), `k`, `covered`
+    `[B, K]` before any cast), `values`/`idx` (topk's results), `k`, `covered`
     (every node the §8.2 graph replaces)."""
 
     def __init__(self, topk):
@@ -104,7 +105,7 @@ class MoEMatch:
                 self.need(b[role] is first[role] if role != "form" else b[role] == first[role],
                           b["add"], f"expert {e} uses another "
                           f"{'weight form' if role == 'form' else role} than expert {first_e}")
-        x, weights = first["x"], strip_casts(first["w"])
+        x, weights = first["x"], strip_casts(first["w"], any_dtype=True)
         self.need(x in router, tk, f"the router does not read the expert input {x.name}")
         wanc = ancestors(first["w"]) | {first["w"]}
         self.need(values in wanc, first["w"], "the routing weights are not computed from "

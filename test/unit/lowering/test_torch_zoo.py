@@ -140,3 +140,20 @@ def test_an_unrecognized_expert_is_a_remark_at_the_users_line():
     assert low.remarks[0].where == _line(MixtralBlockSparseTop2MLP.forward, "self.act_fn(")
     assert low.remarks[0].message == ("top-k MoE not recognized: expert 0: no silu in the "
                                       "SwiGLU product")
+
+
+@pytest.mark.parametrize("name", sorted(END_TO_END))
+def test_zoo_model_in_bf16_on_the_fabric_equals_torch(name):
+    """The module and its inputs in bf16 (torch rounds every op to bf16; the fabric
+    computes the lowered parts on the same bf16 parameters and inputs in f32):
+    equal within bf16 precision (rtol 1e-2)."""
+    module, args = ZOO[name].build()
+    module = module.to(torch.bfloat16)
+    args = tuple(a.to(torch.bfloat16) for a in args)
+    ep = torch.export.export(module, args)
+    low = lower(ZOO[name], ep)
+    out, ran, _, _ = run_functional(ep, low, args)
+    assert ran == END_TO_END[name]
+    expected = _first(module(*args)).detach().float().numpy()
+    np.testing.assert_allclose(_first(out).detach().float().numpy(), expected, rtol=1e-2,
+                               atol=1e-2)
