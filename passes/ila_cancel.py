@@ -83,6 +83,7 @@ class IlaCancelStoreLoadPass(ModulePass):
     name = "ila-cancel-store-load"
 
     cancel: bool = True
+    """Cancel a store of a value just loaded (false: only split invocations into store/compute/load)."""
 
     def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
         for inv in [o for o in op.walk() if isinstance(o, InvokeOp)]:

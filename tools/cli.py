@@ -27,7 +27,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import IO, NoReturn
 
 from xdsl.passes import ModulePass, PassPipeline, PassPipelineCallbackType
-from xdsl.utils.arg_spec import ArgSpec, parse_pipeline
+from xdsl.utils.arg_spec import ArgSpec, PipelineLexer, SpecTokenKind, parse_pipeline
 from xdsl.utils.exceptions import ArgSpecParseError
 
 EXIT_USER_ERROR = 1
@@ -72,25 +72,99 @@ def _arg_spec_message(e: ArgSpecParseError) -> str:
     return f"at column {pos.group(2)}: {message}" if pos else message
 
 
+_ANCHOR = re.compile(r"^\s*([A-Za-z_][\w.$-]*)\s*\((.*)\)\s*$", re.DOTALL)
+
+
+def strip_module_anchor(spec: str) -> str:
+    """The pass list of an MLIR-style `builtin.module(a,b{x=1})` pipeline
+    (mlir-opt's `--pass-pipeline` syntax); a plain `a,b{x=1}` list unchanged.
+
+    steplus passes run on the module: another anchor (`func.func(...)`) is a
+    usage error, e.g. `invalid pass pipeline: step-opt runs passes on
+    builtin.module only, not nested on 'func.func'`."""
+    spec = _squeeze(spec)
+    m = _ANCHOR.match(spec)
+    if m is None:
+        return spec
+    anchor, inner = m.group(1), m.group(2)
+    if anchor != "builtin.module":
+        raise UsageError(f"invalid pass pipeline: step-opt runs passes on builtin.module "
+                         f"only, not nested on '{anchor}'")
+    if re.search(r"[\w.]\(", _without_strings(inner)):
+        raise UsageError("invalid pass pipeline: nested pass pipelines inside "
+                         "builtin.module(...) are not supported")
+    return inner.strip()
+
+
+def _squeeze(spec: str) -> str:
+    """`spec` without the white space between passes (`a, b` -> `a,b`, as
+    MLIR allows); spaces inside `{...}` separate options and stay."""
+    out, depth, quoted, escaped = [], 0, False, False
+    for ch in spec:
+        if quoted:
+            escaped, quoted = (not escaped and ch == "\\"), quoted and (escaped or ch != '"')
+        elif ch == '"':
+            quoted = True
+        elif ch == "{":
+            depth += 1
+        elif ch == "}":
+            depth -= 1
+        elif ch.isspace() and depth == 0:
+            continue
+        out.append(ch)
+    return "".join(out)
+
+
+def _without_strings(text: str) -> str:
+    return re.sub(r'"(\\.|[^"\\])*"', '""', text)
+
+
+def _check_repeated_options(spec: str) -> None:
+    """A usage error when one pass names an option twice (`isel{mode=exact
+    mode=flexible}`, or `node-limit` and `node_limit`): not last-wins."""
+    lexer = PipelineLexer(spec)
+    depth, previous, seen, pass_name = 0, SpecTokenKind.EOF, set[str](), ""
+    while (token := lexer.lex()).kind is not SpecTokenKind.EOF:
+        kind = token.kind
+        if kind is SpecTokenKind.L_BRACE:
+            depth, seen = depth + 1, set()
+        elif kind is SpecTokenKind.R_BRACE:
+            depth -= 1
+        elif kind is SpecTokenKind.IDENT and depth == 0:
+            pass_name = token.span.text
+        elif (kind is SpecTokenKind.IDENT and depth == 1
+              and previous in (SpecTokenKind.L_BRACE, SpecTokenKind.SPACE)):
+            key = token.span.text.replace("_", "-")
+            if key in seen:
+                raise UsageError(f"invalid options for pass '{pass_name}': option '{key}' "
+                                 "is given twice")
+            seen.add(key)
+        previous = kind
+
+
 def parse_pass_pipeline(
     available: Mapping[str, Callable[[], type[ModulePass]]],
     spec: str,
     callback: PassPipelineCallbackType | None = None,
 ) -> PassPipeline:
-    """Parse a `-p` pipeline (option names with dashes or underscores).
+    """Parse a `-p` pipeline (option names with dashes or underscores), also
+    wrapped as mlir-opt's `builtin.module(...)`.
 
     Raises `UsageError` with a one-line message for a malformed pipeline, an
     unknown pass, or options a pass rejects while it is built, e.g.
 
         invalid pass pipeline at column 13: Expected argument name here
         invalid pass pipeline: Unrecognized passes: ['nope']
-        invalid options for pass 'isel': ..."""
+        invalid options for pass 'isel': ...
+        invalid options for pass 'isel': option 'mode' is given twice"""
+    spec = strip_module_anchor(spec)
     try:
         specs = tuple(parse_pipeline(spec))
     except ArgSpecParseError as e:  # a BaseException in xDSL 0.74
         raise UsageError(f"invalid pass pipeline {_arg_spec_message(e)}") from None
     except Exception as e:
         raise UsageError(f"invalid pass pipeline: {one_line(e)}") from None
+    _check_repeated_options(spec)
     unknown = [s.name for s in specs if s.name not in available]
     if unknown:
         raise UsageError(f"invalid pass pipeline: Unrecognized passes: {unknown}")

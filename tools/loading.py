@@ -199,7 +199,9 @@ def attach_locations(module: ModuleOp, table: LocationTable) -> None:
     """Give every parsed op without a `loc(...)` its `file:line:col` location (and
     each block argument its op's), so that locations survive passes that move ops
     and `--print-debuginfo` prints them."""
-    for op, offset in table.op_offsets.items():
+    starts = dict(table.op_offsets)
+    starts.setdefault(module, 0)  # an implicit module starts where the chunk does
+    for op, offset in starts.items():
         if not isinstance(op.location, UnknownLoc):
             continue
         where = table.source.loc_of_offset(offset)

@@ -20,13 +20,13 @@ import os
 import re
 import sys
 import threading
+import time
 from collections.abc import Sequence
 from io import StringIO
 from typing import IO, NoReturn
 
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Attribute
-from xdsl.passes import ModulePass
 from xdsl.printer import Printer
 from xdsl.xdsl_opt_main import xDSLOptMain
 
@@ -39,7 +39,6 @@ from steplus.tools.cli import (
     InputError,
     UsageError,
     guarded,
-    one_line,
     parse_pass_pipeline,
     silence_stdout,
 )
@@ -51,11 +50,14 @@ from steplus.tools.loading import (
     ChunkOptions,
     Emitted,
     PassTracker,
+    diag_lines,
     print_diag,
     process_chunk,
     read_input,
-    verify_located,
 )
+from steplus.tools.opt_flags import add_arguments
+from steplus.tools.pass_instrumentation import PassInstrumentation, PrinterOptions, timing_report
+from steplus.tools.pass_options import list_passes
 from steplus.tools.source import SourceFile
 
 __all__ = ["EXIT_USAGE_ERROR", "EXIT_USER_ERROR", "InputError", "UsageError",
@@ -99,38 +101,31 @@ class StepOptMain(xDSLOptMain):
             self.available_targets[name] = targets[name]
 
     def register_all_arguments(self, arg_parser: argparse.ArgumentParser):
-        # A bad command line is one `step-opt: error: ...` line (exit 2), also
-        # for upstream's own checks (an unknown --target).
+        # step-opt's own flag list (not xDSL's): each flag does what its help
+        # says. A bad command line is one `step-opt: error: ...` line (exit 2),
+        # also for upstream's own checks (an unknown --target).
         arg_parser.prog = "step-opt"
         arg_parser.error = _usage_error  # type: ignore[method-assign]
-        super().register_all_arguments(arg_parser)
-        arg_parser.add_argument(
-            "--list-passes",
-            action="store_true",
-            help="list the available passes with their summaries and options",
-        )
-        arg_parser.add_argument(
-            "--gen-dialect-doc",
-            metavar="DIR",
-            help="write one markdown page per steplus dialect into DIR",
-        )
-        arg_parser.add_argument(
-            "--no-lus-checks",
-            action="store_true",
-            help="do not run the lus clock/causality/initialization checks on input",
-        )
+        # Read by xDSL's __init__; step-opt has no such flags.
+        arg_parser.set_defaults(syntax_highlight=False, shrink=False, frontend=None)
+        add_arguments(arg_parser)
 
     def setup_pipeline(self):
-        def verify_between(
-            previous: ModulePass | None, module: ModuleOp, _next: ModulePass | None
-        ) -> None:
-            if previous is not None and not self.args.disable_verify:
-                self._verify(module)
-            self._tracker.current = _next
-
-        self.pipeline = parse_pass_pipeline(
-            self.available_passes, self.args.passes, verify_between
+        if self.args.pass_pipeline is not None and self.args.passes:
+            raise UsageError("give the pipeline once: -p or --pass-pipeline, not both")
+        spec = self.args.pass_pipeline if self.args.pass_pipeline is not None else self.args.passes
+        self._instrument = PassInstrumentation(
+            self._tracker,
+            verify=not self.args.disable_verify,
+            before_all=self.args.mlir_print_ir_before_all,
+            after_all=self.args.mlir_print_ir_after_all or self.args.print_between_passes,
+            after_change=self.args.mlir_print_ir_after_change,
+            printer_options=PrinterOptions(self.args.print_op_generic,
+                                           self.args.print_no_properties,
+                                           self.args.print_debuginfo),
         )
+        self.pipeline = parse_pass_pipeline(self.available_passes, spec,
+                                            self._instrument.callback)
 
     # -- running ----------------------------------------------------------------
 
@@ -140,9 +135,21 @@ class StepOptMain(xDSLOptMain):
             return 0
         if self.args.gen_dialect_doc:
             return _gen_dialect_doc(self.args.gen_dialect_doc)
+        started = time.perf_counter()
+        try:
+            return self._run_chunks()
+        finally:
+            if self.args.mlir_timing or self.args.time_passes:
+                sys.stderr.write(timing_report(self._tracker.times,
+                                               time.perf_counter() - started))
 
+    def _run_chunks(self) -> int:
+        """Process every chunk; like mlir-opt, the chunks that succeed are
+        printed even when others fail (exit 1 then)."""
+        self._tracker.enter("read")
         name, text = self._read_input()
         chunks = self._split(name, text)
+        self._tracker.stop()
         out = StringIO()
         failed = False
         verify_failures: list[str] = []
@@ -167,18 +174,20 @@ class StepOptMain(xDSLOptMain):
                     ],
                     chunk.name,
                 )
+            elif self.args.parsing_diagnostics and printed is None and \
+                    self._tracker.stage == "parse":
+                # xdsl-opt's --parsing-diagnostics: the parse error is the output.
+                for sev, loc, msg in emitted:
+                    out.write("\n".join(diag_lines(chunk, sev, loc, msg)) + "\n")
             else:
                 for sev, loc, msg in emitted:
                     print_diag(chunk, sev, loc, msg)
                     failed = failed or sev == "error"
-        if verify_failures:
-            for line in verify_failures:
-                print(line, file=sys.stderr)
-            return EXIT_USER_ERROR
-        if failed:
-            return EXIT_USER_ERROR
-        self._write_output(out.getvalue())
-        return 0
+        for line in verify_failures:
+            print(line, file=sys.stderr)
+        if not verify_failures and (not failed or len(chunks) > 1):
+            self._write_output(out.getvalue())
+        return EXIT_USER_ERROR if failed or verify_failures else 0
 
     def _read_input(self) -> tuple[str, str]:
         return read_input(self.args.input_file)
@@ -214,9 +223,6 @@ class StepOptMain(xDSLOptMain):
         return emitted, printed
 
 
-    def _verify(self, module: ModuleOp) -> None:
-        verify_located(module)
-
     def _print(self, module: ModuleOp) -> str:
         if self.args.target != "mlir":
             return self.output_resulting_program(module)
@@ -246,29 +252,6 @@ class StepOptMain(xDSLOptMain):
 
 def _usage_error(message: str) -> NoReturn:
     raise UsageError(message)
-
-
-def list_passes(passes: dict) -> str:
-    """The `--list-passes` text: name, summary and options of every pass."""
-    from xdsl.passes import get_pass_option_infos
-
-    out = StringIO()
-    out.write(f"Available passes ({len(passes)}):\n")
-    for name in sorted(passes):
-        try:
-            cls = passes[name]()
-        except Exception as e:
-            out.write(f"{name}\n    (unavailable: {one_line(e)})\n")
-            continue
-        doc = (cls.__doc__ or "").strip()
-        summary = doc.splitlines()[0] if doc else "(no summary)"
-        out.write(f"{name}\n    {summary}\n")
-        for info in get_pass_option_infos(cls):
-            default = f" = {info.default_value}" if info.default_value else ""
-            kind = info.expected_type.strip("'\"")
-            # What users type: xDSL's pipeline parser maps dashes to underscores.
-            out.write(f"    --{info.name.replace('_', '-')}: {kind}{default}\n")
-    return out.getvalue()
 
 
 def _gen_dialect_doc(directory: str) -> int:

@@ -87,8 +87,11 @@ class ConvertLinalgToStepPass(ModulePass):
     name = "convert-linalg-to-step"
 
     tile: str = "32x128"
+    """Matmul tile `MxN[xK]`, with per-matmul overrides `;I=MxN[xK]` by program order."""
     schedule: str = "mn_mk"
+    """Tiled dims per matmul chain depth, letters of `mnk` joined by `_` (spec §8.1's `mn_mk`)."""
     memory: str = ""
+    """Base addresses `arg0=0,result0=...` or `align=BYTES`; empty: the default layout."""
 
     def __post_init__(self) -> None:
         try:

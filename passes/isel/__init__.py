@@ -194,10 +194,17 @@ class IselPass(ModulePass):
     name = "isel"
 
     targets: tuple[str, ...] = ("flexasr", "hlscnn", "vta")
+    """Accelerators to select onto.
+    One of: flexasr, hlscnn, vta."""
     mode: str = "flexible"
+    """`exact`: patterns match whole shapes only; `flexible`: also tiled, padded and windowed matches.
+    One of: exact, flexible."""
     iterations: int = 40
+    """Stop equality saturation after this many iterations."""
     node_limit: int = 100_000
+    """Stop equality saturation past this many e-nodes."""
     time_limit: float = 5.0
+    """Stop equality saturation after this many seconds, per function."""
 
     def __post_init__(self):
         check_limits(self)

@@ -236,14 +236,26 @@ class IselVerifyPass(ModulePass):
     name = "isel-verify"
 
     targets: tuple[str, ...] = ("flexasr", "hlscnn", "vta")
+    """Accelerators isel selects onto before the proof.
+    One of: flexasr, hlscnn, vta."""
     mode: str = "flexible"
+    """isel's matching mode (see `isel`).
+    One of: exact, flexible."""
     arith: str = "uf"
+    """`uf`: floating-point arithmetic as uninterpreted functions; `bv`: exact 32-bit bit-vectors.
+    One of: uf, bv."""
     iterations: int = 40
+    """isel's saturation iteration limit."""
     node_limit: int = 100_000
+    """isel's saturation e-node limit."""
     time_limit: float = 5.0
+    """isel's saturation time limit in seconds, per function."""
     timeout_ms: int = 60_000
+    """z3's time budget for one function's proof, in milliseconds."""
     memory_mb: int = 2048
+    """z3's memory ceiling in MiB."""
     max_terms: int = 2_000_000
+    """Refuse a function whose symbolic evaluation needs more terms than this."""
 
     def __post_init__(self) -> None:
         check_limits(self)

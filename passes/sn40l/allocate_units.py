@@ -338,11 +338,18 @@ class StepAllocateUnitsPass(ModulePass):
     name = "step-allocate-units"
 
     pcus: int = int(value("pcus"))
+    """Pattern compute units available."""
     pmus: int = int(value("pmus"))
+    """Pattern memory units available."""
     pcu_flops: int = int(value("pcu_flops"))
+    """FLOPs per cycle of one PCU."""
     pmu_bytes: int = int(value("pmu_bytes"))
+    """Capacity of one PMU in bytes."""
     pmu_bw: int = int(value("pmu_gbps_each")) // 2
+    """Read bandwidth of one PMU port in bytes per cycle."""
     solver: str = "milp"
+    """`milp`: the optimal allocation (scipy's MILP); `greedy`: water-filling from the minimum.
+    One of: milp, greedy."""
 
     def __post_init__(self) -> None:
         for f in ("pcus", "pmus", "pcu_flops", "pmu_bytes", "pmu_bw"):

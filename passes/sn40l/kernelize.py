@@ -146,6 +146,8 @@ class StepKernelizePass(ModulePass):
     name = "step-kernelize"
 
     mode: str = "unfused"
+    """`unfused`: one kernel per operator; `conventional`: a GEMM with its element-wise epilogue per kernel.
+    One of: unfused, conventional."""
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:

@@ -525,6 +525,7 @@ class StepDynamicParallelizePass(ModulePass):
     name = NAME
 
     factor: int = 4
+    """Number of parallel regions requests are dispatched to (P)."""
 
     def __post_init__(self) -> None:
         if self.factor < 1:

@@ -483,6 +483,7 @@ class StepHierarchicalTilingPass(ModulePass):
     name = NAME
 
     tile: str = "16x16"
+    """The physical compute tile, `RxC`."""
 
     def __post_init__(self) -> None:
         parse_tile(self.tile)  # ValueError: a one-line usage error

@@ -512,10 +512,17 @@ class StepMetricsPass(ModulePass):
     name = "step-metrics"
 
     bind: str = ""
+    """Symbol values to substitute, `NAME=INTEGER,...` (e.g. `B=64,C=3`)."""
     onchip: str = "artifact"
+    """On-chip memory convention: `artifact` (reference spec §5.2) or `paper` (seed §4.1).
+    One of: artifact, paper."""
     annotate: bool = False
+    """Attach the numbers to each op as `step.metrics` attributes (else the IR is unchanged)."""
     out: str = ""
+    """Write the report to this file instead of stderr."""
     format: str = ""
+    """Report format; empty: from the extension of `out` (`.json`, `.csv`), else text.
+    One of: text, json, csv."""
 
     def __post_init__(self) -> None:
         # Bad options are command-line errors (step-opt: one line, exit 2).

@@ -83,6 +83,7 @@ class StepPrintDotPass(ModulePass):
     name = "step-print-dot"
 
     out: str = ""
+    """Write the DOT to this file instead of stderr."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         graphs = [g for g in op.walk() if isinstance(g, GraphOp)]

@@ -213,9 +213,13 @@ class StepSpecializePass(ModulePass):
     name = "step-specialize"
 
     bind: str = ""
+    """Symbol values, `NAME=INTEGER,...` (e.g. `B=64`)."""
     routing: str = ""
+    """An MoE expert-routing trace (.npz) whose token counts bind the per-expert dims."""
     kv: str = ""
+    """A KV-length trace (.npy) whose lengths bind the attention graph's dims."""
     rewrite: bool = False
+    """Also rewrite the stream types with the values (else only `step.bind` records them)."""
 
     def __post_init__(self) -> None:
         try:

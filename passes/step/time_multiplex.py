@@ -260,6 +260,7 @@ class StepTimeMultiplexPass(ModulePass):
     name = "step-time-multiplex"
 
     regions: int = 1
+    """Number of configured expert regions the pipelines share (N)."""
 
     def __post_init__(self) -> None:
         if self.regions < 1:

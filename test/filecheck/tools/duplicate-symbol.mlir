@@ -28,4 +28,5 @@ sync.node @n(%i: !sync.sigin<f32>) -> (%o: !sync.sigout<f32>) {
 // CHECK-NEXT: duplicate-symbol.mlir:19:1: note: see existing symbol definition here
 // CHECK-NEXT: sync.node @n(%i: !sync.sigin<f32>) -> (%o: !sync.sigout<f32>) {
 // CHECK-NEXT: ^
+// CHECK-NEXT: // -----
 // CHECK-NEXT: exit=1
