@@ -57,6 +57,7 @@ import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
 
+from steplus.dialects.lus.input_ranges import input_problem, input_ranges
 from steplus.tools.cli import (
     EXIT_USAGE_ERROR,
     EXIT_USER_ERROR,
@@ -277,9 +278,10 @@ def _run_node(args: argparse.Namespace, source: ModuleOp, name: str) -> int:
     module = source if lowering is None else _load(args, lowering)
     sigs = node_signature(node)
     if args.stream:
-        return _stream(args, module, name, sigs)
+        return _stream(args, module, name, sigs, node)
     inputs = load_inputs(args.input, sigs, f"@{name}")
     require_all(sigs, inputs, f"@{name}")
+    _check_lustre_inputs(args, node, {k: v[: args.ticks] for k, v in inputs.items()})
     try:
         outputs = _execute(args, module, name, inputs)
     except (ReactiveError, IreeError) as e:
@@ -296,7 +298,33 @@ def _run_node(args: argparse.Namespace, source: ModuleOp, name: str) -> int:
     return 0
 
 
-def _stream(args: argparse.Namespace, module: ModuleOp, name: str, sigs) -> int:
+def _check_lustre_inputs(args: argparse.Namespace, node: Operation,
+                         inputs: dict, tick: int = 0) -> None:
+    """Values of Lustre enum inputs must be constructors (InputError)."""
+    for name, values in inputs.items():
+        problem = input_problem(node, name, values, tick)
+        if problem is not None:
+            raise InputError([f"{args.input_file}: error: @{node_name(node)}: {problem}"])
+
+
+def _checked_step(args: argparse.Namespace, node: Operation, sigs, step):
+    """`step` with the Lustre enum inputs checked tick by tick (--stream)."""
+    ticks = [0]
+
+    def checked(inputs):
+        _check_lustre_inputs(args, node, {s.name: [v] for s, v in zip(sigs, inputs)}, ticks[0])
+        ticks[0] += 1
+        return step(inputs)
+    return checked
+
+
+def node_name(node: Operation) -> str:
+    attr = node.attributes.get("sym_name") or node.properties.get("sym_name")
+    return getattr(attr, "data", "?")
+
+
+def _stream(args: argparse.Namespace, module: ModuleOp, name: str, sigs,
+            node: Operation) -> int:
     """--stream: one tick per stdin line, on the chosen backend's per-tick path."""
     from steplus.dialects import lus
     from steplus.tools.iree_run import IreeError
@@ -326,6 +354,8 @@ def _stream(args: argparse.Namespace, module: ModuleOp, name: str, sigs) -> int:
             from steplus.runtime.reactive.interpreter import node_stepper
 
             step = node_stepper(module, name)[1]
+        if input_ranges(node):
+            step = _checked_step(args, node, sigs, step)
         return stream(sigs, step, _fmt, args.ticks, args.max_ticks)
     except (ReactiveError, IreeError) as e:
         print(f"{args.input_file}: error: {e}", file=sys.stderr)

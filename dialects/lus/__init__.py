@@ -65,7 +65,6 @@ from xdsl.traits import (
     IsTerminator,
     Pure,
     SymbolOpInterface,
-    SymbolTable,
     SymbolUserOpInterface,
 )
 from xdsl.utils.exceptions import VerifyException
@@ -77,6 +76,7 @@ from steplus.dialects.lus.conditions import (  # noqa: F401 (re-exported)
     print_condition as _print_condition,
     verify_condition as _verify_condition,
 )
+from steplus.dialects.lus.symbols import lookup_node  # noqa: F401 (re-exported)
 
 
 def _is_i1(t: Attribute) -> bool:
@@ -554,7 +554,7 @@ class MergeOp(IRDLOperation):
 class _InstanceCallee(SymbolUserOpInterface):
     def verify(self, op: Operation) -> None:
         assert isinstance(op, InstanceOp)
-        callee = SymbolTable.lookup_symbol(op, op.callee)
+        callee = lookup_node(op, op.callee)
         if callee is None:
             raise VerifyException(f"lus.instance: no node named {op.callee}")
         if not isinstance(callee, NodeOp):

@@ -18,6 +18,8 @@ Example::
 
 from __future__ import annotations
 
+import gc
+from collections import deque
 from dataclasses import dataclass
 
 from xdsl.dialects.builtin import ModuleOp
@@ -59,6 +61,16 @@ def import_lustre(text: str, filename: str = "<stdin>", dialect: str | None = No
     first value unconstrained and accepts the program; steplus picks the
     constant); in `heptagon` it is an initialization error like any `pre` read
     in the first cycle."""
+    paused = gc.isenabled()
+    gc.disable()  # building 10^5 small objects: collections would scan them all, often
+    try:
+        return _import(text, filename, dialect)
+    finally:
+        if paused:
+            gc.enable()
+
+
+def _import(text: str, filename: str, dialect: str | None) -> LustreModule:
     from steplus.lowering.lustre.program import NodeKey, Program
     from steplus.lowering.lustre.to_lus import NodeLowering
 
@@ -66,11 +78,11 @@ def import_lustre(text: str, filename: str = "<stdin>", dialect: str | None = No
         tree = parse_program(text)
         prog = Program(tree, dialect or dialect_of(filename) or "lustre")
         offsets: dict[Operation, int] = {}
-        pending = [NodeKey(n.name) for n in tree.nodes]
+        pending = deque(NodeKey(n.name) for n in tree.nodes)
         done: set[NodeKey] = set()
         nodes = []
         while pending:
-            key = pending.pop(0)
+            key = pending.popleft()
             if key in done:
                 continue
             done.add(key)

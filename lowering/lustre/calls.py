@@ -69,10 +69,10 @@ def lower_call(low: NodeLowering, e: ast.Call) -> list[SSAValue]:
         raise LustreError(e.pos, f"node '{e.node}' takes {len(params)} argument(s), "
                           f"got {len(args)}")
     for k, (a, p) in enumerate(zip(args, params)):
-        want = mlir_type(low.prog.resolve_type(p.type))
-        if a.type != want:
+        want = low.prog.resolve_type(p.type)
+        if low.lt(a) != want:
             raise LustreError(e.pos, f"argument {k + 1} of '{e.node}' must be "
-                              f"{type_name(want)}, not {type_name(a.type)}")
+                              f"{want}, not {low.lt(a)}")
     # lus passes the static parameters first.
     args = [a for a, p in zip(args, params) if p.static] + [
         a for a, p in zip(args, params) if not p.static]
@@ -101,6 +101,8 @@ def lower_call(low: NodeLowering, e: ast.Call) -> list[SSAValue]:
     low.block.add_op(inst)
     low.offsets[inst] = e.pos
     results: list[SSAValue] = list(inst.results)
+    for r, p in zip(results, callee.outputs):
+        low.tag(r, low.prog.resolve_type(p.type))
     if cond is None or e.default is None:
         return results
     return _hold(low, e, results, cond)
@@ -116,9 +118,9 @@ def _hold(low: NodeLowering, e: ast.Call, results: list[SSAValue],
     c, negated = cond
     out = []
     for r, d in zip(results, defaults):
-        if d.type != r.type:
-            raise LustreError(e.pos, f"default value of type {type_name(d.type)} for an "
-                              f"output of type {type_name(r.type)}")
+        if low.lt(d) != low.lt(r):
+            raise LustreError(e.pos, f"default value of type {low.lt(d)} for an "
+                              f"output of type {low.lt(r)}")
         prev = lus.FbyOp(d, d)
         low.emit(prev, e.pos)
         held = low.emit(lus.WhenOp(prev.result, condition=c, negated=not negated), e.pos)

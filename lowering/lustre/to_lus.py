@@ -9,11 +9,13 @@ The translation (`x`, `y` flows, `c` a bool, `k` an enum variable):
 - `a -> b` is `lus.merge "1(0)" a b`; `a fby b` is `lus.fby a b`; `pre a` is
   `lus.pre a`;
 - `x when c` / `x when not c` / `x whenot c` / `x when true(c)` is `lus.when`;
-  `x when C(k)` on an enum with constructors C0..Cn-1 is a cascade of
-  `lus.when`s on `k = C0`, `k = C1`, ... (constructor Ci is on the clock
-  `ck on not e0 ... on not e(i-1) on ei`, the last one on `... on not e(n-2)`);
-- `merge c (true -> a) (false -> b)` / `merge(c; a; b)` is `lus.merge`, an
-  enum merge the matching cascade of `lus.merge`s;
+  `x when C(k)` on an enum is `lus.when` on `e = (k = C)` (one `arith.cmpi`
+  per constructor used, shared), so constructor C is the clock `ck on e`;
+- `merge c (true -> a) (false -> b)` / `merge(c; a; b)` is `lus.merge`; an
+  enum merge `merge k (C0 -> a0) ... (Cn -> an)` is the chain
+  `r_i = merge e_i a_i (r_(i+1) when not e_i)`, every `r_i` on k's clock,
+  ending with a constant that is never read (k is always a constructor):
+  linear in the number of constructors;
 - `current x` (x on `ck on c`) is `merge c x ((0 fby current x) when not c)`;
 - a call `f(a)` is `lus.instance @f`; `(restart f every r)(a)` / `f(a) every r`
   instantiates `f$reset`, a copy of `f` with an extra input `r` where every
@@ -37,8 +39,10 @@ from xdsl.dialects.test import TestOp
 from xdsl.ir import Operation, SSAValue
 
 from steplus.dialects import lus
+from steplus.dialects.lus.input_ranges import INPUT_RANGES, ranges_attr
 from steplus.lowering.lustre import ast
 from steplus.lowering.lustre.calls import lower_call
+from steplus.passes.lus.causality import mark_lustre
 from steplus.lowering.lustre.parser import LustreError
 from steplus.lowering.lustre.program import (
     INT_MAX,
@@ -55,6 +59,19 @@ _INT_OPS = {"+": arith.AddiOp, "-": arith.SubiOp, "*": arith.MuliOp, "/": arith.
             "div": arith.DivSIOp, "mod": arith.RemSIOp}
 _REAL_OPS = {"+": arith.AddfOp, "-": arith.SubfOp, "*": arith.MulfOp, "/": arith.DivfOp}
 _BOOL_OPS = {"and": arith.AndIOp, "or": arith.OrIOp, "xor": arith.XOrIOp}
+def _carried(op: Operation) -> SSAValue | None:
+    """The operand whose (Lustre) type an op's result has, if any."""
+    if isinstance(op, lus.WhenOp | lus.PreOp):
+        return op.input
+    if isinstance(op, lus.FbyOp):
+        return op.init
+    if isinstance(op, lus.MergeOp):
+        return op.on_true
+    if isinstance(op, arith.SelectOp):
+        return op.lhs
+    return None
+
+
 _CMPI = {"=": "eq", "<>": "ne", "<": "slt", "<=": "sle", ">": "sgt", ">=": "sge"}
 _CMPF = {"=": "oeq", "<>": "one", "<": "olt", "<=": "ole", ">": "ogt", ">=": "oge"}
 
@@ -89,12 +106,21 @@ class NodeLowering:
                              [mlir_type(self.ltypes[d.name]) for d in node.outputs],
                              static=[mlir_type(self.ltypes[d.name]) for d in statics])
         offsets[self.op] = node.pos
+        mark_lustre(self.op)
+        ranges = {d.name: (t, 0, prog.enum_size(t) - 1)
+                  for d in inputs if (t := self.ltypes[d.name]) not in ("int", "real", "bool")}
+        if ranges:  # enum inputs: step-run rejects a value that is no constructor
+            self.op.attributes[INPUT_RANGES] = ranges_attr(ranges)
         self.block = self.op.body.block
         self.env: dict[str, SSAValue] = {}
         args = list(self.op.static_args) + list(self.op.input_args)
+        # The Lustre type of values of an enumerated type (an i32 in MLIR):
+        # enums are their own types (`k = 1`, `k + 1` are type errors).
+        self.vtypes: dict[SSAValue, str] = {}
         for d, arg in zip([*statics, *inputs], args):
             arg.name_hint = d.name
             self.env[d.name] = arg
+            self.tag(arg, self.ltypes[d.name])
         self.reset: SSAValue | None = self.op.input_args[len(inputs)] if key.reset else None
         if self.reset is not None:
             self.reset.name_hint = "reset"
@@ -107,16 +133,28 @@ class NodeLowering:
             self.block.add_op(ph)
             self.placeholders[d.name] = ph
             self.env[d.name] = ph.results[0]
+            self.tag(ph.results[0], self.ltypes[d.name])
         self.defs: dict[str, tuple[SSAValue, int]] = {}
         self.sampling: ClockSpec | None = None
         self._sampled: dict[tuple[str, ClockSpec], SSAValue] = {}
-        self._cascades: dict[str, tuple[list[SSAValue], list[SSAValue]]] = {}
+        self._enum_tests: dict[tuple[str, int], SSAValue] = {}
 
     # -- emission -----------------------------------------------------------------
     def emit(self, op: Operation, pos: int) -> SSAValue:
         self.block.add_op(op)
         self.offsets[op] = pos
+        carried = _carried(op)
+        if carried is not None:  # the result has the type of that operand
+            self.tag(op.results[0], self.lt(carried))
         return op.results[0]
+
+    def tag(self, v: SSAValue, ltype: str) -> None:
+        if ltype not in ("int", "real", "bool"):
+            self.vtypes[v] = ltype
+
+    def lt(self, v: SSAValue) -> str:
+        """The Lustre type of a value: `int`, `real`, `bool` or an enum's name."""
+        return self.vtypes.get(v) or type_name(v.type)
 
     def const(self, value: object, ltype: str, pos: int) -> SSAValue:
         t = mlir_type(ltype)
@@ -126,7 +164,9 @@ class NodeLowering:
             return self.emit(arith.ConstantOp(IntegerAttr(1 if value else 0, t)), pos)
         if not INT_MIN <= int(value) <= INT_MAX:
             raise LustreError(pos, f"integer literal {value} does not fit in int (32-bit)")
-        return self.emit(arith.ConstantOp(IntegerAttr(int(value), t)), pos)
+        v = self.emit(arith.ConstantOp(IntegerAttr(int(value), t)), pos)
+        self.tag(v, ltype)
+        return v
 
     # -- the node -------------------------------------------------------------------
     def lower(self) -> lus.NodeOp:
@@ -153,14 +193,17 @@ class NodeLowering:
             raise LustreError(name.pos, f"cannot define '{name.name}': it is {what}")
         if name.name in self.defs:
             raise LustreError(name.pos, f"variable '{name.name}' is defined twice")
-        want = mlir_type(self.ltypes[name.name])
-        if value.type != want:
-            raise LustreError(name.pos, f"'{name.name}' is {type_name(want)} but its "
-                              f"equation gives {type_name(value.type)}")
+        want = self.ltypes[name.name]
+        if self.lt(value) != want:
+            raise LustreError(name.pos, f"'{name.name}' is {want} but its "
+                              f"equation gives {self.lt(value)}")
         self.defs[name.name] = (value, name.pos)
 
     def _resolve_placeholders(self) -> None:
         owner_name = {ph.results[0]: n for n, ph in self.placeholders.items()}
+        for name, (value, _) in self.defs.items():
+            if value not in owner_name and not value.name_hint:
+                value.name_hint = name  # the variable whose equation computes it
         resolved: dict[str, SSAValue] = {}
         for name, ph in self.placeholders.items():
             value, pos = self.defs[name]
@@ -227,16 +270,16 @@ class NodeLowering:
         return self.const(v, ltype, e.pos)
 
     def _want(self, e: ast.Expr, v: SSAValue, ltype: str, what: str) -> None:
-        if v.type != mlir_type(ltype) or (ltype == "int" and type_name(v.type) != "int"):
-            raise LustreError(e.pos, f"{what} must be {ltype}, not {type_name(v.type)}")
+        if self.lt(v) != ltype:
+            raise LustreError(e.pos, f"{what} must be {ltype}, not {self.lt(v)}")
 
     def _pairs(self, e: ast.Expr, a: list[SSAValue], b: list[SSAValue]):
         if len(a) != len(b):
             raise LustreError(e.pos, f"operands of different arity ({len(a)} and {len(b)})")
         for x, y in zip(a, b):
-            if x.type != y.type:
+            if self.lt(x) != self.lt(y):
                 raise LustreError(e.pos, f"operands of different types "
-                                  f"({type_name(x.type)} and {type_name(y.type)})")
+                                  f"({self.lt(x)} and {self.lt(y)})")
         return list(zip(a, b))
 
     def constant_pre(self, e: ast.Unary) -> list[SSAValue] | None:
@@ -265,7 +308,7 @@ class NodeLowering:
                 return folded
         out = []
         for v in self.expr(e.arg):
-            t = type_name(v.type)
+            t = self.lt(v)
             if e.op == "pre":
                 out.append(self.emit(lus.PreOp(v), e.pos))
             elif e.op == "current":
@@ -291,13 +334,13 @@ class NodeLowering:
         return [self._binary1(e, a, b) for a, b in pairs]
 
     def _binary1(self, e: ast.Binary, a: SSAValue, b: SSAValue) -> SSAValue:
-        op, t = e.op, type_name(a.type)
+        op, t = e.op, self.lt(a)
         if op == "->":
             v = self.emit(lus.MergeOp(a, b, word="1(0)"), e.pos)
             return self._restart(v, a, e.pos)
         if op == "fby":
             return self._restart(self.emit(lus.FbyOp(a, b), e.pos), a, e.pos)
-        if op in _CMPI and (op in ("=", "<>") or t != "bool"):
+        if op in _CMPI and (op in ("=", "<>") or t in ("int", "real")):
             if t == "real":
                 return self.emit(arith.CmpfOp(a, b, _CMPF[op]), e.pos)
             return self.emit(arith.CmpiOp(a, b, _CMPI[op]), e.pos)
@@ -335,29 +378,22 @@ class NodeLowering:
                               f"of '{clock.var}' ({ltype})")
         return (clock.var, self.prog.ctor_names(ltype).index(clock.ctor))
 
-    def _cascade(self, var: str, pos: int) -> tuple[list[SSAValue], list[SSAValue]]:
-        """For an enum clock variable: the conditions e_i and the sampled copies k_i."""
-        if var not in self._cascades:
-            n = self.prog.enum_size(self.ltypes[var])
-            ks, es = [self.env[var]], []
-            for i in range(n - 1):
-                if i > 0:
-                    ks.append(self.emit(lus.WhenOp(ks[-1], condition=es[-1], negated=True), pos))
-                es.append(self.emit(arith.CmpiOp(ks[-1], self.const(i, "int", pos), "eq"), pos))
-            self._cascades[var] = (es, ks)
-        return self._cascades[var]
+    def _is(self, var: str, index: int, pos: int) -> SSAValue:
+        """For an enum clock variable `k`: the bool `k = C_index`, on k's clock
+        (one per constructor used, shared by every `when`/`merge` on it, so
+        that the clocks `ck on (k = C_i)` are one clock)."""
+        key = (var, index)
+        if key not in self._enum_tests:
+            self._enum_tests[key] = self.emit(
+                arith.CmpiOp(self.env[var], self.const(index, "int", pos), "eq"), pos)
+        return self._enum_tests[key]
 
     def sample(self, v: SSAValue, spec: ClockSpec, pos: int) -> SSAValue:
-        """`v when spec`."""
+        """`v when spec`; `v when C_i(k)` is `v when (k = C_i)`."""
         var, tag = spec
         if isinstance(tag, bool):
             return self.emit(lus.WhenOp(v, condition=self.env[var], negated=not tag), pos)
-        es, _ = self._cascade(var, pos)
-        for i in range(min(tag, len(es))):
-            v = self.emit(lus.WhenOp(v, condition=es[i], negated=True), pos)
-        if tag < len(es):
-            v = self.emit(lus.WhenOp(v, condition=es[tag]), pos)
-        return v
+        return self.emit(lus.WhenOp(v, condition=self._is(var, tag, pos)), pos)
 
     def merge(self, e: ast.Merge) -> list[SSAValue]:
         if e.var not in self.env:
@@ -385,16 +421,21 @@ class NodeLowering:
         out = []
         for k in range(arity.pop()):
             vals = [branches[t][k] for t in tags]
-            if len({v.type for v in vals}) != 1:
+            if len({self.lt(v) for v in vals}) != 1:
                 raise LustreError(e.pos, "merge branches have different types")
             if ltype == "bool":
                 out.append(self.emit(lus.MergeOp(vals[0], vals[1],
                                                  condition=self.env[e.var]), e.pos))
                 continue
-            es, _ = self._cascade(e.var, e.pos)
-            acc = vals[-1]
-            for i in reversed(range(len(es))):
-                acc = self.emit(lus.MergeOp(vals[i], acc, condition=es[i]), e.pos)
+            # r_i = merge (k = C_i) v_i (r_(i+1) when not (k = C_i)): every r_i on
+            # k's clock, so each step is O(1); the default behind the last case is
+            # never read (k is always a constructor: enum inputs are checked).
+            t = self.lt(vals[0])
+            acc = self.const({"real": 0.0, "bool": False}.get(t, 0), t, e.pos)
+            for i in reversed(range(len(tags))):
+                c = self._is(e.var, i, e.pos)
+                rest = self.emit(lus.WhenOp(acc, condition=c, negated=True), e.pos)
+                acc = self.emit(lus.MergeOp(vals[i], rest, condition=c), e.pos)
             out.append(acc)
         return out
 
@@ -431,8 +472,7 @@ class NodeLowering:
         var, tag = self.clock_spec(clock)
         if not isinstance(tag, bool):
             raise LustreError(e.pos, "unsupported construct: 'current' on an enumerated clock")
-        zero = self.const({"int": 0, "real": 0.0, "bool": False}[type_name(v.type)],
-                          type_name(v.type), e.pos)
+        zero = self.const({"real": 0.0, "bool": False}.get(self.lt(v), 0), self.lt(v), e.pos)
         prev = lus.FbyOp(zero, zero)
         held = self.emit(lus.WhenOp(self.emit(prev, e.pos), condition=self.env[var],
                                     negated=tag), e.pos)

@@ -18,11 +18,12 @@ lus.node @bad(%x: i32) -> (i32) {
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from steplus.dialects import lus
@@ -42,10 +43,40 @@ def instantaneous_deps(op: Operation) -> list[SSAValue]:
     return deps
 
 
+_LUSTRE_NODES: weakref.WeakSet[Operation] = weakref.WeakSet()
+"""The lus.nodes the Lustre frontend built: diagnostics on them speak Lustre."""
+
+
+def mark_lustre(node: Operation) -> None:
+    """Say that `node` was lowered from Lustre source: the lus checks then
+    name its values as Lustre variables (`'y'`, not `%y`) and its operators
+    as Lustre writes them (`pre`, `->`, not `lus.pre`, `lus.merge "1(0)"`)."""
+    _LUSTRE_NODES.add(node)
+
+
+def in_lustre(x: SSAValue | Operation) -> bool:
+    """Is `x` (a value or an op) inside a node lowered from Lustre?"""
+    op = x.owner if isinstance(x, SSAValue) else x
+    if isinstance(op, Block):
+        op = op.parent_op()
+    while op is not None and not isinstance(op, lus.NodeOp):
+        op = op.parent_op()
+    return op is not None and op in _LUSTRE_NODES
+
+
+_LUSTRE_OPS = {"lus.pre": "pre", "lus.fby": "fby", "lus.when": "when", "lus.merge": "merge",
+               "lus.instance": "node instance"}
+
+
 def value_name(value: SSAValue) -> str:
+    owner = value.owner
+    if in_lustre(value):
+        if value.name_hint and not value.name_hint.isdigit():
+            return f"'{value.name_hint}'"
+        name = owner.name if isinstance(owner, Operation) else "input"
+        return f"the value of this '{_LUSTRE_OPS.get(name, 'expression')}'"
     if value.name_hint:
         return f"%{value.name_hint}"
-    owner = value.owner
     name = owner.name if isinstance(owner, Operation) else "block argument"
     return f"<result of {name}>"
 
@@ -111,7 +142,8 @@ class LusCausalityPass(ModulePass):
             raise OpDiagnosticError(
                 cycle[0],
                 "instantaneous dependency cycle: " + " -> ".join(names)
-                + " (a cycle must pass through lus.fby or lus.pre)",
+                + (" (a cycle must pass through 'pre' or 'fby')" if in_lustre(node) else
+                   " (a cycle must pass through lus.fby or lus.pre)"),
                 notes=[(o, f"{value_name(o.results[0]) if o.results else o.name} is on the cycle")
                        for o in cycle[1:]],
             )

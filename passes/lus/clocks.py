@@ -54,7 +54,7 @@ from xdsl.passes import ModulePass
 
 from steplus.dialects import lus
 from steplus.utils.diagnostics import OpDiagnosticError, emit
-from steplus.passes.lus.causality import instantaneous_deps, value_name
+from steplus.passes.lus.causality import in_lustre, instantaneous_deps, value_name
 
 
 @dataclass(eq=False)
@@ -163,10 +163,10 @@ def _expect(op: Operation, value: SSAValue | None, got: Clock, expected: Clock) 
     try:
         unify(got, expected)
     except ClockError as e:
-        what = f"{value_name(value)} " if value is not None else ""
+        what = value_name(value) if value is not None else ""
         if "sub-clock" in str(e):
-            msg = (f"{what}would be on clock {show(got)} and on its own "
-                   f"sub-clock {show(expected)}")
+            msg = (f"{what} would be on clock {show(got)} and on its own "
+                   f"sub-clock {show(expected)}").lstrip()
         else:
             msg = f"expected clock {show(expected)}, found {show(got)}"
             if what:
@@ -257,7 +257,10 @@ def _constrain(env: NodeClocks, base: Base, op: Operation) -> None:
             _expect_branch(op, branch, env.of(branch), ck, On(ck, cond, negated))
     elif isinstance(op, lus.YieldOp):
         for v in op.operands:
-            _expect(op, v, env.of(v), base)
+            # In a Lustre program the yield is the node header: report at the
+            # expression that computes the output instead.
+            where = v.owner if in_lustre(op) and isinstance(v.owner, Operation) else op
+            _expect(where, v, env.of(v), base)
     else:
         # fby, pre, instance and every other op: one shared clock.
         values = [*op.operands, *op.results]
@@ -331,6 +334,7 @@ class LusClockAnalysisPass(ModulePass):
 
     name = "lus-clock-analysis"
     annotate: bool = False
+    """Report every op's clock as a remark on stderr (the IR is unchanged)."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for node in op.walk():

@@ -52,7 +52,7 @@ from xdsl.passes import ModulePass
 
 from steplus.dialects import lus
 from steplus.utils.diagnostics import OpDiagnosticError
-from steplus.passes.lus.causality import instantaneous_deps, value_name
+from steplus.passes.lus.causality import in_lustre, instantaneous_deps, value_name
 from steplus.passes.lus.clocks import NodeClocks, equal, infer_node
 
 CAP = 256
@@ -201,9 +201,34 @@ def _when(d: int) -> str:
     return f"in the first {'cycle' if d == 1 else f'{d} cycles'} of its clock"
 
 
+def _culprit(depths: _Depths, value: SSAValue, limit: int = 10_000) -> Operation | None:
+    """Where an undefined output goes wrong: following the operands that may
+    be undefined back toward the `pre`, the last `lus.merge`/`lus.fby` met
+    (the guard that does not cover enough cycles: `0 -> pre (pre x)`, or a
+    merge reading a sub-clock `pre` that is guarded on the base clock), else
+    the op computing the value."""
+    owner = value.owner
+    if not isinstance(owner, Operation):
+        return None
+    found: Operation = owner
+    seen: set[Operation] = set()
+    op: Operation | None = owner
+    while op is not None and op not in seen and len(seen) < limit:
+        seen.add(op)
+        if isinstance(op, lus.MergeOp | lus.FbyOp):
+            found = op
+        if isinstance(op, lus.PreOp):
+            break
+        nxt = next((v for v in op.operands if depths.of(v)), None)
+        op = nxt.owner if nxt is not None and isinstance(nxt.owner, Operation) else None
+    return found
+
+
 def check_node(node: lus.NodeOp) -> None:
     """Raise `OpDiagnosticError` at the first observed use of a possibly
-    undefined value of `node`."""
+    undefined value of `node`: at the user, or for an output (whose use, the
+    `lus.yield`, is the node itself in a Lustre program) at the guard that
+    does not cover it."""
     depths = _Depths(node)
     for user in node.body.block.ops:
         for value in _observed(user):
@@ -211,13 +236,16 @@ def check_node(node: lus.NodeOp) -> None:
             if d == 0:
                 continue
             source = depths.source.get(value)
+            where = (_culprit(depths, value) or user) if isinstance(user, lus.YieldOp) else user
+            why = ("(it depends on a 'pre' not guarded by '->' or 'fby' on the clock of "
+                   "the 'pre')" if in_lustre(node) else "(it depends on a lus.pre not guarded "
+                   "by lus.fby or lus.merge \"1(...)\" on the clock of the lus.pre)")
+            notes = [source] if source else []
+            if in_lustre(node):
+                notes = [(op, "the uninitialized 'pre' is here") for op, _ in notes]
             raise OpDiagnosticError(
-                user,
-                f"{value_name(value)} may be read uninitialized {_when(d)} (it "
-                "depends on a lus.pre not guarded by lus.fby or lus.merge \"1(...)\" "
-                "on the clock of the lus.pre)",
-                notes=[source] if source else [],
-            )
+                where, f"{value_name(value)} may be read uninitialized {_when(d)} {why}",
+                notes=notes)
 
 
 @dataclass(frozen=True)

@@ -58,7 +58,7 @@ REJECTED = {
 # unconstrained; steplus's initialization analysis rejects it at the condact).
 GENUINE = {
     "test-condact.lus": (9, 9, "may be read uninitialized in the first cycle",
-                         (9, 17, "the uninitialized lus.pre is here")),
+                         (9, 17, "the uninitialized 'pre' is here")),
 }
 
 

@@ -289,7 +289,7 @@ def test_semantic_errors_are_located(body, line, col, message):
     # the body starts at column 1 of line 3
     _assert_error(f"node f(x: int; c: bool) returns (y: int);\nlet\n{body}\ntel", line, col,
                   message)
-    
+
 
 def test_missing_equation_recursion_and_constant_cycles_are_located():
     _assert_error("node f(x: int) returns (y: int);\nlet tel", 1, 25, "variable 'y' has no equation")
@@ -312,14 +312,40 @@ def test_clock_error_is_reported_at_the_lustre_expression():
 def test_causality_error_is_reported_at_the_lustre_expression():
     lines = _error("node f(x: int) returns (y: int);\nvar a: int;\nlet\n  a = y * 2;\n"
                    "  y = a + x;\ntel")
-    assert lines[0].startswith("t.lus:4:7: error: instantaneous dependency cycle")
-    assert "%a" in lines[0] and "%y" in lines[0]
+    assert lines[0] == ("t.lus:4:7: error: instantaneous dependency cycle: 'a' -> 'y' -> 'a' "
+                        "(a cycle must pass through 'pre' or 'fby')")
+
+
+_INIT = ("may be read uninitialized {} of its clock (it depends on a 'pre' not guarded by "
+         "'->' or 'fby' on the clock of the 'pre')")
 
 
 def test_initialization_error_is_reported_at_the_pre():
     lines = _error("node f(x: int) returns (y: int);\nlet\n  y = pre x;\ntel")
-    assert lines[0].startswith("t.lus:1:6: error: %y may be read uninitialized")
-    assert "t.lus:3:7: note: the uninitialized lus.pre is here" in lines
+    assert lines[0] == "t.lus:3:7: error: 'y' " + _INIT.format("in the first cycle")
+    assert "t.lus:3:7: note: the uninitialized 'pre' is here" in lines
+
+
+def test_initialization_errors_are_at_the_guard_that_does_not_cover():
+    # issue 24: these were reported at the node header (the lus.yield).
+    # pre of pre guarded once: at the `->`
+    lines = _error("node n(x: int) returns (y: int);\nvar a: int;\n"
+                   "let\n  a = pre (pre x);\n  y = 0 -> a;\ntel")
+    assert lines[0] == "t.lus:5:7: error: 'y' " + _INIT.format("in the first 2 cycles")
+    assert "t.lus:4:12: note: the uninitialized 'pre' is here" in lines
+    # a pre on a sub-clock guarded on the base clock: at the merge reading it
+    lines = _error("node n(x: int; c: bool) returns (y: int);\nvar a: int when c;\n"
+                   "let\n  a = pre (x when c);\n"
+                   "  y = 0 -> merge c (true -> a) (false -> x when not c);\ntel")
+    assert lines[0] == ("t.lus:5:12: error: 'y' may be read uninitialized in cycles of its "
+                        "clock that no initialization guards (it depends on a 'pre' not "
+                        "guarded by '->' or 'fby' on the clock of the 'pre')")
+    assert "t.lus:4:7: note: the uninitialized 'pre' is here" in lines
+
+
+def test_clock_error_on_an_output_is_at_its_expression_and_names_lustre_variables():
+    lines = _error("node n(x: int; c: bool) returns (y: int);\nlet y = x when c; tel")
+    assert lines[0] == "t.lus:2:9: error: 'y': expected clock base, found base on 'c'"
 
 
 # -- the tools --------------------------------------------------------------------------

@@ -124,3 +124,94 @@ def test_iree_node_with_many_outputs_falls_back_or_says_why():
     src33 = src.replace("o31: int", "o31: int; o32: int").replace("tel", "  o32 = i;\ntel")
     with pytest.raises(IreeError, match="split the node's outputs or use --backend sync"):
         IreeNode.from_lus(import_lustre(src33, "t.lus").module, "n").run({"i": XS[:3]}, 3)
+
+
+# -- issue 24's Lustre items ----------------------------------------------------------
+
+ENUMS = """type t = enum {A, B};
+type u = enum {C, D};
+node n(k: t; h: u; x: int) returns (y: int; z: t);
+let
+  y = if k = A then x else 0;
+  z = if h = C then A else B;
+tel
+"""
+
+
+@pytest.mark.parametrize("equation, col, message", [
+    ("y = if k = 1 then x else 0;", 10, "operands of different types (t and int)"),
+    ("y = k + 1;", 7, "operands of different types (t and int)"),
+    ("y = if k = h then x else 0;", 10, "operands of different types (t and u)"),
+    ("y = if k < B then 1 else 0;", 10, "'<' cannot be applied to t"),
+    ("y = -k;", 7, "'-' cannot be applied to t"),
+    ("y = int(k);", 7, "'int' cannot be applied to t"),
+])
+def test_enums_are_their_own_types(equation, col, message):
+    src = ENUMS.replace("y = if k = A then x else 0;", equation)
+    with pytest.raises(InputError) as info:
+        _module(src)
+    assert info.value.lines[0] == f"t.lus:5:{col}: error: {message}"
+
+
+def test_an_enum_variable_is_not_defined_by_an_int():
+    src = ENUMS.replace("z = if h = C then A else B;", "z = 0;")
+    with pytest.raises(InputError) as info:
+        _module(src)
+    assert info.value.lines[0] == "t.lus:6:3: error: 'z' is t but its equation gives int"
+
+
+def test_enum_inputs_are_checked_by_step_run(tmp_path):
+    from conftest import run_tool
+    from steplus.tools.step_run import main
+
+    prog = tmp_path / "e.lus"
+    prog.write_text(ENUMS)
+    (tmp_path / "k.csv").write_text("0\n1\n7\n")
+    (tmp_path / "h.csv").write_text("0\n1\n1\n")
+    (tmp_path / "x.csv").write_text("5\n6\n7\n")
+    argv = [str(prog), "--node", "n", "--input", f"k={tmp_path / 'k.csv'}",
+            "--input", f"h={tmp_path / 'h.csv'}", "--input", f"x={tmp_path / 'x.csv'}"]
+    bad = run_tool(main, [*argv, "--ticks", "3"])
+    assert bad.code == 1 and bad.out == ""
+    assert bad.err.strip() == (f"{prog}: error: @n: input 'k' is of type t (values 0..1) but "
+                               "holds 7 at tick 2")
+    good = run_tool(main, [*argv, "--ticks", "2"])  # tick 2 is not read
+    assert good.code == 0 and good.out == "tick 0: 5 0\ntick 1: 0 1\n"
+
+
+def test_enum_merge_is_linear_in_the_constructors():
+    # issue 24: 600 constructors and one merge took 97 s (a cascade of n^2/2
+    # lus.when and clock chains n deep). Now: one test, one when and one merge
+    # per constructor, clocks one level deep; the values are exact.
+    n = 300
+    ctors = ", ".join(f"C{k}" for k in range(n))
+    cases = " ".join(f"(C{k} -> x + {k} when C{k}(k))" for k in range(n))
+    src = (f"type t = enum {{{ctors}}};\n"
+           f"node n(k: t; x: int) returns (y: int);\nlet y = merge k {cases}; tel\n")
+    module = _module(src)
+    ops = sum(1 for _ in module.walk())
+    assert ops <= 8 * n + 10
+    ks = np.array([0, 299, 150, 7, 1, 298, 0, 42, 100, 200, 250, 3], np.int32)
+    (y,) = run_node(module, "n", {"k": ks, "x": XS}, T)
+    np.testing.assert_array_equal(np.asarray(y), XS + ks)
+
+
+def test_instance_lookup_uses_the_cached_symbol_table():
+    from steplus.dialects import lus
+
+    n = 50
+    src = "node f0(x: int) returns (y: int); let y = x + 1; tel\n" + "".join(
+        f"node f{k}(x: int) returns (y: int); let y = f{k - 1}(x); tel\n" for k in range(1, n))
+    module = _module(src)
+    inst = next(op for op in module.walk() if isinstance(op, lus.InstanceOp)
+                and op.callee.root_reference.data == "f10")
+    f10 = next(op for op in module.walk() if isinstance(op, lus.NodeOp)
+               and op.sym_name.data == "f10")
+    assert lus.lookup_node(inst, inst.callee) is f10
+    # a stale table is rebuilt: the node erased, then another one under that name
+    f10.detach()
+    assert lus.lookup_node(inst, inst.callee) is None
+    module.body.block.add_op(f10)
+    assert lus.lookup_node(inst, inst.callee) is f10
+    (y,) = run_node(module, f"f{n - 1}", {"x": XS}, T)
+    np.testing.assert_array_equal(np.asarray(y), XS + 1)
