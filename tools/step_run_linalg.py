@@ -282,12 +282,26 @@ def run_exported(ep, low, args, routing=None, config=None):
             if id(part) not in done:
                 env = {node.name: v.detach().float().numpy() for node, v in self.env.items()
                        if isinstance(v, torch.Tensor)}
-                done[id(part)] = run_part(part, env, routing(part, env) if routing else None,
-                                          config)
-                ran.append(part.role or part.kind)
+                run(part, env)
             return torch.from_numpy(np.asarray(done[id(part)][n.name], np.float32))
 
-    values, user = [], list(torch.utils._pytree.tree_leaves(tuple(args)))
+    by_output = {o: p for p in low.graphs for o in p.outputs}
+    nodes = {n.name for n in ep.graph.nodes}
+    computed: dict = {}  # every part's outputs, also those no graph node names (im2col)
+
+    def run(part, env: dict) -> None:
+        for name in part.inputs.values():  # a part that computes an input no node names
+            dep = by_output.get(name)
+            if dep is not None and name not in nodes and id(dep) not in done:
+                run(dep, env)
+        env = {**env, **computed}
+        done[id(part)] = run_part(part, env, routing(part, env) if routing else None, config)
+        computed.update(done[id(part)])
+        ran.append(part.role or part.kind)
+
+    from torch.utils import _pytree
+
+    values, user = [], list(_pytree.tree_leaves(tuple(args)))
     for spec in ep.graph_signature.input_specs:
         name = spec.arg.name
         if getattr(spec, "target", None) is None:

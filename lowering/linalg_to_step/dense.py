@@ -9,14 +9,18 @@ builds, in graph order:
   of the table's rows (`1 x D` tiles of the weight, an off-chip tensor); the
   rows are stored. Integer tensors are only ever indices: the lowering never
   computes on them;
+- **convolutions** (`conv.py`, `nn.Conv2d` of batch 1): an im2col gather
+  part (the column matrix's addresses generated at compile time, streamed
+  into a `random_offchip_load`) and a matmul part (`batch_matmul` over the
+  groups: depthwise is O/g = 1), the output NCHW in memory;
 - **regions** (`glue.py`): the rest that linalg on tensors expresses
   (projections, element-wise ops, norms, softmax), each written as a linalg
   function and lowered by `convert-linalg-to-step` with the tile and schedule
   options; a region that cannot be tiled is a remark naming its nodes and
   `(option dense)`.
 
-Every part is a `LoweredPart` of kind "dense" (`role`: "gather", "projection",
-"norm" or "elementwise") whose `lowered` says where its tensors live, so
+Every part is a `LoweredPart` of kind "dense" (`role`: "gather", "im2col",
+"conv", "projection", "norm" or "elementwise") whose `lowered` says where its tensors live, so
 `step_run_linalg.run_part` binds it like any dense part.
 
 Example: `nn.Embedding(50, 16)` on `[2, 6]` token ids gives a part whose graph
@@ -100,6 +104,27 @@ def dense_parts(nodes, covered: set, tile: str, schedule: str, name: str, remark
         gathers.append(gather_part(n, f"{name}_gather{len(gathers)}"))
     yield from gathers
     covered = covered | {n for p in gathers for n in p.covered}
+    from steplus.lowering.linalg_to_step import conv
+    from steplus.lowering.linalg_to_step.options import parse_tiles
+
+    tile_n = parse_tiles(tile)[None][1]
+    k = 0
+    for n in nodes:
+        if n in covered or not conv.is_conv(n):
+            continue
+        c = conv.read(n)
+        if isinstance(c, str):
+            remarks.append(Remark(where_of(n), f"convolution not lowered: {c}"))
+            continue
+        try:
+            parts = conv.conv_parts(c, f"{name}_conv{k}", tile_n)
+        except (ValueError, OpDiagnosticError) as e:
+            remarks.append(Remark(where_of(n), f"convolution not lowered: "
+                                               f"{getattr(e, 'message', e)} (option dense)"))
+            continue
+        k += 1
+        covered = covered | {n}
+        yield from parts
     ctx = _context()
     groups = glue.regions(nodes, covered)
     produced = {n for n in covered if n.op == "call_function"}  # stored by their parts

@@ -1,0 +1,240 @@
+"""2-D convolutions of a `torch.export` graph as an im2col gather and a matmul pipeline.
+
+`nn.Conv2d` (`aten.conv2d`: strided, padded, dilated, grouped/depthwise,
+1x1) on an NCHW image of batch 1 becomes two dense parts:
+
+- **im2col** (role "im2col"): address generation. The compiler computes the
+  address of every element of the column matrix `cols [g, C/g*kh*kw, OH*OW]`
+  (patch element `(c, i, j)` of group `g` at output pixel `(oh, ow)` reads
+  `x[c, oh*s - p + i*d, ow*s - p + j*d]`); a `metadata_gen` streams them as
+  `1x1` address tiles into a `random_offchip_load` of the input, and the
+  gathered elements are stored. A padding position reads the zero word stored
+  right after the image (`<conv>:padded_input`, the input with one 0
+  appended). A 1x1 convolution of stride 1 without padding needs no gather:
+  the image `[C, H*W]` is its column matrix;
+- **conv** (role "conv"): `linalg.batch_matmul` of the weight `[g, O/g,
+  C/g*kh*kw]` (the `[O, C/g, kh, kw]` parameter, a view) by the columns (g = 1:
+  `linalg.matmul`), plus the bias as a column broadcast, lowered by
+  `convert-linalg-to-step`: the output `[g, O/g, OH*OW]` is NCHW `[1, O, OH,
+  OW]` in memory. Its tile: M = O/g, K = C/g*kh*kw whole, N (output pixels)
+  the dense option's N when it divides OH*OW.
+
+Not lowered (a located remark at the model's line, the conv stays in torch):
+a batch larger than 1 (the output would be CNHW and need a transpose), string
+paddings, non-float or non-static tensors, weights that are not parameters,
+more than `MAX_ADDRESSES` gathered elements.
+
+Example: `nn.Conv2d(8, 16, 3, stride=2, padding=1)` on `[1, 8, 8, 8]` gives an
+im2col part of 1152 addresses (72 x 16) and a `16 x 72 @ 72 x 16` matmul part.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from xdsl.dialects.builtin import f32
+
+from steplus.dialects.step.builder import Graph
+from steplus.lowering.linalg_to_step.aten import LoweredPart, name_of
+from steplus.lowering.linalg_to_step.emit import Layout, Lowered
+from steplus.lowering.linalg_to_step.options import layout
+
+CONV2D = "aten.conv2d.default"
+MAX_ADDRESSES = 1 << 20
+
+
+def _pair(v, default: int) -> tuple[int, int] | None:
+    if v is None:
+        return (default, default)
+    if isinstance(v, bool):
+        return None
+    if isinstance(v, int):
+        return (v, v)
+    if not isinstance(v, (list, tuple)):
+        return None
+    v = list(v)
+    if len(v) == 1:
+        v = v * 2
+    if len(v) != 2 or not all(isinstance(x, int) and not isinstance(x, bool) for x in v):
+        return None
+    return (v[0], v[1])
+
+
+class Conv:
+    """The geometry of a conv2d node (see `read`)."""
+
+    def __init__(self, n, x, w, b, stride, padding, dilation, groups: int, shapes):
+        self.n, self.x, self.w, self.b = n, x, w, b
+        self.stride, self.padding, self.dilation, self.groups = stride, padding, dilation, groups
+        (self.N, self.C, self.H, self.W), (self.O, self.Cg, self.kh, self.kw) = shapes
+        self.OH = (self.H + 2 * padding[0] - dilation[0] * (self.kh - 1) - 1) // stride[0] + 1
+        self.OW = (self.W + 2 * padding[1] - dilation[1] * (self.kw - 1) - 1) // stride[1] + 1
+        self.Og = self.O // groups
+        self.Kg = self.Cg * self.kh * self.kw
+        self.P = self.OH * self.OW
+
+    @property
+    def direct(self) -> bool:
+        """A 1x1 conv of stride 1 without padding: the image is its column matrix."""
+        return ((self.kh, self.kw) == (1, 1) and self.stride == (1, 1)
+                and self.padding == (0, 0))
+
+    def addresses(self) -> np.ndarray:
+        """The im2col addresses, `[g, Kg, P]` row-major; padding reads `C*H*W` (the zero)."""
+        g, Cg, kh, kw = self.groups, self.Cg, self.kh, self.kw
+        c = (np.arange(g)[:, None] * Cg + np.arange(Cg)[None, :]).reshape(g, Cg, 1, 1, 1, 1)
+        i = np.arange(kh).reshape(1, 1, kh, 1, 1, 1)
+        j = np.arange(kw).reshape(1, 1, 1, kw, 1, 1)
+        oh = np.arange(self.OH).reshape(1, 1, 1, 1, self.OH, 1)
+        ow = np.arange(self.OW).reshape(1, 1, 1, 1, 1, self.OW)
+        h = oh * self.stride[0] - self.padding[0] + i * self.dilation[0]
+        w = ow * self.stride[1] - self.padding[1] + j * self.dilation[1]
+        inside = (h >= 0) & (h < self.H) & (w >= 0) & (w < self.W)
+        addr = c * (self.H * self.W) + h * self.W + w
+        zero = self.C * self.H * self.W
+        return np.where(inside, addr, zero).reshape(g * Cg * kh * kw * self.P)
+
+
+def read(n) -> Conv | str:
+    """The geometry of an `aten.conv2d` node, or why it is not lowered."""
+    from steplus.lowering.linalg_to_step import glue
+
+    args = list(n.args) + [None] * (7 - len(n.args))
+    x, w, b, stride, padding, dilation, groups = args[:7]
+    if n.kwargs:
+        return "keyword arguments"
+    if not glue._float_tensor(x) or len(glue.static(x)) != 4:
+        return "the input is not a static 4-D floating-point NCHW tensor"
+    if not glue._weight(w, 4):
+        return "the weight is not a 4-D floating-point parameter"
+    if b is not None and not glue._weight(b, 1):
+        return "the bias is not a 1-D floating-point parameter"
+    s, p, d = _pair(stride, 1), _pair(padding, 0), _pair(dilation, 1)
+    if s is None or p is None or d is None:
+        return "stride, padding and dilation must be integers (not padding='same')"
+    groups = 1 if groups is None else groups
+    xs, ws = glue.static(x), glue.static(w)
+    if not isinstance(groups, int) or groups < 1 or xs[1] % groups or ws[0] % groups \
+            or ws[1] * groups != xs[1]:
+        return f"groups={groups} does not divide the {xs[1]} input / {ws[0]} output channels"
+    if min(s) < 1 or min(d) < 1 or min(p) < 0:
+        return "a stride or dilation below 1, or a negative padding"
+    if xs[0] != 1:
+        return (f"batch {xs[0]}: only batch 1 is lowered (the output would be CNHW and "
+                "need a transpose)")
+    conv = Conv(n, x, w, b, s, p, d, groups, (xs, ws))
+    if conv.OH < 1 or conv.OW < 1:
+        return "the kernel does not fit the padded image"
+    if not conv.direct and conv.groups * conv.Kg * conv.P > MAX_ADDRESSES:
+        return f"{conv.groups * conv.Kg * conv.P} gathered elements (at most {MAX_ADDRESSES})"
+    return conv
+
+
+def im2col_part(c: Conv, fname: str, el: str) -> LoweredPart:
+    """The gather of the column matrix (see the module doc); `el`: the input's element
+    type in memory."""
+    addrs = c.addresses()
+    L, table = len(addrs), c.C * c.H * c.W + 1
+    nb = 2 if el in ("bf16", "f16") else 4
+    addr = layout({"arg0": table * nb, "result0": L * 4}, {})
+    g = Graph(fname)
+    ids = g.metadata_gen([int(a) for a in addrs], name="addrs")
+    dtype = f32 if el == "f32" else glue_dtype(el)
+    vals = g.random_load(ids, (1, 1), dtype, in_shape=(table,), base_addr=addr["arg0"],
+                         name="arg0")
+    vals.store(base_addr=addr["result0"])
+    cols = (c.groups * c.Kg, c.P)
+    lowered = Lowered(g, addr, [Layout(1, 1, L, 1)], [cols], [(0, (table, 1))])
+    padded, out = f"{c.n.name}:padded_input", f"{c.n.name}:cols"
+    name = c.x.name
+    return LoweredPart("dense", g.module(), None, {"arg0": padded}, 1, outputs=[out],
+                       lowered=lowered, role="im2col", out_shapes=[cols], covered=set(),
+                       derive={padded: lambda v: np.append(np.ravel(v[name]), 0.0)})
+
+
+def glue_dtype(el: str):
+    from xdsl.dialects.builtin import BFloat16Type, Float16Type
+
+    return BFloat16Type() if el == "bf16" else Float16Type()
+
+
+def _context():
+    from xdsl.context import Context
+    from xdsl.dialects import arith, builtin, func, math, tensor
+
+    from steplus.dialects.linalg_ext import extended_linalg
+
+    ctx = Context()
+    for d in (arith.Arith, builtin.Builtin, func.Func, extended_linalg(), tensor.Tensor,
+              math.Math):
+        ctx.load_dialect(d)
+    return ctx
+
+
+def conv_text(c: Conv, fname: str, cols_el: str) -> str:
+    """The conv's matmul (+ bias) as linalg on tensors."""
+    from steplus.lowering.linalg_to_step import glue
+
+    g, Og, Kg, P = c.groups, c.Og, c.Kg, c.P
+    wel = glue.element(c.w)
+    if g == 1:
+        wt, ct, ot = f"tensor<{Og}x{Kg}x{wel}>", f"tensor<{Kg}x{P}x{cols_el}>", \
+            f"tensor<{Og}x{P}xf32>"
+        mm, ids, col = "linalg.matmul", "d0, d1", "d0, 0"
+        bt = f"tensor<{Og}x1x{glue.element(c.b) if c.b is not None else 'f32'}>"
+    else:
+        wt, ct, ot = (f"tensor<{g}x{Og}x{Kg}x{wel}>", f"tensor<{g}x{Kg}x{P}x{cols_el}>",
+                      f"tensor<{g}x{Og}x{P}xf32>")
+        mm, ids, col = "linalg.batch_matmul", "d0, d1, d2", "d0, d1, 0"
+        bt = f"tensor<{g}x{Og}x1x{glue.element(c.b) if c.b is not None else 'f32'}>"
+    args = [f"%w: {wt}", f"%x: {ct}"] + ([f"%b: {bt}"] if c.b is not None else [])
+    lines = [f"func.func @{fname}({', '.join(args)}) -> {ot} {{",
+             "  %zero = arith.constant 0.000000e+00 : f32",
+             f"  %e = tensor.empty() : {ot}",
+             f"  %z = linalg.fill ins(%zero : f32) outs(%e : {ot}) -> {ot}",
+             f"  %r = {mm} ins(%w, %x : {wt}, {ct}) outs(%z : {ot}) -> {ot}"]
+    res = "%r"
+    if c.b is not None:
+        bel = glue.element(c.b)
+        ext = [f"    %ie = arith.extf %i1 : {bel} to f32"] if bel != "f32" else []
+        iters = ", ".join(['"parallel"'] * len(ids.split(", ")))
+        lines += [f"  %e2 = tensor.empty() : {ot}",
+                  f"  %rb = linalg.generic {{indexing_maps = [affine_map<({ids}) -> ({ids})>, "
+                  f"affine_map<({ids}) -> ({col})>, affine_map<({ids}) -> ({ids})>], "
+                  f"iterator_types = [{iters}]}} ins(%r, %b : {ot}, {bt}) outs(%e2 : {ot}) {{",
+                  f"  ^bb0(%i0: f32, %i1: {bel}, %o: f32):", *ext,
+                  f"    %y = arith.addf %i0, {'%ie' if ext else '%i1'} : f32",
+                  "    linalg.yield %y : f32", f"  }} -> {ot}"]
+        res = "%rb"
+    lines += [f"  return {res} : {ot}", "}"]
+    return "\n".join(lines) + "\n"
+
+
+def conv_parts(c: Conv, fname: str, tile_n: int) -> list[LoweredPart]:
+    """The im2col part (unless direct) and the conv part of `c` (ValueError or
+    OpDiagnosticError when the matmul cannot be tiled)."""
+    from xdsl.parser import Parser
+
+    from steplus.lowering.linalg_to_step import glue, lower_module
+
+    parts = []
+    # an input another part computed is stored f32; an argument keeps its element type
+    x_el = glue.element(c.x) if c.x.op == "placeholder" else "f32"
+    if c.direct:
+        cols_name, cols_el = c.x.name, x_el
+    else:
+        parts.append(im2col_part(c, f"{fname}_im2col", x_el))
+        cols_name, cols_el = parts[0].outputs[0], "f32"
+    tn = tile_n if tile_n < c.P and c.P % tile_n == 0 else c.P
+    module = Parser(_context(), conv_text(c, fname, cols_el)).parse_module()
+    (low,) = lower_module(module, tile=f"{c.Og}x{tn}x{c.Kg}", schedule="mnk")
+    inputs = {"arg0": c.w.name, "arg1": cols_name}
+    if c.b is not None:
+        inputs["arg2"] = c.b.name
+    parts.append(LoweredPart("dense", module, None, inputs, 1, outputs=[c.n.name],
+                             lowered=low, role="conv", out_shapes=[glue.static(c.n)],
+                             covered={c.n}))
+    return parts
+
+
+def is_conv(n) -> bool:
+    return getattr(n, "op", None) == "call_function" and name_of(n) == CONV2D

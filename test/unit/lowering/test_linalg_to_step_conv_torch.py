@@ -1,0 +1,103 @@
+"""2-D convolutions of real PyTorch modules (issue 26 item 3): `nn.Conv2d` (strided,
+padded, dilated, grouped/depthwise, 1x1) lowers to an im2col gather part (compile-time
+address generation streamed into a `random_offchip_load`) and a matmul part
+(`conv.py`); run on the fabric's functional mode (`run_exported`) the module's output
+equals torch's (rtol 1e-5, f32), with cycles per part. The im2col addresses equal
+`torch.nn.functional.unfold`'s column matrix. A batch above 1 is a remark; the conv
+then runs in torch, never a different computation."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+nn = torch.nn
+
+from steplus.dialects.step import ops as so  # noqa: E402
+from steplus.lowering.linalg_to_step import conv  # noqa: E402
+from steplus.lowering.linalg_to_step.aten import lower_exported  # noqa: E402
+from steplus.tools.step_run_linalg import part_cycles, run_exported  # noqa: E402
+
+
+class ConvNet(nn.Module):
+    """A torchvision-style stem: strided padded 3x3 with bias, BatchNorm, ReLU, then a
+    depthwise 3x3 (groups = channels), a 1x1 pointwise conv, and a dilated grouped conv."""
+
+    def __init__(self):
+        super().__init__()
+        self.stem = nn.Conv2d(3, 8, 3, stride=2, padding=1)
+        self.bn = nn.BatchNorm2d(8)
+        self.relu = nn.ReLU(inplace=True)
+        self.dw = nn.Conv2d(8, 8, 3, padding=1, groups=8, bias=False)
+        self.pw = nn.Conv2d(8, 4, 1, bias=False)
+        self.dil = nn.Conv2d(4, 4, 3, padding=2, dilation=2, groups=2)
+
+    def forward(self, x):
+        y = self.relu(self.bn(self.stem(x)))
+        return self.dil(self.pw(self.dw(y)))
+
+
+@pytest.fixture(scope="module")
+def convnet():
+    torch.manual_seed(0)
+    m = ConvNet().eval()
+    with torch.no_grad():
+        m.bn.running_mean.uniform_(-0.5, 0.5)
+        m.bn.running_var.uniform_(0.5, 1.5)
+    x = torch.randn(1, 3, 8, 8, generator=torch.Generator().manual_seed(1))
+    return m, x, torch.export.export(m, (x,))
+
+
+def test_convnet_on_the_fabric_equals_torch(convnet):
+    m, x, ep = convnet
+    low = lower_exported(ep, dense="tile=4x16x8")
+    out, ran, torch_ops = run_exported(ep, low, (x,))
+    np.testing.assert_allclose(out.numpy(), m(x).detach().numpy(), rtol=1e-5, atol=1e-6)
+    assert torch_ops == []
+    # stem (padded: a gather), BN + ReLU, depthwise (gather), 1x1 (direct: no gather), dilated
+    assert ran == ["im2col", "conv", "elementwise", "im2col", "conv", "conv", "im2col", "conv"]
+    assert all(part_cycles(p) > 0 for p in low.graphs)
+    stem_cols, stem = low.graphs[0], low.graphs[1]
+    assert stem.inputs == {"arg0": "p_stem_weight", "arg1": "conv2d:cols",
+                           "arg2": "p_stem_bias"}
+    # the gather: 27 patch elements x 16 output pixels, one address each
+    ops = list(next(iter(stem_cols.module.body.block.ops)).body.block.ops)
+    assert [type(o) for o in ops] == [so.MetadataGenOp, so.RandomOffChipLoadOp,
+                                      so.LinearOffChipStoreOp]
+    assert str(ops[1].output.type) == "!step.stream<[432], !step.tile<1x1xf32>>"
+    dw = next(p for p in low.graphs if p.outputs == ["conv2d_1"])
+    fns = [a.fn.data for a in dw.module.walk() if isinstance(a, so.ApplyOp)]
+    assert fns == ["matmul", "add", "zero"]  # no bias; a batch of 8 groups of 1 x 9 @ 9 x 16
+    assert "!step.tile<1x9xf32>" in str(dw.module)
+
+
+@pytest.mark.parametrize("geometry", [
+    dict(kernel_size=3, stride=2, padding=1), dict(kernel_size=(3, 2), stride=(1, 2)),
+    dict(kernel_size=3, padding=2, dilation=2, groups=2), dict(kernel_size=1, stride=2)])
+def test_im2col_addresses_equal_unfold(geometry):
+    m = nn.Conv2d(4, 4, **geometry)
+    x = torch.randn(1, 4, 7, 6)
+    ep = torch.export.export(m, (x,))
+    (node,) = [n for n in ep.graph.nodes if conv.is_conv(n)]
+    c = conv.read(node)
+    assert not isinstance(c, str)
+    padded = np.append(x.numpy().ravel(), 0.0)
+    got = padded[c.addresses()].reshape(c.groups * c.Kg, c.P)
+    g = geometry.get("groups", 1)
+    ref = torch.nn.functional.unfold(x, m.kernel_size, m.dilation, m.padding, m.stride)[0]
+    # unfold's rows are (c, i, j) over all channels; groups take their channel block
+    np.testing.assert_array_equal(got, ref.numpy().reshape(g * c.Kg, c.P))
+
+
+def test_batch_above_one_stays_in_torch_with_a_remark():
+    m = nn.Sequential(nn.Conv2d(3, 4, 3, padding=1), nn.ReLU()).eval()
+    x = torch.randn(2, 3, 4, 4)
+    ep = torch.export.export(m, (x,))
+    low = lower_exported(ep, dense="tile=4x4")
+    (r,) = [r for r in low.remarks if r.message.startswith("convolution not lowered")]
+    assert r.message == ("convolution not lowered: batch 2: only batch 1 is lowered (the "
+                         "output would be CNHW and need a transpose)")
+    out, ran, torch_ops = run_exported(ep, low, (x,))
+    np.testing.assert_allclose(out.numpy(), m(x).detach().numpy(), rtol=1e-5, atol=1e-6)
+    assert torch_ops == ["aten.conv2d.default"] and ran == ["elementwise"]
