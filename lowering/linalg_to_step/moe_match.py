@@ -15,8 +15,9 @@ forms public code writes:
 - **routing weight**: `weights[tok, slot].unsqueeze(-1)` or
   `weights[tok, slot, None]`, multiplied with the expert output (`.to(dtype)`
   allowed);
-- **combine**: `out.index_add(0, tok, y)` / `out.index_add_(0, tok, y)` chained
-  from `torch.zeros_like(x)` or `torch.zeros(B, D)`, every expert once.
+- **combine**: `out.index_add(0, tok, y)` / `out.index_add_(0, tok, y)`, or
+  `out.scatter_add(0, tok.unsqueeze(-1).expand(-1, D), y)` (also in place),
+  chained from `torch.zeros_like(x)` or `torch.zeros(B, D)`, every expert once.
 
 `MoEMatch(topk).run()` returns the §8.2 shape, the batch, the output node, the
 part's inputs (role -> node name) and `derive`: for `nn.Linear` experts the
@@ -46,6 +47,7 @@ ROUTER_TAIL = {"aten.div.Tensor", "aten.div_.Tensor", "aten.softmax.int",
 CASTS = ("aten.to.dtype", "aten._to_copy.default")
 MATMULS = ("aten.matmul.default", "aten.mm.default")
 INDEX_ADD = ("aten.index_add.default", "aten.index_add_.default")
+SCATTER_ADD = ("aten.scatter_add.default", "aten.scatter_add_.default")
 VIEWS = ("aten.reshape.default", "aten.view.default", "aten._unsafe_view.default")
 STACKED, LINEAR = "stacked", "linear"
 ROLES = ("w_gate", "w_up", "w_down")
@@ -180,6 +182,8 @@ class MoEMatch:
                 self.covered |= {u} | bookkeeping_users(u)
             elif name_of(u) in INDEX_ADD:
                 adds.append(u)
+            elif is_op(u, "aten.unsqueeze.default") and u.args[1] in (-1, 1):
+                adds.append(self.scatter(e, u))
             elif is_op(u, "aten.index_select.default"):
                 gathers.append(u)
             elif is_op(u, "aten.index.Tensor"):
@@ -195,7 +199,8 @@ class MoEMatch:
                           "weights[tokens, slots]")
         self.need(len(gathers) == 1, tok, f"expert {e}: expected one gather of its tokens "
                   "(x.index_select(0, tok), x[tok] or x[None, tok])")
-        self.need(len(adds) == 1 and adds[0].args[1] == 0 and adds[0].args[2] is tok, tok,
+        self.need(len(adds) == 1 and adds[0].args[1] == 0
+                  and (adds[0].args[2] is tok or name_of(adds[0]) in SCATTER_ADD), tok,
                   f"expert {e}: expected one index_add(out, 0, tokens, y) scattering its result")
         self.need(len(wsel) == 1, tok, f"expert {e}: expected weights[tokens, slots]")
         h, x = self.gather(e, gathers[0], tok)
@@ -227,6 +232,20 @@ class MoEMatch:
         self.covered |= {add, g, down, p, a, *ycast, *wcov}
         return {"x": x, "w_gate": wg, "w_up": wu, "w_down": wd, "w": w, "add": add,
                 "form": form}
+
+    def scatter(self, e: int, u):
+        """`out.scatter_add(0, tok.unsqueeze(-1).expand(-1, D), y)` from the unsqueeze `u`:
+        the scatter_add (its index nodes covered)."""
+        ex = list(u.users)
+        self.need(len(ex) == 1 and is_op(ex[0], "aten.expand.default"), u,
+                  f"expert {e}: tokens.unsqueeze(-1) is not expanded to [tokens, D] for a "
+                  "scatter_add")
+        sc = list(ex[0].users)
+        self.need(len(sc) == 1 and name_of(sc[0]) in SCATTER_ADD and sc[0].args[2] is ex[0],
+                  ex[0], f"expert {e}: the expanded token index does not feed one "
+                  "scatter_add(out, 0, index, y)")
+        self.covered |= {u, ex[0]}
+        return sc[0]
 
     def gather(self, e: int, g, tok):
         """(the gathered tokens h, the expert input x) of the gather `g`."""
