@@ -44,7 +44,7 @@ step.graph @gemm {
 from __future__ import annotations
 
 from xdsl.dialects.builtin import StringAttr, SymbolNameConstraint
-from xdsl.ir import Dialect, Operation
+from xdsl.ir import Dialect
 from xdsl.irdl import (
     IRDLOperation,
     irdl_op_definition,
@@ -126,11 +126,6 @@ class GraphOp(IRDLOperation):
                     f"graph argument #{arg.index} has more than one consumer; "
                     "use step.broadcast"
                 )
-
-
-def graph_ops(graph: GraphOp) -> list[Operation]:
-    """The operators of a graph, in order."""
-    return list(graph.body.block.ops)
 
 
 Step = Dialect(

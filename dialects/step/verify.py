@@ -13,7 +13,7 @@ from xdsl.traits import OpTrait
 from xdsl.utils.exceptions import VerifyException
 
 from steplus.utils.attrs import int_of, ints_of  # noqa: F401  (the ops use them from here)
-from steplus.dialects.step.types import SelectorType, TileType, StreamType, as_dim, is_static
+from steplus.dialects.step.types import SelectorType, TileType, StreamType
 
 # The custom form of most step ops: `step.op %a, %b {props} : (A, B) -> R`.
 FMT = "operands attr-dict `:` functional-type(operands, results)"
@@ -27,13 +27,6 @@ def stream_of(op: Operation, value: SSAValue, what: str) -> StreamType:
     if not isinstance(t, StreamType):
         raise VerifyException(f"{op.name}: {what} must be a !step.stream, got {t}")
     return t
-
-
-def check_dim(op: Operation, got, expected, what: str) -> None:
-    """Reject a dimension that contradicts the tables where both are static."""
-    got, expected = as_dim(got), as_dim(expected)
-    if is_static(got) and is_static(expected) and got != expected:
-        raise VerifyException(f"{op.name}: {what} is {got}, expected {expected}")
 
 
 def is_address(t: Attribute) -> bool:

@@ -66,7 +66,6 @@ FIELD_LIMITS: dict[str, tuple[type, float, float]] = {
     "request_bytes": (int, 1, 1 << 20),
     "latency": (int, 0, _BIG),
     "initiation_interval": (int, 1, _BIG),
-    "outstanding": (int, 1, _BIG),
     "startup": (int, 0, _BIG),
     "par_dispatch": (int, 1, MAX_CHANNELS),
     "capacity_bytes": (int, 1, _HUGE),
@@ -130,7 +129,6 @@ class HBMConfig:
     request_bytes: int = 64
     latency: int = 2
     initiation_interval: int = 2
-    outstanding: int = 1  # unused by the reference model
     startup: int = 14  # added to every request (reference behaviour, §2.4)
     par_dispatch: int = 1
     capacity_bytes: int = 64 << 30

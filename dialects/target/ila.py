@@ -30,8 +30,6 @@ class FlexasrLimits:
     """Values per vector (a hidden or feature size is a multiple of it)."""
     max_vectors: int = 255
     """Vectors per timestep (the 8-bit `num_vector_1/2` fields)."""
-    linear_out_multiple: int = 64
-    """A linear layer's output size is a multiple of 4 vectors (its PE tiling)."""
 
     @property
     def max_features(self) -> int:

@@ -97,7 +97,6 @@ class Result:
     gap: float = 0.0
     solver_seconds: float = 0.0
     noc_bytes: float = 0.0  # summed over nodes
-    noc_bit_hops: float = 0.0
     dram_bytes: float = 0.0
     energy_pj: dict[str, float] = field(default_factory=dict)
     memory: dict[str, Memory] = field(default_factory=dict)
@@ -170,7 +169,6 @@ def evaluate(model: VitModel, hw: PimHardware, layers: list[list[Layer]], method
             for k in energy:
                 energy[k] += e[k]
             res.noc_bytes += nodes * (lay.cost.vertical_bytes + lay.cost.horizontal_bytes)
-            res.noc_bit_hops += e["noc"] / hw.noc_pj_per_bit_hop
             res.dram_bytes += nodes * lay.cost.dram_bytes
     res.energy_pj = energy
     res.memory = {

@@ -119,34 +119,11 @@ class Channel:
         self.elem_bytes = 0  # declared bytes of one element (FIFO metric)
 
     # -- sender side ------------------------------------------------------
-    def has_room(self) -> bool:
-        return self.cap is None or self.n_enq < self.cap or bool(self.deq_times)
-
-    def ack_time(self) -> int:
-        """Clock lower bound for the next enqueue (-1 if no ack is needed)."""
-        if self.cap is None or self.n_enq < self.cap:
-            return -1
-        return self.deq_times[0] + 1
-
-    def push(self, el: Element, stamp: int, sender_clock: int) -> int:
-        """Enqueue (room already checked, sender clock already acked); returns v."""
-        if self.cap is not None and self.n_enq >= self.cap:
-            self.deq_times.popleft()
-        v = stamp if stamp > sender_clock + 1 else sender_clock + 1
-        self.q.append((v, el))
-        self.n_enq += 1
-        if len(self.q) > self.peak:
-            self.peak = len(self.q)
-        return v
-
     def close(self, final_clock: int) -> None:
         self.closed = True
         self.final = final_clock
 
     # -- receiver side ----------------------------------------------------
-    def head_visible(self) -> int:
-        return self.q[0][0]
-
     def pop(self, clock: int) -> tuple[int, Element]:
         """Dequeue the head at receiver clock `clock` (already >= v); returns (v, el)."""
         v, el = self.q.popleft()

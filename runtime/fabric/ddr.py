@@ -21,7 +21,6 @@ prog = build_program(graph, SN40L, hbm_factory=factory)
 
 from __future__ import annotations
 
-import math
 
 from steplus.runtime.fabric.hbm import HBMServer
 
@@ -94,13 +93,3 @@ def tiered_factory(config, ddr_names: set[str]):
         return TieredMemory(hbm_cfg, config.ddr, ddr_names)
 
     return factory
-
-
-def transfer_cycles(tier_cfg, nbytes: int, streams: int = 1) -> int:
-    """Cycles to move `nbytes` over a tier at its peak (a bulk copy that keeps
-    every channel busy), plus one request's latency. `streams` sockets copy in
-    parallel, each over its own channels."""
-    if nbytes <= 0:
-        return 0
-    per = tier_cfg.channels * tier_cfg.request_bytes / tier_cfg.initiation_interval
-    return math.ceil(nbytes / (per * streams)) + tier_cfg.startup + tier_cfg.latency

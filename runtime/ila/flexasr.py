@@ -23,7 +23,7 @@ import numpy as np
 import numpy.typing as npt
 
 from steplus.runtime.ila.core import (Bv, BvOps, Command, Cond, Ila, IlaError, State, StateView, Z3State,
-                                      bytes_word, data_bytes, field_value)
+                                      data_bytes, field_value)
 from steplus.runtime.ila.flexasr_units import attention, layer_norm, layer_reduce, pe_timestep
 
 if TYPE_CHECKING:
@@ -235,9 +235,6 @@ class FlexAsr(Ila):
             self._window(f"PE{p}_LOAD_ACT", pb + off, n, f"pe{p}_act", True)
 
     # -- read-back --------------------------------------------------------
-    def read_word(self) -> int:
-        return bytes_word(self.data_out)
-
     # -- triggers ---------------------------------------------------------
     def _large(self, s: State, idx: int) -> tuple[int, int]:
         """(byte base, vectors per timestep) of GB-large region idx."""

@@ -137,8 +137,3 @@ def validate(fn: Check, n: int = 100, seed: int = 0) -> tuple[float, float]:
     rng = np.random.default_rng(seed)
     errs = [rel_error(ref, acc) for acc, ref in (fn(rng) for _ in range(n))]
     return float(np.mean(errs)), float(np.std(errs))
-
-
-def validate_all(n: int = 100, seed: int = 0) -> list[tuple[str, str, float, float]]:
-    """One (accelerator, operation, mean, std) row per mapping of `MAPPINGS`."""
-    return [(acc, op, *validate(fn, n, seed)) for acc, op, fn in MAPPINGS]

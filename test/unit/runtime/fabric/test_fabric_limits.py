@@ -52,7 +52,7 @@ step.graph @g {
                      "systolic_tile, unit_flops)"),
     ('{"hbm": {"chanels": 8}}', "unknown hardware config field(s): hbm.chanels (expected "
                                 "capacity_bytes, channels, initiation_interval, latency, "
-                                "outstanding, par_dispatch, request_bytes, startup)"),
+                                "par_dispatch, request_bytes, startup)"),
     ("[1, 2]", "a hardware config is a JSON object"),
 ])
 def test_bad_config_names_the_key(text: str, message: str):
