@@ -197,6 +197,28 @@ def test_ast_check_sees_a_planted_back_edge():
     ]
 
 
+# The target descriptions (issue 25) are the bottom of the dialects layer: the facts
+# every layer above reads, so they import nothing of steplus but utils and each other
+# (no dialect's ops, no pass). FORBIDDEN_FOR_TARGET is import-linter's form of it;
+# test_target_descriptions_import_only_utils checks every module, present or future.
+TARGET_PACKAGE = "steplus.dialects.target"
+FORBIDDEN_FOR_TARGET = [
+    "steplus.dialects.ila", "steplus.dialects.lus", "steplus.dialects.semantics",
+    "steplus.dialects.step", "steplus.dialects.sync",
+    *(p for p, _ in LAYERS if p not in ("steplus.dialects", "steplus.utils")),
+]
+
+
+def test_target_descriptions_import_only_utils():
+    bad = [imp for imp in all_imports()
+           if imp.importer.startswith(TARGET_PACKAGE) and imp.imported.startswith("steplus")
+           and not any(t == TARGET_PACKAGE or t.startswith(TARGET_PACKAGE + ".")
+                       or t.startswith("steplus.utils") for t in imp.targets())]
+    assert not bad, "dialects/target imports above the bottom:\n" + "\n".join(
+        f"  {e.importer} (l.{e.line}) -> {e.imported}" for e in bad)
+    assert any(imp.importer.startswith(TARGET_PACKAGE) for imp in all_imports())
+
+
 def importlinter_toml() -> str:
     """The `[tool.importlinter]` block for pyproject.toml (TOML text)."""
     roots = ", ".join(f'"{p}"' for p, _ in LAYERS)
@@ -214,6 +236,14 @@ def importlinter_toml() -> str:
     )
     if ALLOWED_BACK_EDGES:
         text += f"ignore_imports = [\n{ignores}]\n"
+    forbidden = "".join(f'    "{m}",\n' for m in FORBIDDEN_FOR_TARGET)
+    text += (
+        "\n[[tool.importlinter.contracts]]\n"
+        'name = "target descriptions (issue 25): dialects/target imports only utils"\n'
+        'type = "forbidden"\n'
+        f'source_modules = ["{TARGET_PACKAGE}"]\n'
+        f"forbidden_modules = [\n{forbidden}]\n"
+    )
     return text
 
 
