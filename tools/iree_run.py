@@ -35,6 +35,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping, Sequence
+from typing import cast
 
 import numpy as np
 from xdsl.dialects import func
@@ -298,7 +299,7 @@ class IreeNode:
             if failed >= 0:
                 self.state = first_state  # re-run up to that tick with @_step, which reports it
                 for t in range(min(failed, ticks - 1) + 1):
-                    self.step([s[t] for s in streams])
+                    self.step([cast(Sequence[object], s)[t] for s in streams])
                 raise IreeError(f"@{self.name}_run reported a failed check at tick {self.ticks + failed} "
                                 "that @_step does not")
         self.ticks += ticks

@@ -28,6 +28,8 @@ Example::
     outs = TensorSemantics(NumpyDomain()).run_block(func_op.body.block, dict(zip(args, inputs)))
 """
 
+# pyright: strict
+
 from steplus.dialects.semantics.arith import ArithSemantics
 from steplus.dialects.semantics.domain import Domain, NumpyDomain, TypedNumpyDomain, numpy_dtype
 from steplus.dialects.semantics.generic import eval_generic

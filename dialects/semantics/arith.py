@@ -14,11 +14,14 @@ Example::
     sem.apply(divsi_op, [np.int32(-7), np.int32(2)])   # [np.int32(-3)]
 """
 
+# pyright: strict
+
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from xdsl.dialects import arith, math
+from xdsl.dialects.builtin import IntegerAttr, IntegerType
 from xdsl.ir import Operation
 
 from steplus.dialects.semantics.constants import ConstantError, constant_array
@@ -55,7 +58,10 @@ CMPF = {1: "==", 2: ">", 3: ">=", 4: "<", 5: "<=", 6: "!=", 8: "==", 9: ">", 10:
 
 
 def _predicate(op: Operation) -> int:
-    return int(op.properties["predicate"].value.data)  # pyright: ignore[reportAttributeAccessIssue]
+    pred = op.properties.get("predicate")
+    if not isinstance(pred, IntegerAttr):
+        raise SemanticsError(f"'{op.name}' has no predicate", op)
+    return int(cast(IntegerAttr[IntegerType], pred).value.data)
 
 
 @register_semantics

@@ -15,13 +15,22 @@ Example::
     vals = splat_value(op)            # float for a splat constant, else None
 """
 
+# pyright: strict
+
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import cast
+
 import numpy as np
-from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, DenseResourceAttr, FloatAttr, IntegerAttr
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, DenseResourceAttr, FloatAttr, IntegerAttr, ShapedType
 from xdsl.ir import Operation
 
-from steplus.dialects.resources import ResourceError, resource_array
+from steplus.dialects import resources
+from steplus.dialects.resources import ResourceError
+
+# the blob of a `dense_resource` (dialects/resources.py, not typed strictly)
+_resource_array = cast(Callable[[DenseResourceAttr], np.ndarray], resources.resource_array)
 
 CONSTANT_OPS = ("arith.constant", "tosa.const")
 
@@ -42,7 +51,7 @@ def value_attr(op: Operation):
 
 def _result_shape(op: Operation) -> tuple[int, ...]:
     t = op.results[0].type if op.results else None
-    shape = tuple(t.get_shape()) if hasattr(t, "get_shape") else ()
+    shape = tuple(t.get_shape()) if isinstance(t, ShapedType) else ()
     if any(d < 0 for d in shape):
         raise ConstantError(f"'{op.name}' has a dynamic shape")
     return shape
@@ -70,7 +79,7 @@ def constant_array(op: Operation, max_elements: int | None = None) -> np.ndarray
         vals = np.asarray([attr.value.data], dtype=dtype)
     elif isinstance(attr, DenseResourceAttr):
         try:
-            vals = resource_array(attr).astype(dtype)
+            vals = _resource_array(attr).astype(dtype)
         except ResourceError as e:
             raise ConstantError(f"'{op.name}': {e}") from None
     else:

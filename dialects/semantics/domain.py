@@ -15,12 +15,14 @@ Example::
     d.reduce("max", x, (1,), keepdims=True)
 """
 
+# pyright: strict
+
 from __future__ import annotations
 
 import functools
 import math
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from xdsl.dialects.builtin import IntegerType, TensorType
@@ -60,22 +62,20 @@ def numpy_dtype(t: Attribute) -> np.dtype:
     """The numpy dtype of a scalar (or tensor element) type: `iN` as the smallest `intM` (M >= 8)
     holding it, `i1` as `bool`, `f16`/`f32`/`f64` as themselves (anything else as float32)."""
     if isinstance(t, TensorType):
-        t = t.element_type
+        t = cast(TensorType[Attribute], t).element_type
     if isinstance(t, IntegerType):
-        width = t.width.data
+        width = cast(IntegerType[int], t).bitwidth
         return np.dtype(np.bool_) if width == 1 else np.dtype(f"int{max(8, width)}")
     name = str(t)
     return np.dtype({"f16": np.float16, "f32": np.float32, "f64": np.float64}.get(name, np.float32))
 
 
-class Domain:
-    """The primitives an op's meaning is written in; `NumpyDomain` documents each one."""
+class NumpyDomain:
+    """float32 numpy arrays (integer and boolean arrays where the op computes indices or masks).
 
-    name = "abstract"
-
-
-class NumpyDomain(Domain):
-    """float32 numpy arrays (integer and boolean arrays where the op computes indices or masks)."""
+    Its methods are the primitives an op's meaning is written in, each documented here; the other
+    domains subclass it and override the primitives they compute differently (`Domain` names the
+    interface: `TypedNumpyDomain` below, isel-verify's `SymbolicDomain`)."""
 
     name = "numpy"
     lowest = -np.inf  # the identity of max, used to pad max-pooling windows
@@ -153,7 +153,7 @@ class NumpyDomain(Domain):
         return COMPARE[rel](x, y)
 
     def select(self, c: Any, x: Any, y: Any) -> Any:
-        return np.where(c, x, y)
+        return np.where(np.asarray(c), np.asarray(x), np.asarray(y))
 
     def matmul(self, a: Any, b: Any) -> np.ndarray:
         """Matrix product over the last two axes (leading axes batched)."""
@@ -181,6 +181,10 @@ def conv2d_nchw(x: np.ndarray, w: np.ndarray, strides: Sequence[int] = (1, 1)) -
     return np.einsum("kq,nqp->nkp", w.reshape(k, -1), cols).reshape(n, k, oh, ow).astype(np.float32)
 
 
+Domain = NumpyDomain
+"""The interface of a value domain: `NumpyDomain`'s primitives (a domain subclasses it)."""
+
+
 class TypedNumpyDomain(NumpyDomain):
     """numpy values of the program's own types (the reactive runtimes): each scalar op's result
     is cast to its MLIR type's dtype (`numpy_dtype`: int32 wraps at 32 bits, f64 stays f64),
@@ -202,5 +206,5 @@ class TypedNumpyDomain(NumpyDomain):
 
     def select(self, c: Any, x: Any, y: Any) -> Any:
         if np.ndim(c):
-            return np.where(c, x, y)
+            return np.where(np.asarray(c), np.asarray(x), np.asarray(y))
         return x if bool(c) else y

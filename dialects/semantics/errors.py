@@ -1,5 +1,7 @@
 """The errors of the op semantics (a module of their own: the domains and the registry both raise them)."""
 
+# pyright: strict
+
 from __future__ import annotations
 
 from xdsl.ir import Operation

@@ -16,12 +16,15 @@ Example::
     outs = eval_generic(NumpyDomain(), op, [a, b, init])   # one array per result
 """
 
+# pyright: strict
+
 from __future__ import annotations
 
 from typing import Any
 
 import numpy as np
 from xdsl.dialects import arith, cf, tensor
+from xdsl.dialects.builtin import FloatAttr, IntegerAttr
 from xdsl.dialects.linalg import ops as linalg
 from xdsl.ir import Block, Operation, SSAValue
 
@@ -37,7 +40,7 @@ _REDUCE: dict[type[Operation], tuple[str, str]] = {
     arith.AddiOp: ("sum", "add")}
 
 
-def _domain(op: Operation, operands: list[Any], dims: list[list[int]]) -> list[int]:
+def _domain(op: linalg.GenericOp, operands: list[Any], dims: list[list[int]]) -> list[int]:
     size: list[int | None] = [None] * len(op.iterator_types.data)
     for v, ds in zip(operands, dims):
         for ax, d in enumerate(ds):
@@ -106,6 +109,8 @@ class _Body:
             idx = tuple(np.clip(np.asarray(i, np.int64), 0, t.shape[k] - 1) for k, i in enumerate(a[1:]))
             r = t[idx] if idx else t[()]
         elif isinstance(bop, arith.ConstantOp):  # a scalar of the domain (not a tensor constant)
+            if not isinstance(bop.value, IntegerAttr | FloatAttr):
+                raise SemanticsError("linalg.generic: a tensor constant in the body")
             r = d.scalar(bop.value.value.data)
         elif ArithSemantics.supports(bop):
             r = self.sem.apply(bop, a)[0]
@@ -114,7 +119,7 @@ class _Body:
         self.env[bop.results[0]] = r
 
 
-def eval_generic(d: Domain, op: Operation, operands: list[Any], outer: dict[Any, Any] | None = None,
+def eval_generic(d: Domain, op: linalg.GenericOp, operands: list[Any], outer: dict[Any, Any] | None = None,
                  sem: ArithSemantics | None = None) -> list[Any]:
     """Evaluate `op` (a linalg.generic) on operands (inputs then inits) in domain `d`;
     `outer` maps values defined outside the body (captured scalars and tensors) to their values;
@@ -133,7 +138,7 @@ def eval_generic(d: Domain, op: Operation, operands: list[Any], outer: dict[Any,
     env = dict(outer or {})
     env |= {arg: d.to_float(_on_domain(v, ds, n))
             for arg, v, ds in zip(block.args[:n_in], operands[:n_in], dims[:n_in])}
-    outs = []
+    outs: list[Any] = []
     if not red:
         for arg, v, ds in zip(block.args[n_in:], operands[n_in:], dims[n_in:]):
             env[arg] = _on_domain(v, ds, n)
@@ -144,12 +149,14 @@ def eval_generic(d: Domain, op: Operation, operands: list[Any], outer: dict[Any,
             outs.append(out.reshape(np.shape(init)))
         return outs
     yield_op = block.last_op
+    if not isinstance(yield_op, linalg.YieldOp):
+        raise SemanticsError("linalg.generic: body without linalg.yield")
     for k, (arg, init, ds) in enumerate(zip(block.args[n_in:], operands[n_in:], dims[n_in:])):
         if len(op.results) > 1 and not any(True for _ in op.results[k].uses):  # the unused argmax of a max
             outs.append(np.zeros(np.shape(init), np.asarray(init).dtype))
             continue
         comb = yield_op.operands[k].owner
-        if type(comb) not in _REDUCE or arg not in comb.operands:
+        if not isinstance(comb, Operation) or type(comb) not in _REDUCE or arg not in comb.operands:
             raise SemanticsError("linalg.generic: reduction body must be yield(combine(f(ins), out))")
         other = comb.operands[1] if comb.operands[0] is arg else comb.operands[0]
         env2 = dict(env)

@@ -20,6 +20,8 @@ Example::
     remsi(np.int64(2**53 + 1), np.int64(1))   # 0 (exact)
 """
 
+# pyright: strict
+
 from __future__ import annotations
 
 import functools

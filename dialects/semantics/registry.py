@@ -18,10 +18,12 @@ Example::
             return [self.d.unary("neg", a[0])]
 """
 
+# pyright: strict
+
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, ClassVar, TypeVar
+from typing import Any, ClassVar, TypeVar, cast
 
 from xdsl.ir import Block, Operation, SSAValue
 
@@ -40,7 +42,8 @@ S = TypeVar("S", bound=type)
 def impl(*ops: type[Operation]) -> Callable[[F], F]:
     """Mark a method as the implementation of the op classes `ops`."""
     for o in ops:
-        if not (isinstance(o, type) and issubclass(o, Operation)):
+        given = cast(object, o)  # checked at run time too: an op name string was the old key
+        if not (isinstance(given, type) and issubclass(given, Operation)):
             raise TypeError(f"@impl takes operation classes, not {o!r}")
 
     def mark(f: F) -> F:

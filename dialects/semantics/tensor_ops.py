@@ -16,14 +16,17 @@ Example::
     sem.apply(matmul_op, [a, b, c])         # [c + a @ b] as float32
 """
 
+# pyright: strict
+
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from xdsl.dialects import arith, tensor, tosa
+from xdsl.dialects.builtin import DenseArrayBase, DenseIntOrFPElementsAttr, FloatAttr, IntegerAttr, ShapedType, TensorType
 from xdsl.dialects.linalg import ops as linalg
-from xdsl.ir import Operation
+from xdsl.ir import Attribute, Data, Operation
 
 from steplus.dialects import ila, linalg_ext, tosa_ext
 from steplus.dialects.ila.host import Im2colOp, WindowsOp
@@ -39,21 +42,35 @@ Values = list[Any]
 def result_shape(op: Operation) -> tuple[int, ...]:
     """The static shape of `op`'s first result (`()` for a scalar or no result)."""
     t = op.results[0].type if op.results else None
-    return tuple(t.get_shape()) if t is not None and hasattr(t, "get_shape") else ()
+    return tuple(t.get_shape()) if isinstance(t, ShapedType) else ()
+
+
+def _values(a: Attribute | None) -> tuple[int, ...] | None:
+    """The integers of an array attribute (`array<i64: ...>`, `dense<...>`), or None."""
+    if isinstance(a, DenseArrayBase | DenseIntOrFPElementsAttr):
+        return tuple(int(v) for v in a.get_values())
+    return None
 
 
 def ints(op: Operation, name: str) -> tuple[int, ...]:
     """An integer-array property or attribute of `op` (a SemanticsError if it has none)."""
     a = op.properties.get(name)
-    if a is None:
-        a = op.attributes.get(name)
-    if a is None or not hasattr(a, "get_values"):
+    vals = _values(a if a is not None else op.attributes.get(name))
+    if vals is None:
         raise SemanticsError(f"'{op.name}' has no '{name}'", op)
-    return tuple(int(v) for v in a.get_values())
+    return vals
+
+
+def _number(op: Operation, name: str) -> float | int:
+    """A scalar property of `op` (`axis = 1 : i32`, `min_val = 0.0 : f32`)."""
+    a = op.properties.get(name)
+    if not isinstance(a, IntegerAttr | FloatAttr):
+        raise SemanticsError(f"'{op.name}' has no scalar '{name}'", op)
+    return a.value.data
 
 
 def _int_prop(op: Operation, name: str) -> int:
-    return int(op.properties[name].value.data)
+    return int(_number(op, name))
 
 
 def _static(op: Operation, what: str, vals: tuple[int, ...]) -> None:
@@ -81,7 +98,8 @@ def windows_nhwc(x: Any, kernel: tuple[int, ...], stride: tuple[int, ...], pad: 
     return np.stack([xp[:, i:i + sh * oh:sh, j:j + sw * ow:sw, :].reshape(-1) for i in range(kh) for j in range(kw)])
 
 
-_TOSA = {op.name: op for op in tosa_ext.EXTRA_OPS}  # steplus' TOSA op classes, by name
+# steplus' TOSA op classes, by name
+_TOSA: dict[str, type[Operation]] = {op.name: op for op in cast(list[type[Operation]], tosa_ext.EXTRA_OPS)}
 
 _ELEMENTWISE_BINARY: dict[type[Operation], str] = {
     linalg.AddOp: "add", tosa.AddOp: "add", linalg.SubOp: "sub", tosa.SubOp: "sub", linalg.MulOp: "mul",
@@ -126,7 +144,7 @@ class TensorSemantics(ArithSemantics):
 
     @impl(tosa_ext.ConstShapeOp)
     def const_shape(self, op: Operation, a: Values) -> Values:
-        return [tuple(int(v) for v in op.properties["values"].get_values())]
+        return [ints(op, "values")]
 
     @impl(tensor.EmptyOp)
     def empty(self, op: Operation, a: Values) -> Values:
@@ -255,15 +273,17 @@ class TensorSemantics(ArithSemantics):
 
     @impl(tosa.ClampOp)
     def clamp(self, op: Operation, a: Values) -> Values:
-        lo, hi = (self.d.scalar(float(op.properties[k].value.data)) for k in ("min_val", "max_val"))
+        lo, hi = (self.d.scalar(float(_number(op, k))) for k in ("min_val", "max_val"))
         return [self.d.binary("min", self.d.binary("max", a[0], lo), hi)]
 
     @impl(_TOSA["tosa.cast"])
     def cast(self, op: Operation, a: Values) -> Values:
-        return [self.d.cast(a[0], str(op.results[0].type.element_type))]
+        t = op.results[0].type
+        return [self.d.cast(a[0], str(cast(TensorType[Attribute], t).element_type if isinstance(t, TensorType) else t))]
 
     @impl(linalg.GenericOp)
     def generic(self, op: Operation, a: Values) -> Values:
+        assert isinstance(op, linalg.GenericOp)
         outer = {v: self.env[v] for bop in op.body.block.ops for v in bop.operands if v in self.env}
         return eval_generic(self.d, op, a, outer, self)
 
@@ -365,14 +385,15 @@ class TensorSemantics(ArithSemantics):
     # -- accelerators ---------------------------------------------------------------------------
     @impl(ila.InvokeOp)
     def invoke(self, op: Operation, a: Values) -> Values:
-        y = self.accelerator(op.properties["callee"].data, a, accelerator_attrs(op))
+        assert isinstance(op, ila.InvokeOp)
+        y = self.accelerator(op.callee.data, a, accelerator_attrs(op))
         return [np.reshape(self.d.to_float(y), result_shape(op))]
 
     def _const_operand(self, op: Operation, k: int) -> tuple[int, ...]:
         """The integer values of a constant operand (`tosa.const_shape`, `tosa.const`)."""
         owner = op.operands[k].owner
-        if isinstance(owner, Operation) and owner.name == "tosa.const_shape":
-            return tuple(int(v) for v in owner.properties["values"].get_values())
+        if isinstance(owner, tosa_ext.ConstShapeOp):
+            return ints(owner, "values")
         if isinstance(owner, Operation) and owner.name in CONSTANT_OPS:
             return tuple(int(v) for v in constant_array(owner).reshape(-1))
         raise SemanticsError(f"'{op.name}' needs a constant operand {k}", op)
@@ -382,10 +403,11 @@ def accelerator_attrs(op: Operation) -> dict[str, Any]:
     """An accelerator op's attributes as Python values (integer arrays as tuples, scalars as numbers)."""
     out: dict[str, Any] = {}
     for k, a in op.attributes.items():
-        if hasattr(a, "get_values"):
-            out[k] = tuple(int(v) for v in a.get_values())
-        elif hasattr(a, "value") and hasattr(a.value, "data"):
+        vals = _values(a)
+        if vals is not None:
+            out[k] = vals
+        elif isinstance(a, IntegerAttr | FloatAttr):
             out[k] = a.value.data
-        elif hasattr(a, "data"):
-            out[k] = a.data
+        elif isinstance(a, Data):
+            out[k] = cast(Data[Any], a).data
     return out
