@@ -1,3 +1,4 @@
+# pyright: strict
 """Target descriptions: the hardware facts passes, lowerings and runtimes read, each written once.
 
 In MLIR a target is data the IR can carry (DLTI, `#nvvm.target`,

@@ -1,3 +1,4 @@
+# pyright: strict
 """The `target` dialect: target descriptions as attributes the IR carries.
 
 MLIR keeps target facts on the module (DLTI's `dlti.target_system_spec`,
@@ -66,7 +67,7 @@ class FabricTargetAttr(ParametrizedAttribute):
     def __init__(self, preset: str, overrides: dict[str, int | float] | None = None):
         attrs: dict[str, Attribute] = {}
         for k, v in (overrides or {}).items():
-            attrs[k] = FloatAttr(v, 64) if isinstance(v, float) else IntegerAttr.from_int_and_width(v, 64)
+            attrs[k] = FloatAttr(v, 64) if isinstance(v, float) else IntegerAttr(v, 64)
         super().__init__(StringAttr(preset), DictionaryAttr(attrs))
 
     @classmethod

@@ -1,3 +1,4 @@
+# pyright: strict
 """Hardware configurations of the simulated fabric, as data.
 
 A configuration is the *target description* that placing a graph on the
@@ -51,7 +52,7 @@ import dataclasses
 import json
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from steplus.dialects.target import sn40l
 
@@ -115,10 +116,12 @@ def _check_keys(d: dict[str, Any], allowed: set[str], prefix: str) -> None:
 
 
 def _section(d: dict[str, Any], key: str) -> dict[str, Any] | None:
-    value = d.pop(key, None)
-    if value is not None and not isinstance(value, dict):
+    value: object = d.pop(key, None)
+    if value is None:
+        return None
+    if not isinstance(value, dict):
         raise ValueError(f"{key}: expected a JSON object, got {json.dumps(value)[:40]}")
-    return value
+    return cast(dict[str, Any], value)
 
 
 @dataclass(frozen=True)
@@ -163,14 +166,16 @@ class HardwareConfig:
 
     def __post_init__(self) -> None:
         _check_fields(self)
-        if not isinstance(self.name, str):
-            raise ValueError(f"name: expected a string, got {self.name!r}"[:80])
-        tile = self.systolic_tile
-        if not (isinstance(tile, tuple) and len(tile) == 2 and all(
-                isinstance(t, int) and not isinstance(t, bool) and 1 <= t <= 4096 for t in tile)):
+        name = cast(object, self.name)  # from JSON: checked, whatever the annotation says
+        if not isinstance(name, str):
+            raise ValueError(f"name: expected a string, got {name!r}"[:80])
+        tile = cast(object, self.systolic_tile)
+        if not (isinstance(tile, tuple) and len(cast(tuple[object, ...], tile)) == 2 and all(
+                isinstance(t, int) and not isinstance(t, bool) and 1 <= t <= 4096
+                for t in cast(tuple[object, ...], tile))):
             raise ValueError(f"systolic_tile: expected two integers in [1, 4096], got {tile!r}"[:100])
 
-    def with_(self, **changes) -> "HardwareConfig":
+    def with_(self, **changes: Any) -> "HardwareConfig":
         hbm_changes = {k: changes.pop(k) for k in list(changes) if k in _HBM_FIELDS}
         cfg = dataclasses.replace(self, **changes)
         if hbm_changes:
@@ -184,16 +189,18 @@ class HardwareConfig:
     def from_json(cls, text: str) -> "HardwareConfig":
         """A config from JSON: the fields of a preset (`"preset"`, default
         step-eval) overridden by the given ones; ValueError names a bad key."""
-        d = json.loads(text)
-        if not isinstance(d, dict):
+        raw: object = json.loads(text)
+        if not isinstance(raw, dict):
             raise ValueError("a hardware config is a JSON object")
-        preset = d.pop("preset", "step-eval")
+        d = cast(dict[str, Any], raw)
+        preset: object = d.pop("preset", "step-eval")
         if not isinstance(preset, str):
             raise ValueError(f"preset: expected a preset name, got {json.dumps(preset)[:40]}")
         base = get_preset(preset)
         hbm, ddr = _section(d, "hbm"), _section(d, "ddr")
-        if "systolic_tile" in d and isinstance(d["systolic_tile"], list):
-            d["systolic_tile"] = tuple(d["systolic_tile"])
+        tile: object = d.get("systolic_tile")
+        if isinstance(tile, list):
+            d["systolic_tile"] = tuple(cast(list[object], tile))
         _check_keys(d, {f.name for f in dataclasses.fields(cls)} | {"preset"}, "")
         for key, value in d.items():
             if key in FIELD_LIMITS:

@@ -1,3 +1,4 @@
+# pyright: strict
 """The size limits of the ILA accelerators (FlexASR, HLSCNN, VTA), each written once.
 
 Instruction selection (`passes/isel/terms.py`, `fused.py` and the host remarks

@@ -1,3 +1,4 @@
+# pyright: strict
 """PIM system presets of the Allspark seed (Table IV), validated on load.
 
 A preset describes a mesh of ``rows x cols`` PIM nodes; each node holds an

@@ -1,3 +1,4 @@
+# pyright: strict
 """The SN40L chip and node as numbers: what the seed gives and what is assumed.
 
 Every parameter is a `Param(value, unit, source, why)`: `source` is `"seed"`
@@ -24,6 +25,7 @@ SN40L["clock_ghz"].source      # 'assumed'
 from __future__ import annotations
 
 import math
+from typing import cast
 from dataclasses import dataclass
 
 
@@ -35,7 +37,7 @@ class Param:
     why: str
 
 
-def _p(value, unit, source, why) -> Param:
+def _p(value: float, unit: str, source: str, why: str) -> Param:
     return Param(value, unit, source, why)
 
 
@@ -116,10 +118,9 @@ def check(table: dict[str, Param]) -> None:
     for name in (*POSITIVE, *NON_NEGATIVE):
         if name not in table:
             raise ValueError(f"sn40l parameter '{name}' is missing")
-        v = table[name].value
-        lo_ok = v > 0 if name in POSITIVE else v >= 0
+        v = cast(object, table[name].value)  # a table built by hand: checked, whatever the annotation
         if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v) \
-                or not lo_ok:
+                or not (v > 0 if name in POSITIVE else v >= 0):
             want = "positive" if name in POSITIVE else "non-negative"
             raise ValueError(f"sn40l parameter '{name}' must be a {want} number, got {v!r}")
         if table[name].source not in ("seed", "assumed", "derived"):

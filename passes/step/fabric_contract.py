@@ -1,3 +1,4 @@
+# pyright: strict
 """The typed contract between the fabric placement and the fabric simulator.
 
 `passes/step/fabric_placement.py` turns each operator of a `step.graph` into
@@ -33,10 +34,10 @@ from steplus.dialects.step import GraphOp
 
 
 class Port(NamedTuple):
-    """A context's channel slot: the attribute `name`, or item `index` of that list."""
+    """A context's channel slot: the attribute `name`, or item `item` of that list."""
 
     name: str
-    index: int | None = None
+    item: int | None = None
 
 
 @dataclass(frozen=True)

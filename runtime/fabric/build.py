@@ -97,8 +97,8 @@ class _Builder:
         # list ports (inputs[i], outs_list[i], ins_list[i]) start as lists of their size
         sizes: dict[str, int] = {}
         for port in [*s.in_ports, *(q for q in s.out_ports if q is not None)]:
-            if port.index is not None:
-                sizes[port.name] = max(sizes.get(port.name, 0), port.index + 1)
+            if port.item is not None:
+                sizes[port.name] = max(sizes.get(port.name, 0), port.item + 1)
         for name, size in sizes.items():
             setattr(ctx, name, [None] * size)
         return ctx
@@ -253,10 +253,10 @@ def _filter_last_tile(b: _Builder, n: str, p: FilterLastTileParams) -> Context:
 
 
 def _bind(ctx: Context, port: Port, ch: Channel) -> None:
-    if port.index is None:
+    if port.item is None:
         setattr(ctx, port.name, ch)
     else:
-        getattr(ctx, port.name)[port.index] = ch
+        getattr(ctx, port.name)[port.item] = ch
 
 
 def instantiate(placement: Placement, config: HardwareConfig, *, functional: bool = False,

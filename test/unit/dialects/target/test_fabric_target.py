@@ -76,3 +76,14 @@ def test_fabric_target_of_walks_up_and_rejects_other_attributes():
     outer.attributes[FABRIC_KEY] = StringAttr("swiglu-hdl")
     with pytest.raises(ValueError, match="must be a #target.fabric attribute"):
         fabric_target_of(inner)
+
+
+def test_built_with_changed_fields_prints_and_verifies():
+    attr = FabricTargetAttr("swiglu-hdl", {"base_depth": 3, "clock_ghz": 1.5})
+    assert attr.config() == get_preset("swiglu-hdl").with_(base_depth=3, clock_ghz=1.5)
+    text = _print(ModuleOp([], attributes={FABRIC_KEY: attr}))
+    assert text == ('builtin.module attributes {target.fabric = #target.fabric<"swiglu-hdl", '
+                    '{base_depth = 3 : i64, clock_ghz = 1.500000e+00 : f64}>} {\n}')
+    assert _parse(text).attributes[FABRIC_KEY] == attr
+    with pytest.raises(VerifyException, match="base_depth: expected an integer in"):
+        FabricTargetAttr("swiglu-hdl", {"base_depth": 0})
