@@ -107,3 +107,25 @@ def test_every_placed_op_class_is_a_step_op():
     unplaced = {o.name for o in step_ops - set(PLACERS)}
     assert unplaced == {"step.graph", "step.zip", "step.apply", "step.yield",
                         "step.bufferize", "step.streamify"}, unplaced
+
+
+def test_step_run_simulates_on_the_modules_target(tmp_path):
+    """convert-step-to-runtime records #target.fabric on the module; step-run uses it
+    unless --preset says otherwise (issue 25 §2): same cycles as --preset itself."""
+    from conftest import run_tool
+    from steplus.tools.step_run import main
+
+    module = swiglu_graph(64, 256, 512, 32, 64)
+    ConvertStepToRuntimePass(preset="swiglu-hdl").apply(Context(), module)
+    placed = tmp_path / "placed.mlir"
+    placed.write_text(str(module))
+    want = build_program(swiglu_graph(64, 256, 512, 32, 64), get_preset("swiglu-hdl")).run().cycles
+    default = build_program(swiglu_graph(64, 256, 512, 32, 64), STEP_EVAL).run().cycles
+    assert want != default  # the two presets time this graph differently
+    r = run_tool(main, [str(placed), "--json"])
+    assert r.code == 0, r.err
+    import json
+
+    assert json.loads(r.out)["cycles"] == want
+    r = run_tool(main, [str(placed), "--json", "--preset", "step-eval"])
+    assert json.loads(r.out)["cycles"] == default
