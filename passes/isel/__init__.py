@@ -23,6 +23,7 @@ from xdsl.dialects import builtin, func
 from xdsl.passes import ModulePass
 
 from steplus.dialects.ila import TARGETS
+from steplus.dialects.target.ila import HLSCNN
 from steplus.utils.diagnostics import emit
 
 
@@ -234,10 +235,15 @@ def _conv_reason(op, targets) -> str:
     k = op.operands[1].type.get_shape()[0]
     strides = [int(v) for v in op.properties["strides"].get_values()]
     dil = [int(v) for v in op.properties["dilations"].get_values()]
+    lim = HLSCNN
     checks = [(n == 1, f"batch {n} is not 1"), (dil == [1, 1], "dilation is not 1"),
-              (max(strides) <= 7, f"stride {max(strides)} > 7"), (k <= 255, f"{k} filters > 255"),
-              (k * h * w <= 8192, f"HLSCNN's output scratchpad needs K*H*W*16 = {k * h * w * 16} B > 128 KiB"),
-              (max(h, w) <= 1023 and c <= 4095, "input larger than HLSCNN's size registers")]
+              (max(strides) <= lim.max_stride, f"stride {max(strides)} > {lim.max_stride}"),
+              (k <= lim.max_filters, f"{k} filters > {lim.max_filters}"),
+              (k * h * w <= lim.max_output_positions,
+               f"HLSCNN's output scratchpad needs K*H*W*{lim.out_value_bytes} = "
+               f"{k * h * w * lim.out_value_bytes} B > {lim.spad_bytes >> 10} KiB"),
+              (max(h, w) <= lim.max_height and c <= lim.max_channels,
+               "input larger than HLSCNN's size registers")]
     failed = [text for ok, text in checks if not ok]
     return "; ".join(failed) if failed else "its init is not zero (a bias add isel does not split off)"
 
