@@ -34,7 +34,8 @@ from steplus.lowering.linalg_to_step.aten import lower_exported
 VIEW_OPS = ("aten.view.default", "aten.reshape.default", "aten.transpose.int",
             "aten._unsafe_view.default", "aten.unsqueeze.default", "aten.squeeze.dim",
             "aten.contiguous.default", "aten.clone.default", "aten.permute.default",
-            "aten.expand.default", "aten.to.dtype", "aten.flatten.using_ints")
+            "aten.expand.default", "aten.to.dtype", "aten.flatten.using_ints",
+            "aten.view_as.default", "aten.unflatten.int")
 """ATen ops that move no data (views of row-major memory, same-dtype casts)."""
 
 

@@ -201,3 +201,41 @@ def test_a_scatter_add_combine_and_an_x_tok_gather_are_recognized():
     assert ran == ["router", "moe"]
     assert set(torch_ops) <= set(NOT_DATA)
     np.testing.assert_allclose(out.numpy(), layer(x).detach().numpy(), rtol=1e-5, atol=1e-6)
+
+
+class LastDimMaskMoE(MixtralSparseMoeBlock):
+    """A one-hot mask indexed on its last dim (`torch.where(mask[..., e])`: tokens first),
+    the tokens gathered by index_select, the experts' results index_add'ed."""
+
+    def forward(self, hidden_states):
+        x = hidden_states.view(-1, self.hidden_dim)
+        weights, idx = torch.topk(self.gate(x), self.top_k, dim=-1)
+        weights = torch.softmax(weights, dim=-1)
+        mask = torch.nn.functional.one_hot(idx, self.num_experts)
+        out = torch.zeros_like(x)
+        for e in range(self.num_experts):
+            tok, slot = torch.where(mask[..., e])
+            y = self.experts[e](x.index_select(0, tok))
+            out = out.index_add(0, tok, y * weights[tok, slot].unsqueeze(-1))
+        return out.view_as(hidden_states)
+
+
+def test_a_last_dim_one_hot_mask_and_topk_then_softmax_are_recognized():
+    torch.manual_seed(2)
+    layer, x = LastDimMaskMoE(32, 64, 4, 2).eval(), torch.randn(2, 4, 32)
+    ep = torch.export.export(layer, (x,))
+    low = lower_exported(ep, tile_n=None, tile_f=16, dense="tile=4x32x32 schedule=mnk")
+    assert sorted(p.role or p.kind for p in low.graphs) == ["moe", "router"]
+    from steplus.tools.step_run_linalg import run_exported
+
+    def routing(part, env):
+        if part.kind != "moe":
+            return None
+        (router,) = [p for p in low.graphs if p.role == "router"]
+        weights, idx = (env[n] for n in router.outputs)
+        return idx.astype(np.int64), weights
+
+    out, ran, torch_ops = run_exported(ep, low, (x,), routing=routing)
+    assert ran == ["router", "moe"]
+    assert set(torch_ops) <= set(NOT_DATA)
+    np.testing.assert_allclose(out.numpy(), layer(x).detach().numpy(), rtol=1e-5, atol=1e-6)
