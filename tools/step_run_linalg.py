@@ -1,12 +1,17 @@
 """step-run for tensor programs: lower a linalg file (or recognized PyTorch layers) and run it.
 
     step-run examples/linalg/swiglu_ffn.mlir --lower 'tile="32x128" schedule="mn_mk"' --preset swiglu-hdl
+    step-run examples/linalg/swiglu_ffn_small.mlir --lower 'tile="8x16"' \
+        --input arg0=x.npy --input arg1=wg.npy --input arg2=wu.npy --input arg3=wd.npy --output y.npy
 
 A file of `func.func`s on tensors (linalg on tensors, as torch-mlir emits
 it) is not a step graph: `--lower OPTIONS` runs
 `convert-linalg-to-step{OPTIONS}` first (`--lower ''` for the defaults) and
 then simulates the graph like any other (`steplus.tools.step_run_graph`,
-whose flags apply). Without `--lower` step-run says so.
+whose flags apply). Without `--lower` step-run says so. With `--input NAME=FILE`
+for every argument (`%arg0` is `arg0`) the graph runs in functional mode on
+them, and `--output` writes the function's results (`result0`, ...; `.npy`
+for a single result).
 
 The functions below also run the parts `aten.lower_exported` builds from a
 PyTorch module in the fabric's functional mode: `run_part(part, values)`
@@ -69,16 +74,63 @@ def run_lowered(args, load, run_graph) -> int:
     if any(c in opts for c in "{}\n"):
         raise UsageError(f"--lower takes convert-linalg-to-step options (tile=... schedule=... "
                          f"memory=...), got '{opts}'")
-    for flag, given in (("--ticks", args.ticks is not None), ("--input", bool(args.input)),
-                        ("--output", bool(args.output)), ("--node", bool(args.node)),
+    for flag, given in (("--ticks", args.ticks is not None), ("--node", bool(args.node)),
                         ("--func", bool(args.func)), ("--backend", args.backend is not None)):
         if given:
             raise UsageError(f"{flag} does not apply with --lower: the lowered step graph "
                              "runs on the fabric simulator")
     pipeline = f"convert-linalg-to-step{{{opts}}}" if opts.strip() else "convert-linalg-to-step"
     spec = specialize_pipeline(args)
+    if args.input or args.output:
+        if spec is not None:
+            raise UsageError("--input/--output with --lower bind the function's arguments; "
+                             "they do not combine with --bind/--routing/--kv")
+        module, data = _lower_with_data(args, load, pipeline)
+        return run_graph(args, module, data)
     module = load(args, pipeline if spec is None else f"{pipeline},{spec}")
     return run_graph(args, module)
+
+
+def _lower_with_data(args, load, pipeline: str):
+    """`--lower` with `--input ARG=FILE` (every argument of the function, by
+    name: `%arg0` -> `arg0`) and `--output`: the function's results as
+    `result0`, `result1`, ... in their element types, shaped as it returns them."""
+    from xdsl.dialects import func
+
+    from steplus.dialects.semantics.domain import numpy_dtype
+    from steplus.lowering.linalg_to_step import lower_module
+    from steplus.tools.cli import InputError, UsageError, parse_pass_pipeline
+    from steplus.tools.graph_io import GraphData
+    from steplus.tools.inputs import func_signature, load_inputs, require_all
+    from steplus.tools.registry import get_all_passes
+    from steplus.utils.diagnostics import OpDiagnosticError
+
+    module = load(args)
+    fns = [op for op in module.body.block.ops if isinstance(op, func.FuncOp) and op.body.blocks]
+    if len(fns) != 1:
+        raise UsageError(f"--input/--output with --lower need one function; "
+                         f"{args.input_file} has {len(fns)}")
+    fn = fns[0]
+    sigs = func_signature(fn)
+    arrays = load_inputs(args.input, sigs, f"@{fn.sym_name.data}")
+    require_all(sigs, arrays, f"@{fn.sym_name.data}")
+    types = list(fn.function_type.outputs.data)
+    (opts,) = parse_pass_pipeline(get_all_passes(), pipeline).passes
+    try:
+        (lowered,) = lower_module(module, opts.tile, opts.schedule, opts.memory)  # type: ignore[attr-defined]
+    except (ValueError, OpDiagnosticError) as e:
+        raise InputError([f"{args.input_file}: error: {e}"]) from None
+    tensors = bind_function(module, lowered, [arrays[s.name] for s in sigs])
+
+    def collect(prog) -> dict:
+        from steplus.runtime.fabric.contexts import StoreCtx
+
+        stores = [c for c in prog.sim.contexts if isinstance(c, StoreCtx)]
+        return {f"result{k}": lay.assemble(st.stored).reshape(shape).astype(numpy_dtype(t))
+                for k, (st, lay, shape, t) in enumerate(zip(
+                    stores, lowered.result_layouts, lowered.result_shapes, types))}
+
+    return module, GraphData(tensors, collect)
 
 
 def hint_lower(args, module: ModuleOp) -> None:
@@ -112,13 +164,15 @@ def _bind_dense(part, values: dict) -> dict:
 
 def bind_function(module: ModuleOp, lowered, arrays: list) -> dict:
     """The tensors of a `convert-linalg-to-step` graph's loads, by load name, from
-    its function's arguments (numpy arrays in order; each reshaped to the 2-D
-    view its load indexes). Names the loads `ld0, ld1, ...`."""
+    its function's arguments (numpy arrays in order) and its tensor constants
+    (`lowered.constants`), each reshaped to the 2-D view its load indexes. Names
+    the loads `ld0, ld1, ...`."""
     tensors = {}
+    values = {**dict(enumerate(arrays)), **getattr(lowered, "constants", {})}
     for k, (op, (arg, view)) in enumerate(zip(_name_loads(_graph(module)), lowered.loads)):
         name = f"ld{k}"
         op.attributes["name"] = StringAttr(name)
-        tensors[name] = np.asarray(arrays[arg], np.float64).reshape(view)
+        tensors[name] = np.asarray(values[arg], np.float64).reshape(view)
     return tensors
 
 

@@ -4,7 +4,9 @@ A `func.func` on static tensors of rank 1 to 3, as torch-mlir, the ONNX
 importer or IREE's input pipelines emit it (linalg on tensors), becomes a
 `step.graph` of the same name that replaces it:
 
-- function arguments become off-chip tensors at base addresses of a
+- function arguments, and tensor constants (`dense`, `dense_resource`:
+  torch-mlir's parameters; numbered after the arguments, their values in
+  `Lowered.constants`), become off-chip tensors at base addresses of a
   documented layout (arguments from 0, results from 1 GiB, 16 MiB boundaries;
   `memory=` overrides, see `options`), read by `linear_offchip_load`s in the
   tile walk their consumer needs;
@@ -49,6 +51,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
+from steplus.lowering.linalg_to_step.constants import resource_lookup
 from steplus.lowering.linalg_to_step.emit import EmitOptions, Layout, Lowered, emit_graph
 from steplus.lowering.linalg_to_step.options import parse_memory, parse_schedule, parse_tiles
 from steplus.lowering.linalg_to_step.recognize import recognize
@@ -61,14 +64,17 @@ def _options(tile: str, schedule: str, memory: str) -> EmitOptions:
 
 
 def lower_module(module: ModuleOp, tile: str = "32x128", schedule: str = "mn_mk",
-                 memory: str = "") -> list[Lowered]:
+                 memory: str = "", ctx: Context | None = None) -> list[Lowered]:
     """Replace every `func.func` with a body by its step graph; return what was built.
 
-    Raises ValueError for malformed options and `OpDiagnosticError` (located)
-    for programs the lowering does not support. Nothing is changed on error."""
+    `ctx`: the context the module was parsed in (its `dense_resource` blobs: the
+    values of torch-mlir's parameters). Raises ValueError for malformed options
+    and `OpDiagnosticError` (located) for programs the lowering does not support.
+    Nothing is changed on error."""
     opts = _options(tile, schedule, memory)
     funcs = [op for op in module.body.block.ops if isinstance(op, func.FuncOp) and op.body.blocks]
-    lowered = [emit_graph(recognize(f), opts) for f in funcs]
+    lookup = resource_lookup(ctx)
+    lowered = [emit_graph(recognize(f, lookup), opts) for f in funcs]
     for f, low in zip(funcs, lowered):
         graph = low.graph.module().body.block.first_op
         assert graph is not None
@@ -100,4 +106,4 @@ class ConvertLinalgToStepPass(ModulePass):
             raise ValueError(f"convert-linalg-to-step: {e}") from None
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        lower_module(op, self.tile, self.schedule, self.memory)
+        lower_module(op, self.tile, self.schedule, self.memory, ctx)

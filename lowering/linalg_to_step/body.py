@@ -3,7 +3,9 @@
 A body is read into a tree of tuples: `("in", i)` (the i-th input), `("const",
 c)` (a scalar constant, from the body or from outside it), and `(kind, *args)`
 for `arith.addf/subf/mulf/divf/negf/maximumf/maxnumf`, `math.exp/rsqrt/sqrt`,
-`math.fpowi`/`math.powf` by 2, the `arith.truncf`/`extf` of a constant and the
+`math.fpowi`/`math.powf` by 2, `arith.select` of an `arith.cmpf` between the
+two values it selects from (torch-mlir's relu and clamp: `max`/`min`), the
+`arith.truncf`/`extf` of a constant and the
 `arith.extf` of an input (bf16 -> f32: tiles compute in f32).
 `match_functions` then rewrites torch's idioms into library calls: sigmoid
 (`1 / (1 + exp(-x))`), silu (`x * sigmoid(x)`, `x / (1 + exp(-x))`), exact GELU
@@ -96,6 +98,9 @@ def _tree(op: linalg.GenericOp, v: SSAValue, trees: dict, env: dict, depth: int)
                                         "is not supported)")
         t = ("const", float(np.float32(val[1])) if isinstance(inner, arith.TruncFOp)
              else val[1])
+    elif isinstance(inner, arith.SelectOp) and _select_kind(inner) is not None:
+        kind = _select_kind(inner)  # torch-mlir's relu / clamp: select(x > c, x, c)
+        t = (kind, *(_tree(op, a, trees, env, depth + 1) for a in inner.operands[1:]))
     else:
         kind = BODY.get(type(inner))
         if kind is None:
@@ -111,6 +116,27 @@ def _tree(op: linalg.GenericOp, v: SSAValue, trees: dict, env: dict, depth: int)
         t = (kind, *args)
     trees[v] = t
     return t
+
+
+# arith.cmpf predicates (MLIR's numbering): ogt 2, oge 3, olt 4, ole 5, ugt 9, uge 10,
+# ult 11, ule 12
+_GREATER, _LESS = {2, 3, 9, 10}, {4, 5, 11, 12}
+
+
+def _select_kind(sel: arith.SelectOp) -> str | None:
+    """"max"/"min" for `select(cmpf(pred, a, b), a, b)` (also with the operands of the
+    select swapped), None otherwise."""
+    cond = sel.operands[0].owner
+    if not isinstance(cond, arith.CmpfOp):
+        return None
+    pred = cond.predicate.value.data
+    a, b = cond.operands
+    t, f = sel.operands[1:]
+    if (t, f) == (a, b):
+        return "max" if pred in _GREATER else "min" if pred in _LESS else None
+    if (t, f) == (b, a):
+        return "min" if pred in _GREATER else "max" if pred in _LESS else None
+    return None
 
 
 def _sigmoid_of(t: tuple) -> tuple | None:

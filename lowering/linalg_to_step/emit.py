@@ -104,6 +104,8 @@ class Lowered:
 
     `loads`: per `linear_offchip_load` in graph order, the argument it reads
     and the 2-D view `(rows, cols)` its tiles index (bind `arg.reshape(view)`);
+    `constants`: the values of the tensor constants, by argument index (after the
+    function's arguments: `arg{index}` in `addresses`);
     `result_layouts` / `result_shapes`: how the stored tiles make the results
     (`Layout.assemble(tiles).reshape(shape)`)."""
 
@@ -112,6 +114,7 @@ class Lowered:
     result_layouts: list[Layout] = field(default_factory=list)
     result_shapes: list[tuple[int, ...]] = field(default_factory=list)
     loads: list[tuple[int, tuple[int, int]]] = field(default_factory=list)
+    constants: dict = field(default_factory=dict)  # argument index -> values (tensor constants)
 
 
 def _nbytes(dtype: Attribute) -> int:
@@ -507,4 +510,5 @@ def emit_graph(fn: Function, opts: EmitOptions) -> Lowered:
         raise OpDiagnosticError(fn.op, f"{e}{where}") from None
     em = _Emitter(fn, plan, addresses)
     layouts = em.run()
-    return Lowered(em.g, addresses, layouts, [r.tensor for r in fn.results], em.loads)
+    return Lowered(em.g, addresses, layouts, [r.tensor for r in fn.results], em.loads,
+                   dict(fn.constants))

@@ -7,6 +7,9 @@ argument is a row `(1, N)`, a row reduction's result a column `(M, 1)`.
 Accepted (everything else is a located error naming the op):
 
 - `tensor.empty`, `linalg.fill` of a scalar `arith.constant` (inits);
+- tensor constants (`dense`, `dense_resource`: torch-mlir's parameters):
+  off-chip tensors, arguments numbered after the function's own, their values
+  in `Function.constants`; one of equal values is also a fill as an init;
 - `linalg.matmul` (also with the transposed-B `indexing_maps`),
   `linalg.matmul_transpose_b`, `linalg.batch_matmul`,
   `linalg.batch_matmul_transpose_b` into a zero fill; the right operand is a
@@ -103,12 +106,15 @@ class Node:
 
 @dataclass
 class Function:
-    """The recognized function: arguments, nodes in program order, results."""
+    """The recognized function: arguments, nodes in program order, results.
+    `args` ends with the tensor constants (off-chip tensors, `constants`: their
+    values by argument index; see `constants.py`)."""
 
     op: func.FuncOp
     args: list[Node]
     nodes: list[Node]
     results: list[Node]
+    constants: dict = field(default_factory=dict)
 
 
 def tensor_shape(t: Attribute, op: Operation, what: str, any_element: bool = False
@@ -181,11 +187,15 @@ def _transposed_b_maps(op: Operation) -> bool | None:
 
 
 class _Recognizer:
-    def __init__(self, fn: func.FuncOp):
+    def __init__(self, fn: func.FuncOp, lookup=None):
         self.fn = fn
         self.env: dict[SSAValue, Node | float] = {}
         self.nodes: list[Node] = []
         self.matmuls = 0
+        self.lookup = lookup or (lambda key: None)
+        self.const_args: list[Node] = []
+        self.constants: dict = {}
+        self.splats: dict[Node, Node] = {}  # a constant of equal values -> its fill
 
     def node(self, v: SSAValue, user: Operation) -> Node:
         n = self.env.get(v)
@@ -211,7 +221,7 @@ class _Recognizer:
         if not results:
             raise OpDiagnosticError(fn, f"@{fn.sym_name.data} returns nothing: no result "
                                         "to store")
-        return Function(fn, args, self.nodes, results)
+        return Function(fn, args + self.const_args, self.nodes, results, self.constants)
 
     def stored(self, v: SSAValue, op: Operation) -> Node:
         n = self.node(v, op)
@@ -231,8 +241,8 @@ class _Recognizer:
         if isinstance(op, arith.ConstantOp):
             v = op.value
             if not isinstance(v, (FloatAttr, IntegerAttr)):
-                raise OpDiagnosticError(op, "tensor constants are not supported: pass weights "
-                                            "as function arguments")
+                self.constant(op)
+                return
             self.env[op.result] = float(v.value.data)
         elif isinstance(op, tensor.EmptyOp):
             shape, dt = tensor_shape(op.tensor.type, op, "tensor.empty", any_element=True)
@@ -261,6 +271,23 @@ class _Recognizer:
             raise OpDiagnosticError(op, f"'{op.name}' is not supported by convert-linalg-to-step "
                                         f"(supported: {SUPPORTED})")
 
+    def constant(self, op: arith.ConstantOp) -> None:
+        """A tensor constant: an off-chip tensor numbered after the arguments, its
+        values carried; equal values also make it a fill where it initializes."""
+        from steplus.lowering.linalg_to_step.constants import tensor_values
+
+        values = tensor_values(op, self.lookup)
+        shape, dt = tensor_shape(op.result.type, op, "a tensor constant")
+        index = len(self.fn.body.block.args) + len(self.const_args)
+        arg = Node("arg", internal(shape), dt, op, index=index, tensor=shape)
+        self.const_args.append(arg)
+        self.constants[index] = values
+        self.env[op.result] = arg
+        if values.size and bool((values == values.flat[0]).all()):
+            c = float(values.flat[0])
+            self.splats[arg] = Node("init", internal(shape), dt, op, fn="zero" if c == 0
+                                    else "fill", fill=c, tensor=shape)
+
     def matmul(self, op: Operation) -> None:
         rank, trans = MATMULS[op.name]
         ins, outs = list(op.operands[:-1]), list(op.operands[-1:])
@@ -273,6 +300,7 @@ class _Recognizer:
                                             "C = A B or C = A B^T is not supported")
         a, b = (self.node(v, op) for v in ins)
         init = self.node(outs[0], op)
+        init = self.splats.get(init, init)
         if init.kind != "init" or init.fn != "zero":
             raise OpDiagnosticError(op, f"{op.name} accumulates into a tensor that is not a "
                                         "zero linalg.fill: only C = A B is supported")
@@ -399,6 +427,7 @@ class _Recognizer:
         fn, combine, init_fn, identity = REDUCE[kind]
         x = self.node(op.inputs[0], op)
         init = self.node(op.outputs[0], op)
+        init = self.splats.get(init, init)
         if init.kind != "init" or init.fn == "empty" or init.fill != identity:
             raise OpDiagnosticError(op, f"a row {'sum' if kind == 'add' else 'max'} must start "
                                         f"from a linalg.fill of {identity} (its identity)")
@@ -472,6 +501,7 @@ def _definer(v: SSAValue) -> str:
     return f"'{owner.name}'" if isinstance(owner, Operation) else "a block argument"
 
 
-def recognize(fn: func.FuncOp) -> Function:
-    """The tensor DAG of `fn` (located errors for what is not supported)."""
-    return _Recognizer(fn).run()
+def recognize(fn: func.FuncOp, lookup=None) -> Function:
+    """The tensor DAG of `fn` (located errors for what is not supported); `lookup`
+    gives a `dense_resource` blob by key (`constants.resource_lookup(ctx)`)."""
+    return _Recognizer(fn, lookup).run()
