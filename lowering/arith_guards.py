@@ -79,7 +79,11 @@ class GuardIntegerDivision(RewritePattern):
         div.location = op.location
         for o in new:
             o.location = op.location
-        rewriter.replace(op, [*new, divisor, div])
+        names = ["zero", "one", "is_zero", "nonzero", ""]
+        if isinstance(op, _SIGNED):
+            names += ["int_min", "minus_one", "a_is_min", "b_is_minus_one", "overflow", "bad_divisor"]
+        _name([*new, divisor], [*names, "divisor"])
+        rewriter.replace(op, [*new, divisor, div])  # the division keeps the op's result name
 
 
 class TruncatingFPToSI(RewritePattern):
@@ -98,7 +102,16 @@ class TruncatingFPToSI(RewritePattern):
         conv = arith.FPToSIOp(whole.result, op.result.type)
         for o in (zero, down, up, negative, whole, conv):
             o.location = op.location
+        _name([zero, down, up, negative, whole], ["zero", "down", "up", "negative", "truncated"])
         rewriter.replace(op, [zero, down, up, negative, whole, conv])
+
+
+def _name(ops: list[Operation], names: list[str]) -> None:
+    """Name the guard's values (the printer numbers repeats), so only the replaced op's
+    result keeps the op's own name."""
+    for o, n in zip(ops, names):
+        for r in o.results:
+            r.name_hint = n or None
 
 
 def guard_integer_arithmetic(region: Region) -> None:
