@@ -131,7 +131,7 @@ class TensorSemantics(ArithSemantics):
         raise SemanticsError(f"no {self.d.name} semantics for accelerator function '{callee}'")
 
     # -- constants and tensor creation ----------------------------------------------------------
-    @impl(arith.ConstantOp, tosa_ext.ConstOp)
+    @impl(arith.ConstantOp, tosa_ext.ConstOp, tosa.ConstOp)  # isel emits xDSL's tosa.const
     def constant(self, op: Operation, a: Values) -> Values:
         try:
             arr = constant_array(op, self.max_elements)
