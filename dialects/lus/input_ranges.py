@@ -24,7 +24,33 @@ import numpy as np
 from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, IntegerAttr, StringAttr, i64
 from xdsl.ir import Operation
 
-__all__ = ["INPUT_RANGES", "input_problem", "input_ranges", "ranges_attr"]
+__all__ = ["INPUT_RANGES", "OBSERVERS", "input_problem", "input_ranges", "observers",
+           "observers_attr", "ranges_attr"]
+
+OBSERVERS = "lustre.observers"
+"""The discardable attribute of an observer node `n$check` lowered from Lustre:
+its extra bool outputs, after the node's own, one per assumption or property,
+`[["assume", "x >= 0", 120 : i64], ["property", "ok", 141 : i64]]` (kind,
+name, source offset)."""
+
+
+def observers_attr(items: list[tuple[str, str, int]]) -> ArrayAttr:
+    return ArrayAttr([ArrayAttr([StringAttr(k), StringAttr(n), IntegerAttr(p, i64)])
+                      for k, n, p in items])
+
+
+def observers(node: Operation) -> list[tuple[str, str, int]]:
+    """The (kind, name, source offset) of each observer output of `node`."""
+    attr = node.attributes.get(OBSERVERS)
+    out: list[tuple[str, str, int]] = []
+    if isinstance(attr, ArrayAttr):
+        for item in attr.data:
+            if (isinstance(item, ArrayAttr) and len(item.data) == 3
+                    and isinstance(k := item.data[0], StringAttr)
+                    and isinstance(n := item.data[1], StringAttr)
+                    and isinstance(p := item.data[2], IntegerAttr)):
+                out.append((k.data, n.data, p.value.data))
+    return out
 
 INPUT_RANGES = "lustre.input_ranges"
 """The discardable `lus.node` attribute: `{k = ["t", 0, 1]}`."""

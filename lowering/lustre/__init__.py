@@ -79,6 +79,7 @@ def _import(text: str, filename: str, dialect: str | None) -> LustreModule:
         prog = Program(tree, dialect or dialect_of(filename) or "lustre")
         offsets: dict[Operation, int] = {}
         pending = deque(NodeKey(n.name) for n in tree.nodes)
+        pending.extend(NodeKey(n.name, observe=True) for n in tree.nodes if n.observers)
         done: set[NodeKey] = set()
         nodes = []
         while pending:

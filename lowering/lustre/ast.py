@@ -164,6 +164,21 @@ class TypeDecl:
 
 
 @dataclass
+class Observer:
+    """A property or an assumption of a node, compiled as an observer.
+
+    `kind` is `property` (`--%PROPERTY e;`, `check e;`, a contract's
+    `guarantee`, a mode's `require => ensure`, the modes' exhaustiveness) or
+    `assume` (`assert e;`, a contract's `assume`); `name` what a report calls
+    it."""
+
+    pos: int
+    kind: str
+    name: str
+    expr: Expr
+
+
+@dataclass
 class Node:
     pos: int
     name: str
@@ -173,6 +188,8 @@ class Node:
     consts: list[ConstDecl]
     equations: list[Equation]
     end: int = 0  # offset just past `tel`
+    observers: list[Observer] = field(default_factory=list)
+    modes: dict[str, Expr] = field(default_factory=dict)  # mode -> its requires (`::m`)
 
 
 @dataclass

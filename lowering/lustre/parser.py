@@ -14,6 +14,7 @@ Example::
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 import re
@@ -92,7 +93,7 @@ _UNSUPPORTED_TOKENS: dict[str, str] = {
 def _lark() -> Lark:
     grammar = (Path(__file__).parent / "lustre.lark").read_text()
     return Lark(grammar, parser="lalr", lexer="basic", propagate_positions=True,
-                maybe_placeholders=False)
+                maybe_placeholders=False, start=["start", "expr_start"])
 
 
 def _pos(x: object) -> int:
@@ -173,12 +174,18 @@ class _ToAst(Transformer_NonRecursive):
 
     def node_decl(self, meta, name, inputs, outputs, *rest):
         *decls, body = rest
-        node = ast.Node(_pos(name), str(name), inputs, outputs, [], [], body, meta.end_pos)
+        equations = [e for e in body if isinstance(e, ast.Equation)]
+        node = ast.Node(_pos(name), str(name), inputs, outputs, [], [], equations, meta.end_pos)
+        node.observers = [e for e in body if isinstance(e, ast.Observer)]
+        contracts = [t for e in body if isinstance(e, Token) for t in [e]]
         for kind, items in decls:
             if kind == "var":
                 node.locals.extend(items)
-            else:
+            elif kind == "const":
                 node.consts.extend(items)
+            else:
+                contracts.append(items)
+        _CONTRACTS[id(node)] = contracts
         return node
 
     def params(self, meta, *groups):
@@ -206,9 +213,15 @@ class _ToAst(Transformer_NonRecursive):
         return ("const", list(defs))
 
     def annotation(self, meta, tok):
-        raise LustreError(_pos(tok), _unsupported(_UNSUPPORTED_TOKENS["ANNOTATION"]))
+        if not _CONTRACT_OPEN.match(tok):
+            raise LustreError(_pos(tok), _unsupported(_UNSUPPORTED_TOKENS["ANNOTATION"]))
+        return ("contract", tok)  # read by `_contract` once the node is built
 
-    annotation_eq = annotation
+    def annotation_eq(self, meta, tok):
+        return self.annotation(meta, tok)[1]
+
+    def expr_start(self, meta, e):
+        return e
 
     def body(self, meta, *eqs):
         return [e for e in eqs if e is not None]
@@ -217,10 +230,13 @@ class _ToAst(Transformer_NonRecursive):
         return ast.Equation(meta.start_pos, lhs, rhs)
 
     def assert_eq(self, meta, expr):
-        return None  # assumptions on the environment do not change the outputs
+        # an assumption on the environment: no change to the outputs; the
+        # falsifier (step-run --check) draws inputs within it
+        return ast.Observer(meta.start_pos, "assume", "", expr)
 
     def check_eq(self, meta, *children):
-        return None  # properties are for verification tools
+        name = str(children[0])[1:-1] if len(children) == 2 else ""
+        return ast.Observer(meta.start_pos, "property", name, children[-1])
 
     def lhs(self, meta, names):
         return names
@@ -365,20 +381,255 @@ def _check_reserved(text: str) -> None:
 
 def parse_program(text: str) -> ast.Program:
     """Parse Lustre source text; raises `LustreError` on a syntax error."""
+    _CONTRACTS.clear()
     try:
         _check_reserved(text)
-        return _ToAst().transform(_lark().parse(text))
+        prog = _ToAst().transform(_lark().parse(text, start="start"))
+        for node in prog.nodes:
+            for tok in _CONTRACTS.get(id(node), []):
+                _contract(text, tok, node)
+        _properties(text, prog)
+        for node in prog.nodes:
+            _name_observers(text, node)
+        return prog
     except UnexpectedInput as e:
         raise _error_for(text, e) from None
     except VisitError as e:  # a callback raised (e.g. an annotation)
         if isinstance(e.orig_exc, LustreError):
             raise e.orig_exc from None
         raise
+    finally:
+        _CONTRACTS.clear()
+
+
+# -- properties and Kind 2 contracts --------------------------------------------------
+
+_CONTRACTS: dict[int, list[Token]] = {}
+"""The contract annotations of each node being parsed (by id of its ast.Node)."""
+_CONTRACT_OPEN = re.compile(r"(\(\*|/\*)\s*@contract\b")
+_PROPERTY = re.compile(r"--%PROPERTY\b|\(\*%PROPERTY\b|/\*!PROPERTY\s*:?")
+_MAX_NAME = 60
+
+
+def parse_expr(text: str, start: int, end: int) -> ast.Expr:
+    """The expression `text[start:end]`, positions in `text` (the rest is
+    blanked). Kind 2's mode references `::m` read as `__m`."""
+    masked = " " * start + text[start:end].replace("::", "__")
+    try:
+        _check_reserved(masked)
+        return _ToAst().transform(_lark().parse(masked, start="expr_start"))
+    except UnexpectedInput as e:
+        err = _error_for(masked, e)
+        if err.pos >= end and end < len(text):  # the expression stops short
+            err = LustreError(end, f"syntax error: unexpected '{text[end]}'")
+        raise err from None
+
+
+def _expr_end(toks: list[Token], k: int, text: str) -> int:
+    """Index of the `;` closing the expression starting at toks[k] (depth 0)."""
+    depth = 0
+    for j in range(k, len(toks)):
+        v = toks[j].value
+        if v in ("(", "["):
+            depth += 1
+        elif v in (")", "]"):
+            if depth == 0:
+                return j
+            depth -= 1
+        elif v == ";" and depth == 0:
+            return j
+    raise LustreError((toks[-1].start_pos or 0) if toks else 0,
+                      "syntax error in a contract: missing ';'")
+
+
+def _contract(text: str, tok: Token, node: ast.Node) -> None:
+    """Read a Kind 2 contract `(*@contract ... *)` into `node`: assumptions and
+    guarantees become observers, ghost `var`s locals with their equation,
+    `const`s local constants, `mode`s a property `require => ensure` each
+    (and one that some mode is active)."""
+    opened = _CONTRACT_OPEN.match(tok)
+    assert opened is not None  # `annotation` passes contracts only
+    start = (tok.start_pos or 0) + opened.end()
+    end = (tok.start_pos or 0) + len(tok) - 2  # before the closing `*)` / `*/`
+    masked = " " * start + text[start:end].replace("::", "__")
+    toks = list(_lark().lex(masked))
+    k = 0
+    mode_names: list[tuple[str, int, list[ast.Expr], list[ast.Expr]]] = []
+    taken = {d.name for d in [*node.inputs, *node.outputs, *node.locals]}
+    first_local, first_eq, first_ob = len(node.locals), len(node.equations), len(node.observers)
+
+    def expr_until_semi(k: int) -> tuple[ast.Expr, int]:
+        j = _expr_end(toks, k, text)
+        if j == k:
+            raise LustreError(toks[k].start_pos or 0, "syntax error in a contract: "
+                              "expected an expression")
+        return parse_expr(text, toks[k].start_pos or 0, toks[j].start_pos or 0), j + 1
+
+    while k < len(toks):
+        t = toks[k]
+        word, pos = t.value, t.start_pos or 0
+        if word == "weakly" and k + 1 < len(toks) and toks[k + 1].value == "assume":
+            k += 1
+            word = "assume"
+        if word in ("guarantee", "assume"):
+            k += 1
+            name = ""
+            if k < len(toks) and toks[k].type == "STRING":
+                name, k = toks[k].value[1:-1], k + 1
+            e, k = expr_until_semi(k)
+            node.observers.append(ast.Observer(pos, "property" if word == "guarantee"
+                                               else "assume", name, e))
+        elif word in ("var", "const"):
+            if k + 1 >= len(toks) or toks[k + 1].type != "IDENT":
+                raise LustreError(pos, f"syntax error in a contract: '{word}' needs a name")
+            idents = [toks[k + 1]]
+            k += 2
+            while word == "var" and k + 1 < len(toks) and toks[k].value == "," \
+                    and toks[k + 1].type == "IDENT":
+                idents.append(toks[k + 1])
+                k += 2
+            ident = idents[0]
+            ty = None
+            if k < len(toks) and toks[k].value == ":":
+                if k + 2 >= len(toks) or toks[k + 2].value != "=":
+                    raise LustreError(toks[k].start_pos or 0, _unsupported(
+                        "contract variables of a type other than a type name"))
+                ty = ast.TypeRef(toks[k + 1].start_pos or 0, toks[k + 1].value)
+                k += 2
+            if k >= len(toks) or toks[k].value != "=":
+                raise LustreError(pos, f"syntax error in a contract: '{word}' needs '= e'")
+            e, k = expr_until_semi(k + 1)
+            ipos = ident.start_pos or 0
+            if word == "const":
+                node.consts.append(ast.ConstDecl(ipos, ident.value, ty, e))
+            else:
+                if ty is None:
+                    raise LustreError(ipos, "a contract 'var' needs a type")
+                node.locals.extend(ast.Decl(i.start_pos or 0, i.value, ty) for i in idents)
+                node.equations.append(ast.Equation(
+                    ipos, [ast.Name(i.start_pos or 0, i.value) for i in idents], e))
+        elif word == "mode":
+            if k + 2 >= len(toks) or toks[k + 1].type != "IDENT" or toks[k + 2].value != "(":
+                raise LustreError(pos, "syntax error in a contract: expected 'mode m ('")
+            name = toks[k + 1].value
+            requires: list[ast.Expr] = []
+            ensures: list[ast.Expr] = []
+            k += 3
+            while k < len(toks) and toks[k].value in ("require", "ensure"):
+                which = requires if toks[k].value == "require" else ensures
+                k += 1
+                if k < len(toks) and toks[k].type == "STRING":
+                    k += 1
+                e, k = expr_until_semi(k)
+                which.append(e)
+            if k >= len(toks) or toks[k].value != ")":
+                raise LustreError((toks[k].start_pos or 0) if k < len(toks) else pos,
+                                  "syntax error in a contract: expected ')' closing the mode")
+            k += 1
+            if k < len(toks) and toks[k].value == ";":
+                k += 1
+            mode_names.append((name, pos, requires, ensures))
+        elif word == "import":
+            raise LustreError(pos, _unsupported("Kind 2 contract imports ('import')"))
+        else:
+            raise LustreError(pos, f"syntax error in a contract: unexpected '{word}'")
+    ghosts = {d.name for d in node.locals[first_local:]} & taken
+    if ghosts:  # a contract's own variable beside a node variable of that name
+        mapping = {g: f"{g}$ghost" for g in ghosts}
+        for d in node.locals[first_local:]:
+            d.name = mapping.get(d.name, d.name)
+        for eq in node.equations[first_eq:]:
+            for n in eq.lhs:
+                n.name = mapping.get(n.name, n.name)
+            _rename(eq.rhs, mapping)
+        for ob in node.observers[first_ob:]:
+            _rename(ob.expr, mapping)
+        for _, _, requires, ensures in mode_names:
+            for e in [*requires, *ensures]:
+                _rename(e, mapping)
+    for name, pos, requires, ensures in mode_names:
+        req = _conj(requires, pos)
+        node.modes[name] = req
+        node.observers.append(ast.Observer(pos, "property", f"mode {name}",
+                                           ast.Binary(pos, "=>", req, _conj(ensures, pos))))
+    if mode_names:
+        any_mode: ast.Expr = node.modes[mode_names[0][0]]
+        for name, pos, _, _ in mode_names[1:]:
+            any_mode = ast.Binary(pos, "or", any_mode, node.modes[name])
+        node.observers.append(ast.Observer(mode_names[0][1], "property",
+                                           "some mode is active (exhaustiveness)", any_mode))
+
+
+def _rename(e: object, mapping: dict[str, str]) -> None:
+    """Rename the variables (and clock variables) of an expression, in place."""
+    stack = [e]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, ast.Var | ast.Clock):
+            if isinstance(x, ast.Var):
+                x.name = mapping.get(x.name, x.name)
+            else:
+                x.var = mapping.get(x.var, x.var)
+        elif isinstance(x, ast.Merge):
+            x.var = mapping.get(x.var, x.var)
+            stack.extend(c[2] for c in x.cases)
+        elif isinstance(x, list | tuple):
+            stack.extend(x)
+        elif isinstance(x, ast.Expr):
+            stack.extend(getattr(x, f.name) for f in dataclasses.fields(x))
+
+
+def _conj(items: list[ast.Expr], pos: int) -> ast.Expr:
+    if not items:
+        return ast.Const(pos, True, "bool")
+    out = items[0]
+    for e in items[1:]:
+        out = ast.Binary(e.pos, "and", out, e)
+    return out
+
+
+def _properties(text: str, prog: ast.Program) -> None:
+    """`--%PROPERTY e;`, `(*%PROPERTY e; *)` and `/*!PROPERTY: e; */` (Kind 2,
+    Lustre V4/Lesar comment annotations): properties of the node around them."""
+    for m in _PROPERTY.finditer(text):
+        line_end = text.find("\n", m.end())
+        line_end = len(text) if line_end < 0 else line_end
+        close = {"-": line_end, "(": text.find("*)", m.end()), "/": text.find("*/", m.end())}
+        stop = close[m.group(0)[0]]
+        stop = line_end if stop < 0 else stop
+        semi = text.rfind(";", m.end(), stop)
+        end = semi if semi >= 0 else stop
+        owner = next((n for n in prog.nodes if n.pos <= m.start() <= n.end), None)
+        if owner is None or not text[m.end():end].strip():
+            continue  # outside any node (Kind 2 ignores it too) or empty
+        e = parse_expr(text, m.end(), end)
+        owner.observers.append(ast.Observer(e.pos, "property", "", e))
+
+
+def _name_observers(text: str, node: ast.Node) -> None:
+    """An unnamed observer is called by its text (`out >= 0`), shortened."""
+    for ob in node.observers:
+        if not ob.name:
+            src = _source_of(text, ob.expr)
+            ob.name = src if len(src) <= _MAX_NAME else src[: _MAX_NAME - 3] + "..."
+
+
+def _source_of(text: str, e: ast.Expr) -> str:
+    """The source text of an expression (from its first token to the `;`)."""
+    end = text.find(";", e.pos)
+    end = len(text) if end < 0 else end
+    nl = text.find("\n", e.pos)
+    if 0 <= nl < end:
+        end = nl
+    src = " ".join(text[e.pos:end].split())
+    for close in ("*)", "*/"):
+        src = src.removesuffix(close).rstrip()
+    return src
 
 
 def main_node(text: str, program: ast.Program) -> str | None:
     """The node marked `--%MAIN` (Kind 2), else None."""
-    for m in re.finditer(r"--%MAIN\b", text):
+    for m in re.finditer(r"(--|\(\*)[%!]MAIN\b", text):
         for node in program.nodes:
             if node.pos <= m.start() <= node.end:
                 return node.name

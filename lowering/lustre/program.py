@@ -30,15 +30,19 @@ _MAX_CONST_DEPTH = 200
 @dataclass(frozen=True)
 class NodeKey:
     """A lowered variant of a Lustre node: `reset` adds a reset input, `tick` a
-    dummy input so that an input-less node can be activated on a clock."""
+    dummy input so that an input-less node can be activated on a clock,
+    `observe` the node's assumptions and properties as extra bool outputs
+    (`n$check`, what `step-run --check` runs)."""
 
     name: str
     reset: bool = False
     tick: bool = False
+    observe: bool = False  # `n$check`: the outputs, then one bool per observer
 
     @property
     def symbol(self) -> str:
-        return self.name + ("$reset" if self.reset else "") + ("$tick" if self.tick else "")
+        return (self.name + ("$reset" if self.reset else "") + ("$tick" if self.tick else "")
+                + ("$check" if self.observe else ""))
 
 
 def mlir_type(ltype: str) -> Attribute:

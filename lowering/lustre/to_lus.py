@@ -39,7 +39,7 @@ from xdsl.dialects.test import TestOp
 from xdsl.ir import Operation, SSAValue
 
 from steplus.dialects import lus
-from steplus.dialects.lus.input_ranges import INPUT_RANGES, ranges_attr
+from steplus.dialects.lus.input_ranges import INPUT_RANGES, OBSERVERS, observers_attr, ranges_attr
 from steplus.lowering.lustre import ast
 from steplus.lowering.lustre.calls import lower_call
 from steplus.passes.lus.causality import mark_lustre
@@ -102,9 +102,14 @@ class NodeLowering:
                                   "sub-clock (inputs are on the node's base clock)")
         in_types = [mlir_type(self.ltypes[d.name]) for d in inputs]
         extra = [i1] * (key.reset + key.tick)
+        observers = node.observers if key.observe else []
         self.op = lus.NodeOp(key.symbol, in_types + extra,
-                             [mlir_type(self.ltypes[d.name]) for d in node.outputs],
+                             [mlir_type(self.ltypes[d.name]) for d in node.outputs]
+                             + [i1] * len(observers),
                              static=[mlir_type(self.ltypes[d.name]) for d in statics])
+        if observers:
+            self.op.attributes[OBSERVERS] = observers_attr(
+                [(o.kind, o.name, o.pos) for o in observers])
         offsets[self.op] = node.pos
         mark_lustre(self.op)
         ranges = {d.name: (t, 0, prog.enum_size(t) - 1)
@@ -127,6 +132,7 @@ class NodeLowering:
         if key.tick:
             self.op.input_args[-1].name_hint = "tick"
         self.placeholders: dict[str, Operation] = {}
+        self._resolved: dict[SSAValue, SSAValue] = {}
         for d in [*node.outputs, *node.locals]:
             ph = TestOp(result_types=[mlir_type(self.ltypes[d.name])])
             ph.results[0].name_hint = d.name
@@ -180,8 +186,15 @@ class NodeLowering:
         for d in [*self.ast.outputs, *self.ast.locals]:
             if d.name not in self.defs:
                 raise LustreError(d.pos, f"variable '{d.name}' has no equation")
+        observed = []
+        if self.key.observe:
+            for ob in self.ast.observers:
+                v = self.expr1(ob.expr)
+                self._want(ob.expr, v, "bool", f"the {ob.kind} '{ob.name}'")
+                observed.append(v)
         self._resolve_placeholders()
         outs = [self.env[d.name] for d in self.ast.outputs]
+        outs += [self._resolved.get(v, v) for v in observed]
         yield_op = lus.YieldOp(outs)
         self.block.add_op(yield_op)
         self.offsets[yield_op] = self.ast.pos
@@ -216,6 +229,7 @@ class NodeLowering:
                 seen.add(alias)
                 value = self.defs[alias][0]
             resolved[name] = value
+        self._resolved = {ph.results[0]: resolved[n] for n, ph in self.placeholders.items()}
         for name, ph in self.placeholders.items():
             ph.results[0].replace_all_uses_with(resolved[name])
         for name, ph in self.placeholders.items():
@@ -266,6 +280,8 @@ class NodeLowering:
                     self._sampled[key] = self.sample(value, self.sampling, e.pos)
                 value = self._sampled[key]
             return value
+        if e.name.startswith("__") and e.name[2:] in self.ast.modes:  # Kind 2's `::m`
+            return self.expr1(self.ast.modes[e.name[2:]])
         v, ltype = self.prog.const_value(e.name, e.pos, self.local_consts)
         return self.const(v, ltype, e.pos)
 

@@ -49,7 +49,6 @@ REJECTED = {
     "ref_type_in_tuple.lus": (1, 22, "arrays ('[')"),
     "repro_map_of_sets_clocked.lus": (8, 3, "Kind 2 frame blocks ('frame')"),
     "set_subrange.lus": (1, 15, "Kind 2 subrange types ('subrange')"),
-    "shared_local_and_ghost_name.lus": (4, 1, "Kind 2 contracts and annotations"),
     "test_forward_ref_types.lus": (1, 7, "free (uninterpreted) constants"),
     "test_node_decl4.lus": (8, 10, "records ('struct')"),
     "when_then_else.lus": (12, 7, "Kind 2 'when' blocks"),
@@ -129,6 +128,25 @@ def _group_n(c):
             m, pick(8, 7)]
 
 
+def _has_been_true(i):
+    return [np.logical_or.accumulate(np.asarray(i, bool))]
+
+
+def _my_node(i):
+    # mem = abs(i) + (0 -> pre mem); out = if i < 0 then i else mem
+    i = np.asarray(i, np.int64)
+    mem = np.cumsum(np.abs(i))
+    return [np.where(i < 0, i, mem)]
+
+
+def _counter(init):
+    # out = |init| -> pre out + 1 (init > 0 ? init : -init)
+    out = []
+    for t, x in enumerate(init):
+        out.append(abs(int(x)) if t == 0 else out[-1] + 1)
+    return [out]
+
+
 def _ints(lo=-20, hi=21):
     return lambda rng: rng.integers(lo, hi, TICKS).astype(np.int32)
 
@@ -139,6 +157,21 @@ def _bools(p=0.5):
 
 # file -> node -> ({input: generator} (default: random by type), reference or None)
 ACCEPTED = {
+    # Kind 2 contracts, --%PROPERTY and check: their observers are run by
+    # test_lustre_check.py (the falsifier); the nodes' outputs here.
+    "const_in_contract.lus": {"id_bool": ({}, lambda x: [x]), "x": ({}, lambda i: [i])},
+    "contract_ordering.lus": {"abs": ({}, lambda i: [np.abs(i)]),
+                              "has_been_true": ({}, _has_been_true), "my_node": ({}, _my_node)},
+    "mode_reqs_by_idents.lus": {"abs": ({}, lambda i: [np.abs(i)]),
+                                "has_been_true": ({}, _has_been_true),
+                                "my_node": ({}, _my_node)},
+    "ghost_var_mult_assign2.lus": {"main": ({}, lambda: [np.ones(TICKS, bool)]),
+                                   "counter": ({}, _counter),
+                                   "counter2": ({}, lambda i: _counter(i) * 2)},
+    "test_enum_value_in_contract.lus": {"top": ({"x": _ints(0, 2)},
+                                                lambda x: [np.where(x == 0, 0, 1)])},
+    "test_ghost_vars.lus": {"top": ({}, lambda i: [i]), "top2": ({}, lambda i: [i])},
+    "shared_local_and_ghost_name.lus": {"N": ({}, lambda i: [i])},  # ghost A beside local A
     "const_03.lus": {"top": ({}, lambda x: [x + 2])},
     "duplicate-const-arg.lus": {},  # M and N take static parameters: not runnable
     "enum.lus": {"n": ({k: _ints(0, 3) for k in "xyzw"},

@@ -254,7 +254,7 @@ def test_deep_expressions_do_not_crash():
      "unsupported construct: arrays ('^')"),
     ("node f(x: int) returns (y: int);\nlet y = x[0]; tel", 2, 10,
      "unsupported construct: arrays ('[')"),
-    ("node f(x: int) returns (y: int);\n(*@contract guarantee y > 0; *)\nlet y = x; tel", 2, 1,
+    ("node f(x: int) returns (y: int);\n(*@ guarantee y > 0; *)\nlet y = x; tel", 2, 1,
      "unsupported construct: Kind 2 contracts and annotations ('(*@', '--@')"),
     ("node f(x: int) returns (y: int);\nlet y = x.f; tel", 2, 10,
      "unsupported construct: records (field access) ('.')"),

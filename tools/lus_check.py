@@ -1,0 +1,210 @@
+"""`step-run --check`: a falsifier for the properties and contracts of a Lustre node.
+
+The Lustre frontend compiles a node's assumptions (`assert e;`, a contract's
+`assume`) and properties (`--%PROPERTY e;`, `check e;`, a contract's
+`guarantee`, each mode's `require => ensure` and the modes' exhaustiveness)
+into an observer node `n$check`: the node's outputs, then one bool per
+observer (`lustre.observers` names them). This module runs it tick by tick on
+the lus interpreter:
+
+- with `--input` files, over the given ticks;
+- otherwise on `--runs` runs of `--ticks` ticks of seeded random inputs
+  (`--seed`; bools fair coins, ints mostly small, enums their constructors,
+  reals normal). A run stops at the first tick where an assumption is false:
+  only ticks within the assumptions count (Kind 2's reading: a guarantee must
+  hold as long as the assumptions have held).
+
+It reports the first tick where a property is false, at the property's source
+position, with the input trace up to that tick; `--cex DIR` writes the trace
+as one CSV per input, so that the printed replay command finds the same
+violation from the files:
+
+    step-run prog.lus --node abs --check --ticks 50 --runs 200 --seed 1
+    prog.lus:4:15: error: property 'out >= 0' of @abs is violated at tick 0 (run 3)
+    ...
+    step-run prog.lus --node abs --check --ticks 1 --input i=cex/i.csv   # replays it
+
+Exit status: 0 when no property is violated, 1 when one is (or on an error).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from dataclasses import dataclass, field
+
+import numpy as np
+from xdsl.dialects.builtin import ModuleOp
+
+from steplus.dialects import lus
+from steplus.dialects.lus.input_ranges import input_problem, input_ranges, observers
+from steplus.runtime.reactive import ReactiveError
+from steplus.runtime.reactive.interpreter import node_stepper
+from steplus.runtime.reactive.ops import numpy_dtype
+from steplus.tools.cli import EXIT_USER_ERROR, InputError, UsageError
+from steplus.tools.inputs import load_inputs, node_signature, require_all
+from steplus.tools.loading import read_input
+from steplus.tools.source import SourceFile
+
+__all__ = ["Violation", "CheckReport", "check_main", "falsify", "run_check"]
+
+MAX_RUNS = 100_000
+
+
+@dataclass
+class Violation:
+    name: str  # the property's name
+    offset: int  # its source offset
+    tick: int
+    run: int
+    trace: dict[str, list[object]]  # input name -> values up to `tick`
+
+
+@dataclass
+class CheckReport:
+    properties: int
+    assumptions: int
+    runs: int = 0
+    ticks: int = 0  # ticks checked within the assumptions
+    cut: int = 0  # runs stopped early by a false assumption
+    violation: Violation | None = None
+    input_names: list[str] = field(default_factory=list)
+
+
+def _random_stream(rng: np.random.Generator, t, ticks: int,
+                   spec: tuple[str, int, int] | None) -> np.ndarray:
+    dtype = numpy_dtype(t)
+    if spec is not None:
+        return rng.integers(spec[1], spec[2] + 1, ticks).astype(dtype)
+    if dtype == np.bool_:
+        return rng.random(ticks) < 0.5
+    if np.issubdtype(dtype, np.integer):
+        small = rng.integers(-10, 11, ticks)
+        large = rng.integers(-1000, 1001, ticks)
+        return np.where(rng.random(ticks) < 0.8, small, large).astype(dtype)
+    return (rng.standard_normal(ticks) * 10).astype(dtype)
+
+
+def falsify(module: ModuleOp, name: str, ticks: int, runs: int = 100, seed: int = 0,
+            inputs: dict[str, np.ndarray] | None = None) -> CheckReport:
+    """Run the observer node `@<name>$check`; see the module docstring."""
+    checker = next((op for op in module.walk() if isinstance(op, lus.NodeOp)
+                    and op.sym_name.data == f"{name}$check"), None)
+    if checker is None:
+        raise UsageError(f"@{name} has no property, assumption or contract to check "
+                         "(--%PROPERTY, check, assert, (*@contract ... *))")
+    obs = observers(checker)
+    first = len(checker.output_types) - len(obs)
+    kinds = [k for k, _, _ in obs]
+    report = CheckReport(kinds.count("property"), kinds.count("assume"))
+    args = list(checker.input_args)
+    report.input_names = [a.name_hint or f"arg{k}" for k, a in enumerate(args)]
+    ranges = input_ranges(checker)
+    rng = np.random.default_rng(seed)
+    total_runs = 1 if inputs is not None else runs
+    for run in range(total_runs):
+        if inputs is not None:
+            streams = [np.asarray(inputs[n]) for n in report.input_names]
+        else:
+            streams = [_random_stream(rng, a.type, ticks, ranges.get(n))
+                       for a, n in zip(args, report.input_names)]
+        _, step, _ = node_stepper(module, f"{name}$check")
+        report.runs += 1
+        for t in range(ticks):
+            out = step([s[t] for s in streams])
+            values = out[first:]
+            if any(k == "assume" and not bool(v) for k, v in zip(kinds, values)):
+                report.cut += 1
+                break
+            report.ticks += 1
+            bad = next((j for j, (k, v) in enumerate(zip(kinds, values))
+                        if k == "property" and not bool(v)), None)
+            if bad is not None:
+                _, pname, offset = obs[bad]
+                trace = {n: [s[i].item() for i in range(t + 1)]
+                         for n, s in zip(report.input_names, streams)}
+                report.violation = Violation(pname, offset, t, run, trace)
+                return report
+    return report
+
+
+def _fmt(v: object) -> str:
+    if isinstance(v, bool | np.bool_):
+        return "true" if v else "false"
+    return f"{v:.9g}" if isinstance(v, float) else str(v)
+
+
+def run_check(args: argparse.Namespace, module: ModuleOp, name: str,
+              inputs: dict[str, np.ndarray] | None, source: SourceFile | None) -> int:
+    """`step-run --check`: print the report; 0 if no property is violated, else 1."""
+    if not 1 <= args.runs <= MAX_RUNS:
+        raise UsageError(f"--runs must be 1 to {MAX_RUNS}")
+    ticks = 50 if args.ticks is None else args.ticks
+    if not 1 <= ticks <= args.max_ticks:
+        raise UsageError(f"--ticks must be 1 to {args.max_ticks} with --check")
+    report = falsify(module, name, ticks, args.runs, args.seed or 0, inputs)
+    how = ("the given inputs" if inputs is not None else
+           f"{report.runs} random run(s) of up to {ticks} ticks (seed {args.seed or 0})")
+    v = report.violation
+    if v is None:
+        print(f"@{name}: {report.properties} propert{'y' if report.properties == 1 else 'ies'}"
+              f", {report.assumptions} assumption(s): no violation in {how}; "
+              f"{report.ticks} tick(s) within the assumptions"
+              + (f", {report.cut} run(s) cut by an assumption" if report.cut else ""))
+        return 0
+    where = args.input_file or "<stdin>"
+    if source is not None:
+        loc = source.loc_of_offset(v.offset)
+        where = f"{source.name}:{loc.line}:{loc.col}"
+    print(f"{where}: error: property '{v.name}' of @{name} is violated at tick {v.tick}"
+          + ("" if inputs is not None else
+             f" (run {v.run + 1} of {args.runs}, seed {args.seed or 0})"))
+    print("input trace, one line per tick: " + " ".join(report.input_names))
+    for t in range(v.tick + 1):
+        print(f"tick {t}: " + " ".join(_fmt(v.trace[n][t]) for n in report.input_names))
+    if args.cex:
+        try:
+            os.makedirs(args.cex, exist_ok=True)
+            for n in report.input_names:
+                with open(os.path.join(args.cex, f"{n}.csv"), "w", encoding="utf-8") as f:
+                    f.write("".join(f"{int(x) if isinstance(x, bool) else x}\n"
+                                    for x in v.trace[n]))
+        except OSError as e:
+            raise InputError([f"{args.cex}: error: cannot write the trace: {e}"]) from None
+        files = " ".join(f"--input {n}={os.path.join(args.cex, n + '.csv')}"
+                         for n in report.input_names)
+        print(f"replay: step-run {args.input_file} --node {name} --check --ticks {v.tick + 1} "
+              f"{files}")
+    sys.stdout.flush()
+    return 1
+
+
+def check_main(args: argparse.Namespace, source: ModuleOp, name: str, node: lus.NodeOp) -> int:
+    """`step-run --check` on node `@name` of the (lus) module `source`."""
+    if args.stream or args.output or args.per_tick or args.backend not in (None, "reactive"):
+        raise UsageError("--check runs on the lus interpreter; it takes no --stream, "
+                         "--output, --per-tick or other --backend")
+    inputs = None
+    if args.input:
+        sigs = node_signature(node)
+        inputs = load_inputs(args.input, sigs, f"@{name}")
+        require_all(sigs, inputs, f"@{name}")
+        if args.ticks is None:
+            args.ticks = min(len(v) for v in inputs.values())
+        for n, values in inputs.items():
+            problem = input_problem(node, n, values[: args.ticks])
+            if problem is not None:
+                raise InputError([f"{args.input_file}: error: @{name}: {problem}"])
+    path: str | None = args.input_file
+    src = None
+    if path is not None and path != "-":
+        try:
+            src = SourceFile(path, read_input(path)[1])
+        except InputError:
+            src = None
+    try:
+        return run_check(args, source, name, inputs, src)
+    except ReactiveError as e:
+        print(f"{args.input_file}: error: {e}", file=sys.stderr)
+        return EXIT_USER_ERROR
