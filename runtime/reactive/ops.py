@@ -22,6 +22,7 @@ from xdsl.ir import Operation
 
 from steplus.dialects.semantics import (IntegerDivisionByZero, SemanticsError, TensorSemantics, TypedNumpyDomain,
                                         impl, numpy_dtype, register_semantics)
+from steplus.dialects.semantics.registry import OpImpl
 from steplus.dialects.semantics.constants import ConstantError, constant_array
 from steplus.runtime.reactive.errors import ReactiveError, RuntimeArithmeticError
 
@@ -67,21 +68,29 @@ def _arith_error(op: Operation, msg: str) -> RuntimeArithmeticError:
     return RuntimeArithmeticError(f"{msg} ({op.name}{op_location(op)})")
 
 
+_PLANS: weakref.WeakKeyDictionary[Operation, tuple[OpImpl, tuple[np.dtype, ...]]] = weakref.WeakKeyDictionary()
+
+
+def _plan(op: Operation) -> tuple[OpImpl, tuple[np.dtype, ...]]:
+    """`op`'s implementation and result dtypes, looked up once per op (a reaction re-runs its ops)."""
+    plan = _PLANS.get(op)
+    if plan is None:
+        f = ReactiveSemantics.lookup(type(op))
+        if f is None:
+            raise _error(op, "not supported by the reactive runtime")
+        plan = _PLANS[op] = (f, tuple(numpy_dtype(r.type) for r in op.results))
+    return plan
+
+
 def evaluate(op: Operation, args: Sequence[object]) -> list[object]:
     """The results of `op` on present operand values (each of its result type's dtype)."""
+    f, dtypes = _plan(op)
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         try:
-            results = _SEMANTICS.apply(op, list(args))
+            results = f(_SEMANTICS, op, list(args))
         except IntegerDivisionByZero as e:
             raise _arith_error(op, e.message) from None
         except SemanticsError as e:
-            if e.message.startswith("no numpy semantics"):
-                raise _error(op, "not supported by the reactive runtime") from None
             raise _error(op, e.message) from None
-    out = []
-    for r, v in zip(op.results, results):
-        want = numpy_dtype(r.type)
-        if isinstance(v, np.ndarray) and v.dtype != want:
-            v = v.astype(want)
-        out.append(v)
-    return out
+    return [v.astype(want) if isinstance(v, np.ndarray) and v.dtype != want else v
+            for v, want in zip(results, dtypes)]
