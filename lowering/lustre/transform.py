@@ -1,0 +1,278 @@
+"""The lark parse tree of Lustre source to `ast` (the `_ToAst` transformer),
+and `LustreError`, the located error of the frontend.
+
+Example::
+
+    from steplus.lowering.lustre.parser import parse_program   # uses _ToAst
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+from lark import Token, Transformer_NonRecursive, v_args
+
+from steplus.lowering.lustre import ast
+
+MAX_INT_DIGITS = 40
+"""Longest integer literal read (digits, leading zeros aside)."""
+F32_MAX = 3.4028234663852886e38
+"""Largest finite real: `real` lowers to f32."""
+
+
+class LustreError(Exception):
+    """A located error in Lustre source: `pos` is a character offset."""
+
+    def __init__(self, pos: int, message: str):
+        super().__init__(message)
+        self.pos = pos
+        self.message = message
+
+
+_UNSUPPORTED_TOKENS: dict[str, str] = {
+    "ANNOTATION": "Kind 2 contracts and annotations ('(*@', '--@')",
+    "WHEN": "Kind 2 'when' blocks and 'when ... then ... else' expressions",
+}
+
+
+_CONTRACTS: dict[int, list[Token]] = {}
+"""The contract annotations of each node being parsed (by id of its ast.Node)."""
+_CONTRACT_OPEN = re.compile(r"(\(\*|/\*)\s*@contract\b")
+def _pos(x: object) -> int:
+    if isinstance(x, Token):
+        return x.start_pos or 0
+    return getattr(x, "pos")
+
+
+_BINARY = {
+    "arrow_op": "->", "fby_op": "fby", "impl_op": "=>", "or_op": "or", "xor_op": "xor",
+    "and_op": "and", "add_op": "+", "sub_op": "-", "mul_op": "*", "div_op": "/",
+    "idiv_op": "div", "mod_op": "mod",
+}
+_UNARY = {"neg_op": "-", "not_op": "not", "pre_op": "pre", "current_op": "current",
+          "cast_int": "int", "cast_real": "real"}
+
+
+@v_args(meta=True, inline=True)
+class _ToAst(Transformer_NonRecursive):
+    """Builds the AST from lark's parse tree (iteratively: deep input is fine)."""
+
+    def __default__(self, data, children, meta):
+        start = meta.start_pos if not meta.empty else 0
+        if data in _BINARY:
+            return ast.Binary(start, _BINARY[data], children[0], children[1])
+        if data in _UNARY:
+            return ast.Unary(start, _UNARY[data], children[0])
+        raise LustreError(start, f"internal: no AST for '{data}'")  # pragma: no cover
+
+    # -- declarations ---------------------------------------------------------
+    def start(self, meta, *decls):
+        prog = ast.Program([], [], [])
+        for d in decls:
+            if isinstance(d, ast.Node):
+                prog.nodes.append(d)
+            elif isinstance(d, list) and d and isinstance(d[0], ast.ConstDecl):
+                prog.consts.extend(d)
+            elif isinstance(d, list):
+                prog.types.extend(d)
+        return prog
+
+    def const_block(self, meta, *defs):
+        return list(defs)
+
+    def const_def(self, meta, name, *rest):
+        ty = rest[0] if len(rest) == 2 else None
+        return ast.ConstDecl(_pos(name), str(name), ty, rest[-1])
+
+    def free_const(self, meta, name, ty):
+        raise LustreError(_pos(name), _unsupported("free (uninterpreted) constants"))
+
+    def type_block(self, meta, *defs):
+        return list(defs)
+
+    def enum_def(self, meta, name, ctors):
+        return ast.TypeDecl(_pos(name), str(name), ctors=ctors)
+
+    def hept_enum_def(self, meta, name, *ctors):
+        return ast.TypeDecl(_pos(name), str(name), ctors=[ast.Name(_pos(c), str(c)) for c in ctors])
+
+    def alias_def(self, meta, name, ty):
+        return ast.TypeDecl(_pos(name), str(name), alias=ty)
+
+    def t_int(self, meta):
+        return ast.TypeRef(meta.start_pos, "int")
+
+    def t_real(self, meta):
+        return ast.TypeRef(meta.start_pos, "real")
+
+    def t_bool(self, meta):
+        return ast.TypeRef(meta.start_pos, "bool")
+
+    def t_named(self, meta, name):
+        return ast.TypeRef(_pos(name), str(name))
+
+    def ident_list(self, meta, *names):
+        return [ast.Name(_pos(n), str(n)) for n in names]
+
+    def node_decl(self, meta, name, inputs, outputs, *rest):
+        *decls, body = rest
+        equations = [e for e in body if isinstance(e, ast.Equation)]
+        node = ast.Node(_pos(name), str(name), inputs, outputs, [], [], equations, meta.end_pos)
+        node.observers = [e for e in body if isinstance(e, ast.Observer)]
+        contracts = [t for e in body if isinstance(e, Token) for t in [e]]
+        for kind, items in decls:
+            if kind == "var":
+                node.locals.extend(items)
+            elif kind == "const":
+                node.consts.extend(items)
+            else:
+                contracts.append(items)
+        _CONTRACTS[id(node)] = contracts
+        return node
+
+    def params(self, meta, *groups):
+        return [d for g in groups for d in g]
+
+    def _group(self, names, ty, clock, static):
+        return [ast.Decl(n.pos, n.name, ty, clock, static) for n in names]
+
+    def param_group(self, meta, names, ty, clock=None):
+        return self._group(names, ty, clock, False)
+
+    def const_param_group(self, meta, names, ty, clock=None):
+        return self._group(names, ty, clock, True)
+
+    def clock_ann(self, meta, clock):
+        return clock
+
+    def var_decl(self, meta, *groups):
+        return ("var", [d for g in groups for d in g])
+
+    def var_group(self, meta, names, ty, clock=None):
+        return self._group(names, ty, clock, False)
+
+    def local_const(self, meta, *defs):
+        return ("const", list(defs))
+
+    def annotation(self, meta, tok):
+        if not _CONTRACT_OPEN.match(tok):
+            raise LustreError(_pos(tok), _unsupported(_UNSUPPORTED_TOKENS["ANNOTATION"]))
+        return ("contract", tok)  # read by `_contract` once the node is built
+
+    def annotation_eq(self, meta, tok):
+        return self.annotation(meta, tok)[1]
+
+    def expr_start(self, meta, e):
+        return e
+
+    def body(self, meta, *eqs):
+        return [e for e in eqs if e is not None]
+
+    def eq(self, meta, lhs, rhs):
+        return ast.Equation(meta.start_pos, lhs, rhs)
+
+    def assert_eq(self, meta, expr):
+        # an assumption on the environment: no change to the outputs; the
+        # falsifier (step-run --check) draws inputs within it
+        return ast.Observer(meta.start_pos, "assume", "", expr)
+
+    def check_eq(self, meta, *children):
+        name = str(children[0])[1:-1] if len(children) == 2 else ""
+        return ast.Observer(meta.start_pos, "property", name, children[-1])
+
+    def lhs(self, meta, names):
+        return names
+
+    # -- expressions ----------------------------------------------------------
+    def ite(self, meta, c, t, e):
+        return ast.If(meta.start_pos, c, t, e)
+
+    def when_op(self, meta, e, clock):
+        return ast.When(meta.start_pos, e, clock)
+
+    def whenot_op(self, meta, e, var):
+        return ast.When(meta.start_pos, e, ast.Clock(_pos(var), str(var), False))
+
+    def cmp_op(self, meta, a, op, b):
+        return ast.Binary(meta.start_pos, str(op), a, b)
+
+    def eq_op(self, meta, a, b):
+        return ast.Binary(meta.start_pos, "=", a, b)
+
+    def int_lit(self, meta, tok):
+        # Range checks against the int type happen at lowering; here only
+        # bound the text so that int() never converts thousands of digits.
+        if len(tok.lstrip("0")) > MAX_INT_DIGITS:
+            raise LustreError(_pos(tok), f"integer literal of {len(tok)} digits is too large")
+        return ast.Const(_pos(tok), int(tok), "int")
+
+    def real_lit(self, meta, tok):
+        value = float(tok)
+        if not math.isfinite(value) or abs(value) > F32_MAX:
+            raise LustreError(_pos(tok), f"real literal {tok} does not fit in real (32-bit float)")
+        return ast.Const(_pos(tok), value, "real")
+
+    def true_lit(self, meta, tok):
+        return ast.Const(_pos(tok), True, "bool")
+
+    def false_lit(self, meta, tok):
+        return ast.Const(_pos(tok), False, "bool")
+
+    def var_ref(self, meta, tok):
+        return ast.Var(_pos(tok), str(tok))
+
+    def tuple(self, meta, *items):
+        return ast.Tuple(meta.start_pos, list(items))
+
+    def args(self, meta, *items):
+        return list(items)
+
+    def call(self, meta, name, args):
+        return ast.Call(meta.start_pos, str(name), _pos(name), args)
+
+    def call_every(self, meta, name, args, reset):
+        return ast.Call(meta.start_pos, str(name), _pos(name), args, reset=reset)
+
+    def restart_call(self, meta, name, reset, args):
+        return ast.Call(meta.start_pos, str(name), _pos(name), args, reset=reset)
+
+    def activate_call(self, meta, name, cond, args):
+        return ast.Call(meta.start_pos, str(name), _pos(name), args, activate=cond)
+
+    def activate_default_call(self, meta, name, cond, default, args):
+        return ast.Call(meta.start_pos, str(name), _pos(name), args, activate=cond,
+                        default=default)
+
+    def condact_call(self, meta, cond, name, args, default):
+        return ast.Call(meta.start_pos, str(name), _pos(name), args, activate=cond,
+                        default=[default])
+
+    def merge_kind2(self, meta, var, on_true, on_false):
+        cases: list[tuple[bool | str, int, ast.Expr]] = [
+            (True, on_true.pos, on_true), (False, on_false.pos, on_false)]
+        return ast.Merge(meta.start_pos, str(var), _pos(var), cases, implicit=True)
+
+    def merge_cases(self, meta, var, *cases):
+        return ast.Merge(meta.start_pos, str(var), _pos(var), list(cases))
+
+    def merge_case(self, meta, tag, expr):
+        return (tag[0], tag[1], expr)
+
+    def case_tag(self, meta, tok):
+        value = {"true": True, "false": False}.get(str(tok), str(tok))
+        return (value, _pos(tok))
+
+    def clock_var(self, meta, var):
+        return ast.Clock(_pos(var), str(var), True)
+
+    def clock_not(self, meta, var):
+        return ast.Clock(_pos(var), str(var), False)
+
+    def clock_ctor(self, meta, ctor, var):
+        tag = {"true": True, "false": False}.get(str(ctor), str(ctor))
+        return ast.Clock(_pos(ctor), str(var), tag)
+
+
+def _unsupported(what: str) -> str:
+    return f"unsupported construct: {what}"
