@@ -82,7 +82,9 @@ class ConvertStepToRuntimePass(ModulePass):
     name = "convert-step-to-runtime"
 
     preset: str = ""
+    """The fabric to place for: a preset of dialects/target/fabric.py (step-eval, swiglu-hdl, sn40l); empty: the module's #target.fabric, else step-eval."""
     depth: int = 0
+    """The channel depth (FIFO entries); 0: the configuration's base depth."""
 
     def apply(self, ctx: MLContext, op: ModuleOp) -> None:
         try:
