@@ -5,9 +5,12 @@
 - `hbm`: the off-chip model at tile granularity (§2) and a request-level reference
 - `contexts`: the operator contexts, grouped like the step dialect's ops (memory, compute
   roofline §3, routing, shape, generators §4)
-- `build`: a step graph's placement (`passes/step/fabric_placement.py`) instantiated as a program
-(The hardware configurations are `dialects/target/fabric.py`: placement reads them too.)
+- `build`: a step graph's placement (`passes/step/fabric_placement.py`) instantiated as a
+  program, one context per params class of `passes/step/fabric_contract.py`
 - `program`: a runnable network plus metrics, tables and Chrome traces
+
+The hardware configurations are target descriptions, `dialects/target/fabric.py`: the
+placement and `convert-step-to-runtime` read the same objects.
 """
 
 from steplus.runtime.fabric import native as _native
