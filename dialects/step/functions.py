@@ -5,7 +5,9 @@ library function on tiles. Each function declares
 
 - `flops(in_shapes)`: its FLOP count for input tiles of the given shapes
   (reference spec §3.1), or a fixed cycle cost for the helpers;
-- `numpy(*arrays)`: its semantics on numpy arrays;
+- `numpy(*arrays)`: its semantics on numpy arrays (the element-wise arithmetic is the op-semantics
+  registry's, `dialects/semantics/domain.py`'s `UNARY` / `BINARY` tables: one meaning of `exp`
+  or `div` for step functions, tensor ops and `arith` ops alike);
 - `out_shape(in_shapes)`: the shape of the output tile;
 - `onchip_bytes(in_shapes, nbytes)`: the on-chip memory it needs beyond its
   operands (0 for element-wise functions).
@@ -37,6 +39,8 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 
 import numpy as np
+
+from steplus.dialects.semantics.domain import BINARY, UNARY
 
 Shape = tuple[int, int]
 
@@ -104,16 +108,16 @@ for _fn in [
     StepFunction("matmul_t", 2, lambda s: 2 * s[0][0] * s[0][1] * s[1][0],
                  lambda a, b: a @ b.T, lambda s: (s[0][0], s[1][0]),
                  summary="[m,k] x [n,k]^T -> [m,n] (weight transposed)"),
-    StepFunction("add", 2, lambda s: _elems(_bcast(s)), np.add, _bcast,
+    StepFunction("add", 2, lambda s: _elems(_bcast(s)), BINARY["add"], _bcast,
                  summary="element-wise add with row/column broadcast"),
-    StepFunction("mul", 2, lambda s: _elems(_bcast(s)), np.multiply, _bcast,
+    StepFunction("mul", 2, lambda s: _elems(_bcast(s)), BINARY["mul"], _bcast,
                  summary="element-wise multiply with broadcast"),
-    StepFunction("div", 2, lambda s: _elems(_bcast(s)), np.divide, _bcast,
+    StepFunction("div", 2, lambda s: _elems(_bcast(s)), BINARY["div"], _bcast,
                  summary="element-wise divide with broadcast"),
-    StepFunction("exp", 1, lambda s: 4 * _elems(s[0]), np.exp, lambda s: s[0],
+    StepFunction("exp", 1, lambda s: 4 * _elems(s[0]), UNARY["exp"], lambda s: s[0],
                  summary="element-wise exponential (4 FLOPs per element)"),
     StepFunction("silu", 1, lambda s: 8 * _elems(s[0]),
-                 lambda a: a / (1.0 + np.exp(-a)), lambda s: s[0],
+                 lambda a: BINARY["div"](a, 1.0 + UNARY["exp"](UNARY["neg"](a))), lambda s: s[0],
                  summary="x * sigmoid(x) (8 FLOPs per element)"),
     StepFunction("row_sum", 1, lambda s: _elems(s[0]),
                  lambda a: a.sum(axis=1, keepdims=True), lambda s: (s[0][0], 1),
@@ -177,7 +181,7 @@ for _fn in [
 
 def _rsqrt(a: np.ndarray) -> np.ndarray:
     with np.errstate(divide="ignore", invalid="ignore"):  # 1/sqrt(0) = inf, as torch
-        return 1.0 / np.sqrt(a)
+        return UNARY["rsqrt"](a)
 
 
 def _one(s: Sequence[Shape]) -> Shape:
@@ -187,23 +191,20 @@ def _one(s: Sequence[Shape]) -> Shape:
 _SQRT1_2 = 0.7071067811865476
 
 
-def _erf(a: np.ndarray) -> np.ndarray:
-    """erf element-wise (math.erf per element: numpy has no erf; exact to double)."""
-    a = np.asarray(a, dtype=np.float64)
-    return np.vectorize(math.erf, otypes=[np.float64])(a) if a.size else a
+_erf = UNARY["erf"]  # math.erf per element, in float64 (numpy has no erf; exact to double)
 
 
 def _sigmoid(a: np.ndarray) -> np.ndarray:
     with np.errstate(over="ignore", under="ignore"):  # exp(-x) = inf for x << 0: sigmoid 0
-        return 1.0 / (1.0 + np.exp(-np.asarray(a, dtype=np.float64)))
+        return UNARY["sigmoid"](np.asarray(a, dtype=np.float64))  # tiles: in float64
 
 
 for _fn in [
-    StepFunction("sub", 2, lambda s: _elems(_bcast(s)), np.subtract, _bcast,
+    StepFunction("sub", 2, lambda s: _elems(_bcast(s)), BINARY["sub"], _bcast,
                  summary="element-wise subtract with broadcast"),
-    StepFunction("max", 2, lambda s: _elems(_bcast(s)), np.maximum, _bcast,
+    StepFunction("max", 2, lambda s: _elems(_bcast(s)), BINARY["max"], _bcast,
                  summary="element-wise maximum with broadcast (the combine of a row-max accum)"),
-    StepFunction("neg", 1, lambda s: _elems(s[0]), np.negative, _one,
+    StepFunction("neg", 1, lambda s: _elems(s[0]), UNARY["neg"], _one,
                  summary="element-wise negation, 1 FLOP per element"),
     StepFunction("square", 1, lambda s: _elems(s[0]), np.square, _one,
                  summary="x * x (torch's x.pow(2)), 1 FLOP per element"),
@@ -212,11 +213,11 @@ for _fn in [
     StepFunction("neg_inf", 0, lambda s: 0, lambda: np.full((1, 1), -np.inf), lambda s: (1, 1),
                  summary="init function: a -inf tile (the identity of max)"),
     # activations of real models (torch's GELU, tanh, sigmoid, ReLU6 = min(max(x, 0), 6))
-    StepFunction("min", 2, lambda s: _elems(_bcast(s)), np.minimum, _bcast,
+    StepFunction("min", 2, lambda s: _elems(_bcast(s)), BINARY["min"], _bcast,
                  summary="element-wise minimum with broadcast"),
     StepFunction("erf", 1, lambda s: 8 * _elems(s[0]), _erf, _one,
                  summary="element-wise error function, 8 FLOPs per element (a polynomial)"),
-    StepFunction("tanh", 1, lambda s: 4 * _elems(s[0]), np.tanh, _one,
+    StepFunction("tanh", 1, lambda s: 4 * _elems(s[0]), UNARY["tanh"], _one,
                  summary="element-wise tanh, 4 FLOPs per element (as exp)"),
     StepFunction("sigmoid", 1, lambda s: 6 * _elems(s[0]), _sigmoid, _one,
                  summary="1 / (1 + exp(-x)), 6 FLOPs per element"),
@@ -323,14 +324,14 @@ def _row_topk_index(k: int) -> StepFunction:
 
 
 for _fam in [
-    _scalar("add_scalar", np.add, "x + c"),
-    _scalar("sub_scalar", np.subtract, "x - c"),
-    _scalar("mul_scalar", np.multiply, "x * c"),
-    _scalar("div_scalar", np.divide, "x / c"),
-    _scalar("rsub_scalar", lambda a, c: c - a, "c - x"),
-    _scalar("rdiv_scalar", lambda a, c: c / a, "c / x"),
-    _scalar("max_scalar", np.maximum, "max(x, c)"),
-    _scalar("min_scalar", np.minimum, "min(x, c)"),
+    _scalar("add_scalar", BINARY["add"], "x + c"),
+    _scalar("sub_scalar", BINARY["sub"], "x - c"),
+    _scalar("mul_scalar", BINARY["mul"], "x * c"),
+    _scalar("div_scalar", BINARY["div"], "x / c"),
+    _scalar("rsub_scalar", lambda a, c: BINARY["sub"](c, a), "c - x"),
+    _scalar("rdiv_scalar", lambda a, c: BINARY["div"](c, a), "c / x"),
+    _scalar("max_scalar", BINARY["max"], "max(x, c)"),
+    _scalar("min_scalar", BINARY["min"], "min(x, c)"),
     FunctionFamily("row_topk_softmax", int, _row_topk_softmax,
                    "[rows, cols] -> [rows, k]: softmax over each row's k largest values, "
                    "largest first (Mixtral's router: topk then softmax); k*cols + 7k FLOPs "
