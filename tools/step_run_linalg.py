@@ -285,6 +285,14 @@ def run_part(part, values: dict, routing: tuple | None = None, config=None) -> d
         return {part.outputs[0]: np.vstack([np.asarray(t) for t in stores[0].stored])}
     low = part.lowered
     shapes = getattr(part, "out_shapes", None) or low.result_shapes
+    groups = getattr(low, "groups", None)
+    if groups:  # several stores make one output (an RNN's steps): stacked along `axis`
+        arrays = [lay.assemble(st.stored) for st, lay in zip(stores, low.result_layouts)]
+        out, k = {}, 0
+        for name, (count, axis), shape in zip(part.outputs, groups, shapes):
+            out[name] = np.stack(arrays[k:k + count], axis=axis).reshape(shape)
+            k += count
+        return out
     return {name: lay.assemble(st.stored).reshape(shape) for name, st, lay, shape in
             zip(part.outputs, stores, low.result_layouts, shapes)}
 

@@ -125,6 +125,25 @@ def dense_parts(nodes, covered: set, tile: str, schedule: str, name: str, remark
         k += 1
         covered = covered | {n}
         yield from parts
+    from steplus.lowering.linalg_to_step import rnn
+
+    tile_m = parse_tiles(tile)[None][0]
+    for n in nodes:
+        if n in covered or not rnn.is_rnn(n):
+            continue
+        r = rnn.read(n)
+        if isinstance(r, str):
+            remarks.append(Remark(where_of(n), f"{name_of(n)} not lowered: {r}"))
+            continue
+        try:
+            part = rnn.rnn_part(r, f"{name}_rnn{k}", tile_m)
+        except (ValueError, OpDiagnosticError) as e:
+            remarks.append(Remark(where_of(n), f"{name_of(n)} not lowered: "
+                                               f"{getattr(e, 'message', e)} (option dense)"))
+            continue
+        k += 1
+        covered = covered | part.covered
+        yield part
     ctx = _context()
     groups = glue.regions(nodes, covered)
     produced = {n for n in covered if n.op == "call_function"}  # stored by their parts

@@ -115,6 +115,8 @@ class Lowered:
     result_shapes: list[tuple[int, ...]] = field(default_factory=list)
     loads: list[tuple[int, tuple[int, int]]] = field(default_factory=list)
     constants: dict = field(default_factory=dict)  # argument index -> values (tensor constants)
+    # results that make one output: (stores, stack axis) per output, in order (None: one each)
+    groups: list | None = None
 
 
 def _nbytes(dtype: Attribute) -> int:
@@ -154,6 +156,10 @@ class _Planner:
         self.uses[key] = self.uses.get(key, 0) + 1
 
     def run(self) -> None:
+        used = {x for n in self.fn.nodes for x in n.inputs} | set(self.fn.results)
+        for n in self.fn.nodes:  # a sigmoid not completed into silu: the library's sigmoid
+            if n.kind == "sigmoid" and n in used:
+                n.kind, n.fn = "ewise", "sigmoid"
         for n in self.fn.nodes:
             if n.kind == "matmul":
                 self.matmul(n)
@@ -174,9 +180,6 @@ class _Planner:
         return max((self._level(i) for i in n.inputs), default=-1)
 
     def operand(self, n: Node, user: Node) -> Node:
-        if n.kind == "sigmoid":
-            raise OpDiagnosticError(user.op, "sigmoid is supported only as x * sigmoid(x) "
-                                             "(silu): the step function library has no sigmoid")
         if n.kind == "init":
             raise OpDiagnosticError(user.op, "reads an uninitialized tensor")
         return n

@@ -14,7 +14,7 @@ row-major memory):
   the exported program (`parameter_values`, bound by the runner);
 - element-wise `add/sub/mul/div` (tensors of the same shape, a row `[N]` /
   `[1, .., N]`, a column `[.., 1]`, or a scalar), `rsqrt`, `exp`, `neg`,
-  `tanh`, `silu`, `relu` (`max_scalar[0.0]`), `hardtanh`/ReLU6
+  `tanh`, `sigmoid`, `silu`, `relu` (`max_scalar[0.0]`), `hardtanh`/ReLU6
   (`max_scalar` then `min_scalar`), `gelu` (exact: the library's `gelu`;
   `approximate="tanh"`: its formula), `pow(x, 2)`;
 - row ops over the last dim: `mean`/`sum` with `keepdim`, `softmax`
@@ -67,7 +67,7 @@ BINARY = {"aten.add.Tensor": "arith.addf", "aten.sub.Tensor": "arith.subf",
 MATMUL = ("aten.matmul.default", "aten.mm.default", "aten.linear.default")
 REDUCE = ("aten.mean.dim", "aten.sum.dim_IntList")
 ACTIVATION = ("aten.silu.default", "aten.relu.default", "aten.hardtanh.default",
-              "aten.gelu.default")
+              "aten.gelu.default", "aten.sigmoid.default")
 NORM = ("aten.layer_norm.default", "aten.rms_norm.default")
 SOFTMAX = ("aten.softmax.int", "aten._softmax.default")
 OTHER = ("aten.pow.Tensor_Scalar", *ACTIVATION)
@@ -632,6 +632,11 @@ def region_text(region: list, fname: str, produced: set = frozenset()) -> Text:
             r = w.unary(arg(a0), lambda a, one=one: [
                 f"    %n = arith.negf {a[0]} : f32", "    %x = math.exp %n : f32",
                 f"    %d = arith.addf %x, {one} : f32", f"    %y = arith.divf {a[0]}, %d : f32"])
+        elif name == "aten.sigmoid.default":
+            one = w.const(1.0)
+            r = w.unary(arg(a0), lambda a, one=one: [
+                f"    %n = arith.negf {a[0]} : f32", "    %x = math.exp %n : f32",
+                f"    %d = arith.addf %x, {one} : f32", f"    %y = arith.divf {one}, %d : f32"])
         elif name == "aten.relu.default":
             r = w.unary(arg(a0), lambda a: [f"    %y = arith.maximumf {a[0]}, %zero : f32"])
         elif name == "aten.hardtanh.default":

@@ -71,7 +71,8 @@ class Node:
     transposed), "ewise" (`fn` over `inputs`, broadcast per input in
     `bcast`: "full", "row", "col", "batch"), "reduce" (`fn` the row function,
     `combine` the accumulation), "view" (`fn` "same", "flatten" or "split" of
-    its input), "sigmoid" (only as part of silu), "init" (empty/filled).
+    its input), "sigmoid" (completed into silu by a following x * sigmoid(x), else
+    the library's `sigmoid`: emit makes it element-wise), "init" (empty/filled).
     `shape` is the internal shape (see the module doc); `col`: a column."""
 
     kind: str
@@ -227,7 +228,7 @@ class _Recognizer:
         n = self.node(v, op)
         while n.kind == "view" and n.fn == "same":
             n = n.inputs[0]
-        if n.kind in ("arg", "init", "sigmoid"):
+        if n.kind in ("arg", "init"):
             raise OpDiagnosticError(op, f"a returned {n.kind} tensor is not computed by a "
                                         "matmul, an element-wise op or a reduction: nothing "
                                         "to stream")
@@ -472,9 +473,6 @@ class _Recognizer:
                 if s.kind == "sigmoid" and s.inputs[0] is x:
                     return self.new(Node("ewise", shape, dt, op, [x], fn="silu",
                                          bcast=["full"], col=col, tensor=tshape))
-        if any(s.kind == "sigmoid" for s in subs):
-            raise OpDiagnosticError(op, "sigmoid is supported only as x * sigmoid(x) (silu): "
-                                        "the step function library has no sigmoid")
         f = get_function(kind)
         if f is None or f.arity != len(subs) or f.arity == 0:
             raise OpDiagnosticError(op, f"element-wise '{kind}' has no step library function")

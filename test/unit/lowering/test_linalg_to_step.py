@@ -293,21 +293,6 @@ BAD = {
       "tensor.empty, linalg.fill, linalg.matmul, linalg.matmul_transpose_b, "
       "linalg.batch_matmul, linalg.transpose, element-wise and row-reduction linalg.generic, "
       "tensor.collapse_shape, tensor.expand_shape)"),
-    "sigmoid": ("""#map = affine_map<(d0, d1) -> (d0, d1)>
-func.func @f(%a: tensor<8x16xf32>) -> tensor<8x16xf32> {
-  %c1 = arith.constant 1.000000e+00 : f32
-  %0 = tensor.empty() : tensor<8x16xf32>
-  %1 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel"]} ins(%a : tensor<8x16xf32>) outs(%0 : tensor<8x16xf32>) {
-  ^bb0(%in: f32, %out: f32):
-    %2 = arith.negf %in : f32
-    %3 = math.exp %2 : f32
-    %4 = arith.addf %3, %c1 : f32
-    %5 = arith.divf %c1, %4 : f32
-    linalg.yield %5 : f32
-  } -> tensor<8x16xf32>
-  return %1 : tensor<8x16xf32>
-}""", "13:3", "a returned sigmoid tensor is not computed by a matmul, an element-wise op "
-      "or a reduction: nothing to stream"),
     "sin": ("""#map = affine_map<(d0, d1) -> (d0, d1)>
 func.func @f(%a: tensor<8x16xf32>, %b: tensor<8x16xf32>) -> tensor<8x16xf32> {
   %0 = tensor.empty() : tensor<8x16xf32>
