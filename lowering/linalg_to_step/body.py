@@ -26,14 +26,18 @@ from xdsl.dialects.builtin import FloatAttr, IntegerAttr
 from xdsl.dialects.linalg import ops as linalg
 from xdsl.ir import Operation, SSAValue
 
-from steplus.dialects.step.functions import member_name
+from steplus.dialects.semantics.arith import FLOAT_BINARY, UNARY
+from steplus.dialects.semantics.domain import BINARY
+from steplus.dialects.step.functions import get_function, member_name
 from steplus.utils.diagnostics import OpDiagnosticError
 
-BODY = {arith.AddfOp: "add", arith.SubfOp: "sub", arith.MulfOp: "mul", arith.DivfOp: "div",
-        arith.NegfOp: "neg", arith.MaximumfOp: "max", arith.MaxnumfOp: "max",
-        arith.MinimumfOp: "min", arith.MinnumfOp: "min",
-        math.ExpOp: "exp", math.RsqrtOp: "rsqrt", math.SqrtOp: "sqrt", math.ErfOp: "erf",
-        math.TanhOp: "tanh", math.FPowIOp: "pow", math.PowFOp: "pow"}
+_NAN_AGNOSTIC = {"maxnum": "max", "minnum": "min"}  # tiles hold no NaN: maxnumf is max
+# A body op lowers to the step library function named by its kind in the op-semantics registry
+# (dialects/semantics/arith.py: arith.addf is "add", math.exp "exp"), when the library has one;
+# a power is read as a square (below).
+BODY: dict[type[Operation], str] = {
+    cls: _NAN_AGNOSTIC.get(kind, kind) for cls, kind in {**FLOAT_BINARY, **UNARY, math.FPowIOp: "pow"}.items()
+    if kind == "pow" or get_function(_NAN_AGNOSTIC.get(kind, kind)) is not None}
 SUPPORTED_BODY = ("arith.addf, arith.subf, arith.mulf, arith.divf, arith.negf, "
                   "arith.maximumf, arith.minimumf, math.exp, math.rsqrt, math.erf, math.tanh, "
                   "math.fpowi/powf by 2")
@@ -195,8 +199,7 @@ def match_functions(t: tuple, op) -> tuple:
         consts = [s[0] == "const" for s in sub]
         if consts == [True, True]:
             with np.errstate(all="ignore"):
-                v = {"add": np.add, "sub": np.subtract, "mul": np.multiply,
-                     "div": np.divide}[t[0]](sub[0][1], sub[1][1])
+                v = BINARY[t[0]](sub[0][1], sub[1][1])  # the registry's meaning of the op
             return ("const", _const(v, op))
         if any(consts):
             first = consts[0]
