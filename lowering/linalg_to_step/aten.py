@@ -29,6 +29,9 @@ Recognized:
   query row per head, keys/values `cat([cache, new], 2)` or without a cache.
   Lowers to `attention_graph` (§8.4): one request per (sequence, KV head),
   `Hq/Hkv` queries each, cached lengths from the cache shape or `kv_lengths`.
+  An attention that is not such a decode step (a prefill, a mask, is_causal) is,
+  with `dense=...`, lowered densely (`attention_dense.py`: a static graph over
+  the (batch, head) pairs) with a remark saying why it is not the §8.4 graph.
 
 With `dense="tile=... schedule=..."` the rest that linalg expresses —
 projections, RMSNorm, residual adds, scalar scales (`glue.py`'s regions) —
@@ -55,8 +58,9 @@ from xdsl.dialects.builtin import ModuleOp
 from steplus.lowering.linalg_to_step.attention_graph import (
     STRATEGIES, AttnShape, attention_graph,
 )
+from steplus.lowering.linalg_to_step.attention_dense import dense_attention_part
 from steplus.lowering.linalg_to_step.attention_match import (
-    SOFTMAX, AttnMatch, match_eager, match_sdpa,
+    SOFTMAX, AttnMatch, eager_pieces, match_eager, match_sdpa, sdpa_pieces,
 )
 from steplus.lowering.linalg_to_step.fx_graph import (  # noqa: F401  (re-exported: glue.py)
     BOOKKEEPING, MAX_NODES, NotRecognized, Remark, ancestors as _ancestors,
@@ -64,6 +68,7 @@ from steplus.lowering.linalg_to_step.fx_graph import (  # noqa: F401  (re-export
 )
 from steplus.lowering.linalg_to_step.moe_graph import MoEShape, moe_graph
 from steplus.lowering.linalg_to_step.moe_match import MoEMatch
+from steplus.utils.diagnostics import OpDiagnosticError
 
 
 @dataclass
@@ -145,8 +150,15 @@ def lower_exported(ep, tile_n: int | None = 16, tile_f: int = 64,
                     "at 2 GiB")))
             elif _is(n, "aten.scaled_dot_product_attention.default") or name_of(n) in SOFTMAX:
                 j = sum(p.kind == "attention" for p in out.graphs)
-                a = (match_sdpa(n, kv_lengths, j) if name_of(n) not in SOFTMAX
-                     else match_eager(n, kv_lengths, j))
+                try:
+                    a = (match_sdpa(n, kv_lengths, j) if name_of(n) not in SOFTMAX
+                         else match_eager(n, kv_lengths, j))
+                except NotRecognized as e:
+                    if dense is None:
+                        raise
+                    part = _dense_attention(n, e, dense, name, out)
+                    covered |= part.covered
+                    continue
                 if a is not None:
                     out.graphs.append(_attention_part(a, strategy, f"{name}_attention{j}"))
                     covered |= a.covered
@@ -194,6 +206,31 @@ def _attention_part(a: AttnMatch, strategy: str, gname: str) -> LoweredPart:
                        a.offset, outputs=[a.out.name], covered=a.covered, derive=a.derive)
 
 
+def _dense_attention(n, e: NotRecognized, dense: str, name: str, out: Lowering) -> LoweredPart:
+    """An attention the decode recognizer refused (`e`), lowered densely (static) with a
+    remark saying so; raises `NotRecognized` (both reasons) when that fails too."""
+    k = sum(p.role == "attention" for p in out.graphs)
+    fname = f"{name}_attention_dense{k}"
+    try:
+        p = eager_pieces(n) if name_of(n) in SOFTMAX else sdpa_pieces(n)
+        if p is None:
+            raise e
+        tile, schedule = _dense_options(dense)
+        part = LoweredPart(**dense_attention_part(p, tile, schedule, fname))
+    except NotRecognized as d:
+        if d is e:
+            raise
+        raise NotRecognized(d.node, f"{e.message}; {d.message}") from None
+    except (ValueError, OpDiagnosticError) as d:
+        raise NotRecognized(n, f"{e.message}; not lowered densely either: "
+                               f"{getattr(d, 'message', d)} (option dense)") from None
+    where = where_of(e.node)
+    out.remarks.append(Remark(where_of(n) if where.startswith("<") else where,
+                              f"{e.message}; lowered densely (static) to @{fname}"))
+    out.graphs.append(part)
+    return part
+
+
 _DENSE = re.compile(r"^\s*tile=(\S+)(?:\s+schedule=(\S+))?\s*$")
 
 
@@ -234,7 +271,6 @@ def _router(m, options: str, fname: str, remarks: list):
     from steplus.lowering.linalg_to_step.emit import EmitOptions, emit_graph
     from steplus.lowering.linalg_to_step.options import parse_schedule, parse_tiles
     from steplus.lowering.linalg_to_step.recognize import Node, recognize
-    from steplus.utils.diagnostics import OpDiagnosticError
 
     tk = m.topk
     src = tk.args[0]

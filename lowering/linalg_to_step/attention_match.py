@@ -166,33 +166,44 @@ def _build(anchor, q, k, v, scale, gqa: bool, kv_lengths, j: int, cov: list, out
                      covered, out, derive, form)
 
 
-def match_sdpa(sdpa, kv_lengths, j: int = 0) -> AttnMatch:
-    """`F.scaled_dot_product_attention` (see the module doc)."""
+@dataclass
+class Pieces:
+    """An attention `softmax(scale * q k^T [+ mask]) v` read off the graph, before any
+    check of the decode form: `k`/`v` as the attention reads them (repeated or not),
+    `mask` a node or None, `causal` SDPA's is_causal, `cov` the nodes it spans."""
+
+    anchor: Any
+    q: Any
+    k: Any
+    v: Any
+    scale: float
+    mask: Any
+    causal: bool
+    gqa: bool
+    cov: list
+    out: Any
+    form: str
+
+
+def sdpa_pieces(sdpa) -> Pieces:
+    """The pieces of `F.scaled_dot_product_attention` (dropout is not supported)."""
     args = list(sdpa.args) + [None] * 7
     kw = dict(sdpa.kwargs)
     q, k, v = args[:3]
     mask = kw.get("attn_mask", args[3])
-    cov = [sdpa]
-    if mask is not None:
-        _need(hasattr(mask, "op") and _all_visible(mask), sdpa,
-              "an attn_mask is not supported (the cache holds exactly the valid rows; only an "
-              "all-visible constant mask is dropped)")
-        if len(mask.users) == 1:
-            cov.append(mask)
-    _need(not kw.get("is_causal", args[5] or False), sdpa, "is_causal is not a decode step")
     _need(not kw.get("dropout_p", args[4] or 0.0), sdpa, "dropout is not supported")
     scale = kw.get("scale", args[6])
-    sq = shape_of(q)
     if scale is None:
-        _need(sq is not None and len(sq) == 4, sdpa, "expected a static 4-D q [B, Hq, 1, HD]")
+        sq = shape_of(q)
+        _need(sq is not None and len(sq) == 4, sdpa, "expected a static 4-D q [B, Hq, S, HD]")
         assert sq is not None
         scale = 1.0 / math.sqrt(sq[3])
-    return _build(sdpa, q, k, v, scale, bool(kw.get("enable_gqa", False)), kv_lengths, j, cov,
-                  sdpa, "sdpa")
+    return Pieces(sdpa, q, k, v, float(scale), mask, bool(kw.get("is_causal", args[5] or False)),
+                  bool(kw.get("enable_gqa", False)), [sdpa], sdpa, "sdpa")
 
 
-def match_eager(softmax, kv_lengths, j: int = 0) -> AttnMatch | None:
-    """The eager form around `softmax` (see the module doc); None if it is not attention."""
+def eager_pieces(softmax) -> Pieces | None:
+    """The pieces of the eager form around `softmax`; None if it is not attention."""
     if len(softmax.args) < 2 or softmax.args[1] not in (-1, 3):
         return None
     cov: list = [softmax]
@@ -219,6 +230,7 @@ def match_eager(softmax, kv_lengths, j: int = 0) -> AttnMatch | None:
     if not (is_op(kt, "aten.transpose.int") and sorted(kt.args[1:3]) in ([2, 3], [-2, -1])):
         return None
     cov += [s, kt]
+
     def real(n) -> list:
         cov.extend(u for u in n.users if name_of(u) in BOOKKEEPING)
         return [u for u in n.users if name_of(u) not in BOOKKEEPING]
@@ -232,9 +244,29 @@ def match_eager(softmax, kv_lengths, j: int = 0) -> AttnMatch | None:
           "the softmax does not feed matmul(p, v) alone")
     assert p is not None
     cov.append(p)
-    if mask is not None:
-        _need(hasattr(mask, "op") and _all_visible(mask), softmax.args[0],
+    return Pieces(softmax, q, kt.args[0], p.args[1], scale, mask, False, False, cov, p, "eager")
+
+
+def match_sdpa(sdpa, kv_lengths, j: int = 0) -> AttnMatch:
+    """`F.scaled_dot_product_attention` as a decode step (see the module doc)."""
+    p = sdpa_pieces(sdpa)
+    if p.mask is not None:
+        _need(hasattr(p.mask, "op") and _all_visible(p.mask), sdpa,
+              "an attn_mask is not supported (the cache holds exactly the valid rows; only an "
+              "all-visible constant mask is dropped)")
+        if len(p.mask.users) == 1:
+            p.cov.append(p.mask)
+    _need(not p.causal, sdpa, "is_causal is not a decode step")
+    return _build(sdpa, p.q, p.k, p.v, p.scale, p.gqa, kv_lengths, j, p.cov, sdpa, "sdpa")
+
+
+def match_eager(softmax, kv_lengths, j: int = 0) -> AttnMatch | None:
+    """The eager form around `softmax` as a decode step; None if it is not attention."""
+    p = eager_pieces(softmax)
+    if p is None:
+        return None
+    if p.mask is not None:
+        _need(hasattr(p.mask, "op") and _all_visible(p.mask), softmax.args[0],
               "an attention mask is not supported (the cache holds exactly the valid rows; "
               "only an all-visible constant mask is dropped)")
-    return _build(softmax, q, kt.args[0], p.args[1], scale, False, kv_lengths, j, cov, p,
-                  "eager")
+    return _build(softmax, p.q, p.k, p.v, p.scale, False, kv_lengths, j, p.cov, p.out, "eager")

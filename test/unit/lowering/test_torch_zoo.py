@@ -42,6 +42,10 @@ END_TO_END = {
                            "elementwise"],  # conv1+bn1+relu, conv2+bn2, downsample, add+relu
     "mobilenet_v2_block": ["conv", "elementwise", "im2col", "conv", "elementwise", "conv",
                            "elementwise"],
+    # in_proj, the prefill self-attention (dense: not a decode step), out_proj + residual,
+    # LayerNorm, the FFN, its residual + LayerNorm
+    "transformer_encoder": ["projection", "attention", "projection", "norm", "projection",
+                            "projection"],
 }
 NOT_DATA = VIEW_OPS + ("aten._assert_tensor_metadata.default",)
 
@@ -239,3 +243,57 @@ def test_a_last_dim_one_hot_mask_and_topk_then_softmax_are_recognized():
     assert ran == ["router", "moe"]
     assert set(torch_ops) <= set(NOT_DATA)
     np.testing.assert_allclose(out.numpy(), layer(x).detach().numpy(), rtol=1e-5, atol=1e-6)
+
+
+class CausalGQAPrefill(torch.nn.Module):
+    """HF-style eager attention over a whole prompt: repeat_kv, a causal additive mask."""
+
+    def forward(self, q, k, v, mask):
+        k = k[:, :, None].expand(2, 2, 2, 6, 8).reshape(2, 4, 6, 8)
+        v = v[:, :, None].expand(2, 2, 2, 6, 8).reshape(2, 4, 6, 8)
+        w = torch.matmul(q, k.transpose(2, 3)) / 8 ** 0.5 + mask
+        return torch.matmul(torch.softmax(w, dim=-1, dtype=torch.float32), v)
+
+
+class PaddedSDPA(torch.nn.Module):
+    def forward(self, q, k, v, keep):
+        return torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=keep)
+
+
+def _prefill_args(seed: int):
+    g = torch.Generator().manual_seed(seed)
+    q = torch.randn(2, 4, 6, 8, generator=g)
+    k, v = (torch.randn(2, 2, 6, 8, generator=g) for _ in range(2))
+    return q, k, v
+
+
+@pytest.mark.parametrize("form", ["eager_causal_gqa", "sdpa_padding_mask"])
+def test_attention_that_is_not_a_decode_step_is_lowered_densely(form):
+    """A masked prefill (6 query rows) is not the §8.4 decode graph: a remark at the user's
+    line says so, and the attention is lowered densely (static); the fabric equals torch."""
+    from steplus.tools.step_run_linalg import run_exported
+
+    q, k, v = _prefill_args(4)
+    if form == "eager_causal_gqa":
+        layer = CausalGQAPrefill()
+        mask = torch.full((6, 6), float("-inf")).triu(1)[None, None]
+        args = (q, k, v, mask)
+    else:
+        layer = PaddedSDPA()
+        keep = torch.ones(2, 1, 6, 6, dtype=torch.bool)
+        keep[1, :, :, 4:] = False  # the second sequence's last two keys are padding
+        args = (q, k.repeat_interleave(2, 1), v.repeat_interleave(2, 1), keep)
+    ep = torch.export.export(layer, args)
+    low = lower_exported(ep, dense="tile=2x8x8 schedule=mnk")
+    (part,) = [p for p in low.graphs if p.role == "attention"]
+    (remark,) = [r for r in low.remarks if "lowered densely" in r.message]
+    line = "torch.matmul(q, k" if form == "eager_causal_gqa" else "scaled_dot_product_attention"
+    assert remark.where == _line(type(layer).forward, line)
+    why = "an attention mask" if form == "eager_causal_gqa" else "an attn_mask"
+    assert remark.message.startswith(f"GQA decode attention not recognized: {why} is not "
+                                     "supported")
+    assert remark.message.endswith("; lowered densely (static) to @layer_attention_dense0")
+    out, ran, torch_ops = run_exported(ep, low, args)
+    assert ran == ["attention"]
+    assert set(torch_ops) <= set(NOT_DATA)
+    np.testing.assert_allclose(out.numpy(), layer(*args).numpy(), rtol=1e-5, atol=1e-6)

@@ -1,0 +1,184 @@
+"""Attention that is not a decode step, lowered densely: a static `convert-linalg-to-step` graph.
+
+An attention the §8.4 recognizer does not take (`attention_match`: a prefill with
+several query rows, a mask that masks something, `is_causal`) is still
+`softmax(scale * q k^T + mask) v`. `dense_attention_part(pieces, ...)` writes it
+as one linalg-on-tensors function over the `B * H` (batch, head) pairs and lowers
+it with `convert-linalg-to-step`:
+
+- `linalg.batch_matmul_transpose_b(q, k)` (the keys an off-chip argument read
+  transposed), a `mul_scalar[scale]` map, the mask added (an argument: a boolean
+  mask or `is_causal` become additive 0 / -inf when the part is bound);
+- the row softmax: a row max, `exp(x - max)`, a row sum, the division (one tile
+  spans the `Sk` keys of a row: the scores are not re-read);
+- `linalg.batch_matmul(p, v)`.
+
+GQA (`enable_gqa`, or keys/values under a `repeat_kv`) reads each KV head's keys
+for its `H / Hkv` query heads: the values are bound repeated. Tiles: `tile_m`
+rows of queries (a divisor of `Sq`), the keys whole.
+
+Example: `nn.TransformerEncoderLayer`'s self-attention (`[2, 4, 6, 8]` q/k/v)
+gives `@layer_attention_dense0` over 8 (batch, head) pairs of 6 x 6 scores.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from xdsl.context import Context
+from xdsl.dialects import arith, builtin, func, math as xmath, tensor
+from xdsl.parser import Parser
+
+from steplus.dialects.linalg_ext import extended_linalg
+from steplus.lowering.linalg_to_step import lower_module
+from steplus.lowering.linalg_to_step.attention_match import Pieces, _unrepeat
+from steplus.lowering.linalg_to_step.options import parse_tiles
+from steplus.lowering.linalg_to_step.fx_graph import (
+    NotRecognized, drop_shared, dtype_of, shape_of,
+)
+
+_M3 = "affine_map<(d0, d1, d2) -> (d0, d1, d2)>"
+_C3 = "affine_map<(d0, d1, d2) -> (d0, d1, 0)>"
+_PAR = '["parallel", "parallel", "parallel"]'
+_RED = '["parallel", "parallel", "reduction"]'
+
+
+def _need(ok: bool, node, msg: str) -> None:
+    if not ok:
+        raise NotRecognized(node, f"attention not lowered densely: {msg}")
+
+
+def _ewise(res: str, ins: list[tuple[str, str, str]], out_t: str, body: str) -> str:
+    """An element-wise 3-D generic: `ins` (name, type, map), the body's one op on
+    `%a` (and `%b`) giving `%r`."""
+    maps = ", ".join([m for _, _, m in ins] + [_M3])
+    names = ", ".join(n for n, _, _ in ins)
+    types = ", ".join(t for _, t, _ in ins)
+    args = ", ".join(f"%{c}: f32" for c in "ab"[:len(ins)])
+    return (f"  {res} = linalg.generic {{indexing_maps = [{maps}], iterator_types = {_PAR}}} "
+            f"ins({names} : {types}) outs(%e_s : {out_t}) {{\n"
+            f"  ^bb0({args}, %o: f32):\n    {body}\n    linalg.yield %r : f32\n"
+            f"  }} -> {out_t}\n")
+
+
+def _reduce(res: str, x: str, x_t: str, init: str, col_t: str, op: str) -> str:
+    return (f"  {res} = linalg.generic {{indexing_maps = [{_M3}, {_C3}], iterator_types = "
+            f"{_RED}}} ins({x} : {x_t}) outs({init} : {col_t}) {{\n"
+            f"  ^bb0(%a: f32, %o: f32):\n    %r = {op} %a, %o : f32\n"
+            f"    linalg.yield %r : f32\n  }} -> {col_t}\n")
+
+
+def attention_text(fname: str, bh: int, sq: int, sk: int, d: int, scale: float,
+                   masked: bool) -> str:
+    """The linalg function of the module doc (f32; `masked`: a 4th argument, added)."""
+    q_t, kv_t = f"tensor<{bh}x{sq}x{d}xf32>", f"tensor<{bh}x{sk}x{d}xf32>"
+    s_t, c_t = f"tensor<{bh}x{sq}x{sk}xf32>", f"tensor<{bh}x{sq}x1xf32>"
+    args = f"%q: {q_t}, %k: {kv_t}, %v: {kv_t}" + (f", %m: {s_t}" if masked else "")
+    t = (f"func.func @{fname}({args}) -> {q_t} {{\n"
+         "  %zero = arith.constant 0.000000e+00 : f32\n"
+         "  %ninf = arith.constant 0xFF800000 : f32\n"
+         f"  %scale = arith.constant {float(np.float32(scale))!r} : f32\n"
+         f"  %e_s = tensor.empty() : {s_t}\n"
+         f"  %z_s = linalg.fill ins(%zero : f32) outs(%e_s : {s_t}) -> {s_t}\n"
+         f"  %s = linalg.batch_matmul_transpose_b ins(%q, %k : {q_t}, {kv_t}) "
+         f"outs(%z_s : {s_t}) -> {s_t}\n")
+    t += _ewise("%ss", [("%s", s_t, _M3)], s_t, "%r = arith.mulf %a, %scale : f32")
+    x = "%ss"
+    if masked:
+        t += _ewise("%sm", [("%ss", s_t, _M3), ("%m", s_t, _M3)], s_t,
+                    "%r = arith.addf %a, %b : f32")
+        x = "%sm"
+    t += (f"  %e_c = tensor.empty() : {c_t}\n"
+          f"  %f_max = linalg.fill ins(%ninf : f32) outs(%e_c : {c_t}) -> {c_t}\n")
+    t += _reduce("%mx", x, s_t, "%f_max", c_t, "arith.maximumf")
+    t += _ewise("%sub", [(x, s_t, _M3), ("%mx", c_t, _C3)], s_t,
+                "%r = arith.subf %a, %b : f32")
+    t += _ewise("%ex", [("%sub", s_t, _M3)], s_t, "%r = math.exp %a : f32")
+    t += f"  %f_sum = linalg.fill ins(%zero : f32) outs(%e_c : {c_t}) -> {c_t}\n"
+    t += _reduce("%sum", "%ex", s_t, "%f_sum", c_t, "arith.addf")
+    t += _ewise("%p", [("%ex", s_t, _M3), ("%sum", c_t, _C3)], s_t,
+                "%r = arith.divf %a, %b : f32")
+    t += (f"  %e_o = tensor.empty() : {q_t}\n"
+          f"  %z_o = linalg.fill ins(%zero : f32) outs(%e_o : {q_t}) -> {q_t}\n"
+          f"  %o = linalg.batch_matmul ins(%p, %v : {s_t}, {kv_t}) outs(%z_o : {q_t}) "
+          f"-> {q_t}\n  func.return %o : {q_t}\n}}\n")
+    return t
+
+
+def _context() -> Context:
+    ctx = Context()
+    for d in (arith.Arith, builtin.Builtin, func.Func, tensor.Tensor, xmath.Math,
+              extended_linalg()):
+        ctx.load_dialect(d)
+    return ctx
+
+
+def _heads(name: str, rep: int, shape: tuple[int, ...]):
+    """values -> the keys/values `[B * H, S, D]`, each KV head repeated `rep` times."""
+    b, h, s, d = shape
+
+    def get(values: dict) -> np.ndarray:
+        x = np.asarray(values[name], np.float64).reshape(b, h, s, d)
+        return np.repeat(x, rep, axis=1).reshape(b * h * rep, s, d)
+    return get
+
+
+def _mask(p: Pieces, b: int, h: int, sq: int, sk: int):
+    """values -> the additive mask `[B * H, Sq, Sk]` (a boolean mask: 0 where True, -inf
+    where False; is_causal: torch's top-left aligned lower triangle)."""
+    mask = p.mask.name if p.mask is not None else None
+    boolean = p.mask is not None and "bool" in dtype_of(p.mask)
+
+    def get(values: dict) -> np.ndarray:
+        add = np.zeros((b, h, sq, sk))
+        if mask is not None:
+            m = np.asarray(values[mask])
+            m = np.where(m.astype(bool), 0.0, -np.inf) if boolean else m.astype(np.float64)
+            add = add + np.broadcast_to(m, (b, h, sq, sk))
+        if p.causal:
+            add = add + np.where(np.tril(np.ones((sq, sk), bool)), 0.0, -np.inf)
+        return add.reshape(b * h, sq, sk)
+    return get
+
+
+def dense_attention_part(p: Pieces, tile: str, schedule: str, fname: str) -> dict:
+    """The fields of the static attention `LoweredPart` of `p` (see the module doc;
+    `aten.py` builds the part); `NotRecognized` (at the anchor) when its shapes or the
+    tiling do not fit."""
+    cov = list(p.cov)
+    k, rk = _unrepeat(p.k, cov)
+    v, rv = _unrepeat(p.v, cov)
+    sq_, sk_, sv_ = shape_of(p.q), shape_of(k), shape_of(v)
+    _need(all(s is not None and len(s) == 4 for s in (sq_, sk_, sv_)), p.anchor,
+          "expected static 4-D q [B, H, Sq, D] and keys/values [B, Hkv, Sk, D]")
+    assert sq_ is not None and sk_ is not None and sv_ is not None
+    b, h, sq, d = sq_
+    _need(sk_ == sv_ and sk_[0] == b and sk_[3] == d, p.anchor,
+          f"keys {sk_} / values {sv_} do not agree with q {sq_}")
+    _need(rk == rv and h % sk_[1] == 0 and (h == sk_[1] * rk or p.gqa), p.anchor,
+          f"{h} query heads over {sk_[1]} KV heads (repeated {rk}x)")
+    _need(p.mask is None or (hasattr(p.mask, "op") and shape_of(p.mask) is not None), p.anchor,
+          "the mask is not a static tensor")
+    sk = sk_[2]
+    rep = h // sk_[1]
+    tile_m = parse_tiles(tile)[None][0]
+    _need(math.isfinite(p.scale), p.anchor, f"scale={p.scale} is not finite")
+    tm = max(m for m in range(1, min(tile_m, sq) + 1) if sq % m == 0)
+    masked = p.mask is not None or p.causal
+    text = attention_text(fname, b * h, sq, sk, d, p.scale, masked)
+    module = Parser(_context(), text).parse_module()
+    tile = f"{tm}x{sk}x{d};1={tm}x{d}x{sk}"
+    (low,) = lower_module(module, tile=tile, schedule=schedule)
+    derive = {f"{fname}:q": lambda values, n=p.q.name: np.asarray(values[n], np.float64)
+              .reshape(b * h, sq, d),
+              f"{fname}:k": _heads(k.name, rep, sk_), f"{fname}:v": _heads(v.name, rep, sv_)}
+    inputs = {"arg0": f"{fname}:q", "arg1": f"{fname}:k", "arg2": f"{fname}:v"}
+    if masked:
+        derive[f"{fname}:mask"] = _mask(p, b, h, sq, sk)
+        inputs["arg3"] = f"{fname}:mask"  # read from the mask's value: not covered
+    covered = set(cov)
+    drop_shared(covered, p.out)
+    return {"kind": "dense", "module": module, "shape": None, "inputs": inputs, "batch": b * h,
+            "outputs": [p.out.name], "lowered": low, "role": "attention",
+            "out_shapes": [(b, h, sq, d)], "covered": covered, "derive": derive}
