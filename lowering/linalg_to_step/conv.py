@@ -132,8 +132,16 @@ def read(n) -> Conv | str:
 def im2col_part(c: Conv, fname: str, el: str) -> LoweredPart:
     """The gather of the column matrix (see the module doc); `el`: the input's element
     type in memory."""
-    addrs = c.addresses()
-    L, table = len(addrs), c.C * c.H * c.W + 1
+    return gather_elements(c.addresses(), c.C * c.H * c.W, c.x.name, c.n.name, fname, el,
+                           (c.groups * c.Kg, c.P), 0.0, "im2col")
+
+
+def gather_elements(addrs: np.ndarray, size: int, src: str, key: str, fname: str, el: str,
+                    shape: tuple[int, int], pad: float, role: str) -> LoweredPart:
+    """A part gathering elements of the tensor `src` (`size` elements, then one `pad`
+    word at address `size`) at the compile-time addresses `addrs`, stored as `shape`:
+    a `metadata_gen` of `1x1` address tiles drives a `random_offchip_load`."""
+    L, table = len(addrs), size + 1
     nb = 2 if el in ("bf16", "f16") else 4
     addr = layout({"arg0": table * nb, "result0": L * 4}, {})
     g = Graph(fname)
@@ -142,13 +150,11 @@ def im2col_part(c: Conv, fname: str, el: str) -> LoweredPart:
     vals = g.random_load(ids, (1, 1), dtype, in_shape=(table,), base_addr=addr["arg0"],
                          name="arg0")
     vals.store(base_addr=addr["result0"])
-    cols = (c.groups * c.Kg, c.P)
-    lowered = Lowered(g, addr, [Layout(1, 1, L, 1)], [cols], [(0, (table, 1))])
-    padded, out = f"{c.n.name}:padded_input", f"{c.n.name}:cols"
-    name = c.x.name
+    lowered = Lowered(g, addr, [Layout(1, 1, L, 1)], [shape], [(0, (table, 1))])
+    padded, out = f"{key}:padded_input", f"{key}:{'cols' if role == 'im2col' else 'windows'}"
     return LoweredPart("dense", g.module(), None, {"arg0": padded}, 1, outputs=[out],
-                       lowered=lowered, role="im2col", out_shapes=[cols], covered=set(),
-                       derive={padded: lambda v: np.append(np.ravel(v[name]), 0.0)})
+                       lowered=lowered, role=role, out_shapes=[shape], covered=set(),
+                       derive={padded: lambda v: np.append(np.ravel(v[src]), pad)})
 
 
 def glue_dtype(el: str):

@@ -13,6 +13,9 @@ builds, in graph order:
   part (the column matrix's addresses generated at compile time, streamed
   into a `random_offchip_load`) and a matmul part (`batch_matmul` over the
   groups: depthwise is O/g = 1), the output NCHW in memory;
+- **pooling** (`pool.py`): max/average pools as a window gather part and a
+  row-reduction part, a global average pool as the reduction alone;
+- **recurrences** (`rnn.py`): `nn.LSTM`/`nn.GRU` unrolled in one graph;
 - **regions** (`glue.py`): the rest that linalg on tensors expresses
   (projections, element-wise ops, norms, softmax), each written as a linalg
   function and lowered by `convert-linalg-to-step` with the tile and schedule
@@ -20,7 +23,7 @@ builds, in graph order:
   `(option dense)`.
 
 Every part is a `LoweredPart` of kind "dense" (`role`: "gather", "im2col",
-"conv", "projection", "norm" or "elementwise") whose `lowered` says where its tensors live, so
+"conv", "pool_gather", "pool", "rnn", "projection", "norm" or "elementwise") whose `lowered` says where its tensors live, so
 `step_run_linalg.run_part` binds it like any dense part.
 
 Example: `nn.Embedding(50, 16)` on `[2, 6]` token ids gives a part whose graph
@@ -120,6 +123,24 @@ def dense_parts(nodes, covered: set, tile: str, schedule: str, name: str, remark
             parts = conv.conv_parts(c, f"{name}_conv{k}", tile_n)
         except (ValueError, OpDiagnosticError) as e:
             remarks.append(Remark(where_of(n), f"convolution not lowered: "
+                                               f"{getattr(e, 'message', e)} (option dense)"))
+            continue
+        k += 1
+        covered = covered | {n}
+        yield from parts
+    from steplus.lowering.linalg_to_step import pool
+
+    for n in nodes:
+        if n in covered or not pool.is_pool(n):
+            continue
+        pl = pool.read(n)
+        if isinstance(pl, str):
+            remarks.append(Remark(where_of(n), f"pooling not lowered: {pl}"))
+            continue
+        try:
+            parts = pool.pool_parts(pl, f"{name}_pool{k}", parse_tiles(tile)[None][0])
+        except (ValueError, OpDiagnosticError) as e:
+            remarks.append(Remark(where_of(n), f"pooling not lowered: "
                                                f"{getattr(e, 'message', e)} (option dense)"))
             continue
         k += 1
