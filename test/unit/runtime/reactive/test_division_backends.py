@@ -143,3 +143,50 @@ def test_iree_stream_division_by_zero_is_not_a_signal(program):
     assert p.stdout.splitlines()[4] == f"tick 4: {INT_MIN} 0 3"
     assert len(p.stdout.splitlines()) == 8
     assert p.stderr == f"{path}: error: tick 8: integer division by zero (arith.divsi at {path}:3:7)\n"
+
+
+MORE_NODE = """
+lus.node @more(%a: i32, %b: i32, %k: i32) -> (i32, i32, i32, i32, i32, i32) {
+  %f = arith.floordivsi %a, %b : i32
+  %c = arith.ceildivsi %a, %b : i32
+  %u = arith.divui %a, %b : i32
+  %l = arith.shli %a, %k : i32
+  %r = arith.shrsi %a, %k : i32
+  %z = arith.shrui %a, %k : i32
+  lus.yield (%f : i32, %c : i32, %u : i32, %l : i32, %r : i32, %z : i32)
+}
+"""
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_the_other_integer_ops_agree_with_the_closed_form(backend):
+    module = parse_xdsl(MORE_NODE)
+    a = [-7, 7, -8, INT_MIN, 2**31 - 1, -1]
+    b = [2, -2, 3, -1, 5, 7]
+    k = [1, 4, 31, 0, 30, 3]  # in range: MLIR defines them
+    cols = BACKENDS[backend](module, "more", {"a": np.array(a, np.int32), "b": np.array(b, np.int32),
+                                              "k": np.array(k, np.int32)}, len(a))
+    f, c, u, sl, sr, zr = (np.asarray(col).astype(np.int64).tolist() for col in cols)
+
+    def wrap(v):
+        return (v + 2**31) % 2**32 - 2**31
+
+    assert f == [wrap(x // y) for x, y in zip(a, b)]  # -7 floordiv 2 = -4
+    assert c == [wrap(-((-x) // y)) for x, y in zip(a, b)]
+    assert u == [wrap((x % 2**32) // (y % 2**32)) for x, y in zip(a, b)]
+    assert sl == [wrap(x << s) for x, s in zip(a, k)]
+    assert sr == [x >> s for x, s in zip(a, k)]
+    assert zr == [wrap((x % 2**32) >> s) for x, s in zip(a, k)]
+
+
+def test_an_op_outside_the_registry_is_named():
+    from steplus.runtime.reactive import ReactiveError
+
+    module = parse_xdsl("""
+lus.node @n(%x: f32) -> (tensor<2xf32>) {
+  %r = tensor.splat %x : tensor<2xf32>
+  lus.yield (%r : tensor<2xf32>)
+}
+""")
+    with pytest.raises(ReactiveError, match=r"^tensor.splat: not supported by the reactive runtime$"):
+        run_node(module, "n", {"x": np.zeros(1, np.float32)}, 1)
