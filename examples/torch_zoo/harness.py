@@ -35,8 +35,10 @@ VIEW_OPS = ("aten.view.default", "aten.reshape.default", "aten.transpose.int",
             "aten._unsafe_view.default", "aten.unsqueeze.default", "aten.squeeze.dim",
             "aten.contiguous.default", "aten.clone.default", "aten.permute.default",
             "aten.expand.default", "aten.to.dtype", "aten.flatten.using_ints",
-            "aten.view_as.default", "aten.unflatten.int", "aten.select.int")
-"""ATen ops that move no data (views of row-major memory, same-dtype casts)."""
+            "aten.view_as.default", "aten.unflatten.int", "aten.select.int",
+            "aten.dropout.default")
+"""ATen ops that move no data: views of row-major memory, casts, and dropout (the zoo's
+modules run in eval mode, where dropout is the identity)."""
 
 
 def export(model):
