@@ -29,22 +29,16 @@ cf.assert %nz, "integer division by zero (arith.divsi at prog.lus:3:7)"
 from __future__ import annotations
 
 from xdsl.dialects import arith, cf, math
-from xdsl.dialects.builtin import AnyFloat, FileLineColLoc, FloatAttr, IntegerAttr, IntegerType
+from xdsl.dialects.builtin import AnyFloat, FloatAttr, IntegerAttr, IntegerType
 from xdsl.ir import Operation, Region
 from xdsl.pattern_rewriter import (GreedyRewritePatternApplier, PatternRewriter, PatternRewriteWalker,
                                    RewritePattern, op_type_rewrite_pattern)
 
+from steplus.dialects.semantics.errors import located
+from steplus.dialects.semantics.integers import DIVISION_BY_ZERO
+
 _SIGNED = (arith.DivSIOp, arith.RemSIOp, arith.FloorDivSIOp, arith.CeilDivSIOp)
 _UNSIGNED = (arith.DivUIOp, arith.RemUIOp)
-DIVISION_BY_ZERO = "integer division by zero"
-"""The message every backend reports (the reactive runtimes raise it from `integers.py`)."""
-
-
-def located(op: Operation) -> str:
-    """`(arith.divsi at file:line:col)` (the location when the op has one)."""
-    loc = op.location
-    where = f" at {loc.filename.data}:{loc.line.data}:{loc.column.data}" if isinstance(loc, FileLineColLoc) else ""
-    return f"({op.name}{where})"
 
 
 class GuardIntegerDivision(RewritePattern):

@@ -4,7 +4,16 @@
 
 from __future__ import annotations
 
+from xdsl.dialects.builtin import FileLineColLoc
 from xdsl.ir import Operation
+
+
+def located(op: Operation) -> str:
+    """`(arith.divsi at prog.lus:3:7)`: the op and its source location when it has one (ops
+    loaded by the tools do), as every backend words a run-time error of the program."""
+    loc = op.location
+    where = f" at {loc.filename.data}:{loc.line.data}:{loc.column.data}" if isinstance(loc, FileLineColLoc) else ""
+    return f"({op.name}{where})"
 
 
 class SemanticsError(Exception):

@@ -33,6 +33,11 @@ import numpy as np
 from steplus.dialects.semantics.errors import IntegerDivisionByZero
 
 
+DIVISION_BY_ZERO = "integer division by zero"
+"""The error of a division or remainder by zero, worded the same by every backend (the IREE guards
+of `lowering/arith_guards.py` assert with it)."""
+
+
 def _quiet(f: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
     """Run `f` with numpy's overflow warnings off: wrapping is the defined result."""
 
@@ -63,7 +68,7 @@ def _safe_divisor(x: np.ndarray, y: np.ndarray, dt: np.dtype) -> np.ndarray:
     """`y` with 1 where it is 0 (checked before) or where `x / y` overflows (INT_MIN / -1):
     `x / 1 = x` is then the wrapped quotient and `x % 1 = 0` the remainder."""
     if np.any(y == 0):
-        raise IntegerDivisionByZero("integer division by zero")
+        raise IntegerDivisionByZero(DIVISION_BY_ZERO)
     lowest = np.iinfo(dt).min
     return np.where((x == lowest) & (y == -1), np.asarray(1, dt), y)
 
@@ -114,7 +119,7 @@ def divui(a: Any, b: Any) -> Any:
     """`arith.divui`: the operands' bits read as unsigned."""
     x, y, dt = _unsigned(a, b)
     if np.any(y == 0):
-        raise IntegerDivisionByZero("integer division by zero")
+        raise IntegerDivisionByZero(DIVISION_BY_ZERO)
     return _shape(np.floor_divide(x, y).astype(dt), a, b)
 
 
@@ -123,7 +128,7 @@ def remui(a: Any, b: Any) -> Any:
     """`arith.remui`: the operands' bits read as unsigned."""
     x, y, dt = _unsigned(a, b)
     if np.any(y == 0):
-        raise IntegerDivisionByZero("integer remainder by zero")
+        raise IntegerDivisionByZero(DIVISION_BY_ZERO)
     return _shape(np.remainder(x, y).astype(dt), a, b)
 
 

@@ -17,26 +17,18 @@ from typing import Any
 
 import numpy as np
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import FileLineColLoc
 from xdsl.ir import Operation
 
 from steplus.dialects.semantics import (IntegerDivisionByZero, SemanticsError, TensorSemantics, TypedNumpyDomain,
                                         impl, numpy_dtype, register_semantics)
 from steplus.dialects.semantics.registry import OpImpl
 from steplus.dialects.semantics.constants import ConstantError, constant_array
+from steplus.dialects.semantics.errors import located
 from steplus.runtime.reactive.errors import ReactiveError, RuntimeArithmeticError
 
-__all__ = ["ReactiveSemantics", "evaluate", "numpy_dtype", "op_location"]
+__all__ = ["ReactiveSemantics", "evaluate", "numpy_dtype"]
 
 _CONSTANTS: weakref.WeakKeyDictionary[Operation, object] = weakref.WeakKeyDictionary()
-
-
-def op_location(op: Operation) -> str:
-    """` at file:line:col` when `op` carries a source location (ops loaded by step-run do), else ''."""
-    loc = op.location
-    if isinstance(loc, FileLineColLoc):
-        return f" at {loc.filename.data}:{loc.line.data}:{loc.column.data}"
-    return ""
 
 
 @register_semantics
@@ -65,7 +57,7 @@ def _error(op: Operation, msg: str) -> ReactiveError:
 
 
 def _arith_error(op: Operation, msg: str) -> RuntimeArithmeticError:
-    return RuntimeArithmeticError(f"{msg} ({op.name}{op_location(op)})")
+    return RuntimeArithmeticError(f"{msg} {located(op)}")
 
 
 _PLANS: weakref.WeakKeyDictionary[Operation, tuple[OpImpl, tuple[np.dtype, ...]]] = weakref.WeakKeyDictionary()
