@@ -27,6 +27,7 @@ import numpy as np
 from xdsl.dialect_interfaces.op_asm import OpAsmDialectInterface
 from xdsl.dialects.builtin import BytesAttr, DenseIntOrFPElementsAttr, DenseResourceAttr
 from xdsl.ir import Dialect, Operation
+from xdsl.utils.exceptions import ParseError
 
 from steplus.utils.diagnostics import OpDiagnosticError
 
@@ -70,6 +71,75 @@ MAX_RESOURCE_BYTES = 1 << 31
 
 MAX_ALIGNMENT = 1 << 16
 """Largest alignment a blob's first word may declare (a power of two)."""
+
+SPLAT_EXPAND_BYTES = 1 << 20
+"""A splat constant (a `dense<v>` literal or a one-element `dense_resource` blob)
+whose type holds more than this many bytes stays one element (MLIR's splat form,
+which `constant_array` and the printer read as such); smaller ones are expanded
+to every element as xDSL's parser does."""
+
+
+def dense_splat(t, element: bytes) -> DenseIntOrFPElementsAttr:
+    """The `dense` attribute of type `t` holding `element` everywhere: one element
+    past `SPLAT_EXPAND_BYTES`, else every element."""
+    size = math.prod(t.get_shape()) * len(element)
+    return DenseIntOrFPElementsAttr(t, BytesAttr(element if size > SPLAT_EXPAND_BYTES
+                                                 else element * math.prod(t.get_shape())))
+
+
+def parse_dense_splat(parser, type):
+    """For a `Parser` subclass's `parse_dense_int_or_fp_elements_attr`: a splat
+    literal (`dense<1.0> : tensor<...>`, or a one-element hex string) whose type
+    holds more than `SPLAT_EXPAND_BYTES`, parsed as one element (xDSL 0.74 builds
+    the whole list first: 2 GiB of f32 from a 40-byte literal); None (the parser
+    restored to where it was) for anything else. A type past `MAX_RESOURCE_BYTES`
+    is a parse error, as for a `dense_resource` constant."""
+    start = parser._current_token.span.start
+
+    def restore() -> None:
+        parser.lexer.pos = start
+        parser._parser_state.current_token = parser.lexer.lex()
+
+    try:
+        parser.parse_punctuation("<")
+        text = parser.parse_optional_str_literal()
+        if text is None:
+            if parser.parse_optional_punctuation("[") is not None:
+                restore()
+                return None
+            (value, *_), shape = parser._parse_tensor_literal()
+            if shape:
+                restore()
+                return None
+        parser.parse_punctuation(">")
+        t = type
+        if t is None:
+            parser.parse_punctuation(":")
+            t = parser._parse_dense_literal_type()
+    except ParseError:
+        restore()
+        return None
+    elt = t.element_type
+    itemsize = getattr(elt, "compile_time_size", None)
+    n = math.prod(t.get_shape())
+    if not isinstance(itemsize, int) or n * itemsize <= SPLAT_EXPAND_BYTES:
+        restore()
+        return None
+    if n * itemsize > MAX_RESOURCE_BYTES:
+        parser.raise_error(f"dense literal of type {t} needs {n * itemsize} bytes, more than the "
+                           f"limit of {MAX_RESOURCE_BYTES}", at_position=start,
+                           end_position=parser.pos)
+    if text is not None:
+        try:
+            element = bytes.fromhex(text[2:]) if text.startswith("0x") else b""
+        except ValueError:
+            element = b""
+        if len(element) != itemsize:
+            restore()
+            return None
+        return DenseIntOrFPElementsAttr(t, BytesAttr(element))
+    one = DenseIntOrFPElementsAttr.from_list(t.__class__(elt, [1]), [value.to_type(parser, elt)])
+    return DenseIntOrFPElementsAttr(t, one.data)
 
 
 def reset_resources() -> None:
@@ -165,11 +235,12 @@ def materialize_resources(module: Operation) -> int:
                 if not _BLOBS.get(attr.resource_handle.data):
                     continue
                 try:
-                    _, _, data, _ = _decode(attr, cache)
+                    _, _, data, splat = _decode(attr, cache)
                 except ResourceError as e:
                     raise OpDiagnosticError(op, str(e)) from None
                 if str(attr.type.element_type) in ("i1", "index"):  # no packed byte form in `dense`
                     continue
-                table[name] = DenseIntOrFPElementsAttr(attr.type, BytesAttr(data))
+                table[name] = (dense_splat(attr.type, data) if splat
+                               else DenseIntOrFPElementsAttr(attr.type, BytesAttr(data)))
                 count += 1
     return count

@@ -17,6 +17,8 @@ from xdsl.ir import Operation
 from xdsl.parser import Parser
 from xdsl.utils.exceptions import DiagnosticException, ParseError
 
+from steplus.dialects.resources import parse_dense_splat
+
 
 @dataclass(frozen=True)
 class SourceLoc:
@@ -82,6 +84,10 @@ class LocatingParser(Parser):
             self.raise_error(message, at_position=start, end_position=max(self.pos, start + 1))
         self.op_offsets[op] = start
         return op
+
+    def parse_dense_int_or_fp_elements_attr(self, type):
+        # A large splat stays one element (xDSL would build every element first).
+        return parse_dense_splat(self, type) or super().parse_dense_int_or_fp_elements_attr(type)
 
     def parse_optional_type(self):
         # A type whose parameters fail verification is reported where it starts.

@@ -107,3 +107,18 @@ def test_a_malformed_blob_is_an_error(blob, message):
         return
     with pytest.raises(ResourceError, match=message):
         resource_array(_constant("2x3", blob))
+
+
+def test_a_small_splat_blob_is_expanded_like_a_parsed_splat():
+    """Below SPLAT_EXPAND_BYTES a splat holds every element, as xDSL's parser builds `dense<v>`."""
+    from steplus.dialects.resources import SPLAT_EXPAND_BYTES, materialize_resources
+
+    ctx = Context()
+    for name, factory in get_all_dialects().items():
+        ctx.register_dialect(name, factory)
+    text = ("%a = arith.constant dense_resource<s> : tensor<2x3xf32>\n"
+            '{-#\n  dialect_resources: {\n    builtin: {\n      s: "0x040000000000803F"\n    }\n  }\n#-}\n')
+    module = Parser(ctx, text).parse_module()
+    assert materialize_resources(module) == 1
+    (a,) = [o.value for o in module.walk() if isinstance(o, arith.ConstantOp)]
+    assert a.get_values() == (1.0,) * 6 and 6 * 4 <= SPLAT_EXPAND_BYTES
