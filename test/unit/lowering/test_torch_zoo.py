@@ -33,7 +33,8 @@ from torch_zoo.mixtral_moe import MixtralBlockSparseTop2MLP, MixtralSparseMoeBlo
 from steplus.lowering.linalg_to_step.aten import lower_exported  # noqa: E402
 
 ZOO_DIR = REPO / "examples" / "torch_zoo"
-# model -> the parts run in graph order (the recognized layers by kind, dense parts by role)
+# model -> the parts run in graph order (the recognized layers by kind, dense parts by role;
+# the dense path's data-movement parts, role "move", left out)
 END_TO_END = {
     "llama_mlp": ["norm", "elementwise", "projection", "projection"],
     "mixtral_moe": ["projection", "router", "moe"],  # the returned router logits, the router
@@ -59,6 +60,10 @@ def _run(name: str):
     return module, args, ep, low, out, ran, torch_ops, routing
 
 
+def _computing(ran: list[str]) -> list[str]:
+    return [r for r in ran if r != "move"]
+
+
 def _first(x):
     return x[0] if isinstance(x, (tuple, list)) else x
 
@@ -68,7 +73,7 @@ def test_zoo_model_on_the_fabric_equals_torch(name):
     module, args, _, low, out, ran, torch_ops, _ = _run(name)
     expected = _first(module(*args)).detach().numpy()
     np.testing.assert_allclose(_first(out).detach().numpy(), expected, rtol=1e-5, atol=1e-6)
-    assert ran == END_TO_END[name]
+    assert _computing(ran) == END_TO_END[name]
     assert set(torch_ops) <= set(NOT_DATA), sorted(set(torch_ops) - set(NOT_DATA))
     kind = ZOO[name].kind
     if kind != "dense":
@@ -162,7 +167,7 @@ def test_zoo_model_in_bf16_on_the_fabric_equals_torch(name):
     ep = torch.export.export(module, args)
     low = lower(ZOO[name], ep)
     out, ran, _, _ = run_functional(ep, low, args)
-    assert ran == END_TO_END[name]
+    assert _computing(ran) == END_TO_END[name]
     expected = _first(module(*args)).detach().float().numpy()
     np.testing.assert_allclose(_first(out).detach().float().numpy(), expected, rtol=1e-2,
                                atol=1e-2)
