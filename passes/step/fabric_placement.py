@@ -47,9 +47,9 @@ p.context_of[store_op]                                 # its runtime.context
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeGuard, cast
 
-from xdsl.dialects.builtin import BoolAttr, IntegerAttr, ModuleOp, StringAttr, UnitAttr
+from xdsl.dialects.builtin import DenseArrayBase, IntegerAttr, ModuleOp, StringAttr, UnitAttr
 from xdsl.ir import Attribute, BlockArgument, Operation, Region, SSAValue
 
 from steplus.dialects.step import GraphOp
@@ -88,9 +88,9 @@ def _flag(op: Operation, name: str) -> bool:
         return False
     if isinstance(a, UnitAttr):
         return True
-    if isinstance(a, IntegerAttr):
+    if isinstance(a, IntegerAttr):  # `true`, `1 : i64`
         return bool(a.value.data)
-    return isinstance(a, BoolAttr) and bool(a.value.data)
+    raise LoweringError(f"'{name}' must be a unit, boolean or integer attribute", op)
 
 
 def _int_attr(op: Operation, name: str, default: int) -> int:
@@ -108,8 +108,9 @@ def _knob(op: Operation, name: str, default: int, lo: int, hi: int = MAX_KNOB) -
 
 def _switch_cycles(op: Operation, k: int, default: int) -> list[int]:
     """The `switch_cycles` of a routing op with `k` branches (one non-negative count each)."""
-    sw = (ints_of(getattr(op, "switch_cycles", None)) or ints_of(op.attributes.get("switch_cycles"))
-          or [default] * k)
+    prop, attr = getattr(op, "switch_cycles", None), op.attributes.get("switch_cycles")
+    sw = (ints_of(prop if isinstance(prop, DenseArrayBase) else None)
+          or ints_of(attr if isinstance(attr, DenseArrayBase) else None) or [default] * k)
     if len(sw) != k or not all(0 <= c <= MAX_KNOB for c in sw):
         shown = ", ".join(map(str, sw[:8])) + (", ..." if len(sw) > 8 else "")
         raise LoweringError(f"'switch_cycles' must list {k} cycle counts in [0, {MAX_KNOB}], "
@@ -121,6 +122,14 @@ def _tile(t: Attribute) -> Attribute:
     el = t.element if isinstance(t, StreamType) else t
     if isinstance(el, TupleType):
         el = el.elements.data[0]
+    return el
+
+
+def _tile_type(t: Attribute, op: Operation) -> TileType:
+    """The tile of a stream type that must carry tiles (LoweringError otherwise)."""
+    el = _tile(t)
+    if not isinstance(el, TileType):
+        raise LoweringError(f"the simulator needs a stream of tiles here, not {el}", op)
     return el
 
 
@@ -153,7 +162,7 @@ def _static_dims(t: StreamType) -> tuple[int, ...] | None:
         return None
 
 
-def is_bound_ref(v: SSAValue | None) -> bool:
+def is_bound_ref(v: SSAValue | None) -> TypeGuard[BlockArgument]:
     """A graph argument with concrete dims (a load's bound outer extent)."""
     return (isinstance(v, BlockArgument) and isinstance(v.type, StreamType)
             and all(to_expr(d).is_Integer for d in v.type.dims))
@@ -195,9 +204,6 @@ def _is_padding_consume(op: Operation) -> bool:
             and op.input is op.input.owner.padding)
 
 
-_ONE = [Port("out")]
-
-
 # -- one operator: the registry op class -> params ------------------------------
 
 class _Placer:
@@ -224,7 +230,7 @@ class _Placer:
             raise LoweringError(f"the simulator does not support {op.name}", op)
         params, inputs, in_ports, out_ports = placer(self, op)
         s = ContextSpec(index, self.name(op), params, op, inputs, in_ports,
-                        _ONE if out_ports is None else out_ports)
+                        [Port("out")] if out_ports is None else out_ports)
         _onchip(s, op)
         return s
 
@@ -258,7 +264,7 @@ def _onchip(s: ContextSpec, op: Operation) -> None:
 
 @_places(so.LinearOffChipLoadOp)
 def _load(pl: _Placer, op: so.LinearOffChipLoadOp) -> _Placed:
-    t = _tile(op.output.type)
+    t = _tile_type(op.output.type, op)
     shape, in_shape = ints_of(op.tiled_out_shape), ints_of(op.tiled_in_shape)
     stride = ints_of(op.stride)
     ref = op.ref
@@ -266,7 +272,7 @@ def _load(pl: _Placer, op: so.LinearOffChipLoadOp) -> _Placed:
         # A reference stream that is a graph argument only carries the
         # load's symbolic outer extent (the frontend's `B`): once bound,
         # the load walks those dims itself, an OffChipLoad.
-        outer = [int(d) for d in ref.type.dims]
+        outer = [int(d) for d in cast(StreamType, ref.type).dims]
         inner = _prod(in_shape) if in_shape else 1
         stride = [inner * _prod(outer[k + 1:]) for k in range(len(outer))] + stride
         shape, in_shape, ref = outer + shape, outer + in_shape, None
@@ -279,7 +285,7 @@ def _load(pl: _Placer, op: so.LinearOffChipLoadOp) -> _Placed:
 
 @_places(so.RandomOffChipLoadOp)
 def _random_load(pl: _Placer, op: so.RandomOffChipLoadOp) -> _Placed:
-    t = _tile(op.output.type)
+    t = _tile_type(op.output.type, op)
     return (RandomLoadParams(rows=t.rows.data, cols=t.cols.data, nb=t.bytes_per_scalar(),
                              in_shape=ints_of(op.tiled_in_shape), req_bytes=pl.req),
             [op.raddr], [Port("addr")], None)
@@ -307,7 +313,7 @@ def _flat_map(pl: _Placer, op: so.FlatMapOp) -> _Placed:
     fns = _fn_names(op.body)
     if fns == ["zero", "split_tiles"]:
         # step-hierarchical-tiling: logical tile -> physical tiles (result element)
-        el = _tile(op.output.type)
+        el = _tile_type(op.output.type, op)
         params: ContextParams = SplitTilesParams(r=el.rows.data, c=el.cols.data,
                                                  rank=op.rank.value.data)
     elif fns == ["retile_streamify"]:
@@ -321,7 +327,7 @@ def _flat_map(pl: _Placer, op: so.FlatMapOp) -> _Placed:
 @_places(so.MapOp, so.AccumOp, so.ScanOp)
 def _compute(pl: _Placer, op: so.MapOp | so.AccumOp | so.ScanOp) -> _Placed:
     if isinstance(op, so.AccumOp) and _fn_names(op.update) == ["join_tiles"]:
-        el = _tile(op.output.type)
+        el = _tile_type(op.output.type, op)
         return (JoinTilesParams(rank=op.rank.value.data, rows=el.rows.data, cols=el.cols.data),
                 [op.input], [Port("inp")], None)
     ins = _unzip(op.input)
@@ -332,7 +338,7 @@ def _compute(pl: _Placer, op: so.MapOp | so.AccumOp | so.ScanOp) -> _Placed:
     if isinstance(op, so.MapOp):
         return (MapParams(kernel=_kernel(op.body, False), compute_bw=compute_bw, pmu_bw=pmu_bw,
                           write_back=write_back), ins, ports, None)
-    acc_t = _tile(op.output.type)
+    acc_t = _tile_type(op.output.type, op)
     init_k = _kernel(op.init, False) if op.init.block.ops else None
     params = AccumParams(
         kernel=_kernel(op.update, True), rank=op.rank.value.data,
@@ -495,6 +501,8 @@ def place(graph: GraphOp, config: HardwareConfig, depth: int | None = None) -> P
     channels: list[ChannelSpec] = []
     broadcasts: list[tuple[SSAValue, int]] = []
     for spec in list(contexts):
+        if spec.op is None:  # not reached: the broadcasts are appended after this copy
+            continue
         for j, res in enumerate(spec.op.results):
             port = spec.out_ports[j] if j < len(spec.out_ports) else None
             users = consumers.get(res, [])

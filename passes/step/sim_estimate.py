@@ -146,7 +146,7 @@ def unbound_symbols(graph: GraphOp) -> list[str]:
     """The names of the symbols left in the dims of `graph`'s result streams."""
     names = {s.name for op in graph.body.block.ops for r in op.results
              if isinstance(r.type, StreamType)
-             for d in r.type.dims for s in to_expr(d).free_symbols}
+             for d in r.type.dims for s in to_expr(d).free_symbols if isinstance(s, sympy.Symbol)}
     return sorted(names)
 
 

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from typing import Any
 
 from steplus.runtime.fabric.engine import DeadlockError, Simulator
 from steplus.runtime.fabric.contexts.memory import MemCtx, RandomStoreCtx
@@ -109,6 +110,8 @@ class Program:
         self.metrics: Metrics | None = None
         self.unbound: list[str] = []
         """Symbols left in the graph's stream dims (named in a deadlock report)."""
+        self.tensors: dict[str, Any] = {}
+        """Functional mode: each load's input tensor (given, or the random one it drew)."""
 
     @property
     def contexts(self):

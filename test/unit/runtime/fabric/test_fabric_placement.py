@@ -129,3 +129,21 @@ def test_step_run_simulates_on_the_modules_target(tmp_path):
     assert json.loads(r.out)["cycles"] == want
     r = run_tool(main, [str(placed), "--json", "--preset", "step-eval"])
     assert json.loads(r.out)["cycles"] == default
+
+
+def test_a_knob_of_the_wrong_kind_is_a_located_error():
+    """A flag knob written as a string was a TypeError inside the placement
+    (isinstance against a subscripted BoolAttr alias); now a LoweringError at the op."""
+    import pytest
+    from xdsl.dialects.builtin import StringAttr
+
+    from steplus.dialects.step.ops import MapOp
+    from steplus.passes.step.fabric_placement import LoweringError
+
+    module = swiglu_graph(64, 256, 512, 32, 64)
+    op = next(o for o in module.walk() if isinstance(o, MapOp))
+    op.attributes["write_back_mu"] = StringAttr("yes")
+    graph = next(o for o in module.walk() if isinstance(o, GraphOp))
+    with pytest.raises(LoweringError, match="'write_back_mu' must be a unit, boolean or integer") as e:
+        place(graph, get_preset("swiglu-hdl"))
+    assert e.value.op is op
