@@ -137,22 +137,29 @@ def im2col_part(c: Conv, fname: str, el: str) -> LoweredPart:
 
 
 def gather_elements(addrs: np.ndarray, size: int, src: str, key: str, fname: str, el: str,
-                    shape: tuple[int, int], pad: float, role: str) -> LoweredPart:
-    """A part gathering elements of the tensor `src` (`size` elements, then one `pad`
-    word at address `size`) at the compile-time addresses `addrs`, stored as `shape`:
-    a `metadata_gen` of `1x1` address tiles drives a `random_offchip_load`."""
-    L, table = len(addrs), size + 1
+                    shape: tuple[int, ...], pad: float | None, role: str, width: int = 1,
+                    out: str | None = None) -> LoweredPart:
+    """A part gathering `1 x width` tiles (rows of the `[size / width, width]` view) of
+    the tensor `src` (`size` elements, then, if `pad` is a number, one padding tile of it)
+    at the compile-time tile addresses `addrs`, stored as `shape`: a `metadata_gen` of
+    `1x1` address tiles drives a `random_offchip_load`. `out`: the output's name (default
+    a synthetic `<key>:cols` / `<key>:windows`)."""
+    L, table = len(addrs), size // width + (pad is not None)
     nb = 2 if el in ("bf16", "f16") else 4
-    addr = layout({"arg0": table * nb, "result0": L * 4}, {})
+    addr = layout({"arg0": table * width * nb, "result0": L * width * 4}, {})
     g = Graph(fname)
     ids = g.metadata_gen([int(a) for a in addrs], name="addrs")
     dtype = f32 if el == "f32" else glue_dtype(el)
-    vals = g.random_load(ids, (1, 1), dtype, in_shape=(table,), base_addr=addr["arg0"],
+    vals = g.random_load(ids, (1, width), dtype, in_shape=(table,), base_addr=addr["arg0"],
                          name="arg0")
     vals.store(base_addr=addr["result0"])
-    lowered = Lowered(g, addr, [Layout(1, 1, L, 1)], [shape], [(0, (table, 1))])
-    padded, out = f"{key}:padded_input", f"{key}:{'cols' if role == 'im2col' else 'windows'}"
-    return LoweredPart("dense", g.module(), None, {"arg0": padded}, 1, outputs=[out],
+    lowered = Lowered(g, addr, [Layout(1, width, L, 1)], [shape], [(0, (table, width))])
+    name = out or f"{key}:{'cols' if role == 'im2col' else 'windows'}"
+    if pad is None:
+        return LoweredPart("dense", g.module(), None, {"arg0": src}, 1, outputs=[name],
+                           lowered=lowered, role=role, out_shapes=[shape], covered=set())
+    padded = f"{key}:padded_input"
+    return LoweredPart("dense", g.module(), None, {"arg0": padded}, 1, outputs=[name],
                        lowered=lowered, role=role, out_shapes=[shape], covered=set(),
                        derive={padded: lambda v: np.append(np.ravel(v[src]), pad)})
 

@@ -15,6 +15,8 @@ builds, in graph order:
   groups: depthwise is O/g = 1), the output NCHW in memory;
 - **pooling** (`pool.py`): max/average pools as a window gather part and a
   row-reduction part, a global average pool as the reduction alone;
+- **data movement** (`move.py`): permutes, transposes, selects and slices as
+  gathers of rows (the last dim kept) or elements;
 - **recurrences** (`rnn.py`): `nn.LSTM`/`nn.GRU` unrolled in one graph;
 - **regions** (`glue.py`): the rest that linalg on tensors expresses
   (projections, element-wise ops, norms, softmax), each written as a linalg
@@ -23,7 +25,7 @@ builds, in graph order:
   `(option dense)`.
 
 Every part is a `LoweredPart` of kind "dense" (`role`: "gather", "im2col",
-"conv", "pool_gather", "pool", "rnn", "projection", "norm" or "elementwise") whose `lowered` says where its tensors live, so
+"conv", "pool_gather", "pool", "move", "rnn", "projection", "norm" or "elementwise") whose `lowered` says where its tensors live, so
 `step_run_linalg.run_part` binds it like any dense part.
 
 Example: `nn.Embedding(50, 16)` on `[2, 6]` token ids gives a part whose graph
@@ -146,6 +148,18 @@ def dense_parts(nodes, covered: set, tile: str, schedule: str, name: str, remark
         k += 1
         covered = covered | {n}
         yield from parts
+    from steplus.lowering.linalg_to_step import move
+
+    for n in nodes:
+        if n in covered or not move.is_move(n):
+            continue
+        idx = move.indices(n)
+        if isinstance(idx, str):
+            remarks.append(Remark(where_of(n), f"{name_of(n)} not lowered: {idx}"))
+            continue
+        k += 1
+        covered = covered | {n}
+        yield move.move_part(n, idx, f"{name}_move{k}")
     from steplus.lowering.linalg_to_step import rnn
 
     tile_m = parse_tiles(tile)[None][0]

@@ -74,7 +74,8 @@ OTHER = ("aten.pow.Tensor_Scalar", *ACTIVATION)
 ROW_OPS = NORM + SOFTMAX  # reduce each row inside the op: a row must be one tile
 VIEWS = ("aten.view.default", "aten.reshape.default", "aten._unsafe_view.default",
          "aten.unsqueeze.default", "aten.squeeze.dim", "aten.flatten.using_ints",
-         "aten.clone.default", "aten.contiguous.default", "aten.dropout.default")
+         "aten.clone.default", "aten.contiguous.default", "aten.dropout.default",
+         "aten.to.dtype", "aten._to_copy.default")  # casts: only to the same dtype
 BATCH_NORM = "aten.batch_norm.default"
 # in-place ops of a value nothing else reads: their out-of-place op (the exported
 # graph's users read the in-place node's result)
@@ -193,6 +194,9 @@ def _lowerable(n) -> bool:
     if name in VIEWS:
         if name == "aten.dropout.default" and not (len(n.args) == 3 and n.args[2] is False):
             return False  # dropout in training draws random numbers: not lowered
+        if name in ("aten.to.dtype", "aten._to_copy.default") and (
+                _dtype(n) != _dtype(n.args[0]) or set(n.kwargs) - {"dtype"}):
+            return False  # a cast that changes the element type is not a view
         return keeps_rows(n) and len(out) >= 2 and len(_shape(n.args[0])) >= 2
     if n.kwargs and not (name == "aten.gelu.default" and set(n.kwargs) == {"approximate"}):
         return False

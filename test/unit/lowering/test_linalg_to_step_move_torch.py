@@ -1,0 +1,82 @@
+"""Data movement (issue 26 item 2): permutes and transposes torch emits (batch_first, the
+head split/merge), selects and slices along any dim become gather parts (`move.py`):
+rows (`1 x D` tiles) when the last dim is kept, elements otherwise; on the fabric's
+functional mode the module's output equals torch's (rtol 1e-5) and torch runs only views."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+nn = torch.nn
+
+from steplus.dialects.step import ops as so  # noqa: E402
+from steplus.lowering.linalg_to_step.aten import lower_exported  # noqa: E402
+from steplus.tools.step_run_linalg import part_cycles, run_exported  # noqa: E402
+
+
+class HeadMixer(nn.Module):
+    """The multi-head split/merge of attention code: [B, S, H*D] -> [B, H, S, D] (scaled)
+    -> back; then the last step (`x[:, -1]`), a feature slice and a transposed copy."""
+
+    def __init__(self, heads=2, dim=8):
+        super().__init__()
+        self.heads, self.proj = heads, nn.Linear(heads * dim, heads * dim)
+
+    def forward(self, x):
+        B, S, E = x.shape
+        h = self.proj(x).view(B, S, self.heads, E // self.heads).transpose(1, 2)
+        h = h * 0.5
+        merged = h.transpose(1, 2).reshape(B, S, E)
+        return merged[:, -1], merged[..., 2:6], merged.transpose(-2, -1)
+
+
+def _gather_tile(part) -> str:
+    (op,) = [o for o in part.module.walk() if isinstance(o, so.RandomOffChipLoadOp)]
+    return str(op.output.type.element)
+
+
+def test_head_split_merge_select_slice_transpose_equal_torch():
+    torch.manual_seed(0)
+    m = HeadMixer().eval()
+    x = torch.randn(2, 3, 16)
+    ep = torch.export.export(m, (x,))
+    low = lower_exported(ep, dense="tile=2x8")
+    outs, ran, torch_ops = run_exported(ep, low, (x,))
+    for got, want in zip(outs, m(x)):
+        np.testing.assert_allclose(got.numpy(), want.detach().numpy(), rtol=1e-5, atol=1e-6)
+    assert set(torch_ops) <= {"aten.view.default", "aten.reshape.default"}
+    moves = {p.outputs[0]: p for p in low.graphs if p.role == "move"}
+    assert set(moves) == {"transpose", "transpose_1", "select", "slice_1", "transpose_2"}
+    # the head split and merge keep the last dim: whole rows of D = 8
+    assert _gather_tile(moves["transpose"]) == "!step.tile<1x8xf32>"
+    assert _gather_tile(moves["select"]) == "!step.tile<1x16xf32>"
+    # a slice of the last dim and a transpose of the last two dims move elements
+    assert _gather_tile(moves["slice_1"]) == "!step.tile<1x1xf32>"
+    assert _gather_tile(moves["transpose_2"]) == "!step.tile<1x1xf32>"
+    assert all(part_cycles(p) > 0 for p in moves.values())
+
+
+def test_batch_first_swap_is_a_row_gather():
+    m = nn.Sequential(nn.Linear(4, 4)).eval()
+
+    class TimeMajor(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.m = m
+
+        def forward(self, x):  # [B, T, F] -> [T, B, F]
+            return self.m(x).permute(1, 0, 2)
+
+    x = torch.randn(2, 5, 4)
+    tm = TimeMajor().eval()
+    ep = torch.export.export(tm, (x,))
+    low = lower_exported(ep, dense="tile=2x4")
+    out, ran, torch_ops = run_exported(ep, low, (x,))
+    np.testing.assert_allclose(out.numpy(), tm(x).detach().numpy(), rtol=1e-6)
+    assert ran == ["projection", "move"] and torch_ops == []
+    (mv,) = [p for p in low.graphs if p.role == "move"]
+    addrs = next(o for o in mv.module.walk() if isinstance(o, so.MetadataGenOp))
+    # output row (t, b) reads input row b * 5 + t
+    assert list(addrs.values.get_values()) == [b * 5 + t for t in range(5) for b in range(2)]
