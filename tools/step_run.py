@@ -7,7 +7,9 @@
 The entry point is `--graph @g`, `--node @n` or `--func @f`; without one,
 step-run runs the only step.graph, lus.node / sync.node or func.func of the
 file.  A `step.graph` is simulated on the dataflow fabric and its metrics are
-printed (see `steplus.tools.step_run_graph`).
+printed (see `steplus.tools.step_run_graph`); `--input X=x.npy` binds the
+tensor of its load `%X` and `--output out.npz` writes every store's region
+(functional mode, see `steplus.tools.graph_io`).
 
 Backends for lus nodes:
 
@@ -84,8 +86,12 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--max-ticks", type=int, default=DEFAULT_MAX_TICKS, metavar="N",
                    help=f"refuse --ticks above N (default {DEFAULT_MAX_TICKS})")
     p.add_argument("--input", action="append", default=[], metavar="NAME=FILE",
-                   help="an input stream (.npy or .csv); repeat per input")
-    p.add_argument("--output", help="write the outputs to this .npy or .npz file")
+                   help="an input (.npy or .csv); repeat per input: a node's input stream, "
+                        "a function's argument, or the tensor of a graph's off-chip load "
+                        "(by SSA name, context name or base_addr)")
+    p.add_argument("--output", metavar="OUT.npz",
+                   help="write the outputs to this .npz file (by name; .npy for a single "
+                        "output): a node's, a function's results, or every store of a graph")
     p.add_argument("--stream", action="store_true",
                    help="read the inputs from stdin, one tick per line, and print each "
                         "tick's outputs at once (see steplus.tools.step_run_stream)")
@@ -384,24 +390,19 @@ def _run_graph(args: argparse.Namespace, source: ModuleOp | None) -> int:
 
     if args.ticks is not None:
         raise UsageError("--ticks applies to lus and sync nodes, not to a step.graph")
-    if args.input:
-        raise UsageError("a step.graph takes no --input (--functional draws random tensors)")
     if args.backend is not None:
         raise UsageError(f"--backend {args.backend} applies to nodes and functions; a step.graph "
                          "runs on the fabric simulator (--preset, --config)")
-    if args.output:
-        raise UsageError("--output applies to nodes and functions; for a step.graph use --json "
-                         "or --trace OUT.json")
     _no_function_flags(args)
     pipeline = specialize_pipeline(args)
     module = source if source is not None and pipeline is None else _load(args, pipeline)
     return run_graph(args, module)
 
 
-def _run_graph_module(args: argparse.Namespace, module: ModuleOp) -> int:
+def _run_graph_module(args: argparse.Namespace, module: ModuleOp, data=None) -> int:
     from steplus.tools.step_run_graph import run_graph
 
-    return run_graph(args, module)
+    return run_graph(args, module, data)
 
 
 def _load(args: argparse.Namespace, pipeline: str | None = None) -> ModuleOp:

@@ -49,7 +49,8 @@ def add_arguments(p) -> None:
                                     "\"preset\" selects the base)")
     g.add_argument("--depth", type=int, help="override the base FIFO depth")
     g.add_argument("--functional", action="store_true",
-                   help="let numpy values flow (random input tensors, seed 0)")
+                   help="let numpy values flow (random input tensors, seed 0; implied by "
+                        "--input/--output, see steplus.tools.graph_io)")
     g.add_argument("--json", action="store_true", help="print the metrics as JSON")
     g.add_argument("--trace", metavar="OUT.json", help="write a Chrome trace")
     g.add_argument("--routing", metavar="TRACE.npz",
@@ -122,7 +123,10 @@ def _config(args, module=None):
     return cfg
 
 
-def run_graph(args, module) -> int:
+def run_graph(args, module, data=None) -> int:
+    """Simulate the graph of `module` and print its metrics. `data` binds
+    tensors and collects outputs (`graph_io.GraphData`); by default step-run's
+    `--input`/`--output` on the graph's loads and stores (`graph_io`)."""
     from steplus.runtime.fabric.build import LoweringError, build_program
     from steplus.runtime.fabric.engine import SimulationError
     from steplus.tools.cli import EXIT_USER_ERROR, InputError, UsageError
@@ -141,13 +145,29 @@ def run_graph(args, module) -> int:
         print(f"{args.input_file}: error: {err}", file=sys.stderr)
         return EXIT_USER_ERROR
     kernels = _kernels(module, args.graph)
+    data_io = bool(getattr(args, "input", None) or getattr(args, "output", None))
     if kernels is not None or args.orchestration:
+        if data_io:
+            raise UsageError("--input/--output apply to one graph; not with kernels or "
+                             "--orchestration")
         return _run_kernels(args, module, cfg, kernels)
+    if args.output and not args.output.endswith((".npy", ".npz")):
+        raise UsageError(f"--output {args.output}: expected an .npz (or, for one output, "
+                         ".npy) file")
     try:
-        prog = build_program(module, cfg, functional=args.functional,
+        if data_io and data is None:
+            from steplus.tools.graph_io import graph_data
+
+            data = graph_data(args.input, module, args.graph, cfg)
+        prog = build_program(module, cfg, functional=args.functional or data is not None,
+                             tensors=data.tensors if data is not None else None,
                              trace=bool(args.trace), graph_name=args.graph,
                              limits=not args.force)
         metrics = prog.run()
+        if args.output and data is not None:
+            from steplus.tools.graph_io import save_outputs
+
+            save_outputs(args.output, data.collect(prog))
     except LoweringError as e:
         where = f" ('{e.op.name}')" if e.op is not None else ""
         print(f"{args.input_file}: error: {e}{where}", file=sys.stderr)

@@ -9,7 +9,10 @@ three accelerators, store/load cancellation, convert-ila-to-commands), run with
 host ops in numpy and accelerator fragments on the FlexASR / VTA / HLSCNN ILA
 simulators, and compared with a float32 numpy run of the uncompiled program.
 It prints the invocations per accelerator, the MMIO counts, and per output the
-shape and the relative Frobenius error `||ref - acc|| / ||ref||`.
+shape and the relative Frobenius error `||ref - acc|| / ||ref||`. `--output
+y.npz` writes the accelerated run's results as `out0`, `out1`, ... (the
+function's results in order, in their element types); `--output y.npy` the
+only result of a one-result function (a usage error otherwise).
 """
 
 from __future__ import annotations
@@ -79,6 +82,9 @@ def run(args, source, name: str) -> int:
     from steplus.tools.cli import InputError, UsageError
     from steplus.tools.loading import load_module
 
+    if args.output and not args.output.endswith((".npy", ".npz")):
+        raise UsageError(f"--output {args.output}: expected an .npz (or, for one output, "
+                         ".npy) file")
     fns = [f for f in source.walk() if isinstance(f, func.FuncOp) and f.sym_name.data == name]
     if not fns:
         raise UsageError(f"no func.func @{name} in {args.input_file}")
@@ -102,8 +108,11 @@ def run(args, source, name: str) -> int:
         err = diff / den if den else float(np.linalg.norm(o))
         print(f"output {k}: shape {list(np.shape(o))}, relative error vs float32 numpy {err:.6f}")
     if args.output:
-        try:
-            np.savez(args.output, **{f"out{k}": o for k, o in enumerate(outs)})
-        except OSError as e:
-            raise InputError([f"{args.output}: error: cannot write output: {e}"]) from None
+        from steplus.tools.graph_io import save_outputs
+
+        from steplus.dialects.semantics.domain import numpy_dtype
+
+        types = list(fns[0].function_type.outputs.data)
+        save_outputs(args.output, {f"out{k}": np.asarray(o).astype(numpy_dtype(t))
+                                   for k, (o, t) in enumerate(zip(outs, types))})
     return 0

@@ -45,8 +45,9 @@
 // RUN: sh -c 'step-run %S/inputs/step-small-matmul.mlir --ticks 3; echo "exit=$?"' 2>&1 | filecheck %s --check-prefix=GRAPHTICKS
 // GRAPHTICKS:      step-run: error: --ticks applies to lus and sync nodes, not to a step.graph
 // GRAPHTICKS-NEXT: exit=2
-// RUN: sh -c 'step-run %S/inputs/step-small-matmul.mlir --input x=%t.npy; echo "exit=$?"' 2>&1 | filecheck %s --check-prefix=GRAPHINPUT
-// GRAPHINPUT:      step-run: error: a step.graph takes no --input (--functional draws random tensors)
+// A graph's --input names one of its off-chip loads (tools/graph_io.py).
+// RUN: sh -c 'step-run %S/inputs/step-small-matmul.mlir --input nope=%t.npy; echo "exit=$?"' 2>&1 | filecheck %s --check-prefix=GRAPHINPUT
+// GRAPHINPUT:      step-run: error: --input: @g has no off-chip load 'nope' (loads: x (base_addr 0))
 // GRAPHINPUT-NEXT: exit=2
 // RUN: sh -c 'step-run %S/inputs/step-small-matmul.mlir --random 3; echo "exit=$?"' 2>&1 | filecheck %s --check-prefix=GRAPHRANDOM
 // GRAPHRANDOM:      step-run: error: --random and --pipeline apply to functions (--backend ila)
