@@ -218,8 +218,8 @@ def _dense_attention(n, e: NotRecognized, dense: str, name: str, out: Lowering) 
         tile, schedule = _dense_options(dense)
         part = LoweredPart(**dense_attention_part(p, tile, schedule, fname))
     except NotRecognized as d:
-        if d is e:
-            raise
+        if d is e or d.message == e.message:  # the same reason: say it once
+            raise e from None
         raise NotRecognized(d.node, f"{e.message}; {d.message}") from None
     except (ValueError, OpDiagnosticError) as d:
         raise NotRecognized(n, f"{e.message}; not lowered densely either: "

@@ -156,11 +156,12 @@ def dense_attention_part(p: Pieces, tile: str, schedule: str, fname: str) -> dic
     b, h, sq, d = sq_
     _need(sk_ == sv_ and sk_[0] == b and sk_[3] == d, p.anchor,
           f"keys {sk_} / values {sv_} do not agree with q {sq_}")
-    _need(rk == rv and h % sk_[1] == 0 and (h == sk_[1] * rk or p.gqa), p.anchor,
+    _need(rk == rv and sk_[1] > 0 and h % sk_[1] == 0 and (h == sk_[1] * rk or p.gqa), p.anchor,
           f"{h} query heads over {sk_[1]} KV heads (repeated {rk}x)")
     _need(p.mask is None or (hasattr(p.mask, "op") and shape_of(p.mask) is not None), p.anchor,
           "the mask is not a static tensor")
     sk = sk_[2]
+    _need(min(b, h, sq, sk, d) > 0, p.anchor, f"an empty attention (q {sq_}, keys {sk_})")
     rep = h // sk_[1]
     tile_m = parse_tiles(tile)[None][0]
     _need(math.isfinite(p.scale), p.anchor, f"scale={p.scale} is not finite")

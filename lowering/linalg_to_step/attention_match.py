@@ -149,7 +149,8 @@ def _build(anchor, q, k, v, scale, gqa: bool, kv_lengths, j: int, cov: list, out
           anchor, f"cache/new-row shapes {sc}, {sn}, {sv}, {svn} do not agree with q {sq}")
     _need(nk == nv, anchor, f"keys repeated {nk}x, values {nv}x")
     Hkv, L = sc[1], sc[2]
-    _need(Hq % Hkv == 0, anchor, f"{Hq} query heads do not group over {Hkv} KV heads")
+    _need(Hkv > 0 and Hq % Hkv == 0, anchor,
+          f"{Hq} query heads do not group over {Hkv} KV heads")
     _need(Hq == Hkv * nk or gqa, anchor, "Hq != Hkv needs enable_gqa=True or repeat_kv")
     requests = B * Hkv
     lengths = list(kv_lengths) if kv_lengths is not None else [L] * requests

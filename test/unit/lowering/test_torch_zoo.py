@@ -304,3 +304,47 @@ def test_attention_that_is_not_a_decode_step_is_lowered_densely(form):
     assert ran == ["attention"]
     assert set(torch_ops) <= set(NOT_DATA)
     np.testing.assert_allclose(out.numpy(), layer(*args).numpy(), rtol=1e-5, atol=1e-6)
+
+
+class BiasExpert(MixtralBlockSparseTop2MLP):
+    def __init__(self, hidden, ffn):
+        super().__init__(hidden, ffn)
+        self.w2 = torch.nn.Linear(ffn, hidden, bias=True)
+
+
+class BiasMoE(MixtralSparseMoeBlock):
+    def __init__(self):
+        super().__init__(16, 32, 4, 2)
+        self.experts = torch.nn.ModuleList([BiasExpert(16, 32) for _ in range(4)])
+
+
+class DropoutSDPA(torch.nn.Module):
+    def forward(self, q, k, v):
+        return torch.nn.functional.scaled_dot_product_attention(q, k, v, dropout_p=0.5)
+
+
+class SharedSoftmax(torch.nn.Module):
+    def forward(self, q, k, v):
+        p = torch.softmax(torch.matmul(q, k.transpose(2, 3)), dim=-1)
+        return torch.matmul(p, v), p
+
+
+@pytest.mark.parametrize("make,line,message", [
+    (lambda: (BiasMoE(), (torch.randn(2, 4, 16),)), (MixtralBlockSparseTop2MLP.forward, "self.w2("),
+     "top-k MoE not recognized: expert 0: the down nn.Linear has a bias (the §8.2 expert has "
+     "none)"),
+    (lambda: (DropoutSDPA(), _prefill_args(1)[:1] * 3), (DropoutSDPA.forward, "scaled_dot"),
+     "GQA decode attention not recognized: dropout is not supported"),
+    (lambda: (SharedSoftmax(), _prefill_args(1)[:1] * 3), (SharedSoftmax.forward, "torch.softmax"),
+     "GQA decode attention not recognized: the softmax does not feed matmul(p, v) alone"),
+])
+def test_forms_neither_route_takes_are_remarks_at_the_users_line(make, line, message):
+    """Bad input: a located remark naming the op and why, never an exception."""
+    torch.manual_seed(0)
+    layer, args = make()
+    ep = torch.export.export(layer.eval(), args)
+    low = lower_exported(ep, tile_f=16, dense="tile=2x8x8 schedule=mnk")
+    assert all(p.kind == "dense" and p.role != "attention" for p in low.graphs)
+    (remark,) = [r for r in low.remarks if "not recognized" in r.message]
+    assert remark.where == _line(*line)
+    assert remark.message == message
