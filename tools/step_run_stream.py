@@ -3,7 +3,7 @@
     printf '1 0\\n2 1\\n' | step-run prog.lus --node counter --stream [--backend iree]
 
 Each line of stdin is one tick: the values of every input in input order,
-separated by spaces or commas (a tensor input gives its elements flattened in
+separated by ASCII spaces, tabs or commas (a tensor input gives its elements flattened in
 row-major order; a bool is 0 or 1). The outputs of the tick are printed (and
 flushed) as soon as the line is read, `tick t: ...` as in step-run, so
 another program can drive the node interactively. The run stops at the end
@@ -41,7 +41,7 @@ MAX_LINE = 1 << 20
 _INTEGER = re.compile(r"[+-]?[0-9]+")
 _REAL = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|[+-]?(?:inf|nan)",
                    re.IGNORECASE)
-_TOKEN = re.compile(r"[^\s,]+")
+_TOKEN = re.compile(r"[^ \t,]+")  # separators: ASCII space, tab, comma (no other whitespace)
 MAX_TOKEN = 400
 """Longest value text (an integer literal of any supported type has at most 20 characters)."""
 
@@ -58,7 +58,7 @@ def _parse_value(token: str, sig: InputSignature) -> int | float:
     if kind in "iub":
         if not _INTEGER.fullmatch(token):
             what = "an integer" if _REAL.fullmatch(token) else "a number"
-            raise ValueError(f"'{token[:40]}' is not {what}")
+            raise ValueError(f"{token[:40]!r} is not {what}")
         v = int(token)
         lo, hi = (0, 1) if kind == "b" else (int(np.iinfo(sig.dtype).min), int(np.iinfo(sig.dtype).max))
         if not lo <= v <= hi:
@@ -66,7 +66,7 @@ def _parse_value(token: str, sig: InputSignature) -> int | float:
                              else f"{v} is not 0 or 1")
         return v
     if not _REAL.fullmatch(token):
-        raise ValueError(f"'{token[:40]}' is not a number")
+        raise ValueError(f"{token[:40]!r} is not a number")
     v = float(token)
     if np.isfinite(v):
         with np.errstate(over="ignore"):

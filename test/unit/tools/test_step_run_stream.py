@@ -55,6 +55,9 @@ D = PREFIX.format("d", "tensor<2xi8>", ", 2")
     ("1 1e39 1 1 1", f"<stdin>:1:3: error: {B}1e39 is out of range for f32"),
     ("9223372036854775808 1 1 1 1", f"<stdin>:1:1: error: {A}9223372036854775808 is out of range for i64"),
     ("  1,1e-3, 1,1,  zz", f"<stdin>:1:17: error: {D}'zz' is not a number"),
+    ("1 2 1 1 1\x001", f"<stdin>:1:9: error: {D}'1\\x001' is not a number"),  # shown escaped
+    ("1 2\u00a01 1 1", "<stdin>:1: error: expected 5 value(s), a (1) + b (1) + c (1) + d (2); "
+                        "got 4"),  # a no-break space separates nothing
     ("1 " + "9" * 500 + " 1 1 1", f"<stdin>:1:3: error: {B}a value of 500 characters is too long"),
 ])
 def test_a_value_its_type_cannot_read_is_a_located_error(line, error):
