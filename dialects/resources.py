@@ -169,9 +169,15 @@ def _blob_bytes(key: str, blob: str) -> bytes:
     return raw[4:]
 
 
-def _decode(attr, cache: dict[str, bytes] | None = None) -> tuple[np.dtype, tuple[int, ...], bytes, bool]:
-    """(dtype, shape, data bytes, is a splat) of a `DenseResourceAttr`, checked against its type.
-    A splat's data is its one element."""
+_ITEMSIZE = {"f16": 2, "bf16": 2, "f32": 4, "f64": 8, "i1": 1, "i8": 1, "i16": 2, "i32": 4,
+             "i64": 8, "ui8": 1, "ui16": 2, "ui32": 4, "ui64": 8, "si8": 1, "si16": 2, "si32": 4,
+             "si64": 8, "index": 8}
+"""Bytes per element of the element types a blob is read as (numpy reads `_DTYPES`' ones)."""
+
+
+def _decode(attr, cache: dict[str, bytes] | None = None) -> tuple[int, tuple[int, ...], bytes, bool]:
+    """(bytes per element, shape, data bytes, is a splat) of a `DenseResourceAttr`,
+    checked against its type. A splat's data is its one element."""
     key = attr.resource_handle.data
     blob = _BLOBS.get(key)
     if not blob:
@@ -179,12 +185,12 @@ def _decode(attr, cache: dict[str, bytes] | None = None) -> tuple[np.dtype, tupl
     t = attr.type
     shape = tuple(t.get_shape())
     elt = str(t.element_type)
-    if elt not in _DTYPES or any(d < 0 for d in shape):
+    if elt not in _ITEMSIZE or any(d < 0 for d in shape):
         raise ResourceError(f"dense_resource<{key}>: cannot read a blob of type {t}")
-    dtype = np.dtype(_DTYPES[elt])
+    itemsize = _ITEMSIZE[elt]
     size = math.prod(shape)  # Python ints: no overflow for a hostile shape
-    if size * dtype.itemsize > MAX_RESOURCE_BYTES:
-        raise ResourceError(f"dense_resource<{key}>: {t} needs {size * dtype.itemsize} bytes, "
+    if size * itemsize > MAX_RESOURCE_BYTES:
+        raise ResourceError(f"dense_resource<{key}>: {t} needs {size * itemsize} bytes, "
                             f"more than the limit of {MAX_RESOURCE_BYTES}")
     if cache is not None and key in cache:
         data = cache[key]
@@ -192,12 +198,12 @@ def _decode(attr, cache: dict[str, bytes] | None = None) -> tuple[np.dtype, tupl
         data = _blob_bytes(key, blob)
         if cache is not None:
             cache[key] = data  # one copy per blob, however many constants name it
-    if len(data) == dtype.itemsize and size != 1:  # a splat blob
-        return dtype, shape, data, True
-    if len(data) != size * dtype.itemsize:
+    if len(data) == itemsize and size != 1:  # a splat blob
+        return itemsize, shape, data, True
+    if len(data) != size * itemsize:
         raise ResourceError(f"dense_resource<{key}>: the blob has {len(data)} bytes, {t} needs "
-                            f"{size * dtype.itemsize}")
-    return dtype, shape, data, False
+                            f"{size * itemsize}")
+    return itemsize, shape, data, False
 
 
 def resource_array(attr) -> np.ndarray:
@@ -205,7 +211,12 @@ def resource_array(attr) -> np.ndarray:
 
     A splat blob gives a read-only broadcast view of its one element (nothing of
     the type's size is allocated)."""
-    dtype, shape, data, splat = _decode(attr)
+    _, shape, data, splat = _decode(attr)
+    elt = str(attr.type.element_type)
+    if elt not in _DTYPES:
+        raise ResourceError(f"dense_resource<{attr.resource_handle.data}>: cannot read a blob of "
+                            f"type {attr.type} as numbers")
+    dtype = np.dtype(_DTYPES[elt])
     if splat:
         return np.broadcast_to(np.frombuffer(data, dtype)[0], shape)
     return np.frombuffer(data, dtype).reshape(shape).copy()
@@ -232,8 +243,9 @@ def materialize_resources(module: Operation) -> int:
             for name, attr in list(table.items()):
                 if not isinstance(attr, DenseResourceAttr):
                     continue
-                if not _BLOBS.get(attr.resource_handle.data):
-                    continue
+                if not _BLOBS.get(attr.resource_handle.data) or \
+                        str(attr.type.element_type) not in _ITEMSIZE:
+                    continue  # no blob in this file, or an element type kept as a resource
                 try:
                     _, _, data, splat = _decode(attr, cache)
                 except ResourceError as e:

@@ -77,3 +77,6 @@ func.func @too_large() -> tensor<16384x32769xf32> {
 {-#
   dialect_resources: { builtin: { w: "0x040000000000803F" } }
 #-}
+// CHECK:       // -----
+// CHECK-LABEL: func.func @bf16
+// CHECK-NEXT:  arith.constant dense<[1.000000e+00, 2.000000e+00]> : tensor<2xbf16>
