@@ -1,12 +1,12 @@
 """2-D convolutions of a `torch.export` graph as an im2col gather and a matmul pipeline.
 
 `nn.Conv2d` (`aten.conv2d`: strided, padded, dilated, grouped/depthwise,
-1x1) on an NCHW image of batch 1 becomes two dense parts:
+1x1) on NCHW images becomes two dense parts (three for a batch above 1):
 
 - **im2col** (role "im2col"): address generation. The compiler computes the
-  address of every element of the column matrix `cols [g, C/g*kh*kw, OH*OW]`
-  (patch element `(c, i, j)` of group `g` at output pixel `(oh, ow)` reads
-  `x[c, oh*s - p + i*d, ow*s - p + j*d]`); a `metadata_gen` streams them as
+  address of every element of the column matrix `cols [g, C/g*kh*kw, N*OH*OW]`
+  (patch element `(c, i, j)` of group `g` at output pixel `(n, oh, ow)` reads
+  `x[n, c, oh*s - p + i*d, ow*s - p + j*d]`); a `metadata_gen` streams them as
   `1x1` address tiles into a `random_offchip_load` of the input, and the
   gathered elements are stored. A padding position reads the zero word stored
   right after the image (`<conv>:padded_input`, the input with one 0
@@ -15,13 +15,14 @@
 - **conv** (role "conv"): `linalg.batch_matmul` of the weight `[g, O/g,
   C/g*kh*kw]` (the `[O, C/g, kh, kw]` parameter, a view) by the columns (g = 1:
   `linalg.matmul`), plus the bias as a column broadcast, lowered by
-  `convert-linalg-to-step`: the output `[g, O/g, OH*OW]` is NCHW `[1, O, OH,
-  OW]` in memory. Its tile: M = O/g, K = C/g*kh*kw whole, N (output pixels)
-  the dense option's N when it divides OH*OW.
+  `convert-linalg-to-step`: the output `[g, O/g, N*OH*OW]` is, for one image,
+  NCHW `[1, O, OH, OW]` in memory. Its tile: M = O/g, K = C/g*kh*kw whole, N (output pixels)
+  the dense option's N when it divides N*OH*OW;
+- for a batch N > 1 the conv's output is `[O, N, OH*OW]` (CNHW): a **move**
+  part gathers its rows `(o, n)` in the order `(n, o)`: NCHW.
 
 Not lowered (a located remark at the model's line, the conv stays in torch):
-a batch larger than 1 (the output would be CNHW and need a transpose), string
-paddings, non-float or non-static tensors, weights that are not parameters,
+string paddings, non-float or non-static tensors, weights that are not parameters,
 more than `MAX_ADDRESSES` gathered elements.
 
 Example: `nn.Conv2d(8, 16, 3, stride=2, padding=1)` on `[1, 8, 8, 8]` gives an
@@ -71,27 +72,31 @@ class Conv:
         self.Og = self.O // groups
         self.Kg = self.Cg * self.kh * self.kw
         self.P = self.OH * self.OW
+        self.NP = self.N * self.P  # the columns: (n, oh, ow)
 
     @property
     def direct(self) -> bool:
-        """A 1x1 conv of stride 1 without padding: the image is its column matrix."""
+        """A 1x1 conv of stride 1 without padding of one image: the image is its column
+        matrix."""
         return ((self.kh, self.kw) == (1, 1) and self.stride == (1, 1)
-                and self.padding == (0, 0))
+                and self.padding == (0, 0) and self.N == 1)
 
     def addresses(self) -> np.ndarray:
-        """The im2col addresses, `[g, Kg, P]` row-major; padding reads `C*H*W` (the zero)."""
+        """The im2col addresses, `[g, Kg, N*P]` row-major (columns `(n, oh, ow)`); padding
+        reads `N*C*H*W` (the zero after the images)."""
         g, Cg, kh, kw = self.groups, self.Cg, self.kh, self.kw
-        c = (np.arange(g)[:, None] * Cg + np.arange(Cg)[None, :]).reshape(g, Cg, 1, 1, 1, 1)
-        i = np.arange(kh).reshape(1, 1, kh, 1, 1, 1)
-        j = np.arange(kw).reshape(1, 1, 1, kw, 1, 1)
-        oh = np.arange(self.OH).reshape(1, 1, 1, 1, self.OH, 1)
-        ow = np.arange(self.OW).reshape(1, 1, 1, 1, 1, self.OW)
+        c = (np.arange(g)[:, None] * Cg + np.arange(Cg)[None, :]).reshape(g, Cg, 1, 1, 1, 1, 1)
+        i = np.arange(kh).reshape(1, 1, kh, 1, 1, 1, 1)
+        j = np.arange(kw).reshape(1, 1, 1, kw, 1, 1, 1)
+        n = np.arange(self.N).reshape(1, 1, 1, 1, self.N, 1, 1)
+        oh = np.arange(self.OH).reshape(1, 1, 1, 1, 1, self.OH, 1)
+        ow = np.arange(self.OW).reshape(1, 1, 1, 1, 1, 1, self.OW)
         h = oh * self.stride[0] - self.padding[0] + i * self.dilation[0]
         w = ow * self.stride[1] - self.padding[1] + j * self.dilation[1]
         inside = (h >= 0) & (h < self.H) & (w >= 0) & (w < self.W)
-        addr = c * (self.H * self.W) + h * self.W + w
-        zero = self.C * self.H * self.W
-        return np.where(inside, addr, zero).reshape(g * Cg * kh * kw * self.P)
+        addr = ((n * self.C + c) * self.H + h) * self.W + w
+        zero = self.N * self.C * self.H * self.W
+        return np.where(inside, addr, zero).reshape(g * Cg * kh * kw * self.NP)
 
 
 def read(n) -> Conv | str:
@@ -118,22 +123,19 @@ def read(n) -> Conv | str:
         return f"groups={groups} does not divide the {xs[1]} input / {ws[0]} output channels"
     if min(s) < 1 or min(d) < 1 or min(p) < 0:
         return "a stride or dilation below 1, or a negative padding"
-    if xs[0] != 1:
-        return (f"batch {xs[0]}: only batch 1 is lowered (the output would be CNHW and "
-                "need a transpose)")
     conv = Conv(n, x, w, b, s, p, d, groups, (xs, ws))
     if conv.OH < 1 or conv.OW < 1:
         return "the kernel does not fit the padded image"
-    if not conv.direct and conv.groups * conv.Kg * conv.P > MAX_ADDRESSES:
-        return f"{conv.groups * conv.Kg * conv.P} gathered elements (at most {MAX_ADDRESSES})"
+    if not conv.direct and conv.groups * conv.Kg * conv.NP > MAX_ADDRESSES:
+        return f"{conv.groups * conv.Kg * conv.NP} gathered elements (at most {MAX_ADDRESSES})"
     return conv
 
 
 def im2col_part(c: Conv, fname: str, el: str) -> LoweredPart:
     """The gather of the column matrix (see the module doc); `el`: the input's element
     type in memory."""
-    return gather_elements(c.addresses(), c.C * c.H * c.W, c.x.name, c.n.name, fname, el,
-                           (c.groups * c.Kg, c.P), 0.0, "im2col")
+    return gather_elements(c.addresses(), c.N * c.C * c.H * c.W, c.x.name, c.n.name, fname,
+                           el, (c.groups * c.Kg, c.NP), 0.0, "im2col")
 
 
 def gather_elements(addrs: np.ndarray, size: int, src: str, key: str, fname: str, el: str,
@@ -187,7 +189,7 @@ def conv_text(c: Conv, fname: str, cols_el: str) -> str:
     """The conv's matmul (+ bias) as linalg on tensors."""
     from steplus.lowering.linalg_to_step import glue
 
-    g, Og, Kg, P = c.groups, c.Og, c.Kg, c.P
+    g, Og, Kg, P = c.groups, c.Og, c.Kg, c.NP
     wel = glue.element(c.w)
     if g == 1:
         wt, ct, ot = f"tensor<{Og}x{Kg}x{wel}>", f"tensor<{Kg}x{P}x{cols_el}>", \
@@ -237,15 +239,26 @@ def conv_parts(c: Conv, fname: str, tile_n: int) -> list[LoweredPart]:
     else:
         parts.append(im2col_part(c, f"{fname}_im2col", x_el))
         cols_name, cols_el = parts[0].outputs[0], "f32"
-    tn = tile_n if tile_n < c.P and c.P % tile_n == 0 else c.P
+    tn = tile_n if tile_n < c.NP and c.NP % tile_n == 0 else c.NP
     module = Parser(_context(), conv_text(c, fname, cols_el)).parse_module()
     (low,) = lower_module(module, tile=f"{c.Og}x{tn}x{c.Kg}", schedule="mnk")
     inputs = {"arg0": c.w.name, "arg1": cols_name}
     if c.b is not None:
         inputs["arg2"] = c.b.name
-    parts.append(LoweredPart("dense", module, None, inputs, 1, outputs=[c.n.name],
-                             lowered=low, role="conv", out_shapes=[glue.static(c.n)],
-                             covered={c.n}))
+    if c.N == 1:
+        parts.append(LoweredPart("dense", module, None, inputs, 1, outputs=[c.n.name],
+                                 lowered=low, role="conv", out_shapes=[glue.static(c.n)],
+                                 covered={c.n}))
+        return parts
+    # several images: the matmul gives [O, N, OH*OW] (CNHW); a row gather makes it NCHW
+    cnhw = f"{c.n.name}:cnhw"
+    parts.append(LoweredPart("dense", module, None, inputs, c.N, outputs=[cnhw], lowered=low,
+                             role="conv", out_shapes=[(c.O * c.N, c.P)], covered=set()))
+    rows = np.arange(c.O * c.N).reshape(c.O, c.N).T.reshape(-1)  # row (n, o) reads (o, n)
+    move = gather_elements(rows, c.O * c.N * c.P, cnhw, c.n.name, f"{fname}_nchw", "f32",
+                           (c.N * c.O, c.P), None, "move", width=c.P, out=c.n.name)
+    move.covered, move.out_shapes = {c.n}, [glue.static(c.n)]
+    parts.append(move)
     return parts
 
 

@@ -3,8 +3,9 @@ padded, dilated, grouped/depthwise, 1x1) lowers to an im2col gather part (compil
 address generation streamed into a `random_offchip_load`) and a matmul part
 (`conv.py`); run on the fabric's functional mode (`run_exported`) the module's output
 equals torch's (rtol 1e-5, f32), with cycles per part. The im2col addresses equal
-`torch.nn.functional.unfold`'s column matrix. A batch above 1 is a remark; the conv
-then runs in torch, never a different computation."""
+`torch.nn.functional.unfold`'s column matrix; a batch of images is gathered back to
+NCHW. A string padding is not lowered: the conv runs in torch, never a different
+computation."""
 
 from __future__ import annotations
 
@@ -90,14 +91,29 @@ def test_im2col_addresses_equal_unfold(geometry):
     np.testing.assert_array_equal(got, ref.numpy().reshape(g * c.Kg, c.P))
 
 
-def test_batch_above_one_stays_in_torch_with_a_remark():
+def test_a_batch_of_images_is_gathered_back_to_nchw():
+    """Batch 2: the columns span both images, the matmul gives [O, N, OH*OW] (CNHW) and a
+    move part gathers its rows into NCHW."""
     m = nn.Sequential(nn.Conv2d(3, 4, 3, padding=1), nn.ReLU()).eval()
     x = torch.randn(2, 3, 4, 4)
     ep = torch.export.export(m, (x,))
     low = lower_exported(ep, dense="tile=4x4")
-    (r,) = [r for r in low.remarks if r.message.startswith("convolution not lowered")]
-    assert r.message == ("convolution not lowered: batch 2: only batch 1 is lowered (the "
-                         "output would be CNHW and need a transpose)")
     out, ran, torch_ops = run_exported(ep, low, (x,))
     np.testing.assert_allclose(out.numpy(), m(x).detach().numpy(), rtol=1e-5, atol=1e-6)
-    assert torch_ops == ["aten.conv2d.default"] and ran == ["elementwise"]
+    assert torch_ops == [] and ran == ["im2col", "conv", "move", "elementwise"]
+    mv = low.graphs[2]
+    addrs = next(o for o in mv.module.walk() if isinstance(o, so.MetadataGenOp))
+    assert list(addrs.values.get_values()) == [0, 2, 4, 6, 1, 3, 5, 7]  # row (n, o) <- (o, n)
+
+
+def test_a_string_padding_stays_in_torch():
+    m = nn.Conv2d(3, 4, 3, padding="same").eval()
+    x = torch.randn(1, 3, 4, 4)
+    ep = torch.export.export(m, (x,))
+    low = lower_exported(ep, dense="tile=4x4")
+    assert low.graphs == []
+    (rest,) = [r for r in low.remarks if "not lowered by the recognizers" in r.message]
+    assert "aten.conv2d.padding" in rest.message
+    out, ran, torch_ops = run_exported(ep, low, (x,))
+    np.testing.assert_allclose(out.numpy(), m(x).detach().numpy(), rtol=1e-6)
+    assert torch_ops == ["aten.conv2d.padding"]
