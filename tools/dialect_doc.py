@@ -18,6 +18,7 @@ from io import StringIO
 from xdsl.ir import Dialect, Operation
 
 from steplus.dialects import get_all_dialects
+from steplus.tools.function_doc import render_function_library
 
 
 def _doc(obj: object) -> str:
@@ -75,7 +76,8 @@ def render_dialect(dialect: Dialect) -> str:
 
 
 def write_dialect_docs(directory: str) -> list[str]:
-    """Write `<directory>/<dialect>.md` for every steplus dialect; return the paths."""
+    """Write `<directory>/<dialect>.md` for every steplus dialect, and the
+    `step.apply` library page `step-functions.md`; return the paths."""
     os.makedirs(directory, exist_ok=True)
     paths: list[str] = []
     for name, factory in sorted(get_all_dialects().items()):
@@ -83,4 +85,8 @@ def write_dialect_docs(directory: str) -> list[str]:
         with open(path, "w") as f:
             f.write(render_dialect(factory()))
         paths.append(path)
+    path = os.path.join(directory, "step-functions.md")
+    with open(path, "w") as f:
+        f.write(render_function_library())
+    paths.append(path)
     return paths

@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Sequence
 
 from xdsl.dialects.builtin import (
@@ -27,7 +28,7 @@ from xdsl.irdl import (
 from xdsl.traits import IsTerminator, Pure
 from xdsl.utils.exceptions import VerifyException
 
-from steplus.dialects.step.functions import get_function
+from steplus.dialects.step.functions import all_families, all_functions, get_function
 from steplus.dialects.step.shape_rules import (
     Fresh,
     InferShapes,
@@ -50,6 +51,17 @@ from steplus.dialects.step.verify import (
 # --------------------------------------------------------------------------
 # Higher-order operators (table 4)
 # --------------------------------------------------------------------------
+
+
+def _close_functions(name: str) -> str:
+    """`; did you mean 'gelu', 'silu'?` for an unknown `step.apply` name (the
+    library's names closest to it; a family member by its family) and where the
+    library is listed."""
+    names = [*all_functions(), *all_families()]
+    close = difflib.get_close_matches(name.split("[")[0], names, n=4, cutoff=0.5)
+    listed = ", ".join(f"'{c}[...]'" if c in all_families() else f"'{c}'" for c in close)
+    return (f"; did you mean {listed}? (the library: docs/dialects/step-functions.md)"
+            if close else " (the library: docs/dialects/step-functions.md)")
 
 
 @irdl_op_definition
@@ -82,7 +94,8 @@ class ApplyOp(IRDLOperation):
     def verify_(self) -> None:
         fn = get_function(self.fn.data)
         if fn is None:
-            raise VerifyException(f"step.apply: unknown function '{self.fn.data}'")
+            raise VerifyException(f"step.apply: unknown function '{self.fn.data}'"
+                                  f"{_close_functions(self.fn.data)}")
         if len(self.args) != fn.arity:
             raise VerifyException(
                 f"step.apply: '{fn.name}' takes {fn.arity} operand(s), got {len(self.args)}"
