@@ -1,7 +1,8 @@
 """Data movement of a `torch.export` graph: permutes, transposes, selects and slices as gathers.
 
-`aten.permute`, `aten.transpose.int`, `aten.t`, `aten.select.int` and
-`aten.slice.Tensor` of a floating-point tensor (batch_first <-> time first,
+`aten.permute`, `aten.transpose.int`, `aten.t`, `aten.select.int`,
+`aten.slice.Tensor` and `aten.cat` (along any dim; its inputs read from one
+region where they lie one after another) of floating-point tensors (batch_first <-> time first,
 the head split/merge `[B, S, H, D] <-> [B, H, S, D]`, `x[:, -1]`, `x[..., a:b]`)
 become one dense part each (role "move"): the compiler applies the op to the
 input's element indices and streams the resulting addresses (a `metadata_gen`)
@@ -22,7 +23,7 @@ from steplus.lowering.linalg_to_step.aten import LoweredPart, name_of
 from steplus.lowering.linalg_to_step.conv import gather_elements
 
 MOVES = ("aten.permute.default", "aten.transpose.int", "aten.t.default",
-         "aten.select.int", "aten.slice.Tensor")
+         "aten.select.int", "aten.slice.Tensor", "aten.cat.default")
 MAX_ELEMENTS = 1 << 20
 
 
@@ -43,6 +44,8 @@ def indices(n) -> np.ndarray | str:
     x = args[0] if args else None
     if n.kwargs:
         return "keyword arguments"
+    if name == "aten.cat.default":
+        return _cat_indices(n)
     if not glue._float_tensor(x) or not glue._float_tensor(n):
         return "not a static floating-point tensor"
     s = glue.static(x)
@@ -79,16 +82,43 @@ def indices(n) -> np.ndarray | str:
     return out
 
 
+def _cat_indices(n) -> np.ndarray | str:
+    """`cat(tensors, dim)`: the inputs are read from one region where they lie one after
+    another (`<cat>:inputs`); the output's element indices into it."""
+    from steplus.lowering.linalg_to_step import glue
+
+    xs = list(n.args[0]) if n.args and isinstance(n.args[0], (list, tuple)) else []
+    dim = n.args[1] if len(n.args) > 1 else 0
+    if not xs or not all(glue._float_tensor(x) for x in xs) or not _int(dim):
+        return "the inputs are not static floating-point tensors"
+    shapes = [glue.static(x) for x in xs]
+    if int(np.prod(glue.static(n))) > MAX_ELEMENTS:
+        return f"more than {MAX_ELEMENTS} elements"
+    idxs, base = [], 0
+    for sh in shapes:
+        size = int(np.prod(sh))
+        idxs.append(base + np.arange(size).reshape(sh))
+        base += size
+    try:
+        out = np.concatenate(idxs, axis=dim)
+    except (ValueError, np.exceptions.AxisError) as e:
+        return f"an argument form not foreseen ({type(e).__name__})"
+    if tuple(out.shape) != glue.static(n):
+        return "the output shape is not the op's"
+    return out
+
+
 def move_part(n, idx: np.ndarray, fname: str) -> LoweredPart:
     """The gather of `n`'s elements (see the module doc)."""
     from steplus.lowering.linalg_to_step import glue
 
+    if name_of(n) == "aten.cat.default":
+        return _cat_part(n, idx, fname)
     x = n.args[0]
     s, out = glue.static(x), tuple(idx.shape)
     D = s[-1]
-    flat = idx.reshape(-1, out[-1]) if out else idx.reshape(1, 1)
-    rows = out and out[-1] == D and bool(
-        (flat == flat[:, :1] + np.arange(D)).all()) and bool((flat[:, 0] % D == 0).all())
+    rows = _rows(idx, D)
+    flat = idx.reshape(-1, D) if rows else idx
     el = glue.element(x) if x.op == "placeholder" else "f32"
     size = int(np.prod(s))
     if rows:
@@ -99,4 +129,34 @@ def move_part(n, idx: np.ndarray, fname: str) -> LoweredPart:
                                (int(np.prod(out)), 1), None, "move", out=n.name)
     part.covered = {n}
     part.out_shapes = [out]
+    return part
+
+
+def _rows(idx: np.ndarray, D: int) -> bool:
+    """Every output row is a whole, aligned row of `D` input elements."""
+    out = idx.shape
+    if not out or out[-1] != D:
+        return False
+    flat = idx.reshape(-1, D)
+    return bool((flat == flat[:, :1] + np.arange(D)).all()) and bool((flat[:, 0] % D == 0).all())
+
+
+def _cat_part(n, idx: np.ndarray, fname: str) -> LoweredPart:
+    from steplus.lowering.linalg_to_step import glue
+
+    xs = list(n.args[0])
+    out = tuple(idx.shape)
+    size = int(idx.size)
+    el = "f32" if any(x.op != "placeholder" for x in xs) else glue.element(xs[0])
+    src = f"{n.name}:inputs"
+    D = out[-1]
+    if all(glue.static(x)[-1] == D for x in xs) and _rows(idx, D):
+        part = gather_elements(idx.reshape(-1, D)[:, 0] // D, size, src, n.name, fname, el,
+                               (size // D, D), None, "move", width=D, out=n.name)
+    else:
+        part = gather_elements(idx.reshape(-1), size, src, n.name, fname, el, (size, 1),
+                               None, "move", out=n.name)
+    names = [x.name for x in xs]
+    part.derive = {src: lambda v: np.concatenate([np.ravel(v[k]) for k in names])}
+    part.covered, part.out_shapes = {n}, [out]
     return part

@@ -80,3 +80,22 @@ def test_batch_first_swap_is_a_row_gather():
     addrs = next(o for o in mv.module.walk() if isinstance(o, so.MetadataGenOp))
     # output row (t, b) reads input row b * 5 + t
     assert list(addrs.values.get_values()) == [b * 5 + t for t in range(5) for b in range(2)]
+
+
+class Concat(nn.Module):
+    def forward(self, a, b):  # along rows (whole rows move) and along the last dim
+        return torch.cat([a, b * 2], dim=1), torch.cat([a, b], dim=-1)
+
+
+def test_cat_along_any_dim_equals_torch():
+    a, b = torch.randn(2, 3, 4), torch.randn(2, 3, 4)
+    m = Concat()
+    ep = torch.export.export(m, (a, b))
+    low = lower_exported(ep, dense="tile=2x4")
+    outs, ran, torch_ops = run_exported(ep, low, (a, b))
+    for got, want in zip(outs, m(a, b)):
+        np.testing.assert_array_equal(got.numpy(), want.numpy())
+    assert torch_ops == [] and sorted(ran) == ["elementwise", "move", "move"]
+    rows, elems = (p for p in low.graphs if p.role == "move")
+    assert _gather_tile(rows) == "!step.tile<1x4xf32>"
+    assert _gather_tile(elems) == "!step.tile<1x1xf32>"
