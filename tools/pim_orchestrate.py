@@ -34,11 +34,14 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(message)
 
 
+_DECIMAL = re.compile(r"[0-9]{1,12}(?:\.[0-9]{1,12})?|\.[0-9]{1,12}")
+
+
 def _positive(text: str) -> float:
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got '{text}'") from None
+    # decimal ASCII digits only: float() would also take '1_0', '١٠', 'nan' and '1e-300'
+    if not _DECIMAL.fullmatch(text.removeprefix("-")):
+        raise argparse.ArgumentTypeError(f"expected a number, got '{text}'")
+    v = float(text)
     if not 0 < v < 1e6:
         raise argparse.ArgumentTypeError(f"expected a positive number below 1e6, got '{text}'")
     return v
