@@ -15,8 +15,15 @@ assumed P2P network (the same in every mode). Launch costs: unfused and
 conventional are software-orchestrated (the seed's baseline), fused is
 reported both SO and HO.
 
+Every headline (fusion SO, fusion HO, HO/SO) is printed with its value at
+the default assumptions and its range over the labeled assumptions
+(`examples/workloads/sn40l_ranges.py`: software / hardware launch cost, P2P
+bandwidth and latency), next to the seed's, with the assumption that alone
+moves it most and a table of one-at-a-time ranges. The simulated kernel
+cycles do not depend on these assumptions; they enter in closed form.
+
 Writes `fusion.csv` (cycles, kernels, operational intensity, HBM bandwidth
-used, speedups) and prints a table with the seed's claims beside ours.
+used, speedups and their ranges) and `fusion.md`.
 Runs in about a minute (each mode at two stream rates).
 """
 
@@ -32,8 +39,11 @@ from steplus.examples.workloads.decoder import (
     LLAMA2_7B, MISTRAL_7B, collective_bytes, decoder_layer,
 )
 from steplus.examples.workloads.fftconv import fftconv
-from steplus.examples.workloads.sn40l import simulate
-from steplus.dialects.target.sn40l import us_to_cycles, value
+from steplus.examples.workloads.sn40l import Run, simulate
+from steplus.examples.workloads.sn40l_ranges import (
+    FUSION_ASSUMPTIONS, Range, allreduce_s, assumptions_table, defaults, model_seconds, sweep,
+)
+from steplus.dialects.target.sn40l import value
 
 SEED = {  # the seed's Fig. 10 / §VI-A statements, for the table
     "llama2-7b prefill 4K": "fusion 1.5-3x (prefill), HO <= 1.1x; kernels 11x fewer",
@@ -43,38 +53,56 @@ SEED = {  # the seed's Fig. 10 / §VI-A statements, for the table
 }
 
 
-def allreduce_cycles(nbytes: int, tp: int) -> int:
-    """A ring all-reduce over the assumed P2P network."""
-    bw = value("p2p_gbps") * 1e9
-    us = value("p2p_latency_us") + 2 * (tp - 1) / tp * nbytes / bw * 1e6
-    return us_to_cycles(us)
-
-
 def workloads():
     tp = int(value("tp"))
     yield ("llama2-7b prefill 4K", lambda: decoder_layer(LLAMA2_7B, 4096, 4096, tp),
-           LLAMA2_7B.layers, 2 * allreduce_cycles(collective_bytes(LLAMA2_7B, 4096), tp))
+           LLAMA2_7B.layers, collective_bytes(LLAMA2_7B, 4096))
     yield ("llama2-7b decode 4K", lambda: decoder_layer(LLAMA2_7B, 1, 4096, tp),
-           LLAMA2_7B.layers, 2 * allreduce_cycles(collective_bytes(LLAMA2_7B, 1), tp))
+           LLAMA2_7B.layers, collective_bytes(LLAMA2_7B, 1))
     yield ("mistral-7b decode 4K", lambda: decoder_layer(MISTRAL_7B, 1, 4096, tp),
-           MISTRAL_7B.layers, 2 * allreduce_cycles(collective_bytes(MISTRAL_7B, 1), tp))
+           MISTRAL_7B.layers, collective_bytes(MISTRAL_7B, 1))
     yield ("fftconv 8x1M", lambda: fftconv(32, 8192), 1, 0)
 
 
-def run(out: Path) -> list[dict]:
-    rows = []
-    for name, build, layers, p2p in workloads():
+def headlines(u: Run, f: Run, layers: int, ar_bytes: int) -> dict[str, Range]:
+    """Fusion SO, fusion HO and HO/SO of one workload: value at the default assumptions
+    and range over the labeled ones (launch costs, P2P): the simulated cycles are fixed,
+    the assumptions enter in closed form (sn40l_ranges.model_seconds)."""
+    tp, ghz = int(value("tp")), value("clock_ghz")
+
+    def t(r: Run, launch: str, v: dict[str, float]) -> float:
+        coll = 2 * allreduce_s(ar_bytes, tp, v) if ar_bytes else 0.0
+        return model_seconds(r.kernel_cycles, r.kernels, v[launch], layers, coll, ghz)
+
+    return {
+        "fusion_so": sweep(lambda v: t(u, "launch_so_us", v) / t(f, "launch_so_us", v),
+                           FUSION_ASSUMPTIONS),
+        "fusion_ho": sweep(lambda v: t(u, "launch_so_us", v) / t(f, "launch_ho_us", v),
+                           FUSION_ASSUMPTIONS),
+        "ho_over_so": sweep(lambda v: t(f, "launch_so_us", v) / t(f, "launch_ho_us", v),
+                            FUSION_ASSUMPTIONS),
+    }
+
+
+def run(out: Path) -> tuple[list[dict], dict[str, dict[str, Range]]]:
+    rows, ranges = [], {}
+    ghz = value("clock_ghz")
+    for name, build, layers, ar_bytes in workloads():
         t0 = time.time()
         runs = {mode: simulate(build(), mode) for mode in ("unfused", "conventional", "fused")}
         u, c, f = runs["unfused"], runs["conventional"], runs["fused"]
+        h = ranges[name] = headlines(u, f, layers, ar_bytes)
+        d = defaults()
+        coll = 2 * allreduce_s(ar_bytes, int(value("tp")), d) if ar_bytes else 0.0
 
-        def total(r, orch):
-            return layers * (r.cycles(orch) + p2p)
+        def ms(r: Run, launch: str) -> float:
+            return 1e3 * model_seconds(r.kernel_cycles, r.kernels, d[launch], layers, coll, ghz)
 
         row = {
             "workload": name, "layers": layers,
-            "unfused_so": total(u, "so"), "conventional_so": total(c, "so"),
-            "fused_so": total(f, "so"), "fused_ho": total(f, "ho"),
+            "unfused_so_ms": ms(u, "launch_so_us"), "conventional_so_ms": ms(c, "launch_so_us"),
+            "fused_so_ms": ms(f, "launch_so_us"), "fused_ho_ms": ms(f, "launch_ho_us"),
+            "kernel_cycles_unfused": u.kernel_cycles, "kernel_cycles_fused": f.kernel_cycles,
             "kernels_unfused": layers * u.kernels, "kernels_conventional": layers * c.kernels,
             "kernels_fused": layers * f.kernels,
             "oi_unfused": round(u.intensity, 1), "oi_conventional": round(c.intensity, 1),
@@ -82,13 +110,15 @@ def run(out: Path) -> list[dict]:
             "hbm_gbps_unfused": round(u.hbm_gbps()), "hbm_gbps_fused": round(f.hbm_gbps()),
             "hbm_mib_unfused": round(u.hbm_bytes / 2**20, 1),
             "hbm_mib_fused": round(f.hbm_bytes / 2**20, 1),
-            "p2p_cycles_per_layer": p2p,
+            "collectives_us_per_layer": round(coll * 1e6, 2),
             "sim_seconds": round(time.time() - t0, 1),
         }
-        row["fusion_speedup_so"] = round(row["unfused_so"] / row["fused_so"], 2)
-        row["fusion_speedup_ho"] = round(row["unfused_so"] / row["fused_ho"], 2)
-        row["conventional_speedup_so"] = round(row["unfused_so"] / row["conventional_so"], 2)
-        row["ho_over_so"] = round(row["fused_so"] / row["fused_ho"], 2)
+        for k, r in h.items():
+            row[k], row[k + "_low"], row[k + "_high"] = (round(r.value, 2), round(r.low, 2),
+                                                         round(r.high, 2))
+            row[k + "_dominant"] = r.dominant()
+        row["conventional_speedup_so"] = round(row["unfused_so_ms"] / row["conventional_so_ms"],
+                                               2)
         row["kernel_ratio"] = round(row["kernels_unfused"] / row["kernels_fused"], 1)
         rows.append(row)
         print(f"{name}: done in {row['sim_seconds']} s", file=sys.stderr)
@@ -97,24 +127,39 @@ def run(out: Path) -> list[dict]:
         w = csv.DictWriter(fh, fieldnames=list(rows[0]))
         w.writeheader()
         w.writerows(rows)
-    return rows
+    return rows, ranges
 
 
-def table(rows: list[dict]) -> str:
-    ghz = value("clock_ghz")
-    lines = ["| workload | unfused SO (ms) | fused SO (ms) | fused HO (ms) | fusion x (SO) | "
+def table(rows: list[dict], ranges: dict[str, dict[str, Range]]) -> str:
+    lines = ["Headlines: value at the default assumptions [range over the labeled assumptions]; "
+             "the assumption that alone moves it most.",
+             "",
+             "| workload | unfused SO (ms) | fused SO (ms) | fused HO (ms) | fusion x (SO) | "
              "fusion x (HO) | HO/SO | kernels unfused/fused | OI unfused -> fused | "
              "HBM GB/s fused | HBM MiB/socket unfused -> fused | seed |",
              "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
-        ms = [r[k] / (ghz * 1e6) for k in ("unfused_so", "fused_so", "fused_ho")]
+        h = ranges[r["workload"]]
         lines.append(
-            f"| {r['workload']} | {ms[0]:.2f} | {ms[1]:.2f} | {ms[2]:.2f} | "
-            f"{r['fusion_speedup_so']} | {r['fusion_speedup_ho']} | {r['ho_over_so']} | "
+            f"| {r['workload']} | {r['unfused_so_ms']:.2f} | {r['fused_so_ms']:.2f} | "
+            f"{r['fused_ho_ms']:.2f} | {h['fusion_so'].text()} ({h['fusion_so'].dominant()}) | "
+            f"{h['fusion_ho'].text()} ({h['fusion_ho'].dominant()}) | "
+            f"{h['ho_over_so'].text('{:.2f}')} | "
             f"{r['kernels_unfused']}/{r['kernels_fused']} ({r['kernel_ratio']}x) | "
             f"{r['oi_unfused']} -> {r['oi_fused']} | {r['hbm_gbps_fused']} | "
             f"{r['hbm_mib_unfused']} -> {r['hbm_mib_fused']} | "
             f"{SEED[r['workload']]} |")
+    lines += ["", "One assumption at a time (fusion SO / fusion HO at its low and high end):", "",
+              "| workload | " + " | ".join(FUSION_ASSUMPTIONS) + " |",
+              "|---|" + "---|" * len(FUSION_ASSUMPTIONS)]
+    for r in rows:
+        h = ranges[r["workload"]]
+        cells = [f"SO {h['fusion_so'].each[n][0]:.1f}-{h['fusion_so'].each[n][1]:.1f}, "
+                 f"HO {h['fusion_ho'].each[n][0]:.1f}-{h['fusion_ho'].each[n][1]:.1f}"
+                 for n in FUSION_ASSUMPTIONS]
+        lines.append(f"| {r['workload']} | " + " | ".join(cells) + " |")
+    lines += ["", "Assumptions (the seed states none of these):", "",
+              assumptions_table(FUSION_ASSUMPTIONS)]
     return "\n".join(lines)
 
 
@@ -122,8 +167,8 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--out", default="bench/out/sn40l_fusion", help="output directory")
     args = p.parse_args(argv)
-    rows = run(Path(args.out))
-    text = table(rows)
+    rows, ranges = run(Path(args.out))
+    text = table(rows, ranges)
     (Path(args.out) / "fusion.md").write_text(text + "\n")
     print(text)
     return 0
