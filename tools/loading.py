@@ -31,6 +31,7 @@ from steplus.dialects.resources import materialize_resources, reset_resources
 from steplus.tools.cli import InputError, one_line, parse_pass_pipeline
 from steplus.tools.registry import get_all_dialects, get_all_passes, get_default_checks
 from steplus.tools.source import LocatingParser, LocationTable, SourceFile, SourceLoc
+from steplus.utils.source_formats import lustre_dialect_of
 from steplus.utils.diagnostics import Diagnostic, OpDiagnosticError, collecting_diagnostics
 
 Emitted = tuple[str, SourceLoc, str]
@@ -72,6 +73,7 @@ class ChunkOptions:
     verify: bool = True
     lus_checks: bool = True
     implicit_module: bool = True
+    source_format: str | None = None  # mlir, lustre, heptagon; None: by the file suffix
 
 
 def new_context(allow_unregistered: bool = False) -> Context:
@@ -144,7 +146,8 @@ def process_chunk(
     with collecting_diagnostics() as engine:
         try:
             tracker.enter("parse")
-            is_lustre = chunk.name.endswith(".lus")
+            dialect = lustre_dialect_of(chunk.name, options.source_format)
+            is_lustre = dialect is not None
             if not is_lustre:
                 check_string_literals(chunk)
             reset_resources()  # a chunk sees only its own dialect_resources
@@ -153,7 +156,7 @@ def process_chunk(
             if is_lustre:  # Lustre source: the frontend in lowering/lustre
                 from steplus.lowering.lustre import lustre_to_module
 
-                module, table.op_offsets = lustre_to_module(chunk.text, chunk.name)
+                module, table.op_offsets = lustre_to_module(chunk.text, chunk.name, dialect)
             elif is_blank(chunk.text):
                 # mlir-opt accepts an empty input (xdsl-opt crashes on it).
                 module = ModuleOp([])
@@ -219,6 +222,7 @@ def load_module(
     pipeline: str | None = None,
     allow_unregistered: bool = False,
     source: tuple[str, str] | None = None,
+    source_format: str | None = None,
 ) -> ModuleOp:
     """Parse, verify and check (lus checks included) a file for other tools,
     then run `pipeline` (step-opt `-p` syntax) on it.  `source` is the
@@ -238,7 +242,8 @@ def load_module(
     name, text = source if source is not None else read_input(path)
     chunk = SourceFile(name, text)
     emitted, module, _ = process_chunk(new_context(allow_unregistered), chunk, passes,
-                                       ChunkOptions(), available, tracker)
+                                       ChunkOptions(source_format=source_format), available,
+                                       tracker)
     errors = [d for d in emitted if d[0] == "error"]
     if errors or module is None:
         raise InputError([line for sev, loc, msg in emitted

@@ -75,8 +75,13 @@ class CheckReport:
 def _random_stream(rng: np.random.Generator, t, ticks: int,
                    spec: tuple[str, int, int] | None) -> np.ndarray:
     dtype = numpy_dtype(t)
-    if spec is not None:
+    if spec is not None and spec[2] - spec[1] <= 2000:
         return rng.integers(spec[1], spec[2] + 1, ticks).astype(dtype)
+    if spec is not None:  # a wide subrange: mostly small values, within it
+        small = rng.integers(-10, 11, ticks) + min(max(0, spec[1]), spec[2] - 10)
+        large = rng.integers(-1000, 1001, ticks)
+        mix = np.where(rng.random(ticks) < 0.8, small, large)
+        return np.clip(mix, spec[1], spec[2]).astype(dtype)
     if dtype == np.bool_:
         return rng.random(ticks) < 0.5
     if np.issubdtype(dtype, np.integer):

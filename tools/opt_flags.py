@@ -17,6 +17,8 @@ import argparse
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
+from steplus.utils.source_formats import FORMATS
+
 __all__ = ["add_arguments", "version_text"]
 
 
@@ -45,7 +47,11 @@ class _VersionAction(argparse.Action):
 def add_arguments(p: argparse.ArgumentParser) -> None:
     """Register step-opt's flags on `p` (dests as xDSL's opt main reads them)."""
     p.add_argument("input_file", nargs="?",
-                   help="the input (.mlir, or .lus Lustre source); stdin if absent or '-'")
+                   help="the input (.mlir, or .lus Lustre / .ept Heptagon source); stdin if "
+                        "absent or '-'")
+    p.add_argument("--format", choices=FORMATS, default=None,
+                   help="read the input as MLIR, Lustre (V6 / Kind 2) or Heptagon (default: "
+                        "by its suffix; stdin is MLIR)")
     p.add_argument("-o", "--output-file", metavar="FILE",
                    help="write the output IR to FILE instead of stdout")
     p.add_argument("-t", "--target", default="mlir",

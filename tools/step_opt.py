@@ -213,6 +213,7 @@ class StepOptMain(xDSLOptMain):
             verify=not self.args.disable_verify,
             lus_checks=not self.args.no_lus_checks,
             implicit_module=not self.args.no_implicit_module,
+            source_format=self.args.format,
         )
         emitted, module, printed = process_chunk(
             self.ctx, chunk, self.pipeline, options, self.available_passes, self._tracker,

@@ -7,9 +7,7 @@
 The entry point is `--graph @g`, `--node @n` or `--func @f`; without one,
 step-run runs the only step.graph, lus.node / sync.node or func.func of the
 file.  A `step.graph` is simulated on the dataflow fabric and its metrics are
-printed (see `steplus.tools.step_run_graph`); `--input X=x.npy` binds the
-tensor of its load `%X` and `--output out.npz` writes every store's region
-(functional mode, see `steplus.tools.graph_io`).
+printed (see `steplus.tools.step_run_graph`).
 
 Backends for lus nodes:
 
@@ -61,6 +59,7 @@ from xdsl.ir import Operation
 
 from steplus.dialects.lus.input_ranges import input_problem, input_ranges
 from steplus.tools.lus_check import check_main
+from steplus.utils.source_formats import FORMATS, lustre_dialect_of
 from steplus.tools.cli import (
     EXIT_USAGE_ERROR,
     EXIT_USER_ERROR,
@@ -86,12 +85,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--max-ticks", type=int, default=DEFAULT_MAX_TICKS, metavar="N",
                    help=f"refuse --ticks above N (default {DEFAULT_MAX_TICKS})")
     p.add_argument("--input", action="append", default=[], metavar="NAME=FILE",
-                   help="an input (.npy or .csv); repeat per input: a node's input stream, "
-                        "a function's argument, or the tensor of a graph's off-chip load "
-                        "(by SSA name, context name or base_addr)")
-    p.add_argument("--output", metavar="OUT.npz",
-                   help="write the outputs to this .npz file (by name; .npy for a single "
-                        "output): a node's, a function's results, or every store of a graph")
+                   help="an input stream (.npy or .csv); repeat per input")
+    p.add_argument("--output", help="write the outputs to this .npy or .npz file")
     p.add_argument("--stream", action="store_true",
                    help="read the inputs from stdin, one tick per line, and print each "
                         "tick's outputs at once (see steplus.tools.step_run_stream)")
@@ -102,6 +97,9 @@ def _parser() -> argparse.ArgumentParser:
                    default=None,
                    help="execution path: reactive (default for nodes), sync, iree, "
                         "modular (nodes), ila (functions)")
+    p.add_argument("--format", choices=FORMATS, default=None,
+                   help="read the input as MLIR, Lustre (V6 / Kind 2) or Heptagon (default: by "
+                        "its suffix, .lus Lustre, .ept Heptagon, else MLIR; stdin is MLIR)")
     p.add_argument("--allow-unregistered-dialect", action="store_true",
                    help="accept operations of unregistered dialects (as step-opt)")
     from steplus.tools.step_run_graph import add_arguments
@@ -390,26 +388,31 @@ def _run_graph(args: argparse.Namespace, source: ModuleOp | None) -> int:
 
     if args.ticks is not None:
         raise UsageError("--ticks applies to lus and sync nodes, not to a step.graph")
+    if args.input:
+        raise UsageError("a step.graph takes no --input (--functional draws random tensors)")
     if args.backend is not None:
         raise UsageError(f"--backend {args.backend} applies to nodes and functions; a step.graph "
                          "runs on the fabric simulator (--preset, --config)")
+    if args.output:
+        raise UsageError("--output applies to nodes and functions; for a step.graph use --json "
+                         "or --trace OUT.json")
     _no_function_flags(args)
     pipeline = specialize_pipeline(args)
     module = source if source is not None and pipeline is None else _load(args, pipeline)
     return run_graph(args, module)
 
 
-def _run_graph_module(args: argparse.Namespace, module: ModuleOp, data=None) -> int:
+def _run_graph_module(args: argparse.Namespace, module: ModuleOp) -> int:
     from steplus.tools.step_run_graph import run_graph
 
-    return run_graph(args, module, data)
+    return run_graph(args, module)
 
 
 def _load(args: argparse.Namespace, pipeline: str | None = None) -> ModuleOp:
     if args.input_file == "-" and not hasattr(args, "source"):
         args.source = read_input("-")  # stdin is read once, parsed maybe twice
     return load_module(args.input_file, pipeline, args.allow_unregistered_dialect,
-                       getattr(args, "source", None))
+                       getattr(args, "source", None), args.format)
 
 
 def _run(argv: Sequence[str] | None) -> int:
@@ -441,10 +444,10 @@ def _run(argv: Sequence[str] | None) -> int:
     source = _load(args)
     if args.node:
         return _run_node(args, source, args.node.lstrip("@"))
-    if args.input_file.endswith(".lus"):  # Lustre: the node marked --%MAIN, if any
+    if lustre_dialect_of(args.input_file or "", args.format):  # Lustre: the --%MAIN node
         from steplus.lowering.lustre import lustre_main_node
 
-        main = lustre_main_node(args.input_file)
+        main = lustre_main_node(args.input_file, getattr(args, "source", ("", None))[1])
         if main is not None:
             return _run_node(args, source, main)
     kind, name = _pick_entry(args, source)

@@ -25,21 +25,13 @@ from dataclasses import dataclass
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
 
+from steplus.lowering.lustre import ast
+from steplus.utils.source_formats import lustre_dialect_of
 from steplus.lowering.lustre.parser import LustreError, main_node, parse_program
+from steplus.lowering.lustre.program import NodeKey, Program
 
-__all__ = ["LUSTRE_SUFFIXES", "LustreError", "LustreModule", "dialect_of", "import_lustre",
-           "lustre_main_node", "lustre_to_module"]
-
-LUSTRE_SUFFIXES = {".lus": "lustre", ".ept": "heptagon"}
-"""File suffixes read as Lustre source, and the dialect each is read as."""
-
-
-def dialect_of(filename: str) -> str | None:
-    """`lustre` (Lustre V6 / Kind 2) for `.lus`, `heptagon` for `.ept`, else None."""
-    for suffix, dialect in LUSTRE_SUFFIXES.items():
-        if filename.endswith(suffix):
-            return dialect
-    return None
+__all__ = ["LustreError", "LustreModule", "import_lustre", "lustre_main_node",
+           "lustre_to_module"]
 
 
 @dataclass
@@ -71,14 +63,15 @@ def import_lustre(text: str, filename: str = "<stdin>", dialect: str | None = No
 
 
 def _import(text: str, filename: str, dialect: str | None) -> LustreModule:
-    from steplus.lowering.lustre.program import NodeKey, Program
     from steplus.lowering.lustre.to_lus import NodeLowering
 
     try:
         tree = parse_program(text)
-        prog = Program(tree, dialect or dialect_of(filename) or "lustre")
+        prog = Program(tree, dialect or lustre_dialect_of(filename) or "lustre")
         offsets: dict[Operation, int] = {}
         pending = deque(NodeKey(n.name) for n in tree.nodes)
+        for n in tree.nodes:
+            _subrange_observers(prog, n)
         pending.extend(NodeKey(n.name, observe=True) for n in tree.nodes if n.observers)
         done: set[NodeKey] = set()
         nodes = []
@@ -93,6 +86,23 @@ def _import(text: str, filename: str, dialect: str | None) -> LustreModule:
         raise LustreError(0, "input is nested too deeply to process") from None
     module = ModuleOp(nodes)
     return LustreModule(module, offsets, main_node(text, tree))
+
+
+def _subrange_observers(prog: Program, node: ast.Node) -> None:
+    """Kind 2 checks that outputs and locals of a subrange type stay in it: a
+    property each, `lo <= y and y <= hi` (inputs are assumed in range: step-run
+    checks them at the input)."""
+    for d in [*node.outputs, *node.locals]:
+        r = prog.int_range(d.type)
+        if r is None:
+            continue
+        lo, hi = r
+        var = ast.Var(d.pos, d.name)
+        test: ast.Expr = ast.Binary(d.pos, "and",
+                                    ast.Binary(d.pos, "<=", ast.Const(d.pos, lo, "int"), var),
+                                    ast.Binary(d.pos, "<=", var, ast.Const(d.pos, hi, "int")))
+        node.observers.append(ast.Observer(d.pos, "property",
+                                           f"{d.name} in subrange [{lo}, {hi}]", test))
 
 
 def lustre_to_module(text: str, filename: str, dialect: str | None = None
@@ -110,12 +120,14 @@ def lustre_to_module(text: str, filename: str, dialect: str | None = None
     return result.module, result.op_offsets
 
 
-def lustre_main_node(path: str) -> str | None:
-    """The node a Lustre file marks `--%MAIN` (None if none, or if the file
-    cannot be read or parsed: the caller reports those errors)."""
+def lustre_main_node(path: str, text: str | None = None) -> str | None:
+    """The node a Lustre file (or `text`, read from it already) marks `--%MAIN`
+    (None if none, or if the file cannot be read or parsed: the caller reports
+    those errors)."""
     try:
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
+        if text is None:
+            with open(path, encoding="utf-8") as f:
+                text = f.read()
         return main_node(text, parse_program(text))
     except (OSError, UnicodeDecodeError, LustreError):
         return None

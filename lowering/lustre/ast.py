@@ -125,6 +125,8 @@ class Name:
 class TypeRef:
     pos: int
     name: str  # int, real, bool, or a declared type name
+    # Kind 2's `subrange [lo, hi] of int` (name "int"): the bounds (None: `*`)
+    bounds: tuple[Expr | None, Expr | None] | None = None
 
 
 @dataclass

@@ -52,7 +52,6 @@ UNSUPPORTED_WORDS: dict[str, str] = {
     "contract": "Kind 2 contracts",
     "con": "Kind 2 contracts ('con ... noc')",
     "imported": "imported nodes and functions",
-    "subrange": "Kind 2 subrange types",
     "struct": "records",
     "package": "Lustre V6 packages",
     "model": "Lustre V6 models",
@@ -75,6 +74,7 @@ _UNSUPPORTED_CHARS: dict[str, str] = {
     "#": "the at-most-one operator", "@": "Kind 2 type applications",
     "%": "Kind 2 annotations",
     "|": "Kind 2 refinement types and 'cond'/'match' cases",
+    "'": "Kind 2 group literals",
 }
 
 @functools.lru_cache(maxsize=1)
@@ -93,6 +93,7 @@ def _describe(tok: Token) -> str:
 # Words of unsupported constructs that are not reserved (they stay usable as
 # variable names): named when a syntax error follows them.
 _SOFT_WORDS = {"reset": "Heptagon 'reset' blocks", "last": "Heptagon 'last'"}
+_SOFT_TYPES = {"set": "Kind 2 set types", "map": "Kind 2 map types"}
 _PREVIOUS_WORD = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\s*$")
 
 
@@ -109,6 +110,9 @@ def _error_for(text: str, e: UnexpectedInput) -> LustreError:
     if tok.type in _UNSUPPORTED_TOKENS:
         return LustreError(pos, _unsupported(_UNSUPPORTED_TOKENS[tok.type]))
     previous = _PREVIOUS_WORD.search(text, 0, pos)
+    if previous and previous.group(1) in _SOFT_TYPES and tok.value == "<":
+        word = previous.group(1)
+        return LustreError(previous.start(1), _unsupported(f"{_SOFT_TYPES[word]} ('{word}')"))
     if previous and previous.group(1) in _SOFT_WORDS and tok.type == "IDENT":
         word = previous.group(1)
         return LustreError(previous.start(1), _unsupported(f"{_SOFT_WORDS[word]} ('{word}')"))

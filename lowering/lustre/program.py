@@ -133,6 +133,31 @@ class Program:
             ref = decl.alias
         return ref.name
 
+    def int_range(self, ref: ast.TypeRef) -> tuple[int, int] | None:
+        """The bounds of a (possibly aliased) `subrange [lo, hi] of int`, with
+        `*` as the int limits; None for any other type."""
+        seen: set[str] = set()
+        while ref.bounds is None and ref.name in self.types and ref.name not in seen:
+            seen.add(ref.name)
+            alias = self.types[ref.name].alias
+            if alias is None:
+                return None
+            ref = alias
+        if ref.bounds is None:
+            return None
+        out = []
+        for b, default in zip(ref.bounds, (INT_MIN, INT_MAX)):
+            if b is None:
+                out.append(default)
+                continue
+            v, t = self.fold(b)
+            if t != "int":
+                raise LustreError(b.pos, f"a subrange bound must be int, not {t}")
+            out.append(int(v))
+        if out[0] > out[1]:
+            raise LustreError(ref.pos, f"empty subrange [{out[0]}, {out[1]}]")
+        return out[0], out[1]
+
     def enum_size(self, name: str) -> int:
         return len(self.types[name].ctors)
 

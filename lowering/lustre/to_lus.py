@@ -114,6 +114,9 @@ class NodeLowering:
         mark_lustre(self.op)
         ranges = {d.name: (t, 0, prog.enum_size(t) - 1)
                   for d in inputs if (t := self.ltypes[d.name]) not in ("int", "real", "bool")}
+        for d in inputs:  # Kind 2 subrange inputs: assumed, so checked at the input too
+            if (r := prog.int_range(d.type)) is not None:
+                ranges[d.name] = (f"subrange [{r[0]}, {r[1]}] of int", r[0], r[1])
         if ranges:  # enum inputs: step-run rejects a value that is no constructor
             self.op.attributes[INPUT_RANGES] = ranges_attr(ranges)
         self.block = self.op.body.block

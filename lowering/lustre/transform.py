@@ -112,6 +112,15 @@ class _ToAst(Transformer_NonRecursive):
     def t_named(self, meta, name):
         return ast.TypeRef(_pos(name), str(name))
 
+    def t_subrange(self, meta, lo, hi):
+        return ast.TypeRef(meta.start_pos, "int", (lo, hi))
+
+    def bound(self, meta, e):
+        return e
+
+    def no_bound(self, meta):
+        return None
+
     def ident_list(self, meta, *names):
         return [ast.Name(_pos(n), str(n)) for n in names]
 
@@ -203,9 +212,10 @@ class _ToAst(Transformer_NonRecursive):
     def int_lit(self, meta, tok):
         # Range checks against the int type happen at lowering; here only
         # bound the text so that int() never converts thousands of digits.
-        if len(tok.lstrip("0")) > MAX_INT_DIGITS:
+        digits = tok[2:] if tok[:2] in ("0x", "0X") else tok
+        if len(digits.lstrip("0")) > MAX_INT_DIGITS:
             raise LustreError(_pos(tok), f"integer literal of {len(tok)} digits is too large")
-        return ast.Const(_pos(tok), int(tok), "int")
+        return ast.Const(_pos(tok), int(digits, 16 if digits is not tok else 10), "int")
 
     def real_lit(self, meta, tok):
         value = float(tok)

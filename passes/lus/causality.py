@@ -64,17 +64,12 @@ def in_lustre(x: SSAValue | Operation) -> bool:
     return op is not None and op in _LUSTRE_NODES
 
 
-_LUSTRE_OPS = {"lus.pre": "pre", "lus.fby": "fby", "lus.when": "when", "lus.merge": "merge",
-               "lus.instance": "node instance"}
-
-
 def value_name(value: SSAValue) -> str:
     owner = value.owner
     if in_lustre(value):
         if value.name_hint and not value.name_hint.isdigit():
             return f"'{value.name_hint}'"
-        name = owner.name if isinstance(owner, Operation) else "input"
-        return f"the value of this '{_LUSTRE_OPS.get(name, 'expression')}'"
+        return "this expression"
     if value.name_hint:
         return f"%{value.name_hint}"
     name = owner.name if isinstance(owner, Operation) else "block argument"

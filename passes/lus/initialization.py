@@ -236,7 +236,9 @@ def check_node(node: lus.NodeOp) -> None:
             if d == 0:
                 continue
             source = depths.source.get(value)
-            where = (_culprit(depths, value) or user) if isinstance(user, lus.YieldOp) else user
+            where = user
+            if isinstance(user, lus.YieldOp) and in_lustre(node):  # the yield is the header
+                where = _culprit(depths, value) or user
             why = ("(it depends on a 'pre' not guarded by '->' or 'fby' on the clock of "
                    "the 'pre')" if in_lustre(node) else "(it depends on a lus.pre not guarded "
                    "by lus.fby or lus.merge \"1(...)\" on the clock of the lus.pre)")

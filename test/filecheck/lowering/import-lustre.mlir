@@ -39,7 +39,7 @@
 // CHECK-NEXT:   lus.yield (%alarm : i1, %since : i32)
 // CHECK-NEXT: }
 
-// CLOCK:      lustre-clock-error.lus:3:7: error: <result of lus.when> : expected clock base, found base on %c
+// CLOCK:      lustre-clock-error.lus:3:7: error: this expression: expected clock base, found base on 'c'
 // CLOCK-NEXT:   y = x + (x when c);
 // CLOCK-NEXT:       ^
 // CLOCK-NEXT: exit=1

@@ -28,7 +28,7 @@ lus.node @clash(%x: i32, %c: i1) -> (i32) {
 // An output must be on the base clock.
 lus.node @output(%x: i32, %c: i1) -> (i32) {
   %w = lus.when %c %x : i32
-  // expected-error @+1 {{%w : expected clock base, found base on %c}}
+  // expected-error @+1 {{%w: expected clock base, found base on %c}}
   lus.yield (%w : i32)
 }
 
@@ -48,7 +48,7 @@ lus.node @complement(%x: i32, %c: i1) -> (i32) {
 // The condition of a when must be on the clock of its input.
 lus.node @condition(%x: i32, %c: i1, %d: i1) -> (i32) {
   %cw = lus.when %d %c : i1
-  // expected-error @+1 {{%cw : expected clock base, found base on %d}}
+  // expected-error @+1 {{%cw: expected clock base, found base on %d}}
   %w = lus.when %cw %x : i32
   lus.yield (%x : i32)
 }
@@ -59,7 +59,7 @@ lus.node @condition(%x: i32, %c: i1, %d: i1) -> (i32) {
 lus.node @merge(%x: i32, %c: i1) -> (i32) {
   %a = lus.when not %c %x : i32
   %b = lus.when %c %x : i32
-  // expected-error @+1 {{%a : expected clock base on %c, found base on not %c}}
+  // expected-error @+1 {{%a: expected clock base on %c, found base on not %c}}
   %m = lus.merge %c %a %b : i32
   lus.yield (%m : i32)
 }
@@ -94,6 +94,6 @@ lus.node @id(%x: i32) -> (i32) {
 lus.node @instance(%x: i32, %c: i1) -> (i32) {
   %w = lus.when %c %x : i32
   %r = lus.instance @id(%w) : (i32) -> i32
-  // expected-error @+1 {{%r : expected clock base, found base on %c}}
+  // expected-error @+1 {{%r: expected clock base, found base on %c}}
   lus.yield (%r : i32)
 }

@@ -215,3 +215,79 @@ def test_instance_lookup_uses_the_cached_symbol_table():
     assert lus.lookup_node(inst, inst.callee) is f10
     (y,) = run_node(module, f"f{n - 1}", {"x": XS}, T)
     np.testing.assert_array_equal(np.asarray(y), XS + 1)
+
+
+# -- small language items (issue 27) ------------------------------------------------
+
+def test_hex_literals_if_as_operand_optional_semicolon_and_fun():
+    src = """fun f(x: int) returns (y: int); let y = x + 0x10 tel
+    node n(x: int; c: bool) returns (y: int);
+    let y = f(x) * 2 + if c then 0xff else 0X0 tel"""
+    cs = np.array([k % 3 == 0 for k in range(T)])
+    (y,) = _all_backends(src, "n", x=XS, c=cs)
+    np.testing.assert_array_equal(y, (XS + 16) * 2 + np.where(cs, 255, 0))
+
+
+def test_subrange_types_are_ints_checked_at_the_input_and_as_properties(tmp_path):
+    from conftest import run_tool
+    from steplus.tools.lus_check import falsify
+    from steplus.tools.step_run import main
+
+    src = """type Small = subrange [0, 10] of int;
+const H: int = 5;
+node n(a: Small; b: subrange [-3, H] of int) returns (y: subrange [0, 12] of int);
+let y = a + (if b > 0 then b else 0); tel
+"""
+    module = _module(src)
+    a = np.array([0, 5, 10, 3, 7, 1, 2, 9, 10, 0, 4, 6], np.int32)
+    b = np.array([-3, 5, 0, 2, -1, 5, 4, 3, 5, 1, 0, -2], np.int32)
+    (y,) = run_node(module, "n", {"a": a, "b": b}, T)
+    np.testing.assert_array_equal(np.asarray(y), a + np.maximum(b, 0))
+    # y may reach 15 > 12 within the inputs' ranges: the falsifier finds it
+    report = falsify(module, "n", ticks=20, runs=50, seed=0)
+    assert report.violation is not None and report.violation.name == "y in subrange [0, 12]"
+    trace = report.violation.trace
+    assert trace["a"][-1] + max(trace["b"][-1], 0) > 12
+    assert all(0 <= v <= 10 for v in trace["a"]) and all(-3 <= v <= 5 for v in trace["b"])
+    # an input out of its subrange is rejected at the input
+    prog = tmp_path / "s.lus"
+    prog.write_text(src)
+    (tmp_path / "a.csv").write_text("0\n11\n")
+    (tmp_path / "b.csv").write_text("0\n0\n")
+    res = run_tool(main, [str(prog), "--node", "n", "--ticks", "2",
+                          "--input", f"a={tmp_path / 'a.csv'}", "--input", f"b={tmp_path / 'b.csv'}"])
+    assert res.code == 1
+    assert res.err.strip() == (f"{prog}: error: @n: input 'a' is of type subrange [0, 10] of "
+                               "int (values 0..10) but holds 11 at tick 1")
+
+
+def test_ept_is_heptagon_and_stdin_takes_an_explicit_format(tmp_path, monkeypatch):
+    import io
+    import sys
+
+    from conftest import run_tool
+    from steplus.tools.step_opt import main as step_opt_main
+    from steplus.tools.step_run import main
+
+    src = "node n(r: bool) returns (c: int)\nlet\n  c = if r then 0 else (0 fby c) + 1;\ntel\n"
+    prog = tmp_path / "cnt.ept"
+    prog.write_text(src)
+    (tmp_path / "r.csv").write_text("0\n0\n1\n0\n")
+    want = "tick 0: 1\ntick 1: 2\ntick 2: 0\ntick 3: 1\n"
+    args = ["--node", "n", "--ticks", "4", "--input", f"r={tmp_path / 'r.csv'}"]
+    assert run_tool(main, [str(prog), *args]).out == want
+    for fmt in ("heptagon", "lustre"):
+        monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(src.encode())))
+        res = run_tool(main, ["-", "--format", fmt, *args])
+        assert (res.code, res.out) == (0, want), res.err
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(src.encode())))
+    res = run_tool(step_opt_main, ["--format", "heptagon"])
+    assert res.code == 0 and "lus.node @n(%r: i1) -> (i32)" in res.out
+    # the Heptagon rule for `pre` of a constant, read from a .ept file
+    bad = tmp_path / "bad.ept"
+    bad.write_text("node n(i: int) returns (c: int)\nlet\n  c = pre 3;\ntel\n")
+    res = run_tool(step_opt_main, [str(bad)])
+    assert res.code == 1
+    assert res.err.splitlines()[0] == (
+        f"{bad}:3:7: error: 'c' may be read uninitialized in the first cycle of its clock (it "
+        "depends on a 'pre' not guarded by '->' or 'fby' on the clock of the 'pre')")
