@@ -3,8 +3,8 @@
 `dense_parts` (called by `aten.lower_exported(ep, dense="tile=... schedule=...")`)
 builds, in graph order:
 
-- **embeddings** (`aten.embedding`, `nn.Embedding`): a gather part. The
-  indices (an integer tensor: a user input or another part's result) stream
+- **embeddings** (`aten.embedding`, `nn.Embedding`) and `index_select` along
+  dim 0 of a 2-D tensor: a gather part. The indices (an integer tensor: a user input or another part's result) stream
   in as `1x1` integer tiles — addresses — and drive a `random_offchip_load`
   of the table's rows (`1 x D` tiles of the weight, an off-chip tensor); the
   rows are stored. Integer tensors are only ever indices: the lowering never
@@ -45,6 +45,7 @@ from steplus.lowering.linalg_to_step.emit import Layout, Lowered, _nbytes
 from steplus.lowering.linalg_to_step.options import layout
 
 EMBEDDING = "aten.embedding.default"
+INDEX_SELECT = "aten.index_select.default"
 INTEGERS = ("torch.int64", "torch.int32", "torch.int16", "torch.int8", "torch.uint8")
 MAX_TOKENS = 1 << 20  # one address per token: a gather larger than this is refused
 
@@ -53,13 +54,23 @@ def _dtype(node) -> str:
     return str(getattr((getattr(node, "meta", {}) or {}).get("val"), "dtype", ""))
 
 
+def _table(n):
+    """(table, indices) of `embedding(w, idx)` or `index_select(x, 0, idx)`."""
+    if name_of(n) == EMBEDDING:
+        return n.args[0], n.args[1]
+    return n.args[0], n.args[2]
+
+
 def gatherable(n) -> str | None:
-    """Why an `aten.embedding` node cannot be a gather part (None: it can)."""
+    """Why an `aten.embedding` / `aten.index_select` node cannot be a gather part (None:
+    it can)."""
     from steplus.lowering.linalg_to_step import glue
 
-    w, idx = n.args[0], n.args[1]
-    if not glue._weight(w):
-        return "the table is not a 2-D floating-point argument (a parameter)"
+    if name_of(n) == INDEX_SELECT and (len(n.args) != 3 or n.args[1] not in (0, -2)):
+        return "only index_select along dim 0 of a 2-D tensor is lowered"
+    w, idx = _table(n)
+    if not glue._float_tensor(w) or len(glue.static(w)) != 2:
+        return "the table is not a static 2-D floating-point tensor"
     s = _shape(idx)
     if s is None or _dtype(idx) not in INTEGERS:
         return "the indices are not a static integer tensor"
@@ -70,14 +81,15 @@ def gatherable(n) -> str | None:
 
 def gather_part(n, fname: str) -> LoweredPart:
     """The gather graph of an embedding node (see the module doc)."""
-    w, idx = n.args[0], n.args[1]
+    w, idx = _table(n)
     from steplus.lowering.linalg_to_step import glue
 
     V, D = glue.static(w)
     T = int(np.prod(glue.static(idx)))
     out = glue.static(n)
 
-    el = {"f32": f32, "bf16": BFloat16Type(), "f16": Float16Type()}[glue.element(w)]
+    el_name = glue.element(w) if w.op == "placeholder" else "f32"  # parts store f32
+    el = {"f32": f32, "bf16": BFloat16Type(), "f16": Float16Type()}[el_name]
     sizes = {"arg0": T * 8, "arg1": V * D * _nbytes(el), "result0": T * D * 4}
     addr = layout(sizes, {})
     g = Graph(fname)
@@ -100,11 +112,12 @@ def dense_parts(nodes, covered: set, tile: str, schedule: str, name: str, remark
 
     gathers = []
     for n in nodes:
-        if n in covered or getattr(n, "op", None) != "call_function" or name_of(n) != EMBEDDING:
+        if n in covered or getattr(n, "op", None) != "call_function" or \
+                name_of(n) not in (EMBEDDING, INDEX_SELECT):
             continue
         why = gatherable(n)
         if why is not None:
-            remarks.append(Remark(where_of(n), f"embedding not lowered: {why}"))
+            remarks.append(Remark(where_of(n), f"{name_of(n)} not lowered: {why}"))
             continue
         gathers.append(gather_part(n, f"{name}_gather{len(gathers)}"))
     yield from gathers

@@ -322,3 +322,25 @@ def test_training_mode_ops_are_not_lowered():
     low = lower_exported(ep, dense="tile=4x8x16")
     (rest,) = [r for r in low.remarks if "not lowered by the recognizers" in r.message]
     assert "aten.dropout.default" in rest.message  # random numbers: never lowered
+
+
+class PickRows(nn.Module):
+    """Rows of a computed tensor picked by a runtime index tensor."""
+
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(8, 8)
+
+    def forward(self, x, idx):
+        return torch.index_select(self.proj(x), 0, idx)
+
+
+def test_index_select_is_a_gather_of_a_computed_tensor():
+    m = _randomize(PickRows(), 15)
+    x, idx = torch.randn(6, 8), torch.tensor([5, 0, 5, 2])
+    ep = _export(m, x, idx)
+    low, torch_ops = _check(m, (x, idx), ep, "tile=2x8", ["projection", "gather"])
+    assert torch_ops == []
+    gather = low.graphs[0]
+    assert gather.inputs == {"arg0": "idx", "arg1": "linear"}
+    assert "!step.tile<1x8xf32>" in str(gather.module)  # rows of the stored f32 result
