@@ -16,7 +16,8 @@ an undefined value that is an error to observe.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp
@@ -153,97 +154,118 @@ class NodeRunner:
         return outs
 
     def _eval(self, op: Operation, env: dict[SSAValue, object]) -> None:
-        get = env.get
-        if isinstance(op, lus.FbyOp):
-            init = get(op.init, ABSENT)
-            if not self._present(op.result, env) or init is ABSENT:
-                env[op.result] = ABSENT
-            elif op not in self.started:
-                self.started.add(op)
-                env[op.result] = init
-            else:
-                env[op.result] = self.memory.get(op, UNDEFINED)
-        elif isinstance(op, lus.PreOp):
-            # Present on its clock (that of its input, which is read only at the
-            # end of the tick); the input's previous value there, or undefined.
-            present = self._present(op.result, env)
-            env[op.result] = self.memory.get(op, UNDEFINED) if present else ABSENT
-        elif isinstance(op, lus.KPeriodicOp):
+        """Evaluate one op of the tick: a lus op by its class (`_LUS_OPS`), any other through the
+        op-semantics registry (`ops.evaluate`)."""
+        handler = _LUS_OPS.get(type(op))
+        if handler is None:
+            self._ordinary(op, env)
+        else:
+            handler(self, op, env)
+
+    def _fby(self, op: lus.FbyOp, env: dict[SSAValue, object]) -> None:
+        init = env.get(op.init, ABSENT)
+        if not self._present(op.result, env) or init is ABSENT:
+            env[op.result] = ABSENT
+        elif op not in self.started:
+            self.started.add(op)
+            env[op.result] = init
+        else:
+            env[op.result] = self.memory.get(op, UNDEFINED)
+
+    def _pre(self, op: lus.PreOp, env: dict[SSAValue, object]) -> None:
+        # Present on its clock (that of its input, which is read only at the
+        # end of the tick); the input's previous value there, or undefined.
+        present = self._present(op.result, env)
+        env[op.result] = self.memory.get(op, UNDEFINED) if present else ABSENT
+
+    def _kperiodic(self, op: lus.KPeriodicOp, env: dict[SSAValue, object]) -> None:
+        n = self.counters.get(op, 0)
+        self.counters[op] = n + 1
+        env[op.result] = np.bool_(lus.kperiodic_value(op.word.data, n))
+
+    def _when(self, op: lus.WhenOp, env: dict[SSAValue, object]) -> None:
+        x = env.get(op.input, ABSENT)
+        if x is ABSENT:
+            env[op.result] = ABSENT
+            return
+        if op.word is not None:
             n = self.counters.get(op, 0)
             self.counters[op] = n + 1
-            env[op.result] = np.bool_(lus.kperiodic_value(op.word.data, n))
-        elif isinstance(op, lus.WhenOp):
-            x = get(op.input, ABSENT)
-            if x is ABSENT:
-                env[op.result] = ABSENT
-                return
-            if op.word is not None:
-                n = self.counters.get(op, 0)
-                self.counters[op] = n + 1
-                take = lus.kperiodic_value(op.word.data, n) != (op.negated is not None)
-            else:
-                c = self._read(env, op.condition, op)
-                if c is ABSENT:
-                    raise ReactiveError(f"condition {value_name(op.condition)} is absent")
-                take = bool(c) != (op.negated is not None)
-            env[op.result] = x if take else ABSENT
-        elif isinstance(op, lus.MergeOp):
-            if not self._present(op.result, env):
-                env[op.result] = ABSENT
-                return
-            if op.word is not None:
-                n = self.counters.get(op, 0)
-                self.counters[op] = n + 1
-                take = lus.kperiodic_value(op.word.data, n)
-            else:
-                c = self._read(env, op.condition, op)
-                if c is ABSENT:
-                    env[op.result] = ABSENT
-                    return
-                take = bool(c)
-            branch = op.on_true if take else op.on_false
-            value = self._read(env, branch, op)
-            if value is ABSENT:
-                raise ReactiveError(
-                    f"lus.merge reads {value_name(branch)}, which is absent in this cycle"
-                )
-            env[op.result] = value
-        elif isinstance(op, lus.InstanceOp):
-            args = [get(a, ABSENT) for a in op.args]
-            if all(a is ABSENT for a in args) and args:
-                for r in op.res:
-                    env[r] = ABSENT
-                return
-            if op not in self.children:
-                callee = op.callee.root_reference.data
-                check_not_recursive(self.chain, callee)
-                self.children[op] = NodeRunner(self.module, callee, self.chain)
-            child = self.children[op]
-            n_static = child.node.num_static.value.data
-            for a, v in zip(op.args, args):
-                if v is ABSENT or v is UNDEFINED:
-                    raise ReactiveError(f"instance argument {value_name(a)} is {v!r}")
-            outs = child.step(args[n_static:], args[:n_static])
-            for r, v in zip(op.res, outs):
-                env[r] = v
+            take = lus.kperiodic_value(op.word.data, n) != (op.negated is not None)
         else:
-            args = [get(a, ABSENT) for a in op.operands]
-            if op.results and not self._present(op.results[0], env):
-                for r in op.results:
-                    env[r] = ABSENT
+            c = self._read(env, op.condition, op)
+            if c is ABSENT:
+                raise ReactiveError(f"condition {value_name(op.condition)} is absent")
+            take = bool(c) != (op.negated is not None)
+        env[op.result] = x if take else ABSENT
+
+    def _merge(self, op: lus.MergeOp, env: dict[SSAValue, object]) -> None:
+        if not self._present(op.result, env):
+            env[op.result] = ABSENT
+            return
+        if op.word is not None:
+            n = self.counters.get(op, 0)
+            self.counters[op] = n + 1
+            take = lus.kperiodic_value(op.word.data, n)
+        else:
+            c = self._read(env, op.condition, op)
+            if c is ABSENT:
+                env[op.result] = ABSENT
                 return
-            for a, v in zip(op.operands, args):
-                if v is ABSENT:
-                    raise ReactiveError(
-                        f"{op.name} reads {value_name(a)}, which is absent in this cycle"
-                    )
-                if v is UNDEFINED:
-                    for r in op.results:
-                        env[r] = UNDEFINED
-                    return
-            results = evaluate(op, args)
-            for r, v in zip(op.results, results):
-                env[r] = v
+            take = bool(c)
+        branch = op.on_true if take else op.on_false
+        value = self._read(env, branch, op)
+        if value is ABSENT:
+            raise ReactiveError(
+                f"lus.merge reads {value_name(branch)}, which is absent in this cycle"
+            )
+        env[op.result] = value
+
+    def _instance(self, op: lus.InstanceOp, env: dict[SSAValue, object]) -> None:
+        args = [env.get(a, ABSENT) for a in op.args]
+        if all(a is ABSENT for a in args) and args:
+            for r in op.res:
+                env[r] = ABSENT
+            return
+        if op not in self.children:
+            callee = op.callee.root_reference.data
+            check_not_recursive(self.chain, callee)
+            self.children[op] = NodeRunner(self.module, callee, self.chain)
+        child = self.children[op]
+        n_static = child.node.num_static.value.data
+        for a, v in zip(op.args, args):
+            if v is ABSENT or v is UNDEFINED:
+                raise ReactiveError(f"instance argument {value_name(a)} is {v!r}")
+        outs = child.step(args[n_static:], args[:n_static])
+        for r, v in zip(op.res, outs):
+            env[r] = v
+
+    def _ordinary(self, op: Operation, env: dict[SSAValue, object]) -> None:
+        args = [env.get(a, ABSENT) for a in op.operands]
+        if op.results and not self._present(op.results[0], env):
+            for r in op.results:
+                env[r] = ABSENT
+            return
+        for a, v in zip(op.operands, args):
+            if v is ABSENT:
+                raise ReactiveError(
+                    f"{op.name} reads {value_name(a)}, which is absent in this cycle"
+                )
+            if v is UNDEFINED:
+                for r in op.results:
+                    env[r] = UNDEFINED
+                return
+        results = evaluate(op, args)
+        for r, v in zip(op.results, results):
+            env[r] = v
+
+
+_LUS_OPS: dict[type[Operation], Callable[[NodeRunner, Any, dict[SSAValue, object]], None]] = {
+    lus.FbyOp: NodeRunner._fby, lus.PreOp: NodeRunner._pre, lus.KPeriodicOp: NodeRunner._kperiodic,
+    lus.WhenOp: NodeRunner._when, lus.MergeOp: NodeRunner._merge, lus.InstanceOp: NodeRunner._instance,
+}
+"""The meaning of each lus op in a reaction (state, presence, instances), by op class as the
+op-semantics registry keys the ordinary ops; every other op goes to `ops.evaluate`."""
 
 
 MAX_TICKS = 10_000_000
