@@ -180,14 +180,44 @@ def run_graph(args, module, data=None) -> int:
             prog.write_trace(args.trace)
         except OSError as e:
             raise InputError([f"{args.trace}: error: cannot write trace: {e}"]) from None
+    counted = _step_metrics_flops(module, args.graph)
     if args.json:
         d = metrics.to_dict()
         d["preset"] = cfg.name
+        d["flops_step_metrics"] = counted
         print(json.dumps(d, indent=2))
     else:
         print(f"hardware               {cfg.name}")
-        print(metrics.table())
+        print(_name_flops(metrics.table(), metrics.flops, counted))
     return 0
+
+
+def _step_metrics_flops(module, name: str | None) -> int | None:
+    """The graph's FLOPs as `step-metrics` counts them (every `step.apply` of
+    every region), or None when they are not a number (symbols left)."""
+    from steplus.passes.step.fabric_placement import find_graph
+    from steplus.passes.step.metrics import compute_metrics
+
+    try:
+        total = compute_metrics(find_graph(module, name)).flops
+    except (OpDiagnosticError, ValueError, TypeError, KeyError):
+        return None
+    return int(total) if getattr(total, "is_Integer", False) else None
+
+
+def _name_flops(table: str, executed: int, counted: int | None) -> str:
+    """The metrics table with its FLOPs line named for what the fabric counts,
+    next to step-metrics' count of the same graph: the simulated PCUs fuse an
+    accumulation `add(acc, matmul(a, b))` into the matmul's multiply-adds, so
+    those adds cost no FLOPs there, while step-metrics counts every apply."""
+    line = f"FLOPs                  {executed}"
+    if counted is None or line not in table:
+        return table
+    named = f"FLOPs executed         {executed}"
+    if counted != executed:
+        named += (f"   (step-metrics: {counted}; the {counted - executed} of accumulator "
+                  "adds are fused into the matmuls' multiply-adds)")
+    return table.replace(line, named, 1)
 
 
 def _kernels(module, name: str | None):
