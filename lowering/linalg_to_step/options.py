@@ -28,7 +28,7 @@ MAX_ADDR = 1 << 62
 
 Tile = tuple[int, int, int | None]
 
-_TILE = re.compile(r"^(\d+)x(\d+)(?:x(\d+))?$")
+_TILE = re.compile(r"^(\d+)x(\d+)(?:x(\d+))?$", re.ASCII)  # ASCII digits only
 
 
 def _tile(text: str, where: str) -> Tile:
@@ -48,7 +48,7 @@ def parse_tiles(text: str) -> dict[int | None, Tile]:
     out: dict[int | None, Tile] = {None: _tile(parts[0], "tile")}
     for p in parts[1:]:
         key, eq, val = p.partition("=")
-        if not eq or not key.strip().isdigit():
+        if not eq or not re.fullmatch(r"[0-9]+", key.strip()):
             raise ValueError(f"tile: expected an override I=MxN[xK], got '{p.strip()}'")
         idx = int(key)
         if idx in out:
@@ -77,6 +77,8 @@ def parse_memory(text: str) -> dict[str, int]:
             raise ValueError(f"memory: expected argI=ADDR, resultI=ADDR or align=BYTES, "
                              f"got '{p.strip()}'")
         try:
+            if not re.fullmatch(r"-?(?:[0-9]+|0[xX][0-9a-fA-F]+)", val.strip()):
+                raise ValueError  # int(_, 0) would also take 1_000, 0b101 and non-ASCII digits
             v = int(val.strip(), 0)
         except ValueError:
             raise ValueError(f"memory: '{val.strip()}' is not an integer address") from None

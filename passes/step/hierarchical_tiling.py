@@ -82,7 +82,7 @@ MAX_TILE = 1 << 16
 
 def parse_tile(text: str) -> tuple[int, int]:
     """`"16x16"` -> (16, 16); ValueError otherwise (also past MAX_TILE)."""
-    m = re.fullmatch(r"\s*(\d{1,6})\s*x\s*(\d{1,6})\s*", text)
+    m = re.fullmatch(r"\s*(\d{1,6})\s*x\s*(\d{1,6})\s*", text, re.ASCII)
     if not m or not all(1 <= int(g) <= MAX_TILE for g in m.groups()):
         raise ValueError(f"{NAME}: tile must be RxC with integers in [1, {MAX_TILE}] "
                          f"(e.g. 16x16), got '{text[:40]}'")
