@@ -1,6 +1,6 @@
 """The MoE reference configurations' metrics, bound to the shipped routing traces.
 
-    python bench/moe_metrics.py
+    python bench/moe_metrics.py [--quiet]
 
 For Mixtral-8x7B and Qwen3-30B-A3B, batch 64 and 1024, static tile_N 16 and 64
 and dynamic tiling: off-chip traffic, on-chip requirement, FLOPs and padded
@@ -15,6 +15,7 @@ the padding part of that formula (`art_padded`).
 
 from __future__ import annotations
 
+import argparse
 import sys
 import time
 from pathlib import Path
@@ -23,7 +24,11 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--quiet", action="store_true",
+                   help="no per-configuration timing lines on stderr")
+    args = p.parse_args(argv)
     from steplus.examples.workloads import graphs as workloads
 
     from steplus.dialects.step import GraphOp
@@ -55,8 +60,9 @@ def main() -> int:
                 print(f"{model:<8}{batch:>5} {tile_n or 'dyn'!s:<7}{int(bound.offchip):>15}"
                       f"{int(bound.onchip):>14}{int(bound.flops):>16}{int(bound.padded_flops):>16}"
                       f"{reported:>17}{art_pad:>16}")
-            print(f"  ({model} tile_N={tile_n or 'dyn'}: built and analysed in "
-                  f"{time.perf_counter() - t0:.1f} s)", file=sys.stderr)
+            if not args.quiet:
+                print(f"  ({model} tile_N={tile_n or 'dyn'}: built and analysed in "
+                      f"{time.perf_counter() - t0:.1f} s)", file=sys.stderr)
     return 0
 
 
