@@ -207,6 +207,15 @@ def dense_parts(nodes, covered: set, tile: str, schedule: str, name: str, remark
             remarks.append(Remark(where_of(region[0]), f"not lowered ({', '.join(n.name for n in region)}): "
                                                        f"{getattr(e, 'message', e)} (option dense)"))
             continue
+        from steplus.lowering.linalg_to_step.conv import gather_elements
+
+        for i, x in enumerate(t.expands):  # the broadcast operands, materialized first
+            src = x.src
+            el = glue.element(src) if src.op == "placeholder" else "f32"
+            D = x.shape[1]
+            yield gather_elements(x.rows, int(np.prod(glue.static(src))), src.name, x.name,
+                                  f"{fname}_expand{i}", el, x.shape, None, "move", width=D,
+                                  out=x.name)
         kinds = {name_of(n) for n in region}
         role = ("projection" if kinds & set(glue.MATMUL) else
                 "norm" if kinds & set(glue.REDUCE + glue.ROW_OPS) else "elementwise")

@@ -161,6 +161,26 @@ def bcast(s, out) -> str | None:
     return None
 
 
+def expand_rows(s, out) -> np.ndarray | None:
+    """For a broadcast `bcast` does not express whose last dim is whole (`[S, D]` over
+    `[B, S, D]`, `[B, 1, D]` over `[B, S, D]`): the row of `s` each row of the folded
+    `out` reads (a move part materializes it); None otherwise."""
+    s, out = tuple(s), tuple(out)
+    if not s or not out or s[-1] != out[-1] or len(s) > len(out) or bcast(s, out):
+        return None
+    padded = (1,) * (len(out) - len(s)) + s
+    if any(a not in (1, b) for a, b in zip(padded, out)):
+        return None
+    rows = np.arange(int(np.prod(s[:-1]))).reshape(padded[:-1])
+    return np.broadcast_to(rows, out[:-1]).reshape(-1)
+
+
+def _expanded(n, a) -> bool:
+    """`a` is an operand of the binary op `n` that a move part broadcasts first."""
+    return (_raw_name(n) in BINARY or _name(n) in BINARY) and _is_tensor(a) and \
+        expand_rows(static(a), static(n)) is not None
+
+
 def _last(dims, rank: int) -> bool:
     return list(dims) in ([-1], [rank - 1])
 
@@ -241,7 +261,8 @@ def _lowerable(n) -> bool:
             return False
         for a in args:
             if _is_tensor(a):
-                if not _float_tensor(a) or bcast(_shape(a), out) is None:
+                if not _float_tensor(a) or (bcast(_shape(a), out) is None
+                                            and expand_rows(_shape(a), out) is None):
                     return False
             elif not _scalar(a):
                 return False
@@ -272,7 +293,7 @@ def regions(nodes, covered: set) -> list[list]:
                 by_lhs[lhs] = n
             continue  # the left operand is read from memory, never joined
         for a in n.all_input_nodes:
-            if a in inset and len(a.users) == 1:
+            if a in inset and len(a.users) == 1 and not _expanded(n, a):
                 parent[find(a)] = find(n)
             elif _through_view(n, a, inset):  # x.view(..) * c: the scale on x, then the view
                 parent[find(a.args[0])] = find(n)
@@ -326,6 +347,8 @@ class Text:
     flat: bool  # some tensor of rank > 2 is computed on as its folded 2-D view
     # inputs no node computes (a BatchNorm's per-row scale): name -> f(values by node name)
     derive: dict = field(default_factory=dict)
+    # broadcast operands a move part materializes before the region runs
+    expands: list = field(default_factory=list)
 
 
 def _t(shape, el: str) -> str:
@@ -534,6 +557,15 @@ class Derived:
     node: object = None
 
 
+@dataclass(eq=False)
+class Expanded(Derived):
+    """A broadcast operand (`src` read at `rows`, whole rows of its last dim), written
+    by a move part before the region runs (`fn` None: no runner computation)."""
+
+    src: object = None
+    rows: object = None
+
+
 def _batch_norm(n) -> list[Derived]:
     """Eval-mode BatchNorm folded: `y = x * scale + shift` with `scale = w / sqrt(var +
     eps)` and `shift = b - mean * scale` per channel (dim 1), as a column of the folded
@@ -576,6 +608,17 @@ def region_text(region: list, fname: str, produced: set = frozenset()) -> Text:
             if a not in inset and a not in inputs:
                 inputs.append(a)
     derived = [d for n in region if _name(n) == BATCH_NORM for d in _batch_norm(n)]
+    expands: dict = {}  # (node, operand) -> the broadcast operand a move part writes
+    for n in region:
+        if _name(n) in BINARY:
+            for a in n.args:
+                if _is_tensor(a) and _expanded(n, a):
+                    rows = expand_rows(static(a), static(n))
+                    expands[(n, a)] = Expanded(f"{n.name}:expand{len(expands)}",
+                                               fold(static(n)), None, src=a, rows=rows)
+    inputs = [a for a in inputs if any(a in _inputs(n) and (n, a) not in expands
+                                       for n in region)]
+    derived += list(expands.values())
     outputs = [n for n in region if any(u not in inset for u in n.users)]
     views = {n for n in region if _name(n) in VIEWS}
     shapes: dict = {n: fold(_shape(n)) for n in [*region, *inputs]}
@@ -651,14 +694,17 @@ def region_text(region: list, fname: str, produced: set = frozenset()) -> Text:
         elif name == "aten.gelu.default":
             r = w.unary(arg(a0), _gelu(n.kwargs.get("approximate", "none"), w))
         else:  # binary
-            ins = [arg(a) if _is_tensor(a) else w.const(a) for a in n.args]
+            ins = [arg(expands.get((n, a), a)) if _is_tensor(a) else w.const(a)
+                   for a in n.args]
             r = w.generic(ins, out, _binary(BINARY[name]))
         val[n], el[n] = r, "f32"
     rets = ", ".join(val[o] for o in outputs)
     rtypes = ", ".join(_t(shapes[o], "f32") for o in outputs)
     text = (f"func.func @{fname}({', '.join(args)}) -> ({rtypes}) {{\n" + "\n".join(w.body)
             + f"\n  return {rets} : {rtypes}\n}}\n")
-    return Text(text, [*inputs, *derived], outputs, flat, {d.name: d.fn for d in derived})
+    return Text(text, [*inputs, *derived], outputs, flat,
+                {d.name: d.fn for d in derived if d.fn is not None},
+                [d for d in derived if isinstance(d, Expanded)])
 
 
 def _numpy(t):

@@ -344,3 +344,31 @@ def test_index_select_is_a_gather_of_a_computed_tensor():
     gather = low.graphs[0]
     assert gather.inputs == {"arg0": "idx", "arg1": "linear"}
     assert "!step.tile<1x8xf32>" in str(gather.module)  # rows of the stored f32 result
+
+
+class PatchEmbedTail(nn.Module):
+    """ViT's learned position embedding ([1, N, D] over the batch) and a per-sample gate
+    ([B, 1, D] over the tokens): broadcasts a move part materializes (rows re-read)."""
+
+    def __init__(self, tokens=3, dim=8):
+        super().__init__()
+        self.pos_embed = nn.Parameter(torch.randn(1, tokens, dim))
+        self.proj = nn.Linear(dim, dim)
+
+    def forward(self, x, gate):
+        return (self.proj(x) + self.pos_embed) * gate
+
+
+def test_batch_broadcasts_are_materialized_by_move_parts():
+    m = _randomize(PatchEmbedTail(), 16)
+    g = torch.Generator().manual_seed(17)
+    x, gate = torch.randn(2, 3, 8, generator=g), torch.randn(2, 1, 8, generator=g)
+    ep = _export(m, x, gate)
+    low, torch_ops = _check(m, (x, gate), ep, "tile=3x8", ["move", "move", "projection"])
+    assert torch_ops == []
+    pos, gt = low.graphs[:2]
+    assert pos.inputs == {"arg0": "p_pos_embed"} and gt.inputs == {"arg0": "gate"}
+    addrs = [next(o for o in p.module.walk() if isinstance(o, so.MetadataGenOp))
+             for p in (pos, gt)]
+    assert list(addrs[0].values.get_values()) == [0, 1, 2, 0, 1, 2]  # [N, D] per sample
+    assert list(addrs[1].values.get_values()) == [0, 0, 0, 1, 1, 1]  # one row per sample
