@@ -27,8 +27,12 @@ Example: after wrapping, `@integr_run` reads
 from __future__ import annotations
 
 from xdsl.dialects import arith, func, scf, tensor
+from xdsl.dialects.linalg import ops as linalg
 from xdsl.dialects.builtin import (
+    AnyFloat,
     DenseArrayBase,
+    FloatAttr,
+    IntegerAttr,
     IntegerType,
     ModuleOp,
     TensorType,
@@ -104,6 +108,35 @@ def wrap_run_functions(module: ModuleOp) -> ModuleOp:
     for run in run_functions(wrapped):
         wrap_in_dispatch(run)
     return wrapped
+
+
+def distinct_output_buffers(module: ModuleOp) -> ModuleOp:
+    """A copy of `module` whose `@n_run` output buffers are filled with distinct values (0, 1, ...).
+
+    For the host-loop fallback: IREE merges the identical `tensor.empty(%ticks)` of two outputs of
+    one type into one buffer and, with the loop on the host, then writes both outputs into it (every
+    output came back as the last one's values). A fill of a different constant keeps them apart; in a
+    dispatch the buffers are distinct already, so the dispatch path does not pay for the fills."""
+    copy = module.clone()
+    for run in run_functions(copy):
+        empties = [op for op in run.body.block.ops if isinstance(op, tensor.EmptyOp)]
+        for k, empty in enumerate(empties):
+            t = empty.tensor.type
+            elem = t.get_element_type() if isinstance(t, TensorType) else None
+            if elem is None:
+                continue
+            if isinstance(elem, AnyFloat):
+                c = arith.ConstantOp(FloatAttr(float(k), elem))
+            elif isinstance(elem, IntegerType):
+                c = arith.ConstantOp(IntegerAttr(k, elem))
+            else:
+                continue
+            fill = linalg.FillOp((c.result,), (empty.tensor,), (t,))
+            run.body.block.insert_ops_after([c, fill], empty)
+            for use in list(empty.tensor.uses):
+                if use.operation is not fill:
+                    use.operation.operands[use.index] = fill.results[0]
+    return copy
 
 
 def without_run_functions(module: ModuleOp) -> ModuleOp:

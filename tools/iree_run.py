@@ -46,6 +46,7 @@ from steplus.dialects import lus
 from steplus.lowering.arith_guards import DIVISION_BY_ZERO
 from steplus.runtime.iree_batch import (
     DISPATCH_FLAGS,
+    distinct_output_buffers,
     run_functions,
     without_run_functions,
     wrap_run_functions,
@@ -140,7 +141,7 @@ def build(std_module: ModuleOp) -> tuple[bytes, str | None]:
     except IreeError:
         pass
     try:
-        return compile_module(std_module), "host-loop"
+        return compile_module(distinct_output_buffers(std_module)), "host-loop"
     except IreeError:
         return compile_module(without_run_functions(std_module)), None
 

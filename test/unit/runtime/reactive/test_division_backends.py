@@ -190,3 +190,28 @@ lus.node @n(%x: f32) -> (tensor<2xf32>) {
 """)
     with pytest.raises(ReactiveError, match=r"^tensor.splat: not supported by the reactive runtime$"):
         run_node(module, "n", {"x": np.zeros(1, np.float32)}, 1)
+
+
+def test_host_loop_batch_keeps_outputs_of_one_type_apart(program, monkeypatch):
+    # the fallback when IREE cannot make the loop one dispatch: IREE merged the identical output
+    # buffers of q, m and t and returned t's values three times (runtime/iree_batch.py)
+    import steplus.tools.iree_run as iree_run
+    from steplus.lowering.mlir_bridge import generic_text
+
+    real = iree_run.compile_module
+
+    def no_dispatch(module, extra_flags=()):
+        if "flow.dispatch.region" in generic_text(module):
+            raise iree_run.IreeError("iree-compile failed: (refused by the test)")
+        return real(module, extra_flags)
+
+    monkeypatch.setattr(iree_run, "compile_module", no_dispatch)
+    _, module = program
+    node = iree_run.IreeNode.from_lus(module, "d")
+    assert node.batch_mode == "host-loop"
+    n = len(A) - 1
+    q, m, t = (np.asarray(col).astype(np.int64).tolist() for col in node.run(_inputs(n), n))
+    assert (q, m, t) == (EXPECTED_Q, EXPECTED_M, EXPECTED_T)
+    node.reset()
+    with pytest.raises(RuntimeArithmeticError, match="^tick 8: integer division by zero"):
+        node.run(_inputs(len(A)), len(A))
