@@ -28,7 +28,8 @@ channels, `runtime/fabric/ddr.py`); read-only symbols' ops get
 `sn40l.readonly` (a CoE runtime need not copy them back). Each graph gets
 `sn40l.hbm_bytes` / `sn40l.ddr_bytes` (peak). A remark gives the totals and
 the spill list; `out=FILE` writes the address map and the spill list as
-JSON. Sizes are bytes or `<n>KiB|MiB|GiB|TiB|KB|MB|GB|TB`.
+JSON. Sizes are bytes or `<n>KiB|MiB|GiB|TiB|EiB|KB|MB|GB|TB` (`1.5TiB`; no spaces, the whole
+text, exact: `utils/sizes.py`).
 
 Example: `step-opt test/filecheck/passes/inputs/sn40l-tiny.mlir -p
 'step-kernelize,step-allocate-memory{hbm=12KiB}'`: seven symbols of 1-4 KiB
