@@ -17,12 +17,13 @@ outs = run_sync_node(module, "integr", {"i": [1, 2, 3]}, ticks=3)  # [[1, 3, 6]]
 
 from __future__ import annotations
 
-from collections.abc import Generator, Mapping, Sequence
+from collections.abc import Callable, Generator, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 from xdsl.dialects import scf
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import Block, SSAValue
+from xdsl.ir import Block, Operation, SSAValue
 
 from steplus.dialects import sync
 from steplus.passes.lus.causality import value_name
@@ -104,74 +105,106 @@ class SyncInstance:
         return (yield from self._block(self.node.body.block, env))
 
     def _block(self, block: Block, env: dict[SSAValue, object]) -> _Run:
+        """Run `block` up to its terminator (whose operands it returns): the control ops (loops,
+        branches, ticks) as generators (`_CONTROL`), the other sync ops by class
+        (`_SYNC_OPS`), every other op through the op-semantics registry (`ops.evaluate`)."""
         for op in block.ops:
             if isinstance(op, scf.YieldOp | scf.ConditionOp | sync.HaltOp):
                 return [env.get(v, UNDEFINED) for v in op.operands]
-            if isinstance(op, scf.WhileOp):
-                values = [env[v] for v in op.arguments]
-                while True:
-                    before = op.before_region.block
-                    env.update(zip(before.args, values))
-                    cond, *values = yield from self._block(before, env)
-                    if cond is UNDEFINED:
-                        raise ReactiveError("scf.while condition is undefined")
-                    if not bool(cond):
-                        break
-                    self._count_iteration()
-                    after = op.after_region.block
-                    env.update(zip(after.args, values))
-                    values = yield from self._block(after, env)
-                env.update(zip(op.results, values))
-            elif isinstance(op, scf.IfOp):
-                cond = env[op.cond]
-                if cond is UNDEFINED:
-                    raise ReactiveError(f"scf.if condition {value_name(op.cond)} is undefined")
-                region = op.true_region if bool(cond) else op.false_region
-                values = (yield from self._block(region.block, env)) if region.blocks else []
-                env.update(zip(op.results, values))
-            elif isinstance(op, sync.InputOp):
-                x = self.inputs[self.node.body.block.args.index(op.signal)]
-                env[op.result] = np.asarray(x).astype(numpy_dtype(op.result.type))[()]
-            elif isinstance(op, sync.OutputOp):
-                value = env[op.value]
-                if value is UNDEFINED:
-                    raise ReactiveError(f"output {value_name(op.value)} is undefined in this cycle")
-                self.outputs[self.node.body.block.args.index(op.signal) - self.n_in] = value
-                env[op.token] = np.int32(0)
-            elif isinstance(op, sync.TickOp):
-                self.iterations = 0
-                yield
-                env[op.result] = np.int32(0)
-            elif isinstance(op, sync.SyncOp):
-                env.update(zip(op.res, (env[v] for v in op.operands[1:])))
-            elif isinstance(op, sync.UndefOp):
-                env[op.result] = UNDEFINED
-            elif isinstance(op, sync.SelectOp):
-                cond = env[op.cond]
-                if cond is UNDEFINED:
-                    env[op.result] = UNDEFINED
-                else:
-                    env[op.result] = env[op.on_true if bool(cond) else op.on_false]
-            elif isinstance(op, sync.InstOp):
-                key = op.id.value.data
-                if key not in self.children:
-                    callee = op.callee.root_reference.data
-                    check_not_recursive(self.chain, callee)
-                    self.children[key] = SyncInstance(
-                        self.nodes, callee, self.max_iterations, self.chain
-                    )
-                args = [env[a] for a in op.operands]
-                for a, v in zip(op.operands, args):
-                    if v is UNDEFINED:
-                        raise ReactiveError(f"instance argument {value_name(a)} is undefined")
-                env.update(zip(op.res, self.children[key].react(args)))
+            kind = type(op)
+            control = _CONTROL.get(kind)
+            if control is not None:
+                yield from control(self, op, env)
+                continue
+            simple = _SYNC_OPS.get(kind)
+            if simple is not None:
+                simple(self, op, env)
+                continue
+            args = [env[a] for a in op.operands]
+            if any(a is UNDEFINED for a in args):
+                env.update((r, UNDEFINED) for r in op.results)
             else:
-                args = [env[a] for a in op.operands]
-                if any(a is UNDEFINED for a in args):
-                    env.update((r, UNDEFINED) for r in op.results)
-                else:
-                    env.update(zip(op.results, evaluate(op, args)))
+                env.update(zip(op.results, evaluate(op, args)))
         return []
+
+    def _while(self, op: scf.WhileOp, env: dict[SSAValue, object]) -> Generator[None, None, None]:
+        values = [env[v] for v in op.arguments]
+        while True:
+            before = op.before_region.block
+            env.update(zip(before.args, values))
+            cond, *values = yield from self._block(before, env)
+            if cond is UNDEFINED:
+                raise ReactiveError("scf.while condition is undefined")
+            if not bool(cond):
+                break
+            self._count_iteration()
+            after = op.after_region.block
+            env.update(zip(after.args, values))
+            values = yield from self._block(after, env)
+        env.update(zip(op.results, values))
+
+    def _if(self, op: scf.IfOp, env: dict[SSAValue, object]) -> Generator[None, None, None]:
+        cond = env[op.cond]
+        if cond is UNDEFINED:
+            raise ReactiveError(f"scf.if condition {value_name(op.cond)} is undefined")
+        region = op.true_region if bool(cond) else op.false_region
+        values = (yield from self._block(region.block, env)) if region.blocks else []
+        env.update(zip(op.results, values))
+
+    def _tick(self, op: sync.TickOp, env: dict[SSAValue, object]) -> Generator[None, None, None]:
+        self.iterations = 0
+        yield
+        env[op.result] = np.int32(0)
+
+    def _inst(self, op: sync.InstOp, env: dict[SSAValue, object]) -> None:
+        """One reaction of the child instance (its own coroutine), within this tick."""
+        key = op.id.value.data
+        if key not in self.children:
+            callee = op.callee.root_reference.data
+            check_not_recursive(self.chain, callee)
+            self.children[key] = SyncInstance(
+                self.nodes, callee, self.max_iterations, self.chain
+            )
+        args = [env[a] for a in op.operands]
+        for a, v in zip(op.operands, args):
+            if v is UNDEFINED:
+                raise ReactiveError(f"instance argument {value_name(a)} is undefined")
+        env.update(zip(op.res, self.children[key].react(args)))
+
+    def _input(self, op: sync.InputOp, env: dict[SSAValue, object]) -> None:
+        x = self.inputs[self.node.body.block.args.index(op.signal)]
+        env[op.result] = np.asarray(x).astype(numpy_dtype(op.result.type))[()]
+
+    def _output(self, op: sync.OutputOp, env: dict[SSAValue, object]) -> None:
+        value = env[op.value]
+        if value is UNDEFINED:
+            raise ReactiveError(f"output {value_name(op.value)} is undefined in this cycle")
+        self.outputs[self.node.body.block.args.index(op.signal) - self.n_in] = value
+        env[op.token] = np.int32(0)
+
+    def _sync(self, op: sync.SyncOp, env: dict[SSAValue, object]) -> None:
+        env.update(zip(op.res, (env[v] for v in op.operands[1:])))
+
+    def _undef(self, op: sync.UndefOp, env: dict[SSAValue, object]) -> None:
+        env[op.result] = UNDEFINED
+
+    def _select(self, op: sync.SelectOp, env: dict[SSAValue, object]) -> None:
+        cond = env[op.cond]
+        if cond is UNDEFINED:
+            env[op.result] = UNDEFINED
+        else:
+            env[op.result] = env[op.on_true if bool(cond) else op.on_false]
+
+
+_CONTROL: dict[type[Operation], Callable[[SyncInstance, Any, dict[SSAValue, object]], Generator[None, None, None]]] = {
+    scf.WhileOp: SyncInstance._while, scf.IfOp: SyncInstance._if, sync.TickOp: SyncInstance._tick,
+}
+_SYNC_OPS: dict[type[Operation], Callable[[SyncInstance, Any, dict[SSAValue, object]], None]] = {
+    sync.InputOp: SyncInstance._input, sync.OutputOp: SyncInstance._output, sync.SyncOp: SyncInstance._sync,
+    sync.UndefOp: SyncInstance._undef, sync.SelectOp: SyncInstance._select, sync.InstOp: SyncInstance._inst,
+}
+"""The meaning of each sync op in a reaction, by op class (the control ops are generators: a
+`sync.tick` hands control back); every other op goes through the op-semantics registry."""
 
 
 def sync_nodes(module: ModuleOp) -> dict[str, sync.NodeOp]:
