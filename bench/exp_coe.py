@@ -13,9 +13,15 @@ seeded trace per configuration. Writes
   milliseconds per batch (NaN + `oom` when the DGX cannot hold the experts)
   and the nodes each platform needs to keep all experts resident;
 - `latency_split.png` (BS=8, 20 tokens, uniform), `footprint.png`;
-- `table3.md`: Table III-style ratios, computed, beside the seed's.
+- `table3.md`: Table III-style ratios, computed, beside the seed's, each at
+  the default assumptions with its range over the labeled assumptions
+  (`examples/workloads/sn40l_ranges.py`: SN40L launch, P2P, DDR efficiency;
+  DGX efficiency, kernel and all-reduce cost; prompt and context), the
+  switching ratios, and the footprint at the number of experts our SN40L
+  node holds (from step-allocate-memory's map of an expert), not the seed's
+  850.
 
-About 30 s.
+About two minutes (the corners re-simulate the prompt/context variants once).
 """
 
 from __future__ import annotations
@@ -27,7 +33,11 @@ import sys
 from pathlib import Path
 
 from steplus.examples.workloads.coe import (
-    DGX_A100, DGX_H100, EXPERT_BYTES, dgx_costs, footprint, serve, sn40l_costs,
+    DGX_A100, DGX_H100, dgx_costs, footprint, serve, sn40l_costs,
+)
+from steplus.examples.workloads.sn40l_expert import expert_map
+from steplus.examples.workloads.sn40l_ranges import (
+    COE_ASSUMPTIONS, Range, assumptions_table, defaults, sweep_all,
 )
 
 EXPERTS = (10, 20, 50, 100, 150, 200, 500, 850, 1000)
@@ -63,21 +73,60 @@ def sweep(platforms) -> list[dict]:
     return rows
 
 
-def table3(platforms) -> list[tuple[str, float, float, float, float]]:
-    sn, a100, h100 = platforms
-    out = []
+def headlines(v: dict[str, float]) -> dict[str, float]:
+    """Every Table III ratio, the switching ratios and the footprint ratio under the
+    assumptions `v`: the platforms' costs are recomputed (simulations are cached)."""
+    sn, a100, h100 = sn40l_costs(v), dgx_costs(DGX_A100, v), dgx_costs(DGX_H100, v)
+    out: dict[str, float] = {}
     for bs, tok in ((8, 20), (1, 20), (8, 200), (1, 200)):
-        lat = {c.name: serve(c, RATIO_EXPERTS, bs, tok, "uniform") for c in platforms}
-        r = [lat[d.name].total_ms / lat["sn40l"].total_ms for d in (a100, h100)]
-        out.append((f"Overall speedup, BS={bs}, {tok} tokens", *r,
-                    *SEED_TABLE3[f"Overall speedup, BS={bs}, {tok} tokens"]))
-        if bs == 1:
-            r = [lat[d.name].expert_ms / lat["sn40l"].expert_ms for d in (a100, h100)]
-            out.append((f"Expert speedup, BS=1, {tok} tokens", *r,
-                        *SEED_TABLE3[f"Expert speedup, BS=1, {tok} tokens"]))
-    out.append(("Model switching time", a100.switch_s / sn.switch_s, h100.switch_s / sn.switch_s,
-                *SEED_TABLE3["Model switching time"]))
+        lat = {c.name: serve(c, RATIO_EXPERTS, bs, tok, "uniform") for c in (sn, a100, h100)}
+        for d in (a100, h100):
+            out[f"Overall speedup, BS={bs}, {tok} tokens|{d.name}"] = \
+                lat[d.name].total_ms / lat["sn40l"].total_ms
+            if bs == 1:
+                out[f"Expert speedup, BS=1, {tok} tokens|{d.name}"] = \
+                    lat[d.name].expert_ms / lat["sn40l"].expert_ms
+    for d in (a100, h100):
+        out[f"Model switching time|{d.name}"] = d.switch_s / sn.switch_s
+        # the footprint at the capacity our SN40L node finds (not the seed's 850)
+        out[f"Footprint at one SN40L node's capacity (DGX nodes)|{d.name}"] = \
+            footprint(d, sn.backing_experts)
+    out["experts one SN40L node holds in DDR|sn40l"] = sn.backing_experts
     return out
+
+
+SEED_EXTRA = {"Footprint at one SN40L node's capacity (DGX nodes)": (19, 19)}
+"""The seed: 19 DGX nodes to hold the 850 experts one SN40L node serves (§VI-B)."""
+
+
+def ranges() -> dict[str, Range]:
+    return sweep_all(headlines, COE_ASSUMPTIONS)
+
+
+def table(r: dict[str, Range]) -> list[str]:
+    lines = ["| metric | ours vs DGX A100 | ours vs DGX H100 | seed vs A100 | seed vs H100 |",
+             "|---|---|---|---|---|"]
+    metrics = [k.split("|")[0] for k in r if k.endswith("|dgx-a100")]
+    for m in metrics:
+        a, h = r[f"{m}|dgx-a100"], r[f"{m}|dgx-h100"]
+        sa, sh = {**SEED_TABLE3, **SEED_EXTRA}[m]
+        fmt = "{:.0f}" if m.startswith("Footprint") else "{:.1f}"
+        lines.append(f"| {m} | {a.text(fmt)}x ({a.dominant()}) | {h.text(fmt)}x "
+                     f"({h.dominant()}) | {sa}x | {sh}x |")
+    n = r["experts one SN40L node holds in DDR|sn40l"]
+    lines.append(f"| experts one SN40L node holds in DDR | {n.text('{:.0f}')} ({n.dominant()}) "
+                 f"| | 850 | |")
+    return lines
+
+
+def one_at_a_time(r: dict[str, Range]) -> list[str]:
+    keys = [k for k in r if "BS=8, 20" in k or "switching" in k or "Footprint" in k]
+    lines = ["| headline | " + " | ".join(COE_ASSUMPTIONS) + " |",
+             "|---|" + "---|" * len(COE_ASSUMPTIONS)]
+    for k in keys:
+        cells = [f"{r[k].each[n][0]:.1f}-{r[k].each[n][1]:.1f}" for n in COE_ASSUMPTIONS]
+        lines.append(f"| {k.replace('|', ' vs ')} | " + " | ".join(cells) + " |")
+    return lines
 
 
 def _figures(out: Path, rows: list[dict]) -> None:
@@ -134,26 +183,30 @@ def main(argv=None) -> int:
         w.writerows(rows)
     _figures(out, rows)
     sn = platforms[0]
-    lines = ["| metric | ours vs DGX A100 | ours vs DGX H100 | seed vs A100 | seed vs H100 |",
-             "|---|---|---|---|---|"]
-    for name, a, h, sa, sh in table3(platforms):
-        lines.append(f"| {name} | {a:.1f}x | {h:.1f}x | {sa}x | {sh}x |")
+    r = ranges()
+    lines = ["Headlines at 100 experts, uniform routing: value at the default assumptions "
+             "[range over the labeled assumptions] (the assumption that alone moves it most).",
+             "", *table(r)]
     oom = {c.name: min((e for e in EXPERTS if serve(c, e, 1, 20, "same").oom), default=None)
            for c in platforms}
     lines.append(f"| first expert count the DGX cannot hold (of {', '.join(map(str, EXPERTS))}) "
                  f"| {oom['dgx-a100']} | {oom['dgx-h100']} | > 150 (OOM) | > 150 (OOM) |")
-    most = sn.backing_experts
-    dgx_nodes = footprint(platforms[2], 850)
-    lines.append(f"| footprint at 850 experts (DGX nodes / SN40L nodes) | {dgx_nodes}x | "
-                 f"{dgx_nodes}x | 19x | 19x |")
-    lines.append(f"| experts one SN40L node holds in DDR | {most} | | 850 | |")
-    lines.append("")
-    lines.append(f"SN40L: token {sn.token_s * 1e3:.2f} ms, switch {sn.switch_s * 1e3:.1f} ms "
-                 f"({sn.switch_gbps:.0f} GB/s DDR->HBM per node), HBM holds {sn.hbm_slots} "
-                 f"experts of {EXPERT_BYTES / 1e9:.2f} GB; DGX A100 token "
-                 f"{platforms[1].token_s * 1e3:.2f} ms, H100 {platforms[2].token_s * 1e3:.2f} ms; "
-                 f"DGX HBM holds {platforms[1].hbm_slots}, host memory "
-                 f"{platforms[1].backing_experts}.")
+    m = expert_map(int(defaults()["context"]))
+    lines += ["",
+              f"SN40L (defaults): token {sn.token_s * 1e3:.2f} ms; step-allocate-memory places "
+              f"one socket's share of an expert in {m.hbm_bytes / 2**30:.3f} GiB of HBM "
+              f"({m.weight_bytes / 2**30:.3f} GiB of weights in {len(m.runs)} contiguous "
+              f"run(s), the rest KV cache and activations), so HBM holds {sn.hbm_slots} "
+              f"experts beside the router and DDR {sn.backing_experts}; a switch copies "
+              f"{m.copy_bytes * 8 / 1e9:.2f} GB per node in {sn.switch_s * 1e3:.2f} ms "
+              f"({sn.switch_gbps:.0f} GB/s, simulated); DGX A100 token "
+              f"{platforms[1].token_s * 1e3:.2f} ms, H100 {platforms[2].token_s * 1e3:.2f} ms; "
+              f"DGX HBM holds {platforms[1].hbm_slots}, host memory "
+              f"{platforms[1].backing_experts}.",
+              "", "One assumption at a time (headline at its low and high end):", "",
+              *one_at_a_time(r),
+              "", "Assumptions (SN40L and DGX; the seed states none of these):", "",
+              assumptions_table(COE_ASSUMPTIONS)]
     text = "\n".join(lines)
     (out / "table3.md").write_text(text + "\n")
     print(text)

@@ -14,19 +14,25 @@ if it is not there, prefill its prompt, generate `tokens` tokens.
   bandwidth the layer achieved;
 - the router and an expert's prompt: the fused prefill layer over `BS x P`
   (router) or `P` (expert) tokens x 32 layers;
-- a switch: one socket's 1/8 of the expert (13.5 GB / 8) copied DDR -> HBM
-  by load (DDR tier) -> store (HBM) streams, simulated on the DDR channels
-  (`copy_seconds`; the 8 sockets copy in parallel).
-HBM (8 x 64 GiB) is an LRU cache of experts (`LRUCache`) next to the
-router's weights and the KV caches; DDR (8 x 1.5 TiB) holds all experts.
+- the expert's footprint and placement: `step-allocate-memory` over one
+  socket's share of the whole model (`sn40l_expert.expert_map`: embedding,
+  32 decode layers with their KV caches at the context length, LM head);
+- a switch: the simulated DDR -> HBM copy of that map's weight segments
+  (`sn40l_expert.switch_seconds`; the 8 sockets copy in parallel), divided
+  by the assumed DDR efficiency.
+HBM (64 GiB per socket) is an LRU cache of experts (`LRUCache`): its slots
+are what is left beside the router (the same model's map), divided by the
+expert's HBM footprint; DDR (1.5 TiB per socket) holds as many experts as
+their DDR blocks (HBM segments + spills, §V-B) fit.
 
 **DGX A100 / H100** (`dgx_costs`): a documented roofline (`DGX` holds the
 published figures: 8 x 80 GB HBM at 2.039 / 3.35 TB/s, 312 / 989 dense BF16
 TFLOPS, 2 TB host memory, host-to-GPU 32 / 64 GB/s for the node as the seed
 states): a kernel takes `max(bytes / (eff x BW), FLOPs / (eff x peak))`
-with `eff = 0.6`, plus 2 us of launch/tail per kernel of the same decoder
-layer cut at conventional fusion boundaries (`step-kernelize{mode=
-conventional}`: the count is computed) and 10 us per NCCL all-reduce;
+with the assumed `dgx_eff` (0.6), plus `dgx_kernel_us` (2 us) of
+launch/tail per kernel of the same decoder layer cut at conventional fusion
+boundaries (`step-kernelize{mode=conventional}`: the count is computed) and
+`dgx_allreduce_us` (10 us) per NCCL all-reduce;
 experts beyond HBM live in host memory (copied at the host link rate), and
 beyond HBM + host memory the DGX is out of memory.
 
@@ -34,6 +40,10 @@ beyond HBM + host memory the DGX is out of memory.
 trace through the LRU cache and returns the mean per-batch latency split
 into switch / router / expert time; `footprint(platform, experts)` the
 nodes needed to keep every expert in HBM (SN40L: DDR) at TP8 latency.
+
+Every assumption (launch, P2P, DDR efficiency, the DGX constants, prompt
+and context) is an entry of `sn40l_ranges.ASSUMPTIONS`; `sn40l_costs(v)` and
+`dgx_costs(d, v)` take the values to use (default: the defaults).
 
 Example:
 
@@ -45,25 +55,33 @@ serve(costs, experts=100, batch=8, tokens=20, routing="uniform").total_ms
 
 from __future__ import annotations
 
+import functools
 import math
 from collections import OrderedDict
 from dataclasses import dataclass
 
 import numpy as np
+from xdsl.context import Context
 
 from steplus.examples.workloads.decoder import (
     LLAMA2_7B, collective_bytes, decoder_layer, layer_weight_bytes,
 )
+from steplus.dialects.target.sn40l import value
+from steplus.examples.workloads.sn40l import simulate
+from steplus.examples.workloads.sn40l_expert import expert_map, switch_seconds
+from steplus.examples.workloads.sn40l_ranges import ASSUMPTIONS, allreduce_s, defaults
+from steplus.passes.sn40l.kernelize import StepKernelizePass
+from steplus.passes.sn40l.kernels import kernel_groups
 
 VOCAB = 32000
-PROMPT = 512
-"""Assumed prompt length (tokens); the seed does not give it."""
-CONTEXT = 1024
-"""Assumed KV length an expert token attends to (prompt + generated)."""
+PROMPT = int(ASSUMPTIONS["prompt"].default)
+"""Assumed prompt length (tokens); the seed does not give it (a labeled range)."""
+CONTEXT = int(ASSUMPTIONS["context"].default)
+"""Assumed KV length an expert token attends to (prompt + generated; a labeled range)."""
 EXPERT_BYTES = LLAMA2_7B.params(VOCAB) * 2
-"""One Llama2-7B expert in bf16 (13.5 GB)."""
+"""One Llama2-7B expert's weights in bf16 (13.5 GB): what a DGX holds and copies."""
 KV_RESERVE = 0.02
-"""Fraction of HBM kept for KV caches and activations (assumed)."""
+"""Fraction of a DGX's HBM kept for KV caches and activations (assumed)."""
 
 
 @dataclass(frozen=True)
@@ -76,9 +94,8 @@ class DGX:
     host_gb: float  # host memory
     nvlink_gbps: float  # per GPU
     gpus: int = 8
-    eff: float = 0.6  # achieved fraction of peak FLOPs and bandwidth (stated)
-    kernel_us: float = 2.0  # launch + tail per kernel
-    allreduce_us: float = 10.0  # fixed cost of one NCCL all-reduce
+    # the achieved efficiency, the per-kernel and per-all-reduce costs are labeled
+    # assumptions with ranges (sn40l_ranges: dgx_eff, dgx_kernel_us, dgx_allreduce_us)
 
 
 DGX_A100 = DGX("dgx-a100", 312.0, 2.039, 80.0, 32.0, 2000.0, 600.0)
@@ -182,22 +199,20 @@ def footprint(costs: Costs, experts: int) -> int:
 # -- the platforms ------------------------------------------------------------------
 
 
-def _layer_counts():
-    from xdsl.context import Context
-
-    from steplus.passes.sn40l.kernelize import StepKernelizePass
-    from steplus.passes.sn40l.kernels import kernel_groups
-
-    m = decoder_layer(LLAMA2_7B, 1, CONTEXT)
+@functools.cache
+def _layer_counts(context: int) -> int:
+    m = decoder_layer(LLAMA2_7B, 1, context)
     StepKernelizePass(mode="conventional").apply(Context(), m)
     return len(kernel_groups(m)[0])
 
 
-def dgx_costs(d: DGX) -> Costs:
-    """The roofline DGX (see module doc)."""
+def dgx_costs(d: DGX, v: dict[str, float] | None = None) -> Costs:
+    """The roofline DGX (see module doc) under the assumptions `v` (default: defaults)."""
+    v = defaults() if v is None else v
     tp = d.gpus
-    bw, peak = d.eff * d.hbm_tbps * 1e12, d.eff * d.tflops * 1e12
-    kernels = _layer_counts()
+    prompt, context = int(v["prompt"]), int(v["context"])
+    bw, peak = v["dgx_eff"] * d.hbm_tbps * 1e12, v["dgx_eff"] * d.tflops * 1e12
+    kernels = _layer_counts(context)
     hd = LLAMA2_7B.head_dim
     heads = LLAMA2_7B.heads // tp
 
@@ -206,73 +221,50 @@ def dgx_costs(d: DGX) -> Costs:
         kvbytes = 2 * kv * hd * heads * 2
         flops = 2 * tokens * wbytes / 2 + 4 * tokens * kv * hd * heads
         act = 2 * tokens * LLAMA2_7B.hidden * 2 * 6  # activations in/out of the kernels
-        ar = 2 * (d.allreduce_us * 1e-6 + 2 * (tp - 1) / tp
+        ar = 2 * (v["dgx_allreduce_us"] * 1e-6 + 2 * (tp - 1) / tp
                   * collective_bytes(LLAMA2_7B, tokens) / (d.nvlink_gbps * 1e9))
-        return max((wbytes + kvbytes + act) / bw, flops / peak) + kernels * d.kernel_us * 1e-6 \
-            + ar
+        return max((wbytes + kvbytes + act) / bw, flops / peak) \
+            + kernels * v["dgx_kernel_us"] * 1e-6 + ar
 
     head = VOCAB * LLAMA2_7B.hidden * 2 / tp / bw
-    token = LLAMA2_7B.layers * layer(1, CONTEXT) + head
-    prefill = LLAMA2_7B.layers * layer(PROMPT, PROMPT) + head
-    router = {b: LLAMA2_7B.layers * layer(b * PROMPT, PROMPT) + head for b in (1, 8)}
+    token = LLAMA2_7B.layers * layer(1, context) + head
+    prefill = LLAMA2_7B.layers * layer(prompt, prompt) + head
+    router = {b: LLAMA2_7B.layers * layer(b * prompt, prompt) + head for b in (1, 8)}
     hbm = d.gpus * d.hbm_gb * 1e9
     slots = int((hbm * (1 - KV_RESERVE) - EXPERT_BYTES) // EXPERT_BYTES)
     return Costs(d.name, token, prefill, router, EXPERT_BYTES / (d.host_gbps * 1e9), slots,
                  int(d.host_gb * 1e9 // EXPERT_BYTES), hbm, d.host_gbps)
 
 
-def sn40l_costs() -> Costs:
-    """The SN40L Node from simulations (see module doc)."""
-    from steplus.examples.workloads.sn40l import simulate
-    from steplus.dialects.target.sn40l import us_to_cycles, value
-    from steplus.dialects.target.fabric import SN40L
+@functools.cache
+def _fused(tokens: int, kv: int) -> tuple[int, int, int]:
+    """(kernel cycles, kernels, off-chip bytes) of the fused Llama2-7B layer, simulated."""
+    r = simulate(decoder_layer(LLAMA2_7B, tokens, kv, int(value("tp"))), "fused")
+    return r.kernel_cycles, r.kernels, r.offchip
 
+
+def sn40l_costs(v: dict[str, float] | None = None) -> Costs:
+    """The SN40L Node from simulations (see module doc) under the assumptions `v`."""
+    v = defaults() if v is None else v
     tp, clock = int(value("tp")), value("clock_ghz") * 1e9
+    prompt, context = int(v["prompt"]), int(v["context"])
 
-    def allreduce(tokens: int) -> float:
-        us = value("p2p_latency_us") + 2 * (tp - 1) / tp * collective_bytes(LLAMA2_7B, tokens) \
-            / (value("p2p_gbps") * 1e9) * 1e6
-        return 2 * us_to_cycles(us) / clock
+    def layer_s(tokens: int, kv: int) -> float:
+        cycles, kernels, _ = _fused(tokens, kv)
+        return cycles / clock + kernels * v["launch_ho_us"] * 1e-6 \
+            + 2 * allreduce_s(collective_bytes(LLAMA2_7B, tokens), tp, v)
 
-    dec = simulate(decoder_layer(LLAMA2_7B, 1, CONTEXT, tp), "fused")
-    head = VOCAB * LLAMA2_7B.hidden * 2 / tp / (dec.offchip / dec.kernel_cycles * clock)
-    token = LLAMA2_7B.layers * (dec.cycles("ho") / clock + allreduce(1)) + head
-    pre = {}
-    for tokens in (PROMPT, 8 * PROMPT):
-        r = simulate(decoder_layer(LLAMA2_7B, tokens, PROMPT, tp), "fused")
-        pre[tokens] = LLAMA2_7B.layers * (r.cycles("ho") / clock + allreduce(tokens)) + head
-    switch = copy_seconds(EXPERT_BYTES // tp)
-    hbm = SN40L.hbm.capacity_bytes * tp
-    slots = int((hbm * (1 - KV_RESERVE) - EXPERT_BYTES) // EXPERT_BYTES)
-    ddr = SN40L.ddr.capacity_bytes * tp
-    return Costs("sn40l", token, pre[PROMPT], {1: pre[PROMPT], 8: pre[8 * PROMPT]}, switch,
-                 slots, int(ddr // EXPERT_BYTES), hbm, EXPERT_BYTES / switch / 1e9)
-
-
-def copy_seconds(nbytes: int, tile: tuple[int, int] = (512, 1024)) -> float:
-    """One socket copying `nbytes` DDR -> HBM: load (`sn40l.tier = "ddr"`, the
-    CoE runtime keeps inactive experts in DDR) -> store (HBM) graphs, one per
-    DDR channel, simulated."""
-    from xdsl.dialects.builtin import StringAttr, bf16
-
-    from steplus.dialects.step.builder import Graph
-    from steplus.dialects.target.sn40l import value
-    from steplus.passes.sn40l.kernels import kernel_groups
-    from steplus.dialects.target.fabric import SN40L
-    from steplus.runtime.fabric.ddr import TIER_ATTR
-    from steplus.runtime.fabric.kernel_run import run_kernels
-
-    tile_bytes = tile[0] * tile[1] * 2
-    n = max(1, -(-nbytes // tile_bytes))
-    streams = 4  # parallel copy streams, one per DDR channel
-    g = Graph("expert_copy")
-    for s in range(streams):
-        k = n // streams + (1 if s < n % streams else 0)
-        g.load(tile, bf16, [k], base_addr=s << 40, name=f"ddr{s}").store(
-            base_addr=(s << 40) + (1 << 39))
-    m = g.module()
-    for op in m.walk():  # the expert lives in DDR (§V-B): loads read DDR, stores write HBM
-        if op.name == "step.linear_offchip_load":
-            op.attributes[TIER_ATTR] = StringAttr("ddr")
-    res = run_kernels(kernel_groups(m)[0], SN40L, limits=False)
-    return res.kernel_cycles / (value("clock_ghz") * 1e9)
+    cycles, _, offchip = _fused(1, context)
+    head = VOCAB * LLAMA2_7B.hidden * 2 / tp / (offchip / cycles * clock)
+    token = LLAMA2_7B.layers * layer_s(1, context) + head
+    pre = {t: LLAMA2_7B.layers * layer_s(t, prompt) + head for t in (prompt, 8 * prompt)}
+    # footprint and placement from step-allocate-memory (sn40l_expert): HBM slots beside
+    # the router (the same model), DDR holds every expert's segments; a switch is the
+    # simulated DDR -> HBM copy of the map at the DDR efficiency assumed
+    m = expert_map(context)
+    switch = switch_seconds(context) / v["ddr_eff"]
+    hbm_socket, ddr_socket = int(value("hbm_bytes")), int(value("ddr_bytes"))
+    slots = (hbm_socket - m.hbm_bytes) // m.hbm_bytes
+    return Costs("sn40l", token, pre[prompt], {1: pre[prompt], 8: pre[8 * prompt]}, switch,
+                 slots, ddr_socket // m.resident_bytes, hbm_socket * tp,
+                 m.copy_bytes * tp / switch / 1e9)

@@ -108,6 +108,12 @@ MAX_CORNERS = 1 << 10
 def sweep(f: Callable[[dict[str, float]], float], names: Sequence[str],
           table: dict[str, Assumption] | None = None) -> Range:
     """`f` at the defaults, one assumption at a time, and over the corners (module doc)."""
+    return sweep_all(lambda v: {"": f(v)}, names, table)[""]
+
+
+def sweep_all(f: Callable[[dict[str, float]], dict[str, float]], names: Sequence[str],
+              table: dict[str, Assumption] | None = None) -> dict[str, Range]:
+    """`sweep` of several headlines computed together (`f` returns them by name)."""
     table = ASSUMPTIONS if table is None else table
     unknown = [n for n in names if n not in table]
     if unknown:
@@ -117,10 +123,13 @@ def sweep(f: Callable[[dict[str, float]], float], names: Sequence[str],
     base = {n: a.default for n, a in table.items()}
     v = f(base)
     each = {n: (f({**base, n: table[n].low}), f({**base, n: table[n].high})) for n in names}
-    seen = [v, *(x for lo_hi in each.values() for x in lo_hi)]
+    seen = {k: [x, *(e[i][k] for e in each.values() for i in (0, 1))] for k, x in v.items()}
     for corner in itertools.product(*((table[n].low, table[n].high) for n in names)):
-        seen.append(f({**base, **dict(zip(names, corner))}))
-    return Range(v, min(seen), max(seen), each)
+        for k, x in f({**base, **dict(zip(names, corner))}).items():
+            seen[k].append(x)
+    return {k: Range(x, min(seen[k]), max(seen[k]),
+                     {n: (each[n][0][k], each[n][1][k]) for n in names})
+            for k, x in v.items()}
 
 
 def assumptions_table(names: Sequence[str] | None = None) -> str:
