@@ -103,6 +103,9 @@ def parse_dense_splat(parser, type):
     try:
         parser.parse_punctuation("<")
         text = parser.parse_optional_str_literal()
+        if text is not None and len(text) > 2 + 2 * 16:  # longer than one element: not a splat
+            restore()
+            return None
         if text is None:
             if parser.parse_optional_punctuation("[") is not None:
                 restore()
