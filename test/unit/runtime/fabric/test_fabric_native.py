@@ -29,22 +29,25 @@ UNIT = HERE.parents[1]
 def fake_build(tmp_path, monkeypatch):
     """A stamp for the sources as they are, with stand-in libraries (their hashes recorded)."""
     out = tmp_path / "_native"
-    out.mkdir(mode=0o755)
+    out.mkdir()
+    os.chmod(out, 0o755)  # whatever the umask: group-writable would be refused
     files = native.expected_files()
     for i, f in enumerate(files.values()):
         (out / f).write_bytes(b"stand-in %d" % i)
+        os.chmod(out / f, 0o644)
     stamp = {"suffix": native._suffix(), "modules": list(native.MODULES),
              "sha256": {m: native._digest(m) for m in native.MODULES}, "files": files,
              "binaries": {f: hashlib.sha256(b"stand-in %d" % i).hexdigest()
                           for i, f in enumerate(files.values())}}
     monkeypatch.setattr(native, "OUT", out)
     monkeypatch.setattr(native, "STAMP", out / "stamp.json")
-    native.STAMP.write_text(json.dumps(stamp))
+    _rewrite(stamp)
     return stamp
 
 
 def _rewrite(stamp: dict) -> None:
     native.STAMP.write_text(json.dumps(stamp))
+    os.chmod(native.STAMP, 0o644)
 
 
 def test_a_build_matching_the_sources_is_current(fake_build):
