@@ -24,6 +24,7 @@ Example::
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from contextlib import contextmanager
 from dataclasses import dataclass
 
@@ -38,6 +39,7 @@ class Verdict:
     reason: str = ""
     queries: int = 0
     unknown: int = 0
+    checked: int = 0  # differing outputs looked at (all of them unless the budget ran out)
 
 
 # canonicalise only queries of at most this many distinct subterms (larger ones are asked as they are:
@@ -101,18 +103,23 @@ def _text(e: z3.Z3Exception) -> str:
     return text.strip() or "z3 exception"
 
 
-def check_outputs(diffs: list[z3.BoolRef], deadline: float, memory_mb: int) -> Verdict:
+def check_outputs(diffs: list[z3.BoolRef], deadline: float, memory_mb: int,
+                  progress: Callable[[str], None] | None = None) -> Verdict:
     """`sat` if some disequality holds for some input, `unsat` if none can, else `unknown`.
 
-    `deadline` is a `time.monotonic()` instant: no query runs past it."""
+    `deadline` is a `time.monotonic()` instant: no query runs past it.  `progress`, if given, is
+    called before each query with a line saying how far the check is (it decides when to print)."""
     verdict = Verdict("unsat")
     asked: dict[int, z3.ExprRef] = {}  # canonical AST id -> AST (kept alive so ids stay unique)
     with _memory_limit(memory_mb):
         for diff in diffs:
+            if progress is not None:
+                progress(f"{verdict.checked} of {len(diffs)} differing outputs checked ({verdict.queries} z3 queries)")
             if time.monotonic() >= deadline:  # the budget is spent: the remaining outputs are not proved
                 verdict.unknown += 1
                 verdict.status, verdict.reason = "unknown", verdict.reason or "timeout"
                 break
+            verdict.checked += 1
             try:
                 key = canonical(diff)
             except z3.Z3Exception as e:  # e.g. the memory ceiling, hit while renaming
@@ -126,7 +133,7 @@ def check_outputs(diffs: list[z3.BoolRef], deadline: float, memory_mb: int) -> V
             verdict.queries += 1
             status, reason = _query(key, left)
             if status == "sat":
-                return Verdict("sat", "", verdict.queries, verdict.unknown)
+                return Verdict("sat", "", verdict.queries, verdict.unknown, verdict.checked)
             if status == "unknown":
                 verdict.unknown += 1
                 verdict.status, verdict.reason = "unknown", verdict.reason or reason

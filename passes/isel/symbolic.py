@@ -20,6 +20,7 @@ returns the outputs as object arrays of z3 terms over inputs `x_0, x_1, ...`.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
@@ -78,6 +79,7 @@ def smax(a: Any, b: Any) -> Any:
     if b is PAD:
         return a
     ctx = a.ctx
+    ctx.step()
     return Sym(z3.If(a.t > b.t, a.t, b.t), ctx)  # signed for BitVec
 
 
@@ -86,12 +88,25 @@ def smin(a: Any, b: Any) -> Any:
         return b
     if b is PAD:
         return a
+    a.ctx.step()
     return Sym(z3.If(a.t < b.t, a.t, b.t), a.ctx)
 
 
+class OutOfTime(Exception):
+    """The proof's time budget ran out while building terms (`Ctx.deadline`)."""
+
+
 class Ctx:
-    def __init__(self, mode: str):
+    """The term factory of one proof: `mode` (uf|bv), and an optional `deadline` (a
+    `time.monotonic()` instant) past which building terms raises `OutOfTime`; `on_tick(n)`, if
+    given, is called every `TICK` terms (isel-verify reports its progress from it)."""
+
+    TICK = 1 << 14
+
+    def __init__(self, mode: str, deadline: float | None = None,
+                 on_tick: Callable[[int], None] | None = None):
         self.mode = mode
+        self.deadline, self.on_tick, self.built = deadline, on_tick, 0
         if mode == "uf":
             self.fadd = z3.Function("fadd", z3.RealSort(), z3.RealSort(), z3.RealSort())
             self.fmul = z3.Function("fmul", z3.RealSort(), z3.RealSort(), z3.RealSort())
@@ -120,11 +135,24 @@ class Ctx:
         key = (op, a.get_id(), b.get_id())
         memo = self.__dict__.setdefault("_memo", {})
         if key not in memo:
+            self.step()
             if self.mode == "uf":
                 memo[key] = (self.fadd if op == "+" else self.fmul)(*self._sorted(a, b))
             else:
                 memo[key] = a + b if op == "+" else a * b
         return memo[key]
+
+    def step(self) -> None:
+        """Count one term built; every `TICK` terms check the deadline and report."""
+        self.built += 1
+        if not self.built % self.TICK:
+            self._tick()
+
+    def _tick(self) -> None:
+        if self.deadline is not None and time.monotonic() >= self.deadline:
+            raise OutOfTime(f"{self.built} terms built")
+        if self.on_tick is not None:
+            self.on_tick(self.built)
 
     def add(self, a: Term, b: Term) -> Term:
         return self._apply("+", a, b)
@@ -180,6 +208,7 @@ def unary(name: str, a: np.ndarray) -> np.ndarray:
     out = np.empty(a.shape, dtype=object)
     for idx in np.ndindex(*a.shape):
         x: Any = a[idx]
+        x.ctx.step()
         out[idx] = Sym(x.ctx.fn(name)(x.t), x.ctx)
     return out
 

@@ -265,7 +265,7 @@ def node_count(egraph: EGraph) -> int:
 
 
 def saturate(egraph: EGraph, targets, flexible: bool, iterations: int = 40, node_limit: int = 100_000,
-             time_limit: float = 5.0) -> Saturation:
+             time_limit: float = 300.0) -> Saturation:
     """Run the import, (compiler-IR,) and target rules until nothing changes or a limit is hit.
 
     One iteration applies every rule once; the node and time limits are checked

@@ -13,8 +13,15 @@ norm, attention — are proved up to commutativity of + and ·) or exact 32-bit 
 
 Options (besides isel's `targets`, `mode`, `iterations`, `node-limit`, `time-limit`):
 
-- `timeout-ms` (60000): time budget of one function's proof (symbolic
-  evaluation, then z3 queries: none starts, or runs, past it);
+- `timeout-ms` (60000): time budget of one function: isel on the copy (which
+  stops by its own limits, so the proof is of the selection `isel` makes), the
+  symbolic evaluation (it checks the clock
+  every 16384 terms) and the z3 queries (none starts, or runs, past it).  When
+  it runs out the result is the warning "not proven within timeout-ms=N (the
+  time ran out while evaluating the input program symbolically, op 3 of 24
+  ('linalg.conv_2d_nchw_fchw') | with K of the M outputs that differ as terms
+  checked)", exit 0.  A proof that runs longer than 10 s prints a progress
+  line on stderr every 10 s (`isel-verify: @f: progress after 20 s: ...`);
 - `memory-mb` (2048): z3's memory ceiling (`memory_max_size`, counting all
   of z3's memory, the terms of the symbolic evaluation included) while it solves;
 - `max-terms` (2000000): refuse, with an error at the function naming this
@@ -43,10 +50,11 @@ small_maxpool.mlir:2:1: remark: isel-verify: @f: 2 invocations (flexasr=2) equiv
 from __future__ import annotations
 
 import math
+import sys
 import time
 from collections import Counter
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TextIO
 
 import numpy as np
 import z3
@@ -56,7 +64,7 @@ from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from steplus.utils.diagnostics import OpDiagnosticError, emit
-from steplus.passes.isel import Limits, check_limits, check_mode, parse_targets, release_egraphs, select_function
+from steplus.passes.isel import TIME_LIMIT, Limits, check_limits, check_mode, parse_targets, release_egraphs, select_function
 from steplus.passes.isel import symbolic as S
 from steplus.dialects.semantics import SemanticsError, TensorSemantics, register_semantics
 from steplus.passes.isel.opcheck import check_ops
@@ -68,8 +76,16 @@ from steplus.utils.layouts import map_dims
 class SymbolicSemantics(TensorSemantics):
     """The op-semantics table over z3 terms; `ila.invoke` means its accelerator's abstract spec."""
 
-    def __init__(self, ctx: S.Ctx):
+    def __init__(self, ctx: S.Ctx, label: str = "program"):
         super().__init__(S.SymbolicDomain(ctx))
+        self.label, self.fn, self.where = label, None, ""
+
+    def _locate(self, op: Operation) -> None:
+        """Remember the function-level op being evaluated (for progress and time-out messages)."""
+        if self.fn is not None and op.parent_op() is self.fn:
+            block = self.fn.body.blocks[0]
+            self.where = (f"evaluating the {self.label} symbolically, op {block.get_operation_index(op) + 1} of "
+                          f"{len(block.ops)} ('{op.name}')")
 
     def accelerator(self, callee: str, args: list, attrs: dict) -> np.ndarray:
         try:
@@ -78,6 +94,7 @@ class SymbolicSemantics(TensorSemantics):
             raise SemanticsError(str(e)) from None
 
     def eval_op(self, op: Operation, args: list) -> list:
+        self._locate(op)
         try:
             return self.apply(op, args)
         except SemanticsError as e:
@@ -87,6 +104,7 @@ class SymbolicSemantics(TensorSemantics):
 
     def run(self, fn: func.FuncOp, inputs: list) -> list:
         """The outputs of `fn` on symbolic `inputs`."""
+        self.fn = fn
         block = fn.body.blocks[0]
         outs = self.run_block(block, dict(zip(block.args, inputs)))
         if outs is None:
@@ -188,19 +206,60 @@ class AbstractionGap(Verdict):
     not use (e.g. `fdiv` where a spec multiplies by an inverse): nothing is shown wrong."""
 
 
+# isel-verify prints a progress line on stderr at most this often (seconds) while a proof runs
+PROGRESS_S = 10.0
+
+
+class Progress:
+    """Progress lines `isel-verify: @f: progress after 12 s: ...` on stderr, at most every `every`
+    seconds (a proof that ends sooner prints none).  The diagnostics engine prints its remarks at
+    the end of the pipeline, so these are written directly."""
+
+    def __init__(self, name: str, every: float = PROGRESS_S, stream: TextIO | None = None):
+        self.name, self.every, self.stream = name, every, stream
+        self.t0 = time.monotonic()
+        self.next = self.t0 + every
+
+    def __call__(self, text: str) -> None:
+        now = time.monotonic()
+        if now < self.next:
+            return
+        self.next = now + self.every
+        print(f"isel-verify: @{self.name}: progress after {now - self.t0:.0f} s: {text}",
+              file=self.stream or sys.stderr, flush=True)
+
+
 def prove(fn_ref: func.FuncOp, fn_sel: func.FuncOp, mode: str, timeout_ms: int = 60000,
-          memory_mb: int = 2048) -> tuple[Verdict, int]:
+          memory_mb: int = 2048, progress: Progress | None = None,
+          deadline: float | None = None) -> tuple[Verdict, int]:
     """(verdict, n_outputs): `unsat` proves equality of every output element.
 
-    `timeout_ms` budgets the whole proof (symbolic evaluation included)."""
-    deadline = time.monotonic() + timeout_ms / 1000
-    ctx = S.Ctx(mode)
+    `timeout_ms` budgets the whole proof (symbolic evaluation included; `deadline`, a
+    `time.monotonic()` instant, overrides it): past it the verdict is `unknown` with a reason
+    saying where the time ran out."""
+    deadline = time.monotonic() + timeout_ms / 1000 if deadline is None else deadline
+    n = sum(math.prod(t.get_shape()) for t in fn_ref.function_type.outputs.data if hasattr(t, "get_shape"))
+    sems: list[SymbolicSemantics] = []
+
+    def tick(built: int) -> None:
+        if progress is not None and sems:
+            progress(f"{sems[-1].where}, {built} terms built")
+
+    ctx = S.Ctx(mode, deadline, tick)
     args = fn_ref.body.blocks[0].args
-    inputs = [S.tensor(ctx, a.name_hint or f"arg{a.index}", a.type.get_shape()) for a in args]
-    ref = SymbolicSemantics(ctx).run(fn_ref, inputs)
-    sel = SymbolicSemantics(ctx).run(fn_sel, inputs)
-    diffs, n = _disequalities(ref, sel)
-    verdict = check_outputs(diffs, deadline, memory_mb)
+    try:
+        inputs = [S.tensor(ctx, a.name_hint or f"arg{a.index}", a.type.get_shape()) for a in args]
+        sems.append(SymbolicSemantics(ctx, "input program"))
+        ref = sems[-1].run(fn_ref, inputs)
+        sems.append(SymbolicSemantics(ctx, "selected program"))
+        sel = sems[-1].run(fn_sel, inputs)
+        diffs, n = _disequalities(ref, sel)
+    except S.OutOfTime:
+        return Verdict("unknown", f"the time ran out while {sems[-1].where if sems else 'building the inputs'}"), n
+    verdict = check_outputs(diffs, deadline, memory_mb, progress)
+    if verdict.status == "unknown" and verdict.reason in ("timeout", "canceled"):
+        verdict.reason = (f"the time ran out with {verdict.checked} of the {len(diffs)} outputs that differ as terms "
+                          f"checked ({verdict.queries} z3 queries)")
     opaque = ctx.opaque_functions() if mode == "uf" else []
     if verdict.status == "sat" and opaque:  # a difference of abstractions, not of programs
         return AbstractionGap("unknown", f"a counterexample only under uninterpreted {', '.join(opaque)}, which "
@@ -248,10 +307,10 @@ class IselVerifyPass(ModulePass):
     """isel's saturation iteration limit."""
     node_limit: int = 100_000
     """isel's saturation e-node limit."""
-    time_limit: float = 5.0
+    time_limit: float = TIME_LIMIT
     """isel's saturation time limit in seconds, per function."""
     timeout_ms: int = 60_000
-    """z3's time budget for one function's proof, in milliseconds."""
+    """Time budget of one function (isel, symbolic evaluation, z3), in milliseconds."""
     memory_mb: int = 2048
     """z3's memory ceiling in MiB."""
     max_terms: int = 2_000_000
@@ -284,6 +343,8 @@ class IselVerifyPass(ModulePass):
                 raise OpDiagnosticError(fn, f"isel-verify: @{name}: argument {a.index} has type {a.type}; "
                                             "only static-shape tensor arguments are supported")
         check_ops(fn, "isel-verify")
+        # timeout-ms bounds the whole function: isel's saturation, the symbolic evaluation and z3
+        deadline = time.monotonic() + self.timeout_ms / 1000
         sel = _select_copy(fn, targets, self.mode == "flexible", limits)
         terms = estimate_terms(fn) + estimate_terms(sel)
         if terms > self.max_terms:
@@ -291,13 +352,17 @@ class IselVerifyPass(ModulePass):
                                         f"more than max-terms={self.max_terms}; raise isel-verify{{max-terms=...}} "
                                         "(about 1 KB of memory each) or verify at smaller shapes")
         calls = Counter(o.callee.data.split(".")[0] for o in sel.walk() if o.name == "ila.invoke")
-        verdict, n = prove(fn, sel, self.arith, self.timeout_ms, self.memory_mb)
+        verdict, n = prove(fn, sel, self.arith, self.timeout_ms, self.memory_mb, Progress(name), deadline)
         if verdict.status == "sat":
             raise OpDiagnosticError(fn, f"isel-verify: @{name}: selected program differs from the input (z3: sat)")
         per = ",".join(f"{k}={v}" for k, v in sorted(calls.items())) or "none"
         if isinstance(verdict, AbstractionGap):
             emit(fn, "warning", f"isel-verify: @{name}: could not prove equivalence ({verdict.reason}); "
                                 "verify the mapping on a form written with +, ·, max and the specs' functions")
+            return
+        if verdict.status == "unknown" and verdict.reason.startswith("the time ran out"):
+            emit(fn, "warning", f"isel-verify: @{name}: not proven within timeout-ms={self.timeout_ms} ({verdict.reason}); "
+                                "raise isel-verify{timeout-ms=...} or verify at smaller shapes")
             return
         if verdict.status == "unknown":
             emit(fn, "warning", f"isel-verify: @{name}: could not prove equivalence (z3: unknown, {verdict.reason}); "

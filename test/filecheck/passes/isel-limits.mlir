@@ -12,9 +12,10 @@
 // ITER: tosa.max_pool2d
 
 // NODES: encoder_layer.mlir:3:1: warning: isel: @encoder_layer: saturation stopped by the node limit (100 e-nodes) after 1 iterations, {{[0-9]+}} e-nodes
-// TIME: warning: isel: @encoder_layer: saturation stopped by the time limit (0.001 s) after 1 iterations
+// A stop by time depends on the machine's load: the warning says the result may differ between runs.
+// TIME: warning: isel: @encoder_layer: saturation stopped by the time limit (0.001 s) after 1 iterations, {{[0-9]+}} e-nodes, {{[0-9.]+}} s; the selection is valid but may miss matches, and depends on this machine's speed and load: it may differ between runs (raise time-limit, or lower iterations / node-limit, for a reproducible stop)
 
-// The defaults (40 iterations, 100000 e-nodes, 5 s) saturate: no warning, four pools.
+// The defaults (40 iterations, 100000 e-nodes; the 300 s time limit is a safety) saturate: no warning, four pools.
 // DEFAULT-NOT: warning
 // DEFAULT-COUNT-4: ila.invoke "flexasr.maxpool"
 

@@ -13,10 +13,10 @@
 // FUSED: isel-fused-small.mlir:33:1: remark: isel-verify: @attention: 1 invocations (flexasr=1) equivalent to the input on all 32 outputs (z3: unsat)
 
 // z3 `unknown` is "not proved", never "differs": a warning, and the pipeline succeeds (exit 0).
-// A 1 ms budget is spent by the symbolic evaluation before the first query of @pool (the one
-// function whose two programs differ syntactically); a 1 MB z3 memory ceiling stops its first query.
+// A 1 ms budget (it starts before isel runs on the copy) is spent before the first query of @pool (the
+// one function whose two programs differ syntactically: its 16 outputs); a 1 MB z3 memory ceiling stops its first query.
 // RUN: sh -c 'step-opt %S/inputs/isel-small.mlir -p "isel-verify{targets=flexasr timeout-ms=1}" -o /dev/null; echo "exit=$?"' 2>&1 | filecheck %s --check-prefix=TIMEOUT
-// TIMEOUT: isel-small.mlir:2:1: warning: isel-verify: @pool: could not prove equivalence (z3: unknown, timeout); raise isel-verify{timeout-ms=...} (now 1) or {memory-mb=...} (now 2048)
+// TIMEOUT: isel-small.mlir:2:1: warning: isel-verify: @pool: not proven within timeout-ms=1 (the time ran out with 0 of the 16 outputs that differ as terms checked (0 z3 queries)); raise isel-verify{timeout-ms=...} or verify at smaller shapes
 // TIMEOUT-NOT: differs
 // TIMEOUT: exit=0
 // RUN: sh -c 'step-opt %S/inputs/isel-small.mlir -p "isel-verify{targets=flexasr memory-mb=1}" -o /dev/null; echo "exit=$?"' 2>&1 | filecheck %s --check-prefix=MEMORY

@@ -43,7 +43,7 @@
 // CHECK-NEXT: {{^        [^( ]}}
 // CHECK-NEXT:     --node-limit=<int>  (default: 100000{{(; one of: .*)?}})
 // CHECK-NEXT: {{^        [^( ]}}
-// CHECK-NEXT:     --time-limit=<double>  (default: 5.0{{(; one of: .*)?}})
+// CHECK-NEXT:     --time-limit=<double>  (default: 300.0{{(; one of: .*)?}})
 // CHECK-NEXT: {{^        [^( ]}}
 // CHECK-NEXT: isel-verify
 // CHECK-NEXT:     Prove with z3 that isel preserves each function's meaning (small shapes).
@@ -57,7 +57,7 @@
 // CHECK-NEXT: {{^        [^( ]}}
 // CHECK-NEXT:     --node-limit=<int>  (default: 100000{{(; one of: .*)?}})
 // CHECK-NEXT: {{^        [^( ]}}
-// CHECK-NEXT:     --time-limit=<double>  (default: 5.0{{(; one of: .*)?}})
+// CHECK-NEXT:     --time-limit=<double>  (default: 300.0{{(; one of: .*)?}})
 // CHECK-NEXT: {{^        [^( ]}}
 // CHECK-NEXT:     --timeout-ms=<int>  (default: 60000{{(; one of: .*)?}})
 // CHECK-NEXT: {{^        [^( ]}}
