@@ -314,23 +314,20 @@ def run_exported(ep, low, args, routing=None, config=None):
 
     Interprets `ep`'s graph (`torch.fx.Interpreter`): a node a lowered part computes
     takes the fabric's value (the part runs once, its inputs bound from the values
-    computed so far and the program's parameters, buffers and constants, read from `ep`:
-    `glue.parameter_values`); a node inside a
+    computed so far and the program's parameters, buffers and constants, read from
+    `ep`); a node inside a
     part is not run; the rest (views, what was not lowered) runs in torch. `args`: the
     user inputs, as `ep` was exported with; `routing(part, env)` gives an MoE part's
     `(idx, weights)`. Returns (the output, the parts run in order, the ATen ops torch
     ran)."""
     import torch
 
-    from steplus.lowering.linalg_to_step.glue import parameter_values
-
     owner = {out: p for p in low.graphs for out in p.outputs}
     inside = {n.name for p in low.graphs for n in p.covered} - set(owner)
     done: dict = {}
     ran: list = []
     torch_ops: list = []
-    params = {k: torch.from_numpy(np.ascontiguousarray(v))
-              for k, v in parameter_values(ep).items()}
+    state, consts = ep.state_dict, getattr(ep, "constants", {}) or {}
 
     class Fabric(torch.fx.Interpreter):
         def run_node(self, n):
@@ -364,15 +361,17 @@ def run_exported(ep, low, args, routing=None, config=None):
     from torch.utils import _pytree
 
     values, user = [], list(_pytree.tree_leaves(tuple(args)))
-    for spec in ep.graph_signature.input_specs:
-        name = spec.arg.name
-        if getattr(spec, "target", None) is None:
+    for spec in ep.graph_signature.input_specs:  # parameters, buffers, constants as stored
+        name, target = spec.arg.name, getattr(spec, "target", None)
+        if target is None:
             values.append(user.pop(0))
-        elif name in params:
-            values.append(params[name])
-        else:
+            continue
+        t = state[target] if target in state else consts.get(target)
+        if t is None or getattr(t, "is_meta", False):
             raise ValueError(f"no value for the program's input {name} (a meta tensor?)")
-    out = Fabric(ep.graph_module, garbage_collect_values=False).run(*values)
+        values.append(t)
+    with torch.no_grad():  # the parameters as stored (nn.Parameter): values, not autograd
+        out = Fabric(ep.graph_module, garbage_collect_values=False).run(*values)
     return (out[0] if isinstance(out, (tuple, list)) and len(out) == 1 else out), ran, torch_ops
 
 

@@ -103,6 +103,14 @@ def gather_part(n, fname: str) -> LoweredPart:
                        out_shapes=[out], covered={n})
 
 
+def _guard(read, n):
+    """`read(n)` (a geometry or why not); an argument form not foreseen is a why-not."""
+    try:
+        return read(n)
+    except (TypeError, ValueError, AttributeError, IndexError, KeyError) as e:
+        return f"an argument form not foreseen ({type(e).__name__})"
+
+
 def dense_parts(nodes, covered: set, tile: str, schedule: str, name: str, remarks: list):
     """The dense parts of what `covered` (the recognized layers) leaves (module doc)."""
     from xdsl.parser import Parser
@@ -115,7 +123,7 @@ def dense_parts(nodes, covered: set, tile: str, schedule: str, name: str, remark
         if n in covered or getattr(n, "op", None) != "call_function" or \
                 name_of(n) not in (EMBEDDING, INDEX_SELECT):
             continue
-        why = gatherable(n)
+        why = _guard(gatherable, n)
         if why is not None:
             remarks.append(Remark(where_of(n), f"{name_of(n)} not lowered: {why}"))
             continue
@@ -130,7 +138,7 @@ def dense_parts(nodes, covered: set, tile: str, schedule: str, name: str, remark
     for n in nodes:
         if n in covered or not conv.is_conv(n):
             continue
-        c = conv.read(n)
+        c = _guard(conv.read, n)
         if isinstance(c, str):
             remarks.append(Remark(where_of(n), f"convolution not lowered: {c}"))
             continue
@@ -148,7 +156,7 @@ def dense_parts(nodes, covered: set, tile: str, schedule: str, name: str, remark
     for n in nodes:
         if n in covered or not pool.is_pool(n):
             continue
-        pl = pool.read(n)
+        pl = _guard(pool.read, n)
         if isinstance(pl, str):
             remarks.append(Remark(where_of(n), f"pooling not lowered: {pl}"))
             continue
@@ -166,7 +174,7 @@ def dense_parts(nodes, covered: set, tile: str, schedule: str, name: str, remark
     for n in nodes:
         if n in covered or not move.is_move(n):
             continue
-        idx = move.indices(n)
+        idx = _guard(move.indices, n)
         if isinstance(idx, str):
             remarks.append(Remark(where_of(n), f"{name_of(n)} not lowered: {idx}"))
             continue
@@ -179,7 +187,7 @@ def dense_parts(nodes, covered: set, tile: str, schedule: str, name: str, remark
     for n in nodes:
         if n in covered or not rnn.is_rnn(n):
             continue
-        r = rnn.read(n)
+        r = _guard(rnn.read, n)
         if isinstance(r, str):
             remarks.append(Remark(where_of(n), f"{name_of(n)} not lowered: {r}"))
             continue

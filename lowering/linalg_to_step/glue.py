@@ -11,7 +11,7 @@ row-major memory):
   read transposed through a `linalg.transpose`, the bias a row broadcast),
   `matmul`/`mm` by a 2-D weight argument; the weights are the program's
   placeholders: `nn.Parameter`s are off-chip tensors, their values carried by
-  the exported program (`parameter_values`, bound by the runner);
+  the exported program (`step_run_linalg.run_exported` binds them);
 - element-wise `add/sub/mul/div` (tensors of the same shape, a row `[N]` /
   `[1, .., N]`, a column `[.., 1]`, or a scalar), `rsqrt`, `exp`, `neg`,
   `tanh`, `sigmoid`, `silu`, `relu` (`max_scalar[0.0]`), `hardtanh`/ReLU6
@@ -705,38 +705,6 @@ def region_text(region: list, fname: str, produced: set = frozenset()) -> Text:
     return Text(text, [*inputs, *derived], outputs, flat,
                 {d.name: d.fn for d in derived if d.fn is not None},
                 [d for d in derived if isinstance(d, Expanded)])
-
-
-def _numpy(t):
-    """A tensor's values as a numpy array (f32 for floating tensors), None for a meta
-    tensor (a shapes-only export) or a value that is not a tensor."""
-    if getattr(t, "is_meta", False) or not hasattr(t, "detach"):
-        return None
-    t = t.detach().cpu()
-    if getattr(t, "is_floating_point", lambda: False)():
-        t = t.float()
-    return np.asarray(t.numpy())
-
-
-def parameter_values(ep) -> dict:
-    """The values of an exported program's parameters, buffers and lifted tensor
-    constants, by the name of the placeholder that reads them (the module's weights
-    as the lowered parts load them from off-chip memory). `ep` without a graph
-    signature (a bare graph): {}."""
-    sig = getattr(ep, "graph_signature", None)
-    if sig is None:
-        return {}
-    state = getattr(ep, "state_dict", {}) or {}
-    consts = getattr(ep, "constants", {}) or {}
-    out = {}
-    for spec in sig.input_specs:
-        target = getattr(spec, "target", None)
-        if target is None:  # a user input
-            continue
-        v = _numpy(state[target] if target in state else consts.get(target))
-        if v is not None:
-            out[spec.arg.name] = v
-    return out
 
 
 _TILE = re.compile(r"^(\d+)x(\d+)(?:x(\d+))?$")

@@ -74,7 +74,7 @@ def test_batch_first_swap_is_a_row_gather():
     ep = torch.export.export(tm, (x,))
     low = lower_exported(ep, dense="tile=2x4")
     out, ran, torch_ops = run_exported(ep, low, (x,))
-    np.testing.assert_allclose(out.numpy(), tm(x).detach().numpy(), rtol=1e-6)
+    np.testing.assert_allclose(out.numpy(), tm(x).detach().numpy(), rtol=1e-5, atol=1e-6)
     assert ran == ["projection", "move"] and torch_ops == []
     (mv,) = [p for p in low.graphs if p.role == "move"]
     addrs = next(o for o in mv.module.walk() if isinstance(o, so.MetadataGenOp))

@@ -93,5 +93,5 @@ def test_a_bidirectional_lstm_is_a_remark_and_runs_in_torch():
     assert any(r.message == "aten.lstm.input not lowered: a bidirectional recurrence is not "
                "lowered" for r in low.remarks)
     outs, ran, torch_ops = run_exported(ep, low, (x,))  # output, h_n, c_n
-    np.testing.assert_allclose(outs[0].numpy(), m(x)[0].detach().numpy(), rtol=1e-6)
+    np.testing.assert_allclose(outs[0].numpy(), m(x)[0].detach().numpy(), rtol=1e-5, atol=1e-6)
     assert "aten.lstm.input" in torch_ops and ran == []
