@@ -46,25 +46,58 @@ MAX_TOKEN = 400
 """Longest value text (an integer literal of any supported type has at most 20 characters)."""
 
 
-def _parse_value(token: str, sig: InputSignature) -> int | float:
-    """One value of `sig`'s element type, parsed by that type (ValueError: why not).
+_INT_TYPE = re.compile(r"(s|u)?i([0-9]+)")
+
+
+def _integer_range(element: str) -> tuple[int, int] | None:
+    """The values of a declared integer type (`i8`, `si16`, `ui8`, `i1`, `index`), None if not one."""
+    if element == "index":
+        return -(2**63), 2**63 - 1
+    m = _INT_TYPE.fullmatch(element)
+    if m is None:
+        return None
+    width = int(m.group(2))
+    if width == 1:
+        return 0, 1
+    if m.group(1) == "u":
+        return 0, 2**width - 1
+    return -(2 ** (width - 1)), 2 ** (width - 1) - 1
+
+
+def _parse_value(token: str, sig: InputSignature) -> int | float | bool:
+    """One value of `sig`'s element type, parsed by that declared type (ValueError: why not),
+    as the runtime holds it (`sig.dtype`).
 
     Integers and booleans are decimal ASCII digits with an optional sign, read
-    exactly (never through a float64); reals are decimal or exponent notation,
-    `inf` or `nan`. No `_` separators, no non-ASCII digits, no hex."""
+    exactly (never through a float64) and checked against the declared type's
+    range (`ui8`: 0..255, held as the same bits of an int8); reals are decimal or
+    exponent notation, `inf` or `nan`. No `_` separators, no non-ASCII digits, no
+    hex. A value the runtime's representation cannot hold exactly is refused."""
     if len(token) > MAX_TOKEN:
         raise ValueError(f"a value of {len(token)} characters is too long")
+    bounds = _integer_range(sig.element_text)
     kind = sig.dtype.kind
-    if kind in "iub":
+    if bounds is None and kind in "iub":  # an integer dtype for a type not named above
+        bounds = (0, 1) if kind == "b" else (int(np.iinfo(sig.dtype).min), int(np.iinfo(sig.dtype).max))
+    if bounds is not None:
         if not _INTEGER.fullmatch(token):
             what = "an integer" if _REAL.fullmatch(token) else "a number"
             raise ValueError(f"{token[:40]!r} is not {what}")
         v = int(token)
-        lo, hi = (0, 1) if kind == "b" else (int(np.iinfo(sig.dtype).min), int(np.iinfo(sig.dtype).max))
+        lo, hi = bounds
         if not lo <= v <= hi:
-            raise ValueError(f"{v} is out of range for {sig.element_text}" if kind != "b"
-                             else f"{v} is not 0 or 1")
-        return v
+            raise ValueError(f"{v} is not 0 or 1" if (lo, hi) == (0, 1)
+                             else f"{v} is out of range for {sig.element_text}")
+        if kind == "b":
+            return bool(v)
+        if kind in "iu":  # the same bits in the runtime's integer of that width
+            bits = sig.dtype.itemsize * 8
+            v &= (1 << bits) - 1
+            return v - (1 << bits) if kind == "i" and v >> (bits - 1) else v
+        if int(np.array(v, dtype=sig.dtype).item()) != v:
+            raise ValueError(f"{v} cannot be held exactly: {sig.element_text} values run as "
+                             f"{sig.dtype.name} here")
+        return float(v)
     if not _REAL.fullmatch(token):
         raise ValueError(f"{token[:40]!r} is not a number")
     v = float(token)

@@ -71,3 +71,37 @@ def test_reals_in_every_notation_are_read():
     r = _stream("1 -2.5e-1 1 1 1\n1 .5 1 1 1\n1 +3. 1 1 1\n1 NaN 1 1 1\n1 -INF 1 1 1\n")
     assert r.code == 0, r.err
     assert [line.split()[3] for line in r.out.splitlines()] == ["-0.25", "0.5", "3.", "nan", "-inf"]
+
+
+KINDS = str(REPO / "test" / "filecheck" / "tools" / "inputs" / "stream-kinds.mlir")
+
+
+def _stream_kinds(stdin_text: str):
+    old = sys.stdin
+    sys.stdin = io.StringIO(stdin_text)
+    try:
+        return run_tool(main, [KINDS, "--stream"])
+    finally:
+        sys.stdin = old
+
+
+@pytest.mark.parametrize("line, error", [
+    ("1 1 256", "input 'c' expects ui8 values, one per tick (shape [ticks]); 256 is out of range for ui8"),
+    ("1 1 -1", "input 'c' expects ui8 values, one per tick (shape [ticks]); -1 is out of range for ui8"),
+    ("70000 1 1", "input 'a' expects f16 values, one per tick (shape [ticks]); 70000 is out of range for f16"),
+    # 2**24 + 1 is the first integer a float32 rounds (to 2**24)
+    ("1 16777217 1", "input 'b' expects index values, one per tick (shape [ticks]); 16777217 cannot "
+                     "be held exactly: index values run as float32 here"),
+])
+def test_values_are_checked_against_the_declared_type(line, error):
+    r = _stream_kinds(line + "\n")
+    assert r.code == 1 and r.out == ""
+    col = len(line) - len(line.split()[-1]) + 1 if "'c'" in error else (1 if "'a'" in error else 3)
+    assert r.err.strip() == f"<stdin>:1:{col}: error: {error}"
+
+
+def test_the_whole_declared_range_is_accepted():
+    """ui8 takes 0..255 (the runtime holds it as the same bits of an int8), index up to 2**24."""
+    r = _stream_kinds("1.5 16777216 255\n-0.5 0 0\n")
+    assert r.code == 0, r.err
+    assert len(r.out.splitlines()) == 2
