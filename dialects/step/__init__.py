@@ -56,6 +56,7 @@ from xdsl.traits import IsolatedFromAbove, NoTerminator, SymbolOpInterface
 from xdsl.utils.exceptions import VerifyException
 
 from steplus.dialects.step.ops import (
+    COLLECTIVE_OPS,
     GENERATOR_OPS,
     HIGHER_ORDER_OPS,
     MEMORY_OPS,
@@ -130,6 +131,7 @@ class GraphOp(IRDLOperation):
 
 Step = Dialect(
     "step",
-    [GraphOp, *MEMORY_OPS, *HIGHER_ORDER_OPS, *ROUTING_OPS, *GENERATOR_OPS, *SHAPE_OPS],
+    [GraphOp, *MEMORY_OPS, *HIGHER_ORDER_OPS, *ROUTING_OPS, *GENERATOR_OPS, *SHAPE_OPS,
+     *COLLECTIVE_OPS],
     [StreamType, BufferType, TileType, SelectorType, TupleType],
 )

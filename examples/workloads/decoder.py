@@ -5,8 +5,11 @@ a socket runs under tensor parallelism `tp` (the SN40L seed maps the models
 TP8 over a node's 8 sockets, §VI): `heads / tp` query heads, `kv_heads / tp`
 (at least 1) KV heads, `inter / tp` FFN columns, the full hidden size. The
 two all-reduces of a TP layer (after the attention output projection and
-after the down projection) are not in the graph: `collective_bytes` gives
-their size, the benchmarks charge them on the P2P network.
+after the down projection) are `step.all_reduce` ops of the graph when a
+`P2P` network is given (the partial sums cast to bf16, then reduced over the
+`tp` sockets, streamed and overlapped with the rest of the layer by the
+simulator); without one they are left out and `collective_bytes` gives their
+size.
 
 `tokens` rows are processed in row blocks of `row_tile` (default 512)
 rows, so the stages of the layer pipeline over the blocks: decode is
@@ -142,10 +145,20 @@ def _proj(g: Graph, x: Stream, d: int, cols: int, m: int, n: int, addr: _Addr,
     return x.repeat(n, name=f"{tag}_rep").map("matmul", w, dtype=bf16, name=tag)
 
 
+@dataclass(frozen=True)
+class P2P:
+    """The peer-to-peer network of a tensor-parallel group (the collectives' properties)."""
+
+    links: int
+    link_gbps: int
+    latency_ns: int
+
+
 def decoder_layer(model: DecoderModel, tokens: int, kv_len: int, tp: int = 8,
                   kv_tile: int = 512, ffn_tile: int | None = None, row_tile: int = 512,
-                  name: str | None = None) -> ModuleOp:
-    """One socket's share of a decoder layer (see module doc)."""
+                  name: str | None = None, p2p: P2P | None = None) -> ModuleOp:
+    """One socket's share of a decoder layer (see module doc); with `p2p` (and `tp` > 1)
+    the two all-reduces are `step.all_reduce` ops of the graph on that network."""
     hq, hkv, f = shard(model, tp)
     d, hd = model.hidden, model.head_dim
     t = min(tokens, row_tile)
@@ -185,6 +198,9 @@ def decoder_layer(model: DecoderModel, tokens: int, kv_len: int, tp: int = 8,
     wo = g.load((hd, d), bf16, [m, hq], in_shape=[1, hq], stride=[0, 1],
                 base_addr=addr(2 * hd * d * hq), name="o_w")
     attn = o.accum("matmul", 1, wo, acc=TileType(t, d, f32), combine="add", name="o_proj")
+    if p2p is not None and tp > 1:  # the partial projections summed over the group, in bf16
+        attn = attn.map("mul_scalar[1]", dtype=bf16, name="o_bf16").all_reduce(
+            tp, p2p.links, p2p.link_gbps, p2p.latency_ns, name="o_allreduce")
     h = attn.map("add", x_res, name="resid1")
     h, h_res = h.broadcast(2, ["h_norm", "h_res"])
     hn = _rms_norm(g, h, d, m, addr, "norm2")
@@ -195,6 +211,9 @@ def decoder_layer(model: DecoderModel, tokens: int, kv_len: int, tp: int = 8,
     wd = g.load((tf, d), bf16, [m, nf], in_shape=[nf, 1], stride=[0, 1],
                 base_addr=addr(2 * tf * d * nf), name="down_w")
     down = p.accum("matmul", 1, wd, acc=TileType(t, d, f32), combine="add", name="down")
+    if p2p is not None and tp > 1:
+        down = down.map("mul_scalar[1]", dtype=bf16, name="down_bf16").all_reduce(
+            tp, p2p.links, p2p.link_gbps, p2p.latency_ns, name="down_allreduce")
     down.map("add", h_res, dtype=bf16, name="resid2").store(base_addr=addr(2 * tokens * d))
     return g.module()
 

@@ -31,6 +31,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from steplus.dialects.target.sn40l import value
+from steplus.examples.workloads.decoder import P2P
 
 
 @dataclass(frozen=True)
@@ -157,3 +158,8 @@ def model_seconds(kernel_cycles: int, kernels: int, launch_us: float, layers: in
     its collectives (charged after the layer)."""
     return layers * (kernel_cycles / (clock_ghz * 1e9) + kernels * launch_us * 1e-6
                      + collectives_s)
+
+
+def p2p_of(v: dict[str, float]) -> P2P:
+    """The peer-to-peer network of the assumptions `v` (one link per socket)."""
+    return P2P(links=1, link_gbps=round(v["p2p_gbps"]), latency_ns=round(v["p2p_latency_us"] * 1e3))

@@ -7,10 +7,12 @@ each `step.graph` `@g` into kernels `@g_k0 .. @g_k{n-1}` (see
 `steplus.passes.sn40l.kernels` for the mechanics: cut streams stored once and
 re-loaded, weights re-read, broadcasts dissolved):
 
-- `mode=unfused`: one kernel per compute or routing operator (map, accum,
-  scan, flat_map, partition, reassemble, ...); shape ops (flatten, reshape,
-  repeat, expand, promote) are views of their consumer's kernel, as in
-  PyTorch;
+- `mode=unfused`: one kernel per compute, routing or collective operator
+  (map, accum, scan, flat_map, partition, reassemble, all_reduce, ...); shape
+  ops (flatten, reshape, repeat, expand, promote) are views of their
+  consumer's kernel, as in PyTorch; a precision cast (a map applying only
+  `mul_scalar[1]` into another element type) stays in its producer's kernel
+  in both modes;
 - `mode=conventional`: what a GPU compiler fuses (seed §III-A): a GEMM (a map
   or accum whose region applies `matmul`/`matmul_t`) absorbs the elementwise
   maps (`add`, `mul`, `div`, `exp`, `silu`) that follow it — its epilogue —
@@ -98,6 +100,17 @@ def _producing_anchors(op: Operation) -> list[Operation]:
     return out
 
 
+CAST = "mul_scalar[1]"
+"""A map applying only this function with another result element type is a precision
+cast (an f32 accumulator to bf16): part of its producer's kernel in every mode, as a
+PyTorch GEMM writes bf16 itself."""
+
+
+def is_cast(op: Operation) -> bool:
+    return isinstance(op, so.MapOp) and _fns(op) == [CAST] and len(op.operands) == 1 \
+        and op.results[0].type != op.operands[0].type
+
+
 def anchor_kernels(graph: GraphOp, mode: str) -> dict[Operation, int]:
     """Kernel index of every anchor op for `mode`."""
     kernel: dict[Operation, int] = {}
@@ -105,6 +118,11 @@ def anchor_kernels(graph: GraphOp, mode: str) -> dict[Operation, int]:
     for op in graph.body.block.ops:
         if not is_anchor(op):
             continue
+        if is_cast(op) and head:
+            prods = _producing_anchors(op)
+            if prods and all(kernel.get(p) == len(head) - 1 for p in prods):
+                kernel[op] = len(head) - 1
+                continue
         if mode == "conventional" and is_elementwise(op) and head and is_gemm(head[-1]):
             last = len(head) - 1
             prods = _producing_anchors(op)

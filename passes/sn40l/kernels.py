@@ -11,8 +11,9 @@ stream's; `name = "<sym>_ld<k>"`). Both carry `sn40l.symbol = "<sym>"` and
 the symbol's address; intermediate symbols are laid out one after the other
 from `INTERMEDIATE_BASE` (step-allocate-memory assigns real addresses).
 
-Which ops share a kernel is the caller's choice for the *anchor* ops (compute
-and routing: map, accum, scan, flat_map, partition, reassemble, ...); the
+Which ops share a kernel is the caller's choice for the *anchor* ops (compute,
+routing and collectives: map, accum, scan, flat_map, partition, reassemble,
+all_reduce, ...); the
 other ops follow (`assign`):
 
 - off-chip loads without a reference stream and the generators
@@ -58,7 +59,7 @@ KERNEL, KERNELS, SOURCE, SYMBOL = "sn40l.kernel", "sn40l.kernels", "sn40l.source
 
 ANCHORS = (so.MapOp, so.AccumOp, so.ScanOp, so.FlatMapOp, sr.PartitionOp, sr.ReassembleOp,
            sr.EagerMergeOp, sr.ParallelizeOp, so.RandomOffChipStoreOp, sg.ExpertAddrGenOp,
-           sg.CacheReadAddrGenOp, sg.FilterLastTileOp)
+           sg.CacheReadAddrGenOp, sg.FilterLastTileOp, so.AllReduceOp, so.AllGatherOp)
 SINKS = (so.LinearOffChipStoreOp, sr.ConsumeOp)
 MEMORY = (so.LinearOffChipLoadOp, so.LinearOffChipStoreOp, so.RandomOffChipLoadOp,
           so.RandomOffChipStoreOp)

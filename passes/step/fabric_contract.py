@@ -179,6 +179,17 @@ class RepeatParams(ContextParams):
 
 
 @dataclass(frozen=True)
+class CollectiveParams(ContextParams):
+    """`step.all_reduce` (`gather` False) / `step.all_gather` over `ranks` sockets: the
+    links' bytes per cycle and the latency in cycles (the op's network at the clock)."""
+
+    ranks: int
+    gather: bool
+    bytes_per_cycle: float
+    latency: int
+
+
+@dataclass(frozen=True)
 class ExpandParams(ContextParams):
     """`step.expand` along its reference stream's inner `rank` dims."""
 

@@ -46,6 +46,7 @@ p.context_of[store_op]                                 # its runtime.context
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any, TypeGuard, cast
 
@@ -58,8 +59,8 @@ from steplus.dialects.step.dims import to_expr
 from steplus.dialects.step.types import StreamType, TileType, TupleType
 from steplus.dialects.target.fabric import HardwareConfig
 from steplus.passes.step.fabric_contract import (
-    AccumParams, BroadcastParams, CacheReadAddrGenParams, ChannelSpec, ConsumeParams,
-    ContextParams, ContextSpec, EagerMergeParams, ExpandParams, ExpertAddrGenParams,
+    AccumParams, BroadcastParams, CacheReadAddrGenParams, ChannelSpec, CollectiveParams,
+    ConsumeParams, ContextParams, ContextSpec, EagerMergeParams, ExpandParams, ExpertAddrGenParams,
     FilterLastTileParams, FlattenParams, JoinTilesParams, KernelSpec, LoadParams, MapParams,
     MetadataGenParams, ParallelizeParams, PartitionParams, Placement, Port, PromoteParams,
     RandomLoadParams, RandomStoreParams, ReassembleParams, RepeatParams, ReshapeParams,
@@ -367,6 +368,16 @@ def _reshape(pl: _Placer, op: so.ReshapeOp) -> _Placed:
             [op.input], [Port("inp")], [Port("out"), None])
 
 
+@_places(so.AllReduceOp, so.AllGatherOp)
+def _collective(pl: _Placer, op: so.AllReduceOp | so.AllGatherOp) -> _Placed:
+    ghz = pl.cfg.clock_ghz
+    gbps = op.links.value.data * op.link_gbps.value.data
+    return (CollectiveParams(ranks=op.ranks.value.data, gather=isinstance(op, so.AllGatherOp),
+                             bytes_per_cycle=gbps / ghz,
+                             latency=round(op.latency_ns.value.data * ghz)),
+            [op.input], [Port("inp")], None)
+
+
 @_places(so.PromoteOp)
 def _promote(pl: _Placer, op: so.PromoteOp) -> _Placed:
     return PromoteParams(), [op.input], [Port("inp")], None
@@ -467,6 +478,16 @@ def _prod(xs: list[int]) -> int:
 
 # -- the whole graph ----------------------------------------------------------
 
+def _in_flight(p: ContextParams, nbytes: int, depth: int) -> int:
+    """The depth of a context's output channel: `depth`, or for a collective the tiles its
+    network holds in flight over its latency too (one per transfer time)."""
+    if not isinstance(p, CollectiveParams) or p.ranks < 2:
+        return depth
+    sent = (p.ranks - 1) * nbytes / p.ranks if p.gather else 2 * (p.ranks - 1) / p.ranks * nbytes
+    per_tile = max(1, math.ceil(sent / p.bytes_per_cycle))
+    return depth + math.ceil(p.latency / per_tile)
+
+
 def place(graph: GraphOp, config: HardwareConfig, depth: int | None = None) -> Placement:
     """The placement of `graph` on the fabric of `config` (see module doc);
     `depth` overrides the configuration's base channel depth. Raises
@@ -509,19 +530,21 @@ def place(graph: GraphOp, config: HardwareConfig, depth: int | None = None) -> P
             if not users or port is None:
                 continue
             nbytes = tile_bytes(res.type)
+            depth_j = _in_flight(spec.params, nbytes, depth)
             if len(users) > 1:  # §7: a Broadcast appended at the end of the node order
                 b = ContextSpec(len(contexts), f"{spec.name}.bcast{j}", BroadcastParams(), None,
                                 [res], [Port("inp")],
                                 [Port("outs_list", i) for i in range(len(users))])
                 contexts.append(b)
                 broadcasts.append((res, b.index))
-                channels.append(ChannelSpec(spec.index, port, b.index, Port("inp"), depth, nbytes))
+                channels.append(ChannelSpec(spec.index, port, b.index, Port("inp"), depth_j,
+                                            nbytes))
                 for i, (dst, dport) in enumerate(users):
                     channels.append(ChannelSpec(b.index, Port("outs_list", i), dst, dport,
                                                 depth, nbytes))
                 continue
             dst, dport = users[0]
-            channels.append(ChannelSpec(spec.index, port, dst, dport, depth, nbytes))
+            channels.append(ChannelSpec(spec.index, port, dst, dport, depth_j, nbytes))
     return Placement(graph, depth, contexts, channels, context_of, broadcasts)
 
 

@@ -30,8 +30,8 @@ from xdsl.dialects.builtin import ModuleOp
 from steplus.dialects.step import GraphOp
 from steplus.dialects.target.fabric import HardwareConfig, get_preset
 from steplus.passes.step.fabric_contract import (
-    AccumParams, BroadcastParams, CacheReadAddrGenParams, ConsumeParams, ContextParams,
-    ContextSpec, EagerMergeParams, ExpandParams, ExpertAddrGenParams, FilterLastTileParams,
+    AccumParams, BroadcastParams, CacheReadAddrGenParams, CollectiveParams, ConsumeParams,
+    ContextParams, ContextSpec, EagerMergeParams, ExpandParams, ExpertAddrGenParams, FilterLastTileParams,
     FlattenParams, JoinTilesParams, KernelSpec, LoadParams, MapParams, MetadataGenParams,
     ParallelizeParams, PartitionParams, Placement, Port, PromoteParams, RandomLoadParams,
     RandomStoreParams, ReassembleParams, RepeatParams, ReshapeParams, RetileStreamifyParams,
@@ -42,6 +42,7 @@ from steplus.passes.step.sim_estimate import (
     check_simulation_size, check_tensor_bytes, check_tile_bytes, largest_tile_bytes,
     unbound_symbols,
 )
+from steplus.runtime.fabric.contexts import collective as ocl
 from steplus.runtime.fabric.contexts import compute as oc
 from steplus.runtime.fabric.contexts import generators as og
 from steplus.runtime.fabric.contexts import memory as om
@@ -180,6 +181,11 @@ def _flatten(b: _Builder, n: str, p: FlattenParams) -> Context:
 @_builds(ReshapeParams)
 def _reshape(b: _Builder, n: str, p: ReshapeParams) -> Context:
     return osh.ReshapeCtx(n, p.split_dim, p.chunk, p.add_outer_dim, p.pad_shape, p.nb)
+
+
+@_builds(CollectiveParams)
+def _collective(b: _Builder, n: str, p: CollectiveParams) -> Context:
+    return ocl.CollectiveCtx(n, p.ranks, p.gather, p.bytes_per_cycle, p.latency)
 
 
 @_builds(PromoteParams)

@@ -5,6 +5,7 @@
 - `routing`: partition, reassemble, eager_merge, parallelize, broadcast, consume
 - `shape`: flatten, reshape, promote, expand, repeat (zip is fused into its consumer)
 - `generators`: select_gen, metadata_gen, expert_addr_gen, cache_read_addr_gen, filter_last_tile
+- `collective`: all_reduce, all_gather over a modeled peer-to-peer ring
 
 Example:
 
@@ -13,6 +14,7 @@ from steplus.runtime.fabric.contexts import LoadCtx, StoreCtx
 ```
 """
 
+from steplus.runtime.fabric.contexts.collective import CollectiveCtx
 from steplus.runtime.fabric.contexts.compute import (
     AccumCtx, ComputeCtx, JoinTilesCtx, Kernel, MapCtx, RetileStreamifyCtx, SplitTilesCtx,
 )
@@ -31,7 +33,7 @@ from steplus.runtime.fabric.contexts.shape import (
 from steplus.runtime.fabric.engine import StreamCtx
 
 __all__ = [
-    "AccumCtx", "BroadcastCtx", "CacheReadAddrGenCtx", "ComputeCtx", "ConsumeCtx", "EagerMergeCtx",
+    "AccumCtx", "BroadcastCtx", "CacheReadAddrGenCtx", "CollectiveCtx", "ComputeCtx", "ConsumeCtx", "EagerMergeCtx",
     "ExpandCtx", "ExpertAddrGenCtx", "FilterLastTileCtx", "FlattenCtx", "JoinTilesCtx", "Kernel",
     "LoadCtx", "MapCtx", "MemCtx", "MetadataGenCtx", "ParallelizeCtx", "PartitionCtx", "PromoteCtx",
     "RandomLoadCtx", "RandomStoreCtx", "ReassembleCtx", "RepeatCtx", "ReshapeCtx",

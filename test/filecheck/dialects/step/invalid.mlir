@@ -581,3 +581,67 @@ step.graph @"" {
   %s = step.select_gen {choices = 2 : i64} : !step.stream<[4], !step.selector<2>>
   step.consume %s : !step.stream<[4], !step.selector<2>>
 }
+
+// -----
+
+step.graph @coll0 {
+^bb0(%x: !step.stream<[8], !step.tile<1x64xf32>>):
+  // expected-error @+1 {{step.all_reduce: ranks must be in 1..65536}}
+  %y = step.all_reduce %x {ranks = 0 : i64, links = 1 : i64, link_gbps = 200 : i64, latency_ns = 1000 : i64} : (!step.stream<[8], !step.tile<1x64xf32>>) -> !step.stream<[8], !step.tile<1x64xf32>>
+}
+
+// -----
+
+step.graph @coll1 {
+^bb0(%x: !step.stream<[8], !step.tile<1x64xf32>>):
+  // expected-error @+1 {{step.all_reduce: links must be positive}}
+  %y = step.all_reduce %x {ranks = 8 : i64, links = 0 : i64, link_gbps = 200 : i64, latency_ns = 1000 : i64} : (!step.stream<[8], !step.tile<1x64xf32>>) -> !step.stream<[8], !step.tile<1x64xf32>>
+}
+
+// -----
+
+step.graph @coll2 {
+^bb0(%x: !step.stream<[8], !step.tile<1x64xf32>>):
+  // expected-error @+1 {{step.all_reduce: link_gbps must be positive}}
+  %y = step.all_reduce %x {ranks = 8 : i64, links = 1 : i64, link_gbps = 0 : i64, latency_ns = 1000 : i64} : (!step.stream<[8], !step.tile<1x64xf32>>) -> !step.stream<[8], !step.tile<1x64xf32>>
+}
+
+// -----
+
+step.graph @coll3 {
+^bb0(%x: !step.stream<[8], !step.tile<1x64xf32>>):
+  // expected-error @+1 {{step.all_reduce: latency_ns must be non-negative}}
+  %y = step.all_reduce %x {ranks = 8 : i64, links = 1 : i64, link_gbps = 200 : i64, latency_ns = -1 : i64} : (!step.stream<[8], !step.tile<1x64xf32>>) -> !step.stream<[8], !step.tile<1x64xf32>>
+}
+
+// -----
+
+step.graph @coll4 {
+^bb0(%x: !step.stream<[8], !step.selector<2>>):
+  // expected-error @+1 {{step.all_reduce: input elements must be tiles}}
+  %y = step.all_reduce %x {ranks = 8 : i64, links = 1 : i64, link_gbps = 200 : i64, latency_ns = 1000 : i64} : (!step.stream<[8], !step.selector<2>>) -> !step.stream<[8], !step.selector<2>>
+}
+
+// -----
+
+step.graph @coll5 {
+^bb0(%x: !step.stream<[8], !step.tile<1x64xf32>>):
+  // expected-error @+1 {{step.all_reduce: result must have the input's dims}}
+  %y = step.all_reduce %x {ranks = 8 : i64, links = 1 : i64, link_gbps = 200 : i64, latency_ns = 1000 : i64} : (!step.stream<[8], !step.tile<1x64xf32>>) -> !step.stream<[8, 1], !step.tile<1x64xf32>>
+}
+
+// -----
+
+step.graph @coll6 {
+^bb0(%x: !step.stream<[8], !step.tile<1x64xf32>>):
+  // expected-error @+1 {{step.all_reduce: result tiles must be the input's}}
+  %y = step.all_reduce %x {ranks = 8 : i64, links = 1 : i64, link_gbps = 200 : i64, latency_ns = 1000 : i64} : (!step.stream<[8], !step.tile<1x64xf32>>) -> !step.stream<[8], !step.tile<1x64xbf16>>
+}
+
+// -----
+
+step.graph @coll7 {
+^bb0(%x: !step.stream<[8], !step.tile<1x64xf32>>):
+  // expected-error @+1 {{step.all_gather: result tiles must be the input's with ranks x the columns (static columns)}}
+  %y = step.all_gather %x {ranks = 8 : i64, links = 1 : i64, link_gbps = 200 : i64, latency_ns = 1000 : i64} : (!step.stream<[8], !step.tile<1x64xf32>>) -> !step.stream<[8], !step.tile<1x64xf32>>
+}
