@@ -292,7 +292,7 @@ def run_function(step: func.FuncOp, n_state: int, name: str) -> func.FuncOp | No
         first = body.insert_arg(I64, len(body.args))
         first.name_hint = "failed"
         failed = [_first_failure(body, checks, t_index, first)]
-        none = arith.ConstantOp(IntegerAttr(-1, I64))
+        none = arith.ConstantOp(IntegerAttr(NO_FAILURE, I64))
         block.add_op(none)
         init_failed = [none.result]
     body.add_op(scf.YieldOp(*state, *streams, *failed))
@@ -300,6 +300,13 @@ def run_function(step: func.FuncOp, n_state: int, name: str) -> func.FuncOp | No
                      [*carried_init, *(e.tensor for e in empties), *init_failed], Region(body))
     block.add_op(loop)
     final = list(loop.results)
+    if checks:  # NO_FAILURE (a min's identity) is returned as -1
+        none_result = arith.ConstantOp(IntegerAttr(NO_FAILURE, I64))
+        minus1 = arith.ConstantOp(IntegerAttr(-1, I64))
+        is_none = arith.CmpiOp(final[-1], none_result.result, "eq")
+        first_failed = arith.SelectOp(is_none, minus1.result, final[-1])
+        block.add_ops([none_result, minus1, is_none, first_failed])
+        final[-1] = first_failed.result
     if read_slot is not None:
         last = _slot(block, n, 0)
         final = [_get_slot(block, v, last, t) if isinstance(t, TensorType) else v
@@ -309,21 +316,22 @@ def run_function(step: func.FuncOp, n_state: int, name: str) -> func.FuncOp | No
                        Region(block))
 
 
+NO_FAILURE = 2**63 - 1
+"""The first failing tick before any failed: the identity of the min that finds it."""
+
+
 def _first_failure(body: Block, checks: list[SSAValue], t_index: SSAValue, first: SSAValue) -> SSAValue:
-    """The first tick whose run-time checks (`cf.assert` conditions) failed, or -1: `first`
-    updated with tick `t_index` (the checks' messages are the step function's; the driver
-    re-runs that tick with `@n_step` to report it)."""
+    """The first tick whose run-time checks (`cf.assert` conditions) failed, or NO_FAILURE:
+    min(`first`, this tick if a check failed) — a min reduction, which LLVM vectorizes (the
+    checks' messages are the step function's; the driver re-runs that tick with `@n_step`)."""
     ok = checks[0]
     for c in checks[1:]:
         both = arith.AndIOp(ok, c)
         body.add_op(both)
         ok = both.result
-    true = arith.ConstantOp(IntegerAttr(1, I1))
-    zero = arith.ConstantOp(IntegerAttr(0, I64))
+    none = arith.ConstantOp(IntegerAttr(NO_FAILURE, I64))
     t64 = arith.IndexCastOp(t_index, I64)
-    failing = arith.XOrIOp(ok, true.result)
-    still_none = arith.CmpiOp(first, zero.result, "slt")
-    now = arith.AndIOp(failing, still_none)
-    update = arith.SelectOp(now, t64.result, first)
-    body.add_ops([true, zero, t64, failing, still_none, now, update])
+    here = arith.SelectOp(ok, none.result, t64.result)
+    update = arith.MinSIOp(first, here.result)
+    body.add_ops([none, t64, here, update])
     return update.result

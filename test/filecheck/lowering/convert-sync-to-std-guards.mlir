@@ -37,18 +37,21 @@ lus.node @d(%a: i32, %b: i32, %r: f32) -> (i32, i32, i32) {
 // CHECK-NEXT:    %t = arith.fptosi %truncated : f32 to i32
 // CHECK-NEXT:    func.return %q, %m, %t : i32, i32, i32
 
-// @d_run cannot assert inside its one dispatch: it returns the first failing tick (-1: none).
+// @d_run cannot assert inside its one dispatch: it returns the first failing tick (-1: none),
+// found by a min over the ticks (a reduction LLVM vectorizes).
 // CHECK-LABEL: func.func @d_run(%a: tensor<?xi32>, %b: tensor<?xi32>, %r: tensor<?xf32>) -> (tensor<?xi32>, tensor<?xi32>, tensor<?xi32>, i64) {
-// CHECK:         %[[NONE:.*]] = arith.constant -1 : i64
-// CHECK:         scf.for %t = {{.*}} iter_args({{.*}}, %failed = %[[NONE]]) -> (tensor<?xi32>, tensor<?xi32>, tensor<?xi32>, i64) {
+// CHECK:         %[[NONE:.*]] = arith.constant 9223372036854775807 : i64
+// CHECK:         %{{.*}}, %{{.*}}, %{{.*}}, %[[LOOP:.*]] = scf.for %t = {{.*}} iter_args({{.*}}, %failed = %[[NONE]]) -> (tensor<?xi32>, tensor<?xi32>, tensor<?xi32>, i64) {
 // CHECK-NOT:       cf.assert
 // CHECK:           %[[OK:.*]] = arith.andi %nonzero, %nonzero_1 : i1
+// CHECK:           %[[NO:.*]] = arith.constant 9223372036854775807 : i64
 // CHECK:           %[[T:.*]] = arith.index_cast %t : index to i64
-// CHECK:           %[[BAD:.*]] = arith.xori %[[OK]], %{{.*}} : i1
-// CHECK:           %[[FIRST:.*]] = arith.cmpi slt, %failed, %{{.*}} : i64
-// CHECK:           %[[NOW:.*]] = arith.andi %[[BAD]], %[[FIRST]] : i1
-// CHECK:           %[[UPD:.*]] = arith.select %[[NOW]], %[[T]], %failed : i64
+// CHECK:           %[[HERE:.*]] = arith.select %[[OK]], %[[NO]], %[[T]] : i64
+// CHECK:           %[[UPD:.*]] = arith.minsi %failed, %[[HERE]] : i64
 // CHECK:           scf.yield {{.*}}, %[[UPD]] : tensor<?xi32>, tensor<?xi32>, tensor<?xi32>, i64
+// CHECK:         %[[IS_NONE:.*]] = arith.cmpi eq, %[[LOOP]], %{{.*}} : i64
+// CHECK:         %[[FIRST:.*]] = arith.select %[[IS_NONE]], %{{.*}}, %[[LOOP]] : i64
+// CHECK:         func.return {{.*}}, %[[FIRST]] : tensor<?xi32>, tensor<?xi32>, tensor<?xi32>, i64
 
 // MOD-LABEL: func.func @d(%inst: i32) {
 // MOD:         cf.assert %nonzero, "integer division by zero (arith.divsi at {{.*}}convert-sync-to-std-guards.mlir:9:3)"
