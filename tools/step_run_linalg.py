@@ -37,6 +37,8 @@ from xdsl.dialects.builtin import ModuleOp, StringAttr
 from steplus.dialects.step import ops as so
 from steplus.dialects.step import GraphOp
 from steplus.dialects.step.functions import KV_TILES_PER_REQUEST
+from steplus.runtime.fabric.build import build_program
+from steplus.runtime.fabric.contexts import RandomStoreCtx, StoreCtx
 
 LOWER_HINT = ("is a tensor program (func.func on tensors), not a step graph: lower it with "
               "--lower 'tile=\"MxN[xK]\" schedule=\"mn_mk\"' (convert-linalg-to-step options; "
@@ -123,7 +125,6 @@ def _lower_with_data(args, load, pipeline: str):
     tensors = bind_function(module, lowered, [arrays[s.name] for s in sigs])
 
     def collect(prog) -> dict:
-        from steplus.runtime.fabric.contexts import StoreCtx
 
         stores = [c for c in prog.sim.contexts if isinstance(c, StoreCtx)]
         return {f"result{k}": lay.assemble(st.stored).reshape(shape).astype(numpy_dtype(t))
@@ -180,8 +181,6 @@ def run_function(module: ModuleOp, lowered, arrays: list, config=None) -> list[n
     """Run a `convert-linalg-to-step` graph (`lower_module`'s module and its
     `Lowered`) in the fabric's functional mode on the function's arguments;
     returns its results, shaped as the function returns them."""
-    from steplus.runtime.fabric.build import build_program
-    from steplus.runtime.fabric.contexts import StoreCtx
 
     module = module.clone()
     prog = build_program(_graph(module), config, functional=True,
@@ -249,8 +248,6 @@ def run_part(part, values: dict, routing: tuple | None = None, config=None) -> d
     `values`: numpy arrays by graph node name for every input of the part.
     An MoE part needs `routing=(idx [B, K], weights [B, K])`, the router's
     choices, to specialize the graph (its `step-specialize{routing=...}`)."""
-    from steplus.runtime.fabric.build import build_program
-    from steplus.runtime.fabric.contexts import RandomStoreCtx, StoreCtx
 
     module = part.module.clone()
     part = type(part)(**{**part.__dict__, "module": module})
@@ -378,7 +375,6 @@ def run_exported(ep, low, args, routing=None, config=None):
 def part_cycles(part, config=None) -> int:
     """Cycles of a lowered part on the fabric simulator (timing mode; a dense part's
     graph has no symbols to bind)."""
-    from steplus.runtime.fabric.build import build_program
 
     return int(build_program(_graph(part.module.clone()), config).run().cycles)
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
+from xdsl.dialect_interfaces.op_asm import OpAsmDialectInterface
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import (
     BFloat16Type, DenseIntOrFPElementsAttr, DenseResourceAttr, Float16Type, Float32Type,
@@ -34,8 +35,6 @@ Lookup = Callable[[str], "str | None"]
 
 def resource_lookup(ctx) -> Lookup:
     """The `builtin` dialect's resource blobs of a parse context (empty without one)."""
-    from xdsl.dialect_interfaces.op_asm import OpAsmDialectInterface
-
     dialect = ctx.get_optional_dialect("builtin") if ctx is not None else None
     iface = dialect.get_interface(OpAsmDialectInterface) if dialect is not None else None
     return iface.lookup if iface is not None else (lambda key: None)

@@ -32,12 +32,18 @@ im2col part of 1152 addresses (72 x 16) and a `16 x 72 @ 72 x 16` matmul part.
 from __future__ import annotations
 
 import numpy as np
+from xdsl.context import Context
+from xdsl.dialects import arith, builtin, func, math, tensor
+from xdsl.dialects.builtin import BFloat16Type, Float16Type
+from xdsl.parser import Parser
 from xdsl.dialects.builtin import f32
 
 from steplus.dialects.step.builder import Graph
 from steplus.lowering.linalg_to_step.aten import LoweredPart, name_of
 from steplus.lowering.linalg_to_step.emit import Layout, Lowered
 from steplus.lowering.linalg_to_step.options import layout
+from steplus.dialects.linalg_ext import extended_linalg
+from steplus.lowering.linalg_to_step import glue, lower_module
 
 CONV2D = "aten.conv2d.default"
 MAX_ADDRESSES = 1 << 20
@@ -62,7 +68,6 @@ def _pair(v, default: int) -> tuple[int, int] | None:
 
 class Conv:
     """The geometry of a conv2d node (see `read`)."""
-
     def __init__(self, n, x, w, b, stride, padding, dilation, groups: int, shapes):
         self.n, self.x, self.w, self.b = n, x, w, b
         self.stride, self.padding, self.dilation, self.groups = stride, padding, dilation, groups
@@ -101,8 +106,6 @@ class Conv:
 
 def read(n) -> Conv | str:
     """The geometry of an `aten.conv2d` node, or why it is not lowered."""
-    from steplus.lowering.linalg_to_step import glue
-
     args = list(n.args) + [None] * (7 - len(n.args))
     x, w, b, stride, padding, dilation, groups = args[:7]
     if n.kwargs:
@@ -167,16 +170,10 @@ def gather_elements(addrs: np.ndarray, size: int, src: str, key: str, fname: str
 
 
 def glue_dtype(el: str):
-    from xdsl.dialects.builtin import BFloat16Type, Float16Type
-
     return BFloat16Type() if el == "bf16" else Float16Type()
 
 
 def _context():
-    from xdsl.context import Context
-    from xdsl.dialects import arith, builtin, func, math, tensor
-
-    from steplus.dialects.linalg_ext import extended_linalg
 
     ctx = Context()
     for d in (arith.Arith, builtin.Builtin, func.Func, extended_linalg(), tensor.Tensor,
@@ -187,8 +184,6 @@ def _context():
 
 def conv_text(c: Conv, fname: str, cols_el: str) -> str:
     """The conv's matmul (+ bias) as linalg on tensors."""
-    from steplus.lowering.linalg_to_step import glue
-
     g, Og, Kg, P = c.groups, c.Og, c.Kg, c.NP
     wel = glue.element(c.w)
     if g == 1:
@@ -227,9 +222,7 @@ def conv_text(c: Conv, fname: str, cols_el: str) -> str:
 def conv_parts(c: Conv, fname: str, tile_n: int) -> list[LoweredPart]:
     """The im2col part (unless direct) and the conv part of `c` (ValueError or
     OpDiagnosticError when the matmul cannot be tiled)."""
-    from xdsl.parser import Parser
 
-    from steplus.lowering.linalg_to_step import glue, lower_module
 
     parts = []
     # an input another part computed is stored f32; an argument keeps its element type

@@ -35,6 +35,7 @@ loads 12 addresses, gathers 12 rows of 16 and stores them as `[2, 6, 16]`.
 from __future__ import annotations
 
 import numpy as np
+from xdsl.parser import Parser
 from xdsl.dialects.builtin import BFloat16Type, Float16Type, f32, i64
 
 from steplus.dialects.step.builder import Graph
@@ -43,6 +44,10 @@ from steplus.lowering.linalg_to_step.aten import (
 )
 from steplus.lowering.linalg_to_step.emit import Layout, Lowered, _nbytes
 from steplus.lowering.linalg_to_step.options import layout
+from steplus.lowering.linalg_to_step import conv, glue, lower_module, move, pool, rnn
+from steplus.lowering.linalg_to_step.conv import gather_elements
+from steplus.lowering.linalg_to_step.options import parse_tiles
+from steplus.utils.diagnostics import OpDiagnosticError
 
 EMBEDDING = "aten.embedding.default"
 INDEX_SELECT = "aten.index_select.default"
@@ -64,7 +69,6 @@ def _table(n):
 def gatherable(n) -> str | None:
     """Why an `aten.embedding` / `aten.index_select` node cannot be a gather part (None:
     it can)."""
-    from steplus.lowering.linalg_to_step import glue
 
     if name_of(n) == INDEX_SELECT and (len(n.args) != 3 or n.args[1] not in (0, -2)):
         return "only index_select along dim 0 of a 2-D tensor is lowered"
@@ -82,7 +86,6 @@ def gatherable(n) -> str | None:
 def gather_part(n, fname: str) -> LoweredPart:
     """The gather graph of an embedding node (see the module doc)."""
     w, idx = _table(n)
-    from steplus.lowering.linalg_to_step import glue
 
     V, D = glue.static(w)
     T = int(np.prod(glue.static(idx)))
@@ -113,10 +116,7 @@ def _guard(read, n):
 
 def dense_parts(nodes, covered: set, tile: str, schedule: str, name: str, remarks: list):
     """The dense parts of what `covered` (the recognized layers) leaves (module doc)."""
-    from xdsl.parser import Parser
 
-    from steplus.lowering.linalg_to_step import glue, lower_module
-    from steplus.utils.diagnostics import OpDiagnosticError
 
     gathers = []
     for n in nodes:
@@ -130,8 +130,6 @@ def dense_parts(nodes, covered: set, tile: str, schedule: str, name: str, remark
         gathers.append(gather_part(n, f"{name}_gather{len(gathers)}"))
     yield from gathers
     covered = covered | {n for p in gathers for n in p.covered}
-    from steplus.lowering.linalg_to_step import conv
-    from steplus.lowering.linalg_to_step.options import parse_tiles
 
     tile_n = parse_tiles(tile)[None][1]
     k = 0
@@ -151,7 +149,6 @@ def dense_parts(nodes, covered: set, tile: str, schedule: str, name: str, remark
         k += 1
         covered = covered | {n}
         yield from parts
-    from steplus.lowering.linalg_to_step import pool
 
     for n in nodes:
         if n in covered or not pool.is_pool(n):
@@ -169,7 +166,6 @@ def dense_parts(nodes, covered: set, tile: str, schedule: str, name: str, remark
         k += 1
         covered = covered | {n}
         yield from parts
-    from steplus.lowering.linalg_to_step import move
 
     for n in nodes:
         if n in covered or not move.is_move(n):
@@ -181,7 +177,6 @@ def dense_parts(nodes, covered: set, tile: str, schedule: str, name: str, remark
         k += 1
         covered = covered | {n}
         yield move.move_part(n, idx, f"{name}_move{k}")
-    from steplus.lowering.linalg_to_step import rnn
 
     tile_m = parse_tiles(tile)[None][0]
     for n in nodes:
@@ -215,7 +210,6 @@ def dense_parts(nodes, covered: set, tile: str, schedule: str, name: str, remark
             remarks.append(Remark(where_of(region[0]), f"not lowered ({', '.join(n.name for n in region)}): "
                                                        f"{getattr(e, 'message', e)} (option dense)"))
             continue
-        from steplus.lowering.linalg_to_step.conv import gather_elements
 
         for i, x in enumerate(t.expands):  # the broadcast operands, materialized first
             src = x.src

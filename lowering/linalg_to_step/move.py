@@ -21,6 +21,7 @@ import numpy as np
 
 from steplus.lowering.linalg_to_step.aten import LoweredPart, name_of
 from steplus.lowering.linalg_to_step.conv import gather_elements
+from steplus.lowering.linalg_to_step import glue
 
 MOVES = ("aten.permute.default", "aten.transpose.int", "aten.t.default",
          "aten.select.int", "aten.slice.Tensor", "aten.cat.default")
@@ -38,7 +39,6 @@ def _int(v) -> bool:
 def indices(n) -> np.ndarray | str:
     """The input element index of every output element (the op applied to the input's
     index array), or why it is not lowered."""
-    from steplus.lowering.linalg_to_step import glue
 
     name, args = name_of(n), list(n.args)
     x = args[0] if args else None
@@ -85,7 +85,6 @@ def indices(n) -> np.ndarray | str:
 def _cat_indices(n) -> np.ndarray | str:
     """`cat(tensors, dim)`: the inputs are read from one region where they lie one after
     another (`<cat>:inputs`); the output's element indices into it."""
-    from steplus.lowering.linalg_to_step import glue
 
     xs = list(n.args[0]) if n.args and isinstance(n.args[0], (list, tuple)) else []
     dim = n.args[1] if len(n.args) > 1 else 0
@@ -110,8 +109,6 @@ def _cat_indices(n) -> np.ndarray | str:
 
 def move_part(n, idx: np.ndarray, fname: str) -> LoweredPart:
     """The gather of `n`'s elements (see the module doc)."""
-    from steplus.lowering.linalg_to_step import glue
-
     if name_of(n) == "aten.cat.default":
         return _cat_part(n, idx, fname)
     x = n.args[0]
@@ -142,7 +139,6 @@ def _rows(idx: np.ndarray, D: int) -> bool:
 
 
 def _cat_part(n, idx: np.ndarray, fname: str) -> LoweredPart:
-    from steplus.lowering.linalg_to_step import glue
 
     xs = list(n.args[0])
     out = tuple(idx.shape)

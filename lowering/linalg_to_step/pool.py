@@ -26,9 +26,11 @@ of 4 and takes their row maxima.
 from __future__ import annotations
 
 import numpy as np
+from xdsl.parser import Parser
 
 from steplus.lowering.linalg_to_step.aten import LoweredPart, name_of
 from steplus.lowering.linalg_to_step.conv import _context, _pair, gather_elements
+from steplus.lowering.linalg_to_step import glue, lower_module
 
 POOLS = ("aten.max_pool2d.default", "aten.avg_pool2d.default",
          "aten.adaptive_avg_pool2d.default")
@@ -71,8 +73,6 @@ class Pool:
 
 def read(n) -> Pool | str:
     """The window geometry of a pooling node, or why it is not lowered."""
-    from steplus.lowering.linalg_to_step import glue
-
     name = name_of(n)
     args = list(n.args)
     x = args[0] if args else None
@@ -152,9 +152,7 @@ def pool_text(pool: Pool, fname: str, el: str) -> str:
 
 def pool_parts(pool: Pool, fname: str, tile_m: int) -> list[LoweredPart]:
     """The window gather (unless direct) and the row reduction of `pool`."""
-    from xdsl.parser import Parser
 
-    from steplus.lowering.linalg_to_step import glue, lower_module
 
     x_el = glue.element(pool.x) if pool.x.op == "placeholder" else "f32"
     parts = []

@@ -51,6 +51,7 @@ from xdsl.ir.affine import AffineConstantExpr, AffineDimExpr
 
 from steplus.dialects.step.functions import get_function
 from steplus.lowering.linalg_to_step.body import body_tree, match_functions
+from steplus.lowering.linalg_to_step.constants import tensor_values
 from steplus.utils.diagnostics import OpDiagnosticError
 
 SUPPORTED = ("tensor.empty, linalg.fill, linalg.matmul, linalg.matmul_transpose_b, "
@@ -275,7 +276,6 @@ class _Recognizer:
     def constant(self, op: arith.ConstantOp) -> None:
         """A tensor constant: an off-chip tensor numbered after the arguments, its
         values carried; equal values also make it a fill where it initializes."""
-        from steplus.lowering.linalg_to_step.constants import tensor_values
 
         values = tensor_values(op, self.lookup)
         shape, dt = tensor_shape(op.result.type, op, "a tensor constant")

@@ -28,8 +28,11 @@ of 2 x 6 x 8 matmul accums.
 from __future__ import annotations
 
 import numpy as np
+from xdsl.parser import Parser
 
 from steplus.lowering.linalg_to_step.aten import LoweredPart, name_of
+from steplus.lowering.linalg_to_step import glue, lower_module
+from steplus.lowering.linalg_to_step.conv import _context
 
 RNN = {"aten.lstm.input": 4, "aten.gru.input": 3}  # gates per cell
 MAX_CELLS = 4096  # layers x steps: the unrolled graph is bounded
@@ -48,15 +51,12 @@ class Rnn:
         s = shape
         self.T, self.B = (s[1], s[0]) if batch_first else (s[0], s[1])
         self.I = s[2]
-        from steplus.lowering.linalg_to_step import glue
 
         self.H = glue.static(params[1])[1]  # weight_hh_l0: [gates*H, H]
 
 
 def read(n) -> Rnn | str:
     """The recurrence of an `aten.lstm.input`/`aten.gru.input` node, or why not."""
-    from steplus.lowering.linalg_to_step import glue
-
     args = list(n.args)
     if len(args) != 9 or n.kwargs:
         return "an argument form not foreseen"
@@ -251,10 +251,7 @@ def _derive(r: Rnn, args) -> dict:
 def rnn_part(r: Rnn, fname: str, tile_m: int) -> LoweredPart:
     """The unrolled recurrence as one dense part (ValueError / OpDiagnosticError when
     it cannot be tiled)."""
-    from xdsl.parser import Parser
 
-    from steplus.lowering.linalg_to_step import glue, lower_module
-    from steplus.lowering.linalg_to_step.conv import _context
 
     text, args, names, groups = rnn_text(r, fname)
     if not names:
