@@ -24,8 +24,26 @@ import numpy as np
 from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, IntegerAttr, StringAttr, i64
 from xdsl.ir import Operation
 
-__all__ = ["INPUT_RANGES", "OBSERVERS", "input_problem", "input_ranges", "observers",
-           "observers_attr", "ranges_attr"]
+__all__ = ["INPUT_RANGES", "OBSERVERS", "OUTPUT_NAMES", "input_problem", "input_ranges",
+           "names_attr", "observers", "observers_attr", "output_names", "ranges_attr"]
+
+OUTPUT_NAMES = "lustre.outputs"
+"""The discardable attribute naming the outputs of a node lowered from Lustre,
+`["y", "z"]`: step-run prints them in its tick lines and uses them as the CSV
+header and the .npz keys."""
+
+
+def names_attr(names: list[str]) -> ArrayAttr:
+    return ArrayAttr([StringAttr(n) for n in names])
+
+
+def output_names(node: Operation) -> list[str] | None:
+    """The output names of a node lowered from Lustre (None if unknown)."""
+    attr = node.attributes.get(OUTPUT_NAMES)
+    if not isinstance(attr, ArrayAttr):
+        return None
+    names = [a.data for a in attr.data if isinstance(a, StringAttr)]
+    return names if len(names) == len(attr.data) else None
 
 OBSERVERS = "lustre.observers"
 """The discardable attribute of an observer node `n$check` lowered from Lustre:

@@ -39,7 +39,14 @@ from xdsl.dialects.test import TestOp
 from xdsl.ir import Operation, SSAValue
 
 from steplus.dialects import lus
-from steplus.dialects.lus.input_ranges import INPUT_RANGES, OBSERVERS, observers_attr, ranges_attr
+from steplus.dialects.lus.input_ranges import (
+    INPUT_RANGES,
+    OBSERVERS,
+    OUTPUT_NAMES,
+    names_attr,
+    observers_attr,
+    ranges_attr,
+)
 from steplus.lowering.lustre import ast
 from steplus.lowering.lustre.calls import lower_call
 from steplus.passes.lus.causality import mark_lustre
@@ -107,6 +114,8 @@ class NodeLowering:
                              [mlir_type(self.ltypes[d.name]) for d in node.outputs]
                              + [i1] * len(observers),
                              static=[mlir_type(self.ltypes[d.name]) for d in statics])
+        self.op.attributes[OUTPUT_NAMES] = names_attr(
+            [d.name for d in node.outputs] + [o.name for o in observers])
         if observers:
             self.op.attributes[OBSERVERS] = observers_attr(
                 [(o.kind, o.name, o.pos) for o in observers])

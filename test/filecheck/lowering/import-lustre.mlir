@@ -8,7 +8,7 @@
 // RUN: sh -c 'step-opt %S/inputs/lustre-unsupported.lus; echo "exit=$?"' 2>&1 | filecheck %s --check-prefix=UNSUP
 // RUN: sh -c 'lus-translate %S/inputs/lustre-watchdog.lus; echo "exit=$?"' 2>&1 | filecheck %s --check-prefix=USAGE
 
-// CHECK:      lus.node @edge(%c: i1) -> (i1) {
+// CHECK:      lus.node @edge(%c: i1) -> (i1) attributes {lustre.outputs = ["e"]} {
 // CHECK-NEXT:   %[[FALSE:.*]] = arith.constant false
 // CHECK-NEXT:   %[[PRE:.*]] = lus.pre %c : i1
 // CHECK-NEXT:   %[[TRUE:.*]] = arith.constant true
@@ -17,7 +17,7 @@
 // CHECK-NEXT:   %e = lus.merge "1(0)" %[[FALSE]] %[[RISE]] : i1
 // CHECK-NEXT:   lus.yield (%e : i1)
 // CHECK-NEXT: }
-// CHECK-NEXT: lus.node @watchdog(%beat: i1, %armed: i1) -> (i1, i32) {
+// CHECK-NEXT: lus.node @watchdog(%beat: i1, %armed: i1) -> (i1, i32) attributes {lustre.outputs = ["alarm", "since"]} {
 // CHECK-NEXT:   %[[BEAT:.*]] = lus.when %armed %beat : i1
 // CHECK-NEXT:   %[[RESET:.*]] = arith.constant 0 : i32
 // CHECK-NEXT:   %[[INIT:.*]] = arith.constant 0 : i32

@@ -353,5 +353,7 @@ def test_step_run_runs_the_main_node_of_a_corpus_program(tmp_path):
                               "--input", f"e={tmp_path / 'e.csv'}",
                               "--input", f"h={tmp_path / 'h.csv'}", "--backend", backend])
         assert res.code == 0, res.err
-        assert res.out.splitlines() == [f"tick {t}: " + " ".join(map(str, row))
-                                        for t, row in enumerate(want)]
+        names = ["s", "t1", "t2", "t3", "t4", "t5", "t1_k", "t2_k", "t3_k", "t5_k"]
+        assert res.out.splitlines() == [
+            f"tick {t}: " + " ".join(f"{n}={v}" for n, v in zip(names, row))
+            for t, row in enumerate(want)]

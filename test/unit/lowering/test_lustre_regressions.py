@@ -176,7 +176,7 @@ def test_enum_inputs_are_checked_by_step_run(tmp_path):
     assert bad.err.strip() == (f"{prog}: error: @n: input 'k' is of type t (values 0..1) but "
                                "holds 7 at tick 2")
     good = run_tool(main, [*argv, "--ticks", "2"])  # tick 2 is not read
-    assert good.code == 0 and good.out == "tick 0: 5 0\ntick 1: 0 1\n"
+    assert good.code == 0 and good.out == "tick 0: y=5 z=0\ntick 1: y=0 z=1\n"
 
 
 def test_enum_merge_is_linear_in_the_constructors():
@@ -273,7 +273,7 @@ def test_ept_is_heptagon_and_stdin_takes_an_explicit_format(tmp_path, monkeypatc
     prog = tmp_path / "cnt.ept"
     prog.write_text(src)
     (tmp_path / "r.csv").write_text("0\n0\n1\n0\n")
-    want = "tick 0: 1\ntick 1: 2\ntick 2: 0\ntick 3: 1\n"
+    want = "tick 0: c=1\ntick 1: c=2\ntick 2: c=0\ntick 3: c=1\n"
     args = ["--node", "n", "--ticks", "4", "--input", f"r={tmp_path / 'r.csv'}"]
     assert run_tool(main, [str(prog), *args]).out == want
     for fmt in ("heptagon", "lustre"):
@@ -291,3 +291,41 @@ def test_ept_is_heptagon_and_stdin_takes_an_explicit_format(tmp_path, monkeypatc
     assert res.err.splitlines()[0] == (
         f"{bad}:3:7: error: 'c' may be read uninitialized in the first cycle of its clock (it "
         "depends on a 'pre' not guarded by '->' or 'fby' on the clock of the 'pre')")
+
+
+def test_lustre_outputs_keep_their_names_and_integers_stay_integers(tmp_path):
+    from conftest import run_tool
+    from steplus.tools.step_run import main
+
+    prog = tmp_path / "o.lus"
+    prog.write_text("node n(x: int; c: bool) returns (total: int; big: bool; half: real);\n"
+                    "let total = x + (0 -> pre total); big = total > 4; half = real(x) / 2.0;"
+                    " tel\n")
+    (tmp_path / "x.csv").write_text("3\n2\n-7\n")
+    (tmp_path / "c.csv").write_text("1\n0\n1\n")
+    args = [str(prog), "--node", "n", "--ticks", "3", "--input", f"x={tmp_path / 'x.csv'}",
+            "--input", f"c={tmp_path / 'c.csv'}"]
+    res = run_tool(main, args)
+    assert res.out.splitlines() == ["tick 0: total=3 big=False half=1.5",
+                                    "tick 1: total=5 big=True half=1.",
+                                    "tick 2: total=-2 big=False half=-3.5"]
+    for backend in ("reactive", "sync", "iree"):
+        out = tmp_path / f"o_{backend}.npz"
+        assert run_tool(main, [*args, "--backend", backend, "--output", str(out)]).code == 0
+        got = np.load(out)
+        assert sorted(got.files) == ["big", "half", "total"]
+        assert got["total"].dtype == np.int32 and got["total"].tolist() == [3, 5, -2]
+        assert got["big"].tolist() == [False, True, False]
+        assert got["half"].tolist() == [1.5, 1.0, -3.5]
+    # CSV: a header of the names
+    assert run_tool(main, [*args, "--output", str(tmp_path / "o.csv")]).code == 0
+    assert (tmp_path / "o.csv").read_text().splitlines() == [
+        "total,big,half", "3,False,1.5", "5,True,1.", "-2,False,-3.5"]
+    # .npy: integers stay integers when every output is (here without `half`)
+    prog.write_text("node n(x: int) returns (total: int; big: bool);\n"
+                    "let total = x + (0 -> pre total); big = total > 4; tel\n")
+    npy = tmp_path / "o.npy"
+    assert run_tool(main, [str(prog), "--node", "n", "--ticks", "3", "--input",
+                           f"x={tmp_path / 'x.csv'}", "--output", str(npy)]).code == 0
+    arr = np.load(npy)
+    assert arr.dtype == np.int32 and arr.tolist() == [[3, 0], [5, 1], [-2, 0]]
