@@ -9,9 +9,10 @@ if it is not there, prefill its prompt, generate `tokens` tokens.
 **SN40L Node** (`sn40l_costs`): all times come from simulations on the
 `sn40l` preset —
 - an expert token: the fused Llama2-7B decode layer (step-allocate-units,
-  hardware-orchestrated, one kernel per layer) x 32 layers + 2 TP8
-  all-reduces per layer on the assumed P2P network + the LM head read at the
-  bandwidth the layer achieved;
+  hardware-orchestrated, one kernel per layer) with its 2 TP8 all-reduces
+  in the graph (`step.all_reduce` on the assumed P2P network, overlapped by
+  the simulator) x 32 layers + the LM head read at the bandwidth the layer
+  achieved;
 - the router and an expert's prompt: the fused prefill layer over `BS x P`
   (router) or `P` (expert) tokens x 32 layers;
 - the expert's footprint and placement: `step-allocate-memory` over one
@@ -64,12 +65,12 @@ import numpy as np
 from xdsl.context import Context
 
 from steplus.examples.workloads.decoder import (
-    LLAMA2_7B, collective_bytes, decoder_layer, layer_weight_bytes,
+    LLAMA2_7B, P2P, collective_bytes, decoder_layer, layer_weight_bytes,
 )
 from steplus.dialects.target.sn40l import value
 from steplus.examples.workloads.sn40l import simulate
 from steplus.examples.workloads.sn40l_expert import expert_map, switch_seconds
-from steplus.examples.workloads.sn40l_ranges import ASSUMPTIONS, allreduce_s, defaults
+from steplus.examples.workloads.sn40l_ranges import ASSUMPTIONS, defaults, p2p_of
 from steplus.passes.sn40l.kernelize import StepKernelizePass
 from steplus.passes.sn40l.kernels import kernel_groups
 
@@ -237,9 +238,10 @@ def dgx_costs(d: DGX, v: dict[str, float] | None = None) -> Costs:
 
 
 @functools.cache
-def _fused(tokens: int, kv: int) -> tuple[int, int, int]:
-    """(kernel cycles, kernels, off-chip bytes) of the fused Llama2-7B layer, simulated."""
-    r = simulate(decoder_layer(LLAMA2_7B, tokens, kv, int(value("tp"))), "fused")
+def _fused(tokens: int, kv: int, p2p: P2P) -> tuple[int, int, int]:
+    """(kernel cycles, kernels, off-chip bytes) of the fused Llama2-7B layer with its two
+    all-reduces in the graph on `p2p`, simulated."""
+    r = simulate(decoder_layer(LLAMA2_7B, tokens, kv, int(value("tp")), p2p=p2p), "fused")
     return r.kernel_cycles, r.kernels, r.offchip
 
 
@@ -248,13 +250,13 @@ def sn40l_costs(v: dict[str, float] | None = None) -> Costs:
     v = defaults() if v is None else v
     tp, clock = int(value("tp")), value("clock_ghz") * 1e9
     prompt, context = int(v["prompt"]), int(v["context"])
+    net = p2p_of(v)
 
     def layer_s(tokens: int, kv: int) -> float:
-        cycles, kernels, _ = _fused(tokens, kv)
-        return cycles / clock + kernels * v["launch_ho_us"] * 1e-6 \
-            + 2 * allreduce_s(collective_bytes(LLAMA2_7B, tokens), tp, v)
+        cycles, kernels, _ = _fused(tokens, kv, net)
+        return cycles / clock + kernels * v["launch_ho_us"] * 1e-6
 
-    cycles, _, offchip = _fused(1, context)
+    cycles, _, offchip = _fused(1, context, net)
     head = VOCAB * LLAMA2_7B.hidden * 2 / tp / (offchip / cycles * clock)
     token = LLAMA2_7B.layers * layer_s(1, context) + head
     pre = {t: LLAMA2_7B.layers * layer_s(t, prompt) + head for t in (prompt, 8 * prompt)}
