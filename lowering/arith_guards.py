@@ -12,6 +12,8 @@ runtimes compute:
   (arith.divsi at prog.lus:3:7)`), then divides by a divisor made 1 where it is 0 or where the
   signed division overflows (`INT_MIN / -1`: `INT_MIN / 1 = INT_MIN`, the wrapped quotient;
   `INT_MIN % 1 = 0`): no trap is left for the hardware;
+- a scalar shift by the width or more gives 0 (`shli`, `shrui`) or the sign (`shrsi`), as
+  shifting one bit at a time would (LLVM: poison; x86 shifts by the amount modulo the width);
 - a scalar `fptosi` converts `x < 0 ? ceil(x) : floor(x)`, an integral value the VM's rounding
   keeps (`int(2.9) = 2`, `int(-2.9) = -2`).
 
@@ -39,6 +41,7 @@ from steplus.dialects.semantics.integers import DIVISION_BY_ZERO
 
 _SIGNED = (arith.DivSIOp, arith.RemSIOp, arith.FloorDivSIOp, arith.CeilDivSIOp)
 _UNSIGNED = (arith.DivUIOp, arith.RemUIOp)
+_SHIFTS = (arith.ShLIOp, arith.ShRSIOp, arith.ShRUIOp)
 
 
 class GuardIntegerDivision(RewritePattern):
@@ -80,6 +83,36 @@ class GuardIntegerDivision(RewritePattern):
         rewriter.replace(op, [*new, divisor, div])  # the division keeps the op's result name
 
 
+class DefinedShift(RewritePattern):
+    """A scalar shift by the width or more gives what shifting one bit at a time would (0, or the
+    sign for `shrsi`), as `integers.py` defines it; LLVM's shift is poison there."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if not isinstance(op, _SHIFTS):
+            return
+        t = op.results[0].type
+        if not isinstance(t, IntegerType) or t.width.data < 2:
+            return
+        a, amount = op.operands
+        width = arith.ConstantOp(IntegerAttr(t.width.data, t))
+        top = arith.ConstantOp(IntegerAttr(t.width.data - 1, t))
+        big = arith.CmpiOp(amount, width, "uge")
+        inside = arith.SelectOp(big, top, amount)  # an amount the hardware shifts by
+        shift = type(op).create(operands=[a, inside.result], result_types=[t],
+                                properties=dict(op.properties), attributes=dict(op.attributes))
+        new: list[Operation] = [width, top, big, inside, shift]
+        if isinstance(op, arith.ShRSIOp):  # by width - 1: the sign in every bit
+            result: Operation = shift
+        else:
+            zero = arith.ConstantOp(IntegerAttr(0, t))
+            result = arith.SelectOp(big, zero, shift)
+            new += [zero, result]
+        for o in new:
+            o.location = op.location
+        _name(new[:-1], ["width", "top_bit", "too_far", "amount", "shifted", "zero"][:len(new) - 1])
+        rewriter.replace(op, new)  # the last op's result keeps the op's name
+
+
 class TruncatingFPToSI(RewritePattern):
     """A scalar `arith.fptosi` of an integral value (`x < 0 ? ceil(x) : floor(x)`)."""
 
@@ -109,6 +142,6 @@ def _name(ops: list[Operation], names: list[str]) -> None:
 
 
 def guard_integer_arithmetic(region: Region) -> None:
-    """Apply both patterns once to every op of `region` (the new divisions are not revisited)."""
-    PatternRewriteWalker(GreedyRewritePatternApplier([GuardIntegerDivision(), TruncatingFPToSI()]),
+    """Apply the patterns once to every op of `region` (the ops they create are not revisited)."""
+    PatternRewriteWalker(GreedyRewritePatternApplier([GuardIntegerDivision(), DefinedShift(), TruncatingFPToSI()]),
                          apply_recursively=False).rewrite_region(region)

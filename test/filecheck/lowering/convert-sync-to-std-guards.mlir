@@ -57,3 +57,21 @@ lus.node @d(%a: i32, %b: i32, %r: f32) -> (i32, i32, i32) {
 // MOD:         cf.assert %nonzero, "integer division by zero (arith.divsi at {{.*}}convert-sync-to-std-guards.mlir:9:3)"
 // MOD:         %q = arith.divsi %{{.*}}, %divisor : i32
 // MOD:         %t = arith.fptosi %truncated : f32 to i32
+
+// A shift by the width or more gives 0 (shli, shrui) or the sign (shrsi: by width - 1).
+lus.node @sh(%a: i32, %k: i32) -> (i32, i32) {
+  %l = arith.shli %a, %k : i32
+  %r = arith.shrsi %a, %k : i32
+  lus.yield (%l : i32, %r : i32)
+}
+// CHECK-LABEL: func.func @sh_step(%a: i32, %k: i32) -> (i32, i32) {
+// CHECK-NEXT:    %width = arith.constant 32 : i32
+// CHECK-NEXT:    %top_bit = arith.constant 31 : i32
+// CHECK-NEXT:    %too_far = arith.cmpi uge, %k, %width : i32
+// CHECK-NEXT:    %amount = arith.select %too_far, %top_bit, %k : i32
+// CHECK-NEXT:    %shifted = arith.shli %a, %amount : i32
+// CHECK-NEXT:    %zero = arith.constant 0 : i32
+// CHECK-NEXT:    %l = arith.select %too_far, %zero, %shifted : i32
+// CHECK:         %amount_1 = arith.select %too_far_1, %top_bit_1, %k : i32
+// CHECK-NEXT:    %r = arith.shrsi %a, %amount_1 : i32
+// CHECK-NEXT:    func.return %l, %r : i32, i32

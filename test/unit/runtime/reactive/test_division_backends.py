@@ -215,3 +215,26 @@ def test_host_loop_batch_keeps_outputs_of_one_type_apart(program, monkeypatch):
     node.reset()
     with pytest.raises(RuntimeArithmeticError, match="^tick 8: integer division by zero"):
         node.run(_inputs(len(A)), len(A))
+
+
+SHIFT_NODE = """
+lus.node @sh(%a: i32, %k: i32) -> (i32, i32, i32) {
+  %l = arith.shli %a, %k : i32
+  %r = arith.shrsi %a, %k : i32
+  %z = arith.shrui %a, %k : i32
+  lus.yield (%l : i32, %r : i32, %z : i32)
+}
+"""
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_shifts_by_the_width_or_more_are_defined_on_every_backend(backend):
+    # MLIR: poison; steplus: as shifting one bit at a time (0, or the sign for shrsi)
+    a = [-5, 5, -1, INT_MIN, 12345, -7]
+    k = [32, 33, -1, 40, 31, 2**31 - 1]  # -1 is 2**32 - 1 as an unsigned amount
+    cols = BACKENDS[backend](parse_xdsl(SHIFT_NODE), "sh", {"a": np.array(a, np.int32), "k": np.array(k, np.int32)},
+                             len(a))
+    sl, sr, zr = (np.asarray(col).astype(np.int64).tolist() for col in cols)
+    assert sl == [0, 0, 0, 0, -2**31, 0]  # 12345 << 31 keeps bit 0 in the sign bit
+    assert sr == [-1, 0, -1, -1, 0, -1]
+    assert zr == [0, 0, 0, 0, 0, 0]
