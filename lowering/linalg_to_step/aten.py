@@ -268,6 +268,7 @@ def _router(m, options: str, fname: str, remarks: list):
     from xdsl.parser import Parser
 
     from steplus.lowering.linalg_to_step import glue
+    from steplus.lowering.linalg_to_step.linalg_text import region_text
     from steplus.lowering.linalg_to_step.emit import EmitOptions, emit_graph
     from steplus.lowering.linalg_to_step.options import parse_schedule, parse_tiles
     from steplus.lowering.linalg_to_step.recognize import Node, recognize
@@ -297,7 +298,7 @@ def _router(m, options: str, fname: str, remarks: list):
     B, E = _shape(mm)
     try:
         tile, schedule = _dense_options(options)
-        t = glue.region_text([mm], fname, {m.x} if m.x.op == "call_function" else set())
+        t = region_text([mm], fname, {m.x} if m.x.op == "call_function" else set())
         module = Parser(_context(), t.text).parse_module()
         f = next(o for o in module.body.block.ops if isinstance(o, func.FuncOp))
         rec = recognize(f)

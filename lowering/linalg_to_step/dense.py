@@ -46,6 +46,7 @@ from steplus.lowering.linalg_to_step.emit import Layout, Lowered, _nbytes
 from steplus.lowering.linalg_to_step.options import layout
 from steplus.lowering.linalg_to_step import conv, glue, lower_module, move, pool, rnn
 from steplus.lowering.linalg_to_step.conv import gather_elements
+from steplus.lowering.linalg_to_step.linalg_text import region_text
 from steplus.lowering.linalg_to_step.options import parse_tiles
 from steplus.utils.diagnostics import OpDiagnosticError
 
@@ -203,7 +204,7 @@ def dense_parts(nodes, covered: set, tile: str, schedule: str, name: str, remark
     for j, region in enumerate(groups):
         fname = f"{name}_dense{j}"
         try:
-            t = glue.region_text(region, fname, produced)
+            t = region_text(region, fname, produced)
             module = Parser(ctx, t.text).parse_module()
             (low,) = lower_module(module, tile=tile, schedule=schedule)
         except (ValueError, OpDiagnosticError) as e:
