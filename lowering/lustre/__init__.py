@@ -65,9 +65,10 @@ def import_lustre(text: str, filename: str = "<stdin>", dialect: str | None = No
 def _import(text: str, filename: str, dialect: str | None) -> LustreModule:
     from steplus.lowering.lustre.to_lus import NodeLowering
 
+    dialect = dialect or lustre_dialect_of(filename) or "lustre"
     try:
-        tree = parse_program(text)
-        prog = Program(tree, dialect or lustre_dialect_of(filename) or "lustre")
+        tree = parse_program(text, dialect)
+        prog = Program(tree, dialect)
         offsets: dict[Operation, int] = {}
         pending = deque(NodeKey(n.name) for n in tree.nodes)
         for n in tree.nodes:
@@ -128,6 +129,6 @@ def lustre_main_node(path: str, text: str | None = None) -> str | None:
         if text is None:
             with open(path, encoding="utf-8") as f:
                 text = f.read()
-        return main_node(text, parse_program(text))
+        return main_node(text, parse_program(text, lustre_dialect_of(path) or "lustre"))
     except (OSError, UnicodeDecodeError, LustreError):
         return None

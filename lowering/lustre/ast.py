@@ -148,6 +148,36 @@ class Equation:
 
 
 @dataclass
+class Escape:
+    """A transition of a Heptagon automaton: `c then S` (`reset`) or `c continue S`."""
+
+    pos: int
+    cond: Expr
+    target: str
+    target_pos: int
+    reset: bool
+
+
+@dataclass
+class State:
+    """`state S do eqs (until|unless) escapes`."""
+
+    pos: int
+    name: str
+    equations: list[Equation]
+    until: list[Escape] = field(default_factory=list)
+    unless: list[Escape] = field(default_factory=list)
+
+
+@dataclass
+class Automaton:
+    """A Heptagon automaton, an equation of the node: its states, the first initial."""
+
+    pos: int
+    states: list[State]
+
+
+@dataclass
 class ConstDecl:
     pos: int
     name: str
@@ -188,7 +218,7 @@ class Node:
     outputs: list[Decl]
     locals: list[Decl]
     consts: list[ConstDecl]
-    equations: list[Equation]
+    equations: list[Equation | Automaton]
     end: int = 0  # offset just past `tel`
     observers: list[Observer] = field(default_factory=list)
     modes: dict[str, Expr] = field(default_factory=dict)  # mode -> its requires (`::m`)

@@ -38,11 +38,11 @@ from steplus.lowering.lustre.transform import (  # noqa: F401 (LustreError etc. 
 # Reserved words of Kind 2 / Heptagon extensions steplus does not support:
 # a located "unsupported construct" error names them.
 UNSUPPORTED_WORDS: dict[str, str] = {
-    "automaton": "automata",
+    "automaton": "automata (Heptagon, in .ept files)",
     "switch": "Heptagon 'switch' blocks",
     "present": "Heptagon 'present' blocks",
-    "unless": "automata",
-    "until": "automata",
+    "unless": "automata (Heptagon, in .ept files)",
+    "until": "automata (Heptagon, in .ept files)",
     "datatype": "Kind 2 algebraic data types",
     "match": "Kind 2 algebraic data types ('match')",
     "frame": "Kind 2 frame blocks",
@@ -77,9 +77,12 @@ _UNSUPPORTED_CHARS: dict[str, str] = {
     "'": "Kind 2 group literals",
 }
 
-@functools.lru_cache(maxsize=1)
-def _lark() -> Lark:
+@functools.lru_cache(maxsize=2)
+def _lark(dialect: str = "lustre") -> Lark:
+    """The parser of a dialect: Heptagon's adds heptagon.lark (automata)."""
     grammar = (Path(__file__).parent / "lustre.lark").read_text()
+    if dialect == "heptagon":
+        grammar += "\n" + (Path(__file__).parent / "heptagon.lark").read_text()
     return Lark(grammar, parser="lalr", lexer="basic", propagate_positions=True,
                 maybe_placeholders=False, start=["start", "expr_start"])
 
@@ -124,20 +127,21 @@ def _error_for(text: str, e: UnexpectedInput) -> LustreError:
     return LustreError(pos, f"syntax error: unexpected {_describe(tok)}")
 
 
-def _check_reserved(text: str) -> None:
+def _check_reserved(text: str, dialect: str = "lustre") -> None:
     """Reject the reserved words of unsupported extensions, outside comments."""
-    for tok in _lark().lex(text):
+    for tok in _lark(dialect).lex(text):
         if tok.type == "IDENT" and str(tok) in UNSUPPORTED_WORDS:
             what = UNSUPPORTED_WORDS[str(tok)]
             raise LustreError(tok.start_pos or 0, _unsupported(f"{what} ('{tok}')"))
 
 
-def parse_program(text: str) -> ast.Program:
-    """Parse Lustre source text; raises `LustreError` on a syntax error."""
+def parse_program(text: str, dialect: str = "lustre") -> ast.Program:
+    """Parse Lustre source text (`dialect` "heptagon" adds automata); raises
+    `LustreError` on a syntax error."""
     _CONTRACTS.clear()
     try:
-        _check_reserved(text)
-        prog = _ToAst().transform(_lark().parse(text, start="start"))
+        _check_reserved(text, dialect)
+        prog = _ToAst().transform(_lark(dialect).parse(text, start="start"))
         for node in prog.nodes:
             for tok in _CONTRACTS.get(id(node), []):
                 _contract(text, tok, node)
@@ -288,7 +292,7 @@ def _contract(text: str, tok: Token, node: ast.Node) -> None:
         mapping = {g: f"{g}$ghost" for g in ghosts}
         for d in node.locals[first_local:]:
             d.name = mapping.get(d.name, d.name)
-        for eq in node.equations[first_eq:]:
+        for eq in (e for e in node.equations[first_eq:] if isinstance(e, ast.Equation)):
             for n in eq.lhs:
                 n.name = mapping.get(n.name, n.name)
             _rename(eq.rhs, mapping)

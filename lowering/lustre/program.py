@@ -78,6 +78,18 @@ def children(e: ast.Expr) -> Iterator[ast.Expr]:
         yield from e.default or ()
 
 
+def equation_exprs(eq: ast.Equation | ast.Automaton) -> Iterator[ast.Expr]:
+    """The expressions of an equation, or of every state of an automaton."""
+    if isinstance(eq, ast.Equation):
+        yield eq.rhs
+        return
+    for state in eq.states:
+        for inner in state.equations:
+            yield inner.rhs
+        for esc in [*state.until, *state.unless]:
+            yield esc.cond
+
+
 def walk(e: ast.Expr) -> Iterator[ast.Expr]:
     """Every sub-expression, iteratively (deep expressions are fine)."""
     stack = [e]
@@ -218,7 +230,8 @@ class Program:
     # -- nodes ------------------------------------------------------------------
     def _check_no_recursion(self) -> None:
         calls = {
-            name: [c for eq in n.equations for c in walk(eq.rhs) if isinstance(c, ast.Call)]
+            name: [c for eq in n.equations for e in equation_exprs(eq) for c in walk(e)
+                   if isinstance(c, ast.Call)]
             for name, n in self.nodes.items()
         }
         state: dict[str, int] = {}  # 1 visiting, 2 done

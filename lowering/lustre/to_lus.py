@@ -48,6 +48,7 @@ from steplus.dialects.lus.input_ranges import (
     ranges_attr,
 )
 from steplus.lowering.lustre import ast
+from steplus.lowering.lustre.automata import lower_automaton
 from steplus.lowering.lustre.calls import lower_call
 from steplus.passes.lus.causality import mark_lustre
 from steplus.lowering.lustre.parser import LustreError
@@ -189,6 +190,9 @@ class NodeLowering:
     # -- the node -------------------------------------------------------------------
     def lower(self) -> lus.NodeOp:
         for eq in self.ast.equations:
+            if isinstance(eq, ast.Automaton):
+                lower_automaton(self, eq)
+                continue
             values = self.expr(eq.rhs)
             if len(values) != len(eq.lhs):
                 raise LustreError(eq.pos, f"{len(eq.lhs)} variable(s) defined by an "
@@ -455,17 +459,23 @@ class NodeLowering:
                 out.append(self.emit(lus.MergeOp(vals[0], vals[1],
                                                  condition=self.env[e.var]), e.pos))
                 continue
-            # r_i = merge (k = C_i) v_i (r_(i+1) when not (k = C_i)): every r_i on
-            # k's clock, so each step is O(1); the default behind the last case is
-            # never read (k is always a constructor: enum inputs are checked).
-            t = self.lt(vals[0])
-            acc = self.const({"real": 0.0, "bool": False}.get(t, 0), t, e.pos)
-            for i in reversed(range(len(tags))):
-                c = self._is(e.var, i, e.pos)
-                rest = self.emit(lus.WhenOp(acc, condition=c, negated=True), e.pos)
-                acc = self.emit(lus.MergeOp(vals[i], rest, condition=c), e.pos)
-            out.append(acc)
+            out.append(self.merge_chain(e.var, vals, e.pos))
         return out
+
+    def merge_chain(self, var: str, vals: list[SSAValue], pos: int) -> SSAValue:
+        """`merge k (C_0 -> vals[0]) ...` on an enum-typed variable `k`, each
+        `vals[i]` on the clock `ck on (k = C_i)`.
+
+        r_i = merge (k = C_i) v_i (r_(i+1) when not (k = C_i)): every r_i on
+        k's clock, so each step is O(1); the default behind the last case is
+        never read (k is always a constructor: enum inputs are checked)."""
+        t = self.lt(vals[0])
+        acc = self.const({"real": 0.0, "bool": False}.get(t, 0), t, pos)
+        for i in reversed(range(len(vals))):
+            c = self._is(var, i, pos)
+            rest = self.emit(lus.WhenOp(acc, condition=c, negated=True), pos)
+            acc = self.emit(lus.MergeOp(vals[i], rest, condition=c), pos)
+        return acc
 
     def branch(self, expr: ast.Expr, spec: ClockSpec) -> list[SSAValue]:
         """A branch of Kind 2's `merge(c; a; b)`. Without any `when`, `merge`,

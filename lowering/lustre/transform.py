@@ -126,7 +126,7 @@ class _ToAst(Transformer_NonRecursive):
 
     def node_decl(self, meta, name, inputs, outputs, *rest):
         *decls, body = rest
-        equations = [e for e in body if isinstance(e, ast.Equation)]
+        equations = [e for e in body if isinstance(e, ast.Equation | ast.Automaton)]
         node = ast.Node(_pos(name), str(name), inputs, outputs, [], [], equations, meta.end_pos)
         node.observers = [e for e in body if isinstance(e, ast.Observer)]
         contracts = [t for e in body if isinstance(e, Token) for t in [e]]
@@ -180,6 +180,39 @@ class _ToAst(Transformer_NonRecursive):
 
     def eq(self, meta, lhs, rhs):
         return ast.Equation(meta.start_pos, lhs, rhs)
+
+    # -- Heptagon automata (heptagon.lark) --------------------------------------
+    def automaton_eq(self, meta, automaton):
+        return automaton
+
+    def automaton(self, meta, *states):
+        return ast.Automaton(meta.start_pos, list(states))
+
+    def auto_state(self, meta, name, *rest):
+        state = ast.State(_pos(name), str(name), [])
+        for item in rest:
+            if isinstance(item, ast.Equation):
+                state.equations.append(item)
+            elif isinstance(item, tuple) and item[0] == "until":
+                state.until.extend(item[1])
+            elif isinstance(item, tuple):
+                state.unless.extend(item[1])
+            else:
+                raise LustreError(getattr(item, "pos", _pos(name)),
+                                  "only equations are allowed in an automaton state")
+        return state
+
+    def until_escapes(self, meta, *escapes):
+        return ("until", list(escapes))
+
+    def unless_escapes(self, meta, *escapes):
+        return ("unless", list(escapes))
+
+    def escape_then(self, meta, cond, target):
+        return ast.Escape(meta.start_pos, cond, str(target), _pos(target), True)
+
+    def escape_continue(self, meta, cond, target):
+        return ast.Escape(meta.start_pos, cond, str(target), _pos(target), False)
 
     def assert_eq(self, meta, expr):
         # an assumption on the environment: no change to the outputs; the

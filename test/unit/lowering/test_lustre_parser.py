@@ -249,7 +249,7 @@ def test_deep_expressions_do_not_crash():
     ("node f(x: int) returns (y: int);\nlet y = x\n", 3, 1,
      "syntax error: unexpected end of input"),
     ("node f(x: int) returns (y: int);\nlet\n  automaton A\ntel", 3, 3,
-     "unsupported construct: automata ('automaton')"),
+     "unsupported construct: automata (Heptagon, in .ept files) ('automaton')"),
     ("node f(x: int^3) returns (y: int);\nlet y = 0; tel", 1, 14,
      "unsupported construct: arrays ('^')"),
     ("node f(x: int) returns (y: int);\nlet y = x[0]; tel", 2, 10,
