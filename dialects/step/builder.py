@@ -270,18 +270,13 @@ class Stream:
                         result_types=[placeholder] * n_results, properties=props or {})
         return self.g.emit(op, [name])
 
-    def all_reduce(self, ranks: int, links: int, link_gbps: int, latency_ns: int,
+    def collective(self, kind: str, ranks: int, links: int, link_gbps: int, latency_ns: int,
                    name: str | None = None) -> Stream:
-        """`step.all_reduce`: every tile summed over `ranks` sockets (the P2P network given)."""
-        return self._collective(so.AllReduceOp, ranks, links, link_gbps, latency_ns, name)
-
-    def all_gather(self, ranks: int, links: int, link_gbps: int, latency_ns: int,
-                   name: str | None = None) -> Stream:
-        """`step.all_gather`: every tile's columns gathered over `ranks` sockets."""
-        return self._collective(so.AllGatherOp, ranks, links, link_gbps, latency_ns, name)
-
-    def _collective(self, cls, ranks: int, links: int, link_gbps: int, latency_ns: int,
-                    name: str | None) -> Stream:
+        """`step.all_reduce` (`kind = "all_reduce"`: every tile summed over `ranks`
+        sockets) or `step.all_gather` (columns gathered) on the P2P network given."""
+        cls = {"all_reduce": so.AllReduceOp, "all_gather": so.AllGatherOp}.get(kind)
+        if cls is None:
+            raise FrontendError(f"collective: unknown kind '{kind}' (all_reduce, all_gather)")
         props = {k: i64_attr(ba.int_arg(cls.name, k, v))
                  for k, v in (("ranks", ranks), ("links", links), ("link_gbps", link_gbps),
                               ("latency_ns", latency_ns))}

@@ -70,15 +70,11 @@ from steplus.examples.workloads.decoder import (
 from steplus.dialects.target.sn40l import value
 from steplus.examples.workloads.sn40l import simulate
 from steplus.examples.workloads.sn40l_expert import expert_map, switch_seconds
-from steplus.examples.workloads.sn40l_ranges import ASSUMPTIONS, defaults, p2p_of
+from steplus.examples.workloads.sn40l_ranges import defaults, p2p_of
 from steplus.passes.sn40l.kernelize import StepKernelizePass
 from steplus.passes.sn40l.kernels import kernel_groups
 
 VOCAB = 32000
-PROMPT = int(ASSUMPTIONS["prompt"].default)
-"""Assumed prompt length (tokens); the seed does not give it (a labeled range)."""
-CONTEXT = int(ASSUMPTIONS["context"].default)
-"""Assumed KV length an expert token attends to (prompt + generated; a labeled range)."""
 EXPERT_BYTES = LLAMA2_7B.params(VOCAB) * 2
 """One Llama2-7B expert's weights in bf16 (13.5 GB): what a DGX holds and copies."""
 KV_RESERVE = 0.02

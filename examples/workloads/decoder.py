@@ -199,8 +199,8 @@ def decoder_layer(model: DecoderModel, tokens: int, kv_len: int, tp: int = 8,
                 base_addr=addr(2 * hd * d * hq), name="o_w")
     attn = o.accum("matmul", 1, wo, acc=TileType(t, d, f32), combine="add", name="o_proj")
     if p2p is not None and tp > 1:  # the partial projections summed over the group, in bf16
-        attn = attn.map("mul_scalar[1]", dtype=bf16, name="o_bf16").all_reduce(
-            tp, p2p.links, p2p.link_gbps, p2p.latency_ns, name="o_allreduce")
+        attn = attn.map("mul_scalar[1]", dtype=bf16, name="o_bf16").collective(
+            "all_reduce", tp, p2p.links, p2p.link_gbps, p2p.latency_ns, name="o_allreduce")
     h = attn.map("add", x_res, name="resid1")
     h, h_res = h.broadcast(2, ["h_norm", "h_res"])
     hn = _rms_norm(g, h, d, m, addr, "norm2")
@@ -212,8 +212,8 @@ def decoder_layer(model: DecoderModel, tokens: int, kv_len: int, tp: int = 8,
                 base_addr=addr(2 * tf * d * nf), name="down_w")
     down = p.accum("matmul", 1, wd, acc=TileType(t, d, f32), combine="add", name="down")
     if p2p is not None and tp > 1:
-        down = down.map("mul_scalar[1]", dtype=bf16, name="down_bf16").all_reduce(
-            tp, p2p.links, p2p.link_gbps, p2p.latency_ns, name="down_allreduce")
+        down = down.map("mul_scalar[1]", dtype=bf16, name="down_bf16").collective(
+            "all_reduce", tp, p2p.links, p2p.link_gbps, p2p.latency_ns, name="down_allreduce")
     down.map("add", h_res, dtype=bf16, name="resid2").store(base_addr=addr(2 * tokens * d))
     return g.module()
 

@@ -78,7 +78,6 @@ ASSUMPTIONS: dict[str, Assumption] = {a.name: a for a in (
 FUSION_ASSUMPTIONS = ("launch_so_us", "launch_ho_us", "p2p_gbps", "p2p_latency_us")
 COE_ASSUMPTIONS = ("launch_ho_us", "p2p_gbps", "p2p_latency_us", "ddr_eff", "dgx_eff",
                    "dgx_kernel_us", "dgx_allreduce_us", "prompt", "context")
-SWITCH_ASSUMPTIONS = ("ddr_eff",)
 
 
 def defaults() -> dict[str, float]:

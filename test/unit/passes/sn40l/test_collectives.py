@@ -25,7 +25,7 @@ N, ROWS, COLS = 64, 16, 1024  # 64 tiles of 16 x 1024 bf16 = 32 KiB
 def _graph(kind: str, ranks: int, gbps: int = 200, latency_ns: int = 1000, links: int = 1):
     g = Graph("coll")
     x = g.load((ROWS, COLS), bf16, [N], base_addr=0, name="x")
-    y = getattr(x, kind)(ranks, links, gbps, latency_ns, name="c")
+    y = x.collective(kind, ranks, links, gbps, latency_ns, name="c")
     y.store(base_addr=1 << 30)
     return g.module()
 
@@ -116,3 +116,14 @@ def test_slower_network_costs_the_fused_layer_less_than_serial_collectives():
     t_fast = run_kernels(fast, SN40L).kernel_cycles
     t_slow = run_kernels(slow, SN40L).kernel_cycles
     assert t_slow > t_fast
+
+
+def test_builder_names_an_unknown_collective():
+    from steplus.dialects.step.builder import FrontendError
+
+    g = Graph("bad")
+    x = g.load((ROWS, COLS), bf16, [N], base_addr=0, name="x")
+    with pytest.raises(FrontendError, match="unknown kind 'all_to_all'"):
+        x.collective("all_to_all", 8, 1, 200, 1000)
+    with pytest.raises(FrontendError, match="ranks"):
+        x.collective("all_reduce", -1, 1, 200, 1000)
