@@ -59,10 +59,11 @@ class StageReport:
     hops_greedy: float  # average hops of the dependencies
     hops_raster: float  # DDAM-style (dependency-oblivious) binding
     binding: list[int] = field(default_factory=list)
+    spill: int = 0  # cycles re-fetching weights a node cannot keep (eq. 13 traffic)
 
     @property
     def total(self) -> int:
-        return self.compute + self.transfer + self.sharing
+        return self.compute + self.transfer + self.sharing + self.spill
 
     @property
     def schemes(self) -> list[Scheme]:
@@ -101,6 +102,8 @@ class Result:
     energy_pj: dict[str, float] = field(default_factory=dict)
     memory: dict[str, Memory] = field(default_factory=dict)
     batch: int = 1  # N_bt of eq. 12: latency, traffic and energy are for the whole batch
+    spilled_bytes: int = 0  # weight bytes per node streamed each temporal layer (baselines)
+    memory_rule: str = "enforced"  # "enforced" (eq. 5), "spill" or "ignored" (baselines)
 
     @property
     def cycles(self) -> int:
@@ -118,7 +121,7 @@ class Result:
         k = self.hw.cycle_ns / 1e6
         return {"compute": k * sum(s.compute for s in self.stages),
                 "transfer": k * sum(s.transfer for s in self.stages),
-                "sharing": k * sum(s.sharing for s in self.stages)}
+                "sharing": k * sum(s.sharing + s.spill for s in self.stages)}
 
     @property
     def utilization(self) -> float:
