@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from conftest import run_tool
 
 from steplus.tools.pim_orchestrate import main
@@ -16,7 +17,15 @@ def test_schedule_report() -> None:
     assert lines[2].split()[:4] == ["stage", "branches", "blocks", "layers"]
     assert [ln.split()[:3] for ln in lines[3:7]] == [
         ["1", "64", "2"], ["2", "16", "2"], ["3", "4", "6"], ["4", "1", "2"]]
-    assert any(ln.startswith("baseline B: ") for ln in lines)
+    b = next(ln for ln in lines if ln.startswith("baseline B: "))
+    # B overflows 8 MiB: it streams what it cannot keep, one temporal layer per stage at
+    # 224^2, at 8 bytes per cycle and 2.5 ns per cycle
+    streamed = float(b.split("streams ")[1].split(" MiB")[0])
+    paid = float(b.split("latency ")[1].split(" ms")[0])
+    free = float(b.split("memory ignored: ")[1].split(" ms")[0])
+    assert "exceeds node_cap" in b
+    assert paid - free == pytest.approx(streamed * 2**20 / 8 * 2.5e-6, abs=2e-3)  # MiB printed to 0.01
+    assert "memory fits node_cap" in next(ln for ln in lines if ln.startswith("baseline AH: "))
     assert any("contention stalls 0" in ln for ln in lines)
     assert r.err == ""
 
