@@ -164,7 +164,7 @@ def crosscheck() -> list[dict]:
 
     rows = []
     for name, img, side in (("swin-t", 64, 3), ("twins-s", 64, 3), ("cswin-t", 64, 4),
-                            ("swin-t", 112, 4)):
+                            ("swin-t", 96, 4)):
         hw = with_overrides(preset("allspark-8x8"), rows=side, cols=side)
         prob = build_problem(build(name, img), hw)
         a, b, c = solve_compact(prob), solve_literal(prob, time_limit=120), solve_cpsat(prob)
@@ -174,11 +174,11 @@ def crosscheck() -> list[dict]:
                      "note": f"compact (HiGHS) vs literal (HiGHS); CP-SAT {c.objective:.0f}"})
     # greedy vs exact binding: CP-SAT, and brute force where it can enumerate
     for name, img, stage, lay, side in (
-            ("swin-t", 84, 0, [(1, 1, 9)], (3, 3)),
-            ("focal-t", 84, 0, [(1, 1, 9)], (3, 3)),
-            ("swin-t", 84, 0, [(2, 1, 6), (1, 1, 3)], (3, 4)),
-            ("swin-t", 84, 0, [(1, 1, 4), (1, 1, 4), (1, 1, 1)], (2, 2)),
-            ("swin-t", 112, 0, [(1, 1, 16)], (4, 4)),
+            ("swin-t", 64, 0, [(1, 1, 9)], (3, 3)),
+            ("focal-t", 64, 0, [(1, 1, 9)], (3, 3)),
+            ("swin-t", 64, 0, [(2, 1, 6), (1, 1, 3)], (3, 4)),
+            ("swin-t", 64, 0, [(1, 1, 4), (1, 1, 4), (1, 1, 1)], (2, 2)),
+            ("swin-t", 96, 0, [(1, 1, 16)], (4, 4)),
             ("swin-t", 224, 1, [(1, 1, 16)], (4, 4))):
         st = build(name, img).stages[stage]
         edges = dependency_edges(st)
