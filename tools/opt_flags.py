@@ -58,6 +58,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="output format. Available targets are: mlir")
     p.add_argument("-v", "--version", action=_VersionAction,
                    help="print the steplus and xDSL versions and exit")
+    p.add_argument("-q", "--quiet", action="store_true",
+                   help="no status line (on a terminal, a stage or pass running for more "
+                        "than 2 s shows one on stderr: its name and the seconds elapsed)")
 
     g = p.add_argument_group("pass pipeline")
     g.add_argument("-p", "--passes", default="", metavar="PIPELINE",

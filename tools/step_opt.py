@@ -58,6 +58,7 @@ from steplus.tools.loading import (
 from steplus.tools.opt_flags import add_arguments
 from steplus.tools.pass_instrumentation import PassInstrumentation, PrinterOptions, timing_report
 from steplus.tools.pass_options import list_passes
+from steplus.tools.progress import status
 from steplus.tools.source import SourceFile
 
 __all__ = ["EXIT_USAGE_ERROR", "EXIT_USER_ERROR", "InputError", "UsageError",
@@ -137,11 +138,20 @@ class StepOptMain(xDSLOptMain):
             return _gen_dialect_doc(self.args.gen_dialect_doc)
         started = time.perf_counter()
         try:
-            return self._run_chunks()
+            with status("step-opt", self._stage, quiet=self.args.quiet):
+                return self._run_chunks()
         finally:
             if self.args.mlir_timing or self.args.time_passes:
                 sys.stderr.write(timing_report(self._tracker.times,
                                                time.perf_counter() - started))
+
+    def _stage(self) -> str:
+        """What the status line says: the pass running, else the stage."""
+        current = self._tracker.current
+        if current is not None:
+            return f"running {current.name}"
+        return {"parse": "parsing", "verify": "verifying", "checks": "running the lus checks",
+                "print": "printing"}.get(self._tracker.stage, "working")
 
     def _run_chunks(self) -> int:
         """Process every chunk; like mlir-opt, the chunks that succeed are

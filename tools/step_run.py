@@ -39,13 +39,9 @@ Inputs are `name=file` pairs (`.npy` with one row per tick — tensors too —,
 or `.csv` with one value per line), checked against the entry's types and
 shapes (see `steplus.tools.inputs`).  `--ticks` is at most `--max-ticks`
 (default 10^7), so that a typo cannot run for days. It prints one line per tick with the
-node's outputs (`-` where an output is absent; `name=value` for a node lowered
-from Lustre, which keeps its output names), or writes them to `--output`:
-`.npy` for scalar outputs (one column per output; integers and bools stay
-integers unless an output is real or absent somewhere: then float64, absent
-values NaN), `.csv` for scalar outputs (a header of the output names, one row
-per tick, absent values empty), `.npz` for any outputs (arrays named after the
-outputs, or `out0`, `out1`, ... without names, stacked over the ticks).
+node's outputs (`-` where an output is absent), or writes them to `--output`:
+`.npy` for scalar outputs (one column per output; absent values are NaN),
+`.npz` for any outputs (arrays `out0`, `out1`, ... stacked over the ticks).
 
 Errors are reported like step-opt's: `file:line:col: error: ...` for the
 program, one line `step-run: error: ...` for the command line (exit 2).
@@ -54,6 +50,7 @@ program, one line `step-run: error: ...` for the command line (exit 2).
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from collections.abc import Sequence
 
@@ -61,7 +58,7 @@ import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
 
-from steplus.dialects.lus.input_ranges import input_problem, input_ranges, output_names
+from steplus.dialects.lus.input_ranges import input_problem, input_ranges
 from steplus.tools.lus_check import check_main
 from steplus.utils.source_formats import FORMATS, lustre_dialect_of
 from steplus.tools.cli import (
@@ -106,6 +103,9 @@ def _parser() -> argparse.ArgumentParser:
                         "its suffix, .lus Lustre, .ept Heptagon, else MLIR; stdin is MLIR)")
     p.add_argument("--allow-unregistered-dialect", action="store_true",
                    help="accept operations of unregistered dialects (as step-opt)")
+    p.add_argument("-q", "--quiet", action="store_true",
+                   help="no status line (on a terminal, loading, a simulation or an ILA run "
+                        "taking more than 2 s shows one on stderr with the seconds elapsed)")
     from steplus.tools.step_run_graph import add_arguments
 
     add_arguments(p)
@@ -229,39 +229,30 @@ def _execute(args, module: ModuleOp, node: str, inputs: dict) -> list[list[objec
     return run_node(module, node, inputs, args.ticks)
 
 
-def _save(path: str, outputs: list[list[object]], names: list[str] | None = None) -> None:
+def _save(path: str, outputs: list[list[object]]) -> None:
     from steplus.runtime.reactive import ABSENT
 
-    keys = names if names and len(set(names)) == len(outputs) else [
-        f"out{k}" for k in range(len(outputs))]
+    if all(isinstance(col, np.ndarray) for col in outputs):  # a batched run: no ABSENT
+        if path.endswith(".npz"):
+            np.savez(path, **{f"out{k}": col for k, col in enumerate(outputs)})
+        elif any(col.ndim > 1 for col in outputs):
+            raise UsageError("tensor outputs need an .npz --output file")
+        else:
+            np.save(path, np.stack([col.astype(np.float64) for col in outputs], axis=1)
+                    if outputs else np.zeros((0, 0)))
+        return
     if path.endswith(".npz"):
         arrays = {}
         for k, col in enumerate(outputs):
-            if not isinstance(col, np.ndarray) and any(v is ABSENT for v in col):
-                raise InputError([f"{path}: error: output {keys[k]} is absent in some ticks; "
-                                  "use a .npy or .csv output (absent values are NaN / empty)"])
-            arrays[keys[k]] = (col if isinstance(col, np.ndarray) else
-                               np.stack([np.asarray(v) for v in col]) if len(col) else np.zeros(0))
+            if any(v is ABSENT for v in col):
+                raise InputError([f"{path}: error: output {k} is absent in some ticks; "
+                                  "use a .npy output (absent values are NaN)"])
+            arrays[f"out{k}"] = np.stack([np.asarray(v) for v in col]) if col else np.zeros(0)
         np.savez(path, **arrays)
         return
-    if any(np.asarray(v).ndim for col in outputs for v in col):
+    if any(isinstance(v, np.ndarray) and v.ndim for col in outputs for v in col):
         raise UsageError("tensor outputs need an .npz --output file")
-    absent = any(v is ABSENT for col in outputs for v in col)
-    columns = [np.asarray([np.nan if v is ABSENT else v for v in col]) for col in outputs]
-    exact = not absent and all(c.dtype.kind in "biu" for c in columns)
-    if path.endswith(".csv"):
-        rows = [",".join(keys)]
-        for t in range(len(outputs[0]) if outputs else 0):
-            rows.append(",".join("" if col[t] is ABSENT else _fmt(col[t]) for col in outputs))
-        with open(path, "w", encoding="utf-8") as f:
-            f.write("\n".join(rows) + "\n")
-        return
-    if exact:  # integers and bools stay exact
-        dtype = np.result_type(*[c.dtype for c in columns]) if columns else np.int64
-        table = np.stack(columns, axis=1).astype(dtype) if columns else np.zeros((0, 0), dtype)
-    else:
-        table = (np.stack([c.astype(np.float64) for c in columns], axis=1) if columns
-                 else np.zeros((0, 0)))
+    table = np.array([[np.nan if v is ABSENT else float(v) for v in col] for col in outputs]).T
     np.save(path, table)
 
 
@@ -320,14 +311,12 @@ def _run_node(args: argparse.Namespace, source: ModuleOp, name: str) -> int:
         return EXIT_USER_ERROR
     if args.output:
         try:
-            _save(args.output, outputs, output_names(node))
+            _save(args.output, outputs)
         except OSError as e:
             raise InputError([f"{args.output}: error: cannot write output: {e}"]) from None
         return 0
-    names = output_names(node) or [""] * len(outputs)
     for t in range(args.ticks):
-        print(f"tick {t}: " + " ".join(f"{n}={_fmt(col[t])}" if n else _fmt(col[t])
-                                       for n, col in zip(names, outputs)))
+        print(f"tick {t}: " + " ".join(_fmt(col[t]) for col in outputs))
     return 0
 
 
@@ -426,8 +415,13 @@ def _run_graph_module(args: argparse.Namespace, module: ModuleOp) -> int:
 def _load(args: argparse.Namespace, pipeline: str | None = None) -> ModuleOp:
     if args.input_file == "-" and not hasattr(args, "source"):
         args.source = read_input("-")  # stdin is read once, parsed maybe twice
-    return load_module(args.input_file, pipeline, args.allow_unregistered_dialect,
-                       getattr(args, "source", None), args.format)
+    from steplus.tools.progress import status
+
+    passes = re.sub(r"\{[^}]*\}", "", pipeline or "").replace(",", ", ")
+    what = f"loading {args.input_file}" + (f" and running {passes}" if passes else "")
+    with status("step-run", what, quiet=args.quiet):
+        return load_module(args.input_file, pipeline, args.allow_unregistered_dialect,
+                           getattr(args, "source", None), args.format)
 
 
 def _run(argv: Sequence[str] | None) -> int:

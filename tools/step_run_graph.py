@@ -130,6 +130,7 @@ def run_graph(args, module, data=None) -> int:
     from steplus.runtime.fabric.build import LoweringError, build_program
     from steplus.runtime.fabric.engine import SimulationError
     from steplus.tools.cli import EXIT_USER_ERROR, InputError, UsageError
+    from steplus.tools.progress import status
 
     cfg = _config(args, module)
     if args.explain:
@@ -159,11 +160,13 @@ def run_graph(args, module, data=None) -> int:
             from steplus.tools.graph_io import graph_data
 
             data = graph_data(args.input, module, args.graph, cfg)
-        prog = build_program(module, cfg, functional=args.functional or data is not None,
-                             tensors=data.tensors if data is not None else None,
-                             trace=bool(args.trace), graph_name=args.graph,
-                             limits=not args.force)
-        metrics = prog.run()
+        with status("step-run", f"simulating {args.graph or 'the graph'} on the fabric",
+                    quiet=getattr(args, "quiet", False)):
+            prog = build_program(module, cfg, functional=args.functional or data is not None,
+                                 tensors=data.tensors if data is not None else None,
+                                 trace=bool(args.trace), graph_name=args.graph,
+                                 limits=not args.force)
+            metrics = prog.run()
         if args.output and data is not None:
             from steplus.tools.graph_io import save_outputs
 

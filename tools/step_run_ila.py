@@ -81,6 +81,7 @@ def run(args, source, name: str) -> int:
     from steplus.runtime.ila.host import run_function
     from steplus.tools.cli import InputError, UsageError
     from steplus.tools.loading import load_module
+    from steplus.tools.progress import status
 
     if args.output and not args.output.endswith((".npy", ".npz")):
         raise UsageError(f"--output {args.output}: expected an .npz (or, for one output, "
@@ -89,11 +90,15 @@ def run(args, source, name: str) -> int:
     if not fns:
         raise UsageError(f"no func.func @{name} in {args.input_file}")
     inputs = _inputs(fns[0], args.input, args.random)
-    compiled = load_module(args.input_file, args.pipeline or DEFAULT_PIPELINE,
-                           args.allow_unregistered_dialect, getattr(args, "source", None))
+    quiet = getattr(args, "quiet", False)
+    with status("step-run", f"compiling @{name} for the accelerators", quiet=quiet) as line:
+        compiled = load_module(args.input_file, args.pipeline or DEFAULT_PIPELINE,
+                               args.allow_unregistered_dialect, getattr(args, "source", None))
     try:  # the uncompiled program first: an op it cannot run is located in the source
-        refs, _ = run_function(source, name, inputs, backend="reference")
-        outs, stats = run_function(compiled, name, inputs, backend="ila")
+        with status("step-run", f"running @{name} in numpy (the reference)", quiet=quiet) as line:
+            refs, _ = run_function(source, name, inputs, backend="reference")
+            line.set(f"running @{name} on the ILA simulators")
+            outs, stats = run_function(compiled, name, inputs, backend="ila")
     except IlaError as e:
         at = e.op if e.op is not None and _contains(source, e.op) else fns[0]
         raise InputError([f"{_location(args, source, at)}: error: {e}"]) from None

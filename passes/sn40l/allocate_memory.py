@@ -211,8 +211,11 @@ class StepAllocateMemoryPass(ModulePass):
     name = "step-allocate-memory"
 
     hbm: str = f"{int(value('hbm_bytes')) >> 30}gib"
+    """HBM capacity (bytes, or with a unit: `64gib`, `512mib`)."""
     ddr: str = f"{int(value('ddr_bytes')) >> 30}gib"
+    """DDR capacity (bytes, or with a unit: `1536gib`)."""
     out: str = ""
+    """Write the address map and spill list to this JSON file."""
 
     def __post_init__(self) -> None:
         parse_size(self.hbm, "hbm")
