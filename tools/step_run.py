@@ -7,7 +7,9 @@
 The entry point is `--graph @g`, `--node @n` or `--func @f`; without one,
 step-run runs the only step.graph, lus.node / sync.node or func.func of the
 file.  A `step.graph` is simulated on the dataflow fabric and its metrics are
-printed (see `steplus.tools.step_run_graph`).
+printed (see `steplus.tools.step_run_graph`); `--input X=x.npy` binds the
+tensor of its load `%X` and `--output out.npz` writes every store's region
+(functional mode, see `steplus.tools.graph_io`).
 
 Backends for lus nodes:
 
@@ -39,9 +41,13 @@ Inputs are `name=file` pairs (`.npy` with one row per tick — tensors too —,
 or `.csv` with one value per line), checked against the entry's types and
 shapes (see `steplus.tools.inputs`).  `--ticks` is at most `--max-ticks`
 (default 10^7), so that a typo cannot run for days. It prints one line per tick with the
-node's outputs (`-` where an output is absent), or writes them to `--output`:
-`.npy` for scalar outputs (one column per output; absent values are NaN),
-`.npz` for any outputs (arrays `out0`, `out1`, ... stacked over the ticks).
+node's outputs (`-` where an output is absent; `name=value` for a node lowered
+from Lustre, which keeps its output names), or writes them to `--output`:
+`.npy` for scalar outputs (one column per output; integers and bools stay
+integers unless an output is real or absent somewhere: then float64, absent
+values NaN), `.csv` for scalar outputs (a header of the output names, one row
+per tick, absent values empty), `.npz` for any outputs (arrays named after the
+outputs, or `out0`, `out1`, ... without names, stacked over the ticks).
 
 Errors are reported like step-opt's: `file:line:col: error: ...` for the
 program, one line `step-run: error: ...` for the command line (exit 2).
@@ -58,7 +64,7 @@ import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
 
-from steplus.dialects.lus.input_ranges import input_problem, input_ranges
+from steplus.dialects.lus.input_ranges import input_problem, input_ranges, output_names
 from steplus.tools.lus_check import check_main
 from steplus.utils.source_formats import FORMATS, lustre_dialect_of
 from steplus.tools.cli import (
@@ -86,8 +92,12 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--max-ticks", type=int, default=DEFAULT_MAX_TICKS, metavar="N",
                    help=f"refuse --ticks above N (default {DEFAULT_MAX_TICKS})")
     p.add_argument("--input", action="append", default=[], metavar="NAME=FILE",
-                   help="an input stream (.npy or .csv); repeat per input")
-    p.add_argument("--output", help="write the outputs to this .npy or .npz file")
+                   help="an input (.npy or .csv); repeat per input: a node's input stream, "
+                        "a function's argument, or the tensor of a graph's off-chip load "
+                        "(by SSA name, context name or base_addr)")
+    p.add_argument("--output", metavar="OUT.npz",
+                   help="write the outputs to this .npz file (by name; .npy for a single "
+                        "output): a node's, a function's results, or every store of a graph")
     p.add_argument("--stream", action="store_true",
                    help="read the inputs from stdin, one tick per line, and print each "
                         "tick's outputs at once (see steplus.tools.step_run_stream)")
@@ -229,30 +239,39 @@ def _execute(args, module: ModuleOp, node: str, inputs: dict) -> list[list[objec
     return run_node(module, node, inputs, args.ticks)
 
 
-def _save(path: str, outputs: list[list[object]]) -> None:
+def _save(path: str, outputs: list[list[object]], names: list[str] | None = None) -> None:
     from steplus.runtime.reactive import ABSENT
 
-    if all(isinstance(col, np.ndarray) for col in outputs):  # a batched run: no ABSENT
-        if path.endswith(".npz"):
-            np.savez(path, **{f"out{k}": col for k, col in enumerate(outputs)})
-        elif any(col.ndim > 1 for col in outputs):
-            raise UsageError("tensor outputs need an .npz --output file")
-        else:
-            np.save(path, np.stack([col.astype(np.float64) for col in outputs], axis=1)
-                    if outputs else np.zeros((0, 0)))
-        return
+    keys = names if names and len(set(names)) == len(outputs) else [
+        f"out{k}" for k in range(len(outputs))]
     if path.endswith(".npz"):
         arrays = {}
         for k, col in enumerate(outputs):
-            if any(v is ABSENT for v in col):
-                raise InputError([f"{path}: error: output {k} is absent in some ticks; "
-                                  "use a .npy output (absent values are NaN)"])
-            arrays[f"out{k}"] = np.stack([np.asarray(v) for v in col]) if col else np.zeros(0)
+            if not isinstance(col, np.ndarray) and any(v is ABSENT for v in col):
+                raise InputError([f"{path}: error: output {keys[k]} is absent in some ticks; "
+                                  "use a .npy or .csv output (absent values are NaN / empty)"])
+            arrays[keys[k]] = (col if isinstance(col, np.ndarray) else
+                               np.stack([np.asarray(v) for v in col]) if len(col) else np.zeros(0))
         np.savez(path, **arrays)
         return
-    if any(isinstance(v, np.ndarray) and v.ndim for col in outputs for v in col):
+    if any(np.asarray(v).ndim for col in outputs for v in col):
         raise UsageError("tensor outputs need an .npz --output file")
-    table = np.array([[np.nan if v is ABSENT else float(v) for v in col] for col in outputs]).T
+    absent = any(v is ABSENT for col in outputs for v in col)
+    columns = [np.asarray([np.nan if v is ABSENT else v for v in col]) for col in outputs]
+    exact = not absent and all(c.dtype.kind in "biu" for c in columns)
+    if path.endswith(".csv"):
+        rows = [",".join(keys)]
+        for t in range(len(outputs[0]) if outputs else 0):
+            rows.append(",".join("" if col[t] is ABSENT else _fmt(col[t]) for col in outputs))
+        with open(path, "w", encoding="utf-8") as f:
+            f.write("\n".join(rows) + "\n")
+        return
+    if exact:  # integers and bools stay exact
+        dtype = np.result_type(*[c.dtype for c in columns]) if columns else np.int64
+        table = np.stack(columns, axis=1).astype(dtype) if columns else np.zeros((0, 0), dtype)
+    else:
+        table = (np.stack([c.astype(np.float64) for c in columns], axis=1) if columns
+                 else np.zeros((0, 0)))
     np.save(path, table)
 
 
@@ -311,12 +330,14 @@ def _run_node(args: argparse.Namespace, source: ModuleOp, name: str) -> int:
         return EXIT_USER_ERROR
     if args.output:
         try:
-            _save(args.output, outputs)
+            _save(args.output, outputs, output_names(node))
         except OSError as e:
             raise InputError([f"{args.output}: error: cannot write output: {e}"]) from None
         return 0
+    names = output_names(node) or [""] * len(outputs)
     for t in range(args.ticks):
-        print(f"tick {t}: " + " ".join(_fmt(col[t]) for col in outputs))
+        print(f"tick {t}: " + " ".join(f"{n}={_fmt(col[t])}" if n else _fmt(col[t])
+                                       for n, col in zip(names, outputs)))
     return 0
 
 
@@ -392,24 +413,19 @@ def _run_graph(args: argparse.Namespace, source: ModuleOp | None) -> int:
 
     if args.ticks is not None:
         raise UsageError("--ticks applies to lus and sync nodes, not to a step.graph")
-    if args.input:
-        raise UsageError("a step.graph takes no --input (--functional draws random tensors)")
     if args.backend is not None:
         raise UsageError(f"--backend {args.backend} applies to nodes and functions; a step.graph "
                          "runs on the fabric simulator (--preset, --config)")
-    if args.output:
-        raise UsageError("--output applies to nodes and functions; for a step.graph use --json "
-                         "or --trace OUT.json")
     _no_function_flags(args)
     pipeline = specialize_pipeline(args)
     module = source if source is not None and pipeline is None else _load(args, pipeline)
     return run_graph(args, module)
 
 
-def _run_graph_module(args: argparse.Namespace, module: ModuleOp) -> int:
+def _run_graph_module(args: argparse.Namespace, module: ModuleOp, data=None) -> int:
     from steplus.tools.step_run_graph import run_graph
 
-    return run_graph(args, module)
+    return run_graph(args, module, data)
 
 
 def _load(args: argparse.Namespace, pipeline: str | None = None) -> ModuleOp:
