@@ -52,7 +52,7 @@ _PASSES: dict[str, tuple[str, str]] = {
     "convert-step-to-runtime": ("steplus.lowering.step_to_runtime", "ConvertStepToRuntimePass"),
     "convert-linalg-to-step": ("steplus.lowering.linalg_to_step", "ConvertLinalgToStepPass"),
     "isel": ("steplus.passes.isel", "IselPass"),
-    "isel-verify": ("steplus.passes.isel.verify", "IselVerifyPass"),
+    "isel-verify": ("steplus.passes.isel.equivalence", "IselVerifyPass"),
     "convert-ila-to-commands": ("steplus.lowering.ila_to_commands", "ConvertIlaToCommandsPass"),
     "ila-cancel-store-load": ("steplus.passes.ila_cancel", "IlaCancelStoreLoadPass"),
 }

@@ -15,7 +15,7 @@ arrays (step-run `--backend ila`, `runtime/ila/host.py`); `TypedNumpyDomain` giv
 of the program's own types (the reactive runtimes, `runtime/reactive/ops.py`); the symbolic
 domain of isel-verify (`passes/isel/symbolic.py`) gives object arrays of z3 terms.  Users
 subclass a table to add ops (the ILA accelerator ops in `runtime/ila/host.py`, the abstract
-specifications in `passes/isel/verify.py`).  The step library functions of `step.apply`
+specifications in `passes/isel/equivalence.py`).  The step library functions of `step.apply`
 (`dialects/step/functions.py`) name functions, not ops, and keep their own table.
 
 Why in dialects/: every layer above (passes, lowering, runtime, tools) reads an op's meaning, so

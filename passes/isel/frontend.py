@@ -9,7 +9,7 @@ for ONNX `Add` (body one `arith.addf` of the two inputs, projection maps: an
 input indexed by fewer loops is broadcast, i.e. reshaped to size 1 there) and
 for torch's elementwise ops on 2-D tensors (`+ · -`, negation, exp, tanh,
 `1/x`, `x + 1`: the sigmoid as `1/(1+exp(-x))`), and 2-D column slices
-`tensor.extract_slice` (the gates of a fused LSTM GEMM; `normalize.py`).
+`tensor.extract_slice` (the gates of a fused LSTM GEMM; `frontend_forms.py`).
 
 Example: `Importer(func_op).run()` returns the values to re-select (those used
 outside the recognised ops) with their terms.
@@ -139,7 +139,7 @@ class Importer:
 
     def _slice(self, op, out) -> T.Ten | None:
         """A 2-D column slice `a[:, c0:c0+cc]` (the gate chunks of a fused LSTM GEMM)."""
-        from steplus.passes.isel.normalize import cols
+        from steplus.passes.isel.frontend_forms import cols
 
         src = _shape(op.operands[0])
         if len(op.operands) != 1 or len(src) != 2 or len(out) != 2:
@@ -189,7 +189,7 @@ class Importer:
 
     def _body_terms(self, op, out) -> T.Ten | None:
         """Terms for a 2-D elementwise generic whose inputs have the result's shape."""
-        from steplus.passes.isel import normalize as N
+        from steplus.passes.isel import frontend_forms as N
         from steplus.utils.layouts import map_dims
 
         if any(str(it.data.value) != "parallel" for it in op.iterator_types.data):

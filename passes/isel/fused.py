@@ -17,7 +17,7 @@ its own ops.
 - layer norm over the last axis with γ, β and ε:
   `d = x - mean(x)`, `(d·rsqrt(mean(d·d) + ε))·γ + β` -> `flex_layernorm(x, γ, β)`, where
   `mean(x)` is the row sum times a constant 1/n (`literal`) or, in flexible mode, divided by a
-  constant n (`normalize.py`, the form torch writes);
+  constant n (`frontend_forms.py`, the form torch writes);
 - attention: `(e · recip(Σ e)) @ v` with `e = exp(q·kᵀ)` -> `flex_attention(q, k, v)`.
 
 Example: `rules()` returns the three rulesets `(literal, commute, flexasr_fused)`.

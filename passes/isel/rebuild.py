@@ -241,7 +241,7 @@ class Rebuilder:
         return self._emit(arith.ConstantOp(DenseIntOrFPElementsAttr.from_list(TensorType(f32, [1, 1]), [value])))
 
     def _real_form(self, name, args, kids, ints) -> SSAValue:
-        """Host ops of the terms of torch's real forms (`views.py`, `normalize.REAL_FORMS`)."""
+        """Host ops of the terms of torch's real forms (`views.py`, `frontend_forms.REAL_FORMS`)."""
         if name == "div":
             out = TensorType(f32, _dims(args[2]))
             inv = self._emit(tosa.ReciprocalOp(operands=[kids[1]], result_types=[kids[1].type]))
@@ -259,7 +259,7 @@ class Rebuilder:
         return self._emit(tosa.MulOp(operands=[total, inv_n, shift], result_types=[col]))
 
     def _normalized(self, name, kids, ints) -> SSAValue:
-        """Host ops of the normalizing rewrites (`normalize.py`)."""
+        """Host ops of the normalizing rewrites (`frontend_forms.py`)."""
         x = kids[0]
         if name == "neg":
             zero = self._zeros(x.type.get_shape())

@@ -22,6 +22,7 @@ Example::
 from __future__ import annotations
 
 import time
+import zlib
 from dataclasses import dataclass
 
 from egglog import EGraph, Expr, eq, function, i64, i64Like, rewrite, ruleset, vars_
@@ -156,9 +157,8 @@ def _slice_share(expr, name) -> int | None:
     return None
 
 
-def cost_model(egraph, expr, child_costs):
-    """Accelerator calls cost (almost) nothing, host compute HOST_COST, layout ops little."""
-    name = expr_name(expr)
+def _primary(expr, name: str, child_costs) -> int:
+    """The cost proper: accelerator calls (almost) nothing, host compute HOST_COST, layout ops little."""
     if name in ("bsel", "rows") and child_costs:
         share = _slice_share(expr, name)
         if share is not None:  # one of `share` equal slices of a tensor: it pays its part of the tensor's cost
@@ -168,6 +168,44 @@ def cost_model(egraph, expr, child_costs):
     else:
         base = _LAYOUT.get(name, _ACCEL_COST.get(name, 0))
     return base + sum(child_costs)
+
+
+_NAME_KEYS: dict[str, int] = {}
+_MASK = (1 << 32) - 1
+
+
+def _own_key(expr, name: str) -> int:
+    """A process-independent key of a node's own label: its constructor's name, or a literal's value."""
+    if name:
+        key = _NAME_KEYS.get(name)
+        if key is None:
+            key = _NAME_KEYS[name] = zlib.crc32(name.encode())
+        return key
+    value = getattr(getattr(getattr(expr, "__egg_typed_expr__", None), "expr", None), "value", None)
+    if isinstance(value, bool) or not isinstance(value, int):
+        return zlib.crc32(repr(value).encode())
+    return value & _MASK
+
+
+def cost_model(egraph, expr, child_costs):
+    """(cost, tie-break, label): `_primary`, then a tie-break between terms of equal cost.
+
+    Extraction keeps, per e-class, the cheapest node; among equal costs egglog's choice depends on
+    its internal order, which differs between processes (an LSTM cell whose input and state have
+    the same width matches with x and h either way round: issue 24's run-to-run differences).  The
+    tie-break is computed from the term alone — labels are crc32s of constructor names, literal
+    values and Python's hash of tuples of ints, the same in every process — so equal-cost terms
+    are ordered the same way everywhere.  It is additive (a node's own part plus its children's
+    tie-breaks), and a node's own part weighs child i's label by i: wrappers that take the
+    alternatives as their first operand (`rows(lstm, 0, ..)` and `rows(lstm, 1, ..)`, the h' and c'
+    of one LSTM call) order them alike, so both pick the same call.  Every cycle of the e-graph
+    passes a node of positive cost, so no cyclic term wins a tie."""
+    name = expr_name(expr)
+    primary = _primary(expr, name, [c[0] for c in child_costs])
+    own = _own_key(expr, name)
+    label = hash((own, *(c[2] for c in child_costs))) & _MASK
+    tie = own + sum(c[1] + i * c[2] for i, c in enumerate(child_costs))
+    return primary, tie, label
 
 
 a, b, x, w = vars_("a b x w", Ten)
@@ -282,7 +320,7 @@ def saturate(egraph: EGraph, targets, flexible: bool, iterations: int = 40, node
         if flexible:
             rules = rules | COMMUTE
     if flexible:
-        from steplus.passes.isel.normalize import NORMALIZE, REAL_FORMS, SHAPES
+        from steplus.passes.isel.frontend_forms import NORMALIZE, REAL_FORMS, SHAPES
 
         rules = rules | compiler_ir | NORMALIZE | REAL_FORMS | SHAPES
     t0 = time.perf_counter()

@@ -17,7 +17,7 @@ takes the view back without a reshape.  Recognised (static shapes, f32 or f64):
 - `tensor.collapse_shape` / `tensor.expand_shape` (rank <= 4): `reshape`.
 
 Scalar constants become leaves with facts (`int_of(c) = n` for an integral c, `inv_of`, `is_eps`),
-which `normalize.REAL_FORMS` uses to bring the forms to the patterns of `fused`.
+which `frontend_forms.REAL_FORMS` uses to bring the forms to the patterns of `fused`.
 
 Example::
 
@@ -33,7 +33,7 @@ from xdsl.dialects.builtin import Float32Type, Float64Type, TensorType
 from xdsl.ir import Operation, SSAValue
 
 from steplus.passes.isel import fused as F
-from steplus.passes.isel import normalize as N
+from steplus.passes.isel import frontend_forms as N
 from steplus.passes.isel import terms as T
 from steplus.passes.isel.constants import CONSTANT_OPS, splat_value
 from steplus.passes.isel.frontend import MAX_INVERSE, MAX_TENSOR_ELEMENTS, Importer, sh
@@ -236,7 +236,7 @@ class RealImporter(Importer):
         if all(sizes[a] == shape[a] for a in lead):
             if sizes[-1] == n:
                 return self._result(op, self.view(src))
-            from steplus.passes.isel.normalize import cols
+            from steplus.passes.isel.frontend_forms import cols
 
             return self._result(op, cols(self.view(src), offs[-1], sizes[-1], rows, n))
         if sizes[-1] != n:
@@ -414,7 +414,7 @@ class RealImporter(Importer):
                 facts.append(set_(F.inv_of(leaf)).to(inv))
             if c <= 1e-3:
                 facts.append(F.is_eps(leaf))
-        for v in self.leaves:  # the shape rules (`normalize.SHAPES`) give the other terms theirs
+        for v in self.leaves:  # the shape rules (`frontend_forms.SHAPES`) give the other terms theirs
             shape = _shape(v)
             if len(shape) == 2:
                 t = self.terms[v]

@@ -2,7 +2,6 @@
 
 import re
 
-import numpy as np
 import pytest
 
 from conftest import REPO
@@ -86,7 +85,7 @@ def test_time_budget_bounds_the_queries_and_progress_is_reported(tmp_path):
     import io
     import time
 
-    from steplus.passes.isel.verify import Progress, prove
+    from steplus.passes.isel.equivalence import Progress, prove
 
     fn, sel = _pool_pair(tmp_path)
     verdict, n = prove(fn, sel, "uf", deadline=time.monotonic())

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import importlib.util
 import sys
-from collections import Counter
 
 import numpy as np
 import pytest

@@ -17,7 +17,7 @@ from steplus.dialects.ila.host import window_problem
 from steplus.passes.isel import IselPass, parse_targets
 from steplus.passes.isel.constants import ConstantError, constant_array, splat_value
 from steplus.passes.isel.solve import canonical, check_outputs
-from steplus.passes.isel.verify import IselVerifyPass, estimate_terms
+from steplus.passes.isel.equivalence import IselVerifyPass, estimate_terms
 from steplus.runtime.ila.core import IlaError
 from steplus.runtime.ila.host import run_function
 from steplus.tools.registry import get_all_dialects

@@ -188,7 +188,7 @@ def test_isel_verify_proves_a_padded_conv_on_hlscnn(tmp_path, step_opt):
 
 
 def test_term_estimate_counts_a_reduction_generic_over_its_whole_domain():
-    from steplus.passes.isel.verify import op_terms
+    from steplus.passes.isel.equivalence import op_terms
 
     fn = _fn(ROW_MAX_SUB)
     red, ew = [op for op in fn.walk() if op.name == "linalg.generic"]
@@ -251,7 +251,7 @@ func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
 
 
 def test_a_counterexample_over_functions_no_spec_uses_proves_nothing():
-    from steplus.passes.isel.verify import AbstractionGap, prove
+    from steplus.passes.isel.equivalence import AbstractionGap, prove
 
     # x / 2 and x * 0.5 are equal numbers but different terms once / is uninterpreted: not an error
     verdict, n = prove(_fn(HALF_DIV), _fn(HALF_MUL.replace("VALUE", "0.5")), "uf", timeout_ms=20000)
