@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 from xdsl.dialects import arith, math
-from xdsl.dialects.builtin import FloatAttr, IntegerAttr
+from xdsl.dialects.builtin import Float32Type, FloatAttr, IntegerAttr
 from xdsl.dialects.linalg import ops as linalg
 from xdsl.ir import Operation, SSAValue
 
@@ -57,14 +57,18 @@ def _const(value, op) -> float:
     return v
 
 
-def body_tree(op: linalg.GenericOp, env: dict, n_out: int = 1) -> list[tuple]:
+def body_tree(op: linalg.GenericOp, env: dict, n_out: int = 1,
+              consts: dict | None = None) -> list[tuple]:
     """The trees of the first `n_out` values the body yields (only the ops they
     depend on are read: a max reduction's unused index is not); the output block
-    arguments are `("out", j)`."""
+    arguments are `("out", j)`; `consts`: inputs that are scalars (a 0-D tensor
+    constant), by position, read as `("const", c)`."""
     block = op.body.block
     n_in = len(op.inputs)
-    trees: dict[SSAValue, tuple] = {a: ("in", i) if i < n_in else ("out", i - n_in)
-                                    for i, a in enumerate(block.args)}
+    consts = consts or {}
+    trees: dict[SSAValue, tuple] = {
+        a: ("const", _const(consts[i], op)) if i in consts else
+        ("in", i) if i < n_in else ("out", i - n_in) for i, a in enumerate(block.args)}
     yields = [o for o in block.ops if isinstance(o, linalg.YieldOp)]
     if not yields:
         raise OpDiagnosticError(op, "linalg.generic body without linalg.yield")
@@ -92,8 +96,12 @@ def _tree(op: linalg.GenericOp, v: SSAValue, trees: dict, env: dict, depth: int)
         t: tuple = ("const", _const(inner.value.value.data, op))
     elif isinstance(inner, (arith.TruncFOp, arith.ExtFOp)):
         val = _tree(op, inner.operands[0], trees, env, depth + 1)
-        if val[0] != "const" and isinstance(inner, arith.ExtFOp):
-            t = val  # widening an input (bf16 -> f32): tiles compute in f32 anyway
+        if val[0] != "const" and (isinstance(inner, arith.ExtFOp) or
+                                  isinstance(inner.result.type, Float32Type)):
+            # widening (bf16 -> f32, f32 -> f64) or narrowing back to f32 (torch-mlir's f64
+            # LayerNorm statistics): tiles compute in f32 at least, the values are the same
+            # up to rounding
+            t = val
             trees[v] = t
             return t
         if val[0] != "const":
@@ -160,17 +168,31 @@ _HALF, _SQRT1_2 = member_name("mul_scalar", 0.5), 0.7071067811865476
 _ONE = member_name("add_scalar", 1.0)
 
 
+def _param(t: tuple, family: str) -> float | None:
+    name, _, rest = t[0].partition("[")
+    return float(rest.rstrip("]")) if name == family and rest else None
+
+
+def _erf_arg(t: tuple) -> tuple | None:
+    """x if `t` is erf(x / sqrt(2)) (as `mul_scalar[0.7071...]` or `div_scalar[1.414...]`)."""
+    if t[0] != "erf":
+        return None
+    e = t[1]
+    c, d = _param(e, "mul_scalar"), _param(e, "div_scalar")
+    if c is not None and abs(c - _SQRT1_2) < 1e-7 or d is not None and abs(d - 2 ** 0.5) < 1e-6:
+        return e[1]
+    return None
+
+
 def _gelu_of(sub: tuple) -> tuple | None:
-    """x if the operands of a product are `x * 0.5` and `1 + erf(x * (1/sqrt(2)))`
-    (torch's exact GELU, the constant rounded to f32 or not)."""
+    """x if the operands of a product are torch's exact GELU: `x * 0.5` and `1 + erf(x /
+    sqrt(2))` (PyTorch's decomposition), or `x` and `(erf(x / sqrt(2)) + 1) * 0.5`
+    (torch-mlir's); the constants rounded to f32 or not."""
     for a, b in (sub, sub[::-1]):
-        if a[0] != _HALF or b[0] != _ONE or b[1][0] != "erf":
-            continue
-        inner = b[1][1]
-        fam, _, c = inner[0].partition("[")
-        if fam == "mul_scalar" and inner[1] == a[1] and \
-                abs(float(c.rstrip("]")) - _SQRT1_2) < 1e-7:
+        if a[0] == _HALF and b[0] == _ONE and _erf_arg(b[1]) == a[1]:
             return a[1]
+        if b[0] == _HALF and b[1][0] == _ONE and _erf_arg(b[1][1]) == a:
+            return a
     return None
 
 

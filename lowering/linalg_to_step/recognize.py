@@ -278,6 +278,9 @@ class _Recognizer:
         values carried; equal values also make it a fill where it initializes."""
 
         values = tensor_values(op, self.lookup)
+        if isinstance(op.result.type, TensorType) and not op.result.type.get_shape():
+            self.env[op.result] = float(values)  # a 0-D tensor: a scalar (torch-mlir's clamp)
+            return
         shape, dt = tensor_shape(op.result.type, op, "a tensor constant")
         index = len(self.fn.body.block.args) + len(self.const_args)
         arg = Node("arg", internal(shape), dt, op, index=index, tensor=shape)
@@ -388,9 +391,12 @@ class _Recognizer:
         if maps[-1] != list(range(rank)):
             raise OpDiagnosticError(op, "an element-wise linalg.generic must write its whole "
                                         "output (identity output map)")
-        ins = [self.node(v, op) for v in op.inputs]
+        # a scalar input (a 0-D tensor constant, map `-> ()`) is a constant of the body
+        scalars = {i: c for i, v in enumerate(op.inputs)
+                   if isinstance(c := self.env.get(v), float) and maps[i] == []}
+        ins = [self.node(v, op) for i, v in enumerate(op.inputs) if i not in scalars]
         kinds = []
-        for x, m in zip(ins, maps):
+        for x, m in zip(ins, [m for i, m in enumerate(maps[:-1]) if i not in scalars]):
             k = _bcast_kind(m, rank)
             if k is None or (x.kind != "arg" and (k in ("row", "batch") or
                                                   k == "col" and not x.col)):
@@ -402,7 +408,10 @@ class _Recognizer:
             kinds.append(k)
         shape, dt = tensor_shape(op.results[0].type, op, "linalg.generic result")
         col = any(x.col for x, k in zip(ins, kinds) if k == "full" and x.kind != "arg")
-        (tree,) = body_tree(op, self.env)
+        (tree,) = body_tree(op, self.env, consts=scalars)
+        if scalars:  # renumber the tensor inputs past the scalars
+            pos = [i for i in range(len(op.inputs)) if i not in scalars]
+            tree = _renumber(tree, {old: new for new, old in enumerate(pos)})
         self.env[op.results[0]] = self.lower_tree(op, match_functions(tree, op), ins, kinds,
                                                   internal(shape, col), dt, shape, col)
 
@@ -488,6 +497,16 @@ class _Recognizer:
     def new(self, n: Node) -> Node:
         self.nodes.append(n)
         return n
+
+
+def _renumber(t: tuple, index: dict[int, int]) -> tuple:
+    """An expression tree with its `("in", i)` leaves renumbered (trees are at most
+    `body.MAX_DEPTH` deep)."""
+    if t[0] == "in":
+        return ("in", index[t[1]])
+    if t[0] in ("out", "const"):
+        return t
+    return (t[0], *(_renumber(s, index) for s in t[1:]))
 
 
 def _show(shape: tuple[int, ...]) -> str:

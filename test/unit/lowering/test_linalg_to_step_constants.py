@@ -106,3 +106,43 @@ def test_a_missing_resource_blob_is_a_located_error():
 """
     with pytest.raises(OpDiagnosticError, match="dense_resource<missing_blob> has no blob"):
         _lower(text, tile="2x4x4")
+
+
+@pytest.fixture(scope="module")
+def block_import():
+    """A ViT-style MLP block with a ReLU6 head and softmax, through torch-mlir: its
+    parameters are dense_resource constants, ReLU6 a select against 0-D constants,
+    LayerNorm's statistics computed in f64."""
+    torch = pytest.importorskip("torch")
+    fx = pytest.importorskip("torch_mlir.fx")
+    import warnings
+
+    nn = torch.nn
+
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc1, self.act, self.fc2 = nn.Linear(16, 32), nn.GELU(), nn.Linear(32, 16)
+            self.norm, self.head, self.head_act = nn.LayerNorm(16), nn.Linear(16, 8), nn.ReLU6()
+
+        def forward(self, x):
+            h = self.norm(self.fc2(self.act(self.fc1(x))) + x)
+            return self.head_act(self.head(h) * 4).softmax(dim=-1)
+
+    torch.manual_seed(2)
+    m = Block().eval()
+    x = torch.randn(8, 16)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        text = str(fx.export_and_import(m, x, output_type="linalg-on-tensors", func_name="blk"))
+    return m(x).detach().numpy(), x.numpy(), text
+
+
+def test_torch_mlir_block_lowers_and_equals_torch(block_import):
+    expected, x, text = block_import
+    assert "tensor<f32>" in text and "f64" in text  # the forms this test is about
+    module, low = _lower(text, tile="8x32x16")
+    (got,) = run_function(module, low, [x])
+    np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-6)
+    fns = {a.fn.data for a in module.walk() if isinstance(a, so.ApplyOp)}
+    assert {"gelu", "max_scalar[0.0]", "min_scalar[6.0]", "rsqrt", "row_max"} <= fns
