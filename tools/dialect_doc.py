@@ -4,8 +4,11 @@
 
 The page of a dialect is made of the module docstring of the dialect, then every
 type/attribute and every operation with its docstring (summary, description,
-example) and its operands, results, properties and regions as IRDL declares
-them.  Nothing is written by hand: edit the docstrings, then regenerate.
+example) and a table of its operands, results, properties and regions: their
+types in words (from the IRDL constraints) and their meaning (the docstring
+written right below the `prop_def` / `operand_def` line of the op class, as
+for pass options).  Nothing is written by hand: edit the docstrings, then
+regenerate.
 """
 
 from __future__ import annotations
@@ -19,14 +22,69 @@ from xdsl.ir import Dialect, Operation
 
 from steplus.dialects import get_all_dialects
 from steplus.tools.function_doc import render_function_library
+from steplus.tools.pass_options import attribute_docstrings as _attribute_docstrings
 
 
 def _doc(obj: object) -> str:
     return inspect.cleandoc(obj.__doc__ or "").strip()
 
 
-def _constraint(c: object) -> str:
-    text = str(getattr(c, "constr", c))
+_TYPE_NAMES = {
+    "DenseArrayBase": "dense integer array, `array<i64: ...>`",
+    "StringAttr": "string",
+    "IntegerAttr": "integer attribute",
+    "IntAttr": "integer",
+    "SymbolRefAttr": "symbol reference, `@name`",
+    "FunctionType": "function type, `(T, ...) -> (T, ...)`",
+    "UnitAttr": "unit (present or absent)",
+    "TensorType": "tensor",
+    "IntegerType": "integer type",
+}
+
+
+def _readable(c: object) -> str:
+    """An IRDL constraint in words (`BaseAttr(DenseArrayBase)` -> a dense integer
+    array), its repr where no reading is known."""
+    kind = type(c).__name__
+    if kind == "RangeLengthConstraint" and getattr(getattr(c, "length", None), "value", None) == 1:
+        return _readable(getattr(c, "constraint"))
+    if kind == "RangeOf":  # the def says single, optional or variadic
+        return _readable(getattr(c, "constr"))
+    if kind == "BaseAttr":
+        attr = getattr(c, "attr")
+        name = getattr(attr, "name", None)
+        if attr.__name__ in _TYPE_NAMES:
+            return _TYPE_NAMES[attr.__name__]
+        return f"`!{name}`" if isinstance(name, str) else attr.__name__
+    if kind == "EqAttrConstraint":
+        return f"`{getattr(c, 'attr')}`"
+    if kind == "AnyAttr":
+        return "any type"
+    if kind == "VarConstraint":
+        inner = _readable(getattr(c, "constraint"))
+        return f"{inner}, `{getattr(c, 'name')}` (the same wherever `{getattr(c, 'name')}` appears)"
+    if kind == "ParamAttrConstraint":
+        base = getattr(getattr(c, "base_attr", None), "__name__", "")
+        params = list(getattr(c, "param_constrs", ()))
+        if base == "IntegerAttr" and len(params) == 2:
+            if type(params[1]).__name__ == "EqAttrConstraint":
+                return f"{_readable(params[1])} integer"
+            return "integer attribute"
+    if kind == "SymbolNameConstraint":
+        return "symbol name, `@name`"
+    if kind == "AnyOf":
+        return " or ".join(_readable(a) for a in getattr(c, "attr_constrs", ()))
+    return str(c).replace("\n", " ")
+
+
+def _constraint(d: object) -> str:
+    """The type of an operand/result/property definition `d` in words."""
+    text = _readable(getattr(d, "constr", d))
+    name = type(d).__name__
+    if name.startswith("Var"):
+        text = f"any number of {text}"
+    elif name.startswith("Opt"):
+        text = f"optional {text}"
     return text.replace("\n", " ").replace("|", "\\|")
 
 
@@ -37,6 +95,7 @@ def render_op(op: type[Operation]) -> str:
     doc = _doc(op)
     out.write((doc or "_No description._") + "\n\n")
     op_def = op.get_irdl_definition()
+    meanings = _attribute_docstrings(op)
     rows: list[tuple[str, str, str]] = []
     rows += [("operand", n, _constraint(d)) for n, d in op_def.operands]
     rows += [("result", n, _constraint(d)) for n, d in op_def.results]
@@ -44,9 +103,10 @@ def render_op(op: type[Operation]) -> str:
     rows += [("attribute", n, _constraint(d)) for n, d in op_def.attributes.items()]
     rows += [("region", n, "region") for n, _ in op_def.regions]
     if rows:
-        out.write("| kind | name | constraint |\n|---|---|---|\n")
+        out.write("| kind | name | type | meaning |\n|---|---|---|---|\n")
         for kind, name, constr in rows:
-            out.write(f"| {kind} | `{name}` | `{constr}` |\n")
+            meaning = " ".join(meanings.get(name, "").split()).replace("|", "\\|")
+            out.write(f"| {kind} | `{name}` | {constr} | {meaning} |\n")
         out.write("\n")
     return out.getvalue()
 

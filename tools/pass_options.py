@@ -34,7 +34,7 @@ from xdsl.passes import ModulePass
 
 from steplus.tools.cli import one_line
 
-__all__ = ["OptionDoc", "list_passes", "option_docs"]
+__all__ = ["OptionDoc", "attribute_docstrings", "list_passes", "option_docs"]
 
 _MLIR_TYPES = {str: "string", int: "int", float: "double", bool: "bool"}
 _ONE_OF = re.compile(r"\s*One of:\s*([^.\n]+)\.?\s*$")
@@ -75,11 +75,12 @@ def _default_text(value: object) -> str | None:
     return str(value)
 
 
-def _attribute_docstrings(cls: type) -> dict[str, str]:
-    """field name -> the string literal right below it, for `cls` and its bases."""
+def attribute_docstrings(cls: type) -> dict[str, str]:
+    """name -> the string literal right below its definition (a dataclass field,
+    or an op's `operand_def`/`prop_def` line), for `cls` and its bases."""
     docs: dict[str, str] = {}
     for klass in reversed(cls.__mro__):
-        if klass in (object, ModulePass):
+        if klass in (object, ModulePass) or klass.__module__.startswith("xdsl."):
             continue
         try:
             tree = ast.parse(textwrap.dedent(inspect.getsource(klass)))
@@ -87,10 +88,15 @@ def _attribute_docstrings(cls: type) -> dict[str, str]:
             continue
         body = tree.body[0].body if tree.body and isinstance(tree.body[0], ast.ClassDef) else []
         for stmt, nxt in zip(body, body[1:]):
-            if (isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)
-                    and isinstance(nxt, ast.Expr) and isinstance(nxt.value, ast.Constant)
-                    and isinstance(nxt.value.value, str)):
-                docs[stmt.target.id] = inspect.cleandoc(nxt.value.value)
+            if isinstance(stmt, ast.AnnAssign):
+                target = stmt.target
+            elif isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
+                target = stmt.targets[0]  # an op's `base_addr = prop_def(...)`
+            else:
+                continue
+            if (isinstance(target, ast.Name) and isinstance(nxt, ast.Expr)
+                    and isinstance(nxt.value, ast.Constant) and isinstance(nxt.value.value, str)):
+                docs[target.id] = inspect.cleandoc(nxt.value.value)
     return docs
 
 
@@ -102,7 +108,7 @@ def option_docs(cls: type[ModulePass]) -> list[OptionDoc]:
         hints = typing.get_type_hints(cls)
     except Exception:
         hints = {}
-    docstrings = _attribute_docstrings(cls)
+    docstrings = attribute_docstrings(cls)
     out: list[OptionDoc] = []
     for f in dataclasses.fields(cls):
         if not f.init or f.name == "name":

@@ -78,11 +78,18 @@ class LinearOffChipLoadOp(StepOp):
 
     name = "step.linear_offchip_load"
     ref = opt_operand_def(StreamType)
+    """Optional: the tensor is walked once per element of `ref` (the reference-driven load)."""
     output = result_def(StreamType)
+    """The tiles in walk order: `ref`'s dims, then `tiled_out_shape`."""
     base_addr = prop_def(IntegerAttr[I64])
+    """Byte address of the tensor in off-chip memory."""
     tiled_in_shape = prop_def(DenseArrayBase)
+    """The tensor as a row-major grid of tiles: how many tiles along each dimension."""
     stride = prop_def(DenseArrayBase)
+    """Per walk dimension, the tiles of `tiled_in_shape` one step skips: walk index
+    `(i_0, ..., i_n)` reads tile `sum(i_k * stride_k)` (a 0 re-reads the same tiles)."""
     tiled_out_shape = prop_def(DenseArrayBase)
+    """The walk: the result stream's dims (after `ref`'s), one tile per element."""
 
     def verify_(self) -> None:
         check_base_addr(self)
@@ -123,7 +130,9 @@ class LinearOffChipStoreOp(IRDLOperation):
     name = "step.linear_offchip_store"
     traits = traits_def(IN_GRAPH)
     input = operand_def(StreamType)
+    """The tiles to write, in stream order, to consecutive tile addresses."""
     base_addr = prop_def(IntegerAttr[I64])
+    """Byte address where the first tile is written."""
     assembly_format = "$input attr-dict `:` type($input)"
     irdl_options = (ParsePropInAttrDict(),)
 
@@ -150,9 +159,13 @@ class RandomOffChipLoadOp(StepOp):
 
     name = "step.random_offchip_load"
     raddr = operand_def(StreamType)
+    """Tile addresses (1x1 integer tiles): address `a` reads tile `a` of `tiled_in_shape`."""
     output = result_def(StreamType)
     base_addr = prop_def(IntegerAttr[I64])
+    """Byte address of the tensor in off-chip memory."""
     tiled_in_shape = prop_def(DenseArrayBase)
+    """The tensor as a row-major grid of tiles; tile `a` is at block row `a // last`,
+    block column `a % last` (`last` its last dimension)."""
 
     def verify_(self) -> None:
         check_base_addr(self)
@@ -187,11 +200,17 @@ class RandomOffChipStoreOp(StepOp):
 
     name = "step.random_offchip_store"
     waddr = operand_def(StreamType)
+    """Tile addresses (1x1 integer tiles) where the `wdata` tiles go."""
     wdata = operand_def(StreamType)
+    """The tiles to write, one per address."""
     output = result_def(StreamType)
+    """One `i1` acknowledgement per tile written."""
     base_addr = prop_def(IntegerAttr[I64])
+    """Byte address of the tensor in off-chip memory."""
     tiled_in_shape = prop_def(DenseArrayBase)
+    """The tensor as a row-major grid of tiles (as `random_offchip_load`'s)."""
     buffer_depth = opt_prop_def(IntegerAttr[I64])
+    """Tiles it buffers on chip while they are written (default 1)."""
 
     def verify_(self) -> None:
         check_base_addr(self)
