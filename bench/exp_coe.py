@@ -21,7 +21,7 @@ seeded trace per configuration. Writes
   node holds (from step-allocate-memory's map of an expert), not the seed's
   850.
 
-About two minutes (the corners re-simulate the prompt/context variants once).
+About a minute (the corners re-simulate each prompt/context/P2P variant once).
 """
 
 from __future__ import annotations
