@@ -22,7 +22,7 @@
   part gathers its rows `(o, n)` in the order `(n, o)`: NCHW.
 
 Not lowered (a located remark at the model's line, the conv stays in torch):
-string paddings, non-float or non-static tensors, weights that are not parameters,
+`padding="same"` with an even kernel, non-float or non-static tensors, weights that are not parameters,
 more than `MAX_ADDRESSES` gathered elements.
 
 Example: `nn.Conv2d(8, 16, 3, stride=2, padding=1)` on `[1, 8, 8, 8]` gives an
@@ -45,7 +45,7 @@ from steplus.lowering.linalg_to_step.options import layout
 from steplus.dialects.linalg_ext import extended_linalg
 from steplus.lowering.linalg_to_step import glue, lower_module
 
-CONV2D = "aten.conv2d.default"
+CONV2D = ("aten.conv2d.default", "aten.conv2d.padding")  # integer / "same"/"valid" padding
 MAX_ADDRESSES = 1 << 20
 
 
@@ -64,6 +64,19 @@ def _pair(v, default: int) -> tuple[int, int] | None:
     if len(v) != 2 or not all(isinstance(x, int) and not isinstance(x, bool) for x in v):
         return None
     return (v[0], v[1])
+
+
+def _same(padding: str, s, d, ws) -> tuple[int, int] | str | None:
+    """torch's string paddings as integers: 'valid' is 0, 'same' half of `d * (k - 1)`
+    on each side (an odd total pads one side more: not lowered)."""
+    if padding == "valid":
+        return (0, 0)
+    if padding != "same" or s is None or d is None:
+        return None
+    totals = [d[i] * (ws[2 + i] - 1) for i in (0, 1)]
+    if any(t % 2 for t in totals):
+        return "padding='same' with an even kernel pads one side more (not lowered)"
+    return (totals[0] // 2, totals[1] // 2)
 
 
 class Conv:
@@ -116,9 +129,13 @@ def read(n) -> Conv | str:
         return "the weight is not a 4-D floating-point parameter"
     if b is not None and not glue._weight(b, 1):
         return "the bias is not a 1-D floating-point parameter"
-    s, p, d = _pair(stride, 1), _pair(padding, 0), _pair(dilation, 1)
+    s, d = _pair(stride, 1), _pair(dilation, 1)
+    p = _pair(padding, 0) if not isinstance(padding, str) else _same(padding, s, d,
+                                                                     glue.static(w))
+    if isinstance(p, str):
+        return p
     if s is None or p is None or d is None:
-        return "stride, padding and dilation must be integers (not padding='same')"
+        return "stride, padding and dilation must be integers, or padding 'same'/'valid'"
     groups = 1 if groups is None else groups
     xs, ws = glue.static(x), glue.static(w)
     if not isinstance(groups, int) or groups < 1 or xs[1] % groups or ws[0] % groups \
@@ -256,4 +273,4 @@ def conv_parts(c: Conv, fname: str, tile_n: int) -> list[LoweredPart]:
 
 
 def is_conv(n) -> bool:
-    return getattr(n, "op", None) == "call_function" and name_of(n) == CONV2D
+    return getattr(n, "op", None) == "call_function" and name_of(n) in CONV2D

@@ -4,8 +4,8 @@ address generation streamed into a `random_offchip_load`) and a matmul part
 (`conv.py`); run on the fabric's functional mode (`run_exported`) the module's output
 equals torch's (rtol 1e-5, f32), with cycles per part. The im2col addresses equal
 `torch.nn.functional.unfold`'s column matrix; a batch of images is gathered back to
-NCHW. A string padding is not lowered: the conv runs in torch, never a different
-computation."""
+NCHW. An even kernel's padding='same' is not lowered: the conv runs in torch, never a
+different computation."""
 
 from __future__ import annotations
 
@@ -106,14 +106,22 @@ def test_a_batch_of_images_is_gathered_back_to_nchw():
     assert list(addrs.values.get_values()) == [0, 2, 4, 6, 1, 3, 5, 7]  # row (n, o) <- (o, n)
 
 
-def test_a_string_padding_stays_in_torch():
-    m = nn.Conv2d(3, 4, 3, padding="same").eval()
+@pytest.mark.filterwarnings("ignore:Using padding=.same. with even kernel:UserWarning")
+@pytest.mark.parametrize("padding,kernel,lowered", [("same", 3, True), ("valid", 3, True),
+                                                    ("same", 2, False)])
+def test_string_paddings(padding, kernel, lowered):
+    """'same' is half of d*(k-1) on each side and 'valid' none; an even kernel's 'same'
+    pads one side more: not lowered, the conv runs in torch."""
+    m = nn.Conv2d(3, 4, kernel, padding=padding).eval()
     x = torch.randn(1, 3, 4, 4)
     ep = torch.export.export(m, (x,))
     low = lower_exported(ep, dense="tile=4x4")
-    assert low.graphs == []
-    (rest,) = [r for r in low.remarks if "not lowered by the recognizers" in r.message]
-    assert "aten.conv2d.padding" in rest.message
     out, ran, torch_ops = run_exported(ep, low, (x,))
     np.testing.assert_allclose(out.numpy(), m(x).detach().numpy(), rtol=1e-5, atol=1e-6)
-    assert torch_ops == ["aten.conv2d.padding"]
+    if lowered:
+        assert ran == ["im2col", "conv"] and torch_ops == []
+    else:
+        assert [r.message for r in low.remarks if r.message.startswith("convolution")] == [
+            "convolution not lowered: padding='same' with an even kernel pads one side more "
+            "(not lowered)"]
+        assert ran == [] and torch_ops == ["aten.conv2d.padding"]
