@@ -37,7 +37,13 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.passes import ModulePass
-from xdsl.rewriter import Rewriter
+from xdsl.pattern_rewriter import (
+    PatternRewriter,
+    PatternRewriteWalker,
+    RewritePattern,
+    op_type_rewrite_pattern,
+)
+from xdsl.rewriter import InsertPoint, Rewriter
 
 from steplus.dialects.step import ops as so
 from steplus.dialects.step import ops as sg
@@ -53,21 +59,20 @@ def _uses_retile_row(acc: so.AccumOp) -> bool:
     return any(isinstance(a, so.ApplyOp) and a.fn.data == "retile_row" for a in acc.update.walk())
 
 
-def find_static_tilings(graph: GraphOp) -> list[tuple[sr.ReshapeOp, so.AccumOp]]:
-    """(reshape, accum) pairs: chunks of tile_N stacked by a retile_row accumulator."""
-    found = []
-    for op in graph.body.block.ops:
-        if not isinstance(op, so.AccumOp) or not _uses_retile_row(op):
-            continue
-        rs = op.input.owner
-        if not isinstance(rs, sr.ReshapeOp) or op.rank.value.data != 1:
-            continue
-        if rs.split_dim.value.data != 0 or len(list(rs.output.uses)) != 1:
-            continue
-        if not all(isinstance(u.operation, sr.ConsumeOp) for u in rs.padding.uses):
-            continue
-        found.append((rs, op))
-    return found
+def static_tiling_of(op: Operation) -> sr.ReshapeOp | None:
+    """The reshape whose chunks of tile_N the retile_row accumulator `op` stacks, if any."""
+    if not isinstance(op, so.AccumOp) or not isinstance(op.parent_op(), GraphOp):
+        return None
+    if not _uses_retile_row(op):
+        return None
+    rs = op.input.owner
+    if not isinstance(rs, sr.ReshapeOp) or op.rank.value.data != 1:
+        return None
+    if rs.split_dim.value.data != 0 or len(list(rs.output.uses)) != 1:
+        return None
+    if not all(isinstance(u.operation, sr.ConsumeOp) for u in rs.padding.uses):
+        return None
+    return rs
 
 
 # -- type re-derivation ------------------------------------------------------------
@@ -84,20 +89,26 @@ def _tile_of(fn: str, args: list[Attribute], scalar: Attribute, old: TileType) -
     return TileType(rows, cols, scalar)
 
 
-def _set_type(v: SSAValue, t: Attribute) -> SSAValue:
-    return v if v.type == t else Rewriter.replace_value_with_new_type(v, t)
+def _set_type(v: SSAValue, t: Attribute, rw: PatternRewriter | None = None) -> SSAValue:
+    """Retype `v` (through the pattern rewriter when there is one, so the walker hears of it)."""
+    if v.type == t:
+        return v
+    if rw is not None:
+        return rw.replace_value_with_new_type(v, t)
+    return Rewriter.replace_value_with_new_type(v, t)
 
 
-def _retype_block(block: Block, arg_types: list[Attribute]) -> Attribute | None:
+def _retype_block(block: Block, arg_types: list[Attribute],
+                  rw: PatternRewriter | None = None) -> Attribute | None:
     """Set the block's argument types, recompute its applies; the yielded type."""
     for arg, t in zip(list(block.args), arg_types):
-        _set_type(arg, t)
+        _set_type(arg, t, rw)
     for op in block.ops:
         if isinstance(op, so.ApplyOp):
             old = op.result.type
             assert isinstance(old, TileType)
             new = _tile_of(op.fn.data, [a.type for a in op.args], old.scalar, old)
-            _set_type(op.result, new)
+            _set_type(op.result, new, rw)
         elif isinstance(op, so.YieldOp):
             return op.values[0].type if op.values else None
     return None
@@ -107,15 +118,16 @@ def _elements(el: Attribute) -> list[Attribute]:
     return list(el.elements.data) if isinstance(el, TupleType) else [el]
 
 
-def _element_of(op: Operation, index: int, old: StreamType) -> Attribute:
+def _element_of(op: Operation, index: int, old: StreamType,
+                rw: PatternRewriter | None = None) -> Attribute:
     """The element type of result `index` of `op` given its (retyped) operands."""
     if isinstance(op, so.MapOp | so.FlatMapOp):
-        y = _retype_block(op.body.block, _elements(op.input.type.element))
+        y = _retype_block(op.body.block, _elements(op.input.type.element), rw)
         return y if y is not None else old.element
     if isinstance(op, so.AccumOp | so.ScanOp):
         acc = old.element
         ins = _elements(op.input.type.element)
-        _retype_block(op.update.block, [*ins, acc])
+        _retype_block(op.update.block, [*ins, acc], rw)
         if isinstance(acc, TileType):
             # An accumulator combined with a dynamically shaped tile (acc +
             # a ?x4096 matmul) becomes dynamic in that dim too.
@@ -127,10 +139,10 @@ def _element_of(op: Operation, index: int, old: StreamType) -> Attribute:
             cols = -1 if any(t.cols.data < 0 for t in others) else acc.cols.data
             if (rows, cols) != (acc.rows.data, acc.cols.data):
                 acc = TileType(rows, cols, acc.scalar)
-                _retype_block(op.update.block, [*ins, acc])
+                _retype_block(op.update.block, [*ins, acc], rw)
         zero = op.init.block.first_op
         if isinstance(zero, so.ApplyOp):
-            _set_type(zero.result, acc)
+            _set_type(zero.result, acc, rw)
         return acc
     if isinstance(op, sr.ZipOp):
         return TupleType([op.lhs.type.element, op.rhs.type.element])
@@ -145,7 +157,7 @@ def _element_of(op: Operation, index: int, old: StreamType) -> Attribute:
     return streams[0].type.element if streams else old.element
 
 
-def refresh(op: Operation) -> list[SSAValue]:
+def refresh(op: Operation, rw: PatternRewriter | None = None) -> list[SSAValue]:
     """Re-derive `op`'s result types from its operands; the results that changed."""
     from steplus.dialects.step.shape_rules import ShapeError, rule_for
 
@@ -167,13 +179,13 @@ def refresh(op: Operation) -> list[SSAValue]:
             dims = [o if n is None or (isinstance(n, sympy.Symbol) and n in shapes[i].fresh)
                     else n for n, o in zip(new_dims, old.dims)] if len(new_dims) == len(dims) \
                 else [d for d in new_dims if d is not None]
-        new = StreamType(dims, _element_of(op, i, old))
+        new = StreamType(dims, _element_of(op, i, old, rw))
         if new != old:
-            changed.append(_set_type(op.results[i], new))
+            changed.append(_set_type(op.results[i], new, rw))
     return changed
 
 
-def _propagate(values: list[SSAValue]) -> None:
+def _propagate(values: list[SSAValue], rw: PatternRewriter | None = None) -> None:
     work = list(values)
     budget = 100_000  # types only ever settle; a feedback loop cannot spin forever
     while work and budget:
@@ -184,37 +196,46 @@ def _propagate(values: list[SSAValue]) -> None:
             while user is not None and not isinstance(user.parent_op(), GraphOp):
                 user = user.parent_op()  # a use inside a region: the op owning it
             if user is not None:
-                work.extend(refresh(user))
+                work.extend(refresh(user, rw))
 
 
-def dynamic_tile(rs: sr.ReshapeOp, acc: so.AccumOp) -> so.AccumOp:
-    """Rewrite one static tiling into a dynamic one; returns the new accumulator."""
-    block = rs.parent_block()
-    assert block is not None
-    src = rs.input
-    t = src.type
-    assert isinstance(t, StreamType)
-    promote = sr.PromoteOp.create(
-        operands=[src], result_types=[StreamType([promoted_dim(t.dims[0]), *t.dims], t.element)])
-    block.insert_op_before(promote, rs)
-    if rs.output.name_hint:
-        promote.output.name_hint = rs.output.name_hint
-    acc.operands = [promote.output]
-    old_el = acc.output.type.element
-    assert isinstance(old_el, TileType)
-    dyn = TileType(-1, old_el.cols.data, old_el.scalar)
-    _set_type(acc.output, StreamType([promoted_dim(t.dims[0])], dyn))
-    _retype_block(acc.update.block, [*_elements(t.element), dyn])
-    zero = acc.init.block.first_op
-    if isinstance(zero, so.ApplyOp):
-        _set_type(zero.result, dyn)
-    for use in list(rs.padding.uses):
-        use.operation.detach()
-        use.operation.erase()
-    rs.detach()
-    rs.erase()
-    _propagate([acc.output])
-    return acc
+class DynamicTilePattern(RewritePattern):
+    """One static tiling (reshape + retile_row accumulator) -> promote + a dynamic accumulator.
+
+    Matches a `step.accum` of rank 1 whose update applies `retile_row` to the
+    chunks of a `step.reshape {split_dim = 0}` whose padding is only consumed;
+    inserts a `step.promote` of the reshape's input before it, feeds the
+    accumulator from it with `?xD` tiles, erases the reshape and its padding
+    consumers, and re-derives the types downstream (all through the rewriter).
+    """
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: so.AccumOp, rewriter: PatternRewriter) -> None:
+        rs = static_tiling_of(op)
+        if rs is None:
+            return
+        src = rs.input
+        t = src.type
+        assert isinstance(t, StreamType)
+        promote = rewriter.insert(sr.PromoteOp.create(
+            operands=[src], result_types=[StreamType([promoted_dim(t.dims[0]), *t.dims], t.element)]),
+            InsertPoint.before(rs))
+        if rs.output.name_hint:
+            promote.output.name_hint = rs.output.name_hint
+        op.operands = [promote.output]
+        rewriter.notify_op_modified(op)
+        old_el = op.output.type.element
+        assert isinstance(old_el, TileType)
+        dyn = TileType(-1, old_el.cols.data, old_el.scalar)
+        _set_type(op.output, StreamType([promoted_dim(t.dims[0])], dyn), rewriter)
+        _retype_block(op.update.block, [*_elements(t.element), dyn], rewriter)
+        zero = op.init.block.first_op
+        if isinstance(zero, so.ApplyOp):
+            _set_type(zero.result, dyn, rewriter)
+        for use in list(rs.padding.uses):
+            rewriter.erase(use.operation)
+        rewriter.erase(rs)
+        _propagate([op.output], rewriter)
 
 
 @dataclass(frozen=True)
@@ -231,14 +252,13 @@ class StepDynamicTilingPass(ModulePass):
     name = "step-dynamic-tiling"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        from steplus.dialects.step.inference import infer_graph
+
         for graph in [g for g in op.walk() if isinstance(g, GraphOp)]:
-            pairs = find_static_tilings(graph)
-            if not pairs:
+            if not any(static_tiling_of(o) is not None for o in graph.body.block.ops):
                 emit(graph, "remark", "step-dynamic-tiling: nothing to do: no retile_row "
                                       "accumulator over a step.reshape whose padding is dropped")
                 continue
-            for rs, acc in pairs:
-                dynamic_tile(rs, acc)
-            from steplus.dialects.step.inference import infer_graph
-
+            PatternRewriteWalker(DynamicTilePattern(), apply_recursively=False).rewrite_region(
+                graph.body)
             infer_graph(graph)  # the re-derived types are consistent
