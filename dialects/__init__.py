@@ -37,5 +37,10 @@ def get_all_dialects() -> dict[str, Callable[[], Dialect]]:
 
         return Target
 
+    def get_pim() -> Dialect:
+        from steplus.dialects.pim import Pim
+
+        return Pim
+
     return {"step": get_step, "lus": get_lus, "sync": get_sync, "ila": get_ila,
-            "target": get_target}
+            "target": get_target, "pim": get_pim}

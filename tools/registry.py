@@ -55,6 +55,8 @@ _PASSES: dict[str, tuple[str, str]] = {
     "isel-verify": ("steplus.passes.isel.equivalence", "IselVerifyPass"),
     "convert-ila-to-commands": ("steplus.lowering.ila_to_commands", "ConvertIlaToCommandsPass"),
     "ila-cancel-store-load": ("steplus.passes.ila_cancel", "IlaCancelStoreLoadPass"),
+    "pim-orchestrate": ("steplus.passes.allspark.ir", "PimOrchestratePass"),
+    "pim-verify-schedule": ("steplus.passes.allspark.ir", "PimVerifySchedulePass"),
 }
 
 

@@ -1,0 +1,208 @@
+"""The `pim` dialect: a vision transformer's Allspark schedule on a PIM mesh, as IR.
+
+A `pim.model` names the workload (model, input size) and the machine (a
+`dialects/target/pim.py` preset, optionally with another mesh or node memory).
+`pim-orchestrate` fills it with one `pim.stage` per model stage (its branches,
+blocks, heads and patches per branch, and whether weights are reused across
+temporal layers) and, inside each stage, one `pim.layer` per temporal layer:
+the partition scheme `[g, m]` (head groups, patch chunks), how many branches run
+in it, and their placement, the `m x g` node rectangles Algorithm 1 lays out,
+as `row, col, rows, cols` quadruples.  `pim-verify-schedule` checks a schedule
+(solved or written by hand) against the seed's constraints 1-5 and reports the
+first one broken at the op.
+
+The ops verify their own shape (positive counts, a scheme of two entries, one
+rectangle per branch inside the mesh); the constraints that need the workload
+are the passes' job.
+
+Example (a written schedule for Swin-T at 224^2; `pim-verify-schedule` accepts it):
+
+```mlir
+"pim.model"() <{model = "swin-t", img = 224 : i64, preset = "allspark-16x16"}> ({
+  "pim.stage"() <{index = 1 : i64, branches = 64 : i64, blocks = 2 : i64}> ({
+    "pim.layer"() <{scheme = array<i64: 3, 1>, branches = 64 : i64}> : () -> ()
+  }) : () -> ()
+  "pim.stage"() <{index = 2 : i64, branches = 16 : i64, blocks = 2 : i64}> ({
+    "pim.layer"() <{scheme = array<i64: 6, 2>, branches = 16 : i64}> : () -> ()
+  }) : () -> ()
+  "pim.stage"() <{index = 3 : i64, branches = 4 : i64, blocks = 6 : i64}> ({
+    "pim.layer"() <{scheme = array<i64: 12, 4>, branches = 4 : i64}> : () -> ()
+  }) : () -> ()
+  "pim.stage"() <{index = 4 : i64, branches = 1 : i64, blocks = 2 : i64}> ({
+    "pim.layer"() <{scheme = array<i64: 12, 7>, branches = 1 : i64}> : () -> ()
+  }) : () -> ()
+}) : () -> ()
+```
+"""
+
+from __future__ import annotations
+
+from xdsl.dialects.builtin import (
+    DenseArrayBase,
+    I64,
+    IntegerAttr,
+    StringAttr,
+    UnitAttr,
+)
+from xdsl.ir import Dialect, Operation
+from xdsl.irdl import (
+    IRDLOperation,
+    irdl_op_definition,
+    opt_prop_def,
+    prop_def,
+    region_def,
+    traits_def,
+)
+from xdsl.traits import HasParent, NoTerminator
+from xdsl.utils.exceptions import VerifyException
+
+MAX_COUNT = 1 << 20  # bound on branch, block and mesh counts read from IR
+
+
+def _positive(op: IRDLOperation, name: str, attr: IntegerAttr) -> int:
+    v = attr.value.data
+    if not 1 <= v <= MAX_COUNT:
+        raise VerifyException(f"{op.name}: '{name}' must be in [1, {MAX_COUNT}], got {v}")
+    return v
+
+
+def body_ops(op: IRDLOperation) -> list[Operation]:
+    """The ops of a `pim.model` / `pim.stage` body (an empty region holds none)."""
+    region = op.regions[0]
+    return list(region.block.ops) if region.blocks else []
+
+
+def _check_body(op: IRDLOperation, kind: type[IRDLOperation], what: str) -> None:
+    if len(op.regions[0].blocks) > 1:
+        raise VerifyException(f"{op.name}: body must have at most one block")
+    for inner in body_ops(op):
+        if not isinstance(inner, kind):
+            raise VerifyException(f"{op.name}: holds only {what} ops, got {inner.name}")
+
+
+def _ints(attr: DenseArrayBase[I64]) -> tuple[int, ...]:
+    return tuple(int(x) for x in attr.get_values())
+
+
+@irdl_op_definition
+class ModelOp(IRDLOperation):
+    """A workload on a PIM machine; holds its stages once scheduled.
+
+    `model` and `img` name the vision transformer and its input size (what
+    `pim-orchestrate --model/--img` takes), `preset` the machine; `rows`,
+    `cols` and `node_cap_mib` override the preset's mesh and memory per node.
+
+    ```mlir
+    "pim.model"() <{model = "vit-b", img = 224 : i64, preset = "allspark-16x16"}> ({
+    }) : () -> ()
+    ```
+    """
+
+    name = "pim.model"
+    model = prop_def(StringAttr)
+    img = prop_def(IntegerAttr[I64])
+    preset = prop_def(StringAttr)
+    rows = opt_prop_def(IntegerAttr[I64])
+    cols = opt_prop_def(IntegerAttr[I64])
+    node_cap_mib = opt_prop_def(IntegerAttr[I64])
+    body = region_def()
+    traits = traits_def(NoTerminator())
+
+    def verify_(self) -> None:
+        _positive(self, "img", self.img)
+        for key in ("rows", "cols", "node_cap_mib"):
+            attr = getattr(self, key)
+            if attr is not None:
+                _positive(self, key, attr)
+        _check_body(self, StageOp, "pim.stage")
+
+
+@irdl_op_definition
+class StageOp(IRDLOperation):
+    """One model stage: `branches` computational branches of `blocks` blocks each.
+
+    Holds its temporal layers in order (`pim.layer`).  `reuse` marks a stage
+    whose nodes keep weights across temporal layers (Table V's reuse column).
+
+    ```mlir
+    "pim.model"() <{model = "swin-t", img = 224 : i64, preset = "allspark-16x16"}> ({
+      "pim.stage"() <{index = 4 : i64, branches = 1 : i64, blocks = 2 : i64}> ({
+        "pim.layer"() <{scheme = array<i64: 12, 7>, branches = 1 : i64}> : () -> ()
+      }) : () -> ()
+    }) : () -> ()
+    ```
+    """
+
+    name = "pim.stage"
+    index = prop_def(IntegerAttr[I64])
+    branches = prop_def(IntegerAttr[I64])
+    blocks = prop_def(IntegerAttr[I64])
+    heads = opt_prop_def(IntegerAttr[I64])
+    tokens = opt_prop_def(IntegerAttr[I64])
+    reuse = opt_prop_def(UnitAttr)
+    body = region_def()
+    traits = traits_def(NoTerminator(), HasParent(ModelOp))
+
+    def verify_(self) -> None:
+        for key in ("index", "branches", "blocks"):
+            _positive(self, key, getattr(self, key))
+        _check_body(self, LayerOp, "pim.layer")
+
+
+@irdl_op_definition
+class LayerOp(IRDLOperation):
+    """A temporal layer: `branches` identical `[g, m]` sub-arrays running in parallel.
+
+    `scheme = [g, m]`: `g` head groups of `m` patch chunks (Table V).
+    `placement` (optional): one `row, col, rows, cols` rectangle per branch, in
+    the order branches are bound; each rectangle has `m x g` or `g x m` nodes.
+    `cycles` (optional): the cost model's time of the layer.
+
+    ```mlir
+    "pim.model"() <{model = "swin-t", img = 224 : i64, preset = "allspark-16x16"}> ({
+      "pim.stage"() <{index = 4 : i64, branches = 1 : i64, blocks = 2 : i64}> ({
+        "pim.layer"() <{scheme = array<i64: 4, 2>, branches = 1 : i64,
+                        placement = array<i64: 0, 0, 2, 4>}> : () -> ()
+      }) : () -> ()
+    }) : () -> ()
+    ```
+    """
+
+    name = "pim.layer"
+    scheme = prop_def(DenseArrayBase[I64])
+    branches = prop_def(IntegerAttr[I64])
+    placement = opt_prop_def(DenseArrayBase[I64])
+    cycles = opt_prop_def(IntegerAttr[I64])
+    traits = traits_def(HasParent(StageOp))
+
+    @property
+    def g_m(self) -> tuple[int, int]:
+        g, m = _ints(self.scheme)
+        return g, m
+
+    def rects(self) -> list[tuple[int, int, int, int]]:
+        if self.placement is None:
+            return []
+        v = _ints(self.placement)
+        return [(v[i], v[i + 1], v[i + 2], v[i + 3]) for i in range(0, len(v), 4)]
+
+    def verify_(self) -> None:
+        s = _ints(self.scheme)
+        if len(s) != 2 or min(s) < 1 or max(s) > MAX_COUNT:
+            raise VerifyException(f"pim.layer: scheme must be [g, m] with g, m >= 1, got "
+                                  f"{list(s)}")
+        n = _positive(self, "branches", self.branches)
+        if self.placement is None:
+            return
+        v = _ints(self.placement)
+        if len(v) != 4 * n:
+            raise VerifyException(f"pim.layer: placement must hold {n} rectangles "
+                                  f"(row, col, rows, cols), got {len(v)} integers")
+        g, m = s
+        for r, c, h, w in self.rects():
+            if min(r, c) < 0 or (h, w) not in ((m, g), (g, m)):
+                raise VerifyException(f"pim.layer: rectangle ({r}, {c}, {h}, {w}) is not an "
+                                      f"{m}x{g} sub-array at a non-negative position")
+
+
+Pim = Dialect("pim", [ModelOp, StageOp, LayerOp], [])

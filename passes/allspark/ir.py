@@ -1,0 +1,243 @@
+"""Allspark as passes over the `pim` dialect: `pim-orchestrate`, `pim-verify-schedule`.
+
+`pim-orchestrate` solves the scheduling ILP for every `pim.model` and writes the
+schedule into it as IR: one `pim.stage` per model stage, one `pim.layer` per
+temporal layer with its scheme `[g, m]`, branch count, the cost model's cycles
+and the Algorithm 1 rectangles its branches are bound to.
+`pim-verify-schedule` reads a schedule back (solved or written by hand) and
+checks the partition candidates (Sec. VI-A), constraints 1-5 and the placement
+(rectangles inside the mesh, disjoint); the first violation is an error at the
+offending op that names the constraint.
+
+The workload still comes from the model name (`passes/allspark/vit.py`), not
+from an imported graph.
+
+```mlir
+"pim.model"() <{model = "swin-t", img = 224 : i64, preset = "allspark-16x16"}> ({
+}) : () -> ()
+```
+
+`step-opt in.mlir -p 'pim-orchestrate,pim-verify-schedule'` fills and checks it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import builtin
+from xdsl.dialects.builtin import DenseArrayBase, IntegerAttr, StringAttr, UnitAttr, i64
+from xdsl.ir import Block, Region
+from xdsl.passes import ModulePass
+from xdsl.rewriter import BlockInsertPoint, InsertPoint, Rewriter
+
+from steplus.dialects.pim import LayerOp, ModelOp, StageOp, body_ops
+from steplus.dialects.target.pim import MIB, PimConfigError, PimHardware, preset, with_overrides
+from steplus.passes.allspark.ilp_compact import ScheduleError
+from steplus.passes.allspark.orchestrate import layer_rects, orchestrate
+from steplus.passes.allspark.partition import Scheme
+from steplus.passes.allspark.schedule import layers_of, verify
+from steplus.passes.allspark.vit import VitModel, WorkloadError, build
+from steplus.utils.diagnostics import OpDiagnosticError
+
+MAX_TIME_LIMIT = 3600.0
+
+
+def _int(v: int) -> IntegerAttr:
+    return IntegerAttr(v, i64)
+
+
+def machine_of(op: ModelOp) -> PimHardware:
+    """The preset a `pim.model` names, with its mesh / memory overrides."""
+    try:
+        hw = preset(op.preset.data)
+        changes: dict[str, object] = {}
+        if op.rows is not None:
+            changes["rows"] = op.rows.value.data
+        if op.cols is not None:
+            changes["cols"] = op.cols.value.data
+        if op.node_cap_mib is not None:
+            changes["node_cap_bytes"] = op.node_cap_mib.value.data * MIB
+        return with_overrides(hw, **changes) if changes else hw
+    except PimConfigError as e:
+        raise OpDiagnosticError(op, str(e)) from None
+
+
+def workload_of(op: ModelOp) -> VitModel:
+    try:
+        return build(op.model.data, op.img.value.data)
+    except WorkloadError as e:
+        raise OpDiagnosticError(op, str(e)) from None
+
+
+def _stage_op(rep_index: int, branches: int, blocks: int, heads: int, tokens: int,
+              reuse: bool) -> StageOp:
+    props: dict[str, object] = {
+        "index": _int(rep_index), "branches": _int(branches), "blocks": _int(blocks),
+        "heads": _int(heads), "tokens": _int(tokens)}
+    if reuse:
+        props["reuse"] = UnitAttr()
+    return StageOp.create(properties=props,  # pyright: ignore[reportArgumentType]
+                          regions=[Region(Block())])
+
+
+@dataclass(frozen=True)
+class PimOrchestratePass(ModulePass):
+    """Schedule every `pim.model` with the Allspark ILP and attach the schedule as IR.
+
+    Options: `time-limit` (seconds, at most 3600; the best schedule found is kept and
+    marked `status = "time-limit"`), `form` (`compact`, `literal` or `cpsat`).
+    A model that cannot be scheduled is an error at its `pim.model` naming the
+    constraint (e.g. `constraint 5, memory capacity`).  An existing schedule is
+    replaced.
+
+    ```mlir
+    "pim.model"() <{model = "swin-t", img = 224 : i64, preset = "allspark-16x16"}> ({
+    }) : () -> ()
+    ```
+    """
+
+    name = "pim-orchestrate"
+    time_limit: float = 60.0
+    form: str = "compact"
+
+    def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
+        if not 0 < self.time_limit <= MAX_TIME_LIMIT:
+            raise OpDiagnosticError(op, f"pim-orchestrate: time-limit must be in "
+                                        f"(0, {MAX_TIME_LIMIT:g}] seconds")
+        for model_op in [o for o in op.walk() if isinstance(o, ModelOp)]:
+            self._schedule(model_op)
+
+    def _schedule(self, op: ModelOp) -> None:
+        hw = machine_of(op)
+        vit = workload_of(op)
+        try:
+            res = orchestrate(vit, vit.img, hw, self.time_limit, self.form)
+        except (ScheduleError, ValueError) as e:
+            raise OpDiagnosticError(op, str(e)) from None
+        if not op.body.blocks:
+            Rewriter.insert_block(Block(), BlockInsertPoint.at_end(op.body))
+        block = op.body.block
+        for old in list(block.ops):
+            Rewriter.erase_op(old)
+        for st, rep in zip(vit.stages, res.stages):
+            stage = _stage_op(rep.index, st.branches, st.blocks, st.heads, st.tokens,
+                              rep.reuse)
+            Rewriter.insert_op(stage, InsertPoint.at_end(block))
+            for lay in rep.layers:
+                rects = [x for r in layer_rects(hw, lay) for x in r]
+                layer = LayerOp.create(properties={  # pyright: ignore[reportArgumentType]
+                    "scheme": DenseArrayBase.from_list(i64, [lay.scheme.g, lay.scheme.m]),
+                    "branches": _int(lay.branches),
+                    "placement": DenseArrayBase.from_list(i64, rects),
+                    "cycles": _int(lay.cost.total)})
+                Rewriter.insert_op(layer, InsertPoint.at_end(stage.body.block))
+        op.attributes["latency_cycles"] = _int(res.cycles)
+        op.attributes["status"] = StringAttr(res.status)
+
+
+_WHERE = re.compile(r"stage (\d+)(?:, temporal layer (\d+))?")
+
+
+def _locate(op: ModelOp, message: str):
+    """The op a verifier message is about: its stage / temporal layer, else the model."""
+    m = _WHERE.search(message)
+    if not m:
+        return op
+    stages = body_ops(op)
+    i = int(m.group(1)) - 1
+    if not 0 <= i < len(stages):
+        return op
+    stage = stages[i]
+    if m.group(2) is None or not isinstance(stage, StageOp):
+        return stage
+    layers = body_ops(stage)
+    j = int(m.group(2)) - 1
+    return layers[j] if 0 <= j < len(layers) else stage
+
+
+def _overlap(a: tuple[int, int, int, int], b: tuple[int, int, int, int]) -> bool:
+    return a[0] < b[0] + b[2] and b[0] < a[0] + a[2] and a[1] < b[1] + b[3] and b[1] < a[1] + a[3]
+
+
+def check_model(op: ModelOp) -> None:
+    """Raise ``OpDiagnosticError`` at the first op of ``op``'s schedule breaking a rule."""
+    hw = machine_of(op)
+    vit = workload_of(op)
+    stages = [s for s in body_ops(op) if isinstance(s, StageOp)]
+    if len(stages) != len(vit.stages):
+        raise OpDiagnosticError(op, f"schedule has {len(stages)} stages, {vit.name} has "
+                                    f"{len(vit.stages)}")
+    spec: list[list[tuple[Scheme, int | None]]] = []
+    for st, stage in zip(vit.stages, stages):
+        if stage.branches.value.data != st.branches:
+            raise OpDiagnosticError(stage, f"stage {st.index} has {st.branches} branches, "
+                                           f"not {stage.branches.value.data}")
+        rows: list[tuple[Scheme, int | None]] = []
+        for lay in body_ops(stage):
+            assert isinstance(lay, LayerOp)
+            g, m = lay.g_m
+            rows.append((Scheme(g, m), lay.branches.value.data))
+        spec.append(rows)
+    try:
+        layers = layers_of(vit, hw, spec)
+    except ScheduleError as e:
+        msg = str(e).removeprefix("schedule: ")
+        raise OpDiagnosticError(_locate(op, msg), msg) from None
+    errors = verify(vit, hw, layers)
+    if errors:
+        raise OpDiagnosticError(_locate(op, errors[0]), errors[0])
+    for stage in stages:
+        for j, lay in enumerate(body_ops(stage), 1):
+            assert isinstance(lay, LayerOp)
+            rects = lay.rects()
+            for k, (r, c, h, w) in enumerate(rects):
+                if r + h > hw.rows or c + w > hw.cols:
+                    raise OpDiagnosticError(
+                        lay, f"stage {stage.index.value.data}, temporal layer {j}: rectangle "
+                             f"({r}, {c}, {h}, {w}) leaves the {hw.rows}x{hw.cols} mesh "
+                             f"(placement)")
+                for other in rects[:k]:
+                    if _overlap(other, (r, c, h, w)):
+                        raise OpDiagnosticError(
+                            lay, f"stage {stage.index.value.data}, temporal layer {j}: "
+                                 f"rectangles {other} and {(r, c, h, w)} share nodes "
+                                 f"(placement: one branch per node)")
+
+
+@dataclass(frozen=True)
+class PimVerifySchedulePass(ModulePass):
+    """Check every scheduled `pim.model` against the seed's constraints 1-5.
+
+    Also checks that each scheme is a partition candidate (Sec. VI-A) and that a
+    layer's placement rectangles lie inside the mesh and do not share nodes.
+    The error is reported at the `pim.layer`, `pim.stage` or `pim.model` at
+    fault and names the constraint.
+
+    ```mlir
+    "pim.model"() <{model = "swin-t", img = 224 : i64, preset = "allspark-16x16"}> ({
+      "pim.stage"() <{index = 1 : i64, branches = 64 : i64, blocks = 2 : i64}> ({
+        "pim.layer"() <{scheme = array<i64: 3, 1>, branches = 64 : i64}> : () -> ()
+      }) : () -> ()
+      "pim.stage"() <{index = 2 : i64, branches = 16 : i64, blocks = 2 : i64}> ({
+        "pim.layer"() <{scheme = array<i64: 6, 2>, branches = 16 : i64}> : () -> ()
+      }) : () -> ()
+      "pim.stage"() <{index = 3 : i64, branches = 4 : i64, blocks = 6 : i64}> ({
+        "pim.layer"() <{scheme = array<i64: 12, 4>, branches = 4 : i64}> : () -> ()
+      }) : () -> ()
+      "pim.stage"() <{index = 4 : i64, branches = 1 : i64, blocks = 2 : i64}> ({
+        "pim.layer"() <{scheme = array<i64: 12, 7>, branches = 1 : i64}> : () -> ()
+      }) : () -> ()
+    }) : () -> ()
+    ```
+    """
+
+    name = "pim-verify-schedule"
+
+    def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
+        for model_op in [o for o in op.walk() if isinstance(o, ModelOp)]:
+            check_model(model_op)
+
+
+__all__ = ["PimOrchestratePass", "PimVerifySchedulePass", "check_model"]
