@@ -40,9 +40,14 @@ class _CollectiveOp(UnaryStreamOp):
     """What both collectives share: the group and its network, the verifier."""
 
     ranks = prop_def(IntegerAttr[I64])
+    """Sockets of the tensor-parallel group (the ring), 1..65536."""
     links = prop_def(IntegerAttr[I64])
+    """Peer-to-peer links per socket, used in parallel."""
     link_gbps = prop_def(IntegerAttr[I64])
+    """Bandwidth of one link in GB/s."""
     latency_ns = prop_def(IntegerAttr[I64])
+    """Fixed latency of one collective (a tile's combined value leaves this long after its
+    transfer), in ns."""
 
     def _check(self) -> tuple[StreamType, StreamType, TileType]:
         s = stream_of(self, self.input, "input")
