@@ -36,6 +36,7 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import DenseArrayBase, IntegerAttr, ModuleOp, i64
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
+from xdsl.rewriter import InsertPoint, Rewriter
 
 from steplus.dialects.step import ops as so
 from steplus.dialects.step import ops as sg
@@ -129,8 +130,6 @@ def _layout_problem(pipelines: list[Pipeline], per: int) -> str | None:
 
 
 def _set_result_types(op: Operation, types: list) -> Operation:
-    from xdsl.rewriter import Rewriter
-
     for r, t in zip(list(op.results), types):
         if r.type != t:
             Rewriter.replace_value_with_new_type(r, t)
@@ -144,7 +143,7 @@ class _Region:
         self.block, self.anchor, self.index = block, anchor, index
 
     def add(self, op: Operation) -> Operation:
-        self.block.insert_op_before(op, self.anchor)
+        Rewriter.insert_op(op, InsertPoint.before(self.anchor))
         for r in op.results:
             if isinstance(r.type, StreamType):
                 refresh(op)
@@ -241,8 +240,7 @@ def time_multiplex(graph: GraphOp, regions: int) -> None:
         _Region(block, anchor, r).build(pipelines[r * per:(r + 1) * per])
     for p in pipelines:
         for op in reversed(p.ops):
-            op.detach()
-            op.erase()
+            Rewriter.erase_op(op)
     from steplus.dialects.step.inference import infer_graph
 
     infer_graph(graph)
