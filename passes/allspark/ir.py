@@ -86,7 +86,7 @@ def _stage_op(rep_index: int, branches: int, blocks: int, heads: int, tokens: in
 class PimOrchestratePass(ModulePass):
     """Schedule every `pim.model` with the Allspark ILP and attach the schedule as IR.
 
-    Options: `time-limit` (seconds, at most 3600; the best schedule found is kept and
+    Options: `time_limit` (seconds, at most 3600; the best schedule found is kept and
     marked `status = "time-limit"`), `form` (`compact`, `literal` or `cpsat`).
     A model that cannot be scheduled is an error at its `pim.model` naming the
     constraint (e.g. `constraint 5, memory capacity`).  An existing schedule is
@@ -104,7 +104,7 @@ class PimOrchestratePass(ModulePass):
 
     def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
         if not 0 < self.time_limit <= MAX_TIME_LIMIT:
-            raise OpDiagnosticError(op, f"pim-orchestrate: time-limit must be in "
+            raise OpDiagnosticError(op, f"pim-orchestrate: time_limit must be in "
                                         f"(0, {MAX_TIME_LIMIT:g}] seconds")
         for model_op in [o for o in op.walk() if isinstance(o, ModelOp)]:
             self._schedule(model_op)

@@ -11,9 +11,9 @@ are separated by ``,`` and stages by ``;``.  The seed's Table V (Swin-B,
 Without explicit counts the branches are spread over the layers, largest
 sub-array capacity first (eq. 4).  :func:`verify` checks a schedule against
 the partition candidates and constraints 1, 2, 4 and 5 and names the rule
-broken -- the job a ``pim`` dialect verifier would do (see
-``docs/guide/allspark.md`` for why there is no such dialect).  The driver
-runs it on every solver result as an independent check.
+broken; ``pim-verify-schedule`` (``passes/allspark/ir.py``) runs it on a
+schedule written as ``pim`` IR.  The driver runs it on every solver result as
+an independent check.
 
 Example::
 
