@@ -1,0 +1,179 @@
+"""Check (or rewrite) the numbers the guides quote against what the benches print.
+
+    python bench/guide_numbers.py            # run the benches, fail on any drift (exit 1)
+    python bench/guide_numbers.py --write    # rewrite the guides' tables from the benches
+    python bench/guide_numbers.py --list     # the checked tables and their benches
+
+A table a bench regenerates is marked in its guide by a comment line right
+above it, `<!-- guide-numbers: NAME -->`; NAME is a check below, which says
+which bench to run, how to read its output and how to key the rows. A row of
+the guide whose numbers differ from the bench's (or a row one side lacks) is
+a drift: printed as `guide:line: NAME: row: column guide X, bench Y`, and the
+exit code is 1. Numbers are compared exactly, thousands separators (spaces)
+ignored. `test/unit/tools/test_guide_numbers.py` runs the check (slow: the
+bench takes ~40 s) and tests the comparison on made-up tables.
+
+Checks:
+
+- `moe_metrics` (docs/guide/step-graphs.md): `bench/moe_metrics.py`'s off-chip
+  bytes, on-chip bytes, FLOPs and padded FLOPs of the twelve MoE configurations.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import subprocess
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+MARKER = re.compile(r"^<!-- guide-numbers: ([\w-]+) -->$")
+
+Rows = dict[tuple[str, ...], list[str]]
+"""Row key (e.g. model, B, tile_N) -> its numbers, as printed (no separators)."""
+
+
+@dataclass(frozen=True)
+class Check:
+    """One guide table and the bench that regenerates it."""
+
+    page: str  # the guide, relative to the repository
+    command: list[str]  # the bench, run from the repository root
+    columns: list[str]  # the table's number columns, in order
+    key_width: int  # leading columns that key a row
+    read_bench: Callable[[str], Rows]  # the bench's stdout -> rows
+
+    def key_cells(self, key: tuple[str, ...]) -> list[str]:
+        return [k.capitalize() if i == 0 else k for i, k in enumerate(key)]
+
+
+def _moe_metrics(stdout: str) -> Rows:
+    rows: Rows = {}
+    for line in stdout.splitlines()[1:]:
+        cells = line.split()
+        if len(cells) >= 7 and cells[1].isdigit():
+            rows[(cells[0].lower(), cells[1], cells[2])] = cells[3:7]
+    return rows
+
+
+CHECKS: dict[str, Check] = {
+    "moe_metrics": Check(
+        "docs/guide/step-graphs.md", [sys.executable, "bench/moe_metrics.py", "--quiet"],
+        ["off-chip bytes", "on-chip bytes", "FLOPs", "padded FLOPs"], 3, _moe_metrics),
+}
+
+
+def table_after(lines: list[str], name: str) -> tuple[int, int]:
+    """(first, end) line indices of the markdown table below `<!-- guide-numbers: name -->`
+    (header and separator included); ValueError if the marker or table is missing."""
+    for i, line in enumerate(lines):
+        m = MARKER.match(line.strip())
+        if m and m.group(1) == name:
+            start = i + 1
+            while start < len(lines) and not lines[start].strip():
+                start += 1
+            end = start
+            while end < len(lines) and lines[end].lstrip().startswith("|"):
+                end += 1
+            if end - start < 3:
+                raise ValueError(f"no table below the '{name}' marker")
+            return start, end
+    raise ValueError(f"no '<!-- guide-numbers: {name} -->' marker")
+
+
+def _cells(line: str) -> list[str]:
+    return [c.strip() for c in line.strip().strip("|").split("|")]
+
+
+def guide_rows(lines: list[str], check: Check, name: str) -> dict[tuple[str, ...], tuple[int, list[str]]]:
+    """Row key -> (line index, numbers without separators) of the guide's table."""
+    start, end = table_after(lines, name)
+    out: dict[tuple[str, ...], tuple[int, list[str]]] = {}
+    for i in range(start + 2, end):
+        cells = _cells(lines[i])
+        key = tuple(c.lower() for c in cells[:check.key_width])
+        out[key] = (i, [c.replace(" ", "").replace("\u202f", "") for c in
+                        cells[check.key_width:check.key_width + len(check.columns)]])
+    return out
+
+
+def drifts(page: str, lines: list[str], check: Check, name: str, bench: Rows) -> list[str]:
+    """Every difference between the guide's table and the bench's rows."""
+    guide = guide_rows(lines, check, name)
+    out: list[str] = []
+    for key, (i, values) in guide.items():
+        label = " ".join(key)
+        if key not in bench:
+            out.append(f"{page}:{i + 1}: {name}: row {label}: not printed by the bench")
+            continue
+        for column, g, b in zip(check.columns, values, bench[key]):
+            if g != b:
+                out.append(f"{page}:{i + 1}: {name}: row {label}: {column} guide {g}, bench {b}")
+    start, _ = table_after(lines, name)
+    for key in bench:
+        if key not in guide:
+            out.append(f"{page}:{start + 1}: {name}: row {' '.join(key)}: "
+                       "printed by the bench, missing in the guide")
+    return out
+
+
+def _grouped(number: str) -> str:
+    return f"{int(number):,}".replace(",", " ") if number.lstrip("-").isdigit() else number
+
+
+def rewrite(lines: list[str], check: Check, name: str, bench: Rows) -> list[str]:
+    """`lines` with the table's rows replaced by the bench's (same header)."""
+    start, end = table_after(lines, name)
+    order = [*guide_rows(lines, check, name), *bench]  # the guide's order, then new rows
+    keys = [k for i, k in enumerate(order) if k in bench and k not in order[:i]]
+    rows = ["| " + " | ".join([*check.key_cells(k), *(_grouped(v) for v in bench[k])]) + " |"
+            for k in keys]
+    return [*lines[:start + 2], *rows, *lines[end:]]
+
+
+def run_bench(check: Check) -> Rows:
+    proc = subprocess.run(check.command, cwd=REPO, capture_output=True, text=True, timeout=3600)
+    if proc.returncode != 0:
+        raise SystemExit(f"{' '.join(check.command)} failed (exit {proc.returncode}):\n"
+                         f"{proc.stderr[-2000:]}")
+    return check.read_bench(proc.stdout)
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("checks", nargs="*", help=f"checks to run (default: all: {', '.join(CHECKS)})")
+    p.add_argument("--write", action="store_true", help="rewrite the guides' tables")
+    p.add_argument("--list", action="store_true", help="list the checks and exit")
+    args = p.parse_args(argv)
+    if args.list:
+        for name, c in CHECKS.items():
+            print(f"{name}: {c.page} <- {' '.join(c.command[1:])}")
+        return 0
+    unknown = [n for n in args.checks if n not in CHECKS]
+    if unknown:
+        p.error(f"unknown checks {unknown} (checks: {', '.join(CHECKS)})")
+    found: list[str] = []
+    for name in args.checks or list(CHECKS):
+        check = CHECKS[name]
+        path = REPO / check.page
+        lines = path.read_text(encoding="utf-8").splitlines()
+        bench = run_bench(check)
+        if args.write:
+            path.write_text("\n".join(rewrite(lines, check, name, bench)) + "\n", encoding="utf-8")
+            print(f"rewrote {check.page} ({name})")
+        else:
+            found += drifts(check.page, lines, check, name, bench)
+    for line in found:
+        print(line)
+    if found:
+        print(f"{len(found)} numbers drifted; python bench/guide_numbers.py --write rewrites "
+              "the tables", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

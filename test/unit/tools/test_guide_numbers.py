@@ -1,0 +1,73 @@
+"""The guide-drift check (bench/guide_numbers.py; issue 28 item 3): the guides'
+marked tables equal what the benches print. The real run is slow (the bench takes
+~40 s); the comparison itself is tested on the guide's own table."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[3]
+_spec = importlib.util.spec_from_file_location("guide_numbers", REPO / "bench/guide_numbers.py")
+assert _spec is not None and _spec.loader is not None
+gn = importlib.util.module_from_spec(_spec)
+sys.modules["guide_numbers"] = gn  # dataclasses look their module up
+_spec.loader.exec_module(gn)
+
+CHECK = gn.CHECKS["moe_metrics"]
+LINES = (REPO / CHECK.page).read_text(encoding="utf-8").splitlines()
+
+
+def bench_text(rows: dict) -> str:
+    """moe_metrics.py's output for `rows` (its header, then one line per row)."""
+    out = ["model B tile_N offchip_bytes onchip_bytes flops padded_flops flops_artifact art_padded"]
+    out += [" ".join([*key, *values, "0", "0"]) for key, values in rows.items()]
+    return "\n".join(out) + "\n"
+
+
+def guide_as_bench() -> dict:
+    return {k: v for k, (_, v) in gn.guide_rows(LINES, CHECK, "moe_metrics").items()}
+
+
+def test_marked_table_has_the_twelve_configurations():
+    rows = gn.guide_rows(LINES, CHECK, "moe_metrics")
+    assert len(rows) == 12
+    assert rows[("mixtral", "64", "16")][1] == ["4229431552", "18915330", "67847716864",
+                                                 "22615556096"]
+
+
+def test_no_drift_when_the_bench_prints_the_guide():
+    bench = CHECK.read_bench(bench_text(guide_as_bench()))
+    assert gn.drifts(CHECK.page, LINES, CHECK, "moe_metrics", bench) == []
+    assert gn.rewrite(LINES, CHECK, "moe_metrics", bench) == LINES
+
+
+def test_a_changed_number_and_a_missing_row_are_drifts():
+    rows = guide_as_bench()
+    rows[("qwen", "1024", "dyn")] = ["795885568", "266620930", "77600915457", "0"]
+    del rows[("mixtral", "64", "64")]
+    bench = CHECK.read_bench(bench_text(rows))
+    found = gn.drifts(CHECK.page, LINES, CHECK, "moe_metrics", bench)
+    line = {k: i + 1 for k, (i, _) in gn.guide_rows(LINES, CHECK, "moe_metrics").items()}
+    assert found == [
+        f"docs/guide/step-graphs.md:{line[('mixtral', '64', '64')]}: moe_metrics: row "
+        "mixtral 64 64: not printed by the bench",
+        f"docs/guide/step-graphs.md:{line[('qwen', '1024', 'dyn')]}: moe_metrics: row "
+        "qwen 1024 dyn: FLOPs guide 77600915456, bench 77600915457",
+    ]
+    fixed = gn.rewrite(LINES, CHECK, "moe_metrics", bench)
+    assert "| Qwen | 1024 | dyn | 795 885 568 | 266 620 930 | 77 600 915 457 | 0 |" in fixed
+    assert len(fixed) == len(LINES) - 1
+
+
+def test_missing_marker_is_reported():
+    with pytest.raises(ValueError, match="no '<!-- guide-numbers: nope -->' marker"):
+        gn.table_after(LINES, "nope")
+
+
+@pytest.mark.slow
+def test_guides_match_the_benches():
+    assert gn.main([]) == 0
