@@ -191,8 +191,10 @@ def plot(rows: list[dict], path: Path) -> None:
         ax.set_title(f"B={batch}", fontsize=9)
         ax.set_ylabel("performance / dynamic", fontsize=8)
         ax.tick_params(labelsize=7)
-    axes[0][0].legend(fontsize=7)
-    fig.tight_layout()
+    # One legend above the panels (inside the first one it covered a bar).
+    handles, names = axes[0][0].get_legend_handles_labels()
+    fig.legend(handles, names, loc="upper center", ncol=len(names), fontsize=7, frameon=False)
+    fig.tight_layout(rect=(0, 0, 1, 0.9))
     fig.savefig(path, dpi=120)
 
 

@@ -197,6 +197,7 @@ def plot(layers: dict[str, list[dict]], path: Path) -> None:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib import ticker
 
     fig, axes = plt.subplots(1, len(layers), figsize=(4.2 * len(layers), 3.4), squeeze=False)
     for ax, (model, layer) in zip(axes[0], layers.items()):
@@ -206,6 +207,11 @@ def plot(layers: dict[str, list[dict]], path: Path) -> None:
                        color="tab:orange" if dyn else "tab:blue", marker="*" if dyn else "o")
             ax.annotate(d["design"], (d["onchip_bytes"] / 2**20, d["cycles"] / 1e3), fontsize=7)
         ax.set_xscale("log")
+        # Ticks at 1, 2, 5 x 10^k as plain numbers, no minor labels: matplotlib's
+        # minor log-tick labels (2x10^1, 3x10^1, ...) overlapped each other.
+        ax.xaxis.set_major_locator(ticker.LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+        ax.xaxis.set_major_formatter(ticker.FuncFormatter(lambda v, _: f"{v:g}"))
+        ax.xaxis.set_minor_formatter(ticker.NullFormatter())
         ax.set_xlabel("on-chip memory (MiB)")
         ax.set_ylabel("cycles (x1000)")
         ax.set_title(f"{model} decoder layer, B={BATCH}", fontsize=9)
