@@ -84,6 +84,8 @@ def plot(rows: list[dict], path: Path) -> None:
 
     keys = [("offchip_bytes", "off-chip traffic"), ("onchip_bytes", "on-chip memory"),
             ("cycles", "cycles")]
+    # Without --simulate there are no cycles: no empty row of panels.
+    keys = [(k, label) for k, label in keys if any(isinstance(r.get(k), int) for r in rows)]
     groups = sorted({(r["model"], r["batch"]) for r in rows})
     fig, axes = plt.subplots(len(keys), len(groups), figsize=(3.2 * len(groups), 2.6 * len(keys)),
                              squeeze=False)

@@ -71,3 +71,18 @@ def test_missing_marker_is_reported():
 @pytest.mark.slow
 def test_guides_match_the_benches():
     assert gn.main([]) == 0
+
+
+def test_figures_in_the_guides_exist():
+    """Every image a guide or the README embeds is in the repository (PNG)."""
+    import re
+
+    pages = [REPO / "README.md", *sorted((REPO / "docs" / "guide").glob("*.md"))]
+    found = []
+    for page in pages:
+        for target in re.findall(r"!\[[^\]]*\]\(([^)\s]+)\)", page.read_text(encoding="utf-8")):
+            path = (page.parent / target).resolve()
+            assert path.is_file(), f"{page.name}: missing figure {target}"
+            assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", f"{target} is not a PNG"
+            found.append(target)
+    assert "figures/tiling.png" in found
