@@ -62,6 +62,14 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import (
+    PatternRewriter,
+    PatternRewriteWalker,
+    RewritePattern,
+    op_type_rewrite_pattern,
+)
+from xdsl.builder import Builder
+from xdsl.rewriter import InsertPoint, Rewriter
 
 from steplus.dialects.step import ops as so
 from steplus.dialects.step import ops as sr
@@ -102,7 +110,10 @@ def _region(arg_types: Sequence[Attribute],
     """A function region: `body(args)` makes the applies, the last one is yielded."""
     block = Block(arg_types=list(arg_types))
     applies = body(list(block.args))
-    block.add_ops([*applies, so.YieldOp.create(operands=[applies[-1].result])])
+    builder = Builder(InsertPoint.at_end(block))
+    for a in applies:
+        builder.insert(a)
+    builder.insert(so.YieldOp.create(operands=[applies[-1].result]))
     return Region(block)
 
 
@@ -135,7 +146,7 @@ class _Builder:
         self.block = block
 
     def _add(self, op: Operation, suffix: str | None) -> SSAValue:
-        self.block.insert_op_before(op, self.anchor)
+        Rewriter.insert_op(op, InsertPoint.before(self.anchor))
         res = op.results[0]
         res.name_hint = self.hint if suffix is None else f"{self.hint}_{suffix}"
         return res
@@ -168,7 +179,7 @@ class _Builder:
     def zip(self, a: SSAValue, b: SSAValue) -> SSAValue:
         out = StreamType(_stream(a).shape.data, TupleType([_stream(a).element, _stream(b).element]))
         op = sr.ZipOp.create(operands=[a, b], result_types=[out])
-        self.block.insert_op_before(op, self.anchor)
+        Rewriter.insert_op(op, InsertPoint.before(self.anchor))
         return op.results[0]
 
     def accum(self, v: SSAValue, rank: int, acc: TileType, update: Region, init: Region,
@@ -321,13 +332,10 @@ def _hint(op: Operation) -> str:
 
 def _replace(op: Operation, new: SSAValue) -> None:
     old_input = op.operands[0]
-    op.results[0].replace_all_uses_with(new)
-    op.detach()
-    op.erase()
+    Rewriter.replace_op(op, [], [new])
     owner = old_input.owner
     if isinstance(owner, sr.ZipOp) and not list(owner.output.uses):
-        owner.detach()
-        owner.erase()
+        Rewriter.erase_op(owner)
 
 
 def _tile_elementwise(p: _Plan, r: int, c: int) -> None:
@@ -341,16 +349,17 @@ def _tile_elementwise(p: _Plan, r: int, c: int) -> None:
     # the body on physical tiles: the same applies, each result r x c
     old = op.body.block
     block = Block(arg_types=phys_in)
+    body = Builder(InsertPoint.at_end(block))
     values: dict[SSAValue, SSAValue] = dict(zip(old.args, block.args))
     for a in old.ops:
         if isinstance(a, so.ApplyOp):
             t = a.result.type
             assert isinstance(t, TileType)
             new = _apply(a.fn.data, [values[x_] for x_ in a.args], TileType(r, c, t.scalar))
-            block.add_op(new)
+            body.insert(new)
             values[a.result] = new.result
         elif isinstance(a, so.YieldOp):
-            block.add_op(so.YieldOp.create(operands=[values[v] for v in a.values]))
+            body.insert(so.YieldOp.create(operands=[values[v] for v in a.values]))
     logical = _stream(op.output).element
     assert isinstance(logical, TileType)
     y = b.map(x, Region(block), TileType(r, c, logical.scalar), "phys")
@@ -411,23 +420,26 @@ def _is_split(op: Operation) -> bool:
         "zero", "split_tiles"]
 
 
-def _bypass_split_of_join(graph: GraphOp) -> int:
-    """split(join(x)) with the same tiles and rank 2 is x; returns how many were bypassed."""
-    count = 0
-    for op in list(graph.body.block.ops):
-        if not _is_split(op) or op.rank.value.data != 2:
-            continue
+class BypassSplitOfJoin(RewritePattern):
+    """split(join(x)) with the same tiles and rank 2 is x.
+
+    A `split_tiles` flat_map of rank 2 whose input is a rank-2 `join_tiles`
+    accum of the same physical tiles (two tiled operators back to back) reads
+    `x` instead; the join goes when nothing else reads it.
+    """
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: so.FlatMapOp, rewriter: PatternRewriter) -> None:
+        if not isinstance(op.parent_op(), GraphOp) or not _is_split(op) \
+                or op.rank.value.data != 2:
+            return
         join = op.input.owner
-        if not _is_join(join) or join.rank.value.data != 2 or join.input.type != op.output.type:
-            continue
-        op.output.replace_all_uses_with(join.input)
-        op.detach()
-        op.erase()
-        count += 1
+        if not isinstance(join, so.AccumOp) or not _is_join(join) or join.rank.value.data != 2 \
+                or join.input.type != op.output.type:
+            return
+        rewriter.replace(op, [], [join.input])
         if not list(join.output.uses):
-            join.detach()
-            join.erase()
-    return count
+            rewriter.erase(join)
 
 
 def hierarchical_tile(graph: GraphOp, r: int, c: int) -> int:
@@ -448,7 +460,8 @@ def hierarchical_tile(graph: GraphOp, r: int, c: int) -> int:
         else:
             _tile_elementwise(p, r, c)
     if plans:
-        _bypass_split_of_join(graph)
+        PatternRewriteWalker(BypassSplitOfJoin(), apply_recursively=False).rewrite_region(
+            graph.body)
     return len(plans)
 
 
