@@ -116,6 +116,41 @@ class Call(Expr):
 
 
 @dataclass
+class ArrayLit(Expr):
+    """`[e0, e1, ...]`."""
+
+    items: list[Expr]
+
+
+@dataclass
+class Repeat(Expr):
+    """`e ^ n`: an array of n copies of e (n a constant)."""
+
+    arg: Expr
+    count: Expr
+
+
+@dataclass
+class Index(Expr):
+    """`a[i]` (i constant or not) or, with `hi`, the slice `a[i..hi]` (constants)."""
+
+    arg: Expr
+    index: Expr
+    hi: Expr | None = None
+
+
+@dataclass
+class Iterate(Expr):
+    """Heptagon's `map<<f, n>>(args)` and `fold<<f, n>>(array, init)`."""
+
+    kind: str  # "map" or "fold"
+    node: str
+    node_pos: int
+    size: Expr
+    args: list[Expr]
+
+
+@dataclass
 class Name:
     pos: int
     name: str
@@ -127,6 +162,9 @@ class TypeRef:
     name: str  # int, real, bool, or a declared type name
     # Kind 2's `subrange [lo, hi] of int` (name "int"): the bounds (None: `*`)
     bounds: tuple[Expr | None, Expr | None] | None = None
+    # `t ^ n` (name "^"): the element type and the size
+    elem: TypeRef | None = None
+    size: Expr | None = None
 
 
 @dataclass
@@ -222,6 +260,9 @@ class Node:
     end: int = 0  # offset just past `tel`
     observers: list[Observer] = field(default_factory=list)
     modes: dict[str, Expr] = field(default_factory=dict)  # mode -> its requires (`::m`)
+    # an array variable -> the names of its elements (`a` -> `a[0]`, `a[1]`, ...):
+    # the frontend scalarizes arrays (Program.scalarize)
+    arrays: dict[str, list[str]] = field(default_factory=dict)
 
 
 @dataclass

@@ -107,10 +107,11 @@ def lower_automaton(low: NodeLowering, aut: ast.Automaton) -> None:
                 if isinstance(eq, ast.Automaton):
                     raise LustreError(eq.pos, "unsupported construct: nested automata")
                 values = low.expr(eq.rhs)
-                if len(values) != len(eq.lhs):
-                    raise LustreError(eq.pos, f"{len(eq.lhs)} variable(s) defined by an "
+                lhs = low.expand_lhs(eq.lhs)
+                if len(values) != len(lhs):
+                    raise LustreError(eq.pos, f"{len(lhs)} variable(s) defined by an "
                                       f"expression with {len(values)} value(s)")
-                for name, v in zip(eq.lhs, values):
+                for name, v in zip(lhs, values):
                     if name.name in mine:
                         raise LustreError(name.pos, f"variable '{name.name}' is defined "
                                           f"twice in state '{st.name}'")

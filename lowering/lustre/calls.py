@@ -59,11 +59,14 @@ def _condition(low: NodeLowering, e: ast.Expr) -> tuple[SSAValue, bool]:
     return c, negated
 
 
-def lower_call(low: NodeLowering, e: ast.Call) -> list[SSAValue]:
+def lower_call(low: NodeLowering, e: ast.Call, values: list[SSAValue] | None = None
+               ) -> list[SSAValue]:
+    """A node instance; `values`, if given, are its arguments already lowered
+    (the array iterators call a node once per element)."""
     callee = low.prog.nodes.get(e.node)
     if callee is None:
         raise LustreError(e.node_pos, f"unknown node '{e.node}'")
-    args = [v for a in e.args for v in low.expr(a)]
+    args = values if values is not None else [v for a in e.args for v in low.expr(a)]
     params = callee.inputs
     if len(args) != len(params):
         raise LustreError(e.pos, f"node '{e.node}' takes {len(params)} argument(s), "

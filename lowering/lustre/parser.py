@@ -61,6 +61,8 @@ UNSUPPORTED_WORDS: dict[str, str] = {
     "subtype": "Kind 2 refinement types",
     "cond": "Kind 2 'cond' expressions",
     "rec": "recursive functions",
+    "transparent": "Kind 2 transparent/opaque functions",
+    "opaque": "Kind 2 transparent/opaque functions",
     "reachable": "Kind 2 reachability checks",
     "array": "arrays",
     "uint": "Kind 2 machine integers",

@@ -25,6 +25,8 @@ from steplus.lowering.lustre.parser import LustreError
 
 INT_MIN, INT_MAX = -(2**31), 2**31 - 1
 _MAX_CONST_DEPTH = 200
+MAX_ARRAY = 4096
+"""Largest array size (arrays are scalarized: one lus value per element)."""
 
 
 @dataclass(frozen=True)
@@ -70,6 +72,14 @@ def children(e: ast.Expr) -> Iterator[ast.Expr]:
         yield from (c[2] for c in e.cases)
     elif isinstance(e, ast.Tuple):
         yield from e.items
+    elif isinstance(e, ast.ArrayLit):
+        yield from e.items
+    elif isinstance(e, ast.Repeat):
+        yield from (e.arg, e.count)
+    elif isinstance(e, ast.Index):
+        yield from (e.arg, e.index) if e.hi is None else (e.arg, e.index, e.hi)
+    elif isinstance(e, ast.Iterate):
+        yield from e.args
     elif isinstance(e, ast.Call):
         yield from e.args
         for extra in (e.reset, e.activate):
@@ -121,6 +131,8 @@ class Program:
             self._unique(self.consts, c.name, c, c.pos, "constant")
         for n in prog.nodes:
             self._unique(self.nodes, n.name, n, n.pos, "node")
+        for n in prog.nodes:
+            self.scalarize(n)
         self._check_no_recursion()
 
     @staticmethod
@@ -134,6 +146,9 @@ class Program:
         """`int`, `real`, `bool` or the name of an enumeration."""
         seen: set[str] = set()
         while ref.name not in ("int", "real", "bool"):
+            if ref.name == "^":
+                raise LustreError(ref.pos, "unsupported construct: arrays here (arrays are "
+                                  "node variables, parameters and expressions)")
             decl = self.types.get(ref.name)
             if decl is None:
                 raise LustreError(ref.pos, f"unknown type '{ref.name}'")
@@ -144,6 +159,44 @@ class Program:
             seen.add(ref.name)
             ref = decl.alias
         return ref.name
+
+    def array_shape(self, ref: ast.TypeRef) -> tuple[int, ast.TypeRef] | None:
+        """(size, element type) of an array type `t ^ n` (through aliases), else None."""
+        seen: set[str] = set()
+        while ref.name != "^" and ref.name in self.types and ref.name not in seen:
+            seen.add(ref.name)
+            alias = self.types[ref.name].alias
+            if alias is None:
+                return None
+            ref = alias
+        if ref.name != "^" or ref.elem is None or ref.size is None:
+            return None
+        n, t = self.fold(ref.size)
+        if t != "int" or not 1 <= int(n) <= MAX_ARRAY:
+            raise LustreError(ref.size.pos, f"an array size must be an int constant from 1 "
+                              f"to {MAX_ARRAY}, not {n}")
+        return int(n), ref.elem
+
+    def scalarize(self, node: ast.Node) -> None:
+        """Replace the array variables of `node` by their elements `a[0]` ...
+        (recorded in `node.arrays`): lus stays scalar."""
+        def expand(decls: list[ast.Decl]) -> list[ast.Decl]:
+            out = []
+            for d in decls:
+                shape = self.array_shape(d.type)
+                if shape is None:
+                    out.append(d)
+                    continue
+                n, elem = shape
+                if self.array_shape(elem) is not None:
+                    raise LustreError(d.type.pos, "unsupported construct: arrays of arrays")
+                names = [f"{d.name}[{i}]" for i in range(n)]
+                node.arrays[d.name] = names
+                out.extend(ast.Decl(d.pos, e, elem, d.clock, d.static) for e in names)
+            return out
+        node.inputs = expand(node.inputs)
+        node.outputs = expand(node.outputs)
+        node.locals = expand(node.locals)
 
     def int_range(self, ref: ast.TypeRef) -> tuple[int, int] | None:
         """The bounds of a (possibly aliased) `subrange [lo, hi] of int`, with
@@ -231,7 +284,7 @@ class Program:
     def _check_no_recursion(self) -> None:
         calls = {
             name: [c for eq in n.equations for e in equation_exprs(eq) for c in walk(e)
-                   if isinstance(c, ast.Call)]
+                   if isinstance(c, ast.Call | ast.Iterate)]
             for name, n in self.nodes.items()
         }
         state: dict[str, int] = {}  # 1 visiting, 2 done

@@ -49,6 +49,7 @@ from steplus.dialects.lus.input_ranges import (
 )
 from steplus.lowering.lustre import ast
 from steplus.lowering.lustre.automata import lower_automaton
+from steplus.lowering.lustre.arrays import lower_array
 from steplus.lowering.lustre.calls import lower_call
 from steplus.passes.lus.causality import mark_lustre
 from steplus.lowering.lustre.parser import LustreError
@@ -67,6 +68,12 @@ _INT_OPS = {"+": arith.AddiOp, "-": arith.SubiOp, "*": arith.MuliOp, "/": arith.
             "div": arith.DivSIOp, "mod": arith.RemSIOp}
 _REAL_OPS = {"+": arith.AddfOp, "-": arith.SubfOp, "*": arith.MulfOp, "/": arith.DivfOp}
 _BOOL_OPS = {"and": arith.AndIOp, "or": arith.OrIOp, "xor": arith.XOrIOp}
+def _hint(name: str) -> str:
+    """An SSA name for a Lustre variable (`a[2]`, an array element, is `a.2`:
+    xDSL drops a `_2` suffix from names)."""
+    return name.replace("[", ".").replace("]", "")
+
+
 def _carried(op: Operation) -> SSAValue | None:
     """The operand whose (Lustre) type an op's result has, if any."""
     if isinstance(op, lus.WhenOp | lus.PreOp):
@@ -136,7 +143,7 @@ class NodeLowering:
         # enums are their own types (`k = 1`, `k + 1` are type errors).
         self.vtypes: dict[SSAValue, str] = {}
         for d, arg in zip([*statics, *inputs], args):
-            arg.name_hint = d.name
+            arg.name_hint = _hint(d.name)
             self.env[d.name] = arg
             self.tag(arg, self.ltypes[d.name])
         self.reset: SSAValue | None = self.op.input_args[len(inputs)] if key.reset else None
@@ -148,7 +155,7 @@ class NodeLowering:
         self._resolved: dict[SSAValue, SSAValue] = {}
         for d in [*node.outputs, *node.locals]:
             ph = TestOp(result_types=[mlir_type(self.ltypes[d.name])])
-            ph.results[0].name_hint = d.name
+            ph.results[0].name_hint = _hint(d.name)
             self.block.add_op(ph)
             self.placeholders[d.name] = ph
             self.env[d.name] = ph.results[0]
@@ -194,10 +201,11 @@ class NodeLowering:
                 lower_automaton(self, eq)
                 continue
             values = self.expr(eq.rhs)
-            if len(values) != len(eq.lhs):
-                raise LustreError(eq.pos, f"{len(eq.lhs)} variable(s) defined by an "
+            lhs = self.expand_lhs(eq.lhs)
+            if len(values) != len(lhs):
+                raise LustreError(eq.pos, f"{len(lhs)} variable(s) defined by an "
                                   f"expression with {len(values)} value(s)")
-            for name, v in zip(eq.lhs, values):
+            for name, v in zip(lhs, values):
                 self.define(name, v)
         for d in [*self.ast.outputs, *self.ast.locals]:
             if d.name not in self.defs:
@@ -216,6 +224,10 @@ class NodeLowering:
         self.offsets[yield_op] = self.ast.pos
         return self.op
 
+    def expand_lhs(self, names: list[ast.Name]) -> list[ast.Name]:
+        """An array variable on the left of `=` is its elements."""
+        return [ast.Name(n.pos, e) for n in names for e in self.ast.arrays.get(n.name, [n.name])]
+
     def define(self, name: ast.Name, value: SSAValue) -> None:
         if name.name not in self.placeholders:
             what = "an input" if name.name in self.decls else "not declared"
@@ -232,7 +244,7 @@ class NodeLowering:
         owner_name = {ph.results[0]: n for n, ph in self.placeholders.items()}
         for name, (value, _) in self.defs.items():
             if value not in owner_name and not value.name_hint:
-                value.name_hint = name  # the variable whose equation computes it
+                value.name_hint = _hint(name)  # the variable whose equation computes it
         resolved: dict[str, SSAValue] = {}
         for name, ph in self.placeholders.items():
             value, pos = self.defs[name]
@@ -266,7 +278,11 @@ class NodeLowering:
         if isinstance(e, ast.Const):
             return [self.const(e.value, e.kind, e.pos)]
         if isinstance(e, ast.Var):
+            if e.name in self.ast.arrays:
+                return [self.var(ast.Var(e.pos, n)) for n in self.ast.arrays[e.name]]
             return [self.var(e)]
+        if isinstance(e, ast.ArrayLit | ast.Repeat | ast.Index | ast.Iterate):
+            return lower_array(self, e)
         if isinstance(e, ast.Tuple):
             return [v for item in e.items for v in self.expr(item)]
         if isinstance(e, ast.Unary):

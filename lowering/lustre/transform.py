@@ -115,6 +115,27 @@ class _ToAst(Transformer_NonRecursive):
     def t_subrange(self, meta, lo, hi):
         return ast.TypeRef(meta.start_pos, "int", (lo, hi))
 
+    def t_array(self, meta, elem, size):
+        return ast.TypeRef(meta.start_pos, "^", elem=elem, size=size)
+
+    def index_op(self, meta, arg, index):
+        return ast.Index(meta.start_pos, arg, index)
+
+    def slice_op(self, meta, arg, lo, hi):
+        return ast.Index(meta.start_pos, arg, lo, hi)
+
+    def repeat_op(self, meta, arg, count):
+        return ast.Repeat(meta.start_pos, arg, count)
+
+    def array_lit(self, meta, *items):
+        return ast.ArrayLit(meta.start_pos, list(items))
+
+    def map_it(self, meta, _open, name, size, _close, args):
+        return ast.Iterate(meta.start_pos, "map", str(name), _pos(name), size, args)
+
+    def fold_it(self, meta, _open, name, size, _close, args):
+        return ast.Iterate(meta.start_pos, "fold", str(name), _pos(name), size, args)
+
     def bound(self, meta, e):
         return e
 

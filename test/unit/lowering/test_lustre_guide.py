@@ -4,8 +4,10 @@ checked by the falsifier), with outputs from closed forms."""
 
 from __future__ import annotations
 
+import io
 import os
 import shlex
+import sys
 
 from conftest import REPO, run_tool
 from steplus.tools.step_run import main as step_run
@@ -13,8 +15,8 @@ from steplus.tools.step_run import main as step_run
 
 def _commands() -> list[list[str]]:
     text = (REPO / "docs" / "guide" / "lustre.md").read_text()
-    section = text.split("## Examples: a counter, an automaton, a contract checked by the "
-                         "falsifier", 1)[1].split("\n## ", 1)[0]
+    section = text.split("## Examples: a counter, an automaton, an array iterator, a contract "
+                         "checked by the falsifier", 1)[1].split("\n## ", 1)[0]
     block = section.split("```sh\n", 1)[1].split("```", 1)[0]
     return [shlex.split(line) for line in block.splitlines() if line.strip()]
 
@@ -22,10 +24,20 @@ def _commands() -> list[list[str]]:
 def test_guide_examples_run_as_written(monkeypatch):
     monkeypatch.chdir(REPO)
     cmds = _commands()
-    assert [c[0] for c in cmds] == ["step-run"] * 3
+    assert [c[0] for c in cmds] == ["step-run"] * 4
+    stream = cmds[2]
+    assert stream[-2] == "<"  # stdin from a file
+    cmds[2] = stream[:-2]
     x = [int(v) for v in (REPO / "examples/lustre/heptagon/x.csv").read_text().split()]
     assert x == [0, 0, 0, 0, 0, 0, 1, 0]
-    counter, updown, check = (run_tool(step_run, c[1:]) for c in cmds)
+    counter, updown = (run_tool(step_run, c[1:]) for c in cmds[:2])
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(
+        (REPO / stream[-1]).read_bytes())))
+    sums = run_tool(step_run, cmds[2][1:])
+    check = run_tool(step_run, cmds[3][1:])
+    # fold<<add, 4>> then map<<scale, 4>> of the two lines a[0..3] k
+    assert sums.code == 0, sums.err
+    assert sums.out.splitlines() == ["tick 0: 10 10 20 30 40", "tick 1: 26 -5 -6 -7 -8"]
     # n = if reset then 0 else (0 fby n) + 1, reset never true in ticks 0..3
     assert counter.code == 0 and counter.out.splitlines() == [
         f"tick {t}: n={t + 1}" for t in range(4)]

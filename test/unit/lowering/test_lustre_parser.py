@@ -250,10 +250,14 @@ def test_deep_expressions_do_not_crash():
      "syntax error: unexpected end of input"),
     ("node f(x: int) returns (y: int);\nlet\n  automaton A\ntel", 3, 3,
      "unsupported construct: automata (Heptagon, in .ept files) ('automaton')"),
-    ("node f(x: int^3) returns (y: int);\nlet y = 0; tel", 1, 14,
-     "unsupported construct: arrays ('^')"),
-    ("node f(x: int) returns (y: int);\nlet y = x[0]; tel", 2, 10,
+    ("node f(x: int^3) returns (y: int^3);\nlet y[0] = 0; tel", 2, 6,
      "unsupported construct: arrays ('[')"),
+    ("node f(x: int^3^2) returns (y: int);\nlet y = 0; tel", 1, 11,
+     "unsupported construct: arrays of arrays"),
+    ("node f(x: int^3) returns (y: int);\nlet y = x[3]; tel", 2, 11,
+     "index 3 out of the bounds of an array of 3"),
+    ("node f(x: int^0) returns (y: int);\nlet y = 0; tel", 1, 15,
+     "an array size must be an int constant from 1 to 4096, not 0"),
     ("node f(x: int) returns (y: int);\n(*@ guarantee y > 0; *)\nlet y = x; tel", 2, 1,
      "unsupported construct: Kind 2 contracts and annotations ('(*@', '--@')"),
     ("node f(x: int) returns (y: int);\nlet y = x.f; tel", 2, 10,
@@ -357,10 +361,10 @@ def test_step_opt_reads_lustre_and_reports_errors_at_the_source(step_opt, tmp_pa
     assert res.code == 0
     assert "lus.fby" in res.out and "lus.node @f(%x: i32) -> (i32)" in res.out
     bad = tmp_path / "bad.lus"
-    bad.write_text("node f(x: int) returns (y: int);\nlet y = x[1]; tel")
+    bad.write_text("node f(x: int) returns (y: int^2);\nlet y[1] = x; tel")
     res = step_opt([str(bad)])
     assert res.code == 1 and res.out == ""
-    assert res.err.splitlines()[0] == f"{bad}:2:10: error: unsupported construct: arrays ('[')"
+    assert res.err.splitlines()[0] == f"{bad}:2:6: error: unsupported construct: arrays ('[')"
 
 
 def test_lus_translate_command_line(tmp_path):
