@@ -68,7 +68,7 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import DenseArrayBase, ModuleOp, i64
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.passes import ModulePass
-from xdsl.rewriter import Rewriter
+from xdsl.rewriter import InsertPoint, Rewriter
 
 from steplus.dialects.step import ops as so
 from steplus.dialects.step import ops as sg
@@ -398,7 +398,7 @@ class _Rewrite:
                 out.append(Stream(self.g, per_region[0].results[0]))
                 continue
             new = _merged_source(per_region, int(total))
-            self.block.insert_op_before(new, per_region[0])
+            Rewriter.insert_op(new, InsertPoint.before(per_region[0]))
             out.append(Stream(self.g, new.results[0]))
         return out
 
@@ -457,7 +457,7 @@ class _Rewrite:
     def _clone(self, op: Operation, mapping: dict[SSAValue, SSAValue], old_n: sympy.Expr,
                new_n: sympy.Expr, renames: dict, r: int) -> Operation:
         c = op.clone(value_mapper=dict(mapping))
-        self.block.add_op(c)
+        Rewriter.insert_op(c, InsertPoint.at_end(self.block))
         for old, new in zip(op.results, list(c.results)):
             t = new.type
             if isinstance(t, StreamType):
@@ -480,12 +480,8 @@ class _Rewrite:
         old_local = set(local)
         for ops in f.regions[1:]:
             old_local |= {s for op in ops for r in op.results for s in _symbols(r.type)}
-        for op in doomed:
-            op.detach()
-        for op in doomed:
-            op.drop_all_references()
-        for op in doomed:
-            op.erase(safe_erase=False)
+        for op in doomed:  # a feedback edge may run from a later doomed op to an earlier one
+            Rewriter.erase_op(op, safe_erase=False)
         self._drop_bindings({s.name for s in old_local})
 
     def _drop_bindings(self, names: set[str]) -> None:
