@@ -140,7 +140,7 @@ def read(n) -> Conv | str:
     xs, ws = glue.static(x), glue.static(w)
     if not isinstance(groups, int) or groups < 1 or xs[1] % groups or ws[0] % groups \
             or ws[1] * groups != xs[1]:
-        return f"groups={groups} does not divide the {xs[1]} input / {ws[0]} output channels"
+        return f"groups={groups!r} does not divide the {xs[1]} input / {ws[0]} output channels"
     if min(s) < 1 or min(d) < 1 or min(p) < 0:
         return "a stride or dilation below 1, or a negative padding"
     conv = Conv(n, x, w, b, s, p, d, groups, (xs, ws))

@@ -125,3 +125,22 @@ def test_string_paddings(padding, kernel, lowered):
             "convolution not lowered: padding='same' with an even kernel pads one side more "
             "(not lowered)"]
         assert ran == [] and torch_ops == ["aten.conv2d.padding"]
+
+
+def test_an_argument_form_not_foreseen_is_a_remark_not_a_traceback(monkeypatch):
+    """A reader that meets a form it did not foresee (here: made to raise) gives a
+    remark naming the op; the lowering goes on and the conv runs in torch."""
+    m = nn.Sequential(nn.Conv2d(2, 2, 3), nn.ReLU()).eval()
+    x = torch.randn(1, 2, 4, 4)
+    ep = torch.export.export(m, (x,))
+
+    def unforeseen(n):
+        raise TypeError("an argument of a type the reader does not expect")
+
+    monkeypatch.setattr(conv, "read", unforeseen)
+    low = lower_exported(ep, dense="tile=2x4")
+    assert [r.message for r in low.remarks if r.message.startswith("convolution")] == [
+        "convolution not lowered: an argument form not foreseen (TypeError)"]
+    out, ran, torch_ops = run_exported(ep, low, (x,))
+    np.testing.assert_allclose(out.numpy(), m(x).detach().numpy(), rtol=1e-5, atol=1e-6)
+    assert torch_ops == ["aten.conv2d.default"] and ran == ["elementwise"]
