@@ -538,11 +538,15 @@ class Simulator:
         already on the chain (a wait cycle: INF). Sets the bounds along the
         chain and records who used them, exactly as the general walk does;
         returns False, having changed nothing, where a context waits on several
-        (a FlatReassemble's `need_all`), for the general walk."""
+        (a FlatReassemble's `need_all`), for the general walk.
+
+        This runs for every invalidated bound (the engine's hottest walk), so
+        it allocates one list: a context on the walk is marked by a *negative*
+        `lb` holding its own bound, `-1 - own` (bounds are >= 0, so a mark is
+        never a bound), instead of a set of the walk and a list of the owns."""
         path: list[Context] = []
-        owns: list[int | float] = []  # ints, or INF (boxed: an int stays an int)
-        on: set[Context] = set()
         d = start
+        res: int | float = 0
         while True:
             own: int | float = d.clock
             dep: Context | None = None  # typed: mypyc reads its fields directly
@@ -564,46 +568,48 @@ class Simulator:
                         if need is not None:
                             deps = [ch.sender for ch in need if not ch.q and not ch.closed]
                             if len(deps) > 1:
+                                for c in path:  # unmark: nothing changed
+                                    c.lb = None
                                 return False
                             if deps:
                                 dep = deps[0]
             path.append(d)
-            owns.append(own)
             if dep is None:  # a terminal: its bound is its own
                 res = own
                 break
-            on.add(d)
-            if dep in on:  # a wait cycle: never resolves
+            d.lb = -1 - own  # on the walk (see docstring)
+            lbd = dep.lb
+            if lbd is not None:
                 rd = dep.rdeps
                 if rd is None:
                     dep.rdeps = {d}
                 else:
                     rd.add(d)
-                res = INF
-                break
-            if dep.lb is not None:
-                rd = dep.rdeps
-                if rd is None:
-                    dep.rdeps = {d}
+                if lbd < 0:  # on the walk: a wait cycle, never resolves
+                    res = INF
                 else:
-                    rd.add(d)
-                res = own if own > dep.lb + 1 else dep.lb + 1
+                    res = own if own > lbd + 1 else lbd + 1
                 break
             d = dep
         # the tail's bound is `res`; each earlier context waits on the next
         i = len(path) - 1
-        path[i].lb = res
+        nxt = path[i]
+        nxt.lb = res
         while i:
             i -= 1
-            c, nxt = path[i], path[i + 1]
+            c = path[i]
             rd = nxt.rdeps
             if rd is None:
                 nxt.rdeps = {c}
             else:
                 rd.add(c)
+            mark = c.lb
+            assert mark is not None
+            own = -1 - mark
             b = res + 1
-            res = owns[i] if owns[i] > b else b
+            res = own if own > b else b
             c.lb = res
+            nxt = c
         return True
 
     @staticmethod
