@@ -21,7 +21,8 @@ seeded trace per configuration. Writes
   node holds (from step-allocate-memory's map of an expert), not the seed's
   850.
 
-About a minute (the corners re-simulate each prompt/context/P2P variant once).
+About three minutes (each prompt/context/P2P variant is simulated once, the whole
+expert per context and network).
 """
 
 from __future__ import annotations

@@ -8,13 +8,13 @@ if it is not there, prefill its prompt, generate `tokens` tokens.
 
 **SN40L Node** (`sn40l_costs`): all times come from simulations on the
 `sn40l` preset —
-- an expert token: the fused Llama2-7B decode layer (step-allocate-units,
-  hardware-orchestrated, one kernel per layer) with its 2 TP8 all-reduces
-  in the graph (`step.all_reduce` on the assumed P2P network, overlapped by
-  the simulator) x 32 layers + the LM head read at the bandwidth the layer
-  achieved;
+- an expert token: the whole Llama2-7B expert as step-allocate-memory
+  placed it (`sn40l_expert.token_run`: embedding, 32 fused decode layers
+  each with its 2 TP8 all-reduces in the graph on the assumed P2P network,
+  LM head), simulated kernel after kernel, hardware-orchestrated;
 - the router and an expert's prompt: the fused prefill layer over `BS x P`
-  (router) or `P` (expert) tokens x 32 layers;
+  (router) or `P` (expert) tokens x 32 layers + the LM head read at the
+  HBM peak;
 - the expert's footprint and placement: `step-allocate-memory` over one
   socket's share of the whole model (`sn40l_expert.expert_map`: embedding,
   32 decode layers with their KV caches at the context length, LM head);
@@ -69,7 +69,7 @@ from steplus.examples.workloads.decoder import (
 )
 from steplus.dialects.target.sn40l import value
 from steplus.examples.workloads.sn40l import simulate
-from steplus.examples.workloads.sn40l_expert import expert_map, switch_seconds
+from steplus.examples.workloads.sn40l_expert import expert_map, switch_seconds, token_run
 from steplus.examples.workloads.sn40l_ranges import defaults, p2p_of
 from steplus.passes.sn40l.kernelize import StepKernelizePass
 from steplus.passes.sn40l.kernels import kernel_groups
@@ -234,11 +234,11 @@ def dgx_costs(d: DGX, v: dict[str, float] | None = None) -> Costs:
 
 
 @functools.cache
-def _fused(tokens: int, kv: int, p2p: P2P) -> tuple[int, int, int]:
-    """(kernel cycles, kernels, off-chip bytes) of the fused Llama2-7B layer with its two
-    all-reduces in the graph on `p2p`, simulated."""
+def _fused(tokens: int, kv: int, p2p: P2P) -> tuple[int, int]:
+    """(kernel cycles, kernels) of the fused Llama2-7B layer with its two all-reduces in
+    the graph on `p2p`, simulated."""
     r = simulate(decoder_layer(LLAMA2_7B, tokens, kv, int(value("tp")), p2p=p2p), "fused")
-    return r.kernel_cycles, r.kernels, r.offchip
+    return r.kernel_cycles, r.kernels
 
 
 def sn40l_costs(v: dict[str, float] | None = None) -> Costs:
@@ -249,12 +249,12 @@ def sn40l_costs(v: dict[str, float] | None = None) -> Costs:
     net = p2p_of(v)
 
     def layer_s(tokens: int, kv: int) -> float:
-        cycles, kernels, _ = _fused(tokens, kv, net)
+        cycles, kernels = _fused(tokens, kv, net)
         return cycles / clock + kernels * v["launch_ho_us"] * 1e-6
 
-    cycles, _, offchip = _fused(1, context, net)
-    head = VOCAB * LLAMA2_7B.hidden * 2 / tp / (offchip / cycles * clock)
-    token = LLAMA2_7B.layers * layer_s(1, context) + head
+    cycles, kernels = token_run(context, net)  # the whole expert, as allocated
+    token = cycles / clock + kernels * v["launch_ho_us"] * 1e-6
+    head = VOCAB * LLAMA2_7B.hidden * 2 / tp / (value("hbm_gbps") * 1e9)
     pre = {t: LLAMA2_7B.layers * layer_s(t, prompt) + head for t in (prompt, 8 * prompt)}
     # footprint and placement from step-allocate-memory (sn40l_expert): HBM slots beside
     # the router (the same model), DDR holds every expert's segments; a switch is the

@@ -14,6 +14,8 @@ places its symbols by lifetime (`expert_map`):
   caches, the chained activations sharing addresses by lifetime), its DDR
   footprint the HBM segments plus its spills (the runtime stores the HBM
   segments in DDR too, §V-B);
+- a generated token is that kernel sequence simulated kernel after kernel
+  (`token_run`), the layers with their all-reduces in the graph;
 - a switch copies the read-only HBM segments that hold weights (the
   allocator's `sn40l.readonly` symbols other than the KV cache and the
   layer input, which are per-request state) from DDR to the HBM offsets of
@@ -34,15 +36,17 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 
+from xdsl.context import Context
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp, StringAttr, bf16, i64
 
 from steplus.dialects.step import GraphOp
 from steplus.dialects.step import ops as so
 from steplus.dialects.step.builder import Graph
-from steplus.examples.workloads.decoder import LLAMA2_7B, DecoderModel, decoder_layer
+from steplus.examples.workloads.decoder import LLAMA2_7B, P2P, DecoderModel, decoder_layer
 from steplus.dialects.target.fabric import SN40L
 from steplus.dialects.target.sn40l import value
 from steplus.passes.sn40l.allocate_memory import TIER, Symbol, annotate, plan, symbols
+from steplus.passes.sn40l.allocate_units import StepAllocateUnitsPass
 from steplus.passes.sn40l.kernels import KERNEL, KERNELS, SOURCE, kernel_groups
 from steplus.runtime.fabric.kernel_run import run_kernels
 
@@ -89,12 +93,13 @@ def _head(model: DecoderModel, tp: int, in_addr: int) -> GraphOp:
     return _single(g.module())
 
 
-def expert_module(context: int, model: DecoderModel = LLAMA2_7B, tp: int = 8) -> ModuleOp:
+def expert_module(context: int, model: DecoderModel = LLAMA2_7B, tp: int = 8,
+                  p2p: P2P | None = None) -> ModuleOp:
     """One socket's share of a whole decode step of `model` as a kernel sequence
-    (module doc), not yet allocated."""
+    (module doc), not yet allocated; with `p2p` each layer's all-reduces are in it."""
     layers = []
     for i in range(model.layers):
-        g = _single(decoder_layer(model, 1, context, tp, name=f"expert_l{i}"))
+        g = _single(decoder_layer(model, 1, context, tp, name=f"expert_l{i}", p2p=p2p))
         _shift(g, (i + 1) * LAYER_SPAN)
         layers.append(g)
     for prev, nxt in zip(layers, layers[1:]):  # layer i+1 reads what layer i stored
@@ -209,3 +214,20 @@ def switch_seconds(context: int, model: DecoderModel = LLAMA2_7B, tp: int = 8) -
     assert ddr is not None
     res = run_kernels(kernel_groups(copy_module(m.runs, ddr.channels))[0], SN40L, limits=False)
     return res.kernel_cycles / (value("clock_ghz") * 1e9)
+
+
+@functools.cache
+def token_run(context: int, p2p: P2P, model: DecoderModel = LLAMA2_7B,
+              tp: int = 8) -> tuple[int, int]:
+    """(kernel cycles, kernels) of one generated token: the whole expert's kernel sequence
+    (embedding, the 32 layers with their all-reduces on `p2p`, the LM head) with units
+    from step-allocate-units and addresses from step-allocate-memory, simulated kernel
+    after kernel on the `sn40l` preset: the 32 layers as a simulated repetition whose
+    weights stream from where the allocator put them."""
+    module = expert_module(context, model, tp, p2p)
+    StepAllocateUnitsPass().apply(Context(), module)
+    kernels = kernel_groups(module)[0]
+    p = plan(symbols(kernels), int(value("hbm_bytes")), int(value("ddr_bytes")), kernels[0])
+    annotate(p, kernels)
+    res = run_kernels(kernels, SN40L)
+    return res.kernel_cycles, len(kernels)

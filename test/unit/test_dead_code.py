@@ -40,7 +40,6 @@ KNOWN_DEAD: set[tuple[str, str]] = {
     ("dialects/lus/__init__.py", "_is_i1"),  # LUSTRE
     ("lowering/linalg_to_step/attention_match.py", "SDPA"),  # TORCH
     ("passes/allspark/vit.py", "IMAGE_SIZES"),  # HARDEN (pim-orchestrate --img)
-    ("examples/workloads/sn40l.py", "ddr_bytes"),  # SN40L workload model
 }
 
 _LINE = re.compile(r"^(?P<path>[^:]+):(?P<line>\d+): (?P<msg>.*?) \((?P<conf>\d+)% confidence")

@@ -9,9 +9,9 @@ from steplus.dialects.step import ops as so
 from steplus.dialects.target.fabric import SN40L
 from steplus.dialects.target.sn40l import value
 from steplus.examples.workloads.coe import sn40l_costs
-from steplus.examples.workloads.decoder import LLAMA2_7B, TINY, layer_weight_bytes, shard
+from steplus.examples.workloads.decoder import LLAMA2_7B, P2P, TINY, layer_weight_bytes, shard
 from steplus.examples.workloads.sn40l_expert import (
-    VOCAB, copy_module, expert_map, expert_module, switch_seconds,
+    VOCAB, copy_module, expert_map, expert_module, switch_seconds, token_run,
 )
 from steplus.examples.workloads.sn40l_ranges import defaults
 from steplus.passes.sn40l.kernels import kernel_groups
@@ -78,12 +78,26 @@ def test_switch_is_the_simulated_copy_of_the_map():
     assert mp.copy_bytes / peak <= s <= 1.15 * mp.copy_bytes / peak
 
 
+def test_tiny_token_is_the_simulated_kernel_sequence():
+    cycles, kernels = token_run(32, P2P(1, 200, 1000), TINY, 2)
+    assert kernels == 4  # embedding, 2 layers, head
+    # two layers with their all-reduces on a slower network take longer
+    slow, _ = token_run(32, P2P(1, 50, 5000), TINY, 2)
+    assert slow > cycles
+
+
 def test_sn40l_capacity_comes_from_the_map():
+    """~6 s: the whole Llama2-7B expert is simulated for its token time."""
     c = sn40l_costs()
     mp = expert_map(int(defaults()["context"]))
     hbm, ddr = int(value("hbm_bytes")), int(value("ddr_bytes"))
     assert c.hbm_slots == (hbm - mp.hbm_bytes) // mp.hbm_bytes
     assert c.backing_experts == ddr // mp.resident_bytes
+    # a token is the whole allocated expert simulated: at least its weights read at the
+    # HBM peak (40 channels x 64 B / 2 cycles at 1.6 GHz), and not slower than half of it
+    peak = SN40L.hbm.channels * SN40L.hbm.request_bytes / SN40L.hbm.initiation_interval \
+        * SN40L.clock_ghz * 1e9
+    assert mp.weight_bytes / peak <= c.token_s <= 2 * mp.weight_bytes / peak
     # DDR efficiency scales the simulated copy: 0.61 of the channel peak is the seed's 1 TB/s
     slow = sn40l_costs({**defaults(), "ddr_eff": 0.61})
     assert slow.switch_s == pytest.approx(c.switch_s / 0.61)
