@@ -43,17 +43,7 @@ step.graph @gemm {
 
 from __future__ import annotations
 
-from xdsl.dialects.builtin import StringAttr, SymbolNameConstraint
 from xdsl.ir import Dialect
-from xdsl.irdl import (
-    IRDLOperation,
-    irdl_op_definition,
-    prop_def,
-    region_def,
-    traits_def,
-)
-from xdsl.traits import IsolatedFromAbove, NoTerminator, SymbolOpInterface
-from xdsl.utils.exceptions import VerifyException
 
 from steplus.dialects.step.ops import (
     COLLECTIVE_OPS,
@@ -63,7 +53,7 @@ from steplus.dialects.step.ops import (
     ROUTING_OPS,
     SHAPE_OPS,
 )
-from steplus.dialects.step.verify import check_graph
+from steplus.dialects.step.ops.graph import GraphOp
 from steplus.dialects.step.types import (
     BufferType,
     SelectorType,
@@ -71,62 +61,6 @@ from steplus.dialects.step.types import (
     TileType,
     TupleType,
 )
-
-
-@irdl_op_definition
-class GraphOp(IRDLOperation):
-    """A streaming tensor program: a named graph of operators.
-
-    The body is a graph region (uses may precede definitions, feedback edges
-    are legal) with no terminator. Block arguments are input streams; they
-    are written as the arguments of the entry block (`^bb0(%in: ...)`), not
-    after the symbol name. Every
-    stream value has at most one consumer; fan-out goes through
-    `step.broadcast`.
-
-    Example:
-
-    ```mlir
-    step.graph @g {
-    ^bb0(%in: !step.stream<[B], !step.tile<1x64xf32>>):
-      step.consume %in : !step.stream<[B], !step.tile<1x64xf32>>
-    }
-    ```
-    """
-
-    name = "step.graph"
-    sym_name = prop_def(SymbolNameConstraint())
-    body = region_def("single_block")
-    traits = traits_def(SymbolOpInterface(), IsolatedFromAbove(), NoTerminator())
-    assembly_format = "$sym_name attr-dict-with-keyword $body"
-
-    def __init__(self, name: str, body=None):
-        from xdsl.ir import Block, Region
-
-        super().__init__(
-            properties={"sym_name": StringAttr(name)},
-            regions=[body if body is not None else Region(Block())],
-        )
-
-    def verify_(self) -> None:
-        check_graph(self)
-        for op in self.body.walk():
-            if op is self:
-                continue
-            for res in op.results:
-                if isinstance(res.type, StreamType):
-                    n = len(list(res.uses))
-                    if n > 1:
-                        raise VerifyException(
-                            f"stream #{res.index} of {op.name} has {n} consumers; "
-                            "every stream has at most one consumer (use step.broadcast)"
-                        )
-        for arg in self.body.block.args:
-            if isinstance(arg.type, StreamType) and len(list(arg.uses)) > 1:
-                raise VerifyException(
-                    f"graph argument #{arg.index} has more than one consumer; "
-                    "use step.broadcast"
-                )
 
 
 Step = Dialect(

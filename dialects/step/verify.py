@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from xdsl.dialects.builtin import IntegerType
 from xdsl.ir import Attribute, Operation, SSAValue
-from xdsl.traits import OpTrait
+from xdsl.traits import HasParent
 from xdsl.utils.exceptions import VerifyException
 
 from steplus.utils.attrs import int_of, ints_of  # noqa: F401  (the ops use them from here)
@@ -48,33 +48,27 @@ def selector_of(op, s: StreamType, n: int | None = None) -> SelectorType:
     return s.element
 
 
-@dataclass(frozen=True)
-class ParentIs(OpTrait):
-    """The op must sit directly in the region of one of the named ops (by
-    name, so the step op modules need not import each other). A detached op
-    is not checked.
+@dataclass(frozen=True, init=False)
+class DirectlyIn(HasParent):
+    """`HasParent` (the parent matched by op class) with a message that says
+    where the op must be and where it was found. A detached op is not checked.
 
-    Example: `traits = traits_def(ParentIs(("step.graph",), "a step.graph"))`
+    Example: `IN_GRAPH = DirectlyIn("a step.graph", GraphOp)` (ops/graph.py)
     rejects a `step.map` at module level or in a `func.func` with
     "step.map must be directly inside a step.graph (found in func.func)".
     """
 
-    names: tuple[str, ...]
     where: str
+
+    def __init__(self, where: str, head: type[Operation], *tail: type[Operation]):
+        super().__init__(head, *tail)
+        object.__setattr__(self, "where", where)
 
     def verify(self, op: Operation) -> None:
         parent = op.parent_op()
-        if parent is not None and parent.name not in self.names:
+        if parent is not None and not isinstance(parent, self.op_types):
             raise VerifyException(
                 f"{op.name} must be directly inside {self.where} (found in {parent.name})")
-
-
-IN_GRAPH = ParentIs(("step.graph",), "a step.graph")
-"""The trait of every step operator: a node of a `step.graph`."""
-IN_FUNCTION = ParentIs(("step.map", "step.accum", "step.scan", "step.flat_map"),
-                       "the function region of a step.map, step.accum, step.scan or "
-                       "step.flat_map")
-"""The trait of `step.apply` / `step.yield`: they compute on tiles in a function region."""
 
 
 def check_base_addr(op: Operation) -> None:

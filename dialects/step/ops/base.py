@@ -24,7 +24,8 @@ from xdsl.irdl import IRDLOperation, ParsePropInAttrDict, operand_def, result_de
 
 from steplus.dialects.step.shape_rules import InferShapes
 from steplus.dialects.step.types import StreamType
-from steplus.dialects.step.verify import FMT, IN_GRAPH
+from steplus.dialects.step.ops.graph import IN_GRAPH
+from steplus.dialects.step.verify import FMT
 
 
 class StepOp(InferShapes, IRDLOperation, ABC):

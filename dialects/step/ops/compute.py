@@ -22,6 +22,7 @@ from xdsl.irdl import (
     prop_def,
     region_def,
     result_def,
+    lazy_traits_def,
     traits_def,
     var_operand_def,
 )
@@ -41,9 +42,9 @@ from steplus.dialects.step.types import (
     TileType,
     TupleType,
 )
+from steplus.dialects.step.ops.graph import IN_GRAPH
+from steplus.dialects.step.verify import DirectlyIn
 from steplus.dialects.step.verify import (
-    IN_FUNCTION,
-    IN_GRAPH,
     int_of,
     stream_of,
 )
@@ -88,7 +89,7 @@ class ApplyOp(IRDLOperation):
     fn = prop_def(StringAttr)
     args = var_operand_def()
     result = result_def()
-    traits = traits_def(Pure(), IN_FUNCTION)
+    traits = lazy_traits_def(lambda: (Pure(), IN_FUNCTION))
     assembly_format = "$fn `(` $args `)` attr-dict `:` functional-type($args, $result)"
 
     def verify_(self) -> None:
@@ -134,7 +135,7 @@ class YieldOp(IRDLOperation):
 
     name = "step.yield"
     values = var_operand_def()
-    traits = traits_def(IsTerminator(), IN_FUNCTION)
+    traits = lazy_traits_def(lambda: (IsTerminator(), IN_FUNCTION))
     assembly_format = "($values^ `:` type($values))? attr-dict"
 
 
@@ -314,5 +315,10 @@ class FlatMapOp(InferShapes, IRDLOperation):
         new = [fresh(f"d{k}", "F", True) for k in range(b + 1)]
         return [ResultShape([*s.dims[:-1], *new], yielded(self.body), set(new))]
 
+
+IN_FUNCTION = DirectlyIn("the function region of a step.map, step.accum, step.scan or "
+                         "step.flat_map", MapOp, AccumOp, ScanOp, FlatMapOp)
+"""The trait of `step.apply` / `step.yield` (`HasParent` of the four function-region
+ops, resolved lazily: they are defined after apply and yield)."""
 
 HIGHER_ORDER_OPS = [ApplyOp, YieldOp, MapOp, AccumOp, ScanOp, FlatMapOp]

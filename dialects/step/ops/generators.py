@@ -41,9 +41,9 @@ from steplus.dialects.step.shape_rules import (
     sym,
 )
 from steplus.dialects.step.types import SelectorType, StreamType, TileType
+from steplus.dialects.step.ops.graph import IN_GRAPH
 from steplus.dialects.step.verify import (
     GEN_FMT,
-    IN_GRAPH,
     int_of,
     ints_of,
     selector_of,

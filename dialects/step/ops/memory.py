@@ -45,8 +45,8 @@ from steplus.dialects.step.types import (
     StreamType,
     TileType,
 )
+from steplus.dialects.step.ops.graph import IN_GRAPH
 from steplus.dialects.step.verify import (
-    IN_GRAPH,
     check_base_addr,
     int_of,
     ints_of,

@@ -37,8 +37,8 @@ from steplus.dialects.step.types import (
     SelectorType,
     StreamType,
 )
+from steplus.dialects.step.ops.graph import IN_GRAPH
 from steplus.dialects.step.verify import (
-    IN_GRAPH,
     selector_of,
     stream_of,
 )
