@@ -104,6 +104,11 @@ def _parser() -> argparse.ArgumentParser:
                    help="schedule without weight sharing inside a sub-array (Table VI)")
     p.add_argument("--baselines", action="store_true",
                    help="also evaluate the B, P and AH partitionings and print speedups")
+    p.add_argument("--simulate", action="store_true",
+                   help="lower the schedule to per-node phase programs (pim-lower-phases) and "
+                   "run them on the NoC simulator, incl. the local-global interaction")
+    p.add_argument("--emit-mlir", metavar="FILE",
+                   help="write the schedule as pim IR (lowered with --simulate) to FILE")
     p.add_argument("--check-noc", action="store_true",
                    help="replay the schedule's NoC traffic on the link-level mesh simulator")
     return p
@@ -154,8 +159,24 @@ def _report(res, out) -> None:
           f"energy {e:.3f} mJ", file=out)
 
 
+def _as_ir(res, args: argparse.Namespace, out) -> None:
+    """The schedule as a pim.model (pim-orchestrate's IR), lowered and simulated on request."""
+    from steplus.runtime.pim.program import module_text, result_module, simulate_model
+
+    module, op = result_module(res, args.preset, bool(args.mesh), args.node_cap_mib)
+    if args.simulate:
+        sim = simulate_model(op)
+        ms = res.hw.cycle_ns / 1e6
+        print(f"simulated latency {sim.latency_ms:.4f} ms (phase programs on the NoC "
+              f"simulator) vs eq. 12 {sim.analytical * ms:.4f} ms "
+              f"({100 * (sim.total / sim.analytical - 1):+.2f}%), of which local-global "
+              f"interaction {sim.interaction * ms:.4f} ms", file=out)
+    if args.emit_mlir:
+        with open(args.emit_mlir, "w") as f:
+            f.write(module_text(module))
+
+
 def _run(argv: Sequence[str] | None) -> int:
-    from steplus.dialects.target.pim import MIB
     from steplus.passes.allspark.orchestrate import given_schedule, orchestrate
 
     args = _parser().parse_args(argv)
@@ -178,24 +199,12 @@ def _run(argv: Sequence[str] | None) -> int:
         print(f"note: the solver stopped at the time limit; best schedule shown, "
               f"gap {100 * res.gap:.2f}%", file=out)
     if args.baselines:
-        from steplus.passes.allspark.baselines import BASELINES, BaselineMemoryError, baseline
+        from steplus.passes.allspark.baselines import baseline_lines
 
-        for kind in BASELINES:
-            free = baseline(res.model, args.img, hw, kind, bind=False, batch=args.batch,
-                            memory="ignore")
-            ignored = (f"memory ignored: {free.latency_ms:.4f} ms, "
-                       f"{free.latency_ms / res.latency_ms:.2f}x")
-            try:
-                b = baseline(res.model, args.img, hw, kind, bind=False, batch=args.batch)
-            except BaselineMemoryError as e:
-                print(f"baseline {kind}: cannot run: {e} ({ignored})", file=out)
-                continue
-            fits = ("fits node_cap" if not b.spilled_bytes else
-                    f"exceeds node_cap, streams {b.spilled_bytes / MIB:.2f} MiB/node per "
-                    f"temporal layer (eq. 13)")
-            print(f"baseline {kind}: latency {b.latency_ms:.4f} ms, speedup "
-                  f"{b.latency_ms / res.latency_ms:.2f}x, utilization {b.utilization:.3f}, "
-                  f"memory {fits} ({ignored})", file=out)
+        for line in baseline_lines(res, hw, args.batch):
+            print(line, file=out)
+    if args.simulate or args.emit_mlir:
+        _as_ir(res, args, out)
     if args.check_noc:
         from steplus.runtime.pim.noc import check_schedule
 

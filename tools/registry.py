@@ -57,6 +57,7 @@ _PASSES: dict[str, tuple[str, str]] = {
     "ila-cancel-store-load": ("steplus.passes.ila_cancel", "IlaCancelStoreLoadPass"),
     "pim-orchestrate": ("steplus.passes.allspark.ir", "PimOrchestratePass"),
     "pim-verify-schedule": ("steplus.passes.allspark.ir", "PimVerifySchedulePass"),
+    "pim-lower-phases": ("steplus.passes.allspark.lower", "PimLowerPhasesPass"),
 }
 
 

@@ -49,6 +49,7 @@ from xdsl.irdl import (
     IRDLOperation,
     irdl_op_definition,
     opt_prop_def,
+    opt_region_def,
     prop_def,
     region_def,
     traits_def,
@@ -72,7 +73,8 @@ def body_ops(op: IRDLOperation) -> list[Operation]:
     return list(region.block.ops) if region.blocks else []
 
 
-def _check_body(op: IRDLOperation, kind: type[IRDLOperation], what: str) -> None:
+def _check_body(op: IRDLOperation, kind: type[IRDLOperation] | tuple[type[IRDLOperation], ...],
+                what: str) -> None:
     if len(op.regions[0].blocks) > 1:
         raise VerifyException(f"{op.name}: body must have at most one block")
     for inner in body_ops(op):
@@ -146,7 +148,7 @@ class StageOp(IRDLOperation):
     def verify_(self) -> None:
         for key in ("index", "branches", "blocks"):
             _positive(self, key, getattr(self, key))
-        _check_body(self, LayerOp, "pim.layer")
+        _check_body(self, (LayerOp, InteractOp), "pim.layer and pim.interact")
 
 
 @irdl_op_definition
@@ -173,7 +175,8 @@ class LayerOp(IRDLOperation):
     branches = prop_def(IntegerAttr[I64])
     placement = opt_prop_def(DenseArrayBase[I64])
     cycles = opt_prop_def(IntegerAttr[I64])
-    traits = traits_def(HasParent(StageOp))
+    program = opt_region_def()
+    traits = traits_def(HasParent(StageOp), NoTerminator())
 
     @property
     def g_m(self) -> tuple[int, int]:
@@ -187,6 +190,8 @@ class LayerOp(IRDLOperation):
         return [(v[i], v[i + 1], v[i + 2], v[i + 3]) for i in range(0, len(v), 4)]
 
     def verify_(self) -> None:
+        if self.program is not None:
+            _check_body(self, (ComputeOp, RingOp), "pim.compute and pim.ring")
         s = _ints(self.scheme)
         if len(s) != 2 or min(s) < 1 or max(s) > MAX_COUNT:
             raise VerifyException(f"pim.layer: scheme must be [g, m] with g, m >= 1, got "
@@ -205,4 +210,109 @@ class LayerOp(IRDLOperation):
                                       f"{m}x{g} sub-array at a non-negative position")
 
 
-Pim = Dialect("pim", [ModelOp, StageOp, LayerOp], [])
+@irdl_op_definition
+class ComputeOp(IRDLOperation):
+    """Intra-node computation of a temporal layer on every node of its sub-arrays.
+
+    `cycles` is the layer's `T_c` (eq. 15) on one node; `phase` names it.
+
+    ```mlir
+    "pim.model"() <{model = "swin-t", img = 224 : i64, preset = "allspark-16x16"}> ({
+      "pim.stage"() <{index = 4 : i64, branches = 1 : i64, blocks = 2 : i64}> ({
+        "pim.layer"() <{scheme = array<i64: 12, 7>, branches = 1 : i64}> ({
+          "pim.compute"() <{phase = "blocks", cycles = 1000 : i64}> : () -> ()
+          "pim.ring"() <{phase = "k", axis = "patch", rounds = 12 : i64, bytes = 64 : i64}> : () -> ()
+        }) : () -> ()
+      }) : () -> ()
+    }) : () -> ()
+    ```
+    """
+
+    name = "pim.compute"
+    phase = prop_def(StringAttr)
+    cycles = prop_def(IntegerAttr[I64])
+    traits = traits_def(HasParent(LayerOp))
+
+    def verify_(self) -> None:
+        if not 0 <= self.cycles.value.data < 1 << 62:
+            raise VerifyException("pim.compute: cycles must be non-negative")
+
+
+RING_AXES = ("patch", "group")
+
+
+@irdl_op_definition
+class RingOp(IRDLOperation):
+    """`rounds` rounds of a cyclic transfer: every node sends `bytes` to its successor.
+
+    `axis = "patch"` rings run over the `m` patch nodes of a head group (K, V,
+    shared weights), `axis = "group"` over the `g` head groups (gathers), inside
+    each sub-array of the layer (Sec. V-B).
+
+    ```mlir
+    "pim.model"() <{model = "swin-t", img = 224 : i64, preset = "allspark-16x16"}> ({
+      "pim.stage"() <{index = 3 : i64, branches = 4 : i64, blocks = 6 : i64}> ({
+        "pim.layer"() <{scheme = array<i64: 12, 4>, branches = 4 : i64}> ({
+          "pim.ring"() <{phase = "k", axis = "patch", rounds = 18 : i64, bytes = 416 : i64}> : () -> ()
+        }) : () -> ()
+      }) : () -> ()
+    }) : () -> ()
+    ```
+    """
+
+    name = "pim.ring"
+    phase = prop_def(StringAttr)
+    axis = prop_def(StringAttr)
+    rounds = prop_def(IntegerAttr[I64])
+    bytes = prop_def(IntegerAttr[I64])
+    traits = traits_def(HasParent(LayerOp))
+
+    def verify_(self) -> None:
+        if self.axis.data not in RING_AXES:
+            raise VerifyException(f"pim.ring: axis must be 'patch' or 'group', got "
+                                  f"'{self.axis.data}'")
+        _positive(self, "rounds", self.rounds)
+        if not 1 <= self.bytes.value.data < 1 << 40:
+            raise VerifyException("pim.ring: bytes must be positive")
+
+
+@irdl_op_definition
+class InteractOp(IRDLOperation):
+    """Local-global interaction of a stage: feature maps exchanged between sub-arrays.
+
+    Every `row, col, row, col` quadruple of `pairs` is one message of `bytes`
+    from the first node to the second (the anchors of two dependent branches'
+    sub-arrays), all sent at once, `times` times per inference (once per block).
+
+    ```mlir
+    "pim.model"() <{model = "swin-t", img = 224 : i64, preset = "allspark-16x16"}> ({
+      "pim.stage"() <{index = 3 : i64, branches = 4 : i64, blocks = 6 : i64}> ({
+        "pim.layer"() <{scheme = array<i64: 12, 4>, branches = 4 : i64}> : () -> ()
+        "pim.interact"() <{bytes = 18816 : i64, times = 6 : i64,
+                           pairs = array<i64: 0, 0, 4, 0, 4, 0, 0, 0>}> : () -> ()
+      }) : () -> ()
+    }) : () -> ()
+    ```
+    """
+
+    name = "pim.interact"
+    bytes = prop_def(IntegerAttr[I64])
+    times = prop_def(IntegerAttr[I64])
+    pairs = prop_def(DenseArrayBase[I64])
+    traits = traits_def(HasParent(StageOp))
+
+    def messages(self) -> list[tuple[tuple[int, int], tuple[int, int]]]:
+        v = _ints(self.pairs)
+        return [((v[i], v[i + 1]), (v[i + 2], v[i + 3])) for i in range(0, len(v), 4)]
+
+    def verify_(self) -> None:
+        _positive(self, "times", self.times)
+        if not 1 <= self.bytes.value.data < 1 << 40:
+            raise VerifyException("pim.interact: bytes must be positive")
+        v = _ints(self.pairs)
+        if len(v) % 4 or min(v, default=0) < 0:
+            raise VerifyException("pim.interact: pairs must be non-negative row, col, row, "
+                                  "col quadruples")
+
+
+Pim = Dialect("pim", [ModelOp, StageOp, LayerOp, ComputeOp, RingOp, InteractOp], [])

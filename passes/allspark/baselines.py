@@ -162,3 +162,26 @@ def baseline(model: str | VitModel, img: int, hw: str | PimHardware, kind: str,
         res.memory_rule = "ignored"
         return res
     return apply_spill(res)
+
+
+def baseline_lines(res: Result, hw: PimHardware, batch: int = 1) -> list[str]:
+    """One report line per baseline: paid latency and speedup over ``res``, its memory,
+    and the memory-ignored figure next to it (what ``pim-orchestrate --baselines`` prints)."""
+    out = []
+    for kind in BASELINES:
+        free = baseline(res.model, res.model.img, hw, kind, bind=False, batch=batch,
+                        memory="ignore")
+        ignored = (f"memory ignored: {free.latency_ms:.4f} ms, "
+                   f"{free.latency_ms / res.latency_ms:.2f}x")
+        try:
+            b = baseline(res.model, res.model.img, hw, kind, bind=False, batch=batch)
+        except BaselineMemoryError as e:
+            out.append(f"baseline {kind}: cannot run: {e} ({ignored})")
+            continue
+        fits = ("fits node_cap" if not b.spilled_bytes else
+                f"exceeds node_cap, streams {b.spilled_bytes / MIB:.2f} MiB/node per "
+                f"temporal layer (eq. 13)")
+        out.append(f"baseline {kind}: latency {b.latency_ms:.4f} ms, speedup "
+                   f"{b.latency_ms / res.latency_ms:.2f}x, utilization {b.utilization:.3f}, "
+                   f"memory {fits} ({ignored})")
+    return out

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import builtin
-from xdsl.dialects.builtin import DenseArrayBase, IntegerAttr, StringAttr, UnitAttr, i64
+from xdsl.dialects.builtin import I64, DenseArrayBase, IntegerAttr, StringAttr, UnitAttr, i64
 from xdsl.ir import Block, Region
 from xdsl.passes import ModulePass
 from xdsl.rewriter import BlockInsertPoint, InsertPoint, Rewriter
@@ -35,7 +35,7 @@ from xdsl.rewriter import BlockInsertPoint, InsertPoint, Rewriter
 from steplus.dialects.pim import LayerOp, ModelOp, StageOp, body_ops
 from steplus.dialects.target.pim import MIB, PimConfigError, PimHardware, preset, with_overrides
 from steplus.passes.allspark.ilp_compact import ScheduleError
-from steplus.passes.allspark.orchestrate import layer_rects, orchestrate
+from steplus.passes.allspark.orchestrate import Result, layer_rects, orchestrate
 from steplus.passes.allspark.partition import Scheme
 from steplus.passes.allspark.schedule import layers_of, verify
 from steplus.passes.allspark.vit import VitModel, WorkloadError, build
@@ -44,7 +44,7 @@ from steplus.utils.diagnostics import OpDiagnosticError
 MAX_TIME_LIMIT = 3600.0
 
 
-def _int(v: int) -> IntegerAttr:
+def _int(v: int) -> IntegerAttr[I64]:
     return IntegerAttr(v, i64)
 
 
@@ -82,6 +82,30 @@ def _stage_op(rep_index: int, branches: int, blocks: int, heads: int, tokens: in
                           regions=[Region(Block())])
 
 
+def attach_schedule(op: ModelOp, res: Result) -> None:
+    """Write an orchestration result into ``op`` (replacing any schedule it holds)."""
+    vit, hw = res.model, res.hw
+    if not op.body.blocks:
+        Rewriter.insert_block(Block(), BlockInsertPoint.at_end(op.body))
+    block = op.body.block
+    for old in list(block.ops):
+        Rewriter.erase_op(old)
+    for st, rep in zip(vit.stages, res.stages):
+        stage = _stage_op(rep.index, st.branches, st.blocks, st.heads, st.tokens,
+                          rep.reuse)
+        Rewriter.insert_op(stage, InsertPoint.at_end(block))
+        for lay in rep.layers:
+            rects = [x for r in layer_rects(hw, lay) for x in r]
+            layer = LayerOp.create(properties={  # pyright: ignore[reportArgumentType]
+                "scheme": DenseArrayBase.from_list(i64, [lay.scheme.g, lay.scheme.m]),
+                "branches": _int(lay.branches),
+                "placement": DenseArrayBase.from_list(i64, rects),
+                "cycles": _int(lay.cost.total)})
+            Rewriter.insert_op(layer, InsertPoint.at_end(stage.body.block))
+    op.attributes["latency_cycles"] = _int(res.cycles)
+    op.attributes["status"] = StringAttr(res.status)
+
+
 @dataclass(frozen=True)
 class PimOrchestratePass(ModulePass):
     """Schedule every `pim.model` with the Allspark ILP and attach the schedule as IR.
@@ -116,25 +140,7 @@ class PimOrchestratePass(ModulePass):
             res = orchestrate(vit, vit.img, hw, self.time_limit, self.form)
         except (ScheduleError, ValueError) as e:
             raise OpDiagnosticError(op, str(e)) from None
-        if not op.body.blocks:
-            Rewriter.insert_block(Block(), BlockInsertPoint.at_end(op.body))
-        block = op.body.block
-        for old in list(block.ops):
-            Rewriter.erase_op(old)
-        for st, rep in zip(vit.stages, res.stages):
-            stage = _stage_op(rep.index, st.branches, st.blocks, st.heads, st.tokens,
-                              rep.reuse)
-            Rewriter.insert_op(stage, InsertPoint.at_end(block))
-            for lay in rep.layers:
-                rects = [x for r in layer_rects(hw, lay) for x in r]
-                layer = LayerOp.create(properties={  # pyright: ignore[reportArgumentType]
-                    "scheme": DenseArrayBase.from_list(i64, [lay.scheme.g, lay.scheme.m]),
-                    "branches": _int(lay.branches),
-                    "placement": DenseArrayBase.from_list(i64, rects),
-                    "cycles": _int(lay.cost.total)})
-                Rewriter.insert_op(layer, InsertPoint.at_end(stage.body.block))
-        op.attributes["latency_cycles"] = _int(res.cycles)
-        op.attributes["status"] = StringAttr(res.status)
+        attach_schedule(op, res)
 
 
 _WHERE = re.compile(r"stage (\d+)(?:, temporal layer (\d+))?")
@@ -152,9 +158,14 @@ def _locate(op: ModelOp, message: str):
     stage = stages[i]
     if m.group(2) is None or not isinstance(stage, StageOp):
         return stage
-    layers = body_ops(stage)
+    layers = layer_ops(stage)
     j = int(m.group(2)) - 1
     return layers[j] if 0 <= j < len(layers) else stage
+
+
+def layer_ops(stage: StageOp) -> list[LayerOp]:
+    """The temporal layers of a stage, in order."""
+    return [o for o in body_ops(stage) if isinstance(o, LayerOp)]
 
 
 def _overlap(a: tuple[int, int, int, int], b: tuple[int, int, int, int]) -> bool:
@@ -175,8 +186,7 @@ def check_model(op: ModelOp) -> None:
             raise OpDiagnosticError(stage, f"stage {st.index} has {st.branches} branches, "
                                            f"not {stage.branches.value.data}")
         rows: list[tuple[Scheme, int | None]] = []
-        for lay in body_ops(stage):
-            assert isinstance(lay, LayerOp)
+        for lay in layer_ops(stage):
             g, m = lay.g_m
             rows.append((Scheme(g, m), lay.branches.value.data))
         spec.append(rows)
@@ -189,8 +199,7 @@ def check_model(op: ModelOp) -> None:
     if errors:
         raise OpDiagnosticError(_locate(op, errors[0]), errors[0])
     for stage in stages:
-        for j, lay in enumerate(body_ops(stage), 1):
-            assert isinstance(lay, LayerOp)
+        for j, lay in enumerate(layer_ops(stage), 1):
             rects = lay.rects()
             for k, (r, c, h, w) in enumerate(rects):
                 if r + h > hw.rows or c + w > hw.cols:
@@ -240,4 +249,4 @@ class PimVerifySchedulePass(ModulePass):
             check_model(model_op)
 
 
-__all__ = ["PimOrchestratePass", "PimVerifySchedulePass", "check_model"]
+__all__ = ["PimOrchestratePass", "PimVerifySchedulePass", "check_model", "layer_ops"]

@@ -28,6 +28,7 @@ import math
 from dataclasses import dataclass
 
 from steplus.passes.allspark.layout import slots_for
+from steplus.passes.allspark.orchestrate import layer_rects
 from steplus.passes.allspark.partition import ring_phases
 from steplus.passes.allspark.vit import dependency_edges
 
@@ -245,8 +246,6 @@ def check_schedule(result: object, layout: str = "structured") -> ScheduleCheck:
     """
     if layout not in ("structured", "snake"):
         raise ValueError(f"unknown layout '{layout}' (structured or snake)")
-    from steplus.passes.allspark.orchestrate import layer_rects
-
     hw = result.hw  # type: ignore[attr-defined]
     bpe = hw.bytes_per_elem
     sim = ana = wait = worst = 0

@@ -1,0 +1,161 @@
+"""Execute a lowered `pim.model` (after `pim-lower-phases`) on the link-level NoC simulator.
+
+Per temporal layer: the `pim.compute` cycles, plus every `pim.ring` replayed on
+all the layer's sub-arrays at once (their `placement` rectangles), one
+barrier-synchronised round at a time (:func:`steplus.runtime.pim.noc.simulate_layer`,
+XY routing, link contention).  Per stage: each `pim.interact` sends all its
+messages at once and waits for the last, `times` times.  The sum is the
+simulated latency, including the local-global interaction that eq. 12 leaves
+out; the analytical figure next to it is the layers' `cycles` (eq. 12).
+
+Used by ``pim-orchestrate --simulate``; from Python::
+
+    module = parse(...)                      # a pim.model
+    PimOrchestratePass().apply(ctx, module)
+    PimLowerPhasesPass().apply(ctx, module)
+    [sim] = simulate_module(module)          # sim.total, sim.analytical, sim.interaction
+"""
+
+from __future__ import annotations
+
+import io
+from dataclasses import dataclass, field
+
+from xdsl.dialects import builtin
+from xdsl.dialects.builtin import I64, IntegerAttr, ModuleOp, StringAttr, i64
+from xdsl.ir import Block, Region
+from xdsl.printer import Printer
+
+from steplus.dialects.pim import ComputeOp, InteractOp, ModelOp, RingOp, StageOp, body_ops
+from steplus.passes.allspark.ilp_compact import ScheduleError
+from steplus.passes.allspark.ir import attach_schedule, layer_ops, machine_of
+from steplus.passes.allspark.lower import lower_model
+from steplus.passes.allspark.orchestrate import Result
+from steplus.utils.diagnostics import OpDiagnosticError
+from steplus.runtime.pim.noc import Message, Phase, simulate, simulate_layer
+
+MAX_MESSAGES = 1_000_000  # bound on messages one interaction may inject
+
+
+class ProgramError(ScheduleError):
+    """The module is not a lowered pim program; the message says what is missing."""
+
+
+@dataclass
+class StageSim:
+    index: int
+    compute: int = 0
+    rings: int = 0  # simulated ring cycles
+    rings_free: int = 0  # the same rounds without hops or contention (eqs. 13-14 per phase)
+    interaction: int = 0
+    analytical: int = 0  # sum of the layers' eq. 12 cycles
+    wait_cycles: int = 0
+
+    @property
+    def total(self) -> int:
+        return self.compute + self.rings + self.interaction
+
+
+@dataclass
+class ProgramSim:
+    model: str
+    img: int
+    cycle_ns: float
+    stages: list[StageSim] = field(default_factory=list[StageSim])
+
+    @property
+    def total(self) -> int:
+        return sum(s.total for s in self.stages)
+
+    @property
+    def analytical(self) -> int:
+        return sum(s.analytical for s in self.stages)
+
+    @property
+    def interaction(self) -> int:
+        return sum(s.interaction for s in self.stages)
+
+    @property
+    def latency_ms(self) -> float:
+        return self.total * self.cycle_ns / 1e6
+
+
+def simulate_model(op: ModelOp) -> ProgramSim:
+    hw = machine_of(op)
+    out = ProgramSim(op.model.data, op.img.value.data, hw.cycle_ns)
+    for stage in [s for s in body_ops(op) if isinstance(s, StageOp)]:
+        ss = StageSim(stage.index.value.data)
+        for lay in layer_ops(stage):
+            if lay.program is None or lay.cycles is None:
+                raise ProgramError(f"pim.model '{out.model}': stage {ss.index} has a layer "
+                                   f"without a program; run pim-lower-phases first")
+            g, m = lay.g_m
+            phases: list[Phase] = []
+            for o in body_ops(lay):
+                if isinstance(o, ComputeOp):
+                    ss.compute += o.cycles.value.data
+                elif isinstance(o, RingOp):
+                    phases.append(Phase(o.phase.data, o.axis.data == "patch",
+                                        o.rounds.value.data, o.bytes.value.data))
+            sim = simulate_layer(lay.rects(), m, g, phases, hw.rows, hw.cols,
+                                 hw.link_bytes_per_cycle, hw.router_delay_cycles)
+            ss.rings += sim.simulated
+            ss.rings_free += sim.analytical
+            ss.wait_cycles += sim.wait_cycles
+            ss.analytical += lay.cycles.value.data
+        for inter in [o for o in body_ops(stage) if isinstance(o, InteractOp)]:
+            msgs = inter.messages()
+            if len(msgs) > MAX_MESSAGES:
+                raise ProgramError(f"pim.interact of stage {ss.index}: {len(msgs)} messages "
+                                   f"(limit {MAX_MESSAGES})")
+            nbytes = inter.bytes.value.data
+            res = simulate([Message(a, b, nbytes) for a, b in msgs if a != b],
+                           hw.rows, hw.cols, hw.link_bytes_per_cycle, hw.router_delay_cycles)
+            ss.interaction += inter.times.value.data * res.makespan
+            ss.wait_cycles += inter.times.value.data * res.wait_cycles
+        out.stages.append(ss)
+    return out
+
+
+def simulate_module(module: builtin.ModuleOp) -> list[ProgramSim]:
+    """Simulate every lowered `pim.model` of ``module``."""
+    sims = [simulate_model(o) for o in module.walk() if isinstance(o, ModelOp)]
+    if not sims:
+        raise ProgramError("no pim.model in the module")
+    return sims
+
+
+
+def module_text(module: ModuleOp) -> str:
+    """``module`` in the form step-opt prints and parses."""
+    buf = io.StringIO()
+    Printer(stream=buf).print_op(module)
+    return buf.getvalue() + "\n"
+
+
+def result_module(res: Result, preset_name: str, mesh: bool = False,
+                  node_cap_mib: float | None = None) -> tuple[ModuleOp, ModelOp]:
+    """An orchestration result as a lowered `pim.model` (pim-orchestrate + pim-lower-phases).
+
+    ``mesh`` / ``node_cap_mib`` record the overrides ``res.hw`` was built with.
+    """
+    if res.batch != 1:
+        raise ProgramError("--simulate and --emit-mlir take batch 1")
+    hw = res.hw
+    props: dict[str, StringAttr | IntegerAttr[I64]] = {
+        "model": StringAttr(res.model.name), "img": IntegerAttr(res.model.img, i64),
+        "preset": StringAttr(preset_name)}
+    if mesh:
+        props["rows"], props["cols"] = IntegerAttr(hw.rows, i64), IntegerAttr(hw.cols, i64)
+    if node_cap_mib:
+        if node_cap_mib != int(node_cap_mib):
+            raise ProgramError("--simulate and --emit-mlir take a whole --node-cap-mib")
+        props["node_cap_mib"] = IntegerAttr(int(node_cap_mib), i64)
+    op = ModelOp.create(properties=dict(props), regions=[Region(Block())])
+    module = ModuleOp([op])
+    attach_schedule(op, res)
+    try:
+        lower_model(op)
+    except OpDiagnosticError as e:
+        raise ProgramError(e.message) from None
+    return module, op
