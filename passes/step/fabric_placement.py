@@ -478,14 +478,19 @@ def _prod(xs: list[int]) -> int:
 
 # -- the whole graph ----------------------------------------------------------
 
+MAX_IN_FLIGHT = 1 << 12
+"""The most tiles a collective's network holds in flight (beyond, the sender waits)."""
+
+
 def _in_flight(p: ContextParams, nbytes: int, depth: int) -> int:
     """The depth of a context's output channel: `depth`, or for a collective the tiles its
-    network holds in flight over its latency too (one per transfer time)."""
+    network holds in flight over its latency too (one per transfer time, at most
+    `MAX_IN_FLIGHT`)."""
     if not isinstance(p, CollectiveParams) or p.ranks < 2:
         return depth
     sent = (p.ranks - 1) * nbytes / p.ranks if p.gather else 2 * (p.ranks - 1) / p.ranks * nbytes
     per_tile = max(1, math.ceil(sent / p.bytes_per_cycle))
-    return depth + math.ceil(p.latency / per_tile)
+    return depth + min(MAX_IN_FLIGHT, math.ceil(p.latency / per_tile))
 
 
 def place(graph: GraphOp, config: HardwareConfig, depth: int | None = None) -> Placement:

@@ -34,6 +34,10 @@ from steplus.dialects.step.verify import int_of, stream_of
 
 MAX_RANKS = 1 << 16
 """The largest group a collective may name (a bound on what a user can size)."""
+MAX_LINK_GBPS = 10**6
+"""The fastest link a collective may name (1 PB/s)."""
+MAX_LATENCY_NS = 10**9
+"""The longest latency a collective may name (1 s)."""
 
 
 class _CollectiveOp(UnaryStreamOp):
@@ -56,12 +60,12 @@ class _CollectiveOp(UnaryStreamOp):
             raise VerifyException(f"{self.name}: input elements must be tiles, got {s.element}")
         if not 1 <= int_of(self.ranks) <= MAX_RANKS:
             raise VerifyException(f"{self.name}: ranks must be in 1..{MAX_RANKS}")
-        if int_of(self.links) < 1:
-            raise VerifyException(f"{self.name}: links must be positive")
-        if int_of(self.link_gbps) < 1:
-            raise VerifyException(f"{self.name}: link_gbps must be positive")
-        if int_of(self.latency_ns) < 0:
-            raise VerifyException(f"{self.name}: latency_ns must be non-negative")
+        if not 1 <= int_of(self.links) <= MAX_RANKS:
+            raise VerifyException(f"{self.name}: links must be in 1..{MAX_RANKS}")
+        if not 1 <= int_of(self.link_gbps) <= MAX_LINK_GBPS:
+            raise VerifyException(f"{self.name}: link_gbps must be in 1..{MAX_LINK_GBPS}")
+        if not 0 <= int_of(self.latency_ns) <= MAX_LATENCY_NS:
+            raise VerifyException(f"{self.name}: latency_ns must be in 0..{MAX_LATENCY_NS}")
         if out.rank != s.rank:
             raise VerifyException(f"{self.name}: result must have the input's dims")
         return s, out, s.element

@@ -594,7 +594,7 @@ step.graph @coll0 {
 
 step.graph @coll1 {
 ^bb0(%x: !step.stream<[8], !step.tile<1x64xf32>>):
-  // expected-error @+1 {{step.all_reduce: links must be positive}}
+  // expected-error @+1 {{step.all_reduce: links must be in 1..65536}}
   %y = step.all_reduce %x {ranks = 8 : i64, links = 0 : i64, link_gbps = 200 : i64, latency_ns = 1000 : i64} : (!step.stream<[8], !step.tile<1x64xf32>>) -> !step.stream<[8], !step.tile<1x64xf32>>
 }
 
@@ -602,7 +602,7 @@ step.graph @coll1 {
 
 step.graph @coll2 {
 ^bb0(%x: !step.stream<[8], !step.tile<1x64xf32>>):
-  // expected-error @+1 {{step.all_reduce: link_gbps must be positive}}
+  // expected-error @+1 {{step.all_reduce: link_gbps must be in 1..1000000}}
   %y = step.all_reduce %x {ranks = 8 : i64, links = 1 : i64, link_gbps = 0 : i64, latency_ns = 1000 : i64} : (!step.stream<[8], !step.tile<1x64xf32>>) -> !step.stream<[8], !step.tile<1x64xf32>>
 }
 
@@ -610,7 +610,7 @@ step.graph @coll2 {
 
 step.graph @coll3 {
 ^bb0(%x: !step.stream<[8], !step.tile<1x64xf32>>):
-  // expected-error @+1 {{step.all_reduce: latency_ns must be non-negative}}
+  // expected-error @+1 {{step.all_reduce: latency_ns must be in 0..1000000000}}
   %y = step.all_reduce %x {ranks = 8 : i64, links = 1 : i64, link_gbps = 200 : i64, latency_ns = -1 : i64} : (!step.stream<[8], !step.tile<1x64xf32>>) -> !step.stream<[8], !step.tile<1x64xf32>>
 }
 

@@ -74,9 +74,12 @@ def test_functional_values_are_the_symmetric_spmd_sum_and_concatenation():
 
 @pytest.mark.parametrize("props, msg", [
     ({"ranks": 0}, "ranks must be in"),
-    ({"links": 0}, "links must be positive"),
-    ({"link_gbps": 0}, "link_gbps must be positive"),
-    ({"latency_ns": -1}, "latency_ns must be non-negative"),
+    ({"ranks": 1 << 17}, "ranks must be in"),
+    ({"links": 0}, "links must be in 1..65536"),
+    ({"link_gbps": 0}, "link_gbps must be in 1..1000000"),
+    ({"link_gbps": 10**7}, "link_gbps must be in"),
+    ({"latency_ns": -1}, "latency_ns must be in 0..1000000000"),
+    ({"latency_ns": 10**10}, "latency_ns must be in"),
 ])
 def test_collective_verifier(props, msg):
     from xdsl.dialects.builtin import IntegerAttr, i64
