@@ -52,7 +52,46 @@ def _size(low: NodeLowering, e: ast.Expr) -> int:
     return n
 
 
+def path_of(low: NodeLowering, e: ast.Expr) -> str | None:
+    """The variable part an expression names (`r.f`, `l[2].x`), if it names one."""
+    if isinstance(e, ast.Var):
+        return e.name if e.name in low.env or e.name in low.ast.arrays else None
+    if isinstance(e, ast.Field):
+        p = path_of(low, e.arg)
+        return None if p is None else f"{p}.{e.field}"
+    if isinstance(e, ast.Index) and e.hi is None:
+        p = path_of(low, e.arg)
+        if p is None:
+            return None
+        try:
+            return f"{p}[{_constant_int(low, e.index, 'an index')}]"
+        except LustreError:
+            return None
+    return None
+
+
+def _read_path(low: NodeLowering, path: str, pos: int) -> list[SSAValue] | None:
+    if path in low.ast.arrays:
+        return [low.var(ast.Var(pos, n)) for n in low.ast.arrays[path]]
+    if path in low.env:
+        return [low.var(ast.Var(pos, path))]
+    return None
+
+
 def lower_array(low: NodeLowering, e: ast.Expr) -> list[SSAValue]:
+    if isinstance(e, ast.Field | ast.Index) and (p := path_of(low, e)) is not None:
+        vals = _read_path(low, p, e.pos)
+        if vals is not None:
+            return vals
+        if isinstance(e, ast.Field):
+            raise LustreError(e.pos, f"no field '{e.field}' in '{p.rsplit('.', 1)[0]}'")
+    if isinstance(e, ast.Field):
+        raise LustreError(e.pos, "unsupported construct: field access on an expression "
+                          "(only on variables)")
+    if isinstance(e, ast.RecordLit):
+        return _record(low, e)
+    if isinstance(e, ast.RecordUpdate):
+        return _update(low, e)
     if isinstance(e, ast.ArrayLit):
         return [v for item in e.items for v in low.expr(item)]
     if isinstance(e, ast.Repeat):
@@ -86,6 +125,49 @@ def _index(low: NodeLowering, e: ast.Index) -> list[SSAValue]:
         test = low.emit(arith.CmpiOp(i, low.const(k, "int", e.pos), "eq"), e.pos)
         out = low.emit(arith.SelectOp(test, vals[k], out), e.pos)
     return [out]
+
+
+def _record(low: NodeLowering, e: ast.RecordLit) -> list[SSAValue]:
+    fields = low.prog.record_fields(ast.TypeRef(e.pos, e.type))
+    if fields is None:
+        raise LustreError(e.pos, f"'{e.type}' is not a record type")
+    given = {}
+    for name, pos, x in e.inits:
+        if name in given:
+            raise LustreError(pos, f"field '{name}' is given twice")
+        given[name] = (pos, x)
+    out: list[SSAValue] = []
+    for name, ftype in fields:
+        if name not in given:
+            raise LustreError(e.pos, f"field '{name}' of '{e.type}' is missing")
+        pos, x = given.pop(name)
+        vals = low.expr(x)
+        if len(vals) != len(low.prog.leaves(ftype)):
+            raise LustreError(pos, f"field '{name}' takes {len(low.prog.leaves(ftype))} "
+                              f"value(s), not {len(vals)}")
+        out.extend(vals)
+    for name, (pos, _) in given.items():
+        raise LustreError(pos, f"'{e.type}' has no field '{name}'")
+    return out
+
+
+def _update(low: NodeLowering, e: ast.RecordUpdate) -> list[SSAValue]:
+    p = path_of(low, e.arg)
+    if p is None or p not in low.ast.arrays:
+        raise LustreError(e.pos, "unsupported construct: record update of an expression "
+                          "(only of a record variable)")
+    leaves = low.ast.arrays[p]
+    vals = dict(zip(leaves, _read_path(low, p, e.pos) or []))
+    for name, pos, x in e.updates:
+        target = f"{p}.{name}"
+        parts = low.ast.arrays.get(target, [target] if target in vals else [])
+        if not parts:
+            raise LustreError(pos, f"no field '{name}' in '{p}'")
+        new = low.expr(x)
+        if len(new) != len(parts):
+            raise LustreError(pos, f"field '{name}' takes {len(parts)} value(s), not {len(new)}")
+        vals.update(zip(parts, new))
+    return [vals[leaf] for leaf in leaves]
 
 
 def _iterate(low: NodeLowering, e: ast.Iterate) -> list[SSAValue]:

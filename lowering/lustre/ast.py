@@ -140,6 +140,30 @@ class Index(Expr):
 
 
 @dataclass
+class Field(Expr):
+    """`r.f`."""
+
+    arg: Expr
+    field: str
+
+
+@dataclass
+class RecordLit(Expr):
+    """`T {f = e; ...}`."""
+
+    type: str
+    inits: list[tuple[str, int, Expr]]  # (field, its offset, value)
+
+
+@dataclass
+class RecordUpdate(Expr):
+    """`r[f := e; ...]` (Kind 2)."""
+
+    arg: Expr
+    updates: list[tuple[str, int, Expr]]
+
+
+@dataclass
 class Iterate(Expr):
     """Heptagon's `map<<f, n>>(args)` and `fold<<f, n>>(array, init)`."""
 
@@ -165,6 +189,8 @@ class TypeRef:
     # `t ^ n` (name "^"): the element type and the size
     elem: TypeRef | None = None
     size: Expr | None = None
+    # `struct {f: t; ...}` (name "{}"): the fields in order
+    fields: list[tuple[str, TypeRef]] | None = None
 
 
 @dataclass
@@ -260,8 +286,9 @@ class Node:
     end: int = 0  # offset just past `tel`
     observers: list[Observer] = field(default_factory=list)
     modes: dict[str, Expr] = field(default_factory=dict)  # mode -> its requires (`::m`)
-    # an array variable -> the names of its elements (`a` -> `a[0]`, `a[1]`, ...):
-    # the frontend scalarizes arrays (Program.scalarize)
+    # an array or record variable, or a part of one, -> the names of its scalar
+    # leaves (`a` -> `a[0]`, `a[1]`; `r` -> `r.x`, `r.y`; `l[0]` -> `l[0].x` ...):
+    # the frontend scalarizes arrays and records (Program.scalarize)
     arrays: dict[str, list[str]] = field(default_factory=dict)
 
 

@@ -52,7 +52,6 @@ UNSUPPORTED_WORDS: dict[str, str] = {
     "contract": "Kind 2 contracts",
     "con": "Kind 2 contracts ('con ... noc')",
     "imported": "imported nodes and functions",
-    "struct": "records",
     "package": "Lustre V6 packages",
     "model": "Lustre V6 models",
     "include": "'include' directives",

@@ -14,6 +14,7 @@ Example::
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -25,6 +26,7 @@ from steplus.lowering.lustre.parser import LustreError
 
 INT_MIN, INT_MAX = -(2**31), 2**31 - 1
 _MAX_CONST_DEPTH = 200
+_COMPONENT = re.compile(r"\.[A-Za-z_][A-Za-z0-9_]*|\[[0-9]+\]")
 MAX_ARRAY = 4096
 """Largest array size (arrays are scalarized: one lus value per element)."""
 
@@ -80,6 +82,13 @@ def children(e: ast.Expr) -> Iterator[ast.Expr]:
         yield from (e.arg, e.index) if e.hi is None else (e.arg, e.index, e.hi)
     elif isinstance(e, ast.Iterate):
         yield from e.args
+    elif isinstance(e, ast.Field):
+        yield e.arg
+    elif isinstance(e, ast.RecordLit):
+        yield from (x for _, _, x in e.inits)
+    elif isinstance(e, ast.RecordUpdate):
+        yield e.arg
+        yield from (x for _, _, x in e.updates)
     elif isinstance(e, ast.Call):
         yield from e.args
         for extra in (e.reset, e.activate):
@@ -146,9 +155,9 @@ class Program:
         """`int`, `real`, `bool` or the name of an enumeration."""
         seen: set[str] = set()
         while ref.name not in ("int", "real", "bool"):
-            if ref.name == "^":
-                raise LustreError(ref.pos, "unsupported construct: arrays here (arrays are "
-                                  "node variables, parameters and expressions)")
+            if ref.name in ("^", "{}"):
+                raise LustreError(ref.pos, "unsupported construct: arrays and records here "
+                                  "(they are node variables, parameters and expressions)")
             decl = self.types.get(ref.name)
             if decl is None:
                 raise LustreError(ref.pos, f"unknown type '{ref.name}'")
@@ -177,22 +186,53 @@ class Program:
                               f"to {MAX_ARRAY}, not {n}")
         return int(n), ref.elem
 
+    def record_fields(self, ref: ast.TypeRef) -> list[tuple[str, ast.TypeRef]] | None:
+        """The fields of a record type (through aliases), else None."""
+        seen: set[str] = set()
+        while ref.fields is None and ref.name in self.types and ref.name not in seen:
+            seen.add(ref.name)
+            alias = self.types[ref.name].alias
+            if alias is None:
+                return None
+            ref = alias
+        return ref.fields
+
+    def leaves(self, ref: ast.TypeRef, depth: int = 0) -> list[tuple[str, ast.TypeRef]]:
+        """The scalar parts of a type as (path suffix, scalar type): `("", int)`
+        for an int, `("[0]", ...)` ... for an array, `(".f", ...)` for a record."""
+        if depth > 32:
+            raise LustreError(ref.pos, "type nested too deeply (or recursive)")
+        shape = self.array_shape(ref)
+        if shape is not None:
+            n, elem = shape
+            inner = self.leaves(elem, depth + 1)
+            out = [(f"[{i}]{s}", t) for i in range(n) for s, t in inner]
+        else:
+            fields = self.record_fields(ref)
+            if fields is None:
+                return [("", ref)]
+            out = [(f".{f}{s}", t) for f, ft in fields for s, t in self.leaves(ft, depth + 1)]
+        if len(out) > MAX_ARRAY:
+            raise LustreError(ref.pos, f"a value of more than {MAX_ARRAY} scalars")
+        return out
+
     def scalarize(self, node: ast.Node) -> None:
-        """Replace the array variables of `node` by their elements `a[0]` ...
-        (recorded in `node.arrays`): lus stays scalar."""
+        """Replace the array and record variables of `node` by their scalar
+        leaves `a[0]`, `r.f` ... (every composite part recorded in
+        `node.arrays`): lus stays scalar."""
         def expand(decls: list[ast.Decl]) -> list[ast.Decl]:
             out = []
             for d in decls:
-                shape = self.array_shape(d.type)
-                if shape is None:
+                parts = self.leaves(d.type)
+                if parts == [("", d.type)]:
                     out.append(d)
                     continue
-                n, elem = shape
-                if self.array_shape(elem) is not None:
-                    raise LustreError(d.type.pos, "unsupported construct: arrays of arrays")
-                names = [f"{d.name}[{i}]" for i in range(n)]
-                node.arrays[d.name] = names
-                out.extend(ast.Decl(d.pos, e, elem, d.clock, d.static) for e in names)
+                for suffix, t in parts:
+                    leaf = d.name + suffix
+                    for cut in [m.start() for m in _COMPONENT.finditer(suffix)][1:]:
+                        node.arrays.setdefault(d.name + suffix[:cut], []).append(leaf)
+                    node.arrays.setdefault(d.name, []).append(leaf)
+                    out.append(ast.Decl(d.pos, leaf, t, d.clock, d.static))
             return out
         node.inputs = expand(node.inputs)
         node.outputs = expand(node.outputs)

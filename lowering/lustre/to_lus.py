@@ -281,7 +281,8 @@ class NodeLowering:
             if e.name in self.ast.arrays:
                 return [self.var(ast.Var(e.pos, n)) for n in self.ast.arrays[e.name]]
             return [self.var(e)]
-        if isinstance(e, ast.ArrayLit | ast.Repeat | ast.Index | ast.Iterate):
+        if isinstance(e, ast.ArrayLit | ast.Repeat | ast.Index | ast.Iterate | ast.Field
+                      | ast.RecordLit | ast.RecordUpdate):
             return lower_array(self, e)
         if isinstance(e, ast.Tuple):
             return [v for item in e.items for v in self.expr(item)]
@@ -379,7 +380,13 @@ class NodeLowering:
 
     def binary(self, e: ast.Binary) -> list[SSAValue]:
         pairs = self._pairs(e, self.expr(e.lhs), self.expr(e.rhs))
-        return [self._binary1(e, a, b) for a, b in pairs]
+        out = [self._binary1(e, a, b) for a, b in pairs]
+        if e.op in ("=", "<>") and len(out) > 1:  # arrays and records: all / any part
+            acc = out[0]
+            for v in out[1:]:
+                acc = self.emit((arith.AndIOp if e.op == "=" else arith.OrIOp)(acc, v), e.pos)
+            return [acc]
+        return out
 
     def _binary1(self, e: ast.Binary, a: SSAValue, b: SSAValue) -> SSAValue:
         op, t = e.op, self.lt(a)

@@ -85,7 +85,7 @@ class _ToAst(Transformer_NonRecursive):
         ty = rest[0] if len(rest) == 2 else None
         return ast.ConstDecl(_pos(name), str(name), ty, rest[-1])
 
-    def free_const(self, meta, name, ty):
+    def free_const(self, meta, name, *rest):
         raise LustreError(_pos(name), _unsupported("free (uninterpreted) constants"))
 
     def type_block(self, meta, *defs):
@@ -117,6 +117,27 @@ class _ToAst(Transformer_NonRecursive):
 
     def t_array(self, meta, elem, size):
         return ast.TypeRef(meta.start_pos, "^", elem=elem, size=size)
+
+    def t_record(self, meta, *groups):
+        fields = [(n.name, t) for names, t in groups for n in names]
+        return ast.TypeRef(meta.start_pos, "{}", fields=fields)
+
+    def field_decl(self, meta, names, ty):
+        return (names, ty)
+
+    def field_op(self, meta, arg, name):
+        return ast.Field(meta.start_pos, arg, str(name))
+
+    def record_lit(self, meta, name, *inits):
+        return ast.RecordLit(meta.start_pos, str(name), list(inits))
+
+    def record_update(self, meta, arg, *updates):
+        return ast.RecordUpdate(meta.start_pos, arg, list(updates))
+
+    def field_init(self, meta, name, e):
+        return (str(name), _pos(name), e)
+
+    field_update = field_init
 
     def index_op(self, meta, arg, index):
         return ast.Index(meta.start_pos, arg, index)

@@ -69,3 +69,27 @@ def test_heptagon_map_and_fold():
     total, *scaled = _all(module, "sums", inputs)
     np.testing.assert_array_equal(total, a.sum(axis=1))
     np.testing.assert_array_equal(np.stack(scaled, axis=1), a * k[:, None])
+
+
+def test_records_construction_access_update_and_equality():
+    src = """type pt = struct {x: int; y: int};
+type box = {lo: pt; hi: pt; tags: bool^2};
+node n(p: pt; b: bool) returns (q: pt; w: int; same: bool; bx: box);
+let
+  q = p[x := p.y; y := p.x];
+  w = q.x - bx.hi.y;
+  same = q = p;
+  bx = box {lo = pt {x = 0; y = 0}; hi = p; tags = [b, not b]};
+tel
+"""
+    module = translate(SourceFile("r.lus", src))
+    x = RNG.integers(-9, 10, T).astype(np.int32)
+    y = np.where(np.arange(T) % 3 == 0, x, RNG.integers(-9, 10, T)).astype(np.int32)
+    b = RNG.random(T) < 0.5
+    qx, qy, w, same, lox, loy, hix, hiy, t0, t1 = _all(module, "n", {"p.x": x, "p.y": y, "b": b})
+    np.testing.assert_array_equal(qx, y)
+    np.testing.assert_array_equal(qy, x)
+    np.testing.assert_array_equal(w, y - y)
+    np.testing.assert_array_equal(same, x == y)
+    np.testing.assert_array_equal(np.stack([lox, loy, hix, hiy]), [0 * x, 0 * x, x, y])
+    np.testing.assert_array_equal(np.stack([t0, t1]), [b, ~b])
