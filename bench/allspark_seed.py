@@ -166,6 +166,19 @@ def tables_md(out: Path, summary: list[dict], stages: list[dict], schedule: list
         for key, col in (("noc", "noc_ratio_P"), ("dram", "dram_ratio_P"),
                          ("energy", "energy_ratio_P")):
             lines.append(f"| {key} | {SEED_P_RATIOS[key]} | {sbr[col]} |")
+    if summary and "latency_sim_ms" in summary[0]:
+        over = sorted(r["sim_over_model"] for r in summary)
+        lines += ["", "## Simulated latency (pim-orchestrate -> pim-lower-phases -> NoC "
+                  "simulator, incl. the local-global interaction)", "",
+                  f"Simulated over eq. 12: median {100 * over[len(over) // 2]:+.1f} %, "
+                  f"range {100 * over[0]:+.1f} % to {100 * over[-1]:+.1f} % over "
+                  f"{len(over)} runs.", "",
+                  "| model | img | eq. 12 ms | simulated ms | of which interaction ms | "
+                  "sim / model |", "|---|---|---|---|---|---|"]
+        for r in summary:
+            lines.append(f"| {r['model']} | {r['img']} | {r['latency_ms']} | "
+                         f"{r['latency_sim_ms']} | {r['interaction_sim_ms']} | "
+                         f"{100 * r['sim_over_model']:+.1f} % |")
     dev = [r["noc_sim_deviation"] for r in summary]
     e2e = [r["e2e_sim_deviation"] for r in summary]
     worst = max(summary, key=lambda r: r["interaction_share_max"])
