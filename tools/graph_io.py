@@ -35,6 +35,7 @@ from steplus.dialects.semantics.domain import numpy_dtype
 from steplus.dialects.step import GraphOp
 from steplus.dialects.step import ops as so
 from steplus.dialects.step.types import StreamType, TileType
+from steplus.passes.step.fabric_placement import find_graph, place
 from steplus.tools.cli import InputError, UsageError
 from steplus.tools.inputs import InputSignature, check_array, parse_input_specs, read_array
 
@@ -209,8 +210,6 @@ class GraphData:
 def graph_data(specs: Sequence[str], module: Operation, graph_name: str | None,
                config: object) -> GraphData:
     """step-run's `--input`s on the loads of the graph, its stores as outputs."""
-    from steplus.passes.step.fabric_placement import find_graph, place
-
     graph = find_graph(module, graph_name)  # type: ignore[arg-type]
     names = {s.op: s.name for s in place(graph, config).contexts  # type: ignore[arg-type]
              if s.op is not None}

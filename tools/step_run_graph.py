@@ -36,7 +36,10 @@ import sympy
 from steplus.dialects.step import GraphOp
 from steplus.dialects.step.types import BufferType, StreamType
 from steplus.passes.step.bindings import BIND_ATTR, graph_bindings
+from steplus.passes.step.fabric_placement import find_graph
+from steplus.passes.step.metrics import compute_metrics
 from steplus.passes.step.specialize import specialize_graph
+from steplus.tools.progress import status
 from steplus.utils.diagnostics import OpDiagnosticError
 
 
@@ -130,7 +133,6 @@ def run_graph(args, module, data=None) -> int:
     from steplus.runtime.fabric.build import LoweringError, build_program
     from steplus.runtime.fabric.engine import SimulationError
     from steplus.tools.cli import EXIT_USER_ERROR, InputError, UsageError
-    from steplus.tools.progress import status
 
     cfg = _config(args, module)
     if args.explain:
@@ -198,9 +200,6 @@ def run_graph(args, module, data=None) -> int:
 def _step_metrics_flops(module, name: str | None) -> int | None:
     """The graph's FLOPs as `step-metrics` counts them (every `step.apply` of
     every region), or None when they are not a number (symbols left)."""
-    from steplus.passes.step.fabric_placement import find_graph
-    from steplus.passes.step.metrics import compute_metrics
-
     try:
         total = compute_metrics(find_graph(module, name)).flops
     except (OpDiagnosticError, ValueError, TypeError, KeyError):
@@ -239,7 +238,7 @@ def _kernels(module, name: str | None):
 
 
 def _run_kernels(args, module, cfg, kernels) -> int:
-    from steplus.passes.step.fabric_placement import LoweringError, find_graph
+    from steplus.passes.step.fabric_placement import LoweringError
     from steplus.runtime.fabric.engine import SimulationError
     from steplus.runtime.fabric.kernel_run import run_kernels
     from steplus.tools.cli import EXIT_USER_ERROR, UsageError

@@ -21,6 +21,8 @@ import math
 
 import numpy as np
 
+from steplus.tools.progress import status
+
 DEFAULT_PIPELINE = "isel{targets=flexasr,hlscnn,vta mode=flexible},ila-cancel-store-load,convert-ila-to-commands"
 
 
@@ -81,7 +83,6 @@ def run(args, source, name: str) -> int:
     from steplus.runtime.ila.host import run_function
     from steplus.tools.cli import InputError, UsageError
     from steplus.tools.loading import load_module
-    from steplus.tools.progress import status
 
     if args.output and not args.output.endswith((".npy", ".npz")):
         raise UsageError(f"--output {args.output}: expected an .npz (or, for one output, "
