@@ -9,7 +9,7 @@ outermost first) and the element type when the table determines it (`None`
 keeps the written element, e.g. the tile shape of a `linear_offchip_load`).
 The same rule serves three callers, so no table is written twice:
 
-- the op's verifier (`verify_result_shapes`): a written dimension that
+- the op's verifier (the `INFER_SHAPES` trait, `verify_result_shapes`): a written dimension that
   contradicts the rule where both are static is an error;
 - `step-infer-shapes` (`inference.infer_graph`): fills in `_` and checks
   symbolic dims too;
@@ -54,6 +54,7 @@ from typing import ClassVar
 import sympy
 from xdsl.ir import Attribute, Operation
 from xdsl.utils.exceptions import VerifyException
+from xdsl.traits import HasParent, OpTrait
 
 from steplus.dialects.step.dims import rename_symbols, to_expr
 from steplus.dialects.step.types import (
@@ -253,9 +254,13 @@ Rule = Callable[[Operation, Sequence[StreamType], Fresh], list[ResultShape]]
 class InferShapes:
     """The interface of an operator that owns its shape rule.
 
-    An op class derives from it (`class ReshapeOp(InferShapes, IRDLOperation)`)
-    and defines `infer_shapes`; `RESULT_NAMES` names its results in verifier
-    messages (default: `result`, or `result #i` for several).
+    An op class derives from it (`class ReshapeOp(InferShapes, IRDLOperation)`),
+    defines `infer_shapes`, and carries the `INFER_SHAPES` trait, which is its
+    verifier: `verify_rules` (the op's own rules), then the written result
+    shapes against the rule (`verify_result_shapes`), then `verify_body` (its
+    regions, for the ops that have them). No op calls the shape check by hand.
+    `RESULT_NAMES` names its results in verifier messages (default: `result`,
+    or `result #i` for several).
     """
 
     RESULT_NAMES: ClassVar[tuple[str, ...]] = ()
@@ -264,10 +269,41 @@ class InferShapes:
         """The inferred shape of every result from the operand types `ins`."""
         raise NotImplementedError
 
-    def verify_result_shapes(self) -> None:
-        """Verifier half: the written result types must match the rule where dims are static."""
-        assert isinstance(self, Operation)
-        verify_result_shapes(self)
+    def verify_rules(self) -> None:
+        """The op's own rules, checked before its result shapes (none by default)."""
+
+    def verify_body(self) -> None:
+        """The op's regions, checked after its result shapes (none by default)."""
+
+
+@dataclass(frozen=True)
+class InferShapesTrait(OpTrait):
+    """The verifier of an `InferShapes` op: its parent (`HasParent`), its
+    rules, its result shapes against its shape rule where both are static,
+    then its regions.
+
+    Example: `traits = traits_def(IN_GRAPH, INFER_SHAPES)` (ops/base.py); a
+    `step.promote` written `-> !step.stream<[2, 4], ...>` from a `[4]` stream
+    is "step.promote: the new outer dim is 1 (or 0), got 2" (its rules), one
+    written `-> !step.stream<[1, 5], ...>` is "step.promote: result dimension
+    1 is 5, expected 4" (the shape rule).
+    """
+
+    def verify(self, op: Operation) -> None:
+        if not isinstance(op, InferShapes):
+            raise VerifyException(f"{op.name}: the InferShapes trait needs an op with a "
+                                  f"shape rule (a subclass of InferShapes)")
+        # xDSL keeps traits in a frozenset: the parent contract is checked
+        # here first, so its message wins whatever order the set iterates in
+        for parent in op.get_traits_of_type(HasParent):
+            parent.verify(op)
+        op.verify_rules()
+        verify_result_shapes(op)
+        op.verify_body()
+
+
+INFER_SHAPES = InferShapesTrait()
+"""The trait every op with a shape rule carries (last, after its parent trait)."""
 
 
 def rule_for(op: Operation) -> Rule | None:

@@ -2,7 +2,7 @@
 (as xDSL's arith factors its binary operations into base ops).
 
 - `StepOp`: an operator of a `step.graph` body (the `IN_GRAPH` trait) that owns its
-  shape rule (`InferShapes`), prints as `step.op %a {props} : (types) -> types`
+  shape rule (`InferShapes`, verified by the `INFER_SHAPES` trait), prints as `step.op %a {props} : (types) -> types`
   (`FMT`) and accepts its properties in the attribute dictionary;
 - `UnaryStreamOp`: a `StepOp` from one stream (`input`) to one stream (`output`).
 
@@ -22,7 +22,7 @@ from abc import ABC
 
 from xdsl.irdl import IRDLOperation, ParsePropInAttrDict, operand_def, result_def, traits_def
 
-from steplus.dialects.step.shape_rules import InferShapes
+from steplus.dialects.step.shape_rules import INFER_SHAPES, InferShapes
 from steplus.dialects.step.types import StreamType
 from steplus.dialects.step.ops.graph import IN_GRAPH
 from steplus.dialects.step.verify import FMT
@@ -31,7 +31,7 @@ from steplus.dialects.step.verify import FMT
 class StepOp(InferShapes, IRDLOperation, ABC):
     """An operator of a step graph with the common syntax and its own shape rule."""
 
-    traits = traits_def(IN_GRAPH)
+    traits = traits_def(IN_GRAPH, INFER_SHAPES)
     assembly_format = FMT
     irdl_options = (ParsePropInAttrDict(),)
 

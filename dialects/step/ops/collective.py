@@ -94,11 +94,10 @@ class AllReduceOp(_CollectiveOp):
 
     name = "step.all_reduce"
 
-    def verify_(self) -> None:
+    def verify_rules(self) -> None:
         s, out, _ = self._check()
         if out.element != s.element:
             raise VerifyException(f"{self.name}: result tiles must be the input's")
-        self.verify_result_shapes()
 
     def infer_shapes(self, ins: Sequence[StreamType], fresh: Fresh) -> list[ResultShape]:
         """The input's stream: dims and tiles unchanged."""
@@ -125,14 +124,13 @@ class AllGatherOp(_CollectiveOp):
 
     name = "step.all_gather"
 
-    def verify_(self) -> None:
+    def verify_rules(self) -> None:
         s, out, t = self._check()
         want = TileType(t.rows.data, t.cols.data * int_of(self.ranks), t.scalar) \
             if t.cols.data >= 0 else None
         if want is None or out.element != want:
             raise VerifyException(f"{self.name}: result tiles must be the input's with "
                                   f"ranks x the columns (static columns)")
-        self.verify_result_shapes()
 
     def infer_shapes(self, ins: Sequence[StreamType], fresh: Fresh) -> list[ResultShape]:
         """The input's dims; tiles with `ranks` x the columns."""

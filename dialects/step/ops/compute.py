@@ -31,6 +31,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from steplus.dialects.step.functions import all_families, all_functions, get_function
 from steplus.dialects.step.shape_rules import (
+    INFER_SHAPES,
     Fresh,
     InferShapes,
     ResultShape,
@@ -180,20 +181,19 @@ class MapOp(InferShapes, IRDLOperation):
     """
 
     name = "step.map"
-    traits = traits_def(IN_GRAPH)
+    traits = traits_def(IN_GRAPH, INFER_SHAPES)
     input = operand_def(StreamType)
     output = result_def(StreamType)
     body = region_def("single_block")
     assembly_format = "$input attr-dict `:` type($input) `->` type($output) $body"
     irdl_options = (ParsePropInAttrDict(),)
 
-    def verify_(self) -> None:
+    def verify_rules(self) -> None:
         s = stream_of(self, self.input, "input")
         out = stream_of(self, self.output, "result")
         if out.rank != s.rank:
             raise VerifyException(f"{self.name}: result must have the input's dims")
         _check_region(self, self.body, _element_args(s.element), out.element, "map")
-        self.verify_result_shapes()
 
     def infer_shapes(self, ins: Sequence[StreamType], fresh: Fresh) -> list[ResultShape]:
         """Table 4: the input's dims; the element is what the function yields."""
@@ -211,10 +211,13 @@ class _Reduce(InferShapes, IRDLOperation):
     )
     irdl_options = (ParsePropInAttrDict(),)
 
-    def verify_(self) -> None:
+    def verify_rules(self) -> None:
+        stream_of(self, self.input, "input")
+        stream_of(self, self.output, "result")
+
+    def verify_body(self) -> None:
         s = stream_of(self, self.input, "input")
         acc = stream_of(self, self.output, "result").element
-        self.verify_result_shapes()
         _check_region(self, self.update, [*_element_args(s.element), acc], acc, "update")
         _check_region(self, self.init, [], acc, "init")
 
@@ -247,7 +250,7 @@ class AccumOp(_Reduce):
     """
 
     name = "step.accum"
-    traits = traits_def(IN_GRAPH)
+    traits = traits_def(IN_GRAPH, INFER_SHAPES)
 
     def infer_shapes(self, ins: Sequence[StreamType], fresh: Fresh) -> list[ResultShape]:
         """Table 4: the outer dims (the `rank` inner ones are reduced); the update's element."""
@@ -263,7 +266,7 @@ class ScanOp(_Reduce):
     """
 
     name = "step.scan"
-    traits = traits_def(IN_GRAPH)
+    traits = traits_def(IN_GRAPH, INFER_SHAPES)
 
     def infer_shapes(self, ins: Sequence[StreamType], fresh: Fresh) -> list[ResultShape]:
         """Table 4: the input's dims (a running value per element); the update's element."""
@@ -293,7 +296,7 @@ class FlatMapOp(InferShapes, IRDLOperation):
     """
 
     name = "step.flat_map"
-    traits = traits_def(IN_GRAPH)
+    traits = traits_def(IN_GRAPH, INFER_SHAPES)
     input = operand_def(StreamType)
     output = result_def(StreamType)
     rank = prop_def(IntegerAttr[I64])
@@ -301,10 +304,13 @@ class FlatMapOp(InferShapes, IRDLOperation):
     assembly_format = "$input attr-dict `:` type($input) `->` type($output) $body"
     irdl_options = (ParsePropInAttrDict(),)
 
-    def verify_(self) -> None:
+    def verify_rules(self) -> None:
+        stream_of(self, self.input, "input")
+        stream_of(self, self.output, "result")
+
+    def verify_body(self) -> None:
         s = stream_of(self, self.input, "input")
         out = stream_of(self, self.output, "result")
-        self.verify_result_shapes()
         _check_region(self, self.body, _element_args(s.element), out.element, "flat_map")
 
     def infer_shapes(self, ins: Sequence[StreamType], fresh: Fresh) -> list[ResultShape]:

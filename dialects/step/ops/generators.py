@@ -34,6 +34,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from steplus.dialects.step.ops.base import StepOp
 from steplus.dialects.step.shape_rules import (
+    INFER_SHAPES,
     Fresh,
     InferShapes,
     ResultShape,
@@ -65,14 +66,14 @@ class SelectGenOp(InferShapes, IRDLOperation):
     """
 
     name = "step.select_gen"
-    traits = traits_def(IN_GRAPH)
+    traits = traits_def(IN_GRAPH, INFER_SHAPES)
     output = result_def(StreamType)
     choices = prop_def(IntegerAttr[I64])
     values = opt_prop_def(DenseArrayBase)
     assembly_format = GEN_FMT
     irdl_options = (ParsePropInAttrDict(),)
 
-    def verify_(self) -> None:
+    def verify_rules(self) -> None:
         out = stream_of(self, self.output, "result")
         n = int_of(self.choices)
         selector_of(self, out, n)
@@ -87,7 +88,6 @@ class SelectGenOp(InferShapes, IRDLOperation):
                 if total != len(vals) // n:
                     raise VerifyException(
                         f"{self.name}: {len(vals) // n} selectors for a stream of {total}")
-        self.verify_result_shapes()
 
     def infer_shapes(self, ins: Sequence[StreamType], fresh: Fresh) -> list[ResultShape]:
         """A rank-1 stream of literal selectors has one dim per row of `values`;
@@ -115,17 +115,16 @@ class MetadataGenOp(InferShapes, IRDLOperation):
     """
 
     name = "step.metadata_gen"
-    traits = traits_def(IN_GRAPH)
+    traits = traits_def(IN_GRAPH, INFER_SHAPES)
     output = result_def(StreamType)
     values = prop_def(DenseArrayBase)
     assembly_format = GEN_FMT
     irdl_options = (ParsePropInAttrDict(),)
 
-    def verify_(self) -> None:
+    def verify_rules(self) -> None:
         out = stream_of(self, self.output, "result")
         if not (isinstance(out.element, TileType) and out.element.is_address):
             raise VerifyException(f"{self.name}: elements must be 1x1 integer tiles")
-        self.verify_result_shapes()
 
     def infer_shapes(self, ins: Sequence[StreamType], fresh: Fresh) -> list[ResultShape]:
         """One element per value."""
@@ -157,11 +156,10 @@ class ExpertAddrGenOp(StepOp):
     output = result_def(StreamType)
     tiles_per_expert = prop_def(IntegerAttr[I64])
 
-    def verify_(self) -> None:
+    def verify_rules(self) -> None:
         s = stream_of(self, self.sel, "sel")
         selector_of(self, s)
         _address_result(self, self.output)
-        self.verify_result_shapes()
 
     def infer_shapes(self, ins: Sequence[StreamType], fresh: Fresh) -> list[ResultShape]:
         """The selector's dims ++ `tiles_per_expert` addresses."""
@@ -187,14 +185,13 @@ class CacheReadAddrGenOp(StepOp):
     seq_len = operand_def(StreamType)
     output = result_def(StreamType)
 
-    def verify_(self) -> None:
+    def verify_rules(self) -> None:
         i = stream_of(self, self.idx, "idx")
         n = stream_of(self, self.seq_len, "seq_len")
         _address_result(self, self.output)
         out = stream_of(self, self.output, "result")
         if i.rank != n.rank or out.rank != i.rank + 1:
             raise VerifyException(f"{self.name}: result must add one dim to idx/seq_len")
-        self.verify_result_shapes()
 
     def infer_shapes(self, ins: Sequence[StreamType], fresh: Fresh) -> list[ResultShape]:
         """idx's dims ++ a fresh ragged per-request length; seq_len has idx's dims."""
@@ -222,13 +219,12 @@ class FilterLastTileOp(StepOp):
     seq_len = operand_def(StreamType)
     output = result_def(StreamType)
 
-    def verify_(self) -> None:
+    def verify_rules(self) -> None:
         n = stream_of(self, self.seq_len, "seq_len")
         out = stream_of(self, self.output, "result")
         selector_of(self, out, 2)
         if out.rank != n.rank + 1:
             raise VerifyException(f"{self.name}: result must add one dim to seq_len")
-        self.verify_result_shapes()
 
     def infer_shapes(self, ins: Sequence[StreamType], fresh: Fresh) -> list[ResultShape]:
         """seq_len's dims ++ a fresh ragged per-request length of 2-way selectors."""

@@ -91,7 +91,7 @@ class LinearOffChipLoadOp(StepOp):
     tiled_out_shape = prop_def(DenseArrayBase)
     """The walk: the result stream's dims (after `ref`'s), one tile per element."""
 
-    def verify_(self) -> None:
+    def verify_rules(self) -> None:
         check_base_addr(self)
         out = stream_of(self, self.output, "result")
         if not (isinstance(out.element, TileType) and out.element.is_static):
@@ -105,7 +105,6 @@ class LinearOffChipLoadOp(StepOp):
                 f"{self.name}: result has {out.rank} dims, expected "
                 f"{outer} (ref) + {len(shape)} (tiled_out_shape)"
             )
-        self.verify_result_shapes()
 
     def infer_shapes(self, ins: Sequence[StreamType], fresh: Fresh) -> list[ResultShape]:
         """Table 2: ref dims ++ tiled_out_shape; the written tile is kept."""
@@ -167,7 +166,7 @@ class RandomOffChipLoadOp(StepOp):
     """The tensor as a row-major grid of tiles; tile `a` is at block row `a // last`,
     block column `a % last` (`last` its last dimension)."""
 
-    def verify_(self) -> None:
+    def verify_rules(self) -> None:
         check_base_addr(self)
         a = stream_of(self, self.raddr, "raddr")
         out = stream_of(self, self.output, "result")
@@ -177,7 +176,6 @@ class RandomOffChipLoadOp(StepOp):
             raise VerifyException(f"{self.name}: result element must be a tile")
         if out.rank != a.rank:
             raise VerifyException(f"{self.name}: result must have the dims of raddr")
-        self.verify_result_shapes()
 
     def infer_shapes(self, ins: Sequence[StreamType], fresh: Fresh) -> list[ResultShape]:
         """Table 2: one tile per address, the dims of `raddr`."""
@@ -212,7 +210,7 @@ class RandomOffChipStoreOp(StepOp):
     buffer_depth = opt_prop_def(IntegerAttr[I64])
     """Tiles it buffers on chip while they are written (default 1)."""
 
-    def verify_(self) -> None:
+    def verify_rules(self) -> None:
         check_base_addr(self)
         a = stream_of(self, self.waddr, "waddr")
         d = stream_of(self, self.wdata, "wdata")
@@ -223,7 +221,6 @@ class RandomOffChipStoreOp(StepOp):
             raise VerifyException(f"{self.name}: wdata elements must be tiles")
         if not is_i1(out.element) or out.rank != a.rank:
             raise VerifyException(f"{self.name}: result must be an i1 stream shaped like waddr")
-        self.verify_result_shapes()
 
     def infer_shapes(self, ins: Sequence[StreamType], fresh: Fresh) -> list[ResultShape]:
         """Table 2: an i1 acknowledgement per address; `wdata` has the dims of `waddr`."""
@@ -256,7 +253,7 @@ class BufferizeOp(UnaryStreamOp):
     name = "step.bufferize"
     rank = prop_def(IntegerAttr[I64])
 
-    def verify_(self) -> None:
+    def verify_rules(self) -> None:
         s = stream_of(self, self.input, "input")
         out = stream_of(self, self.output, "result")
         b = int_of(self.rank)
@@ -266,7 +263,6 @@ class BufferizeOp(UnaryStreamOp):
                 raise VerifyException(
                     f"{self.name}: result element must be a {b}-dim buffer of {s.element}"
                 )
-        self.verify_result_shapes()
 
     def infer_shapes(self, ins: Sequence[StreamType], fresh: Fresh) -> list[ResultShape]:
         """Table 3: the outer dims; the element is a buffer of the `rank` inner dims."""
@@ -300,7 +296,7 @@ class StreamifyOp(StepOp):
     stride = prop_def(DenseArrayBase)
     out_shape = prop_def(DenseArrayBase)
 
-    def verify_(self) -> None:
+    def verify_rules(self) -> None:
         s = stream_of(self, self.input, "input")
         r = stream_of(self, self.ref, "ref")
         out = stream_of(self, self.output, "result")
@@ -313,7 +309,6 @@ class StreamifyOp(StepOp):
             raise VerifyException(
                 f"{self.name}: result must have ref dims + out_shape and the buffer's element"
             )
-        self.verify_result_shapes()
 
     def infer_shapes(self, ins: Sequence[StreamType], fresh: Fresh) -> list[ResultShape]:
         """Table 3: ref dims ++ out_shape (a dynamically sized buffer is read

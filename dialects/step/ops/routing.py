@@ -65,7 +65,7 @@ class PartitionOp(StepOp):
     sel = operand_def(StreamType)
     outputs = var_result_def(StreamType)
 
-    def verify_(self) -> None:
+    def verify_rules(self) -> None:
         s = stream_of(self, self.input, "input")
         sel = stream_of(self, self.sel, "sel")
         selector_of(self, sel, len(self.outputs))
@@ -79,7 +79,6 @@ class PartitionOp(StepOp):
                     f"{self.name}: result #{i} must have {inner + 1} dims "
                     f"(fresh outer + inner dims of the input) and the input's element"
                 )
-        self.verify_result_shapes()
 
     def infer_shapes(self, ins: Sequence[StreamType], fresh: Fresh) -> list[ResultShape]:
         """Table 5: result i = a fresh outer dim `B_i` (seed Fig. 3) ++ the input's
@@ -124,7 +123,7 @@ class ReassembleOp(StepOp):
     def sel(self):
         return self.inputs[-1]
 
-    def verify_(self) -> None:
+    def verify_rules(self) -> None:
         if len(self.inputs) < 2:
             raise VerifyException(f"{self.name}: needs at least one input and a selector")
         sel = stream_of(self, self.sel, "sel")
@@ -140,7 +139,6 @@ class ReassembleOp(StepOp):
                 f"{self.name}: result must have {sel.rank + first.rank} dims "
                 "(sel dims + input dims) and the inputs' element"
             )
-        self.verify_result_shapes()
 
     def infer_shapes(self, ins: Sequence[StreamType], fresh: Fresh) -> list[ResultShape]:
         """Table 5: sel dims ++ a fresh ragged dim (the groups gathered per
@@ -174,7 +172,7 @@ class EagerMergeOp(StepOp):
     sel = result_def(StreamType)
     RESULT_NAMES: ClassVar[tuple[str, ...]] = ("data result", "selector result")
 
-    def verify_(self) -> None:
+    def verify_rules(self) -> None:
         if not self.inputs:
             raise VerifyException(f"{self.name}: needs at least one input")
         ins = [stream_of(self, v, f"input #{i}") for i, v in enumerate(self.inputs)]
@@ -189,7 +187,6 @@ class EagerMergeOp(StepOp):
         selector_of(self, sel, len(ins))
         if sel.rank != 1:
             raise VerifyException(f"{self.name}: selector result must have 1 dim")
-        self.verify_result_shapes()
 
     def infer_shapes(self, ins: Sequence[StreamType], fresh: Fresh) -> list[ResultShape]:
         """Table 5: the data's outer dim is the sum of the inputs' outer dims; a
@@ -220,7 +217,7 @@ class BroadcastOp(StepOp):
     input = operand_def(StreamType)
     outputs = var_result_def(StreamType)
 
-    def verify_(self) -> None:
+    def verify_rules(self) -> None:
         if len(self.outputs) < 1:
             raise VerifyException(f"{self.name}: needs at least one result")
         for i, o in enumerate(self.outputs):
@@ -273,7 +270,7 @@ class ParallelizeOp(StepOp):
     rank = prop_def(IntegerAttr[I64])
     switch_cycles = opt_prop_def(DenseArrayBase)
 
-    def verify_(self) -> None:
+    def verify_rules(self) -> None:
         s = stream_of(self, self.input, "input")
         for i, o in enumerate(self.outputs):
             t = stream_of(self, o, f"result #{i}")
@@ -281,7 +278,6 @@ class ParallelizeOp(StepOp):
                 raise VerifyException(f"{self.name}: result #{i} must be shaped like the input")
         if self.switch_cycles is not None and len(list(self.switch_cycles.get_values())) != len(self.outputs):
             raise VerifyException(f"{self.name}: switch_cycles needs one entry per result")
-        self.verify_result_shapes()
 
     def infer_shapes(self, ins: Sequence[StreamType], fresh: Fresh) -> list[ResultShape]:
         """Result i: a fresh outer dim (the groups it gets) ++ the input's inner dims."""

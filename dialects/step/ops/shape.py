@@ -61,7 +61,7 @@ class FlattenOp(UnaryStreamOp):
     min = prop_def(IntegerAttr[I64])
     max = prop_def(IntegerAttr[I64])
 
-    def verify_(self) -> None:
+    def verify_rules(self) -> None:
         s = stream_of(self, self.input, "input")
         out = stream_of(self, self.output, "result")
         lo, hi = int_of(self.min), int_of(self.max)
@@ -69,7 +69,6 @@ class FlattenOp(UnaryStreamOp):
             raise VerifyException(
                 f"{self.name}: result must have {s.rank - (hi - lo)} dims and the input's element"
             )
-        self.verify_result_shapes()
 
     def infer_shapes(self, ins: Sequence[StreamType], fresh: Fresh) -> list[ResultShape]:
         """Table 6: dims `min`..`max` (from the innermost) become their product."""
@@ -107,7 +106,7 @@ class ReshapeOp(StepOp):
     chunk_size = prop_def(IntegerAttr[I64])
     RESULT_NAMES: ClassVar[tuple[str, ...]] = ("data result", "padding result")
 
-    def verify_(self) -> None:
+    def verify_rules(self) -> None:
         s = stream_of(self, self.input, "input")
         out = stream_of(self, self.output, "data result")
         pad = stream_of(self, self.padding, "padding result")
@@ -124,7 +123,6 @@ class ReshapeOp(StepOp):
             if pad.rank != n + 1 or not is_i1(pad.element):
                 raise VerifyException(
                     f"{self.name}: padding result must be an i1 stream of {n + 1} dims")
-        self.verify_result_shapes()
 
     def infer_shapes(self, ins: Sequence[StreamType], fresh: Fresh) -> list[ResultShape]:
         """Table 6: dim `split_dim` (from the innermost) `D` becomes `ceiling(D/S), S`;
@@ -156,7 +154,7 @@ class PromoteOp(UnaryStreamOp):
 
     name = "step.promote"
 
-    def verify_(self) -> None:
+    def verify_rules(self) -> None:
         s = stream_of(self, self.input, "input")
         out = stream_of(self, self.output, "result")
         if out.rank != s.rank + 1 or out.element != s.element:
@@ -164,7 +162,6 @@ class PromoteOp(UnaryStreamOp):
         new = out.dims[0]
         if is_static(new) and int(new) not in (0, 1):
             raise VerifyException(f"{self.name}: the new outer dim is 1 (or 0), got {new}")
-        self.verify_result_shapes()
 
     def infer_shapes(self, ins: Sequence[StreamType], fresh: Fresh) -> list[ResultShape]:
         """Table 6: a new outer dim `Min(1, D)` (1 unless the stream is empty)."""
@@ -193,7 +190,7 @@ class ExpandOp(StepOp):
     output = result_def(StreamType)
     rank = prop_def(IntegerAttr[I64])
 
-    def verify_(self) -> None:
+    def verify_rules(self) -> None:
         s = stream_of(self, self.input, "input")
         r = stream_of(self, self.ref, "ref")
         out = stream_of(self, self.output, "result")
@@ -201,7 +198,6 @@ class ExpandOp(StepOp):
             raise VerifyException(f"{self.name}: input and ref must have the same number of dims")
         if out.rank != r.rank or out.element != s.element:
             raise VerifyException(f"{self.name}: result must have ref's dims and the input's element")
-        self.verify_result_shapes()
 
     def infer_shapes(self, ins: Sequence[StreamType], fresh: Fresh) -> list[ResultShape]:
         """Table 6: ref's dims; the input's `rank` inner dims are 1 and its outer
@@ -240,7 +236,7 @@ class ZipOp(StepOp):
     rhs = operand_def(StreamType)
     output = result_def(StreamType)
 
-    def verify_(self) -> None:
+    def verify_rules(self) -> None:
         a = stream_of(self, self.lhs, "lhs")
         b = stream_of(self, self.rhs, "rhs")
         out = stream_of(self, self.output, "result")
@@ -250,7 +246,6 @@ class ZipOp(StepOp):
         if out.rank != a.rank or not (isinstance(el, TupleType)
                                       and tuple(el.elements.data) == (a.element, b.element)):
             raise VerifyException(f"{self.name}: result must be a stream of tuple<lhs, rhs>")
-        self.verify_result_shapes()
 
     def infer_shapes(self, ins: Sequence[StreamType], fresh: Fresh) -> list[ResultShape]:
         """Same dims on both sides; a ragged dim (data-dependent, e.g. the rows a
@@ -282,14 +277,13 @@ class RepeatOp(UnaryStreamOp):
     name = "step.repeat"
     count = prop_def(IntegerAttr[I64])
 
-    def verify_(self) -> None:
+    def verify_rules(self) -> None:
         s = stream_of(self, self.input, "input")
         out = stream_of(self, self.output, "result")
         if int_of(self.count) < 1:
             raise VerifyException(f"{self.name}: count must be positive")
         if out.rank != s.rank + 1 or out.element != s.element:
             raise VerifyException(f"{self.name}: result must add one innermost dim")
-        self.verify_result_shapes()
 
     def infer_shapes(self, ins: Sequence[StreamType], fresh: Fresh) -> list[ResultShape]:
         """The input's dims ++ `count` (every element `count` times)."""
