@@ -3,6 +3,7 @@
     python bench/guide_numbers.py            # run the benches, fail on any drift (exit 1)
     python bench/guide_numbers.py --write    # rewrite the guides' tables from the benches
     python bench/guide_numbers.py --list     # the checked tables and their benches
+    python bench/guide_numbers.py --slow     # also the minutes-long simulating benches
 
 A table a bench regenerates is marked in its guide by a comment line right
 above it, `<!-- guide-numbers: NAME -->`; NAME is a check below, which says
@@ -17,6 +18,10 @@ Checks:
 
 - `moe_metrics` (docs/guide/step-graphs.md): `bench/moe_metrics.py`'s off-chip
   bytes, on-chip bytes, FLOPs and padded FLOPs of the twelve MoE configurations.
+- `exp_tiling` (with `--slow`, ~3-5 min): the dynamic-tiling speedup and Pareto
+  improvement distance `bench/exp_tiling.py --simulate` prints, as the results
+  table of docs/guide/step-graphs.md quotes them (these are not rewritten by
+  `--write`: edit the guide's sentence).
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ import argparse
 import re
 import subprocess
 import sys
+import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -59,11 +65,51 @@ def _moe_metrics(stdout: str) -> Rows:
     return rows
 
 
+@dataclass(frozen=True)
+class ValueCheck:
+    """Numbers quoted in a guide's prose or table cells: each a regex on the
+    bench's stdout and one on the guide, both capturing the number as printed."""
+
+    page: str
+    command: list[str]
+    values: list[tuple[str, str, str]]  # (label, bench regex, guide regex)
+    slow: bool = True
+
+
 CHECKS: dict[str, Check] = {
     "moe_metrics": Check(
         "docs/guide/step-graphs.md", [sys.executable, "bench/moe_metrics.py", "--quiet"],
         ["off-chip bytes", "on-chip bytes", "FLOPs", "padded FLOPs"], 3, _moe_metrics),
 }
+
+VALUE_CHECKS: dict[str, ValueCheck] = {
+    # ~3-5 min: 24 MoE simulations
+    "exp_tiling": ValueCheck(
+        "docs/guide/step-graphs.md",
+        [sys.executable, "bench/exp_tiling.py", "--simulate", "--out",
+         str(Path(tempfile.gettempdir()) / "steplus-guide-numbers")],
+        [("dynamic tiling speedup", r"speedup (\d+\.\d+)x",
+          r"\| dynamic tiling, speedup \|[^|]*\| (\d+\.\d+)× over both models"),
+         ("Pareto improvement distance", r"Pareto improvement distance (\d+\.\d+)x",
+          r"\| dynamic tiling, Pareto improvement distance \|[^|]*\| (\d+\.\d+);")]),
+}
+
+
+def value_drifts(name: str, check: ValueCheck, text: str, stdout: str) -> list[str]:
+    """Every quoted value of `check` the guide `text` states differently from the bench."""
+    out: list[str] = []
+    for label, bench_re, guide_re in check.values:
+        b = re.search(bench_re, stdout)
+        g = re.search(guide_re, text)
+        line = text[:g.start()].count("\n") + 1 if g else 1
+        if b is None:
+            out.append(f"{check.page}:{line}: {name}: {label}: not printed by the bench")
+        elif g is None:
+            out.append(f"{check.page}:{line}: {name}: {label}: not found in the guide")
+        elif g.group(1) != b.group(1):
+            out.append(f"{check.page}:{line}: {name}: {label}: guide {g.group(1)}, "
+                       f"bench {b.group(1)}")
+    return out
 
 
 def table_after(lines: list[str], name: str) -> tuple[int, int]:
@@ -147,16 +193,28 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("checks", nargs="*", help=f"checks to run (default: all: {', '.join(CHECKS)})")
     p.add_argument("--write", action="store_true", help="rewrite the guides' tables")
     p.add_argument("--list", action="store_true", help="list the checks and exit")
+    p.add_argument("--slow", action="store_true",
+                   help="also the checks whose bench simulates for minutes (exp_tiling)")
     args = p.parse_args(argv)
     if args.list:
-        for name, c in CHECKS.items():
+        for name, c in {**CHECKS, **VALUE_CHECKS}.items():
             print(f"{name}: {c.page} <- {' '.join(c.command[1:])}")
         return 0
-    unknown = [n for n in args.checks if n not in CHECKS]
+    unknown = [n for n in args.checks if n not in CHECKS and n not in VALUE_CHECKS]
     if unknown:
-        p.error(f"unknown checks {unknown} (checks: {', '.join(CHECKS)})")
+        p.error(f"unknown checks {unknown} (checks: {', '.join([*CHECKS, *VALUE_CHECKS])})")
     found: list[str] = []
-    for name in args.checks or list(CHECKS):
+    for name in args.checks or [*CHECKS, *(n for n, v in VALUE_CHECKS.items()
+                                           if args.slow or not v.slow)]:
+        if name in VALUE_CHECKS:
+            value_check = VALUE_CHECKS[name]
+            proc = subprocess.run(value_check.command, cwd=REPO, capture_output=True, text=True,
+                                  timeout=3600)
+            if proc.returncode != 0:
+                raise SystemExit(f"{' '.join(value_check.command)} failed:\n{proc.stderr[-2000:]}")
+            text = (REPO / value_check.page).read_text(encoding="utf-8")
+            found += value_drifts(name, value_check, text, proc.stdout)
+            continue
         check = CHECKS[name]
         path = REPO / check.page
         lines = path.read_text(encoding="utf-8").splitlines()

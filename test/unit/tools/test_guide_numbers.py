@@ -86,3 +86,29 @@ def test_figures_in_the_guides_exist():
             assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", f"{target} is not a PNG"
             found.append(target)
     assert "figures/tiling.png" in found
+
+
+def test_quoted_values_are_compared_with_the_bench_line():
+    """exp_tiling's headline (the issue: the guide said 1.74x / 1.40 where the bench
+    printed 1.59x / 1.44x)."""
+    check = gn.VALUE_CHECKS["exp_tiling"]
+    text = (REPO / check.page).read_text(encoding="utf-8")
+    printed = ("dynamic vs static tiling (geomean over models, batches and static tiles): "
+               "speedup {s}x, on-chip reduction 1.33x, traffic reduction 1.68x, Pareto "
+               "improvement distance {p}x\n")
+    quoted = [gn.re.search(g, text).group(1) for _, _, g in check.values]
+    assert gn.value_drifts("exp_tiling", check, text,
+                           printed.format(s=quoted[0], p=quoted[1])) == []
+    found = gn.value_drifts("exp_tiling", check, text, printed.format(s="1.74", p=quoted[1]))
+    assert len(found) == 1
+    assert found[0].endswith(f": exp_tiling: dynamic tiling speedup: guide {quoted[0]}, "
+                             "bench 1.74")
+    assert gn.value_drifts("exp_tiling", check, text, "") == [
+        f"{check.page}:{text[:gn.re.search(g, text).start()].count(chr(10)) + 1}: exp_tiling: "
+        f"{label}: not printed by the bench" for label, _, g in check.values]
+
+
+@pytest.mark.slow
+def test_simulated_headline_matches_the_guide():
+    """~3-5 minutes: exp_tiling.py --simulate's 24 MoE simulations."""
+    assert gn.main(["exp_tiling"]) == 0
