@@ -116,6 +116,28 @@ def element(node) -> str:
     return FLOATS.get(_dtype(node), "f32")
 
 
+# creation ops of a tensor of one value: (position of the value in args, or the value)
+FILLS = {"aten.zeros.default": 0.0, "aten.zeros_like.default": 0.0,
+         "aten.new_zeros.default": 0.0, "aten.ones.default": 1.0,
+         "aten.ones_like.default": 1.0, "aten.new_ones.default": 1.0,
+         "aten.full.default": 1, "aten.full_like.default": 1, "aten.new_full.default": 2}
+
+
+def fill_value(n) -> float | None:
+    """The value of a floating-point tensor every element of which is one constant
+    (`torch.zeros`, `zeros_like`, `full(shape, c)`, ... : torch's zero initial states),
+    or None."""
+    if getattr(n, "op", None) != "call_function" or _raw_name(n) not in FILLS:
+        return None
+    if not _float_tensor(n):
+        return None
+    at = FILLS[_raw_name(n)]
+    if isinstance(at, float):
+        return at
+    v = n.args[at] if len(n.args) > at else None
+    return float(v) if _scalar(v) else None
+
+
 def _is_tensor(x) -> bool:
     return hasattr(x, "op") and _shape(x) is not None
 

@@ -53,6 +53,8 @@ class Rnn:
         self.I = s[2]
 
         self.H = glue.static(params[1])[1]  # weight_hh_l0: [gates*H, H]
+        # a constant initial state (torch's zeros when h0 is omitted): its value, or None
+        self.fills = [glue.fill_value(h) for h in hx]
 
 
 def read(n) -> Rnn | str:
@@ -148,10 +150,14 @@ def rnn_text(r: Rnn, fname: str) -> tuple[str, list[tuple[str, tuple]], list[str
     xs = [arg(f"x{s}", (B, r.I)) for s in range(r.T)]
     finals_h: list[str] = []
     finals_c: list[str] = []
+    hc, cc = r.fills[0], (r.fills[1] if r.lstm else None)
+    for k, v in enumerate((hc, cc)):  # a constant state: a scalar of the first step's bodies
+        if v is not None:
+            t.lines.append(f"  %s{k} = arith.constant {float(v)!r} : f32")
     for layer in range(r.layers):
         In = r.I if layer == 0 else H
-        h = arg(f"h0_{layer}", (B, H))
-        c = arg(f"c0_{layer}", (B, H)) if r.lstm else ""
+        h = arg(f"h0_{layer}", (B, H)) if hc is None else "%s0"
+        c = (arg(f"c0_{layer}", (B, H)) if cc is None else "%s1") if r.lstm else ""
         wi = [arg(f"l{layer}_wi{g}", (In, H)) for g in range(G)]
         wh = [arg(f"l{layer}_wh{g}", (H, H)) for g in range(G)]
         if r.lstm:
@@ -159,32 +165,59 @@ def rnn_text(r: Rnn, fname: str) -> tuple[str, list[tuple[str, tuple]], list[str
         else:  # r, z: b_i + b_h; n: b_in and b_hn apart (r multiplies W_hn h + b_hn)
             b = [arg(f"l{layer}_b{g}", (H,)) for g in range(2)] + \
                 [arg(f"l{layer}_bin", (H,)), arg(f"l{layer}_bhn", (H,))]
+        # from a constant h0: h0 W_h^T is one row (c times W_h's row sums), added to the
+        # first step's biases (derived), and the first step reads no h matmul
+        b0 = b if hc is None or hc == 0.0 else (
+            [arg(f"l{layer}_b{g}h", (H,)) for g in range(G)] if r.lstm else
+            [arg(f"l{layer}_b{g}h", (H,)) for g in range(2)] + [b[2], arg(f"l{layer}_bhnh",
+                                                                          (H,))])
         outs = []
         for s in range(r.T):
+            const_h = s == 0 and hc is not None
+            bs = b0 if s == 0 else b
             pi = [t.matmul(xs[s], wi[g], B, In, H) for g in range(G)]
-            ph = [t.matmul(h, wh[g], B, H, H) for g in range(G)]
+            ph = [] if const_h else [t.matmul(h, wh[g], B, H, H) for g in range(G)]
             add3 = ["%t0 = arith.addf %i0, %i1 : f32", "%y = arith.addf %t0, %i2 : f32"]
+
+            def preact(g):
+                if const_h:
+                    return t.generic([(pi[g], False), (bs[g], True)], B, H,
+                                     ["%y = arith.addf %i0, %i1 : f32"])
+                return t.generic([(pi[g], False), (ph[g], False), (bs[g], True)], B, H, add3)
             if r.lstm:
-                pre_g = [t.generic([(pi[g], False), (ph[g], False), (b[g], True)], B, H, add3)
-                         for g in range(4)]
+                pre_g = [preact(g) for g in range(4)]
                 i, f, o = (t.sigmoid(pre_g[g], B, H) for g in (0, 1, 3))
                 gg = t.tanh(pre_g[2], B, H)
-                c = t.generic([(f, False), (c, False), (i, False), (gg, False)], B, H, [
-                    "%t0 = arith.mulf %i0, %i1 : f32", "%t1 = arith.mulf %i2, %i3 : f32",
-                    "%y = arith.addf %t0, %t1 : f32"])
+                if s == 0 and cc is not None:
+                    c = t.generic([(f, False), (i, False), (gg, False)], B, H, [
+                        "%t0 = arith.mulf %i0, %s1 : f32", "%t1 = arith.mulf %i1, %i2 : f32",
+                        "%y = arith.addf %t0, %t1 : f32"])
+                else:
+                    c = t.generic([(f, False), (c, False), (i, False), (gg, False)], B, H, [
+                        "%t0 = arith.mulf %i0, %i1 : f32", "%t1 = arith.mulf %i2, %i3 : f32",
+                        "%y = arith.addf %t0, %t1 : f32"])
                 h = t.generic([(o, False), (t.tanh(c, B, H), False)], B, H,
                               ["%y = arith.mulf %i0, %i1 : f32"])
             else:
-                rz = [t.sigmoid(t.generic([(pi[g], False), (ph[g], False), (b[g], True)],
-                                          B, H, add3), B, H) for g in range(2)]
-                n = t.tanh(t.generic([(pi[2], False), (b[2], True), (rz[0], False),
-                                      (ph[2], False), (b[3], True)], B, H, [
-                    "%t0 = arith.addf %i3, %i4 : f32", "%t1 = arith.mulf %i2, %t0 : f32",
-                    "%t2 = arith.addf %i0, %i1 : f32", "%y = arith.addf %t2, %t1 : f32"]),
-                    B, H)
-                h = t.generic([(n, False), (rz[1], False), (h, False)], B, H, [
-                    "%t0 = arith.subf %i2, %i0 : f32", "%t1 = arith.mulf %i1, %t0 : f32",
-                    "%y = arith.addf %i0, %t1 : f32"])
+                rz = [t.sigmoid(preact(g), B, H) for g in range(2)]
+                if const_h:  # r * (h0 W_hn^T + b_hn): a derived row
+                    n = t.tanh(t.generic([(pi[2], False), (bs[2], True), (rz[0], False),
+                                          (bs[3], True)], B, H, [
+                        "%t1 = arith.mulf %i2, %i3 : f32",
+                        "%t2 = arith.addf %i0, %i1 : f32", "%y = arith.addf %t2, %t1 : f32"]),
+                        B, H)
+                    h = t.generic([(n, False), (rz[1], False)], B, H, [
+                        "%t0 = arith.subf %s0, %i0 : f32", "%t1 = arith.mulf %i1, %t0 : f32",
+                        "%y = arith.addf %i0, %t1 : f32"])
+                else:
+                    n = t.tanh(t.generic([(pi[2], False), (bs[2], True), (rz[0], False),
+                                          (ph[2], False), (bs[3], True)], B, H, [
+                        "%t0 = arith.addf %i3, %i4 : f32", "%t1 = arith.mulf %i2, %t0 : f32",
+                        "%t2 = arith.addf %i0, %i1 : f32", "%y = arith.addf %t2, %t1 : f32"]),
+                        B, H)
+                    h = t.generic([(n, False), (rz[1], False), (h, False)], B, H, [
+                        "%t0 = arith.subf %i2, %i0 : f32", "%t1 = arith.mulf %i1, %t0 : f32",
+                        "%y = arith.addf %i0, %t1 : f32"])
             outs.append(h)
         xs = outs
         finals_h.append(h)
@@ -242,6 +275,13 @@ def _derive(r: Rnn, args) -> dict:
                 return b_ih[2 * H:3 * H]
             if rest == "bhn":
                 return b_hh[2 * H:3 * H]
+            if rest.endswith("h"):  # a first step's bias from a constant h0: + h0 W_h^T
+                hc = r.fills[0]
+                g = 2 if rest == "bhnh" else int(rest[1:-1])
+                row = hc * w_hh[g * H:(g + 1) * H].sum(axis=1)
+                if rest == "bhnh":
+                    return b_hh[2 * H:3 * H] + row
+                return b_ih[g * H:(g + 1) * H] + b_hh[g * H:(g + 1) * H] + row
             g = int(rest[1:])
             return b_ih[g * H:(g + 1) * H] + b_hh[g * H:(g + 1) * H]
         out[name] = f
@@ -261,6 +301,8 @@ def rnn_part(r: Rnn, fname: str, tile_m: int) -> LoweredPart:
     (low,) = lower_module(module, tile=f"{tm}x{r.H}", schedule="mn")
     low.groups = groups
     covered = {r.n} | {u for u in r.n.users if name_of(u) == "getitem"}
+    # a constant initial state read by the recurrence alone is computed by no one
+    covered |= {h for h, v in zip(r.hx, r.fills) if v is not None and set(h.users) == {r.n}}
     return LoweredPart("dense", module, None, {f"arg{k}": n for k, (n, _s) in enumerate(args)},
                        r.B, outputs=names, lowered=low, role="rnn",
                        out_shapes=[glue.static(next(u for u in r.n.users if u.name == nm))

@@ -81,8 +81,50 @@ def test_gru_batch_first_from_a_zero_state_equals_torch():
     want_out, want_h = m(x)
     np.testing.assert_allclose(out.numpy(), want_out.detach().numpy(), rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(h.numpy(), want_h.detach().numpy(), rtol=1e-5, atol=1e-6)
-    assert ran == ["rnn"] and torch_ops == ["aten.zeros.default"]  # the zero h0
+    # the zero h0 is no tensor: the first step reads no h matmul, torch computes nothing
+    assert ran == ["rnn"] and torch_ops == []
+    fns = _functions(low.graphs[0])
+    assert fns.count("matmul") == 6 * 3 + 5 * 3  # x: every step; h: steps 1..5 (3 gates)
     assert part_cycles(low.graphs[0]) > 0
+
+
+class ConstantStateRNN(nn.Module):
+    """Initial states written with creation ops in `forward`: an LSTM from zeros (both
+    states omitted) and a GRU from `torch.full(..., 0.5)`."""
+
+    def __init__(self, dim=8, hidden=16):
+        super().__init__()
+        self.lstm = nn.LSTM(dim, hidden, num_layers=2)
+        self.gru = nn.GRU(hidden, hidden)
+
+    def forward(self, x):
+        out, _ = self.lstm(x)
+        h0 = torch.full((1, x.shape[1], 16), 0.5)
+        out2, h = self.gru(out, h0)
+        return out2, h
+
+
+def test_constant_initial_states_are_folded_into_the_first_step():
+    """torch's zeros (LSTM h0, c0) and full(0.5) (GRU h0) are no off-chip tensors and
+    nothing torch computes: the first step's h W_h^T is the row c * W_h.sum(1) added to
+    its biases, its c update reads the scalar; the fabric equals torch."""
+    torch.manual_seed(3)
+    m = ConstantStateRNN().eval()
+    T, B = 4, 2
+    x = torch.randn(T, B, 8)
+    ep = torch.export.export(m, (x,))
+    low = lower_exported(ep, dense="tile=2x16")
+    (out, h), ran, torch_ops = run_exported(ep, low, (x,))
+    want_out, want_h = m(x)
+    np.testing.assert_allclose(out.numpy(), want_out.detach().numpy(), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(h.numpy(), want_h.detach().numpy(), rtol=1e-5, atol=1e-6)
+    assert ran == ["rnn", "rnn"] and torch_ops == []
+    lstm, gru = low.graphs
+    assert _functions(lstm).count("matmul") == 2 * (T * 4 + (T - 1) * 4)
+    assert _functions(gru).count("matmul") == T * 3 + (T - 1) * 3
+    assert not any("h0_" in n or "c0_" in n for n in lstm.inputs.values())
+    assert {n.split(":")[0] for n in lstm.inputs.values()} == {"lstm"}  # node:what
+    assert {n.split(":")[0] for n in gru.inputs.values()} == {"gru"}
 
 
 def test_a_bidirectional_lstm_is_a_remark_and_runs_in_torch():
