@@ -1,0 +1,1 @@
+"""PyTorch vision transformers written as timm writes them, for the Allspark frontend."""
