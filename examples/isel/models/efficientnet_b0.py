@@ -23,8 +23,8 @@ WIDTH = 0.2
 HEAD = 256
 
 
-def _c(ch):
-    return max(4, int(ch * WIDTH))
+def _c(ch, width=WIDTH):
+    return max(4, int(ch * width))
 
 
 class MBConv(nn.Module):
@@ -50,17 +50,18 @@ class MBConv(nn.Module):
 
 
 class EfficientNetB0(nn.Module):
-    def __init__(self, classes=10):
+    def __init__(self, classes=10, width=WIDTH, head=HEAD):
         super().__init__()
-        self.stem = nn.Sequential(nn.Conv2d(3, _c(32), 3, 2, 1, bias=False), nn.BatchNorm2d(_c(32)), nn.SiLU())
-        blocks, cin = [], _c(32)
+        self.stem = nn.Sequential(nn.Conv2d(3, _c(32, width), 3, 2, 1, bias=False), nn.BatchNorm2d(_c(32, width)),
+                                  nn.SiLU())
+        blocks, cin = [], _c(32, width)
         for e, k, s, out, n in CFG:
             for stride in [s] + [1] * (n - 1):
-                blocks.append(MBConv(cin, _c(out), e, k, stride))
-                cin = _c(out)
+                blocks.append(MBConv(cin, _c(out, width), e, k, stride))
+                cin = _c(out, width)
         self.blocks = nn.Sequential(*blocks)
-        self.head = nn.Sequential(nn.Conv2d(cin, HEAD, 1, bias=False), nn.BatchNorm2d(HEAD), nn.SiLU())
-        self.fc = nn.Linear(HEAD, classes)
+        self.head = nn.Sequential(nn.Conv2d(cin, head, 1, bias=False), nn.BatchNorm2d(head), nn.SiLU())
+        self.fc = nn.Linear(head, classes)
 
     def forward(self, x):
         y = self.head(self.blocks(self.stem(x)))
@@ -69,6 +70,11 @@ class EfficientNetB0(nn.Module):
 
 def build():
     return EfficientNetB0(), (torch.randn(1, 3, 32, 32),)
+
+
+def build_full():
+    """D2A's size: B0 at width 1.0, head 1280, 224x224 ImageNet input, 1000 classes (bench only)."""
+    return EfficientNetB0(classes=1000, width=1.0, head=1280), (torch.randn(1, 3, 224, 224),)
 
 
 HEADER = "// EfficientNet-B0, width 0.2, head 256, 32x32 input, random weights (seed 0)."

@@ -38,6 +38,15 @@ def build():
     return RNNModel(), (torch.randint(0, NTOKEN, (SEQ, 1)),)
 
 
+# D2A's LSTM-WLM (Appendix B): WikiText-2's vocabulary, the example's 200/200 sizes, ONE LSTM layer
+FULL = dict(ntoken=33278, ninp=200, nhid=200, nlayers=1)
+
+
+def build_full():
+    """D2A's size (bench only): vocabulary 33278, embedding and hidden 200, one layer, 35 steps."""
+    return RNNModel(**FULL), (torch.randint(0, FULL["ntoken"], (SEQ, 1)),)
+
+
 HEADER = "// LSTM-WLM, vocabulary 256, 2-layer LSTM 64/64, 35 steps, random weights (seed 0)."
 
 if __name__ == "__main__":

@@ -22,8 +22,8 @@ WIDTH = 0.25
 LAST = 320
 
 
-def _c(ch):
-    return max(4, int(ch * WIDTH))
+def _c(ch, width=WIDTH):
+    return max(4, int(ch * width))
 
 
 class Block(nn.Module):
@@ -51,19 +51,19 @@ class Block(nn.Module):
 
 
 class MobileNetV2(nn.Module):
-    def __init__(self, classes=10):
+    def __init__(self, classes=10, width=WIDTH, last=LAST):
         super().__init__()
-        self.conv1 = nn.Conv2d(3, _c(32), 3, 1, 1, bias=False)
-        self.bn1 = nn.BatchNorm2d(_c(32))
-        layers, cin = [], _c(32)
+        self.conv1 = nn.Conv2d(3, _c(32, width), 3, 1, 1, bias=False)
+        self.bn1 = nn.BatchNorm2d(_c(32, width))
+        layers, cin = [], _c(32, width)
         for expansion, out, n, stride in CFG:
             for s in [stride] + [1] * (n - 1):
-                layers.append(Block(cin, _c(out), expansion, s))
-                cin = _c(out)
+                layers.append(Block(cin, _c(out, width), expansion, s))
+                cin = _c(out, width)
         self.layers = nn.Sequential(*layers)
-        self.conv2 = nn.Conv2d(cin, LAST, 1, bias=False)
-        self.bn2 = nn.BatchNorm2d(LAST)
-        self.linear = nn.Linear(LAST, classes)
+        self.conv2 = nn.Conv2d(cin, last, 1, bias=False)
+        self.bn2 = nn.BatchNorm2d(last)
+        self.linear = nn.Linear(last, classes)
 
     def forward(self, x):
         y = self.layers(torch.relu(self.bn1(self.conv1(x))))
@@ -73,6 +73,11 @@ class MobileNetV2(nn.Module):
 
 def build():
     return MobileNetV2(), (torch.randn(1, 3, 32, 32),)
+
+
+def build_full():
+    """D2A's size: kuangliu's CIFAR MobileNet-V2 at width 1.0, last width 1280 (bench only)."""
+    return MobileNetV2(width=1.0, last=1280), (torch.randn(1, 3, 32, 32),)
 
 
 HEADER = "// MobileNet-V2 (CIFAR), width 0.25, last width 320, random weights (seed 0)."

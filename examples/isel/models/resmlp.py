@@ -65,6 +65,12 @@ def build():
     return ResMLP(), (torch.randn(1, 3, IMAGE, IMAGE),)
 
 
+def build_full():
+    """D2A's size: 384 features, 12 blocks, patch 16 on 32x32 CIFAR images (4 patches), 10 classes
+    (bench only): 38 linear layers (embedding, 12 x (cross-patch + 2 MLP), classifier)."""
+    return ResMLP(dim=384, depth=12, patch=16), (torch.randn(1, 3, IMAGE, IMAGE),)
+
+
 HEADER = "// ResMLP, dim 64, depth 4, patch 8 on 32x32, random weights (seed 0)."
 
 if __name__ == "__main__":

@@ -55,6 +55,11 @@ def build():
     return ResNet20(), (torch.randn(1, 3, 32, 32),)
 
 
+def build_full():
+    """D2A's size: the Gluon CIFAR ResNet-20, widths 16/32/64 (bench only)."""
+    return ResNet20(widths=(16, 32, 64)), (torch.randn(1, 3, 32, 32),)
+
+
 HEADER = "// ResNet-20 (CIFAR), widths 8/16/32, random weights (seed 0)."
 
 if __name__ == "__main__":

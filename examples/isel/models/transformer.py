@@ -32,6 +32,23 @@ def build():
     return Encoder(), (torch.randn(1, SEQ, D),)
 
 
+class FullTransformer(nn.Module):
+    """D2A's `nn.Transformer`: 256 features, 8 heads, 6 encoder and 6 decoder layers, torch's
+    default feed-forward 2048 (the paper gives neither it nor the sequence lengths: 16 each)."""
+
+    def __init__(self):
+        super().__init__()
+        self.t = nn.Transformer(256, 8, 6, 6, dropout=0.0, batch_first=True)
+
+    def forward(self, src, tgt):
+        return self.t(src, tgt)
+
+
+def build_full():
+    """D2A's size (bench only): see `FullTransformer`."""
+    return FullTransformer(), (torch.randn(1, SEQ, 256), torch.randn(1, SEQ, 256))
+
+
 HEADER = "// Transformer encoder, d_model 64, 4 heads, ff 256, 2 layers, seq 16, random weights (seed 0)."
 
 if __name__ == "__main__":
