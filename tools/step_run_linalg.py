@@ -11,7 +11,9 @@ then simulates the graph like any other (`steplus.tools.step_run_graph`,
 whose flags apply). Without `--lower` step-run says so. With `--input NAME=FILE`
 for every argument (`%arg0` is `arg0`) the graph runs in functional mode on
 them, and `--output` writes the function's results (`result0`, ...; `.npy`
-for a single result).
+for a single result). The tensor constants (torch-mlir's `dense_resource`
+parameters, `dense<...>`) are loaded with their values, with `--input` and
+with `--functional` (whose arguments are seeded random).
 
 The functions below also run the parts `aten.lower_exported` builds from a
 PyTorch module in the fabric's functional mode: `run_part(part, values)`
@@ -89,8 +91,53 @@ def run_lowered(args, load, run_graph) -> int:
                              "they do not combine with --bind/--routing/--kv")
         module, data = _lower_with_data(args, load, pipeline)
         return run_graph(args, module, data)
+    if args.functional and spec is None:  # the tensor constants' values, the rest random
+        module = load(args)
+        lowered = _lower(args, module, pipeline, load)
+        return run_graph(args, module, _constants_data(module, lowered))
     module = load(args, pipeline if spec is None else f"{pipeline},{spec}")
     return run_graph(args, module)
+
+
+def _lower(args, module: ModuleOp, pipeline: str, load):
+    """`lower_module` with the pass options of `pipeline`, reading the `dense_resource`
+    blobs the parse of `module` registered (the builtin dialect's blob table is the
+    parse's: a fresh context reads it); on error, the pass run through `load` gives
+    the located `file:line:col: error:` lines."""
+    from steplus.lowering.linalg_to_step import lower_module
+    from steplus.tools.cli import InputError, parse_pass_pipeline
+    from steplus.tools.loading import new_context
+    from steplus.tools.registry import get_all_passes
+    from steplus.utils.diagnostics import OpDiagnosticError
+
+    (opts,) = parse_pass_pipeline(get_all_passes(), pipeline).passes
+    try:
+        (lowered,) = lower_module(module, opts.tile, opts.schedule, opts.memory,  # type: ignore[attr-defined]
+                                  ctx=new_context(args.allow_unregistered_dialect))
+    except (ValueError, OpDiagnosticError) as e:
+        load(args, pipeline)  # raises the located diagnostics
+        raise InputError([f"{args.input_file}: error: {e}"]) from None
+    return lowered
+
+
+def bind_constants(module: ModuleOp, lowered) -> dict:
+    """The tensors of a `convert-linalg-to-step` graph's loads of tensor constants
+    (`lowered.constants`: torch-mlir's parameters), by load name; the other loads are
+    left to the caller (step-run --functional: seeded random). Names the loads `ld0,
+    ld1, ...`."""
+    tensors = {}
+    consts = getattr(lowered, "constants", {}) or {}
+    for k, (op, (arg, view)) in enumerate(zip(_name_loads(_graph(module)), lowered.loads)):
+        op.attributes["name"] = StringAttr(f"ld{k}")
+        if arg in consts:
+            tensors[f"ld{k}"] = np.asarray(consts[arg], np.float64).reshape(view)
+    return tensors
+
+
+def _constants_data(module: ModuleOp, lowered):
+    from steplus.tools.graph_io import GraphData
+
+    return GraphData(bind_constants(module, lowered), lambda prog: {})
 
 
 def _lower_with_data(args, load, pipeline: str):
@@ -100,12 +147,9 @@ def _lower_with_data(args, load, pipeline: str):
     from xdsl.dialects import func
 
     from steplus.dialects.semantics.domain import numpy_dtype
-    from steplus.lowering.linalg_to_step import lower_module
-    from steplus.tools.cli import InputError, UsageError, parse_pass_pipeline
+    from steplus.tools.cli import UsageError
     from steplus.tools.graph_io import GraphData
     from steplus.tools.inputs import func_signature, load_inputs, require_all
-    from steplus.tools.registry import get_all_passes
-    from steplus.utils.diagnostics import OpDiagnosticError
 
     module = load(args)
     fns = [op for op in module.body.block.ops if isinstance(op, func.FuncOp) and op.body.blocks]
@@ -117,11 +161,7 @@ def _lower_with_data(args, load, pipeline: str):
     arrays = load_inputs(args.input, sigs, f"@{fn.sym_name.data}")
     require_all(sigs, arrays, f"@{fn.sym_name.data}")
     types = list(fn.function_type.outputs.data)
-    (opts,) = parse_pass_pipeline(get_all_passes(), pipeline).passes
-    try:
-        (lowered,) = lower_module(module, opts.tile, opts.schedule, opts.memory)  # type: ignore[attr-defined]
-    except (ValueError, OpDiagnosticError) as e:
-        raise InputError([f"{args.input_file}: error: {e}"]) from None
+    lowered = _lower(args, module, pipeline, load)
     tensors = bind_function(module, lowered, [arrays[s.name] for s in sigs])
 
     def collect(prog) -> dict:
