@@ -73,6 +73,7 @@ def _import(text: str, filename: str, dialect: str | None) -> LustreModule:
         pending = deque(NodeKey(n.name) for n in tree.nodes)
         for n in tree.nodes:
             _subrange_observers(prog, n)
+            _refinement_observers(text, n)
         pending.extend(NodeKey(n.name, observe=True) for n in tree.nodes if n.observers)
         done: set[NodeKey] = set()
         nodes = []
@@ -104,6 +105,17 @@ def _subrange_observers(prog: Program, node: ast.Node) -> None:
                                     ast.Binary(d.pos, "<=", var, ast.Const(d.pos, hi, "int")))
         node.observers.append(ast.Observer(d.pos, "property",
                                            f"{d.name} in subrange [{lo}, {hi}]", test))
+
+
+def _refinement_observers(text: str, node: ast.Node) -> None:
+    """Kind 2 refinement types `subtype {v: t | p}`: an input's predicate is an
+    assumption, an output's or a local's a property (what step-run --check
+    evaluates)."""
+    for path, kind, pred in node.refinements:
+        src = " ".join(text[pred.pos:text.find("}", pred.pos)].split())
+        node.observers.append(ast.Observer(
+            pred.pos, "assume" if kind == "input" else "property",
+            f"{path} refined by {src}"[:60], pred))
 
 
 def lustre_to_module(text: str, filename: str, dialect: str | None = None

@@ -191,6 +191,8 @@ class TypeRef:
     size: Expr | None = None
     # `struct {f: t; ...}` (name "{}"): the fields in order
     fields: list[tuple[str, TypeRef]] | None = None
+    # `subtype {v: t | p}` (name "|", `elem` t): the variable and the predicate
+    refine: tuple[str, Expr] | None = None
 
 
 @dataclass
@@ -290,6 +292,9 @@ class Node:
     # leaves (`a` -> `a[0]`, `a[1]`; `r` -> `r.x`, `r.y`; `l[0]` -> `l[0].x` ...):
     # the frontend scalarizes arrays and records (Program.scalarize)
     arrays: dict[str, list[str]] = field(default_factory=dict)
+    # refinement types met by Program.scalarize: (variable path, kind of
+    # declaration "input"/"output"/"local", the predicate on that path)
+    refinements: list[tuple[str, str, Expr]] = field(default_factory=list)
 
 
 @dataclass

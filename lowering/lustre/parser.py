@@ -57,7 +57,6 @@ UNSUPPORTED_WORDS: dict[str, str] = {
     "include": "'include' directives",
     "any": "Kind 2 'any' expressions",
     "choose": "Kind 2 'choose' expressions",
-    "subtype": "Kind 2 refinement types",
     "cond": "Kind 2 'cond' expressions",
     "rec": "recursive functions",
     "transparent": "Kind 2 transparent/opaque functions",

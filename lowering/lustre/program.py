@@ -14,6 +14,7 @@ Example::
 
 from __future__ import annotations
 
+import copy
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -155,6 +156,9 @@ class Program:
         """`int`, `real`, `bool` or the name of an enumeration."""
         seen: set[str] = set()
         while ref.name not in ("int", "real", "bool"):
+            if ref.name == "|" and ref.elem is not None:
+                ref = ref.elem
+                continue
             if ref.name in ("^", "{}"):
                 raise LustreError(ref.pos, "unsupported construct: arrays and records here "
                                   "(they are node variables, parameters and expressions)")
@@ -169,8 +173,39 @@ class Program:
             ref = decl.alias
         return ref.name
 
+    def unrefined(self, ref: ast.TypeRef) -> tuple[ast.TypeRef, list[tuple[str, ast.Expr]]]:
+        """A type without its refinements (through aliases), and those
+        refinements (variable, predicate), outermost first."""
+        preds: list[tuple[str, ast.Expr]] = []
+        seen: set[str] = set()
+        while True:
+            if ref.name == "|" and ref.elem is not None and ref.refine is not None:
+                preds.append(ref.refine)
+                ref = ref.elem
+            elif (ref.name in self.types and ref.name not in seen
+                  and (alias := self.types[ref.name].alias) is not None):
+                seen.add(ref.name)
+                if alias.name != "|" and not any(
+                        a.name == "|" for a in self._alias_chain(alias)):
+                    return ref, preds
+                ref = alias
+            else:
+                return ref, preds
+
+    def _alias_chain(self, ref: ast.TypeRef) -> list[ast.TypeRef]:
+        out, seen = [ref], set()
+        while ref.name in self.types and ref.name not in seen:
+            seen.add(ref.name)
+            alias = self.types[ref.name].alias
+            if alias is None:
+                break
+            out.append(alias)
+            ref = alias
+        return out
+
     def array_shape(self, ref: ast.TypeRef) -> tuple[int, ast.TypeRef] | None:
         """(size, element type) of an array type `t ^ n` (through aliases), else None."""
+        ref = self.unrefined(ref)[0]
         seen: set[str] = set()
         while ref.name != "^" and ref.name in self.types and ref.name not in seen:
             seen.add(ref.name)
@@ -188,6 +223,7 @@ class Program:
 
     def record_fields(self, ref: ast.TypeRef) -> list[tuple[str, ast.TypeRef]] | None:
         """The fields of a record type (through aliases), else None."""
+        ref = self.unrefined(ref)[0]
         seen: set[str] = set()
         while ref.fields is None and ref.name in self.types and ref.name not in seen:
             seen.add(ref.name)
@@ -220,9 +256,24 @@ class Program:
         """Replace the array and record variables of `node` by their scalar
         leaves `a[0]`, `r.f` ... (every composite part recorded in
         `node.arrays`): lus stays scalar."""
-        def expand(decls: list[ast.Decl]) -> list[ast.Decl]:
+        def refinements(path: str, ref: ast.TypeRef, kind: str, depth: int = 0) -> None:
+            """Record the refinement predicates on `path` and its parts."""
+            base, preds = self.unrefined(ref)
+            for var, pred in preds:
+                node.refinements.append((path, kind, _renamed(pred, var, path)))
+            if depth > 32:
+                return
+            shape = self.array_shape(base)
+            if shape is not None:
+                for i in range(shape[0]):
+                    refinements(f"{path}[{i}]", shape[1], kind, depth + 1)
+            for f, ft in self.record_fields(base) or []:
+                refinements(f"{path}.{f}", ft, kind, depth + 1)
+
+        def expand(decls: list[ast.Decl], kind: str) -> list[ast.Decl]:
             out = []
             for d in decls:
+                refinements(d.name, d.type, kind)
                 parts = self.leaves(d.type)
                 if parts == [("", d.type)]:
                     out.append(d)
@@ -234,9 +285,9 @@ class Program:
                     node.arrays.setdefault(d.name, []).append(leaf)
                     out.append(ast.Decl(d.pos, leaf, t, d.clock, d.static))
             return out
-        node.inputs = expand(node.inputs)
-        node.outputs = expand(node.outputs)
-        node.locals = expand(node.locals)
+        node.inputs = expand(node.inputs, "input")
+        node.outputs = expand(node.outputs, "output")
+        node.locals = expand(node.locals, "local")
 
     def int_range(self, ref: ast.TypeRef) -> tuple[int, int] | None:
         """The bounds of a (possibly aliased) `subrange [lo, hi] of int`, with
@@ -350,6 +401,23 @@ class Program:
                         stack.append((callee, 0))
                 else:
                     state[name] = 2
+
+
+def _renamed(pred: ast.Expr, var: str, path: str) -> ast.Expr:
+    """A copy of a refinement predicate on `var`, about the variable `path`."""
+    e = copy.deepcopy(pred)
+    stack: list[object] = [e]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, ast.Var) and x.name == var:
+            x.name = path
+        elif isinstance(x, ast.Merge) and x.var == var:
+            x.var = path
+        if isinstance(x, list | tuple):
+            stack.extend(x)
+        elif isinstance(x, ast.Expr):
+            stack.extend(vars(x).values())
+    return e
 
 
 def _wrap_int(v: int, pos: int) -> int:

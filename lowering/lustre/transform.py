@@ -122,6 +122,11 @@ class _ToAst(Transformer_NonRecursive):
         fields = [(n.name, t) for names, t in groups for n in names]
         return ast.TypeRef(meta.start_pos, "{}", fields=fields)
 
+    def t_refine(self, meta, names, ty, pred):
+        if len(names) != 1:
+            raise LustreError(names[1].pos, "a refinement type names one variable")
+        return ast.TypeRef(meta.start_pos, "|", elem=ty, refine=(names[0].name, pred))
+
     def field_decl(self, meta, names, ty):
         return (names, ty)
 
