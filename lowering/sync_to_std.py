@@ -59,6 +59,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
+from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.transforms.dead_code_elimination import region_dce
 
 from steplus.dialects import sync
@@ -104,10 +105,7 @@ def _rewrite_pure(op: Operation) -> bool:
     """sync.sync -> its values, sync.undef -> a zero, sync.select -> arith.select
     (the same in both targets). True if `op` was one of them."""
     if isinstance(op, sync.SyncOp):
-        for r, v in zip(op.res, op.operands[1:]):
-            r.replace_all_uses_with(v)
-        op.detach()
-        op.erase()
+        Rewriter.replace_op(op, [], list(op.operands[1:]))
     elif isinstance(op, sync.UndefOp):
         _replace(op, zero_of(op.result.type, op))
     elif isinstance(op, sync.SelectOp):
@@ -121,21 +119,15 @@ def _rewrite_sync_ops(block: Block, inputs: dict, outputs: list, node: sync.Node
     """Replace sync ops in a cloned loop body by their step-function meaning."""
     for op in list(block.walk()):
         if isinstance(op, sync.InputOp):
-            op.result.replace_all_uses_with(inputs[op.signal])
-            op.detach()
-            op.erase()
+            Rewriter.replace_op(op, [], [inputs[op.signal]])
         elif isinstance(op, sync.OutputOp):
             if op.parent_block() is not block:
                 raise OpDiagnosticError(op, "convert-sync-to-std: sync.output must be in the "
                                             "main loop body, not nested")
             outputs.append((op.signal, op.value))
-            op.token.replace_all_uses_with(_token(op))
-            op.detach()
-            op.erase()
+            Rewriter.replace_op(op, [], [_token(op)])
         elif isinstance(op, sync.TickOp):
-            op.result.replace_all_uses_with(_token(op))
-            op.detach()
-            op.erase()
+            Rewriter.replace_op(op, [], [_token(op)])
         elif _rewrite_pure(op):
             pass
         elif isinstance(op, sync.InstOp):
@@ -147,21 +139,14 @@ def _rewrite_sync_ops(block: Block, inputs: dict, outputs: list, node: sync.Node
 
 def _token(before: Operation) -> SSAValue:
     c = arith.ConstantOp(IntegerAttr(0, I32))
-    block = before.parent_block()
-    assert block is not None
-    block.insert_op_before(c, before)
+    Rewriter.insert_op(c, InsertPoint.before(before))
     return c.result
 
 
 def _replace(op: Operation, new: Operation) -> None:
-    block = op.parent_block()
-    assert block is not None
-    block.insert_op_before(new, op)
     for r, n in zip(op.results, new.results):
         n.name_hint = r.name_hint
-        r.replace_all_uses_with(n)
-    op.detach()
-    op.erase()
+    Rewriter.replace_op(op, new)
 
 
 def step_functions(node: sync.NodeOp) -> list[func.FuncOp]:
@@ -223,8 +208,7 @@ def step_functions(node: sync.NodeOp) -> list[func.FuncOp]:
     outputs: list[tuple[SSAValue, SSAValue]] = []
     _rewrite_sync_ops(step_block, inputs, outputs, node)
     next_state = list(provisional.operands)
-    provisional.detach()
-    provisional.erase()
+    Rewriter.erase_op(provisional)
     order = {sig: k for k, sig in enumerate(entry.args[n_in:])}
     outputs.sort(key=lambda so: order[so[0]])
     if len(outputs) != len(order):
@@ -256,12 +240,12 @@ class _Modular:
         if name not in self.declared:
             self.declared[name] = func.FuncOp.external(name, [a.type for a in args], results)
         call = func.CallOp(name, args, results)
-        block.insert_op_before(call, before)
+        Rewriter.insert_op(call, InsertPoint.before(before))
         return call
 
     def const(self, block: Block, before: Operation, value: int) -> SSAValue:
         c = arith.ConstantOp(IntegerAttr(value, I32))
-        block.insert_op_before(c, before)
+        Rewriter.insert_op(c, InsertPoint.before(before))
         return c.result
 
     def lower(self, node: sync.NodeOp, fids: dict[str, int]) -> func.FuncOp:
@@ -294,9 +278,7 @@ class _Modular:
             elif isinstance(op, sync.OutputOp):
                 pos = self.const(block, op, sigs.index(op.signal) - n_in)
                 self.call(block, op, f"sch_output_{mangle(op.value.type)}", [inst, pos, op.value], [])
-                op.token.replace_all_uses_with(self.const(block, op, 0))
-                op.detach()
-                op.erase()
+                Rewriter.replace_op(op, [], [self.const(block, op, 0)])
             elif isinstance(op, sync.InstOp):
                 k = self.const(block, op, op.id.value.data)
                 for p, a in enumerate(op.operands):
@@ -308,15 +290,10 @@ class _Modular:
                     pos = self.const(block, op, len(op.operands) + p)
                     values.append(self.call(block, op, f"sch_get_io_{mangle(r.type)}",
                                             [k, pos], [r.type]).res[0])
-                for r, v in zip(op.res, values):
-                    r.replace_all_uses_with(v)
-                op.detach()
-                op.erase()
+                Rewriter.replace_op(op, [], values)
             elif isinstance(op, sync.TickOp):
                 self.call(block, op, "tick", [], [])
-                op.result.replace_all_uses_with(self.const(block, op, 0))
-                op.detach()
-                op.erase()
+                Rewriter.replace_op(op, [], [self.const(block, op, 0)])
             elif _rewrite_pure(op):
                 pass
             elif isinstance(op, sync.HaltOp):
@@ -334,9 +311,7 @@ class _Modular:
 def _forward(op: Operation, call: func.CallOp) -> None:
     for r, n in zip(op.results, call.res):
         n.name_hint = r.name_hint
-        r.replace_all_uses_with(n)
-    op.detach()
-    op.erase()
+    Rewriter.replace_op(op, [], list(call.res))
 
 
 @dataclass(frozen=True)
@@ -368,20 +343,16 @@ class ConvertSyncToStdPass(ModulePass):
         nodes = [n for n in op.body.block.ops if isinstance(n, sync.NodeOp)]
         if self.target == "step-functions":
             for node in nodes:
-                for f in step_functions(node):
-                    op.body.block.insert_op_before(f, node)
-                node.detach()
-                node.erase()
+                Rewriter.insert_op(step_functions(node), InsertPoint.before(node))
+                Rewriter.erase_op(node)
         else:
             fids = {n.sym_name.data: k for k, n in enumerate(nodes)}
             lowering = _Modular(op, {})
             for node in nodes:
                 f = lowering.lower(node, fids)
-                op.body.block.insert_op_before(f, node)
-                node.detach()
-                node.erase()
-            for decl in lowering.declared.values():
-                op.body.block.add_op(decl)
+                Rewriter.insert_op(f, InsertPoint.before(node))
+                Rewriter.erase_op(node)
+            Rewriter.insert_op(list(lowering.declared.values()), InsertPoint.at_end(op.body.block))
             for f in op.body.block.ops:
                 if isinstance(f, func.FuncOp):
                     guard_integer_arithmetic(f.body)  # defined division and int() (arith_guards.py)
