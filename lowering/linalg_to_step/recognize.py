@@ -10,6 +10,9 @@ Accepted (everything else is a located error naming the op):
 - tensor constants (`dense`, `dense_resource`: torch-mlir's parameters):
   off-chip tensors, arguments numbered after the function's own, their values
   in `Function.constants`; one of equal values is also a fill as an init;
+- a fill or a constant of equal values read as data by an element-wise
+  `linalg.generic` is a scalar of its body (`max(x, zeros)` ->
+  `max_scalar[0.0]`): neither loaded nor streamed;
 - `linalg.matmul` (also with the transposed-B `indexing_maps`),
   `linalg.matmul_transpose_b`, `linalg.batch_matmul`,
   `linalg.batch_matmul_transpose_b` into a zero fill; the right operand is a
@@ -391,9 +394,16 @@ class _Recognizer:
         if maps[-1] != list(range(rank)):
             raise OpDiagnosticError(op, "an element-wise linalg.generic must write its whole "
                                         "output (identity output map)")
-        # a scalar input (a 0-D tensor constant, map `-> ()`) is a constant of the body
+        # a scalar input (a 0-D tensor constant, map `-> ()`) is a constant of the body;
+        # so is a tensor of one value read as data (a splat constant, a linalg.fill): no
+        # tile stream, no load (`x + zeros` -> `add_scalar[0.0]`)
         scalars = {i: c for i, v in enumerate(op.inputs)
                    if isinstance(c := self.env.get(v), float) and maps[i] == []}
+        for i, v in enumerate(op.inputs):
+            if i not in scalars and isinstance(n := self.env.get(v), Node):
+                fill = self.splats.get(n, n)
+                if fill.kind == "init" and fill.fn in ("zero", "fill"):
+                    scalars[i] = fill.fill
         ins = [self.node(v, op) for i, v in enumerate(op.inputs) if i not in scalars]
         kinds = []
         for x, m in zip(ins, [m for i, m in enumerate(maps[:-1]) if i not in scalars]):

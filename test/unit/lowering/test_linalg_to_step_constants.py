@@ -146,3 +146,39 @@ def test_torch_mlir_block_lowers_and_equals_torch(block_import):
     np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-6)
     fns = {a.fn.data for a in module.walk() if isinstance(a, so.ApplyOp)}
     assert {"gelu", "max_scalar[0.0]", "min_scalar[6.0]", "rsqrt", "row_max"} <= fns
+
+
+SPLAT_DATA = """func.func @f(%a: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %z = arith.constant dense<0.0> : tensor<4x8xf32>
+  %h = arith.constant dense<0.5> : tensor<8xf32>
+  %c = arith.constant 2.0 : f32
+  %e = tensor.empty() : tensor<4x8xf32>
+  %two = linalg.fill ins(%c : f32) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %0 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%a, %z : tensor<4x8xf32>, tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%in: f32, %in_0: f32, %out: f32):
+    %1 = arith.maximumf %in, %in_0 : f32
+    linalg.yield %1 : f32
+  } -> tensor<4x8xf32>
+  %2 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%0, %h, %two : tensor<4x8xf32>, tensor<8xf32>, tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%in: f32, %in_0: f32, %in_1: f32, %out: f32):
+    %3 = arith.subf %in, %in_0 : f32
+    %4 = arith.mulf %in_1, %3 : f32
+    linalg.yield %4 : f32
+  } -> tensor<4x8xf32>
+  return %2 : tensor<4x8xf32>
+}
+"""
+
+
+def test_a_splat_or_fill_read_as_data_is_a_scalar_of_the_body():
+    """`max(x, zeros)` (torch's relu against a zero tensor), `x - full(0.5)` and `2 * x`
+    with the 2 a linalg.fill: no load of the constants, no tile stream of them: the
+    operations take them as scalars (`max_scalar[0.0]`, `sub_scalar[0.5]`,
+    `mul_scalar[2.0]`)."""
+    module, low = _lower(SPLAT_DATA, tile="4x8")
+    a = np.linspace(-2, 2, 32).reshape(4, 8)
+    (got,) = run_function(module, low, [a])
+    np.testing.assert_allclose(got, 2 * (np.maximum(a, 0) - 0.5), rtol=1e-7)
+    assert [arg for arg, _view in low.loads] == [0]  # only a
+    fns = [x.fn.data for x in module.walk() if isinstance(x, so.ApplyOp)]
+    assert fns == ["max_scalar[0.0]", "sub_scalar[0.5]", "mul_scalar[2.0]"]
