@@ -368,6 +368,7 @@ def _tile_elementwise(p: _Plan, r: int, c: int) -> None:
 
 def _tile_matmul(p: _Plan, t: int) -> None:
     op = p.op
+    assert isinstance(op, so.MapOp | so.AccumOp)
     hint = _hint(op)
     b = _Builder(op, hint)
     a_v, b_v = p.leaves
@@ -454,6 +455,7 @@ def hierarchical_tile(graph: GraphOp, r: int, c: int) -> int:
         if plan is not None:
             plans.append(plan)
     for p in plans:
+        assert isinstance(p.op, so.MapOp | so.AccumOp)
         p.leaves = _leaves(p.op.input)  # an operand may be an earlier rewrite's result
         if p.kind is PlanKind.MATMUL:
             _tile_matmul(p, r)
