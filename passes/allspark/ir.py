@@ -172,9 +172,10 @@ def _overlap(a: tuple[int, int, int, int], b: tuple[int, int, int, int]) -> bool
     return a[0] < b[0] + b[2] and b[0] < a[0] + a[2] and a[1] < b[1] + b[3] and b[1] < a[1] + a[3]
 
 
-def check_model(op: ModelOp) -> None:
-    """Raise ``OpDiagnosticError`` at the first op of ``op``'s schedule breaking a rule."""
-    hw = machine_of(op)
+def check_model(op: ModelOp, hw: PimHardware | None = None) -> None:
+    """Raise ``OpDiagnosticError`` at the first op of ``op``'s schedule breaking a rule
+    (on ``hw`` instead of the machine the op names, when given)."""
+    hw = hw or machine_of(op)
     vit = workload_of(op)
     stages = [s for s in body_ops(op) if isinstance(s, StageOp)]
     if len(stages) != len(vit.stages):

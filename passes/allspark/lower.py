@@ -37,6 +37,7 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from steplus.dialects.pim import ComputeOp, InteractOp, LayerOp, ModelOp, RingOp, StageOp, body_ops
+from steplus.dialects.target.pim import PimHardware
 from steplus.passes.allspark.cost import layer_cost
 from steplus.passes.allspark.ir import check_model, layer_ops, machine_of, workload_of
 from steplus.passes.allspark.layout import Slot, greedy_binding, structured_layout
@@ -48,10 +49,12 @@ def _int(v: int) -> IntegerAttr[I64]:
     return IntegerAttr(v, i64)
 
 
-def lower_model(op: ModelOp) -> None:
-    """Fill every `pim.layer` of a scheduled model with its phase program."""
-    check_model(op)
-    hw = machine_of(op)
+def lower_model(op: ModelOp, hw: PimHardware | None = None) -> None:
+    """Fill every `pim.layer` of a scheduled model with its phase program.
+
+    ``hw`` replaces the machine the op names (e.g. with other assumed parameters)."""
+    hw = hw or machine_of(op)
+    check_model(op, hw)
     vit = workload_of(op)
     bpe = hw.bytes_per_elem
     for st, stage in zip(vit.stages, [s for s in body_ops(op) if isinstance(s, StageOp)]):

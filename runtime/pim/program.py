@@ -26,6 +26,7 @@ from xdsl.dialects.builtin import I64, IntegerAttr, ModuleOp, StringAttr, i64
 from xdsl.ir import Block, Region
 from xdsl.printer import Printer
 
+from steplus.dialects.target.pim import PimHardware
 from steplus.dialects.pim import ComputeOp, InteractOp, ModelOp, RingOp, StageOp, body_ops
 from steplus.passes.allspark.ilp_compact import ScheduleError
 from steplus.passes.allspark.ir import attach_schedule, layer_ops, machine_of
@@ -80,8 +81,9 @@ class ProgramSim:
         return self.total * self.cycle_ns / 1e6
 
 
-def simulate_model(op: ModelOp) -> ProgramSim:
-    hw = machine_of(op)
+def simulate_model(op: ModelOp, hw: PimHardware | None = None) -> ProgramSim:
+    """Run a lowered model; ``hw`` replaces the machine the op names."""
+    hw = hw or machine_of(op)
     out = ProgramSim(op.model.data, op.img.value.data, hw.cycle_ns)
     for stage in [s for s in body_ops(op) if isinstance(s, StageOp)]:
         ss = StageSim(stage.index.value.data)
@@ -155,7 +157,7 @@ def result_module(res: Result, preset_name: str, mesh: bool = False,
     module = ModuleOp([op])
     attach_schedule(op, res)
     try:
-        lower_model(op)
+        lower_model(op, hw)
     except OpDiagnosticError as e:
         raise ProgramError(e.message) from None
     return module, op
