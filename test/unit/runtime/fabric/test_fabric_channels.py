@@ -122,3 +122,43 @@ def test_stop_levels_of_generated_streams():
     assert [lv for _, lv in walk_levels((3,))] == [0, 0, 1]
     assert [lv for _, lv in walk_levels((2, 2, 1))] == [1, 2, 1, 3]
     assert [lv for _, lv in walk_levels((2, 1, 3))] == [0, 0, 2, 0, 0, 3]
+
+
+class GCProbe(Script):
+    """A Script that records whether the cyclic collector runs during its body."""
+
+    def body(self):
+        import gc
+
+        self.seen.append(("gc", gc.isenabled()))
+        yield from super().body()
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_run_pauses_the_cyclic_gc_and_restores_it(enabled):
+    """Simulator.run pauses the collector (engine.PausedGC) and restores the
+    caller's state after a finished run and after a deadlock alike."""
+    import gc
+
+    was = gc.isenabled()
+    try:
+        (gc.enable if enabled else gc.disable)()
+        sim = Simulator(STEP_EVAL)
+        src = sim.add(GCProbe("src", [("enq", 0, None)]))
+        dst = sim.add(Script("dst", [("deq", 0), ("deq", 0)]))
+        link(sim, src, dst, 1)
+        sim.run()
+        assert src.seen == [("gc", False)]
+        # visible at 0 + 1; end of stream at max(1, final clock 0 + 1) (§1.1)
+        assert dst.seen == [("deq", 1, False), ("deq", 1, True)]
+        assert gc.isenabled() is enabled
+        sim = Simulator(STEP_EVAL)
+        a = sim.add(Script("a", [("deq", 0)]))
+        b = sim.add(Script("b", [("deq", 0)]))
+        link(sim, a, b, 1)
+        link(sim, b, a, 1)
+        with pytest.raises(DeadlockError):
+            sim.run()
+        assert gc.isenabled() is enabled
+    finally:
+        (gc.enable if was else gc.disable)()
