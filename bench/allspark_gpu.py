@@ -92,7 +92,7 @@ def gpu_md(rows: list[dict]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     ap.add_argument("--out", default="bench/out/allspark")
     ap.add_argument("--models", default="vit-b,swin-t,swin-b")
     args = ap.parse_args(argv)
