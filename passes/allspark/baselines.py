@@ -25,7 +25,7 @@ Single-branch models (ViT, and PVT's global attention): B places the branch of
 a stage on one node (``[1,1]``), the literal branch-level scheme; the other
 ``nodes - 1`` nodes idle.  That is the stated definition, not a strawman
 chosen for us: branch-level parallelism has nothing else to spread.
-The DDAM-style placement baseline for hop counts is
+The dependency-oblivious placement for hop counts (DDAM is not reproduced) is
 :func:`steplus.passes.allspark.layout.raster_binding`.
 
 Example::

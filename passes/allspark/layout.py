@@ -118,7 +118,7 @@ def greedy_binding(n: int, edges: list[tuple[int, int]], slots: list[Slot]) -> l
 
 
 def raster_binding(n: int, slots: list[Slot]) -> list[int]:
-    """Dependency-oblivious binding (branch i on slot i), the DDAM-style baseline."""
+    """Dependency-oblivious binding (branch i on slot i), a placement baseline (not DDAM)."""
     if len(slots) < n:
         raise ValueError(f"{n} branches but only {len(slots)} sub-array slots")
     return list(range(n))

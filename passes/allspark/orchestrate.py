@@ -4,7 +4,7 @@
 scheduling ILP (compact form by default, the literal eqs. 1-12 or the compact
 form under CP-SAT on request),
 lays out every temporal layer with Algorithm 1, binds the branches greedily
-(and, for comparison, in raster order as the DDAM-style baseline) and
+(and, for comparison, in raster order, a dependency-oblivious baseline) and
 evaluates the schedule with the analytical cost model: latency split into
 compute / feature-map transfer / weight sharing, node utilization (eq. 16),
 NoC traffic, DRAM accesses, energy, memory per node (Table VI cases) and
@@ -57,7 +57,7 @@ class StageReport:
     sharing: int
     utilization: float  # eq. 16
     hops_greedy: float  # average hops of the dependencies
-    hops_raster: float  # DDAM-style (dependency-oblivious) binding
+    hops_raster: float  # dependency-oblivious (raster) binding
     binding: list[int] = field(default_factory=list)
     spill: int = 0  # cycles re-fetching weights a node cannot keep (eq. 13 traffic)
 
