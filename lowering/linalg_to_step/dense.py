@@ -200,7 +200,7 @@ def dense_parts(nodes, covered: set, tile: str, schedule: str, name: str, remark
     groups = glue.regions(nodes, covered)
     produced = {n for n in covered if n.op == "call_function"}  # stored by their parts
     for g in groups:
-        produced |= {n for n in g if any(u not in g for u in n.users)}
+        produced |= {n for n in g if any(u not in g for u in glue.data_users(n))}
     for j, region in enumerate(groups):
         fname = f"{name}_dense{j}"
         try:
@@ -225,5 +225,6 @@ def dense_parts(nodes, covered: set, tile: str, schedule: str, name: str, remark
         yield LoweredPart("dense", module, None, {f"arg{i}": a.name for i, a in enumerate(t.inputs)},
                           (_shape(t.inputs[0]) or (0,))[0],
                           outputs=[o.name for o in t.outputs], lowered=low, role=role,
-                          out_shapes=[_shape(o) for o in t.outputs], covered=set(region),
+                          out_shapes=[_shape(o) for o in t.outputs],
+                          covered=set(region) | t.folded,
                           derive=dict(t.derive))

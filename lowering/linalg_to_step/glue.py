@@ -280,6 +280,10 @@ def _lowerable(n) -> bool:
     if name in BINARY:
         if len(args) != 2 or not any(_is_tensor(a) for a in args):
             return False
+        if any(_is_tensor(a) and fill_value(a) is not None for a in args):
+            # `x + torch.zeros(...)`: the fill is a scalar; x must have the output's shape
+            return any(_is_tensor(a) and fill_value(a) is None and _shape(a) == out
+                       and _float_tensor(a) for a in args)
         for a in args:
             if _is_tensor(a):
                 if not _float_tensor(a) or (bcast(_shape(a), out) is None
@@ -289,6 +293,11 @@ def _lowerable(n) -> bool:
                 return False
         return True
     return False
+
+
+def data_users(n) -> list:
+    """The users of `n` that read its values (`zeros_like(n)` reads only its shape)."""
+    return [u for u in n.users if fill_value(u) is None]
 
 
 def regions(nodes, covered: set) -> list[list]:
@@ -314,7 +323,7 @@ def regions(nodes, covered: set) -> list[list]:
                 by_lhs[lhs] = n
             continue  # the left operand is read from memory, never joined
         for a in n.all_input_nodes:
-            if a in inset and len(a.users) == 1 and not _expanded(n, a):
+            if a in inset and len(data_users(a)) == 1 and not _expanded(n, a):
                 parent[find(a)] = find(n)
             elif _through_view(n, a, inset):  # x.view(..) * c: the scale on x, then the view
                 parent[find(a.args[0])] = find(n)

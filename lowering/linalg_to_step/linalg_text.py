@@ -26,7 +26,8 @@ import numpy as np
 from steplus.lowering.linalg_to_step.aten import _shape
 from steplus.lowering.linalg_to_step.glue import (
     BATCH_NORM, BINARY, MATMUL, NORM, REDUCE, ROW_OPS, SOFTMAX, UNARY, VIEWS, _expanded,
-    _inputs, _is_tensor, _name, bcast, element, expand_rows, fold, static,
+    _inputs, _is_tensor, _name, bcast, data_users, element, expand_rows, fill_value, fold,
+    static,
 )
 
 
@@ -42,6 +43,8 @@ class Text:
     derive: dict = field(default_factory=dict)
     # broadcast operands a move part materializes before the region runs
     expands: list = field(default_factory=list)
+    # creation ops of one value (torch.zeros, full) read as scalars: computed by no one
+    folded: set = field(default_factory=set)
 
 
 def _t(shape, el: str) -> str:
@@ -295,24 +298,27 @@ def region_text(region: list, fname: str, produced: set | frozenset = frozenset(
     views of its tensors; an input that another lowered part computes (`produced`,
     through views) is read as f32."""
     inset = set(region)
+    # a tensor of one value (torch.zeros(...), full) an element-wise op reads: a scalar
+    folded = {a for n in region if _name(n) in BINARY for a in n.args
+              if _is_tensor(a) and fill_value(a) is not None}
     inputs: list = []
     for n in region:
         for a in _inputs(n):
-            if a not in inset and a not in inputs:
+            if a not in inset and a not in inputs and not (a in folded and _name(n) in BINARY):
                 inputs.append(a)
     derived = [d for n in region if _name(n) == BATCH_NORM for d in _batch_norm(n)]
     expands: dict = {}  # (node, operand) -> the broadcast operand a move part writes
     for n in region:
         if _name(n) in BINARY:
             for a in n.args:
-                if _is_tensor(a) and _expanded(n, a):
+                if _is_tensor(a) and a not in folded and _expanded(n, a):
                     rows = expand_rows(static(a), static(n))
                     expands[(n, a)] = Expanded(f"{n.name}:expand{len(expands)}",
                                                fold(static(n)), None, src=a, rows=rows)
     inputs = [a for a in inputs if any(a in _inputs(n) and (n, a) not in expands
                                        for n in region)]
     derived += list(expands.values())
-    outputs = [n for n in region if any(u not in inset for u in n.users)]
+    outputs = [n for n in region if any(u not in inset for u in data_users(n))]
     views = {n for n in region if _name(n) in VIEWS}
     shapes: dict = {n: fold(_shape(n)) for n in [*region, *inputs]}
     shapes |= {d: d.shape for d in derived}
@@ -387,7 +393,8 @@ def region_text(region: list, fname: str, produced: set | frozenset = frozenset(
         elif name == "aten.gelu.default":
             r = w.unary(arg(a0), _gelu(n.kwargs.get("approximate", "none"), w))
         else:  # binary
-            ins = [arg(expands.get((n, a), a)) if _is_tensor(a) else w.const(a)
+            ins = [w.const(fill_value(a) or 0.0) if a in folded else
+                   arg(expands.get((n, a), a)) if _is_tensor(a) else w.const(a)
                    for a in n.args]
             r = w.generic(ins, out, _binary(BINARY[name]))
         val[n], el[n] = r, "f32"
@@ -397,4 +404,5 @@ def region_text(region: list, fname: str, produced: set | frozenset = frozenset(
             + f"\n  return {rets} : {rtypes}\n}}\n")
     return Text(text, [*inputs, *derived], outputs, flat,
                 {d.name: d.fn for d in derived if d.fn is not None},
-                [d for d in derived if isinstance(d, Expanded)])
+                [d for d in derived if isinstance(d, Expanded)],
+                {a for a in folded if all(u in inset for u in a.users)})

@@ -373,3 +373,34 @@ def test_batch_broadcasts_are_materialized_by_move_parts():
              for p in (pos, gt)]
     assert list(addrs[0].values.get_values()) == [0, 1, 2, 0, 1, 2]  # [N, D] per sample
     assert list(addrs[1].values.get_values()) == [0, 0, 0, 1, 1, 1]  # one row per sample
+
+
+class FillOperands(nn.Module):
+    """Creation ops of one value read as data: a zero residual (`torch.zeros`), a constant
+    offset (`torch.full`), `zeros_like(x) - x`."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 8)
+
+    def forward(self, x):
+        y = self.fc(x) + torch.zeros(4, 8)
+        y = torch.relu(y) * torch.full((4, 8), 0.5)
+        return torch.zeros_like(y) - y
+
+
+def test_creation_ops_of_one_value_are_scalars_of_the_bodies():
+    """`torch.zeros`/`full`/`zeros_like` read by element-wise ops are neither loaded nor
+    computed by torch: scalar functions (`add_scalar[0.0]`, `mul_scalar[0.5]`,
+    `rsub_scalar[0.0]`); the fabric equals torch."""
+    torch.manual_seed(5)
+    m, x = FillOperands().eval(), torch.randn(4, 8)
+    ep = torch.export.export(m, (x,))
+    low = lower_exported(ep, dense="tile=4x8x8")
+    out, ran, torch_ops = run_exported(ep, low, (x,))
+    np.testing.assert_allclose(out.numpy(), m(x).detach().numpy(), rtol=1e-5, atol=1e-6)
+    assert ran == ["projection"] and torch_ops == []
+    (part,) = low.graphs
+    fns = [a.fn.data for a in part.module.walk() if isinstance(a, so.ApplyOp)]
+    assert {"add_scalar[0.0]", "mul_scalar[0.5]", "rsub_scalar[0.0]"} <= set(fns)
+    assert sorted(part.inputs.values()) == ["p_fc_bias", "p_fc_weight", "x"]
