@@ -95,7 +95,20 @@ PAPER = {"efficientnet_b0": (232, "0/35", "35/35", "0/35"), "lstm_wlm": (578, "1
          "mobilenetv2": (757, "0/41", "40/40", "1/41"), "resmlp": (343, "0/38", "0/0", "38/38"),
          "resnet20": (494, "2/22", "21/21", "2/22"), "transformer": (872, "0/66", "0/0", "66/66")}
 # why a cell of ours differs from the paper's, per (application, column); see docs/guide/isel-from-pytorch.md
-REASONS: dict[tuple[str, str], str] = {}
+_HLSCNN_FIT = ("isel offloads a convolution to HLSCNN only when one call holds it: K*H*W*16 B <= 128 KiB of output "
+               "scratchpad (spec 2.1; H, W of the padded input), and D2A's count implies it tiled larger ones")
+REASONS: dict[tuple[str, str], str] = {
+    # checked by hand against the guards of passes/isel/terms.py (each convolution's remark says which one failed)
+    ("resnet20", "hlscnn"): _HLSCNN_FIT + "; only stage 3's five 64@10x10 3x3 convolutions fit (64*10*10 = 6400)",
+    ("mobilenetv2", "hlscnn"): _HLSCNN_FIT + "; depthwise convolutions have no HLSCNN form",
+    ("resmlp", "vta"): "VTA's GEMM rule needs every dim % 16 and D2A's ResMLP (patch 16 on 32x32) has 4 patches: "
+                       "every GEMM has 4 rows",
+    **{("lstm_wlm", t): "D2A's LSTM-WLM is 200 wide: 200 % 16 = 8, so neither FlexASR (linear in % 16, LSTM n % 64) "
+                        "nor VTA (every dim % 16) takes any of its GEMMs; isel pads no operand, D2A's code generator "
+                        "did" for t in ("flexasr", "vta")},
+    ("resmlp", "flexasr"): "flexible 25 = 38 - 12 cross-patch linears (4x4: in % 16 fails) - the classifier "
+                           "(10 outputs: out % 64 fails)",
+}
 
 
 def _full_module(name: str, out_dir: Path):
