@@ -211,6 +211,9 @@ class Equation:
     pos: int
     lhs: list[Name]
     rhs: Expr
+    # Kind 2's `A[i] = e`: the index variable, e defines every element A[k]
+    # with i the constant k
+    index: str | None = None
 
 
 @dataclass

@@ -215,7 +215,13 @@ class Program:
             ref = alias
         if ref.name != "^" or ref.elem is None or ref.size is None:
             return None
-        n, t = self.fold(ref.size)
+        try:
+            n, t = self.fold(ref.size)
+        except LustreError as e:
+            if e.message.startswith("unknown constant"):  # a `const` node parameter
+                raise LustreError(ref.size.pos, "unsupported construct: arrays sized by a "
+                                  "node parameter") from None
+            raise
         if t != "int" or not 1 <= int(n) <= MAX_ARRAY:
             raise LustreError(ref.size.pos, f"an array size must be an int constant from 1 "
                               f"to {MAX_ARRAY}, not {n}")

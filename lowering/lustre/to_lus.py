@@ -200,6 +200,9 @@ class NodeLowering:
             if isinstance(eq, ast.Automaton):
                 lower_automaton(self, eq)
                 continue
+            if eq.index is not None:
+                self.define_by_index(eq)
+                continue
             values = self.expr(eq.rhs)
             lhs = self.expand_lhs(eq.lhs)
             if len(values) != len(lhs):
@@ -223,6 +226,32 @@ class NodeLowering:
         self.block.add_op(yield_op)
         self.offsets[yield_op] = self.ast.pos
         return self.op
+
+    def define_by_index(self, eq: ast.Equation) -> None:
+        """Kind 2's `A[i] = e`: `A[k] = e` with `i` the constant k, for each k."""
+        name, var = eq.lhs[0], eq.index or ""
+        count = 0
+        while f"{name.name}[{count}]" in self.ast.arrays or f"{name.name}[{count}]" in self.env:
+            count += 1
+        if count == 0:
+            raise LustreError(name.pos, f"'{name.name}' is not an array")
+        saved = self.local_consts.get(var)
+        try:
+            for k in range(count):
+                self.local_consts[var] = ast.ConstDecl(eq.pos, var, None,
+                                                       ast.Const(eq.pos, k, "int"))
+                values = self.expr(eq.rhs)
+                lhs = self.expand_lhs([ast.Name(name.pos, f"{name.name}[{k}]")])
+                if len(values) != len(lhs):
+                    raise LustreError(eq.pos, f"{len(lhs)} variable(s) defined by an "
+                                      f"expression with {len(values)} value(s)")
+                for n, v in zip(lhs, values):
+                    self.define(n, v)
+        finally:
+            if saved is None:
+                self.local_consts.pop(var, None)
+            else:
+                self.local_consts[var] = saved
 
     def expand_lhs(self, names: list[ast.Name]) -> list[ast.Name]:
         """An array variable on the left of `=` is its elements."""
@@ -291,6 +320,13 @@ class NodeLowering:
         if isinstance(e, ast.Binary):
             return self.binary(e)
         if isinstance(e, ast.If):
+            try:  # a constant condition (`if i = 0` in `A[i] = ...`): one branch
+                cv, ct = self.prog.fold(e.cond, self.local_consts)
+            except LustreError:
+                cv, ct = None, ""
+            if ct == "bool" and not any(isinstance(x, ast.Var) and x.name in self.env
+                                        for x in walk(e.cond)):
+                return self.expr(e.then if cv else e.other)
             c = self.expr1(e.cond)
             self._want(e.cond, c, "bool", "the condition of 'if'")
             return [self.emit(arith.SelectOp(c, a, b), e.pos)

@@ -226,7 +226,12 @@ class _ToAst(Transformer_NonRecursive):
         return [e for e in eqs if e is not None]
 
     def eq(self, meta, lhs, rhs):
+        if isinstance(lhs, tuple):  # A[i] = e
+            return ast.Equation(meta.start_pos, [lhs[0]], rhs, index=lhs[1])
         return ast.Equation(meta.start_pos, lhs, rhs)
+
+    def indexed_lhs(self, meta, name, var):
+        return (ast.Name(_pos(name), str(name)), str(var))
 
     # -- Heptagon automata (heptagon.lark) --------------------------------------
     def automaton_eq(self, meta, automaton):

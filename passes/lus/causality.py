@@ -18,6 +18,7 @@ lus.node @bad(%x: i32) -> (i32) {
 
 from __future__ import annotations
 
+import re
 import weakref
 from dataclasses import dataclass
 
@@ -68,7 +69,8 @@ def value_name(value: SSAValue) -> str:
     owner = value.owner
     if in_lustre(value):
         if value.name_hint and not value.name_hint.isdigit():
-            return f"'{value.name_hint}'"
+            # an array element `a[2]` is named `a.2` in the IR
+            return "'" + re.sub(r"\.([0-9]+)", r"[\1]", value.name_hint) + "'"
         return "this expression"
     if value.name_hint:
         return f"%{value.name_hint}"

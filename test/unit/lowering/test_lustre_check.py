@@ -33,6 +33,9 @@ CHECKED = {
     # refinement types: inputs' predicates are assumptions, outputs' properties
     "expand_type_call_arg.lus": {"F1": (1, 1), "F2": (0, 1)},
     "ref_type_rec_project2.lus": {"M": (2, 1)},
+    "array-pre-indexing.lus": {"array_pre": (3, 0)},
+    "array-subrange-index.lus": {"N": (1, 0)},  # j's subrange: drawn within it
+    "ind_var_shadowing.lus": {"M": (1, 0)},
     "ghost_var_mult_assign2.lus": {"main": (1, 0), "counter": (2, 0)},
     "merge_enum.lus": {"test": (1, 0)},
     "test-merge.lus": {"two_instances": (1, 0)},

@@ -39,7 +39,6 @@ REJECTED = {
     "choose_scalar_determinism.lus": (6, 7, "Kind 2 'choose' expressions"),
     "contract_var_sets.lus": (2, 1, "Kind 2 contracts ('contract')"),
     "fibonacci.lus": (2, 10, "recursive functions ('rec')"),
-    "ind_var_shadowing.lus": (5, 4, "arrays ('[')"),  # A[j] = j: definition by index
     "local_const_clash.lus": (5, 10, "imported nodes and functions ('imported')"),
     "num_const_evaluation.lus": (6, 8, "Kind 2 'any' expressions ('any')"),
     "poly_set_literal.lus": (1, 1, "Kind 2 transparent/opaque functions ('transparent')"),
@@ -129,6 +128,12 @@ def _group_n(c):
             m, pick(8, 7)]
 
 
+def _delay(x, k):
+    """x delayed by k ticks, zeros first (`0.0 -> pre` applied k times)."""
+    x = np.asarray(x)
+    return np.concatenate([np.zeros(k, x.dtype), x[:-k]])
+
+
 def _has_been_true(i):
     return [np.logical_or.accumulate(np.asarray(i, bool))]
 
@@ -184,6 +189,13 @@ ACCEPTED = {
     "global_subrange_bug.lus": {"main": ({}, lambda: [])},
     # records (scalarized: an input r of a record type is r.f1, r.f2, ...)
     "indices_assert_fail.lus": {"makeS2List": ({}, lambda *parts: list(parts))},
+    # Kind 2 array definitions by index: A[i] = e(i)
+    "array-pre-indexing.lus": {"array_pre": ({}, lambda ins: [
+        ins, _delay(ins, 1), _delay(ins, 2)] * 2)},
+    "array-subrange-index.lus": {"N": ({}, lambda j: [np.zeros(TICKS, int)] * 2)},
+    "inductive_array2.lus": {"f": ({}, lambda x: [x + 1]),
+                             "top": ({}, lambda: [np.full(TICKS, k) for k in range(5)])},
+    "ind_var_shadowing.lus": {"M": ({}, lambda: [np.full(TICKS, k) for k in range(3)])},
     # refinement types: ok = r1.f1 < 10 (its type says so: an assumption)
     "expand_type_call_arg.lus": {"F2": ({}, lambda f1: [np.asarray(f1) < 10]),
                                  "F1": ({}, lambda f1: [np.asarray(f1) < 10])},
