@@ -20,11 +20,20 @@ Example::
 
     ep = torch.export.export(vit, (x,))
     model = workload_from_graph(ep.graph, "vit-b", img=224)   # a VitModel
+    module = module_from_graph(ep.graph, "vit-b", 224)         # a pim.model, source "ir"
+
+`python examples/allspark/export_pim.py vit-b 224 > vit.mlir` writes the latter; then
+`step-opt vit.mlir -p 'pim-orchestrate,pim-lower-phases'` schedules and lowers it.
 """
 
 from __future__ import annotations
 
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp, StringAttr, i64
+from xdsl.ir import Block, Region
+
+from steplus.dialects.pim import ModelOp
 from steplus.lowering.linalg_to_step.fx_graph import MAX_NODES, is_op, shape_of, where_of
+from steplus.passes.allspark.ir import stage_op
 from steplus.passes.allspark.vit import BlockGroup, Stage, VitModel, WorkloadError
 
 
@@ -80,3 +89,14 @@ def workload_from_graph(graph, name: str, img: int) -> VitModel:
                   (BlockGroup(len(attns), kv_tokens),), "none")
     family, _, size = name.partition("-")
     return VitModel(name, family, size, img, (stage,))
+
+
+def module_from_graph(graph, name: str, img: int, preset: str = "allspark-16x16") -> ModuleOp:
+    """A `pim.model` (source "ir") whose stages carry the workload read from ``graph``."""
+    model = workload_from_graph(graph, name, img)
+    op = ModelOp.create(properties={  # pyright: ignore[reportArgumentType]
+        "model": StringAttr(name), "img": IntegerAttr(img, i64), "preset": StringAttr(preset),
+        "source": StringAttr("ir")}, regions=[Region(Block())])
+    for st in model.stages:
+        op.body.block.add_op(stage_op(st, workload=True))
+    return ModuleOp([op])

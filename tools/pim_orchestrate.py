@@ -80,7 +80,10 @@ def _parser() -> argparse.ArgumentParser:
         epilog=f"models: {', '.join(MODELS)}\npresets: {', '.join(PRESETS)}",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("--model", required=True, help="model name, e.g. swin-b (see below)")
+    p.add_argument("--model", help="model name, e.g. swin-b (see below); required unless --run")
+    p.add_argument("--run", metavar="FILE",
+                   help="simulate the lowered pim IR in FILE (step-opt -p "
+                   "'pim-orchestrate,pim-lower-phases' output) instead of scheduling a model")
     p.add_argument("--img", type=_image, default=224, help="input image side (default 224)")
     p.add_argument("--preset", default="allspark-16x16", help="hardware preset (see below)")
     p.add_argument("--mesh", type=_mesh, help="override the node array, ROWSxCOLS")
@@ -160,8 +163,14 @@ def _report(res, out) -> None:
 
 
 def _as_ir(res, args: argparse.Namespace, out) -> None:
-    """The schedule as a pim.model (pim-orchestrate's IR), lowered and simulated on request."""
-    from steplus.runtime.pim.program import module_text, result_module, simulate_model
+    """The schedule as a pim.model (pim-orchestrate's IR), lowered and simulated on request;
+    with ``--run`` (``res`` None) the lowered IR of a file, simulated."""
+    from steplus.runtime.pim.program import module_text, result_module, run_file, simulate_model
+
+    if res is None:
+        for line in run_file(args.run):
+            print(line, file=out)
+        return
 
     module, op = result_module(res, args.preset, bool(args.mesh), args.node_cap_mib)
     if args.simulate:
@@ -180,6 +189,11 @@ def _run(argv: Sequence[str] | None) -> int:
     from steplus.passes.allspark.orchestrate import given_schedule, orchestrate
 
     args = _parser().parse_args(argv)
+    if args.run is not None:
+        _as_ir(None, args, sys.stdout)
+        return 0
+    if args.model is None:
+        raise UsageError("the following arguments are required: --model (or --run FILE)")
     hw = _hardware(args)
     if args.schedule is not None:
         res = given_schedule(args.model, args.img, hw, args.schedule,

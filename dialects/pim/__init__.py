@@ -93,6 +93,10 @@ class ModelOp(IRDLOperation):
     `model` and `img` name the vision transformer and its input size (what
     `pim-orchestrate --model/--img` takes), `preset` the machine; `rows`,
     `cols` and `node_cap_mib` override the preset's mesh and memory per node.
+    `source = "ir"`: the workload is the stages' own shape properties (`channels`,
+    `heads`, `head_dim`, `tokens`, `kv_tokens`, `mlp_ratio`, `merge_in`, `grid`,
+    `blocks`; single-branch stages), as `lowering/torch_to_pim.py` writes them from
+    a `torch.export` graph; otherwise (`"table"`, the default) `model` names it.
 
     ```mlir
     "pim.model"() <{model = "vit-b", img = 224 : i64, preset = "allspark-16x16"}> ({
@@ -107,11 +111,15 @@ class ModelOp(IRDLOperation):
     rows = opt_prop_def(IntegerAttr[I64])
     cols = opt_prop_def(IntegerAttr[I64])
     node_cap_mib = opt_prop_def(IntegerAttr[I64])
+    source = opt_prop_def(StringAttr)
     body = region_def()
     traits = traits_def(NoTerminator())
 
     def verify_(self) -> None:
         _positive(self, "img", self.img)
+        if self.source is not None and self.source.data not in ("table", "ir"):
+            raise VerifyException(f"pim.model: source must be 'table' or 'ir', got "
+                                  f"'{self.source.data}'")
         for key in ("rows", "cols", "node_cap_mib"):
             attr = getattr(self, key)
             if attr is not None:
@@ -142,6 +150,13 @@ class StageOp(IRDLOperation):
     heads = opt_prop_def(IntegerAttr[I64])
     tokens = opt_prop_def(IntegerAttr[I64])
     reuse = opt_prop_def(UnitAttr)
+    # the workload, when the pim.model's `source` is "ir" (e.g. read from a torch graph)
+    channels = opt_prop_def(IntegerAttr[I64])
+    head_dim = opt_prop_def(IntegerAttr[I64])
+    mlp_ratio = opt_prop_def(IntegerAttr[I64])
+    merge_in = opt_prop_def(IntegerAttr[I64])
+    kv_tokens = opt_prop_def(IntegerAttr[I64])
+    grid = opt_prop_def(DenseArrayBase[I64])
     body = region_def()
     traits = traits_def(NoTerminator(), HasParent(ModelOp))
 

@@ -38,7 +38,7 @@ from steplus.passes.allspark.ilp_compact import ScheduleError
 from steplus.passes.allspark.orchestrate import Result, layer_rects, orchestrate
 from steplus.passes.allspark.partition import Scheme
 from steplus.passes.allspark.schedule import layers_of, verify
-from steplus.passes.allspark.vit import VitModel, WorkloadError, build
+from steplus.passes.allspark.vit import BlockGroup, Stage, VitModel, WorkloadError, build
 from steplus.utils.diagnostics import OpDiagnosticError
 
 MAX_TIME_LIMIT = 3600.0
@@ -64,18 +64,53 @@ def machine_of(op: ModelOp) -> PimHardware:
         raise OpDiagnosticError(op, str(e)) from None
 
 
+_IR_FIELDS = ("channels", "heads", "head_dim", "tokens", "kv_tokens", "mlp_ratio", "merge_in",
+              "grid")
+
+
+def _ir_workload(op: ModelOp) -> VitModel:
+    stages = []
+    for s in [o for o in body_ops(op) if isinstance(o, StageOp)]:
+        missing = [f for f in _IR_FIELDS if getattr(s, f) is None]
+        if missing:
+            raise OpDiagnosticError(s, f"pim.stage: source 'ir' needs {', '.join(missing)}")
+        if s.branches.value.data != 1:
+            raise OpDiagnosticError(s, "pim.stage: source 'ir' describes single-branch stages "
+                                       "only (windowed models come from the model table)")
+        v = {f: getattr(s, f).value.data for f in _IR_FIELDS if f != "grid"}
+        grid = tuple(int(x) for x in s.grid.get_values())  # pyright: ignore[reportOptionalMemberAccess]
+        if len(grid) != 2:
+            raise OpDiagnosticError(s, "pim.stage: grid must be [rows, cols]")
+        stages.append(Stage(s.index.value.data, (grid[0], grid[1]), v["channels"], v["heads"],
+                            v["head_dim"], v["mlp_ratio"], v["merge_in"], (1, 1), v["tokens"],
+                            (BlockGroup(s.blocks.value.data, v["kv_tokens"]),), "none"))
+    if not stages:
+        raise OpDiagnosticError(op, "pim.model: source 'ir' needs its pim.stage ops")
+    family, _, size = op.model.data.partition("-")
+    return VitModel(op.model.data, family, size, op.img.value.data, tuple(stages))
+
+
 def workload_of(op: ModelOp) -> VitModel:
+    """The model's workload: its stages' shapes (source "ir") or the named model."""
+    if op.source is not None and op.source.data == "ir":
+        return _ir_workload(op)
     try:
         return build(op.model.data, op.img.value.data)
     except WorkloadError as e:
         raise OpDiagnosticError(op, str(e)) from None
 
 
-def _stage_op(rep_index: int, branches: int, blocks: int, heads: int, tokens: int,
-              reuse: bool) -> StageOp:
+def stage_op(st: Stage, reuse: bool = False, workload: bool = False) -> StageOp:
+    """A `pim.stage` for ``st``; with ``workload`` it carries the shapes (source "ir")."""
     props: dict[str, object] = {
-        "index": _int(rep_index), "branches": _int(branches), "blocks": _int(blocks),
-        "heads": _int(heads), "tokens": _int(tokens)}
+        "index": _int(st.index), "branches": _int(st.branches), "blocks": _int(st.blocks),
+        "heads": _int(st.heads), "tokens": _int(st.tokens)}
+    if workload:
+        [group] = st.groups
+        props.update(channels=_int(st.channels), head_dim=_int(st.head_dim),
+                     mlp_ratio=_int(st.mlp_ratio), merge_in=_int(st.merge_in),
+                     kv_tokens=_int(group.kv_tokens),
+                     grid=DenseArrayBase.from_list(i64, list(st.grid)))
     if reuse:
         props["reuse"] = UnitAttr()
     return StageOp.create(properties=props,  # pyright: ignore[reportArgumentType]
@@ -85,14 +120,14 @@ def _stage_op(rep_index: int, branches: int, blocks: int, heads: int, tokens: in
 def attach_schedule(op: ModelOp, res: Result) -> None:
     """Write an orchestration result into ``op`` (replacing any schedule it holds)."""
     vit, hw = res.model, res.hw
+    from_ir = op.source is not None and op.source.data == "ir"
     if not op.body.blocks:
         Rewriter.insert_block(Block(), BlockInsertPoint.at_end(op.body))
     block = op.body.block
     for old in list(block.ops):
         Rewriter.erase_op(old)
     for st, rep in zip(vit.stages, res.stages):
-        stage = _stage_op(rep.index, st.branches, st.blocks, st.heads, st.tokens,
-                          rep.reuse)
+        stage = stage_op(st, rep.reuse, from_ir)
         Rewriter.insert_op(stage, InsertPoint.at_end(block))
         for lay in rep.layers:
             rects = [x for r in layer_rects(hw, lay) for x in r]

@@ -21,13 +21,17 @@ from __future__ import annotations
 import io
 from dataclasses import dataclass, field
 
+from xdsl.context import Context
 from xdsl.dialects import builtin
+from xdsl.dialects.builtin import Builtin
+from xdsl.parser import Parser
+from xdsl.utils.exceptions import ParseError, VerifyException
 from xdsl.dialects.builtin import I64, IntegerAttr, ModuleOp, StringAttr, i64
 from xdsl.ir import Block, Region
 from xdsl.printer import Printer
 
 from steplus.dialects.target.pim import PimHardware
-from steplus.dialects.pim import ComputeOp, InteractOp, ModelOp, RingOp, StageOp, body_ops
+from steplus.dialects.pim import Pim, ComputeOp, InteractOp, ModelOp, RingOp, StageOp, body_ops
 from steplus.passes.allspark.ilp_compact import ScheduleError
 from steplus.passes.allspark.ir import attach_schedule, layer_ops, machine_of
 from steplus.passes.allspark.lower import lower_model
@@ -87,6 +91,9 @@ def simulate_model(op: ModelOp, hw: PimHardware | None = None) -> ProgramSim:
     out = ProgramSim(op.model.data, op.img.value.data, hw.cycle_ns)
     for stage in [s for s in body_ops(op) if isinstance(s, StageOp)]:
         ss = StageSim(stage.index.value.data)
+        if not layer_ops(stage):
+            raise ProgramError(f"pim.model '{out.model}': stage {ss.index} has no temporal "
+                               f"layer; run pim-orchestrate and pim-lower-phases first")
         for lay in layer_ops(stage):
             if lay.program is None or lay.cycles is None:
                 raise ProgramError(f"pim.model '{out.model}': stage {ss.index} has a layer "
@@ -126,6 +133,38 @@ def simulate_module(module: builtin.ModuleOp) -> list[ProgramSim]:
         raise ProgramError("no pim.model in the module")
     return sims
 
+
+
+MAX_FILE_BYTES = 64 << 20
+
+
+def run_file(path: str) -> list[str]:
+    """Parse a lowered module (e.g. `step-opt ... -p 'pim-orchestrate,pim-lower-phases'`
+    output), simulate every pim.model in it and return one report line per model."""
+    try:
+        with open(path, "rb") as f:
+            data = f.read(MAX_FILE_BYTES + 1)
+    except OSError as e:
+        raise ProgramError(f"{path}: {e.strerror}") from None
+    if len(data) > MAX_FILE_BYTES:
+        raise ProgramError(f"{path}: larger than {MAX_FILE_BYTES >> 20} MiB")
+    ctx = Context()
+    ctx.load_dialect(Builtin)
+    ctx.load_dialect(Pim)
+    try:
+        module = Parser(ctx, data.decode("utf-8", errors="replace"), path).parse_module()
+        module.verify()
+    except (ParseError, VerifyException) as e:
+        lines = [ln for ln in str(e).strip().splitlines() if ln.strip() and ln.strip() != "^"]
+        where = lines[0] if lines and isinstance(e, ParseError) else path
+        raise ProgramError(f"{where}: error: {lines[-1] if lines else 'cannot parse'}") from None
+    out = []
+    for sim in simulate_module(module):
+        ms = sim.cycle_ns / 1e6
+        out.append(f"{sim.model} {sim.img}x{sim.img}: simulated latency {sim.latency_ms:.4f} ms "
+                   f"vs eq. 12 {sim.analytical * ms:.4f} ms, of which local-global "
+                   f"interaction {sim.interaction * ms:.4f} ms")
+    return out
 
 
 def module_text(module: ModuleOp) -> str:

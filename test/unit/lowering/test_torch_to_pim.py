@@ -50,3 +50,21 @@ def test_pytorch_vit_reaches_a_simulated_schedule() -> None:
     assert sim.interaction == 0  # one global branch: no local-global interaction
     assert res.cycles <= sim.total  # hops only add
     assert any(isinstance(o, RingOp) for o in module.walk())  # lowered phase programs
+
+
+def test_module_from_graph_schedules_from_its_own_ir() -> None:
+    from xdsl.context import Context
+
+    from steplus.dialects.pim import ModelOp
+    from steplus.lowering.torch_to_pim import module_from_graph
+    from steplus.passes.allspark.ir import PimOrchestratePass, workload_of
+    from steplus.passes.allspark.lower import PimLowerPhasesPass
+    from steplus.runtime.pim.program import simulate_module
+
+    module = module_from_graph(export("vit-t", 224).graph, "vit-t", 224)
+    op = next(o for o in module.walk() if isinstance(o, ModelOp))
+    assert workload_of(op).stages == build("vit-t", 224).stages  # read back from the IR
+    PimOrchestratePass().apply(Context(), module)
+    PimLowerPhasesPass().apply(Context(), module)
+    [sim] = simulate_module(module)
+    assert sim.analytical == orchestrate("vit-t", 224, "allspark-16x16", bind=False).cycles

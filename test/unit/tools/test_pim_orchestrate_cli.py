@@ -110,3 +110,15 @@ def test_simulate_refuses_batches() -> None:
     r = run_tool(main, ["--model", "swin-t", "--batch", "2", "--simulate"])
     assert r.code == 1 and r.err.strip() == ("pim-orchestrate: error: --simulate and "
                                              "--emit-mlir take batch 1")
+
+
+def test_run_needs_a_lowered_file(tmp_path) -> None:
+    bad = tmp_path / "bad.mlir"
+    bad.write_text("garbage\n")
+    r = run_tool(main, ["--run", str(bad)])
+    assert r.code == 1 and r.err == (f"pim-orchestrate: error: {bad}:2:1: error: Operation "
+                                     f"garbage is not registered\n")
+    r = run_tool(main, ["--run", str(tmp_path / "missing.mlir")])
+    assert r.code == 1 and "No such file or directory" in r.err
+    r = run_tool(main, [])
+    assert r.code == 2 and "--model (or --run FILE)" in r.err

@@ -1,0 +1,21 @@
+// source "ir" needs the stage's shapes, and describes single-branch stages only.
+
+"pim.model"() <{model = "vit-t", img = 224 : i64, preset = "allspark-16x16", source = "ir"}> ({
+  // expected-error @+1 {{pim.stage: source 'ir' needs channels, head_dim, kv_tokens, mlp_ratio, merge_in, grid}}
+  "pim.stage"() <{index = 1 : i64, branches = 1 : i64, blocks = 12 : i64, heads = 3 : i64, tokens = 197 : i64}> ({
+  }) : () -> ()
+}) : () -> ()
+
+// -----
+
+"pim.model"() <{model = "swin-t", img = 224 : i64, preset = "allspark-16x16", source = "ir"}> ({
+  // expected-error @+1 {{pim.stage: source 'ir' describes single-branch stages only}}
+  "pim.stage"() <{index = 1 : i64, branches = 64 : i64, blocks = 2 : i64, heads = 3 : i64, tokens = 49 : i64, channels = 96 : i64, head_dim = 32 : i64, mlp_ratio = 4 : i64, merge_in = 48 : i64, kv_tokens = 49 : i64, grid = array<i64: 56, 56>}> ({
+  }) : () -> ()
+}) : () -> ()
+
+// -----
+
+// expected-error @+1 {{pim.model: source must be 'table' or 'ir', got 'onnx'}}
+"pim.model"() <{model = "vit-t", img = 224 : i64, preset = "allspark-16x16", source = "onnx"}> ({
+}) : () -> ()
