@@ -1,7 +1,9 @@
 """Data movement of a `torch.export` graph: permutes, transposes, selects and slices as gathers.
 
 `aten.permute`, `aten.transpose.int`, `aten.t`, `aten.select.int`,
-`aten.slice.Tensor` and `aten.cat` (along any dim; its inputs read from one
+`aten.slice.Tensor`, `aten.expand` (materialized: HF's `repeat_kv` outside a
+recognized attention, a broadcast that a view then reshapes) and `aten.cat`
+(along any dim; its inputs read from one
 region where they lie one after another) of floating-point tensors (batch_first <-> time first,
 the head split/merge `[B, S, H, D] <-> [B, H, S, D]`, `x[:, -1]`, `x[..., a:b]`)
 become one dense part each (role "move"): the compiler applies the op to the
@@ -24,7 +26,7 @@ from steplus.lowering.linalg_to_step.conv import gather_elements
 from steplus.lowering.linalg_to_step import glue
 
 MOVES = ("aten.permute.default", "aten.transpose.int", "aten.t.default",
-         "aten.select.int", "aten.slice.Tensor", "aten.cat.default")
+         "aten.select.int", "aten.slice.Tensor", "aten.cat.default", "aten.expand.default")
 MAX_ELEMENTS = 1 << 20
 
 
@@ -62,6 +64,13 @@ def indices(n) -> np.ndarray | str:
             out = np.swapaxes(idx, args[1], args[2])
         elif name == "aten.t.default":
             out = idx.T
+        elif name == "aten.expand.default":  # -1 keeps a dim; new dims lead
+            sizes = list(args[1])
+            if not all(_int(v) for v in sizes) or len(sizes) < r:
+                return "an expand to a non-constant size"
+            lead = len(sizes) - r
+            out = np.broadcast_to(idx, [s[k - lead] if v == -1 and k >= lead else v
+                                        for k, v in enumerate(sizes)])
         elif name == "aten.select.int":
             if not (_int(args[1]) and _int(args[2])):
                 return "a select by a non-constant index"

@@ -99,3 +99,29 @@ def test_cat_along_any_dim_equals_torch():
     rows, elems = (p for p in low.graphs if p.role == "move")
     assert _gather_tile(rows) == "!step.tile<1x4xf32>"
     assert _gather_tile(elems) == "!step.tile<1x1xf32>"
+
+
+class RepeatKV(nn.Module):
+    """HuggingFace's `repeat_kv` (expand + reshape) outside an attention, then a residual."""
+
+    def forward(self, k, y):
+        b, h, s, d = k.shape
+        k = k[:, :, None, :, :].expand(b, h, 2, s, d).reshape(b, h * 2, s, d)
+        return k + y
+
+
+def test_expand_is_materialized_by_a_move_part():
+    """The expand's broadcast rows are gathered (a move part of rows: the last dim kept),
+    the reshape is a view, the add reads the materialized tensor; the fabric equals
+    torch and torch runs no expand."""
+    torch.manual_seed(6)
+    m = RepeatKV()
+    k, y = torch.randn(1, 2, 3, 8), torch.randn(1, 4, 3, 8)
+    ep = torch.export.export(m, (k, y))
+    low = lower_exported(ep, dense="tile=3x8")
+    out, ran, torch_ops = run_exported(ep, low, (k, y))
+    np.testing.assert_allclose(out.numpy(), m(k, y).numpy(), rtol=1e-6)
+    assert ran == ["move", "elementwise"] and torch_ops == ["aten.unsqueeze.default"]
+    (move,) = [p for p in low.graphs if p.role == "move"]
+    # k's 6 rows of 8, each gathered twice: 12 rows of the [1, 2, 2, 3, 8] expand
+    assert move.lowered.result_shapes == [(12, 8)] and move.out_shapes == [(1, 2, 2, 3, 8)]
