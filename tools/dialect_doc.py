@@ -66,6 +66,9 @@ def _readable(c: object) -> str:
     if kind == "ParamAttrConstraint":
         base = getattr(getattr(c, "base_attr", None), "__name__", "")
         params = list(getattr(c, "param_constrs", ()))
+        if base == "DenseArrayBase" and params and type(params[0]).__name__ == "EqAttrConstraint":
+            element = _readable(params[0]).strip("`")
+            return f"dense `{element}` array, `array<{element}: ...>`"
         if base == "IntegerAttr" and len(params) == 2:
             if type(params[1]).__name__ == "EqAttrConstraint":
                 return f"{_readable(params[1])} integer"
