@@ -264,10 +264,14 @@ def _lowerable(n) -> bool:
     if name in NORM:
         d = list(args[1])
         w = args[2] if len(args) > 2 else None
-        ok = d == [out[-1]] and (w is None or _weight(w, 1))
+        # over the last len(d) dims (`nn.LayerNorm([S, D])`): a region of its own whose
+        # rows are the normalized dims flattened (see `norm_dims`)
+        ok = (1 <= len(d) < len(out) or d == [out[-1]]) and d == list(out[-len(d):]) and \
+            (w is None or _weight(w, len(d)) and list(_shape(w)) == d)
         if name == "aten.layer_norm.default":
             b = args[3] if len(args) > 3 else None
-            return ok and (b is None or _weight(b, 1)) and (len(args) < 5 or _scalar(args[4]))
+            return ok and (b is None or _weight(b, len(d)) and list(_shape(b)) == d) and \
+                (len(args) < 5 or _scalar(args[4]))
         return ok and (len(args) < 4 or args[3] is None or _scalar(args[3]))
     if name in SOFTMAX:
         return rank >= 1 and args[1] in (-1, rank - 1) and (len(args) < 3 or args[2] is False)
@@ -293,6 +297,17 @@ def _lowerable(n) -> bool:
                 return False
         return True
     return False
+
+
+def norm_dims(n) -> int:
+    """How many trailing dims a LayerNorm/RMSNorm node normalizes over (1 for other
+    nodes): more than one makes it a region of its own, folded `[.., prod(dims)]`."""
+    if _name(n) not in NORM or len(n.args) < 2:
+        return 1
+    try:
+        return max(1, len(list(n.args[1])))
+    except TypeError:
+        return 1
 
 
 def data_users(n) -> list:
@@ -323,6 +338,8 @@ def regions(nodes, covered: set) -> list[list]:
                 by_lhs[lhs] = n
             continue  # the left operand is read from memory, never joined
         for a in n.all_input_nodes:
+            if norm_dims(n) > 1 or a in inset and norm_dims(a) > 1:
+                continue  # a norm over several dims is a region alone (its own folding)
             if a in inset and len(data_users(a)) == 1 and not _expanded(n, a):
                 parent[find(a)] = find(n)
             elif _through_view(n, a, inset):  # x.view(..) * c: the scale on x, then the view

@@ -27,7 +27,7 @@ from steplus.lowering.linalg_to_step.aten import _shape
 from steplus.lowering.linalg_to_step.glue import (
     BATCH_NORM, BINARY, MATMUL, NORM, REDUCE, ROW_OPS, SOFTMAX, UNARY, VIEWS, _expanded,
     _inputs, _is_tensor, _name, bcast, data_users, element, expand_rows, fill_value, fold,
-    static,
+    norm_dims, static,
 )
 
 
@@ -327,6 +327,11 @@ def region_text(region: list, fname: str, produced: set | frozenset = frozenset(
             shapes[n] = shapes[n.args[0]]
         elif any(a in views for a in n.all_input_nodes) and _name(n) not in MATMUL + ROW_OPS:
             shapes[n] = shapes[next(a for a in n.all_input_nodes if a in views)]
+    k = max(norm_dims(n) for n in region)
+    if k > 1:  # a norm over its last k dims, alone: rows of prod(those dims)
+        for m in [*region, *inputs]:
+            sh = static(m)
+            shapes[m] = (int(np.prod(sh[:-k])), int(np.prod(sh[-k:])))
     flat = any(len(static(n)) > 2 for n in [*region, *inputs])
     val: dict = {}
     el: dict = {}

@@ -404,3 +404,34 @@ def test_creation_ops_of_one_value_are_scalars_of_the_bodies():
     fns = [a.fn.data for a in part.module.walk() if isinstance(a, so.ApplyOp)]
     assert {"add_scalar[0.0]", "mul_scalar[0.5]", "rsub_scalar[0.0]"} <= set(fns)
     assert sorted(part.inputs.values()) == ["p_fc_bias", "p_fc_weight", "x"]
+
+
+class PatchNorm(nn.Module):
+    """`nn.LayerNorm([S, D])` over the last two dims (a whole sequence normalized), between
+    a projection and a ReLU."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc, self.norm = nn.Linear(8, 8), nn.LayerNorm([3, 8])
+
+    def forward(self, x):
+        return torch.relu(self.norm(self.fc(x)))
+
+
+def test_layer_norm_over_several_dims_is_a_region_of_its_own():
+    """The norm's rows are its normalized dims flattened (`[2, 3, 8]` -> `[2, 24]`, the
+    `[3, 8]` weight and bias one row of 24): a region between the projection and the
+    ReLU; the fabric equals torch."""
+    torch.manual_seed(7)
+    m = PatchNorm().eval()
+    with torch.no_grad():  # not the identity affine of a fresh LayerNorm
+        m.norm.weight.normal_()
+        m.norm.bias.normal_()
+    x = torch.randn(2, 3, 8)
+    ep = torch.export.export(m, (x,))
+    low = lower_exported(ep, dense="tile=2x24x8")
+    out, ran, torch_ops = run_exported(ep, low, (x,))
+    np.testing.assert_allclose(out.numpy(), m(x).detach().numpy(), rtol=1e-5, atol=1e-6)
+    assert ran == ["projection", "norm", "elementwise"] and torch_ops == []
+    (norm,) = [p for p in low.graphs if p.role == "norm"]
+    assert norm.lowered.result_shapes == [(2, 24)]
