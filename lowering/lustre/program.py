@@ -129,7 +129,9 @@ class Program:
         self.ctors: dict[str, tuple[str, int]] = {}
         self.consts: dict[str, ast.ConstDecl] = {}
         self.nodes: dict[str, ast.Node] = {}
-        self._const_values: dict[str, tuple[object, str]] = {}
+        # folded constants by id() of their declaration; the declaration is kept
+        # with its value, so that its id cannot be reused by another one
+        self._const_values: dict[str, tuple[object, str, ast.ConstDecl]] = {}
         self._folding: set[str] = set()
         for t in prog.types:
             self._unique(self.types, t.name, t, t.pos, "type")
@@ -337,7 +339,8 @@ class Program:
             raise LustreError(pos, f"unknown constant '{name}'")
         key = f"{id(decl)}"
         if key in self._const_values:
-            return self._const_values[key]
+            value, ltype, _ = self._const_values[key]
+            return value, ltype
         if key in self._folding or len(self._folding) > _MAX_CONST_DEPTH:
             raise LustreError(decl.pos, f"constant '{name}' is defined in terms of itself")
         self._folding.add(key)
@@ -350,7 +353,7 @@ class Program:
             if want != ltype:
                 raise LustreError(decl.value.pos, f"constant '{name}' is declared {want} "
                                   f"but its value is {ltype}")
-        self._const_values[key] = (value, ltype)
+        self._const_values[key] = (value, ltype, decl)
         return value, ltype
 
     def fold(self, e: ast.Expr, local: dict[str, ast.ConstDecl] | None = None

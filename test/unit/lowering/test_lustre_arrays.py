@@ -93,3 +93,19 @@ tel
     np.testing.assert_array_equal(same, x == y)
     np.testing.assert_array_equal(np.stack([lox, loy, hix, hiy]), [0 * x, 0 * x, x, y])
     np.testing.assert_array_equal(np.stack([t0, t1]), [b, ~b])
+
+
+def test_definition_by_index_gives_each_element_its_own_index():
+    # A[i] = e folds e with i = 0, 1, ...: each a fresh constant declaration,
+    # whose cached value must not be taken for another's (ids are reused)
+    src = """node m(x: int) returns (A: int^200; B: int^3);
+let
+  A[i] = i * 2 + x;
+  B[i] = if i = 0 then x else B[i - 1] + 1;
+tel
+"""
+    module = translate(SourceFile("d.lus", src))
+    x = RNG.integers(-9, 10, T).astype(np.int32)
+    out = run_node(module, "m", {"x": x}, T)
+    np.testing.assert_array_equal(np.stack(out[:200], axis=1), 2 * np.arange(200) + x[:, None])
+    np.testing.assert_array_equal(np.stack(out[200:], axis=1), x[:, None] + np.arange(3))
