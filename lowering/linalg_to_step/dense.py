@@ -18,6 +18,8 @@ builds, in graph order:
 - **data movement** (`move.py`): permutes, transposes, selects and slices as
   gathers of rows (the last dim kept) or elements;
 - **recurrences** (`rnn.py`): `nn.LSTM`/`nn.GRU` unrolled in one graph;
+- **softmax over another dim than the last** (`softmax_dim.py`): moved to
+  the last dim, the row softmax, moved back;
 - **regions** (`glue.py`): the rest that linalg on tensors expresses
   (projections, element-wise ops, norms, softmax), each written as a linalg
   function and lowered by `convert-linalg-to-step` with the tile and schedule
@@ -44,7 +46,9 @@ from steplus.lowering.linalg_to_step.aten import (
 )
 from steplus.lowering.linalg_to_step.emit import Layout, Lowered, _nbytes
 from steplus.lowering.linalg_to_step.options import layout
-from steplus.lowering.linalg_to_step import conv, glue, lower_module, move, pool, rnn
+from steplus.lowering.linalg_to_step import (
+    conv, glue, lower_module, move, pool, rnn, softmax_dim,
+)
 from steplus.lowering.linalg_to_step.conv import gather_elements
 from steplus.lowering.linalg_to_step.linalg_text import region_text
 from steplus.lowering.linalg_to_step.options import parse_tiles
@@ -180,6 +184,20 @@ def dense_parts(nodes, covered: set, tile: str, schedule: str, name: str, remark
         yield move.move_part(n, idx, f"{name}_move{k}")
 
     tile_m = parse_tiles(tile)[None][0]
+    for n in nodes:
+        d = None if n in covered else softmax_dim.dim_of(n)
+        if d is None:
+            continue
+        try:
+            parts = softmax_dim.softmax_parts(n, d, f"{name}_softmax{k}", tile_m)
+        except (ValueError, OpDiagnosticError) as e:
+            remarks.append(Remark(where_of(n), f"{name_of(n)} over dim {d} not lowered: "
+                                               f"{getattr(e, 'message', e)} (option dense)"))
+            continue
+        k += 1
+        covered = covered | {n}
+        yield from parts
+
     for n in nodes:
         if n in covered or not rnn.is_rnn(n):
             continue

@@ -11,7 +11,7 @@ cycle count (`part_cycles`, the fabric simulator's timing mode).
   `[B*S, D]`), biases broadcast along rows, views that keep the last dim join a region;
 - ops: `nn.Linear` (bias or not), GELU (exact and tanh), ReLU, ReLU6, SiLU, LayerNorm,
   RMSNorm (module and the HuggingFace form), softmax over the last dim;
-- what cannot be lowered (a convolution, an integer tensor, a softmax over another dim)
+- what cannot be lowered (a convolution with an even kernel's 'same' padding, an integer tensor)
   is not lowered — a remark at the model's line — and runs in torch: never a different
   computation.
 """
@@ -192,7 +192,7 @@ class ConvThenLinear(nn.Module):
 
     def forward(self, x, tokens):
         y = self.conv(x).permute(0, 2, 3, 1)        # NCHW -> NHWC
-        return self.fc(y).softmax(dim=1), tokens + 1  # softmax over H, an integer add
+        return self.fc(y).softmax(dim=1), tokens + 1  # softmax over H (moved), an int add
 
 
 @pytest.mark.filterwarnings("ignore:Using padding=.same. with even kernel:UserWarning")
@@ -202,20 +202,21 @@ def test_what_cannot_be_lowered_stays_in_torch_with_a_remark():
     tokens = torch.arange(6).reshape(2, 3)
     ep = _export(m, x, tokens)
     low = lower_exported(ep, dense="tile=4x4x4")
-    # the NCHW -> NHWC permute (a gather of elements) and the linear: the softmax is over
-    # dim 1, not the rows
-    mv, fc = low.graphs
-    assert mv.role == "move" and fc.role == "projection"
+    # the NCHW -> NHWC permute (a gather of elements), the softmax over dim 1 (moved to
+    # the last dim and back) and the linear
+    assert [p.role for p in low.graphs] == ["move", "move", "norm", "move", "projection"]
+    fc = low.graphs[-1]
     assert _functions(fc) == ["matmul_t", "add", "zero", "add"]
     (rest,) = [r for r in low.remarks if "not lowered by the recognizers" in r.message]
-    for op in ("aten.conv2d.padding", "aten.softmax.int", "aten.add.Tensor"):
+    for op in ("aten.conv2d.padding", "aten.add.Tensor"):
         assert op in rest.message
+    assert "aten.softmax.int" not in rest.message
     (y, t), ran, torch_ops = run_exported(ep, low, (x, tokens))
     want_y, want_t = m(x, tokens)
     np.testing.assert_allclose(y.numpy(), want_y.detach().numpy(), rtol=1e-5, atol=1e-6)
     assert torch.equal(t, want_t)  # the integer add ran in torch: exact
-    assert ran == ["move", "projection"]
-    assert sorted(torch_ops) == ["aten.add.Tensor", "aten.conv2d.padding", "aten.softmax.int"]
+    assert ran == ["move", "projection", "move", "norm", "move"]
+    assert sorted(torch_ops) == ["aten.add.Tensor", "aten.conv2d.padding"]
 
 
 def test_a_row_op_whose_row_is_several_tiles_is_a_remark(mlp):
@@ -435,3 +436,30 @@ def test_layer_norm_over_several_dims_is_a_region_of_its_own():
     assert ran == ["projection", "norm", "elementwise"] and torch_ops == []
     (norm,) = [p for p in low.graphs if p.role == "norm"]
     assert norm.lowered.result_shapes == [(2, 24)]
+
+
+class ColumnSoftmax(nn.Module):
+    """Attention weights normalized over the queries (`dim=1` of `[B, S, T]`), then a
+    projection."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, x):
+        return self.fc(torch.softmax(x, dim=1))
+
+
+def test_softmax_over_another_dim_is_moved_to_the_last():
+    """The softmax of dim 1 is a gather to `[B, T, S]`, the row softmax (rows of S), a
+    gather back; the fabric equals torch and torch computes nothing."""
+    torch.manual_seed(8)
+    m, x = ColumnSoftmax().eval(), torch.randn(2, 5, 4)
+    ep = torch.export.export(m, (x,))
+    low = lower_exported(ep, dense="tile=2x4x4")
+    out, ran, torch_ops = run_exported(ep, low, (x,))
+    np.testing.assert_allclose(out.numpy(), m(x).detach().numpy(), rtol=1e-5, atol=1e-6)
+    assert ran == ["move", "norm", "move", "projection"] and torch_ops == []
+    soft = low.graphs[1]
+    assert soft.lowered.result_shapes == [(8, 5)]  # B*T rows of the S softmaxed values
+    assert all(part_cycles(p) > 0 for p in low.graphs)
