@@ -18,6 +18,7 @@ step.graph (found in func.func)".
 from __future__ import annotations
 
 from xdsl.dialects.builtin import StringAttr, SymbolNameConstraint
+from xdsl.ir import Block, Region
 from xdsl.irdl import (
     IRDLOperation,
     irdl_op_definition,
@@ -28,6 +29,7 @@ from xdsl.irdl import (
 from xdsl.traits import IsolatedFromAbove, NoTerminator, SymbolOpInterface
 from xdsl.utils.exceptions import VerifyException
 
+from steplus.dialects.step.discardable import verify_discardable
 from steplus.dialects.step.types import StreamType
 from steplus.dialects.step.verify import DirectlyIn, check_graph
 
@@ -59,9 +61,7 @@ class GraphOp(IRDLOperation):
     traits = traits_def(SymbolOpInterface(), IsolatedFromAbove(), NoTerminator())
     assembly_format = "$sym_name attr-dict-with-keyword $body"
 
-    def __init__(self, name: str, body=None):
-        from xdsl.ir import Block, Region
-
+    def __init__(self, name: str, body: Region | None = None):
         super().__init__(
             properties={"sym_name": StringAttr(name)},
             regions=[body if body is not None else Region(Block())],
@@ -69,6 +69,12 @@ class GraphOp(IRDLOperation):
 
     def verify_(self) -> None:
         check_graph(self)
+        verify_discardable(self, is_graph=True)
+        for op in self.body.block.ops:
+            try:
+                verify_discardable(op, is_graph=False)
+            except VerifyException as e:
+                op.emit_error(str(e), e)  # located at the operator, not the graph
         for op in self.body.walk():
             if op is self:
                 continue

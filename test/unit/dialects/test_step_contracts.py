@@ -115,3 +115,41 @@ step.graph @g {
 """
     with pytest.raises(VerifyException, match=r"unknown function 'slu'; did you mean [^?]*'silu'"):
         _verify(text)
+
+
+MAPPED = """
+step.graph @g attributes {GRAPH_ATTRS} {
+^bb0(%x: !step.stream<[4], !step.tile<16x16xf32>>):
+  %y = step.map %x {OP_ATTRS} : !step.stream<[4], !step.tile<16x16xf32>> -> !step.stream<[4], !step.tile<16x16xf32>> {
+  ^bb0(%t: !step.tile<16x16xf32>):
+    %s = step.apply "silu"(%t) : (!step.tile<16x16xf32>) -> !step.tile<16x16xf32>
+    step.yield %s : !step.tile<16x16xf32>
+  }
+  step.consume %y : !step.stream<[4], !step.tile<16x16xf32>>
+}
+"""
+
+
+def _mapped(graph_attrs: str, op_attrs: str) -> str:
+    return MAPPED.replace("GRAPH_ATTRS", graph_attrs).replace("OP_ATTRS", op_attrs)
+
+
+def test_registered_discardable_attributes_verify():
+    _verify(_mapped("runtime.depth = 1 : i64", "compute_bw = 64 : i64, pmu_bw = 8 : i64, "
+                                              "runtime.context = 0 : i64"))
+    # the range of compute_bw is the placement's ([1, 2^40], a located lowering error)
+    _verify(_mapped("runtime.depth = 1 : i64", "compute_bw = 0 : i64"))
+    cases = [
+        (("runtime.depth = 0 : i64", "compute_bw = 64 : i64"),
+         "step.graph: 'runtime.depth' must be an integer >= 1, got 0"),
+        (("runtime.depth = 1 : i64", 'compute_bw = "fast"'),
+         "step.map: 'compute_bw' must be an integer, got \"fast\""),
+        (("runtime.depth = 1 : i64", "pmu_bw = 1.5 : f32"),
+         "step.map: 'pmu_bw' must be an integer, got 1.500000e+00 : f32"),  # MLIR's float print
+        (("runtime.depth = 1 : i64", "runtime.context = -1 : i64"),
+         "step.map: 'runtime.context' must be an integer >= 0, got -1"),
+    ]
+    for (g, o), message in cases:
+        with pytest.raises(VerifyException) as info:
+            _verify(_mapped(g, o))
+        assert message in str(info.value), (g, o, str(info.value))
