@@ -44,7 +44,7 @@
 // CLOCK-NEXT:       ^
 // CLOCK-NEXT: exit=1
 
-// UNSUP:      lustre-unsupported.lus:3:3: error: unsupported construct: automata ('automaton')
+// UNSUP:      lustre-unsupported.lus:3:3: error: unsupported construct: automata (Heptagon, in .ept files) ('automaton')
 // UNSUP-NEXT:   automaton Up
 // UNSUP-NEXT:   ^
 // UNSUP-NEXT: exit=1
