@@ -89,7 +89,7 @@ def select_function(fn: func.FuncOp, targets, flexible: bool, limits: Limits = L
     from steplus.passes.isel import terms as T
     from steplus.passes.isel.views import RealImporter
     from steplus.passes.isel.opcheck import check_ops
-    from steplus.passes.isel.rebuild import Rebuilder
+    from steplus.passes.isel.rebuild import Rebuilder, RebuildError
 
     if not fn.body.blocks or len(fn.body.blocks) != 1:
         return 0
@@ -122,16 +122,25 @@ def select_function(fn: func.FuncOp, targets, flexible: bool, limits: Limits = L
     if failed:
         emit(failed[0], "warning", f"isel: @{fn.sym_name.data}: egglog's extractor failed on {len(failed)} of "
                                    f"{len(roots)} values (an internal error of egglog); they stay on the host")
+    unbuilt = []
     for (v, _, user), best in zip(roots, bests):
         if best is None:
             continue
         rb = Rebuilder(imp, user, memo, intern)
-        new = rb.value(best)
-        created.update(rb.created)
+        try:
+            new = rb.value(best)
+        except RebuildError as e:  # the value stays as it is (what rb built is erased below, unused)
+            unbuilt.append(e)
+            continue
+        finally:
+            created.update(rb.created)
         if new is not v and new.type == v.type:
             for use in list(v.uses):
                 if use.operation not in imp.modelled:
                     use.operation.operands[use.index] = new
+    if unbuilt:
+        emit(unbuilt[0].op, "warning", f"isel: @{fn.sym_name.data}: {len(unbuilt)} selected values could not be "
+                                       f"rebuilt ({unbuilt[0].message.removeprefix('isel: ')}); they stay as they are")
     erasable = set(imp.modelled) | created
     for op in reversed(list(block.ops)):
         if op in erasable or op.name in _PURE or (op.name == "linalg.generic" and _on_tensors(op)):

@@ -31,6 +31,12 @@ _UNARY_OPS = {"sigmoid": SigmoidOp, "tanh": TanhOp, "exp": ExpOp, "recip": tosa.
 _FUSED_HOST = {"mul", "mulc", "sub", "addc", "rsum", "concat4", "rows", *_UNARY_OPS}
 
 
+class RebuildError(OpDiagnosticError):
+    """An extracted term has a host op with no IR form here (e.g. torch's softmax guard, chosen in
+    `exact` mode where only its original value can stand for it, at an anchor it does not
+    dominate): `isel` leaves that value as it is."""
+
+
 class Tree:
     """A term node with its interned structural key; `name` is None for literals (key ("lit", v))."""
 
@@ -229,7 +235,7 @@ class Rebuilder:
             r = self._emit(tosa.MaxPool2DOp(operands=[x4], result_types=[TensorType(f32, [1, t // 2, p, 1])],
                                             properties=props))
             return self._reshape(r, (t // 2, p))
-        raise OpDiagnosticError(self.anchor, f"isel: cannot rebuild a '{name}' term here")
+        raise RebuildError(self.anchor, f"isel: cannot rebuild a '{name}' term here")
 
     def _splat_scalar(self, v: SSAValue) -> SSAValue:
         """A scalar constant operand of an elementwise term as a 1x1 f32 tensor (tosa ops broadcast it)."""

@@ -273,3 +273,22 @@ def test_extractor_panic_leaves_the_value_on_the_host(monkeypatch, step_opt, tmp
     assert "ila.invoke" not in r.out
     assert "warning: isel: @linear: egglog's extractor failed on 1 of 1 values (an internal error of egglog); " \
            "they stay on the host" in r.err
+
+
+def test_a_value_that_cannot_be_rebuilt_stays_as_it_is(monkeypatch, step_opt, tmp_path):
+    """A full-size nn.Transformer export ended `isel{mode=exact}` with "error: isel: cannot rebuild
+    a 'guard' term here" (torch's softmax guard, extracted at an anchor its value does not
+    dominate).  Such a value now stays as it is, with a warning; the rest is selected."""
+    from steplus.passes.isel.rebuild import Rebuilder, RebuildError
+
+    def value(self, term):  # pretend the selected term of the function's one output has no IR form
+        raise RebuildError(self.anchor, "isel: cannot rebuild a 'guard' term here")
+
+    monkeypatch.setattr(Rebuilder, "value", value)
+    f = tmp_path / "lin.mlir"
+    f.write_text((REPO / "examples" / "isel" / "linear_reshape.mlir").read_text())
+    r = step_opt([str(f), "-p", "isel"])
+    assert r.code == 0, r.err
+    assert "ila.invoke" not in r.out and "tosa.add" in r.out
+    assert ("warning: isel: @linear: 1 selected values could not be rebuilt (cannot rebuild a 'guard' term "
+            "here); they stay as they are") in r.err
