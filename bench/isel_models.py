@@ -106,6 +106,12 @@ REASONS: dict[tuple[str, str], str] = {
     **{("lstm_wlm", t): "D2A's LSTM-WLM is 200 wide: 200 % 16 = 8, so neither FlexASR (linear in % 16, LSTM n % 64) "
                         "nor VTA (every dim % 16) takes any of its GEMMs; isel pads no operand, D2A's code generator "
                         "did" for t in ("flexasr", "vta")},
+    ("efficientnet_b0", "hlscnn"): _HLSCNN_FIT + " (at 224x224 none does: the smallest output, 192@7x7, is 9408 > "
+                                                  "8192; the squeeze-excitation 1x1 convolutions have a bias; "
+                                                  "depthwise ones have no HLSCNN form) [from the guards, not checked "
+                                                  "per convolution]",
+    ("transformer", "vta"): "flexible mode splits each batch_matmul into one GEMM per head (8 heads x 2 products x 18 "
+                            "attention blocks = 288 of the 330) where D2A counted dense ops [the rest not checked]",
     ("resmlp", "flexasr"): "flexible 25 = 38 - 12 cross-patch linears (4x4: in % 16 fails) - the classifier "
                            "(10 outputs: out % 64 fails)",
 }
