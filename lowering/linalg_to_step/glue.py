@@ -22,7 +22,11 @@ row-major memory):
   variance, `rsqrt(var + eps)`, weight, bias) and `rms_norm` (eps default:
   the dtype's epsilon, as torch); a row must be one tile (option dense's N);
 - views that keep the last dim (`view`, `reshape`, `flatten`, `unsqueeze`)
-  are the same folded tensor: they join a region and move no data.
+  are the same folded tensor: they join a region and move no data;
+- a tensor of one value (`torch.zeros`, `zeros_like`, `full`: `FILLS`) read
+  by an element-wise op is a scalar of it (`add_scalar[0.0]`), computed by
+  no one; a LayerNorm/RMSNorm over several trailing dims is a region of its
+  own, folded `[.., prod(dims)]`.
 
 What is not listed (a convolution, an integer tensor, a softmax over another
 dim, a batch broadcast `[S, D]` + `[B, S, D]`) is not lowerable: it stays in

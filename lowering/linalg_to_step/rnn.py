@@ -16,6 +16,11 @@ adds them), and the stored results: every step's `h` of the last layer (the
 output sequence, one tensor per step at consecutive addresses) and each
 layer's final `h` (and `c`).
 
+A constant initial state (the `torch.zeros` nn.GRU/nn.LSTM create when `h0`
+is omitted, `zeros_like`, `full`) is no off-chip tensor: the first step
+reads no `h` matmul (`h0 W_h^T` is the row `c * W_h.sum(1)`, added to its
+biases, derived; nothing for zeros) and its state update reads the scalar.
+
 The weights per gate and the summed biases are derived from the module's
 parameters when the part runs (`LoweredPart.derive`); `Lowered.groups` tells
 the runner which stores make one output (the sequence: `T` stores, stacked
