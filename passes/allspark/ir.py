@@ -159,7 +159,11 @@ class PimOrchestratePass(ModulePass):
 
     name = "pim-orchestrate"
     time_limit: float = 60.0
+    """ILP solver time limit in seconds (at most 3600); the best schedule found is kept."""
     form: str = "compact"
+    """ILP formulation: `compact` (HiGHS), `literal` (the seed's eqs. 1-12, small instances) or
+    `cpsat` (the compact form on OR-Tools CP-SAT).
+    One of: compact, literal, cpsat."""
 
     def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
         if not 0 < self.time_limit <= MAX_TIME_LIMIT:

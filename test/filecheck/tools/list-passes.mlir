@@ -77,6 +77,16 @@
 // CHECK-NEXT:     Inline every lus.instance, bottom-up; reject recursive instances.
 // CHECK-NEXT: lus-normalize
 // CHECK-NEXT:     Turn fby/pre into state arguments and order each node's ops for dominance.
+// CHECK-NEXT: pim-lower-phases
+// CHECK-NEXT:     Lower each scheduled `pim.model` to per-node phase programs and ring transfers.
+// CHECK-NEXT: pim-orchestrate
+// CHECK-NEXT:     Schedule every `pim.model` with the Allspark ILP and attach the schedule as IR.
+// CHECK-NEXT:     --time-limit=<double>  (default: 60.0)
+// CHECK-NEXT: {{^        [^( ]}}
+// CHECK-NEXT:     --form=<string>  (default: compact; one of: compact, literal, cpsat)
+// CHECK-NEXT: {{^        [^( ]}}
+// CHECK-NEXT: pim-verify-schedule
+// CHECK-NEXT:     Check every scheduled `pim.model` against the seed's constraints 1-5.
 // CHECK-NEXT: step-allocate-memory
 // CHECK-NEXT:     Place off-chip symbols in HBM by lifetime (shared addresses), spill to DDR, address map.
 // CHECK-NEXT:     --hbm=<string>  (default: 64gib{{(; one of: .*)?}})
