@@ -21,6 +21,7 @@ placeholder in a graph argument (arguments are the program's inputs).
 
 from __future__ import annotations
 
+from typing import cast
 
 import sympy
 from xdsl.ir import Attribute, Operation, SSAValue
@@ -63,7 +64,7 @@ class _FreshNames:
 
 def _symbol_names(t: Attribute) -> set[str]:
     if isinstance(t, StreamType | BufferType):
-        names = {s.name for d in t.dims for s in d.free_symbols}
+        names = {cast(sympy.Symbol, s).name for d in t.dims for s in d.free_symbols}
         return names | _symbol_names(t.element)
     return set()
 

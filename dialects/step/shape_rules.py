@@ -49,7 +49,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import ClassVar
+from typing import ClassVar, cast
 
 import sympy
 from xdsl.ir import Attribute, Operation
@@ -116,7 +116,7 @@ def equal_dims(a: sympy.Expr, b: sympy.Expr) -> bool:
     a, b = to_expr(a), to_expr(b)
     if a == b:
         return True
-    symbols = sorted(a.free_symbols | b.free_symbols, key=lambda s: (s.name, type(s).__name__))
+    symbols = sorted(a.free_symbols | b.free_symbols, key=lambda s: (_name(s), type(s).__name__))
     if not symbols:
         return _equal_dims(a, b)
     renaming = {s: _canonical_symbol(i, type(s), tuple(sorted(s.assumptions0.items())))
@@ -154,7 +154,7 @@ def promoted_dim(d: sympy.Expr) -> sympy.Expr:
 
 
 def _nonzero_somewhere(diff: sympy.Expr) -> bool:
-    syms = sorted(diff.free_symbols, key=lambda s: s.name)
+    syms = sorted(diff.free_symbols, key=_name)
     for first, step in _SAMPLES:
         value = diff.xreplace({s: sympy.Integer(first + step * i) for i, s in enumerate(syms)})
         if value.is_Number and value != 0:
@@ -247,6 +247,11 @@ def _has_ragged(e: sympy.Expr) -> bool:
     return any(isinstance(x, RaggedSymbol) for x in e.free_symbols)
 
 
+def _name(s: sympy.Basic) -> str:
+    """The name of a free symbol of a dimension (every one is a `sympy.Symbol`)."""
+    return cast(sympy.Symbol, s).name
+
+
 Rule = Callable[[Operation, Sequence[StreamType], Fresh], list[ResultShape]]
 """A shape rule: `(op, operand types, fresh) -> result shapes` (an op's `infer_shapes`)."""
 
@@ -308,7 +313,7 @@ INFER_SHAPES = InferShapesTrait()
 
 def rule_for(op: Operation) -> Rule | None:
     """The shape rule of `op` (`type(op).infer_shapes`), None for an op without results."""
-    return type(op).infer_shapes if isinstance(op, InferShapes) else None
+    return cast(Rule, type(op).infer_shapes) if isinstance(op, InferShapes) else None
 
 
 def _verifier_fresh(key: str, base: str, ragged: bool) -> sympy.Symbol:
@@ -325,7 +330,8 @@ def verify_result_shapes(op: Operation) -> None:
     if rule is None:
         return
     try:
-        shapes = rule(op, [o.type for o in op.operands], _verifier_fresh)
+        shapes = rule(op, cast("list[StreamType]", [o.type for o in op.operands]),
+                      _verifier_fresh)
     except ShapeError as e:
         if e.static:
             raise VerifyException(f"{op.name}: {e}") from None

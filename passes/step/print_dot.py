@@ -63,7 +63,9 @@ def graph_to_dot(graph: GraphOp) -> str:
         lines.append(f"  {ids[op]} [label={_quote(label)}];")
     for op in graph.body.block.ops:
         for v in op.operands:
-            src = ids.get(v) if v in ids else ids.get(v.owner)
+            owner = v.owner
+            src = ids.get(v) if v in ids else (
+                ids.get(owner) if isinstance(owner, Operation) else None)
             if src is not None:
                 lines.append(f"  {src} -> {ids[op]} [label={_quote(edge_label(v.type))}];")
     lines.append("}")

@@ -210,7 +210,7 @@ class ExpandOp(StepOp):
             raise ShapeError(f"rank {b} must be in 0..{data.rank}")
         for i in range(data.rank - b, data.rank):
             d = sym(data.dims[i])
-            if not has_placeholder(d) and not equal_dims(d, 1):
+            if not has_placeholder(d) and not equal_dims(d, sympy.Integer(1)):
                 raise ShapeError(f"dimension {i} of input must be 1 to expand, got {sympy.sstr(d)}",
                                  static=bool(d.is_Integer))
         same(data.dims[: data.rank - b], ref.dims[: ref.rank - b], "input", "ref")
