@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from xdsl.dialects.builtin import IntegerType
+from xdsl.dialects.builtin import IntegerAttr, IntegerType
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.traits import HasParent
 from xdsl.utils.exceptions import VerifyException
@@ -74,6 +74,7 @@ class DirectlyIn(HasParent):
 def check_base_addr(op: Operation) -> None:
     """An off-chip `base_addr` is a byte address: non-negative."""
     addr = op.properties["base_addr"]
+    assert isinstance(addr, IntegerAttr)  # the ops' prop_def(IntegerAttr[I64]) held
     if int_of(addr) < 0:
         raise VerifyException(f"{op.name}: base_addr must be non-negative, got {int_of(addr)}")
 
