@@ -61,6 +61,7 @@ from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import BoolAttr, IntegerAttr, IntegerType, ModuleOp
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
+from xdsl.rewriter import Rewriter
 
 from steplus.dialects import lus, sync
 from steplus.utils.diagnostics import OpDiagnosticError
@@ -421,8 +422,4 @@ class ConvertLusToSyncPass(ModulePass):
         for node in [n for n in op.walk() if isinstance(n, lus.NodeOp)]:
             normalize_node(node)
             lowered = lower_node(node)
-            parent = node.parent_block()
-            assert parent is not None
-            parent.insert_op_before(lowered, node)
-            node.detach()
-            node.erase()
+            Rewriter.replace_op(node, lowered, [])
