@@ -114,6 +114,21 @@ def render_op(op: type[Operation]) -> str:
     return out.getvalue()
 
 
+def _dialect_intro(name: str, op_module: str) -> str:
+    """The dialect's description: the docstring of the first module, from the module of
+    its first op up through its parent packages, that begins "The `name` dialect"
+    (ops may live in a submodule, e.g. `dialects/step/ops/graph.py`), else the op
+    module's own docstring."""
+    parts = op_module.split(".")
+    for end in range(len(parts), 0, -1):
+        module = sys.modules.get(".".join(parts[:end]))
+        doc = inspect.cleandoc(module.__doc__) if module is not None and module.__doc__ else ""
+        if doc.startswith(f"The `{name}` dialect"):
+            return doc
+    module = sys.modules.get(op_module)
+    return inspect.cleandoc(module.__doc__) if module is not None and module.__doc__ else ""
+
+
 def render_dialect(dialect: Dialect) -> str:
     """The whole markdown page of a dialect."""
     out = StringIO()
@@ -124,9 +139,9 @@ def render_dialect(dialect: Dialect) -> str:
     )
     ops = list(dialect.operations)
     attrs = list(dialect.attributes)
-    module = sys.modules.get(ops[0].__module__ if ops else "", None)
-    if module is not None and module.__doc__:
-        out.write(inspect.cleandoc(module.__doc__) + "\n\n")
+    intro = _dialect_intro(dialect.name, ops[0].__module__ if ops else "")
+    if intro:
+        out.write(intro + "\n\n")
     if attrs:
         out.write("## Types and attributes\n\n")
         for attr in attrs:
