@@ -39,6 +39,7 @@ from steplus.passes.step.bindings import BIND_ATTR, graph_bindings
 from steplus.passes.step.fabric_placement import find_graph
 from steplus.passes.step.metrics import compute_metrics
 from steplus.passes.step.specialize import specialize_graph
+from steplus.passes.step.reports import fused_adds_note
 from steplus.tools.progress import status
 from steplus.utils.diagnostics import OpDiagnosticError
 
@@ -217,8 +218,7 @@ def _name_flops(table: str, executed: int, counted: int | None) -> str:
         return table
     named = f"FLOPs executed         {executed}"
     if counted != executed:
-        named += (f"   (step-metrics: {counted}; the {counted - executed} of accumulator "
-                  "adds are fused into the matmuls' multiply-adds)")
+        named += f"   {fused_adds_note('step-metrics', counted, counted - executed)}"
     return table.replace(line, named, 1)
 
 

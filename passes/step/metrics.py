@@ -124,6 +124,9 @@ class OpMetrics:
     onchip: sympy.Expr = ZERO
     flops: sympy.Expr = ZERO
     padded_flops: sympy.Expr = ZERO
+    fused_flops: sympy.Expr = ZERO
+    """The part of `flops` the fabric's PCUs fuse into a matmul's
+    multiply-adds (see `fused_adds`), so `step-run` does not execute it."""
     flops_artifact: sympy.Expr | None = None
     """The artifact's formula (§5.4) for the expert whose SiLU-gated product
     this operator computes; None for every other operator."""
@@ -163,6 +166,16 @@ class GraphMetrics:
         return self._sum("padded_flops")
 
     @property
+    def fused_flops(self) -> sympy.Expr:
+        """The accumulator adds the fabric fuses into the matmuls (`fused_adds`)."""
+        return self._sum("fused_flops")
+
+    @property
+    def executed_flops(self) -> sympy.Expr:
+        """The FLOPs the simulated fabric executes (`step-run`'s `FLOPs executed`)."""
+        return self.flops - self.fused_flops
+
+    @property
     def flops_artifact(self) -> sympy.Expr | None:
         """The artifact's FLOP formula (§5.4) summed over the SwiGLU experts
         of the graph; None if it has none."""
@@ -187,7 +200,7 @@ class GraphMetrics:
             onchip = ZERO if fires == 0 else sub(m.onchip)
             art = None if m.flops_artifact is None else sub(m.flops_artifact)
             return OpMetrics(m.op, m.label, sub(m.offchip), onchip, sub(m.flops),
-                             sub(m.padded_flops), art, fires)
+                             sub(m.padded_flops), sub(m.fused_flops), art, fires)
 
         return GraphMetrics(self.name, [one(m) for m in self.ops])
 
@@ -245,6 +258,21 @@ def _apply_flops(apply: so.ApplyOp, shapes: TileShapes) -> sympy.Expr:
     except TypeError:
         # Broadcasting on symbolic tiles: one FLOP per output element.
         return sympy.Add(*(r * c for r, c in shapes.of(apply.result)))
+
+
+def fused_adds(region: Region) -> list[so.ApplyOp]:
+    """The applies of an accum/scan update region the fabric fuses into a
+    matmul's multiply-adds: each `add` that takes the accumulator (the region's
+    last argument) when the region also applies something else (`acc + a @ b`).
+    The same rule as the simulator's `Kernel.free_calls`
+    (runtime/fabric/contexts/compute.py); test_metrics checks that
+    `GraphMetrics.executed_flops` equals `step-run`'s count."""
+    if not region.blocks or not region.block.args:
+        return []
+    acc = region.block.args[-1]
+    applies = [a for a in region.block.ops if isinstance(a, so.ApplyOp)]
+    fused = [a for a in applies if a.fn.data == "add" and acc in a.args]
+    return fused if len(applies) > len(fused) else []
 
 
 def _region_costs(region: Region, shapes: TileShapes, paper: bool, with_out: bool):
@@ -307,6 +335,9 @@ def op_metrics(op: Operation, index: int, types: dict, shapes: TileShapes,
         is_acc = isinstance(op, so.AccumOp | so.ScanOp)
         flops, extra = _region_costs(region, shapes, paper, with_out=is_acc)
         m.flops = flops * cardinality(t(op.input).dims)
+        if is_acc:
+            fused = sympy.Add(*(_apply_flops(a, shapes) for a in fused_adds(region)))
+            m.fused_flops = fused * cardinality(t(op.input).dims)
         if unpadded is not None and op.input in unpadded:
             real = flops * cardinality(unpadded[op.input])
         if is_acc and not (paper and _has_matmul(region)):

@@ -9,7 +9,8 @@ The metrics report has three formats (`report_format` picks one from a
 
 - `text`: the per-graph table (`format_table`), the stderr default;
 - `json`: `{"graphs": [{"name", "ops": [{"op", "offchip_bytes", ...}],
-  "totals": {..., "flops_artifact", "operational_intensity"}}]}`; a value is
+  "totals": {..., "flops", "flops_executed", ..., "flops_artifact",
+  "operational_intensity"}}]}`; a value is
   a JSON integer when it is one, a float for a non-integer ratio, a string
   for a symbolic expression, `null` for an operational intensity without
   traffic or a graph without an artifact FLOP formula;
@@ -18,7 +19,11 @@ The metrics report has three formats (`report_format` picks one from a
   (the last two filled on the `total` row only).
 
 Every format gives the graph's `flops_artifact` (the reference artifact's
-FLOP formula, see `metrics`) next to its own `flops` count.
+FLOP formula, see `metrics`) next to its own `flops` count. The text and JSON
+formats also name the FLOPs the simulated fabric executes (`flops_executed`,
+what `step-run` prints): `flops` minus the accumulator adds the PCUs fuse into
+the matmuls' multiply-adds; `fused_adds_note` words that difference for both
+tools.
 
 Numbers too large to print exactly (more than `MAX_EXACT_DIGITS` digits; e.g.
 a product of dims of 10**18) print in scientific notation (`1.0e+4999`)
@@ -178,10 +183,34 @@ def metric_value(e: sympy.Expr | None) -> int | float | str | None:
 # -- the metrics report --------------------------------------------------------------
 
 
-def _totals(gm: GraphMetrics) -> dict[str, sympy.Expr | None]:
+def fused_adds_note(other: str, count: object, fused: object) -> str:
+    """Why the two FLOP totals of a graph differ, in the words both `step-run`
+    and `step-metrics` print: `other` names the other tool's total `count`,
+    `fused` is their difference.
+
+    >>> fused_adds_note("step-metrics", 50757632, 131072)
+    "(step-metrics: 50757632; the 131072 of accumulator adds are fused into the matmuls' multiply-adds)"
+    """
+    return (f"({other}: {count}; the {fused} of accumulator adds are fused into the "
+            "matmuls' multiply-adds)")
+
+
+def _totals(gm: GraphMetrics, executed: bool = False) -> dict[str, sympy.Expr | None]:
+    run = {"flops_executed": gm.executed_flops} if executed else {}
     return {"offchip_bytes": gm.offchip, "onchip_bytes": gm.onchip, "flops": gm.flops,
-            "padded_flops": gm.padded_flops, "flops_artifact": gm.flops_artifact,
+            **run, "padded_flops": gm.padded_flops, "flops_artifact": gm.flops_artifact,
             "operational_intensity": gm.operational_intensity}
+
+
+def _flops_line(gm: GraphMetrics) -> str:
+    """`total flops = N`, with the fabric's executed count named beside it
+    when the fused accumulator adds make the two differ."""
+    line = f"total flops = {metric_text(gm.flops)}"
+    fused = gm.fused_flops
+    if fused == 0:
+        return line
+    executed = metric_text(gm.executed_flops)
+    return f"{line}   {fused_adds_note('executed on the fabric', executed, metric_text(fused))}"
 
 
 def format_table(gm: GraphMetrics) -> str:
@@ -196,7 +225,8 @@ def format_table(gm: GraphMetrics) -> str:
     if omitted:
         out.append(f"({omitted} operators without off-chip traffic, on-chip memory or FLOPs)")
     totals = _totals(gm)
-    out += [f"total {k} = {metric_text(totals[k])}" for k in METRIC_KEYS]
+    out += [_flops_line(gm) if k == "flops" else f"total {k} = {metric_text(totals[k])}"
+            for k in METRIC_KEYS]
     out.append(f"total flops_artifact = {metric_text(totals['flops_artifact'])}")
     out.append(f"operational_intensity = {metric_text(totals['operational_intensity'])}")
     return "\n".join(out) + "\n"
@@ -208,7 +238,7 @@ def format_json(graphs: list[GraphMetrics]) -> str:
         "name": gm.name,
         "ops": [{"op": m.label, **{k: metric_value(getattr(m, _ATTRS[k])) for k in METRIC_KEYS}}
                 for m in gm.ops],
-        "totals": {k: metric_value(v) for k, v in _totals(gm).items()},
+        "totals": {k: metric_value(v) for k, v in _totals(gm, executed=True).items()},
     } for gm in graphs]}
     return json.dumps(doc, indent=2) + "\n"
 

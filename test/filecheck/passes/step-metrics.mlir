@@ -114,6 +114,7 @@ step.graph @loads {
 // JSON-NEXT:   "offchip_bytes": 28311552,
 // JSON-NEXT:   "onchip_bytes": 16384,
 // JSON-NEXT:   "flops": 524288,
+// JSON-NEXT:   "flops_executed": 524288,
 // JSON-NEXT:   "padded_flops": 0,
 // JSON-NEXT:   "flops_artifact": null,
 // JSON-NEXT:   "operational_intensity": 0.018518518518518517

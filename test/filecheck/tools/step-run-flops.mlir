@@ -6,7 +6,7 @@
 // RUN: step-run %S/inputs/swiglu-tm32-tn128.mlir | filecheck %s
 // CHECK: FLOPs executed         50626560   (step-metrics: 50757632; the 131072 of accumulator adds are fused into the matmuls' multiply-adds)
 // RUN: step-opt %S/inputs/swiglu-tm32-tn128.mlir -p step-infer-shapes,step-metrics 2>&1 >/dev/null | filecheck %s --check-prefix=METRICS
-// METRICS: total flops = 50757632
+// METRICS: total flops = 50757632   (executed on the fabric: 50626560; the 131072 of accumulator adds are fused into the matmuls' multiply-adds)
 // RUN: step-run %S/inputs/swiglu-tm32-tn128.mlir --json | filecheck %s --check-prefix=JSON
 // JSON: "flops": 50626560,
 // JSON: "flops_step_metrics": 50757632

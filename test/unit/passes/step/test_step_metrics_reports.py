@@ -74,7 +74,7 @@ def test_json_file_holds_the_exact_numbers(step_opt, small, tmp_path):
     assert graph["name"] == "g"
     assert [op["offchip_bytes"] for op in graph["ops"]] == [tiles * 4096] * 2
     assert graph["totals"] == {"offchip_bytes": 2 * tiles * 4096, "onchip_bytes": 2 * 4096,
-                               "flops": 0, "padded_flops": 0, "flops_artifact": None,
+                               "flops": 0, "flops_executed": 0, "padded_flops": 0, "flops_artifact": None,
                                "operational_intensity": 0}
 
 
