@@ -30,6 +30,7 @@ from xdsl.ir import Attribute
 from xdsl.printer import Printer
 from xdsl.xdsl_opt_main import xDSLOptMain
 
+from steplus.passes.isel import saturation_progress
 from steplus.tools import expected_diagnostics
 from steplus.tools.cli import (
     EXIT_BROKEN_PIPE,
@@ -75,6 +76,7 @@ class StepOptMain(xDSLOptMain):
     def __init__(self, args: Sequence[str] | None = None):
         self.last_module: ModuleOp | None = None
         self._tracker = PassTracker()
+        self._detail: tuple[object, str] | None = None  # (pass, what it says of itself)
         post_init = Attribute.__post_init__
         try:
             super().__init__(description="steplus modular optimizer driver", args=args)
@@ -138,17 +140,26 @@ class StepOptMain(xDSLOptMain):
             return _gen_dialect_doc(self.args.gen_dialect_doc)
         started = time.perf_counter()
         try:
-            with status("step-opt", self._stage, quiet=self.args.quiet):
+            with status("step-opt", self._stage, quiet=self.args.quiet), \
+                    saturation_progress(self._pass_detail):
                 return self._run_chunks()
         finally:
             if self.args.mlir_timing or self.args.time_passes:
                 sys.stderr.write(timing_report(self._tracker.times,
                                                time.perf_counter() - started))
 
+    def _pass_detail(self, text: str) -> None:
+        """What the running pass says of itself (isel: its saturation iteration)."""
+        self._detail = (self._tracker.current, text)
+
     def _stage(self) -> str:
-        """What the status line says: the pass running, else the stage."""
+        """What the status line says: the pass running (with what it says of
+        itself, e.g. isel's saturation iteration), else the stage."""
         current = self._tracker.current
         if current is not None:
+            detail = self._detail
+            if detail is not None and detail[0] is current:
+                return f"running {current.name}: {detail[1]}"
             return f"running {current.name}"
         return {"parse": "parsing", "verify": "verifying", "checks": "running the lus checks",
                 "print": "printing"}.get(self._tracker.stage, "working")

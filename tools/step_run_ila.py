@@ -21,6 +21,7 @@ import math
 
 import numpy as np
 
+from steplus.passes.isel import saturation_progress
 from steplus.tools.progress import status
 
 DEFAULT_PIPELINE = "isel{targets=flexasr,hlscnn,vta mode=flexible},ila-cancel-store-load,convert-ila-to-commands"
@@ -92,7 +93,15 @@ def run(args, source, name: str) -> int:
         raise UsageError(f"no func.func @{name} in {args.input_file}")
     inputs = _inputs(fns[0], args.input, args.random)
     quiet = getattr(args, "quiet", False)
-    with status("step-run", f"compiling @{name} for the accelerators", quiet=quiet) as line:
+    isel = [""]  # what isel says of its saturation, on the status line
+
+    def compiling() -> str:
+        return f"compiling @{name} for the accelerators" + (f" (isel {isel[0]})" if isel[0] else "")
+
+    def saturating(text: str) -> None:
+        isel[0] = text
+
+    with status("step-run", compiling, quiet=quiet), saturation_progress(saturating):
         compiled = load_module(args.input_file, args.pipeline or DEFAULT_PIPELINE,
                                args.allow_unregistered_dialect, getattr(args, "source", None))
     try:  # the uncompiled program first: an op it cannot run is located in the source

@@ -16,6 +16,9 @@ turns the (4,4)/(2,2) max-pool into `ila.windows` + four
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -80,6 +83,30 @@ LIMIT_TEXT = {"iterations": "iteration limit ({0.iterations} iterations)",
               "nodes": "node limit ({0.node_limit} e-nodes)", "time": "time limit ({0.time_limit:g} s)"}
 
 
+_PROGRESS: ContextVar[Callable[[str], None] | None] = ContextVar("isel_progress", default=None)
+
+
+@contextmanager
+def saturation_progress(report: Callable[[str], None]) -> Iterator[None]:
+    """While the block runs, every isel saturation iteration calls `report`
+    with a line such as `@lstm: saturating, iteration 7, 48210 e-nodes, 12 s`
+    (how a tool's status line follows a long isel; the passes import no tool)."""
+    token = _PROGRESS.set(report)
+    try:
+        yield
+    finally:
+        _PROGRESS.reset(token)
+
+
+def _progress_of(fn: func.FuncOp):
+    report = _PROGRESS.get()
+    if report is None:
+        return None
+    name = fn.sym_name.data
+    return lambda s: report(f"@{name}: saturating, iteration {s.iterations}, "
+                            f"{s.nodes} e-nodes, {s.seconds:.0f} s")
+
+
 def select_function(fn: func.FuncOp, targets, flexible: bool, limits: Limits = Limits(), report=None) -> int:
     """Run isel on one function; return the number of ila.invoke ops created.
 
@@ -106,7 +133,8 @@ def select_function(fn: func.FuncOp, targets, flexible: bool, limits: Limits = L
     facts = imp.constant_facts()
     if facts:
         eg.register(*facts)
-    sat = T.saturate(eg, targets, flexible, limits.iterations, limits.node_limit, limits.time_limit)
+    sat = T.saturate(eg, targets, flexible, limits.iterations, limits.node_limit, limits.time_limit,
+                     progress=_progress_of(fn))
     if report is not None:
         report.append(sat)
     if sat.stopped is not None:

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import time
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from egglog import EGraph, Expr, eq, function, i64, i64Like, rewrite, ruleset, vars_
@@ -303,13 +304,16 @@ def node_count(egraph: EGraph) -> int:
 
 
 def saturate(egraph: EGraph, targets, flexible: bool, iterations: int = 40, node_limit: int = 100_000,
-             time_limit: float = 300.0) -> Saturation:
+             time_limit: float = 300.0,
+             progress: Callable[[Saturation], None] | None = None) -> Saturation:
     """Run the import, (compiler-IR,) and target rules until nothing changes or a limit is hit.
 
     One iteration applies every rule once; the node and time limits are checked
     after each iteration (the e-graph may exceed the node limit by one
     iteration's growth).  Any e-graph reached is valid: extraction only picks
-    equivalent terms, so hitting a limit costs matches, not correctness."""
+    equivalent terms, so hitting a limit costs matches, not correctness.
+    `progress`, if given, receives the state after each iteration (a tool's
+    status line; it does not change the result)."""
     from steplus.passes.isel.fused import COMMUTE, FLEXASR_FUSED, LITERAL
 
     rules = imports
@@ -330,6 +334,8 @@ def saturate(egraph: EGraph, targets, flexible: bool, iterations: int = 40, node
         report = egraph.run(rules)
         done += 1
         nodes = node_count(egraph)
+        if progress is not None:
+            progress(Saturation(done, nodes, time.perf_counter() - t0, None))
         if not report.updated:
             stopped = None
             break
