@@ -140,12 +140,15 @@ def parse_program(text: str, dialect: str = "lustre") -> ast.Program:
     `LustreError` on a syntax error."""
     _CONTRACTS.clear()
     try:
+        source = text
+        text, decls = _contract_decls(text, dialect)
         _check_reserved(text, dialect)
         prog = _ToAst().transform(_lark(dialect).parse(text, start="start"))
         for node in prog.nodes:
             for tok in _CONTRACTS.get(id(node), []):
-                _contract(text, tok, node)
+                _contract(source, tok, node, decls)
         _properties(text, prog)
+        text = source  # observer names may come from a contract declaration
         for node in prog.nodes:
             _name_observers(text, node)
         return prog
@@ -196,15 +199,25 @@ def _expr_end(toks: list[Token], k: int, text: str) -> int:
                       "syntax error in a contract: missing ';'")
 
 
-def _contract(text: str, tok: Token, node: ast.Node) -> None:
-    """Read a Kind 2 contract `(*@contract ... *)` into `node`: assumptions and
-    guarantees become observers, ghost `var`s locals with their equation,
-    `const`s local constants, `mode`s a property `require => ensure` each
-    (and one that some mode is active)."""
+def _contract(text: str, tok: Token, node: ast.Node,
+              decls: dict[str, _ContractDecl] | None = None) -> None:
+    """Read a Kind 2 contract `(*@contract ... *)` into `node` (its items
+    by `_contract_items`; `decls` the program's `contract` declarations)."""
     opened = _CONTRACT_OPEN.match(tok)
     assert opened is not None  # `annotation` passes contracts only
     start = (tok.start_pos or 0) + opened.end()
     end = (tok.start_pos or 0) + len(tok) - 2  # before the closing `*)` / `*/`
+    _contract_items(text, start, end, node, decls or {}, ())
+
+
+def _contract_items(text: str, start: int, end: int, node: ast.Node,
+                    decls: dict[str, _ContractDecl], within: tuple[str, ...]) -> None:
+    """Read the contract items of `text[start:end]` into `node`: assumptions and
+    guarantees become observers, ghost `var`s locals with their equation,
+    `const`s local constants, `mode`s a property `require => ensure` each
+    (and one that some mode is active), `import C(args) returns (ids);` the
+    items of contract declaration `C` (`_import`); `within` the contract
+    declarations being imported (a cycle is an error)."""
     masked = " " * start + text[start:end].replace("::", "__")
     toks = list(_lark().lex(masked))
     k = 0
@@ -284,7 +297,7 @@ def _contract(text: str, tok: Token, node: ast.Node) -> None:
                 k += 1
             mode_names.append((name, pos, requires, ensures))
         elif word == "import":
-            raise LustreError(pos, _unsupported("Kind 2 contract imports ('import')"))
+            k = _import(text, toks, k, node, decls, within)
         else:
             raise LustreError(pos, f"syntax error in a contract: unexpected '{word}'")
     ghosts = {d.name for d in node.locals[first_local:]} & taken
@@ -314,11 +327,174 @@ def _contract(text: str, tok: Token, node: ast.Node) -> None:
                                            "some mode is active (exhaustiveness)", any_mode))
 
 
-def _rename(e: object, mapping: dict[str, str]) -> None:
-    """Rename the variables (and clock variables) of an expression, in place."""
+# -- Kind 2 contract declarations and imports -------------------------------------------
+
+
+@dataclasses.dataclass
+class _ContractDecl:
+    """`contract C(inputs) returns (outputs); let items tel`: the items are
+    `text[start:end]`, read at each `import` of C."""
+
+    pos: int
+    inputs: list[ast.Decl]
+    outputs: list[ast.Decl]
+    start: int
+    end: int
+
+
+_MAX_IMPORT_DEPTH = 32
+
+
+def _blank(text: str, start: int, stop: int) -> str:
+    """`text` with `text[start:stop]` replaced by spaces (newlines kept)."""
+    return text[:start] + re.sub(r"[^\n]", " ", text[start:stop]) + text[stop:]
+
+
+def _contract_decls(text: str, dialect: str) -> tuple[str, dict[str, _ContractDecl]]:
+    """The Kind 2 contract declarations of a program by name, and the text with
+    them blanked (so the node grammar never sees them; positions are kept).
+    A `contract` followed by anything but `C (` is left for `_check_reserved`
+    to name (type parameters `C<T>` are not supported)."""
+    decls: dict[str, _ContractDecl] = {}
+    if not re.search(r"\bcontract\b", text):
+        return text, decls
+    toks = list(_lark(dialect).lex(text))
+    k = 0
+    while k + 2 < len(toks):
+        t = toks[k]
+        if not (t.type == "IDENT" and t.value == "contract" and toks[k + 1].type == "IDENT"
+                and toks[k + 2].value == "("):
+            k += 1
+            continue
+        pos, name = t.start_pos or 0, toks[k + 1].value
+        let = next((j for j in range(k + 3, len(toks)) if toks[j].value == "let"), None)
+        tel = None if let is None else next(
+            (j for j in range(let + 1, len(toks)) if toks[j].value == "tel"), None)
+        if let is None or tel is None:
+            raise LustreError(pos, f"syntax error: contract '{name}' needs 'let ... tel'")
+        if name in decls:
+            raise LustreError(toks[k + 1].start_pos or 0, f"contract '{name}' is declared twice")
+        let_pos = toks[let].start_pos or 0
+        header = " " * pos + "node    " + text[pos + len("contract"):let_pos] + "let tel"
+        node = _ToAst().transform(_lark(dialect).parse(header, start="start")).nodes[0]
+        end = toks[tel].start_pos or 0
+        stop = end + len("tel")
+        if tel + 1 < len(toks) and toks[tel + 1].value == ";":
+            stop, tel = (toks[tel + 1].start_pos or 0) + 1, tel + 1
+        decls[name] = _ContractDecl(pos, node.inputs, node.outputs, let_pos + len("let"), end)
+        text = _blank(text, pos, stop)
+        k = tel + 1
+    return text, decls
+
+
+def _import(text: str, toks: list[Token], k: int, node: ast.Node,
+            decls: dict[str, _ContractDecl], within: tuple[str, ...]) -> int:
+    """`import C(args) returns (ids);` at toks[k]: the items of contract C with
+    its inputs bound to the arguments (an argument that is not a variable gets
+    a ghost local) and its outputs to `ids`; C's own ghost variables and
+    constants are renamed apart. Returns the index past the import."""
+    pos = toks[k].start_pos or 0
+    if k + 2 >= len(toks) or toks[k + 1].type != "IDENT" or toks[k + 2].value != "(":
+        if k + 2 < len(toks) and toks[k + 2].value in ("<", "@"):
+            raise LustreError(toks[k + 2].start_pos or 0,
+                              _unsupported("Kind 2 type applications ('@')"))
+        raise LustreError(pos, "syntax error in a contract: expected 'import C ('")
+    name_tok = toks[k + 1]
+    name = name_tok.value
+    args: list[ast.Expr] = []
+    depth, first, j = 0, k + 3, k + 3
+    while True:
+        if j >= len(toks) or (toks[j].value == ";" and depth == 0):
+            raise LustreError(pos, "syntax error in a contract: missing ')' closing the import")
+        v = toks[j].value
+        if v in ("(", "["):
+            depth += 1
+        elif v in (")", "]") and depth > 0:
+            depth -= 1
+        elif (v == "," or v == ")") and depth == 0:
+            if j == first and (v == "," or args):
+                raise LustreError(toks[j].start_pos or 0,
+                                  "syntax error in a contract: expected an expression")
+            if j > first:
+                args.append(parse_expr(text, toks[first].start_pos or 0, toks[j].start_pos or 0))
+            first = j + 1
+            if v == ")":
+                break
+        j += 1
+    j += 1
+    if j + 1 >= len(toks) or toks[j].value != "returns" or toks[j + 1].value != "(":
+        raise LustreError(pos, "syntax error in a contract: expected 'returns (' in the import")
+    j += 2
+    ids: list[str] = []
+    while j < len(toks) and toks[j].type == "IDENT":
+        ids.append(toks[j].value)
+        j += 1
+        if j < len(toks) and toks[j].value == ",":
+            j += 1
+    if j >= len(toks) or toks[j].value != ")":
+        raise LustreError(pos, "syntax error in a contract: expected ')' closing the import")
+    j += 1
+    if j < len(toks) and toks[j].value == ";":
+        j += 1
+    decl = decls.get(name)
+    if decl is None:
+        raise LustreError(name_tok.start_pos or 0, f"unknown contract '{name}'")
+    if name in within or len(within) >= _MAX_IMPORT_DEPTH:
+        raise LustreError(pos, f"contract '{name}' imports itself ({' -> '.join([*within, name])})")
+    for what, given, params in (("inputs", len(args), decl.inputs),
+                                ("outputs", len(ids), decl.outputs)):
+        if given != len(params):
+            raise LustreError(pos, f"contract '{name}' has {len(params)} {what}, "
+                              f"the import gives {given}")
+    sub = ast.Node(decl.pos, name, [], [], [], [], [])
+    # the contract's parameters, as names the items can see (ghost clashes are renamed)
+    sub.inputs, sub.outputs = decl.inputs, decl.outputs
+    _contract_items(text, decl.start, decl.end, sub, decls, (*within, name))
+    suffix = f"${name}{pos}"
+    mapping = {d.name: d.name + suffix for d in sub.locals}
+    mapping.update({c.name: c.name + suffix for c in sub.consts})
+    mapping.update({o.name: i for o, i in zip(decl.outputs, ids, strict=True)})
+    bound: list[ast.Equation] = []
+    for p, a in zip(decl.inputs, args, strict=True):
+        if isinstance(a, ast.Var):
+            mapping[p.name] = a.name
+        else:
+            mapping[p.name] = p.name + suffix
+            node.locals.append(ast.Decl(a.pos, p.name + suffix, p.type))
+            bound.append(ast.Equation(a.pos, [ast.Name(a.pos, p.name + suffix)], a))
+    seen: set[int] = set()
+    for d in sub.locals:
+        d.name = mapping[d.name]
+    for c in sub.consts:
+        c.name = mapping[c.name]
+        _rename(c.value, mapping, seen)
+    for eq in sub.equations:
+        if isinstance(eq, ast.Equation):
+            for n in eq.lhs:
+                n.name = mapping.get(n.name, n.name)
+            _rename(eq.rhs, mapping, seen)
+    for ob in sub.observers:
+        _rename(ob.expr, mapping, seen)
+    for m, req in sub.modes.items():
+        _rename(req, mapping, seen)
+        node.modes[f"{name}__{m}"] = req  # Kind 2's `::C::m`
+    node.locals.extend(sub.locals)
+    node.consts.extend(sub.consts)
+    node.equations.extend([*bound, *sub.equations])
+    node.observers.extend(sub.observers)
+    return j
+
+
+def _rename(e: object, mapping: dict[str, str], seen: set[int] | None = None) -> None:
+    """Rename the variables (and clock variables) of an expression, in place;
+    an object whose id is in `seen` is renamed once (shared subtrees)."""
     stack = [e]
     while stack:
         x = stack.pop()
+        if seen is not None and isinstance(x, ast.Expr | ast.Clock):
+            if id(x) in seen:
+                continue
+            seen.add(id(x))
         if isinstance(x, ast.Var | ast.Clock):
             if isinstance(x, ast.Var):
                 x.name = mapping.get(x.name, x.name)

@@ -37,13 +37,14 @@ REJECTED = {
     "assumption_on_global_const.lus": (3, 15, "Kind 2 refinement types"),
     "cast_06.lus": (2, 30, "Kind 2 machine integers ('int8')"),
     "choose_scalar_determinism.lus": (6, 7, "Kind 2 'choose' expressions"),
-    "contract_var_sets.lus": (2, 1, "Kind 2 contracts ('contract')"),
     "fibonacci.lus": (2, 10, "recursive functions ('rec')"),
     "local_const_clash.lus": (5, 10, "imported nodes and functions ('imported')"),
     "num_const_evaluation.lus": (6, 8, "Kind 2 'any' expressions ('any')"),
     "poly_set_literal.lus": (1, 1, "Kind 2 transparent/opaque functions ('transparent')"),
     "reachability.lus": (5, 9, "Kind 2 reachability checks ('reachable')"),
     "ref-ty-quant.lus": (1, 28, "Kind 2 quantifiers ('exists')"),
+    # a contract declaration with a type parameter
+    "poly_contract_node.lus": (1, 1, "Kind 2 contracts ('contract')"),
     "ref_type_in_tuple.lus": (3, 7, "Kind 2 group literals"),
     "repro_map_of_sets_clocked.lus": (8, 3, "Kind 2 frame blocks ('frame')"),
     "set_subrange.lus": (1, 11, "Kind 2 set types ('set')"),
@@ -177,6 +178,15 @@ ACCEPTED = {
     "test_enum_value_in_contract.lus": {"top": ({"x": _ints(0, 2)},
                                                 lambda x: [np.where(x == 0, 0, 1)])},
     "test_ghost_vars.lus": {"top": ({}, lambda i: [i]), "top2": ({}, lambda i: [i])},
+    # Kind 2 contract declarations and imports
+    "contract_var_sets.lus": {"N": ({}, lambda x: [x[0] + np.arange(TICKS)])},
+    "forward_refs.lus": {"one": ({}, lambda i: [_delay(i, 2)]),
+                         "two": ({}, lambda i: [_delay(i, 1)])},
+    "node_subject_to_refinement_in_contract.lus": {"N": ({}, lambda x: [x + 1]),
+                                                   "M": ({}, lambda x: [x + 1])},
+    "subrange_in_contract_node.lus": {"N1": ({"x": _ints(0, 2)}, lambda x: [x + 1])},
+    "test_namespaces.lus": {"one": ({}, lambda i: [_delay(i, 2)]),
+                            "two": ({}, lambda i: [_delay(i, 1)])},
     # arrays (scalarized: an array input a is a_0, a_1, ...)
     "array-literal-arrow.lus": {"bad_array_lit": (
         {}, lambda ignored: [np.where(np.arange(TICKS) == 0, 1.0, 0.0)] * 2)},
