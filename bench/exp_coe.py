@@ -37,6 +37,7 @@ from steplus.examples.workloads.coe import (
     DGX_A100, DGX_H100, dgx_costs, footprint, serve, sn40l_costs,
 )
 from steplus.examples.workloads.sn40l_expert import expert_map
+from steplus.tools.progress import status
 from steplus.examples.workloads.sn40l_ranges import (
     COE_ASSUMPTIONS, Range, assumptions_table, defaults, sweep_all,
 )
@@ -177,14 +178,17 @@ def main(argv=None) -> int:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     platforms = (sn40l_costs(), dgx_costs(DGX_A100), dgx_costs(DGX_H100))
-    rows = sweep(platforms)
+    # a status line on stderr while the long stages run (only on a terminal)
+    with status("exp_coe", "simulating the expert sweep") as line:
+        rows = sweep(platforms)
+        line.set("the assumption ranges")
+        r = ranges()
     with open(out / "coe.csv", "w", newline="") as fh:
         w = csv.DictWriter(fh, fieldnames=list(rows[0]))
         w.writeheader()
         w.writerows(rows)
     _figures(out, rows)
     sn = platforms[0]
-    r = ranges()
     lines = ["Headlines at 100 experts, uniform routing: value at the default assumptions "
              "[range over the labeled assumptions] (the assumption that alone moves it most).",
              "", *table(r)]

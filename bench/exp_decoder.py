@@ -46,6 +46,8 @@ import sys
 import time
 from pathlib import Path
 
+from steplus.tools.progress import status
+
 REPO = Path(__file__).resolve().parents[1]
 TILES = (16, 32, 64, 128, 256)
 BATCH = 64
@@ -241,7 +243,8 @@ def main(argv=None) -> int:
         pending, pools = [], []
         for i, m in enumerate(models):
             start = len(_JOBS)
-            _JOBS.extend(lower(m)["jobs"])
+            with status("exp_decoder", f"exporting and lowering {m}"):  # stderr, a terminal only
+                _JOBS.extend(lower(m)["jobs"])
             pool = mp.get_context("fork").Pool(1 if i + 1 < len(models) else args.workers)
             pools.append(pool)
             pending.append(pool.map_async(simulate, range(start, len(_JOBS)), chunksize=1))
@@ -250,7 +253,10 @@ def main(argv=None) -> int:
             pool.close()
             pool.join()
     else:
-        rows = [r for m in models for r in run_model(m)]
+        rows = []
+        for m in models:
+            with status("exp_decoder", f"exporting, lowering and simulating {m}"):
+                rows += run_model(m)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     print(f"\n{'model':8} {'phase':18} {'design':12} {'cycles':>10} {'on-chip B':>12} "

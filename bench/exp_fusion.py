@@ -38,6 +38,8 @@ import sys
 import time
 from pathlib import Path
 
+from tqdm import tqdm
+
 from steplus.examples.workloads.decoder import (
     LLAMA2_7B, MISTRAL_7B, collective_bytes, decoder_layer,
 )
@@ -103,7 +105,9 @@ def run(out: Path) -> tuple[list[dict], dict[str, dict[str, Range]]]:
     rows, ranges = [], {}
     ghz = value("clock_ghz")
     d = defaults()
-    for name, build, layers, has_p2p in workloads():
+    # a progress bar on stderr over the workloads (only on a terminal)
+    for name, build, layers, has_p2p in tqdm(list(workloads()), desc="exp_fusion", unit="workload",
+                                             file=sys.stderr, disable=None, leave=False):
         t0 = time.time()
         sim = simulations(build, has_p2p)
         u, c, f = (sim(mode, d) for mode in ("unfused", "conventional", "fused"))
@@ -143,7 +147,7 @@ def run(out: Path) -> tuple[list[dict], dict[str, dict[str, Range]]]:
                                                2)
         row["kernel_ratio"] = round(row["kernels_unfused"] / row["kernels_fused"], 1)
         rows.append(row)
-        print(f"{name}: done in {row['sim_seconds']} s", file=sys.stderr)
+        tqdm.write(f"{name}: done in {row['sim_seconds']} s", file=sys.stderr)
     out.mkdir(parents=True, exist_ok=True)
     with open(out / "fusion.csv", "w", newline="") as fh:
         w = csv.DictWriter(fh, fieldnames=list(rows[0]))

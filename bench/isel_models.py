@@ -33,6 +33,7 @@ from collections import Counter
 from pathlib import Path
 
 import numpy as np
+from tqdm import tqdm
 
 REPO = Path(__file__).resolve().parents[1]
 MODELS_DIR = REPO / "examples" / "isel" / "models"
@@ -215,7 +216,10 @@ def main() -> None:
           f"{'e-nodes':>9}{'saturate':>10}{'isel':>8}")
     errors, rows = [], []
     tmp = tempfile.TemporaryDirectory(prefix="isel-full-")
-    for name in names:
+    # a progress bar on stderr (only on a terminal); rows go through bar.write so it is redrawn below them
+    bar = tqdm(names, desc="isel_models", unit="model", file=sys.stderr, disable=None, leave=False)
+    for name in bar:
+        bar.set_postfix_str(name)
         src = _full_module(name, Path(tmp.name)) if args.full else load_module(str(MODELS_DIR / f"{name}.mlir"))
         fn = next(f for f in src.walk() if f.name == "func.func")
         n_ops = sum(1 for o in fn.body.blocks[0].ops if o.name not in FIXED_OPS)
@@ -226,13 +230,14 @@ def main() -> None:
         try:
             selected, inv, sat, dt = _select(src, TARGETS, True)
         except OpDiagnosticError as err:
-            print(f"{name:<16}{n_ops:>6}" + "".join(f"{c:>10}" for c in cells) + f"   isel failed: {err.message}")
+            bar.write(f"{name:<16}{n_ops:>6}" + "".join(f"{c:>10}" for c in cells) + f"   isel failed: {err.message}",
+                      file=sys.stdout)
             rows.append((name, n_ops, cells))
             continue
         inv_text = ", ".join(f"{t}={inv[t]}" for t in TARGETS)
         iters, nodes, sec = (sat.iterations, sat.nodes, sat.seconds) if sat else (0, 0, 0.0)
-        print(f"{name:<16}{n_ops:>6}" + "".join(f"{c:>10}" for c in cells) + f"   {'':<23}{inv_text:<28}"
-              f"{iters:>6}{nodes:>9}{sec:>9.2f}s{dt:>7.2f}s", flush=True)
+        bar.write(f"{name:<16}{n_ops:>6}" + "".join(f"{c:>10}" for c in cells) + f"   {'':<23}{inv_text:<28}"
+                  f"{iters:>6}{nodes:>9}{sec:>9.2f}s{dt:>7.2f}s", file=sys.stdout)
         rows.append((name, n_ops, cells))
         if not args.no_run:
             errors.append((name, *app_error(name, _compile(selected, ctx), args.inputs, args.full)))

@@ -30,6 +30,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from tqdm import tqdm
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "examples"))
@@ -91,7 +92,9 @@ def main(argv=None) -> int:
         print(f"torch_zoo: error: unknown model(s) {', '.join(bad)} (known: "
               f"{', '.join(ZOO)})", file=sys.stderr)
         return 2
-    rows = [run(n) for n in names]
+    # a progress bar on stderr over the models (only on a terminal): each exports, lowers and runs
+    rows = [run(n) for n in tqdm(names, desc="torch_zoo", unit="model", file=sys.stderr,
+                                 disable=None, leave=False)]
     print(f"{'model':20} {'ops':>7} {'cycles':>8} {'off-chip B':>11} {'on-chip B':>10} "
           f"{'rel err':>8} {'wall s':>6}  layers")
     for r in rows:
