@@ -24,6 +24,7 @@ import numpy as np
 
 from steplus.runtime.ila.host import run_function
 from steplus.tools.loading import load_module
+from steplus.tools.progress import status
 
 REPO = Path(__file__).resolve().parents[1]
 MODELS = ["resmlp", "lstm_lm", "resnet_block", "mobilenet_block", "encoder_layer", "onnx/onnx_mlp"]
@@ -65,7 +66,8 @@ def egraph_sizes() -> None:
             fn = next(f for f in m.walk() if isinstance(f, func.FuncOp))
             rep = []
             t0 = time.perf_counter()
-            select_function(fn, tuple(TARGETS), mode == "flexible", Limits(), rep)
+            with status("isel_invocations", f"isel on {model} ({mode})"):  # stderr, a terminal only
+                select_function(fn, tuple(TARGETS), mode == "flexible", Limits(), rep)
             s = rep[0]
             print(f"{model:<16}{mode:<10}{s.iterations:>11}{s.nodes:>9}{s.seconds:>9.2f}s"
                   f"{time.perf_counter() - t0:>7.2f}s  {s.stopped or '- (saturated)'}", flush=True)
@@ -82,23 +84,29 @@ def main() -> None:
     head = "".join(f"{t:>10}" for t in TARGETS) + "".join(f"{'all:' + t:>13}" for t in TARGETS)
     print(f"{'model':<16}{'ops':>5}{head}{'app. err.':>11}{'sim. time':>10}")
     for model in MODELS:
-        path = str(REPO / "examples" / "isel" / f"{model}.mlir")
-        src = load_module(path)
-        fn = next(f for f in src.walk() if f.name == "func.func")
-        n_ops = sum(1 for o in fn.body.blocks[0].ops if o.name not in (
-            "func.return", "arith.constant", "tensor.empty", "tosa.const_shape", "tosa.const"))
-        cells = []
-        for t in TARGETS:
-            e, f = invocations(path, t, "exact")[t], invocations(path, t, "flexible")[t]
-            cells.append(f"{e}/{f}")
-        ea, fa = invocations(path, ",".join(TARGETS), "exact"), invocations(path, ",".join(TARGETS), "flexible")
-        cells += [f"{ea[t]}/{fa[t]}" for t in TARGETS]
-        err = "-" if args.no_run else None
-        line = f"{model:<16}{n_ops:>5}" + "".join(f"{c:>10}" for c in cells[:3]) + "".join(f"{c:>13}" for c in cells[3:])
-        if err is None:
-            e, dt = app_error(path, fn.sym_name.data)
-            line += f"{100 * e:>10.2f}%{dt:>9.1f}s"
+        with status("isel_invocations", f"isel and the ILA run of {model}"):  # stderr, a terminal only
+            line = _row(model, args.no_run)
         print(line, flush=True)
+
+
+def _row(model: str, no_run: bool) -> str:
+    """The table row of one model: invocations per target and mode, the application error."""
+    path = str(REPO / "examples" / "isel" / f"{model}.mlir")
+    src = load_module(path)
+    fn = next(f for f in src.walk() if f.name == "func.func")
+    n_ops = sum(1 for o in fn.body.blocks[0].ops if o.name not in (
+        "func.return", "arith.constant", "tensor.empty", "tosa.const_shape", "tosa.const"))
+    cells = []
+    for t in TARGETS:
+        e, f = invocations(path, t, "exact")[t], invocations(path, t, "flexible")[t]
+        cells.append(f"{e}/{f}")
+    ea, fa = invocations(path, ",".join(TARGETS), "exact"), invocations(path, ",".join(TARGETS), "flexible")
+    cells += [f"{ea[t]}/{fa[t]}" for t in TARGETS]
+    line = f"{model:<16}{n_ops:>5}" + "".join(f"{c:>10}" for c in cells[:3]) + "".join(f"{c:>13}" for c in cells[3:])
+    if not no_run:
+        e, dt = app_error(path, fn.sym_name.data)
+        line += f"{100 * e:>10.2f}%{dt:>9.1f}s"
+    return line
 
 
 if __name__ == "__main__":

@@ -35,6 +35,7 @@ def main(argv: list[str] | None = None) -> int:
     from steplus.passes.step.metrics import compute_metrics
     from steplus.passes.step.specialize import routing_bindings, specialize_graph
     from steplus.passes.step.traces import RoutingTrace, shipped_routing_trace
+    from steplus.tools.progress import status
 
     print(f"{'model':<8}{'B':>5} {'tile_N':<7}{'offchip_bytes':>15}{'onchip_bytes':>14}"
           f"{'flops':>16}{'padded_flops':>16}{'flops_artifact':>17}{'art_padded':>16}")
@@ -42,9 +43,11 @@ def main(argv: list[str] | None = None) -> int:
         m = workloads.MODELS[model]
         for tile_n in (16, 64, None):
             t0 = time.perf_counter()
-            module = workloads.moe(m, tile_n)
-            graph = next(o for o in module.walk() if isinstance(o, GraphOp))
-            symbolic = compute_metrics(graph)
+            with status("moe_metrics", f"building and analysing {model} tile_N={tile_n or 'dyn'}",
+                        quiet=args.quiet):  # stderr, a terminal only
+                module = workloads.moe(m, tile_n)
+                graph = next(o for o in module.walk() if isinstance(o, GraphOp))
+                symbolic = compute_metrics(graph)
             for batch in (64, 1024):
                 trace = RoutingTrace.load(shipped_routing_trace(model, batch), m.experts)
                 bound = symbolic.bind(specialize_graph(graph.clone(), routing_bindings(graph, trace)))

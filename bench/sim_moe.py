@@ -32,6 +32,8 @@ sys.path.insert(0, str(REPO / "bench"))
 
 from reference_settings import moe_depth, moe_fallback_depth, simulate_moe  # noqa: E402
 
+from steplus.tools.progress import status  # noqa: E402
+
 
 def moe_graph(model: str, batch: int, tile_n: int | None, depth: int | None = None):
     """The §8.2 graph specialized to the shipped trace, with the experiment's
@@ -91,7 +93,8 @@ def main(argv: list[str] | None = None) -> int:
     for model in args.models.split(","):
         for batch in map(int, args.batches.split(",")):
             for t in args.tiles.split(","):
-                row = simulate(model, batch, None if t == "dyn" else int(t), args.depth)
+                with status("sim_moe", f"simulating {model} B={batch} tile_N={t}"):  # a terminal only
+                    row = simulate(model, batch, None if t == "dyn" else int(t), args.depth)
                 print(" ".join(f"{row[c]!s:>15}" for c in cols), flush=True)
     return 0
 
