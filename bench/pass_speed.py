@@ -91,6 +91,7 @@ def pass_bench(experts_list: list[int], which: list[str], out_dir: Path) -> None
     from steplus.examples.workloads import graphs as workloads
 
     from steplus.passes.step.dynamic_tiling import StepDynamicTilingPass
+    from steplus.tools.progress import status
     from xdsl.context import Context
 
     print(f"{'E':>4} {'ops':>6}  {'pass':<20}{'cpu s':>8}{'us/op':>9}")
@@ -121,7 +122,8 @@ def pass_bench(experts_list: list[int], which: list[str], out_dir: Path) -> None
         for name in which:
             module, spec = runs[name]
             ops = _graph_ops(module)
-            cpu = _timed(module, spec)
+            with status("pass_speed", f"{name} at {experts} experts"):  # stderr, a terminal only
+                cpu = _timed(module, spec)
             print(f"{experts:>4} {ops:>6}  {name:<20}{cpu:>8.2f}{cpu / ops * 1e6:>9.0f}", flush=True)
 
 

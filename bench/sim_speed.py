@@ -98,6 +98,7 @@ def moe_bench(args) -> None:
     from sim_moe import moe_graph
     from steplus.runtime.fabric.build import build_program
     from steplus.runtime.fabric.engine import DeadlockError
+    from steplus.tools.progress import status
 
     print(f"{'model':>7} {'B':>5} {'tile_N':>6} {'depth':>5} {'build s':>7} {'lower s':>7} "
           f"{'sim s':>7} {'cycles':>10} {'traffic B':>12} {'on-chip B':>10} {'=metrics':>8} "
@@ -116,7 +117,8 @@ def moe_bench(args) -> None:
                     lowered = time.perf_counter() - t0
                     t0 = time.process_time()
                     try:
-                        m = prog.run()
+                        with status("sim_speed", f"simulating {model} B={batch} tile_N={t}"):
+                            m = prog.run()  # the status line: stderr, a terminal only
                     except DeadlockError:
                         wall = time.process_time() - t0
                         fired = sum(c.firings for c in prog.contexts)

@@ -2,7 +2,7 @@
 
 `run_sweep(task, configs)` applies a picklable `task(config) -> dict` to every
 configuration and returns the results in configuration order, with a tqdm
-progress bar on stderr. By default the configurations run in local worker
+progress bar on stderr when it is a terminal. By default the configurations run in local worker
 processes (`concurrent.futures`, one per core); given `scheduler=
 "tcp://host:8786"` they run on that existing Dask cluster instead.
 
@@ -38,7 +38,9 @@ class SweepError(Exception):
 def _bar(total: int, desc: str, enabled: bool):
     from tqdm import tqdm
 
-    return tqdm(total=total, desc=desc, file=sys.stderr, disable=not enabled, leave=False)
+    # disable=None: tqdm draws only when stderr is a terminal (not in pipes, files, CI logs)
+    return tqdm(total=total, desc=desc, file=sys.stderr, disable=None if enabled else True,
+                leave=False)
 
 
 def run_sweep(task: Callable[[dict], dict], configs: Sequence[dict], *, workers: int | None = None,
