@@ -358,7 +358,12 @@ def _contract_decls(text: str, dialect: str) -> tuple[str, dict[str, _ContractDe
     decls: dict[str, _ContractDecl] = {}
     if not re.search(r"\bcontract\b", text):
         return text, decls
-    toks = list(_lark(dialect).lex(text))
+    try:
+        toks = list(_lark(dialect).lex(text))
+    except UnexpectedInput:
+        _check_reserved(text, dialect)  # a reserved word before the bad character
+        raise
+    source, spans = text, list[tuple[int, str, int, int]]()
     k = 0
     while k + 2 < len(toks):
         t = toks[k]
@@ -375,15 +380,20 @@ def _contract_decls(text: str, dialect: str) -> tuple[str, dict[str, _ContractDe
         if name in decls:
             raise LustreError(toks[k + 1].start_pos or 0, f"contract '{name}' is declared twice")
         let_pos = toks[let].start_pos or 0
-        header = " " * pos + "node    " + text[pos + len("contract"):let_pos] + "let tel"
-        node = _ToAst().transform(_lark(dialect).parse(header, start="start")).nodes[0]
         end = toks[tel].start_pos or 0
         stop = end + len("tel")
         if tel + 1 < len(toks) and toks[tel + 1].value == ";":
             stop, tel = (toks[tel + 1].start_pos or 0) + 1, tel + 1
-        decls[name] = _ContractDecl(pos, node.inputs, node.outputs, let_pos + len("let"), end)
+        spans.append((pos, name, let_pos, end))
+        decls[name] = _ContractDecl(pos, [], [], let_pos + len("let"), end)
         text = _blank(text, pos, stop)
         k = tel + 1
+    # the unsupported constructs outside the contracts first (in source order)
+    _check_reserved(text, dialect)
+    for pos, name, let_pos, end in spans:
+        header = " " * pos + "node    " + source[pos + len("contract"):let_pos] + "let tel"
+        node = _ToAst().transform(_lark(dialect).parse(header, start="start")).nodes[0]
+        decls[name].inputs, decls[name].outputs = node.inputs, node.outputs
     return text, decls
 
 
