@@ -88,6 +88,8 @@ class ApplyOp(IRDLOperation):
 
     name = "step.apply"
     fn = prop_def(StringAttr)
+    """The library function applied, by name (e.g. `matmul`, `silu`, `add_scalar[0.5]`);
+    the list: docs/dialects/step-functions.md."""
     args = var_operand_def()
     result = result_def()
     traits = lazy_traits_def(lambda: (Pure(), IN_FUNCTION))
@@ -204,6 +206,8 @@ class _Reduce(InferShapes, IRDLOperation):
     input = operand_def(StreamType)
     output = result_def(StreamType)
     rank = prop_def(IntegerAttr[I64])
+    """How many innermost dims of the input one result reduces (accum: the
+    result keeps the outer dims; scan: a running value for every element)."""
     update = region_def("single_block")
     init = region_def("single_block")
     assembly_format = (
@@ -300,6 +304,8 @@ class FlatMapOp(InferShapes, IRDLOperation):
     input = operand_def(StreamType)
     output = result_def(StreamType)
     rank = prop_def(IntegerAttr[I64])
+    """How many dims the stream the function makes of one element adds
+    (innermost) to the input's dims."""
     body = region_def("single_block")
     assembly_format = "$input attr-dict `:` type($input) `->` type($output) $body"
     irdl_options = (ParsePropInAttrDict(),)

@@ -69,7 +69,10 @@ class SelectGenOp(InferShapes, IRDLOperation):
     traits = traits_def(IN_GRAPH, INFER_SHAPES)
     output = result_def(StreamType)
     choices = prop_def(IntegerAttr[I64])
+    """The number of outputs a selector chooses among (the `N` of `!step.selector<N>`)."""
     values = opt_prop_def(DenseArrayBase)
+    """The multi-hot matrix, row-major, `choices` entries (0 or 1) per emitted
+    selector; absent: a source whose selectors are bound later (e.g. by a routing trace)."""
     assembly_format = GEN_FMT
     irdl_options = (ParsePropInAttrDict(),)
 
@@ -118,6 +121,7 @@ class MetadataGenOp(InferShapes, IRDLOperation):
     traits = traits_def(IN_GRAPH, INFER_SHAPES)
     output = result_def(StreamType)
     values = prop_def(DenseArrayBase)
+    """The integers emitted, one 1x1 tile each, in order."""
     assembly_format = GEN_FMT
     irdl_options = (ParsePropInAttrDict(),)
 
@@ -155,6 +159,8 @@ class ExpertAddrGenOp(StepOp):
     sel = operand_def(StreamType)
     output = result_def(StreamType)
     tiles_per_expert = prop_def(IntegerAttr[I64])
+    """How many weight-tile addresses each selected expert gets (the innermost dim
+    of the result)."""
 
     def verify_rules(self) -> None:
         s = stream_of(self, self.sel, "sel")

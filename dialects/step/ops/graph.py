@@ -57,6 +57,7 @@ class GraphOp(IRDLOperation):
 
     name = "step.graph"
     sym_name = prop_def(SymbolNameConstraint())
+    """The graph's symbol name (`@name`), how tools pick it (`step-run --graph`)."""
     body = region_def("single_block")
     traits = traits_def(SymbolOpInterface(), IsolatedFromAbove(), NoTerminator())
     assembly_format = "$sym_name attr-dict-with-keyword $body"

@@ -252,6 +252,7 @@ class BufferizeOp(UnaryStreamOp):
 
     name = "step.bufferize"
     rank = prop_def(IntegerAttr[I64])
+    """How many innermost dims of the input go into each on-chip buffer."""
 
     def verify_rules(self) -> None:
         s = stream_of(self, self.input, "input")
@@ -294,7 +295,11 @@ class StreamifyOp(StepOp):
     ref = operand_def(StreamType)
     output = result_def(StreamType)
     stride = prop_def(DenseArrayBase)
+    """Per read dim, the buffer elements one step skips: read index
+    `(i_0, ..., i_n)` reads element `sum(i_k * stride_k)` of the buffer (seed §3.2.2's affine
+    read); ignored for a dynamically sized buffer, which is read linearly."""
     out_shape = prop_def(DenseArrayBase)
+    """The dims of one read of the buffer, appended to `ref`'s dims in the result."""
 
     def verify_rules(self) -> None:
         s = stream_of(self, self.input, "input")

@@ -268,7 +268,11 @@ class ParallelizeOp(StepOp):
     input = operand_def(StreamType)
     outputs = var_result_def(StreamType)
     rank = prop_def(IntegerAttr[I64])
+    """How many innermost dims make one group: whole groups go round-robin to the
+    results (0: single elements)."""
     switch_cycles = opt_prop_def(DenseArrayBase)
+    """Optional: per result, the cycles the fabric spends switching to it before
+    an element is enqueued there (default 0 each)."""
 
     def verify_rules(self) -> None:
         s = stream_of(self, self.input, "input")

@@ -59,7 +59,9 @@ class FlattenOp(UnaryStreamOp):
 
     name = "step.flatten"
     min = prop_def(IntegerAttr[I64])
+    """The innermost dim merged, counted from the innermost (0)."""
     max = prop_def(IntegerAttr[I64])
+    """The outermost dim merged, counted from the innermost (0); `max >= min`."""
 
     def verify_rules(self) -> None:
         s = stream_of(self, self.input, "input")
@@ -103,7 +105,10 @@ class ReshapeOp(StepOp):
     output = result_def(StreamType)
     padding = result_def(StreamType)
     split_dim = prop_def(IntegerAttr[I64])
+    """The dim split, counted from the innermost (0)."""
     chunk_size = prop_def(IntegerAttr[I64])
+    """The size `S` of each chunk: the dim `D` becomes `ceil(D/S), S`, the last
+    chunk padded (the padding stream marks the padded elements)."""
     RESULT_NAMES: ClassVar[tuple[str, ...]] = ("data result", "padding result")
 
     def verify_rules(self) -> None:
@@ -189,6 +194,7 @@ class ExpandOp(StepOp):
     ref = operand_def(StreamType)
     output = result_def(StreamType)
     rank = prop_def(IntegerAttr[I64])
+    """How many innermost dims of `ref` each element of `in` is repeated over."""
 
     def verify_rules(self) -> None:
         s = stream_of(self, self.input, "input")
@@ -276,6 +282,7 @@ class RepeatOp(UnaryStreamOp):
 
     name = "step.repeat"
     count = prop_def(IntegerAttr[I64])
+    """How many times every element is repeated (the size of the new innermost dim)."""
 
     def verify_rules(self) -> None:
         s = stream_of(self, self.input, "input")
