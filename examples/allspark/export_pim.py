@@ -14,6 +14,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from examples.allspark.vit_timm import CONFIGS, export  # noqa: E402
 from steplus.lowering.torch_to_pim import module_from_graph  # noqa: E402
 from steplus.runtime.pim.program import module_text  # noqa: E402
+from steplus.tools.progress import status  # noqa: E402
 
 
 def main(argv: list[str]) -> int:
@@ -25,7 +26,9 @@ def main(argv: list[str]) -> int:
         print("export_pim.py: error: IMG must be in [32, 1280]", file=sys.stderr)
         return 2
     try:
-        module = module_from_graph(export(name, img).graph, name, img)
+        # a status line on stderr while torch exports (a terminal only)
+        with status("export_pim", f"exporting {name} at {img}x{img} with torch.export"):
+            module = module_from_graph(export(name, img).graph, name, img)
     except ValueError as e:
         print(f"export_pim.py: error: {e}", file=sys.stderr)
         return 1

@@ -78,12 +78,17 @@ def main(argv=None) -> int:
         if trace.ndim != 1 or len(trace) != args.batch:
             p.error(f"--kv: expected {args.batch} lengths (--batch), got shape {trace.shape}")
         lengths = np.repeat(trace, CONFIGS[args.model].kv_heads).tolist()
-    try:
-        low = lower_exported(torch.export.export(layer, inputs),
-                             tile_n=args.tile_n or None, tile_f=args.tile_f,
-                             strategy=args.strategy, kv_lengths=lengths,
-                             dense=args.dense if args.kind == "decoder" else None,
-                             name=f"{args.model}_{args.kind}")
+    from steplus.tools.progress import status
+
+    try:  # a status line on stderr while torch exports and the graphs lower (a terminal only)
+        with status("lower_torch", f"exporting the {args.model} {args.kind} layer") as line:
+            exported = torch.export.export(layer, inputs)
+            line.set(f"lowering the {args.model} {args.kind} layer to step graphs")
+            low = lower_exported(exported,
+                                 tile_n=args.tile_n or None, tile_f=args.tile_f,
+                                 strategy=args.strategy, kv_lengths=lengths,
+                                 dense=args.dense if args.kind == "decoder" else None,
+                                 name=f"{args.model}_{args.kind}")
     except ValueError as e:
         p.error(str(e))
     for r in low.remarks:
