@@ -307,6 +307,7 @@ def _figures(out: Path, summary: list[dict], stages: list[dict], img: int) -> No
 
 def main(argv: list[str] | None = None) -> int:
     from steplus.passes.allspark.vit import MODELS
+    from steplus.tools.progress import status
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default="bench/out/allspark")
@@ -329,7 +330,8 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.perf_counter()
     for name, img in configs:
         try:
-            row, sch, sts = run_config(name, img, args.time_limit)
+            with status("exp_allspark", f"scheduling {name} at {img}"):  # stderr, a terminal only
+                row, sch, sts = run_config(name, img, args.time_limit)
         except ValueError as e:  # WorkloadError, ScheduleError, PimConfigError
             print(f"{name:>8} {img:>4}: error: {e}", flush=True)
             continue

@@ -18,6 +18,7 @@ import time
 
 from steplus.lowering.lustre import import_lustre
 from steplus.tools.loading import new_context, run_default_checks, verify_located
+from steplus.tools.progress import status
 from steplus.tools.registry import get_all_passes
 
 
@@ -59,7 +60,8 @@ def main() -> None:
         print(f"  {'n':>6} {'import s':>9} {'checks s':>9} {'total s':>8} {'growth':>7}")
         previous = None
         for n in sizes:
-            imp, chk = measure(make(n))
+            with status("lus_scaling", f"{what} of {n}"):  # stderr, a terminal only
+                imp, chk = measure(make(n))
             total = imp + chk
             growth = f"{total / previous:6.2f}x" if previous else ""
             print(f"  {n:>6} {imp:9.2f} {chk:9.2f} {total:8.2f} {growth:>7}")
