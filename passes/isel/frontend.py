@@ -24,7 +24,7 @@ from xdsl.ir import Operation, SSAValue
 
 from steplus.passes.isel import fused as F
 from steplus.passes.isel import terms as T
-from steplus.passes.isel.constants import CONSTANT_OPS, splat_value
+from steplus.dialects.semantics.constants import CONSTANT_OPS, splat_value
 
 _UNARY = {"tosa.sigmoid": F.sigmoid, "tosa.tanh": F.tanh, "tosa.exp": F.exp, "tosa.reciprocal": F.recip,
           "tosa.rsqrt": F.rsqrt}

@@ -23,7 +23,7 @@ from steplus.dialects.ila.host import Im2colOp, WindowsOp
 from steplus.dialects.tosa_ext import ExpOp, RsqrtOp, SigmoidOp, TanhOp
 from steplus.dialects.tosa_ext import reshape as tosa_reshape
 from steplus.utils.diagnostics import OpDiagnosticError
-from steplus.passes.isel.constants import splat_value
+from steplus.dialects.semantics.constants import splat_value
 from steplus.passes.isel.terms import ACCEL
 
 

@@ -35,7 +35,7 @@ from xdsl.ir import Operation, SSAValue
 from steplus.passes.isel import fused as F
 from steplus.passes.isel import frontend_forms as N
 from steplus.passes.isel import terms as T
-from steplus.passes.isel.constants import CONSTANT_OPS, splat_value
+from steplus.dialects.semantics.constants import CONSTANT_OPS, splat_value
 from steplus.passes.isel.frontend import MAX_INVERSE, MAX_TENSOR_ELEMENTS, Importer, sh
 
 _BIN = {"arith.addf": T.add, "arith.subf": F.sub, "arith.mulf": F.mul, "arith.divf": F.div}

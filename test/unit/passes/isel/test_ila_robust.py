@@ -15,7 +15,7 @@ from xdsl.utils.exceptions import VerifyException
 from steplus.dialects.ila import accel_result_shape
 from steplus.dialects.ila.host import window_problem
 from steplus.passes.isel import IselPass, parse_targets
-from steplus.passes.isel.constants import ConstantError, constant_array, splat_value
+from steplus.dialects.semantics.constants import ConstantError, constant_array, splat_value
 from steplus.passes.isel.solve import canonical, check_outputs
 from steplus.passes.isel.equivalence import IselVerifyPass, estimate_terms
 from conftest import REPO
