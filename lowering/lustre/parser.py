@@ -139,6 +139,7 @@ def parse_program(text: str, dialect: str = "lustre") -> ast.Program:
     """Parse Lustre source text (`dialect` "heptagon" adds automata); raises
     `LustreError` on a syntax error."""
     _CONTRACTS.clear()
+    _IMPORTS[0] = 0
     try:
         source = text
         text, decls = _contract_decls(text, dialect)
@@ -343,6 +344,10 @@ class _ContractDecl:
 
 
 _MAX_IMPORT_DEPTH = 32
+_MAX_IMPORTS = 1000
+_IMPORTS = [0]
+"""Contract imports expanded while parsing one program (bounded by _MAX_IMPORTS:
+a chain of contracts each importing the previous twice doubles per level)."""
 
 
 def _blank(text: str, start: int, stop: int) -> str:
@@ -394,6 +399,9 @@ def _contract_decls(text: str, dialect: str) -> tuple[str, dict[str, _ContractDe
         header = " " * pos + "node    " + source[pos + len("contract"):let_pos] + "let tel"
         node = _ToAst().transform(_lark(dialect).parse(header, start="start")).nodes[0]
         decls[name].inputs, decls[name].outputs = node.inputs, node.outputs
+    for name, decl in decls.items():  # each is checked, imported or not
+        scratch = ast.Node(decl.pos, name, decl.inputs, decl.outputs, [], [], [])
+        _contract_items(source, decl.start, decl.end, scratch, decls, (name,))
     return text, decls
 
 
@@ -449,6 +457,10 @@ def _import(text: str, toks: list[Token], k: int, node: ast.Node,
     decl = decls.get(name)
     if decl is None:
         raise LustreError(name_tok.start_pos or 0, f"unknown contract '{name}'")
+    _IMPORTS[0] += 1
+    if _IMPORTS[0] > _MAX_IMPORTS:
+        raise LustreError(pos, f"contract imports expand to more than {_MAX_IMPORTS} "
+                          "instances")
     if name in within or len(within) >= _MAX_IMPORT_DEPTH:
         raise LustreError(pos, f"contract '{name}' imports itself ({' -> '.join([*within, name])})")
     for what, given, params in (("inputs", len(args), decl.inputs),

@@ -95,8 +95,28 @@ def test_kind2_int_conversion_without_parentheses():
      "unsupported construct: Kind 2 contracts ('contract')"),
     ("contract S(a: int) returns (b: int);\nlet guarantee b > a;\n", 1, 1,
      "syntax error: contract 'S' needs 'let ... tel'"),
+    # the first unsupported construct in source order, before and around contracts
+    ("type T = datatype A | B;\ncontract S(a: int) returns (b: int);\nlet guarantee b > a; tel\n"
+     "node n() returns (y: int); let y = {}@<int>; tel\n", 1, 10,
+     "unsupported construct: Kind 2 algebraic data types ('datatype')"),
+    ("contract S(a: int) returns (b: int);\nlet guarantee forall (k: int) b > a; tel\n",
+     2, 15, "unsupported construct: Kind 2 quantifiers ('forall')"),
 ])
 def test_contract_declaration_errors_are_located(src, line, col, message):
     with pytest.raises(InputError) as info:
         translate(SourceFile("t.lus", src))
     assert info.value.lines[0] == f"t.lus:{line}:{col}: error: {message}"
+
+
+def test_contract_imports_that_double_per_level_are_bounded():
+    # C20 would expand to 2^20 instances of C0 (each contract is checked even
+    # if never imported): a located error once 1000 imports are expanded
+    src = "contract C0(a: int) returns (b: int);\nlet guarantee b > a; tel\n" + "".join(
+        f"contract C{k}(a: int) returns (b: int);\n"
+        f"let import C{k - 1}(a) returns (b); import C{k - 1}(a) returns (b); tel\n"
+        for k in range(1, 21))
+    with pytest.raises(InputError) as info:
+        translate(SourceFile("t.lus", src))
+    first = info.value.lines[0]
+    assert first.startswith("t.lus:") and first.endswith(
+        ": error: contract imports expand to more than 1000 instances")
