@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from steplus.tools.progress import status
+
 MIB = 1024 * 1024
 
 
@@ -22,7 +24,8 @@ def batch_sweep(model: str = "swin-b", img: int = 640,
     for bt in batches:
         row: dict = {"model": model, "img": img, "batch": bt}
         try:
-            res = orchestrate(model, img, "allspark-16x16", bind=False, batch=bt)
+            with status("allspark_sweeps", f"scheduling {model} at {img}, batch {bt}"):  # a terminal only
+                res = orchestrate(model, img, "allspark-16x16", bind=False, batch=bt)
         except ScheduleError as e:
             row["error"] = str(e)
             rows.append(row)
@@ -52,7 +55,8 @@ def mesh_sweep(models: tuple[str, ...] = ("swin-b", "twins-b"), img: int = 640,
             hw = with_overrides(base, rows=side, cols=side, node_cap_bytes=int(cap * MIB))
             row: dict = {"model": name, "img": img, "mesh": f"{side}x{side}", "cap_MiB": cap}
             try:
-                res = orchestrate(name, img, hw, bind=False)
+                with status("allspark_sweeps", f"scheduling {name} on {side}x{side}, {cap} MiB"):
+                    res = orchestrate(name, img, hw, bind=False)  # the status line: a terminal only
             except ScheduleError as e:
                 row["error"] = str(e)
                 rows.append(row)
