@@ -43,7 +43,9 @@ def _formula(fn: StepFunction, what: str) -> str:
         shapes: Any = _shapes(fn.arity, distinct)  # symbolic: the library's ints generalized
         try:
             value = fn.flops(shapes) if what == "flops" else fn.onchip_bytes(shapes, _NB)
-            return _text(sympy.sympify(value))
+            # an int (a size-independent count) or a sympy expression, never text
+            expr = sympy.Integer(value) if isinstance(value, int) else value
+            return _text(expr)
         except (TypeError, ValueError, IndexError, AttributeError):
             continue
     return "?"
