@@ -9,7 +9,9 @@ condition on i64 values.  Rules come in three groups:
 - compiler-IR rules (flexible matching only): zero-bias insertion,
   bubble-reshape-through-linear, add-to-bias-add, matmul->dense, max-pool
   window splitting, batch_matmul -> per-batch matmuls (`bmm` split into `bpart` halves
-  down to one batch: `bsel` slices, `bcat` concatenates), reassociate-max(2,2), simplify-reduce-max, im2col,
+  down to one batch: `bsel` slices, `bcat` concatenates), reassociate-max(2,2), simplify-reduce-max, im2col
+  (filter-major W·colsᵀ for VTA, position-major cols·Wᵀ for FlexASR's linear layer; strides included),
+  a 1x1 stride-1 convolution as a plain GEMM (no gather),
   reshape/transpose simplifications;
 - IR-accelerator rules, per target: flex-linear, flexasr-maxpool (and the
   exact temporal-max-pool pattern), vta-dense, hlscnn-conv2d.
@@ -252,6 +254,19 @@ compiler_ir = ruleset(
         transpose(reshape(dense(reshape(w, Sh.s2(k, c * kh * kw)), im2col(x, n, c, h, wd, kh, kw, sh, sw),
                                 k, c * kh * kw, n * _coh * _cow), Sh.s4(k, n, _coh, _cow)),
                   Sh.s4(1, 0, 2, 3))),
+    # im2col, position-major: patches · Wᵀ is [N·OH·OW, K], one row per output position and one column per
+    # filter, the orientation of FlexASR's linear layer (out features = filters, in features = C·KH·KW)
+    rewrite(conv2d(x, w, n, c, h, wd, k, kh, kw, sh, sw)).to(
+        transpose(reshape(dense(im2col(x, n, c, h, wd, kh, kw, sh, sw), reshape(w, Sh.s2(k, c * kh * kw)),
+                                n * _coh * _cow, c * kh * kw, k), Sh.s4(n, _coh, _cow, k)),
+                  Sh.s4(0, 3, 1, 2))),
+    # a 1x1 convolution of stride 1 on one image is a plain GEMM, W[K, C] · x[C, H·W]: no im2col gather
+    rewrite(conv2d(x, w, i64(1), c, h, wd, k, i64(1), i64(1), i64(1), i64(1))).to(
+        reshape(matmul(reshape(w, Sh.s2(k, c)), reshape(x, Sh.s2(c, h * wd)), k, c, h * wd), Sh.s4(1, k, h, wd))),
+    # ... and position-major, x[C, H·W]ᵀ · W[K, C]ᵀ
+    rewrite(conv2d(x, w, i64(1), c, h, wd, k, i64(1), i64(1), i64(1), i64(1))).to(
+        reshape(transpose(dense(transpose(reshape(x, Sh.s2(c, h * wd)), Sh.s2(1, 0)), reshape(w, Sh.s2(k, c)),
+                                h * wd, c, k), Sh.s2(1, 0)), Sh.s4(1, k, h, wd))),
     name="compiler_ir",
 )
 
