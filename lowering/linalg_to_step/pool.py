@@ -25,11 +25,14 @@ of 4 and takes their row maxima.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
-from xdsl.parser import Parser
+from xdsl.dialects.builtin import ModuleOp
 
 from steplus.lowering.linalg_to_step.aten import LoweredPart, name_of
-from steplus.lowering.linalg_to_step.conv import _context, _pair, gather_elements
+from steplus.lowering.linalg_to_step.conv import _pair, gather_elements
+from steplus.lowering.linalg_to_step.linalg_build import LinalgFunc, tensor_type
 from steplus.lowering.linalg_to_step import glue, lower_module
 
 POOLS = ("aten.max_pool2d.default", "aten.avg_pool2d.default",
@@ -120,34 +123,24 @@ def read(n) -> Pool | str:
     return pool
 
 
-def pool_text(pool: Pool, fname: str, el: str) -> str:
+def pool_module(pool: Pool, fname: str, el: str) -> ModuleOp:
+    """The row reduction of the windows `[rows, K]` (`el` elements) as a linalg function:
+    a row max from -inf, or a row sum from 0 divided by K."""
     R, K = pool.rows, pool.K
-    ct, it = f"tensor<{R}x1xf32>", f"tensor<{R}x{K}x{el}>"
-    init = "0xFF800000" if pool.kind == "max" else "0.000000e+00"
-    op = "arith.maximumf" if pool.kind == "max" else "arith.addf"
-    ext = [f"    %ie = arith.extf %in : {el} to f32"] if el != "f32" else []
-    lines = [f"func.func @{fname}(%x: {it}) -> {ct} {{",
-             f"  %init = arith.constant {init} : f32",
-             f"  %e = tensor.empty() : {ct}",
-             f"  %z = linalg.fill ins(%init : f32) outs(%e : {ct}) -> {ct}",
-             f"  %r = linalg.generic {{indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, "
-             f"affine_map<(d0, d1) -> (d0, 0)>], iterator_types = [\"parallel\", "
-             f"\"reduction\"]}} ins(%x : {it}) outs(%z : {ct}) {{",
-             f"  ^bb0(%in: {el}, %o: f32):", *ext,
-             f"    %y = {op} {'%ie' if ext else '%in'}, %o : f32", "    linalg.yield %y : f32",
-             f"  }} -> {ct}"]
-    res = "%r"
+    fn = LinalgFunc(fname, [tensor_type((R, K), el)])
+    init = fn.const(-math.inf if pool.kind == "max" else 0.0)
+    acc = fn.fill(init, (R, 1))
+
+    def reduce(s, a):
+        x = s.extf(a[0]) if el != "f32" else a[0]
+        return s.max(x, a[1]) if pool.kind == "max" else s.add(x, a[1])
+
+    r = fn.generic([fn.args[0]], acc, ["d0, d1", "d0, 0"], "pr", reduce)
     if pool.kind == "avg":
-        lines += [f"  %k = arith.constant {float(K):.17e} : f32",
-                  f"  %e2 = tensor.empty() : {ct}",
-                  f"  %a = linalg.generic {{indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, "
-                  f"affine_map<(d0, d1) -> (d0, d1)>], iterator_types = [\"parallel\", "
-                  f"\"parallel\"]}} ins(%r : {ct}) outs(%e2 : {ct}) {{",
-                  "  ^bb0(%i0: f32, %o: f32):", "    %y = arith.divf %i0, %k : f32",
-                  "    linalg.yield %y : f32", f"  }} -> {ct}"]
-        res = "%a"
-    lines += [f"  return {res} : {ct}", "}"]
-    return "\n".join(lines) + "\n"
+        k = fn.const(float(K))
+        r = fn.generic([r], fn.empty((R, 1)), ["d0, d1", "d0, d1"], "pp",
+                       lambda s, a: s.div(a[0], k))
+    return fn.module([r])
 
 
 def pool_parts(pool: Pool, fname: str, tile_m: int) -> list[LoweredPart]:
@@ -165,7 +158,7 @@ def pool_parts(pool: Pool, fname: str, tile_m: int) -> list[LoweredPart]:
                                      (pool.rows, pool.K), pad, "pool_gather"))
         src, el = parts[0].outputs[0], "f32"
     tm = tile_m if pool.rows % tile_m == 0 else pool.rows
-    module = Parser(_context(), pool_text(pool, fname, el)).parse_module()
+    module = pool_module(pool, fname, el)
     (low,) = lower_module(module, tile=f"{tm}x{pool.K}")
     parts.append(LoweredPart("dense", module, None, {"arg0": src}, pool.N,
                              outputs=[pool.n.name], lowered=low, role="pool",
