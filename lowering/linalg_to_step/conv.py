@@ -34,16 +34,16 @@ from __future__ import annotations
 import numpy as np
 from xdsl.context import Context
 from xdsl.dialects import arith, builtin, func, math, tensor
-from xdsl.dialects.builtin import BFloat16Type, Float16Type
-from xdsl.parser import Parser
+from xdsl.dialects.builtin import BFloat16Type, Float16Type, ModuleOp
 from xdsl.dialects.builtin import f32
 
 from steplus.dialects.step.builder import Graph
 from steplus.lowering.linalg_to_step.aten import LoweredPart, name_of
 from steplus.lowering.linalg_to_step.emit import Layout, Lowered
 from steplus.lowering.linalg_to_step.options import layout
-from steplus.dialects.linalg_ext import extended_linalg
+from steplus.dialects.linalg_ext import BatchMatmulOp, MatmulOpWithMaps, extended_linalg
 from steplus.lowering.linalg_to_step import glue, lower_module
+from steplus.lowering.linalg_to_step.linalg_build import LinalgFunc, tensor_type
 
 CONV2D = ("aten.conv2d.default", "aten.conv2d.padding")  # integer / "same"/"valid" padding
 MAX_ADDRESSES = 1 << 20
@@ -199,41 +199,28 @@ def _context():
     return ctx
 
 
-def conv_text(c: Conv, fname: str, cols_el: str) -> str:
+def conv_module(c: Conv, fname: str, cols_el: str) -> ModuleOp:
     """The conv's matmul (+ bias) as linalg on tensors."""
     g, Og, Kg, P = c.groups, c.Og, c.Kg, c.NP
     wel = glue.element(c.w)
-    if g == 1:
-        wt, ct, ot = f"tensor<{Og}x{Kg}x{wel}>", f"tensor<{Kg}x{P}x{cols_el}>", \
-            f"tensor<{Og}x{P}xf32>"
-        mm, ids, col = "linalg.matmul", "d0, d1", "d0, 0"
-        bt = f"tensor<{Og}x1x{glue.element(c.b) if c.b is not None else 'f32'}>"
-    else:
-        wt, ct, ot = (f"tensor<{g}x{Og}x{Kg}x{wel}>", f"tensor<{g}x{Kg}x{P}x{cols_el}>",
-                      f"tensor<{g}x{Og}x{P}xf32>")
-        mm, ids, col = "linalg.batch_matmul", "d0, d1, d2", "d0, d1, 0"
-        bt = f"tensor<{g}x{Og}x1x{glue.element(c.b) if c.b is not None else 'f32'}>"
-    args = [f"%w: {wt}", f"%x: {ct}"] + ([f"%b: {bt}"] if c.b is not None else [])
-    lines = [f"func.func @{fname}({', '.join(args)}) -> {ot} {{",
-             "  %zero = arith.constant 0.000000e+00 : f32",
-             f"  %e = tensor.empty() : {ot}",
-             f"  %z = linalg.fill ins(%zero : f32) outs(%e : {ot}) -> {ot}",
-             f"  %r = {mm} ins(%w, %x : {wt}, {ct}) outs(%z : {ot}) -> {ot}"]
-    res = "%r"
+    bel = glue.element(c.b) if c.b is not None else "f32"
+    batch = () if g == 1 else (g,)
+    args = [tensor_type((*batch, Og, Kg), wel), tensor_type((*batch, Kg, P), cols_el)]
     if c.b is not None:
-        bel = glue.element(c.b)
-        ext = [f"    %ie = arith.extf %i1 : {bel} to f32"] if bel != "f32" else []
-        iters = ", ".join(['"parallel"'] * len(ids.split(", ")))
-        lines += [f"  %e2 = tensor.empty() : {ot}",
-                  f"  %rb = linalg.generic {{indexing_maps = [affine_map<({ids}) -> ({ids})>, "
-                  f"affine_map<({ids}) -> ({col})>, affine_map<({ids}) -> ({ids})>], "
-                  f"iterator_types = [{iters}]}} ins(%r, %b : {ot}, {bt}) outs(%e2 : {ot}) {{",
-                  f"  ^bb0(%i0: f32, %i1: {bel}, %o: f32):", *ext,
-                  f"    %y = arith.addf %i0, {'%ie' if ext else '%i1'} : f32",
-                  "    linalg.yield %y : f32", f"  }} -> {ot}"]
-        res = "%rb"
-    lines += [f"  return {res} : {ot}", "}"]
-    return "\n".join(lines) + "\n"
+        args.append(tensor_type((*batch, Og, 1), bel))
+    fn = LinalgFunc(fname, args)
+    zero = fn.const(0.0)
+    acc = fn.fill(zero, (*batch, Og, P))
+    r = fn.named(MatmulOpWithMaps if g == 1 else BatchMatmulOp, fn.args[:2], acc)
+    if c.b is not None:
+        ids, col = ("d0, d1", "d0, 0") if g == 1 else ("d0, d1, d2", "d0, d1, 0")
+
+        def add_bias(s, a):
+            return s.add(a[0], s.extf(a[1]) if bel != "f32" else a[1])
+
+        r = fn.generic([r, fn.args[2]], fn.empty((*batch, Og, P)), [ids, col, ids],
+                       "p" * (len(batch) + 2), add_bias)
+    return fn.module([r])
 
 
 def conv_parts(c: Conv, fname: str, tile_n: int) -> list[LoweredPart]:
@@ -250,7 +237,7 @@ def conv_parts(c: Conv, fname: str, tile_n: int) -> list[LoweredPart]:
         parts.append(im2col_part(c, f"{fname}_im2col", x_el))
         cols_name, cols_el = parts[0].outputs[0], "f32"
     tn = tile_n if tile_n < c.NP and c.NP % tile_n == 0 else c.NP
-    module = Parser(_context(), conv_text(c, fname, cols_el)).parse_module()
+    module = conv_module(c, fname, cols_el)
     (low,) = lower_module(module, tile=f"{c.Og}x{tn}x{c.Kg}", schedule="mnk")
     inputs = {"arg0": c.w.name, "arg1": cols_name}
     if c.b is not None:
