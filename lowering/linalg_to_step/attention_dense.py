@@ -26,92 +26,47 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from xdsl.context import Context
-from xdsl.dialects import arith, builtin, func, math as xmath, tensor
-from xdsl.parser import Parser
+from xdsl.dialects.builtin import ModuleOp
 
-from steplus.dialects.linalg_ext import extended_linalg
+from steplus.dialects.linalg_ext import BatchMatmulOp, BatchMatmulTransposeBOp
 from steplus.lowering.linalg_to_step import lower_module
 from steplus.lowering.linalg_to_step.attention_match import Pieces, _unrepeat
+from steplus.lowering.linalg_to_step.linalg_build import LinalgFunc, tensor_type
 from steplus.lowering.linalg_to_step.options import parse_tiles
 from steplus.lowering.linalg_to_step.fx_graph import (
     NotRecognized, drop_shared, dtype_of, shape_of,
 )
-
-_M3 = "affine_map<(d0, d1, d2) -> (d0, d1, d2)>"
-_C3 = "affine_map<(d0, d1, d2) -> (d0, d1, 0)>"
-_PAR = '["parallel", "parallel", "parallel"]'
-_RED = '["parallel", "parallel", "reduction"]'
-
 
 def _need(ok: bool, node, msg: str) -> None:
     if not ok:
         raise NotRecognized(node, f"attention not lowered densely: {msg}")
 
 
-def _ewise(res: str, ins: list[tuple[str, str, str]], out_t: str, body: str) -> str:
-    """An element-wise 3-D generic: `ins` (name, type, map), the body's one op on
-    `%a` (and `%b`) giving `%r`."""
-    maps = ", ".join([m for _, _, m in ins] + [_M3])
-    names = ", ".join(n for n, _, _ in ins)
-    types = ", ".join(t for _, t, _ in ins)
-    args = ", ".join(f"%{c}: f32" for c in "ab"[:len(ins)])
-    return (f"  {res} = linalg.generic {{indexing_maps = [{maps}], iterator_types = {_PAR}}} "
-            f"ins({names} : {types}) outs(%e_s : {out_t}) {{\n"
-            f"  ^bb0({args}, %o: f32):\n    {body}\n    linalg.yield %r : f32\n"
-            f"  }} -> {out_t}\n")
-
-
-def _reduce(res: str, x: str, x_t: str, init: str, col_t: str, op: str) -> str:
-    return (f"  {res} = linalg.generic {{indexing_maps = [{_M3}, {_C3}], iterator_types = "
-            f"{_RED}}} ins({x} : {x_t}) outs({init} : {col_t}) {{\n"
-            f"  ^bb0(%a: f32, %o: f32):\n    %r = {op} %a, %o : f32\n"
-            f"    linalg.yield %r : f32\n  }} -> {col_t}\n")
-
-
-def attention_text(fname: str, bh: int, sq: int, sk: int, d: int, scale: float,
-                   masked: bool) -> str:
+def attention_module(fname: str, bh: int, sq: int, sk: int, d: int, scale: float,
+                     masked: bool) -> ModuleOp:
     """The linalg function of the module doc (f32; `masked`: a 4th argument, added)."""
-    q_t, kv_t = f"tensor<{bh}x{sq}x{d}xf32>", f"tensor<{bh}x{sk}x{d}xf32>"
-    s_t, c_t = f"tensor<{bh}x{sq}x{sk}xf32>", f"tensor<{bh}x{sq}x1xf32>"
-    args = f"%q: {q_t}, %k: {kv_t}, %v: {kv_t}" + (f", %m: {s_t}" if masked else "")
-    t = (f"func.func @{fname}({args}) -> {q_t} {{\n"
-         "  %zero = arith.constant 0.000000e+00 : f32\n"
-         "  %ninf = arith.constant 0xFF800000 : f32\n"
-         f"  %scale = arith.constant {float(np.float32(scale))!r} : f32\n"
-         f"  %e_s = tensor.empty() : {s_t}\n"
-         f"  %z_s = linalg.fill ins(%zero : f32) outs(%e_s : {s_t}) -> {s_t}\n"
-         f"  %s = linalg.batch_matmul_transpose_b ins(%q, %k : {q_t}, {kv_t}) "
-         f"outs(%z_s : {s_t}) -> {s_t}\n")
-    t += _ewise("%ss", [("%s", s_t, _M3)], s_t, "%r = arith.mulf %a, %scale : f32")
-    x = "%ss"
+    q_t, kv_t, s_t = (bh, sq, d), (bh, sk, d), (bh, sq, sk)
+    args = [tensor_type(q_t), tensor_type(kv_t), tensor_type(kv_t)]
+    fn = LinalgFunc(fname, args + ([tensor_type(s_t)] if masked else []))
+    q, k, v = fn.args[:3]
+    zero, ninf = fn.const(0.0), fn.const(-math.inf)
+    c = fn.const(float(np.float32(scale)))
+    e_s = fn.empty(s_t)
+    s = fn.named(BatchMatmulTransposeBOp, [q, k], fn.fill(zero, e_s))
+    full, col = "d0, d1, d2", "d0, d1, 0"
+    x = fn.generic([s], e_s, [full, full], "ppp", lambda b, a: b.mul(a[0], c))
     if masked:
-        t += _ewise("%sm", [("%ss", s_t, _M3), ("%m", s_t, _M3)], s_t,
-                    "%r = arith.addf %a, %b : f32")
-        x = "%sm"
-    t += (f"  %e_c = tensor.empty() : {c_t}\n"
-          f"  %f_max = linalg.fill ins(%ninf : f32) outs(%e_c : {c_t}) -> {c_t}\n")
-    t += _reduce("%mx", x, s_t, "%f_max", c_t, "arith.maximumf")
-    t += _ewise("%sub", [(x, s_t, _M3), ("%mx", c_t, _C3)], s_t,
-                "%r = arith.subf %a, %b : f32")
-    t += _ewise("%ex", [("%sub", s_t, _M3)], s_t, "%r = math.exp %a : f32")
-    t += f"  %f_sum = linalg.fill ins(%zero : f32) outs(%e_c : {c_t}) -> {c_t}\n"
-    t += _reduce("%sum", "%ex", s_t, "%f_sum", c_t, "arith.addf")
-    t += _ewise("%p", [("%ex", s_t, _M3), ("%sum", c_t, _C3)], s_t,
-                "%r = arith.divf %a, %b : f32")
-    t += (f"  %e_o = tensor.empty() : {q_t}\n"
-          f"  %z_o = linalg.fill ins(%zero : f32) outs(%e_o : {q_t}) -> {q_t}\n"
-          f"  %o = linalg.batch_matmul ins(%p, %v : {s_t}, {kv_t}) outs(%z_o : {q_t}) "
-          f"-> {q_t}\n  func.return %o : {q_t}\n}}\n")
-    return t
-
-
-def _context() -> Context:
-    ctx = Context()
-    for d in (arith.Arith, builtin.Builtin, func.Func, tensor.Tensor, xmath.Math,
-              extended_linalg()):
-        ctx.load_dialect(d)
-    return ctx
+        x = fn.generic([x, fn.args[3]], e_s, [full] * 3, "ppp", lambda b, a: b.add(a[0], a[1]))
+    e_c = fn.empty((bh, sq, 1))
+    mx = fn.generic([x], fn.fill(ninf, e_c), [full, col], "ppr",
+                    lambda b, a: b.max(a[0], a[1]))
+    sub = fn.generic([x, mx], e_s, [full, col, full], "ppp", lambda b, a: b.sub(a[0], a[1]))
+    ex = fn.generic([sub], e_s, [full, full], "ppp", lambda b, a: b.exp(a[0]))
+    total = fn.generic([ex], fn.fill(zero, e_c), [full, col], "ppr",
+                       lambda b, a: b.add(a[0], a[1]))
+    p = fn.generic([ex, total], e_s, [full, col, full], "ppp", lambda b, a: b.div(a[0], a[1]))
+    o = fn.named(BatchMatmulOp, [p, v], fn.fill(zero, q_t))
+    return fn.module([o])
 
 
 def _heads(name: str, rep: int, shape: tuple[int, ...]):
@@ -167,8 +122,7 @@ def dense_attention_part(p: Pieces, tile: str, schedule: str, fname: str) -> dic
     _need(math.isfinite(p.scale), p.anchor, f"scale={p.scale} is not finite")
     tm = max(m for m in range(1, min(tile_m, sq) + 1) if sq % m == 0)
     masked = p.mask is not None or p.causal
-    text = attention_text(fname, b * h, sq, sk, d, p.scale, masked)
-    module = Parser(_context(), text).parse_module()
+    module = attention_module(fname, b * h, sq, sk, d, p.scale, masked)
     tile = f"{tm}x{sk}x{d};1={tm}x{d}x{sk}"
     (low,) = lower_module(module, tile=tile, schedule=schedule)
     derive = {f"{fname}:q": lambda values, n=p.q.name: np.asarray(values[n], np.float64)

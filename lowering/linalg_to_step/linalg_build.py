@@ -161,9 +161,10 @@ class LinalgFunc:
     def empty(self, shape: Sequence[int], el: str = "f32") -> SSAValue:
         return self._insert(tensor.EmptyOp([], tensor_type(shape, el)))
 
-    def fill(self, value: SSAValue, shape: Sequence[int]) -> SSAValue:
-        """A `tensor.empty` of `shape` (f32) filled with the scalar `value`."""
-        e = self.empty(shape)
+    def fill(self, value: SSAValue, shape: Sequence[int] | SSAValue) -> SSAValue:
+        """`linalg.fill` of the scalar `value` into a fresh f32 `tensor.empty` of `shape`,
+        or into the tensor `shape` is."""
+        e = shape if isinstance(shape, SSAValue) else self.empty(shape)
         return self._insert(FillOp([value], [e], [e.type]))
 
     def generic(self, ins: Sequence[SSAValue], init: SSAValue, maps: Sequence[str],
