@@ -148,7 +148,14 @@ class LinalgFunc:
         self.name = name
         self.block = Block(arg_types=arg_types)
         self.builder = Builder(InsertPoint.at_end(self.block))
-        self.args: tuple[SSAValue, ...] = tuple(self.block.args)
+
+    @property
+    def args(self) -> tuple[SSAValue, ...]:
+        return tuple(self.block.args)
+
+    def add_arg(self, t: Attribute) -> SSAValue:
+        """A new last argument of type `t` (a signature that grows as the body is built)."""
+        return self.block.insert_arg(t, len(self.block.args))
 
     def _insert(self, op: Operation) -> SSAValue:
         self.builder.insert(op)

@@ -33,11 +33,13 @@ of 2 x 6 x 8 matmul accums.
 from __future__ import annotations
 
 import numpy as np
-from xdsl.parser import Parser
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import SSAValue
 
 from steplus.lowering.linalg_to_step.aten import LoweredPart, name_of
 from steplus.lowering.linalg_to_step import glue, lower_module
-from steplus.lowering.linalg_to_step.conv import _context
+from steplus.dialects.linalg_ext import MatmulOpWithMaps
+from steplus.lowering.linalg_to_step.linalg_build import Body, LinalgFunc, Scalar, tensor_type
 
 RNN = {"aten.lstm.input": 4, "aten.gru.input": 3}  # gates per cell
 MAX_CELLS = 4096  # layers x steps: the unrolled graph is bounded
@@ -91,78 +93,57 @@ def read(n) -> Rnn | str:
     return r
 
 
-def _ty(*shape) -> str:
-    return f"tensor<{'x'.join(map(str, shape))}xf32>"
+class _Cells:
+    """The unrolled function being built: f32 `[M, N]` matmuls and element-wise maps."""
+
+    def __init__(self, fname: str):
+        self.fn = LinalgFunc(fname, [])
+        self.zero = self.fn.const(0.0)
+        self.one = self.fn.const(1.0)
+
+    def matmul(self, a: SSAValue, w: SSAValue, M: int, N: int) -> SSAValue:
+        return self.fn.named(MatmulOpWithMaps, [a, w], self.fn.fill(self.zero, (M, N)))
+
+    def generic(self, ins: list[tuple[SSAValue, bool]], M: int, N: int, body: Body) -> SSAValue:
+        """An element-wise generic over (value, is_row) inputs into `[M, N]`."""
+        maps = ["d1" if is_row else "d0, d1" for _v, is_row in ins] + ["d0, d1"]
+        return self.fn.generic([v for v, _ in ins], self.fn.empty((M, N)), maps, "pp", body)
+
+    def sigmoid(self, x: SSAValue, M: int, N: int) -> SSAValue:
+        one = self.one
+
+        def body(s: Scalar, a) -> SSAValue:
+            t = s.add(s.exp(s.neg(a[0])), one)
+            return s.div(one, t)
+        return self.generic([(x, False)], M, N, body)
+
+    def tanh(self, x: SSAValue, M: int, N: int) -> SSAValue:
+        return self.generic([(x, False)], M, N, lambda s, a: s.tanh(a[0]))
 
 
-class _Text:
-    def __init__(self):
-        self.lines: list[str] = ["  %zero = arith.constant 0.000000e+00 : f32",
-                                 "  %one = arith.constant 1.000000e+00 : f32"]
-        self.k = 0
-
-    def fresh(self) -> str:
-        self.k += 1
-        return f"%v{self.k}"
-
-    def matmul(self, a: str, w: str, M: int, K: int, N: int) -> str:
-        e, z, r = self.fresh(), self.fresh(), self.fresh()
-        self.lines += [f"  {e} = tensor.empty() : {_ty(M, N)}",
-                       f"  {z} = linalg.fill ins(%zero : f32) outs({e} : {_ty(M, N)}) -> "
-                       f"{_ty(M, N)}",
-                       f"  {r} = linalg.matmul ins({a}, {w} : {_ty(M, K)}, {_ty(K, N)}) "
-                       f"outs({z} : {_ty(M, N)}) -> {_ty(M, N)}"]
-        return r
-
-    def generic(self, ins: list[tuple[str, bool]], M: int, N: int, body: list[str]) -> str:
-        """An element-wise generic over (value, is_row) inputs; `body` computes %y from
-        %i0, %i1, ..."""
-        e, r = self.fresh(), self.fresh()
-        full, row = "affine_map<(d0, d1) -> (d0, d1)>", "affine_map<(d0, d1) -> (d1)>"
-        maps = ", ".join([row if is_row else full for _v, is_row in ins] + [full])
-        types = ", ".join(f"tensor<{N}xf32>" if is_row else _ty(M, N) for _v, is_row in ins)
-        blk = ", ".join(f"%i{k}: f32" for k in range(len(ins)))
-        self.lines += [f"  {e} = tensor.empty() : {_ty(M, N)}",
-                       f"  {r} = linalg.generic {{indexing_maps = [{maps}], iterator_types = "
-                       f"[\"parallel\", \"parallel\"]}} ins({', '.join(v for v, _ in ins)} : "
-                       f"{types}) outs({e} : {_ty(M, N)}) {{",
-                       f"  ^bb0({blk}, %o: f32):", *[f"    {b}" for b in body],
-                       "    linalg.yield %y : f32", f"  }} -> {_ty(M, N)}"]
-        return r
-
-    def sigmoid(self, x: str, M: int, N: int) -> str:
-        return self.generic([(x, False)], M, N, ["%t0 = arith.negf %i0 : f32",
-                                                 "%t1 = math.exp %t0 : f32",
-                                                 "%t2 = arith.addf %t1, %one : f32",
-                                                 "%y = arith.divf %one, %t2 : f32"])
-
-    def tanh(self, x: str, M: int, N: int) -> str:
-        return self.generic([(x, False)], M, N, ["%y = math.tanh %i0 : f32"])
-
-
-def rnn_text(r: Rnn, fname: str) -> tuple[str, list[tuple[str, tuple]], list[str], list]:
-    """The unrolled function: its text, its arguments (synthetic name, 2-D shape), and
-    its results' names in order with their groups (see `rnn_part`)."""
+def rnn_module(r: Rnn, fname: str) -> tuple[ModuleOp, list[tuple[str, tuple]], list[str], list]:
+    """The unrolled function, its arguments (synthetic name, 2-D shape), and its
+    results' names in order with their groups (see `rnn_part`)."""
     B, H, G = r.B, r.H, r.gates
-    t = _Text()
+    t = _Cells(fname)
     args: list[tuple[str, tuple]] = []
     pre = r.n.name
 
-    def arg(name: str, shape: tuple) -> str:
+    def arg(name: str, shape: tuple) -> SSAValue:
         args.append((f"{pre}:{name}", shape))
-        return f"%a{len(args) - 1}"
+        return t.fn.add_arg(tensor_type(shape))
 
     xs = [arg(f"x{s}", (B, r.I)) for s in range(r.T)]
-    finals_h: list[str] = []
-    finals_c: list[str] = []
+    finals_h: list[SSAValue] = []
+    finals_c: list[SSAValue | None] = []
     hc, cc = r.fills[0], (r.fills[1] if r.lstm else None)
-    for k, v in enumerate((hc, cc)):  # a constant state: a scalar of the first step's bodies
-        if v is not None:
-            t.lines.append(f"  %s{k} = arith.constant {float(v)!r} : f32")
+    # a constant state: a scalar of the first step's bodies
+    s0 = t.fn.const(float(hc)) if hc is not None else None
+    s1 = t.fn.const(float(cc)) if cc is not None else None
     for layer in range(r.layers):
         In = r.I if layer == 0 else H
-        h = arg(f"h0_{layer}", (B, H)) if hc is None else "%s0"
-        c = (arg(f"c0_{layer}", (B, H)) if cc is None else "%s1") if r.lstm else ""
+        h = arg(f"h0_{layer}", (B, H)) if s0 is None else s0
+        c = (arg(f"c0_{layer}", (B, H)) if s1 is None else s1) if r.lstm else None
         wi = [arg(f"l{layer}_wi{g}", (In, H)) for g in range(G)]
         wh = [arg(f"l{layer}_wh{g}", (H, H)) for g in range(G)]
         if r.lstm:
@@ -180,69 +161,74 @@ def rnn_text(r: Rnn, fname: str) -> tuple[str, list[tuple[str, tuple]], list[str
         for s in range(r.T):
             const_h = s == 0 and hc is not None
             bs = b0 if s == 0 else b
-            pi = [t.matmul(xs[s], wi[g], B, In, H) for g in range(G)]
-            ph = [] if const_h else [t.matmul(h, wh[g], B, H, H) for g in range(G)]
-            add3 = ["%t0 = arith.addf %i0, %i1 : f32", "%y = arith.addf %t0, %i2 : f32"]
+            pi = [t.matmul(xs[s], wi[g], B, H) for g in range(G)]
+            ph = [] if const_h else [t.matmul(h, wh[g], B, H) for g in range(G)]
 
             def preact(g):
                 if const_h:
                     return t.generic([(pi[g], False), (bs[g], True)], B, H,
-                                     ["%y = arith.addf %i0, %i1 : f32"])
-                return t.generic([(pi[g], False), (ph[g], False), (bs[g], True)], B, H, add3)
+                                     lambda s, a: s.add(a[0], a[1]))
+                return t.generic([(pi[g], False), (ph[g], False), (bs[g], True)], B, H,
+                                 lambda s, a: s.add(s.add(a[0], a[1]), a[2]))
             if r.lstm:
                 pre_g = [preact(g) for g in range(4)]
                 i, f, o = (t.sigmoid(pre_g[g], B, H) for g in (0, 1, 3))
                 gg = t.tanh(pre_g[2], B, H)
-                if s == 0 and cc is not None:
-                    c = t.generic([(f, False), (i, False), (gg, False)], B, H, [
-                        "%t0 = arith.mulf %i0, %s1 : f32", "%t1 = arith.mulf %i1, %i2 : f32",
-                        "%y = arith.addf %t0, %t1 : f32"])
+                if s == 0 and s1 is not None:
+                    c = t.generic([(f, False), (i, False), (gg, False)], B, H,
+                                  lambda s, a, c0=s1: _fma(s, a[0], c0, a[1], a[2]))
                 else:
-                    c = t.generic([(f, False), (c, False), (i, False), (gg, False)], B, H, [
-                        "%t0 = arith.mulf %i0, %i1 : f32", "%t1 = arith.mulf %i2, %i3 : f32",
-                        "%y = arith.addf %t0, %t1 : f32"])
+                    assert c is not None
+                    c = t.generic([(f, False), (c, False), (i, False), (gg, False)], B, H,
+                                  lambda s, a: _fma(s, a[0], a[1], a[2], a[3]))
                 h = t.generic([(o, False), (t.tanh(c, B, H), False)], B, H,
-                              ["%y = arith.mulf %i0, %i1 : f32"])
+                              lambda s, a: s.mul(a[0], a[1]))
             else:
                 rz = [t.sigmoid(preact(g), B, H) for g in range(2)]
                 if const_h:  # r * (h0 W_hn^T + b_hn): a derived row
+                    def cand(s: Scalar, a) -> SSAValue:
+                        t1 = s.mul(a[2], a[3])
+                        return s.add(s.add(a[0], a[1]), t1)
                     n = t.tanh(t.generic([(pi[2], False), (bs[2], True), (rz[0], False),
-                                          (bs[3], True)], B, H, [
-                        "%t1 = arith.mulf %i2, %i3 : f32",
-                        "%t2 = arith.addf %i0, %i1 : f32", "%y = arith.addf %t2, %t1 : f32"]),
-                        B, H)
-                    h = t.generic([(n, False), (rz[1], False)], B, H, [
-                        "%t0 = arith.subf %s0, %i0 : f32", "%t1 = arith.mulf %i1, %t0 : f32",
-                        "%y = arith.addf %i0, %t1 : f32"])
+                                          (bs[3], True)], B, H, cand), B, H)
+                    assert s0 is not None
+                    h = t.generic([(n, False), (rz[1], False)], B, H,
+                                  lambda s, a, h0=s0: _lerp(s, a[0], a[1], h0))
                 else:
+                    def cand(s: Scalar, a) -> SSAValue:
+                        t1 = s.mul(a[2], s.add(a[3], a[4]))
+                        return s.add(s.add(a[0], a[1]), t1)
                     n = t.tanh(t.generic([(pi[2], False), (bs[2], True), (rz[0], False),
-                                          (ph[2], False), (bs[3], True)], B, H, [
-                        "%t0 = arith.addf %i3, %i4 : f32", "%t1 = arith.mulf %i2, %t0 : f32",
-                        "%t2 = arith.addf %i0, %i1 : f32", "%y = arith.addf %t2, %t1 : f32"]),
-                        B, H)
-                    h = t.generic([(n, False), (rz[1], False), (h, False)], B, H, [
-                        "%t0 = arith.subf %i2, %i0 : f32", "%t1 = arith.mulf %i1, %t0 : f32",
-                        "%y = arith.addf %i0, %t1 : f32"])
+                                          (ph[2], False), (bs[3], True)], B, H, cand), B, H)
+                    h = t.generic([(n, False), (rz[1], False), (h, False)], B, H,
+                                  lambda s, a: _lerp(s, a[0], a[1], a[2]))
             outs.append(h)
         xs = outs
         finals_h.append(h)
         finals_c.append(c)
     # results: the output sequence (last layer, every step), final h per layer, final c
     groups: list = []
-    results: list[str] = []
+    results: list[SSAValue] = []
     names: list[str] = []
     for k, vals in enumerate([xs, finals_h, finals_c if r.lstm else []]):
         user = _getitem(r.n, k)
         if user is None or not vals:
             continue
-        results += vals
+        results += [v for v in vals if v is not None]
         names.append(user.name)
         groups.append((len(vals), 1 if (k == 0 and r.batch_first) else 0))
-    sig = ", ".join(f"%a{k}: {_ty(*shape)}" for k, (_n, shape) in enumerate(args))
-    rtypes = ", ".join(_ty(B, H) for _ in results)
-    text = (f"func.func @{fname}({sig}) -> ({rtypes}) {{\n" + "\n".join(t.lines)
-            + f"\n  return {', '.join(results)} : {rtypes}\n}}\n")
-    return text, args, names, groups
+    return t.fn.module(results), args, names, groups
+
+
+def _fma(s: Scalar, a: SSAValue, b: SSAValue, c: SSAValue, d: SSAValue) -> SSAValue:
+    """a * b + c * d (the LSTM's cell state: f * c + i * g)."""
+    t0 = s.mul(a, b)
+    return s.add(t0, s.mul(c, d))
+
+
+def _lerp(s: Scalar, n: SSAValue, z: SSAValue, h: SSAValue) -> SSAValue:
+    """n + z * (h - n) (the GRU's new state)."""
+    return s.add(n, s.mul(z, s.sub(h, n)))
 
 
 def _getitem(n, k: int):
@@ -298,11 +284,10 @@ def rnn_part(r: Rnn, fname: str, tile_m: int) -> LoweredPart:
     it cannot be tiled)."""
 
 
-    text, args, names, groups = rnn_text(r, fname)
+    module, args, names, groups = rnn_module(r, fname)
     if not names:
         raise ValueError("no output of the recurrence is used")
     tm = tile_m if tile_m <= r.B and r.B % tile_m == 0 else r.B
-    module = Parser(_context(), text).parse_module()
     (low,) = lower_module(module, tile=f"{tm}x{r.H}", schedule="mn")
     low.groups = groups
     covered = {r.n} | {u for u in r.n.users if name_of(u) == "getitem"}
