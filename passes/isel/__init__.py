@@ -268,11 +268,17 @@ class IselPass(ModulePass):
     """Stop equality saturation past this many e-nodes."""
     time_limit: float = TIME_LIMIT
     """A safety: stop saturation after this many seconds per function (such a stop depends on load)."""
+    lstm: str = "sequence"
+    """`sequence`: fold the per-step FlexASR LSTM calls of a sequence into one call over it (D2A's
+    LSTM-WLM 1/1, `lstm_fold.py`); `step`: one call per step.
+    One of: sequence, step."""
 
     def __post_init__(self):
         check_limits(self)
         check_mode(self)
         parse_targets(self)
+        if self.lstm not in LSTM_FORMS:
+            raise ValueError(f"{self.name}: lstm must be one of {', '.join(LSTM_FORMS)}, got '{self.lstm}'")
 
     def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
         targets = parse_targets(self)
@@ -280,10 +286,16 @@ class IselPass(ModulePass):
         try:
             for fn in [f for f in op.walk() if isinstance(f, func.FuncOp)]:
                 select_function(fn, targets, self.mode == "flexible", limits)
+                if self.lstm == "sequence":
+                    from steplus.passes.isel.lstm_fold import fold_lstm_steps
+
+                    fold_lstm_steps(fn)
                 host_remarks(fn, targets)
         finally:
             release_egraphs()
 
+
+LSTM_FORMS = ("sequence", "step")
 
 _HOST_KINDS = ("linalg.matmul", "linalg.batch_matmul", "linalg.conv_2d_nchw_fchw", "linalg.depthwise_conv_2d_nchw_chw",
                "tosa.matmul", "tosa.conv2d", "tosa.depthwise_conv2d")

@@ -243,7 +243,13 @@ def run_lstm(x: npt.NDArray[np.floating], w_ih: npt.NDArray[np.floating], w_hh: 
     with bias b spans [2^(b-10), 1.9375·2^(b-3)]: up to 7.75).  From a given state, the
     smallest bias whose range holds the cell state's bound |c| <= |c0| + T (|h| < 1), at
     least 3 (up to 1.94): isel runs torch's sequence LSTMs one step per call from the
-    previous state, and with 5 every |h| below 2^-5 flushed to zero."""
+    previous state, and with 5 every |h| below 2^-5 flushed to zero.
+
+    Over several steps from a given state (isel's whole-sequence call) the bias is calibrated on the
+    sequence instead (`lstm_chunks`), and the steps run as one call per chunk of one bias (one chunk
+    when one bias holds the sequence); `counts["lstm_calls"]` says how many calls ran."""
+    if out_bias is None and h0 is not None and c0 is not None and x.shape[0] > 1:
+        return _run_lstm_chunked(x, w_ih, w_hh, b_ih, h0, c0)
     bw = af.bias_for(np.concatenate([w_ih.ravel(), w_hh.ravel()]))
     bi, bb = af.bias_for(x), af.bias_for(b_ih)
     xc, wic, whc, bc = af.encode(x, bi), af.encode(w_ih, bw), af.encode(w_hh, bw), af.encode(b_ih, bb)
@@ -258,6 +264,83 @@ def run_lstm(x: npt.NDArray[np.floating], w_ih: npt.NDArray[np.floating], w_hh: 
     _, reads, counts = execute(lstm_fragment(xc, wic, whc, bc, bw, bi, bb, out_bias, h0c, c0c))
     rows = x.shape[0] + (1 if state else 0)
     return af.decode(np.stack(reads).reshape(rows, H), out_bias), counts
+
+
+# a step's state is held by an act bias when AdaptivFloat<8,3> with that bias keeps h and c each within this
+# relative error (twice the 2^-5 half-ulp of its 4-bit mantissa: a state whose small values flush
+# to zero under the bias of a larger one goes past it)
+LSTM_HOLD_TOLERANCE = 2.0 ** -4
+
+
+def _held(state: npt.NDArray[np.floating], bias: int) -> bool:
+    """h and c (the halves of `state`) each quantise within LSTM_HOLD_TOLERANCE with `bias`."""
+    for part in np.split(np.asarray(state, np.float64), 2):
+        norm = float(np.linalg.norm(part))
+        if norm > 0.0 and float(np.linalg.norm(af.decode(af.encode(part, bias), bias) - part)) > \
+                LSTM_HOLD_TOLERANCE * norm:
+            return False
+    return True
+
+
+def lstm_chunks(x: npt.NDArray[np.floating], w_ih: npt.NDArray[np.floating], w_hh: npt.NDArray[np.floating],
+                b_ih: npt.NDArray[np.floating], h0: npt.NDArray[np.floating],
+                c0: npt.NDArray[np.floating]) -> list[tuple[int, int, int]]:
+    """The calls of a T-step LSTM from (h0, c0): [(first step, end step, act bias)].
+
+    The driver calibrates the act bias on the float LSTM over the sequence (as `run_linear` takes
+    its output bias from the float product): a chunk's bias is `bias_for` of the largest |h|, |c|
+    of its input state and its steps.  A chunk grows while that bias holds every state in it
+    (`_held`: quantised within LSTM_HOLD_TOLERANCE); a step the bias cannot hold (its state grew
+    past the range, or the chunk's larger bias would flush its small values) starts the next
+    chunk, from the state the previous one left (read back and written again by the host)."""
+    H = w_hh.shape[1]
+    w = [np.asarray(a, np.float64) for a in (w_ih, w_hh, b_ih)]
+    h, c = np.asarray(h0, np.float64).reshape(H), np.asarray(c0, np.float64).reshape(H)
+    states = [np.concatenate([h, c])]  # states[t]: the state before step t (h, c)
+    T = x.shape[0]
+    for t in range(T):
+        h, c = _lstm_step(np.asarray(x[t], np.float64), h, c, *w)
+        states.append(np.concatenate([h, c]))
+    chunks: list[tuple[int, int, int]] = []
+    start = 0
+    while start < T:
+        bias = af.bias_for(np.concatenate(states[start:start + 2]))
+        end = start + 1
+        while end < T:
+            wider = max(bias, af.bias_for(states[end + 1]))
+            if not all(_held(s, wider) for s in states[start:end + 2]):
+                break
+            bias, end = wider, end + 1
+        chunks.append((start, end, bias))
+        start = end
+    return chunks
+
+
+def _lstm_step(x: np.ndarray, h: np.ndarray, c: np.ndarray, w_ih: np.ndarray, w_hh: np.ndarray,
+               b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    z = (w_ih @ x + w_hh @ h + b).astype(np.float64)
+    i, f, g, o = np.split(z, 4)
+    c = 1 / (1 + np.exp(-f)) * c + 1 / (1 + np.exp(-i)) * np.tanh(g)
+    return 1 / (1 + np.exp(-o)) * np.tanh(c), c
+
+
+def _run_lstm_chunked(x: npt.NDArray[np.floating], w_ih: npt.NDArray[np.floating], w_hh: npt.NDArray[np.floating],
+                      b_ih: npt.NDArray[np.floating], h0: npt.NDArray[np.floating],
+                      c0: npt.NDArray[np.floating]) -> tuple[Floats, Counts]:
+    """`run_lstm` over x[T,I] from (h0, c0), one call per chunk of `lstm_chunks`; rows h_1..h_T, c_T."""
+    H = w_hh.shape[1]
+    h, c = np.asarray(h0, np.float64).reshape(H), np.asarray(c0, np.float64).reshape(H)
+    rows: list[Floats] = []
+    total: dict[str, int] = {}
+    chunks = lstm_chunks(x, w_ih, w_hh, b_ih, h, c)
+    for start, end, bias in chunks:
+        y, counts = run_lstm(x[start:end], w_ih, w_hh, b_ih, out_bias=bias, h0=h, c0=c)
+        rows.append(y[:-1])
+        h, c = y[-2], y[-1]
+        for k, v in counts.items():
+            total[k] = total.get(k, 0) + v
+    total["lstm_calls"] = len(chunks)
+    return np.concatenate([*rows, c[None]]), total
 
 
 def _store_small(codes: Codes, base_vec: int) -> list[Cmd]:

@@ -17,8 +17,8 @@ ISEL = "isel{{targets={t} mode={m} time-limit=120}}"
 PIPE = ISEL + ",ila-cancel-store-load,convert-ila-to-commands"
 
 
-def _select(name, targets="flexasr,hlscnn,vta", mode="flexible"):
-    return load_module(str(FORMS / f"{name}.mlir"), ISEL.format(t=targets, m=mode))
+def _select(name, targets="flexasr,hlscnn,vta", mode="flexible", extra=""):
+    return load_module(str(FORMS / f"{name}.mlir"), ISEL.format(t=targets, m=mode).replace("}", extra + "}"))
 
 
 def _callees(module):
@@ -37,8 +37,9 @@ def _torch_ref(name, inputs):
         return module(*[torch.from_numpy(x) for x in inputs]).numpy()
 
 
-def _run_ila(name, inputs):
-    compiled = load_module(str(FORMS / f"{name}.mlir"), PIPE.format(t="flexasr,hlscnn,vta", m="flexible"))
+def _run_ila(name, inputs, extra=""):
+    pipe = PIPE.format(t="flexasr,hlscnn,vta", m="flexible").replace("}", extra + "}", 1)
+    compiled = load_module(str(FORMS / f"{name}.mlir"), pipe)
     (y,), stats = run_function(compiled, "forward", inputs, backend="ila")
     return y, stats
 
@@ -100,22 +101,28 @@ def _sdpa(q, k, v):
 
 def test_torch_sequence_lstm_is_one_flexasr_lstm_per_step():
     """nn.LSTM over 4 steps: the input projection of all steps (one GEMM + per-step row slices),
-    the recurrent GEMM and the 3-D cell generics of each step -> one flexasr.lstm per step."""
+    the recurrent GEMM and the 3-D cell generics of each step -> one flexasr.lstm per step
+    (`lstm=step`), folded into one call over the 4 steps by default (`lstm=sequence`)."""
     assert _callees(_select("lstm_seq", mode="exact")) == []
-    m = _select("lstm_seq")
+    m = _select("lstm_seq", extra=" lstm=step")
     assert _callees(m) == ["flexasr.lstm"] * 4
     assert not any(op.name in ("linalg.matmul", "linalg.generic") for op in m.walk())
+    m = _select("lstm_seq")
+    assert _callees(m) == ["flexasr.lstm"]
+    assert [op.results[0].type.get_shape() for op in m.walk() if op.name == "ila.invoke"] == [(5, 64)]
 
 
-def test_torch_sequence_lstm_selection_computes_the_torch_lstm():
+@pytest.mark.parametrize("form,calls", [("step", 4), ("sequence", 1)])
+def test_torch_sequence_lstm_selection_computes_the_torch_lstm(form, calls):
     x = np.random.default_rng(2).standard_normal((4, 1, 16)).astype(np.float32)
     ref = _torch_ref("lstm_seq", [x])
     # the selected program with flexasr.lstm's float meaning (accel.lstm_reference): the mapping is exact
-    (sel,), _ = run_function(_select("lstm_seq"), "forward", [x], backend="reference")
+    (sel,), _ = run_function(_select("lstm_seq", extra=f" lstm={form}"), "forward", [x], backend="reference")
     np.testing.assert_allclose(sel, ref, rtol=1e-4, atol=1e-5)
-    y, stats = _run_ila("lstm_seq", [x])
-    assert stats.invocations == {"flexasr": 4}
-    # on the ILA, h and c are AdaptivFloat<8,3> codes (bias 3 from the state's bound): within 5 % of torch
+    y, stats = _run_ila("lstm_seq", [x], extra=f" lstm={form}")
+    assert stats.invocations == {"flexasr": calls}
+    # on the ILA, h and c are AdaptivFloat<8,3> codes (per step: bias 3 from the state's bound; over the
+    # sequence: calibrated on it): within 5 % of torch
     assert _rel(ref, y) < 0.05
 
 
