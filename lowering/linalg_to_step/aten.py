@@ -241,16 +241,6 @@ def _dense_options(options: str) -> tuple[str, str]:
     return m.group(1), m.group(2) or "mn_mk"
 
 
-def _context():
-    from xdsl.context import Context
-    from xdsl.dialects import arith, builtin, func, linalg, math, tensor
-
-    ctx = Context()
-    for d in (arith.Arith, builtin.Builtin, func.Func, linalg.Linalg, tensor.Tensor, math.Math):
-        ctx.load_dialect(d)
-    return ctx
-
-
 def _dense(nodes, covered: set, options: str, name: str, remarks: list):
     """What is left that the dense lowering expresses (`dense.py`: glue.py's regions,
     embeddings), each a part."""
@@ -265,10 +255,9 @@ def _router(m, options: str, fname: str, remarks: list):
     step library's row top-k functions (see glue.py), or a remark and None."""
     from xdsl.dialects import func
     from xdsl.dialects.builtin import f32
-    from xdsl.parser import Parser
 
     from steplus.lowering.linalg_to_step import glue
-    from steplus.lowering.linalg_to_step.linalg_text import region_text
+    from steplus.lowering.linalg_to_step.linalg_region import region_func
     from steplus.lowering.linalg_to_step.emit import EmitOptions, emit_graph
     from steplus.lowering.linalg_to_step.options import parse_schedule, parse_tiles
     from steplus.lowering.linalg_to_step.recognize import Node, recognize
@@ -298,8 +287,8 @@ def _router(m, options: str, fname: str, remarks: list):
     B, E = _shape(mm)
     try:
         tile, schedule = _dense_options(options)
-        t = region_text([mm], fname, {m.x} if m.x.op == "call_function" else set())
-        module = Parser(_context(), t.text).parse_module()
+        t = region_func([mm], fname, {m.x} if m.x.op == "call_function" else set())
+        module = t.module
         f = next(o for o in module.body.block.ops if isinstance(o, func.FuncOp))
         rec = recognize(f)
         (logits,) = rec.results

@@ -2,7 +2,7 @@
 
 An attention the §8.4 recognizer does not take (`attention_match`: a prefill with
 several query rows, a mask that masks something, `is_causal`) is still
-`softmax(scale * q k^T + mask) v`. `dense_attention_part(pieces, ...)` writes it
+`softmax(scale * q k^T + mask) v`. `dense_attention_part(pieces, ...)` builds it
 as one linalg-on-tensors function over the `B * H` (batch, head) pairs and lowers
 it with `convert-linalg-to-step`:
 

@@ -32,16 +32,14 @@ im2col part of 1152 addresses (72 x 16) and a `16 x 72 @ 72 x 16` matmul part.
 from __future__ import annotations
 
 import numpy as np
-from xdsl.context import Context
-from xdsl.dialects import arith, builtin, func, math, tensor
-from xdsl.dialects.builtin import BFloat16Type, Float16Type, ModuleOp
-from xdsl.dialects.builtin import f32
+from xdsl.dialects.builtin import BFloat16Type, Float16Type, ModuleOp, f32
+from xdsl.dialects.linalg.ops import MatmulOp
 
 from steplus.dialects.step.builder import Graph
 from steplus.lowering.linalg_to_step.aten import LoweredPart, name_of
 from steplus.lowering.linalg_to_step.emit import Layout, Lowered
 from steplus.lowering.linalg_to_step.options import layout
-from steplus.dialects.linalg_ext import BatchMatmulOp, MatmulOpWithMaps, extended_linalg
+from steplus.dialects.linalg_ext import BatchMatmulOp
 from steplus.lowering.linalg_to_step import glue, lower_module
 from steplus.lowering.linalg_to_step.linalg_build import LinalgFunc, tensor_type
 
@@ -190,15 +188,6 @@ def glue_dtype(el: str):
     return BFloat16Type() if el == "bf16" else Float16Type()
 
 
-def _context():
-
-    ctx = Context()
-    for d in (arith.Arith, builtin.Builtin, func.Func, extended_linalg(), tensor.Tensor,
-              math.Math):
-        ctx.load_dialect(d)
-    return ctx
-
-
 def conv_module(c: Conv, fname: str, cols_el: str) -> ModuleOp:
     """The conv's matmul (+ bias) as linalg on tensors."""
     g, Og, Kg, P = c.groups, c.Og, c.Kg, c.NP
@@ -211,7 +200,7 @@ def conv_module(c: Conv, fname: str, cols_el: str) -> ModuleOp:
     fn = LinalgFunc(fname, args)
     zero = fn.const(0.0)
     acc = fn.fill(zero, (*batch, Og, P))
-    r = fn.named(MatmulOpWithMaps if g == 1 else BatchMatmulOp, fn.args[:2], acc)
+    r = fn.named(MatmulOp if g == 1 else BatchMatmulOp, fn.args[:2], acc)
     if c.b is not None:
         ids, col = ("d0, d1", "d0, 0") if g == 1 else ("d0, d1, d2", "d0, d1, 0")
 

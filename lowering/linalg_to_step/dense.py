@@ -21,7 +21,7 @@ builds, in graph order:
 - **softmax over another dim than the last** (`softmax_dim.py`): moved to
   the last dim, the row softmax, moved back;
 - **regions** (`glue.py`): the rest that linalg on tensors expresses
-  (projections, element-wise ops, norms, softmax), each written as a linalg
+  (projections, element-wise ops, norms, softmax), each built as a linalg
   function and lowered by `convert-linalg-to-step` with the tile and schedule
   options; a region that cannot be tiled is a remark naming its nodes and
   `(option dense)`.
@@ -37,12 +37,11 @@ loads 12 addresses, gathers 12 rows of 16 and stores them as `[2, 6, 16]`.
 from __future__ import annotations
 
 import numpy as np
-from xdsl.parser import Parser
 from xdsl.dialects.builtin import BFloat16Type, Float16Type, f32, i64
 
 from steplus.dialects.step.builder import Graph
 from steplus.lowering.linalg_to_step.aten import (
-    LoweredPart, Remark, _context, _shape, name_of, where_of,
+    LoweredPart, Remark, _shape, name_of, where_of,
 )
 from steplus.lowering.linalg_to_step.emit import Layout, Lowered, _nbytes
 from steplus.lowering.linalg_to_step.options import layout
@@ -50,7 +49,7 @@ from steplus.lowering.linalg_to_step import (
     conv, glue, lower_module, move, pool, rnn, softmax_dim,
 )
 from steplus.lowering.linalg_to_step.conv import gather_elements
-from steplus.lowering.linalg_to_step.linalg_text import region_text
+from steplus.lowering.linalg_to_step.linalg_region import region_func
 from steplus.lowering.linalg_to_step.options import parse_tiles
 from steplus.utils.diagnostics import OpDiagnosticError
 
@@ -214,7 +213,6 @@ def dense_parts(nodes, covered: set, tile: str, schedule: str, name: str, remark
         k += 1
         covered = covered | part.covered
         yield part
-    ctx = _context()
     groups = glue.regions(nodes, covered)
     produced = {n for n in covered if n.op == "call_function"}  # stored by their parts
     for g in groups:
@@ -222,8 +220,8 @@ def dense_parts(nodes, covered: set, tile: str, schedule: str, name: str, remark
     for j, region in enumerate(groups):
         fname = f"{name}_dense{j}"
         try:
-            t = region_text(region, fname, produced)
-            module = Parser(ctx, t.text).parse_module()
+            t = region_func(region, fname, produced)
+            module = t.module
             (low,) = lower_module(module, tile=tile, schedule=schedule)
         except (ValueError, OpDiagnosticError) as e:
             remarks.append(Remark(where_of(region[0]), f"not lowered ({', '.join(n.name for n in region)}): "

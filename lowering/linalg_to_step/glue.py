@@ -2,7 +2,7 @@
 
 After the MoE and attention recognizers (`aten.py`), the remaining ATen ops
 that linalg on tensors expresses are grouped into regions (`regions`) and each
-region is written as a linalg-on-tensors function (`linalg_text.region_text`:
+region is built as a linalg-on-tensors function (`linalg_region.region_func`:
 the forms torch-mlir emits) and lowered by `convert-linalg-to-step`. The ops (floating tensors of any rank,
 computed on their folded 2-D view `[prod(leading dims), last dim]`: a view of
 row-major memory):

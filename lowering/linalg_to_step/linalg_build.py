@@ -47,12 +47,10 @@ from xdsl.dialects.builtin import (
     f32, i64,
 )
 from xdsl.dialects.linalg.attrs import IteratorTypeAttr
-from xdsl.dialects.linalg.ops import FillOp, TransposeOp, YieldOp
+from xdsl.dialects.linalg.ops import FillOp, GenericOp, TransposeOp, YieldOp
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.ir.affine import AffineConstantExpr, AffineDimExpr, AffineExpr, AffineMap
 from xdsl.rewriter import InsertPoint
-
-from steplus.dialects.linalg_ext import GenericOpWithResults
 
 ELEMENTS: dict[str, Attribute] = {"f32": f32, "bf16": BFloat16Type(), "f16": Float16Type()}
 
@@ -138,6 +136,8 @@ _BY_NAME = {"arith.addf": "add", "arith.subf": "sub", "arith.mulf": "mul", "arit
             "math.powf": "powf"}
 
 Body = Callable[[Scalar, Sequence[SSAValue]], SSAValue]
+# a named linalg op class, called (inputs, outputs, result types)
+Contraction = Callable[[list[SSAValue], list[SSAValue], list[Attribute]], Operation]
 
 
 class LinalgFunc:
@@ -186,7 +186,7 @@ class LinalgFunc:
         block = Block(arg_types=types)
         y = body(Scalar(Builder(InsertPoint.at_end(block))), block.args)
         block.add_op(YieldOp(y))
-        op = GenericOpWithResults(list(ins), [init], Region(block),
+        op = GenericOp(list(ins), [init], Region(block),
                                   [affine_map(rank, m) for m in maps], _iterators(iterators),
                                   [init.type])
         return self._insert(op)
@@ -200,9 +200,10 @@ class LinalgFunc:
                                                        [shape[p] for p in perm])))
         return self._insert(TransposeOp(x, e, DenseArrayBase.from_list(i64, list(perm))))
 
-    def named(self, cls: type[Operation], ins: Sequence[SSAValue], init: SSAValue) -> SSAValue:
-        """A named contraction (`linalg.matmul`, `batch_matmul`, ...) into `init`."""
-        return self._insert(cls(list(ins), [init], [init.type]))  # pyright: ignore[reportCallIssue]
+    def named(self, cls: Contraction, ins: Sequence[SSAValue], init: SSAValue) -> SSAValue:
+        """A named contraction (`linalg.matmul`, `batch_matmul`, ...: the op class) into
+        `init`."""
+        return self._insert(cls(list(ins), [init], [init.type]))
 
     def module(self, results: Sequence[SSAValue]) -> ModuleOp:
         """The function, returning `results`, in a module of its own."""

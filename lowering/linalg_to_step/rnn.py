@@ -34,11 +34,11 @@ from __future__ import annotations
 
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.linalg.ops import MatmulOp
 from xdsl.ir import SSAValue
 
 from steplus.lowering.linalg_to_step.aten import LoweredPart, name_of
 from steplus.lowering.linalg_to_step import glue, lower_module
-from steplus.dialects.linalg_ext import MatmulOpWithMaps
 from steplus.lowering.linalg_to_step.linalg_build import Body, LinalgFunc, Scalar, tensor_type
 
 RNN = {"aten.lstm.input": 4, "aten.gru.input": 3}  # gates per cell
@@ -102,7 +102,7 @@ class _Cells:
         self.one = self.fn.const(1.0)
 
     def matmul(self, a: SSAValue, w: SSAValue, M: int, N: int) -> SSAValue:
-        return self.fn.named(MatmulOpWithMaps, [a, w], self.fn.fill(self.zero, (M, N)))
+        return self.fn.named(MatmulOp, [a, w], self.fn.fill(self.zero, (M, N)))
 
     def generic(self, ins: list[tuple[SSAValue, bool]], M: int, N: int, body: Body) -> SSAValue:
         """An element-wise generic over (value, is_row) inputs into `[M, N]`."""

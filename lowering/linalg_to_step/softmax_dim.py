@@ -16,12 +16,12 @@ elements into `[2, 4, 5]`, a softmax of 8 rows of 5, a gather back.
 from __future__ import annotations
 
 import numpy as np
-from xdsl.parser import Parser
 
 from steplus.lowering.linalg_to_step import glue, lower_module
 from steplus.lowering.linalg_to_step.aten import LoweredPart, name_of
-from steplus.lowering.linalg_to_step.conv import _context, gather_elements
-from steplus.lowering.linalg_to_step.linalg_text import _softmax, _t, _Writer
+from steplus.lowering.linalg_to_step.conv import gather_elements
+from steplus.lowering.linalg_to_step.linalg_build import LinalgFunc, tensor_type
+from steplus.lowering.linalg_to_step.linalg_region import _softmax, _Writer
 from steplus.lowering.linalg_to_step.move import MAX_ELEMENTS
 
 SOFTMAX = ("aten.softmax.int", "aten._softmax.default")
@@ -63,12 +63,8 @@ def softmax_parts(n, d: int, fname: str, tile_m: int) -> list[LoweredPart]:
     first = gather_elements(there, size, x.name, a, f"{fname}_to_last", el, (size, 1), None,
                             "move", out=a)
     first.out_shapes = [swapped]
-    w = _Writer()
-    r = _softmax(("%a0", (R, L), "f32"), w)
-    ty = _t((R, L), "f32")
-    text = (f"func.func @{fname}(%a0: {ty}) -> ({ty}) {{\n" + "\n".join(w.body)
-            + f"\n  return {r} : {ty}\n}}\n")
-    module = Parser(_context(), text).parse_module()
+    fn = LinalgFunc(fname, [tensor_type((R, L))])
+    module = fn.module([_softmax((fn.args[0], (R, L), "f32"), _Writer(fn))])
     tm = tile_m if tile_m <= R and R % tile_m == 0 else R
     (low,) = lower_module(module, tile=f"{tm}x{L}", schedule="mn")
     soft = LoweredPart("dense", module, None, {"arg0": a}, R, outputs=[b], lowered=low,

@@ -1,7 +1,8 @@
-"""The linalg text of a dense region: the forms torch-mlir emits, for `convert-linalg-to-step`.
+"""The linalg function of a dense region: the forms torch-mlir emits, for `convert-linalg-to-step`.
 
-`region_text(region, fname, produced)` writes a `glue.regions` group of ATen
-nodes as one `func.func` on tensors: every tensor on its folded 2-D view
+`region_func(region, fname, produced)` builds a `glue.regions` group of ATen
+nodes as one `func.func` on tensors (IR built with `linalg_build.LinalgFunc`,
+no text parsed back): every tensor on its folded 2-D view
 (`glue.fold`), the region's inputs as arguments (an input another part
 computed, `produced`, as f32: parts store f32), each op in torch-mlir's form —
 `linalg.transpose` + `linalg.matmul` for `nn.Linear`, element-wise
@@ -19,9 +20,13 @@ and the GELU generic, returning the GELU's value.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.linalg.ops import MatmulOp
+from xdsl.ir import SSAValue
 
 from steplus.lowering.linalg_to_step.aten import _shape
 from steplus.lowering.linalg_to_step.glue import (
@@ -29,13 +34,14 @@ from steplus.lowering.linalg_to_step.glue import (
     _inputs, _is_tensor, _name, bcast, data_users, element, expand_rows, fill_value, fold,
     norm_dims, static,
 )
+from steplus.lowering.linalg_to_step.linalg_build import LinalgFunc, Scalar, tensor_type
 
 
 @dataclass
-class Text:
-    """A region written as a linalg function: its text, inputs and outputs (nodes)."""
+class RegionFunc:
+    """A region built as a linalg function: its module, inputs and outputs (nodes)."""
 
-    text: str
+    module: ModuleOp
     inputs: list
     outputs: list
     flat: bool  # some tensor of rank > 2 is computed on as its folded 2-D view
@@ -48,11 +54,8 @@ class Text:
 
 
 def _t(shape, el: str) -> str:
-    return f"tensor<{'x'.join(map(str, shape))}x{el}>"
-
-
-def _f(v: float) -> str:
-    return f"{float(np.float32(v)):.17e}"  # torch rounds a scalar to the tensor's f32
+    """The MLIR spelling of a tensor type (for messages)."""
+    return str(tensor_type(shape, el))
 
 
 def stored_f32(node, produced: set | frozenset) -> bool:
@@ -66,153 +69,120 @@ def stored_f32(node, produced: set | frozenset) -> bool:
     return False
 
 
+# an operand of an element-wise op: a tensor (value, folded 2-D shape, element) or a
+# scalar f32 constant
+Tensor = tuple[SSAValue, tuple[int, int], str]
+Lines = Callable[[Scalar, list[SSAValue]], SSAValue]
+
+
+def _binary(op: str) -> Lines:
+    return lambda s, a: s.apply(op, a[0], a[1])
+
+
 class _Writer:
-    """The body of a region's linalg function: values by name, their folded 2-D shapes
-    and element types; each method appends torch-mlir's form of one computation."""
+    """The body of a region's linalg function: each method appends torch-mlir's form of
+    one computation on folded 2-D f32 tensors (`Tensor`s) and returns its value."""
 
-    def __init__(self):
-        self.body = ["  %zero = arith.constant 0.000000e+00 : f32"]
-        self.consts: dict[str, str] = {}
+    def __init__(self, fn: LinalgFunc):
+        self.fn = fn
+        self.zero = fn.const(0.0)
+        self.consts: dict[str, SSAValue] = {}
 
-    def fresh(self, prefix: str) -> str:
-        return f"%{prefix}{len(self.body)}"
+    def const(self, v: float) -> SSAValue:
+        """The f32 constant `v` (rounded as torch rounds a scalar to an f32 tensor), one
+        per value."""
+        x = -math.inf if v == -math.inf else float(np.float32(v))
+        key = repr(x)
+        if key not in self.consts:
+            self.consts[key] = self.fn.const(x)
+        return self.consts[key]
 
-    def const(self, v: float) -> str:
-        text = "0xFF800000" if v == -math.inf else _f(v)
-        if text not in self.consts:
-            self.consts[text] = f"%c{len(self.consts)}"
-            self.body.append(f"  {self.consts[text]} = arith.constant {text} : f32")
-        return self.consts[text]
+    def fill(self, shape, value: float = 0.0) -> SSAValue:
+        e = self.fn.empty(shape)
+        return self.fn.fill(self.zero if value == 0.0 else self.const(value), e)
 
-    def fill(self, shape, value: float = 0.0) -> str:
-        e, z, ot = self.fresh("e"), self.fresh("z"), _t(shape, "f32")
-        self.body.append(f"  {e} = tensor.empty() : {ot}")
-        c = "%zero" if value == 0.0 else self.const(value)
-        self.body.append(f"  {z} = linalg.fill ins({c} : f32) outs({e} : {ot}) -> {ot}")
-        return z
-
-    def generic(self, ins: list, out_shape, lines_of) -> str:
-        """An element-wise generic over `ins` (`(value, shape, element)` tensors or
-        scalar constant names) into `out_shape` (2-D); `lines_of(names)` gives the body
-        lines computing `%y` from the block's names for `ins` (in order)."""
-        r = self.fresh("v")
-        ts = [a for a in ins if not isinstance(a, str)]
+    def generic(self, ins: list, out_shape, lines_of: Lines) -> SSAValue:
+        """An element-wise generic over `ins` (`Tensor`s or scalar constants) into
+        `out_shape` (2-D); `lines_of(scalar, values)` builds the body from the block's
+        values for `ins` (in order; a bf16/f16 element widened to f32 first)."""
         maps = []
-        for _v, s, e in ts:
+        for _v, s, e in (a for a in ins if isinstance(a, tuple)):
             k = bcast(s, out_shape)
             if k is None:
                 raise ValueError(f"a {_t(s, e)} operand does not broadcast to "
                                  f"{_t(out_shape, 'f32')}")
-            m = {"full": "d0, d1", "row": "d1" if len(s) == 1 else "0, d1", "col": "d0, 0"}[k]
-            maps.append(f"affine_map<(d0, d1) -> ({m})>")
-        maps.append("affine_map<(d0, d1) -> (d0, d1)>")
-        ot = _t(out_shape, "f32")
-        e = self.fresh("e")
-        self.body.append(f"  {e} = tensor.empty() : {ot}")
-        blk = [f"%i{k}: {el}" for k, (_v, _s, el) in enumerate(ts)] + ["%o: f32"]
-        lines, names = [], []
-        k = 0
-        for a in ins:
-            if isinstance(a, str):
-                names.append(a)
-                continue
-            x, el = f"%i{k}", a[2]
-            if el != "f32":
-                lines.append(f"    {x}e = arith.extf {x} : {el} to f32")
-                x = f"{x}e"
-            names.append(x)
-            k += 1
-        lines += lines_of(names)
-        self.body.append(
-            f"  {r} = linalg.generic {{indexing_maps = [{', '.join(maps)}], "
-            f"iterator_types = [\"parallel\", \"parallel\"]}} "
-            f"ins({', '.join(v for v, _s, _e in ts)} : "
-            f"{', '.join(_t(s, el) for _v, s, el in ts)}) outs({e} : {ot}) {{")
-        self.body.append(f"  ^bb0({', '.join(blk)}):")
-        self.body.extend(lines)
-        self.body.append("    linalg.yield %y : f32")
-        self.body.append(f"  }} -> {ot}")
-        return r
+            maps.append({"full": "d0, d1", "row": "d1" if len(s) == 1 else "0, d1",
+                         "col": "d0, 0"}[k])
 
-    def unary(self, x: tuple, lines_of) -> str:
+        def body(s: Scalar, args) -> SSAValue:
+            names, k = [], 0
+            for a in ins:
+                if not isinstance(a, tuple):
+                    names.append(a)
+                    continue
+                names.append(s.extf(args[k]) if a[2] != "f32" else args[k])
+                k += 1
+            return lines_of(s, names)
+
+        tensors = [a[0] for a in ins if isinstance(a, tuple)]
+        return self.fn.generic(tensors, self.fn.empty(out_shape), [*maps, "d0, d1"], "pp", body)
+
+    def unary(self, x: Tensor, lines_of: Lines) -> SSAValue:
         return self.generic([x], x[1], lines_of)
 
-    def row_reduce(self, x: tuple, kind: str = "sum") -> str:
+    def row_reduce(self, x: Tensor, kind: str = "sum") -> SSAValue:
         """A row sum (`addf` from 0) or max (`maximumf` from -inf): `[M, 1]` f32."""
-        v, (M, N), el = x
+        v, (M, _N), el = x
         z = self.fill((M, 1), 0.0 if kind == "sum" else -math.inf)
-        r, ct = self.fresh("v"), _t((M, 1), "f32")
-        ext = [f"    %ie = arith.extf %in : {el} to f32"] if el != "f32" else []
-        nm = "%ie" if ext else "%in"
         op = "arith.addf" if kind == "sum" else "arith.maximumf"
-        self.body += [f"  {r} = linalg.generic {{indexing_maps = [affine_map<(d0, d1) -> "
-                      f"(d0, d1)>, affine_map<(d0, d1) -> (d0, 0)>], iterator_types = "
-                      f"[\"parallel\", \"reduction\"]}} ins({v} : {_t((M, N), el)}) "
-                      f"outs({z} : {ct}) {{",
-                      f"  ^bb0(%in: {el}, %o: f32):", *ext,
-                      f"    %y = {op} {nm}, %o : f32", "    linalg.yield %y : f32",
-                      f"  }} -> {ct}"]
-        return r
 
-    def matmul(self, x: tuple, w: tuple, transposed: bool) -> str:
+        def body(s: Scalar, a) -> SSAValue:
+            return s.apply(op, s.extf(a[0]) if el != "f32" else a[0], a[1])
+        return self.fn.generic([v], z, ["d0, d1", "d0, 0"], "pr", body)
+
+    def matmul(self, x: Tensor, w: Tensor, transposed: bool) -> SSAValue:
         """x [M, K] times the weight argument (`transposed`: w is [N, K], torch's
         `nn.Linear` layout, read through a `linalg.transpose`)."""
-        (M, _K), (wv, ws, wel) = x[1], w
+        (M, _K), (wv, ws, _wel) = x[1], w
         if transposed:
-            tt = _t((ws[1], ws[0]), wel)
-            e, wt = self.fresh("e"), self.fresh("wt")
-            self.body += [f"  {e} = tensor.empty() : {tt}",
-                          f"  {wt} = linalg.transpose ins({wv} : {_t(ws, wel)}) outs({e} : "
-                          f"{tt}) permutation = [1, 0]"]
-            wv, ws = wt, (ws[1], ws[0])
-        ot = _t((M, ws[1]), "f32")
-        z, r = self.fill((M, ws[1])), self.fresh("v")
-        self.body.append(f"  {r} = linalg.matmul ins({x[0]}, {wv} : {_t(x[1], x[2])}, "
-                         f"{_t(ws, wel)}) outs({z} : {ot}) -> {ot}")
-        return r
+            wv, ws = self.fn.transpose(wv, (1, 0)), (ws[1], ws[0])
+        return self.fn.named(MatmulOp, [x[0], wv], self.fill((M, ws[1])))
 
 
-def _binary(op: str):
-    return lambda a: [f"    %y = {op} {a[0]}, {a[1]} : f32"]
-
-
-def _gelu(approximate: str, w: _Writer):
+def _gelu(approximate: str, w: _Writer) -> Lines:
     if approximate == "tanh":  # 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
         c0, c1, h, one = (w.const(math.sqrt(2 / math.pi)), w.const(0.044715), w.const(0.5),
                           w.const(1.0))
-        return lambda a: [f"    %t0 = arith.mulf {a[0]}, {a[0]} : f32",
-                          f"    %t1 = arith.mulf %t0, {a[0]} : f32",
-                          f"    %t2 = arith.mulf %t1, {c1} : f32",
-                          f"    %t3 = arith.addf {a[0]}, %t2 : f32",
-                          f"    %t4 = arith.mulf %t3, {c0} : f32",
-                          "    %t5 = math.tanh %t4 : f32",
-                          f"    %t6 = arith.addf %t5, {one} : f32",
-                          f"    %t7 = arith.mulf {a[0]}, {h} : f32",
-                          "    %y = arith.mulf %t7, %t6 : f32"]
+
+        def tanh_form(s: Scalar, a) -> SSAValue:
+            x = a[0]
+            t3 = s.add(x, s.mul(s.mul(s.mul(x, x), x), c1))
+            t6 = s.add(s.tanh(s.mul(t3, c0)), one)
+            return s.mul(s.mul(x, h), t6)
+        return tanh_form
     c, h, one = w.const(0.7071067811865476), w.const(0.5), w.const(1.0)
-    return lambda a: [f"    %t0 = arith.mulf {a[0]}, {h} : f32",
-                      f"    %t1 = arith.mulf {a[0]}, {c} : f32",
-                      "    %t2 = math.erf %t1 : f32",
-                      f"    %t3 = arith.addf %t2, {one} : f32",
-                      "    %y = arith.mulf %t0, %t3 : f32"]
+
+    def erf_form(s: Scalar, a) -> SSAValue:
+        t0 = s.mul(a[0], h)
+        return s.mul(t0, s.add(s.erf(s.mul(a[0], c)), one))
+    return erf_form
 
 
-def _norm(n, x: tuple, w: _Writer, arg) -> str:
+def _norm(n, x: Tensor, w: _Writer, arg) -> SSAValue:
     """LayerNorm (mean, centred variance, affine) or RMSNorm over the last dim, the
     way torch's decompositions compute them."""
     name, args = _name(n), list(n.args)
     M, N = x[1]
     d, two = w.const(float(N)), w.const(2.0)
 
-    def square(a):
-        return [f"    %y = math.powf {a[0]}, {two} : f32"]
+    def square(s: Scalar, a) -> SSAValue:
+        return s.powf(a[0], two)
 
     weight = args[2] if len(args) > 2 else None
     if name == "aten.layer_norm.default":
         bias = args[3] if len(args) > 3 else None
         eps = args[4] if len(args) > 4 else 1e-5
-        mean = w.unary((w.row_reduce(x), (M, 1), "f32"), lambda a: [
-            f"    %y = arith.divf {a[0]}, {d} : f32"])
+        mean = w.unary((w.row_reduce(x), (M, 1), "f32"), lambda s, a: s.div(a[0], d))
         xc = (w.generic([x, (mean, (M, 1), "f32")], (M, N), _binary("arith.subf")), (M, N), "f32")
         sq = (w.unary(xc, square), (M, N), "f32")
         centred = xc
@@ -223,9 +193,8 @@ def _norm(n, x: tuple, w: _Writer, arg) -> str:
         sq = (w.unary(x, square), (M, N), "f32")
         centred = x
     e = w.const(float(eps))
-    rstd = w.unary((w.row_reduce(sq), (M, 1), "f32"), lambda a: [
-        f"    %t0 = arith.divf {a[0]}, {d} : f32", f"    %t1 = arith.addf %t0, {e} : f32",
-        "    %y = math.rsqrt %t1 : f32"])
+    rstd = w.unary((w.row_reduce(sq), (M, 1), "f32"),
+                   lambda s, a: s.rsqrt(s.add(s.div(a[0], d), e)))
     y = w.generic([centred, (rstd, (M, 1), "f32")], (M, N), _binary("arith.mulf"))
     for p, op in ((weight, "arith.mulf"), (bias, "arith.addf")):
         if p is not None:
@@ -233,14 +202,13 @@ def _norm(n, x: tuple, w: _Writer, arg) -> str:
     return y
 
 
-def _softmax(x: tuple, w: _Writer) -> str:
+def _softmax(x: Tensor, w: _Writer) -> SSAValue:
     """exp(x - max) / sum over the last dim (torch's decomposition)."""
     M, N = x[1]
     m = (w.row_reduce(x, "max"), (M, 1), "f32")
-    e = (w.generic([x, m], (M, N), lambda a: [f"    %t0 = arith.subf {a[0]}, {a[1]} : f32",
-                                               "    %y = math.exp %t0 : f32"]), (M, N), "f32")
-    s = (w.row_reduce(e), (M, 1), "f32")
-    return w.generic([e, s], (M, N), _binary("arith.divf"))
+    e = (w.generic([x, m], (M, N), lambda s, a: s.exp(s.sub(a[0], a[1]))), (M, N), "f32")
+    total = (w.row_reduce(e), (M, 1), "f32")
+    return w.generic([e, total], (M, N), _binary("arith.divf"))
 
 
 @dataclass(eq=False)
@@ -293,7 +261,7 @@ def _batch_norm(n) -> list[Derived]:
     return [Derived(f"{n.name}:{which}", col, column(which), n) for which in ("scale", "shift")]
 
 
-def region_text(region: list, fname: str, produced: set | frozenset = frozenset()) -> Text:
+def region_func(region: list, fname: str, produced: set | frozenset = frozenset()) -> RegionFunc:
     """The linalg-on-tensors function of a region (torch-mlir's forms) on the folded 2-D
     views of its tensors; an input that another lowered part computes (`produced`,
     through views) is read as f32."""
@@ -333,18 +301,16 @@ def region_text(region: list, fname: str, produced: set | frozenset = frozenset(
             sh = static(m)
             shapes[m] = (int(np.prod(sh[:-k])), int(np.prod(sh[-k:])))
     flat = any(len(static(n)) > 2 for n in [*region, *inputs])
-    val: dict = {}
     el: dict = {}
-    args = []
-    for i, a in enumerate(inputs):
-        val[a], el[a] = f"%a{i}", "f32" if stored_f32(a, produced) else element(a)
-        args.append(f"%a{i}: {_t(shapes[a], el[a])}")
-    for i, d in enumerate(derived, len(inputs)):
-        val[d], el[d] = f"%a{i}", "f32"
-        args.append(f"%a{i}: {_t(d.shape, 'f32')}")
-    w = _Writer()
+    for a in inputs:
+        el[a] = "f32" if stored_f32(a, produced) else element(a)
+    for d in derived:
+        el[d] = "f32"
+    fn = LinalgFunc(fname, [tensor_type(shapes[a], el[a]) for a in [*inputs, *derived]])
+    val: dict = dict(zip([*inputs, *derived], fn.args))
+    w = _Writer(fn)
 
-    def arg(a) -> tuple:
+    def arg(a) -> Tensor:
         return (val[a], shapes[a], el[a])
 
     for n in region:
@@ -363,38 +329,30 @@ def region_text(region: list, fname: str, produced: set | frozenset = frozenset(
             r = w.row_reduce(arg(a0))
             if name == "aten.mean.dim":
                 c = w.const(shapes[a0][1])
-                r = w.unary((r, out, "f32"), lambda a, c=c: [f"    %y = arith.divf {a[0]}, {c} : f32"])
+                r = w.unary((r, out, "f32"), lambda s, a, c=c: s.div(a[0], c))
         elif name == BATCH_NORM:
             scale, shift = (d for d in derived if d.node is n)
-            r = w.generic([arg(a0), arg(scale), arg(shift)], out, lambda a: [
-                f"    %t0 = arith.mulf {a[0]}, {a[1]} : f32",
-                f"    %y = arith.addf %t0, {a[2]} : f32"])
+            r = w.generic([arg(a0), arg(scale), arg(shift)], out,
+                          lambda s, a: s.add(s.mul(a[0], a[1]), a[2]))
         elif name in NORM:
             r = _norm(n, arg(a0), w, arg)
         elif name in SOFTMAX:
             r = _softmax(arg(a0), w)
         elif name == "aten.pow.Tensor_Scalar":
             c = w.const(2.0)
-            r = w.unary(arg(a0), lambda a, c=c: [f"    %y = math.powf {a[0]}, {c} : f32"])
+            r = w.unary(arg(a0), lambda s, a, c=c: s.powf(a[0], c))
         elif name in UNARY:
-            r = w.unary(arg(a0), lambda a, op=UNARY[name]: [f"    %y = {op} {a[0]} : f32"])
-        elif name == "aten.silu.default":
-            one = w.const(1.0)
-            r = w.unary(arg(a0), lambda a, one=one: [
-                f"    %n = arith.negf {a[0]} : f32", "    %x = math.exp %n : f32",
-                f"    %d = arith.addf %x, {one} : f32", f"    %y = arith.divf {a[0]}, %d : f32"])
-        elif name == "aten.sigmoid.default":
-            one = w.const(1.0)
-            r = w.unary(arg(a0), lambda a, one=one: [
-                f"    %n = arith.negf {a[0]} : f32", "    %x = math.exp %n : f32",
-                f"    %d = arith.addf %x, {one} : f32", f"    %y = arith.divf {one}, %d : f32"])
+            r = w.unary(arg(a0), lambda s, a, op=UNARY[name]: s.apply(op, a[0]))
+        elif name in ("aten.silu.default", "aten.sigmoid.default"):
+            one = w.const(1.0)  # x / (1 + exp(-x)), 1 / (1 + exp(-x))
+            silu = name == "aten.silu.default"
+            r = w.unary(arg(a0), lambda s, a, one=one, silu=silu: s.div(
+                a[0] if silu else one, s.add(s.exp(s.neg(a[0])), one)))
         elif name == "aten.relu.default":
-            r = w.unary(arg(a0), lambda a: [f"    %y = arith.maximumf {a[0]}, %zero : f32"])
+            r = w.unary(arg(a0), lambda s, a: s.max(a[0], w.zero))
         elif name == "aten.hardtanh.default":
             lo, hi = w.const(n.args[1]), w.const(n.args[2])
-            r = w.unary(arg(a0), lambda a, lo=lo, hi=hi: [
-                f"    %t0 = arith.maximumf {a[0]}, {lo} : f32",
-                f"    %y = arith.minimumf %t0, {hi} : f32"])
+            r = w.unary(arg(a0), lambda s, a, lo=lo, hi=hi: s.min(s.max(a[0], lo), hi))
         elif name == "aten.gelu.default":
             r = w.unary(arg(a0), _gelu(n.kwargs.get("approximate", "none"), w))
         else:  # binary
@@ -403,11 +361,8 @@ def region_text(region: list, fname: str, produced: set | frozenset = frozenset(
                    for a in n.args]
             r = w.generic(ins, out, _binary(BINARY[name]))
         val[n], el[n] = r, "f32"
-    rets = ", ".join(val[o] for o in outputs)
-    rtypes = ", ".join(_t(shapes[o], "f32") for o in outputs)
-    text = (f"func.func @{fname}({', '.join(args)}) -> ({rtypes}) {{\n" + "\n".join(w.body)
-            + f"\n  return {rets} : {rtypes}\n}}\n")
-    return Text(text, [*inputs, *derived], outputs, flat,
-                {d.name: d.fn for d in derived if d.fn is not None},
-                [d for d in derived if isinstance(d, Expanded)],
-                {a for a in folded if all(u in inset for u in a.users)})
+    module = fn.module([val[o] for o in outputs])
+    return RegionFunc(module, [*inputs, *derived], outputs, flat,
+                      {d.name: d.fn for d in derived if d.fn is not None},
+                      [d for d in derived if isinstance(d, Expanded)],
+                      {a for a in folded if all(u in inset for u in a.users)})
