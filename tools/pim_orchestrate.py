@@ -109,7 +109,8 @@ def _parser() -> argparse.ArgumentParser:
                    help="also evaluate the B, P and AH partitionings and print speedups")
     p.add_argument("--simulate", action="store_true",
                    help="lower the schedule to per-node phase programs (pim-lower-phases) and "
-                   "run them on the NoC simulator, incl. the local-global interaction")
+                   "run them on the NoC simulator, incl. the local-global interaction; with "
+                   "--baselines the baselines' schedules are simulated too")
     p.add_argument("--emit-mlir", metavar="FILE",
                    help="write the schedule as pim IR (lowered with --simulate) to FILE")
     p.add_argument("--check-noc", action="store_true",
@@ -176,13 +177,37 @@ def _as_ir(res, args: argparse.Namespace, out) -> None:
     if args.simulate:
         sim = simulate_model(op)
         ms = res.hw.cycle_ns / 1e6
-        print(f"simulated latency {sim.latency_ms:.4f} ms (phase programs on the NoC "
+        per = f" ({sim.latency_ms / res.batch:.4f} ms per image)" if res.batch > 1 else ""
+        print(f"simulated latency {sim.latency_ms:.4f} ms{per} (phase programs on the NoC "
               f"simulator) vs eq. 12 {sim.analytical * ms:.4f} ms "
               f"({100 * (sim.total / sim.analytical - 1):+.2f}%), of which local-global "
               f"interaction {sim.interaction * ms:.4f} ms", file=out)
+        if args.baselines:
+            _simulated_baselines(res, sim, args, out)
     if args.emit_mlir:
         with open(args.emit_mlir, "w") as f:
             f.write(module_text(module))
+
+
+def _simulated_baselines(res, sim, args: argparse.Namespace, out) -> None:
+    """Each baseline's schedule lowered and simulated like Allspark's, and the speedup of
+    simulated over simulated."""
+    from steplus.passes.allspark.baselines import BASELINES, BaselineMemoryError, baseline
+    from steplus.runtime.pim.program import simulate_result
+
+    ms = res.hw.cycle_ns / 1e6
+    for kind in BASELINES:
+        try:
+            b = baseline(res.model, res.model.img, res.hw, kind, bind=False, batch=res.batch)
+        except BaselineMemoryError:
+            print(f"baseline {kind} simulated: cannot run (constraint 5, memory capacity)",
+                  file=out)
+            continue
+        bs = simulate_result(b, args.preset, bool(args.mesh), args.node_cap_mib)
+        print(f"baseline {kind} simulated: latency {bs.latency_ms:.4f} ms, speedup "
+              f"{bs.total / sim.total:.2f}x (simulated over simulated), of which weight "
+              f"streaming {bs.stream * ms:.4f} ms and local-global interaction "
+              f"{bs.interaction * ms:.4f} ms", file=out)
 
 
 def _run(argv: Sequence[str] | None) -> int:

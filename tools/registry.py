@@ -58,6 +58,7 @@ _PASSES: dict[str, tuple[str, str]] = {
     "pim-orchestrate": ("steplus.passes.allspark.ir", "PimOrchestratePass"),
     "pim-verify-schedule": ("steplus.passes.allspark.ir", "PimVerifySchedulePass"),
     "pim-lower-phases": ("steplus.passes.allspark.lower", "PimLowerPhasesPass"),
+    "convert-torch-to-pim": ("steplus.lowering.torch_to_pim", "ConvertTorchToPimPass"),
 }
 
 

@@ -58,6 +58,7 @@ from xdsl.traits import HasParent, NoTerminator
 from xdsl.utils.exceptions import VerifyException
 
 MAX_COUNT = 1 << 20  # bound on branch, block and mesh counts read from IR
+INTERACTIONS = ("none", "shifted", "focal", "subsample", "cross")
 
 
 def _positive(op: IRDLOperation, name: str, attr: IntegerAttr) -> int:
@@ -94,9 +95,12 @@ class ModelOp(IRDLOperation):
     `pim-orchestrate --model/--img` takes), `preset` the machine; `rows`,
     `cols` and `node_cap_mib` override the preset's mesh and memory per node.
     `source = "ir"`: the workload is the stages' own shape properties (`channels`,
-    `heads`, `head_dim`, `tokens`, `kv_tokens`, `mlp_ratio`, `merge_in`, `grid`,
-    `blocks`; single-branch stages), as `lowering/torch_to_pim.py` writes them from
-    a `torch.export` graph; otherwise (`"table"`, the default) `model` names it.
+    `heads`, `head_dim`, `tokens`, `kv_tokens` or `groups`, `mlp_ratio`, `merge_in`,
+    `grid`, `blocks`, and for windowed stages `branch_grid` and `interaction`), as
+    `lowering/torch_to_pim.py` (`convert-torch-to-pim`) writes them from a
+    `torch.export` graph; otherwise (`"table"`, the default) `model` names it.
+    `batch` (default 1): inputs per inference (eq. 12's `N_bt`); `pim-lower-phases`
+    sends every input's feature maps and the weights once per phase.
 
     ```mlir
     "pim.model"() <{model = "vit-b", img = 224 : i64, preset = "allspark-16x16"}> ({
@@ -112,6 +116,7 @@ class ModelOp(IRDLOperation):
     cols = opt_prop_def(IntegerAttr[I64])
     node_cap_mib = opt_prop_def(IntegerAttr[I64])
     source = opt_prop_def(StringAttr)
+    batch = opt_prop_def(IntegerAttr[I64])
     body = region_def()
     traits = traits_def(NoTerminator())
 
@@ -120,7 +125,7 @@ class ModelOp(IRDLOperation):
         if self.source is not None and self.source.data not in ("table", "ir"):
             raise VerifyException(f"pim.model: source must be 'table' or 'ir', got "
                                   f"'{self.source.data}'")
-        for key in ("rows", "cols", "node_cap_mib"):
+        for key in ("rows", "cols", "node_cap_mib", "batch"):
             attr = getattr(self, key)
             if attr is not None:
                 _positive(self, key, attr)
@@ -133,6 +138,19 @@ class StageOp(IRDLOperation):
 
     Holds its temporal layers in order (`pim.layer`).  `reuse` marks a stage
     whose nodes keep weights across temporal layers (Table V's reuse column).
+    `stream_bytes`: weight bytes per node that do not fit node memory and are
+    re-fetched in every temporal layer (a fixed-scheme baseline, eq. 13's cost);
+    constraint 5 is then not checked.
+
+    Workload properties (a `pim.model` with `source = "ir"`): `channels` (C),
+    `heads` and `head_dim` per branch, `tokens` (query patches per branch),
+    `mlp_ratio`, `merge_in` (input width of the patch embedding / merging),
+    `grid` (patch resolution), `branch_grid` (windows as rows x cols, default
+    `[1, 1]`), `interaction` (`none`, `shifted`, `focal`, `subsample`, `cross`),
+    and the keys attended: `kv_tokens` when every block has the same shape, else
+    `groups`, one `blocks, kv_tokens, extra_weights, extra_macs_per_token`
+    quadruple per block shape (e.g. Twins' local and global blocks, a
+    spatial-reduction convolution's weights).
 
     ```mlir
     "pim.model"() <{model = "swin-t", img = 224 : i64, preset = "allspark-16x16"}> ({
@@ -157,12 +175,31 @@ class StageOp(IRDLOperation):
     merge_in = opt_prop_def(IntegerAttr[I64])
     kv_tokens = opt_prop_def(IntegerAttr[I64])
     grid = opt_prop_def(DenseArrayBase[I64])
+    branch_grid = opt_prop_def(DenseArrayBase[I64])
+    groups = opt_prop_def(DenseArrayBase[I64])
+    interaction = opt_prop_def(StringAttr)
+    stream_bytes = opt_prop_def(IntegerAttr[I64])
     body = region_def()
     traits = traits_def(NoTerminator(), HasParent(ModelOp))
 
     def verify_(self) -> None:
         for key in ("index", "branches", "blocks"):
             _positive(self, key, getattr(self, key))
+        if self.stream_bytes is not None and not 0 <= self.stream_bytes.value.data < 1 << 40:
+            raise VerifyException("pim.stage: stream_bytes must be non-negative")
+        if self.interaction is not None and self.interaction.data not in INTERACTIONS:
+            raise VerifyException(f"pim.stage: interaction must be one of "
+                                  f"{', '.join(INTERACTIONS)}, got '{self.interaction.data}'")
+        if self.groups is not None:
+            v = _ints(self.groups)
+            if not v or len(v) % 4 or min(v) < 0:
+                raise VerifyException("pim.stage: groups must be non-negative (blocks, "
+                                      "kv_tokens, extra_weights, extra_macs) quadruples")
+        if self.branch_grid is not None:
+            v = _ints(self.branch_grid)
+            if len(v) != 2 or min(v) < 1 or v[0] * v[1] != self.branches.value.data:
+                raise VerifyException(f"pim.stage: branch_grid must be [rows, cols] with "
+                                      f"rows x cols = branches, got {list(v)}")
         _check_body(self, (LayerOp, InteractOp), "pim.layer and pim.interact")
 
 
@@ -253,7 +290,7 @@ class ComputeOp(IRDLOperation):
             raise VerifyException("pim.compute: cycles must be non-negative")
 
 
-RING_AXES = ("patch", "group")
+RING_AXES = ("patch", "group", "mesh")
 
 
 @irdl_op_definition
@@ -262,7 +299,9 @@ class RingOp(IRDLOperation):
 
     `axis = "patch"` rings run over the `m` patch nodes of a head group (K, V,
     shared weights), `axis = "group"` over the `g` head groups (gathers), inside
-    each sub-array of the layer (Sec. V-B).
+    each sub-array of the layer (Sec. V-B).  `axis = "mesh"`: every node of the
+    layer receives `bytes` from its neighbour on a boustrophedon path through the
+    whole mesh (a baseline streaming the weights it cannot keep, `phase = "stream"`).
 
     ```mlir
     "pim.model"() <{model = "swin-t", img = 224 : i64, preset = "allspark-16x16"}> ({
@@ -284,7 +323,7 @@ class RingOp(IRDLOperation):
 
     def verify_(self) -> None:
         if self.axis.data not in RING_AXES:
-            raise VerifyException(f"pim.ring: axis must be 'patch' or 'group', got "
+            raise VerifyException(f"pim.ring: axis must be 'patch', 'group' or 'mesh', got "
                                   f"'{self.axis.data}'")
         _positive(self, "rounds", self.rounds)
         if not 1 <= self.bytes.value.data < 1 << 40:

@@ -127,6 +127,7 @@ def apply_spill(res: Result) -> Result:
             f"{mem.workspace / MIB:.2f} MiB plus this node's share of the spilled weights "
             f"{reserve / MIB:.2f} MiB exceed node_cap {hw.node_cap_bytes / MIB:.2f} MiB")
     res.spilled_bytes = sum(spill)
+    res.stream = list(spill)
     for rep, extra in zip(res.stages, spill):
         if not extra:
             continue

@@ -9,8 +9,8 @@ checks the partition candidates (Sec. VI-A), constraints 1-5 and the placement
 (rectangles inside the mesh, disjoint); the first violation is an error at the
 offending op that names the constraint.
 
-The workload still comes from the model name (`passes/allspark/vit.py`), not
-from an imported graph.
+The workload comes from the model name (`passes/allspark/vit.py`) or, for a
+`pim.model` with `source = "ir"` (`convert-torch-to-pim`), from its stages' shapes.
 
 ```mlir
 "pim.model"() <{model = "swin-t", img = 224 : i64, preset = "allspark-16x16"}> ({
@@ -35,7 +35,7 @@ from xdsl.rewriter import BlockInsertPoint, InsertPoint, Rewriter
 from steplus.dialects.pim import LayerOp, ModelOp, StageOp, body_ops
 from steplus.dialects.target.pim import MIB, PimConfigError, PimHardware, preset, with_overrides
 from steplus.passes.allspark.ilp_compact import ScheduleError
-from steplus.passes.allspark.orchestrate import Result, layer_rects, orchestrate
+from steplus.passes.allspark.orchestrate import MAX_BATCH, Result, layer_rects, orchestrate
 from steplus.passes.allspark.partition import Scheme
 from steplus.passes.allspark.schedule import layers_of, verify
 from steplus.passes.allspark.vit import BlockGroup, Stage, VitModel, WorkloadError, build
@@ -64,8 +64,25 @@ def machine_of(op: ModelOp) -> PimHardware:
         raise OpDiagnosticError(op, str(e)) from None
 
 
-_IR_FIELDS = ("channels", "heads", "head_dim", "tokens", "kv_tokens", "mlp_ratio", "merge_in",
-              "grid")
+_IR_FIELDS = ("channels", "heads", "head_dim", "tokens", "mlp_ratio", "merge_in", "grid")
+
+
+def _ir_groups(s: StageOp) -> tuple[BlockGroup, ...]:
+    if s.groups is not None:
+        v = [int(x) for x in s.groups.get_values()]
+        groups = tuple(BlockGroup(v[i], v[i + 1], v[i + 2], v[i + 3])
+                       for i in range(0, len(v), 4))
+        if sum(g.blocks for g in groups) != s.blocks.value.data or min(
+                (g.blocks for g in groups), default=0) < 1:
+            raise OpDiagnosticError(s, f"pim.stage: groups hold "
+                                       f"{sum(g.blocks for g in groups)} blocks, not "
+                                       f"{s.blocks.value.data} (each group at least 1)")
+        if any(g.kv_tokens < 1 for g in groups):
+            raise OpDiagnosticError(s, "pim.stage: a group attends to no keys")
+        return groups
+    if s.kv_tokens is None:
+        raise OpDiagnosticError(s, "pim.stage: source 'ir' needs kv_tokens or groups")
+    return (BlockGroup(s.blocks.value.data, s.kv_tokens.value.data),)
 
 
 def _ir_workload(op: ModelOp) -> VitModel:
@@ -74,16 +91,21 @@ def _ir_workload(op: ModelOp) -> VitModel:
         missing = [f for f in _IR_FIELDS if getattr(s, f) is None]
         if missing:
             raise OpDiagnosticError(s, f"pim.stage: source 'ir' needs {', '.join(missing)}")
-        if s.branches.value.data != 1:
-            raise OpDiagnosticError(s, "pim.stage: source 'ir' describes single-branch stages "
-                                       "only (windowed models come from the model table)")
         v = {f: getattr(s, f).value.data for f in _IR_FIELDS if f != "grid"}
+        if min(v.values()) < 1:
+            raise OpDiagnosticError(s, "pim.stage: workload sizes must be positive")
         grid = tuple(int(x) for x in s.grid.get_values())  # pyright: ignore[reportOptionalMemberAccess]
-        if len(grid) != 2:
+        if len(grid) != 2 or min(grid) < 1:
             raise OpDiagnosticError(s, "pim.stage: grid must be [rows, cols]")
+        bgrid = (1, 1) if s.branch_grid is None else tuple(
+            int(x) for x in s.branch_grid.get_values())
+        if bgrid[0] * bgrid[1] != s.branches.value.data:
+            raise OpDiagnosticError(s, f"pim.stage: {s.branches.value.data} branches need a "
+                                       f"branch_grid (rows x cols = branches)")
+        inter = "none" if s.interaction is None else s.interaction.data
         stages.append(Stage(s.index.value.data, (grid[0], grid[1]), v["channels"], v["heads"],
-                            v["head_dim"], v["mlp_ratio"], v["merge_in"], (1, 1), v["tokens"],
-                            (BlockGroup(s.blocks.value.data, v["kv_tokens"]),), "none"))
+                            v["head_dim"], v["mlp_ratio"], v["merge_in"], (bgrid[0], bgrid[1]),
+                            v["tokens"], _ir_groups(s), inter))
     if not stages:
         raise OpDiagnosticError(op, "pim.model: source 'ir' needs its pim.stage ops")
     family, _, size = op.model.data.partition("-")
@@ -100,25 +122,45 @@ def workload_of(op: ModelOp) -> VitModel:
         raise OpDiagnosticError(op, str(e)) from None
 
 
+def batch_of(op: ModelOp) -> int:
+    """Inputs per inference (`batch`, default 1), bounded like `pim-orchestrate --batch`."""
+    b = 1 if op.batch is None else op.batch.value.data
+    if not 1 <= b <= MAX_BATCH:
+        raise OpDiagnosticError(op, f"pim.model: batch must be in [1, {MAX_BATCH}], got {b}")
+    return b
+
+
 def stage_op(st: Stage, reuse: bool = False, workload: bool = False) -> StageOp:
     """A `pim.stage` for ``st``; with ``workload`` it carries the shapes (source "ir")."""
     props: dict[str, object] = {
         "index": _int(st.index), "branches": _int(st.branches), "blocks": _int(st.blocks),
         "heads": _int(st.heads), "tokens": _int(st.tokens)}
     if workload:
-        [group] = st.groups
         props.update(channels=_int(st.channels), head_dim=_int(st.head_dim),
                      mlp_ratio=_int(st.mlp_ratio), merge_in=_int(st.merge_in),
-                     kv_tokens=_int(group.kv_tokens),
                      grid=DenseArrayBase.from_list(i64, list(st.grid)))
+        if len(st.groups) == 1 and not (st.groups[0].extra_weight_params
+                                        or st.groups[0].extra_macs_per_token):
+            props["kv_tokens"] = _int(st.groups[0].kv_tokens)
+        else:
+            props["groups"] = DenseArrayBase.from_list(i64, [
+                x for g in st.groups for x in (g.blocks, g.kv_tokens, g.extra_weight_params,
+                                               g.extra_macs_per_token)])
+        if st.branch_grid != (1, 1):
+            props["branch_grid"] = DenseArrayBase.from_list(i64, list(st.branch_grid))
+        if st.interaction != "none":
+            props["interaction"] = StringAttr(st.interaction)
     if reuse:
         props["reuse"] = UnitAttr()
     return StageOp.create(properties=props,  # pyright: ignore[reportArgumentType]
                           regions=[Region(Block())])
 
 
-def attach_schedule(op: ModelOp, res: Result) -> None:
-    """Write an orchestration result into ``op`` (replacing any schedule it holds)."""
+def attach_schedule(op: ModelOp, res: Result, stream: list[int] | None = None) -> None:
+    """Write an orchestration result into ``op`` (replacing any schedule it holds).
+
+    ``stream[s]``: weight bytes per node stage ``s + 1`` re-fetches in every temporal
+    layer (a baseline over node memory, `stream_bytes`)."""
     vit, hw = res.model, res.hw
     from_ir = op.source is not None and op.source.data == "ir"
     if not op.body.blocks:
@@ -128,6 +170,8 @@ def attach_schedule(op: ModelOp, res: Result) -> None:
         Rewriter.erase_op(old)
     for st, rep in zip(vit.stages, res.stages):
         stage = stage_op(st, rep.reuse, from_ir)
+        if stream is not None and stream[st.index - 1]:
+            stage.stream_bytes = _int(stream[st.index - 1])
         Rewriter.insert_op(stage, InsertPoint.at_end(block))
         for lay in rep.layers:
             rects = [x for r in layer_rects(hw, lay) for x in r]
@@ -137,6 +181,8 @@ def attach_schedule(op: ModelOp, res: Result) -> None:
                 "placement": DenseArrayBase.from_list(i64, rects),
                 "cycles": _int(lay.cost.total)})
             Rewriter.insert_op(layer, InsertPoint.at_end(stage.body.block))
+    if res.batch != 1:
+        op.batch = _int(res.batch)
     op.attributes["latency_cycles"] = _int(res.cycles)
     op.attributes["status"] = StringAttr(res.status)
 
@@ -176,7 +222,8 @@ class PimOrchestratePass(ModulePass):
         hw = machine_of(op)
         vit = workload_of(op)
         try:
-            res = orchestrate(vit, vit.img, hw, self.time_limit, self.form)
+            res = orchestrate(vit, vit.img, hw, self.time_limit, self.form,
+                              batch=batch_of(op))
         except (ScheduleError, ValueError) as e:
             raise OpDiagnosticError(op, str(e)) from None
         attach_schedule(op, res)
@@ -231,11 +278,14 @@ def check_model(op: ModelOp, hw: PimHardware | None = None) -> None:
             rows.append((Scheme(g, m), lay.branches.value.data))
         spec.append(rows)
     try:
-        layers = layers_of(vit, hw, spec)
+        layers = layers_of(vit, hw, spec, batch_of(op))
     except ScheduleError as e:
         msg = str(e).removeprefix("schedule: ")
         raise OpDiagnosticError(_locate(op, msg), msg) from None
-    errors = verify(vit, hw, layers)
+    # a stage that streams the weights it cannot keep (a baseline) is charged for them
+    # instead of obeying constraint 5
+    streams = any(s.stream_bytes is not None and s.stream_bytes.value.data for s in stages)
+    errors = verify(vit, hw, layers, memory=not streams)
     if errors:
         raise OpDiagnosticError(_locate(op, errors[0]), errors[0])
     for stage in stages:

@@ -11,7 +11,10 @@ of each dependency sent between the anchors of the two sub-arrays its branches
 are bound to (the seed's greedy binding), once per block.
 
 The schedule is checked first (`pim-verify-schedule`'s rules); a layer without
-`placement` gets Algorithm 1's rectangles.  `runtime/pim/program.py` executes
+`placement` gets Algorithm 1's rectangles.  With a `batch` on the `pim.model`,
+feature-map rings and interactions carry every input's bytes and weight-sharing
+rings run once; a stage with `stream_bytes` (a baseline over node memory) gets a
+`pim.ring` of phase `stream` on the `mesh` axis in every temporal layer.  `runtime/pim/program.py` executes
 the result on the link-level NoC simulator (`pim-orchestrate --simulate`).
 
 ```mlir
@@ -39,7 +42,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from steplus.dialects.pim import ComputeOp, InteractOp, LayerOp, ModelOp, RingOp, StageOp, body_ops
 from steplus.dialects.target.pim import PimHardware
 from steplus.passes.allspark.cost import layer_cost
-from steplus.passes.allspark.ir import check_model, layer_ops, machine_of, workload_of
+from steplus.passes.allspark.ir import batch_of, check_model, layer_ops, machine_of, workload_of
 from steplus.passes.allspark.layout import Slot, greedy_binding, structured_layout
 from steplus.passes.allspark.partition import Scheme, ring_phases
 from steplus.passes.allspark.vit import dependency_edges
@@ -56,6 +59,7 @@ def lower_model(op: ModelOp, hw: PimHardware | None = None) -> None:
     hw = hw or machine_of(op)
     check_model(op, hw)
     vit = workload_of(op)
+    batch = batch_of(op)
     bpe = hw.bytes_per_elem
     for st, stage in zip(vit.stages, [s for s in body_ops(op) if isinstance(s, StageOp)]):
         for old in [o for o in body_ops(stage) if isinstance(o, InteractOp)]:
@@ -68,17 +72,23 @@ def lower_model(op: ModelOp, hw: PimHardware | None = None) -> None:
                 rects = structured_layout(hw.rows, hw.cols, m, g)[: lay.branches.value.data]
                 lay.placement = DenseArrayBase.from_list(i64, [x for r in rects for x in r])
             slots += [Slot(j, r) for r in lay.rects()]
-            cost = layer_cost(st, scheme, hw)
+            cost = layer_cost(st, scheme, hw, batch)
             if lay.cycles is None:
                 lay.cycles = _int(cost.total)
             ops: list[ComputeOp | RingOp] = [ComputeOp.create(properties={
                 "phase": StringAttr("blocks"), "cycles": _int(cost.compute)})]
             for ph in ring_phases(st, scheme):
                 if ph.rounds > 0 and ph.elems > 0:
+                    # feature maps travel for every input, shared weights once (Sec. VI-D)
+                    per = 1 if ph.name.startswith("ws-") else batch
                     ops.append(RingOp.create(properties={
                         "phase": StringAttr(ph.name),
                         "axis": StringAttr("patch" if ph.patch_ring else "group"),
-                        "rounds": _int(ph.rounds), "bytes": _int(ph.elems * bpe)}))
+                        "rounds": _int(ph.rounds), "bytes": _int(ph.elems * bpe * per)}))
+            if stage.stream_bytes is not None and stage.stream_bytes.value.data:
+                ops.append(RingOp.create(properties={
+                    "phase": StringAttr("stream"), "axis": StringAttr("mesh"),
+                    "rounds": _int(1), "bytes": _int(stage.stream_bytes.value.data)}))
             if lay.program is None:
                 new = LayerOp.create(properties=dict(lay.properties),
                                      regions=[Region(Block())])
@@ -97,7 +107,7 @@ def lower_model(op: ModelOp, hw: PimHardware | None = None) -> None:
                 pa, pb = slots[bind[a]].anchor, slots[bind[b]].anchor
                 pairs += [*pa, *pb, *pb, *pa]
             Rewriter.insert_op(InteractOp.create(properties={
-                "bytes": _int(st.tokens * st.channels * bpe), "times": _int(st.blocks),
+                "bytes": _int(st.tokens * st.channels * bpe * batch), "times": _int(st.blocks),
                 "pairs": DenseArrayBase.from_list(i64, pairs)}),
                 InsertPoint.at_end(stage.body.block))
 

@@ -104,6 +104,7 @@ class Result:
     batch: int = 1  # N_bt of eq. 12: latency, traffic and energy are for the whole batch
     spilled_bytes: int = 0  # weight bytes per node streamed each temporal layer (baselines)
     memory_rule: str = "enforced"  # "enforced" (eq. 5), "spill" or "ignored" (baselines)
+    stream: list[int] = field(default_factory=list[int])  # per stage: spilled bytes per node
 
     @property
     def cycles(self) -> int:

@@ -171,6 +171,30 @@ def simulate_layer(rects: list[Rect], m: int, g: int, phases: list[Phase], rows:
     return LayerSim(sim_total, ana_total, wait, worst)
 
 
+def mesh_neighbour(node: Node, rows: int, cols: int) -> Node:
+    """The node ``node`` fetches streamed weights from: its predecessor on the
+    boustrophedon path through the mesh (row 0 left to right, row 1 back, ...), the
+    path's first node from its successor; one hop, and no two nodes share a link."""
+    r, c = node
+    if r == 0 and c == 0:
+        return (0, 1) if cols > 1 else ((1, 0) if rows > 1 else node)
+    if r % 2 == 0:
+        return (r, c - 1) if c > 0 else (r - 1, 0)
+    return (r, c + 1) if c < cols - 1 else (r - 1, c)
+
+
+def neighbour_messages(rects: list[Rect], rows: int, cols: int, nbytes: int) -> list[Message]:
+    """Every node of ``rects`` receives ``nbytes`` from its :func:`mesh_neighbour`."""
+    out = []
+    for r0, c0, h, w in rects:
+        for r in range(r0, r0 + h):
+            for c in range(c0, c0 + w):
+                src = mesh_neighbour((r, c), rows, cols)
+                if src != (r, c):
+                    out.append(Message(src, (r, c), nbytes))
+    return out
+
+
 Grid = list[list[Node]]  # grid[gi][mi]: the node of head group gi, patch chunk mi
 
 

@@ -37,7 +37,7 @@ from steplus.passes.allspark.ir import attach_schedule, layer_ops, machine_of
 from steplus.passes.allspark.lower import lower_model
 from steplus.passes.allspark.orchestrate import Result
 from steplus.utils.diagnostics import OpDiagnosticError
-from steplus.runtime.pim.noc import Message, Phase, simulate, simulate_layer
+from steplus.runtime.pim.noc import Message, Phase, neighbour_messages, simulate, simulate_layer
 
 MAX_MESSAGES = 1_000_000  # bound on messages one interaction may inject
 
@@ -55,10 +55,11 @@ class StageSim:
     interaction: int = 0
     analytical: int = 0  # sum of the layers' eq. 12 cycles
     wait_cycles: int = 0
+    stream: int = 0  # simulated cycles re-fetching weights that do not fit (baselines)
 
     @property
     def total(self) -> int:
-        return self.compute + self.rings + self.interaction
+        return self.compute + self.rings + self.interaction + self.stream
 
 
 @dataclass
@@ -79,6 +80,10 @@ class ProgramSim:
     @property
     def interaction(self) -> int:
         return sum(s.interaction for s in self.stages)
+
+    @property
+    def stream(self) -> int:
+        return sum(s.stream for s in self.stages)
 
     @property
     def latency_ms(self) -> float:
@@ -103,6 +108,13 @@ def simulate_model(op: ModelOp, hw: PimHardware | None = None) -> ProgramSim:
             for o in body_ops(lay):
                 if isinstance(o, ComputeOp):
                     ss.compute += o.cycles.value.data
+                elif isinstance(o, RingOp) and o.axis.data == "mesh":
+                    nbytes = o.bytes.value.data
+                    res = simulate(neighbour_messages(lay.rects(), hw.rows, hw.cols, nbytes),
+                                   hw.rows, hw.cols, hw.link_bytes_per_cycle,
+                                   hw.router_delay_cycles)
+                    ss.stream += o.rounds.value.data * res.makespan
+                    ss.wait_cycles += o.rounds.value.data * res.wait_cycles
                 elif isinstance(o, RingOp):
                     phases.append(Phase(o.phase.data, o.axis.data == "patch",
                                         o.rounds.value.data, o.bytes.value.data))
@@ -178,10 +190,10 @@ def result_module(res: Result, preset_name: str, mesh: bool = False,
                   node_cap_mib: float | None = None) -> tuple[ModuleOp, ModelOp]:
     """An orchestration result as a lowered `pim.model` (pim-orchestrate + pim-lower-phases).
 
-    ``mesh`` / ``node_cap_mib`` record the overrides ``res.hw`` was built with.
+    ``mesh`` / ``node_cap_mib`` record the overrides ``res.hw`` was built with.  A
+    baseline (``res.method`` B, P or AH) that streams weights it cannot keep
+    (``res.spilled_bytes``) gets each stage's streamed bytes as `stream_bytes`.
     """
-    if res.batch != 1:
-        raise ProgramError("--simulate and --emit-mlir take batch 1")
     hw = res.hw
     props: dict[str, StringAttr | IntegerAttr[I64]] = {
         "model": StringAttr(res.model.name), "img": IntegerAttr(res.model.img, i64),
@@ -194,9 +206,16 @@ def result_module(res: Result, preset_name: str, mesh: bool = False,
         props["node_cap_mib"] = IntegerAttr(int(node_cap_mib), i64)
     op = ModelOp.create(properties=dict(props), regions=[Region(Block())])
     module = ModuleOp([op])
-    attach_schedule(op, res)
+    attach_schedule(op, res, res.stream or None)
     try:
         lower_model(op, hw)
     except OpDiagnosticError as e:
         raise ProgramError(e.message) from None
     return module, op
+
+
+def simulate_result(res: Result, preset_name: str, mesh: bool = False,
+                    node_cap_mib: float | None = None) -> ProgramSim:
+    """Lower an orchestration or baseline result (:func:`result_module`) and simulate it."""
+    _, op = result_module(res, preset_name, mesh, node_cap_mib)
+    return simulate_model(op, res.hw)

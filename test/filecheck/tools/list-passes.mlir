@@ -29,6 +29,14 @@
 // CHECK-NEXT:     Lower sync nodes to func/scf/arith/tensor (step functions or modular).
 // CHECK-NEXT:     --target=<string>  (default: step-functions{{(; one of: .*)?}})
 // CHECK-NEXT: {{^        [^( ]}}
+// CHECK-NEXT: convert-torch-to-pim
+// CHECK-NEXT:     Read a `torch.export.save` archive (`.pt2`) into a `pim.model` (source "ir").
+// CHECK-NEXT:     --export=<string>
+// CHECK-NEXT: {{^        [^( ]}}
+// CHECK-NEXT:     --model=<string>
+// CHECK-NEXT: {{^        [^( ]}}
+// CHECK-NEXT:     --preset=<string>  (default: allspark-16x16{{(; one of: .*)?}})
+// CHECK-NEXT: {{^        [^( ]}}
 // CHECK-NEXT: ila-cancel-store-load
 // CHECK-NEXT:     Split ila.invoke into store/compute/load and cancel store(load) round trips.
 // CHECK-NEXT:     --cancel=<bool>  (default: true{{(; one of: .*)?}})
@@ -89,23 +97,23 @@
 // CHECK-NEXT:     Check every scheduled `pim.model` against the seed's constraints 1-5.
 // CHECK-NEXT: step-allocate-memory
 // CHECK-NEXT:     Place off-chip symbols in HBM by lifetime (shared addresses), spill to DDR, address map.
-// CHECK-NEXT:     --hbm=<string>  (default: 64gib{{(; one of: .*)?}})
+// CHECK-NEXT:     --hbm=<string>{{(  \(one of: .*\))?$}}
 // CHECK-NEXT: {{^        [^( ]}}
-// CHECK-NEXT:     --ddr=<string>  (default: 1536gib{{(; one of: .*)?}})
+// CHECK-NEXT:     --ddr=<string>{{(  \(one of: .*\))?$}}
 // CHECK-NEXT: {{^        [^( ]}}
 // CHECK-NEXT:     --out=<string>{{(  \(one of: .*\))?$}}
 // CHECK-NEXT: {{^        [^( ]}}
 // CHECK-NEXT: step-allocate-units
 // CHECK-NEXT:     Give operators PCUs by FLOPs and PMUs by capacity/bandwidth; split into sections that fit.
-// CHECK-NEXT:     --pcus=<int>  (default: 1040{{(; one of: .*)?}})
+// CHECK-NEXT:     --pcus=<int>  (default: 0{{(; one of: .*)?}})
 // CHECK-NEXT: {{^        [^( ]}}
-// CHECK-NEXT:     --pmus=<int>  (default: 1040{{(; one of: .*)?}})
+// CHECK-NEXT:     --pmus=<int>  (default: 0{{(; one of: .*)?}})
 // CHECK-NEXT: {{^        [^( ]}}
-// CHECK-NEXT:     --pcu-flops=<int>  (default: 383{{(; one of: .*)?}})
+// CHECK-NEXT:     --pcu-flops=<int>  (default: 0{{(; one of: .*)?}})
 // CHECK-NEXT: {{^        [^( ]}}
-// CHECK-NEXT:     --pmu-bytes=<int>  (default: 524288{{(; one of: .*)?}})
+// CHECK-NEXT:     --pmu-bytes=<int>  (default: 0{{(; one of: .*)?}})
 // CHECK-NEXT: {{^        [^( ]}}
-// CHECK-NEXT:     --pmu-bw=<int>  (default: 64{{(; one of: .*)?}})
+// CHECK-NEXT:     --pmu-bw=<int>  (default: 0{{(; one of: .*)?}})
 // CHECK-NEXT: {{^        [^( ]}}
 // CHECK-NEXT:     --solver=<string>  (default: milp{{(; one of: .*)?}})
 // CHECK-NEXT: {{^        [^( ]}}

@@ -68,3 +68,140 @@ def test_module_from_graph_schedules_from_its_own_ir() -> None:
     PimLowerPhasesPass().apply(Context(), module)
     [sim] = simulate_module(module)
     assert sim.analytical == orchestrate("vit-t", 224, "allspark-16x16", bind=False).cycles
+
+
+# -- hierarchical and windowed models (Swin, PVT, Twins) -------------------------------------
+
+from examples.allspark.zoo import export as zoo_export  # noqa: E402
+from steplus.lowering.torch_to_pim import read_pt2, workload_from_ops  # noqa: E402
+from steplus.passes.allspark.vit import Stage  # noqa: E402
+
+
+def gemms(st: Stage) -> list[tuple[str, int, int, int]]:
+    """(name, M, K, N) of one branch's GEMMs in one block of each block shape, and of the
+    stage's embedding (over the whole grid)."""
+    c, h, d, n, a = st.channels, st.heads, st.head_dim, st.tokens, st.mlp_ratio
+    out = [("embed", st.grid[0] * st.grid[1], st.merge_in, c), ("qkv", n, c, 3 * h * d)]
+    for g in st.groups:
+        out += [(f"qk[kv={g.kv_tokens}]", n, d, g.kv_tokens), (f"av[kv={g.kv_tokens}]", n,
+                                                                  g.kv_tokens, d)]
+    return out + [("proj", n, h * d, c), ("fc1", n, c, a * c), ("fc2", n, a * c, c)]
+
+
+def merged(st: Stage) -> dict[tuple[int, int, int], int]:
+    """Block groups by shape (equal shapes in two groups cost the same as one group)."""
+    out: dict[tuple[int, int, int], int] = {}
+    for g in st.groups:
+        key = (g.kv_tokens, g.extra_weight_params, g.extra_macs_per_token)
+        out[key] = out.get(key, 0) + g.blocks
+    return out
+
+
+def test_swin_t_224_gemm_shapes_by_hand() -> None:
+    # Swin-T (Liu et al. 2021): C = 96, heads 3/6/12/24 of d = 32, depths 2/2/6/2, 7x7
+    # windows, MLP 4C, 4x4 patch embedding (48 inputs), 2x2 merging 4C -> 2C.  224/4 = 56,
+    # then 28, 14, 7: 8x8, 4x4, 2x2, 1 windows of 49 tokens; shifted windows except in
+    # the last stage (one window: no shift)
+    m = workload_from_graph(zoo_export("swin-t", 224).graph, "swin-t", 224)
+    assert [(s.branch_grid, s.tokens, s.blocks, s.interaction) for s in m.stages] == [
+        ((8, 8), 49, 2, "shifted"), ((4, 4), 49, 2, "shifted"), ((2, 2), 49, 6, "shifted"),
+        ((1, 1), 49, 2, "none")]
+    assert gemms(m.stages[0]) == [("embed", 3136, 48, 96), ("qkv", 49, 96, 288),
+                                  ("qk[kv=49]", 49, 32, 49), ("av[kv=49]", 49, 49, 32),
+                                  ("proj", 49, 96, 96), ("fc1", 49, 96, 384),
+                                  ("fc2", 49, 384, 96)]
+    assert gemms(m.stages[3]) == [("embed", 49, 1536, 768), ("qkv", 49, 768, 2304),
+                                  ("qk[kv=49]", 49, 32, 49), ("av[kv=49]", 49, 49, 32),
+                                  ("proj", 49, 768, 768), ("fc1", 49, 768, 3072),
+                                  ("fc2", 49, 3072, 768)]
+    assert m.stages == build("swin-t", 224).stages  # and the workload table agrees
+
+
+def test_swin_b_640_padded_windows_by_hand() -> None:
+    # Swin-B: C = 128, heads 4/8/16/32, depths 2/2/18/2.  640/4 = 160: windows padded to
+    # 161 = 23 x 7 (529 windows), then 80 -> 84 (12x12 = 144), 40 -> 42 (36), 20 -> 21 (9)
+    m = workload_from_graph(zoo_export("swin-b", 640).graph, "swin-b", 640)
+    assert [(s.grid, s.branches, s.channels, s.heads, s.blocks, s.merge_in)
+            for s in m.stages] == [((160, 160), 529, 128, 4, 2, 48),
+                                   ((80, 80), 144, 256, 8, 2, 512),
+                                   ((40, 40), 36, 512, 16, 18, 1024),
+                                   ((20, 20), 9, 1024, 32, 2, 2048)]
+    assert all(s.interaction == "shifted" and s.head_dim == 32 for s in m.stages)
+    assert m.stages == build("swin-b", 640).stages
+
+
+def test_pvt_s_224_spatial_reduction_by_hand() -> None:
+    # PVT-S (Wang et al. 2021, Table 1): C = 64/128/320/512, heads 1/2/5/8 (d = 64), depths
+    # 3/4/6/3, MLP ratios 8/8/4/4, patch 4 then 2 (48, 4*64, 4*128, 4*320 inputs), SR
+    # ratios 8/4/2/1: keys (56/8)^2 = (28/4)^2 = (14/2)^2 = 49 = 7^2.  The SR conv is a
+    # (49 x sr^2 C) @ (sr^2 C x C) GEMM: sr^2 C^2 weights, C^2 MACs per query token
+    m = workload_from_graph(zoo_export("pvt-s", 224).graph, "pvt-s", 224)
+    assert [(s.grid, s.tokens, s.channels, s.heads, s.head_dim, s.mlp_ratio, s.merge_in)
+            for s in m.stages] == [((56, 56), 3136, 64, 1, 64, 8, 48),
+                                   ((28, 28), 784, 128, 2, 64, 8, 256),
+                                   ((14, 14), 196, 320, 5, 64, 4, 512),
+                                   ((7, 7), 49, 512, 8, 64, 4, 1280)]
+    assert [merged(s) for s in m.stages] == [
+        {(49, 64 * 64 * 64, 64 * 64): 3}, {(49, 16 * 128 * 128, 128 * 128): 4},
+        {(49, 4 * 320 * 320, 320 * 320): 6}, {(49, 0, 0): 3}]
+    assert all(s.branches == 1 and s.interaction == "none" for s in m.stages)
+    assert gemms(m.stages[0])[2:4] == [("qk[kv=49]", 3136, 64, 49), ("av[kv=49]", 3136, 49, 64)]
+    assert m.stages == build("pvt-s", 224).stages
+
+
+def test_twins_s_224_lsa_gsa_by_hand() -> None:
+    # Twins-SVT-S (Chu et al. 2021): C = 64/128/256/512, heads 2/4/8/16 (d = 32), depths
+    # 2/2/10/4 alternating LSA (7x7 windows) and GSA (SR 8/4/2/1: 49 keys), MLP 4, patch
+    # 4 then 2.  LSA blocks: ceil(depth/2) over 64/16/4/1 windows of 49; GSA queries are
+    # grouped per window like LSA's (the workload table's convention)
+    m = workload_from_graph(zoo_export("twins-s", 224).graph, "twins-s", 224)
+    assert [(s.branches, s.tokens, s.channels, s.heads, s.head_dim, s.merge_in, s.interaction)
+            for s in m.stages] == [(64, 49, 64, 2, 32, 48, "subsample"),
+                                   (16, 49, 128, 4, 32, 256, "subsample"),
+                                   (4, 49, 256, 8, 32, 512, "subsample"),
+                                   (1, 49, 512, 16, 32, 1024, "none")]
+    assert [merged(s) for s in m.stages] == [
+        {(49, 0, 0): 1, (49, 64 * 64 * 64, 64 * 64): 1},
+        {(49, 0, 0): 1, (49, 16 * 128 * 128, 128 * 128): 1},
+        {(49, 0, 0): 5, (49, 4 * 256 * 256, 256 * 256): 5},
+        {(49, 0, 0): 4}]  # 7x7: LSA's one window and GSA's 49 keys are the same shape
+    ref = build("twins-s", 224)
+    assert [merged(s) for s in ref.stages] == [merged(s) for s in m.stages]
+    assert orchestrate(m, 224, "allspark-16x16", bind=False).cycles == orchestrate(
+        ref, 224, "allspark-16x16", bind=False).cycles
+
+
+def test_twins_b_640_global_keys_by_hand() -> None:
+    # Twins-B at 640: grid 160 -> 23x23 windows; GSA keys (160/8)^2 = 400, (80/4)^2 = 400,
+    # (40/2)^2 = 400, 20^2 = 400 (SR 1: no reduction conv)
+    m = workload_from_graph(zoo_export("twins-b", 640).graph, "twins-b", 640)
+    assert [s.branches for s in m.stages] == [529, 144, 36, 9]
+    assert [sorted(k[0] for k in merged(s)) for s in m.stages] == [[49, 400]] * 4
+    assert m.stages == build("twins-b", 640).stages
+
+
+def test_pt2_archive_reads_like_the_graph(tmp_path) -> None:
+    import torch
+
+    path = str(tmp_path / "pvt-t.pt2")
+    ep = zoo_export("pvt-t", 224)
+    torch.export.save(ep, path)
+    assert workload_from_ops(read_pt2(path), "pvt-t") == workload_from_graph(
+        ep.graph, "pvt-t", 224)
+
+
+def test_batched_export_gives_the_per_image_workload() -> None:
+    ep = zoo_export("swin-t", 224, batch=2)
+    assert workload_from_graph(ep.graph, "swin-t", 224).stages == build("swin-t", 224).stages
+
+
+def test_bad_archives_are_located_errors(tmp_path) -> None:
+    import zipfile
+
+    bad = tmp_path / "bad.pt2"
+    with zipfile.ZipFile(bad, "w") as z:
+        z.writestr("m/models/model.json", "{not json")
+    with pytest.raises(WorkloadError, match="not a torch.export graph"):
+        read_pt2(str(bad))
+    with pytest.raises(WorkloadError, match="cannot read a .pt2 archive"):
+        read_pt2(str(tmp_path / "missing.pt2"))

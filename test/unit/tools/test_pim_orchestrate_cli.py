@@ -106,10 +106,22 @@ def test_simulate_runs_the_lowered_programs(tmp_path) -> None:
     assert text.count('"pim.stage"') == 4 and '"pim.ring"' in text and '"pim.interact"' in text
 
 
-def test_simulate_refuses_batches() -> None:
-    r = run_tool(main, ["--model", "swin-t", "--batch", "2", "--simulate"])
-    assert r.code == 1 and r.err.strip() == ("pim-orchestrate: error: --simulate and "
-                                             "--emit-mlir take batch 1")
+def test_simulate_takes_batches_and_simulates_the_baselines() -> None:
+    r = run_tool(main, ["--model", "swin-t", "--batch", "2", "--simulate", "--baselines"])
+    assert r.code == 0, r.err
+    line = next(ln for ln in r.out.splitlines() if ln.startswith("simulated latency"))
+    total = float(line.split()[2])
+    per = float(line.split("(")[1].split()[0])
+    assert per == pytest.approx(total / 2, abs=1e-4)
+    lat = float(next(ln for ln in r.out.splitlines() if ln.startswith("latency "))
+                .split()[1])
+    assert float(line.split("eq. 12 ")[1].split()[0]) == lat  # eq. 12 with N_bt = 2
+    sims = [ln for ln in r.out.splitlines() if " simulated: " in ln]
+    assert [ln.split()[1] for ln in sims] == ["B", "P", "AH"]
+    for ln in sims:  # simulated over simulated: the baseline's latency over Allspark's
+        b = float(ln.split("latency ")[1].split()[0])
+        assert float(ln.split("speedup ")[1].split("x")[0]) == pytest.approx(
+            b / total, abs=0.006)
 
 
 def test_run_needs_a_lowered_file(tmp_path) -> None:
