@@ -41,3 +41,44 @@
   // expected-error @+1 {{'pim.layer' expects parent op 'pim.stage'}}
   "pim.layer"() <{scheme = array<i64: 12, 7>, branches = 1 : i64}> : () -> ()
 }) : () -> ()
+
+// -----
+
+"pim.model"() <{model = "swin-t", img = 224 : i64, preset = "allspark-16x16"}> ({
+  // expected-error @+1 {{pim.stage: branch_grid must be [rows, cols] with rows x cols = branches, got [8, 7]}}
+  "pim.stage"() <{index = 1 : i64, branches = 64 : i64, blocks = 2 : i64, branch_grid = array<i64: 8, 7>}> ({
+  }) : () -> ()
+}) : () -> ()
+
+// -----
+
+"pim.model"() <{model = "swin-t", img = 224 : i64, preset = "allspark-16x16"}> ({
+  // expected-error @+1 {{pim.stage: interaction must be one of none, shifted, focal, subsample, cross, got 'diagonal'}}
+  "pim.stage"() <{index = 1 : i64, branches = 64 : i64, blocks = 2 : i64, interaction = "diagonal"}> ({
+  }) : () -> ()
+}) : () -> ()
+
+// -----
+
+"pim.model"() <{model = "swin-t", img = 224 : i64, preset = "allspark-16x16"}> ({
+  // expected-error @+1 {{pim.stage: groups must be non-negative (blocks, kv_tokens, extra_weights, extra_macs) quadruples}}
+  "pim.stage"() <{index = 1 : i64, branches = 64 : i64, blocks = 2 : i64, groups = array<i64: 2, 49, 0>}> ({
+  }) : () -> ()
+}) : () -> ()
+
+// -----
+
+// expected-error @+1 {{pim.model: 'batch' must be in [1, 1048576], got 0}}
+"pim.model"() <{model = "swin-t", img = 224 : i64, preset = "allspark-16x16", batch = 0 : i64}> ({
+}) : () -> ()
+
+// -----
+
+"pim.model"() <{model = "swin-t", img = 224 : i64, preset = "allspark-16x16"}> ({
+  "pim.stage"() <{index = 1 : i64, branches = 64 : i64, blocks = 2 : i64}> ({
+    "pim.layer"() <{scheme = array<i64: 3, 1>, branches = 64 : i64}> ({
+      // expected-error @+1 {{pim.ring: axis must be 'patch', 'group' or 'mesh', got 'torus'}}
+      "pim.ring"() <{phase = "stream", axis = "torus", rounds = 1 : i64, bytes = 8 : i64}> : () -> ()
+    }) : () -> ()
+  }) : () -> ()
+}) : () -> ()
