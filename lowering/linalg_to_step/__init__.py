@@ -50,13 +50,18 @@ from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import (
+    PatternRewriter, PatternRewriteWalker, RewritePattern, op_type_rewrite_pattern,
+)
+from xdsl.rewriter import InsertPoint
 
 from steplus.lowering.linalg_to_step.constants import resource_lookup
 from steplus.lowering.linalg_to_step.emit import EmitOptions, Layout, Lowered, emit_graph
 from steplus.lowering.linalg_to_step.options import parse_memory, parse_schedule, parse_tiles
 from steplus.lowering.linalg_to_step.recognize import recognize
 
-__all__ = ["ConvertLinalgToStepPass", "Layout", "Lowered", "lower_module"]
+__all__ = ["ConvertLinalgToStepPass", "FuncToGraph", "Layout", "Lowered", "lower_module",
+           "replace_with_graphs"]
 
 
 def _options(tile: str, schedule: str, memory: str) -> EmitOptions:
@@ -75,13 +80,30 @@ def lower_module(module: ModuleOp, tile: str = "32x128", schedule: str = "mn_mk"
     funcs = [op for op in module.body.block.ops if isinstance(op, func.FuncOp) and op.body.blocks]
     lookup = resource_lookup(ctx)
     lowered = [emit_graph(recognize(f, lookup), opts) for f in funcs]
-    for f, low in zip(funcs, lowered):
-        graph = low.graph.module().body.block.first_op
-        assert graph is not None
-        graph.detach()
-        module.body.block.insert_op_before(graph, f)
-        module.body.block.erase_op(f)
+    replace_with_graphs(module, {f: low.graph.module() for f, low in zip(funcs, lowered)})
     return lowered
+
+
+@dataclass
+class FuncToGraph(RewritePattern):
+    """A `func.func` replaced by the step graph built for it: the ops of a module built
+    aside (`built`, by the function) moved before it, the function erased."""
+
+    built: dict[int, ModuleOp]  # id(func) -> the module holding its graph
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: func.FuncOp, rewriter: PatternRewriter) -> None:
+        graph = self.built.get(id(op))
+        if graph is not None:
+            rewriter.inline_block(graph.body.block, InsertPoint.before(op))
+            rewriter.erase(op)
+
+
+def replace_with_graphs(module: ModuleOp, built: dict[func.FuncOp, ModuleOp]) -> None:
+    """Replace each function of `built` in `module` by its graph (`FuncToGraph`)."""
+    walker = PatternRewriteWalker(FuncToGraph({id(f): m for f, m in built.items()}),
+                                  apply_recursively=False)
+    walker.rewrite_module(module)
 
 
 @dataclass(frozen=True)

@@ -256,7 +256,7 @@ def _router(m, options: str, fname: str, remarks: list):
     from xdsl.dialects import func
     from xdsl.dialects.builtin import f32
 
-    from steplus.lowering.linalg_to_step import glue
+    from steplus.lowering.linalg_to_step import glue, replace_with_graphs
     from steplus.lowering.linalg_to_step.linalg_region import region_func
     from steplus.lowering.linalg_to_step.emit import EmitOptions, emit_graph
     from steplus.lowering.linalg_to_step.options import parse_schedule, parse_tiles
@@ -304,10 +304,7 @@ def _router(m, options: str, fname: str, remarks: list):
         remarks.append(Remark(where, f"router not lowered: {getattr(e, 'message', e)} "
                                      "(option dense)"))
         return None
-    graph = low.graph.module().body.block.first_op
-    graph.detach()
-    module.body.block.insert_op_before(graph, f)
-    module.body.block.erase_op(f)
+    replace_with_graphs(module, {f: low.graph.module()})
     cov = {mm, tk, m.values, m.idx, m.weights} | (_ancestors(m.weights) - _ancestors(mm) - {mm})
     cov = {n for n in cov if n.op == "call_function"}
     if any(u not in cov for u in mm.users):  # the logits are used elsewhere (returned)

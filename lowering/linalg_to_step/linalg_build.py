@@ -184,8 +184,8 @@ class LinalgFunc:
         rank = len(iterators)
         types = [_element(v) for v in [*ins, init]]
         block = Block(arg_types=types)
-        y = body(Scalar(Builder(InsertPoint.at_end(block))), block.args)
-        block.add_op(YieldOp(y))
+        inner = Builder(InsertPoint.at_end(block))
+        inner.insert(YieldOp(body(Scalar(inner), block.args)))
         op = GenericOp(list(ins), [init], Region(block),
                                   [affine_map(rank, m) for m in maps], _iterators(iterators),
                                   [init.type])
