@@ -27,6 +27,9 @@ from xdsl.ir import Operation
 
 from steplus.lowering.lustre import ast
 from steplus.utils.source_formats import lustre_dialect_of
+from steplus.lowering.lustre.frames import desugar_blocks
+from steplus.lowering.lustre.oracles import add_oracles
+from steplus.lowering.lustre.quantifiers import expand_quantifiers
 from steplus.lowering.lustre.parser import LustreError, main_node, parse_program
 from steplus.lowering.lustre.program import NodeKey, Program
 
@@ -68,13 +71,17 @@ def _import(text: str, filename: str, dialect: str | None) -> LustreModule:
     dialect = dialect or lustre_dialect_of(filename) or "lustre"
     try:
         tree = parse_program(text, dialect)
+        desugar_blocks(tree, text)
+        add_oracles(tree, text)
         prog = Program(tree, dialect)
         offsets: dict[Operation, int] = {}
-        pending = deque(NodeKey(n.name) for n in tree.nodes)
+        pending = deque(NodeKey(n.name) for n in tree.nodes if not n.tparams)
         for n in tree.nodes:
             _subrange_observers(prog, n)
             _refinement_observers(text, n)
-        pending.extend(NodeKey(n.name, observe=True) for n in tree.nodes if n.observers)
+            expand_quantifiers(prog, n, text)
+        pending.extend(NodeKey(n.name, observe=True) for n in tree.nodes
+                       if n.observers and not n.tparams)
         done: set[NodeKey] = set()
         nodes = []
         while pending:
@@ -103,6 +110,8 @@ def _subrange_observers(prog: Program, node: ast.Node) -> None:
         test: ast.Expr = ast.Binary(d.pos, "and",
                                     ast.Binary(d.pos, "<=", ast.Const(d.pos, lo, "int"), var),
                                     ast.Binary(d.pos, "<=", var, ast.Const(d.pos, hi, "int")))
+        for tag, ctor in reversed(node.guards.get(d.name, [])):  # a datatype's field
+            test = ast.Binary(d.pos, "=>", ast.Tester(d.pos, ctor, ast.Var(d.pos, tag)), test)
         node.observers.append(ast.Observer(d.pos, "property",
                                            f"{d.name} in subrange [{lo}, {hi}]", test))
 

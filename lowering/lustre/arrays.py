@@ -159,7 +159,7 @@ def _update(low: NodeLowering, e: ast.RecordUpdate) -> list[SSAValue]:
     leaves = low.ast.arrays[p]
     vals = dict(zip(leaves, _read_path(low, p, e.pos) or []))
     for name, pos, x in e.updates:
-        target = f"{p}.{name}"
+        target = p + name if name.startswith("[") else f"{p}.{name}"
         parts = low.ast.arrays.get(target, [target] if target in vals else [])
         if not parts:
             raise LustreError(pos, f"no field '{name}' in '{p}'")

@@ -34,9 +34,11 @@ class Const(Expr):
 
 @dataclass
 class Var(Expr):
-    """A reference to a variable, a constant or an enum constructor."""
+    """A reference to a variable, a constant or an enum constructor; `targs`
+    Kind 2's type arguments `C@<t>` (a constructor of a polymorphic type)."""
 
     name: str
+    targs: list[TypeRef] | None = None
 
 
 @dataclass
@@ -61,6 +63,9 @@ class If(Expr):
     cond: Expr
     then: Expr
     other: Expr
+    # Kind 2's `when c then a else b`: node calls in a branch run only when it
+    # is taken (frames.py makes it a `merge`)
+    lazy: bool = False
 
 
 @dataclass
@@ -113,6 +118,7 @@ class Call(Expr):
     reset: Expr | None = None
     activate: Expr | None = None
     default: list[Expr] | None = None
+    targs: list[TypeRef] | None = None  # Kind 2's `f@<t>(a)` (poly.py)
 
 
 @dataclass
@@ -153,6 +159,40 @@ class RecordLit(Expr):
 
     type: str
     inits: list[tuple[str, int, Expr]]  # (field, its offset, value)
+    targs: list[TypeRef] | None = None  # Kind 2's `P@<t> {f = e}`
+
+
+@dataclass
+class Pattern:
+    """A Kind 2 `match` pattern: `C`, `C(p, ...)`, a variable or `_` (`args` None)."""
+
+    pos: int
+    name: str
+    args: list[Pattern] | None = None
+
+
+@dataclass
+class Match(Expr):
+    """Kind 2's `match e with | p : e1 | ... end` (adts.py)."""
+
+    arg: Expr
+    cases: list[tuple[Pattern, Expr]]
+
+
+@dataclass
+class Ascription(Expr):
+    """Kind 2's `(e : t)`: e, of type t (its refinement is not checked)."""
+
+    arg: Expr
+    type: TypeRef
+
+
+@dataclass
+class Tester(Expr):
+    """Kind 2's constructor tester `C?(e)`."""
+
+    ctor: str
+    arg: Expr
 
 
 @dataclass
@@ -175,6 +215,24 @@ class Iterate(Expr):
 
 
 @dataclass
+class Any(Expr):
+    """Kind 2's `any T` / `any { x: T | p }` / `any@<T>`: an arbitrary value of
+    type T, an oracle (`oracles.py` makes it an input of the node); also the
+    value of a free constant `const c: T;` (held constant)."""
+
+    type: TypeRef
+
+
+@dataclass
+class Quantifier(Expr):
+    """Kind 2's `forall (x: T; ...) e` / `exists (...) e` (`quantifiers.py`)."""
+
+    kind: str  # "forall" or "exists"
+    params: list[Decl]
+    body: Expr
+
+
+@dataclass
 class Name:
     pos: int
     name: str
@@ -193,6 +251,13 @@ class TypeRef:
     fields: list[tuple[str, TypeRef]] | None = None
     # `subtype {v: t | p}` (name "|", `elem` t): the variable and the predicate
     refine: tuple[str, Expr] | None = None
+    # Kind 2's type application `Opt<int>` (name "Opt"): the arguments
+    args: list[TypeRef] | None = None
+    # a tuple type `[int, bool]` (name "[]"): the element types
+    items: list[TypeRef] | None = None
+    # the constructor tag of an algebraic data type value (adts.py; name the
+    # instance, e.g. "Opt<int>": an enumeration of its constructors)
+    tag: bool = False
 
 
 @dataclass
@@ -204,6 +269,12 @@ class Decl:
     type: TypeRef
     clock: Clock | None = None
     static: bool = False
+    # an oracle input held constant (a free constant): its value at the first
+    # tick (after a reset) for the whole run (`oracles.py`)
+    held: bool = False
+    # an input of the check variant `n$check` only: a quantifier's witness
+    # (`quantifiers.py`)
+    witness: bool = False
 
 
 @dataclass
@@ -212,8 +283,8 @@ class Equation:
     lhs: list[Name]
     rhs: Expr
     # Kind 2's `A[i] = e`: the index variable, e defines every element A[k]
-    # with i the constant k
-    index: str | None = None
+    # with i the constant k (`A[i][j] = e`: the list of index variables)
+    index: str | list[str] | None = None
 
 
 @dataclass
@@ -247,6 +318,28 @@ class Automaton:
 
 
 @dataclass
+class IfBlock:
+    """Kind 2's `if c then eqs [else eqs] fi` (`when`: `when c then ... end`),
+    an equation of a node or of a block (`frames.py`)."""
+
+    pos: int
+    cond: Expr
+    then: list[Equation | IfBlock | Frame]
+    other: list[Equation | IfBlock | Frame]
+    when: bool = False
+
+
+@dataclass
+class Frame:
+    """Kind 2's `frame (x, ...) init-eqs let body tel` (`frames.py`)."""
+
+    pos: int
+    names: list[Name]
+    init: list[Equation | IfBlock | Frame]
+    body: list[Equation | IfBlock | Frame]
+
+
+@dataclass
 class ConstDecl:
     pos: int
     name: str
@@ -262,6 +355,10 @@ class TypeDecl:
     name: str
     ctors: list[Name] = field(default_factory=list)
     alias: TypeRef | None = None
+    # a Kind 2 `datatype` with payloads or type parameters (adts.py): each
+    # constructor's fields (name, offset, type), and the type parameters
+    payloads: list[list[tuple[str, int, TypeRef]]] | None = None
+    params: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -287,7 +384,7 @@ class Node:
     outputs: list[Decl]
     locals: list[Decl]
     consts: list[ConstDecl]
-    equations: list[Equation | Automaton]
+    equations: list[Equation | Automaton | Frame | IfBlock]
     end: int = 0  # offset just past `tel`
     observers: list[Observer] = field(default_factory=list)
     modes: dict[str, Expr] = field(default_factory=dict)  # mode -> its requires (`::m`)
@@ -298,6 +395,13 @@ class Node:
     # refinement types met by Program.scalarize: (variable path, kind of
     # declaration "input"/"output"/"local", the predicate on that path)
     refinements: list[tuple[str, str, Expr]] = field(default_factory=list)
+    # a leaf inside a datatype's constructor fields -> the (tag leaf,
+    # constructor) pairs under which it exists (adts.py)
+    guards: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
+    # Kind 2 type parameters `node f<T>(...)`: monomorphized per use (poly.py)
+    tparams: list[str] = field(default_factory=list)
+    # Kind 2 `node imported f(...)`: no body; `oracles.py` makes its outputs oracles
+    imported: bool = False
 
 
 @dataclass

@@ -43,28 +43,19 @@ UNSUPPORTED_WORDS: dict[str, str] = {
     "present": "Heptagon 'present' blocks",
     "unless": "automata (Heptagon, in .ept files)",
     "until": "automata (Heptagon, in .ept files)",
-    "datatype": "Kind 2 algebraic data types",
-    "match": "Kind 2 algebraic data types ('match')",
     "frame": "Kind 2 frame blocks",
-    "forall": "Kind 2 quantifiers",
-    "exists": "Kind 2 quantifiers",
     "lemma": "Kind 2 lemmas",
     "contract": "Kind 2 contracts",
     "con": "Kind 2 contracts ('con ... noc')",
-    "imported": "imported nodes and functions",
     "package": "Lustre V6 packages",
     "model": "Lustre V6 models",
     "include": "'include' directives",
-    "any": "Kind 2 'any' expressions",
     "choose": "Kind 2 'choose' expressions",
     "cond": "Kind 2 'cond' expressions",
     "rec": "recursive functions",
-    "transparent": "Kind 2 transparent/opaque functions",
-    "opaque": "Kind 2 transparent/opaque functions",
     "reachable": "Kind 2 reachability checks",
     "array": "arrays",
-    "uint": "Kind 2 machine integers",
-    **{f"{s}int{w}": "Kind 2 machine integers" for s in ("", "u") for w in (8, 16, 32, 64)},
+    "uint": "Kind 2 arbitrary-width machine integers",
 }
 
 # Characters that only appear in constructs outside the supported subset.
@@ -84,7 +75,7 @@ def _lark(dialect: str = "lustre") -> Lark:
     if dialect == "heptagon":
         grammar += "\n" + (Path(__file__).parent / "heptagon.lark").read_text()
     return Lark(grammar, parser="lalr", lexer="basic", propagate_positions=True,
-                maybe_placeholders=False, start=["start", "expr_start"])
+                maybe_placeholders=False, start=["start", "expr_start", "type_start"])
 
 
 def _describe(tok: Token) -> str:
@@ -98,6 +89,7 @@ def _describe(tok: Token) -> str:
 _SOFT_WORDS = {"reset": "Heptagon 'reset' blocks", "last": "Heptagon 'last'"}
 _SOFT_TYPES = {"set": "Kind 2 set types", "map": "Kind 2 map types"}
 _PREVIOUS_WORD = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\s*$")
+_ABSTRACT_TYPE = re.compile(r"\btype\s+([A-Za-z_][A-Za-z0-9_]*)\s*$")
 
 
 def _error_for(text: str, e: UnexpectedInput) -> LustreError:
@@ -112,6 +104,10 @@ def _error_for(text: str, e: UnexpectedInput) -> LustreError:
     pos = len(text) if tok.type == "$END" or tok.start_pos is None else tok.start_pos
     if tok.type in _UNSUPPORTED_TOKENS:
         return LustreError(pos, _unsupported(_UNSUPPORTED_TOKENS[tok.type]))
+    abstract = _ABSTRACT_TYPE.search(text, 0, pos)
+    if abstract and tok.value == ";":  # `type T;`
+        return LustreError(abstract.start(1), _unsupported(
+            f"Kind 2 abstract types ('type {abstract.group(1)};')"))
     previous = _PREVIOUS_WORD.search(text, 0, pos)
     if previous and previous.group(1) in _SOFT_TYPES and tok.value == "<":
         word = previous.group(1)
@@ -129,10 +125,16 @@ def _error_for(text: str, e: UnexpectedInput) -> LustreError:
 
 def _check_reserved(text: str, dialect: str = "lustre") -> None:
     """Reject the reserved words of unsupported extensions, outside comments."""
+    previous = None
     for tok in _lark(dialect).lex(text):
         if tok.type == "IDENT" and str(tok) in UNSUPPORTED_WORDS:
             what = UNSUPPORTED_WORDS[str(tok)]
             raise LustreError(tok.start_pos or 0, _unsupported(f"{what} ('{tok}')"))
+        if tok.type == "LT" and previous is not None and previous.type == "IDENT" \
+                and str(previous) in _SOFT_TYPES:  # `set<t>`, `map<k, v>`
+            what = _SOFT_TYPES[str(previous)]
+            raise LustreError(previous.start_pos or 0, _unsupported(f"{what} ('{previous}')"))
+        previous = tok
 
 
 def parse_program(text: str, dialect: str = "lustre") -> ast.Program:
@@ -211,6 +213,27 @@ def _contract(text: str, tok: Token, node: ast.Node,
     _contract_items(text, start, end, node, decls or {}, ())
 
 
+def _contract_type(text: str, toks: list[Token], k: int) -> tuple[ast.TypeRef, int]:
+    """The type of a contract variable starting at toks[k] (up to its `=`),
+    and the index of that `=`."""
+    depth, j = 0, k
+    while j < len(toks) and not (toks[j].value == "=" and depth == 0):
+        depth += {"(": 1, "[": 1, "{": 1, ")": -1, "]": -1, "}": -1}.get(toks[j].value, 0)
+        j += 1
+    start = toks[k].start_pos or 0 if k < len(toks) else len(text)
+    if j >= len(toks) or j == k:
+        raise LustreError(start, "syntax error in a contract: expected 'v: type = e'")
+    end = toks[j].start_pos or 0
+    masked = " " * start + text[start:end]
+    try:
+        tree = _lark().parse(masked, start="type_start")
+    except UnexpectedInput as e:
+        raise _error_for(masked, e) from None
+    ty = _ToAst().transform(tree)
+    assert isinstance(ty, ast.TypeRef)
+    return ty, j
+
+
 def _contract_items(text: str, start: int, end: int, node: ast.Node,
                     decls: dict[str, _ContractDecl], within: tuple[str, ...]) -> None:
     """Read the contract items of `text[start:end]` into `node`: assumptions and
@@ -259,11 +282,7 @@ def _contract_items(text: str, start: int, end: int, node: ast.Node,
             ident = idents[0]
             ty = None
             if k < len(toks) and toks[k].value == ":":
-                if k + 2 >= len(toks) or toks[k + 2].value != "=":
-                    raise LustreError(toks[k].start_pos or 0, _unsupported(
-                        "contract variables of a type other than a type name"))
-                ty = ast.TypeRef(toks[k + 1].start_pos or 0, toks[k + 1].value)
-                k += 2
+                ty, k = _contract_type(text, toks, k + 1)
             if k >= len(toks) or toks[k].value != "=":
                 raise LustreError(pos, f"syntax error in a contract: '{word}' needs '= e'")
             e, k = expr_until_semi(k + 1)

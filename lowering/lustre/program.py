@@ -22,7 +22,8 @@ from dataclasses import dataclass
 from xdsl.dialects.builtin import Float32Type, IntegerType, f32, i1, i32
 from xdsl.ir import Attribute
 
-from steplus.lowering.lustre import ast
+from steplus.lowering.lustre import adts, ast, poly
+from steplus.lowering.lustre.machine_ints import MACHINE_INTS
 from steplus.lowering.lustre.parser import LustreError
 
 INT_MIN, INT_MAX = -(2**31), 2**31 - 1
@@ -51,8 +52,16 @@ class NodeKey:
 
 
 def mlir_type(ltype: str) -> Attribute:
-    """The MLIR type of a Lustre type (enums are i32)."""
+    """The MLIR type of a Lustre type (enums and datatype tags are i32, Kind 2
+    machine integers `intN` / `uintN` are iN)."""
+    if ltype in MACHINE_INTS:
+        return IntegerType(MACHINE_INTS[ltype][0])
     return {"int": i32, "real": f32, "bool": i1}.get(ltype, i32)
+
+
+def component_starts(suffix: str) -> list[int]:
+    """Where each component (`.f`, `[k]`) of a leaf's path suffix starts."""
+    return [m.start() for m in _COMPONENT.finditer(suffix)]
 
 
 def type_name(t: Attribute) -> str:
@@ -83,6 +92,8 @@ def children(e: ast.Expr) -> Iterator[ast.Expr]:
         yield from (e.arg, e.index) if e.hi is None else (e.arg, e.index, e.hi)
     elif isinstance(e, ast.Iterate):
         yield from e.args
+    elif isinstance(e, ast.Quantifier):
+        yield e.body
     elif isinstance(e, ast.Field):
         yield e.arg
     elif isinstance(e, ast.RecordLit):
@@ -90,6 +101,11 @@ def children(e: ast.Expr) -> Iterator[ast.Expr]:
     elif isinstance(e, ast.RecordUpdate):
         yield e.arg
         yield from (x for _, _, x in e.updates)
+    elif isinstance(e, ast.Match):
+        yield e.arg
+        yield from (x for _, x in e.cases)
+    elif isinstance(e, ast.Tester | ast.Ascription):
+        yield e.arg
     elif isinstance(e, ast.Call):
         yield from e.args
         for extra in (e.reset, e.activate):
@@ -133,18 +149,32 @@ class Program:
         # with its value, so that its id cannot be reused by another one
         self._const_values: dict[str, tuple[object, str, ast.ConstDecl]] = {}
         self._folding: set[str] = set()
+        # Kind 2 datatypes with fields or type parameters (adts.py), their
+        # constructors (type, index) and their instances by name (`Opt<int>`)
+        self.adts: dict[str, ast.TypeDecl] = {}
+        self.adt_ctors: dict[str, tuple[str, int]] = {}
+        self.adt_instances: dict[str, adts.Instance] = {}
         for t in prog.types:
+            if t.payloads is not None:
+                continue
             self._unique(self.types, t.name, t, t.pos, "type")
             for i, c in enumerate(t.ctors):
                 if c.name in self.ctors:
                     raise LustreError(c.pos, f"enum constructor '{c.name}' is declared twice")
                 self.ctors[c.name] = (t.name, i)
+        adts.register(self, [t for t in prog.types if t.payloads is not None])
         for c in prog.consts:
             self._unique(self.consts, c.name, c, c.pos, "constant")
         for n in prog.nodes:
             self._unique(self.nodes, n.name, n, n.pos, "node")
+        # Kind 2 polymorphic nodes: scalarized per instance (poly.py)
         for n in prog.nodes:
-            self.scalarize(n)
+            if n.tparams and not poly.signature_uses_params(n):
+                n.tparams = []  # `node M<T2>(x: int) ...`: one instance, lowered as it is
+        self.poly_nodes = {n.name: n for n in prog.nodes if n.tparams}
+        for n in prog.nodes:
+            if not n.tparams:
+                self.scalarize(n)
         self._check_no_recursion()
 
     @staticmethod
@@ -157,7 +187,15 @@ class Program:
     def resolve_type(self, ref: ast.TypeRef) -> str:
         """`int`, `real`, `bool` or the name of an enumeration."""
         seen: set[str] = set()
-        while ref.name not in ("int", "real", "bool"):
+        while ref.name not in ("int", "real", "bool") and ref.name not in MACHINE_INTS:
+            if ref.tag:
+                return ref.name
+            if ref.args is not None or ref.name in self.adts:
+                inst = adts.instance(self, ref)
+                if inst is not None:
+                    return inst.name
+                ref = adts.concrete(self, ref)
+                continue
             if ref.name == "|" and ref.elem is not None:
                 ref = ref.elem
                 continue
@@ -246,8 +284,19 @@ class Program:
         for an int, `("[0]", ...)` ... for an array, `(".f", ...)` for a record."""
         if depth > 32:
             raise LustreError(ref.pos, "type nested too deeply (or recursive)")
-        shape = self.array_shape(ref)
-        if shape is not None:
+        ref = adts.concrete(self, ref)
+        inst = adts.instance(self, ref, depth)
+        plain = self.unrefined(ref)[0]
+        while plain.items is None and plain.name in self.types and \
+                (alias := self.types[plain.name].alias) is not None:
+            plain = self.unrefined(alias)[0]
+        shape = None if inst is not None or plain.items is not None else self.array_shape(ref)
+        if inst is not None:
+            out = inst.leaves
+        elif plain.items is not None:  # a tuple type `[int, bool]`
+            out = [(f"[{i}]{s}", t) for i, it in enumerate(plain.items)
+                   for s, t in self.leaves(it, depth + 1)]
+        elif shape is not None:
             n, elem = shape
             inner = self.leaves(elem, depth + 1)
             out = [(f"[{i}]{s}", t) for i in range(n) for s, t in inner]
@@ -283,15 +332,17 @@ class Program:
             for d in decls:
                 refinements(d.name, d.type, kind)
                 parts = self.leaves(d.type)
+                node.guards.update(adts.leaf_guards(self, d.name, parts))
                 if parts == [("", d.type)]:
                     out.append(d)
                     continue
                 for suffix, t in parts:
                     leaf = d.name + suffix
+                    adts.tag_part(node.arrays, leaf, suffix, t, self)
                     for cut in [m.start() for m in _COMPONENT.finditer(suffix)][1:]:
                         node.arrays.setdefault(d.name + suffix[:cut], []).append(leaf)
                     node.arrays.setdefault(d.name, []).append(leaf)
-                    out.append(ast.Decl(d.pos, leaf, t, d.clock, d.static))
+                    out.append(ast.Decl(d.pos, leaf, t, d.clock, d.static, d.held))
             return out
         node.inputs = expand(node.inputs, "input")
         node.outputs = expand(node.outputs, "output")
@@ -299,9 +350,14 @@ class Program:
 
     def int_range(self, ref: ast.TypeRef) -> tuple[int, int] | None:
         """The bounds of a (possibly aliased) `subrange [lo, hi] of int`, with
-        `*` as the int limits; None for any other type."""
+        `*` as the int limits (also under a refinement `subtype {v: t | p}`);
+        None for any other type."""
         seen: set[str] = set()
-        while ref.bounds is None and ref.name in self.types and ref.name not in seen:
+        while ref.bounds is None and (ref.name in self.types and ref.name not in seen
+                                      or ref.name == "|" and ref.elem is not None):
+            if ref.name == "|" and ref.elem is not None:
+                ref = ref.elem
+                continue
             seen.add(ref.name)
             alias = self.types[ref.name].alias
             if alias is None:
@@ -321,6 +377,11 @@ class Program:
         if out[0] > out[1]:
             raise LustreError(ref.pos, f"empty subrange [{out[0]}, {out[1]}]")
         return out[0], out[1]
+
+    def is_enum(self, name: str) -> bool:
+        """An enumeration (or the tags of a datatype), not an alias or a scalar."""
+        decl = self.types.get(name)
+        return decl is not None and decl.alias is None and bool(decl.ctors)
 
     def enum_size(self, name: str) -> int:
         return len(self.types[name].ctors)

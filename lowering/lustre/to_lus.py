@@ -47,10 +47,12 @@ from steplus.dialects.lus.input_ranges import (
     observers_attr,
     ranges_attr,
 )
-from steplus.lowering.lustre import ast
+from steplus.lowering.lustre import adts, ast, machine_ints
+from steplus.lowering.lustre.machine_ints import MACHINE_INTS
 from steplus.lowering.lustre.automata import lower_automaton
 from steplus.lowering.lustre.arrays import lower_array
 from steplus.lowering.lustre.calls import lower_call
+from steplus.lowering.lustre.oracles import hold
 from steplus.passes.lus.causality import mark_lustre
 from steplus.lowering.lustre.parser import LustreError
 from steplus.lowering.lustre.program import (
@@ -105,7 +107,7 @@ class NodeLowering:
         self.ltypes: dict[str, str] = {}
         self.decls: dict[str, ast.Decl] = {}
         statics = [d for d in node.inputs if d.static]
-        inputs = [d for d in node.inputs if not d.static]
+        inputs = [d for d in node.inputs if not d.static and (key.observe or not d.witness)]
         for d in [*node.inputs, *node.outputs, *node.locals]:
             if d.name in self.decls:
                 raise LustreError(d.pos, f"variable '{d.name}' is declared twice")
@@ -129,11 +131,11 @@ class NodeLowering:
                 [(o.kind, o.name, o.pos) for o in observers])
         offsets[self.op] = node.pos
         mark_lustre(self.op)
-        ranges = {d.name: (t, 0, prog.enum_size(t) - 1)
-                  for d in inputs if (t := self.ltypes[d.name]) not in ("int", "real", "bool")}
+        ranges = {_hint(d.name): (t, 0, prog.enum_size(t) - 1)
+                  for d in inputs if prog.is_enum(t := self.ltypes[d.name])}
         for d in inputs:  # Kind 2 subrange inputs: assumed, so checked at the input too
             if (r := prog.int_range(d.type)) is not None:
-                ranges[d.name] = (f"subrange [{r[0]}, {r[1]}] of int", r[0], r[1])
+                ranges[_hint(d.name)] = (f"subrange [{r[0]}, {r[1]}] of int", r[0], r[1])
         if ranges:  # enum inputs: step-run rejects a value that is no constructor
             self.op.attributes[INPUT_RANGES] = ranges_attr(ranges)
         self.block = self.op.body.block
@@ -164,6 +166,9 @@ class NodeLowering:
         self.sampling: ClockSpec | None = None
         self._sampled: dict[tuple[str, ClockSpec], SSAValue] = {}
         self._enum_tests: dict[tuple[str, int], SSAValue] = {}
+        for d in inputs:  # free constants: the first value, held (oracles.py)
+            if d.held:
+                self.env[d.name] = hold(self, self.env[d.name], d.pos)
 
     # -- emission -----------------------------------------------------------------
     def emit(self, op: Operation, pos: int) -> SSAValue:
@@ -188,6 +193,8 @@ class NodeLowering:
             return self.emit(arith.ConstantOp(FloatAttr(float(value), t)), pos)
         if ltype == "bool":
             return self.emit(arith.ConstantOp(IntegerAttr(1 if value else 0, t)), pos)
+        if ltype in MACHINE_INTS:
+            return machine_ints.constant(self, int(value), ltype, pos)
         if not INT_MIN <= int(value) <= INT_MAX:
             raise LustreError(pos, f"integer literal {value} does not fit in int (32-bit)")
         v = self.emit(arith.ConstantOp(IntegerAttr(int(value), t)), pos)
@@ -196,6 +203,7 @@ class NodeLowering:
 
     # -- the node -------------------------------------------------------------------
     def lower(self) -> lus.NodeOp:
+        adts.canonicalize_inputs(self)
         for eq in self.ast.equations:
             if isinstance(eq, ast.Automaton):
                 lower_automaton(self, eq)
@@ -227,21 +235,30 @@ class NodeLowering:
         self.offsets[yield_op] = self.ast.pos
         return self.op
 
-    def define_by_index(self, eq: ast.Equation) -> None:
-        """Kind 2's `A[i] = e`: `A[k] = e` with `i` the constant k, for each k."""
-        name, var = eq.lhs[0], eq.index or ""
+    def define_by_index(self, eq: ast.Equation, base: str | None = None,
+                        index: list[str] | None = None) -> None:
+        """Kind 2's `A[i] = e`: `A[k] = e` with `i` the constant k, for each k
+        (`A[i][j] = e`: each `A[k][l]`, i = k and j = l)."""
+        name = eq.lhs[0]
+        base = name.name if base is None else base
+        if index is None:
+            index = [eq.index] if isinstance(eq.index, str) else list(eq.index or [])
+        var = index[0]
         count = 0
-        while f"{name.name}[{count}]" in self.ast.arrays or f"{name.name}[{count}]" in self.env:
+        while f"{base}[{count}]" in self.ast.arrays or f"{base}[{count}]" in self.env:
             count += 1
         if count == 0:
-            raise LustreError(name.pos, f"'{name.name}' is not an array")
+            raise LustreError(name.pos, f"'{base}' is not an array")
         saved = self.local_consts.get(var)
         try:
             for k in range(count):
                 self.local_consts[var] = ast.ConstDecl(eq.pos, var, None,
                                                        ast.Const(eq.pos, k, "int"))
+                if len(index) > 1:
+                    self.define_by_index(eq, f"{base}[{k}]", index[1:])
+                    continue
                 values = self.expr(eq.rhs)
-                lhs = self.expand_lhs([ast.Name(name.pos, f"{name.name}[{k}]")])
+                lhs = self.expand_lhs([ast.Name(name.pos, f"{base}[{k}]")])
                 if len(values) != len(lhs):
                     raise LustreError(eq.pos, f"{len(lhs)} variable(s) defined by an "
                                       f"expression with {len(values)} value(s)")
@@ -304,6 +321,10 @@ class NodeLowering:
         return values[0]
 
     def expr(self, e: ast.Expr) -> list[SSAValue]:
+        if isinstance(e, ast.Var | ast.Call | ast.Match | ast.Tester | ast.Ascription):
+            typed = adts.lower_expr(self, e)  # Kind 2 datatypes
+            if typed is not None:
+                return typed
         if isinstance(e, ast.Const):
             return [self.const(e.value, e.kind, e.pos)]
         if isinstance(e, ast.Var):
@@ -398,6 +419,10 @@ class NodeLowering:
                 out.append(self.emit(lus.PreOp(v), e.pos))
             elif e.op == "current":
                 out.append(self.current(e, v))
+            elif e.op in MACHINE_INTS or (t in MACHINE_INTS and e.op in ("int", "real")):
+                out.append(machine_ints.convert(self, e, v))
+            elif t in MACHINE_INTS:
+                out.append(machine_ints.unary(self, e, v))
             elif e.op == "-" and t == "int":
                 out.append(self.emit(arith.SubiOp(self.const(0, "int", e.pos), v), e.pos))
             elif e.op == "-" and t == "real":
@@ -431,6 +456,8 @@ class NodeLowering:
             return self._restart(v, a, e.pos)
         if op == "fby":
             return self._restart(self.emit(lus.FbyOp(a, b), e.pos), a, e.pos)
+        if t in MACHINE_INTS:
+            return machine_ints.binary(self, e, a, b)
         if op in _CMPI and (op in ("=", "<>") or t in ("int", "real")):
             if t == "real":
                 return self.emit(arith.CmpfOp(a, b, _CMPF[op]), e.pos)

@@ -48,14 +48,107 @@ def _pos(x: object) -> int:
 _BINARY = {
     "arrow_op": "->", "fby_op": "fby", "impl_op": "=>", "or_op": "or", "xor_op": "xor",
     "and_op": "and", "add_op": "+", "sub_op": "-", "mul_op": "*", "div_op": "/",
-    "idiv_op": "div", "mod_op": "mod",
+    "idiv_op": "div", "mod_op": "mod", "bvand_op": "&&", "bvor_op": "||",
 }
 _UNARY = {"neg_op": "-", "not_op": "not", "pre_op": "pre", "current_op": "current",
-          "cast_int": "int", "cast_real": "real"}
+          "cast_int": "int", "cast_real": "real", "bvnot_op": "!", "last_op": "last"}
 
 
 @v_args(meta=True, inline=True)
-class _ToAst(Transformer_NonRecursive):
+class _TypesToAst(Transformer_NonRecursive):
+    """Kind 2 data types: algebraic data types, type applications and
+    parameters, tuple types and group literals, machine integers, `match`
+    (adts.py, poly.py, machine_ints.py)."""
+
+    def datatype_decl(self, meta, name, *rest):
+        params: list[str] = []
+        if rest and isinstance(rest[0], tuple) and rest[0][0] == "tparams":
+            params, rest = rest[0][1], rest[1:]
+        ctors = [c for c, _ in rest]
+        if not params and all(not fields for _, fields in rest):
+            return [ast.TypeDecl(_pos(name), str(name), ctors=ctors)]  # an enumeration
+        return [ast.TypeDecl(_pos(name), str(name), ctors=ctors,
+                             payloads=[fields for _, fields in rest], params=params)]
+
+    def adt_ctor(self, meta, name, *fields):
+        return (ast.Name(_pos(name), str(name)), list(fields))
+
+    def adt_field(self, meta, name, ty):
+        return (str(name), _pos(name), ty)
+
+    def type_params(self, meta, *toks):
+        return ("tparams", [str(t) for t in toks if t.type == "IDENT"])
+
+    def type_args(self, meta, _lt, *rest):
+        return list(rest[:-1])
+
+    def poly_alias_def(self, meta, name, tparams, ty):
+        return ast.TypeDecl(_pos(name), str(name), alias=ty, params=tparams[1])
+
+    def refined_param_group(self, meta, names, ty, pred):
+        if len(names) != 1:
+            raise LustreError(names[1].pos, "a refinement type names one variable")
+        refined = ast.TypeRef(names[0].pos, "|", elem=ty, refine=(names[0].name, pred))
+        return [ast.Decl(names[0].pos, names[0].name, refined)]
+
+    def ascription(self, meta, arg, ty):
+        return ast.Ascription(meta.start_pos, arg, ty)
+
+    def index_update(self, meta, tok, e):
+        text = str(tok)
+        k = int(text[2:], 16) if text[:2] in ("0x", "0X") else int(text)
+        return (f"[{k}]", _pos(tok), e)
+
+    def type_start(self, meta, ty):
+        return ty
+
+    def t_apply(self, meta, name, args):
+        return ast.TypeRef(_pos(name), str(name), args=args)
+
+    def t_mint(self, meta, tok):
+        return ast.TypeRef(_pos(tok), str(tok))
+
+    def t_tuple(self, meta, *items):
+        return ast.TypeRef(meta.start_pos, "[]", items=list(items))
+
+    def cast_mint(self, meta, tok, arg):
+        return ast.Unary(meta.start_pos, str(tok), arg)
+
+    def poly_ref(self, meta, name, targs):
+        return ast.Var(_pos(name), str(name), targs)
+
+    def poly_call(self, meta, name, targs, args):
+        return ast.Call(meta.start_pos, str(name), _pos(name), args, targs=targs)
+
+    def poly_record_lit(self, meta, name, targs, *inits):
+        return ast.RecordLit(meta.start_pos, str(name), list(inits), targs)
+
+    def adt_test(self, meta, name, arg):
+        return ast.Tester(meta.start_pos, str(name), arg)
+
+    def match_e(self, meta, arg, *cases):
+        return ast.Match(meta.start_pos, arg, list(cases))
+
+    def match_case(self, meta, pattern, e):
+        return (pattern, e)
+
+    def pat_name(self, meta, tok):
+        return ast.Pattern(_pos(tok), str(tok))
+
+    def pat_ctor(self, meta, tok, *args):
+        return ast.Pattern(_pos(tok), str(tok), list(args))
+
+    def group_lit(self, meta, *items):
+        return items[0] if len(items) == 1 else ast.Tuple(meta.start_pos, list(items))
+
+    def poly_node_decl(self, meta, name, tparams, *rest):
+        node = self.node_decl(meta, name, *rest)
+        node.tparams = tparams[1]
+        return node
+
+
+@v_args(meta=True, inline=True)
+class _ToAst(_TypesToAst):
     """Builds the AST from lark's parse tree (iteratively: deep input is fine)."""
 
     def __default__(self, data, children, meta):
@@ -79,14 +172,16 @@ class _ToAst(Transformer_NonRecursive):
         return prog
 
     def const_block(self, meta, *defs):
-        return list(defs)
+        return _flat(defs)
 
     def const_def(self, meta, name, *rest):
         ty = rest[0] if len(rest) == 2 else None
         return ast.ConstDecl(_pos(name), str(name), ty, rest[-1])
 
-    def free_const(self, meta, name, *rest):
-        raise LustreError(_pos(name), _unsupported("free (uninterpreted) constants"))
+    def free_const(self, meta, *rest):
+        # Kind 2 free constants `const a, b: t;`: an oracle each (oracles.py)
+        *names, ty = rest
+        return [ast.ConstDecl(_pos(n), str(n), ty, ast.Any(_pos(n), ty)) for n in names]
 
     def type_block(self, meta, *defs):
         return list(defs)
@@ -173,7 +268,8 @@ class _ToAst(Transformer_NonRecursive):
 
     def node_decl(self, meta, name, inputs, outputs, *rest):
         *decls, body = rest
-        equations = [e for e in body if isinstance(e, ast.Equation | ast.Automaton)]
+        equations = [e for e in body
+                     if isinstance(e, ast.Equation | ast.Automaton | ast.Frame | ast.IfBlock)]
         node = ast.Node(_pos(name), str(name), inputs, outputs, [], [], equations, meta.end_pos)
         node.observers = [e for e in body if isinstance(e, ast.Observer)]
         contracts = [t for e in body if isinstance(e, Token) for t in [e]]
@@ -185,6 +281,12 @@ class _ToAst(Transformer_NonRecursive):
             else:
                 contracts.append(items)
         _CONTRACTS[id(node)] = contracts
+        return node
+
+    def imported_decl(self, meta, name, inputs, outputs, *decls):
+        # Kind 2 `node imported f(...) returns (...)`: no body (oracles.py)
+        node = self.node_decl(meta, name, inputs, outputs, *decls, [])
+        node.imported = True
         return node
 
     def params(self, meta, *groups):
@@ -209,7 +311,7 @@ class _ToAst(Transformer_NonRecursive):
         return self._group(names, ty, clock, False)
 
     def local_const(self, meta, *defs):
-        return ("const", list(defs))
+        return ("const", _flat(defs))
 
     def annotation(self, meta, tok):
         if not _CONTRACT_OPEN.match(tok):
@@ -230,8 +332,26 @@ class _ToAst(Transformer_NonRecursive):
             return ast.Equation(meta.start_pos, [lhs[0]], rhs, index=lhs[1])
         return ast.Equation(meta.start_pos, lhs, rhs)
 
-    def indexed_lhs(self, meta, name, var):
-        return (ast.Name(_pos(name), str(name)), str(var))
+    def indexed_lhs(self, meta, name, *index):
+        # `A[i] = e`, `A[i][j] = e` (Kind 2 definitions by index)
+        names = [str(v) for v in index]
+        return (ast.Name(_pos(name), str(name)), names[0] if len(names) == 1 else names)
+
+    # -- Kind 2 imperative blocks (frames.py) ------------------------------------
+    def block(self, meta, *items):
+        return [e for e in items if e is not None]
+
+    def frame_block(self, meta, names, init, body):
+        return ast.Frame(meta.start_pos, names, init, body)
+
+    def if_block(self, meta, cond, then, other=None):
+        return ast.IfBlock(meta.start_pos, cond, then, other or [])
+
+    def when_block(self, meta, cond, then, other=None):
+        return ast.IfBlock(meta.start_pos, cond, then, other or [], when=True)
+
+    def when_ite(self, meta, c, t, e):
+        return ast.If(meta.start_pos, c, t, e, lazy=True)
 
     # -- Heptagon automata (heptagon.lark) --------------------------------------
     def automaton_eq(self, meta, automaton):
@@ -279,6 +399,19 @@ class _ToAst(Transformer_NonRecursive):
         return names
 
     # -- expressions ----------------------------------------------------------
+    def any_expr(self, meta, ty):
+        if isinstance(ty, list):  # `any@<T>`
+            if len(ty) != 1:
+                raise LustreError(meta.start_pos, "'any@<...>' takes one type")
+            ty = ty[0]
+        return ast.Any(meta.start_pos, ty)
+
+    def forall_expr(self, meta, params, body):
+        return ast.Quantifier(meta.start_pos, "forall", params, body)
+
+    def exists_expr(self, meta, params, body):
+        return ast.Quantifier(meta.start_pos, "exists", params, body)
+
     def ite(self, meta, c, t, e):
         return ast.If(meta.start_pos, c, t, e)
 
@@ -367,6 +500,11 @@ class _ToAst(Transformer_NonRecursive):
     def clock_ctor(self, meta, ctor, var):
         tag = {"true": True, "false": False}.get(str(ctor), str(ctor))
         return ast.Clock(_pos(ctor), str(var), tag)
+
+
+def _flat(defs) -> list[ast.ConstDecl]:
+    """Constant definitions, a free-constant group (a list) spliced in."""
+    return [d for x in defs for d in (x if isinstance(x, list) else [x])]
 
 
 def _unsupported(what: str) -> str:

@@ -96,11 +96,11 @@ def test_kind2_int_conversion_without_parentheses():
     ("contract S(a: int) returns (b: int);\nlet guarantee b > a;\n", 1, 1,
      "syntax error: contract 'S' needs 'let ... tel'"),
     # the first unsupported construct in source order, before and around contracts
-    ("type T = datatype A | B;\ncontract S(a: int) returns (b: int);\nlet guarantee b > a; tel\n"
+    ("type T = package A | B;\ncontract S(a: int) returns (b: int);\nlet guarantee b > a; tel\n"
      "node n() returns (y: int); let y = {}@<int>; tel\n", 1, 10,
-     "unsupported construct: Kind 2 algebraic data types ('datatype')"),
-    ("contract S(a: int) returns (b: int);\nlet guarantee forall (k: int) b > a; tel\n",
-     2, 15, "unsupported construct: Kind 2 quantifiers ('forall')"),
+     "unsupported construct: Lustre V6 packages ('package')"),
+    ("contract S(a: int) returns (b: int);\nlet guarantee b = choose { x: int | x > a }; tel\n",
+     2, 19, "unsupported construct: Kind 2 'choose' expressions ('choose')"),
 ])
 def test_contract_declaration_errors_are_located(src, line, col, message):
     with pytest.raises(InputError) as info:

@@ -1,0 +1,249 @@
+"""Kind 2 data types in the Lustre frontend: algebraic data types
+(lowering/lustre/adts.py), machine integers (machine_ints.py), tuple types and
+group literals, on the lus and sync interpreters, the modular target and IREE,
+against references written here from Kind 2's semantics (numpy)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from xdsl.context import Context
+
+from steplus.lowering.lus_to_sync import ConvertLusToSyncPass
+from steplus.runtime.reactive import run_node
+from steplus.runtime.reactive.sync_interp import run_sync_node
+from steplus.tools.cli import InputError
+from steplus.tools.iree_modular import run_node_modular
+from steplus.tools.iree_run import run_node_iree
+from steplus.tools.lus_translate import translate
+from steplus.tools.source import SourceFile
+
+T = 12
+RNG = np.random.default_rng(27)
+
+
+def _all(src: str, node: str, inputs: dict) -> list[np.ndarray]:
+    module = translate(SourceFile("t.lus", src))
+    got = run_node(module, node, inputs, T)
+    lowered = module.clone()
+    ConvertLusToSyncPass().apply(Context(), lowered)
+    for other in (run_sync_node(lowered, node, inputs, T),
+                  run_node_modular(module, node, inputs, T),
+                  run_node_iree(module, node, inputs, T)):
+        assert [[str(v) for v in c] for c in other] == [[str(v) for v in c] for c in got]
+    return [np.asarray(c) for c in got]
+
+
+SHAPES = """
+datatype Shape = Circle (r: real) | Rect (w: real, h: real) | Dot;
+datatype Tagged = Named (id: int, s: Shape) | Anon (a: Shape);
+
+function area(s: Shape) returns (a: real);
+let
+  a = match s with
+      | Circle(r) : 3.0 * r * r
+      | Rect(w, h) : w * h
+      | Dot : 0.0
+      end;
+tel
+
+node shapes(k: int; x: real; t: Tagged) returns (s: Shape; a: real; circle: bool; w: real;
+                                                 same: bool; id: int; changed: bool);
+var prev: Shape;
+let
+  s = if k = 0 then Circle(x) else if k = 1 then Rect(x, 2.0) else Dot;
+  a = area(s);
+  circle = Circle?(s);
+  w = s.w;
+  same = s = Rect(x, 2.0);
+  id = match t with
+       | Named(n, Circle(_)) : n
+       | Named(n, _) : -n
+       | Anon(Dot) : 100
+       | Anon(_) : 200
+       end;
+  prev = Dot -> pre s;
+  changed = prev <> s;
+tel
+"""
+
+
+def test_datatype_constructors_match_testers_selectors_and_equality():
+    k = np.array([0, 1, 2, 0, 1, 1, 2, 2, 0, 0, 1, 2], np.int32)
+    x = np.round(RNG.standard_normal(T), 2).astype(np.float32)
+    t = np.array([0, 0, 0, 1, 1, 1, 0, 1, 0, 1, 0, 1], np.int32)  # Named, Anon
+    t_s = np.array([0, 1, 2, 0, 1, 2, 0, 2, 1, 0, 2, 1], np.int32)  # Circle, Rect, Dot
+    t_a = np.array([2, 0, 1, 2, 1, 0, 1, 2, 0, 1, 2, 0], np.int32)
+    ids = np.arange(1, T + 1, dtype=np.int32)
+    zeros = np.zeros(T, np.float32)
+    inputs = {"k": k, "x": x, "t": t, "t.id": ids, "t.s": t_s, "t.s.r": zeros,
+              "t.s.w": zeros, "t.s.h": zeros, "t.a": t_a, "t.a.r": zeros,
+              "t.a.w": zeros, "t.a.h": zeros}
+    s, r, w, h, a, circle, sel_w, same, ident, changed = _all(SHAPES, "shapes", inputs)
+    # the value: its tag, then every constructor's fields (0.0 where not built)
+    np.testing.assert_array_equal(s, k)
+    np.testing.assert_array_equal(r, np.where(k == 0, x, 0))
+    np.testing.assert_array_equal(w, np.where(k == 1, x, 0))
+    np.testing.assert_array_equal(h, np.where(k == 1, 2, 0))
+    f = np.float32
+    np.testing.assert_array_equal(a, np.where(k == 0, f(3) * x * x,
+                                              np.where(k == 1, x * f(2), 0)))
+    np.testing.assert_array_equal(circle, k == 0)
+    np.testing.assert_array_equal(sel_w, np.where(k == 1, x, 0))
+    np.testing.assert_array_equal(same, k == 1)
+    named = t == 0
+    want = np.where(named, np.where(t_s == 0, ids, -ids), np.where(t_a == 2, 100, 200))
+    np.testing.assert_array_equal(ident, want)
+    prev_k = np.concatenate([[2], k[:-1]])
+    prev_x = np.concatenate([[0], x[:-1]])
+    # two values are equal when their constructors and those constructors' fields are
+    differ = (prev_k != k) | ((k != 2) & (prev_x != x))
+    np.testing.assert_array_equal(changed, differ)
+
+
+def test_datatype_input_fields_of_other_constructors_do_not_matter():
+    """Inputs are canonicalized: the fields of a constructor the value is not
+    built with are ignored by `=`, and read as 0 by a selector."""
+    src = """datatype D = A (x: int) | B (y: int);
+node n(d, e: D) returns (eq: bool; dx: int);
+let
+  eq = d = e;
+  dx = d.x;
+tel
+"""
+    tag = np.array([0, 0, 1, 1, 0, 1, 0, 1, 0, 1, 1, 0], np.int32)
+    etag = np.array([0, 1, 1, 0, 0, 1, 0, 1, 1, 1, 0, 0], np.int32)
+    dx = RNG.integers(-3, 3, T).astype(np.int32)
+    dy = RNG.integers(-3, 3, T).astype(np.int32)
+    ex = RNG.integers(-3, 3, T).astype(np.int32)
+    ey = RNG.integers(-3, 3, T).astype(np.int32)
+    eq, x = _all(src, "n", {"d": tag, "d.x": dx, "d.y": dy, "e": etag, "e.x": ex, "e.y": ey})
+    want = (tag == etag) & np.where(tag == 0, dx == ex, dy == ey)
+    np.testing.assert_array_equal(eq, want)
+    np.testing.assert_array_equal(x, np.where(tag == 0, dx, 0))
+
+
+def test_polymorphic_datatypes_are_instantiated_per_use():
+    src = """datatype Opt<T> = None | Some (v: T);
+node n(i: int; b: bool) returns (o: Opt<int>; oo: Opt<Opt<int>>; get: int; ob: Opt<bool>);
+let
+  o = if i > 0 then Some(i) else None@<int>;
+  oo = if b then Some(o) else None@<Opt<int>>;
+  get = match oo with
+        | Some(Some(v)) : v
+        | Some(None) : -1
+        | None : -2
+        end;
+  ob = Some(b);
+tel
+"""
+    i = RNG.integers(-5, 6, T).astype(np.int32)
+    b = RNG.random(T) < 0.5
+    o, ov, oo, oo_o, oo_ov, get, ob, obv = _all(src, "n", {"i": i, "b": b})
+    np.testing.assert_array_equal(o, (i > 0).astype(int))
+    np.testing.assert_array_equal(ov, np.where(i > 0, i, 0))
+    np.testing.assert_array_equal(oo, b.astype(int))
+    np.testing.assert_array_equal(oo_o, np.where(b, o, 0))
+    np.testing.assert_array_equal(oo_ov, np.where(b, ov, 0))
+    np.testing.assert_array_equal(get, np.where(b, np.where(i > 0, i, -1), -2))
+    np.testing.assert_array_equal(ob, np.ones(T, int))
+    np.testing.assert_array_equal(obv, b)
+
+
+@pytest.mark.parametrize("src,line,col,message", [
+    ("datatype L = Nil | Cons (h: int, t: L);\n", 1, 34,
+     "unsupported construct: recursive algebraic data types ('L' through "
+     "'Cons.t'"),
+    ("datatype D = A | B (x: int);\nnode n(d: D) returns (y: int);\n"
+     "let y = match d with | A : 0 end; tel\n", 3, 9,
+     "'match' is not exhaustive: no case for B(...)"),
+    ("datatype D = A | B (x: int);\nnode n(d: D) returns (y: int);\n"
+     "let y = match d with | A : 0 | C(z) : z end; tel\n", 3, 32,
+     "'C' is not a constructor of 'D'"),
+    ("datatype D = A | B (x: int);\nnode n(d: D) returns (y: int);\n"
+     "let y = match d with | A : 0 | B(z, w) : z end; tel\n", 3, 32,
+     "constructor 'B' has 1 field(s), the pattern gives 2"),
+    ("datatype D = A | B (x: int);\nnode n(r: real) returns (d: D);\nlet d = B(r); tel\n",
+     3, 11, "field 'x' of 'B' must be int, not real"),
+    ("datatype O<T> = N | S (v: T);\nnode n() returns (ok: bool);\nlet ok = N = N; tel\n",
+     3, 10, "cannot infer the type of 'T' in 'N': write N@<T> with the types"),
+])
+def test_datatype_errors_are_located_in_lustre_terms(src, line, col, message):
+    with pytest.raises(InputError) as info:
+        translate(SourceFile("t.lus", src))
+    assert info.value.lines[0].startswith(f"t.lus:{line}:{col}: error: {message}")
+
+
+def test_machine_integers_wrap_and_convert():
+    src = """node m(x: int; a, b: uint8; c, d: int8) returns (s: uint8; p: int8; q: uint8;
+    lt: bool; slt: bool; band: uint8; bor: int8; bnot: int8; back: int; wide: int16; ci: int8);
+let
+  s = a + b;
+  p = c * d;
+  q = a div (uint8 3);
+  lt = a < b;
+  slt = c < d;
+  band = a && b;
+  bor = c || d;
+  bnot = !c;
+  back = int a + int c;
+  wide = (int16 a) - (int16 c);
+  ci = (int8 x);
+tel
+"""
+    x = RNG.integers(-1000, 1000, T).astype(np.int32)
+    a_u = RNG.integers(0, 256, T)
+    b_u = RNG.integers(0, 256, T)
+    a = a_u.astype(np.uint8).view(np.int8)  # uint8 inputs: the same 8 bits, signed
+    b = b_u.astype(np.uint8).view(np.int8)
+    c = RNG.integers(-128, 128, T).astype(np.int8)
+    d = RNG.integers(-128, 128, T).astype(np.int8)
+    out = _all(src, "m", {"x": x, "a": a, "b": b, "c": c, "d": d})
+    s, p, q, lt, slt, band, bor, bnot, back, wide, ci = out
+
+    def as_u8(v):
+        return np.asarray(v).astype(np.int64) % 256
+
+    def as_i(v, bits):
+        v = np.asarray(v, np.int64) % (1 << bits)
+        return np.where(v >= 1 << (bits - 1), v - (1 << bits), v)
+
+    np.testing.assert_array_equal(as_u8(s), (a_u + b_u) % 256)
+    np.testing.assert_array_equal(p, as_i(c.astype(np.int64) * d, 8))
+    np.testing.assert_array_equal(as_u8(q), a_u // 3)
+    np.testing.assert_array_equal(lt, a_u < b_u)  # unsigned comparison
+    np.testing.assert_array_equal(slt, c < d)
+    np.testing.assert_array_equal(as_u8(band), a_u & b_u)
+    np.testing.assert_array_equal(bor, c | d)
+    np.testing.assert_array_equal(bnot, ~c)
+    np.testing.assert_array_equal(back, a_u + c)  # uint8 zero-extends, int8 sign-extends
+    np.testing.assert_array_equal(wide, a_u - c.astype(np.int64))
+    np.testing.assert_array_equal(ci, as_i(x, 8))
+
+
+def test_machine_integer_type_errors_are_located():
+    src = "node m(a: uint8; c: int8) returns (s: uint8);\nlet s = a + c; tel\n"
+    with pytest.raises(InputError) as info:
+        translate(SourceFile("t.lus", src))
+    assert info.value.lines[0] == ("t.lus:2:9: error: operands of different types "
+                                   "(uint8 and int8)")
+
+
+def test_tuple_types_and_group_literals():
+    src = """type pair = [int, bool];
+node g(i: int; t: pair) returns (u: [int, bool, real]; first: int; same: bool);
+let
+  u = '(i + 1, not t[1], 2.5);
+  first = t[0];
+  same = t = '(i, true);
+tel
+"""
+    i = RNG.integers(-3, 3, T).astype(np.int32)
+    t0 = RNG.integers(-3, 3, T).astype(np.int32)
+    t1 = RNG.random(T) < 0.5
+    u0, u1, u2, first, same = _all(src, "g", {"i": i, "t.0": t0, "t.1": t1})
+    np.testing.assert_array_equal(u0, i + 1)
+    np.testing.assert_array_equal(u1, ~t1)
+    np.testing.assert_array_equal(u2, np.full(T, 2.5, np.float32))
+    np.testing.assert_array_equal(first, t0)
+    np.testing.assert_array_equal(same, (t0 == i) & t1)
