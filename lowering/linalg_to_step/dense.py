@@ -36,6 +36,10 @@ loads 12 addresses, gathers 12 rows of 16 and stores them as `[2, 6, 16]`.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
 import numpy as np
 from xdsl.dialects.builtin import BFloat16Type, Float16Type, f32, i64
 
@@ -118,10 +122,46 @@ def _guard(read, n):
         return f"an argument form not foreseen ({type(e).__name__})"
 
 
+@dataclass(frozen=True)
+class Kind:
+    """One kind of dense part built per node: which nodes it `takes`, the node's
+    geometry (`read`: the geometry, or why not as a string), the parts it builds
+    (`build(node, geometry, fname, tile_m, tile_n)`; ValueError / OpDiagnosticError when
+    the tiling does not fit), their function name (`fname(graph name, k)`), and what a
+    remark calls the node (`what(node, geometry)`)."""
+
+    takes: Callable[[Any], bool]
+    read: Callable[[Any], Any]
+    build: Callable[[Any, Any, str, int, int], list[LoweredPart]]
+    fname: Callable[[str, int], str]
+    what: Callable[[Any, Any], str] = lambda n, _g: name_of(n)
+
+
+KINDS = (  # through the modules' attributes at each call (a test may replace a reader)
+    Kind(takes=lambda n: conv.is_conv(n), read=lambda n: conv.read(n),
+         build=lambda _n, c, f, _tm, tn: conv.conv_parts(c, f, tn),
+         fname=lambda name, k: f"{name}_conv{k}", what=lambda _n, _g: "convolution"),
+    Kind(takes=lambda n: pool.is_pool(n), read=lambda n: pool.read(n),
+         build=lambda _n, pl, f, tm, _tn: pool.pool_parts(pl, f, tm),
+         fname=lambda name, k: f"{name}_pool{k}", what=lambda _n, _g: "pooling"),
+    Kind(takes=lambda n: move.is_move(n), read=lambda n: move.indices(n),
+         build=lambda n, idx, f, _tm, _tn: [move.move_part(n, idx, f)],
+         fname=lambda name, k: f"{name}_move{k + 1}"),
+    Kind(takes=lambda n: softmax_dim.dim_of(n) is not None, read=lambda n: softmax_dim.dim_of(n),
+         build=lambda n, d, f, tm, _tn: softmax_dim.softmax_parts(n, d, f, tm),
+         fname=lambda name, k: f"{name}_softmax{k}",
+         what=lambda n, d: f"{name_of(n)} over dim {d}"),
+    Kind(takes=lambda n: rnn.is_rnn(n), read=lambda n: rnn.read(n),
+         build=lambda _n, r, f, tm, _tn: [rnn.rnn_part(r, f, tm)],
+         fname=lambda name, k: f"{name}_rnn{k}"),
+)
+"""The dense parts built per node, in this order (before the regions): conv.py's
+convolutions, pool.py's pools, move.py's data movement, softmax_dim.py's softmax over
+another dim, rnn.py's recurrences."""
+
+
 def dense_parts(nodes, covered: set, tile: str, schedule: str, name: str, remarks: list):
     """The dense parts of what `covered` (the recognized layers) leaves (module doc)."""
-
-
     gathers = []
     for n in nodes:
         if n in covered or getattr(n, "op", None) != "call_function" or \
@@ -135,84 +175,25 @@ def dense_parts(nodes, covered: set, tile: str, schedule: str, name: str, remark
     yield from gathers
     covered = covered | {n for p in gathers for n in p.covered}
 
-    tile_n = parse_tiles(tile)[None][1]
+    tile_m, tile_n = parse_tiles(tile)[None][:2]
     k = 0
-    for n in nodes:
-        if n in covered or not conv.is_conv(n):
-            continue
-        c = _guard(conv.read, n)
-        if isinstance(c, str):
-            remarks.append(Remark(where_of(n), f"convolution not lowered: {c}"))
-            continue
-        try:
-            parts = conv.conv_parts(c, f"{name}_conv{k}", tile_n)
-        except (ValueError, OpDiagnosticError) as e:
-            remarks.append(Remark(where_of(n), f"convolution not lowered: "
-                                               f"{getattr(e, 'message', e)} (option dense)"))
-            continue
-        k += 1
-        covered = covered | {n}
-        yield from parts
-
-    for n in nodes:
-        if n in covered or not pool.is_pool(n):
-            continue
-        pl = _guard(pool.read, n)
-        if isinstance(pl, str):
-            remarks.append(Remark(where_of(n), f"pooling not lowered: {pl}"))
-            continue
-        try:
-            parts = pool.pool_parts(pl, f"{name}_pool{k}", parse_tiles(tile)[None][0])
-        except (ValueError, OpDiagnosticError) as e:
-            remarks.append(Remark(where_of(n), f"pooling not lowered: "
-                                               f"{getattr(e, 'message', e)} (option dense)"))
-            continue
-        k += 1
-        covered = covered | {n}
-        yield from parts
-
-    for n in nodes:
-        if n in covered or not move.is_move(n):
-            continue
-        idx = _guard(move.indices, n)
-        if isinstance(idx, str):
-            remarks.append(Remark(where_of(n), f"{name_of(n)} not lowered: {idx}"))
-            continue
-        k += 1
-        covered = covered | {n}
-        yield move.move_part(n, idx, f"{name}_move{k}")
-
-    tile_m = parse_tiles(tile)[None][0]
-    for n in nodes:
-        d = None if n in covered else softmax_dim.dim_of(n)
-        if d is None:
-            continue
-        try:
-            parts = softmax_dim.softmax_parts(n, d, f"{name}_softmax{k}", tile_m)
-        except (ValueError, OpDiagnosticError) as e:
-            remarks.append(Remark(where_of(n), f"{name_of(n)} over dim {d} not lowered: "
-                                               f"{getattr(e, 'message', e)} (option dense)"))
-            continue
-        k += 1
-        covered = covered | {n}
-        yield from parts
-
-    for n in nodes:
-        if n in covered or not rnn.is_rnn(n):
-            continue
-        r = _guard(rnn.read, n)
-        if isinstance(r, str):
-            remarks.append(Remark(where_of(n), f"{name_of(n)} not lowered: {r}"))
-            continue
-        try:
-            part = rnn.rnn_part(r, f"{name}_rnn{k}", tile_m)
-        except (ValueError, OpDiagnosticError) as e:
-            remarks.append(Remark(where_of(n), f"{name_of(n)} not lowered: "
-                                               f"{getattr(e, 'message', e)} (option dense)"))
-            continue
-        k += 1
-        covered = covered | part.covered
-        yield part
+    for kind in KINDS:  # every convolution, then every pool, ...: parts numbered in that order
+        for n in nodes:
+            if n in covered or not kind.takes(n):
+                continue
+            g = _guard(kind.read, n)
+            if isinstance(g, str):
+                remarks.append(Remark(where_of(n), f"{kind.what(n, g)} not lowered: {g}"))
+                continue
+            try:
+                parts = kind.build(n, g, kind.fname(name, k), tile_m, tile_n)
+            except (ValueError, OpDiagnosticError) as e:
+                remarks.append(Remark(where_of(n), f"{kind.what(n, g)} not lowered: "
+                                                   f"{getattr(e, 'message', e)} (option dense)"))
+                continue
+            k += 1
+            covered = covered | {n} | {c for p in parts for c in p.covered}
+            yield from parts
     groups = glue.regions(nodes, covered)
     produced = {n for n in covered if n.op == "call_function"}  # stored by their parts
     for g in groups:
