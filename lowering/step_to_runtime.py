@@ -30,19 +30,75 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context as MLContext
-from xdsl.dialects.builtin import IntegerAttr, ModuleOp, i64
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
-from xdsl.rewriter import InsertPoint, Rewriter
+from xdsl.pattern_rewriter import (
+    GreedyRewritePatternApplier,
+    PatternRewriter,
+    PatternRewriteWalker,
+    RewritePattern,
+    op_type_rewrite_pattern,
+)
+from xdsl.rewriter import InsertPoint
 from xdsl.utils.exceptions import VerifyException
 
 from steplus.dialects.step import GraphOp
-from steplus.dialects.step import ops as so
+from steplus.dialects.step.discardable import RUNTIME_CONTEXT, RUNTIME_DEPTH
+from steplus.dialects.step.ops import BroadcastOp
 from steplus.dialects.target.attrs import FABRIC_KEY, FabricTargetAttr
 from steplus.dialects.target.fabric import get_preset
-from steplus.passes.step.fabric_placement import LoweringError, find_graph, place
+from steplus.passes.step.fabric_placement import LoweringError, Placement, find_graph, place
 from steplus.utils.diagnostics import OpDiagnosticError
 
 __all__ = ["ConvertStepToRuntimePass", "LoweringError", "find_graph"]
+
+
+class WriteContext(RewritePattern):
+    """Write `runtime.context = k` on each operator the placement made context k."""
+
+    def __init__(self, context_of: dict[Operation, int]):
+        self.context_of = context_of
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /) -> None:
+        k = self.context_of.get(op)
+        if k is None or RUNTIME_CONTEXT.get(op) == k:
+            return
+        RUNTIME_CONTEXT.set(op, k)
+        rewriter.notify_op_modified(op)
+
+
+class AppendBroadcasts(RewritePattern):
+    """Append the placement's fan-out `step.broadcast`s at the end of a graph, in
+    placement order (their contexts are numbered in that order), each taking over
+    the uses of its stream one result per use; then write the graph's
+    `runtime.depth`.
+
+    It matches the graph, not the producers: the broadcasts' order is the
+    placement's, which is not the producers' order in the block."""
+
+    def __init__(self, placements: dict[GraphOp, Placement]):
+        self.placements = placements
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: GraphOp, rewriter: PatternRewriter) -> None:
+        p = self.placements.pop(op, None)
+        if p is None:
+            return
+        block = op.body.block
+        for res, k in p.broadcasts:
+            _broadcast(res, k, block, rewriter)
+        RUNTIME_DEPTH.set(op, p.depth)
+        rewriter.notify_op_modified(op)
+
+
+def _broadcast(res: SSAValue, k: int, block: Block, rewriter: PatternRewriter) -> None:
+    uses = list(res.uses)
+    b = BroadcastOp.create(operands=[res], result_types=[res.type] * len(uses),
+                           attributes={RUNTIME_CONTEXT.name: RUNTIME_CONTEXT.attr(k)})
+    rewriter.insert_op(b, InsertPoint.at_end(block))
+    for u, r in zip(uses, b.results):
+        rewriter.replace_uses_with_if(res, r, lambda x, u=u: x is u)
 
 
 @dataclass(frozen=True)
@@ -100,22 +156,15 @@ class ConvertStepToRuntimePass(ModulePass):
         if self.depth < 0:
             raise OpDiagnosticError(None, "convert-step-to-runtime: depth must be positive")
         depth = self.depth or cfg.base_depth
+        # the placement is one decision over each whole graph, made before any edit
+        placements: dict[GraphOp, Placement] = {}
         for g in [o for o in op.walk() if isinstance(o, GraphOp)]:
             try:
-                p = place(g, cfg, depth)
+                placements[g] = place(g, cfg, depth)
             except LoweringError as e:
                 raise OpDiagnosticError(e.op, f"convert-step-to-runtime: {e}") from None
-            block = g.body.block
-            for o, k in p.context_of.items():
-                o.attributes["runtime.context"] = IntegerAttr(k, i64)
-            # the appended Broadcasts, in placement order, take over the uses
-            # of their stream (the placed consumers': a fused zip's operand too)
-            for res, k in p.broadcasts:
-                uses = [u for u in res.uses]
-                b = so.BroadcastOp.create(operands=[res], result_types=[res.type] * len(uses),
-                                          attributes={"runtime.context": IntegerAttr(k, i64)})
-                Rewriter.insert_op(b, InsertPoint.at_end(block))
-                for u, r in zip(uses, b.results):
-                    u.operation.operands[u.index] = r
-            g.attributes["runtime.depth"] = IntegerAttr(depth, i64)
+        context_of = {o: k for p in placements.values() for o, k in p.context_of.items()}
+        PatternRewriteWalker(GreedyRewritePatternApplier(
+            [AppendBroadcasts(placements), WriteContext(context_of)], dce_enabled=False),
+            apply_recursively=False).rewrite_module(op)
         op.attributes[FABRIC_KEY] = target

@@ -33,6 +33,7 @@ import sys
 
 import sympy
 
+from steplus.dialects.sn40l_attrs import KERNEL, SOURCE
 from steplus.dialects.step import GraphOp
 from steplus.dialects.step.types import BufferType, StreamType
 from steplus.passes.step.bindings import BIND_ATTR, graph_bindings
@@ -224,16 +225,13 @@ def _name_flops(table: str, executed: int, counted: int | None) -> str:
 
 def _kernels(module, name: str | None):
     """The kernel graphs of the chosen source (None if it was not cut)."""
-    from xdsl.dialects.builtin import StringAttr
-
-    from steplus.passes.sn40l.kernels import KERNEL, kernel_groups
+    from steplus.passes.sn40l.kernels import kernel_groups
 
     for group in kernel_groups(module):
         names = {g.sym_name.data for g in group} | {
-            a.data for g in group
-            if isinstance(a := g.attributes.get("sn40l.source"), StringAttr)}
+            s for g in group if (s := SOURCE.get(g)) is not None}
         if name is None or name.lstrip("@") in names:
-            return group if KERNEL in group[0].attributes else None
+            return group if KERNEL.present(group[0]) else None
     return None
 
 

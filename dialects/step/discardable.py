@@ -12,6 +12,10 @@ silently ignored, falling back to the fabric's default) is a located error.
 | `pmu_bw` | compute op | `step-allocate-units`, by hand | fabric placement | an integer (range [1, 2^40] checked where read) |
 | `runtime.context` | op | `convert-step-to-runtime` | a reader of the placement | an integer >= 0 |
 | `runtime.depth` | graph | `convert-step-to-runtime` | a reader of the placement | an integer >= 1 |
+| `sn40l.*` | graph or op | the SN40L passes | the kernel runner | `dialects/sn40l_attrs.py` |
+
+Each is a spec of `utils/discardable.py`: writers call its `set`, readers its
+`get` (the typed value or None), so the name and type are written once.
 
 Example (verifies; with `runtime.depth = 0` it is "step.graph: 'runtime.depth'
 must be an integer >= 1, got 0", with `compute_bw = "fast"` "step.map:
@@ -32,41 +36,26 @@ step.graph @g attributes {runtime.depth = 1 : i64} {
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from xdsl.ir import Operation
 
-from xdsl.dialects.builtin import IntegerAttr
-from xdsl.ir import Attribute, Operation
-from xdsl.utils.exceptions import VerifyException
+from steplus.dialects.sn40l_attrs import REGISTRY as SN40L_REGISTRY
+from steplus.utils.discardable import DiscardableSpec, IntDiscardable, registry, verify_registered
 
+COMPUTE_BW = IntDiscardable("compute_bw", on_graph=False)
+"""An operator's compute bandwidth (FLOP/cycle) for the fabric placement."""
+PMU_BW = IntDiscardable("pmu_bw", on_graph=False)
+"""An operator's on-chip memory bandwidth (B/cycle) for the fabric placement."""
+RUNTIME_CONTEXT = IntDiscardable("runtime.context", on_graph=False, lo=0)
+"""The index of the simulator context an operator is placed in."""
+RUNTIME_DEPTH = IntDiscardable("runtime.depth", on_graph=True, lo=1)
+"""The channel depth (FIFO entries) a graph was placed with."""
 
-@dataclass(frozen=True)
-class DiscardableAttr:
-    """One registered discardable attribute: an integer, at least `lo` when `lo` is set."""
-
-    name: str
-    on_graph: bool
-    lo: int | None = None
-
-    def verify(self, owner: Operation, attr: Attribute) -> None:
-        value = attr.value.data if isinstance(attr, IntegerAttr) else None
-        if not isinstance(value, int) or (self.lo is not None and value < self.lo):
-            want = "an integer" if self.lo is None else f"an integer >= {self.lo}"
-            got = value if isinstance(value, int) else attr
-            raise VerifyException(f"{owner.name}: '{self.name}' must be {want}, got {got}")
-
-
-REGISTRY: dict[str, DiscardableAttr] = {a.name: a for a in (
-    DiscardableAttr("compute_bw", on_graph=False),
-    DiscardableAttr("pmu_bw", on_graph=False),
-    DiscardableAttr("runtime.context", on_graph=False, lo=0),
-    DiscardableAttr("runtime.depth", on_graph=True, lo=1),
-)}
-"""The registered attributes by name."""
+REGISTRY: dict[str, DiscardableSpec] = registry(
+    (COMPUTE_BW, PMU_BW, RUNTIME_CONTEXT, RUNTIME_DEPTH, *SN40L_REGISTRY.values()))
+"""The registered attributes by name: step's and the runtime's above, and the
+SN40L passes' (`dialects/sn40l_attrs.py`)."""
 
 
 def verify_discardable(op: Operation, *, is_graph: bool) -> None:
     """Check the registered attributes `op` carries (a graph's or one of its operators')."""
-    for name, attr in op.attributes.items():
-        spec = REGISTRY.get(name)
-        if spec is not None and spec.on_graph == is_graph:
-            spec.verify(op, attr)
+    verify_registered(op, REGISTRY, is_graph=is_graph)

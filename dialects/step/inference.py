@@ -25,7 +25,6 @@ from typing import cast
 
 import sympy
 from xdsl.ir import Attribute, Operation, SSAValue
-from xdsl.rewriter import Rewriter
 
 from steplus.dialects.step import GraphOp
 from steplus.dialects.step.types import BufferType, StreamType, dim_to_text
@@ -114,11 +113,12 @@ def _reconcile(op: Operation, index: int, written: StreamType, shape: ResultShap
     return written if new == written else new
 
 
-def infer_graph(graph: GraphOp, rewrite: bool = False) -> dict[SSAValue, StreamType]:
+def infer_graph(graph: GraphOp) -> dict[SSAValue, StreamType]:
     """Infer (and check) the stream type of every value of `graph`.
 
-    Returns value -> inferred type; with `rewrite`, also sets the result types
-    in the IR. Raises `OpDiagnosticError` on a contradiction.
+    Returns value -> inferred type; the IR is not changed (`step-infer-shapes`
+    writes the types with a rewrite pattern). Raises `OpDiagnosticError` on a
+    contradiction.
     """
     block = graph.body.block
     types: dict[SSAValue, StreamType] = {}
@@ -164,9 +164,4 @@ def infer_graph(graph: GraphOp, rewrite: bool = False) -> dict[SSAValue, StreamT
                 raise OpDiagnosticError(
                     op, f"cannot infer {where} of {_what(op, i)}: it depends on "
                     "values whose dimensions are unknown")
-    if rewrite:
-        for op in ops:
-            for r in list(op.results):
-                if r in types and types[r] != r.type:
-                    Rewriter.replace_value_with_new_type(r, types[r])
     return types

@@ -14,10 +14,21 @@ out of range is an error where the attribute is written, and `config()` is the
 own `preset` option is not given; `step-run` simulates a module with the
 fabric of its attribute unless `--preset`/`--config` says otherwise.
 
+Two more targets are attributes the same way, each under its own module key:
+
+- `#target.sn40l` / `#target.sn40l<{pcus = 520 : i64}>` (key `target.sn40l`):
+  the SN40L parameter table of `dialects/target/sn40l.py`, with seed or assumed
+  parameters changed (the derived ones follow). `step-allocate-units` and
+  `step-allocate-memory` read their chip from it when their own options are not
+  given (the table's values when there is no attribute).
+- `#target.pim<"allspark-16x16", {rows = 8 : i64}>` (key `target.pim`): a PIM
+  mesh preset of `dialects/target/pim.py` and the fields changed from it;
+  `pim_target_of(op)` is the `PimHardware` it names.
+
 Example:
 
 ```mlir
-builtin.module attributes {target.fabric = #target.fabric<"step-eval", {base_depth = 1 : i64}>} {
+builtin.module attributes {target.fabric = #target.fabric<"step-eval", {base_depth = 1 : i64}>, target.sn40l = #target.sn40l<{pcus = 520 : i64}>, target.pim = #target.pim<"allspark-8x8">} {
 }
 ```
 """
@@ -33,6 +44,8 @@ from xdsl.parser import AttrParser
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
+from steplus.dialects.target import pim as pim_target
+from steplus.dialects.target import sn40l as sn40l_target
 from steplus.dialects.target.fabric import HardwareConfig, get_preset
 
 FABRIC_KEY = "target.fabric"
@@ -129,4 +142,165 @@ def fabric_target_of(op: Operation) -> HardwareConfig | None:
     return None
 
 
-Target = Dialect("target", [], [FabricTargetAttr])
+SN40L_KEY = "target.sn40l"
+"""The name of the module attribute holding a `#target.sn40l`."""
+
+
+def _number(what: str, key: str, a: Attribute) -> int | float:
+    if isinstance(a, IntegerAttr):
+        return int(a.value.data)
+    if isinstance(a, FloatAttr):
+        return float(a.value.data)
+    raise VerifyException(f"{what}: '{key}' must be an integer or a float")
+
+
+@irdl_attr_definition
+class SN40LTargetAttr(ParametrizedAttribute):
+    """The SN40L chip a module is compiled for: the seed's parameter table with some parameters changed.
+
+    `#target.sn40l` is the table of `dialects/target/sn40l.py` as it is;
+    `#target.sn40l<{pcus = 520 : i64, clock_ghz = 1.2 : f64}>` changes seed or
+    assumed parameters, and the derived ones (`pcu_flops`, the node totals)
+    are recomputed from them. The verifier builds that table, so an unknown or
+    derived name, or a value the table's check rejects (a count that is not
+    positive), is an error where the attribute is written. Read by
+    `step-allocate-units` and `step-allocate-memory` (module key
+    `target.sn40l`) for the options they are not given.
+    """
+
+    name = "target.sn40l"
+
+    changes: DictionaryAttr = param_def()
+
+    def __init__(self, changes: dict[str, int | float] | None = None):
+        attrs: dict[str, Attribute] = {}
+        for k, v in (changes or {}).items():
+            attrs[k] = FloatAttr(v, 64) if isinstance(v, float) else IntegerAttr(v, 64)
+        super().__init__(DictionaryAttr(attrs))
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        changes = DictionaryAttr({})
+        if parser.parse_optional_punctuation("<"):
+            attr = parser.parse_attribute()
+            if not isinstance(attr, DictionaryAttr):
+                parser.raise_error("#target.sn40l: expected a dictionary of changed parameters")
+            changes = attr
+            parser.parse_punctuation(">")
+        return (changes,)
+
+    def print_parameters(self, printer: Printer) -> None:
+        if self.changes.data:
+            with printer.in_angle_brackets():
+                printer.print_attribute(self.changes)
+
+    def verify(self) -> None:
+        self.table()
+
+    def table(self) -> dict[str, sn40l_target.Param]:
+        """The parameter table this attribute names (VerifyException if it is not one)."""
+        changes = {k: _number("#target.sn40l", k, v) for k, v in self.changes.data.items()}
+        try:
+            return sn40l_target.with_changes(changes)
+        except ValueError as e:
+            raise VerifyException(f"#target.sn40l: {e}") from None
+
+    def value(self, name: str) -> float:
+        """One parameter of the table (`value("pcus")`)."""
+        return sn40l_target.value(name, self.table())
+
+
+PIM_KEY = "target.pim"
+"""The name of the module attribute holding a `#target.pim`."""
+
+
+@irdl_attr_definition
+class PimTargetAttr(ParametrizedAttribute):
+    """The processing-in-memory mesh a module is scheduled for: a preset and the fields changed from it.
+
+    `#target.pim<"allspark-16x16">`, `#target.pim<"allspark-8x8", {node_cap_bytes = 4194304 : i64}>`:
+    a preset of `dialects/target/pim.py` (allspark-8x8, allspark-16x16,
+    allspark-24x24) and fields of its `PimHardware` (`rows`, `cols`, `pe`,
+    `freq_mhz`, ...). The verifier builds the `PimHardware` (its own checks:
+    positive fields, tRFC < tREFI, whole-byte flits), so a bad preset, field or
+    value is an error where the attribute is written; `hardware()` returns it.
+    """
+
+    name = "target.pim"
+
+    preset: StringAttr = param_def()
+    overrides: DictionaryAttr = param_def()
+
+    def __init__(self, preset: str, overrides: dict[str, int | float] | None = None):
+        attrs: dict[str, Attribute] = {}
+        for k, v in (overrides or {}).items():
+            attrs[k] = FloatAttr(v, 64) if isinstance(v, float) else IntegerAttr(v, 64)
+        super().__init__(StringAttr(preset), DictionaryAttr(attrs))
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        parser.parse_punctuation("<")
+        preset = parser.parse_str_literal()
+        overrides = DictionaryAttr({})
+        if parser.parse_optional_punctuation(","):
+            attr = parser.parse_attribute()
+            if not isinstance(attr, DictionaryAttr):
+                parser.raise_error("#target.pim: expected a dictionary of changed fields")
+            overrides = attr
+        parser.parse_punctuation(">")
+        return (StringAttr(preset), overrides)
+
+    def print_parameters(self, printer: Printer) -> None:
+        with printer.in_angle_brackets():
+            printer.print_string_literal(self.preset.data)
+            if self.overrides.data:
+                printer.print_string(", ")
+                printer.print_attribute(self.overrides)
+
+    def verify(self) -> None:
+        self.hardware()
+
+    def hardware(self) -> pim_target.PimHardware:
+        """The `PimHardware` this attribute names (VerifyException if it is not one)."""
+        changes = {k: _number("#target.pim", k, v) for k, v in self.overrides.data.items()}
+        if "name" in changes:
+            raise VerifyException("#target.pim: 'name' is the preset, not a field to change")
+        try:
+            hw = pim_target.preset(self.preset.data)
+            return pim_target.with_overrides(hw, **changes) if changes else hw
+        except (ValueError, TypeError) as e:
+            raise VerifyException(f"#target.pim: {e}") from None
+
+
+def _module_attr(op: Operation, key: str) -> Attribute | None:
+    """The attribute `key` of `op` or its closest enclosing module carrying one."""
+    cur: Operation | None = op
+    while cur is not None:
+        if isinstance(cur, ModuleOp) and key in cur.attributes:
+            return cur.attributes[key]
+        cur = cur.parent_op()
+    return None
+
+
+def sn40l_target_of(op: Operation) -> SN40LTargetAttr | None:
+    """The `#target.sn40l` on `op`'s closest enclosing module carrying one (None when
+    there is none); ValueError if the attribute under that key is not a `#target.sn40l`."""
+    attr = _module_attr(op, SN40L_KEY)
+    if attr is not None and not isinstance(attr, SN40LTargetAttr):
+        raise ValueError(f"'{SN40L_KEY}' must be a #target.sn40l attribute")
+    return attr
+
+
+def pim_target_of(op: Operation) -> pim_target.PimHardware | None:
+    """The `PimHardware` of the `#target.pim` on `op`'s closest enclosing module
+    carrying one (None when there is none); ValueError if the attribute under that
+    key is not a `#target.pim`."""
+    attr = _module_attr(op, PIM_KEY)
+    if attr is None:
+        return None
+    if not isinstance(attr, PimTargetAttr):
+        raise ValueError(f"'{PIM_KEY}' must be a #target.pim attribute")
+    return attr.hardware()
+
+
+Target = Dialect("target", [], [FabricTargetAttr, SN40LTargetAttr, PimTargetAttr])

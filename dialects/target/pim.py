@@ -135,8 +135,10 @@ def preset(name: str) -> PimHardware:
 
 def with_overrides(hw: PimHardware, **changes: object) -> PimHardware:
     """A copy of ``hw`` with some fields changed, validated again."""
-    known = {f.name for f in fields(hw)}
-    for key in changes:
+    known = {f.name: getattr(hw, f.name) for f in fields(hw)}
+    for key, v in changes.items():
         if key not in known:
             raise PimConfigError(f"hardware: unknown field '{key}'")
+        if isinstance(known[key], int) and (isinstance(v, bool) or not isinstance(v, int)):
+            raise PimConfigError(f"hardware: field '{key}' must be an integer, got {v!r}")
     return replace(hw, **changes)  # type: ignore[arg-type]

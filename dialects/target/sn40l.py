@@ -11,7 +11,10 @@ changes all of them.
 
 `check()` validates the table when the module is loaded: every bandwidth,
 capacity, count and clock must be a positive finite number (launch costs and
-latencies may be 0).
+latencies may be 0). `with_changes({...})` is the table with some seed or
+assumed parameters changed and the derived ones recomputed from them (what a
+module's `#target.sn40l<{pcus = 520 : i64}>` attribute names,
+`dialects/target/attrs.py`), checked the same way.
 
 Example:
 
@@ -25,8 +28,9 @@ SN40L["clock_ghz"].source      # 'assumed'
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
 from typing import cast
-from dataclasses import dataclass
 
 
 @dataclass(frozen=True)
@@ -113,9 +117,12 @@ POSITIVE = ("pcus", "pmus", "pmu_bytes", "sram_bytes", "socket_tflops", "hbm_byt
 NON_NEGATIVE = ("ddr_latency", "launch_so_us", "launch_ho_us", "p2p_latency_us")
 
 
-def check(table: dict[str, Param]) -> None:
-    """ValueError unless every bandwidth/capacity/count is positive, every cost >= 0."""
+def check(table: dict[str, Param], skip: tuple[str, ...] = ()) -> None:
+    """ValueError unless every bandwidth/capacity/count is positive, every cost >= 0
+    (the parameters of `skip` are not looked at)."""
     for name in (*POSITIVE, *NON_NEGATIVE):
+        if name in skip:
+            continue
         if name not in table:
             raise ValueError(f"sn40l parameter '{name}' is missing")
         v = cast(object, table[name].value)  # a table built by hand: checked, whatever the annotation
@@ -130,8 +137,47 @@ def check(table: dict[str, Param]) -> None:
 check(SN40L)
 
 
-def value(name: str) -> float:
-    return SN40L[name].value
+def value(name: str, table: Mapping[str, Param] = SN40L) -> float:
+    return table[name].value
+
+
+DERIVED: dict[str, Callable[[Mapping[str, float]], float]] = {
+    "pcu_flops": lambda v: math.floor(v["socket_tflops"] * 1e12
+                                      / (v["pcus"] * v["clock_ghz"] * 1e9)),
+    "node_hbm_bytes": lambda v: v["sockets"] * v["hbm_bytes"],
+    "node_ddr_bytes": lambda v: v["sockets"] * v["ddr_bytes"],
+    "node_ddr_gbps": lambda v: v["sockets"] * v["ddr_channels"] * 64 / 2 * v["clock_ghz"],
+    "node_tflops": lambda v: v["sockets"] * v["socket_tflops"],
+}
+"""The formula of each derived parameter (the one its `why` states)."""
+
+
+def with_changes(changes: Mapping[str, float]) -> dict[str, Param]:
+    """The table with the seed/assumed parameters of `changes` set (their source
+    becomes "assumed", the reason "changed by the target attribute") and every
+    derived parameter recomputed; ValueError for an unknown or derived name or a
+    value `check` rejects. No changes: the table itself."""
+    if not changes:
+        return SN40L
+    table = dict(SN40L)
+    for name, v in changes.items():
+        if name not in table:
+            raise ValueError(f"unknown sn40l parameter '{name}' (expected one of "
+                             f"{', '.join(sorted(n for n in table if n not in DERIVED))})")
+        if name in DERIVED:
+            raise ValueError(f"sn40l parameter '{name}' is derived ({table[name].why}); "
+                             "change what it is derived from")
+        if isinstance(table[name].value, int) and not isinstance(v, int):
+            raise ValueError(f"sn40l parameter '{name}' must be an integer, got {v!r}")
+        table[name] = replace(table[name], value=v, source="assumed",
+                              why="changed by the target attribute")
+    check({n: p for n, p in table.items() if n not in DERIVED}, skip=tuple(DERIVED))
+    values = {n: p.value for n, p in table.items()}
+    for name, formula in DERIVED.items():
+        values[name] = formula(values)
+        table[name] = replace(table[name], value=values[name])
+    check(table)
+    return table
 
 
 def us_to_cycles(us: float) -> int:

@@ -41,6 +41,7 @@ from steplus.dialects.step.dims import to_expr
 from steplus.passes.sn40l.allocate_memory import StepAllocateMemoryPass
 from steplus.passes.sn40l.allocate_units import StepAllocateUnitsPass
 from steplus.passes.sn40l.kernelize import StepKernelizePass
+from steplus.dialects.sn40l_attrs import DDR_BYTES, HBM_BYTES
 from steplus.passes.sn40l.kernels import kernel_groups
 from steplus.passes.step.metrics import compute_metrics
 from steplus.dialects.target.fabric import SN40L, HardwareConfig
@@ -108,5 +109,4 @@ def simulate(module: ModuleOp, mode: str, config: HardwareConfig = SN40L,
         moff += int(to_expr(gm.offchip))
         mflops += int(to_expr(gm.flops))
     return Run(mode, res.kernel_cycles, len(graphs), res.offchip, res.flops, moff, mflops,
-               config, graphs[0].attributes["sn40l.hbm_bytes"].value.data,
-               graphs[0].attributes["sn40l.ddr_bytes"].value.data)
+               config, HBM_BYTES.require(graphs[0]), DDR_BYTES.require(graphs[0]))

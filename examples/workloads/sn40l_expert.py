@@ -37,7 +37,7 @@ import functools
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import IntegerAttr, ModuleOp, StringAttr, bf16, i64
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp, bf16, i64
 
 from steplus.dialects.step import GraphOp
 from steplus.dialects.step import ops as so
@@ -45,9 +45,10 @@ from steplus.dialects.step.builder import Graph
 from steplus.examples.workloads.decoder import LLAMA2_7B, P2P, DecoderModel, decoder_layer
 from steplus.dialects.target.fabric import SN40L
 from steplus.dialects.target.sn40l import value
-from steplus.passes.sn40l.allocate_memory import TIER, Symbol, annotate, plan, symbols
+from steplus.passes.sn40l.allocate_memory import Symbol, annotate, plan, symbols
 from steplus.passes.sn40l.allocate_units import StepAllocateUnitsPass
-from steplus.passes.sn40l.kernels import KERNEL, KERNELS, SOURCE, kernel_groups
+from steplus.dialects.sn40l_attrs import KERNEL, KERNELS, SOURCE, TIER
+from steplus.passes.sn40l.kernels import kernel_groups
 from steplus.runtime.fabric.kernel_run import run_kernels
 
 VOCAB = 32000
@@ -110,9 +111,9 @@ def expert_module(context: int, model: DecoderModel = LLAMA2_7B, tp: int = 8,
     last_out = _memory_ops(layers[-1])[-1].base_addr.value.data
     kernels = [_embedding(model, tp, first_x), *layers, _head(model, tp, last_out)]
     for k, g in enumerate(kernels):
-        g.attributes[KERNEL] = IntegerAttr(k, i64)
-        g.attributes[KERNELS] = IntegerAttr(len(kernels), i64)
-        g.attributes[SOURCE] = StringAttr("expert")
+        KERNEL.set(g, k)
+        KERNELS.set(g, len(kernels))
+        SOURCE.set(g, "expert")
     return ModuleOp(kernels)
 
 
@@ -198,9 +199,9 @@ def copy_module(runs: tuple[tuple[int, int], ...], streams: int) -> ModuleOp:
     m = g.module()
     for op in m.walk():  # the inactive expert lives in DDR (§V-B)
         if isinstance(op, so.LinearOffChipLoadOp):
-            op.attributes[TIER] = StringAttr("ddr")
+            TIER.set(op, "ddr")
         elif isinstance(op, so.LinearOffChipStoreOp):
-            op.attributes[TIER] = StringAttr("hbm")
+            TIER.set(op, "hbm")
     return m
 
 

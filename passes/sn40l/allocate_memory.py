@@ -31,6 +31,9 @@ the spill list; `out=FILE` writes the address map and the spill list as
 JSON. Sizes are bytes or `<n>KiB|MiB|GiB|TiB|EiB|KB|MB|GB|TB` (`1.5TiB`; no spaces, the whole
 text, exact: `utils/sizes.py`).
 
+The capacities not given as options come from the module's `#target.sn40l`
+(`#target.sn40l<{hbm_bytes = 12288 : i64}>`), else from the SN40L table.
+
 Example: `step-opt test/filecheck/passes/inputs/sn40l-tiny.mlir -p
 'step-kernelize,step-allocate-memory{hbm=12KiB}'`: seven symbols of 1-4 KiB
 (25 KiB) share 16 KiB of HBM by lifetime (the 4 KiB input of kernel 0 and
@@ -46,7 +49,7 @@ import math
 from dataclasses import dataclass, field
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import IntegerAttr, ModuleOp, StringAttr, UnitAttr, i64
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp, i64
 from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 
@@ -54,11 +57,13 @@ from steplus.dialects.step import ops as so
 from steplus.dialects.step import GraphOp
 from steplus.utils.sizes import parse_size  # sizes of the options: one grammar (utils/sizes.py)
 from steplus.utils.diagnostics import OpDiagnosticError, emit
-from steplus.dialects.target.sn40l import value
-from steplus.passes.sn40l.kernels import MEMORY, SYMBOL, ensure_names, kernel_groups, static_int
+from steplus.dialects.target.attrs import sn40l_target_of
+from steplus.dialects.target.sn40l import SN40L, value
+from steplus.dialects.sn40l_attrs import DDR_BYTES, HBM_BYTES, READONLY, SOURCE, SYMBOL, TIER
+from steplus.passes.sn40l.kernels import MEMORY, ensure_names, kernel_groups, static_int
 from steplus.passes.step.metrics import cardinality
 
-TIER = "sn40l.tier"
+
 @dataclass
 class Symbol:
     name: str
@@ -97,9 +102,8 @@ def symbols(kernels: list[GraphOp]) -> list[Symbol]:
             if not isinstance(op, MEMORY):
                 continue
             key = op.base_addr.value.data
-            sym_attr = op.attributes.get(SYMBOL)
-            name = sym_attr.data if isinstance(sym_attr, StringAttr) else \
-                op.attributes["name"].data
+            sym = SYMBOL.get(op)
+            name = sym if sym is not None else op.attributes["name"].data
             s = syms.get(key)
             if s is None:
                 s = syms[key] = Symbol(name, key, first=k, last=k)
@@ -191,45 +195,52 @@ def annotate(p: MemoryPlan, kernels: list[GraphOp]) -> None:
     for s in p.symbols:
         for op in s.ops:
             op.properties["base_addr"] = IntegerAttr(s.offset, i64)
-            op.attributes[TIER] = StringAttr(s.tier)
+            TIER.set(op, s.tier)
             if s.readonly:
-                op.attributes["sn40l.readonly"] = UnitAttr()
+                READONLY.set(op)
     for g in kernels:
-        g.attributes["sn40l.hbm_bytes"] = IntegerAttr(p.hbm_peak, i64)
-        g.attributes["sn40l.ddr_bytes"] = IntegerAttr(p.ddr_peak, i64)
+        HBM_BYTES.set(g, p.hbm_peak)
+        DDR_BYTES.set(g, p.ddr_peak)
 
 
 @dataclass(frozen=True)
 class StepAllocateMemoryPass(ModulePass):
     """Place off-chip symbols in HBM by lifetime (shared addresses), spill to DDR, address map.
 
-    See the module doc. `hbm` and `ddr` are capacities (defaults: one SN40L
-    socket, 64 GiB and 1.5 TiB); `out` names a JSON file for the address map
-    and the spill list.
+    See the module doc. `hbm` and `ddr` are capacities (not given: the
+    module's `#target.sn40l`, else one SN40L socket of the seed, 64 GiB and
+    1.5 TiB); `out` names a JSON file for the address map and the spill list.
     """
 
     name = "step-allocate-memory"
 
-    hbm: str = f"{int(value('hbm_bytes')) >> 30}gib"
-    """HBM capacity (bytes, or with a unit: `64gib`, `512mib`)."""
-    ddr: str = f"{int(value('ddr_bytes')) >> 30}gib"
-    """DDR capacity (bytes, or with a unit: `1536gib`)."""
+    hbm: str = ""
+    """HBM capacity (bytes, or with a unit: `64gib`, `512mib`); empty: the target's (64gib)."""
+    ddr: str = ""
+    """DDR capacity (bytes, or with a unit: `1536gib`); empty: the target's (1536gib)."""
     out: str = ""
     """Write the address map and spill list to this JSON file."""
 
     def __post_init__(self) -> None:
-        parse_size(self.hbm, "hbm")
-        parse_size(self.ddr, "ddr")
+        if self.hbm:
+            parse_size(self.hbm, "hbm")
+        if self.ddr:
+            parse_size(self.ddr, "ddr")
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        hbm, ddr = parse_size(self.hbm, "hbm"), parse_size(self.ddr, "ddr")
+        try:
+            target = sn40l_target_of(op)
+        except ValueError as e:
+            raise OpDiagnosticError(op, f"step-allocate-memory: {e}") from None
+        table = target.table() if target is not None else SN40L
+        hbm = parse_size(self.hbm, "hbm") if self.hbm else int(value("hbm_bytes", table))
+        ddr = parse_size(self.ddr, "ddr") if self.ddr else int(value("ddr_bytes", table))
         report = []
         for kernels in kernel_groups(op):
             syms = symbols(kernels)
             p = plan(syms, hbm, ddr, kernels[0])
             annotate(p, kernels)
-            name = kernels[0].attributes.get("sn40l.source")
-            name = name.data if isinstance(name, StringAttr) else kernels[0].sym_name.data
+            name = SOURCE.get(kernels[0]) or kernels[0].sym_name.data
             spill = ", ".join(s.name for s in p.spilled[:8]) + \
                 (", ..." if len(p.spilled) > 8 else "")
             naive = sum(s.size for s in syms if s.tier == "hbm")

@@ -35,6 +35,12 @@ Annotations: every computing operator gets `compute_bw = x_i * pcu_flops`,
 `sn40l.pmus`; each graph (or section kernel) gets `sn40l.pcus_used`,
 `sn40l.pmus_used`, `sn40l.sections`; a remark reports the units per section.
 
+The chip: each option left at 0 comes from the module's `#target.sn40l`
+attribute (`target.sn40l = #target.sn40l<{pcus = 520 : i64}>`,
+`dialects/target/attrs.py`) when it has one, else from the SN40L table
+(`dialects/target/sn40l.py`: 1040 PCUs and PMUs of 512 KiB, 383 FLOPs/cycle
+per PCU, 64 B/cycle per PMU read port); an option given is used as given.
+
 Example: `step-opt test/filecheck/passes/inputs/sn40l-tiny.mlir -p
 'step-allocate-units{solver=greedy}'` (a matmul, an exp, a sum and a mul with
 FLOPs 32 : 4 : 1 : 1) gives them 874, 110, 28 and 28 PCUs (`compute_bw =
@@ -54,7 +60,7 @@ from dataclasses import dataclass
 import numpy as np
 import sympy
 from xdsl.context import Context
-from xdsl.dialects.builtin import IntegerAttr, ModuleOp, i64
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 
@@ -63,9 +69,12 @@ from steplus.dialects.step import ops as sr
 from steplus.dialects.step import GraphOp
 from steplus.dialects.step.dims import to_expr
 from steplus.utils.diagnostics import OpDiagnosticError, emit
-from steplus.dialects.target.sn40l import value
+from steplus.dialects.target.attrs import sn40l_target_of
+from steplus.dialects.target.sn40l import SN40L, Param, value
+from steplus.dialects.sn40l_attrs import KERNEL, PCUS, PCUS_USED, PMUS, PMUS_USED, SECTIONS
+from steplus.dialects.step.discardable import COMPUTE_BW, PMU_BW
 from steplus.passes.sn40l.kernels import (
-    KERNEL, assign, ensure_names, is_anchor, replace_graph, source, split, static_int,
+    assign, ensure_names, is_anchor, replace_graph, source, split, static_int,
 )
 from steplus.passes.step.metrics import compute_metrics
 
@@ -97,6 +106,15 @@ class Chip:
     pcu_flops: int
     pmu_bytes: int
     pmu_bw: int
+
+
+def chip_of(table: dict[str, Param], *, pcus: int = 0, pmus: int = 0, pcu_flops: int = 0,
+            pmu_bytes: int = 0, pmu_bw: int = 0) -> Chip:
+    """The chip of an SN40L parameter table, with the fields given (non-zero) instead."""
+    return Chip(pcus or int(value("pcus", table)), pmus or int(value("pmus", table)),
+                pcu_flops or int(value("pcu_flops", table)),
+                pmu_bytes or int(value("pmu_bytes", table)),
+                pmu_bw or int(value("pmu_gbps_each", table)) // 2)
 
 
 def _int(e, op: Operation, what: str) -> int:
@@ -314,15 +332,15 @@ def annotate(graph: GraphOp, chip: Chip, solver: str) -> tuple[int, int, str]:
         raise OpDiagnosticError(graph, "step-allocate-units: the section does not fit the chip")
     for d, x, y in zip(ds, alloc.pcus, alloc.pmus):
         if d.flops:
-            d.op.attributes["compute_bw"] = IntegerAttr(x * chip.pcu_flops, i64)
-            d.op.attributes["sn40l.pcus"] = IntegerAttr(x, i64)
+            COMPUTE_BW.set(d.op, x * chip.pcu_flops)
+            PCUS.set(d.op, x)
         if d.mu_bytes:
-            d.op.attributes["pmu_bw"] = IntegerAttr(y * chip.pmu_bw, i64)
+            PMU_BW.set(d.op, y * chip.pmu_bw)
         if y:
-            d.op.attributes["sn40l.pmus"] = IntegerAttr(y, i64)
+            PMUS.set(d.op, y)
     used = sum(alloc.pcus), sum(alloc.pmus)
-    graph.attributes["sn40l.pcus_used"] = IntegerAttr(used[0], i64)
-    graph.attributes["sn40l.pmus_used"] = IntegerAttr(used[1], i64)
+    PCUS_USED.set(graph, used[0])
+    PMUS_USED.set(graph, used[1])
     return used[0], used[1], alloc.solver
 
 
@@ -330,23 +348,24 @@ def annotate(graph: GraphOp, chip: Chip, solver: str) -> tuple[int, int, str]:
 class StepAllocateUnitsPass(ModulePass):
     """Give operators PCUs by FLOPs and PMUs by capacity/bandwidth; split into sections that fit.
 
-    See the module doc. Options default to one SN40L socket (the seed's 1040
-    PCUs and PMUs of 512 KiB; 383 FLOPs/cycle per PCU and 64 B/cycle per PMU
-    read port as in the `sn40l` preset).
+    See the module doc. Options left at 0 come from the module's
+    `#target.sn40l`, else from one SN40L socket of the seed (1040 PCUs and
+    PMUs of 512 KiB; 383 FLOPs/cycle per PCU and 64 B/cycle per PMU read port,
+    as in the `sn40l` preset).
     """
 
     name = "step-allocate-units"
 
-    pcus: int = int(value("pcus"))
-    """Pattern compute units available."""
-    pmus: int = int(value("pmus"))
-    """Pattern memory units available."""
-    pcu_flops: int = int(value("pcu_flops"))
-    """FLOPs per cycle of one PCU."""
-    pmu_bytes: int = int(value("pmu_bytes"))
-    """Capacity of one PMU in bytes."""
-    pmu_bw: int = int(value("pmu_gbps_each")) // 2
-    """Read bandwidth of one PMU port in bytes per cycle."""
+    pcus: int = 0
+    """Pattern compute units available (0: the target's, 1040 for the seed's socket)."""
+    pmus: int = 0
+    """Pattern memory units available (0: the target's, 1040)."""
+    pcu_flops: int = 0
+    """FLOPs per cycle of one PCU (0: the target's, 383)."""
+    pmu_bytes: int = 0
+    """Capacity of one PMU in bytes (0: the target's, 524288)."""
+    pmu_bw: int = 0
+    """Read bandwidth of one PMU port in bytes per cycle (0: the target's, 64)."""
     solver: str = "milp"
     """`milp`: the optimal allocation (scipy's MILP); `greedy`: water-filling from the minimum.
     One of: milp, greedy."""
@@ -354,16 +373,27 @@ class StepAllocateUnitsPass(ModulePass):
     def __post_init__(self) -> None:
         for f in ("pcus", "pmus", "pcu_flops", "pmu_bytes", "pmu_bw"):
             v = getattr(self, f)
-            if not isinstance(v, int) or not 1 <= v <= 1 << 40:
-                raise ValueError(f"{f.replace('_', '-')} must be a positive integer, got {v}")
+            if not isinstance(v, int) or not 0 <= v <= 1 << 40:
+                raise ValueError(f"{f.replace('_', '-')} must be a positive integer or 0 "
+                                 f"(the target's), got {v}")
         if self.solver not in SOLVERS:
             raise ValueError(f"unknown solver '{self.solver}' (choose from milp, greedy)")
 
+    def chip(self, module: ModuleOp) -> Chip:
+        """The options given, the rest from the module's `#target.sn40l` or the table."""
+        try:
+            target = sn40l_target_of(module)
+        except ValueError as e:
+            raise OpDiagnosticError(module, f"step-allocate-units: {e}") from None
+        table = target.table() if target is not None else SN40L
+        return chip_of(table, pcus=self.pcus, pmus=self.pmus, pcu_flops=self.pcu_flops,
+                       pmu_bytes=self.pmu_bytes, pmu_bw=self.pmu_bw)
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        chip = Chip(self.pcus, self.pmus, self.pcu_flops, self.pmu_bytes, self.pmu_bw)
+        chip = self.chip(op)
         todo = [g for g in op.walk() if isinstance(g, GraphOp)]
         for g in todo:
-            if KERNEL in g.attributes:  # already a kernel: allocate it whole
+            if KERNEL.present(g):  # already a kernel: allocate it whole
                 pcu, pmu, how = annotate(g, chip, self.solver)
                 emit(g, "remark", f"step-allocate-units: @{g.sym_name.data}: {pcu}/{chip.pcus} "
                                   f"PCUs, {pmu}/{chip.pmus} PMUs ({how})")
@@ -375,7 +405,7 @@ class StepAllocateUnitsPass(ModulePass):
             lines = []
             for k, part in enumerate(parts):
                 pcu, pmu, how = annotate(part, chip, self.solver)
-                part.attributes["sn40l.sections"] = IntegerAttr(n, i64)
+                SECTIONS.set(part, n)
                 lines.append(f"section {k}: {pcu}/{chip.pcus} PCUs, {pmu}/{chip.pmus} PMUs "
                              f"({how})")
             emit(g, "remark", f"step-allocate-units: @{g.sym_name.data}: {n} section(s); "

@@ -51,11 +51,13 @@ from steplus.dialects.step.dims import to_expr
 from steplus.dialects.step.types import StreamType, TileType
 from steplus.utils.diagnostics import OpDiagnosticError
 from steplus.utils.attrs import i64_array
+from steplus.dialects.sn40l_attrs import KERNEL, KERNELS, SOURCE, SYMBOL
 
 INTERMEDIATE_BASE = 1 << 44
 """Where the cut streams are laid out (above every address the workloads use)."""
 
-KERNEL, KERNELS, SOURCE, SYMBOL = "sn40l.kernel", "sn40l.kernels", "sn40l.source", "sn40l.symbol"
+# the sn40l.* attributes written here (kernel, kernels, source, symbol) are
+# registered in dialects/sn40l_attrs.py: written with their `set`, read with `get`
 
 ANCHORS = (so.MapOp, so.AccumOp, so.ScanOp, so.FlatMapOp, sr.PartitionOp, sr.ReassembleOp,
            sr.EagerMergeOp, sr.ParallelizeOp, so.RandomOffChipStoreOp, sg.ExpertAddrGenOp,
@@ -223,7 +225,7 @@ def split(graph: GraphOp, of: dict[Operation, set[int]], tag: str) -> list[Graph
             properties={"base_addr": IntegerAttr(addr, i64), "tiled_in_shape": i64_array(in_shape),
                         "stride": i64_array(stride), "tiled_out_shape": i64_array(dims)},
             attributes={"name": StringAttr(f"{sym.rsplit('.', 1)[1]}_ld{k}"),
-                        SYMBOL: StringAttr(sym)})
+                        SYMBOL.name: SYMBOL.attr(sym)})
         blocks[k].add_op(ld)
         loaded[k][v] = ld.output
         return ld.output
@@ -244,15 +246,15 @@ def split(graph: GraphOp, of: dict[Operation, set[int]], tag: str) -> list[Graph
         st = so.LinearOffChipStoreOp.create(
             operands=[maps[k][v]], properties={"base_addr": IntegerAttr(addr, i64)},
             attributes={"name": StringAttr(f"{sym.rsplit('.', 1)[1]}_st"),
-                        SYMBOL: StringAttr(sym)})
+                        SYMBOL.name: SYMBOL.attr(sym)})
         blocks[k].add_op(st)
     graphs = []
     for k, block in enumerate(blocks):
         _fan_out(block)
         g = GraphOp(f"{name}_k{k}", Region(block))
-        g.attributes[KERNEL] = IntegerAttr(k, i64)
-        g.attributes[KERNELS] = IntegerAttr(n, i64)
-        g.attributes[SOURCE] = StringAttr(name)
+        KERNEL.set(g, k)
+        KERNELS.set(g, n)
+        SOURCE.set(g, name)
         graphs.append(g)
     return graphs
 
@@ -284,8 +286,8 @@ def kernel_groups(module: ModuleOp) -> list[list[GraphOp]]:
     groups: dict[str, list[GraphOp]] = {}
     for g in module.walk():
         if isinstance(g, GraphOp):
-            src = g.attributes.get(SOURCE)
-            key = src.data if isinstance(src, StringAttr) else "@" + g.sym_name.data
+            src = SOURCE.get(g)
+            key = src if src is not None else "@" + g.sym_name.data
             groups.setdefault(key, []).append(g)
     out = []
     for gs in groups.values():
@@ -296,13 +298,13 @@ def kernel_groups(module: ModuleOp) -> list[list[GraphOp]]:
 
 def kernel_index(g: GraphOp) -> int:
     """A kernel's launch index (`sn40l.kernel`; 0 if absent or not an integer)."""
-    a = g.attributes.get(KERNEL)
-    return a.value.data if isinstance(a, IntegerAttr) else 0
+    k = KERNEL.get(g)
+    return 0 if k is None else k
 
 
 def graphs_to_kernelize(module: ModuleOp) -> list[GraphOp]:
     """The graphs not yet cut into kernels."""
-    return [g for g in module.walk() if isinstance(g, GraphOp) and KERNEL not in g.attributes]
+    return [g for g in module.walk() if isinstance(g, GraphOp) and not KERNEL.present(g)]
 
 
 def static_int(e: object, op: Operation, what: str, pass_name: str) -> int:

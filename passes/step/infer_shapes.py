@@ -1,7 +1,10 @@
 """`step-infer-shapes`: fill in and check every result stream type of a step graph.
 
 The inference itself (`infer_graph`, over the ops' shape rules) lives with the dialect in
-`steplus.dialects.step.inference`; this module is the pass.
+`steplus.dialects.step.inference`: an analysis of the whole graph (a fixed point over
+its feedback edges), which changes no IR. This module is the pass: the analysis, then
+`ApplyInferredTypes`, a rewrite pattern that retypes each result whose inferred type
+differs from the written one.
 """
 
 from __future__ import annotations
@@ -10,12 +13,30 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern
 
 from steplus.dialects.step import GraphOp
 from steplus.dialects.step.inference import infer_graph
+from steplus.dialects.step.types import StreamType
 
-__all__ = ["StepInferShapesPass"]
+__all__ = ["ApplyInferredTypes", "StepInferShapesPass"]
+
+
+class ApplyInferredTypes(RewritePattern):
+    """Give each result the type `infer_graph` found for it, where it differs
+    from the written one (a `_` filled in); users stay valid
+    (`PatternRewriter.replace_value_with_new_type`)."""
+
+    def __init__(self, types: dict[SSAValue, StreamType]):
+        self.types = types
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /) -> None:
+        for r in list(op.results):
+            new = self.types.get(r)
+            if new is not None and new != r.type:
+                rewriter.replace_value_with_new_type(r, new)
 
 
 
@@ -49,6 +70,7 @@ class StepInferShapesPass(ModulePass):
     name = "step-infer-shapes"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for graph in list(op.walk()):
-            if isinstance(graph, GraphOp):
-                infer_graph(graph, rewrite=True)
+        for graph in [g for g in op.walk() if isinstance(g, GraphOp)]:
+            types = infer_graph(graph)
+            PatternRewriteWalker(ApplyInferredTypes(types),
+                                 apply_recursively=False).rewrite_region(graph.body)

@@ -446,7 +446,7 @@ def compute_metrics(graph: GraphOp, onchip: str = "artifact") -> GraphMetrics:
     """Symbolic metrics of every operator of `graph` (see the module docstring)."""
     if onchip not in MODES:
         raise ValueError(f"onchip mode must be one of {MODES}, got {onchip!r}")
-    types = infer_graph(graph, rewrite=False)
+    types = infer_graph(graph)
     shapes = TileShapes(graph)
     ops = list(graph.body.block.ops)
     unpadded = unpadded_dims(graph, types)

@@ -36,14 +36,25 @@ from dataclasses import dataclass
 import sympy
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import Attribute, SSAValue
+from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import (
+    PatternRewriter,
+    PatternRewriteWalker,
+    RewritePattern,
+    op_type_rewrite_pattern,
+)
 from xdsl.rewriter import Rewriter
 
-from steplus.dialects.step import ops as so
-from steplus.dialects.step import ops as sg
-from steplus.dialects.step import ops as sr
 from steplus.dialects.step import GraphOp
+from steplus.dialects.step.ops import (
+    AccumOp,
+    ApplyOp,
+    BroadcastOp,
+    PartitionOp,
+    ReassembleOp,
+    SelectGenOp,
+)
 from steplus.dialects.step.types import BufferType, StreamType, TupleType, as_dim
 from steplus.utils.diagnostics import OpDiagnosticError
 from steplus.passes.step.bindings import (  # noqa: F401  (BIND_ATTR, parse_bind_attr: re-exported)
@@ -57,13 +68,13 @@ from steplus.passes.step.traces import KVTrace, RoutingTrace, TraceError
 from steplus.utils.attrs import i64_array
 
 
-def _selector_source(v: SSAValue) -> sg.SelectGenOp | None:
+def _selector_source(v: SSAValue) -> SelectGenOp | None:
     """The select_gen a selector stream comes from (through broadcasts)."""
     while True:
         owner = v.owner
-        if isinstance(owner, sg.SelectGenOp):
+        if isinstance(owner, SelectGenOp):
             return owner
-        if isinstance(owner, sr.BroadcastOp):
+        if isinstance(owner, BroadcastOp):
             v = owner.input
             continue
         return None
@@ -108,12 +119,13 @@ def _symbols(graph: GraphOp) -> dict[str, sympy.Symbol]:
 
 def routing_bindings(graph: GraphOp, trace: RoutingTrace, set_values: bool = False) -> dict[str, int]:
     """Symbol name -> value for an MoE routing trace; with `set_values`, the
-    selector values of the `step.select_gen`s without values, too."""
+    selector values of the `step.select_gen`s without values are filled in,
+    too (`FillSelectorValues`)."""
     out: dict[str, int] = {"B": trace.batch}
     counts = trace.counts
     matched = False
     for op in graph.body.block.ops:
-        if isinstance(op, sr.PartitionOp):
+        if isinstance(op, PartitionOp):
             src = _selector_source(op.sel)
             if src is None or src.choices.value.data != trace.experts:
                 continue
@@ -125,7 +137,7 @@ def routing_bindings(graph: GraphOp, trace: RoutingTrace, set_values: bool = Fal
                 elif d.is_Integer and int(d) != c:
                     raise OpDiagnosticError(op, f"step-specialize: output has {d} elements, "
                                                 f"the trace routes {c} tokens to it")
-        elif isinstance(op, sr.ReassembleOp):
+        elif isinstance(op, ReassembleOp):
             src = _selector_source(op.sel)
             dims = op.output.type.dims
             if src is None or src.choices.value.data != trace.experts or len(dims) < 2:
@@ -136,17 +148,36 @@ def routing_bindings(graph: GraphOp, trace: RoutingTrace, set_values: bool = Fal
                 # is K everywhere, B*K in total.
                 out[ragged.name] = trace.top_k
                 out[f"sum_{ragged.name}"] = trace.batch * trace.top_k
-        elif set_values and isinstance(op, sg.SelectGenOp) and op.values is None:
-            if op.choices.value.data != trace.experts:
-                continue
-            rank = op.output.type.rank
-            values = trace.multi_hot() if rank == 1 else trace.one_hot() if rank == 2 else None
-            if values is not None:
-                op.properties["values"] = i64_array(values)
     if not matched:
         raise OpDiagnosticError(graph, f"step-specialize: no step.partition driven by a "
                                        f"selector over {trace.experts} experts")
+    if set_values:
+        PatternRewriteWalker(FillSelectorValues(trace), apply_recursively=False).rewrite_region(
+            graph.body)
     return out
+
+
+class FillSelectorValues(RewritePattern):
+    """Give a `step.select_gen` without values over the trace's experts the
+    trace's selectors: multi-hot `[B, E]` for a `[B]` stream, one-hot
+    `[B, K, E]` for a `[B, K]` stream (other ranks are left alone)."""
+
+    def __init__(self, trace: RoutingTrace):
+        self.trace = trace
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: SelectGenOp, rewriter: PatternRewriter) -> None:
+        if op.values is not None or op.choices.value.data != self.trace.experts:
+            return
+        if not isinstance(op.parent_op(), GraphOp):
+            return
+        rank = op.output.type.rank
+        values = (self.trace.multi_hot() if rank == 1 else self.trace.one_hot() if rank == 2
+                  else None)
+        if values is None:
+            return
+        op.properties["values"] = i64_array(values)
+        rewriter.notify_op_modified(op)
 
 
 def _bind_dynamic_rows(graph: GraphOp, values: dict[str, int]) -> dict[str, int]:
@@ -156,9 +187,9 @@ def _bind_dynamic_rows(graph: GraphOp, values: dict[str, int]) -> dict[str, int]
     shapes = TileShapes(graph)
     out: dict[str, int] = {}
     for op in graph.body.block.ops:
-        if not isinstance(op, so.AccumOp):
+        if not isinstance(op, AccumOp):
             continue
-        if not any(isinstance(a, so.ApplyOp) and a.fn.data == "retile_row" for a in op.update.walk()):
+        if not any(isinstance(a, ApplyOp) and a.fn.data == "retile_row" for a in op.update.walk()):
             continue
         (rows, _), = shapes.of(op.output)
         if not isinstance(rows, sympy.Symbol):
@@ -174,26 +205,49 @@ def _bind_dynamic_rows(graph: GraphOp, values: dict[str, int]) -> dict[str, int]
     return out
 
 
+class SubstituteBoundSymbols(RewritePattern):
+    """Retype the results of a graph's operators with the bound symbols replaced
+    by their values (`!step.stream<[B_3], ...>` becomes `!step.stream<[13], ...>`).
+
+    Only the graph's own operators (not the bodies of its higher-order ops,
+    whose values are tiles) are retyped; each result changes through
+    `PatternRewriter.replace_value_with_new_type`, so its users stay valid."""
+
+    def __init__(self, graph: GraphOp, values: dict[sympy.Symbol, int]):
+        self.graph = graph
+        self.values = values
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /) -> None:
+        if op.parent_op() is not self.graph:
+            return
+        for r in list(op.results):
+            new = _subs(r.type, self.values)
+            if new != r.type:
+                rewriter.replace_value_with_new_type(r, new)
+
+
 def specialize_graph(graph: GraphOp, values: dict[str, int], rewrite: bool = False) -> dict[str, int]:
     """Record `values` (plus the dynamic tile dims they determine) in the
     graph's `step.bind` attribute; with `rewrite`, also substitute them into
-    every stream type. Returns all the bindings."""
+    every stream type. Returns all the bindings.
+
+    The bindings are one analysis of the whole graph (a bound symbol changes
+    every type that names it); the result types then change by the
+    `SubstituteBoundSymbols` pattern, and the graph's own arguments and its
+    `step.bind` attribute (the graph's signature, which no operator owns)
+    through the `Rewriter`."""
     merged = graph_bindings(graph)
     merged.update(values)
     merged.update(_bind_dynamic_rows(graph, merged))
     if rewrite:
         symbols = _symbols(graph)
         m = {symbols[k]: v for k, v in merged.items() if k in symbols}
-        block = graph.body.block
-        for arg in list(block.args):
+        for arg in list(graph.body.block.args):
             new = _subs(arg.type, m)
             if new != arg.type:
                 Rewriter.replace_value_with_new_type(arg, new)
-        for op in block.ops:
-            for r in list(op.results):
-                new = _subs(r.type, m)
-                if new != r.type:
-                    Rewriter.replace_value_with_new_type(r, new)
+        PatternRewriteWalker(SubstituteBoundSymbols(graph, m), apply_recursively=False,
+                             walk_regions_first=False).rewrite_region(graph.body)
     set_graph_bindings(graph, merged)
     return merged
 
@@ -259,7 +313,7 @@ def _kv_batch(graph: GraphOp, trace: KVTrace, values: dict[str, int]) -> int:
 
 
 def _experts(graph: GraphOp) -> int:
-    choices = {o.choices.value.data for o in graph.body.block.ops if isinstance(o, sg.SelectGenOp)}
+    choices = {o.choices.value.data for o in graph.body.block.ops if isinstance(o, SelectGenOp)}
     if not choices:
         raise OpDiagnosticError(graph, "step-specialize: routing= needs a graph with a "
                                        "step.select_gen (the expert selector)")

@@ -24,9 +24,6 @@ from __future__ import annotations
 
 from steplus.runtime.fabric.hbm import HBMServer
 
-TIER_ATTR = "sn40l.tier"
-
-
 class TieredMemory:
     """Two `HBMServer`s behind the simulator's one-server interface."""
 

@@ -33,15 +33,15 @@ import numpy as np
 from xdsl.dialects.builtin import StringAttr
 
 from steplus.dialects.step import ops as so
+from steplus.dialects.sn40l_attrs import SYMBOL, TIER
 from steplus.dialects.step import GraphOp
 from steplus.passes.sn40l.kernels import ensure_names
 from steplus.dialects.target.fabric import HardwareConfig
 from steplus.runtime.fabric.build import build_program
-from steplus.runtime.fabric.ddr import TIER_ATTR, tiered_factory
+from steplus.runtime.fabric.ddr import tiered_factory
 from steplus.runtime.fabric.program import Metrics
 
 ORCHESTRATIONS = ("none", "so", "ho")
-SYMBOL = "sn40l.symbol"
 
 
 def launch_cycles(config: HardwareConfig, orchestration: str) -> int:
@@ -96,9 +96,8 @@ def ddr_contexts(graph: GraphOp) -> set[str]:
     """Names of the memory ops step-allocate-memory placed in DDR."""
     out = set()
     for op in graph.body.block.ops:
-        tier = op.attributes.get(TIER_ATTR)
         name = op.attributes.get("name")
-        if isinstance(tier, StringAttr) and tier.data == "ddr" and isinstance(name, StringAttr):
+        if TIER.get(op) == "ddr" and isinstance(name, StringAttr):
             out.add(name.data)
     return out
 
@@ -108,9 +107,9 @@ def _symbols(graph: GraphOp, cls) -> dict[str, str]:
     out = {}
     for op in graph.body.block.ops:
         if isinstance(op, cls):
-            sym, name = op.attributes.get(SYMBOL), op.attributes.get("name")
-            if isinstance(sym, StringAttr) and isinstance(name, StringAttr):
-                out[name.data] = sym.data
+            sym, name = SYMBOL.get(op), op.attributes.get("name")
+            if sym is not None and isinstance(name, StringAttr):
+                out[name.data] = sym
     return out
 
 
