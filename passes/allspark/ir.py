@@ -34,6 +34,7 @@ from xdsl.rewriter import BlockInsertPoint, InsertPoint, Rewriter
 
 from steplus.dialects.pim import LayerOp, ModelOp, StageOp, body_ops
 from steplus.dialects.target.pim import MIB, PimConfigError, PimHardware, preset, with_overrides
+from steplus.dialects.target.attrs import pim_target_of
 from steplus.passes.allspark.ilp_compact import ScheduleError
 from steplus.passes.allspark.orchestrate import MAX_BATCH, Result, layer_rects, orchestrate
 from steplus.passes.allspark.partition import Scheme
@@ -49,9 +50,15 @@ def _int(v: int) -> IntegerAttr[I64]:
 
 
 def machine_of(op: ModelOp) -> PimHardware:
-    """The preset a `pim.model` names, with its mesh / memory overrides."""
+    """The preset a `pim.model` names, with its mesh / memory overrides; when the
+    enclosing module carries a `#target.pim` (`dialects/target/attrs.py`), that
+    machine (the same preset, with the attribute's changed fields) is the base."""
     try:
-        hw = preset(op.preset.data)
+        target = pim_target_of(op)
+        if target is not None and target.name != op.preset.data:
+            raise PimConfigError(f"pim.model: preset '{op.preset.data}' is not the module's "
+                                 f"#target.pim preset '{target.name}'")
+        hw = target if target is not None else preset(op.preset.data)
         changes: dict[str, object] = {}
         if op.rows is not None:
             changes["rows"] = op.rows.value.data
@@ -60,7 +67,7 @@ def machine_of(op: ModelOp) -> PimHardware:
         if op.node_cap_mib is not None:
             changes["node_cap_bytes"] = op.node_cap_mib.value.data * MIB
         return with_overrides(hw, **changes) if changes else hw
-    except PimConfigError as e:
+    except ValueError as e:  # PimConfigError, or a module attribute that is not a #target.pim
         raise OpDiagnosticError(op, str(e)) from None
 
 
