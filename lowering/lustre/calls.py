@@ -67,7 +67,7 @@ def lower_call(low: NodeLowering, e: ast.Call, values: list[SSAValue] | None = N
     if callee is None:
         raise LustreError(e.node_pos, f"unknown node '{e.node}'")
     args = values if values is not None else [v for a in e.args for v in low.expr(a)]
-    params = callee.inputs
+    params = [p for p in callee.inputs if not p.witness]  # witnesses: n$check only
     if len(args) != len(params):
         raise LustreError(e.pos, f"node '{e.node}' takes {len(params)} argument(s), "
                           f"got {len(args)}")

@@ -1,0 +1,242 @@
+"""Kind 2's imperative blocks, desugared to equations: frame blocks, `if`/`when`
+blocks, `last`, and the lazy conditional `when c then a else b`.
+
+- `if c then eqs [else eqs] fi` defines each variable of its branches as
+  `x = if c then x_then else x_else`; every equation of a branch is computed at
+  every tick (as Kind 2's desugaring to `ite` does: `pre` and node calls inside
+  see every tick) into a local, and the guard `c` is computed once per tick
+  (one local `if.L.C`), so every variable of the block takes the same branch.
+  Outside a frame block, every branch must define every variable of the block.
+- `when c then eqs [else eqs] end` is the same, except that its branches may
+  hold no node call (other than of an imported node) and no `pre`, `->` or
+  `fby` (Kind 2 runs them on the clock of `c`; steplus does not yet).
+- `frame (x, y) init-eqs let body tel`: the body is equations and blocks. A
+  variable of the frame that the branch taken does not define keeps its
+  previous value, `last x`; `last x` is the initialization `x = i;` at the
+  first tick (`i -> pre x`; without an initialization, an oracle `any.L.C`, see
+  oracles.py). The initialization is used only there: a branch that defines
+  `x` at the first tick gives its value (so a `pre` in it is read
+  uninitialized there, an initialization error as anywhere in steplus).
+- `when c then a else b` (an expression) is Kind 2's `merge(c; a; b)` on a
+  local `when.L.C = c`: node calls in a branch run only when it is taken.
+
+Example::
+
+    frame (y) y = 0;              -- y = if m then y$1 else (0 -> pre y)
+    let if m then y = last y + 1; fi tel
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+
+from steplus.lowering.lustre import ast
+from steplus.lowering.lustre.oracles import node_roots, rewrite
+from steplus.lowering.lustre.program import walk
+from steplus.lowering.lustre.transform import LustreError, _unsupported
+
+Item = ast.Equation | ast.IfBlock | ast.Frame
+
+
+class _Blocks:
+    def __init__(self, node: ast.Node, text: str, imported: set[str]):
+        self.node, self.text, self.imported = node, text, imported
+        self.types = {d.name: d for d in [*node.inputs, *node.outputs, *node.locals]}
+        self.out: list[ast.Equation | ast.Automaton] = []
+        self.count = 0
+
+    def where(self, pos: int) -> str:
+        line = self.text.count("\n", 0, pos) + 1
+        col = pos - (self.text.rfind("\n", 0, pos) + 1) + 1
+        return f"{line}.{col}"
+
+    def local(self, name: str, like: str, pos: int) -> str:
+        self.node.locals.append(ast.Decl(pos, name, copy.deepcopy(self.types[like].type)))
+        return name
+
+    def fresh(self, x: str, pos: int) -> str:
+        self.count += 1
+        return self.local(f"{x}${self.count}", x, pos)
+
+    def run(self) -> None:
+        for eq in self.node.equations:
+            if isinstance(eq, ast.Frame):
+                self.frame(eq)
+            elif isinstance(eq, ast.IfBlock):
+                for x, v in self.items([eq], None).items():
+                    self.out.append(ast.Equation(eq.pos, [ast.Name(eq.pos, x)], v))
+            else:
+                self.out.append(eq)
+        self.node.equations = list(self.out)
+        for root, put in node_roots(self.node):
+            put(rewrite(root, self.lazy))
+
+    def lazy(self, e: ast.Expr) -> ast.Expr | None:
+        if isinstance(e, ast.Unary) and e.op == "last":
+            raise LustreError(e.pos, "'last' outside a frame block (Kind 2's 'last x' is "
+                              "the previous value of a variable of a frame block)")
+        if not (isinstance(e, ast.If) and e.lazy):
+            return None
+        name = f"when.{self.where(e.pos)}"
+        self.node.locals.append(ast.Decl(e.pos, name, ast.TypeRef(e.pos, "bool")))
+        self.node.equations.append(ast.Equation(e.pos, [ast.Name(e.pos, name)], e.cond))
+        return ast.Merge(e.pos, name, e.cond.pos, [(True, e.then.pos, e.then),
+                                                    (False, e.other.pos, e.other)],
+                         implicit=True)
+
+    # -- blocks ---------------------------------------------------------------------
+    def items(self, items: list[Item], frame: Callable[[str, int], ast.Expr] | None,
+              when: int | None = None) -> dict[str, ast.Expr]:
+        """The value of each variable the items define; `frame(x, pos)` gives a
+        frame variable's `last x` (None: outside a frame block); `when` the
+        position of an enclosing `when` block."""
+        vals: dict[str, ast.Expr] = {}
+
+        def put(x: str, v: ast.Expr, pos: int) -> None:
+            if x in vals:
+                raise LustreError(pos, f"variable '{x}' is defined twice in this block")
+            vals[x] = v
+
+        for it in items:
+            if isinstance(it, ast.Observer) or not isinstance(it, Item):
+                raise LustreError(getattr(it, "pos", 0) or 0, _unsupported(
+                    "properties and annotations inside Kind 2 'if', 'when' and frame blocks"))
+            if isinstance(it, ast.Frame):
+                raise LustreError(it.pos, _unsupported("nested Kind 2 frame blocks"))
+            if isinstance(it, ast.Equation):
+                if when is not None:
+                    self.check_when(it.rhs, when)
+                names = [n.name for n in it.lhs]
+                for n in it.lhs:
+                    if n.name not in self.types or any(d.name == n.name
+                                                       for d in self.node.inputs):
+                        raise LustreError(n.pos, f"cannot define '{n.name}': it is "
+                                          f"{'an input' if n.name in self.types else 'not declared'}")
+                hoisted = {x: self.fresh(x, it.pos) for x in names}
+                rhs = self.lasts(it.rhs, frame)
+                if it.index is not None:  # `A[i] = ... A[i - 1] ...`: this branch's A
+                    rhs = _renamed(rhs, hoisted)
+                self.out.append(ast.Equation(it.pos, [ast.Name(it.pos, hoisted[x])
+                                                      for x in names], rhs, index=it.index))
+                for n in it.lhs:
+                    put(n.name, ast.Var(n.pos, hoisted[n.name]), n.pos)
+                continue
+            inner = it.pos if it.when else when
+            if inner is not None:
+                self.check_when(it.cond, inner)
+            guard = f"{'when' if it.when else 'if'}.{self.where(it.pos)}"
+            self.node.locals.append(ast.Decl(it.pos, guard, ast.TypeRef(it.pos, "bool")))
+            self.out.append(ast.Equation(it.pos, [ast.Name(it.pos, guard)],
+                                         self.lasts(it.cond, frame)))
+            then = self.items(it.then, frame, inner)
+            other = self.items(it.other, frame, inner)
+            for x in [*then, *(x for x in other if x not in then)]:
+                branches = []
+                for side in (then, other):
+                    if x in side:
+                        branches.append(side[x])
+                    elif frame is not None:
+                        branches.append(frame(x, it.pos))
+                    else:
+                        raise LustreError(it.pos, f"'{x}' is defined in one branch of this "
+                                          f"'{'when' if it.when else 'if'}' block only "
+                                          "(outside a frame block every branch must define it)")
+                put(x, ast.If(it.pos, ast.Var(it.pos, guard), branches[0], branches[1]), it.pos)
+        return vals
+
+    def check_when(self, e: ast.Expr, pos: int) -> None:
+        for x in walk(e):
+            if isinstance(x, ast.Call) and x.node not in self.imported or \
+                    isinstance(x, ast.Unary) and x.op == "pre" or \
+                    isinstance(x, ast.Binary) and x.op in ("->", "fby"):
+                raise LustreError(x.pos, _unsupported(
+                    "node calls and 'pre', '->', 'fby' inside a Kind 2 'when' block (they "
+                    "would run on its clock; use an 'if' block)"))
+
+    def lasts(self, e: ast.Expr, frame: Callable[[str, int], ast.Expr] | None) -> ast.Expr:
+        """`e` with `last x` read as the frame's `last x`."""
+        def repl(x: ast.Expr) -> ast.Expr | None:
+            if not (isinstance(x, ast.Unary) and x.op == "last"):
+                return None
+            root = x.arg
+            while isinstance(root, ast.Index | ast.Field):
+                root = root.arg
+            if frame is None or not isinstance(root, ast.Var):
+                raise LustreError(x.pos, "'last' applies to a variable of the frame block "
+                                  "around it")
+            var = frame(root.name, x.pos)
+            if root is x.arg:
+                return var
+            arg = copy.deepcopy(x.arg)
+            inner = arg
+            while isinstance(inner.arg, ast.Index | ast.Field):  # type: ignore[union-attr]
+                inner = inner.arg  # type: ignore[union-attr]
+            inner.arg = var  # type: ignore[union-attr]
+            return arg
+        return rewrite(e, repl)
+
+    # -- frame blocks -------------------------------------------------------------
+    def frame(self, f: ast.Frame) -> None:
+        names = [n.name for n in f.names]
+        for n in f.names:
+            if n.name not in self.types or any(d.name == n.name for d in self.node.inputs):
+                raise LustreError(n.pos, f"'{n.name}' in a frame block must be an output or "
+                                  "a local of the node")
+        init: dict[str, ast.Expr] = {}
+        for eq in f.init:
+            if not isinstance(eq, ast.Equation):
+                raise LustreError(getattr(eq, "pos", f.pos), _unsupported(
+                    "blocks and properties among a frame block's initializations"))
+            renamed = {}
+            for n in eq.lhs:
+                if n.name not in names:
+                    raise LustreError(n.pos, f"'{n.name}' is initialized but not in the frame")
+                renamed[n.name] = self.local(f"{n.name}$init", n.name, n.pos)
+                init[n.name] = ast.Var(n.pos, renamed[n.name])
+            rhs = self.lasts(eq.rhs, None) if _has_last(eq.rhs) else eq.rhs
+            self.out.append(ast.Equation(eq.pos, [ast.Name(n.pos, renamed[n.name])
+                                                  for n in eq.lhs],
+                                         _renamed(rhs, renamed) if eq.index else rhs,
+                                         index=eq.index))
+        lasts: dict[str, str] = {}
+
+        def last(x: str, pos: int) -> ast.Expr:
+            if x not in names:
+                raise LustreError(pos, f"'{x}' is not a variable of this frame block")
+            if x not in lasts:
+                at = next(n.pos for n in f.names if n.name == x)
+                first = init.get(x) or ast.Any(at, copy.deepcopy(self.types[x].type))
+                lasts[x] = self.local(f"{x}$last", x, at)
+                self.out.append(ast.Equation(at, [ast.Name(at, lasts[x])], ast.Binary(
+                    at, "->", first, ast.Unary(at, "pre", ast.Var(at, x)))))
+            return ast.Var(pos, lasts[x])
+
+        vals = self.items(f.body, last)
+        for x in vals:
+            if x not in names:
+                raise LustreError(f.pos, f"'{x}' is defined in the frame block but not "
+                                  "listed in 'frame (...)'")
+        for n in f.names:
+            body = vals.get(n.name) or last(n.name, n.pos)
+            self.out.append(ast.Equation(n.pos, [ast.Name(n.pos, n.name)], body))
+
+
+def _has_last(e: ast.Expr) -> bool:
+    return any(isinstance(x, ast.Unary) and x.op == "last" for x in walk(e))
+
+
+def _renamed(e: ast.Expr, mapping: dict[str, str]) -> ast.Expr:
+    from steplus.lowering.lustre.parser import _rename
+
+    out = copy.deepcopy(e)
+    _rename(out, mapping)
+    return out
+
+
+def desugar_blocks(prog: ast.Program, text: str) -> None:
+    """Desugar the frame blocks, `if`/`when` blocks, `last` and lazy
+    conditionals of every node, in place (see the module docstring)."""
+    imported = {n.name for n in prog.nodes if n.imported}
+    for node in prog.nodes:
+        _Blocks(node, text, imported).run()

@@ -1,0 +1,220 @@
+"""Kind 2's nondeterministic values run as oracles (lowering/lustre/oracles.py):
+`any`, free constants and imported nodes, written as Kind 2 users write them.
+
+Each program's outputs are derived by hand from the oracle inputs (named
+`any.L.C`, the free constant's name, `f.L.C.y` for an imported node's output)
+and checked on the lus interpreter, the sync interpreter and IREE (batched and
+per tick); the falsifier draws the oracles within their types and constraints."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from xdsl.context import Context
+
+from conftest import run_tool
+from steplus.dialects import lus
+from steplus.dialects.lus.input_ranges import input_ranges, observers
+from steplus.lowering.lus_to_sync import ConvertLusToSyncPass
+from steplus.runtime.reactive import run_node
+from steplus.runtime.reactive.sync_interp import run_sync_node
+from steplus.tools.cli import InputError
+from steplus.tools.iree_run import iree_nodes
+from steplus.tools.lus_check import falsify
+from steplus.tools.lus_translate import translate
+from steplus.tools.source import SourceFile
+from steplus.tools.step_run import main as step_run
+
+TICKS = 12
+
+
+def _module(src: str):
+    return translate(SourceFile("t.lus", src))
+
+
+def _node(module, name: str) -> lus.NodeOp:
+    return next(op for op in module.ops if isinstance(op, lus.NodeOp)
+                and op.sym_name.data == name)
+
+
+def _inputs(module, name: str) -> list[str]:
+    return [a.name_hint or "" for a in _node(module, name).input_args]
+
+
+def _on_every_backend(module, name: str, inputs: dict, expected: list) -> None:
+    """The node's outputs on the lus and sync interpreters and IREE batched and
+    per tick, each equal to `expected` (one list per output)."""
+    arrays = {k: np.asarray(v) for k, v in inputs.items()}
+    got = run_node(module, name, arrays, TICKS)
+    lowered = module.clone()
+    ConvertLusToSyncPass().apply(Context(), lowered)
+    runs = {"lus": got, "sync": run_sync_node(lowered, name, inputs, TICKS)}
+    node = iree_nodes(module)[name]
+    node.reset()
+    runs["iree batched"] = node.run(arrays, TICKS)
+    node.reset()
+    runs["iree per tick"] = node.run(arrays, TICKS, per_tick=True)
+    for what, outs in runs.items():
+        assert len(outs) == len(expected), what
+        for k, (g, e) in enumerate(zip(outs, expected)):
+            np.testing.assert_array_equal(np.asarray(g).astype(np.int64),
+                                          np.asarray(e).astype(np.int64),
+                                          err_msg=f"{what}: output {k}")
+
+
+ANY = """\
+node noisy(x: int) returns (y: int; small: int);
+var n: int;
+let
+  n = any { v: int | v >= 0 };
+  y = x + n;
+  small = any subrange [0, 3] of int;
+  check "never below x" y >= x;
+tel
+"""
+
+
+def test_any_is_an_oracle_input_per_tick():
+    module = _module(ANY)
+    assert _inputs(module, "noisy") == ["x", "any.4.7", "any.6.11"]
+    # the subrange is the oracle's range: step-run and the falsifier keep it
+    assert input_ranges(_node(module, "noisy"))["any.6.11"][1:] == (0, 3)
+    # the refinement is an assumption on it
+    assert observers(_node(module, "noisy$check")) == [
+        ("property", "never below x", ANY.index('check "never')),
+        ("assume", "any.4.7 refined by v >= 0", ANY.index("v >= 0")),
+    ]
+    rng = np.random.default_rng(1)
+    x = rng.integers(-50, 50, TICKS)
+    n = rng.integers(0, 9, TICKS)
+    s = rng.integers(0, 4, TICKS)
+    _on_every_backend(module, "noisy", {"x": x, "any.4.7": n, "any.6.11": s}, [x + n, s])
+    report = falsify(module, "noisy", ticks=30, runs=50, seed=0)
+    assert report.violation is None and (report.properties, report.assumptions) == (1, 1)
+
+
+def test_any_mutant_is_caught_and_its_trace_holds_the_oracle():
+    module = _module(ANY.replace("y >= x", "y > x"))  # false when the oracle is 0
+    v = falsify(module, "noisy", ticks=30, runs=100, seed=0).violation
+    assert v is not None and v.name == "never below x"
+    assert v.trace["any.4.7"][v.tick] == 0  # the counterexample: n = 0
+
+
+FREE = """\
+const K: subrange [1, 10] of int;
+node scale(x: int) returns (y: int);
+let y = K * x; tel
+node pick() returns (y: int);
+const c: int;
+let y = c; tel
+node top(x: int) returns (a, b, p, q: int);
+let
+  a = scale(x);
+  b = scale(x + 1);
+  p = pick();
+  q = pick();
+tel
+"""
+
+
+def test_free_constants_are_held_oracles_global_shared_local_per_instance():
+    module = _module(FREE)
+    # the global K is one input, passed to both instances; the local c one
+    # input per instance of pick
+    assert _inputs(module, "scale") == ["x", "K"]
+    assert _inputs(module, "pick") == ["c"]
+    assert _inputs(module, "top") == ["x", "K", "pick.11.7.c", "pick.12.7.c"]
+    rng = np.random.default_rng(2)
+    x = rng.integers(-20, 20, TICKS)
+    k = rng.integers(1, 11, TICKS)
+    c1, c2 = rng.integers(-9, 9, TICKS), rng.integers(-9, 9, TICKS)
+    # held: only the first value of each counts
+    _on_every_backend(module, "top", {"x": x, "K": k, "pick.11.7.c": c1, "pick.12.7.c": c2},
+                      [k[0] * x, k[0] * (x + 1), np.full(TICKS, c1[0]), np.full(TICKS, c2[0])])
+
+
+def test_free_constant_is_held_again_after_a_reset():
+    src = FREE + """node r(x: int; rst: bool) returns (y: int);
+let y = (restart scale every rst)(x); tel
+"""
+    module = _module(src)
+    k = np.arange(1, TICKS + 1) % 10 + 1  # 2, 3, ... : every tick a new value
+    rst = np.zeros(TICKS, bool)
+    rst[5] = True
+    x = np.ones(TICKS, np.int32)
+    # r holds K at tick 0 and passes that to scale: the reset does not change it
+    _on_every_backend(module, "r", {"x": x, "rst": rst, "K": k}, [np.full(TICKS, k[0])])
+
+
+IMPORTED = """\
+node imported sensor(lo: int) returns (v: int);
+(*@contract
+  assume lo >= 0;
+  guarantee "above" v >= lo;
+*)
+
+node monitor(x: int) returns (m: int);
+(*@contract
+  guarantee m >= 0;
+*)
+var lo: int;
+let
+  lo = if x < 0 then 0 else x;
+  m = sensor(lo) + 1;
+tel
+"""
+
+
+def test_imported_node_outputs_are_oracles_under_its_guarantees():
+    module = _module(IMPORTED)
+    assert _inputs(module, "monitor") == ["x", "sensor.14.7.v"]
+    assert _inputs(module, "sensor") == ["lo", "v.oracle"]
+    # in the caller: the guarantee is assumed, the assumption is checked
+    kinds = [(k, n) for k, n, _ in observers(_node(module, "monitor$check"))]
+    assert kinds == [("property", "m >= 0"), ("property", "sensor at 14:7: lo >= 0"),
+                     ("assume", "sensor at 14:7: above")]
+    # on its own: its guarantees are assumptions on its oracle outputs
+    assert [k for k, _, _ in observers(_node(module, "sensor$check"))] == ["assume", "assume"]
+    rng = np.random.default_rng(3)
+    x = rng.integers(-20, 20, TICKS)
+    v = rng.integers(-20, 20, TICKS)
+    _on_every_backend(module, "monitor", {"x": x, "sensor.14.7.v": v}, [v + 1])
+    _on_every_backend(module, "sensor", {"lo": x, "v.oracle": v}, [v])
+    report = falsify(module, "monitor", ticks=30, runs=50, seed=0)
+    assert report.violation is None and (report.properties, report.assumptions) == (2, 1)
+
+
+def test_imported_node_call_breaking_its_assumption_is_caught():
+    module = _module(IMPORTED.replace("if x < 0 then 0 else x", "x"))
+    v = falsify(module, "monitor", ticks=30, runs=50, seed=0).violation
+    assert v is not None and v.name == "sensor at 14:7: lo >= 0"
+    assert v.trace["x"][v.tick] < 0
+
+
+def test_step_run_feeds_oracles_by_name(tmp_path):
+    (tmp_path / "p.lus").write_text(FREE)
+    (tmp_path / "x.csv").write_text("1\n2\n3\n")
+    (tmp_path / "k.csv").write_text("4\n9\n9\n")
+    res = run_tool(step_run, [str(tmp_path / "p.lus"), "--node", "scale", "--ticks", "3",
+                              "--input", f"x={tmp_path / 'x.csv'}",
+                              "--input", f"K={tmp_path / 'k.csv'}"])
+    assert res.code == 0, res.err
+    assert res.out.splitlines() == ["tick 0: y=4", "tick 1: y=8", "tick 2: y=12"]
+    (tmp_path / "k.csv").write_text("0\n1\n1\n")
+    res = run_tool(step_run, [str(tmp_path / "p.lus"), "--node", "scale", "--ticks", "3",
+                              "--input", f"x={tmp_path / 'x.csv'}",
+                              "--input", f"K={tmp_path / 'k.csv'}"])
+    assert res.code != 0 and "input 'K'" in res.err and "holds 0 at tick 0" in res.err
+
+
+@pytest.mark.parametrize("src,line,col,message", [
+    ("node imported f(x: int) returns (y: int);\n"
+     "node g(x: int; r: bool) returns (y: int); let y = (restart f every r)(x); tel\n",
+     2, 51, "unsupported construct: restart or activate of the imported node 'f'"),
+    ("node g() returns (y: int); let y = any@<int, bool>; tel\n",
+     1, 36, "'any@<...>' takes one type"),
+])
+def test_oracle_errors_are_located(src, line, col, message):
+    with pytest.raises(InputError) as info:
+        _module(src)
+    assert info.value.lines[0].startswith(f"t.lus:{line}:{col}: error: {message}")
