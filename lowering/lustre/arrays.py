@@ -153,16 +153,27 @@ def _record(low: NodeLowering, e: ast.RecordLit) -> list[SSAValue]:
 
 def _update(low: NodeLowering, e: ast.RecordUpdate) -> list[SSAValue]:
     p = path_of(low, e.arg)
-    if p is None or p not in low.ast.arrays:
-        raise LustreError(e.pos, "unsupported construct: record update of an expression "
-                          "(only of a record variable)")
-    leaves = low.ast.arrays[p]
-    vals = dict(zip(leaves, _read_path(low, p, e.pos) or []))
+    if p is not None and p in low.ast.arrays:
+        leaves = low.ast.arrays[p]
+        vals = dict(zip(leaves, _read_path(low, p, e.pos) or []))
+    else:  # a constant of a composite type: its leaves by their path suffixes
+        decl = (low.local_consts.get(e.arg.name) or low.prog.consts.get(e.arg.name)
+                if isinstance(e.arg, ast.Var) else None)
+        if decl is None or decl.type is None:
+            raise LustreError(e.pos, "unsupported construct: record update of an expression "
+                              "(only of a record variable or constant)")
+        p = ""
+        leaves = [s for s, _ in low.prog.leaves(decl.type)]
+        vals = dict(zip(leaves, low.expr(e.arg)))
+    shown = p or getattr(e.arg, "name", "")
     for name, pos, x in e.updates:
         target = p + name if name.startswith("[") else f"{p}.{name}"
-        parts = low.ast.arrays.get(target, [target] if target in vals else [])
+        parts = [leaf for leaf in leaves if leaf == target
+                 or leaf.startswith((target + ".", target + "["))]
         if not parts:
-            raise LustreError(pos, f"no field '{name}' in '{p}'")
+            if name.startswith("["):
+                raise LustreError(pos, f"index {name[1:-1]} out of the bounds of '{shown}'")
+            raise LustreError(pos, f"no field '{name}' in '{shown}'")
         new = low.expr(x)
         if len(new) != len(parts):
             raise LustreError(pos, f"field '{name}' takes {len(parts)} value(s), not {len(new)}")

@@ -247,3 +247,56 @@ tel
     np.testing.assert_array_equal(u2, np.full(T, 2.5, np.float32))
     np.testing.assert_array_equal(first, t0)
     np.testing.assert_array_equal(same, (t0 == i) & t1)
+
+
+def test_polymorphic_nodes_are_monomorphized_per_use():
+    src = """datatype Opt<T> = None | Some (v: T);
+node Delay<T>(init, x: T) returns (y: T) let y = init -> pre x; tel
+node Swap<A; B>(a: A; b: B) returns (b2: B; a2: A) let b2 = b; a2 = a; tel
+type Box<T> = struct { f: T };
+node n(i: int; c: bool) returns (di: int; dc: bool; do: Opt<int>; s1: bool; s2: int;
+                                  bx: Box<int>);
+let
+  di = Delay@<int>(0, i);
+  dc = Delay(true, c);
+  do = Delay(None@<int>, Some(i));
+  s1, s2 = Swap(i, c);
+  bx = Box@<int> { f = (i : int) };
+tel
+"""
+    module = translate(SourceFile("t.lus", src))
+    names = sorted(op.sym_name.data for op in module.ops)
+    assert names == ["Delay$Opt_int_", "Delay$bool", "Delay$int", "Swap$int$bool", "n"]
+    i = RNG.integers(-5, 6, T).astype(np.int32)
+    c = RNG.random(T) < 0.5
+    di, dc, do, dov, s1, s2, bx = _all(src, "n", {"i": i, "c": c})
+    np.testing.assert_array_equal(di, np.concatenate([[0], i[:-1]]))
+    np.testing.assert_array_equal(dc, np.concatenate([[True], c[:-1]]))
+    np.testing.assert_array_equal(do, np.concatenate([[0], np.ones(T - 1, int)]))
+    np.testing.assert_array_equal(dov, np.concatenate([[0], i[:-1]]))
+    np.testing.assert_array_equal(s1, c)
+    np.testing.assert_array_equal(s2, i)
+    np.testing.assert_array_equal(bx, i)
+
+
+def test_constants_of_composite_types_and_element_updates():
+    src = """datatype Opt<T> = None | Some (v: T);
+const table: int^3 = [1, 5, 9];
+const pair: [int, bool] = '(7, true);
+const nothing: Opt<int> = None@<int>;
+node n(k: int) returns (v: int; p: [int, bool]; o: Opt<int>; a: int^3);
+let
+  v = table[k];
+  p = pair[0 := k];
+  o = if k > 0 then Some(k) else nothing;
+  a = table[1 := k];
+tel
+"""
+    k = np.array([0, 1, 2, 3, -1, 2, 0, 1, 5, 2, 1, 0], np.int32)
+    v, p0, p1, o, ov, a0, a1, a2 = _all(src, "n", {"k": k})
+    np.testing.assert_array_equal(v, np.array([1, 5, 9])[np.where((k >= 0) & (k < 3), k, 2)])
+    np.testing.assert_array_equal(p0, k)
+    np.testing.assert_array_equal(p1, np.ones(T, bool))
+    np.testing.assert_array_equal(o, (k > 0).astype(int))
+    np.testing.assert_array_equal(ov, np.where(k > 0, k, 0))
+    np.testing.assert_array_equal(np.stack([a0, a1, a2]), np.stack([np.ones(T), k, np.full(T, 9)]))
