@@ -62,6 +62,22 @@ def _slices_of(v: SSAValue) -> list[ExtractSliceOp] | None:
     return [u for u in users if isinstance(u, ExtractSliceOp)]
 
 
+def _oriented(call: InvokeOp, is_input, canonical: bool = False):
+    """(input, h, W, U) of an LSTM call, or None.
+
+    A cell whose input is as wide as its state matches with (x, W) and (h, U) either way round (the
+    gates are x·Wᵀ + h·Uᵀ + b), and the extraction may pick either: the input is the one of the
+    first two operands that `is_input` accepts (a merged call is canonical: its first operand)."""
+    x, h, _, w, u, _ = call.args
+    if canonical:
+        return (x, h, w, u) if is_input(x) else None
+    if is_input(x) and not is_input(h):
+        return x, h, w, u
+    if is_input(h) and not is_input(x) and w.type == u.type:
+        return h, x, u, w
+    return None
+
+
 class FoldLstmSteps(RewritePattern):
     """Merge an LSTM invocation with the one whose state it continues (see the module docstring)."""
 
@@ -69,19 +85,33 @@ class FoldLstmSteps(RewritePattern):
     def match_and_rewrite(self, op: InvokeOp, rewriter: PatternRewriter) -> None:
         if op.callee.data != LSTM or len(op.args) != 6:
             return
-        x2, h2, c2, *weights = op.args
-        h_slice, c_slice = h2.owner, c2.owner
-        if not isinstance(h_slice, ExtractSliceOp) or not isinstance(c_slice, ExtractSliceOp):
+        c_slice = op.args[2].owner
+        if not isinstance(c_slice, ExtractSliceOp):
             return
-        first = _lstm(h_slice.source)
-        if first is None or first is op or c_slice.source is not first.res or list(first.args[3:]) != weights:
+        first = _lstm(c_slice.source)
+        if first is None or first is op:
             return
-        t1 = first.res.type.get_shape()[0] - 1
-        n = first.res.type.get_shape()[1]
-        if _rows(h_slice, first.res) != (first.res, t1 - 1, 1) or _rows(c_slice, first.res) != (first.res, t1, 1):
+        t1, n = first.res.type.get_shape()
+        t1 -= 1
+        if _rows(c_slice, first.res) != (first.res, t1, 1):
             return
-        xs1, xs2 = _rows(first.args[0].owner), _rows(x2.owner)
-        if xs1 is None or xs2 is None or xs1[0] is not xs2[0] or xs2[1] != xs1[1] + xs1[2]:
+        # the second call's state h is the first call's last hidden row; its other operand is its input
+        second = _oriented(op, lambda v: _rows(v.owner, first.res) != (first.res, t1 - 1, 1),
+                           canonical=op.res.type.get_shape()[0] > 2)
+        if second is None:
+            return
+        x2, _, w2, u2 = second
+        xs2 = _rows(x2.owner)
+        if xs2 is None:
+            return
+        # the first call's input: rows just before the second's of the same tensor
+        oriented = _oriented(first, lambda v: (r := _rows(v.owner)) is not None and r[0] is xs2[0] and
+                             r[1] + r[2] == xs2[1], canonical=t1 > 1)
+        if oriented is None or op.args[5] is not first.args[5]:
+            return
+        x1, h0, w1, u1 = oriented
+        xs1 = _rows(x1.owner)
+        if xs1 is None or w1 is not w2 or u1 is not u2:
             return
         firsts, seconds = _slices_of(first.res), _slices_of(op.res)
         if firsts is None or seconds is None:
@@ -91,9 +121,9 @@ class FoldLstmSteps(RewritePattern):
         if any(s is not c_slice for s in cell_reads) or any(u.operation is not op for u in c_slice.result.uses):
             return
         t2 = xs2[2]
-        src, r0, k = xs1[0], xs1[1], first.args[0].type.get_shape()[1]
+        src, r0, k = xs1[0], xs1[1], x1.type.get_shape()[1]
         xs = ExtractSliceOp.from_static_parameters(src, [r0, 0], [t1 + t2, k])
-        merged = InvokeOp(LSTM, [xs.result, first.args[1], first.args[2], *weights],
+        merged = InvokeOp(LSTM, [xs.result, h0, first.args[2], w1, u1, first.args[5]],
                           TensorType(f32, [t1 + t2 + 1, n]))
         rewriter.insert(xs, InsertPoint.before(first))
         rewriter.insert(merged, InsertPoint.before(first))
@@ -103,7 +133,7 @@ class FoldLstmSteps(RewritePattern):
         rewriter.erase(op)
         rewriter.erase(c_slice)
         rewriter.erase(first)
-        for old in (x2.owner, first.args[0].owner):  # the per-step input slices, once unused
+        for old in (x2.owner, x1.owner):  # the per-step input slices, once unused
             if isinstance(old, Operation) and old.parent is not None and not any(r.uses for r in old.results):
                 rewriter.erase(old)
 

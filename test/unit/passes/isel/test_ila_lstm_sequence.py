@@ -23,21 +23,21 @@ from steplus.tools.registry import get_all_dialects
 STEPS = 8
 
 
-def _export():
+def _export(width=16):
     torch = pytest.importorskip("torch")
     fx = pytest.importorskip("torch_mlir.fx")
 
     class Lstm(torch.nn.Module):
         def __init__(self):
             super().__init__()
-            self.rnn = torch.nn.LSTM(16, 64)
+            self.rnn = torch.nn.LSTM(width, 64)
 
         def forward(self, x):
             return self.rnn(x)[0]
 
     torch.manual_seed(0)
     module = Lstm().eval()
-    x = torch.randn(STEPS, 1, 16)
+    x = torch.randn(STEPS, 1, width)
     with warnings.catch_warnings(), torch.no_grad():
         warnings.simplefilter("ignore")
         text = str(fx.export_and_import(module, x, output_type="linalg-on-tensors", func_name="f"))
@@ -125,3 +125,25 @@ def test_fold_needs_the_cell_state_to_feed_only_the_next_step():
     from steplus.passes.isel.lstm_fold import fold_lstm_steps
 
     assert fold_lstm_steps(m) == 2  # steps 1 | 2-8
+
+
+def test_fold_takes_either_orientation_of_a_square_cell():
+    """With input and state equally wide, a step matches as (x, W; h, U) or (h, U; x, W) (the gates are
+    a sum); the extraction may pick either per step (LSTM-WLM's 64/64 layers do), and the fold reads
+    each call's orientation from its operands: the step's input row vs the previous call's h row."""
+    from steplus.passes.isel.lstm_fold import fold_lstm_steps
+
+    text, x, want = _export(width=64)
+    m = _isel(text, lstm="step")
+    calls = _lstm_calls(m)
+    assert len(calls) == STEPS
+    for call in calls[::2]:  # every other step the other way round: the same LSTM cell
+        a = list(call.operands)
+        call.operands = [a[1], a[0], a[2], a[4], a[3], a[5]]
+    (swapped,), _ = run_function(m, "f", [x], backend="reference")
+    np.testing.assert_allclose(swapped, want, rtol=1e-4, atol=1e-5)
+    assert fold_lstm_steps(m) == 1
+    (call,) = _lstm_calls(m)
+    assert call.args[0].type.get_shape() == (STEPS, 64)
+    (ref,), _ = run_function(m, "f", [x], backend="reference")
+    np.testing.assert_allclose(ref, want, rtol=1e-4, atol=1e-5)
