@@ -170,9 +170,11 @@ class _Blocks:
                 return var
             arg = copy.deepcopy(x.arg)
             inner = arg
-            while isinstance(inner.arg, ast.Index | ast.Field):  # type: ignore[union-attr]
-                inner = inner.arg  # type: ignore[union-attr]
-            inner.arg = var  # type: ignore[union-attr]
+            while isinstance(inner, ast.Index | ast.Field):
+                if not isinstance(inner.arg, ast.Index | ast.Field):
+                    inner.arg = var  # the root variable: its `last`
+                    break
+                inner = inner.arg
             return arg
         return rewrite(e, repl)
 

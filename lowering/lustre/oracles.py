@@ -59,7 +59,7 @@ def hold(low: NodeLowering, v: SSAValue, pos: int) -> SSAValue:
     return out
 
 
-def _children(x: object) -> Iterator[tuple[object, str, int | None, Callable]]:
+def _children(x: object) -> Iterator[tuple[ast.Expr, str, int | None, Callable]]:
     """The expression children of an AST object, with a setter each."""
     if not dataclasses.is_dataclass(x):
         return
@@ -89,7 +89,7 @@ def rewrite(root: ast.Expr, fn: Callable[[ast.Expr], ast.Expr | None]) -> ast.Ex
             for d in x.params:
                 stack.extend(_type_exprs(d.type))
         for child, _, _, put in _children(x):
-            repl = fn(child)  # type: ignore[arg-type]
+            repl = fn(child)
             if repl is not None:
                 put(repl)
                 child = repl
@@ -126,6 +126,8 @@ def node_roots(node: ast.Node) -> list[tuple[ast.Expr, Callable[[ast.Expr], None
         if isinstance(eq, ast.Equation):
             eq_roots(eq)
             continue
+        if not isinstance(eq, ast.Automaton):
+            continue  # blocks: desugared first (frames.py)
         for state in eq.states:
             for inner in state.equations:
                 eq_roots(inner)
@@ -241,7 +243,7 @@ class _Oracles:
         # local free constants: held, per instance
         for c in [c for c in node.consts if isinstance(c.value, ast.Any)]:
             node.consts.remove(c)
-            self._input(node, c.name, c.type or c.value.type, c.pos, held=True)
+            self._input(node, c.name, _free_type(c), c.pos, held=True)
             extra.append((c.name, False))
         # global free constants read by the node (or its types): held, shared
         declared = {d.name for d in [*node.inputs, *node.outputs, *node.locals]}
@@ -250,7 +252,7 @@ class _Oracles:
         for name in sorted(used - declared):
             if name in self.free:
                 c = self.free[name]
-                self._input(node, name, c.type or c.value.type, c.pos, held=True)  # type: ignore[union-attr]
+                self._input(node, name, _free_type(c), c.pos, held=True)
                 extra.append((name, True))
         anys: dict[int, str] = {}
 
@@ -305,7 +307,7 @@ class _Oracles:
             if shared:
                 if not any(d.name == name for d in node.inputs):
                     c = self.free[name]
-                    self._input(node, name, c.type or c.value.type, c.pos, held=True)  # type: ignore[union-attr]
+                    self._input(node, name, _free_type(c), c.pos, held=True)
                     self.extra[node.name].append((name, True))
                 call.args.append(ast.Var(call.pos, name))
                 continue
@@ -362,7 +364,7 @@ class _Oracles:
             node.observers.append(ast.Observer(
                 ob.pos, kind, f"{f.name} at {self.where(e.pos).replace('.', ':')}: {name}",
                 _renamed(ob.expr, mapping)))
-        outs = [ast.Var(e.pos, mapping[o.name]) for o in outputs]
+        outs: list[ast.Expr] = [ast.Var(e.pos, mapping[o.name]) for o in outputs]
         return outs[0] if len(outs) == 1 else ast.Tuple(e.pos, outs)
 
     def _imported_body(self, node: ast.Node) -> None:
@@ -375,6 +377,14 @@ class _Oracles:
                                                ast.Var(o.pos, name)))
         for ob in node.observers:
             ob.kind = "assume"
+
+
+def _free_type(c: ast.ConstDecl) -> ast.TypeRef:
+    """The type of a free constant `const c: t;`."""
+    if c.type is not None:
+        return c.type
+    assert isinstance(c.value, ast.Any)
+    return c.value.type
 
 
 def _renamed(e: ast.Expr, mapping: dict[str, str]) -> ast.Expr:

@@ -142,7 +142,7 @@ class _Expander:
                     break
                 if ltype != "bool":
                     term = ast.Binary(q.pos, "=>" if q.kind == "forall" else "and", guard,
-                                      term)  # type: ignore[arg-type]
+                                      term)
             if term is not None:
                 terms.append(term)
         if not terms:
