@@ -491,7 +491,7 @@ class NodeLowering:
             if ltype != "bool":
                 raise LustreError(clock.pos, f"clock '{clock.var}' must be bool, not {ltype}")
             return (clock.var, clock.ctor)
-        if ltype in ("int", "real", "bool") or clock.ctor not in self.prog.ctor_names(ltype):
+        if not self.prog.is_enum(ltype) or clock.ctor not in self.prog.ctor_names(ltype):
             raise LustreError(clock.pos, f"'{clock.ctor}' is not a constructor of the type "
                               f"of '{clock.var}' ({ltype})")
         return (clock.var, self.prog.ctor_names(ltype).index(clock.ctor))
@@ -518,7 +518,7 @@ class NodeLowering:
             raise LustreError(e.var_pos, f"unknown clock variable '{e.var}'")
         ltype = self.ltypes.get(e.var, type_name(self.env[e.var].type))
         tags: list[bool | str] = [True, False] if ltype == "bool" else (
-            [] if ltype in ("int", "real") else self.prog.ctor_names(ltype))
+            self.prog.ctor_names(ltype) if self.prog.is_enum(ltype) else [])
         if not tags:
             raise LustreError(e.var_pos, f"cannot merge on '{e.var}' of type {ltype}")
         branches: dict[bool | str, list[SSAValue]] = {}

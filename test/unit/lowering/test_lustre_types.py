@@ -223,12 +223,19 @@ tel
     np.testing.assert_array_equal(ci, as_i(x, 8))
 
 
-def test_machine_integer_type_errors_are_located():
-    src = "node m(a: uint8; c: int8) returns (s: uint8);\nlet s = a + c; tel\n"
+@pytest.mark.parametrize("src,message", [
+    ("node m(a: uint8; c: int8) returns (s: uint8);\nlet s = a + c; tel\n",
+     "t.lus:2:9: error: operands of different types (uint8 and int8)"),
+    # a machine integer is no enumeration: no clock constructor, no merge on it
+    ("node m(k: int8; x: int) returns (y: int);\nlet y = current (x when A(k)); tel\n",
+     "t.lus:2:25: error: 'A' is not a constructor of the type of 'k' (int8)"),
+    ("node m(k: uint8; x: int) returns (y: int);\nlet y = merge k (A -> x) (B -> x); tel\n",
+     "t.lus:2:15: error: cannot merge on 'k' of type uint8"),
+])
+def test_machine_integer_type_errors_are_located(src, message):
     with pytest.raises(InputError) as info:
         translate(SourceFile("t.lus", src))
-    assert info.value.lines[0] == ("t.lus:2:9: error: operands of different types "
-                                   "(uint8 and int8)")
+    assert info.value.lines[0] == message
 
 
 def test_tuple_types_and_group_literals():
