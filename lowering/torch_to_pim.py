@@ -264,7 +264,8 @@ def _is_patch_conv(op: _Op) -> bool:
         return False
     stride = op.args[3]
     k = w.shape[2:]
-    return (len(k) == 2 and k[0] > 1 and list(stride) == list(k)  # pyright: ignore[reportArgumentType]
+    return (isinstance(stride, (list, tuple)) and len(k) == 2 and k[0] > 1
+            and list(stride) == list(k)  # pyright: ignore[reportUnknownArgumentType]
             and w.shape[1] == x.shape[1])  # groups = 1
 
 
@@ -470,6 +471,9 @@ class ConvertTorchToPimPass(ModulePass):
             model = workload_from_ops(read_pt2(self.export), name)
         except WorkloadError as e:
             raise OpDiagnosticError(op, f"convert-torch-to-pim: {e}") from None
+        except (TypeError, IndexError, AttributeError, ValueError) as e:  # a malformed graph
+            raise OpDiagnosticError(op, f"convert-torch-to-pim: {self.export}: the graph is not "
+                                        f"in the form torch.export writes ({e})") from None
         Rewriter.insert_op(model_op(model, self.preset), InsertPoint.at_end(op.body.block))
 
 

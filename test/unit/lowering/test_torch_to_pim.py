@@ -205,3 +205,32 @@ def test_bad_archives_are_located_errors(tmp_path) -> None:
         read_pt2(str(bad))
     with pytest.raises(WorkloadError, match="cannot read a .pt2 archive"):
         read_pt2(str(tmp_path / "missing.pt2"))
+
+
+def test_graphs_the_frontend_does_not_read_are_located_errors() -> None:
+    import torch
+    from torch import nn
+
+    class Cnn(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.c = nn.Conv2d(3, 8, 4, 4)
+
+        def forward(self, x):
+            return self.c(x)
+
+    class NoFfn(nn.Module):  # one attention block without an MLP
+        def __init__(self):
+            super().__init__()
+            self.c, self.qkv = nn.Conv2d(3, 64, 4, 4), nn.Linear(64, 192)
+
+        def forward(self, x):
+            x = self.c(x).flatten(2).transpose(1, 2)
+            q, k, v = self.qkv(x).reshape(1, -1, 3, 2, 32).permute(2, 0, 3, 1, 4).unbind(0)
+            return torch.nn.functional.scaled_dot_product_attention(q, k, v)
+
+    x = torch.empty(1, 3, 64, 64)
+    with pytest.raises(WorkloadError, match="no scaled_dot_product_attention in the graph"):
+        workload_from_graph(torch.export.export(Cnn(), (x,)).graph, "cnn")
+    with pytest.raises(WorkloadError, match=r"test_torch_to_pim.py:\d+: no FFN linear aC -> 64"):
+        workload_from_graph(torch.export.export(NoFfn(), (x,)).graph, "noffn")
