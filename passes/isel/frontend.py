@@ -2,7 +2,8 @@
 
 Recognised ops on static-shape f32 tensors become terms; every other value (function arguments, results
 of ops isel does not model) is an opaque `Ten.leaf(i)`.  Recognised:
-`linalg.matmul`, `linalg.batch_matmul` and `linalg.conv_2d_nchw_fchw` into a zero init,
+`linalg.matmul`, `linalg.batch_matmul`, `linalg.conv_2d_nchw_fchw` and (one image)
+`linalg.conv_2d_ngchw_gfchw` into a zero init,
 `linalg.transpose`, `tosa.reshape` (shape from its result type), `tosa.add`, `linalg.add`,
 `tosa.max_pool2d`, and the elementwise `linalg.generic`s torch-mlir/IREE emit
 for ONNX `Add` (body one `arith.addf` of the two inputs, projection maps: an
@@ -127,6 +128,14 @@ class Importer:
             s_h, s_w = op.properties["stride"].get_values()
             pt, pb, pl, pr = op.properties["pad"].get_values()
             return T.maxpool(self.term(ops[0]), n, h, w, c, kh, kw, s_h, s_w, pt, pb, pl, pr)
+        if name == "linalg.conv_2d_ngchw_gfchw" and _is_zero(ops[2]):
+            strides = [int(x) for x in op.properties["strides"].get_values()]
+            dil = [int(x) for x in op.properties["dilations"].get_values()]
+            n, g, c, h, w = _shape(ops[0])
+            _, f, _, kh, kw = _shape(ops[1])
+            if dil != [1, 1] or n != 1:
+                return None
+            return T.gconv(self.term(ops[0]), self.term(ops[1]), g, c, h, w, f, kh, kw, *strides)
         if name == "linalg.conv_2d_nchw_fchw" and _is_zero(ops[2]):
             strides = [int(x) for x in op.properties["strides"].get_values()]
             dil = [int(x) for x in op.properties["dilations"].get_values()]

@@ -35,7 +35,7 @@ from steplus.dialects.ila import InvokeOp
 LSTM = "flexasr.lstm"
 
 
-def _rows(op: Operation | None, src: SSAValue | None = None) -> tuple[SSAValue, int, int] | None:
+def _rows(op: object, src: SSAValue | None = None) -> tuple[SSAValue, int, int] | None:
     """(source, first row, rows) of a static 2-D slice of whole rows (of `src` if given), else None."""
     if not isinstance(op, ExtractSliceOp) or op.offsets or op.sizes or op.strides:
         return None
@@ -121,7 +121,8 @@ class FoldLstmSteps(RewritePattern):
         if any(s is not c_slice for s in cell_reads) or any(u.operation is not op for u in c_slice.result.uses):
             return
         t2 = xs2[2]
-        src, r0, k = xs1[0], xs1[1], x1.type.get_shape()[1]
+        src, r0 = xs1[0], xs1[1]
+        k = src.type.get_shape()[1] if isinstance(src.type, TensorType) else 0
         xs = ExtractSliceOp.from_static_parameters(src, [r0, 0], [t1 + t2, k])
         merged = InvokeOp(LSTM, [xs.result, h0, first.args[2], w1, u1, first.args[5]],
                           TensorType(f32, [t1 + t2 + 1, n]))

@@ -150,7 +150,7 @@ class Rebuilder:
             if sub.name is None:
                 if isinstance(sub.key[1], int):
                     ints.append(sub.key[1])
-            elif sub.name not in ("s1", "s2", "s3", "s4"):
+            elif sub.name not in ("s1", "s2", "s3", "s4", "s5"):
                 kids.append(self.value(sub))
         if name in ("mul", "mulc", "sub", "addc", "add", "div"):
             kids = [self._splat_scalar(v) for v in kids]

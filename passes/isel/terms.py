@@ -11,7 +11,8 @@ condition on i64 values.  Rules come in three groups:
   window splitting, batch_matmul -> per-batch matmuls (`bmm` split into `bpart` halves
   down to one batch: `bsel` slices, `bcat` concatenates), reassociate-max(2,2), simplify-reduce-max, im2col
   (filter-major W·colsᵀ for VTA, position-major cols·Wᵀ for FlexASR's linear layer; strides included),
-  a 1x1 stride-1 convolution as a plain GEMM (no gather),
+  a 1x1 stride-1 convolution as a plain GEMM (no gather), a grouped convolution as one convolution per
+  group (`gconv` split into `gpart` halves),
   reshape/transpose simplifications;
 - IR-accelerator rules, per target: flex-linear, flexasr-maxpool (and the
   exact temporal-max-pool pattern), vta-dense, hlscnn-conv2d.
@@ -34,7 +35,7 @@ from steplus.dialects.target.ila import FLEXASR, HLSCNN, VTA
 
 
 class Sh(Expr):
-    """A shape or permutation of rank 1-4."""
+    """A shape or permutation of rank 1-5 (rank 5: a grouped convolution's NGCHW / GFCHW tensors)."""
 
     @classmethod
     def s1(cls, a: i64Like) -> Sh: ...
@@ -44,6 +45,8 @@ class Sh(Expr):
     def s3(cls, a: i64Like, b: i64Like, c: i64Like) -> Sh: ...
     @classmethod
     def s4(cls, a: i64Like, b: i64Like, c: i64Like, d: i64Like) -> Sh: ...
+    @classmethod
+    def s5(cls, a: i64Like, b: i64Like, c: i64Like, d: i64Like, e: i64Like) -> Sh: ...
 
 
 class Ten(Expr):
@@ -95,6 +98,14 @@ def hlscnn_conv2d(x: Ten, w: Ten, n: i64Like, c: i64Like, h: i64Like, wd: i64Lik
 
 
 @function
+def gconv(x: Ten, w: Ten, g: i64Like, c: i64Like, h: i64Like, wd: i64Like, f: i64Like,
+          kh: i64Like, kw: i64Like, sh: i64Like, sw: i64Like) -> Ten: ...
+@function
+def gpart(x: Ten, w: Ten, s: i64Like, e: i64Like, g: i64Like, c: i64Like, h: i64Like, wd: i64Like, f: i64Like,
+          kh: i64Like, kw: i64Like, sh: i64Like, sw: i64Like) -> Ten: ...
+
+
+@function
 def bmm(a: Ten, b: Ten, nb: i64Like, m: i64Like, k: i64Like, n: i64Like) -> Ten: ...
 @function
 def bpart(a: Ten, b: Ten, s: i64Like, e: i64Like, nb: i64Like, m: i64Like, k: i64Like, n: i64Like) -> Ten: ...
@@ -108,6 +119,7 @@ ACCEL = {"flex_linear": "flexasr.linear", "flex_maxpool": "flexasr.maxpool",
          "vta_dense": "vta.dense", "hlscnn_conv2d": "hlscnn.conv2d", "flex_lstm": "flexasr.lstm",
          "flex_layernorm": "flexasr.layernorm", "flex_attention": "flexasr.attention"}
 _HOST_COMPUTE = {"matmul", "dense", "bias_add", "add", "maxpool", "rmax", "pool2", "conv2d", "bmm", "bpart",
+                 "gconv", "gpart",
                  "neg", "addone",
                  "mul", "sub", "sigmoid", "tanh", "exp", "recip", "rsqrt", "rsum",
                  "div", "ext", "trunc", "rmaxr", "guard"}
@@ -267,6 +279,19 @@ compiler_ir = ruleset(
     rewrite(conv2d(x, w, i64(1), c, h, wd, k, i64(1), i64(1), i64(1), i64(1))).to(
         reshape(transpose(dense(transpose(reshape(x, Sh.s2(c, h * wd)), Sh.s2(1, 0)), reshape(w, Sh.s2(k, c)),
                                 h * wd, c, k), Sh.s2(1, 0)), Sh.s4(1, k, h, wd))),
+    # a grouped convolution (NGCHW x GFCHW, one image; torch's depthwise convolution with a channel
+    # multiplier > 1): one 2-D convolution per group, split in halves like bmm, each convolution then
+    # im2col'd; group p reads channels [p*C, (p+1)*C) and writes filters [p*F, (p+1)*F)
+    rewrite(gconv(x, w, t, c, h, wd, k, kh, kw, sh, sw)).to(
+        reshape(gpart(x, w, i64(0), t, t, c, h, wd, k, kh, kw, sh, sw), Sh.s5(1, t, k, _coh, _cow))),
+    rewrite(gpart(x, w, p, q, t, c, h, wd, k, kh, kw, sh, sw)).to(
+        bcat(gpart(x, w, p, p + (q - p) / 2, t, c, h, wd, k, kh, kw, sh, sw),
+             gpart(x, w, p + (q - p) / 2, q, t, c, h, wd, k, kh, kw, sh, sw),
+             (q - p) / 2, q - p - (q - p) / 2, k, _coh * _cow), q - p > 1),
+    rewrite(gpart(x, w, p, p + 1, t, c, h, wd, k, kh, kw, sh, sw)).to(
+        reshape(conv2d(reshape(bsel(reshape(x, Sh.s3(t, c, h * wd)), p, t, c, h * wd), Sh.s4(1, c, h, wd)),
+                       reshape(bsel(reshape(w, Sh.s3(t, k, c * kh * kw)), p, t, k, c * kh * kw), Sh.s4(k, c, kh, kw)),
+                       i64(1), c, h, wd, k, kh, kw, sh, sw), Sh.s3(1, k, _coh * _cow))),
     name="compiler_ir",
 )
 

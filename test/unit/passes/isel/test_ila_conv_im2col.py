@@ -1,6 +1,9 @@
 """im2col on torch's 2-D convolutions (issue 29 item 1): strided, 1x1 (a plain GEMM) and strided 1x1
 convolutions exported by torch-mlir become VTA GEMMs and FlexASR linear layers in flexible mode,
-and agree with `torch.nn.functional.conv2d`.
+and agree with `torch.nn.functional.conv2d`; so do grouped convolutions (one GEMM per group),
+including a depthwise one with a channel multiplier whose per-group GEMM fits (4x4 kernel, 16
+filters per channel).  A depthwise convolution of multiplier 1 (MobileNet's, EfficientNet's) has a
+one-column GEMM per channel, which no target takes: it stays on the host.
 
 The accelerators' own arithmetic is checked against torch with tolerances (VTA: int8 operands;
 FlexASR: AdaptivFloat<8,3>); the rebuilt host part (im2col gather, reshapes, transposes) with
@@ -35,14 +38,14 @@ FORMS = [("strided_3x3", 16, 64, 3, 2, 9),     # 4x4 = 16 positions, 16*3*3 = 14
 TOLERANCE = {"vta": 0.05, "flexasr": 0.1}
 
 
-def _export(cin, cout, kernel, stride, size):
+def _export(cin, cout, kernel, stride, size, groups=1):
     torch.manual_seed(0)
-    conv = torch.nn.Conv2d(cin, cout, kernel, stride=stride, bias=False).eval()
+    conv = torch.nn.Conv2d(cin, cout, kernel, stride=stride, groups=groups, bias=False).eval()
     x = torch.randn(1, cin, size, size)
     with warnings.catch_warnings(), torch.no_grad():
         warnings.simplefilter("ignore")
         text = str(fx.export_and_import(conv, x, output_type="linalg-on-tensors", func_name="f"))
-        want = torch.nn.functional.conv2d(x, conv.weight, stride=stride).numpy()
+        want = torch.nn.functional.conv2d(x, conv.weight, stride=stride, groups=groups).numpy()
     return text, x.numpy(), want
 
 
@@ -81,3 +84,28 @@ def test_pointwise_conv_needs_no_im2col_gather():
         assert not any(op.name == "ila.im2col" for op in m.walk())
     text, _, _ = _export(16, 64, 3, 2, 9)
     assert any(op.name == "ila.im2col" for op in _isel(text, "vta", "flexible").walk())
+
+
+# (name, in channels, filters, kernel, groups, input size, targets whose guards the per-group GEMM passes)
+GROUPED = [("grouped_2", 32, 128, 3, 2, 6, ("vta", "flexasr")),       # per group 16 -> 64, 144 columns
+           ("depthwise_x16", 4, 64, 4, 4, 7, ("vta",))]               # per channel 1 -> 16, 16 columns
+
+
+@pytest.mark.parametrize("form", GROUPED, ids=[f[0] for f in GROUPED])
+def test_grouped_conv_is_one_gemm_per_group_and_agrees_with_torch(form):
+    _, cin, cout, kernel, groups, size, targets = form
+    text, x, want = _export(cin, cout, kernel, 1, size, groups)
+    assert "linalg.conv_2d_ngchw_gfchw" in text
+    callee = {"vta": "vta.dense", "flexasr": "flexasr.linear"}
+    for target in ("vta", "flexasr"):
+        m = _isel(text, target, "flexible")
+        calls = [op.callee.data for op in m.walk() if isinstance(op, InvokeOp)]
+        if target not in targets:  # FlexASR: 16 outputs per group, out % 64 fails
+            assert calls == []
+            continue
+        assert calls == [callee[target]] * groups
+        (ref,), _ = run_function(m, "f", [x], backend="reference")
+        np.testing.assert_allclose(ref, want, rtol=1e-4, atol=1e-5)
+        (y,), stats = run_function(m, "f", [x], backend="ila")
+        assert stats.invocations == {target: groups}
+        assert np.linalg.norm(y - want) / np.linalg.norm(want) < TOLERANCE[target]
