@@ -10,9 +10,12 @@ the lus interpreter:
 - with `--input` files, over the given ticks;
 - otherwise on `--runs` runs of `--ticks` ticks of seeded random inputs
   (`--seed`; bools fair coins, ints mostly small, enums their constructors,
-  reals normal). A run stops at the first tick where an assumption is false:
-  only ticks within the assumptions count (Kind 2's reading: a guarantee must
-  hold as long as the assumptions have held).
+  reals normal). When a tick's inputs make an assumption false, they are drawn
+  again from the same state (up to `MAX_REDRAWS` times), so that runs stay
+  within the assumptions (an oracle's constraint, an imported node's
+  guarantee); a run stops at a tick where every draw breaks one: only ticks
+  within the assumptions count (Kind 2's reading: a guarantee must hold as
+  long as the assumptions have held).
 
 It reports the first tick where a property is false, at the property's source
 position, with the input trace up to that tick; `--cex DIR` writes the trace
@@ -40,7 +43,7 @@ from xdsl.dialects.builtin import ModuleOp
 from steplus.dialects import lus
 from steplus.dialects.lus.input_ranges import input_problem, input_ranges, observers
 from steplus.runtime.reactive import ReactiveError
-from steplus.runtime.reactive.interpreter import node_stepper
+from steplus.runtime.reactive.interpreter import NodeRunner, counting_ticks
 from steplus.runtime.reactive.ops import numpy_dtype
 from steplus.tools.cli import EXIT_USER_ERROR, InputError, UsageError
 from steplus.tools.inputs import load_inputs, node_signature, require_all
@@ -91,6 +94,28 @@ def _random_stream(rng: np.random.Generator, t, ticks: int,
     return (rng.standard_normal(ticks) * 10).astype(dtype)
 
 
+MAX_REDRAWS = 100
+"""Times a tick's random inputs are drawn again when they break an assumption."""
+
+
+def _snapshot(r: NodeRunner) -> tuple:
+    """The state of a running instance (and of its instances), to step a tick again."""
+    return (dict(r.memory), set(r.started), dict(r.counters), list(r.state),
+            dict(r.word_counts), {op: _snapshot(c) for op, c in r.children.items()})
+
+
+def _restore(r: NodeRunner, snap: tuple) -> None:
+    memory, started, counters, state, words, children = snap
+    r.memory, r.started, r.counters, r.state = dict(memory), set(started), dict(counters), \
+        list(state)
+    r.word_counts = dict(words)
+    for op in list(r.children):
+        if op in children:
+            _restore(r.children[op], children[op])
+        else:  # created by the tick being undone
+            del r.children[op]
+
+
 def falsify(module: ModuleOp, name: str, ticks: int, runs: int = 100, seed: int = 0,
             inputs: dict[str, np.ndarray] | None = None) -> CheckReport:
     """Run the observer node `@<name>$check`; see the module docstring."""
@@ -114,12 +139,28 @@ def falsify(module: ModuleOp, name: str, ticks: int, runs: int = 100, seed: int 
         else:
             streams = [_random_stream(rng, a.type, ticks, ranges.get(n))
                        for a, n in zip(args, report.input_names)]
-        _, step, _ = node_stepper(module, f"{name}$check")
+        runner = NodeRunner(module, f"{name}$check")
+        dtypes = [numpy_dtype(a.type) for a in args]
+        step = counting_ticks(lambda values: runner.step(
+            [np.asarray(v).astype(d)[()] for v, d in zip(values, dtypes)]))
         report.runs += 1
+        cut = False
         for t in range(ticks):
-            out = step([s[t] for s in streams])
-            values = out[first:]
-            if any(k == "assume" and not bool(v) for k, v in zip(kinds, values)):
+            saved = _snapshot(runner) if inputs is None else None
+            for attempt in range(MAX_REDRAWS + 1):
+                out = step([s[t] for s in streams])
+                values = out[first:]
+                if all(k != "assume" or bool(v) for k, v in zip(kinds, values)):
+                    break
+                if saved is None or attempt == MAX_REDRAWS:
+                    cut = True
+                    break
+                # this tick's inputs broke an assumption: draw them again (from
+                # the same state), so the run goes on within the assumptions
+                _restore(runner, saved)
+                for s, a, n in zip(streams, args, report.input_names):
+                    s[t] = _random_stream(rng, a.type, 1, ranges.get(n))[0]
+            if cut:
                 report.cut += 1
                 break
             report.ticks += 1

@@ -182,6 +182,8 @@ def test_imported_node_outputs_are_oracles_under_its_guarantees():
     _on_every_backend(module, "sensor", {"lo": x, "v.oracle": v}, [v])
     report = falsify(module, "monitor", ticks=30, runs=50, seed=0)
     assert report.violation is None and (report.properties, report.assumptions) == (2, 1)
+    # oracles that break the guarantee are drawn again: every run goes its 30 ticks
+    assert (report.cut, report.ticks) == (0, 50 * 30)
 
 
 def test_imported_node_call_breaking_its_assumption_is_caught():
