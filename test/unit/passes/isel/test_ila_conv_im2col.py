@@ -109,3 +109,16 @@ def test_grouped_conv_is_one_gemm_per_group_and_agrees_with_torch(form):
         (y,), stats = run_function(m, "f", [x], backend="ila")
         assert stats.invocations == {target: groups}
         assert np.linalg.norm(y - want) / np.linalg.norm(want) < TOLERANCE[target]
+
+
+def test_conv_forms_example():
+    """examples/isel/conv_forms.mlir, as docs/guide/isel.md shows it."""
+    from pathlib import Path
+
+    from steplus.tools.loading import load_module
+
+    ex = Path(__file__).resolve().parents[4] / "examples" / "isel" / "conv_forms.mlir"
+    for target, callees, gathers in (("vta", ["vta.dense"] * 2, 1), ("flexasr", ["flexasr.linear"] * 2, 1)):
+        m = load_module(str(ex), f"isel{{targets={target}}}")
+        assert [op.callee.data for op in m.walk() if isinstance(op, InvokeOp)] == callees
+        assert sum(op.name == "ila.im2col" for op in m.walk()) == gathers  # the 1x1 needs none
