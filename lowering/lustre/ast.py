@@ -218,9 +218,11 @@ class Iterate(Expr):
 class Any(Expr):
     """Kind 2's `any T` / `any { x: T | p }` / `any@<T>`: an arbitrary value of
     type T, an oracle (`oracles.py` makes it an input of the node); also the
-    value of a free constant `const c: T;` (held constant)."""
+    value of a free constant `const c: T;` (held constant); with `choose`,
+    Kind 2's `choose { x: T | p }` (a function of p's variables)."""
 
     type: TypeRef
+    choose: bool = False
 
 
 @dataclass

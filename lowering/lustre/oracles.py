@@ -10,6 +10,10 @@ imported node's guarantees) as assumptions:
 
 - `any T`, `any { x: T | p }`, `any@<T>` at line L, column C: an input
   `any.L.C` of type T, a new value each tick;
+- `choose { x: T | p }` at L:C: an input `choose.L.C`, Kind 2's function of
+  the variables p reads: held (a constant) if p reads none, else assumed to
+  keep its value from one tick to the next while they keep theirs (equal
+  arguments at ticks further apart are not tied);
 - a free constant `const c: T;` (global, or local to a node): an input `c`
   *held*: its value at the first tick (and after a reset) for the whole run;
   a global one is one value for the whole program, passed down by name to
@@ -259,9 +263,12 @@ class _Oracles:
         def replace(e: ast.Expr) -> ast.Expr | None:
             if isinstance(e, ast.Any):
                 if id(e) not in anys:
-                    anys[id(e)] = f"any.{self.where(e.pos)}"
-                    self._input(node, anys[id(e)], e.type, e.pos)
+                    anys[id(e)] = f"{'choose' if e.choose else 'any'}.{self.where(e.pos)}"
+                    args = self._choose_args(node, e) if e.choose else None
+                    self._input(node, anys[id(e)], e.type, e.pos, held=args == [])
                     extra.append((anys[id(e)], False))
+                    if args:
+                        self._choose_function(node, e, anys[id(e)], args)
                 return ast.Var(e.pos, anys[id(e)])
             if isinstance(e, ast.Call | ast.Iterate):
                 self._pass_oracles(node, e)
@@ -280,6 +287,36 @@ class _Oracles:
             put(rewrite(root, once))
         if node.imported:
             self._imported_body(node)
+
+    def _choose_args(self, node: ast.Node, e: ast.Any) -> list[str]:
+        """The variables of the node that `choose { x: T | p }` reads in p."""
+        if e.type.refine is None:
+            return []
+        bound, pred = e.type.refine
+        names = {d.name for d in [*node.inputs, *node.outputs, *node.locals]}
+        seen: list[str] = []
+        stack: list[object] = [pred]
+        while stack:
+            x = stack.pop()
+            if isinstance(x, ast.Var) and x.name != bound and x.name in names \
+                    and x.name not in seen:
+                seen.append(x.name)
+            stack.extend(c for c, _, _, _ in _children(x))
+        return sorted(seen)
+
+    def _choose_function(self, node: ast.Node, e: ast.Any, name: str, args: list[str]) -> None:
+        """Kind 2's `choose` is a function of its arguments: assume the oracle
+        keeps its value while they keep theirs (from one tick to the next)."""
+        same: ast.Expr = ast.Const(e.pos, True, "bool")
+        for a in args:
+            same = ast.Binary(e.pos, "and", same, ast.Binary(
+                e.pos, "=", ast.Var(e.pos, a), ast.Unary(e.pos, "pre", ast.Var(e.pos, a))))
+        kept = ast.Binary(e.pos, "=", ast.Var(e.pos, name),
+                          ast.Unary(e.pos, "pre", ast.Var(e.pos, name)))
+        node.observers.append(ast.Observer(
+            e.pos, "assume", f"{name} is a function of {', '.join(args)}",
+            ast.Binary(e.pos, "->", ast.Const(e.pos, True, "bool"),
+                       ast.Binary(e.pos, "=>", same, kept))))
 
     def _input(self, node: ast.Node, name: str, ty: ast.TypeRef, pos: int,
                held: bool = False) -> None:

@@ -50,7 +50,6 @@ UNSUPPORTED_WORDS: dict[str, str] = {
     "package": "Lustre V6 packages",
     "model": "Lustre V6 models",
     "include": "'include' directives",
-    "choose": "Kind 2 'choose' expressions",
     "cond": "Kind 2 'cond' expressions",
     "rec": "recursive functions",
     "reachable": "Kind 2 reachability checks",

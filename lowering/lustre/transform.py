@@ -406,6 +406,9 @@ class _ToAst(_TypesToAst):
             ty = ty[0]
         return ast.Any(meta.start_pos, ty)
 
+    def choose_expr(self, meta, ty):
+        return ast.Any(meta.start_pos, ty, choose=True)
+
     def forall_expr(self, meta, params, body):
         return ast.Quantifier(meta.start_pos, "forall", params, body)
 

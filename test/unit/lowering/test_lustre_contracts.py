@@ -99,8 +99,8 @@ def test_kind2_int_conversion_without_parentheses():
     ("type T = package A | B;\ncontract S(a: int) returns (b: int);\nlet guarantee b > a; tel\n"
      "node n() returns (y: int); let y = {}@<int>; tel\n", 1, 10,
      "unsupported construct: Lustre V6 packages ('package')"),
-    ("contract S(a: int) returns (b: int);\nlet guarantee b = choose { x: int | x > a }; tel\n",
-     2, 19, "unsupported construct: Kind 2 'choose' expressions ('choose')"),
+    ("contract S(a: int) returns (b: int);\nlet guarantee b = cond | a > 0 -> 1; tel\n",
+     2, 19, "unsupported construct: Kind 2 'cond' expressions ('cond')"),
 ])
 def test_contract_declaration_errors_are_located(src, line, col, message):
     with pytest.raises(InputError) as info:

@@ -100,6 +100,32 @@ def test_any_mutant_is_caught_and_its_trace_holds_the_oracle():
     assert v.trace["any.4.7"][v.tick] == 0  # the counterexample: n = 0
 
 
+CHOOSE = """\
+node pick(c: int) returns (r, s: int);
+let
+  r = choose { x: int | x > c };
+  s = choose { x: int | x > 0 };
+  check "r above c" r > c;
+tel
+"""
+
+
+def test_choose_is_an_oracle_held_while_its_arguments_are():
+    module = _module(CHOOSE)
+    assert _inputs(module, "pick") == ["c", "choose.3.7", "choose.4.7"]
+    names = [(k, n) for k, n, _ in observers(_node(module, "pick$check"))]
+    assert names == [("property", "r above c"), ("assume", "choose.3.7 is a function of c"),
+                     ("assume", "choose.3.7 refined by x > c"),
+                     ("assume", "choose.4.7 refined by x > 0")]
+    rng = np.random.default_rng(8)
+    c, r, s = (rng.integers(-9, 9, TICKS) for _ in range(3))
+    # s reads no variable: a constant, its first value
+    _on_every_backend(module, "pick", {"c": c, "choose.3.7": r, "choose.4.7": s},
+                      [r, np.full(TICKS, s[0])])
+    report = falsify(module, "pick", ticks=30, runs=30, seed=0)
+    assert report.violation is None and (report.cut, report.ticks) == (0, 30 * 30)
+
+
 FREE = """\
 const K: subrange [1, 10] of int;
 node scale(x: int) returns (y: int);
