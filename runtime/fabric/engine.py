@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import gc
 import math
-from collections.abc import Generator, Sequence
+from collections.abc import Generator
 from typing import Any, ClassVar, Final
 
 try:  # read by mypyc when it compiles this module (runtime/fabric/native.py)
@@ -64,11 +64,14 @@ HBM: Final = 5
 _KIND = {DEQ: "dequeue from", PEEK: "peek", ENQ: "enqueue to", ROOM: "room on",
          NBPEEK: "poll", HBM: "HBM"}
 INF: Final = math.inf
+NEVER: Final = 1 << 60
+"""The engine's INF inside the lower bounds (native ints): a context that never acts again."""
 Command = tuple
 """A channel command a context yields: `(DEQ, ch)`, `(ENQ, ch, element, stamp)`, ... (module doc)."""
 Body = Generator[Command, Any, None]
 """A context's `body()`: yields commands, is sent each command's result."""
 _DEADLOCK_LINES = 40  # blocked contexts listed in a deadlock report
+_ANCHOR_CHANNELS = 8  # channels of a context at which wait-chain forms stop (lower_bounds)
 _STARVE_CHECK = 1024  # polling rounds in a row between two checks for a starved poller
 
 
@@ -87,7 +90,8 @@ class Context:
     Every field the engine, the HBM model or `Program` reads off a context is
     declared here (slots, no per-instance `__dict__`): clocks and counters,
     the engine's scheduling state (`pending`, `block`, `resume`), the lower
-    bounds (`lb`, `rdeps`, `hbm_lb`, `poll_lb`, `need_all`) and the metrics
+    bounds (`hbm_lb`, `poll_lb`, `need_all`, the wait-chain forms `fa`, `fk`,
+    `fanc`, `fdeps`, `anchor` and the per-query memo `lb`, `qid`) and the metrics
     (`flops`, `onchip_bytes`, `onchip_row_bytes`, `max_rows`). Subclasses
     declare their own fields in `__slots__` too.
     """
@@ -96,8 +100,8 @@ class Context:
     is_memory: ClassVar[bool] = False
     __slots__ = ("name", "clock", "busy", "stall_in", "stall_out", "stall_mem", "firings",
                  "ins", "outs", "done", "pending", "block", "gen", "hbm_lb", "events", "sim",
-                 "bytes_read", "bytes_written", "resume", "poll_lb", "need_all", "lb", "rdeps",
-                 "flops", "onchip_bytes", "onchip_row_bytes", "max_rows")
+                 "bytes_read", "bytes_written", "resume", "poll_lb", "need_all", "lb", "qid",
+                 "fa", "fk", "fanc", "fdeps", "anchor", "flops", "onchip_bytes", "onchip_row_bytes", "max_rows")
 
     name: str
     clock: int
@@ -118,10 +122,15 @@ class Context:
     bytes_read: int
     bytes_written: int
     resume: object
-    poll_lb: float | None
+    poll_lb: int
     need_all: list[Channel] | None
-    lb: float | None
-    rdeps: set[Context] | None
+    lb: int
+    qid: int
+    fa: int
+    fk: int
+    fanc: Context | None
+    fdeps: list[Context] | None
+    anchor: bool
     flops: int
     onchip_bytes: int | None
     onchip_row_bytes: int | None
@@ -147,10 +156,16 @@ class Context:
         self.bytes_read = 0
         self.bytes_written = 0
         self.resume = None  # the value the engine hands the generator on its next step
-        self.poll_lb = None  # sender bound recorded with a Nothing answer (poll_wait)
+        self.poll_lb = -1  # sender bound recorded with a Nothing answer (poll_wait; -1: none)
         self.need_all = None  # a poller that needs every one of these channels (Reassemble)
-        self.lb = None  # cached lower bound of the future clock (None: not known)
-        self.rdeps = None  # contexts whose cached bound went through this one
+        self.lb = -1  # lower bound of the future clock in query `qid` (-1: being computed)
+        self.qid = 0
+        # the wait-chain form (Simulator._form): bound = max(fa, bound(fanc) + fk)
+        self.fa = -1  # -1: not known
+        self.fk = 0
+        self.fanc = None
+        self.fdeps = None  # contexts whose form went through this one
+        self.anchor = False  # forms stop here (many contexts may wait on it)
         self.flops = 0  # FLOPs computed (compute contexts)
         self.onchip_bytes = None  # declared on-chip tile (§5.2), set by the builder
         self.onchip_row_bytes = None  # bytes of one row of a dynamic-rows tile
@@ -178,12 +193,13 @@ class Context:
         the clock at which the poller itself would act differently (an
         EagerMerge's earliest known head)."""
         lb = self.poll_lb
-        self.poll_lb = None
+        self.poll_lb = -1
         target = self.clock + 1
-        if lb is not None and lb != float("inf"):
+        if 0 <= lb < NEVER:
             if cap is not None and cap < lb:
                 lb = cap
-            target = max(target, int(lb))
+            if lb > target:
+                target = lb
         self.stall_in += target - self.clock
         self.clock = target
 
@@ -253,6 +269,7 @@ class Simulator:
         self.runq: list[Context] = []
         self.pollers: list[Context] = []
         self.n_done = 0  # finished contexts (the run ends when all are)
+        self.qid = 0  # the current lower-bounds query (see lower_bounds)
         self.shuffle_seed = shuffle_seed  # permute the initial run order (tests)
 
     def add(self, ctx: Context) -> Context:
@@ -280,6 +297,9 @@ class Simulator:
             if ctx.hbm_role is not None:
                 self.hbm.register(ctx)
         for ctx in self.contexts:
+            # many contexts may wait on one with many channels (a partition's
+            # outputs): the wait-chain forms stop there (see lower_bounds)
+            ctx.anchor = len(ctx.ins) + len(ctx.outs) >= _ANCHOR_CHANNELS
             ctx.gen = ctx.body()
             self.runq.append(ctx)
         if self.shuffle_seed is not None:
@@ -321,16 +341,10 @@ class Simulator:
     def _step(self, ctx: Context) -> None:
         if ctx.done or ctx.block is not None:
             return
-        # The cached bound of a context that runs is stale — except for a poller
-        # that was told Nothing and only polls again at the same clock with
-        # the same needs (its bound depends on nothing else); that is checked
-        # when it parks again (`deferred`), the rest is invalidated now.
-        deferred = False
-        if ctx.lb is not None:
-            if ctx.resume is NOTHING:
-                deferred, c0, need0 = True, ctx.clock, ctx.need_all
-            else:
-                self._invalidate(ctx)
+        # The wait-chain form of a context that runs is stale, and so are the
+        # forms that went through it (only a context blocked on one channel has one).
+        if ctx.fa >= 0:
+            self._invalidate(ctx)
         gen = ctx.gen
         if gen is None:  # pragma: no cover - run() starts every body first
             raise SimulationError(f"{ctx.name}: stepped before the run started")
@@ -344,16 +358,10 @@ class Simulator:
                 try:
                     cmd = send(value)
                 except StopIteration:
-                    if deferred:
-                        self._invalidate(ctx)
                     self._finish(ctx)
                     return
             op: int = cmd[0]
             arg = cmd[1]  # a Channel, or HBM's request count
-            if op != NBPEEK:
-                if deferred:
-                    self._invalidate(ctx)
-                    deferred = False
             # Channel.pop / has_room / ack_time / push, inlined (the hottest path)
             if op == DEQ or op == PEEK:
                 ch: Channel = arg  # typed: mypyc reads its fields directly
@@ -420,8 +428,6 @@ class Simulator:
                 else:
                     self._park(ctx, cmd, ch)
                     self.pollers.append(ctx)
-                    if deferred and (ctx.clock != c0 or ctx.need_all != need0):
-                        self._invalidate(ctx)
                     return
             elif op == HBM:
                 n_req = arg
@@ -467,194 +473,200 @@ class Simulator:
     # -- progress when nothing runs ------------------------------------------
     @staticmethod
     def _invalidate(ctx: Context) -> None:
-        """`ctx` is about to change: drop its cached bound and, transitively,
-        the cached bounds that went through it (recorded in `rdeps`)."""
+        """`ctx` is about to change: drop its wait-chain form and, transitively,
+        the forms that went through it (recorded in `fdeps`)."""
         stack = [ctx]
         while stack:
             c = stack.pop()
-            c.lb = None
-            rd = c.rdeps
-            if rd:
-                c.rdeps = None
+            c.fa = -1
+            rd = c.fdeps
+            if rd is not None:
+                c.fdeps = None
                 for r in rd:
-                    if r.lb is not None:
+                    if r.fa >= 0:
                         stack.append(r)
 
-    def lower_bounds(self, starts=None) -> dict[Context, float]:
-        """A lower bound of the future clock of `starts` (default: every context)
-        and of every context they wait on (see module doc).
+    def lower_bounds(self, starts=None) -> dict[Context, int | float]:
+        """A lower bound of the future clock of `starts` (default: every context).
 
         A context's bound is `max(clock, bound(dep) + 1)` over what it waits
         on: the peer of its channel, or — for a poller that needs *every* one of
         a set of inputs before it acts again (FlatReassemble, `need_all`) —
-        the senders of those inputs that are still empty. A wait cycle through
-        such dependencies can never resolve (every member needs the next one),
-        so its members and whatever waits on them are bounded by INF (a
-        deadlock). Other pollers (EagerMerge) are bounded by their own clock.
+        the senders of those inputs that are still empty. A context waiting for
+        HBM is bounded by its tile's earliest completion (`hbm_lb`), a runnable
+        one or another poller (EagerMerge) by its own clock, a finished one by
+        INF. A wait cycle through such dependencies can never resolve (every
+        member needs the next one), so its members and whatever waits on them
+        are bounded by INF (a deadlock).
 
-        Bounds are cached on the contexts (`lb`) across calls: a blocked
-        context's bound only changes when it or something it waits on runs,
-        and every context records who used its bound (`rdeps`), so a context
-        that runs invalidates exactly the bounds that went through it
-        (`_invalidate`). Returns the bounds of `starts`."""
-        onstack: set[Context] = set()
-        # An iterative DFS with `_own`/`_deps` inlined (this runs once per
-        # polling round, the simulator's hottest loop); a frame is
-        # [context, its dependencies, next index, bound so far].
-        starts = self.contexts if starts is None else starts
-        chain = self._chain_bound
-        for start in starts:
-            if start.lb is not None or chain(start):
-                continue
-            stack: list[list] = []
-            d = start
-            while d is not None:
-                blk = d.block
-                deps: Sequence[Context] = ()
-                own: int | float
+        Computed without re-walking the wait graph at every query (each
+        polling round and HBM advance is one): a context blocked on one
+        channel keeps its *form* `(fa, fk, fanc)` — bound = `max(fa,
+        bound(fanc) + fk)`, `fanc` the first context down its wait chain that
+        is not blocked on one channel or is an `anchor` (one many contexts
+        wait on, like the MoE token partition) — which stays valid until a
+        context on that chain runs (`_invalidate`, through `fdeps`), not when
+        the anchor does. A query then evaluates each start in O(1) plus the
+        anchors and other chain ends it reaches, each once (memo `lb`, `qid`).
+        Inside, bounds are native ints and INF is `NEVER`. Returns the bounds
+        of `starts` (INF for NEVER)."""
+        self.qid += 1
+        qid = self.qid
+        out: dict[Context, int | float] = {}
+        for c in (self.contexts if starts is None else starts):
+            v = self._bound(c, qid)
+            out[c] = INF if v >= NEVER else v
+        return out
+
+    def _bound(self, c: Context, qid: int) -> int:
+        """The bound of `c` in query `qid` (NEVER: INF): O(1) from its form once
+        the form's end is known in this query, else `_walk`."""
+        if c.qid == qid:
+            v = c.lb
+            return NEVER if v < 0 else v  # in progress: on a wait cycle
+        fa = c.fa
+        if fa >= 0:  # a form: max(fa, bound(fanc) + fk)
+            anc = c.fanc
+            if anc is None or fa >= NEVER:
+                v = fa
+            elif anc.qid == qid and anc.lb >= 0:
+                v = anc.lb + c.fk
+                if v > NEVER:
+                    v = NEVER
+                if fa > v:
+                    v = fa
+            else:
+                return self._walk(c, qid)
+            c.qid = qid
+            c.lb = v
+            return v
+        return self._walk(c, qid)
+
+    def _walk(self, start: Context, qid: int) -> int:
+        """The bound of `start` in query `qid` (see `lower_bounds`): an
+        iterative DFS over chain ends and anchors; a frame is [context, what
+        it waits on, next index, bound so far, distance to them]."""
+        stack: list[list[Any]] = []
+        d: Context | None = start
+        res = -1  # -1: no result to fold into the top frame
+        while True:
+            if d is not None:
+                d.qid = qid
+                d.lb = -1  # in progress: reached again, it is on a wait cycle
+                own: int = d.clock
+                deps: list[Context] | None = None
+                off = 1
                 if d.done:
-                    own = INF
-                elif blk is None:
-                    own = d.clock
+                    own = NEVER
                 else:
-                    kind = blk[0]
-                    own = d.clock
-                    if kind == DEQ or kind == PEEK:
-                        deps = (blk[1].sender,)
-                    elif kind == ENQ or kind == ROOM:
-                        deps = (blk[1].receiver,)
-                    elif kind == HBM:
-                        if d.hbm_lb > own:
-                            own = d.hbm_lb
-                    elif kind == NBPEEK:
-                        need = d.need_all
-                        if need is not None:
-                            deps = [ch.sender for ch in need if not ch.q and not ch.closed]
-                res = None
+                    blk = d.block
+                    if blk is not None:
+                        kind = blk[0]
+                        if kind == HBM:
+                            if d.hbm_lb > own:
+                                own = d.hbm_lb
+                        elif kind == NBPEEK:
+                            need = d.need_all
+                            if need is not None:
+                                deps = [ch.sender for ch in need if not ch.q and not ch.closed]
+                        else:  # blocked on one channel: its form
+                            if d.fa < 0:
+                                self._form(d)
+                            fa = d.fa
+                            own = fa
+                            anc = d.fanc
+                            if anc is not None and fa < NEVER:
+                                deps = [anc]
+                                off = d.fk
                 if deps:
-                    onstack.add(d)
-                    stack.append([d, deps, 0, own])
-                else:  # a terminal: its bound is its own
+                    stack.append([d, deps, 0, own, off])
+                else:
                     d.lb = res = own
                 d = None
-                while stack:
-                    top = stack[-1]
-                    if res is not None:
-                        if res + 1 > top[3]:
-                            top[3] = res + 1
-                        res = None
-                    deps, i = top[1], top[2]
-                    if i < len(deps):
-                        nd = deps[i]
-                        top[2] = i + 1
-                        rd = nd.rdeps
-                        if rd is None:
-                            nd.rdeps = {top[0]}
-                        else:
-                            rd.add(top[0])
-                        res = nd.lb
-                        if res is None:
-                            if nd in onstack:  # a wait cycle: never resolves
-                                top[3] = INF
-                            else:
-                                d = nd
-                                break
-                        continue
-                    stack.pop()  # all dependencies seen: the bound is known
-                    onstack.discard(top[0])
-                    top[0].lb = res = top[3]
-        return {c: c.lb for c in starts}
+            if not stack:
+                return res
+            top = stack[-1]
+            if res >= 0:
+                b: int = res + top[4]
+                if b > NEVER:
+                    b = NEVER
+                if b > top[3]:
+                    top[3] = b
+                res = -1
+            waits: list[Context] = top[1]
+            i: int = top[2]
+            if i < len(waits):
+                nd: Context = waits[i]
+                top[2] = i + 1
+                if nd.qid == qid:
+                    v = nd.lb
+                    res = NEVER if v < 0 else v
+                else:
+                    d = nd
+                continue
+            stack.pop()
+            c: Context = top[0]
+            c.lb = res = top[3]
 
     @staticmethod
-    def _chain_bound(start: Context) -> bool:
-        """`lower_bounds` for the common case: `start` waits on one context,
-        which waits on one, ... up to a terminal, a known bound or a context
-        already on the chain (a wait cycle: INF). Sets the bounds along the
-        chain and records who used them, exactly as the general walk does;
-        returns False, having changed nothing, where a context waits on several
-        (a FlatReassemble's `need_all`), for the general walk.
-
-        This runs for every invalidated bound (the engine's hottest walk), so
-        it allocates one list: a context on the walk is marked by a *negative*
-        `lb` holding its own bound, `-1 - own` (bounds are >= 0, so a mark is
-        never a bound), instead of a set of the walk and a list of the owns."""
+    def _form(start: Context) -> None:
+        """Set the form of `start`, blocked on one channel, and of the contexts
+        down its chain of single waits: `fa` = the largest `clock + distance`
+        along the chain before `fanc`, `fk` = the distance to `fanc`, where
+        `fanc` is the first context that is an anchor or not blocked on one
+        channel (None after a wait cycle: `fa` = NEVER). A walk that meets a
+        context with a form uses it; each context records in the next one's
+        `fdeps` that its form went through it. A context on the walk is
+        marked by `fk = -1`."""
         path: list[Context] = []
         d = start
-        res: int | float = 0
+        fa: int
+        fk: int
+        anc: Context | None
         while True:
-            own: int | float = d.clock
-            dep: Context | None = None  # typed: mypyc reads its fields directly
-            if d.done:
-                own = INF
-            else:
-                blk = d.block
-                if blk is not None:
-                    kind = blk[0]
-                    if kind == DEQ or kind == PEEK:
-                        dep = blk[1].sender
-                    elif kind == ENQ or kind == ROOM:
-                        dep = blk[1].receiver
-                    elif kind == HBM:
-                        if d.hbm_lb > own:
-                            own = d.hbm_lb
-                    elif kind == NBPEEK:
-                        need = d.need_all
-                        if need is not None:
-                            deps = [ch.sender for ch in need if not ch.q and not ch.closed]
-                            if len(deps) > 1:
-                                for c in path:  # unmark: nothing changed
-                                    c.lb = None
-                                return False
-                            if deps:
-                                dep = deps[0]
             path.append(d)
-            if dep is None:  # a terminal: its bound is its own
-                res = own
+            d.fk = -1  # on the walk
+            blk = d.block
+            assert blk is not None
+            kind = blk[0]
+            ch: Channel = blk[1]
+            dep: Context = ch.sender if kind == DEQ or kind == PEEK else ch.receiver
+            dblk = dep.block
+            if dep.anchor or dep.done or dblk is None or dblk[0] == HBM or dblk[0] == NBPEEK:
+                fa, fk, anc = d.clock, 1, dep  # a chain end: evaluated at each query
                 break
-            d.lb = -1 - own  # on the walk (see docstring)
-            lbd = dep.lb
-            if lbd is not None:
-                rd = dep.rdeps
+            dfa = dep.fa
+            if dfa >= 0 or dep.fk == -1:
+                rd = dep.fdeps
                 if rd is None:
-                    dep.rdeps = {d}
+                    dep.fdeps = [d]
                 else:
-                    rd.add(d)
-                if lbd < 0:  # on the walk: a wait cycle, never resolves
-                    res = INF
+                    rd.append(d)
+                if dfa < 0:  # on the walk: a wait cycle, never resolves
+                    fa, fk, anc = NEVER, 0, None
                 else:
-                    res = own if own > lbd + 1 else lbd + 1
+                    b = dfa + 1 if dfa < NEVER else NEVER
+                    fa = d.clock if d.clock > b else b
+                    fk, anc = dep.fk + 1, dep.fanc
                 break
             d = dep
-        # the tail's bound is `res`; each earlier context waits on the next
+        # the tail's form is set; each earlier context waits on the next
         i = len(path) - 1
         nxt = path[i]
-        nxt.lb = res
+        nxt.fa, nxt.fk, nxt.fanc = fa, fk, anc
         while i:
             i -= 1
             c = path[i]
-            rd = nxt.rdeps
+            rd = nxt.fdeps
             if rd is None:
-                nxt.rdeps = {c}
+                nxt.fdeps = [c]
             else:
-                rd.add(c)
-            mark = c.lb
-            assert mark is not None
-            own = -1 - mark
-            b = res + 1
-            res = own if own > b else b
-            c.lb = res
+                rd.append(c)
+            b = fa + 1 if fa < NEVER else NEVER
+            fa = c.clock if c.clock > b else b
+            fk += 1
+            c.fa, c.fk, c.fanc = fa, fk, anc
             nxt = c
-        return True
-
-    @staticmethod
-    def _own(c: Context) -> float:
-        """The bound a context has by itself (before what it waits on)."""
-        if c.done:
-            return INF
-        blk = c.block
-        if blk is not None and blk[0] == HBM:
-            return max(c.clock, c.hbm_lb)
-        return c.clock
 
     @staticmethod
     def _deps(c: Context):
@@ -712,17 +724,20 @@ class Simulator:
 
     def _resolve_pollers(self) -> bool:
         """Answer `NOTHING` to the pollers whose senders provably cannot
-        produce before their clock; True if any was answered."""
+        produce before their clock; True if any was answered. (Every bound is
+        taken before any poller is answered: an answer changes the wait graph.)"""
         if not self.pollers:
             return False
-        self.lower_bounds([_parked_on(c).sender for c in self.pollers])
+        self.qid += 1
+        qid = self.qid
+        pollers = list(self.pollers)
+        lbs = [self._bound(_parked_on(c).sender, qid) for c in pollers]
         progressed = False
-        for ctx in list(self.pollers):
-            ch = _parked_on(ctx)
-            lb = ch.sender.lb
-            if lb == INF and ctx.need_all is not None:
+        for ctx, lb in zip(pollers, lbs):
+            if lb >= NEVER and ctx.need_all is not None:
                 continue  # waits on a wait cycle through itself: a deadlock
             if lb >= ctx.clock:
+                ch = _parked_on(ctx)
                 ch.waiting = None
                 self.pollers.remove(ctx)
                 ctx.block = None
@@ -730,24 +745,32 @@ class Simulator:
                 ctx.resume = NOTHING
                 # Nothing can change before the sender's lower bound: the
                 # poller may skip its empty polling rounds up to it.
-                if ctx.poll_lb is None or lb < ctx.poll_lb:
+                if ctx.poll_lb < 0 or lb < ctx.poll_lb:
                     ctx.poll_lb = lb
                 self.runq.append(ctx)
                 progressed = True
         return progressed
 
     def _advance_hbm(self) -> bool:
-        if not self.hbm.busy():
+        hbm = self.hbm
+        if not hbm.busy():
             return False
-        lbs = self.lower_bounds(self.hbm.idle())
-        horizon = self.hbm.horizon(lbs)
-        progressed = bool(self.hbm.advance(horizon, self.hbm_done))
-        if getattr(self.hbm, "bumps_lb", False):
-            # this model raises the `hbm_lb` of transfers still in flight
-            for c in self.contexts:
-                if c.lb is not None and c.block is not None and c.block[0] == HBM:
-                    self._invalidate(c)
-        return progressed
+        horizon: int | float
+        if type(hbm) is HBMServer:  # `HBMServer.horizon` without the dict
+            self.qid += 1
+            qid = self.qid
+            h = NEVER
+            for c in hbm.idle_set:
+                v = self._bound(c, qid)
+                if v < h:
+                    h = v
+            horizon = INF if h >= NEVER else h + 1
+        else:
+            horizon = hbm.horizon(self.lower_bounds(hbm.idle()))
+        # (a model that raises the `hbm_lb` of transfers in flight, like the
+        # request-level one, needs nothing more: a context waiting for HBM
+        # ends its chain's form, so its bound is read afresh at each query)
+        return bool(hbm.advance(horizon, self.hbm_done))
 
     def _deadlock(self) -> None:
         blocked = [c for c in self.contexts if not c.done]

@@ -136,7 +136,7 @@ class HBMServer:
     request by request rather than from a `_small_window` table, which is
     built once a window has been evaluated explicitly `TABLE_AFTER` times."""
 
-    def __init__(self, cfg):
+    def __init__(self, cfg) -> None:
         self.cfg = cfg
         self.N: int = cfg.channels  # typed: mypyc's arithmetic on them is native
         self.II: int = cfg.initiation_interval
@@ -147,11 +147,11 @@ class HBMServer:
         self.rank: dict = {}
         self.inflight: dict[int, Transfer] = {}
         self.order: list[Transfer] = []  # the transfers in flight, by registration rank
-        self.t_next = 0
-        self.off = 0
-        self.free = [0] * self.N  # next free service time per HBM channel (plain ints)
-        self.requests = 0
-        self.segments = 0
+        self.t_next: int = 0
+        self.off: int = 0
+        self.free: list[int] = [0] * self.N  # next free service time per HBM channel (plain ints)
+        self.requests: int = 0
+        self.segments: int = 0
         self._periods: dict[int, _Window] = {}  # n -> one whole period (numpy path)
         self._small: dict[int, _Period] = {}  # n -> one whole period (plain-int path)
         self._windows: dict[tuple[int, int], _Window] = {}
@@ -344,13 +344,18 @@ class HBMServer:
             self._segment_np(a, b, owners)
             return
         N, off = self.N, self.off
-        free = self.free
-        fr = free[off:] + free[:off] if off else free[:]  # column c: channel c + off
+        free = self.free  # channel (c + off) mod N is column c of the tables; updated in place
         w = a
         if m >= 2:  # skip m-1 whole periods (per-channel max-plus)
             k = m - 1
-            fr = [f + k * kii if f + k * kii > g + a + (k - 1) * sk else g + a + (k - 1) * sk
-                  for f, kii, g, sk in zip(fr, KII, G, skip)]
+            ch = off
+            for c in range(N):
+                f = free[ch] + k * KII[c]
+                g = G[c] + a + (k - 1) * skip[c]
+                free[ch] = f if f > g else g
+                ch += 1
+                if ch == N:
+                    ch = 0
             w = a + k * P
         key = (n, L)
         win = self._small_windows.get(key)
@@ -360,20 +365,17 @@ class HBMServer:
             seen = self._seen.get(key, 0)
             if size <= self.TABLE_MIN or seen < self.TABLE_AFTER:
                 self._seen[key] = seen + 1
-                self._explicit(w, L, fr, q, d, owners, n)
-                free[:] = fr[N - off:] + fr[:N - off] if off else fr
+                self._explicit(w, L, off, q, d, owners, n)
                 self.off = (off + r * q) % N
                 return
             win = self._small_window(n, L, q, d)
         wkii, wg, slots = win
-        # every channel after the window: max(F + II*K, w + G) (see _Window)
-        new = [f + kii if f + kii > w + g else w + g for f, kii, g in zip(fr, wkii, wg)]
         # A transfer's final `top` is at least its last request's arrival
         # (last_cycle + 1): a window whose service starts cannot reach that, or
         # the top already known, leaves it alone. A slot's latest start is
         # max(w + max_c h, max_c(F_c + II*j_c)); the second term is only
         # walked column by column when its bound (max F + max II*j) wins.
-        fmax = max(fr)
+        fmax = max(free)
         for tr, (hmax, jmax, cols) in zip(owners, slots):
             top = tr.top
             lc = tr.last_cycle
@@ -388,29 +390,45 @@ class HBMServer:
             if hb > top:
                 top = hb
             for c, iij in cols:
-                sv = fr[c] + iij
+                c += off
+                if c >= N:
+                    c -= N
+                sv = free[c] + iij
                 if sv > top:
                     top = sv
             tr.top = top
-        free[:] = new[N - off:] + new[:N - off] if off else new
+        # every channel after the window: max(F + II*K, w + G) (see _Window)
+        ch = off
+        for c in range(N):
+            f = free[ch] + wkii[c]
+            g = w + wg[c]
+            free[ch] = f if f > g else g
+            ch += 1
+            if ch == N:
+                ch = 0
         self.off = (off + r * q) % N
 
-    def _explicit(self, w: int, L: int, fr: list[int], q: int, d: list[int],
+    def _explicit(self, w: int, L: int, off: int, q: int, d: list[int],
                   owners: list[Transfer], n: int) -> None:
-        """A window of `L` cycles from `w`, request by request, on the columns
-        `fr` (updated in place); raises each owner's `top`."""
+        """A window of `L` cycles from `w`, request by request, on the
+        channels `free` (column c of the pattern is channel (c + off) mod N,
+        updated in place); raises each owner's `top`."""
         N, II = self.N, self.II
+        free = self.free
         tops = [NEG] * n
+        base = off
         for u in range(L):
-            base = u * q
             t1 = w + u + 1
             for i in range(n):
-                c = (base + d[i]) % N
-                f = fr[c]
+                c = base + d[i]  # d[i] < N
+                if c >= N:
+                    c -= N
+                f = free[c]
                 sv = f if f > t1 else t1
-                fr[c] = sv + II
+                free[c] = sv + II
                 if sv > tops[i]:
                     tops[i] = sv
+            base = (base + q) % N
         for tr, sv in zip(owners, tops):
             if sv > tr.top:
                 tr.top = sv
