@@ -27,6 +27,7 @@ from xdsl.passes import ModulePass
 
 from steplus.dialects.ila import TARGETS
 from steplus.dialects.target.ila import HLSCNN
+from steplus.passes.isel.lstm_fold import fold_lstm_steps
 from steplus.utils.diagnostics import emit
 
 
@@ -287,8 +288,6 @@ class IselPass(ModulePass):
             for fn in [f for f in op.walk() if isinstance(f, func.FuncOp)]:
                 select_function(fn, targets, self.mode == "flexible", limits)
                 if self.lstm == "sequence":
-                    from steplus.passes.isel.lstm_fold import fold_lstm_steps
-
                     fold_lstm_steps(fn)
                 host_remarks(fn, targets)
         finally:
