@@ -166,48 +166,20 @@ def _report(res, out) -> None:
 def _as_ir(res, args: argparse.Namespace, out) -> None:
     """The schedule as a pim.model (pim-orchestrate's IR), lowered and simulated on request;
     with ``--run`` (``res`` None) the lowered IR of a file, simulated."""
-    from steplus.runtime.pim.program import module_text, result_module, run_file, simulate_model
+    from steplus.runtime.pim.program import module_text, run_file, simulation_lines
 
     if res is None:
         for line in run_file(args.run):
             print(line, file=out)
         return
 
-    module, op = result_module(res, args.preset, bool(args.mesh), args.node_cap_mib)
-    if args.simulate:
-        sim = simulate_model(op)
-        ms = res.hw.cycle_ns / 1e6
-        per = f" ({sim.latency_ms / res.batch:.4f} ms per image)" if res.batch > 1 else ""
-        print(f"simulated latency {sim.latency_ms:.4f} ms{per} (phase programs on the NoC "
-              f"simulator) vs eq. 12 {sim.analytical * ms:.4f} ms "
-              f"({100 * (sim.total / sim.analytical - 1):+.2f}%), of which local-global "
-              f"interaction {sim.interaction * ms:.4f} ms", file=out)
-        if args.baselines:
-            _simulated_baselines(res, sim, args, out)
+    module, lines = simulation_lines(res, args.preset, bool(args.mesh), args.node_cap_mib,
+                                     args.baselines, args.simulate)
+    for line in lines:
+        print(line, file=out)
     if args.emit_mlir:
         with open(args.emit_mlir, "w") as f:
             f.write(module_text(module))
-
-
-def _simulated_baselines(res, sim, args: argparse.Namespace, out) -> None:
-    """Each baseline's schedule lowered and simulated like Allspark's, and the speedup of
-    simulated over simulated."""
-    from steplus.passes.allspark.baselines import BASELINES, BaselineMemoryError, baseline
-    from steplus.runtime.pim.program import simulate_result
-
-    ms = res.hw.cycle_ns / 1e6
-    for kind in BASELINES:
-        try:
-            b = baseline(res.model, res.model.img, res.hw, kind, bind=False, batch=res.batch)
-        except BaselineMemoryError:
-            print(f"baseline {kind} simulated: cannot run (constraint 5, memory capacity)",
-                  file=out)
-            continue
-        bs = simulate_result(b, args.preset, bool(args.mesh), args.node_cap_mib)
-        print(f"baseline {kind} simulated: latency {bs.latency_ms:.4f} ms, speedup "
-              f"{bs.total / sim.total:.2f}x (simulated over simulated), of which weight "
-              f"streaming {bs.stream * ms:.4f} ms and local-global interaction "
-              f"{bs.interaction * ms:.4f} ms", file=out)
 
 
 def _run(argv: Sequence[str] | None) -> int:

@@ -32,6 +32,7 @@ from xdsl.printer import Printer
 
 from steplus.dialects.target.pim import PimHardware
 from steplus.dialects.pim import Pim, ComputeOp, InteractOp, ModelOp, RingOp, StageOp, body_ops
+from steplus.passes.allspark.baselines import BASELINES, BaselineMemoryError, baseline
 from steplus.passes.allspark.ilp_compact import ScheduleError
 from steplus.passes.allspark.ir import attach_schedule, layer_ops, machine_of
 from steplus.passes.allspark.lower import lower_model
@@ -219,3 +220,34 @@ def simulate_result(res: Result, preset_name: str, mesh: bool = False,
     """Lower an orchestration or baseline result (:func:`result_module`) and simulate it."""
     _, op = result_module(res, preset_name, mesh, node_cap_mib)
     return simulate_model(op, res.hw)
+
+
+def simulation_lines(res: Result, preset_name: str, mesh: bool = False,
+                     node_cap_mib: float | None = None, baselines: bool = False,
+                     simulate: bool = True) -> tuple[ModuleOp, list[str]]:
+    """``res`` lowered (:func:`result_module`) and, with ``simulate``, simulated, as the
+    report lines ``pim-orchestrate --simulate`` prints; with ``baselines`` each baseline's
+    schedule is lowered and simulated too, and its speedup is simulated over simulated."""
+    module, op = result_module(res, preset_name, mesh, node_cap_mib)
+    if not simulate:
+        return module, []
+    sim = simulate_model(op, res.hw)
+    ms = res.hw.cycle_ns / 1e6
+    per = f" ({sim.latency_ms / res.batch:.4f} ms per image)" if res.batch > 1 else ""
+    lines = [f"simulated latency {sim.latency_ms:.4f} ms{per} (phase programs on the NoC "
+             f"simulator) vs eq. 12 {sim.analytical * ms:.4f} ms "
+             f"({100 * (sim.total / sim.analytical - 1):+.2f}%), of which local-global "
+             f"interaction {sim.interaction * ms:.4f} ms"]
+    for kind in BASELINES if baselines else ():
+        try:
+            b = baseline(res.model, res.model.img, res.hw, kind, bind=False, batch=res.batch)
+        except BaselineMemoryError:
+            lines.append(f"baseline {kind} simulated: cannot run (constraint 5, memory "
+                         f"capacity)")
+            continue
+        bs = simulate_result(b, preset_name, mesh, node_cap_mib)
+        lines.append(f"baseline {kind} simulated: latency {bs.latency_ms:.4f} ms, speedup "
+                     f"{bs.total / sim.total:.2f}x (simulated over simulated), of which weight "
+                     f"streaming {bs.stream * ms:.4f} ms and local-global interaction "
+                     f"{bs.interaction * ms:.4f} ms")
+    return module, lines
