@@ -234,3 +234,31 @@ def test_graphs_the_frontend_does_not_read_are_located_errors() -> None:
         workload_from_graph(torch.export.export(Cnn(), (x,)).graph, "cnn")
     with pytest.raises(WorkloadError, match=r"test_torch_to_pim.py:\d+: no FFN linear aC -> 64"):
         workload_from_graph(torch.export.export(NoFfn(), (x,)).graph, "noffn")
+
+
+def test_twins_ir_round_trips_through_text_and_the_passes() -> None:
+    from xdsl.context import Context
+    from xdsl.dialects.builtin import Builtin
+    from xdsl.parser import Parser
+
+    from steplus.dialects.pim import ModelOp, Pim
+    from steplus.lowering.torch_to_pim import module_from_graph
+    from steplus.passes.allspark.ir import PimOrchestratePass, workload_of
+    from steplus.passes.allspark.lower import PimLowerPhasesPass
+    from steplus.runtime.pim.program import module_text, simulate_module
+
+    module = module_from_graph(zoo_export("twins-s", 224).graph, "twins-s", 224)
+    text = module_text(module)
+    assert "groups = array<i64: 1, 49, 0, 0, 1, 49, 262144, 4096>" in text  # LSA, GSA (SR 8)
+    assert 'interaction = "subsample"' in text and "branch_grid = array<i64: 8, 8>" in text
+    ctx = Context()
+    ctx.load_dialect(Builtin)
+    ctx.load_dialect(Pim)
+    parsed = Parser(ctx, text).parse_module()
+    op = next(o for o in parsed.walk() if isinstance(o, ModelOp))
+    got = workload_of(op)
+    assert [merged(s) for s in got.stages] == [merged(s) for s in build("twins-s", 224).stages]
+    PimOrchestratePass().apply(ctx, parsed)
+    PimLowerPhasesPass().apply(ctx, parsed)
+    [sim] = simulate_module(parsed)
+    assert sim.analytical == orchestrate("twins-s", 224, "allspark-16x16", bind=False).cycles
