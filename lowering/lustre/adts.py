@@ -38,8 +38,10 @@ Example::
 from __future__ import annotations
 
 import copy
+import dataclasses
+import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, cast
 
 from xdsl.dialects import arith
 from xdsl.ir import SSAValue
@@ -52,6 +54,13 @@ if TYPE_CHECKING:
     from steplus.lowering.lustre.to_lus import NodeLowering
 
 BASE = ("int", "real", "bool")
+PATH_PART = re.compile(r"\.[A-Za-z_][A-Za-z0-9_]*|\[[0-9]+\]")
+"""A component of a scalar leaf's path: `.f` (a field) or `[k]` (an element)."""
+
+
+def component_starts(suffix: str) -> list[int]:
+    """Where each component (`.f`, `[k]`) of a leaf's path suffix starts."""
+    return [m.start() for m in PATH_PART.finditer(suffix)]
 
 
 @dataclass
@@ -218,8 +227,9 @@ def instance(prog: Program, ref: ast.TypeRef, depth: int = 0) -> Instance | None
     if ref.name not in prog.adts:
         return None
     name = canonical(prog, ref)
-    if name in prog.adt_instances:
-        return prog.adt_instances[name]
+    known = instance_named(prog, name)
+    if known is not None:
+        return known
     decl = prog.adts[ref.name]
     mapping = dict(zip(decl.params, ref.args or []))
     fields = [[(f, substitute(ft, mapping)) for f, _, ft in cfields]
@@ -237,8 +247,13 @@ def instance(prog: Program, ref: ast.TypeRef, depth: int = 0) -> Instance | None
             spans[-1].append((start, len(leaves)))
     inst = Instance(name, decl, ast.TypeRef(ref.pos, ref.name, args=ref.args), fields,
                     leaves, spans)
-    prog.adt_instances[name] = inst
+    prog.adt_instances[name] = cast("Any", inst)
     return inst
+
+
+def instance_named(prog: Program, name: str) -> Instance | None:
+    """The datatype instance of that name, if created."""
+    return cast("Instance | None", prog.adt_instances.get(name))
 
 
 def ctor_info(prog: Program, ref: ast.TypeRef) -> tuple[str, list[str], Instance | None] | None:
@@ -258,8 +273,8 @@ def ctor_info(prog: Program, ref: ast.TypeRef) -> tuple[str, list[str], Instance
 
 def _info_of_value(low: NodeLowering, v: SSAValue) -> tuple[str, list[str], Instance | None]:
     t = low.lt(v)
-    if t in low.prog.adt_instances:
-        inst = low.prog.adt_instances[t]
+    inst = instance_named(low.prog, t)
+    if inst is not None:
         return t, [c.name for c in inst.decl.ctors], inst
     if low.prog.is_enum(t):
         return t, low.prog.ctor_names(t), None
@@ -359,8 +374,6 @@ def register_parts(arrays: dict[str, list[str]], name: str,
     """The composite parts of variable `name` (its leaves `parts`) in `arrays`:
     `name` and every array, record or datatype part of it -> its leaves (a
     datatype part's first leaf is its tag, named like the part)."""
-    from steplus.lowering.lustre.program import component_starts
-
     for suffix, t in parts:
         leaf = name + suffix
         tag_part(arrays, leaf, suffix, t, prog)
@@ -399,46 +412,6 @@ def canonicalize_inputs(low: NodeLowering) -> None:
                                                             zero(low, t, d.pos)), d.pos)
 
 
-def lower_expr(low: NodeLowering, e: ast.Expr) -> list[SSAValue] | None:
-    """The datatype expressions: `match`, `C?(e)`, constructor applications
-    (None for any other expression)."""
-    if isinstance(e, ast.Match):
-        from steplus.lowering.lustre.patterns import lower_match
-
-        return lower_match(low, e)
-    if isinstance(e, ast.Tester):
-        return [tester(low, e)]
-    if isinstance(e, ast.Ascription):
-        values = low.expr(e.arg)
-        want = [low.prog.resolve_type(t) for _, t in low.prog.leaves(e.type)]
-        if [low.lt(v) for v in values] != want:
-            raise LustreError(e.pos, f"the expression is not of type "
-                              f"{canonical(low.prog, e.type)}")
-        return values
-    if isinstance(e, ast.Var) and e.targs is None and e.name not in low.env \
-            and e.name not in low.ast.arrays:
-        decl = low.local_consts.get(e.name) or low.prog.consts.get(e.name)
-        if decl is not None and _composite(low.prog, decl):
-            return _inline_const(low, e, decl)
-    if isinstance(e, ast.Var) and (e.targs is not None or is_ctor(low, e.name)):
-        if e.name not in low.prog.adt_ctors:
-            raise LustreError(e.pos, f"'{e.name}' is not a constructor of a datatype: it "
-                              "takes no type arguments")
-        return construct(low, e.name, e.pos, e.targs, [])
-    if isinstance(e, ast.Call) and e.node in low.prog.poly_nodes:
-        from steplus.lowering.lustre.poly import lower_poly_call
-
-        return lower_poly_call(low, e)
-    if isinstance(e, ast.Call) and e.targs is not None and e.node in low.prog.nodes:
-        raise LustreError(e.node_pos, f"node '{e.node}' takes no type arguments")
-    if isinstance(e, ast.Call) and e.node in low.prog.adt_ctors \
-            and e.node not in low.prog.nodes:
-        if e.reset is not None or e.activate is not None:
-            raise LustreError(e.pos, f"'{e.node}' is a constructor, not a node")
-        return construct(low, e.node, e.pos, e.targs, e.args)
-    return None
-
-
 def leaf_guards(prog: Program, name: str, parts: list[tuple[str, ast.TypeRef]]
                 ) -> dict[str, list[tuple[str, str]]]:
     """For the leaves of variable `name` inside a datatype's constructor
@@ -460,7 +433,7 @@ def leaf_guards(prog: Program, name: str, parts: list[tuple[str, ast.TypeRef]]
 _COMPOSITE_VALUES = (ast.ArrayLit, ast.Repeat, ast.RecordLit, ast.Tuple)
 
 
-def _composite(prog: Program, decl: ast.ConstDecl) -> bool:
+def composite_const(prog: Program, decl: ast.ConstDecl) -> bool:
     """A constant of an array, record, tuple or datatype type: not folded to
     one value but lowered where it is used (`const a: int^3 = [1, 5, 9];`)."""
     if decl.type is not None:
@@ -472,7 +445,7 @@ def _composite(prog: Program, decl: ast.ConstDecl) -> bool:
         in prog.adt_ctors)
 
 
-def _inline_const(low: NodeLowering, e: ast.Var, decl: ast.ConstDecl) -> list[SSAValue]:
+def inline_const(low: NodeLowering, decl: ast.ConstDecl) -> list[SSAValue]:
     inlining: set[int] = low.__dict__.setdefault("_inlining", set())
     if id(decl) in inlining:
         raise LustreError(decl.pos, f"constant '{decl.name}' is defined in terms of itself")
@@ -496,6 +469,28 @@ def _inline_const(low: NodeLowering, e: ast.Var, decl: ast.ConstDecl) -> list[SS
 
 
 def walk_vars(e: ast.Expr) -> list[str]:
-    from steplus.lowering.lustre.program import walk
+    """The names of the variables (and constants) an expression reads."""
+    out: list[str] = []
+    stack: list[object] = [e]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, ast.Var):
+            out.append(x.name)
+        if isinstance(x, list | tuple):
+            stack.extend(x)
+        elif isinstance(x, ast.Expr):
+            stack.extend(getattr(x, f.name) for f in dataclasses.fields(x))
+    return out
 
-    return [x.name for x in walk(e) if isinstance(x, ast.Var)]
+
+def signature_uses_params(node: ast.Node) -> bool:
+    """Whether a type parameter of `node` appears in the type of a variable
+    (a polymorphic node, poly.py)."""
+    stack: list[ast.TypeRef] = [d.type for d in [*node.inputs, *node.outputs, *node.locals]]
+    while stack:
+        t = stack.pop()
+        if t.name in node.tparams:
+            return True
+        stack += [x for x in [t.elem, *(ft for _, ft in t.fields or []), *(t.items or []),
+                              *(t.args or [])] if x is not None]
+    return False

@@ -26,6 +26,8 @@ from typing import TYPE_CHECKING
 from xdsl.ir import SSAValue
 
 from steplus.lowering.lustre import adts, ast
+from steplus.lowering.lustre.calls import lower_call
+from steplus.lowering.lustre.patterns import lower_match
 from steplus.lowering.lustre.transform import LustreError
 
 if TYPE_CHECKING:
@@ -95,8 +97,6 @@ def _type_of(low: NodeLowering, vals: list[SSAValue], pos: int) -> ast.TypeRef |
 
 def lower_poly_call(low: NodeLowering, e: ast.Call) -> list[SSAValue]:
     """A call of a polymorphic node: its instance at the given or inferred types."""
-    from steplus.lowering.lustre.calls import lower_call
-
     node = low.prog.poly_nodes[e.node]
     values = [low.expr(a) for a in e.args]
     targs = e.targs
@@ -118,13 +118,38 @@ def lower_poly_call(low: NodeLowering, e: ast.Call) -> list[SSAValue]:
     return lower_call(low, call, [v for vals in values for v in vals])
 
 
-def signature_uses_params(node: ast.Node) -> bool:
-    """Whether a type parameter of `node` appears in the type of a variable."""
-    stack: list[ast.TypeRef] = [d.type for d in [*node.inputs, *node.outputs, *node.locals]]
-    while stack:
-        t = stack.pop()
-        if t.name in node.tparams:
-            return True
-        stack += [x for x in [t.elem, *(ft for _, ft in t.fields or []), *(t.items or []),
-                              *(t.args or [])] if x is not None]
-    return False
+def lower_expr(low: NodeLowering, e: ast.Expr) -> list[SSAValue] | None:
+    """The Kind 2 data type expressions of a node (None for any other):
+    constructor applications, `C?(e)` and constants of composite types
+    (adts.py), `match` (patterns.py), calls of polymorphic nodes, `(e : t)`."""
+    if isinstance(e, ast.Match):
+        return lower_match(low, e)
+    if isinstance(e, ast.Tester):
+        return [adts.tester(low, e)]
+    if isinstance(e, ast.Ascription):
+        values = low.expr(e.arg)
+        want = [low.prog.resolve_type(t) for _, t in low.prog.leaves(e.type)]
+        if [low.lt(v) for v in values] != want:
+            raise LustreError(e.pos, f"the expression is not of type "
+                              f"{adts.canonical(low.prog, e.type)}")
+        return values
+    if isinstance(e, ast.Var) and e.targs is None and e.name not in low.env \
+            and e.name not in low.ast.arrays:
+        decl = low.local_consts.get(e.name) or low.prog.consts.get(e.name)
+        if decl is not None and adts.composite_const(low.prog, decl):
+            return adts.inline_const(low, decl)
+    if isinstance(e, ast.Var) and (e.targs is not None or adts.is_ctor(low, e.name)):
+        if e.name not in low.prog.adt_ctors:
+            raise LustreError(e.pos, f"'{e.name}' is not a constructor of a datatype: it "
+                              "takes no type arguments")
+        return adts.construct(low, e.name, e.pos, e.targs, [])
+    if isinstance(e, ast.Call) and e.node in low.prog.poly_nodes:
+        return lower_poly_call(low, e)
+    if isinstance(e, ast.Call) and e.targs is not None and e.node in low.prog.nodes:
+        raise LustreError(e.node_pos, f"node '{e.node}' takes no type arguments")
+    if isinstance(e, ast.Call) and e.node in low.prog.adt_ctors \
+            and e.node not in low.prog.nodes:
+        if e.reset is not None or e.activate is not None:
+            raise LustreError(e.pos, f"'{e.node}' is a constructor, not a node")
+        return adts.construct(low, e.node, e.pos, e.targs, e.args)
+    return None

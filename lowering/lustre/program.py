@@ -15,20 +15,19 @@ Example::
 from __future__ import annotations
 
 import copy
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
 from xdsl.dialects.builtin import Float32Type, IntegerType, f32, i1, i32
 from xdsl.ir import Attribute
 
-from steplus.lowering.lustre import adts, ast, poly
+from steplus.lowering.lustre import adts, ast
 from steplus.lowering.lustre.machine_ints import MACHINE_INTS
 from steplus.lowering.lustre.parser import LustreError
 
 INT_MIN, INT_MAX = -(2**31), 2**31 - 1
 _MAX_CONST_DEPTH = 200
-_COMPONENT = re.compile(r"\.[A-Za-z_][A-Za-z0-9_]*|\[[0-9]+\]")
+_COMPONENT = adts.PATH_PART
 MAX_ARRAY = 4096
 """Largest array size (arrays are scalarized: one lus value per element)."""
 
@@ -57,11 +56,6 @@ def mlir_type(ltype: str) -> Attribute:
     if ltype in MACHINE_INTS:
         return IntegerType(MACHINE_INTS[ltype][0])
     return {"int": i32, "real": f32, "bool": i1}.get(ltype, i32)
-
-
-def component_starts(suffix: str) -> list[int]:
-    """Where each component (`.f`, `[k]`) of a leaf's path suffix starts."""
-    return [m.start() for m in _COMPONENT.finditer(suffix)]
 
 
 def type_name(t: Attribute) -> str:
@@ -169,7 +163,7 @@ class Program:
             self._unique(self.nodes, n.name, n, n.pos, "node")
         # Kind 2 polymorphic nodes: scalarized per instance (poly.py)
         for n in prog.nodes:
-            if n.tparams and not poly.signature_uses_params(n):
+            if n.tparams and not adts.signature_uses_params(n):
                 n.tparams = []  # `node M<T2>(x: int) ...`: one instance, lowered as it is
         self.poly_nodes = {n.name: n for n in prog.nodes if n.tparams}
         for n in prog.nodes:

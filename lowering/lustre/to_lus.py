@@ -47,7 +47,7 @@ from steplus.dialects.lus.input_ranges import (
     observers_attr,
     ranges_attr,
 )
-from steplus.lowering.lustre import adts, ast, machine_ints
+from steplus.lowering.lustre import adts, ast, machine_ints, poly
 from steplus.lowering.lustre.machine_ints import MACHINE_INTS
 from steplus.lowering.lustre.automata import lower_automaton
 from steplus.lowering.lustre.arrays import lower_array
@@ -322,7 +322,7 @@ class NodeLowering:
 
     def expr(self, e: ast.Expr) -> list[SSAValue]:
         if isinstance(e, ast.Var | ast.Call | ast.Match | ast.Tester | ast.Ascription):
-            typed = adts.lower_expr(self, e)  # Kind 2 datatypes
+            typed = poly.lower_expr(self, e)  # Kind 2 data types (poly.py)
             if typed is not None:
                 return typed
         if isinstance(e, ast.Const):

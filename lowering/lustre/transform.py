@@ -55,11 +55,12 @@ _UNARY = {"neg_op": "-", "not_op": "not", "pre_op": "pre", "current_op": "curren
 
 
 @v_args(meta=True, inline=True)
-class _TypesToAst(Transformer_NonRecursive):
-    """Kind 2 data types: algebraic data types, type applications and
-    parameters, tuple types and group literals, machine integers, `match`
-    (adts.py, poly.py, machine_ints.py)."""
+class _ToAst(Transformer_NonRecursive):
+    """Builds the AST from lark's parse tree (iteratively: deep input is fine)."""
 
+    # -- Kind 2 data types: algebraic data types, type applications and
+    # parameters, tuple types and group literals, machine integers, `match`
+    # (adts.py, patterns.py, poly.py, machine_ints.py)
     def datatype_decl(self, meta, name, *rest):
         params: list[str] = []
         if rest and isinstance(rest[0], tuple) and rest[0][0] == "tparams":
@@ -146,11 +147,6 @@ class _TypesToAst(Transformer_NonRecursive):
         node.tparams = tparams[1]
         return node
 
-
-@v_args(meta=True, inline=True)
-class _ToAst(_TypesToAst):
-    """Builds the AST from lark's parse tree (iteratively: deep input is fine)."""
-
     def __default__(self, data, children, meta):
         start = meta.start_pos if not meta.empty else 0
         if data in _BINARY:
@@ -194,6 +190,11 @@ class _ToAst(_TypesToAst):
 
     def alias_def(self, meta, name, ty):
         return ast.TypeDecl(_pos(name), str(name), alias=ty)
+
+    def abstract_def(self, meta, name):
+        # Kind 2 `type T;`: values of an unknown type, compared by = and <>;
+        # steplus runs them as ints
+        return ast.TypeDecl(_pos(name), str(name), alias=ast.TypeRef(_pos(name), "int"))
 
     def t_int(self, meta):
         return ast.TypeRef(meta.start_pos, "int")
@@ -407,7 +408,9 @@ class _ToAst(_TypesToAst):
         return ast.Any(meta.start_pos, ty)
 
     def choose_expr(self, meta, ty):
-        return ast.Any(meta.start_pos, ty, choose=True)
+        any_ = self.any_expr(meta, ty)  # `choose@<T>` too
+        any_.choose = True
+        return any_
 
     def forall_expr(self, meta, params, body):
         return ast.Quantifier(meta.start_pos, "forall", params, body)
