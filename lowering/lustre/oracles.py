@@ -175,6 +175,14 @@ def _all_exprs(node: ast.Node, types: dict[str, ast.TypeDecl]) -> Iterator[ast.E
         stack.extend(c for c, _, _, _ in _children(x))
 
 
+def _all_exprs_of(e: ast.Expr) -> Iterator[ast.Expr]:
+    stack: list[ast.Expr] = [e]
+    while stack:
+        x = stack.pop()
+        yield x
+        stack.extend(c for c, _, _, _ in _children(x))
+
+
 def _type_refs(ref: ast.TypeRef) -> Iterator[ast.TypeRef]:
     stack = [ref]
     while stack:
@@ -239,11 +247,48 @@ class _Oracles:
         return order  # a recursive program is reported by Program
 
     # -- one node -----------------------------------------------------------------
+    def _derived(self) -> dict[str, ast.ConstDecl]:
+        """The global constants whose value reads a free constant (transitively)."""
+        consts = {c.name: c for c in self.prog.consts}
+        reads = {c.name: {x.name for x in _all_exprs_of(c.value) if isinstance(x, ast.Var)}
+                 for c in self.prog.consts}
+        derived: set[str] = set()
+        changed = True
+        while changed:
+            changed = False
+            for name, names in reads.items():
+                if name not in derived and names & (set(self.free) | derived):
+                    derived.add(name)
+                    changed = True
+        return {n: consts[n] for n in derived}
+
+    def _inline_derived(self, node: ast.Node) -> None:
+        """A constant computed from a free constant is its expression where it
+        is read (the free constant is an input: nothing folds it)."""
+        derived = self._derived()
+        if not derived:
+            return
+        shadow = {d.name for d in [*node.inputs, *node.outputs, *node.locals]}
+        shadow |= {c.name for c in node.consts}
+
+        def repl(e: ast.Expr, depth: int = 0) -> ast.Expr | None:
+            if isinstance(e, ast.Var) and e.name in derived and e.name not in shadow:
+                if depth > 32:
+                    raise LustreError(e.pos, f"constant '{e.name}' is defined in terms "
+                                      "of itself")
+                value = copy.deepcopy(derived[e.name].value)
+                return rewrite(value, lambda x: repl(x, depth + 1))
+            return None
+
+        for root, put in node_roots(node):
+            put(rewrite(root, repl))
+
     def node(self, node: ast.Node) -> None:
         extra: list[tuple[str, bool]] = []
         self.extra[node.name] = extra
         for root, put in node_roots(node):
             put(rewrite(root, lambda e, node=node: self._inline(node, e)))
+        self._inline_derived(node)
         # local free constants: held, per instance
         for c in [c for c in node.consts if isinstance(c.value, ast.Any)]:
             node.consts.remove(c)
@@ -338,6 +383,10 @@ class _Oracles:
                 f"'{call.kind}' of a node with oracles ('{call.node}' has "
                 f"{extra[0][0]})"))
         callee = self.nodes[call.node]
+        if callee.tparams:
+            raise LustreError(call.node_pos, _unsupported(
+                f"oracles ('any', 'choose', free constants, imported nodes) in the "
+                f"polymorphic node '{call.node}'"))
         types = {d.name: d.type for d in callee.inputs}
         prefix = f"{call.node}.{self.where(call.node_pos)}"
         for name, shared in extra:

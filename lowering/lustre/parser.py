@@ -54,7 +54,6 @@ UNSUPPORTED_WORDS: dict[str, str] = {
     "rec": "recursive functions",
     "reachable": "Kind 2 reachability checks",
     "array": "arrays",
-    "uint": "Kind 2 arbitrary-width machine integers",
 }
 
 # Characters that only appear in constructs outside the supported subset.
@@ -108,6 +107,8 @@ def _error_for(text: str, e: UnexpectedInput) -> LustreError:
         return LustreError(abstract.start(1), _unsupported(
             f"Kind 2 abstract types ('type {abstract.group(1)};')"))
     previous = _PREVIOUS_WORD.search(text, 0, pos)
+    if previous and previous.group(1) == "history" and tok.value == "(":
+        return LustreError(previous.start(1), _unsupported("Kind 2 history types ('history')"))
     if previous and previous.group(1) in _SOFT_TYPES and tok.value == "<":
         word = previous.group(1)
         return LustreError(previous.start(1), _unsupported(f"{_SOFT_TYPES[word]} ('{word}')"))

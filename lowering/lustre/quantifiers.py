@@ -89,7 +89,7 @@ class _Expander:
                                  for k in range(r[0], r[1] + 1)])
             elif ltype == "bool":
                 per_leaf.append([(path, ast.Const(d.pos, b, "bool")) for b in (False, True)])
-            elif ltype in ("int", "real"):
+            elif not self.prog.is_enum(ltype) or ltype in self.prog.adt_instances:
                 return None
             else:
                 per_leaf.append([(path, ast.Var(d.pos, c)) for c in self.prog.ctor_names(ltype)])
@@ -110,12 +110,12 @@ class _Expander:
             return self.expand(q, body, [dom for dom in domains if dom is not None])
         if (q.kind == "forall") != (pol == 1) or pol == 0:
             d = next((d for d, dom in zip(q.params, domains) if dom is None), q.params[0])
+            # expanded: bool, enumerations, subranges of at most MAX_DOMAIN values,
+            # records of those; a witness: a `forall` of a property, or an `exists`
+            # it negates (docs/guide/lustre.md)
             raise LustreError(d.pos, _unsupported(
-                f"Kind 2 quantifiers over an unbounded type ('{q.kind}' over "
-                f"'{d.name}'; steplus expands quantifiers over bool, enumerations, "
-                f"subranges of at most {MAX_DOMAIN} values and records of those, and "
-                "checks a 'forall' of a property, or an 'exists' it negates, at a "
-                "random witness)"))
+                "Kind 2 quantifiers over an unbounded type where no witness falsifies "
+                f"them ('{q.kind}' over '{d.name}')"))
         return self.witness(q, body)
 
     def _guards(self, q: ast.Quantifier, values: dict[str, ast.Expr]) -> list[ast.Expr]:

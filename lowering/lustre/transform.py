@@ -100,6 +100,20 @@ class _ToAst(Transformer_NonRecursive):
         k = int(text[2:], 16) if text[:2] in ("0x", "0X") else int(text)
         return (f"[{k}]", _pos(tok), e)
 
+    def t_bitvec(self, meta, name, _lt, n, _gt):
+        if str(name) != "uint":
+            raise LustreError(_pos(name), f"syntax error: unexpected '<' after '{name}'")
+        return ast.TypeRef(_pos(name), f"uint<{int(str(n))}>")
+
+    def t_sbitvec(self, meta, _lt, n, _gt):
+        return ast.TypeRef(meta.start_pos, f"int<{int(str(n))}>")
+
+    def concat_op(self, meta, a, b):
+        return ast.BitConcat(meta.start_pos, a, b)
+
+    def extract_op(self, meta, arg, hi, lo):
+        return ast.BitExtract(meta.start_pos, arg, int(str(hi)), int(str(lo)))
+
     def type_start(self, meta, ty):
         return ty
 

@@ -172,6 +172,23 @@ let y = (restart scale every rst)(x); tel
     _on_every_backend(module, "r", {"x": x, "rst": rst, "K": k}, [np.full(TICKS, k[0])])
 
 
+DERIVED = """\
+type T;
+const K: int;
+const K2: int = K * 2 + 1;
+node f(x: T) returns (y: int; same: bool);
+let y = K2; same = x = x; tel
+"""
+
+
+def test_constant_computed_from_a_free_constant_and_abstract_type():
+    module = _module(DERIVED)
+    assert _inputs(module, "f") == ["x", "K"]  # T is run as int; K2 reads the input K
+    k = np.arange(3, 3 + TICKS)
+    _on_every_backend(module, "f", {"x": np.arange(TICKS), "K": k},
+                      [np.full(TICKS, 2 * 3 + 1), np.ones(TICKS, bool)])
+
+
 IMPORTED = """\
 node imported sensor(lo: int) returns (v: int);
 (*@contract
@@ -241,6 +258,12 @@ def test_step_run_feeds_oracles_by_name(tmp_path):
      2, 51, "unsupported construct: restart or activate of the imported node 'f'"),
     ("node g() returns (y: int); let y = any@<int, bool>; tel\n",
      1, 36, "'any@<...>' takes one type"),
+    ("node g<T>(x: T) returns (y: T); let y = any@<T>; tel\n"
+     "node h(x: int) returns (y: int); let y = g(x); tel\n", 2, 42,
+     "unsupported construct: oracles ('any', 'choose', free constants, imported nodes) "
+     "in the polymorphic node 'g'"),
+    ("node g(x: int) returns ();\nlet check forall (o: history(x)) o <= x; tel\n", 2, 22,
+     "unsupported construct: Kind 2 history types ('history')"),
 ])
 def test_oracle_errors_are_located(src, line, col, message):
     with pytest.raises(InputError) as info:
