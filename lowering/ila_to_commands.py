@@ -25,8 +25,13 @@ from dataclasses import dataclass
 from xdsl.context import Context
 from xdsl.dialects import builtin
 from xdsl.dialects.builtin import IntegerAttr, StringAttr, TensorType, f32, i64
-from xdsl.ir import Block, Region
+from xdsl.builder import Builder
+from xdsl.ir import Block, Operation, Region
 from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import (
+    PatternRewriter, PatternRewriteWalker, RewritePattern, op_type_rewrite_pattern,
+)
+from xdsl.rewriter import InsertPoint
 
 from steplus.dialects.target.ila import FLEXASR
 from steplus.dialects.ila import CmdOp, ComputeOp, FragmentOp, InvokeOp, LoadOp, StoreOp, WaitIrqOp, WriteOp, YieldOp
@@ -52,7 +57,7 @@ def _i(v: int) -> IntegerAttr:
     return IntegerAttr(v, i64)
 
 
-def _pool_body(block: Block, arg, chain: list[ComputeOp], out_type) -> list:
+def _pool_body(b: Builder, arg, chain: list[ComputeOp], out_type) -> list:
     T, H = arg.type.get_shape()
     if H % 16 or H < 16:
         raise OpDiagnosticError(chain[0], f"flexasr pool: hidden size {H} is not a positive multiple of 16")
@@ -69,25 +74,25 @@ def _pool_body(block: Block, arg, chain: list[ComputeOp], out_type) -> list:
     parts = []
     for v0 in range(0, nv_all, step):
         nv = min(step, nv_all - v0)
-        block.add_op(CmdOp(operands=[[arg]], result_types=[[]], properties={"kind": StringAttr("store_act")},
+        b.insert(CmdOp(operands=[[arg]], result_types=[[]], properties={"kind": StringAttr("store_act")},
                            attributes={"vector_offset": _i(v0), "vectors": _i(nv)}))
         t = T
         for _ in chain:
-            block.add_op(WriteOp(GB + 0x400010, _word((nv, 0, 1))))
-            block.add_op(WriteOp(GB + 0x800010, _word((1, 0, 1), (mode, 1, 1), (nv, 6, 1), (t, 8, 2))))
-            block.add_op(WriteOp(GB + 0x20, 1))
-            block.add_op(WaitIrqOp())
+            b.insert(WriteOp(GB + 0x400010, _word((nv, 0, 1))))
+            b.insert(WriteOp(GB + 0x800010, _word((1, 0, 1), (mode, 1, 1), (nv, 6, 1), (t, 8, 2))))
+            b.insert(WriteOp(GB + 0x20, 1))
+            b.insert(WaitIrqOp())
             t //= 2
         ld = CmdOp(operands=[[]], result_types=[[TensorType(f32, [t, 16 * nv])]],
                    properties={"kind": StringAttr("load_act")},
                    attributes={"timesteps": _i(t), "vectors": _i(nv)})
-        block.add_op(ld)
+        b.insert(ld)
         parts.append(ld.results[0])
     if len(parts) == 1:
         return parts
     cat = CmdOp(operands=[parts], result_types=[[out_type]], properties={"kind": StringAttr("concat")},
                 attributes={"axis": _i(1)})
-    block.add_op(cat)
+    b.insert(cat)
     return [cat.results[0]]
 
 
@@ -101,20 +106,22 @@ def fragment_for(load: LoadOp) -> FragmentOp:
     if chain and isinstance(cur, StoreOp):
         src = [cur.input]
         block = Block(arg_types=[v.type for v in src])
-        results = _pool_body(block, block.args[0], chain, out_type)
+        b = Builder(InsertPoint.at_end(block))
+        results = _pool_body(b, block.args[0], chain, out_type)
         target, n = "flexasr", len(chain)
     elif isinstance(cur, ComputeOp) and cur.callee.data in _CMD and all(
             isinstance(a.owner, StoreOp) for a in cur.args):
         src = [a.owner.input for a in cur.args]
         block = Block(arg_types=[v.type for v in src])
+        b = Builder(InsertPoint.at_end(block))
         cmd = CmdOp(operands=[list(block.args)], result_types=[[out_type]],
                     properties={"kind": StringAttr(_CMD[cur.callee.data])}, attributes=dict(cur.attributes))
-        block.add_op(cmd)
+        b.insert(cmd)
         results, target, n = [cmd.results[0]], cur.callee.data.split(".")[0], 1
     else:
         raise OpDiagnosticError(load, "convert-ila-to-commands: unsupported accelerator chain "
                                       "(expected stores -> one compute, or a chain of temporal pools)")
-    block.add_op(YieldOp(operands=[results]))
+    b.insert(YieldOp(operands=[results]))
     return FragmentOp(operands=[src], result_types=[[out_type]], properties={"target": StringAttr(target)},
                       regions=[Region(block)], attributes={"invocations": _i(n)})
 
@@ -139,20 +146,33 @@ class ConvertIlaToCommandsPass(ModulePass):
             ld = nxt.prev_op if nxt is not None else block.last_op
             if isinstance(ld, LoadOp):
                 origin[ld.input.owner] = inv
+        fragments = {}  # id(load) -> its fragment, all built before the IR changes
         for ld in [o for o in op.walk() if isinstance(o, LoadOp)]:
             try:
-                frag = fragment_for(ld)
+                fragments[id(ld)] = fragment_for(ld)
             except OpDiagnosticError as e:
                 raise OpDiagnosticError(origin.get(e.op, e.op), e.message, e.notes) from None
-            ld.parent_block().insert_op_before(frag, ld)
-            ld.res.replace_all_uses_with(frag.results[0])
-            ld.detach()
-            ld.erase()
-        changed = True
-        while changed:
-            changed = False
-            for o in list(op.walk()):
-                if isinstance(o, (ComputeOp, StoreOp)) and not o.results[0].uses:
-                    o.detach()
-                    o.erase()
-                    changed = True
+        PatternRewriteWalker(LoadToFragment(fragments), apply_recursively=False).rewrite_module(op)
+        PatternRewriteWalker(EraseUnusedChain()).rewrite_module(op)
+
+
+@dataclass
+class LoadToFragment(RewritePattern):
+    """An `ila.load` replaced by the `ila.fragment` built for it (`fragment_for`)."""
+
+    fragments: dict[int, FragmentOp]  # id(load) -> its fragment
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: LoadOp, rewriter: PatternRewriter) -> None:
+        frag = self.fragments.get(id(op))
+        if frag is not None:
+            rewriter.replace(op, frag)
+
+
+class EraseUnusedChain(RewritePattern):
+    """An `ila.compute` or `ila.store` whose value nothing reads any more (its load
+    became a fragment) is erased; the walker repeats until none is left."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if isinstance(op, (ComputeOp, StoreOp)) and not op.results[0].uses:
+            rewriter.erase(op)
