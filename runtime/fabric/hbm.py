@@ -44,6 +44,7 @@ import math
 from bisect import insort
 from math import gcd
 from operator import attrgetter
+from typing import Final
 
 import numpy as np
 
@@ -69,12 +70,23 @@ class Transfer:
         self.last_cycle = t0 + self.m
 
 
+class _Free:
+    """One HBM channel's next free service time. The channels are a list of
+    these rather than of ints so that, compiled, updating one is a native
+    field store instead of a new int object per request."""
+
+    __slots__ = ("t",)
+
+    def __init__(self) -> None:
+        self.t: int = 0
+
+
 _rank = attrgetter("rank")
 _Period = tuple[int, int, list[int], list[int], list[int], list[int]]
 """`HBMServer._period`: (q, P, d, KII, G, skip)."""
 _SmallWindow = tuple[list[int], list[int], list[tuple[int, int, list[tuple[int, int]]]]]
 """`HBMServer._small_window`: per column II*K and G, per slot (max h, max II*j, its columns)."""
-NEG = -(1 << 60)  # "no request" in the period tables (stays hugely negative under +)
+NEG: Final = -(1 << 60)  # "no request" in the period tables (stays hugely negative under +)
 
 
 class _Window:
@@ -122,6 +134,29 @@ class _Window:
         self.size = n * N
 
 
+class _Tables:
+    """`HBMServer`'s pattern tables for one (channels, initiation interval):
+    pure functions of it, so kept for the process (`_TABLES`) and shared by
+    every server with those parameters; `cached`/`small_cached` count the
+    entries that bound their memory."""
+
+    __slots__ = ("periods", "small", "windows", "small_windows", "seen", "cached",
+                 "small_cached")
+
+    def __init__(self) -> None:
+        self.periods: dict[int, _Window] = {}
+        self.small: dict[int, _Period] = {}
+        self.windows: dict[tuple[int, int], _Window] = {}
+        self.small_windows: dict[tuple[int, int], _SmallWindow] = {}
+        self.seen: dict[tuple[int, int], int] = {}
+        self.cached = 0
+        self.small_cached = 0
+
+
+_TABLES: dict[tuple[int, int], _Tables] = {}
+"""(channels, initiation interval) -> the tables of every `HBMServer` with them."""
+
+
 class HBMServer:
     """Times tile transfers exactly as the reference controller would (see module doc)."""
 
@@ -149,16 +184,20 @@ class HBMServer:
         self.order: list[Transfer] = []  # the transfers in flight, by registration rank
         self.t_next: int = 0
         self.off: int = 0
-        self.free: list[int] = [0] * self.N  # next free service time per HBM channel (plain ints)
+        self.free: list[_Free] = [_Free() for _ in range(self.N)]  # per HBM channel
         self.requests: int = 0
         self.segments: int = 0
-        self._periods: dict[int, _Window] = {}  # n -> one whole period (numpy path)
-        self._small: dict[int, _Period] = {}  # n -> one whole period (plain-int path)
-        self._windows: dict[tuple[int, int], _Window] = {}
-        self._cached = 0
-        self._small_windows: dict[tuple[int, int], _SmallWindow] = {}
-        self._small_cached = 0
-        self._seen: dict[tuple[int, int], int] = {}
+        # the pattern tables depend on (N, II) only: shared by every server of
+        # this process with the same channels (a sweep builds each table once)
+        tab = _TABLES.get((self.N, self.II))
+        if tab is None:
+            tab = _TABLES[(self.N, self.II)] = _Tables()
+        self._tab: _Tables = tab
+        self._periods: dict[int, _Window] = tab.periods  # n -> one whole period (numpy path)
+        self._small: dict[int, _Period] = tab.small  # n -> one whole period (plain-int path)
+        self._windows: dict[tuple[int, int], _Window] = tab.windows
+        self._small_windows: dict[tuple[int, int], _SmallWindow] = tab.small_windows
+        self._seen: dict[tuple[int, int], int] = tab.seen
         self.lazy: int | None = None  # first cycle not evaluated yet (see _process)
         self._rot = [(np.arange(self.N) + o) % self.N for o in range(self.N)]
 
@@ -289,10 +328,11 @@ class HBMServer:
         w = self._windows.get(key)
         if w is None:
             w = _Window(n, L, self.N, self.II)
-            self._cached += w.size
-            if self._cached > 20_000_000:  # bound the memory of rarely reused tables
+            tab = self._tab
+            tab.cached += w.size
+            if tab.cached > 20_000_000:  # bound the memory of rarely reused tables
                 self._windows.clear()
-                self._cached = w.size
+                tab.cached = w.size
             self._windows[key] = w
         return w
 
@@ -350,9 +390,10 @@ class HBMServer:
             k = m - 1
             ch = off
             for c in range(N):
-                f = free[ch] + k * KII[c]
+                fc = free[ch]
+                f = fc.t + k * KII[c]
                 g = G[c] + a + (k - 1) * skip[c]
-                free[ch] = f if f > g else g
+                fc.t = f if f > g else g
                 ch += 1
                 if ch == N:
                     ch = 0
@@ -375,7 +416,10 @@ class HBMServer:
         # the top already known, leaves it alone. A slot's latest start is
         # max(w + max_c h, max_c(F_c + II*j_c)); the second term is only
         # walked column by column when its bound (max F + max II*j) wins.
-        fmax = max(free)
+        fmax = NEG
+        for fc in free:
+            if fc.t > fmax:
+                fmax = fc.t
         for tr, (hmax, jmax, cols) in zip(owners, slots):
             top = tr.top
             lc = tr.last_cycle
@@ -393,16 +437,17 @@ class HBMServer:
                 c += off
                 if c >= N:
                     c -= N
-                sv = free[c] + iij
+                sv = free[c].t + iij
                 if sv > top:
                     top = sv
             tr.top = top
         # every channel after the window: max(F + II*K, w + G) (see _Window)
         ch = off
         for c in range(N):
-            f = free[ch] + wkii[c]
+            fc = free[ch]
+            f = fc.t + wkii[c]
             g = w + wg[c]
-            free[ch] = f if f > g else g
+            fc.t = f if f > g else g
             ch += 1
             if ch == N:
                 ch = 0
@@ -415,7 +460,6 @@ class HBMServer:
         updated in place); raises each owner's `top`."""
         N, II = self.N, self.II
         free = self.free
-        tops = [NEG] * n
         base = off
         for u in range(L):
             t1 = w + u + 1
@@ -423,15 +467,14 @@ class HBMServer:
                 c = base + d[i]  # d[i] < N
                 if c >= N:
                     c -= N
-                f = free[c]
+                fc = free[c]
+                f = fc.t
                 sv = f if f > t1 else t1
-                free[c] = sv + II
-                if sv > tops[i]:
-                    tops[i] = sv
+                fc.t = sv + II
+                tr = owners[i]
+                if sv > tr.top:
+                    tr.top = sv
             base = (base + q) % N
-        for tr, sv in zip(owners, tops):
-            if sv > tr.top:
-                tr.top = sv
 
     def _small_window(self, n: int, L: int, q: int, d: list[int]) -> _SmallWindow:
         """`_Window`'s tables with plain ints, cached per (n, L): per column
@@ -457,10 +500,11 @@ class HBMServer:
         slots = [(max(hj for _, hj in sl.values()), max(iij for iij, _ in sl.values()),
                   [(c, iij) for c, (iij, _) in sl.items()]) for sl in last]
         win = (wkii, wg, slots)
-        self._small_cached += N + 3 * n * min(L, N)
-        if self._small_cached > 4_000_000:  # bound the memory of rarely reused tables
+        tab = self._tab
+        tab.small_cached += N + 3 * n * min(L, N)
+        if tab.small_cached > 4_000_000:  # bound the memory of rarely reused tables
             self._small_windows.clear()
-            self._small_cached = N + 3 * n * min(L, N)
+            tab.small_cached = N + 3 * n * min(L, N)
         self._small_windows[(n, L)] = win
         return win
 
@@ -479,7 +523,7 @@ class HBMServer:
         P = per.P
         m, r = divmod(b - a, P)
         rot = self._rot[self.off]  # column c of the tables is channel (c + off) mod N
-        F = np.array(self.free, dtype=np.int64)[rot]
+        F = np.array([fc.t for fc in self.free], dtype=np.int64)[rot]
         w = a
         if m >= 2:  # skip m-1 whole periods (per-channel max-plus)
             k = m - 1
@@ -490,7 +534,7 @@ class HBMServer:
         new = np.maximum(F + win.KII, win.G + w).tolist()
         free = self.free
         for c, ch in enumerate(rot.tolist()):
-            free[ch] = new[c]
+            free[ch].t = new[c]
         self.off = (self.off + r * per.q) % self.N
         for tr, sv in zip(owners, top.tolist()):
             if sv > tr.top:
