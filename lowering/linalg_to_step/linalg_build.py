@@ -186,10 +186,9 @@ class LinalgFunc:
         block = Block(arg_types=types)
         inner = Builder(InsertPoint.at_end(block))
         inner.insert(YieldOp(body(Scalar(inner), block.args)))
-        op = GenericOp(list(ins), [init], Region(block),
-                                  [affine_map(rank, m) for m in maps], _iterators(iterators),
-                                  [init.type])
-        return self._insert(op)
+        return self._insert(GenericOp(list(ins), [init], Region(block),
+                                      [affine_map(rank, m) for m in maps],
+                                      _iterators(iterators), [init.type]))
 
     def transpose(self, x: SSAValue, perm: Sequence[int]) -> SSAValue:
         """`linalg.transpose` of `x` into a fresh `tensor.empty` (`perm`: the permutation)."""
