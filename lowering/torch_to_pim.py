@@ -253,20 +253,47 @@ class _Attn:
     kv: int
     extra_w: int = 0
     extra_m: int = 0
+    channels: int = 0  # input width of the query's projection (C)
+    block: int = 0  # id of that projection: attentions sharing it are one block
 
 
 def _is_patch_conv(op: _Op) -> bool:
-    """A dense convolution with stride = kernel > 1 (patch embedding or reduction)."""
+    """A dense convolution with a stride > 1 (patch embedding, merging or reduction)."""
     if op.target != CONV or len(op.args) < 4:
         return False
     x, w = op.args[0], op.args[1]
     if not (isinstance(x, _Val) and isinstance(w, _Val) and x.shape and w.shape):
         return False
     stride = op.args[3]
-    k = w.shape[2:]
-    return (isinstance(stride, (list, tuple)) and len(k) == 2 and k[0] > 1
-            and list(stride) == list(k)  # pyright: ignore[reportUnknownArgumentType]
+    return (isinstance(stride, (list, tuple)) and len(w.shape) == 4
+            and all(isinstance(t, int) and t > 1 for t in stride)  # pyright: ignore[reportUnknownVariableType]
             and w.shape[1] == x.shape[1])  # groups = 1
+
+
+def _producers(v: Any) -> list[_Op]:
+    """The ops ``v`` depends on, nearest first (breadth-first, bounded by the graph)."""
+    out: list[_Op] = []
+    seen: set[int] = set()
+    todo = [v] if isinstance(v, _Val) else []
+    i = 0
+    while i < len(todo) and len(out) <= MAX_NODES:
+        op = todo[i].producer
+        i += 1
+        if op is None or id(op) in seen:
+            continue
+        seen.add(id(op))
+        out.append(op)
+        todo += op.tensors()
+    return out
+
+
+def _q_linear(q: _Val) -> _Op | None:
+    """The linear layer nearest above the query (QKV or Q projection): its input width
+    is the block's C, and the attentions it feeds belong to one block."""
+    for op in _producers(q):
+        if op.target == LINEAR:
+            return op
+    return None
 
 
 def _attention(op: _Op, index: int, batch: int) -> _Attn:
@@ -281,6 +308,11 @@ def _attention(op: _Op, index: int, batch: int) -> _Attn:
         raise WorkloadError(f"{_where(op)}: {lead} attention batches are not a multiple of "
                             f"the {batch} images")
     att = _Attn(op, index, heads, tokens, d, lead // batch, k[-2])
+    proj = _q_linear(op.args[0])
+    if proj is None:
+        raise WorkloadError(f"{_where(op)}: no linear projection computes this attention's "
+                            f"query")
+    att.channels, att.block = _need(proj.args[1], "the query weight", proj)[1], id(proj)
     # what only the keys depend on: spatial reduction (PVT's SRA, Twins' GSA)
     q_side = _ancestors(op.args[0])
     for other in _ancestors(op.args[1], q_side).values():
@@ -306,7 +338,7 @@ def _embedding(ops: list[_Op], lo: int, hi: int, width: int) -> tuple[int, tuple
             out = _out(op, "the patch embedding")
             if w[0] != width:
                 continue
-            return w[1] * w[2] * w[3], (out[2], out[3]), w[2]
+            return w[1] * w[2] * w[3], (out[2], out[3]), op.args[3][0]
         if op.target == LINEAR:
             x = _need(op.args[0], "the merging input", op)
             w = _need(op.args[1], "the merging weight", op)
@@ -353,9 +385,25 @@ def workload_from_ops(ops: list[_Op], name: str, img: int | None = None) -> VitM
     if not attns:
         raise WorkloadError("no scaled_dot_product_attention in the graph: not a transformer "
                             "the frontend reads")
-    runs: list[list[_Attn]] = []
+    # attentions fed by one projection are one block: CSWin's horizontal and vertical
+    # stripes, each with half the heads (a cross-shaped block)
+    blocks: list[_Attn] = []
+    cross: set[int] = set()
     for a in attns:
-        if runs and runs[-1][0].heads * runs[-1][0].head_dim == a.heads * a.head_dim:
+        prev = blocks[-1] if blocks else None
+        if prev is not None and prev.block == a.block:
+            if (a.heads, a.head_dim, a.tokens, a.kv) != (prev.heads, prev.head_dim, prev.tokens,
+                                                        prev.kv):
+                raise WorkloadError(f"{_where(a.op)}: the attentions of one block differ in "
+                                    f"shape (non-square stripes are not read)")
+            prev.branches += a.branches
+            cross.add(id(prev))
+        else:
+            blocks.append(_Attn(a.op, a.index, a.heads, a.tokens, a.head_dim, a.branches, a.kv,
+                                a.extra_w, a.extra_m, a.channels, a.block))
+    runs: list[list[_Attn]] = []
+    for a in blocks:
+        if runs and runs[-1][0].channels == a.channels:
             runs[-1].append(a)
         else:
             runs.append([a])
@@ -364,7 +412,7 @@ def workload_from_ops(ops: list[_Op], name: str, img: int | None = None) -> VitM
         first = run[0]
         lo = runs[s - 1][-1].index + 1 if s else 0
         hi = runs[s + 1][0].index if s + 1 < len(runs) else len(ops)
-        width = first.heads * first.head_dim
+        width = first.channels
         merge_in, grid, patch = _embedding(ops, lo, first.index, width)
         if s == 0 and img % patch:
             raise WorkloadError(f"image size {img} is not a multiple of the patch size "
@@ -373,6 +421,18 @@ def workload_from_ops(ops: list[_Op], name: str, img: int | None = None) -> VitM
             if (a.heads, a.head_dim) != (first.heads, first.head_dim):
                 raise WorkloadError(f"{_where(a.op)}: {a.heads} heads of {a.head_dim} in a "
                                     f"stage of {first.heads} heads of {first.head_dim}")
+        if any(id(a) in cross for a in run):
+            if not all(id(a) in cross and a.branches == first.branches for a in run):
+                raise WorkloadError(f"{_where(first.op)}: a stage mixing cross-shaped and "
+                                    f"other blocks is not read")
+            ratio = _mlp_ratio(ops, first.index, hi, width, first.op)
+            stages.append(Stage(s + 1, grid, width, first.heads, first.head_dim, ratio,
+                                merge_in, (1, first.branches), first.tokens,
+                                (BlockGroup(len(run), first.kv),), "cross"))
+            continue
+        if first.heads * first.head_dim != width:
+            raise WorkloadError(f"{_where(first.op)}: {first.heads} heads of {first.head_dim} "
+                                f"do not make the block's width {width}")
         local = [a for a in run if a.branches > 1]
         ref = local[0] if local else first
         if local:

@@ -4,7 +4,8 @@
     save("swin-b", 640, "swin-b.pt2")     # torch.export.save: what `convert-torch-to-pim` reads
 
 Families: ViT (``vit_timm``), Swin (``swin_timm``), PVT v1 (``pvt_timm``), Twins-SVT
-(``twins_timm``); the paper's Focal and CSWin are not written as modules.
+(``twins_timm``), CSWin (``cswin_official``, after the authors' release: timm has none); the
+paper's Focal is not written as a module.
 """
 
 from __future__ import annotations
@@ -12,13 +13,14 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from examples.allspark import pvt_timm, swin_timm, twins_timm, vit_timm
+from examples.allspark import cswin_official, pvt_timm, swin_timm, twins_timm, vit_timm
 
 BUILDERS = {
     **{n: vit_timm.vit for n in vit_timm.CONFIGS},
     **{n: swin_timm.swin for n in swin_timm.CONFIGS},
     **{n: pvt_timm.pvt for n in pvt_timm.CONFIGS},
     **{n: twins_timm.twins for n in twins_timm.CONFIGS},
+    **{n: cswin_official.cswin for n in cswin_official.CONFIGS},
 }
 MODELS = tuple(BUILDERS)
 

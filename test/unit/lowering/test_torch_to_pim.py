@@ -262,3 +262,21 @@ def test_twins_ir_round_trips_through_text_and_the_passes() -> None:
     PimLowerPhasesPass().apply(ctx, parsed)
     [sim] = simulate_module(parsed)
     assert sim.analytical == orchestrate("twins-s", 224, "allspark-16x16", bind=False).cycles
+
+
+def test_cswin_t_cross_shaped_stripes_by_hand() -> None:
+    # CSWin-T (Dong et al. 2022, Table 1): C = 64/128/256/512, heads 2/4/8/16, depths
+    # 1/2/21/1, stripe widths 1/2/7/7, a 7x7 stride-4 stem (3 * 49 = 147 inputs) and 3x3
+    # stride-2 merges (9 * C/2 inputs).  Each block splits its heads in half: horizontal
+    # and vertical stripes of sw x W tokens (d = C / h).  224^2: grid 56 -> 56 + 56 stripes
+    # of 56 tokens, 28 -> 14 + 14 of 56, 14 -> 2 + 2 of 98; the last stage (7 <= 7) is one
+    # full attention with all 16 heads
+    m = workload_from_graph(zoo_export("cswin-t", 224).graph, "cswin-t", 224)
+    assert [(s.branch_grid, s.tokens, s.heads, s.head_dim, s.channels, s.blocks, s.merge_in,
+             s.interaction) for s in m.stages] == [
+        ((1, 112), 56, 1, 32, 64, 1, 147, "cross"),
+        ((1, 28), 56, 2, 32, 128, 2, 9 * 64, "cross"),
+        ((1, 4), 98, 4, 32, 256, 21, 9 * 128, "cross"),
+        ((1, 1), 49, 16, 32, 512, 1, 9 * 256, "none")]
+    assert gemms(m.stages[2])[2:4] == [("qk[kv=98]", 98, 32, 98), ("av[kv=98]", 98, 98, 32)]
+    assert m.stages == build("cswin-t", 224).stages
