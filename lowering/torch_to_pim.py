@@ -9,11 +9,14 @@ torch nor unpickling.  What is read:
 - every `aten.scaled_dot_product_attention` is one block's attention: its query
   `(..., heads, N, d)` gives the heads, head width and query tokens per branch,
   the leading dimensions over the batch the branches (windows), its key the
-  tokens attended;
-- consecutive attentions of one width `heads x d` are a stage;
-- a stage's embedding is the last strided patch convolution (kernel = stride)
-  or width-changing linear `k -> C` (Swin's patch merging) before its first
-  attention: its input width is `merge_in`, its output the patch grid;
+  tokens attended; the linear computing the query gives the width C;
+- two attentions fed by one QKV linear are one cross-shaped block (CSWin:
+  horizontal and vertical stripes, half the heads each, `interaction = cross`);
+- consecutive blocks of one width C are a stage;
+- a stage's embedding is the last dense strided convolution (patch embedding,
+  CSWin's stem and merges) or width-changing linear `k -> C` (Swin's patch
+  merging) that its first query depends on: its input width is `merge_in`, its
+  output the patch grid;
 - convolutions that only the keys depend on (not the queries) are a
   spatial-reduction layer (PVT, Twins' GSA): their weights and MACs per query
   token go into the block group (`extra_weight_params`, `extra_macs_per_token`);
