@@ -96,9 +96,10 @@ def _broadcast(res: SSAValue, k: int, block: Block, rewriter: PatternRewriter) -
     uses = list(res.uses)
     b = BroadcastOp.create(operands=[res], result_types=[res.type] * len(uses),
                            attributes={RUNTIME_CONTEXT.name: RUNTIME_CONTEXT.attr(k)})
-    rewriter.insert_op(b, InsertPoint.at_end(block))
+    rewriter.insert(b, InsertPoint.at_end(block))
     for u, r in zip(uses, b.results):
         rewriter.replace_uses_with_if(res, r, lambda x, u=u: x is u)
+        r.name_hint = None  # unnamed, as before the conversion (the output is unchanged)
 
 
 @dataclass(frozen=True)

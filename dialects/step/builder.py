@@ -25,6 +25,7 @@ print(g.module())
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import cast
 
 import numpy as np
 import sympy
@@ -42,6 +43,7 @@ from steplus.dialects.step import ops as so
 from steplus.dialects.step import ops as sg
 from steplus.dialects.step import ops as sr
 from steplus.dialects.step import GraphOp
+from steplus.dialects.step.dims import dim_symbols
 from steplus.dialects.step.functions import get_function
 from steplus.dialects.step.inference import infer_graph
 from steplus.dialects.step.shape_rules import ShapeError, new_symbol, rule_for
@@ -111,7 +113,7 @@ class Graph:
         self._consumed.update(v for v in op.operands if isinstance(v.type, StreamType))
         rule = rule_for(op)
         if rule is not None:
-            ins = [o.type for o in op.operands]
+            ins = [cast(StreamType, o.type) for o in op.operands]
             try:
                 shapes = rule(op, ins, self._fresh(op))
             except ShapeError as e:
@@ -131,7 +133,7 @@ class Graph:
                 s.value.name_hint = n
         for s in results:
             for d in s.dims:
-                self._names |= {x.name for x in d.free_symbols}
+                self._names |= {x.name for x in dim_symbols(d)}
         return results
 
     def module(self) -> ModuleOp:
@@ -150,11 +152,12 @@ class Graph:
         dims = ba.dims_arg("Graph.argument", "dims", dims)
         element = ba.element_arg("Graph.argument", "element", element)
         name = ba.name_arg("Graph.argument", "name", name)
-        arg = self.block.insert_arg(StreamType(dims, element), len(self.block.args))
+        t = StreamType(dims, element)
+        arg = self.block.insert_arg(t, len(self.block.args))
         if name:
             arg.name_hint = name
-        for d in arg.type.dims:
-            self._names |= {x.name for x in d.free_symbols}
+        for d in t.dims:
+            self._names |= {x.name for x in dim_symbols(d)}
         return Stream(self, arg)
 
     def load(self, tile: tuple[int, int], dtype: Attribute, out_shape: Sequence[object],
@@ -326,9 +329,9 @@ class Stream:
     def store(self, base_addr: int = 0) -> None:
         """`step.linear_offchip_store` of every element."""
         _use("Stream.store", self=self)
-        base_addr = i64_attr(ba.int_arg("Stream.store", "base_addr", base_addr))
+        addr = i64_attr(ba.int_arg("Stream.store", "base_addr", base_addr))
         self.g.emit(so.LinearOffChipStoreOp.create(operands=[self.value],
-                                                   properties={"base_addr": base_addr}))
+                                                   properties={"base_addr": addr}))
 
     def random_store(self, addrs: Stream, in_shape: Sequence[int] = (1,), base_addr: int = 0,
                      buffer_depth: int | None = None, name: str | None = None) -> Stream:
@@ -532,8 +535,11 @@ class Stream:
             f = get_function(fn)
             if f is not None and f.arity == len(elems):  # e.g. matmul(x, w) + acc
                 acc = self._region(fn, elems, None)[1]
-            else:  # e.g. add(acc, x): the accumulator is like the element
+            elif isinstance(elems[0], TileType):  # e.g. add(acc, x): like the element
                 acc = elems[0]
+            else:
+                raise FrontendError(f"accum: the accumulator of '{fn}' cannot be a "
+                                    f"{elems[0]}; give acc=")
         update, res = self._region(fn, elems, acc.scalar, acc=acc, combine=combine)
         if res != acc:
             raise FrontendError(f"accum: '{fn}' gives a {res} tile, accumulator is {acc}")

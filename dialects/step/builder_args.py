@@ -19,6 +19,7 @@ so a typo cannot make a builder allocate without limit.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TypeVar
 
 import numpy as np
 from xdsl.dialects.builtin import AnyFloat, IndexType, IntegerType
@@ -26,6 +27,8 @@ from xdsl.ir import Attribute, Block, BlockArgument, SSAValue
 
 from steplus.dialects.step.functions import StepFunction, all_functions, get_function
 from steplus.dialects.step.types import DimError, StreamType, TileType, as_dim
+
+_T = TypeVar("_T")
 
 MAX_I64 = (1 << 63) - 1
 MAX_COUNT = 1 << 16
@@ -192,7 +195,7 @@ def element_arg(where: str, arg: str, value: object) -> Attribute:
     return value
 
 
-def optional_arg(where: str, arg: str, value: object, cls: type, what: str) -> object:
+def optional_arg(where: str, arg: str, value: object, cls: type[_T], what: str) -> _T | None:
     """None or an instance of `cls` (described as `what` in the message)."""
     if value is not None and not isinstance(value, cls):
         raise TypeError(f"{where}: {arg} must be {what} or None, got {show(value)}")

@@ -40,6 +40,7 @@ import functools
 import numbers
 import re
 from collections.abc import Callable
+from typing import cast
 
 import sympy
 from xdsl.utils.exceptions import VerifyException
@@ -248,22 +249,24 @@ class _Builder:
         if isinstance(node.op, _ADD):
             # a + b - c + ...: a left-deep chain, built iteratively.
             terms = []
-            while isinstance(node, ast.BinOp) and isinstance(node.op, _ADD):
-                v = self._expr(node.right, depth + 1)
-                terms.append(-v if isinstance(node.op, ast.Sub) else v)
-                node = node.left
-            terms.append(self._expr(node, depth + 1))
+            cur: ast.expr = node
+            while isinstance(cur, ast.BinOp) and isinstance(cur.op, _ADD):
+                v = self._expr(cur.right, depth + 1)
+                terms.append(-v if isinstance(cur.op, ast.Sub) else v)
+                cur = cur.left
+            terms.append(self._expr(cur, depth + 1))
             return sympy.Add(*terms)
         if isinstance(node.op, _MUL):
             factors = []
-            while isinstance(node, ast.BinOp) and isinstance(node.op, _MUL):
-                v = self._expr(node.right, depth + 1)
-                if isinstance(node.op, ast.Div):
+            cur = node
+            while isinstance(cur, ast.BinOp) and isinstance(cur.op, _MUL):
+                v = self._expr(cur.right, depth + 1)
+                if isinstance(cur.op, ast.Div):
                     _nonzero(v, "division")
                     v = 1 / v
                 factors.append(v)
-                node = node.left
-            factors.append(self._expr(node, depth + 1))
+                cur = cur.left
+            factors.append(self._expr(cur, depth + 1))
             return sympy.Mul(*factors)
         if isinstance(node.op, ast.Pow):
             return self._pow(node, depth)
@@ -326,13 +329,20 @@ def rename_symbols(expr: sympy.Expr, renaming: dict) -> sympy.Expr:
         return renaming[expr]
     if not expr.args:
         return expr
-    args = tuple(rename_symbols(a, renaming) for a in expr.args)
+    args = tuple(rename_symbols(cast(sympy.Expr, a), renaming) for a in expr.args)
     if all(x is y for x, y in zip(args, expr.args)):
         return expr
+    func = cast(Callable[..., sympy.Expr], expr.func)
     try:
-        return expr.func(*args, evaluate=False)
+        return func(*args, evaluate=False)
     except TypeError:  # a node without an `evaluate` option
-        return expr.func(*args)
+        return func(*args)
+
+
+def dim_symbols(expr: sympy.Basic) -> set[sympy.Symbol]:
+    """The free symbols of a dimension, typed as what they are (every free symbol
+    of a dimension is a `sympy.Symbol`; sympy types them `Basic`)."""
+    return cast(set[sympy.Symbol], expr.free_symbols)
 
 
 def as_dim(value: object) -> sympy.Expr:

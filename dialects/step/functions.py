@@ -244,7 +244,8 @@ class FunctionFamily:
 
     name: str
     kind: type
-    make: Callable[[float | int], StepFunction]
+    make: Callable[..., StepFunction]
+    """Builds the member from its parameter (an int or a float, as `kind` says)."""
     summary: str = ""
 
 

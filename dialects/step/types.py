@@ -33,6 +33,7 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Callable, Sequence
+from typing import cast
 
 import sympy
 from xdsl.dialects.builtin import (
@@ -134,7 +135,7 @@ MAX_TYPE_TEXT = 4096
 """Longest parameter text looked up in the cache (characters)."""
 MAX_CACHED_TYPES = 1 << 16
 """Cache capacity; the cache starts over when full (bounded memory)."""
-_TYPES: dict[tuple[type, str], Attribute] = {}
+_TYPES: dict[tuple[type, str], ParametrizedAttribute] = {}
 
 
 class _Parsed(tuple):  # noqa: SLOT001 (carries the cache key to `new`)
@@ -202,7 +203,7 @@ class _ShapedType(ParametrizedAttribute, TypeAttribute):
     element: Attribute
 
     def __init__(self, dims: Sequence[object], element: Attribute):
-        texts = [d.data if isinstance(d, StringAttr) else dim_to_text(d)
+        texts = [d.data if isinstance(d, StringAttr) else dim_to_text(cast(sympy.Expr | int, d))
                  if not isinstance(d, str) else d for d in dims]
         super().__init__(ArrayAttr([StringAttr(t) for t in texts]), element)
 

@@ -47,6 +47,7 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass, field
+from typing import cast
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp, i64
@@ -55,12 +56,14 @@ from xdsl.passes import ModulePass
 
 from steplus.dialects.step import ops as so
 from steplus.dialects.step import GraphOp
+from steplus.dialects.step.types import StreamType
+from steplus.utils.attrs import ints_of
 from steplus.utils.sizes import parse_size  # sizes of the options: one grammar (utils/sizes.py)
 from steplus.utils.diagnostics import OpDiagnosticError, emit
 from steplus.dialects.target.attrs import sn40l_target_of
 from steplus.dialects.target.sn40l import SN40L, value
 from steplus.dialects.sn40l_attrs import DDR_BYTES, HBM_BYTES, READONLY, SOURCE, SYMBOL, TIER
-from steplus.passes.sn40l.kernels import MEMORY, ensure_names, kernel_groups, static_int
+from steplus.passes.sn40l.kernels import MEMORY, context_name, ensure_names, tile_bytes, kernel_groups, static_int
 from steplus.passes.step.metrics import cardinality
 
 
@@ -87,11 +90,6 @@ def _int(e, op: Operation, what: str) -> int:
     return static_int(e, op, what, "step-allocate-memory")
 
 
-def _tile_bytes(t) -> int:
-    el = t.element
-    return el.rows.data * el.cols.data * el.bytes_per_scalar()
-
-
 def symbols(kernels: list[GraphOp]) -> list[Symbol]:
     """The symbols of a kernel sequence with sizes, lifetimes and traffic."""
     syms: dict[int, Symbol] = {}
@@ -103,7 +101,7 @@ def symbols(kernels: list[GraphOp]) -> list[Symbol]:
                 continue
             key = op.base_addr.value.data
             sym = SYMBOL.get(op)
-            name = sym if sym is not None else op.attributes["name"].data
+            name = sym if sym is not None else context_name(op)
             s = syms.get(key)
             if s is None:
                 s = syms[key] = Symbol(name, key, first=k, last=k)
@@ -112,13 +110,14 @@ def symbols(kernels: list[GraphOp]) -> list[Symbol]:
             if isinstance(op, (so.LinearOffChipLoadOp, so.RandomOffChipLoadOp)):
                 s.loaded = True
                 t = op.output.type
-                moved = _int(cardinality(list(t.dims)), op, "size") * _tile_bytes(t)
-                in_tiles = math.prod(int(v) for v in op.tiled_in_shape.get_values())
-                size = in_tiles * _tile_bytes(t)
+                moved = _int(cardinality(list(t.dims)), op, "size") * tile_bytes(t)
+                in_tiles = math.prod(ints_of(op.tiled_in_shape))
+                size = in_tiles * tile_bytes(t)
             else:
                 s.stored = True
                 v = op.input if isinstance(op, so.LinearOffChipStoreOp) else op.wdata
-                moved = _int(cardinality(list(v.type.dims)), op, "size") * _tile_bytes(v.type)
+                vt = cast(StreamType, v.type)  # the op's verifier: a stream
+                moved = _int(cardinality(list(vt.dims)), op, "size") * tile_bytes(vt)
                 size = moved
             s.traffic += moved
             s.size = max(s.size, size)

@@ -56,6 +56,7 @@ import heapq
 import os
 import sys
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 import sympy
@@ -68,13 +69,14 @@ from steplus.dialects.step import ops as so
 from steplus.dialects.step import ops as sr
 from steplus.dialects.step import GraphOp
 from steplus.dialects.step.dims import to_expr
+from steplus.dialects.step.types import StreamType
 from steplus.utils.diagnostics import OpDiagnosticError, emit
 from steplus.dialects.target.attrs import sn40l_target_of
 from steplus.dialects.target.sn40l import SN40L, Param, value
 from steplus.dialects.sn40l_attrs import KERNEL, PCUS, PCUS_USED, PMUS, PMUS_USED, SECTIONS
 from steplus.dialects.step.discardable import COMPUTE_BW, PMU_BW
 from steplus.passes.sn40l.kernels import (
-    assign, ensure_names, is_anchor, replace_graph, source, split, static_int,
+    assign, ensure_names, tile_bytes, is_anchor, replace_graph, source, split, static_int,
 )
 from steplus.passes.step.metrics import compute_metrics
 
@@ -152,13 +154,11 @@ def demands(graph: GraphOp, chip: Chip) -> list[Demand]:
                                             else [v])]
             for v in ins:
                 if _from_memory(v):
-                    t = v.type
+                    t = cast(StreamType, v.type)  # an operand of a verified step op
                     n = sympy.Integer(1)
                     for d in t.dims:
                         n *= to_expr(d)
-                    el = t.element
-                    mu += _int(n, op, "input size") * el.rows.data * el.cols.data * \
-                        el.bytes_per_scalar()
+                    mu += _int(n, op, "input size") * tile_bytes(t)
         cap = -(-onchip // chip.pmu_bytes)
         if cap > chip.pmus:
             raise OpDiagnosticError(op, f"step-allocate-units: {op.name} needs {onchip} B on "

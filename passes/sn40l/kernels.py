@@ -41,7 +41,7 @@ import math
 from collections.abc import Iterator
 
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp, StringAttr, i64
-from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
+from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
 
 from steplus.dialects.step import ops as sg
 from steplus.dialects.step import ops as so
@@ -144,27 +144,38 @@ def assign(graph: GraphOp, anchor_kernel: dict[Operation, int]) -> dict[Operatio
     return of
 
 
-def _tile_bytes(t: StreamType) -> int:
+def tile_bytes(t: Attribute) -> int:
+    """Bytes of one tile of a stream of static tiles (what `_static` has checked)."""
+    assert isinstance(t, StreamType) and isinstance(t.element, TileType)
     el = t.element
     return el.rows.data * el.cols.data * el.bytes_per_scalar()
+
+
+def context_name(op: Operation) -> str:
+    """The `name` attribute `ensure_names` gave an operator (its simulator context)."""
+    name = op.attributes.get("name")
+    if not isinstance(name, StringAttr):
+        raise ValueError(f"{op.name} has no name (ensure_names first)")
+    return name.data
 
 
 def _static(v: SSAValue, op: Operation,
             tag: str = "step-kernelize") -> tuple[list[int], TileType]:
     t = v.type
-    why = None
-    if not isinstance(t, StreamType) or not isinstance(t.element, TileType) \
-            or not t.element.is_static:
-        why = "its element is not a static tile"
-    else:
+    why = "its element is not a static tile"
+    if isinstance(t, StreamType) and isinstance(el := t.element, TileType) and el.is_static:
         try:
-            dims = [int(d) for d in t.dims]
+            return [int(d) for d in t.dims], el
         except TypeError:
             why = "its dims are not numbers (bind them first: step-specialize)"
-    if why:
-        raise OpDiagnosticError(op, f"{tag}: cannot cut the stream {op.name} produces into "
-                                    f"kernels: {why}")
-    return dims, t.element
+    raise OpDiagnosticError(op, f"{tag}: cannot cut the stream {op.name} produces into "
+                                f"kernels: {why}")
+
+
+def _producer(v: SSAValue) -> Operation:
+    """The op a cut stream comes from (cut streams are op results)."""
+    assert isinstance(v.owner, Operation)
+    return v.owner
 
 
 def _prod(vs: list[int]) -> int:
@@ -189,7 +200,7 @@ def split(graph: GraphOp, of: dict[Operation, set[int]], tag: str) -> list[Graph
     def symbol_of(v: SSAValue, producer: Operation) -> tuple[str, int]:
         if v not in symbols:
             dims, _ = _static(v, producer, tag)
-            size = _tile_bytes(v.type)
+            size = tile_bytes(v.type)
             for d in dims:
                 size *= d
             symbols[v] = (f"{name}.t{len(symbols)}", next_addr[0])
@@ -205,6 +216,7 @@ def split(graph: GraphOp, of: dict[Operation, set[int]], tag: str) -> list[Graph
             maps[k][v] = arg
             return arg
         producer = v.owner
+        assert isinstance(producer, Operation)  # not a block argument (handled above)
         kp = min(of[producer])
         if kp >= k:
             raise OpDiagnosticError(user, f"{tag}: {user.name} would run in kernel {k} before "
@@ -240,8 +252,8 @@ def split(graph: GraphOp, of: dict[Operation, set[int]], tag: str) -> list[Graph
             for a, b in zip(op.results, clone.results):
                 maps[k][a] = b
     # stores of the cut streams, in their producer's kernel, after the producer
-    for v in sorted(stored, key=lambda v: order[v.owner]):
-        k = min(of[v.owner])
+    for v in sorted(stored, key=lambda v: order[_producer(v)]):
+        k = min(of[_producer(v)])
         sym, addr = symbols[v]
         st = so.LinearOffChipStoreOp.create(
             operands=[maps[k][v]], properties={"base_addr": IntegerAttr(addr, i64)},

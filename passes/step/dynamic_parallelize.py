@@ -74,7 +74,7 @@ from steplus.dialects.step import ops as so
 from steplus.dialects.step import ops as sg
 from steplus.dialects.step import ops as sr
 from steplus.dialects.step import GraphOp
-from steplus.dialects.step.dims import to_expr
+from steplus.dialects.step.dims import dim_symbols, to_expr
 from steplus.dialects.step.builder import ADDRESS, Graph, Stream, eager_merge, reassemble
 from steplus.dialects.step.types import RaggedSymbol, StreamType
 from steplus.utils.diagnostics import NotApplicable, OpDiagnosticError, emit
@@ -116,9 +116,10 @@ def _identity_flatten(op: Operation | None) -> bool:
 
 def _through_flattens(v: SSAValue, drop: list[Operation]) -> SSAValue:
     """Up from `v` through identity flattens used only once (recorded in `drop`)."""
-    while _identity_flatten(v.owner) and len(list(v.uses)) == 1:
-        drop.append(v.owner)  # type: ignore[arg-type]
-        v = v.owner.input  # type: ignore[union-attr]
+    while isinstance(f := v.owner, sr.FlattenOp) and _identity_flatten(f) \
+            and len(list(v.uses)) == 1:
+        drop.append(f)
+        v = f.input
     return v
 
 
@@ -189,7 +190,7 @@ def _interleaved(graph: GraphOp, pars: list[sr.ParallelizeOp],
     outer = {_stream(w).dims[0] for w in whole}
     if len(outer) != 1:
         raise NotApplicable("the parallelized streams have different outer dims")
-    entries = [[p.outputs[r] for p in pars] for r in range(n)]
+    entries: list[list[SSAValue]] = [[p.outputs[r] for p in pars] for r in range(n)]
     regions = [_closure(e, order) for e in entries]
     counts = [_stream(e[0]).dims[0] for e in entries]
     return StaticParallel(Strategy.INTERLEAVED, regions, entries, counts, [], whole, drop)
@@ -315,7 +316,7 @@ def _merged_source(per_region: list[Operation], total: int) -> Operation:
 def _symbols(t: Attribute) -> set[sympy.Symbol]:
     if not isinstance(t, StreamType):
         return set()
-    return {s for d in t.dims for s in to_expr(d).free_symbols}
+    return {s for d in t.dims for s in dim_symbols(to_expr(d))}
 
 
 def _region_name(name: str, r: int, taken: set[str]) -> str:

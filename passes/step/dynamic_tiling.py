@@ -31,6 +31,7 @@ saying why.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import cast
 
 import sympy
 from xdsl.context import Context
@@ -52,7 +53,15 @@ from steplus.dialects.step import GraphOp
 from steplus.dialects.step.functions import get_function
 from steplus.dialects.step.types import StreamType, TileType, TupleType
 from steplus.utils.diagnostics import emit
-from steplus.dialects.step.shape_rules import promoted_dim
+from steplus.dialects.step.shape_rules import Fresh, ShapeError, promoted_dim, rule_for
+
+_NO_FRESH = cast(Fresh, lambda key, base, ragged: None)
+"""Fresh dims are not made here: a None dim keeps the one already written."""
+
+
+def _stream(v: SSAValue) -> StreamType:
+    """A verified step operand's type (the ops' operand definitions do not name it)."""
+    return cast(StreamType, v.type)
 
 
 def _uses_retile_row(acc: so.AccumOp) -> bool:
@@ -122,11 +131,11 @@ def _element_of(op: Operation, index: int, old: StreamType,
                 rw: PatternRewriter | None = None) -> Attribute:
     """The element type of result `index` of `op` given its (retyped) operands."""
     if isinstance(op, so.MapOp | so.FlatMapOp):
-        y = _retype_block(op.body.block, _elements(op.input.type.element), rw)
+        y = _retype_block(op.body.block, _elements(_stream(op.input).element), rw)
         return y if y is not None else old.element
     if isinstance(op, so.AccumOp | so.ScanOp):
         acc = old.element
-        ins = _elements(op.input.type.element)
+        ins = _elements(_stream(op.input).element)
         _retype_block(op.update.block, [*ins, acc], rw)
         if isinstance(acc, TileType):
             # An accumulator combined with a dynamically shaped tile (acc +
@@ -145,7 +154,7 @@ def _element_of(op: Operation, index: int, old: StreamType,
             _set_type(zero.result, acc, rw)
         return acc
     if isinstance(op, sr.ZipOp):
-        return TupleType([op.lhs.type.element, op.rhs.type.element])
+        return TupleType([_stream(op.lhs).element, _stream(op.rhs).element])
     if isinstance(op, so.LinearOffChipLoadOp | so.RandomOffChipLoadOp | sg.SelectGenOp
                   | sg.MetadataGenOp | sg.ExpertAddrGenOp | sg.CacheReadAddrGenOp
                   | sg.FilterLastTileOp | sr.EagerMergeOp) and not (
@@ -153,20 +162,18 @@ def _element_of(op: Operation, index: int, old: StreamType,
         return old.element
     if isinstance(op, sr.ReshapeOp) and index == 1:
         return old.element
-    streams = [o for o in op.operands if isinstance(o.type, StreamType)]
-    return streams[0].type.element if streams else old.element
+    streams = [t for o in op.operands if isinstance(t := o.type, StreamType)]
+    return streams[0].element if streams else old.element
 
 
 def refresh(op: Operation, rw: PatternRewriter | None = None) -> list[SSAValue]:
     """Re-derive `op`'s result types from its operands; the results that changed."""
-    from steplus.dialects.step.shape_rules import ShapeError, rule_for
-
     rule = rule_for(op)
-    changed = []
+    changed: list[SSAValue] = []
     shapes = None
     if rule is not None:
         try:
-            shapes = rule(op, [o.type for o in op.operands], lambda key, base, ragged: None)
+            shapes = rule(op, [_stream(o) for o in op.operands], _NO_FRESH)
         except ShapeError:
             return []  # operands mid-update (a zip's other side comes next)
     for i, r in enumerate(list(op.results)):

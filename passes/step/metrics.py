@@ -78,6 +78,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import Any, cast
 
 import sympy
 from xdsl.context import Context
@@ -88,7 +89,7 @@ from xdsl.passes import ModulePass
 from steplus.dialects.step import ops as so
 from steplus.dialects.step import ops as sr
 from steplus.dialects.step import GraphOp
-from steplus.dialects.step.dims import to_expr
+from steplus.dialects.step.dims import dim_symbols, to_expr
 from steplus.dialects.step.functions import get_function
 from steplus.dialects.step.types import (
     BufferType,
@@ -107,7 +108,7 @@ from steplus.passes.step.reports import (
     report_format,
 )
 from steplus.dialects.step.shape_rules import ShapeError, new_symbol, rule_for
-from steplus.passes.step.tile_shapes import TileShapes
+from steplus.passes.step.tile_shapes import Shape, TileShapes
 
 ZERO = sympy.Integer(0)
 MODES = ("artifact", "paper")
@@ -192,8 +193,8 @@ class GraphMetrics:
         """The metrics with the named symbols replaced by values."""
 
         def sub(e: sympy.Expr) -> sympy.Expr:
-            m = {s: values[s.name] for s in e.free_symbols if s.name in values}
-            return to_expr(e).subs(m) if m else e
+            m = {s: values[s.name] for s in dim_symbols(e) if s.name in values}
+            return cast(sympy.Expr, to_expr(e).subs(cast(dict[Any, Any], m))) if m else e
 
         def one(m: OpMetrics) -> OpMetrics:
             fires = sub(m.fires)
@@ -217,7 +218,7 @@ def reduce_ratio(ratio: sympy.Expr) -> sympy.Expr:
     ratios of few symbols, where it is cheap. The result equals `ratio` for
     every value of the symbols (simplify took minutes on a 128-expert graph).
     """
-    ratio = sympy.gcd_terms(ratio)
+    ratio = cast(sympy.Expr, sympy.gcd_terms(ratio))
     if len(ratio.free_symbols) <= CANCEL_MAX_SYMBOLS:
         ratio = sympy.factor_terms(sympy.cancel(ratio))
     return ratio
@@ -240,12 +241,21 @@ def cardinality(dims: list[sympy.Expr]) -> sympy.Expr:
 # -- per operator ------------------------------------------------------------------
 
 
-def _function_region(op: Operation) -> Region | None:
+FunctionOp = so.MapOp | so.FlatMapOp | so.AccumOp | so.ScanOp
+"""The higher-order ops whose region calls library functions."""
+
+
+def _function_region(op: FunctionOp) -> Region:
     if isinstance(op, so.MapOp | so.FlatMapOp):
         return op.body
-    if isinstance(op, so.AccumOp | so.ScanOp):
-        return op.update
-    return None
+    return op.update
+
+
+def _int_shapes(shapes: list[Shape]) -> list[tuple[int, int]]:
+    """Tile shapes for the library's shape/cost rules, written for ints: symbolic
+    dims go through them as numbers do (max() of two symbols raises TypeError,
+    which the callers handle)."""
+    return cast(list[tuple[int, int]], shapes)
 
 
 def _apply_flops(apply: so.ApplyOp, shapes: TileShapes) -> sympy.Expr:
@@ -254,7 +264,7 @@ def _apply_flops(apply: so.ApplyOp, shapes: TileShapes) -> sympy.Expr:
         return ZERO
     args = [s for a in apply.args for s in shapes.of(a)]
     try:
-        return to_expr(fn.flops(args))
+        return to_expr(fn.flops(_int_shapes(args)))
     except TypeError:
         # Broadcasting on symbolic tiles: one FLOP per output element.
         return sympy.Add(*(r * c for r, c in shapes.of(apply.result)))
@@ -284,11 +294,12 @@ def _region_costs(region: Region, shapes: TileShapes, paper: bool, with_out: boo
         fn = get_function(a.fn.data)
         args = [s for x in a.args for s in shapes.of(x)]
         tiles = [x for x in a.args if isinstance(x.type, TileType)]
+        scalar = cast(TileType, tiles[0].type).bytes_per_scalar() if tiles else 0
         if fn is not None and tiles:
-            onchip += to_expr(fn.onchip_bytes(args, tiles[0].type.bytes_per_scalar()))
+            onchip += to_expr(fn.onchip_bytes(_int_shapes(args), scalar))
         if paper and a.fn.data in MATMULS and len(tiles) == 2:
             (_, cols), = shapes.of(tiles[0])
-            onchip += 16 * cols * tiles[0].type.bytes_per_scalar() + shapes.nbytes(tiles[1])
+            onchip += 16 * cols * scalar + shapes.nbytes(tiles[1])
             if with_out:
                 onchip += shapes.nbytes(a.result)
     return flops, onchip
@@ -330,8 +341,8 @@ def op_metrics(op: Operation, index: int, types: dict, shapes: TileShapes,
         m.onchip = el + n * el * 2 if paper else n * el
     elif isinstance(op, sr.RepeatOp | sr.ExpandOp):
         m.onchip = shapes.nbytes(op.output)
-    region = _function_region(op)
-    if region is not None:
+    if isinstance(op, FunctionOp):
+        region = _function_region(op)
         is_acc = isinstance(op, so.AccumOp | so.ScanOp)
         flops, extra = _region_costs(region, shapes, paper, with_out=is_acc)
         m.flops = flops * cardinality(t(op.input).dims)
@@ -396,8 +407,9 @@ def unpadded_dims(graph: GraphOp, types: dict) -> dict[SSAValue, list[sympy.Expr
     real: dict[SSAValue, list[sympy.Expr]] = {}
 
     def dims_of(v: SSAValue) -> _Dims:
-        st = types.get(v, v.type)
-        return _Dims(real.get(v, st.dims), st.element)
+        st: StreamType = types[v] if v in types else cast(StreamType, v.type)
+        dims = real.get(v)
+        return _Dims(dims if dims is not None else st.dims, st.element)
 
     dummy = iter(range(1 << 62))
 
@@ -473,9 +485,9 @@ def _producer(v: SSAValue) -> Operation | None:
 
 
 def _applies(op: Operation | None, names: tuple[str, ...]) -> so.ApplyOp | None:
-    region = _function_region(op) if op is not None else None
-    if region is None:
+    if not isinstance(op, FunctionOp):
         return None
+    region = _function_region(op)
     return next((a for a in region.walk() if isinstance(a, so.ApplyOp) and a.fn.data in names),
                 None)
 

@@ -46,11 +46,11 @@ import json
 import math
 import re
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import sympy
 
-from steplus.dialects.step.dims import rename_symbols, to_expr
+from steplus.dialects.step.dims import dim_symbols, rename_symbols, to_expr
 from steplus.utils.diagnostics import OpDiagnosticError
 
 if TYPE_CHECKING:
@@ -118,7 +118,7 @@ def _tame(e: sympy.Expr) -> sympy.Expr:
     """`e` with every integer/rational past the exact-printing limit as a Float."""
     big = {r: sympy.Float(r, 6) for r in e.atoms(sympy.Rational)
            if _is_big(int(r.p)) or _is_big(int(r.q))}
-    return e.xreplace(big) if big else e
+    return cast(sympy.Expr, e.xreplace(big)) if big else e
 
 
 def metric_text(e: sympy.Expr | None) -> str:
@@ -129,7 +129,7 @@ def metric_text(e: sympy.Expr | None) -> str:
     if e.is_Integer:
         n = int(e)
         return _big_int_text(n) if _is_big(n) else str(n)
-    symbols = e.free_symbols
+    symbols = dim_symbols(e)
     if len(symbols) == 1:
         return _one_symbol_text(e, next(iter(symbols)))
     return _text(e)
@@ -160,7 +160,7 @@ def _shape_text(e: sympy.Expr) -> str:
 
 
 def _text(e: sympy.Expr) -> str:
-    if e.is_Rational and not e.is_Integer:
+    if isinstance(e, sympy.Rational) and not e.is_Integer:
         if _is_big(int(e.p)) or _is_big(int(e.q)):
             return sympy.sstr(_tame(e))
         return f"{e} (~{float(e):.4g})"

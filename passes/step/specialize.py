@@ -55,6 +55,7 @@ from steplus.dialects.step.ops import (
     ReassembleOp,
     SelectGenOp,
 )
+from steplus.dialects.step.dims import dim_symbols
 from steplus.dialects.step.types import BufferType, StreamType, TupleType, as_dim
 from steplus.utils.diagnostics import OpDiagnosticError
 from steplus.passes.step.bindings import (  # noqa: F401  (BIND_ATTR, parse_bind_attr: re-exported)
@@ -85,7 +86,7 @@ def _subs_dim(d, values: dict[sympy.Symbol, int]):
     substituted (`subs` with the whole table sorts every entry on each call:
     minutes for the Qwen graphs' hundreds of bindings)."""
     e = as_dim(d)
-    m = {s: values[s] for s in e.free_symbols if s in values}
+    m = {s: values[s] for s in dim_symbols(e) if s in values}
     return e.xreplace(m) if m else e
 
 
@@ -105,7 +106,7 @@ def _symbols(graph: GraphOp) -> dict[str, sympy.Symbol]:
     def visit(t: Attribute) -> None:
         if isinstance(t, StreamType | BufferType):
             for d in t.dims:
-                for s in as_dim(d).free_symbols:
+                for s in dim_symbols(as_dim(d)):
                     found[s.name] = s
             visit(t.element)
         elif isinstance(t, TupleType):
@@ -199,7 +200,7 @@ def _bind_dynamic_rows(graph: GraphOp, values: dict[str, int]) -> dict[str, int]
         rank = op.rank.value.data
         in_rows = shapes.of(op.input)[0][0]
         n = as_dim(sympy.Mul(*t.dims[t.rank - rank:]) * in_rows)
-        n = n.subs({x: values[x.name] for x in n.free_symbols if x.name in values})
+        n = n.subs({x: values[x.name] for x in dim_symbols(n) if x.name in values})
         if n.is_Integer:
             out[rows.name] = int(n)
     return out

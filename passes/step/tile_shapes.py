@@ -29,6 +29,9 @@ shapes.nbytes(op.results[0])    # 128*acc0_rows for bf16
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any, cast
+
 import sympy
 from xdsl.dialects.builtin import IntegerType
 from xdsl.ir import Attribute, Block, SSAValue
@@ -36,7 +39,7 @@ from xdsl.ir import Attribute, Block, SSAValue
 from steplus.dialects.step import ops as so
 from steplus.dialects.step import ops as sr
 from steplus.dialects.step import GraphOp
-from steplus.dialects.step.dims import to_expr
+from steplus.dialects.step.dims import dim_symbols, to_expr
 from steplus.dialects.step.functions import get_function
 from steplus.dialects.step.types import (
     BufferType,
@@ -166,11 +169,19 @@ class TileShapes:
         if fn is None or len(shapes) != fn.arity or fn.arity == 0:
             return None
         try:
-            r, c = fn.out_shape(shapes)
+            # the library's shape rules are written for ints; symbolic dims go
+            # through them as numbers do, except max() of two symbols (below)
+            r, c = fn.out_shape(cast(list[tuple[int, int]], shapes))
         except TypeError:  # max() of symbols: broadcasting two dynamic tiles
             (r1, c1), (r2, c2) = shapes[0], shapes[1]
             r, c = _max(r1, r2), _max(c1, c2)
         return [(to_expr(r), to_expr(c))]
+
+
+def _subs(d: object, values: Mapping[sympy.Symbol, sympy.Expr]) -> sympy.Expr:
+    """`d` (a tile dim) with `values` substituted (sympy's stubs type `subs`'
+    mapping too narrowly for a symbol-keyed dict)."""
+    return cast(sympy.Expr, to_expr(d).subs(cast(dict[Any, Any], values)))
 
 
 def _max(a: sympy.Expr, b: sympy.Expr) -> sympy.Expr:
@@ -191,16 +202,16 @@ def _least_fixed_point(acc: list[Shape], yielded: list[Shape] | None) -> list[Sh
     `a` is kept by the update, so the accumulator is `a` rows. A growing
     accumulator (`X + 1`, RetileRow) has no fixed point and keeps its symbol.
     """
-    own = {s for shape in acc for d in shape for s in d.free_symbols}
+    own = {s for shape in acc for d in shape for s in dim_symbols(d)}
     if not own or yielded is None or len(yielded) != len(acc):
         return None
-    zero = {s: 0 for s in own}
-    cand = [(to_expr(r).subs(zero), to_expr(c).subs(zero)) for r, c in yielded]
-    if any(d == 0 or own & d.free_symbols for shape in cand for d in shape):
+    zero: dict[sympy.Symbol, sympy.Expr] = {s: sympy.Integer(0) for s in own}
+    cand = [(_subs(r, zero), _subs(c, zero)) for r, c in yielded]
+    if any(d == 0 or own & dim_symbols(d) for shape in cand for d in shape):
         return None
     back = {s: v for (x, y), (cr, cc) in zip(acc, cand) for s, v in ((x, cr), (y, cc))
             if isinstance(s, sympy.Symbol)}
-    again = [(to_expr(r).subs(back), to_expr(c).subs(back)) for r, c in yielded]
+    again = [(_subs(r, back), _subs(c, back)) for r, c in yielded]
     if any(not equal_dims(a, b) for s1, s2 in zip(again, cand) for a, b in zip(s1, s2)):
         return None
     return cand

@@ -30,6 +30,7 @@ per-expert weight loads; its metrics bound to a trace equal the hand-built
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TypeVar, cast
 
 import sympy
 from xdsl.context import Context
@@ -47,6 +48,8 @@ from steplus.dialects.step.verify import int_of, ints_of
 from steplus.utils.diagnostics import NotApplicable, OpDiagnosticError, emit
 from steplus.passes.step.dynamic_tiling import _propagate, refresh
 from steplus.dialects.step.shape_rules import new_symbol
+
+_OpT = TypeVar("_OpT", bound=Operation)
 
 ADDRESS = TileType(1, 1, i64)
 
@@ -71,7 +74,7 @@ def find_pipelines(graph: GraphOp) -> list[Pipeline]:
     pipelines = []
     for acc in _retile_accums(graph):
         seen: set[Operation] = set()
-        work = [acc.output]
+        work: list[SSAValue] = [acc.output]
         rows: so.FlatMapOp | None = None
         while work:
             for use in list(work.pop().uses):
@@ -114,6 +117,8 @@ def _layout_problem(pipelines: list[Pipeline], per: int) -> str | None:
         group = [_weight_loads(p) for p in pipelines[r:r + per]]
         for k, first in enumerate(group[0]):
             tile = first.output.type.element
+            if not isinstance(tile, TileType):
+                return f"{first.name} does not load tiles"
             size = tile.rows.data * tile.cols.data * tile.bytes_per_scalar()
             tiles = 1
             for d in ints_of(first.tiled_in_shape):
@@ -142,7 +147,7 @@ class _Region:
     def __init__(self, block: Block, anchor: Operation, index: int):
         self.block, self.anchor, self.index = block, anchor, index
 
-    def add(self, op: Operation) -> Operation:
+    def add(self, op: _OpT) -> _OpT:
         Rewriter.insert_op(op, InsertPoint.before(self.anchor))
         for r in op.results:
             if isinstance(r.type, StreamType):
@@ -154,9 +159,8 @@ class _Region:
         template = group[0]
         accs = [p.acc.output for p in group]
         t0 = accs[0].type
-        em = self.add(sr.EagerMergeOp.create(
-            operands=accs,
-            result_types=[t0, StreamType([t0.dims[0]], SelectorType(len(group)))]))
+        sel_t = StreamType([t0.dims[0]], SelectorType(len(group)))
+        em = self.add(sr.EagerMergeOp.create(operands=accs, result_types=[t0, sel_t]))
         em.results[0].name_hint, em.results[1].name_hint = f"em{self.index}", f"em{self.index}_sel"
         data, sel = em.results
         sel_b = self.add(sr.BroadcastOp.create(operands=[sel], result_types=[sel.type] * 2))
@@ -165,13 +169,14 @@ class _Region:
         if not loads:
             raise OpDiagnosticError(template.acc, "step-time-multiplex: the expert's weights are "
                                                   "not loaded per token tile (no load with a ref)")
-        per_tile = [int(sympy.Mul(*op.tiled_out_shape.get_values())) for op in loads]
+        per_tile = [int(sympy.Mul(*ints_of(op.tiled_out_shape))) for op in loads]
         if len(set(per_tile)) != 1:
             raise OpDiagnosticError(loads[0], "step-time-multiplex: the weight loads walk "
                                               "different numbers of tiles")
         nf = per_tile[0]
+        addr_t = StreamType([*sel_t.dims, nf], ADDRESS)
         addr = self.add(sg.ExpertAddrGenOp.create(
-            operands=[sel_addr], result_types=[StreamType([*sel.type.dims, nf], ADDRESS)],
+            operands=[sel_addr], result_types=[addr_t],
             properties={"tiles_per_expert": IntegerAttr(nf, i64)}))
         addrs = list(self.add(sr.BroadcastOp.create(
             operands=[addr.output], result_types=[addr.output.type] * len(loads))).results) \
@@ -188,26 +193,28 @@ class _Region:
                 b = self.add(sr.BroadcastOp.create(operands=[data], result_types=[data.type] * len(keep)))
                 mapping.update(zip(keep, b.results))
                 continue
-            if op in loads:
+            if isinstance(op, so.LinearOffChipLoadOp) and op in loads:
                 k = loads.index(op)
                 tile = op.output.type.element
                 load = self.add(so.RandomOffChipLoadOp.create(
-                    operands=[addrs[k]], result_types=[StreamType(addrs[k].type.dims, tile)],
+                    operands=[addrs[k]], result_types=[StreamType(addr_t.dims, tile)],
                     properties={"base_addr": op.base_addr,
                                 "tiled_in_shape": DenseArrayBase.from_list(i64, [len(group) * nf])}))
                 load.output.name_hint = op.output.name_hint
                 replaced[op] = load.output
                 mapping[op.output] = load.output
                 continue
-            if isinstance(op, sr.FlattenOp) and op.input.owner in replaced:
-                mapping[op.output] = replaced[op.input.owner]  # addresses are already flat
+            if isinstance(op, sr.FlattenOp) and isinstance(src := op.input.owner, Operation) \
+                    and src in replaced:
+                mapping[op.output] = replaced[src]  # addresses are already flat
                 continue
             clone = op.clone(value_mapper=dict(mapping))
             self.add(clone)
             mapping.update(zip(op.results, clone.results))
         down = mapping[template.rows.input]
-        outs = [StreamType([new_symbol(f"R{self.index}_{j}", False), *down.type.dims[1:]],
-                           down.type.element) for j in range(len(group))]
+        down_t = cast(StreamType, down.type)  # the clone of a verified stream
+        outs = [StreamType([new_symbol(f"R{self.index}_{j}", False), *down_t.dims[1:]],
+                           down_t.element) for j in range(len(group))]
         part = self.add(sr.PartitionOp.create(operands=[down, sel_part], result_types=outs))
         for p, out in zip(group, part.results):
             out.name_hint = f"pres{self.index}_{group.index(p)}"

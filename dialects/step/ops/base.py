@@ -19,7 +19,9 @@ step.graph @example {
 from __future__ import annotations
 
 from abc import ABC
+from typing import Any
 
+from xdsl.dialects.builtin import DenseArrayBase
 from xdsl.irdl import IRDLOperation, ParsePropInAttrDict, operand_def, result_def, traits_def
 
 from steplus.dialects.step.shape_rules import INFER_SHAPES, InferShapes
@@ -41,3 +43,10 @@ class UnaryStreamOp(StepOp, ABC):
 
     input = operand_def(StreamType)
     output = result_def(StreamType)
+
+
+def array_values(attr: DenseArrayBase[Any]) -> tuple[int | float, ...]:
+    """The values of a dense array property of any element type (xDSL types
+    `get_values` per element type, which a property of either kind matches neither of)."""
+    values: tuple[int | float, ...] = attr.get_values()
+    return values

@@ -32,7 +32,7 @@ from xdsl.irdl import (
 )
 from xdsl.utils.exceptions import VerifyException
 
-from steplus.dialects.step.ops.base import StepOp
+from steplus.dialects.step.ops.base import StepOp, array_values
 from steplus.dialects.step.shape_rules import (
     INFER_SHAPES,
     Fresh,
@@ -81,7 +81,7 @@ class SelectGenOp(InferShapes, IRDLOperation):
         n = int_of(self.choices)
         selector_of(self, out, n)
         if self.values is not None:
-            vals = list(self.values.get_values())
+            vals = list(array_values(self.values))
             if len(vals) % n or any(v not in (0, 1) for v in vals):
                 raise VerifyException(
                     f"{self.name}: values must be a 0/1 matrix with {n} columns"

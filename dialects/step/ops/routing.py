@@ -24,7 +24,7 @@ from xdsl.irdl import (
 )
 from xdsl.utils.exceptions import VerifyException
 
-from steplus.dialects.step.ops.base import StepOp
+from steplus.dialects.step.ops.base import StepOp, array_values
 from steplus.dialects.step.shape_rules import (
     Fresh,
     ResultShape,
@@ -280,7 +280,7 @@ class ParallelizeOp(StepOp):
             t = stream_of(self, o, f"result #{i}")
             if t.rank != s.rank or t.element != s.element:
                 raise VerifyException(f"{self.name}: result #{i} must be shaped like the input")
-        if self.switch_cycles is not None and len(list(self.switch_cycles.get_values())) != len(self.outputs):
+        if self.switch_cycles is not None and len(array_values(self.switch_cycles)) != len(self.outputs):
             raise VerifyException(f"{self.name}: switch_cycles needs one entry per result")
 
     def infer_shapes(self, ins: Sequence[StreamType], fresh: Fresh) -> list[ResultShape]:
