@@ -79,7 +79,7 @@ def _binary(op: str) -> Lines:
     return lambda s, a: s.apply(op, a[0], a[1])
 
 
-class _Writer:
+class RegionOps:
     """The body of a region's linalg function: each method appends torch-mlir's form of
     one computation on folded 2-D f32 tensors (`Tensor`s) and returns its value."""
 
@@ -149,7 +149,7 @@ class _Writer:
         return self.fn.named(MatmulOp, [x[0], wv], self.fill((M, ws[1])))
 
 
-def _gelu(approximate: str, w: _Writer) -> Lines:
+def _gelu(approximate: str, w: RegionOps) -> Lines:
     if approximate == "tanh":  # 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
         c0, c1, h, one = (w.const(math.sqrt(2 / math.pi)), w.const(0.044715), w.const(0.5),
                           w.const(1.0))
@@ -168,7 +168,7 @@ def _gelu(approximate: str, w: _Writer) -> Lines:
     return erf_form
 
 
-def _norm(n, x: Tensor, w: _Writer, arg) -> SSAValue:
+def _norm(n, x: Tensor, w: RegionOps, arg) -> SSAValue:
     """LayerNorm (mean, centred variance, affine) or RMSNorm over the last dim, the
     way torch's decompositions compute them."""
     name, args = _name(n), list(n.args)
@@ -202,7 +202,7 @@ def _norm(n, x: Tensor, w: _Writer, arg) -> SSAValue:
     return y
 
 
-def _softmax(x: Tensor, w: _Writer) -> SSAValue:
+def row_softmax(x: Tensor, w: RegionOps) -> SSAValue:
     """exp(x - max) / sum over the last dim (torch's decomposition)."""
     M, N = x[1]
     m = (w.row_reduce(x, "max"), (M, 1), "f32")
@@ -308,7 +308,7 @@ def region_func(region: list, fname: str, produced: set | frozenset = frozenset(
         el[d] = "f32"
     fn = LinalgFunc(fname, [tensor_type(shapes[a], el[a]) for a in [*inputs, *derived]])
     val: dict = dict(zip([*inputs, *derived], fn.args))
-    w = _Writer(fn)
+    w = RegionOps(fn)
 
     def arg(a) -> Tensor:
         return (val[a], shapes[a], el[a])
@@ -337,7 +337,7 @@ def region_func(region: list, fname: str, produced: set | frozenset = frozenset(
         elif name in NORM:
             r = _norm(n, arg(a0), w, arg)
         elif name in SOFTMAX:
-            r = _softmax(arg(a0), w)
+            r = row_softmax(arg(a0), w)
         elif name == "aten.pow.Tensor_Scalar":
             c = w.const(2.0)
             r = w.unary(arg(a0), lambda s, a, c=c: s.powf(a[0], c))

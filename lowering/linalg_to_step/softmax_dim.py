@@ -21,7 +21,7 @@ from steplus.lowering.linalg_to_step import glue, lower_module
 from steplus.lowering.linalg_to_step.aten import LoweredPart, name_of
 from steplus.lowering.linalg_to_step.conv import gather_elements
 from steplus.lowering.linalg_to_step.linalg_build import LinalgFunc, tensor_type
-from steplus.lowering.linalg_to_step.linalg_region import _softmax, _Writer
+from steplus.lowering.linalg_to_step.linalg_region import RegionOps, row_softmax
 from steplus.lowering.linalg_to_step.move import MAX_ELEMENTS
 
 SOFTMAX = ("aten.softmax.int", "aten._softmax.default")
@@ -64,7 +64,7 @@ def softmax_parts(n, d: int, fname: str, tile_m: int) -> list[LoweredPart]:
                             "move", out=a)
     first.out_shapes = [swapped]
     fn = LinalgFunc(fname, [tensor_type((R, L))])
-    module = fn.module([_softmax((fn.args[0], (R, L), "f32"), _Writer(fn))])
+    module = fn.module([row_softmax((fn.args[0], (R, L), "f32"), RegionOps(fn))])
     tm = tile_m if tile_m <= R and R % tile_m == 0 else R
     (low,) = lower_module(module, tile=f"{tm}x{L}", schedule="mn")
     soft = LoweredPart("dense", module, None, {"arg0": a}, R, outputs=[b], lowered=low,
