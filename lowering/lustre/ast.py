@@ -180,6 +180,23 @@ class Match(Expr):
 
 
 @dataclass
+class BitConcat(Expr):
+    """Kind 2's bit-vector concatenation `a ++ b` (machine_ints.py)."""
+
+    lhs: Expr
+    rhs: Expr
+
+
+@dataclass
+class BitExtract(Expr):
+    """Kind 2's bit-vector extraction `a[hi:lo]` (machine_ints.py)."""
+
+    arg: Expr
+    hi: int
+    lo: int
+
+
+@dataclass
 class Ascription(Expr):
     """Kind 2's `(e : t)`: e, of type t (its refinement is not checked)."""
 
@@ -368,14 +385,17 @@ class Observer:
     """A property or an assumption of a node, compiled as an observer.
 
     `kind` is `property` (`--%PROPERTY e;`, `check e;`, a contract's
-    `guarantee`, a mode's `require => ensure`, the modes' exhaustiveness) or
-    `assume` (`assert e;`, a contract's `assume`); `name` what a report calls
-    it."""
+    `guarantee`, a mode's `require => ensure`, the modes' exhaustiveness),
+    `assume` (`assert e;`, a contract's `assume`) or `reachable` (`check
+    reachable e;`: a witness to find); `name` what a report calls it."""
 
     pos: int
     kind: str
     name: str
     expr: Expr
+    # `reachable` (Kind 2's `check reachable e from m within n`): the bounds on
+    # the tick (None: none); frames.py makes them part of `expr`
+    bounds: tuple[int | None, int | None] | None = None
 
 
 @dataclass

@@ -14,6 +14,11 @@ comparisons (`slt` or `ult` ...) and the conversions:
 - `&&`, `||`, `!` are the bitwise and, or and complement; `+ - * div mod`, unary
   `-` and the comparisons need both operands of the same machine type.
 
+Kind 2's bit-vectors `uint<n>` / `int<n>` (1 <= n <= 64) are held in the
+smallest of i8, i16, i32, i64 that fits them and reduced to their n bits
+(masked, or sign-extended by `((v & mask) ^ sign) - sign`) at the inputs and
+after every operation; `a ++ b` concatenates, `a[hi:lo]` extracts bits.
+
 An input of type `uintN` is given to step-run, and an output printed, as the
 signed integer of the same N bits (`uint8` 255 is -1): steplus's runtimes
 carry the bits, not the signedness.
@@ -28,6 +33,7 @@ Example::
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 from xdsl.dialects import arith
@@ -40,9 +46,116 @@ from steplus.lowering.lustre.transform import LustreError
 if TYPE_CHECKING:
     from steplus.lowering.lustre.to_lus import NodeLowering
 
-MACHINE_INTS: dict[str, tuple[int, bool]] = {
-    f"{'u' if u else ''}int{w}": (w, not u) for u in (False, True) for w in (8, 16, 32, 64)}
+_BITVEC = re.compile(r"(u?)int<([0-9]+)>")
+
+
+def _bitvec(name: object) -> tuple[int, bool, int] | None:
+    """(container width, signed, bits) of a bit-vector type `uint<n>` / `int<n>`."""
+    m = _BITVEC.fullmatch(name) if isinstance(name, str) else None
+    if m is None or not 1 <= int(m.group(2)) <= 64:
+        return None
+    n = int(m.group(2))
+    return next(w for w in (8, 16, 32, 64) if w >= n), m.group(1) == "", n
+
+
+class _MachineInts(dict[str, tuple[int, bool]]):
+    """Machine integer type -> (MLIR width, signed): `int8` ... `uint64`, and
+    Kind 2's bit-vectors `uint<n>` / `int<n>` (1 <= n <= 64) in the smallest of
+    i8, i16, i32, i64 holding them."""
+
+    def __contains__(self, key: object) -> bool:
+        return super().__contains__(key) or _bitvec(key) is not None
+
+    def __missing__(self, key: str) -> tuple[int, bool]:
+        bv = _bitvec(key)
+        if bv is None:
+            raise KeyError(key)
+        return bv[0], bv[1]
+
+
+MACHINE_INTS = _MachineInts({
+    f"{'u' if u else ''}int{w}": (w, not u) for u in (False, True) for w in (8, 16, 32, 64)})
 """Machine integer type -> (width, signed)."""
+
+
+def bits(ltype: str) -> int:
+    """The number of bits of a machine integer type (n of `uint<n>`)."""
+    bv = _bitvec(ltype)
+    return bv[2] if bv is not None else MACHINE_INTS[ltype][0]
+
+
+def normalize(low: NodeLowering, v: SSAValue, ltype: str, pos: int) -> SSAValue:
+    """A bit-vector `uint<n>` / `int<n>` held in a wider iW: its value modulo 2^n,
+    zero- or sign-extended to W bits (machine integers of a full width: v)."""
+    width, signed = MACHINE_INTS[ltype]
+    n = bits(ltype)
+    if n == width:
+        return v
+    t = IntegerType(width)
+    mask = low.emit(arith.ConstantOp(IntegerAttr(_signed((1 << n) - 1, width), t)), pos)
+    out = low.emit(arith.AndIOp(v, mask), pos)
+    if signed:  # ((v & mask) ^ sign) - sign: no shift (IREE's VM widens i8/i16 shifts)
+        sign = low.emit(arith.ConstantOp(IntegerAttr(_signed(1 << (n - 1), width), t)), pos)
+        out = low.emit(arith.SubiOp(low.emit(arith.XOrIOp(out, sign), pos), sign), pos)
+    low.tag(out, ltype)
+    return out
+
+
+def _signed(v: int, width: int) -> int:
+    v &= (1 << width) - 1
+    return v - (1 << width) if v >= 1 << (width - 1) else v
+
+
+def normalize_inputs(low: NodeLowering) -> None:
+    """Bit-vector inputs reduced to their n bits on entry (every value of a
+    `uint<n>` is then in 0 .. 2^n - 1, of an `int<n>` in -2^(n-1) .. 2^(n-1) - 1)."""
+    for d in low.ast.inputs:
+        t = low.ltypes.get(d.name, "")
+        if _bitvec(t) is not None and d.name in low.env:
+            low.env[d.name] = normalize(low, low.env[d.name], t, d.pos)
+
+
+def bits_op(low: NodeLowering, e: ast.BitConcat | ast.BitExtract) -> SSAValue:
+    """`a ++ b` (a's bits above b's, of `uint<na + nb>`) and `a[hi:lo]` (bits
+    hi down to lo of a, of `uint<hi - lo + 1>`), on unsigned machine integers."""
+    args = [e.lhs, e.rhs] if isinstance(e, ast.BitConcat) else [e.arg]
+    vals = [low.expr1(a) for a in args]
+    for a, v in zip(args, vals):
+        t = low.lt(v)
+        if t not in MACHINE_INTS or MACHINE_INTS[t][1]:
+            raise LustreError(a.pos, f"'{'++' if len(args) == 2 else '[:]'}' needs an "
+                              f"unsigned machine integer, not {t}")
+    if isinstance(e, ast.BitConcat):
+        na, nb = bits(low.lt(vals[0])), bits(low.lt(vals[1]))
+        if na + nb > 64:
+            raise LustreError(e.pos, f"'++' gives {na + nb} bits, more than 64")
+        out_t = f"uint<{na + nb}>"
+        w = MACHINE_INTS[out_t][0]
+        a, b = (_resize(low, v, w, False, e.pos) for v in vals)
+        shift = low.emit(arith.ConstantOp(IntegerAttr(nb, IntegerType(w))), e.pos)
+        out = low.emit(arith.OrIOp(low.emit(arith.ShLIOp(a, shift), e.pos), b), e.pos)
+    else:
+        n = bits(low.lt(vals[0]))
+        if not 0 <= e.lo <= e.hi < n:
+            raise LustreError(e.pos, f"bits [{e.hi}:{e.lo}] out of a {n}-bit value")
+        out_t = f"uint<{e.hi - e.lo + 1}>"
+        src_w = MACHINE_INTS[low.lt(vals[0])][0]
+        shift = low.emit(arith.ConstantOp(IntegerAttr(e.lo, IntegerType(src_w))), e.pos)
+        moved = low.emit(arith.ShRUIOp(vals[0], shift), e.pos)
+        out = _resize(low, moved, MACHINE_INTS[out_t][0], False, e.pos)
+    low.tag(out, out_t)
+    return normalize(low, out, out_t, e.pos)
+
+
+def _resize(low: NodeLowering, v: SSAValue, width: int, signed: bool, pos: int) -> SSAValue:
+    t = v.type
+    assert isinstance(t, IntegerType)
+    have = t.width.data
+    if have == width:
+        return v
+    if have > width:
+        return low.emit(arith.TruncIOp(v, IntegerType(width)), pos)
+    return low.emit((arith.ExtSIOp if signed else arith.ExtUIOp)(v, IntegerType(width)), pos)
 
 _INTS = {"int": (32, True), **MACHINE_INTS}
 _OPS = {"+": arith.AddiOp, "-": arith.SubiOp, "*": arith.MuliOp, "&&": arith.AndIOp,
@@ -53,10 +166,14 @@ _CMP = {"=": "eq", "<>": "ne", "<": "lt", "<=": "le", ">": "gt", ">=": "ge"}
 
 
 def wrap(value: int, ltype: str) -> int:
-    """`value` modulo 2^N, as the signed N-bit integer of the same bits."""
-    width, _ = MACHINE_INTS[ltype]
-    v = value & ((1 << width) - 1)
-    return v - (1 << width) if v >= 1 << (width - 1) else v
+    """`value` modulo 2^n (n the type's bits), as held in its MLIR iW: the signed
+    W-bit integer of the same bits (sign-extended first for an `int<n>`)."""
+    width, signed = MACHINE_INTS[ltype]
+    n = bits(ltype)
+    v = value & ((1 << n) - 1)
+    if signed and v >= 1 << (n - 1):
+        v -= 1 << n
+    return _signed(v, width)
 
 
 def constant(low: NodeLowering, value: int, ltype: str, pos: int) -> SSAValue:
@@ -91,7 +208,7 @@ def convert(low: NodeLowering, e: ast.Unary, v: SSAValue) -> SSAValue:
         out = low.emit(arith.AddiOp(v, low.emit(arith.ConstantOp(
             IntegerAttr(0, IntegerType(wd))), e.pos)), e.pos)
     low.tag(out, dst)
-    return out
+    return normalize(low, out, dst, e.pos) if dst in MACHINE_INTS else out
 
 
 def unary(low: NodeLowering, e: ast.Unary, v: SSAValue) -> SSAValue:
@@ -104,7 +221,7 @@ def unary(low: NodeLowering, e: ast.Unary, v: SSAValue) -> SSAValue:
     else:
         raise LustreError(e.pos, f"'{e.op}' cannot be applied to {t}")
     low.tag(out, t)
-    return out
+    return normalize(low, out, t, e.pos)
 
 
 def binary(low: NodeLowering, e: ast.Binary, a: SSAValue, b: SSAValue) -> SSAValue:
@@ -120,4 +237,4 @@ def binary(low: NodeLowering, e: ast.Binary, a: SSAValue, b: SSAValue) -> SSAVal
         raise LustreError(e.pos, f"'{op}' cannot be applied to {t}")
     out = low.emit(cls(a, b), e.pos)
     low.tag(out, t)
-    return out
+    return normalize(low, out, t, e.pos)

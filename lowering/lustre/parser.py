@@ -52,7 +52,6 @@ UNSUPPORTED_WORDS: dict[str, str] = {
     "include": "'include' directives",
     "cond": "Kind 2 'cond' expressions",
     "rec": "recursive functions",
-    "reachable": "Kind 2 reachability checks",
     "array": "arrays",
 }
 

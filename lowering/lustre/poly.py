@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 
 from xdsl.ir import SSAValue
 
-from steplus.lowering.lustre import adts, ast
+from steplus.lowering.lustre import adts, ast, machine_ints
 from steplus.lowering.lustre.calls import lower_call
 from steplus.lowering.lustre.patterns import lower_match
 from steplus.lowering.lustre.transform import LustreError
@@ -124,6 +124,8 @@ def lower_expr(low: NodeLowering, e: ast.Expr) -> list[SSAValue] | None:
     (adts.py), `match` (patterns.py), calls of polymorphic nodes, `(e : t)`."""
     if isinstance(e, ast.Match):
         return lower_match(low, e)
+    if isinstance(e, ast.BitConcat | ast.BitExtract):
+        return [machine_ints.bits_op(low, e)]
     if isinstance(e, ast.Tester):
         return [adts.tester(low, e)]
     if isinstance(e, ast.Ascription):

@@ -98,8 +98,10 @@ def children(e: ast.Expr) -> Iterator[ast.Expr]:
     elif isinstance(e, ast.Match):
         yield e.arg
         yield from (x for _, x in e.cases)
-    elif isinstance(e, ast.Tester | ast.Ascription):
+    elif isinstance(e, ast.Tester | ast.Ascription | ast.BitExtract):
         yield e.arg
+    elif isinstance(e, ast.BitConcat):
+        yield from (e.lhs, e.rhs)
     elif isinstance(e, ast.Call):
         yield from e.args
         for extra in (e.reset, e.activate):

@@ -204,6 +204,7 @@ class NodeLowering:
     # -- the node -------------------------------------------------------------------
     def lower(self) -> lus.NodeOp:
         adts.canonicalize_inputs(self)
+        machine_ints.normalize_inputs(self)
         for eq in self.ast.equations:
             if isinstance(eq, ast.Automaton):
                 lower_automaton(self, eq)
@@ -321,7 +322,8 @@ class NodeLowering:
         return values[0]
 
     def expr(self, e: ast.Expr) -> list[SSAValue]:
-        if isinstance(e, ast.Var | ast.Call | ast.Match | ast.Tester | ast.Ascription):
+        if isinstance(e, ast.Var | ast.Call | ast.Match | ast.Tester | ast.Ascription
+                      | ast.BitConcat | ast.BitExtract):
             typed = poly.lower_expr(self, e)  # Kind 2 data types (poly.py)
             if typed is not None:
                 return typed

@@ -406,6 +406,24 @@ class _ToAst(Transformer_NonRecursive):
         # falsifier (step-run --check) draws inputs within it
         return ast.Observer(meta.start_pos, "assume", "", expr)
 
+    def reach_eq(self, meta, *children):
+        # `check reachable ["name"] e [from m] [within n] [at k]` (Kind 2)
+        name, rest = "", children
+        if isinstance(children[0], Token):
+            name, rest = str(children[0])[1:-1], children[1:]
+        expr, bounds = rest[0], dict(rest[1:])
+        lo = bounds.get("at", bounds.get("from"))
+        hi = bounds.get("at", bounds.get("within"))
+        return ast.Observer(meta.start_pos, "reachable", name, expr, (lo, hi))
+
+    def reach_bound(self, meta, word, n):
+        if str(word) not in ("from", "within", "at"):
+            raise LustreError(_pos(word), f"syntax error: unexpected '{word}' (a reachability "
+                              "check takes 'from n', 'within n' or 'at n')")
+        if len(n) > 9:
+            raise LustreError(_pos(n), f"reachability bound {n} is too large")
+        return (str(word), int(n, 0) if n[:2] in ("0x", "0X") else int(n))
+
     def check_eq(self, meta, *children):
         name = str(children[0])[1:-1] if len(children) == 2 else ""
         return ast.Observer(meta.start_pos, "property", name, children[-1])

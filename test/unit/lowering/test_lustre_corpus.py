@@ -38,14 +38,12 @@ REJECTED = {
     "fibonacci.lus": (2, 10, "recursive functions ('rec')"),
     "local_const_clash.lus": (6, 1, "Kind 2 contracts ('con ... noc')"),
     "poly_set_literal.lus": (4, 28, "Kind 2 set types ('set')"),
-    "reachability.lus": (5, 9, "Kind 2 reachability checks ('reachable')"),
     # a contract declaration with a type parameter
     "poly_contract_node.lus": (1, 1, "Kind 2 contracts ('contract')"),
     "repro_map_of_sets_clocked.lus": (1, 14, "Kind 2 map types ('map')"),
     "set_subrange.lus": (1, 11, "Kind 2 set types ('set')"),
     "msg_ctor_disjoint.lus": (1, 40, "recursive algebraic data types ('Msg' through "
                                      "'Enc.s2')"),
-    "concat_assoc.lus": (1, 13, "Kind 2 arbitrary-width machine integers ('uint')"),
 }
 # A genuine error: `pre Rise(x)` is read in the first cycle (Kind 2 leaves it
 # unconstrained; steplus's initialization analysis rejects it at the condact).
@@ -365,6 +363,8 @@ ACCEPTED = {
     # Kind 2 abstract types run as int; C = A(T_val) reads the free constant
     "abstract_ty_quant.lus": {"N": ({}, lambda: [])},
     "adt_abstract_type_payload.lus": {"main": ({}, lambda x, t: [np.ones(TICKS, bool)])},
+    # Kind 2 reachability checks (witnesses for the falsifier): out = t
+    "reachability.lus": {"counter": ({}, lambda test: [T])},
     "test_restart_every.lus": {
         "mod3_counter": ({"reset": _bools(0.15)}, lambda r: _bounded_counter(r, 3)),
         "counter": ({}, lambda: [list(range(TICKS))]),
@@ -381,6 +381,13 @@ def _arrow_pre(x):
 
 def _ones(*inputs):
     return [np.ones(TICKS, bool)]
+
+
+_BITS = {"x1": _ints(0, 1 << 22), "x2": _ints(0, 1 << 20), "x3": _ints(0, 16)}
+
+
+def _concat3(x1, x2, x3):
+    return [(np.asarray(x1, np.int64) << 24) + (np.asarray(x2, np.int64) << 4) + x3]
 
 
 def _look_up_table(i):
@@ -442,6 +449,9 @@ ACCEPTED.update({
     "polymorphism.lus": {"M": ({}, lambda x1, x2, x4: [
         _arrow_pre(x1), _arrow_pre(x2), np.full(TICKS, 4), _arrow_pre(_arrow_pre(x4))])},
     "type_ascription_poly.lus": {"N": ({}, lambda: [np.full(TICKS, 3)])},
+    # bit-vectors: z = (x1 ++ x2) ++ x3, x1 of 22 bits, x2 of 20, x3 of 4
+    "concat_assoc.lus": {"N": (_BITS, _concat3)},
+    "bv_extract_bug.lus": {"Concat3": (_BITS, _concat3)},
     # Kind 2's refinement of a parameter `x: int | x < c` (c a free constant)
     "assumption_on_global_const.lus": {"N": ({}, lambda *inputs: [])},
 })

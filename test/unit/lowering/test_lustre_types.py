@@ -332,3 +332,33 @@ def test_the_guide_example_runs_as_written():
         res = run_tool(main, [*argv, "--backend", backend])
         assert res.code == 0, res.err
         assert res.out.splitlines() == want
+
+
+def test_bit_vectors_of_any_width_wrap_concatenate_and_extract():
+    """Kind 2's uint<n> / int<n>, held in the smallest iW (here i8): values
+    reduced to n bits at the input and after every operation."""
+    src = """node b(a: uint<4>; c: int<5>; x: uint<3>) returns (s: uint<4>; d: int<5>;
+    cat: uint<7>; hi: uint<2>; lo: uint<3>);
+let
+  s = a + a;
+  d = c + c;
+  cat = a ++ x;
+  hi = cat[6:5];
+  lo = cat[2:0];
+tel
+"""
+    a = np.array([0, 1, 7, 8, 15, 20, 3, 9, 12, 14, 5, 31], np.int8)
+    c = np.array([0, 1, -1, 7, 8, 15, -16, 16, -9, 5, 12, -3], np.int8)
+    x = np.array([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, -1, 3], np.int8)
+
+    def wrap(v, n, signed):
+        v = np.asarray(v, np.int64) % (1 << n)
+        return np.where(v >= 1 << (n - 1), v - (1 << n), v) if signed else v
+
+    s, d, cat, hi, lo = _all(src, "b", {"a": a, "c": c, "x": x})
+    a4, c5, x3 = wrap(a, 4, False), wrap(c, 5, True), wrap(x, 3, False)
+    np.testing.assert_array_equal(s, wrap(2 * a4, 4, False))
+    np.testing.assert_array_equal(d, wrap(2 * c5, 5, True))
+    np.testing.assert_array_equal(cat, a4 * 8 + x3)
+    np.testing.assert_array_equal(hi, (a4 * 8 + x3) >> 5)
+    np.testing.assert_array_equal(lo, x3)
