@@ -188,17 +188,22 @@ def module_text(module: ModuleOp) -> str:
 
 
 def result_module(res: Result, preset_name: str, mesh: bool = False,
-                  node_cap_mib: float | None = None) -> tuple[ModuleOp, ModelOp]:
+                  node_cap_mib: float | None = None,
+                  ir_workload: bool = False) -> tuple[ModuleOp, ModelOp]:
     """An orchestration result as a lowered `pim.model` (pim-orchestrate + pim-lower-phases).
 
     ``mesh`` / ``node_cap_mib`` record the overrides ``res.hw`` was built with.  A
     baseline (``res.method`` B, P or AH) that streams weights it cannot keep
     (``res.spilled_bytes``) gets each stage's streamed bytes as `stream_bytes`.
+    ``ir_workload``: the stages carry ``res.model``'s shapes (`source = "ir"`, e.g. a
+    workload read from a torch graph) instead of naming the table's model.
     """
     hw = res.hw
     props: dict[str, StringAttr | IntegerAttr[I64]] = {
         "model": StringAttr(res.model.name), "img": IntegerAttr(res.model.img, i64),
         "preset": StringAttr(preset_name)}
+    if ir_workload:
+        props["source"] = StringAttr("ir")
     if mesh:
         props["rows"], props["cols"] = IntegerAttr(hw.rows, i64), IntegerAttr(hw.cols, i64)
     if node_cap_mib:
@@ -216,9 +221,10 @@ def result_module(res: Result, preset_name: str, mesh: bool = False,
 
 
 def simulate_result(res: Result, preset_name: str, mesh: bool = False,
-                    node_cap_mib: float | None = None) -> ProgramSim:
+                    node_cap_mib: float | None = None,
+                    ir_workload: bool = False) -> ProgramSim:
     """Lower an orchestration or baseline result (:func:`result_module`) and simulate it."""
-    _, op = result_module(res, preset_name, mesh, node_cap_mib)
+    _, op = result_module(res, preset_name, mesh, node_cap_mib, ir_workload)
     return simulate_model(op, res.hw)
 
 
