@@ -144,3 +144,15 @@ def test_batch_sends_feature_maps_per_input_and_weights_once() -> None:
         for a, b in zip(r1, r2):
             k = 1 if a.phase.data.startswith("ws-") else 2
             assert b.bytes.value.data == k * a.bytes.value.data
+
+
+def test_result_module_can_carry_the_workload_as_ir() -> None:
+    from steplus.passes.allspark.ir import workload_of
+    from steplus.runtime.pim.program import result_module, simulate_result
+
+    res = orchestrate("twins-s", 224, "allspark-16x16", bind=False)
+    _, op = result_module(res, "allspark-16x16", ir_workload=True)
+    assert op.source is not None and op.source.data == "ir"
+    assert workload_of(op).stages == build("twins-s", 224).stages  # groups, SR, windows
+    assert simulate_result(res, "allspark-16x16", ir_workload=True).total == \
+        simulate_result(res, "allspark-16x16").total
