@@ -227,7 +227,7 @@ def _quiet_stdout():
 
 def milp_allocation(ds: list[Demand], chip: Chip) -> Allocation | None:
     """The same problem as one MILP (HiGHS); None if infeasible or the solver fails."""
-    from scipy.optimize import Bounds, LinearConstraint, milp
+    from scipy.optimize import milp
 
     n = len(ds)
     if not any(d.flops or d.mu_bytes for d in ds):
@@ -270,8 +270,10 @@ def milp_allocation(ds: list[Demand], chip: Chip) -> Allocation | None:
     integrality[-1] = 0
     try:
         with _quiet_stdout():  # HiGHS may print from C++ to fd 1, where the IR goes
-            res = milp(c, constraints=LinearConstraint(np.array(rows), lo, hi),
-                       integrality=integrality, bounds=Bounds(xlo, xhi),
+            # (A, lb, ub) and (lb, ub): what milp converts to LinearConstraint
+            # and Bounds itself (their constructors are typed float by default)
+            res = milp(c, constraints=(np.array(rows), lo, hi),
+                       integrality=integrality, bounds=(xlo, xhi),
                        options={"time_limit": 20.0})
     except (ValueError, np.linalg.LinAlgError):
         return None
