@@ -27,6 +27,10 @@ violation from the files:
     ...
     step-run prog.lus --node abs --check --ticks 1 --input i=cex/i.csv   # replays it
 
+Kind 2 reachability checks (`check reachable e from m within n`, observers
+of kind `reachable`) are witnesses to find: the report says at which tick of
+which run each first held, or that none was found (exit status unchanged).
+
 Exit status: 0 when no property is violated, 1 when one is (or on an error).
 """
 
@@ -73,6 +77,8 @@ class CheckReport:
     cut: int = 0  # runs stopped early by a false assumption
     violation: Violation | None = None
     input_names: list[str] = field(default_factory=list)
+    # Kind 2 reachability checks: name -> (run, tick) of the first witness, or None
+    reached: dict[str, tuple[int, int] | None] = field(default_factory=dict)
 
 
 def _random_stream(rng: np.random.Generator, t, ticks: int,
@@ -128,6 +134,7 @@ def falsify(module: ModuleOp, name: str, ticks: int, runs: int = 100, seed: int 
     first = len(checker.output_types) - len(obs)
     kinds = [k for k, _, _ in obs]
     report = CheckReport(kinds.count("property"), kinds.count("assume"))
+    report.reached = {n: None for k, n, _ in obs if k == "reachable"}
     args = list(checker.input_args)
     report.input_names = [a.name_hint or f"arg{k}" for k, a in enumerate(args)]
     ranges = input_ranges(checker)
@@ -164,6 +171,9 @@ def falsify(module: ModuleOp, name: str, ticks: int, runs: int = 100, seed: int 
                 report.cut += 1
                 break
             report.ticks += 1
+            for (k, rname, _), v in zip(obs, values):
+                if k == "reachable" and v and report.reached.get(rname) is None:
+                    report.reached[rname] = (run, t)
             bad = next((j for j, (k, v) in enumerate(zip(kinds, values))
                         if k == "property" and not bool(v)), None)
             if bad is not None:
@@ -173,6 +183,16 @@ def falsify(module: ModuleOp, name: str, ticks: int, runs: int = 100, seed: int 
                 report.violation = Violation(pname, offset, t, run, trace)
                 return report
     return report
+
+
+def _print_reached(report: CheckReport) -> None:
+    """Kind 2 reachability checks: the witness found, or none (which proves nothing)."""
+    for rname, where in report.reached.items():
+        if where is None:
+            print(f"reachable '{rname}': not reached in {report.runs} run(s) (no witness found; "
+                  "that does not prove it unreachable)")
+        else:
+            print(f"reachable '{rname}': reached at tick {where[1]} (run {where[0] + 1})")
 
 
 def _fmt(v: object) -> str:
@@ -198,6 +218,7 @@ def run_check(args: argparse.Namespace, module: ModuleOp, name: str,
               f", {report.assumptions} assumption(s): no violation in {how}; "
               f"{report.ticks} tick(s) within the assumptions"
               + (f", {report.cut} run(s) cut by an assumption" if report.cut else ""))
+        _print_reached(report)
         return 0
     where = args.input_file or "<stdin>"
     if source is not None:

@@ -99,8 +99,11 @@ def classify(path: Path, iree: bool) -> tuple[str, str, str]:
         if any(op.sym_name.data == f"{name}$check" and observers(op)
                for op in module.body.block.ops if isinstance(op, lus.NodeOp)):
             report = falsify(module, name, TICKS, runs=20, seed=0)
+            reached = sum(w is not None for w in report.reached.values())
             checked.append(f"`{name}`: " + ("no violation" if report.violation is None else
-                                             f"violates '{report.violation.name}'"))
+                                             f"violates '{report.violation.name}'")
+                           + (f", reachable {reached} of {len(report.reached)} witnessed"
+                              if report.reached else ""))
     paths = "lus = sync = modular" + (" = IREE" if iree else "")
     agreement = paths if agree else f"DISAGREE ({paths})"
     if checked:

@@ -19,6 +19,9 @@ blocks, `last`, and the lazy conditional `when c then a else b`.
   uninitialized there, an initialization error as anywhere in steplus).
 - `when c then a else b` (an expression) is Kind 2's `merge(c; a; b)` on a
   local `when.L.C = c`: node calls in a branch run only when it is taken.
+- `check reachable e from m within n` (`at k`: both) is an observer of kind
+  `reachable`, `e and m <= t and t <= n` with t the tick (a local counter):
+  `step-run --check` reports the first tick where it holds (a witness).
 
 Example::
 
@@ -71,6 +74,27 @@ class _Blocks:
         self.node.equations = list(self.out)
         for root, put in node_roots(self.node):
             put(rewrite(root, self.lazy))
+        self.reach_bounds()
+
+    def reach_bounds(self) -> None:
+        """`check reachable e from m within n`: `e and m <= t and t <= n`, t the
+        tick (a local counter `reach.tick`, 0 at the first tick)."""
+        tick = "reach.tick"
+        for ob in self.node.observers:
+            if ob.kind != "reachable" or ob.bounds is None or ob.bounds == (None, None):
+                continue
+            if tick not in self.types:
+                self.types[tick] = ast.Decl(ob.pos, tick, ast.TypeRef(ob.pos, "int"))
+                self.node.locals.append(self.types[tick])
+                t = ast.Var(ob.pos, tick)
+                self.node.equations.append(ast.Equation(ob.pos, [ast.Name(ob.pos, tick)], ast.Binary(
+                    ob.pos, "->", ast.Const(ob.pos, 0, "int"), ast.Binary(
+                        ob.pos, "+", ast.Unary(ob.pos, "pre", t), ast.Const(ob.pos, 1, "int")))))
+            lo, hi = ob.bounds
+            for op, bound in (("<=", lo), (">=", hi)):
+                if bound is not None:
+                    ob.expr = ast.Binary(ob.pos, "and", ob.expr, ast.Binary(
+                        ob.pos, op, ast.Const(ob.pos, bound, "int"), ast.Var(ob.pos, tick)))
 
     def lazy(self, e: ast.Expr) -> ast.Expr | None:
         if isinstance(e, ast.Unary) and e.op == "last":

@@ -113,6 +113,30 @@ def test_when_then_else_runs_a_branch_call_only_when_taken():
     _on_every_backend(module, "lazy", {"x": x, "go": go}, [lazy, eager])
 
 
+REACH = """\
+node counter(x: int) returns (out: int);
+let
+  out = 0 -> pre out + 1;
+  check reachable "six" out = 6 within 7;
+  check reachable out = 15 from 10 within 20;
+  check reachable out = 15 at 14;
+  check reachable x > 5;
+tel
+"""
+
+
+def test_reachability_checks_report_their_first_witness():
+    module = _module(REACH)
+    report = falsify(module, "counter", ticks=30, runs=5, seed=0)
+    assert report.violation is None and report.properties == 0
+    # out = t: reached at the tick t within the bounds; `out = 15 at 14` never
+    assert report.reached["six"] == (0, 6)
+    assert report.reached["out = 15 from 10 within 20"] == (0, 15)
+    assert report.reached["out = 15 at 14"] is None
+    run, tick = report.reached["x > 5"] or (-1, -1)
+    assert run == 0 and tick >= 0
+
+
 @pytest.mark.parametrize("src,line,col,message", [
     ("node f(c: bool) returns (a, b: int);\nlet\n  if c then a = 1; b = 2; else a = 3; fi\ntel\n",
      3, 3, "'b' is defined in one branch of this 'if' block only (outside a frame block "
@@ -126,6 +150,9 @@ def test_when_then_else_runs_a_branch_call_only_when_taken():
      3, 10, "'x' in a frame block must be an output or a local of the node"),
     ("node f(x: int) returns (y, z: int);\nlet\n  frame (y) let y = 1; z = 2; tel\ntel\n",
      3, 3, "'z' is defined in the frame block but not listed in 'frame (...)'"),
+    ("node f(x: int) returns ();\nlet check reachable x > 0 before 3; tel\n", 2, 27,
+     "syntax error: unexpected 'before' (a reachability check takes 'from n', 'within n' "
+     "or 'at n')"),
 ])
 def test_block_errors_are_located(src, line, col, message):
     with pytest.raises(InputError) as info:
