@@ -204,6 +204,7 @@ class _Oracles:
         self.types = {t.name: t for t in prog.types}
         # node -> its oracle inputs, in order: (name, shared by name?)
         self.extra: dict[str, list[tuple[str, bool]]] = {}
+        self._derived_consts: dict[str, ast.ConstDecl] | None = None
         # imported node -> its signature and contract as declared (inlined at calls)
         self.contracts = {n.name: copy.deepcopy(
             (n.inputs, n.outputs, n.locals, n.consts, n.equations, n.observers))
@@ -265,7 +266,9 @@ class _Oracles:
     def _inline_derived(self, node: ast.Node) -> None:
         """A constant computed from a free constant is its expression where it
         is read (the free constant is an input: nothing folds it)."""
-        derived = self._derived()
+        if self._derived_consts is None:
+            self._derived_consts = self._derived()
+        derived = self._derived_consts
         if not derived:
             return
         shadow = {d.name for d in [*node.inputs, *node.outputs, *node.locals]}
