@@ -101,22 +101,56 @@ PAPER = {"efficientnet_b0": (232, "0/35", "35/35", "0/35"), "lstm_wlm": (578, "1
 # why a cell of ours differs from the paper's, per (application, column); see docs/guide/isel-from-pytorch.md
 _HLSCNN_FIT = ("isel offloads a convolution to HLSCNN only when one call holds it: K*H*W*16 B <= 128 KiB of output "
                "scratchpad (spec 2.1; H, W of the padded input), and D2A's count implies it tiled larger ones")
+_NO_PAD = "isel pads no operand and tiles no GEMM (D2A's code generators did)"
+_VTA_FIT = ("VTA's GEMM rule: every dim % 16, m*k and m*n <= 2048x16 (input and accumulator buffers), n*k <= 1023 "
+            "weight blocks of 16x16, in either im2col orientation")
+# exact: D2A's definition (no rewrite of the program); see docs/guide/isel.md
+_EXACT_DENSE = ("exact: the paper's {e} = dense layer(s) of its Relay import matched as written; ours is the "
+                "classifier, {c} outputs, which fails {g}; " + _NO_PAD)
 REASONS: dict[tuple[str, str], str] = {
     # checked by hand against the guards of passes/isel/terms.py (each convolution's remark says which one failed)
+    # and, for the conv models, per convolution of the torch module (its shapes through the same guards)
     ("resnet20", "hlscnn"): _HLSCNN_FIT + "; only stage 3's five 64@10x10 3x3 convolutions fit (64*10*10 = 6400)",
+    ("resnet20", "flexasr"): _EXACT_DENSE.format(e=2, c=10, g="FlexASR's out % 64") +
+        " (Gluon's ResNet-20 has one Dense; what D2A's second exact match is, is not established). flexible: 20 of "
+        "the 21 convolutions via im2col (the first has 3 input channels: C*3*3 = 27, in % 16 fails) vs the paper's "
+        "21 + the dense",
+    ("resnet20", "vta"): _EXACT_DENSE.format(e=2, c=10, g="VTA's % 16") + ". flexible: 15 of 21 convolutions: the "
+        "first (27 columns) and stage 3's five 64->64 3x3 ones (m*k = 64*576 > 2048x16 in both orientations) "
+        "fail " + _VTA_FIT,
     ("mobilenetv2", "hlscnn"): _HLSCNN_FIT + "; depthwise convolutions have no HLSCNN form",
+    ("mobilenetv2", "flexasr"): "flexible: 34 of the 40 non-depthwise convolutions (the paper's 41 = these 40 + the "
+        "classifier): the first (27 columns, in % 16), the two 24->144 1x1 (144 filters, out % 64; 24 columns) and "
+        "the three ->160 1x1 at 4x4 (160 filters; 16 positions) fail FlexASR's in % 16 / out % 64 in both im2col "
+        "orientations, and the classifier has 10 outputs; depthwise convolutions (17) have no GEMM form that fits "
+        "(one output column per channel), in the paper either",
+    ("mobilenetv2", "vta"): _EXACT_DENSE.format(e=1, c=10, g="VTA's % 16") + ". flexible: 23 of 40: the first "
+        "(27 columns) and 14 whose GEMM at 1024/256/64 positions exceeds a buffer fail " + _VTA_FIT,
     ("resmlp", "vta"): "VTA's GEMM rule needs every dim % 16 and D2A's ResMLP (patch 16 on 32x32) has 4 patches: "
                        "every GEMM has 4 rows",
     **{("lstm_wlm", t): "D2A's LSTM-WLM is 200 wide: 200 % 16 = 8, so neither FlexASR (linear in % 16, LSTM n % 64) "
-                        "nor VTA (every dim % 16) takes any of its GEMMs; isel pads no operand, D2A's code generator "
-                        "did" for t in ("flexasr", "vta")},
+                        "nor VTA (every dim % 16) takes any of its GEMMs; " + _NO_PAD + ". (At 64 wide, the reduced "
+                        "model: flexible 3 = one whole-sequence LSTM call per layer + the decoder. D2A's exact 1 "
+                        "matched TVM's unrolled 35-step LSTM as one pattern; torch-mlir's LSTM needs the normalizing "
+                        "rewrites, so our exact is 0)" for t in ("flexasr", "vta")},
     ("efficientnet_b0", "hlscnn"): _HLSCNN_FIT + " (at 224x224 none does: the smallest output, 192@7x7, is 9408 > "
                                                   "8192; the squeeze-excitation 1x1 convolutions have a bias; "
                                                   "depthwise ones have no HLSCNN form) [from the guards, not checked "
                                                   "per convolution]",
-    ("transformer", "vta"): "not established; the flexible count is not stable on this model (330 and 163 in two "
-                            "runs): egglog's extractor panics on some of its values, which then stay on the host, and "
-                            "which ones depends on egglog's internal order",
+    ("efficientnet_b0", "flexasr"): "flexible: 12 of our 65 non-depthwise convolutions (D2A's MXNet model has 35, "
+        "its HLSCNN count; ours adds 32 squeeze-excitation 1x1 convolutions, which carry a bias: their init is not "
+        "zero and isel does not split a bias off a convolution); the others fail FlexASR's guards in both im2col "
+        "orientations: position-major needs filters % 64 (16/24/40/80/96/112/144/240/480/672 are not), filter-major "
+        "positions % 64 and <= 4080 (12544 are too many; 784, 196, 49 are not % 64), the stem 3 input channels "
+        "(27 columns, in % 16); depthwise ones (16) have no GEMM form that fits",
+    ("efficientnet_b0", "vta"): "no convolution's GEMM passes " + _VTA_FIT + " at 224x224 (12544 to 49 positions "
+        "times 96-1152 filters overflow the buffers; the squeeze-excitation ones have a bias and one position); " +
+        _NO_PAD,
+    ("transformer", "vta"): (
+        "our export has exactly the paper's 66 GEMMs (`linalg.matmul`, the 66 linear layers of the 6+6-layer nn.Transformer). exact 21: the 24 feed-forward GEMMs (256x2048 weights: n*k = 524288 > VTA's 1023 weight blocks of 16x16) fail VTA's guard (isel tiles no GEMM; D2A's code generator did), and 21 of the 42 that pass stay on the host, where exact mode leaves values it cannot rebuild (isel warns: 17 values, 'cannot rebuild a guard term here': torch's softmax guard, which only flexible mode rewrites away; that these are the 21 is likely, not checked value by value; a rebuild defect, not fixed). flexible 163 adds one GEMM per head of attention's batch matmuls (D2A split none: its 66 are the linears) and is not stable (330 in another run): egglog's extractor panics on some values, which stay on the host"),
+    ("transformer", "flexasr"): "the paper's FlexASR compiler offloaded linear layers and LSTMs only (D2A Appendix A); "
+        "ours also maps layer norms and attention heads to FlexASR (flexasr.layernorm / attention), so the counts "
+        "are not the same quantity",
     ("resmlp", "flexasr"): "flexible 25 = 38 - 12 cross-patch linears (4x4: in % 16 fails) - the classifier "
                            "(10 outputs: out % 64 fails)",
 }
