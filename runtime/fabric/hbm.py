@@ -140,12 +140,13 @@ class _Tables:
     every server with those parameters; `cached`/`small_cached` count the
     entries that bound their memory."""
 
-    __slots__ = ("periods", "small", "windows", "small_windows", "seen", "cached",
+    __slots__ = ("periods", "small", "pattern", "windows", "small_windows", "seen", "cached",
                  "small_cached")
 
     def __init__(self) -> None:
         self.periods: dict[int, _Window] = {}
         self.small: dict[int, _Period] = {}
+        self.pattern: dict[int, tuple[int, int, list[int]]] = {}
         self.windows: dict[tuple[int, int], _Window] = {}
         self.small_windows: dict[tuple[int, int], _SmallWindow] = {}
         self.seen: dict[tuple[int, int], int] = {}
@@ -165,6 +166,10 @@ class HBMServer:
     (if its tables are cached, or it has more than `NP_BUILD` requests: building
     a table costs about as much as 2000 requests evaluated with plain ints)."""
     NP_BUILD = 2000
+    NP_AFTER = 2
+    """A window above `NP_BUILD` requests is evaluated with plain ints until it
+    has been seen `NP_AFTER` times (most never recur: a table for each cost
+    more than the run), then from numpy tables."""
     TABLE_MIN = 128
     TABLE_AFTER = 3
     """Requests in a segment's explicit window up to which it is evaluated
@@ -195,6 +200,7 @@ class HBMServer:
         self._tab: _Tables = tab
         self._periods: dict[int, _Window] = tab.periods  # n -> one whole period (numpy path)
         self._small: dict[int, _Period] = tab.small  # n -> one whole period (plain-int path)
+        self._pattern: dict[int, tuple[int, int, list[int]]] = tab.pattern  # n -> (q, P, d)
         self._windows: dict[tuple[int, int], _Window] = tab.windows
         self._small_windows: dict[tuple[int, int], _SmallWindow] = tab.small_windows
         self._seen: dict[tuple[int, int], int] = tab.seen
@@ -370,17 +376,28 @@ class HBMServer:
         last request arrives after every start in the window). Plain ints: the
         tables are at most N x 2P requests, where numpy's per-call cost
         dominates; a wide request list (many transfers in flight) takes the
-        numpy path."""
+        numpy path once its window recurs (`NP_AFTER`)."""
         n = len(owners)
         per = self._small.get(n)
-        if per is None:
-            per = self._small[n] = self._period(n)
-        q, P, d, KII, G, skip = per
+        if per is None:  # the pattern alone; the period's tables only to skip periods
+            pat = self._pattern.get(n)
+            if pat is None:
+                N = self.N
+                q = n * (n + 1) // 2 % N
+                pat = self._pattern[n] = (q, N // gcd(N, q) if q else 1,
+                                          [i * (i + 1) // 2 % N for i in range(n)])
+            q, P, d = pat
+            if b - a >= 2 * P:
+                per = self._small[n] = self._period(n)
+        else:
+            q, P, d = per[0], per[1], per[2]
         self.segments += 1
         m, r = divmod(b - a, P)
         L = (P if m else 0) + r
         size = n * L
-        if size > self.NP_MIN and (size > self.NP_BUILD or self._np_ready(n, L, m, r)):
+        key = (n, L)
+        if size > self.NP_MIN and (self._np_ready(n, L, m, r) or (
+                size > self.NP_BUILD and self._seen.get(key, 0) >= self.NP_AFTER)):
             self._segment_np(a, b, owners)
             return
         N, off = self.N, self.off
@@ -388,6 +405,8 @@ class HBMServer:
         w = a
         if m >= 2:  # skip m-1 whole periods (per-channel max-plus)
             k = m - 1
+            assert per is not None
+            KII, G, skip = per[3], per[4], per[5]
             ch = off
             for c in range(N):
                 fc = free[ch]
@@ -398,7 +417,6 @@ class HBMServer:
                 if ch == N:
                     ch = 0
             w = a + k * P
-        key = (n, L)
         win = self._small_windows.get(key)
         if win is None:
             # a table costs about as much as one explicit evaluation: build it

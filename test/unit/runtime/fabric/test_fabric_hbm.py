@@ -24,6 +24,7 @@ def closed_form_completions(cfg, scripts, writers=0, np_min=None, tables=False):
     hbm = HBMServer(cfg)
     if np_min is not None:
         hbm.NP_MIN = hbm.NP_BUILD = np_min
+        hbm.NP_AFTER = 0  # numpy tables from the first window
     if tables:
         hbm.TABLE_MIN = hbm.TABLE_AFTER = 0
     for r in reqs:
