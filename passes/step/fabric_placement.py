@@ -56,6 +56,7 @@ from xdsl.ir import Attribute, BlockArgument, Operation, Region, SSAValue
 from steplus.dialects.step import GraphOp
 from steplus.dialects.step import ops as so
 from steplus.dialects.step.dims import to_expr
+from steplus.dialects.step.discardable import COMPUTE_BW, PMU_BW
 from steplus.dialects.step.types import StreamType, TileType, TupleType
 from steplus.dialects.target.fabric import HardwareConfig
 from steplus.passes.step.fabric_contract import (
@@ -68,6 +69,7 @@ from steplus.passes.step.fabric_contract import (
 )
 from steplus.passes.step.sim_estimate import SimulationError
 from steplus.utils.attrs import ints_of
+from steplus.utils.discardable import IntDiscardable
 
 MAX_KNOB = 1 << 40
 """The largest value of a per-op knob (cycles, FLOPs/cycle, depth)."""
@@ -107,11 +109,23 @@ def _knob(op: Operation, name: str, default: int, lo: int, hi: int = MAX_KNOB) -
     return v
 
 
+def _bandwidth(op: Operation, spec: IntDiscardable, default: int) -> int:
+    """A registered bandwidth knob of `op` (`compute_bw`, `pmu_bw`: their spec's typed
+    value, else `default`), checked to be in [1, MAX_KNOB] here, where it is used."""
+    v = spec.get(op)
+    v = default if v is None else v
+    if not 1 <= v <= MAX_KNOB:
+        raise LoweringError(f"'{spec.name}' must be an integer in [1, {MAX_KNOB}], got {v}", op)
+    return v
+
+
 def _switch_cycles(op: Operation, k: int, default: int) -> list[int]:
     """The `switch_cycles` of a routing op with `k` branches (one non-negative count each)."""
-    prop, attr = getattr(op, "switch_cycles", None), op.attributes.get("switch_cycles")
-    sw = (ints_of(prop if isinstance(prop, DenseArrayBase) else None)
-          or ints_of(attr if isinstance(attr, DenseArrayBase) else None) or [default] * k)
+    # a property of step.parallelize, a discardable knob of partition and reassemble
+    prop = op.switch_cycles if isinstance(op, so.ParallelizeOp) else None
+    attr = op.attributes.get("switch_cycles")
+    sw = (ints_of(prop) or ints_of(attr if isinstance(attr, DenseArrayBase) else None)
+          or [default] * k)
     if len(sw) != k or not all(0 <= c <= MAX_KNOB for c in sw):
         shown = ", ".join(map(str, sw[:8])) + (", ..." if len(sw) > 8 else "")
         raise LoweringError(f"'switch_cycles' must list {k} cycle counts in [0, {MAX_KNOB}], "
@@ -333,8 +347,8 @@ def _compute(pl: _Placer, op: so.MapOp | so.AccumOp | so.ScanOp) -> _Placed:
                 [op.input], [Port("inp")], None)
     ins = _unzip(op.input)
     ports = [Port("inputs", i) for i in range(len(ins))]
-    compute_bw = _knob(op, "compute_bw", pl.cfg.compute_bw, 1)
-    pmu_bw = _knob(op, "pmu_bw", pl.cfg.pmu_bw, 1)  # step-allocate-units' PMUs
+    compute_bw = _bandwidth(op, COMPUTE_BW, pl.cfg.compute_bw)
+    pmu_bw = _bandwidth(op, PMU_BW, pl.cfg.pmu_bw)  # step-allocate-units' PMUs
     write_back = _flag(op, "write_back_mu")
     if isinstance(op, so.MapOp):
         return (MapParams(kernel=_kernel(op.body, False), compute_bw=compute_bw, pmu_bw=pmu_bw,
