@@ -365,6 +365,16 @@ ACCEPTED = {
     "adt_abstract_type_payload.lus": {"main": ({}, lambda x, t: [np.ones(TICKS, bool)])},
     # Kind 2 reachability checks (witnesses for the falsifier): out = t
     "reachability.lus": {"counter": ({}, lambda test: [T])},
+    # free constants of composite types (their leaves are held inputs) and
+    # imported nodes run on their own (outputs: the oracles `out.oracle`)
+    "free_const_subrange.lus": {"N": ({}, lambda c0, c1, f0, f1, ok: [ok])},
+    "same_free_const_in_two_nodes.lus": {
+        # every output is no_message = {none, -1, -1, {-1, -1}, -1} or its id
+        "uxas": ({}, lambda: [np.full(TICKS, v) for v in
+                              [0, -1, -1, -1, -1, -1, -1] + [0, -1, -1, -1, -1, -1] * 4]),
+        "uxas_env": ({}, lambda *free: []), "uxas_env_antecedents": ({}, lambda *free: [])},
+    "test_record_projection.lus": {"top1": ({}, lambda i, out: [out]),
+                                   "top2": ({}, lambda *ins: [ins[-1]])},
     "test_restart_every.lus": {
         "mod3_counter": ({"reset": _bools(0.15)}, lambda r: _bounded_counter(r, 3)),
         "counter": ({}, lambda: [list(range(TICKS))]),
