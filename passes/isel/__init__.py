@@ -130,7 +130,7 @@ def select_function(fn: func.FuncOp, targets, flexible: bool, limits: Limits = L
     # rebuild in the order of the anchors so memoised values dominate later uses
     roots.sort(key=lambda r: block.get_operation_index(r[2]))
     eg = T.make_egraph()
-    lets = [eg.let(f"root{i}", t) for i, (_, t, _) in enumerate(roots)]
+    lets = let_shallow(eg, [t for _, t, _ in roots])
     facts = imp.constant_facts()
     if facts:
         eg.register(*facts)
@@ -191,6 +191,44 @@ def _on_tensors(op) -> bool:
     from xdsl.dialects.builtin import TensorType
 
     return bool(op.results) and all(isinstance(v.type, TensorType) for v in (*op.operands, *op.results))
+
+
+def let_shallow(eg, terms: list) -> list:
+    """Add `terms` to `eg` as one egglog let per distinct constructor node, each node's operands
+    referring to their own lets by name; return the lets of `terms`.
+
+    An importer's terms share their operands' subterms (a value's term is inside every user's).
+    Handed to `eg.let` whole, egglog 13's Python bindings turn each term into one nested action,
+    binding subterms with several parents to synthetic `$__expr_N` lets in an order that varies
+    from process to process — and for some of those orders egglog's Rust side adds nodes the
+    command does not contain (on the zoo LSTM LM, `tanh(cols(gates, 32, ..))`, the f gate's
+    slice under the g gate's tanh), so ~15 % of runs selected a wrong program (issue 24;
+    docs/rationale/ila.md).  Here every node is a let of one constructor over let references
+    and literals: egglog converts no nested or shared term, and the commands are the same in
+    every process (nodes in post-order, first occurrence first)."""
+    from egglog import get_callable_args, get_callable_fn
+
+    lets: dict = {}  # a node's egglog declaration (compared by identity) -> its let
+    out = []
+    for term in terms:
+        stack = [(term, False)]
+        while stack:  # iterative post-order: an LSTM unrolled over a long sequence nests deeply
+            e, ready = stack.pop()
+            key = e.__egg_typed_expr__.expr
+            if key in lets:
+                continue
+            fn = get_callable_fn(e)
+            if fn is None:  # a literal: stays inline
+                continue
+            args = get_callable_args(e)
+            if not ready:
+                stack.append((e, True))
+                stack.extend((a, False) for a in reversed(args))
+                continue
+            shallow = fn(*(lets.get(a.__egg_typed_expr__.expr, a) for a in args))
+            lets[key] = eg.let(f"n{len(lets)}", shallow)
+        out.append(lets.get(term.__egg_typed_expr__.expr, term))
+    return out
 
 
 def extract_all(eg, exprs: list, cost_model) -> list:
