@@ -474,7 +474,7 @@ class _ToAst(Transformer_NonRecursive):
         return ast.Const(_pos(tok), int(digits, 16 if digits is not tok else 10), "int")
 
     def real_lit(self, meta, tok):
-        value = float(tok)
+        value = float.fromhex(tok) if tok[:2] in ("0x", "0X") else float(tok)
         if not math.isfinite(value) or abs(value) > F32_MAX:
             raise LustreError(_pos(tok), f"real literal {tok} does not fit in real (32-bit float)")
         return ast.Const(_pos(tok), value, "real")

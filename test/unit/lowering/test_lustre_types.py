@@ -362,3 +362,14 @@ tel
     np.testing.assert_array_equal(cat, a4 * 8 + x3)
     np.testing.assert_array_equal(hi, (a4 * 8 + x3) >> 5)
     np.testing.assert_array_equal(lo, x3)
+
+
+def test_real_literals_without_leading_digit_and_in_hexadecimal():
+    """Kind 2's `.45e1` and C99's hexadecimal floats `0x3.1f4p-5` (= 0x31f4 / 2^12 / 2^5)."""
+    src = "node n() returns (a, b, c: real; d: int);\nlet a = .45e1; b = 0x3.1f4p-5; " \
+          "c = 0x1p4; d = 0x1F; tel\n"
+    a, b, c, d = _all(src, "n", {})
+    np.testing.assert_array_equal(a, np.full(T, 4.5, np.float32))
+    np.testing.assert_array_equal(b, np.full(T, 0x31F4 / 2**12 / 2**5, np.float32))
+    np.testing.assert_array_equal(c, np.full(T, 16.0, np.float32))
+    np.testing.assert_array_equal(d, np.full(T, 31))
