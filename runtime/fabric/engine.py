@@ -519,28 +519,63 @@ class Simulator:
         return out
 
     def _bound(self, c: Context, qid: int) -> int:
-        """The bound of `c` in query `qid` (NEVER: INF): O(1) from its form once
-        the form's end is known in this query, else `_walk`."""
-        if c.qid == qid:
-            v = c.lb
-            return NEVER if v < 0 else v  # in progress: on a wait cycle
-        fa = c.fa
-        if fa >= 0:  # a form: max(fa, bound(fanc) + fk)
-            anc = c.fanc
-            if anc is None or fa >= NEVER:
-                v = fa
-            elif anc.qid == qid and anc.lb >= 0:
-                v = anc.lb + c.fk
-                if v > NEVER:
-                    v = NEVER
-                if fa > v:
-                    v = fa
+        """The bound of `c` in query `qid` (NEVER: INF). Follows the forms
+        down the chain (`c`, its `fanc`, that one's `fanc`, ...) to a context
+        whose bound is known in this query or that waits on nothing, then sets
+        the bounds back up the chain; a FlatReassemble that needs several
+        inputs is left to `_walk`. A context on the chain is marked in
+        progress (`lb` = -1): met again, it is on a wait cycle (NEVER)."""
+        path: list[Context] | None = None
+        d = c
+        res: int
+        while True:
+            if d.qid == qid:
+                v = d.lb
+                res = NEVER if v < 0 else v
+                break
+            own: int = d.clock
+            if d.done:
+                own = NEVER
             else:
-                return self._walk(c, qid)
-            c.qid = qid
-            c.lb = v
-            return v
-        return self._walk(c, qid)
+                blk = d.block
+                if blk is not None:
+                    kind = blk[0]
+                    if kind == HBM:
+                        if d.hbm_lb > own:
+                            own = d.hbm_lb
+                    elif kind == NBPEEK:
+                        if d.need_all is not None:
+                            res = self._walk(d, qid)
+                            break
+                    else:  # blocked on one channel: its form
+                        if d.fa < 0:
+                            self._form(d)
+                        own = d.fa
+                        anc = d.fanc
+                        if anc is not None and own < NEVER:
+                            d.qid = qid
+                            d.lb = -1  # in progress
+                            if path is None:
+                                path = [d]
+                            else:
+                                path.append(d)
+                            d = anc
+                            continue
+            d.qid = qid
+            d.lb = res = own
+            break
+        if path is not None:
+            i = len(path)
+            while i:
+                i -= 1
+                e = path[i]
+                b = res + e.fk
+                if b > NEVER:
+                    b = NEVER
+                if e.fa > b:
+                    b = e.fa
+                e.lb = res = b
+        return res
 
     def _walk(self, start: Context, qid: int) -> int:
         """The bound of `start` in query `qid` (see `lower_bounds`): an
