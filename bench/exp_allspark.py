@@ -4,7 +4,7 @@
                                  [--sizes 224,640] [--time-limit 60] [--from-graph]
 
 ``--from-graph`` reads every workload of a family written as a PyTorch module
-(``examples/allspark``: ViT, Swin, PVT, Twins, CSWin) from its ``torch.export``
+(``examples/allspark``: ViT, Swin, PVT, Twins, CSWin, Focal) from its ``torch.export``
 graph (``lowering/torch_to_pim.py``) instead of the name table; ``summary.csv``'s
 ``workload`` column says which.
 
@@ -355,7 +355,7 @@ def main(argv: list[str] | None = None) -> int:
                     help="skip the batch and mesh/memory sweeps (Swin-B, Twins-B at 640^2)")
     ap.add_argument("--from-graph", action="store_true",
                     help="read each model's workload from its PyTorch module's torch.export "
-                    "graph (ViT, Swin, PVT, Twins, CSWin; Focal from the table)")
+                    "graph (ViT, Swin, PVT, Twins, CSWin, Focal)")
     ap.add_argument("--cpsat-limit", type=float, default=20.0,
                     help="CP-SAT time limit per model in the solver cross-check (s)")
     args = ap.parse_args(argv)

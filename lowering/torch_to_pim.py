@@ -25,7 +25,9 @@ torch nor unpickling.  What is read:
   a `ceil(H/w) x ceil(W/w)` partition (padded, as Swin and Twins pad); an
   `aten.roll` in the stage makes it shifted windows, a global attention in a
   windowed stage (Twins' GSA) sub-sampled context whose queries are grouped per
-  window, like the stage's local blocks (the workload table's convention).
+  window, like the stage's local blocks (the workload table's convention); keys
+  that include pooled tokens (`avg_pool2d` on the key side only) make it Focal's
+  fine-and-coarse context (`focal`).
 
 Depthwise convolutions (Twins' position encoding), norms, biases, class heads
 are not part of the workload (as in `passes/allspark/vit.py`).
@@ -69,6 +71,7 @@ SDPA = "aten.scaled_dot_product_attention.default"
 CONV = "aten.conv2d.default"
 LINEAR = "aten.linear.default"
 ROLL = "aten.roll.default"
+POOLS = ("aten.avg_pool2d.default", "aten.adaptive_avg_pool2d.default")
 MAX_PT2_BYTES = 256 << 20  # bound on the JSON graph read from a .pt2 archive
 
 
@@ -258,6 +261,7 @@ class _Attn:
     extra_m: int = 0
     channels: int = 0  # input width of the query's projection (C)
     block: int = 0  # id of that projection: attentions sharing it are one block
+    pooled: bool = False  # keys include pooled tokens (Focal's coarse level)
 
 
 def _is_patch_conv(op: _Op) -> bool:
@@ -319,6 +323,8 @@ def _attention(op: _Op, index: int, batch: int) -> _Attn:
     # what only the keys depend on: spatial reduction (PVT's SRA, Twins' GSA)
     q_side = _ancestors(op.args[0])
     for other in _ancestors(op.args[1], q_side).values():
+        if other.target in POOLS:
+            att.pooled = True
         if _is_patch_conv(other):
             w = _need(other.args[1], "the reduction weight", other)
             o = _out(other, "the reduction")
@@ -403,7 +409,7 @@ def workload_from_ops(ops: list[_Op], name: str, img: int | None = None) -> VitM
             cross.add(id(prev))
         else:
             blocks.append(_Attn(a.op, a.index, a.heads, a.tokens, a.head_dim, a.branches, a.kv,
-                                a.extra_w, a.extra_m, a.channels, a.block))
+                                a.extra_w, a.extra_m, a.channels, a.block, a.pooled))
     runs: list[list[_Attn]] = []
     for a in blocks:
         if runs and runs[-1][0].channels == a.channels:
@@ -460,7 +466,9 @@ def workload_from_ops(ops: list[_Op], name: str, img: int | None = None) -> VitM
                                 f"{a.tokens} tokens in a stage of {ref.branches} of "
                                 f"{ref.tokens}")
         shifted = any(o.target == ROLL for o in ops[first.index:run[-1].index])
-        inter = ("shifted" if shifted else "subsample" if sub else "none") if local else "none"
+        focal = any(a.pooled for a in run)
+        inter = ("shifted" if shifted else "focal" if focal else "subsample" if sub
+                 else "none") if local else "none"
         groups: dict[tuple[int, int, int], int] = {}
         for a in run:
             key = (a.kv, a.extra_w, a.extra_m)

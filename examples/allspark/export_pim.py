@@ -6,7 +6,7 @@
     echo '' | step-opt -p 'convert-torch-to-pim{export="swin-t.pt2"},pim-orchestrate'
 
 Models: ViT (vit-t/s/b/l/h), Swin (swin-t/s/b/l), PVT v1 (pvt-t/s/m/l), Twins-SVT
-(twins-s/b/l), CSWin (cswin-t/s/b/l).  With ``--pt2 PATH`` the `torch.export.save` archive is written instead
+(twins-s/b/l), CSWin (cswin-t/s/b/l), Focal (focal-t/s/b).  With ``--pt2 PATH`` the `torch.export.save` archive is written instead
 (what `convert-torch-to-pim` reads).
 """
 

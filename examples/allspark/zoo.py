@@ -4,8 +4,8 @@
     save("swin-b", 640, "swin-b.pt2")     # torch.export.save: what `convert-torch-to-pim` reads
 
 Families: ViT (``vit_timm``), Swin (``swin_timm``), PVT v1 (``pvt_timm``), Twins-SVT
-(``twins_timm``), CSWin (``cswin_official``, after the authors' release: timm has none); the
-paper's Focal is not written as a module.
+(``twins_timm``), and, after the authors' releases as timm has neither, CSWin
+(``cswin_official``) and Focal (``focal_official``): every family of the Allspark paper.
 """
 
 from __future__ import annotations
@@ -13,7 +13,14 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from examples.allspark import cswin_official, pvt_timm, swin_timm, twins_timm, vit_timm
+from examples.allspark import (
+    cswin_official,
+    focal_official,
+    pvt_timm,
+    swin_timm,
+    twins_timm,
+    vit_timm,
+)
 
 BUILDERS = {
     **{n: vit_timm.vit for n in vit_timm.CONFIGS},
@@ -21,6 +28,7 @@ BUILDERS = {
     **{n: pvt_timm.pvt for n in pvt_timm.CONFIGS},
     **{n: twins_timm.twins for n in twins_timm.CONFIGS},
     **{n: cswin_official.cswin for n in cswin_official.CONFIGS},
+    **{n: focal_official.focal for n in focal_official.CONFIGS},
 }
 MODELS = tuple(BUILDERS)
 

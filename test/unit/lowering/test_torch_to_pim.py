@@ -280,3 +280,16 @@ def test_cswin_t_cross_shaped_stripes_by_hand() -> None:
         ((1, 1), 49, 16, 32, 512, 1, 9 * 256, "none")]
     assert gemms(m.stages[2])[2:4] == [("qk[kv=98]", 98, 32, 98), ("av[kv=98]", 98, 98, 32)]
     assert m.stages == build("cswin-t", 224).stages
+
+
+def test_focal_t_fine_and_pooled_keys_by_hand() -> None:
+    # Focal-T (Yang et al. 2021): Swin-T's widths, heads and depths, 7x7 windows; keys of
+    # a window: the 13x13 fine tokens around it + one pooled token per window.  224^2:
+    # 8x8 windows -> 169 + 64 = 233 keys, 4x4 -> 169 + 16 = 185, 2x2 -> 169 + 4 = 173
+    # (grid 14 >= 13), and the 7x7 map -> 49 + 1 = 50 (one window, no interaction)
+    m = workload_from_graph(zoo_export("focal-t", 224).graph, "focal-t", 224)
+    assert [(s.branches, s.tokens, merged(s), s.interaction) for s in m.stages] == [
+        (64, 49, {(233, 0, 0): 2}, "focal"), (16, 49, {(185, 0, 0): 2}, "focal"),
+        (4, 49, {(173, 0, 0): 6}, "focal"), (1, 49, {(50, 0, 0): 2}, "none")]
+    assert gemms(m.stages[0])[2:4] == [("qk[kv=233]", 49, 32, 233), ("av[kv=233]", 49, 233, 32)]
+    assert m.stages == build("focal-t", 224).stages
