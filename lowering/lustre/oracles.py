@@ -333,6 +333,10 @@ class _Oracles:
 
         for root, put in node_roots(node):
             put(rewrite(root, once))
+        for d in [*node.inputs, *node.outputs, *node.locals]:  # `x: {v: int | v > f(y)}`
+            for t in _type_refs(d.type):
+                if t.refine is not None:
+                    t.refine = (t.refine[0], rewrite(t.refine[1], once))
         if node.imported:
             self._imported_body(node)
 

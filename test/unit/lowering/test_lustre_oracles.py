@@ -189,6 +189,18 @@ def test_constant_computed_from_a_free_constant_and_abstract_type():
                       [np.full(TICKS, 2 * 3 + 1), np.ones(TICKS, bool)])
 
 
+def test_an_instance_in_a_refinement_passes_its_oracles():
+    src = ("node f(y: int) returns (z: int); let z = y + any subrange [0, 0] of int; tel\n"
+           "node g(y: int; x: subtype { v: int | v > f(y) }) returns (o: int);\n"
+           "let o = x; tel\n")
+    module = _module(src)
+    assert _inputs(module, "g") == ["y", "x", "f.2.42.any.1.46"]
+    x = np.arange(TICKS)
+    _on_every_backend(module, "g", {"y": x, "x": x + 1, "f.2.42.any.1.46": x * 0}, [x + 1])
+    report = falsify(module, "g", ticks=20, runs=10, seed=0)
+    assert report.violation is None and report.assumptions == 1
+
+
 IMPORTED = """\
 node imported sensor(lo: int) returns (v: int);
 (*@contract
