@@ -11,6 +11,9 @@
 directory (nothing large is committed) and prints Table 1 rows 3-6 next to the paper's, each cell
 that differs with its reason (`REASONS`).
 
+isel runs as the `isel` pass does by default: an LSTM's per-step FlexASR calls folded into one call
+per sequence (`lstm_fold`).  Exact is D2A's exact matching (docs/guide/isel.md).
+
 Per application: the number of ops of the imported function (D2A counts Relay ops), the
 invocations of FlexASR / HLSCNN / VTA when isel targets that accelerator alone, as
 `exact/flexible` (D2A Table 1 rows 4-6), and for isel onto all three in flexible mode the
