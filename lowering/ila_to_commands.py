@@ -26,7 +26,7 @@ from xdsl.context import Context
 from xdsl.dialects import builtin
 from xdsl.dialects.builtin import IntegerAttr, StringAttr, TensorType, f32, i64
 from xdsl.builder import Builder
-from xdsl.ir import Block, Operation, Region
+from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     PatternRewriter, PatternRewriteWalker, RewritePattern, op_type_rewrite_pattern,
@@ -96,6 +96,13 @@ def _pool_body(b: Builder, arg, chain: list[ComputeOp], out_type) -> list:
     return [cat.results[0]]
 
 
+def _store(v: SSAValue) -> StoreOp:
+    """The `ila.store` defining `v` (the caller checked it is one)."""
+    op = v.owner
+    assert isinstance(op, StoreOp)
+    return op
+
+
 def fragment_for(load: LoadOp) -> FragmentOp:
     chain, cur = [], load.input.owner
     while isinstance(cur, ComputeOp) and cur.callee.data in _POOL_MODE and (
@@ -111,7 +118,7 @@ def fragment_for(load: LoadOp) -> FragmentOp:
         target, n = "flexasr", len(chain)
     elif isinstance(cur, ComputeOp) and cur.callee.data in _CMD and all(
             isinstance(a.owner, StoreOp) for a in cur.args):
-        src = [a.owner.input for a in cur.args]
+        src = [_store(a).input for a in cur.args]
         block = Block(arg_types=[v.type for v in src])
         b = Builder(InsertPoint.at_end(block))
         cmd = CmdOp(operands=[list(block.args)], result_types=[[out_type]],
@@ -142,6 +149,7 @@ class ConvertIlaToCommandsPass(ModulePass):
         origin = {}  # compute op -> the ila.invoke it expands (diagnostics are reported there)
         for inv in [o for o in op.walk() if isinstance(o, InvokeOp)]:
             nxt, block = inv.next_op, inv.parent_block()
+            assert block is not None  # found by walking the module
             expand_invoke(inv)
             ld = nxt.prev_op if nxt is not None else block.last_op
             if isinstance(ld, LoadOp):

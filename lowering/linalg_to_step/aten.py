@@ -51,6 +51,8 @@ Example::
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
+from typing import Any
 from dataclasses import dataclass, field
 
 from xdsl.dialects.builtin import ModuleOp
@@ -241,9 +243,12 @@ def _dense_options(options: str) -> tuple[str, str]:
     return m.group(1), m.group(2) or "mn_mk"
 
 
-def _dense(nodes, covered: set, options: str, name: str, remarks: list):
+def _dense(nodes, covered: set, options: str, name: str,
+           remarks: list) -> Iterator[Any]:
     """What is left that the dense lowering expresses (`dense.py`: glue.py's regions,
-    embeddings), each a part."""
+    embeddings), each a `LoweredPart` (typed Any: the type checker reads this file as
+    `lowering.linalg_to_step.aten` and dense.py's import of it as `steplus.lowering...`,
+    two classes to it)."""
     from steplus.lowering.linalg_to_step.dense import dense_parts
 
     tile, schedule = _dense_options(options)
@@ -284,7 +289,7 @@ def _router(m, options: str, fname: str, remarks: list):
                                      "softmax, topk and renormalization (Qwen3) or topk and "
                                      "softmax (Mixtral)"))
         return None
-    B, E = _shape(mm)
+    B, E = glue.static(mm)
     try:
         tile, schedule = _dense_options(options)
         t = region_func([mm], fname, {m.x} if m.x.op == "call_function" else set())

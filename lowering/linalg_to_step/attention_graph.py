@@ -34,11 +34,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from xdsl.dialects.builtin import ModuleOp, UnitAttr, bf16, f32
+from xdsl.dialects.builtin import ModuleOp, bf16, f32
 
 from steplus.dialects.step import GraphOp
 from steplus.dialects.step.builder import ADDRESS, Graph, Stream, TileType, eager_merge, reassemble
 from steplus.passes.step.specialize import specialize_graph
+from steplus.lowering.linalg_to_step.emit import write_back_mu
 
 TILE_N = 32
 PARALLEL = 4
@@ -83,7 +84,7 @@ def _region(g: Graph, s: AttnShape, r: int, q: Stream, k: Stream, v: Stream, idx
     out = pv.map("div", rsum, dtype=bf16, name=f"div{r}")
     # §8.4 node 31: the divided tile is written back to a memory unit (store
     # term ceil(group x hd x 2 / PMU_BW) per request, and o_store reads it from there)
-    out.value.owner.attributes["write_back_mu"] = UnitAttr()
+    write_back_mu(out)
     out.random_store(idx[4], [1 << 20], O_BASE, name=f"o_store{r}").consume()
     return k_sig
 
@@ -178,7 +179,7 @@ def _coarse(g: Graph, s: AttnShape, B: int, seq_len: list[int],
                           0, 0, name=f"{name}{r}")
                       for name, vals in (("idx", range(B)), ("seq_len", seq_len),
                                          ("offset", offset))])
-    fans = [_fanout(*m, r) for r, m in enumerate(metas)]
+    fans = [_fanout(m[0], m[1], m[2], r) for r, m in enumerate(metas)]
     for r, (i5, l6, o2) in enumerate(fans):
         _region(g, s, r, loads["q"][r], loads["k"][r], loads["v"][r], i5, l6, o2)
     return {f"sum_L{r}": sum(seq_len[i] for i in rq) for r, rq in enumerate(blocks)}

@@ -36,7 +36,7 @@ loads 12 addresses, gathers 12 rows of 16 and stores them as `[2, 6, 16]`.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -160,7 +160,8 @@ convolutions, pool.py's pools, move.py's data movement, softmax_dim.py's softmax
 another dim, rnn.py's recurrences."""
 
 
-def dense_parts(nodes, covered: set, tile: str, schedule: str, name: str, remarks: list):
+def dense_parts(nodes, covered: set, tile: str, schedule: str, name: str,
+                remarks: list) -> Iterator[LoweredPart]:
     """The dense parts of what `covered` (the recognized layers) leaves (module doc)."""
     gathers = []
     for n in nodes:

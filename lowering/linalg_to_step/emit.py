@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from xdsl.dialects.builtin import UnitAttr, f32
-from xdsl.ir import Attribute
+from xdsl.ir import Attribute, Operation
 
 from steplus.dialects.step.builder import Graph, Stream
 from steplus.dialects.step.functions import get_function
@@ -41,6 +41,13 @@ from steplus.dialects.step.types import TileType
 from steplus.lowering.linalg_to_step.options import Tile, layout
 from steplus.lowering.linalg_to_step.recognize import Function, Node
 from steplus.utils.diagnostics import OpDiagnosticError, emit
+
+
+def write_back_mu(s: Stream) -> None:
+    """Mark the op producing `s` as writing its result back to a memory unit."""
+    op = s.value.owner
+    assert isinstance(op, Operation)
+    op.attributes["write_back_mu"] = UnitAttr()
 
 
 @dataclass(frozen=True)
@@ -186,6 +193,7 @@ class _Planner:
 
     def matmul(self, n: Node) -> None:
         a, b = (self.operand(x, n) for x in n.inputs)
+        assert n.op is not None  # a matmul node is its op's
         what = f"{n.op.name} #{n.number}"
         (M, K), (K2, N) = a.shape[-2:], b.shape[-2:]  # b: its logical (transposed) shape
         Bt = n.batch
@@ -339,10 +347,12 @@ class _Planner:
         lay = self.layouts[x]
         if n.fn == "same":
             self.layouts[n] = lay
-        elif n.fn == "flatten":
+        elif n.fn == "flatten":  # of a batched stream: the batch joins the rows
+            assert lay.bt is not None
             self.layouts[n] = Layout(lay.tm, lay.tn, lay.bt * lay.mt, lay.nt, None, lay.col)
         else:
             Bt, M = n.shape[0], n.shape[1]
+            assert n.op is not None  # a view node is its op's
             if M % lay.tm:
                 raise OpDiagnosticError(n.op, f"{n.op.name}: rows of {M} per batch do not hold "
                                               f"whole {lay.tm}-row tiles (option tile)")
@@ -445,7 +455,7 @@ class _Emitter:
         out = a.accum(fn, 1, b, acc=TileType(p.tm, p.tn, f32), combine="add",
                       name=f"mm{n.number}")
         if p.b.out_shape[-1] > 1:  # a reduction over several K tiles: the accumulator
-            out.value.owner.attributes["write_back_mu"] = UnitAttr()  # lives in a memory unit
+            write_back_mu(out)  # lives in a memory unit
         self.ready[n] = out
         self.done.add(n)
 
@@ -472,7 +482,7 @@ class _Emitter:
         out = s.accum(n.fn, 1, acc=TileType(lay.tm, 1, f32), combine=n.combine, init=n.init,
                       name=n.fn)
         if self.plan.reduced[n].nt > 1:  # the accumulator lives in a memory unit
-            out.value.owner.attributes["write_back_mu"] = UnitAttr()
+            write_back_mu(out)
         self.ready[n] = out
         self.done.add(n)
 

@@ -58,6 +58,7 @@ from __future__ import annotations
 
 import math
 import re
+from typing import TypeGuard
 
 import numpy as np
 
@@ -151,7 +152,7 @@ def _float_tensor(x) -> bool:
     return s is not None and len(s) >= 1 and 0 not in s and _dtype(x) in FLOATS
 
 
-def _scalar(x) -> bool:
+def _scalar(x) -> TypeGuard[int | float]:
     return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
 
 
@@ -212,14 +213,14 @@ def _last(dims, rank: int) -> bool:
 
 def _weight(w, rank: int = 2) -> bool:
     """A function argument (a parameter or an input) of `rank` dims: read from memory."""
-    return _float_tensor(w) and w.op == "placeholder" and len(_shape(w)) == rank
+    return _float_tensor(w) and w.op == "placeholder" and len(static(w)) == rank
 
 
 def keeps_rows(n) -> bool:
     """A view that keeps the last dim: the same folded 2-D tensor."""
     src = n.args[0] if n.args else None
     return (_name(n) in VIEWS and _float_tensor(n) and hasattr(src, "op") and _float_tensor(src)
-            and _shape(src)[-1] == _shape(n)[-1])
+            and static(src)[-1] == static(n)[-1])
 
 
 def lowerable(n) -> bool:
@@ -242,14 +243,14 @@ def _lowerable(n) -> bool:
         if name in ("aten.to.dtype", "aten._to_copy.default") and (
                 _dtype(n) != _dtype(n.args[0]) or set(n.kwargs) - {"dtype"}):
             return False  # a cast that changes the element type is not a view
-        return keeps_rows(n) and len(out) >= 2 and len(_shape(n.args[0])) >= 2
+        return keeps_rows(n) and len(out) >= 2 and len(static(n.args[0])) >= 2
     if n.kwargs and not (name == "aten.gelu.default" and set(n.kwargs) == {"approximate"}):
         return False
     args = list(n.args)
     x = args[0] if args else None
     if not _float_tensor(x):
         return False
-    rank = len(_shape(x))
+    rank = len(static(x))
     if name in ("aten.matmul.default", "aten.mm.default"):
         return len(args) == 2 and rank >= 2 and _weight(args[1])
     if name == "aten.linear.default":
@@ -271,10 +272,10 @@ def _lowerable(n) -> bool:
         # over the last len(d) dims (`nn.LayerNorm([S, D])`): a region of its own whose
         # rows are the normalized dims flattened (see `norm_dims`)
         ok = (1 <= len(d) < len(out) or d == [out[-1]]) and d == list(out[-len(d):]) and \
-            (w is None or _weight(w, len(d)) and list(_shape(w)) == d)
+            (w is None or _weight(w, len(d)) and list(static(w)) == d)
         if name == "aten.layer_norm.default":
             b = args[3] if len(args) > 3 else None
-            return ok and (b is None or _weight(b, len(d)) and list(_shape(b)) == d) and \
+            return ok and (b is None or _weight(b, len(d)) and list(static(b)) == d) and \
                 (len(args) < 5 or _scalar(args[4]))
         return ok and (len(args) < 4 or args[3] is None or _scalar(args[3]))
     if name in SOFTMAX:

@@ -383,6 +383,7 @@ class _Recognizer:
         if any(m is None for m in maps):
             raise OpDiagnosticError(op, "linalg.generic with indexing maps that are not "
                                         "projections (strides, offsets) is not supported")
+        maps = [m for m in maps if m is not None]  # all of them (for the type checker)
         if iters[:-1] and any("reduction" in t for t in iters[:-1]) or not iters:
             raise OpDiagnosticError(op, "only reductions over the last dim are supported "
                                         "(row sums and row maxima)")
