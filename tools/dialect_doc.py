@@ -91,6 +91,18 @@ def _constraint(d: object) -> str:
     return text.replace("\n", " ").replace("|", "\\|")
 
 
+# Properties whose meaning is the same on every op that has them (MLIR's conventions);
+# an op's own docstring below its `prop_def` line takes precedence.
+GENERIC_MEANINGS = {
+    "sym_name": "The op's symbol name, `@name`, unique in its symbol table.",
+    "function_type": "The signature: argument types to result types.",
+    "operandSegmentSizes": "How many operands each operand group has, in order (printed by the "
+                           "generic form only; the custom syntax derives it).",
+    "resultSegmentSizes": "How many results each result group has, in order (printed by the "
+                          "generic form only).",
+}
+
+
 def render_op(op: type[Operation]) -> str:
     """The markdown section of one operation."""
     out = StringIO()
@@ -98,7 +110,7 @@ def render_op(op: type[Operation]) -> str:
     doc = _doc(op)
     out.write((doc or "_No description._") + "\n\n")
     op_def = op.get_irdl_definition()
-    meanings = _attribute_docstrings(op)
+    meanings = {**GENERIC_MEANINGS, **_attribute_docstrings(op)}
     rows: list[tuple[str, str, str]] = []
     rows += [("operand", n, _constraint(d)) for n, d in op_def.operands]
     rows += [("result", n, _constraint(d)) for n, d in op_def.results]

@@ -180,6 +180,7 @@ class InvokeOp(IRDLOperation):
 
     name = "ila.invoke"
     callee = prop_def(StringAttr)
+    """The accelerator function, `target.op` (e.g. `flexasr.linear`); its arity and shapes are checked."""
     args = var_operand_def()
     res = result_def(TensorType)
     assembly_format = "$callee `(` $args `)` attr-dict `:` functional-type($args, $res)"
@@ -233,6 +234,7 @@ class ComputeOp(IRDLOperation):
 
     name = "ila.compute"
     callee = prop_def(StringAttr)
+    """The accelerator function, `target.op`; its target must be the one of every `!ila.acc` operand and result."""
     args = var_operand_def(AccType)
     res = result_def(AccType)
     assembly_format = "$callee `(` $args `)` attr-dict `:` functional-type($args, $res)"
@@ -298,6 +300,7 @@ class FragmentOp(IRDLOperation):
 
     name = "ila.fragment"
     target = prop_def(StringAttr)
+    """The accelerator whose command stream this is (`flexasr`, `vta` or `hlscnn`)."""
     args = var_operand_def()
     res = var_result_def()
     body = region_def("single_block")
@@ -338,6 +341,7 @@ class CmdOp(IRDLOperation):
 
     name = "ila.cmd"
     kind = prop_def(StringAttr)
+    """The driver command (e.g. `store_act`, `gemm`, `load_out`; the list above), expanded to MMIO writes at run time."""
     args = var_operand_def()
     res = var_result_def()
     traits = traits_def(HasParent(FragmentOp))
@@ -365,7 +369,9 @@ class WriteOp(_MmioOp):
 
     name = "ila.write"
     addr = prop_def(IntegerAttr)
+    """The 32-bit MMIO address written (printed in hex)."""
     data = prop_def(IntegerAttr)
+    """The 128-bit value written at `addr` (printed in hex)."""
     traits = traits_def(HasParent(FragmentOp))
 
     def __init__(self, addr: int, data: int):
@@ -403,6 +409,7 @@ class ReadOp(_MmioOp):
 
     name = "ila.read"
     addr = prop_def(IntegerAttr)
+    """The 32-bit MMIO address read; its 16 bytes go to the simulator's read log."""
     traits = traits_def(HasParent(FragmentOp))
 
     def __init__(self, addr: int):

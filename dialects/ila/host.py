@@ -49,8 +49,11 @@ def window_problem(shape, kernel, stride, pad, hw_axes: tuple[int, int] = (1, 2)
 class _WindowOp(IRDLOperation):
     input = operand_def(TensorType)
     kernel = prop_def(DenseArrayBase)
+    """The window size `[KH, KW]` (rows, columns), both >= 1."""
     stride = prop_def(DenseArrayBase)
+    """The step between windows `[SH, SW]`, both >= 1."""
     pad = prop_def(DenseArrayBase)
+    """Padding `[top, bottom, left, right]` added to H and W, each >= 0 (what it reads: see the op)."""
     res = result_def(TensorType)
     traits = traits_def(Pure())
     irdl_options = (ParsePropInAttrDict(),)

@@ -140,9 +140,13 @@ class NodeOp(IRDLOperation):
     name = "lus.node"
 
     sym_name = prop_def(StringAttr)
+    """The node's symbol name, what `lus.instance @name` calls."""
     function_type = prop_def(FunctionType)
+    """The static parameters and inputs (what an instance passes) to the outputs; state is not in it."""
     num_static = prop_def(IntegerAttr[I64])
+    """How many leading block arguments are `static` parameters (constant for the node's life)."""
     num_state = prop_def(IntegerAttr[I64])
+    """How many block arguments after the static ones are `state` (last cycle's `lus.yield state(...)`)."""
     body = region_def("single_block")
 
     traits = traits_def(SymbolOpInterface(), IsolatedFromAbove())
@@ -430,7 +434,9 @@ class WhenOp(IRDLOperation):
     input = operand_def()
     result = result_def()
     word = opt_prop_def(StringAttr)
+    """The k-periodic condition word `prefix(period)` of `0`/`1`, used instead of a `condition` operand."""
     negated = opt_prop_def(UnitAttr)
+    """Present for `when not`: keep `x` where the condition is false."""
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
     traits = traits_def(HasParent(NodeOp))
 
@@ -505,6 +511,7 @@ class MergeOp(IRDLOperation):
     on_false = operand_def(_T)
     result = result_def(_T)
     word = opt_prop_def(StringAttr)
+    """The k-periodic condition word `prefix(period)`, used instead of a `condition` operand."""
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
     traits = traits_def(HasParent(NodeOp))
 
@@ -597,6 +604,7 @@ class InstanceOp(IRDLOperation):
 
     name = "lus.instance"
     callee = prop_def(SymbolRefAttr)
+    """The `lus.node` run, by symbol; operands and results must match its function type."""
     args = var_operand_def()
     res = var_result_def()
     traits = traits_def(_InstanceCallee(), HasParent(NodeOp))
@@ -630,6 +638,7 @@ class KPeriodicOp(IRDLOperation):
 
     name = "lus.kperiodic"
     word = prop_def(StringAttr)
+    """The word `prefix(period)` of `0`/`1`: cycle i is true iff its i-th letter (the period repeats) is `1`."""
     result = result_def(I1)
     traits = traits_def(Pure(), HasParent(NodeOp))
     assembly_format = "$word attr-dict `:` type($result)"

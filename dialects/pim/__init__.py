@@ -110,13 +110,21 @@ class ModelOp(IRDLOperation):
 
     name = "pim.model"
     model = prop_def(StringAttr)
+    """The vision transformer (e.g. `vit-b`, `swin-t`), as `pim-orchestrate --model` takes it."""
     img = prop_def(IntegerAttr[I64])
+    """Input image size in pixels (square), as `pim-orchestrate --img` takes it; >= 1."""
     preset = prop_def(StringAttr)
+    """The PIM machine preset (e.g. `allspark-16x16`): mesh size and memory per node."""
     rows = opt_prop_def(IntegerAttr[I64])
+    """Mesh rows, overriding the preset's; >= 1."""
     cols = opt_prop_def(IntegerAttr[I64])
+    """Mesh columns, overriding the preset's; >= 1."""
     node_cap_mib = opt_prop_def(IntegerAttr[I64])
+    """Memory per node in MiB, overriding the preset's; >= 1."""
     source = opt_prop_def(StringAttr)
+    """Where the workload comes from: `"table"` (default, `model` names it) or `"ir"` (the stages' shape properties)."""
     batch = opt_prop_def(IntegerAttr[I64])
+    """Inputs per inference (eq. 12's `N_bt`), default 1."""
     body = region_def()
     traits = traits_def(NoTerminator())
 
@@ -163,22 +171,38 @@ class StageOp(IRDLOperation):
 
     name = "pim.stage"
     index = prop_def(IntegerAttr[I64])
+    """The stage number in the model, from 1."""
     branches = prop_def(IntegerAttr[I64])
+    """Computational branches of the stage (e.g. attention windows), each on its own sub-arrays; >= 1."""
     blocks = prop_def(IntegerAttr[I64])
+    """Transformer blocks per branch; >= 1."""
     heads = opt_prop_def(IntegerAttr[I64])
+    """Attention heads per branch."""
     tokens = opt_prop_def(IntegerAttr[I64])
+    """Query patches (tokens) per branch."""
     reuse = opt_prop_def(UnitAttr)
+    """Present when the stage's nodes keep their weights across temporal layers (Table V's reuse column)."""
     # the workload, when the pim.model's `source` is "ir" (e.g. read from a torch graph)
     channels = opt_prop_def(IntegerAttr[I64])
+    """Embedding width C of the stage (workload, `source = "ir"`)."""
     head_dim = opt_prop_def(IntegerAttr[I64])
+    """Width of one attention head (workload)."""
     mlp_ratio = opt_prop_def(IntegerAttr[I64])
+    """The MLP's hidden width over `channels` (workload)."""
     merge_in = opt_prop_def(IntegerAttr[I64])
+    """Input width of the patch embedding or patch merging before the stage (workload)."""
     kv_tokens = opt_prop_def(IntegerAttr[I64])
+    """Keys attended per query when every block has the same shape (workload; else `groups`)."""
     grid = opt_prop_def(DenseArrayBase[I64])
+    """Patch resolution `[rows, cols]` of the stage (workload)."""
     branch_grid = opt_prop_def(DenseArrayBase[I64])
+    """The branches (windows) as `[rows, cols]`, rows x cols = `branches`; default `[1, 1]`."""
     groups = opt_prop_def(DenseArrayBase[I64])
+    """One `blocks, kv_tokens, extra_weights, extra_macs_per_token` quadruple per block shape (workload; instead of `kv_tokens`)."""
     interaction = opt_prop_def(StringAttr)
+    """How branches exchange features: `none`, `shifted`, `focal`, `subsample` or `cross` (workload)."""
     stream_bytes = opt_prop_def(IntegerAttr[I64])
+    """Weight bytes per node that do not fit node memory, re-fetched every temporal layer (eq. 13); constraint 5 is then not checked."""
     body = region_def()
     traits = traits_def(NoTerminator(), HasParent(ModelOp))
 
@@ -224,9 +248,13 @@ class LayerOp(IRDLOperation):
 
     name = "pim.layer"
     scheme = prop_def(DenseArrayBase[I64])
+    """`[g, m]`: `g` head groups of `m` patch chunks per sub-array (Table V); both >= 1."""
     branches = prop_def(IntegerAttr[I64])
+    """Identical sub-arrays running in parallel, one per branch bound to this layer; >= 1."""
     placement = opt_prop_def(DenseArrayBase[I64])
+    """One `row, col, rows, cols` rectangle per branch (binding order), each `m x g` or `g x m` nodes."""
     cycles = opt_prop_def(IntegerAttr[I64])
+    """The cost model's time of the layer, in cycles."""
     program = opt_region_def()
     traits = traits_def(HasParent(StageOp), NoTerminator())
 
@@ -282,7 +310,9 @@ class ComputeOp(IRDLOperation):
 
     name = "pim.compute"
     phase = prop_def(StringAttr)
+    """Name of the computation (e.g. `blocks`), used in reports."""
     cycles = prop_def(IntegerAttr[I64])
+    """The layer's intra-node time `T_c` (eq. 15) on one node, in cycles; >= 0."""
     traits = traits_def(HasParent(LayerOp))
 
     def verify_(self) -> None:
@@ -316,9 +346,13 @@ class RingOp(IRDLOperation):
 
     name = "pim.ring"
     phase = prop_def(StringAttr)
+    """What is transferred (e.g. `k`, `v`, `stream`), used in reports."""
     axis = prop_def(StringAttr)
+    """`patch` (the `m` nodes of a head group), `group` (the `g` head groups) or `mesh` (a path through the whole mesh)."""
     rounds = prop_def(IntegerAttr[I64])
+    """Rounds of the cyclic transfer; >= 1."""
     bytes = prop_def(IntegerAttr[I64])
+    """Bytes every node sends to its successor per round; >= 1."""
     traits = traits_def(HasParent(LayerOp))
 
     def verify_(self) -> None:
@@ -351,8 +385,11 @@ class InteractOp(IRDLOperation):
 
     name = "pim.interact"
     bytes = prop_def(IntegerAttr[I64])
+    """Bytes of one message (each pair, each time)."""
     times = prop_def(IntegerAttr[I64])
+    """How many times per inference the messages are sent (once per block)."""
     pairs = prop_def(DenseArrayBase[I64])
+    """One `row, col, row, col` quadruple per message: sender node, then receiver node."""
     traits = traits_def(HasParent(StageOp))
 
     def messages(self) -> list[tuple[tuple[int, int], tuple[int, int]]]:

@@ -35,3 +35,28 @@ def test_load_properties_are_explained():
 def test_random_store_buffer_depth_is_optional():
     page = render_op(memory.RandomOffChipStoreOp)
     assert "| property | `buffer_depth` | optional `i64` integer | Tiles it buffers" in page
+
+
+@pytest.mark.parametrize("name", ["ila", "lus", "pim"])
+def test_every_property_has_a_meaning(name):
+    """Every property/attribute row of these dialects' op tables says what it means in words."""
+    page = render_dialect(get_all_dialects()[name]())
+    rows = [line for line in page.splitlines() if line.startswith(("| property", "| attribute"))]
+    assert rows, name
+    empty = [row for row in rows if row.split("|")[4].strip() == ""]
+    assert empty == []
+
+
+def test_generic_and_own_meanings():
+    from steplus.dialects.ila.host import WindowsOp
+    from steplus.dialects.lus import NodeOp, YieldOp
+
+    def meaning(op, prop):
+        row = next(line for line in render_op(op).splitlines() if line.startswith(f"| property | `{prop}`"))
+        return row.split("|")[4].strip()
+
+    assert meaning(NodeOp, "sym_name").startswith("The node's symbol name")  # its own beats the generic
+    assert meaning(NodeOp, "function_type").startswith("The static parameters and inputs")
+    assert meaning(YieldOp, "operandSegmentSizes").startswith("How many operands each operand group has")
+    assert meaning(NodeOp, "num_state").startswith("How many block arguments after the static ones")
+    assert meaning(WindowsOp, "pad") == "Padding `[top, bottom, left, right]` added to H and W, each >= 0 (what it reads: see the op)."
