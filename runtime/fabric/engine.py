@@ -23,9 +23,11 @@ Lower bounds on a blocked context's future clock follow the channel it waits
 on: a receiver waiting on an empty channel will not run before its sender's
 bound + 1; a sender waiting on a full channel not before its receiver's
 bound + 1; a memory operator waiting on HBM not before its tile's earliest
-possible completion. Bounds are cached on the contexts and invalidated
-incrementally (a context that runs drops the bounds that went through it),
-so a polling round or an HBM advance only re-walks what changed.
+possible completion. A context blocked on one channel keeps its bound's
+*form* along its chain of waits, `max(fa, bound(anchor) + fk)`, valid until a
+context on that chain runs (not when the anchor, a context many others wait
+on, does), so a polling round or an HBM advance evaluates most bounds in O(1)
+(`Simulator.lower_bounds`).
 
 Example:
 

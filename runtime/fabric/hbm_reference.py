@@ -5,7 +5,10 @@ it: collect at most one response per channel, collect at most one chunk per
 requester (readers then writers), distribute with the cumulative offset rule,
 serve each channel's FIFO with `s = max(s + II, t + 1)`. It is slow (one step
 per cycle and per request) and exists to check, in tests, that the engine with
-the closed-form `HBMServer` times whole graphs identically.
+the closed-form `HBMServer` times whole graphs identically. Also here:
+`reference_completions`, the same controller for scripted requesters (tile
+sizes and gaps), which the tests compare with `HBMServer` request script by
+request script.
 
 Example:
 
@@ -119,3 +122,60 @@ class ReferenceHBMServer:
         for ctx, comp in done:
             on_done(ctx, comp)
         return len(done) > 0 or self.t_next > start
+
+
+def reference_completions(cfg, scripts: list[list[tuple[int, int]]],
+                          writers: int = 0) -> list[list[int]]:
+    """Literal request-level model of §2.3-2.4 for scripted requesters.
+
+    `scripts[r]` is a list of `(gap, n_req)`: requester r issues each tile
+    `gap` cycles after the previous one completed (the first at `gap`). The
+    last `writers` scripts are writers (served after the readers each cycle).
+    Returns, per requester, the completion clock of each tile.
+    """
+    N, II, par = cfg.channels, cfg.initiation_interval, cfg.par_dispatch
+    lat = cfg.startup + cfg.latency
+    R = len(scripts)
+    nxt = [0] * R                        # index of the next tile to issue
+    issue_at = [s[0][0] if s else None for s in scripts]
+    addr: list[list[tuple[int, int]]] = [[] for _ in range(R)]  # (visible, n)
+    pending = [0] * R                    # responses still expected
+    top = [0] * R
+    out: list[list[int]] = [[] for _ in range(R)]
+    chan_free = [0] * N
+    resp_q: list[list[tuple[int, int]]] = [[] for _ in range(N)]  # (visible, requester)
+    off = 0
+    t = 0
+    while any(nxt[r] < len(scripts[r]) or pending[r] for r in range(R)):
+        for r in range(R):  # requesters issue at their clock (before the controller looks)
+            t0 = issue_at[r]
+            if not pending[r] and t0 is not None and t0 <= t:
+                n_req = scripts[r][nxt[r]][1]
+                chunks = [par] * (n_req // par) + ([n_req % par] if n_req % par else [])
+                addr[r] = [(max(t0 + j, t0 + 1), k) for j, k in enumerate(chunks)]
+                pending[r] = n_req
+                top[r] = t0
+                nxt[r] += 1
+                issue_at[r] = None
+        for c in range(N):  # collect + forward responses (one per channel)
+            if resp_q[c] and resp_q[c][0][0] <= t:
+                _, r = resp_q[c].pop(0)
+                top[r] = max(top[r], t + 1)
+                pending[r] -= 1
+                if not pending[r]:
+                    out[r].append(top[r])
+                    if nxt[r] < len(scripts[r]):
+                        issue_at[r] = top[r] + scripts[r][nxt[r]][0]
+        lst: list[int] = []
+        for r in range(R):  # readers then writers: registration order
+            if addr[r] and addr[r][0][0] <= t:
+                _, k = addr[r].pop(0)
+                lst.extend([r] * k)
+        for i, r in enumerate(lst):
+            off = (off + i) % N
+            s = max(chan_free[off], t + 1)
+            chan_free[off] = s + II
+            resp_q[off].append((max(s + lat, s + 1), r))
+        off = (off + len(lst)) % N
+        t += 1
+    return out

@@ -7,7 +7,8 @@ import random
 import pytest
 
 from steplus.dialects.target.fabric import STEP_EVAL, SWIGLU_HDL, HBMConfig
-from steplus.runtime.fabric.hbm import HBMServer, reference_completions
+from steplus.runtime.fabric.hbm import HBMServer
+from steplus.runtime.fabric.hbm_reference import reference_completions
 
 
 class _Req:
