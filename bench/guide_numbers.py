@@ -22,6 +22,20 @@ Checks:
   improvement distance `bench/exp_tiling.py --simulate` prints, as the results
   table of docs/guide/step-graphs.md quotes them (these are not rewritten by
   `--write`: edit the guide's sentence).
+- `exp_timemux` (with `--slow`, 14 simulations): every `G× at O % (R=r)` of the
+  results table's two time-multiplexing rows against the row of degree r that
+  `bench/exp_timemux.py --simulate` prints: G = utilization(r) / utilization(128)
+  to two decimals, O = cycles(r) / cycles(128) - 1 in percent, at the guide's
+  precision.
+- `exp_attention` (with `--slow`, 81 simulations): the geomean speedups of
+  dynamic parallelization (`bench/exp_attention.py --no-sweep`'s `all:` line).
+  Without `--slow` the same line is computed from the pinned cycles
+  (`test/unit/runtime/fabric/attention_cycles.json`, which `exp_attention.py
+  --check` holds to the simulator), in well under a second: `exp_attention_pins`.
+- `isel_table` (with `--slow`, minutes of isel saturation): the README's D2A
+  table, ops and exact/flexible invocations per accelerator
+  (`bench/isel_models.py --no-run`); the paper's bracketed numbers and the ILA
+  accuracy column are not compared, and the table is not rewritten by `--write`.
 """
 
 from __future__ import annotations
@@ -51,6 +65,9 @@ class Check:
     columns: list[str]  # the table's number columns, in order
     key_width: int  # leading columns that key a row
     read_bench: Callable[[str], Rows]  # the bench's stdout -> rows
+    cell: Callable[[str], str] | None = None  # a guide cell -> its compared number (default: as is)
+    slow: bool = False  # only with --slow or by name
+    writable: bool = True  # --write may rewrite the table
 
     def key_cells(self, key: tuple[str, ...]) -> list[str]:
         return [k.capitalize() if i == 0 else k for i, k in enumerate(key)]
@@ -63,6 +80,25 @@ def _moe_metrics(stdout: str) -> Rows:
         if len(cells) >= 7 and cells[1].isdigit():
             rows[(cells[0].lower(), cells[1], cells[2])] = cells[3:7]
     return rows
+
+
+ISEL_NAMES = {"efficientnet_b0": "efficientnet-b0", "lstm_wlm": "lstm-wlm", "mobilenetv2": "mobilenet-v2",
+              "resmlp": "resmlp", "resnet20": "resnet-20", "transformer": "transformer"}
+"""bench/isel_models.py's model names -> the README table's application names (lowercase)."""
+
+
+def _isel_table(stdout: str) -> Rows:
+    rows: Rows = {}
+    for line in stdout.splitlines()[1:]:
+        cells = line.split()
+        if len(cells) >= 5 and cells[0] in ISEL_NAMES and cells[1].isdigit():
+            rows[(ISEL_NAMES[cells[0]],)] = cells[1:5]
+    return rows
+
+
+def _ours(cell: str) -> str:
+    """`0/1 (0/35)` -> `0/1`: our count, without the paper's in brackets."""
+    return cell.split("(")[0].strip()
 
 
 @dataclass(frozen=True)
@@ -80,7 +116,15 @@ CHECKS: dict[str, Check] = {
     "moe_metrics": Check(
         "docs/guide/step-graphs.md", [sys.executable, "bench/moe_metrics.py", "--quiet"],
         ["off-chip bytes", "on-chip bytes", "FLOPs", "padded FLOPs"], 3, _moe_metrics),
+    # minutes: isel saturation of six exported models, per accelerator, exact and flexible
+    "isel_table": Check(
+        "README.md", [sys.executable, "bench/isel_models.py", "--no-run"],
+        ["ops", "FlexASR", "HLSCNN", "VTA"], 1, _isel_table, cell=_ours, slow=True,
+        writable=False),
 }
+
+_TIMEMUX = r"\| time-multiplexing, {} \|[^|]*\| "
+_ATTENTION = r"\| dynamic parallelization, speedup \|[^|]*\|[^|]*?"
 
 VALUE_CHECKS: dict[str, ValueCheck] = {
     # ~3-5 min: 24 MoE simulations
@@ -92,7 +136,78 @@ VALUE_CHECKS: dict[str, ValueCheck] = {
           r"\| dynamic tiling, speedup \|[^|]*\| (\d+\.\d+)× over both models"),
          ("Pareto improvement distance", r"Pareto improvement distance (\d+\.\d+)x",
           r"\| dynamic tiling, Pareto improvement distance \|[^|]*\| (\d+\.\d+);")]),
+    # 81 simulations (27 traces x 3 strategies)
+    "exp_attention": ValueCheck(
+        "docs/guide/step-graphs.md",
+        [sys.executable, "bench/exp_attention.py", "--no-sweep", "--out",
+         str(Path(tempfile.gettempdir()) / "steplus-guide-numbers")],
+        [("dynamic vs either static (every ratio)", r"(?m)^all: [^\n]*vs either static \(all ratios\) (\d+\.\d+)x",
+          _ATTENTION + r"(\d+\.\d+)× over every static/dynamic ratio"),
+         ("dynamic vs the better static", r"(?m)^all: [^\n]*vs best static (\d+\.\d+)x",
+          _ATTENTION + r"(\d+\.\d+)× over the better static"),
+         ("dynamic vs coarse", r"(?m)^all: vs coarse (\d+\.\d+)x", _ATTENTION + r"(\d+\.\d+)× vs coarse"),
+         ("dynamic vs interleaved", r"(?m)^all: [^\n]*vs interleaved (\d+\.\d+)x",
+          _ATTENTION + r"(\d+\.\d+)× vs interleaved")]),
 }
+
+TIMEMUX_PAGE = "docs/guide/step-graphs.md"
+TIMEMUX_COMMAND = [sys.executable, "bench/exp_timemux.py", "--simulate", "--out",
+                   str(Path(tempfile.gettempdir()) / "steplus-guide-numbers")]
+TIMEMUX_ROWS = {"32": "static tile 32", "dyn": "dynamic tiling"}
+_QUOTE = re.compile(r"(\d+\.\d+)× at ([+\-−]\d+(?:\.\d+)?) % \(R=(\d+)\)")
+
+
+def timemux_drifts(text: str, stdout: str) -> list[str]:
+    """Each `G× at O % (R=r)` of the time-multiplexing rows against the bench's CSV rows."""
+    lines = stdout.splitlines()
+    head = next((i for i, line in enumerate(lines) if line.startswith("regions,")), None)
+    bench: dict[tuple[str, int], tuple[float, float]] = {}
+    if head is not None:
+        cols = lines[head].split(",")
+        for line in lines[head + 1:]:
+            cells = dict(zip(cols, line.split(",")))
+            try:
+                bench[(cells["tile_n"], int(cells["regions"]))] = (
+                    float(cells["cycles"]), float(cells["utilization_pct"]))
+            except (KeyError, ValueError):
+                continue
+    out: list[str] = []
+    for tile, row in TIMEMUX_ROWS.items():
+        m = re.search(_TIMEMUX.format(re.escape(row) + ", utilization") + r"([^|]*)\|", text)
+        if m is None:
+            out.append(f"{TIMEMUX_PAGE}:1: exp_timemux: {row}: not found in the guide")
+            continue
+        line = text[:m.start()].count("\n") + 1
+        base = bench.get((tile, 128))
+        for q in _QUOTE.finditer(m.group(1)):
+            gain, over, r = q.group(1), q.group(2).replace("−", "-"), int(q.group(3))
+            got = bench.get((tile, r))
+            if got is None or base is None:
+                out.append(f"{TIMEMUX_PAGE}:{line}: exp_timemux: {row} R={r}: not printed by the bench")
+                continue
+            places = len(over.split(".")[1]) if "." in over else 0
+            b_gain = f"{got[1] / base[1]:.2f}"
+            b_over = f"{(got[0] / base[0] - 1) * 100:+.{places}f}"
+            if (b_gain, b_over) != (gain, over if over[0] in "+-" else "+" + over):
+                out.append(f"{TIMEMUX_PAGE}:{line}: exp_timemux: {row} R={r}: guide {gain}x at "
+                           f"{over} %, bench {b_gain}x at {b_over} %")
+    return out
+
+
+PINNED = {"exp_attention_pins": "exp_attention"}
+"""Fast checks: a value check's bench line computed from pinned simulation results."""
+
+
+def attention_from_pins() -> str:
+    """exp_attention.py's `all:` line from the pinned cycles of its 27 traces."""
+    import json
+
+    sys.path.insert(0, str(REPO / "bench"))
+    import exp_attention
+
+    pins = json.loads(exp_attention.PINS.read_text(encoding="utf-8"))["cycles"]
+    rows = [dict(zip(exp_attention.COLUMN.values(), cycles)) for cycles in pins.values()]
+    return "all: " + ", ".join(f"{k} {v:.2f}x" for k, v in exp_attention.summary(rows).items()) + "\n"
 
 
 def value_drifts(name: str, check: ValueCheck, text: str, stdout: str) -> list[str]:
@@ -141,7 +256,7 @@ def guide_rows(lines: list[str], check: Check, name: str) -> dict[tuple[str, ...
     for i in range(start + 2, end):
         cells = _cells(lines[i])
         key = tuple(c.lower() for c in cells[:check.key_width])
-        out[key] = (i, [c.replace(" ", "").replace("\u202f", "") for c in
+        out[key] = (i, [(check.cell or str)(c).replace(" ", "").replace("\u202f", "") for c in
                         cells[check.key_width:check.key_width + len(check.columns)]])
     return out
 
@@ -194,18 +309,34 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--write", action="store_true", help="rewrite the guides' tables")
     p.add_argument("--list", action="store_true", help="list the checks and exit")
     p.add_argument("--slow", action="store_true",
-                   help="also the checks whose bench simulates for minutes (exp_tiling)")
+                   help="also the checks whose bench runs for minutes (exp_tiling, exp_timemux, "
+                        "exp_attention, isel_table)")
     args = p.parse_args(argv)
     if args.list:
         for name, c in {**CHECKS, **VALUE_CHECKS}.items():
-            print(f"{name}: {c.page} <- {' '.join(c.command[1:])}")
+            print(f"{name}: {c.page} <- {' '.join(c.command[1:])}{' (--slow)' if c.slow else ''}")
+        print(f"exp_timemux: {TIMEMUX_PAGE} <- {' '.join(TIMEMUX_COMMAND[1:])} (--slow)")
+        for name, of in PINNED.items():
+            print(f"{name}: {VALUE_CHECKS[of].page} <- {of}'s line from its pinned results")
         return 0
-    unknown = [n for n in args.checks if n not in CHECKS and n not in VALUE_CHECKS]
+    everything = [*CHECKS, *VALUE_CHECKS, "exp_timemux", *PINNED]
+    unknown = [n for n in args.checks if n not in everything]
     if unknown:
-        p.error(f"unknown checks {unknown} (checks: {', '.join([*CHECKS, *VALUE_CHECKS])})")
+        p.error(f"unknown checks {unknown} (checks: {', '.join(everything)})")
     found: list[str] = []
-    for name in args.checks or [*CHECKS, *(n for n, v in VALUE_CHECKS.items()
-                                           if args.slow or not v.slow)]:
+    for name in args.checks or [n for n in everything if n in PINNED or args.slow
+                                or (n != "exp_timemux" and not {**CHECKS, **VALUE_CHECKS}[n].slow)]:
+        if name == "exp_timemux":
+            proc = subprocess.run(TIMEMUX_COMMAND, cwd=REPO, capture_output=True, text=True, timeout=3600)
+            if proc.returncode != 0:
+                raise SystemExit(f"{' '.join(TIMEMUX_COMMAND)} failed:\n{proc.stderr[-2000:]}")
+            found += timemux_drifts((REPO / TIMEMUX_PAGE).read_text(encoding="utf-8"), proc.stdout)
+            continue
+        if name in PINNED:
+            value_check = VALUE_CHECKS[PINNED[name]]
+            text = (REPO / value_check.page).read_text(encoding="utf-8")
+            found += value_drifts(name, value_check, text, attention_from_pins())
+            continue
         if name in VALUE_CHECKS:
             value_check = VALUE_CHECKS[name]
             proc = subprocess.run(value_check.command, cwd=REPO, capture_output=True, text=True,
@@ -219,7 +350,7 @@ def main(argv: list[str] | None = None) -> int:
         path = REPO / check.page
         lines = path.read_text(encoding="utf-8").splitlines()
         bench = run_bench(check)
-        if args.write:
+        if args.write and check.writable:
             path.write_text("\n".join(rewrite(lines, check, name, bench)) + "\n", encoding="utf-8")
             print(f"rewrote {check.page} ({name})")
         else:

@@ -112,3 +112,77 @@ def test_quoted_values_are_compared_with_the_bench_line():
 def test_simulated_headline_matches_the_guide():
     """~3-5 minutes: exp_tiling.py --simulate's 24 MoE simulations."""
     assert gn.main(["exp_tiling"]) == 0
+
+
+def test_attention_speedups_from_the_pins_match_the_guide():
+    """The Fig. 11 row of step-graphs.md equals the geomeans of the pinned cycles (the
+    pins are held to the simulator by exp_attention.py --check and the fabric tests)."""
+    check = gn.VALUE_CHECKS["exp_attention"]
+    text = (REPO / check.page).read_text(encoding="utf-8")
+    line = gn.attention_from_pins()
+    assert line.startswith("all: vs coarse ")
+    assert gn.value_drifts("exp_attention", check, text, line) == []
+    assert gn.main(["exp_attention_pins"]) == 0
+    drifted = gn.re.sub(r"vs best static \d+\.\d+x", "vs best static 9.99x", line)
+    found = gn.value_drifts("exp_attention", check, text, drifted)
+    assert len(found) == 1 and found[0].endswith(": dynamic vs the better static: guide 1.29, bench 9.99")
+
+
+def timemux_csv(rows: dict) -> str:
+    """exp_timemux.py's CSV lines for (tile, R) -> (cycles, utilization %)."""
+    out = ["regions,experts_per_region,tile_n,offchip_bytes,onchip_bytes,flops,allocated_flops,"
+           "cycles,utilization_pct"]
+    out += [f"{r},{128 // r},{tile},0,0,0,0,{c},{u}" for (tile, r), (c, u) in rows.items()]
+    return "\n".join([*out, "tile_N=32: within 1% ..."]) + "\n"
+
+
+def test_timemux_quotes_are_the_bench_rows():
+    """Every `G× at O % (R=r)` of the two time-multiplexing rows is read from the guide and
+    compared with the bench's row of degree r (G and O computed from cycles/utilization)."""
+    text = (REPO / gn.TIMEMUX_PAGE).read_text(encoding="utf-8")
+    quotes = {(tile, int(q.group(3))): (float(q.group(1)), float(q.group(2).replace("−", "-")))
+              for tile, row in gn.TIMEMUX_ROWS.items()
+              for q in gn._QUOTE.finditer(text[text.index(f"| time-multiplexing, {row}, utilization"):]
+                                          .split("\n")[0])}
+    assert set(quotes) == {("32", 32), ("32", 16), ("32", 64), ("dyn", 32), ("dyn", 64)}
+    # a bench whose rows give exactly the quoted gain and overhead (R=128: 10 000 cycles, 10 %)
+    rows = {(t, 128): (10000, 10.0) for t in gn.TIMEMUX_ROWS}
+    rows |= {k: (10000 * (1 + over / 100), 10.0 * gain) for k, (gain, over) in quotes.items()}
+    assert gn.timemux_drifts(text, timemux_csv(rows)) == []
+    rows[("32", 16)] = (10000 * 1.07, 35.0)
+    found = gn.timemux_drifts(text, timemux_csv(rows))
+    assert len(found) == 1
+    assert found[0].endswith(": exp_timemux: static tile 32 R=16: guide 3.50x at +5.0 %, bench 3.50x at +7.0 %")
+    del rows[("dyn", 64)]
+    assert gn.timemux_drifts(text, timemux_csv(rows))[1].endswith("dynamic tiling R=64: not printed by the bench")
+
+
+ISEL = gn.CHECKS["isel_table"]
+README = (REPO / ISEL.page).read_text(encoding="utf-8").splitlines()
+
+
+def isel_stdout(rows: dict) -> str:
+    """isel_models.py --no-run's output for `rows` (application -> ops, three cells)."""
+    names = {v: k for k, v in gn.ISEL_NAMES.items()}
+    out = ["application     ops   flexasr    hlscnn       vta   all targets, flexible: ..."]
+    out += [f"{names[key[0]]:<16}{v[0]:>6}" + "".join(f"{c:>10}" for c in v[1:]) + "   flexasr=0, hlscnn=0"
+            for key, v in rows.items()]
+    return "\n".join(out) + "\n"
+
+
+def test_isel_table_compares_our_counts_only():
+    rows = gn.guide_rows(README, ISEL, "isel_table")
+    assert rows[("efficientnet-b0",)][1] == ["875", "0/1", "32/32", "0/0"]  # paper's (0/35) dropped
+    assert len(rows) == 6
+    bench = {k: v for k, (_, v) in rows.items()}
+    assert gn.drifts(ISEL.page, README, ISEL, "isel_table", ISEL.read_bench(isel_stdout(bench))) == []
+    bench[("resnet-20",)] = ["310", "0/12", "11/11", "0/13"]
+    found = gn.drifts(ISEL.page, README, ISEL, "isel_table", ISEL.read_bench(isel_stdout(bench)))
+    assert found == [f"README.md:{rows[('resnet-20',)][0] + 1}: isel_table: row resnet-20: VTA guide 0/12, bench 0/13"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["exp_timemux", "exp_attention", "isel_table"])
+def test_slow_benches_match_the_guides(name):
+    """Minutes each: the benches themselves (simulations, isel saturation)."""
+    assert gn.main([name]) == 0
