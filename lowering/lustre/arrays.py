@@ -78,6 +78,41 @@ def _read_path(low: NodeLowering, path: str, pos: int) -> list[SSAValue] | None:
     return None
 
 
+def define_by_index(low: NodeLowering, eq: ast.Equation, base: str | None = None,
+                    index: list[str] | None = None) -> None:
+    """Kind 2's `A[i] = e`: `A[k] = e` with `i` the constant k, for each k
+    (`A[i][j] = e`: each `A[k][l]`, i = k and j = l)."""
+    name = eq.lhs[0]
+    base = name.name if base is None else base
+    if index is None:
+        index = [eq.index] if isinstance(eq.index, str) else list(eq.index or [])
+    var = index[0]
+    count = 0
+    while f"{base}[{count}]" in low.ast.arrays or f"{base}[{count}]" in low.env:
+        count += 1
+    if count == 0:
+        raise LustreError(name.pos, f"'{base}' is not an array")
+    saved = low.local_consts.get(var)
+    try:
+        for k in range(count):
+            low.local_consts[var] = ast.ConstDecl(eq.pos, var, None, ast.Const(eq.pos, k, "int"))
+            if len(index) > 1:
+                define_by_index(low, eq, f"{base}[{k}]", index[1:])
+                continue
+            values = low.expr(eq.rhs)
+            lhs = low.expand_lhs([ast.Name(name.pos, f"{base}[{k}]")])
+            if len(values) != len(lhs):
+                raise LustreError(eq.pos, f"{len(lhs)} variable(s) defined by an "
+                                  f"expression with {len(values)} value(s)")
+            for n, v in zip(lhs, values):
+                low.define(n, v)
+    finally:
+        if saved is None:
+            low.local_consts.pop(var, None)
+        else:
+            low.local_consts[var] = saved
+
+
 def lower_array(low: NodeLowering, e: ast.Expr) -> list[SSAValue]:
     if isinstance(e, ast.Field | ast.Index) and (p := path_of(low, e)) is not None:
         vals = _read_path(low, p, e.pos)

@@ -50,7 +50,7 @@ from steplus.dialects.lus.input_ranges import (
 from steplus.lowering.lustre import adts, ast, machine_ints, poly
 from steplus.lowering.lustre.machine_ints import MACHINE_INTS
 from steplus.lowering.lustre.automata import lower_automaton
-from steplus.lowering.lustre.arrays import lower_array
+from steplus.lowering.lustre.arrays import define_by_index, lower_array
 from steplus.lowering.lustre.calls import lower_call
 from steplus.lowering.lustre.oracles import hold
 from steplus.passes.lus.causality import mark_lustre
@@ -209,8 +209,9 @@ class NodeLowering:
             if isinstance(eq, ast.Automaton):
                 lower_automaton(self, eq)
                 continue
+            assert isinstance(eq, ast.Equation)  # blocks are desugared first (frames.py)
             if eq.index is not None:
-                self.define_by_index(eq)
+                define_by_index(self, eq)
                 continue
             values = self.expr(eq.rhs)
             lhs = self.expand_lhs(eq.lhs)
@@ -235,41 +236,6 @@ class NodeLowering:
         self.block.add_op(yield_op)
         self.offsets[yield_op] = self.ast.pos
         return self.op
-
-    def define_by_index(self, eq: ast.Equation, base: str | None = None,
-                        index: list[str] | None = None) -> None:
-        """Kind 2's `A[i] = e`: `A[k] = e` with `i` the constant k, for each k
-        (`A[i][j] = e`: each `A[k][l]`, i = k and j = l)."""
-        name = eq.lhs[0]
-        base = name.name if base is None else base
-        if index is None:
-            index = [eq.index] if isinstance(eq.index, str) else list(eq.index or [])
-        var = index[0]
-        count = 0
-        while f"{base}[{count}]" in self.ast.arrays or f"{base}[{count}]" in self.env:
-            count += 1
-        if count == 0:
-            raise LustreError(name.pos, f"'{base}' is not an array")
-        saved = self.local_consts.get(var)
-        try:
-            for k in range(count):
-                self.local_consts[var] = ast.ConstDecl(eq.pos, var, None,
-                                                       ast.Const(eq.pos, k, "int"))
-                if len(index) > 1:
-                    self.define_by_index(eq, f"{base}[{k}]", index[1:])
-                    continue
-                values = self.expr(eq.rhs)
-                lhs = self.expand_lhs([ast.Name(name.pos, f"{base}[{k}]")])
-                if len(values) != len(lhs):
-                    raise LustreError(eq.pos, f"{len(lhs)} variable(s) defined by an "
-                                      f"expression with {len(values)} value(s)")
-                for n, v in zip(lhs, values):
-                    self.define(n, v)
-        finally:
-            if saved is None:
-                self.local_consts.pop(var, None)
-            else:
-                self.local_consts[var] = saved
 
     def expand_lhs(self, names: list[ast.Name]) -> list[ast.Name]:
         """An array variable on the left of `=` is its elements."""

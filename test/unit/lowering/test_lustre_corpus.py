@@ -48,10 +48,11 @@ REJECTED = {
 # A genuine error: `pre Rise(x)` is read in the first cycle (Kind 2 leaves it
 # unconstrained; steplus's initialization analysis rejects it at the condact).
 GENUINE = {
-    # Kind 2 leaves `pre x` undefined in the first cycle: steplus makes that an
-    # oracle (undefined.py), but not in a polymorphic node
-    "poly_ung_pre.lus": (3, 9, "may be read uninitialized in the first cycle",
-                         (3, 9, "the uninitialized 'pre' is here")),
+    # Kind 2 leaves `pre pre x` undefined in the first two cycles
+    "test_node_decl4.lus": (16, 7, "may be read uninitialized in the first 2 cycles",
+                            (16, 11, "the uninitialized 'pre' is here")),
+    "test-condact.lus": (9, 9, "may be read uninitialized in the first cycle",
+                         (9, 17, "the uninitialized 'pre' is here")),
 }
 
 
@@ -188,26 +189,6 @@ def _nested_when(c1, b):
         x = (1 if b[t] else 2) if c1[t] else x
         out.append(x)
     return [out, out]
-
-
-def _count_rise(x, o):
-    """test-condact.lus: Count activated on pre Rise(x) (its first value the
-    oracle o), held, 0 before the first activation."""
-    rise = np.asarray(x) & ~np.concatenate([[True], np.asarray(x)[:-1]])
-    cond = np.concatenate([[bool(o[0])], rise[:-1]])
-    k = np.cumsum(cond)
-    return [np.where(k > 0, k - 1, 0)]
-
-
-def _unguarded_pres(x, o1, o2, o3, p3):
-    """frame_block_unguarded_pres.lus: y1 = pre counter(0) = t - 1 on even
-    ticks, pre counter(1) = t on odd ones; y2 = pre oscillate(true); the pres'
-    first values are the oracles."""
-    y1 = np.where(EVEN, T - 1, T)
-    y1[0] = o1[0]
-    y2 = ~EVEN
-    y2[0] = o3[0]
-    return [y1, y2, np.ones(TICKS, bool), np.ones(TICKS, bool), p3]
 
 
 def _ints(lo=-20, hi=21):
@@ -394,30 +375,6 @@ ACCEPTED = {
         "uxas_env": ({}, lambda *free: []), "uxas_env_antecedents": ({}, lambda *free: [])},
     "test_record_projection.lus": {"top1": ({}, lambda i, out: [out]),
                                    "top2": ({}, lambda *ins: [ins[-1]])},
-    # Kind 2's unconstrained first value of an unguarded `pre`: an oracle
-    # `pre.L.C` (lowering/lustre/undefined.py)
-    "test-condact.lus": {"Rise": ({}, lambda x: [
-        np.concatenate([[False], np.asarray(x)[1:] & ~np.asarray(x)[:-1]])]),
-        "Count": ({}, lambda: [T]), "CountRise": ({}, _count_rise)},
-    # y = pre pre x + 0: the outer pre's oracle, then the inner one's, then x
-    "test_node_decl4.lus": {"X": ({}, lambda x, outer, inner: [
-        np.concatenate([[outer[0], inner[0]], np.asarray(x)[:-2]])])},
-    "frame_block_unguarded_pres.lus": {
-        "test": ({}, _unguarded_pres), "counter2": ({}, lambda x: [x[0] + T] * 2),
-        "counter": ({}, lambda x: [x[0] + T]),
-        "oscillate": ({}, lambda x: [np.where(EVEN, x[0], ~x[0])])},
-    # B[k] = pre (A[k] + 1) -> F(pre k): one oracle, then k + 1
-    "pre_in_array_def.lus": {"F": ({}, lambda x: [x + 1]),
-                             "N": ({}, lambda a0, a1, a2, o: [
-                                 np.where(T == 0, o[0], k + 1) for k in range(3)])},
-    # z = pre z: its oracle's first value forever (per instance of F)
-    "record_oracle.lus": {"F": ({}, lambda f1, f2: [np.full(TICKS, f1[0]),
-                                                    np.full(TICKS, f2[0])]),
-                          "N": ({}, lambda f1, f2: [np.full(TICKS, f1[0]),
-                                                    np.full(TICKS, f2[0])])},
-    "ref_type_normalization.lus": {
-        "N": ({}, lambda x1, x2, o: [x2]),
-        "M": ({}, lambda x, o: [np.concatenate([[o[0]], np.asarray(x)[:-1]])])},
     "test_restart_every.lus": {
         "mod3_counter": ({"reset": _bools(0.15)}, lambda r: _bounded_counter(r, 3)),
         "counter": ({}, lambda: [list(range(TICKS))]),
