@@ -4,6 +4,7 @@
     python bench/guide_numbers.py --write    # rewrite the guides' tables from the benches
     python bench/guide_numbers.py --list     # the checked tables and their benches
     python bench/guide_numbers.py --slow     # also the minutes-long simulating benches
+    python bench/guide_numbers.py --quiet    # no status line on stderr (drawn on a terminal only)
 
 A table a bench regenerates is marked in its guide by a comment line right
 above it, `<!-- guide-numbers: NAME -->`; NAME is a check below, which says
@@ -295,8 +296,16 @@ def rewrite(lines: list[str], check: Check, name: str, bench: Rows) -> list[str]
     return [*lines[:start + 2], *rows, *lines[end:]]
 
 
-def run_bench(check: Check) -> Rows:
-    proc = subprocess.run(check.command, cwd=REPO, capture_output=True, text=True, timeout=3600)
+def _run(command: list[str], quiet: bool) -> subprocess.CompletedProcess[str]:
+    """Run a bench from the repository root, a status line on stderr meanwhile (a terminal only)."""
+    from steplus.tools.progress import status
+
+    with status("guide_numbers", f"running {' '.join(command[1:])}", quiet=quiet):
+        return subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=3600)
+
+
+def run_bench(check: Check, quiet: bool = False) -> Rows:
+    proc = _run(check.command, quiet)
     if proc.returncode != 0:
         raise SystemExit(f"{' '.join(check.command)} failed (exit {proc.returncode}):\n"
                          f"{proc.stderr[-2000:]}")
@@ -308,6 +317,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("checks", nargs="*", help=f"checks to run (default: all: {', '.join(CHECKS)})")
     p.add_argument("--write", action="store_true", help="rewrite the guides' tables")
     p.add_argument("--list", action="store_true", help="list the checks and exit")
+    p.add_argument("--quiet", action="store_true", help="no status line on stderr (it shows on a terminal only)")
+
     p.add_argument("--slow", action="store_true",
                    help="also the checks whose bench runs for minutes (exp_tiling, exp_timemux, "
                         "exp_attention, isel_table)")
@@ -327,7 +338,7 @@ def main(argv: list[str] | None = None) -> int:
     for name in args.checks or [n for n in everything if n in PINNED or args.slow
                                 or (n != "exp_timemux" and not {**CHECKS, **VALUE_CHECKS}[n].slow)]:
         if name == "exp_timemux":
-            proc = subprocess.run(TIMEMUX_COMMAND, cwd=REPO, capture_output=True, text=True, timeout=3600)
+            proc = _run(TIMEMUX_COMMAND, args.quiet)
             if proc.returncode != 0:
                 raise SystemExit(f"{' '.join(TIMEMUX_COMMAND)} failed:\n{proc.stderr[-2000:]}")
             found += timemux_drifts((REPO / TIMEMUX_PAGE).read_text(encoding="utf-8"), proc.stdout)
@@ -339,8 +350,7 @@ def main(argv: list[str] | None = None) -> int:
             continue
         if name in VALUE_CHECKS:
             value_check = VALUE_CHECKS[name]
-            proc = subprocess.run(value_check.command, cwd=REPO, capture_output=True, text=True,
-                                  timeout=3600)
+            proc = _run(value_check.command, args.quiet)
             if proc.returncode != 0:
                 raise SystemExit(f"{' '.join(value_check.command)} failed:\n{proc.stderr[-2000:]}")
             text = (REPO / value_check.page).read_text(encoding="utf-8")
@@ -349,7 +359,7 @@ def main(argv: list[str] | None = None) -> int:
         check = CHECKS[name]
         path = REPO / check.page
         lines = path.read_text(encoding="utf-8").splitlines()
-        bench = run_bench(check)
+        bench = run_bench(check, args.quiet)
         if args.write and check.writable:
             path.write_text("\n".join(rewrite(lines, check, name, bench)) + "\n", encoding="utf-8")
             print(f"rewrote {check.page} ({name})")

@@ -27,19 +27,23 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("models", nargs="*", default=["resnet20", "mobilenetv2", "efficientnet_b0", "resmlp",
                                                    "lstm_wlm", "transformer"])
+    ap.add_argument("--quiet", action="store_true", help="no status line on stderr (it shows on a terminal only)")
     args = ap.parse_args()
+    from steplus.tools.progress import status
+
     for name in args.models:
-        m = load_module(str(MODELS / f"{name}.mlir"))
-        fn = next(op for op in m.walk() if op.name == "func.func")
-        fname = fn.sym_name.data
-        xs = random_arguments(m, fname, seed=0)
-        best = np.inf
-        for _ in range(max(1, args.repeat)):
-            t0 = time.perf_counter()
-            run_function(m, fname, xs, backend="reference")
-            best = min(best, time.perf_counter() - t0)
-        ops = sum(1 for _ in fn.walk()) - 1
-        print(f"{name:16s} {ops:6d} ops  {best:7.3f} s")
+        with status("ila_semantics", f"timing {name}", quiet=args.quiet):
+            m = load_module(str(MODELS / f"{name}.mlir"))
+            fn = next(op for op in m.walk() if op.name == "func.func")
+            fname = fn.sym_name.data
+            xs = random_arguments(m, fname, seed=0)
+            best = np.inf
+            for _ in range(max(1, args.repeat)):
+                t0 = time.perf_counter()
+                run_function(m, fname, xs, backend="reference")
+                best = min(best, time.perf_counter() - t0)
+            ops = sum(1 for _ in fn.walk()) - 1
+        print(f"{name:16s} {ops:6d} ops  {best:7.3f} s")  # after the status line is erased
 
 
 if __name__ == "__main__":

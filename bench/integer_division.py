@@ -40,6 +40,7 @@ def main() -> None:
     p.add_argument("--ticks", type=int, default=3000)
     p.add_argument("--batch-ticks", type=int, default=1_000_000)
     p.add_argument("--repeat", type=int, default=3)
+    p.add_argument("--quiet", action="store_true", help="no status line on stderr (it shows on a terminal only)")
     args = p.parse_args()
 
     import steplus.lowering.sync_to_std as sync_to_std
@@ -49,6 +50,7 @@ def main() -> None:
     from steplus.runtime.reactive.sync_interp import run_sync_node
     from steplus.tools.iree_run import IreeNode, lower_to_step_functions
     from steplus.tools.loading import load_module
+    from steplus.tools.progress import status
 
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "e2.lus"
@@ -60,24 +62,30 @@ def main() -> None:
     b = rng.integers(1, 50, max(n, m)).astype(np.int32) * rng.choice(np.array([-1, 1], np.int32), max(n, m))
     small = {"a": a[:n], "b": b[:n]}
     print(f"{'path':<22} {'ticks/s':>14}")
-    print(f"{'lus':<22} {n / _best(lambda: run_node(module, 'e2', small, n), args.repeat):>14,.0f}")
+    with status("integer_division", f"{n} ticks on the lus interpreter", quiet=args.quiet):
+        rate = n / _best(lambda: run_node(module, 'e2', small, n), args.repeat)
+    print(f"{'lus':<22} {rate:>14,.0f}")
     lowered = module.clone()
     ConvertLusToSyncPass().apply(steplus_context(), lowered)
-    print(f"{'sync':<22} {n / _best(lambda: run_sync_node(lowered, 'e2', small, n), args.repeat):>14,.0f}")
+    with status("integer_division", f"{n} ticks on the sync interpreter", quiet=args.quiet):
+        rate = n / _best(lambda: run_sync_node(lowered, 'e2', small, n), args.repeat)
+    print(f"{'sync':<22} {rate:>14,.0f}")
     guard = sync_to_std.guard_integer_arithmetic
     for label, g in (("iree-batch guarded", guard), ("iree-batch unguarded", lambda region: None)):
         sync_to_std.guard_integer_arithmetic = g
-        try:
-            node = IreeNode(lower_to_step_functions(module), "e2")
-        finally:
-            sync_to_std.guard_integer_arithmetic = guard
-        node.run_batch([a[:1000], b[:1000]], 1000)  # warm up
+        with status("integer_division", f"{label}: compiling, then {m} ticks", quiet=args.quiet):
+            try:
+                node = IreeNode(lower_to_step_functions(module), "e2")
+            finally:
+                sync_to_std.guard_integer_arithmetic = guard
+            node.run_batch([a[:1000], b[:1000]], 1000)  # warm up
 
-        def run(node=node):
-            node.reset()
-            node.run_batch([a[:m], b[:m]], m)
+            def run(node=node):
+                node.reset()
+                node.run_batch([a[:m], b[:m]], m)
 
-        print(f"{label:<22} {m / _best(run, args.repeat):>14,.0f}   ({node.batch_mode})")
+            rate = m / _best(run, args.repeat)
+        print(f"{label:<22} {rate:>14,.0f}   ({node.batch_mode})")
 
 
 if __name__ == "__main__":

@@ -20,11 +20,15 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[1])
     p.add_argument("--n", type=int, default=100, help="random inputs per mapping")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--quiet", action="store_true", help="no status line on stderr (it shows on a terminal only)")
     args = p.parse_args()
+    from steplus.tools.progress import status
+
     print(f"{'accelerator':<12} {'operation':<22} {'avg. err.':>10} {'std. dev.':>10} {'time':>7}")
     for acc, op, fn in MAPPINGS:
         t0 = time.perf_counter()
-        mean, std = validate(fn, args.n, args.seed)
+        with status("isel_errors", f"{args.n} inputs through {acc} {op}", quiet=args.quiet):
+            mean, std = validate(fn, args.n, args.seed)
         print(f"{acc:<12} {op:<22} {100 * mean:>9.2f}% {100 * std:>9.2f}% {time.perf_counter() - t0:>6.1f}s")
 
 

@@ -60,7 +60,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--repeat", type=int, default=3)
     p.add_argument("--cpu", help="IREE target CPU (default: $STEPLUS_IREE_CPU or host), "
                                  "e.g. generic")
+    p.add_argument("--quiet", action="store_true", help="no status line on stderr (it shows on a terminal only)")
     args = p.parse_args(argv)
+    from steplus.tools.progress import status
+
     if args.cpu:
         os.environ["STEPLUS_IREE_CPU"] = args.cpu
     if not (0 < args.ticks <= 10**6 and 0 < args.batch_ticks <= 10**7 and 0 < args.repeat <= 20):
@@ -79,7 +82,8 @@ def main(argv: list[str] | None = None) -> int:
         os.environ["STEPLUS_CACHE_DIR"] = "off"  # time a real compilation
         try:
             t0 = time.perf_counter()
-            iree_node = IreeNode(lower_to_step_functions(module), node)
+            with status("lus_ticks", f"compiling {name} with iree-compile", quiet=args.quiet):
+                iree_node = IreeNode(lower_to_step_functions(module), node)
             compile_s = time.perf_counter() - t0
         finally:
             if old is None:
@@ -109,7 +113,8 @@ def main(argv: list[str] | None = None) -> int:
             ("modular", n, modular_run),
         ]
         for path, ticks, run in runs:
-            dt = _best(run, args.repeat if path.startswith("iree") else 1)
+            with status("lus_ticks", f"{name} on {path}: {ticks} ticks", quiet=args.quiet):
+                dt = _best(run, args.repeat if path.startswith("iree") else 1)
             print(f"{name:<12}{path:<12}{ticks:>9}{dt:>10.4f}{ticks / dt:>14,.0f}")
         modular.close()
         print(f"{name:<12}compile (lowering + iree-compile, batch mode "

@@ -45,3 +45,23 @@ def test_every_bench_help_prints_usage(bench: Path):
     r = _help(bench)
     assert r.returncode == 0, r.stderr
     assert r.stdout.startswith(f"usage: {bench.name}")
+
+
+# Benches that print in seconds need no status line (measured on the 2-core session machine).
+QUICK = {"allspark_gpu.py": "~4 s: 12 orchestrations of three models"}
+
+
+@pytest.mark.parametrize("bench", BENCHES, ids=[p.stem for p in BENCHES])
+def test_bench_shows_progress_or_is_quick(bench: Path):
+    """Issue 28 item 4: every bench that can run past ~10 s draws a status line or a
+    progress bar on stderr (steplus.tools.progress, tqdm, or a sweep's bar)."""
+    text = bench.read_text(encoding="utf-8")
+    shows = any(s in text for s in ("steplus.tools.progress", "tqdm", "run_sweep("))
+    assert shows or bench.name in QUICK, f"{bench.name}: no progress on stderr"
+
+
+@pytest.mark.parametrize("name", ["guide_numbers.py", "ila_semantics.py", "isel_errors.py",
+                                  "integer_division.py", "lus_ticks.py"])
+def test_status_line_benches_take_quiet(name: str):
+    r = _help(REPO / "bench" / name)
+    assert r.returncode == 0 and "--quiet" in r.stdout and r.stderr == ""
