@@ -25,6 +25,10 @@ bandwidth and latency), next to the seed's, with the assumption that alone
 moves it most and a table of one-at-a-time ranges. The simulated kernel
 cycles do not depend on these assumptions; they enter in closed form.
 
+Also prints the seed's Table I beside the operational intensity per kernel
+that step-metrics computes for the 1M-point FFT convolution at the three
+fusion levels (examples/workloads/sn40l_fft.py).
+
 Writes `fusion.csv` (cycles, kernels, operational intensity, HBM bandwidth
 used, speedups and their ranges) and `fusion.md`.
 Runs in about a minute (each mode at two stream rates).
@@ -45,6 +49,7 @@ from steplus.examples.workloads.decoder import (
 )
 from steplus.examples.workloads.fftconv import fftconv
 from steplus.examples.workloads.sn40l import Run, simulate
+from steplus.examples.workloads.sn40l_fft import LEVELS, TABLE_I, fusion_intensities
 from steplus.examples.workloads.sn40l_ranges import (
     FUSION_ASSUMPTIONS, Range, allreduce_s, assumptions_table, defaults, model_seconds, p2p_of,
     sweep_all,
@@ -191,12 +196,29 @@ def table(rows: list[dict], ranges: dict[str, dict[str, Range]]) -> str:
     return "\n".join(lines)
 
 
+def table_i() -> str:
+    """The seed's Table I beside step-metrics' operational intensities of the 1M-point FFT
+    convolution at the three fusion levels (examples/workloads/sn40l_fft.py)."""
+    lines = ["Table I (FLOPs per off-chip byte, step-metrics; per kernel in brackets):", "",
+             "| fusion level | seed | 1M points, one 1024x1024 block (order 2) | "
+             "1M points, 1024 blocks of 32x32 |", "|---|---|---|---|"]
+    big, small = fusion_intensities(1024, 1), fusion_intensities(32, 1024)
+
+    def cell(lv) -> str:
+        ks = ", ".join(f"{x:.1f}" for x in lv.per_kernel())
+        return f"{lv.intensity:.1f} [{ks}]" if len(lv.flops) > 1 else f"{lv.intensity:.1f}"
+
+    for m in LEVELS:
+        lines.append(f"| {m} | {TABLE_I[m]} | {cell(big[m])} | {cell(small[m])} |")
+    return "\n".join(lines)
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--out", default="bench/out/sn40l_fusion", help="output directory")
     args = p.parse_args(argv)
     rows, ranges = run(Path(args.out))
-    text = table(rows, ranges)
+    text = table(rows, ranges) + "\n\n" + table_i()
     (Path(args.out) / "fusion.md").write_text(text + "\n")
     print(text)
     return 0
