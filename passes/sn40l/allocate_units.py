@@ -302,6 +302,8 @@ def sections(graph: GraphOp, chip: Chip) -> dict[Operation, int]:
     """Section index of every anchor: greedy in graph order, each section fits the chip."""
     ds = demands(graph, chip)
     anchors = [op for op in graph.body.block.ops if is_anchor(op)]
+    if not anchors:  # pure data movement (a copy, a slice): one section, nothing to split
+        return {}
     # an anchor's section also holds the follower ops it consumes (loads, repeats)
     whole = {d.op: d for d in ds}
     of = assign(graph, {a: i for i, a in enumerate(anchors)})

@@ -151,3 +151,21 @@ def test_huge_pools_are_filled_in_bounded_time():
     chip = Chip(pcus=10**12, pmus=10**12, pcu_flops=1, pmu_bytes=1, pmu_bw=1)
     g = greedy(ds, chip)
     assert sum(g.pcus) == 10**12 and g.pcus[0] == 3 * g.pcus[1]
+
+
+def test_a_graph_without_compute_is_one_section():
+    """A pure copy (what the PyTorch route lowers a slice or a cache append to) has no
+    anchor: one section, allocated whole, instead of an IndexError."""
+    from xdsl.context import Context
+    from xdsl.dialects.builtin import f32
+
+    from steplus.dialects.step import GraphOp
+    from steplus.dialects.step.builder import Graph
+    from steplus.passes.sn40l.allocate_units import StepAllocateUnitsPass
+
+    g = Graph("copy")
+    g.load((16, 16), f32, [4], name="x").store(base_addr=1 << 20)
+    m = g.module()
+    StepAllocateUnitsPass().apply(Context(), m)
+    graphs = [o for o in m.walk() if isinstance(o, GraphOp)]
+    assert [gr.sym_name.data for gr in graphs] == ["copy"]
