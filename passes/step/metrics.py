@@ -91,6 +91,7 @@ from steplus.dialects.step import ops as sr
 from steplus.dialects.step import GraphOp
 from steplus.dialects.step.dims import dim_symbols, to_expr
 from steplus.dialects.step.functions import get_function
+from steplus.dialects.semantics.fusion import fused_add_calls
 from steplus.dialects.step.types import (
     BufferType,
     RaggedSymbol,
@@ -274,15 +275,14 @@ def fused_adds(region: Region) -> list[so.ApplyOp]:
     """The applies of an accum/scan update region the fabric fuses into a
     matmul's multiply-adds: each `add` that takes the accumulator (the region's
     last argument) when the region also applies something else (`acc + a @ b`).
-    The same rule as the simulator's `Kernel.free_calls`
-    (runtime/fabric/contexts/compute.py); test_metrics checks that
-    `GraphMetrics.executed_flops` equals `step-run`'s count."""
+    The rule is `dialects/semantics/fusion.py`'s, which the simulator's
+    `Kernel.free_calls` (runtime/fabric/contexts/compute.py) uses too;
+    test_metrics checks that `GraphMetrics.executed_flops` equals `step-run`'s count."""
     if not region.blocks or not region.block.args:
         return []
-    acc = region.block.args[-1]
     applies = [a for a in region.block.ops if isinstance(a, so.ApplyOp)]
-    fused = [a for a in applies if a.fn.data == "add" and acc in a.args]
-    return fused if len(applies) > len(fused) else []
+    fused = fused_add_calls([(a.fn.data, a.args) for a in applies], region.block.args[-1])
+    return [applies[i] for i in fused]
 
 
 def _region_costs(region: Region, shapes: TileShapes, paper: bool, with_out: bool):

@@ -35,6 +35,7 @@ from typing import Any
 
 import numpy as np
 
+from steplus.dialects.semantics.fusion import fused_add_calls
 from steplus.dialects.step.functions import StepFunction, get_function
 from steplus.runtime.fabric.channel import Channel, Element, Tile
 from steplus.runtime.fabric.engine import (
@@ -59,9 +60,7 @@ class Kernel:
         self.result = result if result is not None else n_args + len(calls) - 1
         self.acc_slot = acc_slot
         self._cache: dict[tuple, tuple[int, int | None, tuple[int, int]]] = {}
-        fused = [i for i, (f, a) in enumerate(self.calls)
-                 if acc_slot is not None and f.name == "add" and acc_slot in a]
-        self.free_calls = set(fused) if len(self.calls) > len(fused) else set()
+        self.free_calls = set(fused_add_calls([(f.name, a) for f, a in self.calls], acc_slot))
         self.retile = any(f.name == "retile_row" for f, _ in self.calls)
 
     def cost(self, shapes: tuple[tuple[int, int], ...]) -> tuple[int, int | None, tuple[int, int]]:
