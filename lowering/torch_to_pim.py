@@ -48,7 +48,10 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import stat
 import zipfile
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -73,6 +76,7 @@ LINEAR = "aten.linear.default"
 ROLL = "aten.roll.default"
 POOLS = ("aten.avg_pool2d.default", "aten.adaptive_avg_pool2d.default")
 MAX_PT2_BYTES = 256 << 20  # bound on the JSON graph read from a .pt2 archive
+MAX_DIM = 1 << 24  # bound on one tensor size the workload reads (a ViT's are below 10**6)
 
 
 @dataclass(eq=False)
@@ -146,7 +150,8 @@ def _sizes(tv: dict[str, Any], name: str) -> tuple[int, ...] | None:
         return None
     out = []
     for d in meta.get("sizes", []):  # pyright: ignore[reportUnknownVariableType]
-        if not isinstance(d, dict) or not isinstance(d.get("as_int"), int):  # pyright: ignore[reportUnknownMemberType]
+        # `type(...) is int`: JSON's true/false are not sizes
+        if not isinstance(d, dict) or type(d.get("as_int")) is not int:  # pyright: ignore[reportUnknownMemberType, reportUnknownArgumentType]
             return None  # a symbolic size
         out.append(d["as_int"])  # pyright: ignore[reportUnknownArgumentType]
     return tuple(out)  # pyright: ignore[reportUnknownArgumentType]
@@ -156,18 +161,37 @@ def read_pt2(path: str) -> list[_Op]:
     """The call nodes of a `torch.export.save` archive, from its JSON graph only
     (no torch, nothing unpickled); `WorkloadError` for anything else."""
     try:
-        with zipfile.ZipFile(path) as z:
-            members = [i for i in z.infolist() if i.filename.endswith(
-                ("models/model.json", "serialized_exported_program.json"))]
-            if not members:
-                raise WorkloadError(f"{path}: not a torch.export archive (no models/model.json)")
-            if members[0].file_size > MAX_PT2_BYTES:
-                raise WorkloadError(f"{path}: graph of {members[0].file_size} bytes (limit "
-                                    f"{MAX_PT2_BYTES >> 20} MiB)")
-            data = z.read(members[0])
-    except (OSError, zipfile.BadZipFile) as e:
+        # O_NONBLOCK: opening a FIFO does not wait for a writer; only a regular file is read
+        # (a symlink to /dev/zero or a pipe would never end)
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        with os.fdopen(fd, "rb") as f:
+            if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+                raise WorkloadError(f"{path}: cannot read a .pt2 archive: not a regular file")
+            data = _graph_json(path, f)
+    except (OSError, EOFError, zipfile.BadZipFile, zlib.error, NotImplementedError,
+            RuntimeError) as e:  # RuntimeError: an encrypted member; NotImplementedError: a
+        # compression method zipfile does not have
         raise WorkloadError(f"{path}: cannot read a .pt2 archive: "
                             f"{getattr(e, 'strerror', None) or e}") from None
+    return _ops_from_json(path, data)
+
+
+def _graph_json(path: str, f: Any) -> bytes:
+    """The bytes of the archive's JSON graph, at most `MAX_PT2_BYTES`."""
+    with zipfile.ZipFile(f) as z:
+        members = [i for i in z.infolist() if i.filename.endswith(
+            ("models/model.json", "serialized_exported_program.json"))]
+        if not members:
+            raise WorkloadError(f"{path}: not a torch.export archive (no models/model.json)")
+        if members[0].file_size > MAX_PT2_BYTES:
+            raise WorkloadError(f"{path}: graph of {members[0].file_size} bytes (limit "
+                                f"{MAX_PT2_BYTES >> 20} MiB)")
+        # zipfile stops at the declared size and checks the CRC, so a member whose
+        # header lies about its size is an error, not an unbounded read
+        return z.read(members[0])
+
+
+def _ops_from_json(path: str, data: bytes) -> list[_Op]:
     try:
         doc = json.loads(data)
         graph = doc["graph_module"]["graph"]
@@ -222,10 +246,19 @@ def read_pt2(path: str) -> list[_Op]:
 # -- deriving the workload ------------------------------------------------------------------
 
 
+def _checked(shape: tuple[int, ...], what: str, op: _Op) -> tuple[int, ...]:
+    """``shape`` if every size is in [1, MAX_DIM] (an empty or negative tensor is no
+    layer of a vision transformer; a huge one would only overflow the IR's i64)."""
+    if not all(1 <= d <= MAX_DIM for d in shape):
+        raise WorkloadError(f"{_where(op)}: {what} has shape {list(shape)}: sizes must be in "
+                            f"[1, {MAX_DIM}]")
+    return shape
+
+
 def _need(v: Any, what: str, op: _Op) -> tuple[int, ...]:
     if not isinstance(v, _Val) or v.shape is None:
         raise WorkloadError(f"{_where(op)}: {what} has no static shape")
-    return v.shape
+    return _checked(v.shape, what, op)
 
 
 def _ancestors(v: _Val, stop: dict[int, _Op] | None = None) -> dict[int, _Op]:
@@ -245,7 +278,7 @@ def _ancestors(v: _Val, stop: dict[int, _Op] | None = None) -> dict[int, _Op]:
 def _out(op: _Op, what: str) -> tuple[int, ...]:
     if op.out is None:
         raise WorkloadError(f"{_where(op)}: {what} has no static shape")
-    return op.out
+    return _checked(op.out, what, op)
 
 
 @dataclass

@@ -293,3 +293,65 @@ def test_focal_t_fine_and_pooled_keys_by_hand() -> None:
         (4, 49, {(173, 0, 0): 6}, "focal"), (1, 49, {(50, 0, 0): 2}, "none")]
     assert gemms(m.stages[0])[2:4] == [("qk[kv=233]", 49, 32, 233), ("av[kv=233]", 49, 233, 32)]
     assert m.stages == build("focal-t", 224).stages
+
+
+# -- hostile archives (issue 24) ----------------------------------------------------------
+
+
+def _archive(path, image_sizes: list) -> str:
+    """A .pt2 whose graph is one conv2d of an image of ``image_sizes`` (JSON values)."""
+    import json
+    import zipfile
+
+    node = {"target": "torch.ops.aten.conv2d.default", "name": "conv",
+            "inputs": [{"arg": {"as_tensor": {"name": "x"}}},
+                       {"arg": {"as_tensor": {"name": "w"}}}],
+            "outputs": [{"as_tensor": {"name": "y"}}]}
+    graph = {"nodes": [node], "tensor_values": {
+        "x": {"sizes": [{"as_int": d} for d in image_sizes]}}}
+    with zipfile.ZipFile(path, "w") as z:
+        z.writestr("m/models/model.json", json.dumps({"graph_module": {"graph": graph}}))
+    return str(path)
+
+
+@pytest.mark.parametrize("batch", [0, -1, 10**30])
+def test_empty_negative_or_huge_sizes_are_errors(tmp_path, batch: int) -> None:
+    # batch 0 divided by zero (an internal error); -1 and 10**30 were accepted
+    ops = read_pt2(_archive(tmp_path / "x.pt2", [batch, 3, 224, 224]))
+    with pytest.raises(WorkloadError, match=rf"the image has shape \[{batch}, 3, 224, 224\]: "
+                                            r"sizes must be in \[1, 16777216\]"):
+        workload_from_ops(ops, "x")
+
+
+def test_json_booleans_are_not_sizes(tmp_path) -> None:
+    ops = read_pt2(_archive(tmp_path / "x.pt2", [True, 3, 224, 224]))
+    with pytest.raises(WorkloadError, match="the image has no static shape"):
+        workload_from_ops(ops, "x")
+
+
+def test_only_regular_files_are_read(tmp_path) -> None:
+    import os
+
+    fifo = tmp_path / "fifo.pt2"
+    os.mkfifo(fifo)  # opening it used to wait for a writer forever
+    zero = tmp_path / "zero.pt2"
+    zero.symlink_to("/dev/zero")  # read until the machine ran out of time
+    for p in (fifo, zero):
+        with pytest.raises(WorkloadError, match="cannot read a .pt2 archive: not a regular file"):
+            read_pt2(str(p))
+
+
+def test_corrupt_compressed_graph_is_an_error(tmp_path) -> None:
+    import zipfile
+
+    path = tmp_path / "c.pt2"
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
+        z.writestr("m/models/model.json", b" " * 4096)
+    data = bytearray(path.read_bytes())
+    start = data.find(b"model.json") + len(b"model.json")  # the local header's name ends
+    data[start:start + 8] = b"\xff" * 8  # the deflate stream starts: an invalid block type
+    path.write_bytes(bytes(data))
+    # zlib.error escaped as "internal error in pass"
+    with pytest.raises(WorkloadError, match="cannot read a .pt2 archive: Error -3 while "
+                                            "decompressing data"):
+        read_pt2(str(path))
