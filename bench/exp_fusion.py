@@ -29,6 +29,12 @@ Also prints the seed's Table I beside the operational intensity per kernel
 that step-metrics computes for the 1M-point FFT convolution at the three
 fusion levels (examples/workloads/sn40l_fft.py).
 
+And the Llama2-7B / Mistral-7B decoder layers written in PyTorch
+(examples/workloads/sn40l_llama.py) lowered by the project's route: one graph
+per phase (the route does not join them into one), each simulated fused and
+unfused; the headline rows above still use the builder
+(examples/workloads/decoder.py), see docs/guide/sn40l.md for why.
+
 Writes `fusion.csv` (cycles, kernels, operational intensity, HBM bandwidth
 used, speedups and their ranges) and `fusion.md`.
 Runs in about a minute (each mode at two stream rates).
@@ -49,6 +55,9 @@ from steplus.examples.workloads.decoder import (
 )
 from steplus.examples.workloads.fftconv import fftconv
 from steplus.examples.workloads.sn40l import Run, simulate
+from steplus.examples.workloads.sn40l_llama import LLAMA2_7B as TORCH_LLAMA
+from steplus.examples.workloads.sn40l_llama import MISTRAL_7B as TORCH_MISTRAL
+from steplus.examples.workloads.sn40l_llama import simulate_phases
 from steplus.examples.workloads.sn40l_fft import LEVELS, TABLE_I, fusion_intensities
 from steplus.examples.workloads.sn40l_ranges import (
     FUSION_ASSUMPTIONS, Range, allreduce_s, assumptions_table, defaults, model_seconds, p2p_of,
@@ -213,12 +222,33 @@ def table_i() -> str:
     return "\n".join(lines)
 
 
+def from_torch() -> str:
+    """The decoder layers from PyTorch (examples/workloads/sn40l_llama.py) through the
+    project's route: one step graph per phase, each simulated fused and unfused."""
+    d, ghz = defaults(), value("clock_ghz")
+    lines = ["Decoder layers from PyTorch (lower_exported, one decode step of B=4 with a 4K "
+             "cache, TP8 shard; one graph per phase, each simulated on its own):", "",
+             "| model | phases simulated | kernels unfused / phase-fused | kernel us unfused / "
+             "phase-fused | fusion x (SO, per layer) | not simulated | not lowered |",
+             "|---|---|---|---|---|---|---|"]
+    for cfg in (TORCH_LLAMA, TORCH_MISTRAL):
+        r = simulate_phases(cfg)
+        us = {m: r.cycles[m] / (ghz * 1e3) for m in r.cycles}
+        so = {m: us[m] + r.kernels[m] * d["launch_so_us"] for m in us}
+        lines.append(f"| {cfg.name} | {len(r.phases)} | {r.kernels['unfused']} / "
+                     f"{r.kernels['fused']} | {us['unfused']:.1f} / {us['fused']:.1f} | "
+                     f"{so['unfused'] / so['fused']:.2f} | "
+                     f"{'; '.join(x.split(':')[0] for x in r.not_simulated) or '-'} | "
+                     f"{'; '.join(x.split('remark: ')[-1][:90] for x in r.remarks) or '-'} |")
+    return "\n".join(lines)
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--out", default="bench/out/sn40l_fusion", help="output directory")
     args = p.parse_args(argv)
     rows, ranges = run(Path(args.out))
-    text = table(rows, ranges) + "\n\n" + table_i()
+    text = table(rows, ranges) + "\n\n" + table_i() + "\n\n" + from_torch()
     (Path(args.out) / "fusion.md").write_text(text + "\n")
     print(text)
     return 0

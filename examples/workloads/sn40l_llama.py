@@ -168,3 +168,39 @@ def lower_layer(cfg: LlamaConfig, tp: int = 8, batch: int = 1, cached: int = 409
                                                   dtype=torch.bfloat16))
     return lower_exported(ep, strategy=strategy, dense=dense,
                           name=f"{cfg.name.replace('-', '_')}_tp{tp}")
+
+
+@dataclass
+class PhaseRuns:
+    """The route's phases simulated on the SN40L preset (examples/workloads/sn40l.simulate)."""
+
+    phases: list[str]  # "kind:role:first output" of each simulated phase
+    cycles: dict[str, int]  # mode -> kernel cycles, summed over the phases (run one by one)
+    kernels: dict[str, int]  # mode -> kernels
+    not_simulated: list[str]  # phases the SN40L passes cannot take, with the reason
+    remarks: list[str]  # what the route did not lower
+
+
+def simulate_phases(cfg: LlamaConfig, tp: int = 8, batch: int = 4, cached: int = 4096,
+                    dense: str = "tile=64x32x32 schedule=mnk") -> PhaseRuns:
+    """Lower one decode step (`lower_layer`, interleaved attention) and simulate every phase
+    graph `fused` (the phase as one kernel, step-allocate-units) and `unfused`
+    (step-kernelize); a phase the passes reject is listed in `not_simulated`."""
+    from steplus.examples.workloads.sn40l import simulate
+    from steplus.utils.diagnostics import OpDiagnosticError
+
+    low = lower_layer(cfg, tp, batch, cached, strategy="interleaved", dense=dense)
+    out = PhaseRuns([], {"fused": 0, "unfused": 0}, {"fused": 0, "unfused": 0}, [],
+                    [str(r) for r in low.remarks])
+    for p in low.graphs:
+        tag = f"{p.kind}:{p.role or p.kind}:{p.outputs[0] if p.outputs else ''}"
+        try:
+            runs = {mode: simulate(p.module.clone(), mode) for mode in ("fused", "unfused")}
+        except OpDiagnosticError as e:
+            out.not_simulated.append(f"{tag}: {str(e).splitlines()[0][:200]}")
+            continue
+        out.phases.append(tag)
+        for mode, r in runs.items():
+            out.cycles[mode] += r.kernel_cycles
+            out.kernels[mode] += r.kernels
+    return out
