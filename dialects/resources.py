@@ -26,9 +26,10 @@ import re
 
 import numpy as np
 from xdsl.dialect_interfaces.op_asm import OpAsmDialectInterface
-from xdsl.dialects.builtin import BytesAttr, DenseIntOrFPElementsAttr, DenseResourceAttr
+from xdsl.dialects.builtin import (AnyFloat, BytesAttr, DenseIntOrFPElementsAttr, DenseResourceAttr,
+                                   IndexType, IntegerType, MemRefType, TensorType, VectorType)
 from xdsl.ir import Dialect, Operation
-from xdsl.utils.exceptions import ParseError
+from xdsl.utils.exceptions import VerifyException
 
 from steplus.utils.diagnostics import OpDiagnosticError
 
@@ -88,62 +89,71 @@ def dense_splat(t, element: bytes) -> DenseIntOrFPElementsAttr:
                                                  else element * math.prod(t.get_shape())))
 
 
+_SPLAT = re.compile(r'<\s*(?:"0x[0-9a-fA-F]+"|[-+]?\d+(?:\.\d*)?(?:[eE][-+]?\d+)?|true|false)\s*>')
+"""A splat literal `<v>`: one decimal number, `true`/`false` or a hex string (looked up in the
+source before anything is consumed, so no backtracking is needed)."""
+
+
 def parse_dense_splat(parser, type):
     """For a `Parser` subclass's `parse_dense_int_or_fp_elements_attr`: a splat
-    literal (`dense<1.0> : tensor<...>`, or a one-element hex string) whose type
-    holds more than `SPLAT_EXPAND_BYTES`, parsed as one element (xDSL 0.74 builds
-    the whole list first: 2 GiB of f32 from a 40-byte literal); None (the parser
-    restored to where it was) for anything else. A type past `MAX_RESOURCE_BYTES`
-    is a parse error, as for a `dense_resource` constant."""
-    start = parser._current_token.span.start
-
-    def restore() -> None:
-        parser.lexer.pos = start
-        parser._parser_state.current_token = parser.lexer.lex()
-
-    try:
-        parser.parse_punctuation("<")
-        text = parser.parse_optional_str_literal()
-        if text is not None and len(text) > 2 + 2 * 16:  # longer than one element: not a splat
-            restore()
-            return None
-        if text is None:
-            if parser.parse_optional_punctuation("[") is not None:
-                restore()
-                return None
-            (value, *_), shape = parser._parse_tensor_literal()
-            if shape:
-                restore()
-                return None
-        parser.parse_punctuation(">")
-        t = type
-        if t is None:
-            parser.parse_punctuation(":")
-            t = parser._parse_dense_literal_type()
-    except ParseError:
-        restore()
+    literal (`dense<1.0> : tensor<...>`, or a hex string) parsed as one element and
+    expanded only up to `SPLAT_EXPAND_BYTES` (xDSL 0.74 builds the whole list first:
+    2 GiB of f32 from a 40-byte literal). None, with nothing consumed, for any other
+    literal (xDSL parses it). A type past `MAX_RESOURCE_BYTES` is a parse error, as
+    for a `dense_resource` constant. Public parser API only: the splat is recognized
+    by a regex on the source at the parser's position."""
+    start = parser.pos
+    if _SPLAT.match(parser.lexer.input.content, start) is None:
         return None
-    elt = t.element_type
-    itemsize = getattr(elt, "compile_time_size", None)
+    parser.parse_punctuation("<")
+    text = parser.parse_optional_str_literal()
+    value: int | float | bool | None = None
+    if text is None:
+        value = parser.parse_optional_boolean()
+        if value is None:
+            value = parser.parse_number()
+    parser.parse_punctuation(">")
+    t = type
+    if t is None:
+        parser.parse_punctuation(":")
+        t = parser.parse_type()
+    elt = getattr(t, "element_type", None)
+    if (not isinstance(t, (TensorType, VectorType, MemRefType))
+            or not isinstance(elt, (IntegerType, IndexType, AnyFloat))):
+        parser.raise_error("Expected memref, vector or tensor type of integer, index, float, or "
+                           "complex type", at_position=start, end_position=parser.pos)
+    if any(d < 0 for d in t.get_shape()):
+        parser.raise_error("Dense literal attribute should have a static shape.",
+                           at_position=start, end_position=parser.pos)
+    itemsize = 8 if isinstance(elt, IndexType) else getattr(elt, "compile_time_size", None)
+    if not isinstance(itemsize, int):
+        parser.raise_error(f"dense literal of element type {elt}: not supported", at_position=start,
+                           end_position=parser.pos)
     n = math.prod(t.get_shape())
-    if not isinstance(itemsize, int) or n * itemsize <= SPLAT_EXPAND_BYTES:
-        restore()
-        return None
     if n * itemsize > MAX_RESOURCE_BYTES:
         parser.raise_error(f"dense literal of type {t} needs {n * itemsize} bytes, more than the "
                            f"limit of {MAX_RESOURCE_BYTES}", at_position=start,
                            end_position=parser.pos)
     if text is not None:
-        try:
-            element = bytes.fromhex(text[2:]) if text.startswith("0x") else b""
-        except ValueError:
-            element = b""
-        if len(element) != itemsize:
-            restore()
-            return None
-        return DenseIntOrFPElementsAttr(t, BytesAttr(element))
-    one = DenseIntOrFPElementsAttr.from_list(t.__class__(elt, [1]), [value.to_type(parser, elt)])
-    return DenseIntOrFPElementsAttr(t, one.data)
+        data = bytes.fromhex(text[2:]) if len(text) % 2 == 0 else b""
+        if len(data) == itemsize:
+            return dense_splat(t, data)
+        if len(data) == n * itemsize:
+            return DenseIntOrFPElementsAttr(t, BytesAttr(data))
+        parser.raise_error(f"hex literal of {len(data)} bytes for {t}: expected {itemsize} "
+                           f"(a splat) or {n * itemsize}", at_position=start, end_position=parser.pos)
+    if isinstance(elt, AnyFloat) and isinstance(value, bool):
+        parser.raise_error(f"expected a float literal for {elt}, got a boolean", at_position=start,
+                           end_position=parser.pos)
+    if not isinstance(elt, AnyFloat) and isinstance(value, float):
+        parser.raise_error(f"expected an integer literal for {elt}, got {value}", at_position=start,
+                           end_position=parser.pos)
+    try:
+        one = DenseIntOrFPElementsAttr.from_list(TensorType(elt, [1]), [value])
+    except (VerifyException, ValueError, TypeError, OverflowError) as e:
+        parser.raise_error(str(e).strip().splitlines()[0] or "invalid dense literal",
+                           at_position=start, end_position=parser.pos)
+    return dense_splat(t, one.data.data)
 
 
 def reset_resources() -> None:

@@ -55,6 +55,15 @@ class ArgumentParser(argparse.ArgumentParser):
         raise UsageError(message)
 
 
+def decimal_int(text: str) -> int:
+    """An argparse `type` for integer flags: plain decimal digits with an optional `-`, as
+    MLIR tools read them (`--ticks 1000`); Python's `1_000`, `0x10`, `+5` and ` 7` are refused,
+    and so is anything past 19 digits (no int64 holds it)."""
+    if re.fullmatch(r"-?[0-9]{1,19}", text) is None:
+        raise argparse.ArgumentTypeError(f"invalid integer value: '{text}' (expected decimal digits)")
+    return int(text)
+
+
 def one_line(e: BaseException) -> str:
     """The first line of an exception's message (its type name if empty)."""
     text = str(e).strip() or type(e).__name__

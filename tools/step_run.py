@@ -73,6 +73,7 @@ from steplus.tools.cli import (
     ArgumentParser,
     InputError,
     UsageError,
+    decimal_int,
     guarded,
 )
 from steplus.tools.loading import load_module, read_input
@@ -88,8 +89,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("input_file", nargs="?", help="the program (.mlir)")
     p.add_argument("--node", help="the lus or sync node to run, e.g. @integr "
                                   "(default: the only entry point of the file)")
-    p.add_argument("--ticks", type=int, help="number of ticks (lus and sync nodes)")
-    p.add_argument("--max-ticks", type=int, default=DEFAULT_MAX_TICKS, metavar="N",
+    p.add_argument("--ticks", type=decimal_int, help="number of ticks (lus and sync nodes)")
+    p.add_argument("--max-ticks", type=decimal_int, default=DEFAULT_MAX_TICKS, metavar="N",
                    help=f"refuse --ticks above N (default {DEFAULT_MAX_TICKS})")
     p.add_argument("--input", action="append", default=[], metavar="NAME=FILE",
                    help="an input (.npy or .csv); repeat per input: a node's input stream, "
@@ -126,14 +127,14 @@ def _parser() -> argparse.ArgumentParser:
                    help="Lustre: check the node's properties and contract tick by tick, on "
                         "the --input streams or on seeded random inputs within its "
                         "assumptions (steplus.tools.lus_check); exit 1 on a violation")
-    p.add_argument("--runs", type=int, default=100, metavar="N",
+    p.add_argument("--runs", type=decimal_int, default=100, metavar="N",
                    help="--check: random runs (default 100), each of --ticks ticks (default 50)")
-    p.add_argument("--seed", type=int, default=0, help="--check: random seed (default 0)")
+    p.add_argument("--seed", type=decimal_int, default=0, help="--check: random seed (default 0)")
     p.add_argument("--cex", metavar="DIR",
                    help="--check: write a violating input trace (counterexample) to DIR/<input>.csv")
     p.add_argument("--func", help="ila backend: the tensor function to run, e.g. @maxpool")
     p.add_argument("--pipeline", help="ila backend: step-opt pipeline compiling the function")
-    p.add_argument("--random", type=int, metavar="SEED",
+    p.add_argument("--random", type=decimal_int, metavar="SEED",
                    help="ila backend: random normal inputs for arguments without --input")
     return p
 

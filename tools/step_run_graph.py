@@ -41,6 +41,7 @@ from steplus.passes.step.fabric_placement import find_graph
 from steplus.passes.step.metrics import compute_metrics
 from steplus.passes.step.specialize import specialize_graph
 from steplus.passes.step.reports import fused_adds_note
+from steplus.tools.cli import decimal_int
 from steplus.tools.progress import status
 from steplus.utils.diagnostics import OpDiagnosticError
 
@@ -52,7 +53,7 @@ def add_arguments(p) -> None:
                    help="hardware preset: step-eval (default), swiglu-hdl, sn40l")
     g.add_argument("--config", help="hardware config JSON (fields of HardwareConfig; "
                                     "\"preset\" selects the base)")
-    g.add_argument("--depth", type=int, help="override the base FIFO depth")
+    g.add_argument("--depth", type=decimal_int, help="override the base FIFO depth")
     g.add_argument("--functional", action="store_true",
                    help="let numpy values flow (random input tensors, seed 0; implied by "
                         "--input/--output, see steplus.tools.graph_io)")

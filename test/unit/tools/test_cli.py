@@ -34,7 +34,7 @@ PASSES = get_all_passes()
         ('step-metrics{bind="B=64}', "invalid pass pipeline at column 19: Unknown token"),
         ("nope", "invalid pass pipeline: Unrecognized passes: ['nope']"),
         ("isel{nodelimit=3}", "invalid options for pass 'isel': unknown option 'nodelimit' "
-                              "(options: targets, mode, iterations, node-limit, time-limit)"),
+                              "(options: targets, mode, iterations, node-limit, time-limit, lstm)"),
         ("isel{node-limit=x}", "invalid options for pass 'isel': option 'node-limit' expects an "
                                "integer, got 'x'"),
         ("step-metrics{annotate=1}", "invalid options for pass 'step-metrics': option 'annotate' "
@@ -189,3 +189,18 @@ def test_real_sigint_in_a_long_step_run():
         [str(BIN / "step-run"), str(counter), "--ticks", "5000000"],
         lambda pid: _cpu_seconds(pid) >= 3.0)
     assert (code, out, err) == (130, b"", b"step-run: interrupted\n")
+
+
+@pytest.mark.parametrize("flag", ["--ticks", "--max-ticks", "--runs", "--seed", "--random", "--depth"])
+@pytest.mark.parametrize("value", ["1_000", "0x10", "+5", " 7", "1e3", "12345678901234567890"])
+def test_step_run_integer_flags_take_plain_decimal_only(flag, value):
+    """MLIR tools read integer flags as decimal digits; Python's int() also takes `1_000`."""
+    result = run_tool(step_run.main, [str(REPO / "examples/lus/integrator.mlir"), flag, value])
+    assert result.code == 2 and result.out == ""
+    assert f"argument {flag}: invalid integer value: '{value}' (expected decimal digits)" in result.err
+
+
+def test_decimal_int_reads_plain_decimal():
+    from steplus.tools.cli import decimal_int
+
+    assert [decimal_int(t) for t in ("0", "12", "-3", "007")] == [0, 12, -3, 7]
