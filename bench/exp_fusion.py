@@ -239,7 +239,7 @@ def from_torch() -> str:
                      f"{r.kernels['fused']} | {us['unfused']:.1f} / {us['fused']:.1f} | "
                      f"{so['unfused'] / so['fused']:.2f} | "
                      f"{'; '.join(x.split(':')[0] for x in r.not_simulated) or '-'} | "
-                     f"{'; '.join(x.split('remark: ')[-1][:90] for x in r.remarks) or '-'} |")
+                     f"{'; '.join(x.rsplit('(', 1)[-1].rstrip(')') for x in r.remarks) or '-'} |")
     return "\n".join(lines)
 
 
