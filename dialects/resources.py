@@ -129,6 +129,7 @@ def parse_dense_splat(parser, type):
     if not isinstance(itemsize, int):
         parser.raise_error(f"dense literal of element type {elt}: not supported", at_position=start,
                            end_position=parser.pos)
+        return None  # raise_error raised
     n = math.prod(t.get_shape())
     if n * itemsize > MAX_RESOURCE_BYTES:
         parser.raise_error(f"dense literal of type {t} needs {n * itemsize} bytes, more than the "
@@ -148,8 +149,17 @@ def parse_dense_splat(parser, type):
     if not isinstance(elt, AnyFloat) and isinstance(value, float):
         parser.raise_error(f"expected an integer literal for {elt}, got {value}", at_position=start,
                            end_position=parser.pos)
+    if value is None:  # a hex literal returned above
+        return None
     try:
-        one = DenseIntOrFPElementsAttr.from_list(TensorType(elt, [1]), [value])
+        if isinstance(elt, IntegerType):
+            one = DenseIntOrFPElementsAttr.from_list(TensorType(elt, [1]), [int(value)])
+        elif isinstance(elt, IndexType):
+            one = DenseIntOrFPElementsAttr.from_list(TensorType(elt, [1]), [int(value)])
+        elif isinstance(elt, AnyFloat):
+            one = DenseIntOrFPElementsAttr.from_list(TensorType(elt, [1]), [float(value)])
+        else:  # refused above
+            return None
     except (VerifyException, ValueError, TypeError, OverflowError) as e:
         parser.raise_error(str(e).strip().splitlines()[0] or "invalid dense literal",
                            at_position=start, end_position=parser.pos)
