@@ -29,6 +29,10 @@ class UsageError(Exception):
     """A bad command line (exit 2)."""
 
 
+class OutputError(Exception):
+    """A file named on the command line cannot be written (exit 1)."""
+
+
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         raise UsageError(message)
@@ -178,8 +182,11 @@ def _as_ir(res, args: argparse.Namespace, out) -> None:
     for line in lines:
         print(line, file=out)
     if args.emit_mlir:
-        with open(args.emit_mlir, "w") as f:
-            f.write(module_text(module))
+        try:
+            with open(args.emit_mlir, "w") as f:
+                f.write(module_text(module))
+        except OSError as e:
+            raise OutputError(f"--emit-mlir {args.emit_mlir}: {e.strerror or e}") from None
 
 
 def _run(argv: Sequence[str] | None) -> int:
@@ -235,7 +242,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         try:
             return _run(argv)
-        except (WorkloadError, PimConfigError, ScheduleError) as e:
+        except (WorkloadError, PimConfigError, ScheduleError, OutputError) as e:
             print(f"{PROG}: error: {e}", file=sys.stderr)
             return EXIT_USER_ERROR
     except UsageError as e:

@@ -19,6 +19,8 @@ Used by ``pim-orchestrate --simulate``; from Python::
 from __future__ import annotations
 
 import io
+import os
+import stat
 from dataclasses import dataclass, field
 
 from xdsl.context import Context
@@ -155,7 +157,10 @@ def run_file(path: str) -> list[str]:
     """Parse a lowered module (e.g. `step-opt ... -p 'pim-orchestrate,pim-lower-phases'`
     output), simulate every pim.model in it and return one report line per model."""
     try:
-        with open(path, "rb") as f:
+        # O_NONBLOCK and a regular-file check: a FIFO would wait for a writer forever
+        with os.fdopen(os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)), "rb") as f:
+            if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+                raise ProgramError(f"{path}: not a regular file")
             data = f.read(MAX_FILE_BYTES + 1)
     except OSError as e:
         raise ProgramError(f"{path}: {e.strerror}") from None

@@ -134,3 +134,21 @@ def test_run_needs_a_lowered_file(tmp_path) -> None:
     assert r.code == 1 and "No such file or directory" in r.err
     r = run_tool(main, [])
     assert r.code == 2 and "--model (or --run FILE)" in r.err
+
+
+def test_run_refuses_a_fifo(tmp_path) -> None:
+    import os
+
+    fifo = tmp_path / "in.mlir"
+    os.mkfifo(fifo)  # opening it waited for a writer forever
+    r = run_tool(main, ["--run", str(fifo)])
+    assert (r.code, r.err) == (1, f"pim-orchestrate: error: {fifo}: not a regular file\n")
+
+
+def test_emit_mlir_to_an_unwritable_path_is_a_user_error(tmp_path) -> None:
+    # was "internal error: IsADirectoryError" / "FileNotFoundError" after the report
+    for target, why in [(tmp_path, "Is a directory"),
+                        (tmp_path / "no" / "x.mlir", "No such file or directory")]:
+        r = run_tool(main, ["--model", "vit-t", "--emit-mlir", str(target)])
+        assert r.code == 1, r.err
+        assert r.err == f"pim-orchestrate: error: --emit-mlir {target}: {why}\n"
