@@ -37,6 +37,10 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from steplus.examples.workloads.sn40l import simulate
+from steplus.lowering.linalg_to_step.aten import Lowering, lower_exported
+from steplus.utils.diagnostics import OpDiagnosticError
+
 
 
 @dataclass(frozen=True)
@@ -155,13 +159,11 @@ DENSE = "tile=64x256x256 schedule=mnk"
 
 
 def lower_layer(cfg: LlamaConfig, tp: int = 8, batch: int = 1, cached: int = 4096,
-                strategy: str = "coarse", dense: str = DENSE):
+                strategy: str = "coarse", dense: str = DENSE) -> Lowering:
     """One decode step of one TP shard, exported on the meta device (bf16, shapes only) and
     lowered by the project's PyTorch -> STeP route (`lower_exported`): the attention to the
     §8.4 graph, the norms, projections, RoPE, SwiGLU, residuals and the cache append through
     `convert-linalg-to-step`. Returns the `Lowering` (one step graph per phase)."""
-    from steplus.lowering.linalg_to_step.aten import lower_exported
-
     with torch.device("meta"):
         layer = LlamaDecoderLayer(cfg, tp).to(torch.bfloat16)
     ep = torch.export.export(layer, decode_inputs(layer, batch, cached, device="meta",
@@ -186,9 +188,6 @@ def simulate_phases(cfg: LlamaConfig, tp: int = 8, batch: int = 4, cached: int =
     """Lower one decode step (`lower_layer`, interleaved attention) and simulate every phase
     graph `fused` (the phase as one kernel, step-allocate-units) and `unfused`
     (step-kernelize); a phase the passes reject is listed in `not_simulated`."""
-    from steplus.examples.workloads.sn40l import simulate
-    from steplus.utils.diagnostics import OpDiagnosticError
-
     low = lower_layer(cfg, tp, batch, cached, strategy="interleaved", dense=dense)
     out = PhaseRuns([], {"fused": 0, "unfused": 0}, {"fused": 0, "unfused": 0}, [],
                     [str(r) for r in low.remarks])
