@@ -19,6 +19,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from examples.allspark.zoo import MODELS, export  # noqa: E402
+from steplus.dialects.target.pim import PimConfigError, preset  # noqa: E402
 from steplus.lowering.torch_to_pim import module_from_graph  # noqa: E402
 from steplus.runtime.pim.program import module_text  # noqa: E402
 from steplus.tools.progress import status  # noqa: E402
@@ -34,6 +35,12 @@ def main(argv: list[str]) -> int:
     if not 32 <= args.img <= 1280:
         p.error("IMG must be in [32, 1280]")
     try:
+        preset(args.preset)  # an unknown preset is refused here, not by a later pass
+    except PimConfigError as e:
+        p.error(str(e))
+    if args.pt2 and not Path(args.pt2).resolve().parent.is_dir():
+        p.error(f"--pt2 {args.pt2}: no such folder")  # before the export, not after it
+    try:
         # a status line on stderr while torch exports (a terminal only)
         with status("export_pim", f"exporting {args.model} at {args.img}x{args.img} with "
                                   f"torch.export"):
@@ -41,7 +48,11 @@ def main(argv: list[str]) -> int:
             if args.pt2:
                 import torch
 
-                torch.export.save(ep, args.pt2)
+                try:
+                    torch.export.save(ep, args.pt2)
+                except (OSError, RuntimeError) as e:  # torch says RuntimeError for a bad path
+                    print(f"export_pim.py: error: --pt2 {args.pt2}: {e}", file=sys.stderr)
+                    return 1
                 return 0
             module = module_from_graph(ep.graph, args.model, args.img, args.preset)
     except ValueError as e:

@@ -355,3 +355,20 @@ def test_corrupt_compressed_graph_is_an_error(tmp_path) -> None:
     with pytest.raises(WorkloadError, match="cannot read a .pt2 archive: Error -3 while "
                                             "decompressing data"):
         read_pt2(str(path))
+
+
+def test_export_pim_checks_its_options_before_exporting(tmp_path, capsys) -> None:
+    from examples.allspark.export_pim import main as export_main
+
+    # a missing --pt2 folder was a RuntimeError traceback after the export; an unknown
+    # preset was written into the pim.model for a later pass to refuse
+    for argv, msg in [
+        (["vit-t", "224", "--pt2", str(tmp_path / "no" / "x.pt2")],
+         f"--pt2 {tmp_path / 'no' / 'x.pt2'}: no such folder"),
+        (["vit-t", "224", "--preset", "bogus"], "unknown preset 'bogus' (choose from "
+                                                "allspark-16x16, allspark-24x24, allspark-8x8)"),
+    ]:
+        with pytest.raises(SystemExit) as e:
+            export_main(argv)
+        assert e.value.code == 2
+        assert capsys.readouterr().err.splitlines()[-1] == f"export_pim.py: error: {msg}"
