@@ -65,11 +65,13 @@ def block_compute(stage: Stage, group: BlockGroup, scheme: Scheme, hw: PimHardwa
     """t_LT + t_MSA + t_FFN + t_NC of one block on one node (eq. 15 bracket)."""
     sl = node_slice(stage, group, scheme)
     c, d, a1 = stage.channels, stage.head_dim, stage.mlp_ratio
-    parts = [gemm(hw, sl.p, c, 3 * d)] * sl.b  # LT: Q, K, V per head
+    # the sl.b heads of a node cost the same: one head's GEMMs times sl.b (a loop over
+    # the heads would take as long as the IR's head count says)
+    parts = [_sum([gemm(hw, sl.p, c, 3 * d)], sl.b)]  # LT: Q, K, V per head
     if group.extra_macs_per_token:  # spatial-reduction linear (PVT, Twins GSA)
         parts.append(gemm(hw, sl.pk, c, sl.q))
-    for _ in range(sl.b):  # MSA: Q K^T and (scores) V per head
-        parts += [gemm(hw, sl.p, d, group.kv_tokens), gemm(hw, sl.p, group.kv_tokens, d)]
+    parts.append(_sum([gemm(hw, sl.p, d, group.kv_tokens),  # MSA: Q K^T and (scores) V
+                       gemm(hw, sl.p, group.kv_tokens, d)], sl.b))  # per head
     parts += [
         gemm(hw, sl.p, c, sl.q),  # MSA projection (FC)
         gemm(hw, sl.p, c, a1 * sl.q),  # FFN FC1

@@ -32,7 +32,7 @@ from xdsl.ir import Block, Region
 from xdsl.passes import ModulePass
 from xdsl.rewriter import BlockInsertPoint, InsertPoint, Rewriter
 
-from steplus.dialects.pim import LayerOp, ModelOp, StageOp, body_ops
+from steplus.dialects.pim import MAX_COUNT, LayerOp, ModelOp, StageOp, body_ops
 from steplus.dialects.target.pim import MIB, PimConfigError, PimHardware, preset, with_overrides
 from steplus.dialects.target.attrs import pim_target_of
 from steplus.passes.allspark.ilp_compact import ScheduleError
@@ -72,6 +72,7 @@ def machine_of(op: ModelOp) -> PimHardware:
 
 
 _IR_FIELDS = ("channels", "heads", "head_dim", "tokens", "mlp_ratio", "merge_in", "grid")
+MAX_EXTRA = 1 << 40  # bound on a group's extra weights / MACs per token (PVT's SR conv: ~2**24)
 
 
 def _ir_groups(s: StageOp) -> tuple[BlockGroup, ...]:
@@ -86,9 +87,16 @@ def _ir_groups(s: StageOp) -> tuple[BlockGroup, ...]:
                                        f"{s.blocks.value.data} (each group at least 1)")
         if any(g.kv_tokens < 1 for g in groups):
             raise OpDiagnosticError(s, "pim.stage: a group attends to no keys")
+        if any(g.kv_tokens > MAX_COUNT or not 0 <= g.extra_weight_params <= MAX_EXTRA
+               or not 0 <= g.extra_macs_per_token <= MAX_EXTRA for g in groups):
+            raise OpDiagnosticError(s, f"pim.stage: a group's keys must be at most {MAX_COUNT} "
+                                       f"and its extra weights and MACs in [0, {MAX_EXTRA}]")
         return groups
     if s.kv_tokens is None:
         raise OpDiagnosticError(s, "pim.stage: source 'ir' needs kv_tokens or groups")
+    if not 1 <= s.kv_tokens.value.data <= MAX_COUNT:
+        raise OpDiagnosticError(s, f"pim.stage: 'kv_tokens' must be in [1, {MAX_COUNT}], got "
+                                   f"{s.kv_tokens.value.data}")
     return (BlockGroup(s.blocks.value.data, s.kv_tokens.value.data),)
 
 
@@ -101,6 +109,10 @@ def _ir_workload(op: ModelOp) -> VitModel:
         v = {f: getattr(s, f).value.data for f in _IR_FIELDS if f != "grid"}
         if min(v.values()) < 1:
             raise OpDiagnosticError(s, "pim.stage: workload sizes must be positive")
+        if max(v.values()) > MAX_COUNT:  # heads = 2**20 took 100 s, tokens = 2**63 all memory
+            big = next(f for f in v if v[f] > MAX_COUNT)
+            raise OpDiagnosticError(s, f"pim.stage: '{big}' must be at most {MAX_COUNT}, got "
+                                       f"{v[big]}")
         grid = tuple(int(x) for x in s.grid.get_values())  # pyright: ignore[reportOptionalMemberAccess]
         if len(grid) != 2 or min(grid) < 1:
             raise OpDiagnosticError(s, "pim.stage: grid must be [rows, cols]")

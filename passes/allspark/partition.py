@@ -61,9 +61,14 @@ class Slice:
     pk: int  # key/value patches per node
 
 
-def split_values(total: int) -> list[int]:
-    """The seed's candidate list ``{1, ..., ceil(total/2), total}``."""
-    return sorted(set(range(1, math.ceil(total / 2) + 1)) | {total})
+def split_values(total: int, limit: int | None = None) -> list[int]:
+    """The seed's candidate list ``{1, ..., ceil(total/2), total}``, only its values up to
+    ``limit`` if given (so the list is as long as the mesh side, not as the workload)."""
+    top = -(-total // 2) if limit is None else min(-(-total // 2), limit)
+    out = list(range(1, top + 1))
+    if total > top and (limit is None or total <= limit):
+        out.append(total)
+    return out
 
 
 def fits(scheme: Scheme, hw: PimHardware) -> bool:
@@ -73,10 +78,11 @@ def fits(scheme: Scheme, hw: PimHardware) -> bool:
 
 def candidates(stage: Stage, hw: PimHardware) -> list[Scheme]:
     """All partition candidates of the stage's branches that fit the mesh."""
-    patches = math.ceil(stage.tokens / hw.p_min)
+    patches = -(-stage.tokens // hw.p_min)
+    side = max(hw.rows, hw.cols)  # no scheme with g or m above it fits
     out = []
-    for g in split_values(stage.heads):
-        for m in split_values(patches):
+    for g in split_values(stage.heads, side):
+        for m in split_values(patches, side):
             s = Scheme(g, m)
             if fits(s, hw):
                 out.append(s)
@@ -84,9 +90,9 @@ def candidates(stage: Stage, hw: PimHardware) -> list[Scheme]:
 
 
 def node_slice(stage: Stage, group: BlockGroup, scheme: Scheme) -> Slice:
-    b = math.ceil(stage.heads / scheme.g)
-    return Slice(b, b * stage.head_dim, math.ceil(stage.tokens / scheme.m),
-                 math.ceil(group.kv_tokens / scheme.m))
+    b = -(-stage.heads // scheme.g)  # integer ceilings: exact for any size the IR holds
+    return Slice(b, b * stage.head_dim, -(-stage.tokens // scheme.m),
+                 -(-group.kv_tokens // scheme.m))
 
 
 @dataclass(frozen=True)

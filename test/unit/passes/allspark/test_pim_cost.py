@@ -21,6 +21,7 @@ from steplus.passes.allspark.partition import (
     Scheme,
     block_traffic,
     candidates,
+    fits,
     ring_phases,
     split_values,
 )
@@ -135,3 +136,20 @@ def test_batch_pays_compute_and_transfer_per_input_and_sharing_once() -> None:
     one = layer_cost(st, Scheme(2, 2), hw)
     assert c.macs == 3 * one.macs
     assert c.horizontal_bytes == 3 * one.horizontal_bytes
+
+
+def test_candidates_are_bounded_by_the_mesh_not_the_workload() -> None:
+    """Only g, m up to the mesh side can fit, so only those are listed: a stage of 2**20
+    heads and 2**40 tokens (from hand-written IR) used to take minutes or all memory."""
+    from dataclasses import replace
+
+    assert split_values(7, 3) == [1, 2, 3]
+    assert split_values(7, 7) == [1, 2, 3, 4, 7]
+    assert split_values(2**63, 16) == list(range(1, 17))
+    hw = preset("allspark-16x16")
+    for st in build("swin-b", 224).stages:  # the mesh bound changes no candidate
+        full = [Scheme(g, m) for g in split_values(st.heads)
+                for m in split_values(-(-st.tokens // hw.p_min)) if fits(Scheme(g, m), hw)]
+        assert candidates(st, hw) == full
+    big = replace(build("vit-t", 224).stages[0], heads=2**20, tokens=2**40)
+    assert candidates(big, hw) == [Scheme(g, m) for g in range(1, 17) for m in range(1, 17)]
