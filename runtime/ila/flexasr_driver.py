@@ -96,9 +96,18 @@ def pool_fragment(codes: Codes, n_pools: int, mode: int = 0, cancel: bool = True
     return cmds
 
 
+def _finite(what: str, **arrays: npt.NDArray[np.floating] | None) -> None:
+    """IlaError unless every array is finite: AdaptivFloat has no code for NaN or infinity (a NaN
+    input ran to a NaN output, reported only as a relative error of nan)."""
+    for name, a in arrays.items():
+        if a is not None and not np.all(np.isfinite(np.asarray(a, np.float64))):
+            raise IlaError(f"{what}: {name} holds NaN or infinity, which AdaptivFloat cannot encode")
+
+
 def run_pool(a: npt.NDArray[np.floating], n_pools: int = 1, mode: int = 0,
              cancel: bool = True) -> tuple[Floats, Counts]:
     """`n_pools` temporal (2,1) pools of a[T, H] on FlexASR; H is chunked by 255 vectors (FLEXASR.max_vectors)."""
+    _finite("flexasr pool", input=a)
     T, H = a.shape
     if H % 16:
         raise IlaError(f"flexasr pool: hidden size {H} is not a multiple of 16")
@@ -159,6 +168,7 @@ def linear_fragment(xc: Codes, wc: Codes, bc: Codes, bw: int, bi: int, bb: int, 
 def run_linear(x: npt.NDArray[np.floating], w: npt.NDArray[np.floating], b: npt.NDArray[np.floating] | None = None,
                out_bias: int | None = None) -> tuple[Floats, Counts]:
     """y = x·Wᵀ + b on FlexASR (AdaptivFloat); returns (y, counts)."""
+    _finite("flexasr linear", input=x, weight=w, bias=b)
     T = x.shape[0]
     b = np.zeros(w.shape[0]) if b is None else b
     bw, bi, bb = af.bias_for(w), af.bias_for(x), af.bias_for(b)
@@ -248,6 +258,7 @@ def run_lstm(x: npt.NDArray[np.floating], w_ih: npt.NDArray[np.floating], w_hh: 
     Over several steps from a given state (isel's whole-sequence call) the bias is calibrated on the
     sequence instead (`lstm_chunks`), and the steps run as one call per chunk of one bias (one chunk
     when one bias holds the sequence); `counts["lstm_calls"]` says how many calls ran."""
+    _finite("flexasr lstm", input=x, w_ih=w_ih, w_hh=w_hh, bias=b_ih, h0=h0, c0=c0)
     if out_bias is None and h0 is not None and c0 is not None and x.shape[0] > 1:
         return _run_lstm_chunked(x, w_ih, w_hh, b_ih, h0, c0)
     bw = af.bias_for(np.concatenate([w_ih.ravel(), w_hh.ravel()]))
@@ -318,10 +329,11 @@ def lstm_chunks(x: npt.NDArray[np.floating], w_ih: npt.NDArray[np.floating], w_h
 
 def _lstm_step(x: np.ndarray, h: np.ndarray, c: np.ndarray, w_ih: np.ndarray, w_hh: np.ndarray,
                b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    z = (w_ih @ x + w_hh @ h + b).astype(np.float64)
-    i, f, g, o = np.split(z, 4)
-    c = 1 / (1 + np.exp(-f)) * c + 1 / (1 + np.exp(-i)) * np.tanh(g)
-    return 1 / (1 + np.exp(-o)) * np.tanh(c), c
+    with np.errstate(over="ignore"):  # exp(-z) -> inf: the gate is 0, as it should be
+        z = (w_ih @ x + w_hh @ h + b).astype(np.float64)
+        i, f, g, o = np.split(z, 4)
+        c = 1 / (1 + np.exp(-f)) * c + 1 / (1 + np.exp(-i)) * np.tanh(g)
+        return 1 / (1 + np.exp(-o)) * np.tanh(c), c
 
 
 def _run_lstm_chunked(x: npt.NDArray[np.floating], w_ih: npt.NDArray[np.floating], w_hh: npt.NDArray[np.floating],
@@ -350,6 +362,7 @@ def _store_small(codes: Codes, base_vec: int) -> list[Cmd]:
 def run_layernorm(x: npt.NDArray[np.floating], gamma: npt.NDArray[np.floating],
                   beta: npt.NDArray[np.floating]) -> tuple[Floats, Counts]:
     """Layer norm of x[T,H] over H with γ, β on FlexASR; (y, counts). Output bias = input bias."""
+    _finite("flexasr layernorm", input=x, gamma=gamma, beta=beta)
     T, H = x.shape
     nv = H // 16
     bi, bg, bb = af.bias_for(x), af.bias_for(gamma), af.bias_for(beta)
@@ -369,6 +382,7 @@ def run_attention_rows(q: npt.NDArray[np.floating], k: npt.NDArray[np.floating],
                        v: npt.NDArray[np.floating]) -> tuple[Floats, Counts]:
     """Attention of every query row q[Tq,H] over k, v [T,H]: one fragment that stores
     K and V once and per query stores q, triggers GB_ATTENTION and reads the result."""
+    _finite("flexasr attention", query=q, key=k, value=v)
     Tq, (T, H) = q.shape[0], k.shape
     nv = H // 16
     if H % 16 or nv > FLEXASR.max_vectors:
@@ -393,6 +407,7 @@ def run_attention_rows(q: npt.NDArray[np.floating], k: npt.NDArray[np.floating],
 def run_attention(q: npt.NDArray[np.floating], k: npt.NDArray[np.floating], v: npt.NDArray[np.floating],
                   out_bias: int | None = None) -> tuple[Floats, Counts]:
     """softmax(K·q)ᵀ·V for one query q[H] over keys/values k, v [T,H] on FlexASR; (out[H], counts)."""
+    _finite("flexasr attention", query=q, key=k, value=v)
     T, H = k.shape
     nv = H // 16
     bq, bk, bv = af.bias_for(q), af.bias_for(k), af.bias_for(v)

@@ -7,7 +7,7 @@ from steplus.runtime.ila import adpfloat as af
 from steplus.runtime.ila.core import IlaError
 from steplus.runtime.ila.flexasr import GB, FlexAsr, read, write
 from steplus.runtime.ila.flexasr_driver import (
-    execute, linear_fragment, maxp, pool_fragment, run_linear, run_lstm, run_pool,
+    linear_fragment, maxp, pool_fragment, run_linear, run_lstm, run_pool,
 )
 
 
@@ -107,3 +107,43 @@ def test_z3_rendering_of_config_and_data_movement():
     assert s.check() == z3.unsat
     with pytest.raises(IlaError, match="no symbolic update"):
         sim.z3_next_state("GB_CONTROL_START")
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+def test_non_finite_inputs_are_errors_not_nan_outputs(bad: float) -> None:
+    """AdaptivFloat has no NaN or infinity: each entry point refuses them (a NaN input ran to
+    a NaN output that step-run reported as 'relative error nan')."""
+    from steplus.runtime.ila import flexasr_driver as fd
+
+    rng = np.random.default_rng(0)
+    x, w = rng.normal(size=(2, 16)), rng.normal(size=(64, 16))
+    u, b = rng.normal(size=(64, 16)), rng.normal(size=64)
+    xb = x.copy()
+    xb[1, 3] = bad
+    h0, c0 = np.zeros(16), np.zeros(16)
+    calls = [("flexasr linear: input", lambda: fd.run_linear(xb, w, b)),
+             ("flexasr lstm: input", lambda: fd.run_lstm(xb, w, u, b)),
+             ("flexasr lstm: input", lambda: fd.run_lstm(xb, w, u, b, h0=h0, c0=c0)),  # chunked
+             ("flexasr lstm: c0", lambda: fd.run_lstm(x, w, u, b, h0=h0, c0=np.full(16, bad))),
+             ("flexasr pool: input", lambda: fd.run_pool(xb)),
+             ("flexasr layernorm: input", lambda: fd.run_layernorm(xb, np.ones(16), np.zeros(16))),
+             ("flexasr attention: query", lambda: fd.run_attention_rows(xb, x, x)),
+             ("flexasr attention: value", lambda: fd.run_attention(x[0], x, xb))]
+    for what, call in calls:
+        with pytest.raises(IlaError, match=f"^{what} holds NaN or infinity, which AdaptivFloat "
+                                           f"cannot encode$"):
+            call()
+
+
+def test_lstm_chunks_of_a_saturating_sequence_warn_nothing() -> None:
+    """exp overflow in the float reference is a closed gate (0), not a RuntimeWarning."""
+    import warnings
+
+    from steplus.runtime.ila.flexasr_driver import lstm_chunks
+
+    rng = np.random.default_rng(0)
+    w, u, b = rng.normal(size=(64, 16)), rng.normal(size=(64, 16)), rng.normal(size=64)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        chunks = lstm_chunks(np.full((3, 16), 1e4), w, u, b, np.zeros(16), np.zeros(16))
+    assert chunks[0][0] == 0 and chunks[-1][1] == 3
