@@ -79,10 +79,6 @@ from steplus.dialects.lus.conditions import (  # noqa: F401 (re-exported)
 from steplus.dialects.lus.symbols import lookup_node  # noqa: F401 (re-exported)
 
 
-def _is_i1(t: Attribute) -> bool:
-    return isinstance(t, IntegerType) and t.width.data == 1
-
-
 def _parse_typed_operands(parser: Parser) -> tuple[list[SSAValue], list[Attribute]]:
     """Parse `%a : T, %b : U` (possibly empty) between already-consumed parens."""
     values: list[SSAValue] = []

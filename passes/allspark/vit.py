@@ -38,7 +38,6 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-IMAGE_SIZES: tuple[int, ...] = (224, 640, 960)
 MAX_IMAGE = 1280  # bound on user-chosen input sizes (the seed goes up to 960)
 
 

@@ -31,12 +31,16 @@ from steplus.passes.isel.lstm_fold import fold_lstm_steps
 from steplus.utils.diagnostics import emit
 
 
+MAX_ITERATIONS = 10_000  # saturation reaches a fixpoint or the node limit long before (D2A: 40-45)
+MAX_NODE_LIMIT = 100_000_000  # e-nodes; egglog holds ~1 KB each, so this is the machine's memory
+
+
 def check_limits(p) -> None:
     """Validate the saturation-limit options of isel / isel-verify (ValueError -> usage error)."""
-    if not (isinstance(p.iterations, int) and p.iterations >= 1):
-        raise ValueError(f"{p.name}: iterations must be a positive integer, got {p.iterations!r}")
-    if not (isinstance(p.node_limit, int) and p.node_limit >= 1):
-        raise ValueError(f"{p.name}: node-limit must be a positive integer, got {p.node_limit!r}")
+    if not (isinstance(p.iterations, int) and 1 <= p.iterations <= MAX_ITERATIONS):
+        raise ValueError(f"{p.name}: iterations must be an integer in [1, {MAX_ITERATIONS}], got {p.iterations!r}")
+    if not (isinstance(p.node_limit, int) and 1 <= p.node_limit <= MAX_NODE_LIMIT):
+        raise ValueError(f"{p.name}: node-limit must be an integer in [1, {MAX_NODE_LIMIT}], got {p.node_limit!r}")
     if not (isinstance(p.time_limit, (int, float)) and p.time_limit > 0):
         raise ValueError(f"{p.name}: time-limit must be a positive number of seconds, got {p.time_limit!r}")
 

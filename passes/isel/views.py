@@ -85,10 +85,6 @@ def _const_root(v: SSAValue) -> SSAValue:
     return v
 
 
-def _parallel(op) -> bool:
-    return all(str(it.data.value) == "parallel" for it in op.iterator_types.data)
-
-
 class RealImporter(Importer):
     """`frontend.Importer` plus torch-mlir's N-D row-wise generics on 2-D views."""
 

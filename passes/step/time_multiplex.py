@@ -134,13 +134,6 @@ def _layout_problem(pipelines: list[Pipeline], per: int) -> str | None:
     return None
 
 
-def _set_result_types(op: Operation, types: list) -> Operation:
-    for r, t in zip(list(op.results), types):
-        if r.type != t:
-            Rewriter.replace_value_with_new_type(r, t)
-    return op
-
-
 class _Region:
     """Builds one shared region in front of `anchor`."""
 

@@ -32,8 +32,6 @@ class _Tr:
 class ReferenceHBMServer:
     """Per-cycle controller; same interface as `hbm.HBMServer`."""
 
-    bumps_lb = True  # `advance` raises the hbm_lb of transfers in flight
-
     def __init__(self, cfg):
         self.N, self.II, self.par = cfg.channels, cfg.initiation_interval, cfg.par_dispatch
         self.lat = cfg.startup + cfg.latency

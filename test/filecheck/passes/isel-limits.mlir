@@ -5,6 +5,7 @@
 // RUN: step-opt %examples/isel/maxpool128.mlir -p 'isel{targets=flexasr}' 2>&1 | filecheck %s --check-prefix=DEFAULT
 // RUN: not step-opt %examples/isel/maxpool128.mlir -p 'isel{node-limit=0}' 2>&1 | filecheck %s --check-prefix=BAD
 // RUN: not step-opt %examples/isel/maxpool128.mlir -p 'isel{time-limit=-1.0}' 2>&1 | filecheck %s --check-prefix=BADT
+// RUN: not step-opt %examples/isel/maxpool128.mlir -p 'isel{iterations=99999999999999999999}' 2>&1 | filecheck %s --check-prefix=BADI
 
 // Three iterations do not reach the temporal pools: the max-pool stays on the host.
 // ITER: maxpool128.mlir:2:1: warning: isel: @maxpool: saturation stopped by the iteration limit (3 iterations) after 3 iterations, {{[0-9]+}} e-nodes, {{[0-9.]+}} s; the selection is valid but may miss matches
@@ -19,5 +20,6 @@
 // DEFAULT-NOT: warning
 // DEFAULT-COUNT-4: ila.invoke "flexasr.maxpool"
 
-// BAD: step-opt: error: invalid options for pass 'isel': node-limit must be a positive integer, got 0
+// BAD: step-opt: error: invalid options for pass 'isel': node-limit must be an integer in [1, 100000000], got 0
+// BADI: step-opt: error: invalid options for pass 'isel': iterations must be an integer in [1, 10000], got 99999999999999999999
 // BADT: step-opt: error: invalid options for pass 'isel': time-limit must be a positive number of seconds, got -1.0

@@ -29,5 +29,5 @@
 // MEMORY-NEXT: exit=2
 // TERMS: step-opt: error: invalid options for pass 'isel-verify': max-terms must be a positive integer, got 0
 // TERMS-NEXT: exit=2
-// NODES: step-opt: error: invalid options for pass 'isel-verify': node-limit must be a positive integer, got 0
+// NODES: step-opt: error: invalid options for pass 'isel-verify': node-limit must be an integer in [1, 100000000], got 0
 // NODES-NEXT: exit=2
