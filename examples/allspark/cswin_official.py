@@ -18,6 +18,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from examples.allspark.layers import Mlp
+
 CONFIGS = {  # name -> (embed_dim, depths, heads): CSWin-T/S/B/L (CSWin's Table 1)
     "cswin-t": (64, (1, 2, 21, 1), (2, 4, 8, 16)),
     "cswin-s": (64, (2, 4, 32, 2), (2, 4, 8, 16)),
@@ -54,15 +56,6 @@ class LePEAttention(nn.Module):
         x = x.transpose(1, 2).reshape(b, hp // sh, wp // sw, sh, sw, c)
         x = x.permute(0, 1, 3, 2, 4, 5).reshape(b, hp, wp, c) + lepe
         return x[:, :h, :w, :]
-
-
-class Mlp(nn.Module):
-    def __init__(self, dim: int, hidden: int):
-        super().__init__()
-        self.fc1, self.act, self.fc2 = nn.Linear(dim, hidden), nn.GELU(), nn.Linear(hidden, dim)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.fc2(self.act(self.fc1(x)))
 
 
 class CSWinBlock(nn.Module):

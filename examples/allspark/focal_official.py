@@ -20,6 +20,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from examples.allspark.layers import Mlp
+
 CONFIGS = {  # name -> (embed_dim, depths, heads): Focal-T/S/B (Focal's Table 1)
     "focal-t": (96, (2, 2, 6, 2), (3, 6, 12, 24)),
     "focal-s": (96, (2, 2, 18, 2), (3, 6, 12, 24)),
@@ -64,15 +66,6 @@ class FocalAttention(nn.Module):
                                              self._split(keys(v)))
         out = out.transpose(1, 2).reshape(b, gh, gw, ws, ws, c).permute(0, 1, 3, 2, 4, 5)
         return self.proj(out.reshape(b, hp, wp, c)[:, :h, :w, :])
-
-
-class Mlp(nn.Module):
-    def __init__(self, dim: int, hidden: int):
-        super().__init__()
-        self.fc1, self.act, self.fc2 = nn.Linear(dim, hidden), nn.GELU(), nn.Linear(hidden, dim)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.fc2(self.act(self.fc1(x)))
 
 
 class FocalTransformerBlock(nn.Module):

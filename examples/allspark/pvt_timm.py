@@ -17,6 +17,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from examples.allspark.layers import Mlp
+
 DIMS, HEADS, MLP_RATIOS, SR_RATIOS = (64, 128, 320, 512), (1, 2, 5, 8), (8, 8, 4, 4), (8, 4, 2, 1)
 CONFIGS = {  # name -> depths (PVT's Table 1)
     "pvt-t": (2, 2, 2, 2),
@@ -61,15 +63,6 @@ class Attention(nn.Module):
         k, v = kv.unbind(0)
         x = F.scaled_dot_product_attention(q, k, v)
         return self.proj(x.transpose(1, 2).reshape(b, n, c))
-
-
-class Mlp(nn.Module):
-    def __init__(self, dim: int, hidden: int):
-        super().__init__()
-        self.fc1, self.act, self.fc2 = nn.Linear(dim, hidden), nn.GELU(), nn.Linear(hidden, dim)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.fc2(self.act(self.fc1(x)))
 
 
 class Block(nn.Module):

@@ -19,6 +19,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from examples.allspark.layers import Mlp
+
 CONFIGS = {  # name -> (embed_dim, depths, heads), Swin's Table / timm's swin_*_patch4_window7
     "swin-t": (96, (2, 2, 6, 2), (3, 6, 12, 24)),
     "swin-s": (96, (2, 2, 18, 2), (3, 6, 12, 24)),
@@ -63,15 +65,6 @@ class WindowAttention(nn.Module):
         q, k, v = qkv.unbind(0)
         x = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
         return self.proj(x.transpose(1, 2).reshape(b, n, c))
-
-
-class Mlp(nn.Module):
-    def __init__(self, dim: int, hidden: int):
-        super().__init__()
-        self.fc1, self.act, self.fc2 = nn.Linear(dim, hidden), nn.GELU(), nn.Linear(hidden, dim)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.fc2(self.act(self.fc1(x)))
 
 
 def shift_mask(h: int, w: int, ws: int, shift: int) -> torch.Tensor:

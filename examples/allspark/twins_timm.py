@@ -18,6 +18,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from examples.allspark.layers import Mlp
+
 CONFIGS = {  # name -> (dims, heads, depths): Twins-SVT-S/B/L (Twins' Table 2)
     "twins-s": ((64, 128, 256, 512), (2, 4, 8, 16), (2, 2, 10, 4)),
     "twins-b": ((96, 192, 384, 768), (3, 6, 12, 24), (2, 2, 18, 2)),
@@ -84,15 +86,6 @@ class GlobalSubSampleAttn(nn.Module):
         k, v = kv.unbind(0)
         x = F.scaled_dot_product_attention(q, k, v)
         return self.proj(x.transpose(1, 2).reshape(b, n, c))
-
-
-class Mlp(nn.Module):
-    def __init__(self, dim: int, hidden: int):
-        super().__init__()
-        self.fc1, self.act, self.fc2 = nn.Linear(dim, hidden), nn.GELU(), nn.Linear(hidden, dim)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.fc2(self.act(self.fc1(x)))
 
 
 class Block(nn.Module):

@@ -15,6 +15,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from examples.allspark.layers import Mlp
+
 CONFIGS = {  # name -> (embed_dim, depth, heads, patch), as in ViT's Table 1 / timm
     "vit-t": (192, 12, 3, 16),
     "vit-s": (384, 12, 6, 16),
@@ -46,15 +48,6 @@ class Attention(nn.Module):
         q, k, v = qkv.unbind(0)
         x = F.scaled_dot_product_attention(q, k, v)
         return self.proj(x.transpose(1, 2).reshape(b, n, c))
-
-
-class Mlp(nn.Module):
-    def __init__(self, dim: int, hidden: int):
-        super().__init__()
-        self.fc1, self.act, self.fc2 = nn.Linear(dim, hidden), nn.GELU(), nn.Linear(hidden, dim)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.fc2(self.act(self.fc1(x)))
 
 
 class Block(nn.Module):
