@@ -443,7 +443,9 @@ class InstOp(IRDLOperation):
 
     name = "sync.inst"
     callee = prop_def(SymbolRefAttr)
+    """The `sync.node` this instance runs, `@name`; its signature must match the operands and results."""
     id = prop_def(IntegerAttr[I64])
+    """The instance number: instances of one node with different ids keep separate state."""
     args = var_operand_def()
     res = var_result_def()
     traits = traits_def(_InstCallee())

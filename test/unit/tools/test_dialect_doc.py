@@ -37,7 +37,7 @@ def test_random_store_buffer_depth_is_optional():
     assert "| property | `buffer_depth` | optional `i64` integer | Tiles it buffers" in page
 
 
-@pytest.mark.parametrize("name", ["ila", "lus", "pim"])
+@pytest.mark.parametrize("name", ["ila", "lus", "pim", "step", "sync"])
 def test_every_property_has_a_meaning(name):
     """Every property/attribute row of these dialects' op tables says what it means in words."""
     page = render_dialect(get_all_dialects()[name]())
