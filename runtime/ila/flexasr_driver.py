@@ -107,7 +107,9 @@ def _finite(what: str, **arrays: npt.NDArray[np.floating] | None) -> None:
 def run_pool(a: npt.NDArray[np.floating], n_pools: int = 1, mode: int = 0,
              cancel: bool = True) -> tuple[Floats, Counts]:
     """`n_pools` temporal (2,1) pools of a[T, H] on FlexASR; H is chunked by 255 vectors (FLEXASR.max_vectors)."""
-    _finite("flexasr pool", input=a)
+    # max pooling's padding is -inf (torch-mlir fills a max pool's window with it): the encoder
+    # saturates it to the most negative code, which a max never picks over a real value
+    _finite("flexasr pool", input=np.where(np.isneginf(a), 0.0, a) if mode == 0 else a)
     T, H = a.shape
     if H % 16:
         raise IlaError(f"flexasr pool: hidden size {H} is not a multiple of 16")

@@ -125,7 +125,7 @@ def test_non_finite_inputs_are_errors_not_nan_outputs(bad: float) -> None:
              ("flexasr lstm: input", lambda: fd.run_lstm(xb, w, u, b)),
              ("flexasr lstm: input", lambda: fd.run_lstm(xb, w, u, b, h0=h0, c0=c0)),  # chunked
              ("flexasr lstm: c0", lambda: fd.run_lstm(x, w, u, b, h0=h0, c0=np.full(16, bad))),
-             ("flexasr pool: input", lambda: fd.run_pool(xb)),
+             ("flexasr pool: input", lambda: fd.run_pool(xb, mode=1)),
              ("flexasr layernorm: input", lambda: fd.run_layernorm(xb, np.ones(16), np.zeros(16))),
              ("flexasr attention: query", lambda: fd.run_attention_rows(xb, x, x)),
              ("flexasr attention: value", lambda: fd.run_attention(x[0], x, xb))]
@@ -133,6 +133,12 @@ def test_non_finite_inputs_are_errors_not_nan_outputs(bad: float) -> None:
         with pytest.raises(IlaError, match=f"^{what} holds NaN or infinity, which AdaptivFloat "
                                            f"cannot encode$"):
             call()
+    if bad == -np.inf:  # a max pool's padding: the max of the other element of the window
+        y, _ = fd.run_pool(xb, 1, mode=0)
+        assert y[0, 3] == af.decode(af.encode(xb[0, 3], af.bias_for(xb)), af.bias_for(xb))
+    else:
+        with pytest.raises(IlaError, match="^flexasr pool: input holds NaN or infinity"):
+            fd.run_pool(xb, mode=0)
 
 
 def test_lstm_chunks_of_a_saturating_sequence_warn_nothing() -> None:
