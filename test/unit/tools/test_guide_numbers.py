@@ -152,7 +152,8 @@ def test_timemux_quotes_are_the_bench_rows():
     rows[("32", 16)] = (10000 * 1.07, 35.0)
     found = gn.timemux_drifts(text, timemux_csv(rows))
     assert len(found) == 1
-    assert found[0].endswith(": exp_timemux: static tile 32 R=16: guide 3.50x at +5.0 %, bench 3.50x at +7.0 %")
+    gain, over = quotes[("32", 16)]
+    assert found[0].endswith(f": exp_timemux: static tile 32 R=16: guide {gain:.2f}x at +{over} %, bench 3.50x at +7.0 %")
     del rows[("dyn", 64)]
     assert gn.timemux_drifts(text, timemux_csv(rows))[1].endswith("dynamic tiling R=64: not printed by the bench")
 
