@@ -60,6 +60,36 @@ def _override_value(key: str, a: Attribute) -> int | float:
     raise VerifyException(f"#target.fabric: '{key}' must be an integer or a float")
 
 
+# A target attribute is `#target.X<"preset">` or `#target.X<"preset", {field = value, ...}>`:
+# the parameters, parser and printer every preset-with-changes attribute shares.
+def _preset_parameters(preset: str, overrides: dict[str, int | float] | None) -> tuple[StringAttr, DictionaryAttr]:
+    attrs: dict[str, Attribute] = {}
+    for k, v in (overrides or {}).items():
+        attrs[k] = FloatAttr(v, 64) if isinstance(v, float) else IntegerAttr(v, 64)
+    return StringAttr(preset), DictionaryAttr(attrs)
+
+
+def _parse_preset(parser: AttrParser, what: str) -> tuple[StringAttr, DictionaryAttr]:
+    parser.parse_punctuation("<")
+    preset = parser.parse_str_literal()
+    overrides = DictionaryAttr({})
+    if parser.parse_optional_punctuation(","):
+        attr = parser.parse_attribute()
+        if not isinstance(attr, DictionaryAttr):
+            parser.raise_error(f"{what}: expected a dictionary of changed fields")
+        overrides = attr
+    parser.parse_punctuation(">")
+    return StringAttr(preset), overrides
+
+
+def _print_preset(printer: Printer, preset: StringAttr, overrides: DictionaryAttr) -> None:
+    with printer.in_angle_brackets():
+        printer.print_string_literal(preset.data)
+        if overrides.data:
+            printer.print_string(", ")
+            printer.print_attribute(overrides)
+
+
 @irdl_attr_definition
 class FabricTargetAttr(ParametrizedAttribute):
     """The simulated fabric a module is placed on: a hardware preset and the fields changed from it.
@@ -78,30 +108,14 @@ class FabricTargetAttr(ParametrizedAttribute):
     overrides: DictionaryAttr = param_def()
 
     def __init__(self, preset: str, overrides: dict[str, int | float] | None = None):
-        attrs: dict[str, Attribute] = {}
-        for k, v in (overrides or {}).items():
-            attrs[k] = FloatAttr(v, 64) if isinstance(v, float) else IntegerAttr(v, 64)
-        super().__init__(StringAttr(preset), DictionaryAttr(attrs))
+        super().__init__(*_preset_parameters(preset, overrides))
 
     @classmethod
     def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
-        parser.parse_punctuation("<")
-        preset = parser.parse_str_literal()
-        overrides = DictionaryAttr({})
-        if parser.parse_optional_punctuation(","):
-            attr = parser.parse_attribute()
-            if not isinstance(attr, DictionaryAttr):
-                parser.raise_error("#target.fabric: expected a dictionary of changed fields")
-            overrides = attr
-        parser.parse_punctuation(">")
-        return (StringAttr(preset), overrides)
+        return _parse_preset(parser, "#target.fabric")
 
     def print_parameters(self, printer: Printer) -> None:
-        with printer.in_angle_brackets():
-            printer.print_string_literal(self.preset.data)
-            if self.overrides.data:
-                printer.print_string(", ")
-                printer.print_attribute(self.overrides)
+        _print_preset(printer, self.preset, self.overrides)
 
     def verify(self) -> None:
         self.config()
@@ -232,30 +246,14 @@ class PimTargetAttr(ParametrizedAttribute):
     overrides: DictionaryAttr = param_def()
 
     def __init__(self, preset: str, overrides: dict[str, int | float] | None = None):
-        attrs: dict[str, Attribute] = {}
-        for k, v in (overrides or {}).items():
-            attrs[k] = FloatAttr(v, 64) if isinstance(v, float) else IntegerAttr(v, 64)
-        super().__init__(StringAttr(preset), DictionaryAttr(attrs))
+        super().__init__(*_preset_parameters(preset, overrides))
 
     @classmethod
     def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
-        parser.parse_punctuation("<")
-        preset = parser.parse_str_literal()
-        overrides = DictionaryAttr({})
-        if parser.parse_optional_punctuation(","):
-            attr = parser.parse_attribute()
-            if not isinstance(attr, DictionaryAttr):
-                parser.raise_error("#target.pim: expected a dictionary of changed fields")
-            overrides = attr
-        parser.parse_punctuation(">")
-        return (StringAttr(preset), overrides)
+        return _parse_preset(parser, "#target.pim")
 
     def print_parameters(self, printer: Printer) -> None:
-        with printer.in_angle_brackets():
-            printer.print_string_literal(self.preset.data)
-            if self.overrides.data:
-                printer.print_string(", ")
-                printer.print_attribute(self.overrides)
+        _print_preset(printer, self.preset, self.overrides)
 
     def verify(self) -> None:
         self.hardware()
