@@ -1,3 +1,4 @@
+# pyright: strict
 """The one registry of op semantics: the op class -> implementation tables, over any value domain.
 
 Each op's meaning is written once, as an `@impl(OpClass)` method, in xDSL's interpreter style

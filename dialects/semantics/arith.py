@@ -1,3 +1,4 @@
+# pyright: strict
 """The meaning of the scalar `arith` and `math` ops, written once over any value domain.
 
 `ArithSemantics` holds one `@impl` per op class (or family): float arithmetic (`arith.addf`,

@@ -1,3 +1,4 @@
+# pyright: strict
 """The value of a constant op (`arith.constant`, `tosa.const`) as a numpy array.
 
 Constants carry their value in several attribute shapes: a dense elements

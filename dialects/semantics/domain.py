@@ -1,3 +1,4 @@
+# pyright: strict
 """Value domains of the tensor-op semantics: what a scalar is and how arithmetic combines scalars.
 
 An op's meaning is written once (`tensor_ops.TensorSemantics`) in terms of a `Domain`'s

@@ -1,3 +1,4 @@
+# pyright: strict
 """The errors of the op semantics (a module of their own: the domains and the registry both raise them)."""
 
 # pyright: strict

@@ -1,3 +1,4 @@
+# pyright: strict
 """The fused-add rule: which adds of an accumulating region cost no FLOPs.
 
 An accum/scan update region `acc + a @ b` runs on the fabric as a matmul whose

@@ -1,3 +1,4 @@
+# pyright: strict
 """The meaning of `linalg.generic` on static tensors (what frontends emit), over any value domain.
 
 Indexing maps must be projections of the loop dimensions (each result a `dN`, or `0` for a size-1

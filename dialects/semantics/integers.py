@@ -1,3 +1,4 @@
+# pyright: strict
 """MLIR's integer arithmetic on numpy fixed-width integers, written once.
 
 Every function takes numpy integer values (scalars or arrays, one signed dtype: the operands'

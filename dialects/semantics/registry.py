@@ -1,3 +1,4 @@
+# pyright: strict
 """The op -> implementation registry of op semantics, keyed by op *class* as xDSL's interpreters are.
 
 As in `xdsl.interpreter` (`@register_impls` on a class, `@impl(arith.DivSIOp)` on its methods),

@@ -1,3 +1,4 @@
+# pyright: strict
 """The table of tensor-op semantics: each op's meaning written once, over any value domain.
 
 `TensorSemantics` holds one `@impl` method per op (or family of ops) of the tensor programs isel
