@@ -43,7 +43,7 @@ from __future__ import annotations
 import time
 
 import numpy as np
-from scipy.optimize import Bounds, LinearConstraint, milp
+from scipy.optimize import milp
 from scipy.sparse import coo_matrix
 
 from steplus.passes.allspark.ilp_compact import (
@@ -186,8 +186,10 @@ def solve_literal(prob: Problem, time_limit: float = 60.0,
     a = coo_matrix((b.vals, (b.rows, b.cols)), shape=(len(b.lo), b.nv)).tocsr()
     t0 = time.perf_counter()
     try:
-        res = milp(c, constraints=LinearConstraint(a, np.array(b.lo), np.array(b.hi)),
-                   integrality=integ, bounds=Bounds(np.zeros(b.nv), ub),
+        # (A, lo, hi) and (lb, ub): milp builds the LinearConstraint and Bounds itself
+        # (scipy's unannotated constructors read as float-only to a type checker)
+        res = milp(c, constraints=(a, np.array(b.lo), np.array(b.hi)),
+                   integrality=integ, bounds=(np.zeros(b.nv), ub),
                    options={"time_limit": float(time_limit)})
     except MemoryError:
         raise ScheduleError(f"the literal ILP ({size} variables) ran out of memory; "

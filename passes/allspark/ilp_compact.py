@@ -39,8 +39,8 @@ import time
 from dataclasses import dataclass, field, replace
 
 import numpy as np
-from scipy.optimize import Bounds, LinearConstraint, milp
-from scipy.sparse import lil_matrix
+from scipy.optimize import milp
+from scipy.sparse import lil_matrix, sparray, spmatrix
 
 from steplus.passes.allspark.vit import VitModel
 from steplus.passes.allspark.cost import LayerCost, layer_cost, slice_bytes, stage_weight_bytes
@@ -195,14 +195,16 @@ class _Compact:
     rows: list[tuple[dict[int, float], float, float]]
     mem: dict[int, float]
 
-    def matrix(self, rows: list[tuple[dict[int, float], float, float]]):
+    def matrix(self, rows: list[tuple[dict[int, float], float, float]]) -> tuple[sparray | spmatrix, np.ndarray, np.ndarray]:
+        """`rows` as milp's (A, lo, hi) constraint (milp builds the LinearConstraint: scipy's
+        unannotated constructor reads as float-only bounds to a type checker)."""
         a = lil_matrix((len(rows), len(self.time)))
         lo, hi = np.empty(len(rows)), np.empty(len(rows))
         for r, (coef, low, high) in enumerate(rows):
             for v, x in coef.items():
                 a[r, v] = x
             lo[r], hi[r] = low, high
-        return LinearConstraint(a.tocsr(), lo, hi)
+        return a.tocsr(), lo, hi
 
 
 def _compact(prob: Problem) -> _Compact:
@@ -258,7 +260,7 @@ def min_memory(prob: Problem, time_limit: float = 10.0) -> tuple[float, float] |
     for v, x in m.mem.items():
         c[v] = x
     res = milp(c, constraints=m.matrix(m.rows), integrality=m.integrality,
-               bounds=Bounds(m.lb, m.ub), options={"time_limit": float(time_limit)})
+               bounds=(m.lb, m.ub), options={"time_limit": float(time_limit)})
     if getattr(res, "x", None) is None or res.status != 0:
         return None
     dvar = len(m.time) - 1
@@ -273,7 +275,7 @@ def solve_compact(prob: Problem, time_limit: float = 60.0) -> Solution:
     rows = m.rows + [(m.mem, -np.inf, float(prob.hw.node_cap_bytes))]
     t0 = time.perf_counter()
     res = milp(m.time, constraints=m.matrix(rows), integrality=m.integrality,
-               bounds=Bounds(m.lb, m.ub), options={"time_limit": float(time_limit)})
+               bounds=(m.lb, m.ub), options={"time_limit": float(time_limit)})
     secs = time.perf_counter() - t0
     check_found(res, prob, time_limit)
     x = np.round(res.x).astype(int)

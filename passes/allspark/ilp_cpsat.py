@@ -51,24 +51,24 @@ def solve_cpsat(prob: Problem, time_limit: float = 60.0, workers: int = 2) -> So
     model = cp_model.CpModel()
     cap = int(prob.hw.node_cap_bytes)
     dmax = max(int(o.cost.workspace) for sp in prob.stages for o in sp.options)
-    dvar = model.NewIntVar(0, max(cap, dmax), "D")
-    mem = [dvar]
-    objective = []
-    nvars: list[list[object]] = []
+    dvar = model.new_int_var(0, max(cap, dmax), "D")
+    mem: list[cp_model.LinearExprT] = [dvar]
+    objective: list[cp_model.LinearExprT] = []
+    nvars: list[list[cp_model.IntVar]] = []
     for s, sp in enumerate(prob.stages):
         ns, ys = [], []
         for k, o in enumerate(sp.options):
             ub = math.ceil(sp.branches / o.capacity)
-            n = model.NewIntVar(0, ub, f"n{s}_{k}")
-            y = model.NewBoolVar(f"y{s}_{k}")
-            model.Add(n <= ub * y)
-            model.Add(n >= y)
-            model.Add(dvar >= int(o.cost.workspace) * y)
+            n = model.new_int_var(0, ub, f"n{s}_{k}")
+            y = model.new_bool_var(f"y{s}_{k}")
+            model.add(n <= ub * y)
+            model.add(n >= y)
+            model.add(dvar >= int(o.cost.workspace) * y)
             objective.append(int(o.time) * n)
             ns.append(n)
             ys.append(y)
-        model.Add(sum(o.capacity * n for o, n in zip(sp.options, ns)) >= sp.branches)
-        model.Add(sum(ns) <= sp.branches)
+        model.add(sum(o.capacity * n for o, n in zip(sp.options, ns)) >= sp.branches)
+        model.add(sum(ns) <= sp.branches)
         one = next((k for k, o in enumerate(sp.options) if o.scheme == ONE), None)
         for k, o in enumerate(sp.options):
             w = int(o.weight_bytes)
@@ -77,17 +77,17 @@ def solve_cpsat(prob: Problem, time_limit: float = 60.0, workers: int = 2) -> So
             elif k == one:
                 mem.append(w * ys[k])
             else:
-                z = model.NewBoolVar(f"z{s}_{k}")
-                model.Add(z >= ys[k] - (ys[one] if one is not None else 0))
+                z = model.new_bool_var(f"z{s}_{k}")
+                model.add(z >= ys[k] - (ys[one] if one is not None else 0))
                 mem.append(w * z)
         nvars.append(ns)
-    model.Add(sum(mem) <= cap)
-    model.Minimize(sum(objective))
+    model.add(sum(mem) <= cap)
+    model.minimize(sum(objective))
     solver = cp_model.CpSolver()
     solver.parameters.max_time_in_seconds = float(time_limit)
     solver.parameters.num_workers = workers
     t0 = time.perf_counter()
-    status = solver.Solve(model)
+    status = solver.solve(model)
     secs = time.perf_counter() - t0
     if status == cp_model.INFEASIBLE:
         raise ScheduleError(explain_infeasible(prob))
@@ -95,11 +95,11 @@ def solve_cpsat(prob: Problem, time_limit: float = 60.0, workers: int = 2) -> So
         raise ScheduleError(f"no schedule found within the time limit of {time_limit:g} s")
     layers = []
     for sp, ns in zip(prob.stages, nvars):
-        chosen = [(o, int(solver.Value(n))) for o, n in zip(sp.options, ns)
-                  if solver.Value(n) > 0]
+        chosen = [(o, int(solver.value(n))) for o, n in zip(sp.options, ns)
+                  if solver.value(n) > 0]
         layers.append(spread(sp.branches, chosen))
-    fun = float(solver.ObjectiveValue())
-    bound = float(solver.BestObjectiveBound())
+    fun = float(solver.objective_value)
+    bound = float(solver.best_objective_bound)
     gap = (fun - bound) / fun if fun else 0.0
     optimal = status == cp_model.OPTIMAL
     return Solution("optimal" if optimal else "time-limit", fun, bound,

@@ -197,30 +197,30 @@ def exact_binding(n: int, edges: list[tuple[int, int]], slots: list[Slot],
     rows = [s.anchor[0] for s in slots]
     cols = [s.anchor[1] for s in slots]
     hi = max(rows + cols)
-    x = [[model.NewBoolVar(f"x{b}_{k}") for k in range(len(slots))] for b in range(n)]
+    x = [[model.new_bool_var(f"x{b}_{k}") for k in range(len(slots))] for b in range(n)]
     for b in range(n):
-        model.AddExactlyOne(x[b])
+        model.add_exactly_one(x[b])
     for k in range(len(slots)):
-        model.AddAtMostOne(x[b][k] for b in range(n))
-    r = [model.NewIntVar(0, hi, f"r{b}") for b in range(n)]
-    c = [model.NewIntVar(0, hi, f"c{b}") for b in range(n)]
+        model.add_at_most_one(x[b][k] for b in range(n))
+    r = [model.new_int_var(0, hi, f"r{b}") for b in range(n)]
+    c = [model.new_int_var(0, hi, f"c{b}") for b in range(n)]
     for b in range(n):
-        model.Add(r[b] == sum(rows[k] * x[b][k] for k in range(len(slots))))
-        model.Add(c[b] == sum(cols[k] * x[b][k] for k in range(len(slots))))
+        model.add(r[b] == sum(rows[k] * x[b][k] for k in range(len(slots))))
+        model.add(c[b] == sum(cols[k] * x[b][k] for k in range(len(slots))))
     terms = []
     for i, (a, b) in enumerate(edges):
-        dr = model.NewIntVar(0, hi, f"dr{i}")
-        dc = model.NewIntVar(0, hi, f"dc{i}")
-        model.AddAbsEquality(dr, r[a] - r[b])
-        model.AddAbsEquality(dc, c[a] - c[b])
+        dr = model.new_int_var(0, hi, f"dr{i}")
+        dc = model.new_int_var(0, hi, f"dc{i}")
+        model.add_abs_equality(dr, r[a] - r[b])
+        model.add_abs_equality(dc, c[a] - c[b])
         terms += [dr, dc]
-    model.Minimize(sum(terms))
+    model.minimize(sum(terms))
     solver = cp_model.CpSolver()
     solver.parameters.max_time_in_seconds = time_limit
     solver.parameters.num_workers = 2
-    status = solver.Solve(model)
+    status = solver.solve(model)
     if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         raise ValueError("exact binding found no solution within the time limit")
-    binding = [next(k for k in range(len(slots)) if solver.Value(x[b][k])) for b in range(n)]
-    return ExactBinding(binding, int(round(solver.ObjectiveValue())),
-                        status == cp_model.OPTIMAL, solver.BestObjectiveBound())
+    binding = [next(k for k in range(len(slots)) if solver.value(x[b][k])) for b in range(n)]
+    return ExactBinding(binding, int(round(solver.objective_value)),
+                        status == cp_model.OPTIMAL, solver.best_objective_bound)
