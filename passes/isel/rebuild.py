@@ -13,14 +13,14 @@ import math
 
 from xdsl.dialects import arith, tosa
 from xdsl.dialects.builtin import (DenseArrayBase, DenseIntOrFPElementsAttr, FloatAttr, IntegerAttr, TensorType, f32,
-                                   i8, i32, i64)
+                                   i1, i8, i32, i64)
 from xdsl.dialects.linalg.ops import MatmulOp, TransposeOp
 from xdsl.dialects.tensor import EmptyOp, ExtractSliceOp
 from xdsl.ir import Operation, SSAValue
 
 from steplus.dialects.ila import InvokeOp
 from steplus.dialects.ila.host import Im2colOp, WindowsOp
-from steplus.dialects.tosa_ext import ExpOp, RsqrtOp, SigmoidOp, TanhOp
+from steplus.dialects.tosa_ext import EXTRA_OPS, ExpOp, RsqrtOp, SigmoidOp, TanhOp
 from steplus.dialects.tosa_ext import reshape as tosa_reshape
 from steplus.utils.diagnostics import OpDiagnosticError
 from steplus.dialects.semantics.constants import splat_value
@@ -28,13 +28,13 @@ from steplus.passes.isel.terms import ACCEL
 
 
 _UNARY_OPS = {"sigmoid": SigmoidOp, "tanh": TanhOp, "exp": ExpOp, "recip": tosa.ReciprocalOp, "rsqrt": RsqrtOp}
+_TOSA_HOST = {op.name: op for op in EXTRA_OPS if op.name in ("tosa.equal", "tosa.select")}
 _FUSED_HOST = {"mul", "mulc", "sub", "addc", "rsum", "concat4", "rows", *_UNARY_OPS}
 
 
 class RebuildError(OpDiagnosticError):
-    """An extracted term has a host op with no IR form here (e.g. torch's softmax guard, chosen in
-    `exact` mode where only its original value can stand for it, at an anchor it does not
-    dominate): `isel` leaves that value as it is."""
+    """An extracted term has a host op with no IR form here (a term no rule builds, such as a
+    grouped convolution `gconv` whose input changed): `isel` leaves that value as it is."""
 
 
 class Tree:
@@ -158,6 +158,8 @@ class Rebuilder:
             return self._layernorm(args, kids, ints)
         if name in ("div", "mean", "rmaxr"):
             return self._real_form(name, args, kids, ints)
+        if name == "guard":
+            return self._guard(kids)
         if name in ("ext", "trunc"):
             # a rebuilt row-wise chain computes in f32 (step-run evaluates torch's f64 generics in f32 too)
             return kids[0]
@@ -263,6 +265,19 @@ class Rebuilder:
         inv_n = self._emit(arith.ConstantOp(DenseIntOrFPElementsAttr.from_list(TensorType(f32, [1, 1]), [1.0 / n])))
         shift = self._emit(tosa.ConstOp(DenseIntOrFPElementsAttr.from_list(TensorType(i8, [1]), [0])))
         return self._emit(tosa.MulOp(operands=[total, inv_n, shift], result_types=[col]))
+
+    def _guard(self, kids) -> SSAValue:
+        """torch's softmax guard `select(all(x == -inf) over the row, 0, p)` on the 2-D views, as TOSA:
+        `tosa.equal` with a -inf splat, `tosa.reduce_all` over axis 1, `tosa.select` of a zero splat."""
+        x, p = kids
+        m, n = x.type.get_shape()
+        ninf = self._emit(arith.ConstantOp(DenseIntOrFPElementsAttr.from_list(TensorType(f32, [1, 1]),
+                                                                              [float("-inf")])))
+        eq = self._emit(_TOSA_HOST["tosa.equal"](operands=[[x, ninf]], result_types=[TensorType(i1, [m, n])]))
+        allr = self._emit(tosa.ReduceAllOp(operands=[eq], result_types=[TensorType(i1, [m, 1])],
+                                           properties={"axis": IntegerAttr(1, i32)}))
+        zero = self._zeros((1, 1))
+        return self._emit(_TOSA_HOST["tosa.select"](operands=[[allr, zero, p]], result_types=[p.type]))
 
     def _normalized(self, name, kids, ints) -> SSAValue:
         """Host ops of the normalizing rewrites (`frontend_forms.py`)."""
