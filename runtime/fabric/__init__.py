@@ -1,7 +1,9 @@
 """The simulated STeP dataflow fabric: contexts, channels, HBM, timing (reference spec §1-4).
 
 - `channel`: tiles, stream elements, FIFO channels (§1.1-1.2)
-- `engine`: contexts with their own clocks, deterministic scheduling, deadlock detection
+- `context`: contexts with their own clocks and the channel commands they yield
+- `engine`: deterministic scheduling, polling answers, HBM advances, deadlock detection
+- `bounds`: lower bounds of blocked contexts along the wait graph (wait-chain forms)
 - `hbm`: the off-chip model at tile granularity (§2) and a request-level reference
 - `contexts`: the operator contexts, grouped like the step dialect's ops (memory, compute
   roofline §3, routing, shape, generators §4)

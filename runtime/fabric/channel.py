@@ -111,7 +111,7 @@ class Channel:
         self.n_deq = 0
         self.closed = False
         self.final = 0  # the sender's final clock, once closed
-        # the contexts at both ends (engine.Context; set by Simulator.connect)
+        # the contexts at both ends (context.Context; set by Simulator.connect)
         self.sender: Any = None
         self.receiver: Any = None
         self.waiting: Any = None  # the context parked on this channel, if any

@@ -1,33 +1,16 @@
-"""The event-driven engine: contexts with their own clocks, channels, deadlock detection.
+"""The engine: runs a network of contexts to completion or reports a deadlock.
 
-Every context is a Python generator that yields channel commands:
-
-| command | meaning |
-|---|---|
-| `(DEQ, ch)` | blocking dequeue; returns the `Element` (None at end of stream) |
-| `(PEEK, ch)` | blocking peek-next (same clock update, frees nothing) |
-| `(ENQ, ch, el, stamp)` | enqueue with back-pressure (ack latency 1) |
-| `(ROOM, ch)` | wait until `ch` has room (Broadcast), without enqueueing |
-| `(NBPEEK, ch)` | non-blocking peek: `(v, el)`, `CLOSED` or `NOTHING` |
-| `(HBM, n_req)` | move one tile through HBM (`n_req` 64-byte requests); returns when done |
-
-Scheduling is deterministic: a FIFO run queue, each context runs until it
-blocks. When nothing can run, the engine (1) answers pending non-blocking
-peeks with `NOTHING` where the sender provably cannot produce anything visible
-at or before the peeker's clock, (2) lets the HBM model advance up to the
-earliest cycle at which an idle memory operator could issue a request, and
-(3) if neither makes progress, reports a deadlock (cycle, blocked contexts and
-channels) instead of hanging.
-
-Lower bounds on a blocked context's future clock follow the channel it waits
-on: a receiver waiting on an empty channel will not run before its sender's
-bound + 1; a sender waiting on a full channel not before its receiver's
-bound + 1; a memory operator waiting on HBM not before its tile's earliest
-possible completion. A context blocked on one channel keeps its bound's
-*form* along its chain of waits, `max(fa, bound(anchor) + fk)`, valid until a
-context on that chain runs (not when the anchor, a context many others wait
-on, does), so a polling round or an HBM advance evaluates most bounds in O(1)
-(`Simulator.lower_bounds`).
+Contexts (`context.Context`) are generators of channel commands (`DEQ`, `PEEK`,
+`ENQ`, `ROOM`, `NBPEEK`, `HBM`; table in `context`). Scheduling is
+deterministic: a FIFO run queue, each context runs until it blocks. When
+nothing can run, the engine (1) answers pending non-blocking peeks with
+`NOTHING` where the sender provably cannot produce anything visible at or
+before the peeker's clock, (2) lets the HBM model advance up to the earliest
+cycle at which an idle memory operator could issue a request, and (3) if
+neither makes progress, reports a deadlock (cycle, blocked contexts and
+channels) instead of hanging. Both (1) and (2) ask for lower bounds of
+blocked contexts' future clocks, kept incrementally along the wait graph by
+`bounds`.
 
 Example:
 
@@ -41,172 +24,19 @@ result = sim.run()
 
 from __future__ import annotations
 
-import gc
-import math
-from collections.abc import Generator
-from typing import Any, ClassVar, Final
-
-try:  # read by mypyc when it compiles this module (runtime/fabric/native.py)
-    from mypy_extensions import mypyc_attr
-except ImportError:  # pragma: no cover - pure Python without mypy_extensions
-    def mypyc_attr(*_a: str, **_k: Any) -> Any:  # type: ignore[misc]
-        return lambda cls: cls
-
 from steplus.passes.step.sim_estimate import SimulationError
+from steplus.runtime.fabric.bounds import bound, invalidate, pollers_starved, wait_cycles
 from steplus.runtime.fabric.channel import CLOSED, NOTHING, Channel
+from steplus.runtime.fabric.context import (
+    DEQ, ENQ, HBM, INF, NBPEEK, NEVER, PEEK, ROOM, Context, DeadlockError, PausedGC,
+)
 from steplus.runtime.fabric.hbm import HBMServer
 
-# Final: mypyc inlines them (a plain module global is a dict look-up on every use)
-DEQ: Final = 0
-PEEK: Final = 1
-ENQ: Final = 2
-ROOM: Final = 3
-NBPEEK: Final = 4
-HBM: Final = 5
 _KIND = {DEQ: "dequeue from", PEEK: "peek", ENQ: "enqueue to", ROOM: "room on",
          NBPEEK: "poll", HBM: "HBM"}
-INF: Final = math.inf
-NEVER: Final = 1 << 60
-"""The engine's INF inside the lower bounds (native ints): a context that never acts again."""
-Command = tuple
-"""A channel command a context yields: `(DEQ, ch)`, `(ENQ, ch, element, stamp)`, ... (module doc)."""
-Body = Generator[Command, Any, None]
-"""A context's `body()`: yields commands, is sent each command's result."""
 _DEADLOCK_LINES = 40  # blocked contexts listed in a deadlock report
-_ANCHOR_CHANNELS = 8  # channels of a context at which wait-chain forms stop (lower_bounds)
+_ANCHOR_CHANNELS = 8  # channels of a context at which wait-chain forms stop (bounds)
 _STARVE_CHECK = 1024  # polling rounds in a row between two checks for a starved poller
-
-
-class DeadlockError(SimulationError):
-    """No context can make progress; the message names blocked contexts and channels."""
-
-
-@mypyc_attr(allow_interpreted_subclasses=True)
-class Context:
-    """A unit of the fabric (one per operator) with its own clock.
-
-    Subclasses implement `body()` as a generator of channel commands and use
-    `work(cycles)` to spend busy cycles. `hbm_role` is "r" or "w" for memory
-    operators that talk to the HBM controller (None otherwise).
-
-    Every field the engine, the HBM model or `Program` reads off a context is
-    declared here (slots, no per-instance `__dict__`): clocks and counters,
-    the engine's scheduling state (`pending`, `block`, `resume`), the lower
-    bounds (`hbm_lb`, `poll_lb`, `need_all`, the wait-chain forms `fa`, `fk`,
-    `fanc`, `fdeps`, `anchor` and the per-query memo `lb`, `qid`) and the metrics
-    (`flops`, `onchip_bytes`, `onchip_row_bytes`, `max_rows`). Subclasses
-    declare their own fields in `__slots__` too.
-    """
-
-    hbm_role: ClassVar[str | None] = None
-    is_memory: ClassVar[bool] = False
-    __slots__ = ("name", "clock", "busy", "stall_in", "stall_out", "stall_mem", "firings",
-                 "ins", "outs", "done", "pending", "block", "gen", "hbm_lb", "events", "sim",
-                 "bytes_read", "bytes_written", "resume", "poll_lb", "need_all", "lb", "qid",
-                 "fa", "fk", "fanc", "fdeps", "anchor", "flops", "onchip_bytes", "onchip_row_bytes", "max_rows")
-
-    name: str
-    clock: int
-    busy: int
-    stall_in: int
-    stall_out: int
-    stall_mem: int
-    firings: int
-    ins: list[Channel]
-    outs: list[Channel]
-    done: bool
-    pending: tuple | None
-    block: tuple[int, Any] | None  # (kind, channel), or (HBM, None)
-    gen: Body | None
-    hbm_lb: int
-    events: list[tuple[int, int]] | None
-    sim: Simulator | None
-    bytes_read: int
-    bytes_written: int
-    resume: object
-    poll_lb: int
-    need_all: list[Channel] | None
-    lb: int
-    qid: int
-    fa: int
-    fk: int
-    fanc: Context | None
-    fdeps: list[Context] | None
-    anchor: bool
-    flops: int
-    onchip_bytes: int | None
-    onchip_row_bytes: int | None
-    max_rows: int
-
-    def __init__(self, name: str):
-        self.name = name
-        self.clock = 0
-        self.busy = 0
-        self.stall_in = 0
-        self.stall_out = 0
-        self.stall_mem = 0
-        self.firings = 0
-        self.ins = []
-        self.outs = []
-        self.done = False
-        self.pending = None
-        self.block = None  # (kind, channel) while parked
-        self.gen = None
-        self.hbm_lb = 0
-        self.events = None
-        self.sim = None
-        self.bytes_read = 0
-        self.bytes_written = 0
-        self.resume = None  # the value the engine hands the generator on its next step
-        self.poll_lb = -1  # sender bound recorded with a Nothing answer (poll_wait; -1: none)
-        self.need_all = None  # a poller that needs every one of these channels (Reassemble)
-        self.lb = -1  # lower bound of the future clock in query `qid` (-1: being computed)
-        self.qid = 0
-        # the wait-chain form (Simulator._form): bound = max(fa, bound(fanc) + fk)
-        self.fa = -1  # -1: not known
-        self.fk = 0
-        self.fanc = None
-        self.fdeps = None  # contexts whose form went through this one
-        self.anchor = False  # forms stop here (many contexts may wait on it)
-        self.flops = 0  # FLOPs computed (compute contexts)
-        self.onchip_bytes = None  # declared on-chip tile (§5.2), set by the builder
-        self.onchip_row_bytes = None  # bytes of one row of a dynamic-rows tile
-        self.max_rows = 0  # largest tile seen (on-chip metric of dynamic tiles)
-
-    def body(self) -> Body:  # pragma: no cover - abstract
-        raise NotImplementedError
-        yield
-
-    def work(self, cycles: int) -> None:
-        if cycles > 0:
-            if self.events is not None:
-                self.events.append((self.clock, cycles))
-            self.clock += cycles
-            self.busy += cycles
-
-
-    def poll_wait(self, cap: int | None = None) -> None:
-        """After a round of polls that all answered Nothing: the next round.
-
-        Every round before the earliest lower bound of the polled senders
-        (recorded by the engine with each Nothing) would answer Nothing again
-        — all other contexts are blocked when Nothing is answered — so the
-        clock jumps there instead of stepping one cycle per round; `cap` is
-        the clock at which the poller itself would act differently (an
-        EagerMerge's earliest known head)."""
-        lb = self.poll_lb
-        self.poll_lb = -1
-        target = self.clock + 1
-        if 0 <= lb < NEVER:
-            if cap is not None and cap < lb:
-                lb = cap
-            if lb > target:
-                target = lb
-        self.stall_in += target - self.clock
-        self.clock = target
-
-    def __repr__(self) -> str:
-        return f"<{type(self).__name__} {self.name} @{self.clock}>"
 
 
 def _parked_on(ctx: Context) -> Channel:
@@ -215,47 +45,6 @@ def _parked_on(ctx: Context) -> Channel:
     assert blk is not None, ctx.name
     return blk[1]
 
-
-@mypyc_attr(allow_interpreted_subclasses=True)
-class StreamCtx(Context):
-    """A context with one input channel `inp` and one output channel `out`
-    (wired by `runtime/fabric/build.py`; routing contexts add more)."""
-
-    __slots__ = ("inp", "out")
-
-    def __init__(self, name: str):
-        super().__init__(name)
-        self.inp: Channel | None = None
-        self.out: Channel | None = None
-
-
-class PausedGC:
-    """`with PausedGC():` runs its body with Python's cyclic garbage collector
-    paused, and restores the collector's state on the way out (also on an
-    exception; a caller that had paused it keeps it paused).
-
-    Building and simulating a fabric allocate hundreds of thousands of small
-    objects (commands, elements, bound sets) that reference counting frees,
-    while the heap holds a large, long-lived object graph (the xDSL module,
-    the contexts): every automatic collection re-traverses that graph for
-    nothing. Pausing it changes no result (cycles are freed at the next
-    collection after the block) and made lowering a Qwen B=1024 graph ~2x
-    and its simulation ~1.3x faster (docs/fabric.md, *Speed*).
-    """
-
-    __slots__ = ("was",)
-
-    def __init__(self) -> None:
-        self.was = False
-
-    def __enter__(self) -> PausedGC:
-        self.was = gc.isenabled()
-        gc.disable()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if self.was:
-            gc.enable()
 
 
 class Simulator:
@@ -324,7 +113,7 @@ class Simulator:
             if self.n_done == len(self.contexts):
                 return
             poll_rounds += 1
-            if poll_rounds % _STARVE_CHECK == 0 and self._pollers_starved():
+            if poll_rounds % _STARVE_CHECK == 0 and pollers_starved(self.pollers):
                 self._deadlock()
             if self._resolve_pollers():
                 continue
@@ -346,7 +135,7 @@ class Simulator:
         # The wait-chain form of a context that runs is stale, and so are the
         # forms that went through it (only a context blocked on one channel has one).
         if ctx.fa >= 0:
-            self._invalidate(ctx)
+            invalidate(ctx)
         gen = ctx.gen
         if gen is None:  # pragma: no cover - run() starts every body first
             raise SimulationError(f"{ctx.name}: stepped before the run started")
@@ -473,21 +262,7 @@ class Simulator:
         self.runq.append(ctx)
 
     # -- progress when nothing runs ------------------------------------------
-    @staticmethod
-    def _invalidate(ctx: Context) -> None:
-        """`ctx` is about to change: drop its wait-chain form and, transitively,
-        the forms that went through it (recorded in `fdeps`)."""
-        stack = [ctx]
-        while stack:
-            c = stack.pop()
-            c.fa = -1
-            rd = c.fdeps
-            if rd is not None:
-                c.fdeps = None
-                for r in rd:
-                    if r.fa >= 0:
-                        stack.append(r)
-
+    # -- progress when nothing runs ------------------------------------------
     def lower_bounds(self, starts=None) -> dict[Context, int | float]:
         """A lower bound of the future clock of `starts` (default: every context).
 
@@ -507,7 +282,7 @@ class Simulator:
         bound(fanc) + fk)`, `fanc` the first context down its wait chain that
         is not blocked on one channel or is an `anchor` (one many contexts
         wait on, like the MoE token partition) — which stays valid until a
-        context on that chain runs (`_invalidate`, through `fdeps`), not when
+        context on that chain runs (`bounds.invalidate`, through `fdeps`), not when
         the anchor does. A query then evaluates each start in O(1) plus the
         anchors and other chain ends it reaches, each once (memo `lb`, `qid`).
         Inside, bounds are native ints and INF is `NEVER`. Returns the bounds
@@ -516,248 +291,9 @@ class Simulator:
         qid = self.qid
         out: dict[Context, int | float] = {}
         for c in (self.contexts if starts is None else starts):
-            v = self._bound(c, qid)
+            v = bound(c, qid)
             out[c] = INF if v >= NEVER else v
         return out
-
-    def _bound(self, c: Context, qid: int) -> int:
-        """The bound of `c` in query `qid` (NEVER: INF). Follows the forms
-        down the chain (`c`, its `fanc`, that one's `fanc`, ...) to a context
-        whose bound is known in this query or that waits on nothing, then sets
-        the bounds back up the chain; a FlatReassemble that needs several
-        inputs is left to `_walk`. A context on the chain is marked in
-        progress (`lb` = -1): met again, it is on a wait cycle (NEVER)."""
-        path: list[Context] | None = None
-        d = c
-        res: int
-        while True:
-            if d.qid == qid:
-                v = d.lb
-                res = NEVER if v < 0 else v
-                break
-            own: int = d.clock
-            if d.done:
-                own = NEVER
-            else:
-                blk = d.block
-                if blk is not None:
-                    kind = blk[0]
-                    if kind == HBM:
-                        if d.hbm_lb > own:
-                            own = d.hbm_lb
-                    elif kind == NBPEEK:
-                        if d.need_all is not None:
-                            res = self._walk(d, qid)
-                            break
-                    else:  # blocked on one channel: its form
-                        if d.fa < 0:
-                            self._form(d)
-                        own = d.fa
-                        anc = d.fanc
-                        if anc is not None and own < NEVER:
-                            d.qid = qid
-                            d.lb = -1  # in progress
-                            if path is None:
-                                path = [d]
-                            else:
-                                path.append(d)
-                            d = anc
-                            continue
-            d.qid = qid
-            d.lb = res = own
-            break
-        if path is not None:
-            i = len(path)
-            while i:
-                i -= 1
-                e = path[i]
-                b = res + e.fk
-                if b > NEVER:
-                    b = NEVER
-                if e.fa > b:
-                    b = e.fa
-                e.lb = res = b
-        return res
-
-    def _walk(self, start: Context, qid: int) -> int:
-        """The bound of `start` in query `qid` (see `lower_bounds`): an
-        iterative DFS over chain ends and anchors; a frame is [context, what
-        it waits on, next index, bound so far, distance to them]."""
-        stack: list[list[Any]] = []
-        d: Context | None = start
-        res = -1  # -1: no result to fold into the top frame
-        while True:
-            if d is not None:
-                d.qid = qid
-                d.lb = -1  # in progress: reached again, it is on a wait cycle
-                own: int = d.clock
-                deps: list[Context] | None = None
-                off = 1
-                if d.done:
-                    own = NEVER
-                else:
-                    blk = d.block
-                    if blk is not None:
-                        kind = blk[0]
-                        if kind == HBM:
-                            if d.hbm_lb > own:
-                                own = d.hbm_lb
-                        elif kind == NBPEEK:
-                            need = d.need_all
-                            if need is not None:
-                                deps = [ch.sender for ch in need if not ch.q and not ch.closed]
-                        else:  # blocked on one channel: its form
-                            if d.fa < 0:
-                                self._form(d)
-                            fa = d.fa
-                            own = fa
-                            anc = d.fanc
-                            if anc is not None and fa < NEVER:
-                                deps = [anc]
-                                off = d.fk
-                if deps:
-                    stack.append([d, deps, 0, own, off])
-                else:
-                    d.lb = res = own
-                d = None
-            if not stack:
-                return res
-            top = stack[-1]
-            if res >= 0:
-                b: int = res + top[4]
-                if b > NEVER:
-                    b = NEVER
-                if b > top[3]:
-                    top[3] = b
-                res = -1
-            waits: list[Context] = top[1]
-            i: int = top[2]
-            if i < len(waits):
-                nd: Context = waits[i]
-                top[2] = i + 1
-                if nd.qid == qid:
-                    v = nd.lb
-                    res = NEVER if v < 0 else v
-                else:
-                    d = nd
-                continue
-            stack.pop()
-            c: Context = top[0]
-            c.lb = res = top[3]
-
-    @staticmethod
-    def _form(start: Context) -> None:
-        """Set the form of `start`, blocked on one channel, and of the contexts
-        down its chain of single waits: `fa` = the largest `clock + distance`
-        along the chain before `fanc`, `fk` = the distance to `fanc`, where
-        `fanc` is the first context that is an anchor or not blocked on one
-        channel (None after a wait cycle: `fa` = NEVER). A walk that meets a
-        context with a form uses it; each context records in the next one's
-        `fdeps` that its form went through it. A context on the walk is
-        marked by `fk = -1`."""
-        path: list[Context] = []
-        d = start
-        fa: int
-        fk: int
-        anc: Context | None
-        while True:
-            path.append(d)
-            d.fk = -1  # on the walk
-            blk = d.block
-            assert blk is not None
-            kind = blk[0]
-            ch: Channel = blk[1]
-            dep: Context = ch.sender if kind == DEQ or kind == PEEK else ch.receiver
-            dblk = dep.block
-            if dep.anchor or dep.done or dblk is None or dblk[0] == HBM or dblk[0] == NBPEEK:
-                fa, fk, anc = d.clock, 1, dep  # a chain end: evaluated at each query
-                break
-            dfa = dep.fa
-            if dfa >= 0 or dep.fk == -1:
-                rd = dep.fdeps
-                if rd is None:
-                    dep.fdeps = [d]
-                else:
-                    rd.append(d)
-                if dfa < 0:  # on the walk: a wait cycle, never resolves
-                    fa, fk, anc = NEVER, 0, None
-                else:
-                    b = dfa + 1 if dfa < NEVER else NEVER
-                    fa = d.clock if d.clock > b else b
-                    fk, anc = dep.fk + 1, dep.fanc
-                break
-            d = dep
-        # the tail's form is set; each earlier context waits on the next
-        i = len(path) - 1
-        nxt = path[i]
-        nxt.fa, nxt.fk, nxt.fanc = fa, fk, anc
-        while i:
-            i -= 1
-            c = path[i]
-            rd = nxt.fdeps
-            if rd is None:
-                nxt.fdeps = [c]
-            else:
-                rd.append(c)
-            b = fa + 1 if fa < NEVER else NEVER
-            fa = c.clock if c.clock > b else b
-            fk += 1
-            c.fa, c.fk, c.fanc = fa, fk, anc
-            nxt = c
-
-    @staticmethod
-    def _deps(c: Context):
-        """What a blocked context waits on (None: a terminal, bound = the start value)."""
-        if c.done:
-            return None
-        blk = c.block
-        if blk is None:
-            return None
-        kind = blk[0]
-        if kind == DEQ or kind == PEEK:
-            return [blk[1].sender]
-        if kind == ENQ or kind == ROOM:
-            return [blk[1].receiver]
-        if kind == NBPEEK:
-            need = c.need_all
-            if need is None:
-                return None
-            return [ch.sender for ch in need if not ch.q and not ch.closed]
-        return None  # HBM: handled by the caller's start value
-
-    def _pollers_starved(self) -> bool:
-        """True when only the pollers could act and they never will: every
-        channel into a poller is empty and open, and the chain of waits from
-        each of their senders ends at a poller (or cycles) instead of at a
-        context that can act (ready, or waiting for an HBM transfer).
-
-        Then no channel into a poller can receive an element, so the pollers
-        would be answered Nothing forever, their clocks advancing without end:
-        a poller in a wait cycle through itself (an EagerMerge whose inputs
-        wait for its own selector output, a feedback edge without a seed) is
-        a deadlock, not a hang. The lower bounds cannot see this: an
-        EagerMerge is bounded by its own clock, which its empty polling rounds
-        keep advancing. Checked every `_STARVE_CHECK` polling rounds in a row
-        (cheap; a hang is caught within that many rounds)."""
-        pollers = set(self.pollers)
-        if not pollers:
-            return False
-        for ctx in pollers:
-            for ch in ctx.ins:
-                if ch.q or ch.closed:
-                    return False
-        for ctx in pollers:
-            for ch in ctx.ins:
-                c, seen = ch.sender, set()
-                while c not in pollers and c not in seen:
-                    if c.done or c.block is None or c.block[0] == HBM:
-                        return False  # it can still act
-                    seen.add(c)
-                    deps = self._deps(c)
-                    if not deps:
-                        return False
-                    c = deps[0]
-        return True
 
     def _resolve_pollers(self) -> bool:
         """Answer `NOTHING` to the pollers whose senders provably cannot
@@ -768,7 +304,7 @@ class Simulator:
         self.qid += 1
         qid = self.qid
         pollers = list(self.pollers)
-        lbs = [self._bound(_parked_on(c).sender, qid) for c in pollers]
+        lbs = [bound(_parked_on(c).sender, qid) for c in pollers]
         progressed = False
         for ctx, lb in zip(pollers, lbs):
             if lb >= NEVER and ctx.need_all is not None:
@@ -798,7 +334,7 @@ class Simulator:
             qid = self.qid
             h = NEVER
             for c in hbm.idle_set:
-                v = self._bound(c, qid)
+                v = bound(c, qid)
                 if v < h:
                     h = v
             horizon = INF if h >= NEVER else h + 1
@@ -815,7 +351,7 @@ class Simulator:
         lines = [f"deadlock at cycle {cycle}: {len(blocked)} context(s) blocked"]
         shown = blocked
         if len(blocked) > _DEADLOCK_LINES:  # the wait cycle(s) first, then the rest
-            on_cycle = self._wait_cycles()
+            on_cycle = wait_cycles(self.contexts)
             shown = [c for c in blocked if c in on_cycle] + \
                 [c for c in blocked if c not in on_cycle]
             shown = shown[:max(_DEADLOCK_LINES, len(on_cycle))]
@@ -831,26 +367,3 @@ class Simulator:
         if len(shown) < len(blocked):
             lines.append(f"  ... and {len(blocked) - len(shown)} more blocked context(s)")
         raise DeadlockError("\n".join(lines))
-
-    def _wait_cycles(self) -> set[Context]:
-        """The contexts on a cycle of the wait graph (`_deps`)."""
-        color: dict[Context, int] = {}
-        found: set[Context] = set()
-        for s in self.contexts:
-            if s in color:
-                continue
-            path = [s]
-            color[s] = 1
-            stack = [iter(self._deps(s) or ())]
-            while stack:
-                d = next(stack[-1], None)
-                if d is None:
-                    stack.pop()
-                    color[path.pop()] = 2
-                elif d not in color:
-                    color[d] = 1
-                    path.append(d)
-                    stack.append(iter(self._deps(d) or ()))
-                elif color[d] == 1:
-                    found.update(path[path.index(d):])
-        return found

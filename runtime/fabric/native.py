@@ -45,7 +45,7 @@ HERE = Path(__file__).resolve().parent
 OUT = HERE / "_native"
 STAMP = OUT / "stamp.json"
 PACKAGE = "steplus.runtime.fabric"
-MODULES = ("channel", "hbm", "engine", "contexts.memory", "contexts.compute", "contexts.routing",
+MODULES = ("channel", "hbm", "context", "bounds", "engine", "contexts.memory", "contexts.compute", "contexts.routing",
            "contexts.shape", "contexts.generators")
 """Compiled, in dependency order (relative to `steplus.runtime.fabric`)."""
 GROUP = f"{PACKAGE}._native_group"

@@ -34,7 +34,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from steplus.runtime.fabric.engine import DeadlockError, Simulator
+from steplus.runtime.fabric.context import DeadlockError
+from steplus.runtime.fabric.engine import Simulator
 from steplus.runtime.fabric.contexts.memory import MemCtx, RandomStoreCtx
 
 

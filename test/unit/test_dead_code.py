@@ -33,7 +33,7 @@ IGNORE_DECORATORS = ["@impl", "@impl_*", "@register_impls", "@_places", "@_build
 
 KNOWN_DEAD: set[tuple[str, str]] = {
     # the abstract generator's `raise NotImplementedError; yield` (the yield makes it a generator)
-    ("runtime/fabric/engine.py", "unreachable code after 'raise'"),
+    ("runtime/fabric/context.py", "unreachable code after 'raise'"),
 }
 
 _LINE = re.compile(r"^(?P<path>[^:]+):(?P<line>\d+): (?P<msg>.*?) \((?P<conf>\d+)% confidence")

@@ -30,7 +30,7 @@ from steplus.runtime.fabric.contexts.routing import (
 from steplus.runtime.fabric.contexts.shape import (
     ExpandCtx, FlattenCtx, PromoteCtx, RepeatCtx, ReshapeCtx,
 )
-from steplus.runtime.fabric.engine import StreamCtx
+from steplus.runtime.fabric.context import StreamCtx
 
 __all__ = [
     "AccumCtx", "BroadcastCtx", "CacheReadAddrGenCtx", "CollectiveCtx", "ComputeCtx", "ConsumeCtx", "EagerMergeCtx",

@@ -29,7 +29,7 @@ import math
 import numpy as np
 
 from steplus.runtime.fabric.channel import Element, Tile
-from steplus.runtime.fabric.engine import DEQ, ENQ, Body, StreamCtx
+from steplus.runtime.fabric.context import DEQ, ENQ, Body, StreamCtx
 
 
 class CollectiveCtx(StreamCtx):

@@ -38,7 +38,7 @@ import numpy as np
 from steplus.dialects.semantics.fusion import fused_add_calls
 from steplus.dialects.step.functions import StepFunction, get_function
 from steplus.runtime.fabric.channel import Channel, Element, Tile
-from steplus.runtime.fabric.engine import (
+from steplus.runtime.fabric.context import (
     DEQ, ENQ, PEEK, Body, Command, Context, SimulationError, StreamCtx,
 )
 

@@ -15,7 +15,7 @@ import numpy as np
 
 from steplus.runtime.fabric.channel import Channel, Element, Selector, Tile
 from steplus.runtime.fabric.contexts.memory import walk_levels
-from steplus.runtime.fabric.engine import DEQ, ENQ, Body, SimulationError, StreamCtx
+from steplus.runtime.fabric.context import DEQ, ENQ, Body, SimulationError, StreamCtx
 
 
 def _addr(x: int) -> Tile:

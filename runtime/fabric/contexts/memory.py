@@ -35,7 +35,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from steplus.runtime.fabric.channel import Channel, Element, Tile
-from steplus.runtime.fabric.engine import (
+from steplus.runtime.fabric.context import (
     DEQ, ENQ, HBM, PEEK, Body, Command, Context, SimulationError,
 )
 

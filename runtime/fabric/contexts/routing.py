@@ -16,7 +16,7 @@ ParallelizeCtx("par", rank=0, switch=[0, 0])
 from __future__ import annotations
 
 from steplus.runtime.fabric.channel import CLOSED, NOTHING, Channel, Element, Selector, Tile
-from steplus.runtime.fabric.engine import DEQ, ENQ, NBPEEK, PEEK, ROOM, Body, SimulationError, StreamCtx
+from steplus.runtime.fabric.context import DEQ, ENQ, NBPEEK, PEEK, ROOM, Body, SimulationError, StreamCtx
 
 
 class ParallelizeCtx(StreamCtx):

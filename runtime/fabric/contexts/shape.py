@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from steplus.runtime.fabric.channel import Channel, Element, Tile
-from steplus.runtime.fabric.engine import DEQ, ENQ, PEEK, Body, Command, StreamCtx
+from steplus.runtime.fabric.context import DEQ, ENQ, PEEK, Body, Command, StreamCtx
 
 
 class FlattenCtx(StreamCtx):

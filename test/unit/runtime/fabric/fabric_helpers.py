@@ -6,7 +6,8 @@ import numpy as np
 
 from steplus.runtime.fabric.channel import Element, Tile
 from steplus.dialects.target.fabric import STEP_EVAL
-from steplus.runtime.fabric.engine import DEQ, ENQ, Context, Simulator
+from steplus.runtime.fabric.context import DEQ, ENQ, Context
+from steplus.runtime.fabric.engine import Simulator
 
 
 def tile(rows=1, cols=1, nb=4, mu=False, valid=None, value=None):

@@ -2,7 +2,7 @@
 their definition at the queries of real runs.
 
 `Simulator.lower_bounds` keeps a form per context blocked on one channel and
-reuses it across queries until a context on its chain runs (engine.py,
+reuses it across queries until a context on its chain runs (bounds.py,
 docs/fabric.md *Determinism*); the definition it must reproduce is the plain
 recursion over the wait graph: a finished context never acts (INF), a runnable
 one or an EagerMerge poller is bounded by its clock, a context waiting for HBM
@@ -30,7 +30,7 @@ from steplus.dialects.target.fabric import get_preset
 from steplus.examples.workloads import graphs as workloads
 from steplus.passes.step.specialize import StepSpecializePass
 from steplus.runtime.fabric.build import build_program
-from steplus.runtime.fabric.engine import DEQ, ENQ, HBM, NBPEEK, PEEK, ROOM
+from steplus.runtime.fabric.context import DEQ, ENQ, HBM, NBPEEK, PEEK, ROOM
 from steplus.runtime.fabric.hbm import HBMServer
 
 TRACE = REPO / "examples/data/step-traces/expert_routing/mixtral_b64/008_010.npz"

@@ -6,9 +6,8 @@ import pytest
 
 from steplus.runtime.fabric.channel import CLOSED, NOTHING, Channel, Element, Tile
 from steplus.dialects.target.fabric import STEP_EVAL
-from steplus.runtime.fabric.engine import (
-    DEQ, ENQ, NBPEEK, PEEK, Context, DeadlockError, Simulator,
-)
+from steplus.runtime.fabric.context import DEQ, ENQ, NBPEEK, PEEK, Context, DeadlockError
+from steplus.runtime.fabric.engine import Simulator
 
 
 class Script(Context):
@@ -136,7 +135,7 @@ class GCProbe(Script):
 
 @pytest.mark.parametrize("enabled", [True, False])
 def test_run_pauses_the_cyclic_gc_and_restores_it(enabled):
-    """Simulator.run pauses the collector (engine.PausedGC) and restores the
+    """Simulator.run pauses the collector (context.PausedGC) and restores the
     caller's state after a finished run and after a deadlock alike."""
     import gc
 

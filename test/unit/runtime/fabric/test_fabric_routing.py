@@ -5,7 +5,7 @@ from __future__ import annotations
 from fabric_helpers import Sink, Source, new_sim, num, tile, wire
 
 from steplus.runtime.fabric.channel import Element, Selector
-from steplus.runtime.fabric.engine import ENQ
+from steplus.runtime.fabric.context import ENQ
 from steplus.runtime.fabric import contexts as R
 from steplus.runtime.fabric import contexts as S
 from steplus.runtime.fabric.contexts import AccumCtx, Kernel
@@ -263,7 +263,7 @@ def test_reassemble_in_a_wait_cycle_is_a_deadlock_not_a_hang():
     # poller's bound goes through the inputs it needs, so the engine reports it.
     import pytest
 
-    from steplus.runtime.fabric.engine import DeadlockError
+    from steplus.runtime.fabric.context import DeadlockError
 
     sim = new_sim()
     x = sim.add(_TwoOutputs("x", 3))

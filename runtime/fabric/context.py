@@ -1,0 +1,236 @@
+"""Contexts of the fabric simulator: what a context is, the commands it yields.
+
+Every context is a Python generator that yields channel commands:
+
+| command | meaning |
+|---|---|
+| `(DEQ, ch)` | blocking dequeue; returns the `Element` (None at end of stream) |
+| `(PEEK, ch)` | blocking peek-next (same clock update, frees nothing) |
+| `(ENQ, ch, el, stamp)` | enqueue with back-pressure (ack latency 1) |
+| `(ROOM, ch)` | wait until `ch` has room (Broadcast), without enqueueing |
+| `(NBPEEK, ch)` | non-blocking peek: `(v, el)`, `CLOSED` or `NOTHING` |
+| `(HBM, n_req)` | move one tile through HBM (`n_req` 64-byte requests); returns when done |
+
+The engine that runs them is `engine.Simulator`; the lower bounds of a blocked
+context's future clock (the wait-chain forms whose fields `Context` declares)
+are `bounds`.
+
+Example:
+
+```python
+class Source(StreamCtx):
+    def body(self):
+        for i in range(4):
+            self.work(2)
+            yield (ENQ, self.out, Element(Tile(16, 64, 2)), self.clock)
+```
+"""
+
+from __future__ import annotations
+
+import gc
+import math
+from collections.abc import Generator
+from typing import TYPE_CHECKING, Any, ClassVar, Final
+
+try:  # read by mypyc when it compiles this module (runtime/fabric/native.py)
+    from mypy_extensions import mypyc_attr
+except ImportError:  # pragma: no cover - pure Python without mypy_extensions
+    def mypyc_attr(*_a: str, **_k: Any) -> Any:  # type: ignore[misc]
+        return lambda cls: cls
+
+from steplus.passes.step.sim_estimate import SimulationError
+from steplus.runtime.fabric.channel import Channel
+
+if TYPE_CHECKING:
+    from steplus.runtime.fabric.engine import Simulator
+
+# Final: mypyc inlines them (a plain module global is a dict look-up on every use)
+DEQ: Final = 0
+PEEK: Final = 1
+ENQ: Final = 2
+ROOM: Final = 3
+NBPEEK: Final = 4
+HBM: Final = 5
+INF: Final = math.inf
+NEVER: Final = 1 << 60
+"""The engine's INF inside the lower bounds (native ints): a context that never acts again."""
+Command = tuple
+"""A channel command a context yields: `(DEQ, ch)`, `(ENQ, ch, element, stamp)`, ... (module doc)."""
+Body = Generator[Command, Any, None]
+"""A context's `body()`: yields commands, is sent each command's result."""
+
+
+class DeadlockError(SimulationError):
+    """No context can make progress; the message names blocked contexts and channels."""
+
+
+@mypyc_attr(allow_interpreted_subclasses=True)
+class Context:
+    """A unit of the fabric (one per operator) with its own clock.
+
+    Subclasses implement `body()` as a generator of channel commands and use
+    `work(cycles)` to spend busy cycles. `hbm_role` is "r" or "w" for memory
+    operators that talk to the HBM controller (None otherwise).
+
+    Every field the engine, the HBM model or `Program` reads off a context is
+    declared here (slots, no per-instance `__dict__`): clocks and counters,
+    the engine's scheduling state (`pending`, `block`, `resume`), the lower
+    bounds (`hbm_lb`, `poll_lb`, `need_all`, the wait-chain forms `fa`, `fk`,
+    `fanc`, `fdeps`, `anchor` and the per-query memo `lb`, `qid`) and the metrics
+    (`flops`, `onchip_bytes`, `onchip_row_bytes`, `max_rows`). Subclasses
+    declare their own fields in `__slots__` too.
+    """
+
+    hbm_role: ClassVar[str | None] = None
+    is_memory: ClassVar[bool] = False
+    __slots__ = ("name", "clock", "busy", "stall_in", "stall_out", "stall_mem", "firings",
+                 "ins", "outs", "done", "pending", "block", "gen", "hbm_lb", "events", "sim",
+                 "bytes_read", "bytes_written", "resume", "poll_lb", "need_all", "lb", "qid",
+                 "fa", "fk", "fanc", "fdeps", "anchor", "flops", "onchip_bytes", "onchip_row_bytes", "max_rows")
+
+    name: str
+    clock: int
+    busy: int
+    stall_in: int
+    stall_out: int
+    stall_mem: int
+    firings: int
+    ins: list[Channel]
+    outs: list[Channel]
+    done: bool
+    pending: tuple | None
+    block: tuple[int, Any] | None  # (kind, channel), or (HBM, None)
+    gen: Body | None
+    hbm_lb: int
+    events: list[tuple[int, int]] | None
+    sim: Simulator | None
+    bytes_read: int
+    bytes_written: int
+    resume: object
+    poll_lb: int
+    need_all: list[Channel] | None
+    lb: int
+    qid: int
+    fa: int
+    fk: int
+    fanc: Context | None
+    fdeps: list[Context] | None
+    anchor: bool
+    flops: int
+    onchip_bytes: int | None
+    onchip_row_bytes: int | None
+    max_rows: int
+
+    def __init__(self, name: str):
+        self.name = name
+        self.clock = 0
+        self.busy = 0
+        self.stall_in = 0
+        self.stall_out = 0
+        self.stall_mem = 0
+        self.firings = 0
+        self.ins = []
+        self.outs = []
+        self.done = False
+        self.pending = None
+        self.block = None  # (kind, channel) while parked
+        self.gen = None
+        self.hbm_lb = 0
+        self.events = None
+        self.sim = None
+        self.bytes_read = 0
+        self.bytes_written = 0
+        self.resume = None  # the value the engine hands the generator on its next step
+        self.poll_lb = -1  # sender bound recorded with a Nothing answer (poll_wait; -1: none)
+        self.need_all = None  # a poller that needs every one of these channels (Reassemble)
+        self.lb = -1  # lower bound of the future clock in query `qid` (-1: being computed)
+        self.qid = 0
+        # the wait-chain form (bounds._form): bound = max(fa, bound(fanc) + fk)
+        self.fa = -1  # -1: not known
+        self.fk = 0
+        self.fanc = None
+        self.fdeps = None  # contexts whose form went through this one
+        self.anchor = False  # forms stop here (many contexts may wait on it)
+        self.flops = 0  # FLOPs computed (compute contexts)
+        self.onchip_bytes = None  # declared on-chip tile (§5.2), set by the builder
+        self.onchip_row_bytes = None  # bytes of one row of a dynamic-rows tile
+        self.max_rows = 0  # largest tile seen (on-chip metric of dynamic tiles)
+
+    def body(self) -> Body:  # pragma: no cover - abstract
+        raise NotImplementedError
+        yield
+
+    def work(self, cycles: int) -> None:
+        if cycles > 0:
+            if self.events is not None:
+                self.events.append((self.clock, cycles))
+            self.clock += cycles
+            self.busy += cycles
+
+
+    def poll_wait(self, cap: int | None = None) -> None:
+        """After a round of polls that all answered Nothing: the next round.
+
+        Every round before the earliest lower bound of the polled senders
+        (recorded by the engine with each Nothing) would answer Nothing again
+        — all other contexts are blocked when Nothing is answered — so the
+        clock jumps there instead of stepping one cycle per round; `cap` is
+        the clock at which the poller itself would act differently (an
+        EagerMerge's earliest known head)."""
+        lb = self.poll_lb
+        self.poll_lb = -1
+        target = self.clock + 1
+        if 0 <= lb < NEVER:
+            if cap is not None and cap < lb:
+                lb = cap
+            if lb > target:
+                target = lb
+        self.stall_in += target - self.clock
+        self.clock = target
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.name} @{self.clock}>"
+
+
+
+@mypyc_attr(allow_interpreted_subclasses=True)
+class StreamCtx(Context):
+    """A context with one input channel `inp` and one output channel `out`
+    (wired by `runtime/fabric/build.py`; routing contexts add more)."""
+
+    __slots__ = ("inp", "out")
+
+    def __init__(self, name: str):
+        super().__init__(name)
+        self.inp: Channel | None = None
+        self.out: Channel | None = None
+
+
+class PausedGC:
+    """`with PausedGC():` runs its body with Python's cyclic garbage collector
+    paused, and restores the collector's state on the way out (also on an
+    exception; a caller that had paused it keeps it paused).
+
+    Building and simulating a fabric allocate hundreds of thousands of small
+    objects (commands, elements, bound sets) that reference counting frees,
+    while the heap holds a large, long-lived object graph (the xDSL module,
+    the contexts): every automatic collection re-traverses that graph for
+    nothing. Pausing it changes no result (cycles are freed at the next
+    collection after the block) and made lowering a Qwen B=1024 graph ~2x
+    and its simulation ~1.3x faster (docs/fabric.md, *Speed*).
+    """
+
+    __slots__ = ("was",)
+
+    def __init__(self) -> None:
+        self.was = False
+
+    def __enter__(self) -> PausedGC:
+        self.was = gc.isenabled()
+        gc.disable()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.was:
+            gc.enable()
