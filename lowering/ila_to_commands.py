@@ -34,9 +34,9 @@ from xdsl.pattern_rewriter import (
 from xdsl.rewriter import InsertPoint
 
 from steplus.dialects.target.ila import FLEXASR
-from steplus.dialects.ila import CmdOp, ComputeOp, FragmentOp, InvokeOp, LoadOp, StoreOp, WaitIrqOp, WriteOp, YieldOp
+from steplus.dialects.ila import CmdOp, ComputeOp, FragmentOp, LoadOp, StoreOp, WaitIrqOp, WriteOp, YieldOp
 from steplus.utils.diagnostics import OpDiagnosticError
-from steplus.passes.ila_cancel import expand_invoke
+from steplus.passes.ila_cancel import expand_invokes
 
 GB = 0x33000000
 GB_LARGE_BYTES = 1 << 20  # FlexASR's large global buffer (spec: ⌈T/16⌉·16·H ≤ 1 MiB per pool)
@@ -146,20 +146,14 @@ class ConvertIlaToCommandsPass(ModulePass):
     name = "convert-ila-to-commands"
 
     def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
-        origin = {}  # compute op -> the ila.invoke it expands (diagnostics are reported there)
-        for inv in [o for o in op.walk() if isinstance(o, InvokeOp)]:
-            nxt, block = inv.next_op, inv.parent_block()
-            assert block is not None  # found by walking the module
-            expand_invoke(inv)
-            ld = nxt.prev_op if nxt is not None else block.last_op
-            if isinstance(ld, LoadOp):
-                origin[ld.input.owner] = inv
+        origin = expand_invokes(op)  # compute op -> the ila.invoke it expands (diagnostics go there)
         fragments = {}  # id(load) -> its fragment, all built before the IR changes
         for ld in [o for o in op.walk() if isinstance(o, LoadOp)]:
             try:
                 fragments[id(ld)] = fragment_for(ld)
             except OpDiagnosticError as e:
-                raise OpDiagnosticError(origin.get(e.op, e.op), e.message, e.notes) from None
+                where = origin.get(e.op, e.op) if e.op is not None else None
+                raise OpDiagnosticError(where, e.message, e.notes) from None
         PatternRewriteWalker(LoadToFragment(fragments), apply_recursively=False).rewrite_module(op)
         PatternRewriteWalker(EraseUnusedChain()).rewrite_module(op)
 
