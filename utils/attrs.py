@@ -2,6 +2,8 @@
 
 >>> int_of(i64_attr(3)), ints_of(i64_array([1, 2])), ints_of(None)
 (3, [1, 2], [])
+>>> int_values(i64_array([2, 2])), int_values(i64_attr(3))
+((2, 2), None)
 """
 
 from __future__ import annotations
@@ -9,7 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 import numpy as np
-from xdsl.dialects.builtin import BytesAttr, DenseArrayBase, IntegerAttr, i64
+from xdsl.dialects.builtin import BytesAttr, DenseArrayBase, DenseIntOrFPElementsAttr, IntegerAttr, ShapedType, i64
+from xdsl.ir import Attribute, SSAValue
 
 
 def i64_attr(value: int) -> IntegerAttr:
@@ -32,4 +35,23 @@ def int_of(attr: IntegerAttr) -> int:
 
 def ints_of(attr: DenseArrayBase | None) -> list[int]:
     """The Python ints of a dense array (an absent optional property is `[]`)."""
-    return [] if attr is None else [int(v) for v in attr.get_values()]
+    # the element type's unpack: `get_values` is typed for arrays whose element type is
+    # known statically, and most properties here are declared as any `DenseArrayBase`
+    return [] if attr is None else [int(v) for v in attr.elt_type.unpack(attr.data.data, len(attr))]
+
+
+def int_values(attr: Attribute | None) -> tuple[int, ...] | None:
+    """The ints of an array attribute (`array<i64: ...>` or `dense<...>`), None for any other
+    attribute or none."""
+    if isinstance(attr, DenseArrayBase | DenseIntOrFPElementsAttr):
+        return tuple(int(v) for v in attr.get_values())
+    return None
+
+
+def shape_of(value: SSAValue) -> tuple[int, ...]:
+    """The shape of a value of shaped type (tensor, memref, vector), for operands whose op's
+    constraints have fixed that type; a TypeError naming the type otherwise."""
+    t = value.type
+    if not isinstance(t, ShapedType):
+        raise TypeError(f"expected a value of shaped type, got {t}")
+    return tuple(t.get_shape())

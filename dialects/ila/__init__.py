@@ -25,7 +25,7 @@ func.func @example(%x: tensor<16x784xf32>) {
 from __future__ import annotations
 
 from xdsl.dialects.builtin import IntegerAttr, IntegerType, StringAttr, TensorType
-from xdsl.ir import Attribute, Dialect, ParametrizedAttribute, TypeAttribute
+from xdsl.ir import Attribute, Dialect, ParametrizedAttribute, SSAValue, TypeAttribute
 from xdsl.irdl import (
     IRDLOperation,
     irdl_attr_definition,
@@ -43,6 +43,8 @@ from xdsl.parser import Parser
 from xdsl.printer import Printer
 from xdsl.traits import HasParent, IsolatedFromAbove, IsTerminator
 from xdsl.utils.exceptions import VerifyException
+
+from steplus.utils.attrs import int_values, shape_of
 
 # accelerator function -> number of tensor operands
 ACCEL_FUNCS: dict[str, int] = {
@@ -125,16 +127,16 @@ def accel_result_shape(callee: str, shapes, attributes) -> tuple[int, ...] | Non
     if any(d < 0 for x in shapes for d in x):
         return None
     if callee == "hlscnn.conv2d":
-        strides = attributes.get("strides")
-        values = tuple(strides.get_values()) if hasattr(strides, "get_values") else (1, 1)
-        return _conv_shape(shapes, values)
+        values = int_values(attributes.get("strides"))
+        return _conv_shape(shapes, (1, 1) if values is None else values)
     return _SHAPE_RULES[callee](shapes)
 
 
 def _check_shapes(op: IRDLOperation, callee: str, shapes, result) -> None:
     strides = op.attributes.get("strides")
+    values = int_values(strides)
     if callee == "hlscnn.conv2d" and strides is not None and not (
-            hasattr(strides, "get_values") and len(strides.get_values()) == 2 and min(strides.get_values()) >= 1):
+            values is not None and len(values) == 2 and min(values) >= 1):
         raise VerifyException(f"{op.name}: '{callee}' strides must be two positive integers")
     want = accel_result_shape(callee, shapes, op.attributes)
     if want is None:
@@ -151,13 +153,19 @@ class AccType(ParametrizedAttribute, TypeAttribute):
 
     name = "ila.acc"
     target: StringAttr = param_def()
-    tensor: Attribute = param_def()
+    tensor: TensorType = param_def()
 
     def verify(self) -> None:
         if self.target.data not in TARGETS:
             raise VerifyException(f"!ila.acc: unknown target '{self.target.data}'")
-        if not isinstance(self.tensor, TensorType):
-            raise VerifyException("!ila.acc wraps a ranked tensor type")
+
+
+def _acc_type(value: SSAValue) -> AccType:
+    """The `!ila.acc` type of an operand the op's constraints have checked."""
+    t = value.type
+    if not isinstance(t, AccType):
+        raise VerifyException(f"expected an !ila.acc value, got {t}")
+    return t
 
 
 @irdl_op_definition
@@ -191,7 +199,7 @@ class InvokeOp(IRDLOperation):
 
     def verify_(self) -> None:
         _check_callee(self, self.callee.data, len(self.args))
-        _check_shapes(self, self.callee.data, [a.type.get_shape() for a in self.args], self.res.type.get_shape())
+        _check_shapes(self, self.callee.data, [shape_of(a) for a in self.args], self.res.type.get_shape())
 
 
 @irdl_op_definition
@@ -242,11 +250,12 @@ class ComputeOp(IRDLOperation):
     def verify_(self) -> None:
         _check_callee(self, self.callee.data, len(self.args))
         target = self.callee.data.split(".")[0]
-        for v in (*self.args, self.res):
-            if v.type.target.data != target:
+        args = [_acc_type(a) for a in self.args]
+        for t in (*args, self.res.type):
+            if t.target.data != target:
                 raise VerifyException(
-                    f"ila.compute: '{self.callee.data}' operates on {target} data, got {v.type}")
-        _check_shapes(self, self.callee.data, [a.type.tensor.get_shape() for a in self.args],
+                    f"ila.compute: '{self.callee.data}' operates on {target} data, got {t}")
+        _check_shapes(self, self.callee.data, [t.tensor.get_shape() for t in args],
                       self.res.type.tensor.get_shape())
 
 
@@ -270,7 +279,7 @@ class LoadOp(IRDLOperation):
     assembly_format = "$input attr-dict `:` type($input) `->` type($res)"
 
     def verify_(self) -> None:
-        if self.input.type.tensor != self.res.type:
+        if _acc_type(self.input).tensor != self.res.type:
             raise VerifyException("ila.load: the result type must match the !ila.acc tensor type")
 
 

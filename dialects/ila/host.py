@@ -28,6 +28,8 @@ from xdsl.irdl import (
 from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
+from steplus.utils.attrs import ints_of, shape_of
+
 
 def window_problem(shape, kernel, stride, pad, hw_axes: tuple[int, int] = (1, 2)) -> str | None:
     """Why a pooling/patch geometry is malformed (None if it is well formed): a static
@@ -59,17 +61,25 @@ class _WindowOp(IRDLOperation):
     irdl_options = (ParsePropInAttrDict(),)
     assembly_format = "$input attr-dict `:` functional-type(operands, results)"
 
+    @staticmethod
+    def _nchw(shape: tuple[int, ...]) -> tuple[int, ...]:
+        """(N, C, H, W) of the input shape (NHWC or NCHW: each op says)."""
+        raise NotImplementedError
+
+    def expected_shape(self) -> tuple[int, int]:
+        """The result shape the geometry gives."""
+        raise NotImplementedError
+
     def geometry(self):
         """(N, C, H, W, KH, KW, SH, SW, pads, OH, OW) of the input (see `layout`)."""
-        shape = self.input.type.get_shape()
+        shape = shape_of(self.input)
         hw_axes = (1, 2) if self.name == "ila.windows" else (2, 3)
-        problem = window_problem(shape, self.kernel.get_values(), self.stride.get_values(), self.pad.get_values(),
-                                 hw_axes)
+        kernel, stride, pads = ints_of(self.kernel), ints_of(self.stride), tuple(ints_of(self.pad))
+        problem = window_problem(shape, kernel, stride, pads, hw_axes)
         if problem is not None:
             raise VerifyException(f"{self.name}: {problem}")
-        kh, kw = self.kernel.get_values()
-        sh, sw = self.stride.get_values()
-        pads = tuple(self.pad.get_values())
+        kh, kw = kernel
+        sh, sw = stride
         n, c, h, w = self._nchw(shape)
         oh = (h + pads[0] + pads[1] - kh) // sh + 1
         ow = (w + pads[2] + pads[3] - kw) // sw + 1
@@ -100,11 +110,11 @@ class WindowsOp(_WindowOp):
     name = "ila.windows"
 
     @staticmethod
-    def _nchw(shape):
+    def _nchw(shape: tuple[int, ...]) -> tuple[int, ...]:
         n, h, w, c = shape
         return n, c, h, w
 
-    def expected_shape(self):
+    def expected_shape(self) -> tuple[int, int]:
         n, c, _, _, kh, kw, _, _, _, oh, ow = self.geometry()
         return (kh * kw, n * oh * ow * c)
 
@@ -129,9 +139,9 @@ class Im2colOp(_WindowOp):
     name = "ila.im2col"
 
     @staticmethod
-    def _nchw(shape):
+    def _nchw(shape: tuple[int, ...]) -> tuple[int, ...]:
         return tuple(shape)
 
-    def expected_shape(self):
+    def expected_shape(self) -> tuple[int, int]:
         n, c, _, _, kh, kw, _, _, _, oh, ow = self.geometry()
         return (n * oh * ow, c * kh * kw)
