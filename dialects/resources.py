@@ -271,16 +271,16 @@ def materialize_resources(module: Operation) -> int:
             for name, attr in list(table.items()):
                 if not isinstance(attr, DenseResourceAttr):
                     continue
-                if not _BLOBS.get(attr.resource_handle.data) or \
-                        str(attr.type.element_type) not in _ITEMSIZE:
-                    continue  # no blob in this file, or an element type kept as a resource
+                t = attr.type
+                if not _BLOBS.get(attr.resource_handle.data) or not isinstance(t, TensorType | VectorType) \
+                        or str(t.element_type) not in _ITEMSIZE:
+                    continue  # no blob in this file, a type `dense` cannot hold, or an element type kept as a resource
                 try:
                     _, _, data, splat = _decode(attr, cache)
                 except ResourceError as e:
                     raise OpDiagnosticError(op, str(e)) from None
-                if str(attr.type.element_type) in ("i1", "index"):  # no packed byte form in `dense`
+                if str(t.element_type) in ("i1", "index"):  # no packed byte form in `dense`
                     continue
-                table[name] = (dense_splat(attr.type, data) if splat
-                               else DenseIntOrFPElementsAttr(attr.type, BytesAttr(data)))
+                table[name] = dense_splat(t, data) if splat else DenseIntOrFPElementsAttr(t, BytesAttr(data))
                 count += 1
     return count

@@ -40,6 +40,8 @@ from xdsl.irdl import (
 from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
+from steplus.utils.attrs import int_values, shape_of
+
 
 @irdl_attr_definition
 class ShapeType(ParametrizedAttribute, TypeAttribute):
@@ -84,7 +86,7 @@ class ConstShapeOp(IRDLOperation):
                          properties={"values": DenseIntOrFPElementsAttr.from_list(t, shape)})
 
     def get_shape(self) -> tuple[int, ...]:
-        return tuple(int(v) for v in self.values.get_values())
+        return int_values(self.values) or ()
 
 
 @irdl_op_definition
@@ -110,12 +112,15 @@ class ReshapeOp(IRDLOperation):
 
     def verify_(self) -> None:
         out = tuple(self.output.type.get_shape())
-        if self.shape.type.rank.data != len(out):
-            raise VerifyException(f"tosa.reshape: shape rank {self.shape.type.rank.data} != result rank {len(out)}")
+        shape_type = self.shape.type
+        if not isinstance(shape_type, ShapeType):  # the operand constraint has checked it
+            raise VerifyException(f"tosa.reshape: the shape operand must be a !tosa.shape, got {shape_type}")
+        if shape_type.rank.data != len(out):
+            raise VerifyException(f"tosa.reshape: shape rank {shape_type.rank.data} != result rank {len(out)}")
         src = self.shape.owner
         if isinstance(src, ConstShapeOp) and src.get_shape() != out:
             raise VerifyException(f"tosa.reshape: result shape must be {list(src.get_shape())}")
-        if math.prod(out) != math.prod(self.input1.type.get_shape()):
+        if math.prod(out) != math.prod(shape_of(self.input1)):
             raise VerifyException("tosa.reshape: element count changes")
 
 
