@@ -1,6 +1,6 @@
 """Experiment: parallelization strategies for GQA decode attention (the STeP paper's Fig. 11).
 
-    python bench/exp_attention.py [--workers N] [--scheduler tcp://host:8786] [--out DIR]
+    python bench/exp_attention.py [--jobs N] [--scheduler tcp://host:8786] [--out DIR]
                                   [--batches 16,64,80] [--no-sweep] [--check]
 
 For every reference KV-length trace of the reference spec §6.2 (batch 16, 64
@@ -199,10 +199,10 @@ def plot(rows: list[dict], path: Path) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from steplus.tools.sweep import run_sweep, write_csv
+    from steplus.tools.sweep import add_jobs_argument, run_sweep, write_csv
 
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--workers", type=int, default=None, help="local worker processes")
+    add_jobs_argument(p)
     p.add_argument("--scheduler", help="a Dask scheduler address (tcp://host:8786)")
     p.add_argument("--batches", default="16,64,80")
     p.add_argument("--no-sweep", action="store_true", help="skip the batch sweep")
@@ -217,7 +217,7 @@ def main(argv: list[str] | None = None) -> int:
     if unknown := [b for b in batches if b not in SELECTIONS]:
         p.error(f"--batches: no reference traces for {unknown} (have {sorted(SELECTIONS)})")
     configs = configurations(batches, not args.no_sweep)
-    rows = run_sweep(task, configs, workers=args.workers, scheduler=args.scheduler,
+    rows = run_sweep(task, configs, workers=args.jobs, scheduler=args.scheduler,
                      desc="attention")
     main_rows = [r for r in rows if r["stdev_class"] != "sweep"]
     sweep_rows = [r for r in rows if r["stdev_class"] == "sweep"]

@@ -1,6 +1,6 @@
 """Experiment: a whole MoE decoder layer from PyTorch to cycles, static vs dynamic (issue 18 item 3).
 
-    python bench/exp_decoder.py [--models qwen,mixtral] [--workers N] [--out DIR]
+    python bench/exp_decoder.py [--models qwen,mixtral] [--jobs N] [--out DIR]
 
 For Qwen3-30B-A3B and Mixtral-8x7B (examples/workloads/decoder_torch.py, one
 decode step of B = 64 sequences), the PyTorch `DecoderLayer` is exported
@@ -42,11 +42,13 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import sys
 import time
 from pathlib import Path
 
 from steplus.tools.progress import status
+from steplus.tools.sweep import add_jobs_argument
 
 REPO = Path(__file__).resolve().parents[1]
 TILES = (16, 32, 64, 128, 256)
@@ -224,31 +226,34 @@ def plot(layers: dict[str, list[dict]], path: Path) -> None:
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--models", default="qwen,mixtral")
-    p.add_argument("--workers", type=int, default=2)
+    add_jobs_argument(p)
     p.add_argument("--out", default=str(REPO / "bench" / "out"))
     args = p.parse_args(argv)
     models = [m.strip() for m in args.models.split(",") if m.strip()]
     for m in models:
         if m not in ("qwen", "mixtral"):
             p.error(f"unknown model {m!r} (qwen, mixtral)")
-    if not 1 <= args.workers <= 64:
-        p.error("--workers must be in 1..64")
+    jobs = args.jobs or os.cpu_count() or 1
     t0 = time.time()
     models.sort(key=lambda m: m != "mixtral")  # the quick export first
-    if args.workers > 1:
+    if jobs > 1:
         # simulate each model's graphs in forked workers while the next model is
         # exported and lowered in this process (the workers see the jobs of their fork)
         import multiprocessing as mp
 
         pending, pools = [], []
+        finished = [0]  # simulations done (the pools' result callbacks count them)
         for i, m in enumerate(models):
             start = len(_JOBS)
             with status("exp_decoder", f"exporting and lowering {m}"):  # stderr, a terminal only
                 _JOBS.extend(lower(m)["jobs"])
-            pool = mp.get_context("fork").Pool(1 if i + 1 < len(models) else args.workers)
+            pool = mp.get_context("fork").Pool(1 if i + 1 < len(models) else jobs)
             pools.append(pool)
-            pending.append(pool.map_async(simulate, range(start, len(_JOBS)), chunksize=1))
-        rows = [r for p in pending for r in p.get()]
+            pending += [pool.apply_async(simulate, (k,),
+                                         callback=lambda _r: finished.__setitem__(0, finished[0] + 1))
+                        for k in range(start, len(_JOBS))]
+        with status("exp_decoder", lambda: f"simulated {finished[0]}/{len(pending)} phase graphs"):
+            rows = [r.get() for r in pending]
         for pool in pools:
             pool.close()
             pool.join()

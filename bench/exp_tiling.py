@@ -1,6 +1,6 @@
 """Experiment: dynamic vs static tiling of the MoE layer (the STeP paper's Figs. 6-7).
 
-    python bench/exp_tiling.py [--simulate] [--workers N] [--scheduler tcp://host:8786] [--out DIR]
+    python bench/exp_tiling.py [--simulate] [--jobs N] [--scheduler tcp://host:8786] [--out DIR]
 
 For Mixtral-8x7B and Qwen3-30B-A3B at batch 64 and 1024, static tile_N in
 {16, 32, 64, 128, 256} and dynamic tiling: off-chip traffic, on-chip memory,
@@ -147,18 +147,18 @@ def summary(rows: list[dict]) -> dict[str, float]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from steplus.tools.sweep import run_sweep, write_csv
+    from steplus.tools.sweep import add_jobs_argument, run_sweep, write_csv
 
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--simulate", action="store_true", help="also simulate (cycles)")
-    p.add_argument("--workers", type=int, default=None, help="local worker processes")
+    add_jobs_argument(p)
     p.add_argument("--scheduler", help="a Dask scheduler address (tcp://host:8786)")
     p.add_argument("--models", default="mixtral,qwen")
     p.add_argument("--out", default=str(REPO / "bench" / "results"))
     args = p.parse_args(argv)
     configs = [{"model": m, "tile_n": t, "simulate": args.simulate}
                for m in args.models.split(",") for t in TILES]
-    results = run_sweep(task, configs, workers=args.workers, scheduler=args.scheduler,
+    results = run_sweep(task, configs, workers=args.jobs, scheduler=args.scheduler,
                         desc="tiling")
     rows = [r for rs in results for r in rs]
     out = Path(args.out)

@@ -1,6 +1,6 @@
 """Experiment: configuration time-multiplexing of the Qwen MoE layer (the STeP paper's Figs. 8-9).
 
-    python bench/exp_timemux.py [--simulate] [--workers N] [--scheduler tcp://host:8786] [--out DIR]
+    python bench/exp_timemux.py [--simulate] [--jobs N] [--scheduler tcp://host:8786] [--out DIR]
 
 Qwen3-30B-A3B, batch 64 (shipped trace), tile_F = 48: the weight-stationary
 layer (R = 128 regions, one per expert) and `step-time-multiplex{regions=R}`
@@ -118,18 +118,18 @@ def summary(rows: list[dict], overheads=(0.01, 0.05)) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from steplus.tools.sweep import run_sweep, write_csv
+    from steplus.tools.sweep import add_jobs_argument, run_sweep, write_csv
 
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--simulate", action="store_true")
-    p.add_argument("--workers", type=int, default=None)
+    add_jobs_argument(p)
     p.add_argument("--scheduler")
     p.add_argument("--regions", default=",".join(map(str, REGIONS)))
     p.add_argument("--out", default=str(REPO / "bench" / "results"))
     args = p.parse_args(argv)
     configs = [{"regions": int(r), "tile_n": t, "simulate": args.simulate}
                for t in (32, None) for r in args.regions.split(",")]
-    rows = run_sweep(task, configs, workers=args.workers, scheduler=args.scheduler,
+    rows = run_sweep(task, configs, workers=args.jobs, scheduler=args.scheduler,
                      desc="time-multiplexing")
     out = Path(args.out)
     csv_path = write_csv(out / "timemux.csv", rows)

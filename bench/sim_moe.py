@@ -1,6 +1,7 @@
 """Simulate the MoE reference configurations on the fabric: cycles, traffic, on-chip, wall time.
 
     python bench/sim_moe.py [--models mixtral,qwen] [--batches 64,1024] [--tiles 16,64,dyn]
+                            [--jobs N]
 
 Each graph (examples/workloads/graphs.py, reference spec §8.2) is specialized to
 the shipped routing trace and simulated in timing mode with the step-eval
@@ -32,7 +33,7 @@ sys.path.insert(0, str(REPO / "bench"))
 
 from reference_settings import moe_depth, moe_fallback_depth, simulate_moe  # noqa: E402
 
-from steplus.tools.progress import status  # noqa: E402
+from steplus.tools.sweep import add_jobs_argument, run_sweep  # noqa: E402
 
 
 def moe_graph(model: str, batch: int, tile_n: int | None, depth: int | None = None):
@@ -80,22 +81,31 @@ def simulate(model: str, batch: int, tile_n: int | None, depth: int | None = Non
     return row
 
 
+def _task(config: dict) -> dict:
+    """One run of the sweep (a worker process runs it; `run_sweep` keeps the order)."""
+    return simulate(config["model"], config["batch"], config["tile_n"], config["depth"])
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--models", default="mixtral,qwen")
     p.add_argument("--batches", default="64,1024")
     p.add_argument("--tiles", default="16,64,dyn")
     p.add_argument("--depth", type=int, help="base channel depth of every run")
+    add_jobs_argument(p)
     args = p.parse_args(argv)
     cols = ("model", "batch", "tile_n", "depth", "cycles", "read", "written", "metrics_offchip",
             "onchip", "firings", "wall_s", "note")
+    configs = [{"model": model, "batch": batch, "tile_n": None if t == "dyn" else int(t),
+                "depth": args.depth}
+               for model in args.models.split(",") for batch in map(int, args.batches.split(","))
+               for t in args.tiles.split(",")]
+    # independent runs: a local process pool (--jobs, default one per core), a
+    # progress bar on stderr (a terminal only); rows in configuration order
+    rows = run_sweep(_task, configs, workers=args.jobs, desc="sim_moe")
     print(" ".join(f"{c:>15}" for c in cols))
-    for model in args.models.split(","):
-        for batch in map(int, args.batches.split(",")):
-            for t in args.tiles.split(","):
-                with status("sim_moe", f"simulating {model} B={batch} tile_N={t}"):  # a terminal only
-                    row = simulate(model, batch, None if t == "dyn" else int(t), args.depth)
-                print(" ".join(f"{row[c]!s:>15}" for c in cols), flush=True)
+    for row in rows:
+        print(" ".join(f"{row[c]!s:>15}" for c in cols), flush=True)
     return 0
 
 

@@ -31,6 +31,26 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
 
+MAX_JOBS = 256
+"""Most worker processes a command line may ask for."""
+
+
+def _jobs(text: str) -> int:
+    import argparse
+
+    if not text.isdigit() or not 1 <= int(text) <= MAX_JOBS:
+        raise argparse.ArgumentTypeError(f"expected an integer in [1, {MAX_JOBS}], got {text!r}")
+    return int(text)
+
+
+def add_jobs_argument(parser) -> None:
+    """The sweep benches' `--jobs N` (alias `--workers`): local worker processes,
+    default one per core (`run_sweep`'s `workers=None`); 1 runs in this process."""
+    parser.add_argument("--jobs", "--workers", dest="jobs", type=_jobs, default=None,
+                        metavar="N", help="local worker processes (default: one per core; "
+                        "1: serial, in this process)")
+
+
 class SweepError(Exception):
     """A configuration failed; names it."""
 
