@@ -48,8 +48,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
-import stat
 import zipfile
 import zlib
 from dataclasses import dataclass, field
@@ -69,6 +67,7 @@ from steplus.lowering.linalg_to_step.fx_graph import MAX_NODES, name_of, shape_o
 from steplus.passes.allspark.ir import stage_op
 from steplus.passes.allspark.vit import MAX_IMAGE, BlockGroup, Stage, VitModel, WorkloadError
 from steplus.utils.diagnostics import OpDiagnosticError
+from steplus.utils.safe_files import open_regular
 
 SDPA = "aten.scaled_dot_product_attention.default"
 CONV = "aten.conv2d.default"
@@ -161,12 +160,8 @@ def read_pt2(path: str) -> list[_Op]:
     """The call nodes of a `torch.export.save` archive, from its JSON graph only
     (no torch, nothing unpickled); `WorkloadError` for anything else."""
     try:
-        # O_NONBLOCK: opening a FIFO does not wait for a writer; only a regular file is read
-        # (a symlink to /dev/zero or a pipe would never end)
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-        with os.fdopen(fd, "rb") as f:
-            if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
-                raise WorkloadError(f"{path}: cannot read a .pt2 archive: not a regular file")
+        # only a regular file, opened without waiting (a FIFO, /dev/zero: "not a regular file")
+        with open_regular(path) as f:
             data = _graph_json(path, f)
     except (OSError, EOFError, zipfile.BadZipFile, zlib.error, NotImplementedError,
             RuntimeError) as e:  # RuntimeError: an encrypted member; NotImplementedError: a

@@ -34,11 +34,12 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-import stat
 import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+
+from steplus.utils.safe_files import read_regular
 
 MAGIC = b"steplus-vmfb-1 "
 MAX_ENTRIES = 256
@@ -134,29 +135,10 @@ def _read_bounded(path: Path, limit: int) -> bytes | None:
     """The bytes of `path` if it is a regular file (not a symlink, a FIFO, a
     device) of at most `limit` bytes; None otherwise. Never blocks: the file is
     opened non-blocking and checked on its descriptor before reading."""
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0)
     try:
-        fd = os.open(path, flags)
+        return read_regular(path, limit, follow_symlinks=False)
     except OSError:
         return None
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode) or st.st_size > limit:
-            return None
-        chunks, total = [], 0
-        while True:
-            chunk = os.read(fd, min(1 << 20, limit + 1 - total))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            total += len(chunk)
-            if total > limit:  # grew while being read
-                return None
-        return b"".join(chunks)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
 
 
 def _read_entry(path: Path) -> bytes | None:

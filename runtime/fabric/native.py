@@ -19,7 +19,8 @@ identical cycles (test/unit/runtime/fabric/test_fabric_native.py).
 
 A build (`build_native.py`) needs mypy (mypyc) and a C compiler; without them
 it fails with a one-line error and nothing changes. This module is the loader
-only, stdlib only: it is imported by `steplus.runtime.fabric` itself.
+only, stdlib only (and `utils/safe_files.py`, itself stdlib only): it is imported by
+`steplus.runtime.fabric` itself.
 
 Example:
 
@@ -40,6 +41,8 @@ import os
 import stat
 import sys
 from pathlib import Path
+
+from steplus.utils.safe_files import NotRegularFile, open_regular
 
 HERE = Path(__file__).resolve().parent
 OUT = HERE / "_native"
@@ -102,10 +105,11 @@ def _unsafe(path: Path, kind: str) -> str | None:
 def file_sha256(path: Path) -> str:
     """SHA-256 of a library file, read through one descriptor (at most `MAX_BINARY_BYTES`)."""
     h = hashlib.sha256()
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
-    with os.fdopen(fd, "rb") as f:
-        if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
-            raise OSError(f"{path.name} is not a regular file")
+    try:
+        f = open_regular(path, follow_symlinks=False)
+    except NotRegularFile:
+        raise OSError(f"{path.name} is not a regular file") from None
+    with f:
         total = 0
         while chunk := f.read(1 << 20):
             total += len(chunk)

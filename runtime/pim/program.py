@@ -19,8 +19,6 @@ Used by ``pim-orchestrate --simulate``; from Python::
 from __future__ import annotations
 
 import io
-import os
-import stat
 from dataclasses import dataclass, field
 
 from xdsl.context import Context
@@ -40,6 +38,7 @@ from steplus.passes.allspark.ir import attach_schedule, layer_ops, machine_of
 from steplus.passes.allspark.lower import lower_model
 from steplus.passes.allspark.orchestrate import Result
 from steplus.utils.diagnostics import OpDiagnosticError
+from steplus.utils.safe_files import FileTooLarge, read_regular
 from steplus.runtime.pim.noc import Message, Phase, neighbour_messages, simulate, simulate_layer
 
 MAX_MESSAGES = 1_000_000  # bound on messages one interaction may inject
@@ -156,16 +155,12 @@ MAX_FILE_BYTES = 64 << 20
 def run_file(path: str) -> list[str]:
     """Parse a lowered module (e.g. `step-opt ... -p 'pim-orchestrate,pim-lower-phases'`
     output), simulate every pim.model in it and return one report line per model."""
-    try:
-        # O_NONBLOCK and a regular-file check: a FIFO would wait for a writer forever
-        with os.fdopen(os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)), "rb") as f:
-            if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
-                raise ProgramError(f"{path}: not a regular file")
-            data = f.read(MAX_FILE_BYTES + 1)
+    try:  # a regular file only, opened without waiting (a FIFO: "not a regular file")
+        data = read_regular(path, MAX_FILE_BYTES)
+    except FileTooLarge:
+        raise ProgramError(f"{path}: larger than {MAX_FILE_BYTES >> 20} MiB") from None
     except OSError as e:
         raise ProgramError(f"{path}: {e.strerror}") from None
-    if len(data) > MAX_FILE_BYTES:
-        raise ProgramError(f"{path}: larger than {MAX_FILE_BYTES >> 20} MiB")
     ctx = Context()
     ctx.load_dialect(Builtin)
     ctx.load_dialect(Pim)
