@@ -248,6 +248,9 @@ def load_module(
     if errors or module is None:
         raise InputError([line for sev, loc, msg in emitted
                           for line in diag_lines(chunk, sev, loc, msg)])
+    for sev, loc, msg in emitted:  # warnings (a Lustre `pre` read undefined) on stderr,
+        if sev == "warning" and not pipeline:  # once (step-run loads again to lower)
+            print("\n".join(diag_lines(chunk, sev, loc, msg)), file=sys.stderr)
     return module
 
 

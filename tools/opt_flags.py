@@ -50,8 +50,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="the input (.mlir, or .lus Lustre / .ept Heptagon source); stdin if "
                         "absent or '-'")
     p.add_argument("--format", choices=FORMATS, default=None,
-                   help="read the input as MLIR, Lustre (V6 / Kind 2) or Heptagon (default: "
-                        "by its suffix; stdin is MLIR)")
+                   help="read the input as MLIR, Lustre as Kind 2 reads it, Lustre V6 "
+                        "(lustre-v6: an unguarded pre read in its first cycle is an error) or "
+                        "Heptagon (default: by its suffix; stdin is MLIR)")
     p.add_argument("-o", "--output-file", metavar="FILE",
                    help="write the output IR to FILE instead of stdout")
     p.add_argument("-t", "--target", default="mlir",

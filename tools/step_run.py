@@ -110,8 +110,10 @@ def _parser() -> argparse.ArgumentParser:
                    help="execution path: reactive (default for nodes), sync, iree, "
                         "modular (nodes), ila (functions)")
     p.add_argument("--format", choices=FORMATS, default=None,
-                   help="read the input as MLIR, Lustre (V6 / Kind 2) or Heptagon (default: by "
-                        "its suffix, .lus Lustre, .ept Heptagon, else MLIR; stdin is MLIR)")
+                   help="read the input as MLIR, Lustre as Kind 2 reads it, Lustre V6 (lustre-v6: "
+                        "an unguarded pre read in its first cycle is an error) or Heptagon "
+                        "(default: by its suffix, .lus Lustre, .ept Heptagon, else MLIR; stdin "
+                        "is MLIR)")
     p.add_argument("--allow-unregistered-dialect", action="store_true",
                    help="accept operations of unregistered dialects (as step-opt)")
     p.add_argument("-q", "--quiet", action="store_true",
@@ -322,6 +324,9 @@ def _run_node(args: argparse.Namespace, source: ModuleOp, name: str) -> int:
     if args.stream:
         return _stream(args, module, name, sigs, node)
     inputs = load_inputs(args.input, sigs, f"@{name}")
+    from steplus.lowering.lustre.undefined import default_undefined  # Kind 2's undefined pre
+
+    default_undefined([s.name for s in sigs], {s.name: s.dtype for s in sigs}, inputs, args.ticks)
     require_all(sigs, inputs, f"@{name}")
     _check_lustre_inputs(args, node, {k: v[: args.ticks] for k, v in inputs.items()})
     try:

@@ -17,12 +17,15 @@ __all__ = ["FORMATS", "LUSTRE_SUFFIXES", "lustre_dialect_of"]
 LUSTRE_SUFFIXES = {".lus": "lustre", ".ept": "heptagon"}
 """File suffixes read as Lustre source, and the dialect each is read as."""
 
-FORMATS = ("mlir", "lustre", "heptagon")
-"""The values of the tools' `--format` option (stdin has no suffix)."""
+FORMATS = ("mlir", "lustre", "lustre-v6", "heptagon")
+"""The values of the tools' `--format` option (stdin has no suffix; on a file it
+overrides the suffix). `lustre` is Kind 2's reading of Lustre (a `pre` read in
+its first cycle is undefined: an oracle), `lustre-v6` Lustre V6's (an
+initialization error, as in Heptagon)."""
 
 
 def lustre_dialect_of(filename: str, fmt: str | None = None) -> str | None:
-    """`lustre` (Lustre V6 / Kind 2) or `heptagon` for a Lustre input, None for
+    """`lustre` (Kind 2), `lustre-v6` or `heptagon` for a Lustre input, None for
     MLIR: by `fmt` when given, else by the file's suffix."""
     if fmt is not None:
         return None if fmt == "mlir" else fmt

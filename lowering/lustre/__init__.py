@@ -20,18 +20,21 @@ from __future__ import annotations
 
 import gc
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
 
 from steplus.lowering.lustre import ast
+from steplus.utils.diagnostics import emit
 from steplus.utils.source_formats import lustre_dialect_of
 from steplus.lowering.lustre.frames import desugar_blocks
+from steplus.lowering.lustre.machine_ints import MACHINE_INTS
 from steplus.lowering.lustre.oracles import add_oracles
 from steplus.lowering.lustre.quantifiers import expand_quantifiers
 from steplus.lowering.lustre.parser import LustreError, main_node, parse_program
 from steplus.lowering.lustre.program import NodeKey, Program
+from steplus.lowering.lustre.undefined import MAX_ROUNDS, find_undefined, read_undefined
 
 __all__ = ["LustreError", "LustreModule", "import_lustre", "lustre_main_node",
            "lustre_to_module"]
@@ -44,6 +47,8 @@ class LustreModule:
     module: ModuleOp
     op_offsets: dict[Operation, int]
     main: str | None  # the node marked --%MAIN (Kind 2), if any
+    # (source offset, message): a `pre` read undefined, from an oracle (undefined.py)
+    warnings: list[tuple[int, str]] = field(default_factory=list[tuple[int, str]])
 
 
 def import_lustre(text: str, filename: str = "<stdin>", dialect: str | None = None
@@ -66,12 +71,39 @@ def import_lustre(text: str, filename: str = "<stdin>", dialect: str | None = No
 
 
 def _import(text: str, filename: str, dialect: str | None) -> LustreModule:
+    """Import; in Kind 2's reading (`lustre`), again while the initialization
+    analysis finds `pre`s read undefined in their first cycle, each then read
+    from an oracle (`undefined.py`)."""
+    dialect = dialect or lustre_dialect_of(filename) or "lustre"
+    marked: dict[int, tuple[list[str], str]] = {}
+    result, prog, warnings = _import_once(text, dialect, marked)
+    for _ in range(MAX_ROUNDS if dialect == "lustre" else 0):
+        known = {t for t in ("int", "real", "bool")} | set(MACHINE_INTS) | set(prog.types)
+        new = find_undefined(result.module, result.op_offsets, prog.pre_ltypes, known)
+        new = {pos: v for pos, v in new.items() if pos not in marked}
+        if not new:
+            break
+        marked.update(new)
+        try:
+            result, prog, warnings = _import_once(text, dialect, marked)
+        except LustreError as e:  # the oracle does not fit: the analysis reports the pre
+            if e.message.startswith("unsupported construct"):
+                raise  # e.g. an oracle in a polymorphic node
+            for pos in new:
+                del marked[pos]
+            break
+    result.warnings = warnings
+    return result
+
+
+def _import_once(text: str, dialect: str, marked: dict[int, tuple[list[str], str]]
+                 ) -> tuple[LustreModule, Program, list[tuple[int, str]]]:
     from steplus.lowering.lustre.to_lus import NodeLowering
 
-    dialect = dialect or lustre_dialect_of(filename) or "lustre"
     try:
         tree = parse_program(text, dialect)
         desugar_blocks(tree, text)
+        warnings = read_undefined(tree, text, marked)
         add_oracles(tree, text)
         prog = Program(tree, dialect)
         offsets: dict[Operation, int] = {}
@@ -94,7 +126,7 @@ def _import(text: str, filename: str, dialect: str | None) -> LustreModule:
     except RecursionError:
         raise LustreError(0, "input is nested too deeply to process") from None
     module = ModuleOp(nodes)
-    return LustreModule(module, offsets, main_node(text, tree))
+    return LustreModule(module, offsets, main_node(text, tree)), prog, warnings
 
 
 def _subrange_observers(prog: Program, node: ast.Node) -> None:
@@ -139,6 +171,12 @@ def lustre_to_module(text: str, filename: str, dialect: str | None = None
     except LustreError as e:
         pos = max(0, min(e.pos, len(text)))
         raise ParseError(Span(pos, pos + 1, Input(text, filename)), e.message) from None
+    if result.warnings:  # a `pre` read undefined: a warning at it (stderr)
+        at: dict[int, Operation] = {}
+        for op, pos in result.op_offsets.items():
+            at.setdefault(pos, op)
+        for pos, message in result.warnings:
+            emit(at.get(pos), "warning", message)
     return result.module, result.op_offsets
 
 

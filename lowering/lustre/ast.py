@@ -236,10 +236,12 @@ class Any(Expr):
     """Kind 2's `any T` / `any { x: T | p }` / `any@<T>`: an arbitrary value of
     type T, an oracle (`oracles.py` makes it an input of the node); also the
     value of a free constant `const c: T;` (held constant); with `choose`,
-    Kind 2's `choose { x: T | p }` (a function of p's variables)."""
+    Kind 2's `choose { x: T | p }` (a function of p's variables); `name`
+    names the oracle input instead of `any.L.C` (`undefined.py`'s `pre.L.C`)."""
 
     type: TypeRef
     choose: bool = False
+    name: str | None = None
 
 
 @dataclass

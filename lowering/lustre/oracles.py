@@ -311,7 +311,8 @@ class _Oracles:
         def replace(e: ast.Expr) -> ast.Expr | None:
             if isinstance(e, ast.Any):
                 if id(e) not in anys:
-                    anys[id(e)] = f"{'choose' if e.choose else 'any'}.{self.where(e.pos)}"
+                    anys[id(e)] = e.name or \
+                        f"{'choose' if e.choose else 'any'}.{self.where(e.pos)}"
                     args = self._choose_args(node, e) if e.choose else None
                     self._input(node, anys[id(e)], e.type, e.pos, held=args == [])
                     extra.append((anys[id(e)], False))

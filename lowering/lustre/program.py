@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from xdsl.dialects.builtin import Float32Type, IntegerType, f32, i1, i32
-from xdsl.ir import Attribute
+from xdsl.ir import Attribute, Operation
 
 from steplus.lowering.lustre import adts, ast
 from steplus.lowering.lustre.machine_ints import MACHINE_INTS
@@ -136,7 +136,10 @@ class Program:
 
     def __init__(self, prog: ast.Program, dialect: str = "lustre"):
         self.ast = prog
-        self.dialect = dialect  # "lustre" (V6 / Kind 2) or "heptagon"
+        self.dialect = dialect  # "lustre" (Kind 2), "lustre-v6" or "heptagon"
+        # the Lustre types of the parts of the `pre` each lus.pre is lowered
+        # from (undefined.py's oracles)
+        self.pre_ltypes: dict[Operation, list[str]] = {}
         self.types: dict[str, ast.TypeDecl] = {}
         self.ctors: dict[str, tuple[str, int]] = {}
         self.consts: dict[str, ast.ConstDecl] = {}

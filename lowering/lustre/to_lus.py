@@ -360,9 +360,10 @@ class NodeLowering:
         """`pre k` of a constant expression read as Kind 2 does (`.lus`): `k fby k`.
 
         Kind 2 accepts the program and leaves the first value unconstrained;
-        steplus picks `k`. Heptagon (`.ept`) rejects it: None, so the `pre`
-        stays and the initialization check reports it."""
-        if self.prog.dialect == "heptagon":
+        steplus picks `k`. Heptagon (`.ept`) and Lustre V6 (`--format
+        lustre-v6`) reject it: None, so the `pre` stays and the initialization
+        check reports it."""
+        if self.prog.dialect in ("heptagon", "lustre-v6"):
             return None
         if any(isinstance(x, ast.Var) and x.name in self.env or
                not isinstance(x, ast.Var | ast.Const | ast.Unary | ast.Binary | ast.If)
@@ -380,6 +381,12 @@ class NodeLowering:
             folded = self.constant_pre(e)
             if folded is not None:
                 return folded
+            pres = [lus.PreOp(v) for v in self.expr(e.arg)]
+            out = [self.emit(p, e.pos) for p in pres]
+            parts = [self.lt(v) for v in out]  # the oracle's, if read undefined
+            for p in pres:
+                self.prog.pre_ltypes[p] = parts
+            return out
         out = []
         for v in self.expr(e.arg):
             t = self.lt(v)

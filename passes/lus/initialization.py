@@ -53,7 +53,7 @@ from xdsl.passes import ModulePass
 from steplus.dialects import lus
 from steplus.utils.diagnostics import OpDiagnosticError
 from steplus.passes.lus.causality import in_lustre, instantaneous_deps, value_name
-from steplus.passes.lus.clocks import NodeClocks, equal, infer_node
+from steplus.passes.lus.clocks import Base, NodeClocks, Var, equal, infer_node, resolve
 
 CAP = 256
 """Depths above this are `INF` (a cycle through `pre` alone never defines)."""
@@ -222,6 +222,24 @@ def _culprit(depths: _Depths, value: SSAValue, limit: int = 10_000) -> Operation
         nxt = next((v for v in op.operands if depths.of(v)), None)
         op = nxt.owner if nxt is not None and isinstance(nxt.owner, Operation) else None
     return found
+
+
+def undefined_reads(node: lus.NodeOp) -> list[tuple[SSAValue, Operation, bool]]:
+    """Every observed value of `node` that may be undefined, with the `pre` it
+    comes from and whether that `pre` is on the node's base clock (or on the
+    clock of its context: an input-free stream): what `check_node` rejects,
+    all of them instead of the first. The Lustre frontend reads such a `pre`
+    as Kind 2 does, from an oracle (`lowering/lustre/undefined.py`)."""
+    depths = _Depths(node)
+    out: list[tuple[SSAValue, Operation, bool]] = []
+    for user in node.body.block.ops:
+        for value in _observed(user):
+            source = depths.source.get(value)
+            if depths.of(value) and source is not None:
+                pre = source[0]
+                clock = resolve(depths.clocks.of(pre.results[0])) if pre.results else None
+                out.append((value, pre, isinstance(clock, Base | Var)))
+    return out
 
 
 def check_node(node: lus.NodeOp) -> None:
