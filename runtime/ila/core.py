@@ -33,6 +33,7 @@ Example::
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, cast
@@ -50,6 +51,21 @@ Bv: TypeAlias = "int | z3.BitVecRef"
 Cond: TypeAlias = "bool | z3.BoolRef"
 # An interface command: input name -> value (`Ila.inputs` gives the widths).
 Command: TypeAlias = Mapping[str, int]
+
+
+# Set to 1 to run every accelerator function command by command on its ILA simulator (the
+# reference) instead of the vectorized datapaths (`reference_mode`).
+REFERENCE_ENV = "STEPLUS_ILA_REFERENCE"
+
+
+def reference_mode(reference: bool | None = None) -> bool:
+    """Whether a driver runs its fragment command by command on the ILA simulator (the reference):
+    `reference` when given, else the `STEPLUS_ILA_REFERENCE` environment variable (set and not 0).
+    Otherwise the drivers compute the same raw outputs (codes, int lanes) and command counts on
+    whole tensors; they fall back to the commands for any fragment outside the shapes they model."""
+    if reference is not None:
+        return reference
+    return os.environ.get(REFERENCE_ENV, "0") not in ("", "0")
 
 
 class IlaError(Exception):

@@ -3,7 +3,10 @@
 A fragment is a list of MMIO commands (`flexasr.write`/`read`, and `WAIT` for
 the simulation-only wait-for-interrupt).  The runners encode float tensors to
 AdaptivFloat, build the fragment, execute it on a `FlexAsr` simulator and decode
-the read-back; they return the result and the command counts.
+the read-back; they return the result and the command counts.  Unless `reference=True` (or
+`STEPLUS_ILA_REFERENCE=1`, `core.reference_mode`), they take the read-back codes from
+`flexasr_vec` instead, which computes them on whole tensors, and the counts from the fragment's
+shape: the same values bit for bit (the per-command run is the reference).
 
 Example::
 
@@ -21,7 +24,8 @@ import numpy.typing as npt
 from steplus.dialects.target.ila import FLEXASR
 from steplus.runtime.ila import adpfloat as af
 from steplus.runtime.ila.adpfloat import Codes, Floats
-from steplus.runtime.ila.core import IlaError, bytes_word
+from steplus.runtime.ila import flexasr_vec as vec
+from steplus.runtime.ila.core import IlaError, bytes_word, reference_mode
 from steplus.runtime.ila.flexasr import GB, FlexAsr, gb_addr, pe_base, read, write
 
 # One fragment command: an MMIO write/read (`write`, `read`) or WAIT; command counts by kind.
@@ -105,7 +109,7 @@ def _finite(what: str, **arrays: npt.NDArray[np.floating] | None) -> None:
 
 
 def run_pool(a: npt.NDArray[np.floating], n_pools: int = 1, mode: int = 0,
-             cancel: bool = True) -> tuple[Floats, Counts]:
+             cancel: bool = True, reference: bool | None = None) -> tuple[Floats, Counts]:
     """`n_pools` temporal (2,1) pools of a[T, H] on FlexASR; H is chunked by 255 vectors (FLEXASR.max_vectors)."""
     # max pooling's padding is -inf (torch-mlir fills a max pool's window with it): the encoder
     # saturates it to the most negative code, which a max never picks over a real value
@@ -121,11 +125,17 @@ def run_pool(a: npt.NDArray[np.floating], n_pools: int = 1, mode: int = 0,
     step = -(-nv_all // chunks)
     for c0 in range(0, nv_all, step):
         part = codes[:, c0:c0 + step]
-        sim, reads, cnt = execute(pool_fragment(part, n_pools, mode, cancel))
+        t_out = T >> n_pools
+        fast = None if reference_mode(reference) or not cancel else vec.pool_codes(part, n_pools, mode)
+        if fast is not None:
+            nv = part.shape[1]
+            cnt = {"writes": T * nv + 3 * n_pools, "reads": t_out * nv, "waits": n_pools}
+            out.append(fast)
+        else:
+            sim, reads, cnt = execute(pool_fragment(part, n_pools, mode, cancel))
+            out.append(np.stack(reads[-t_out * part.shape[1]:]).reshape(t_out, part.shape[1], 16))
         for k in counts:
             counts[k] += cnt[k]
-        t_out = T >> n_pools
-        out.append(np.stack(reads[-t_out * part.shape[1]:]).reshape(t_out, part.shape[1], 16))
     res = np.concatenate(out, axis=1).reshape(T >> n_pools, H)
     return af.decode(res, b), counts
 
@@ -168,7 +178,7 @@ def linear_fragment(xc: Codes, wc: Codes, bc: Codes, bw: int, bi: int, bb: int, 
 
 
 def run_linear(x: npt.NDArray[np.floating], w: npt.NDArray[np.floating], b: npt.NDArray[np.floating] | None = None,
-               out_bias: int | None = None) -> tuple[Floats, Counts]:
+               out_bias: int | None = None, reference: bool | None = None) -> tuple[Floats, Counts]:
     """y = x·Wᵀ + b on FlexASR (AdaptivFloat); returns (y, counts)."""
     _finite("flexasr linear", input=x, weight=w, bias=b)
     T = x.shape[0]
@@ -178,8 +188,14 @@ def run_linear(x: npt.NDArray[np.floating], w: npt.NDArray[np.floating], b: npt.
     if out_bias is None:
         ref = af.decode(xc, bi) @ af.decode(wc, bw).T + af.decode(bc, bb)
         out_bias = af.bias_for(ref)
-    _, reads, counts = execute(linear_fragment(xc, wc, bc, bw, bi, bb, out_bias))
     nvo = w.shape[0] // 16
+    fast = None if reference_mode(reference) else vec.linear_codes(xc, wc, bc, bw, bi, bb, out_bias)
+    if fast is not None:
+        nvi = xc.shape[1] // 16
+        # weight rows, bias vectors, the stored input, 4 PE configurations each, GB mngr/control/start
+        counts = {"writes": 16 * nvo * nvi + nvo + T * nvi + 16 + 3, "reads": T * nvo, "waits": 1}
+        return af.decode(fast, out_bias), counts
+    _, reads, counts = execute(linear_fragment(xc, wc, bc, bw, bi, bb, out_bias))
     y = np.stack(reads).reshape(T, nvo, 16).reshape(T, -1)
     return af.decode(y, out_bias), counts
 
@@ -247,7 +263,7 @@ def lstm_fragment(xc: Codes, wic: Codes, whc: Codes, bc: Codes, bw: int, bi: int
 def run_lstm(x: npt.NDArray[np.floating], w_ih: npt.NDArray[np.floating], w_hh: npt.NDArray[np.floating],
              b_ih: npt.NDArray[np.floating], out_bias: int | None = None,
              h0: npt.NDArray[np.floating] | None = None,
-             c0: npt.NDArray[np.floating] | None = None) -> tuple[Floats, Counts]:
+             c0: npt.NDArray[np.floating] | None = None, reference: bool | None = None) -> tuple[Floats, Counts]:
     """An LSTM over x[T,I] on FlexASR; (h[T,H], counts), or with an initial
     state (h0, c0 [H]) (h[T+1,H] with the final cell state as its last row, counts).
 
@@ -262,7 +278,7 @@ def run_lstm(x: npt.NDArray[np.floating], w_ih: npt.NDArray[np.floating], w_hh: 
     when one bias holds the sequence); `counts["lstm_calls"]` says how many calls ran."""
     _finite("flexasr lstm", input=x, w_ih=w_ih, w_hh=w_hh, bias=b_ih, h0=h0, c0=c0)
     if out_bias is None and h0 is not None and c0 is not None and x.shape[0] > 1:
-        return _run_lstm_chunked(x, w_ih, w_hh, b_ih, h0, c0)
+        return _run_lstm_chunked(x, w_ih, w_hh, b_ih, h0, c0, reference)
     bw = af.bias_for(np.concatenate([w_ih.ravel(), w_hh.ravel()]))
     bi, bb = af.bias_for(x), af.bias_for(b_ih)
     xc, wic, whc, bc = af.encode(x, bi), af.encode(w_ih, bw), af.encode(w_hh, bw), af.encode(b_ih, bb)
@@ -274,9 +290,21 @@ def run_lstm(x: npt.NDArray[np.floating], w_ih: npt.NDArray[np.floating], w_hh: 
         out_bias = 5 if h0 is None or c0 is None else max(3, af.bias_for(np.array([np.max(np.abs(c0)) + x.shape[0]])))
     h0c = af.encode(np.asarray(h0, np.float64).reshape(H), out_bias) if state else None
     c0c = af.encode(np.asarray(c0, np.float64).reshape(H), out_bias) if state else None
-    _, reads, counts = execute(lstm_fragment(xc, wic, whc, bc, bw, bi, bb, out_bias, h0c, c0c))
     rows = x.shape[0] + (1 if state else 0)
+    fast = None if reference_mode(reference) else vec.lstm_codes(xc, wic, whc, bc, bw, bi, bb, out_bias,
+                                                                 LSTM_PROGRAM, h0c, c0c)
+    if fast is not None:
+        return af.decode(fast, out_bias), _lstm_counts(x.shape[0], xc.shape[1] // 16, H // 16, state)
+    _, reads, counts = execute(lstm_fragment(xc, wic, whc, bc, bw, bi, bb, out_bias, h0c, c0c))
     return af.decode(np.stack(reads).reshape(rows, H), out_bias), counts
+
+
+def _lstm_counts(T: int, nvi: int, nvo: int, state: bool) -> Counts:
+    """The command counts of `lstm_fragment` for these shapes."""
+    # per PE: w_ih and w_hh rows (16 per tile), gate biases, zero biases, [h0 per PE, c0 vectors];
+    # the stored input; 6 configuration writes per PE; GB mngr, control, start
+    writes = 64 * nvo * (nvi + nvo) + 4 * nvo + 4 * nvo + (5 * nvo if state else 0) + T * nvi + 24 + 3
+    return {"writes": writes, "reads": T * nvo + (nvo if state else 0), "waits": 1}
 
 
 # a step's state is held by an act bias when AdaptivFloat<8,3> with that bias keeps h and c each within this
@@ -340,7 +368,7 @@ def _lstm_step(x: np.ndarray, h: np.ndarray, c: np.ndarray, w_ih: np.ndarray, w_
 
 def _run_lstm_chunked(x: npt.NDArray[np.floating], w_ih: npt.NDArray[np.floating], w_hh: npt.NDArray[np.floating],
                       b_ih: npt.NDArray[np.floating], h0: npt.NDArray[np.floating],
-                      c0: npt.NDArray[np.floating]) -> tuple[Floats, Counts]:
+                      c0: npt.NDArray[np.floating], reference: bool | None = None) -> tuple[Floats, Counts]:
     """`run_lstm` over x[T,I] from (h0, c0), one call per chunk of `lstm_chunks`; rows h_1..h_T, c_T."""
     H = w_hh.shape[1]
     h, c = np.asarray(h0, np.float64).reshape(H), np.asarray(c0, np.float64).reshape(H)
@@ -348,7 +376,7 @@ def _run_lstm_chunked(x: npt.NDArray[np.floating], w_ih: npt.NDArray[np.floating
     total: dict[str, int] = {}
     chunks = lstm_chunks(x, w_ih, w_hh, b_ih, h, c)
     for start, end, bias in chunks:
-        y, counts = run_lstm(x[start:end], w_ih, w_hh, b_ih, out_bias=bias, h0=h, c0=c)
+        y, counts = run_lstm(x[start:end], w_ih, w_hh, b_ih, out_bias=bias, h0=h, c0=c, reference=reference)
         rows.append(y[:-1])
         h, c = y[-2], y[-1]
         for k, v in counts.items():
@@ -362,12 +390,16 @@ def _store_small(codes: Codes, base_vec: int) -> list[Cmd]:
 
 
 def run_layernorm(x: npt.NDArray[np.floating], gamma: npt.NDArray[np.floating],
-                  beta: npt.NDArray[np.floating]) -> tuple[Floats, Counts]:
+                  beta: npt.NDArray[np.floating], reference: bool | None = None) -> tuple[Floats, Counts]:
     """Layer norm of x[T,H] over H with γ, β on FlexASR; (y, counts). Output bias = input bias."""
     _finite("flexasr layernorm", input=x, gamma=gamma, beta=beta)
     T, H = x.shape
     nv = H // 16
     bi, bg, bb = af.bias_for(x), af.bias_for(gamma), af.bias_for(beta)
+    fast = None if reference_mode(reference) else vec.layernorm_codes(af.encode(x, bi), af.encode(gamma, bg),
+                                                                      af.encode(beta, bb), bi, bg, bb)
+    if fast is not None:
+        return af.decode(fast, bi), {"writes": T * nv + 2 * nv + 4, "reads": T * nv, "waits": 1}
     cmds = store_act(af.encode(x, bi).reshape(T, nv, 16))
     cmds += _store_small(af.encode(gamma, bg).reshape(nv, 16), 0)
     cmds += _store_small(af.encode(beta, bb).reshape(nv, 16), nv)
@@ -381,7 +413,7 @@ def run_layernorm(x: npt.NDArray[np.floating], gamma: npt.NDArray[np.floating],
 
 
 def run_attention_rows(q: npt.NDArray[np.floating], k: npt.NDArray[np.floating],
-                       v: npt.NDArray[np.floating]) -> tuple[Floats, Counts]:
+                       v: npt.NDArray[np.floating], reference: bool | None = None) -> tuple[Floats, Counts]:
     """Attention of every query row q[Tq,H] over k, v [T,H]: one fragment that stores
     K and V once and per query stores q, triggers GB_ATTENTION and reads the result."""
     _finite("flexasr attention", query=q, key=k, value=v)
@@ -391,6 +423,12 @@ def run_attention_rows(q: npt.NDArray[np.floating], k: npt.NDArray[np.floating],
         raise IlaError(f"flexasr attention: hidden size {H} must be a multiple of 16 and at most 4080")
     bq, bk, bv = af.bias_for(q), af.bias_for(k), af.bias_for(v)
     bo = bv  # every output row is a convex combination of rows of V
+    if not reference_mode(reference):
+        fast = vec.attention_rows_codes(af.encode(q, bq), af.encode(k, bk), af.encode(v, bv), bq, bk, bv, bo)
+        if fast is not None:
+            # K and V, 3 configurations; per query its vectors and the start
+            counts = {"writes": 2 * T * nv + 3 + Tq * (nv + 1), "reads": Tq * nv, "waits": Tq}
+            return af.decode(fast.reshape(Tq, H), bo), counts
     base1 = (T // 16 + 2) * 16 * nv
     cmds = store_act(af.encode(k, bk).reshape(T, nv, 16))
     cmds += store_act(af.encode(v, bv).reshape(T, nv, 16), base=16 * base1)
@@ -407,13 +445,18 @@ def run_attention_rows(q: npt.NDArray[np.floating], k: npt.NDArray[np.floating],
 
 
 def run_attention(q: npt.NDArray[np.floating], k: npt.NDArray[np.floating], v: npt.NDArray[np.floating],
-                  out_bias: int | None = None) -> tuple[Floats, Counts]:
+                  out_bias: int | None = None, reference: bool | None = None) -> tuple[Floats, Counts]:
     """softmax(K·q)ᵀ·V for one query q[H] over keys/values k, v [T,H] on FlexASR; (out[H], counts)."""
     _finite("flexasr attention", query=q, key=k, value=v)
     T, H = k.shape
     nv = H // 16
     bq, bk, bv = af.bias_for(q), af.bias_for(k), af.bias_for(v)
     bo = af.bias_for(v) if out_bias is None else out_bias
+    if not reference_mode(reference):
+        fast = vec.attention_rows_codes(af.encode(q, bq).reshape(1, -1), af.encode(k, bk), af.encode(v, bv),
+                                        bq, bk, bv, bo)
+        if fast is not None:
+            return af.decode(fast.reshape(H), bo), {"writes": 2 * T * nv + nv + 4, "reads": nv, "waits": 1}
     base1 = (T // 16 + 2) * 16 * nv
     cmds = store_act(af.encode(k, bk).reshape(T, nv, 16))
     cmds += store_act(af.encode(v, bv).reshape(T, nv, 16), base=16 * base1)

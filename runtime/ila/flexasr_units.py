@@ -106,20 +106,35 @@ def _region(base: int, nv: int, T: int) -> npt.NDArray[np.int64]:
     return base + (t // 16) * (nv * 256) + (t % 16) * 16 + v * 256 + np.arange(16)[None, None, :]
 
 
+def reduce_codes(a: Codes, b: Codes, mode: int) -> Codes:
+    """Layer reduce of code tensors a, b (bias 0): max (mode 0), mean (1) or sum (other modes)."""
+    da, db = af.decode(a, 0), af.decode(b, 0)
+    if mode == 0:
+        return af.encode(np.where(db > da, db, da), 0)
+    if mode == 1:
+        return af.encode((da + db) / 2, 0)
+    return af.encode(da + db, 0)
+
+
 def layer_reduce(gbl: Codes, base: int, nv: int, T: int, mode: int) -> None:
     """GB_LAYER_REDUCE: out[t] = f(in[2t], in[2t+1]) in place, t < T//2 (codes, bias 0)."""
     if T < 2:
         return
     idx = _region(base, nv, T)
-    a, b = gbl[idx[0:2 * (T // 2):2]], gbl[idx[1:2 * (T // 2):2]]
-    da, db = af.decode(a, 0), af.decode(b, 0)
-    if mode == 0:
-        r = af.encode(np.where(db > da, db, da), 0)
-    elif mode == 1:
-        r = af.encode((da + db) / 2, 0)
-    else:
-        r = af.encode(da + db, 0)
-    gbl[idx[:T // 2]] = r
+    gbl[idx[:T // 2]] = reduce_codes(gbl[idx[0:2 * (T // 2):2]], gbl[idx[1:2 * (T // 2):2]], mode)
+
+
+def layer_norm_codes(x: Codes, gamma: Codes, beta: Codes, b_x: int, b_beta: int, b_gamma: int) -> Codes:
+    """Layer norm of codes x[T, nv, 16] (bias b_x, which the result keeps) over its nv·16 values,
+    then γ·x + β (codes [nv·16] with their biases)."""
+    T, nv, _ = x.shape
+    xf = af.decode(x, b_x).reshape(T, nv * 16)
+    gam = af.decode(gamma, b_gamma)
+    bet = af.decode(beta, b_beta)
+    mu = xf.mean(axis=1, keepdims=True)
+    var = ((xf - mu) ** 2).mean(axis=1, keepdims=True)
+    y = (xf - mu) / np.sqrt(var + 2.0 ** -14) * gam + bet
+    return af.encode(y.reshape(T, nv, 16), b_x)
 
 
 def layer_norm(s: State, base: int) -> None:
@@ -130,13 +145,22 @@ def layer_norm(s: State, base: int) -> None:
     nv, T = g("num_vector"), g("num_timestep")
     gbl, small = s.mems["gb_large"], s.mems["gb_small"]
     idx = _region(base, nv, T)
-    x = af.decode(gbl[idx], g("adpbias_1")).reshape(T, nv * 16)
-    gam = af.decode(small[16 * s.get("gb.base_small_5"):][:16 * nv], g("adpbias_4"))
-    bet = af.decode(small[16 * s.get("gb.base_small_6"):][:16 * nv], g("adpbias_3"))
-    mu = x.mean(axis=1, keepdims=True)
-    var = ((x - mu) ** 2).mean(axis=1, keepdims=True)
-    y = (x - mu) / np.sqrt(var + 2.0 ** -14) * gam + bet
-    gbl[idx] = af.encode(y.reshape(T, nv, 16), g("adpbias_1"))
+    gbl[idx] = layer_norm_codes(gbl[idx], small[16 * s.get("gb.base_small_5"):][:16 * nv],
+                                small[16 * s.get("gb.base_small_6"):][:16 * nv], g("adpbias_1"),
+                                g("adpbias_3"), g("adpbias_4"))
+
+
+def attention_codes(q: Codes, k: Codes, v: Codes, b_q: int, b_k: int, b_v: int, b_out: int) -> Codes:
+    """Attention of one query (codes [nv·16]) over keys and values (codes [T, nv, 16]): the
+    softmax-weighted sum of the values, encoded with b_out."""
+    T = k.shape[0]
+    qf = af.decode(q, b_q)
+    kf = af.decode(k, b_k).reshape(T, -1)
+    vf = af.decode(v, b_v).reshape(T, -1)
+    sc = kf @ qf
+    w = np.exp(sc - sc.max())
+    w /= w.sum()
+    return af.encode(w @ vf, b_out)
 
 
 def attention(s: State, base_kv: int, base_v: int) -> None:
@@ -148,11 +172,7 @@ def attention(s: State, base_kv: int, base_v: int) -> None:
 
     nv, T = g("num_vector"), g("num_timestep")
     gbl, small = s.mems["gb_large"], s.mems["gb_small"]
-    q = af.decode(small[16 * s.get("gb.base_small_0"):][:16 * nv], g("adpbias_1"))
-    k = af.decode(gbl[_region(base_kv, nv, T)], g("adpbias_2")).reshape(T, -1)
-    v = af.decode(gbl[_region(base_v, nv, T)], g("adpbias_3")).reshape(T, -1)
-    sc = k @ q
-    w = np.exp(sc - sc.max())
-    w /= w.sum()
     o = 16 * s.get("gb.base_small_1")
-    small[o:o + 16 * nv] = af.encode(w @ v, g("adpbias_4"))
+    small[o:o + 16 * nv] = attention_codes(small[16 * s.get("gb.base_small_0"):][:16 * nv],
+                                           gbl[_region(base_kv, nv, T)], gbl[_region(base_v, nv, T)],
+                                           g("adpbias_1"), g("adpbias_2"), g("adpbias_3"), g("adpbias_4"))

@@ -140,22 +140,36 @@ class Hlscnn(Ila):
         cols = np.arange(OW) * sc + KW // 2
         words = np.arange(K)[:, None, None] * H * W + rows[None, :, None] * W + cols[None, None, :]
         cur = out[words, lane].astype(np.int64)
-        shift = f.wgt_frac + f.act_frac - f.psum_frac
-        a2p = f.psum_frac - f.act_frac
-        for cb in range(ncb):
-            for kr in range(KH):
-                for kc in range(KW):
-                    a = act[cb, kr:kr + sr * OH:sr, kc:kc + sc * OW:sc].astype(np.int64)
-                    prod = (wgt[:, cb, kr, kc][:, None, None, :] * a[None]) >> shift
-                    psum = _wrap32(prod.sum(axis=-1))
-                    pa = _sat16((psum + (1 << (a2p - 1))) >> a2p)
-                    prev = 0 if (cb, kr, kc) == (0, 0, 0) and not accum else cur
-                    o = (pa + prev) << a2p
-                    if (cb, kr, kc) == (ncb - 1, KH - 1, KW - 1):
-                        if bias_en:
-                            o = o + (bias << (f.psum_frac - f.wgt_frac) if f.psum_frac >= f.wgt_frac
-                                     else bias >> (f.wgt_frac - f.psum_frac))
-                        if relu:
-                            o = np.maximum(o, 0)
-                    cur = _sat16((o + (1 << (a2p - 1))) >> a2p)
-        out[words, lane] = cur
+        out[words, lane] = conv_datapath(act, wgt, cur, (sr, sc), f, accum=bool(accum),
+                                         bias=bias if bias_en else None, relu=bool(relu))
+
+
+def conv_datapath(act: npt.NDArray[np.int16], wgt: npt.NDArray[np.int64], cur: npt.NDArray[np.int64],
+                  stride: tuple[int, int], f: FixedFormats, accum: bool = False, bias: int | None = None,
+                  relu: bool = False) -> npt.NDArray[np.int64]:
+    """The conv unit on whole tensors: activations act[ncb, H, W, 8] (int16 lanes), datapath weights
+    wgt[K, ncb, KH, KW, 8], the output scratchpad's values cur[K, OH, OW] (accumulated into when
+    `accum`); the new 16-bit outputs [K, OH, OW] (one partial sum per channel block and tap,
+    rounded and saturated to 16 bits as the hardware stores it between taps)."""
+    sr, sc = stride
+    _, ncb, KH, KW, _ = wgt.shape
+    OH, OW = cur.shape[1:]
+    shift = f.wgt_frac + f.act_frac - f.psum_frac
+    a2p = f.psum_frac - f.act_frac
+    for cb in range(ncb):
+        for kr in range(KH):
+            for kc in range(KW):
+                a = act[cb, kr:kr + sr * OH:sr, kc:kc + sc * OW:sc].astype(np.int64)
+                prod = (wgt[:, cb, kr, kc][:, None, None, :] * a[None]) >> shift
+                psum = _wrap32(prod.sum(axis=-1))
+                pa = _sat16((psum + (1 << (a2p - 1))) >> a2p)
+                prev = 0 if (cb, kr, kc) == (0, 0, 0) and not accum else cur
+                o = (pa + prev) << a2p
+                if (cb, kr, kc) == (ncb - 1, KH - 1, KW - 1):
+                    if bias is not None:
+                        o = o + (bias << (f.psum_frac - f.wgt_frac) if f.psum_frac >= f.wgt_frac
+                                 else bias >> (f.wgt_frac - f.psum_frac))
+                    if relu:
+                        o = np.maximum(o, 0)
+                cur = _sat16((o + (1 << (a2p - 1))) >> a2p)
+    return cur

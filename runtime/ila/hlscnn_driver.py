@@ -11,8 +11,8 @@ import numpy as np
 import numpy.typing as npt
 
 from steplus.dialects.target.ila import HLSCNN
-from steplus.runtime.ila.core import IlaError, bytes_word
-from steplus.runtime.ila.hlscnn import BASE, REG, SPAD0, SPAD1, FixedFormats, Hlscnn
+from steplus.runtime.ila.core import IlaError, bytes_word, reference_mode
+from steplus.runtime.ila.hlscnn import BASE, REG, SPAD0, SPAD1, FixedFormats, Hlscnn, conv_datapath
 
 
 # one HLSCNN command: {"wr", "rd", "addr", "data"[, "is_vir"]}
@@ -36,9 +36,10 @@ def quant(v: npt.ArrayLike, frac: int, bits: int) -> npt.NDArray[np.int64]:
     return np.clip(np.round(np.asarray(v, np.float64) * (1 << frac)), -lim, lim - 1).astype(np.int64)
 
 
-def conv_fragment(xa: npt.NDArray[np.int64], wq: npt.NDArray[np.int64], stride: tuple[int, int], fmt: FixedFormats,
-                  relu: bool = False) -> tuple[list[Cmd], tuple[int, int, int]]:
-    """Commands for a valid conv of fixed-point activations xa[C,H,W] and weights wq[K,C,KH,KW]."""
+def _conv_layout(xa: npt.NDArray[np.int64], wq: npt.NDArray[np.int64], stride: tuple[int, int],
+                 fmt: FixedFormats) -> tuple[npt.NDArray[np.uint8], npt.NDArray[np.uint8], tuple[int, int, int]]:
+    """The conv's SoC-memory image: activation rows and weight rows (16 bytes each) and (K, OH, OW);
+    IlaError when the shape exceeds the registers or memories."""
     C, H, W = xa.shape
     K, _, KH, KW = wq.shape
     sr, sc = stride
@@ -61,6 +62,16 @@ def conv_fragment(xa: npt.NDArray[np.int64], wq: npt.NDArray[np.int64], stride: 
     wbytes = np.concatenate([wbytes, np.zeros(-len(wbytes) % 16, np.uint8)]).reshape(-1, 16)
     if (len(act) + len(wbytes)) * 16 + 256 > (192 << 10):
         raise IlaError("hlscnn conv2d: activations + weights exceed the 192 KiB SoC memory")
+    return act, wbytes, (K, OH, OW)
+
+
+def conv_fragment(xa: npt.NDArray[np.int64], wq: npt.NDArray[np.int64], stride: tuple[int, int], fmt: FixedFormats,
+                  relu: bool = False) -> tuple[list[Cmd], tuple[int, int, int]]:
+    """Commands for a valid conv of fixed-point activations xa[C,H,W] and weights wq[K,C,KH,KW]."""
+    C, H, W = xa.shape
+    K, _, KH, KW = wq.shape
+    sr, sc = stride
+    act, wbytes, (K, OH, OW) = _conv_layout(xa, wq, stride, fmt)
     cmds = [vir(16 * k, bytes_word(r)) for k, r in enumerate(act)]
     woff = (len(act) // 16 + 1) * 256
     cmds += [vir(woff + 16 * k, bytes_word(r)) for k, r in enumerate(wbytes)]
@@ -79,11 +90,46 @@ def conv_fragment(xa: npt.NDArray[np.int64], wq: npt.NDArray[np.int64], stride: 
     return cmds, (K, OH, OW)
 
 
+# configuration writes of a conv fragment besides its memory rows: SocMemRdWrLength, SocMemBaseAddr,
+# the SPAD0 copy, seven conv registers and the trigger
+_CONV_CONTROL_WRITES = 11
+
+
+def _conv_vectorized(xa: npt.NDArray[np.int64], wq: npt.NDArray[np.int64], stride: tuple[int, int],
+                     fmt: FixedFormats, relu: bool) -> tuple[npt.NDArray[np.int64], dict[str, int]] | None:
+    """What the fragment of `conv_fragment` reads back (the int16 outputs [K, OH, OW]) and its
+    counts, computed on the memory image without the commands: the conv unit (`conv_datapath`) on
+    the activation and weight bytes the fragment writes, into a fresh (zero) output scratchpad.
+    None when the weights do not fit SPAD0 (the commands' copy fails there) or the output is empty:
+    the commands run then."""
+    act, wbytes, (K, OH, OW) = _conv_layout(xa, wq, stride, fmt)
+    if len(wbytes) * 16 > HLSCNN.spad_bytes or min(OH, OW) <= 0:
+        return None
+    C, H, W = xa.shape
+    KH, KW = wq.shape[2:]
+    ncb = -(-C // 8)
+    nw = K * ncb * KH * KW * 8
+    flat = wbytes.reshape(-1)
+    wgt = (flat[:nw].view(np.int8).astype(np.int64) << 8 if fmt.wgt_bits == 8
+           else flat[:2 * nw].view("<i2").astype(np.int64)).reshape(K, ncb, KH, KW, 8)
+    cur = conv_datapath(act.reshape(-1).view("<i2").reshape(ncb, H, W, 8), wgt, np.zeros((K, OH, OW), np.int64),
+                        stride, fmt, relu=relu)
+    return cur, {"writes": len(act) + len(wbytes) + _CONV_CONTROL_WRITES, "reads": K * OH * OW}
+
+
 def run_conv2d(x: npt.ArrayLike, w: npt.ArrayLike, stride: tuple[int, int] = (1, 1),
-               fmt: FixedFormats = FixedFormats(), relu: bool = False) -> tuple[npt.NDArray[np.float64], dict[str, int]]:
-    """Valid conv2d of x[C,H,W] (floats) with w[K,C,KH,KW] on HLSCNN; (y[K,OH,OW], counts)."""
+               fmt: FixedFormats = FixedFormats(), relu: bool = False,
+               reference: bool | None = None) -> tuple[npt.NDArray[np.float64], dict[str, int]]:
+    """Valid conv2d of x[C,H,W] (floats) with w[K,C,KH,KW] on HLSCNN; (y[K,OH,OW], counts).
+
+    `reference` (default: `core.reference_mode`) runs the fragment command by command on `Hlscnn`;
+    otherwise the same outputs and counts come from the conv unit on whole tensors."""
     wfrac = fmt.wgt_frac - 8 if fmt.wgt_bits == 8 else fmt.wgt_frac
     xa, wq = quant(x, fmt.act_frac, 16), quant(w, wfrac, fmt.wgt_bits)
+    if not reference_mode(reference):
+        fast = _conv_vectorized(xa, wq, stride, fmt, relu)
+        if fast is not None:
+            return fast[0] / (1 << fmt.act_frac), fast[1]
     cmds, (K, OH, OW) = conv_fragment(xa, wq, stride, fmt, relu)
     sim = Hlscnn(fmt)
     sim.run(cmds)
