@@ -15,7 +15,7 @@ Operators (seed appendix tables 2-6 plus what real graphs need):
   tiles with `step.apply "fn"(...)` (library in `step_functions`) and end
   with `step.yield`
 - routing and merging: `partition`, `reassemble`, `eager_merge`
-- shape: `flatten`, `reshape`, `promote`, `expand`, `zip`
+- shape: `flatten`, `reshape`, `promote`, `expand`, `zip`, `regroup`
 - extras: `repeat`, `broadcast`, `consume` (sink), and the generators of the
   MoE / attention graphs: `select_gen`, `metadata_gen`, `expert_addr_gen`,
   `cache_read_addr_gen`, `filter_last_tile`, `parallelize`

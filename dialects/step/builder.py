@@ -385,6 +385,15 @@ class Stream:
         count = ba.int_arg("Stream.repeat", "count", count, minimum=1)
         return self._unary(sr.RepeatOp, {"count": i64_attr(count)}, name=name)[0]
 
+    def regroup(self, dim: int, axis: int = 0, name: str | None = None) -> Stream:
+        """`step.regroup`: exchange stream dim `dim` (from the innermost) with the
+        tile's rows (`axis=0`) or columns (`axis=1`), on chip."""
+        _use("Stream.regroup", self=self)
+        dim = ba.int_arg("Stream.regroup", "dim", dim, 0, len(self.dims) - 1)
+        axis = ba.int_arg("Stream.regroup", "axis", axis, 0, 1)
+        return self._unary(sr.RegroupOp, {"dim": i64_attr(dim), "axis": i64_attr(axis)},
+                           name=name)[0]
+
     def expand(self, ref: Stream, rank: int, name: str | None = None) -> Stream:
         """`step.expand` to the shape of `ref` over its `rank` innermost dims."""
         _use("Stream.expand", self=self, ref=ref)

@@ -197,6 +197,18 @@ class ExpandParams(ContextParams):
 
 
 @dataclass(frozen=True)
+class RegroupParams(ContextParams):
+    """`step.regroup`: stream dim `dim` (size `m`, `inner` elements inside it) exchanged
+    with tile axis `axis` (extent `extent`)."""
+
+    dim: int
+    axis: int
+    m: int
+    inner: int
+    extent: int
+
+
+@dataclass(frozen=True)
 class BroadcastParams(ContextParams):
     """`step.broadcast`, or the one appended for a stream with several consumers (§7)."""
 

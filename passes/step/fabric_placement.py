@@ -65,7 +65,7 @@ from steplus.passes.step.fabric_contract import (
     FilterLastTileParams, FlattenParams, JoinTilesParams, KernelSpec, LoadParams, MapParams,
     MetadataGenParams, ParallelizeParams, PartitionParams, Placement, Port, PromoteParams,
     RandomLoadParams, RandomStoreParams, ReassembleParams, RepeatParams, ReshapeParams,
-    RetileStreamifyParams, SelectGenParams, SplitTilesParams, StoreParams,
+    RegroupParams, RetileStreamifyParams, SelectGenParams, SplitTilesParams, StoreParams,
 )
 from steplus.passes.step.sim_estimate import SimulationError
 from steplus.utils.attrs import ints_of
@@ -275,6 +275,9 @@ def _onchip(s: ContextSpec, op: Operation) -> None:
         _onchip_tile(s, op.output.type)
     elif isinstance(op, (so.RepeatOp, so.ExpandOp)):
         _onchip_tile(s, op.input.type)
+    elif isinstance(op, so.RegroupOp):  # one block of tiles (the double buffer's other half
+        p = cast(RegroupParams, s.params)  # is the paper mode's of step-metrics)
+        s.onchip_bytes = p.m * p.inner * tile_bytes(op.input.type)
 
 
 @_places(so.LinearOffChipLoadOp)
@@ -406,6 +409,21 @@ def _repeat(pl: _Placer, op: so.RepeatOp) -> _Placed:
 def _expand(pl: _Placer, op: so.ExpandOp) -> _Placed:
     return (ExpandParams(rank=op.rank.value.data), [op.input, op.ref],
             [Port("inp"), Port("ref")], None)
+
+
+@_places(so.RegroupOp)
+def _regroup(pl: _Placer, op: so.RegroupOp) -> _Placed:
+    s = cast(StreamType, op.input.type)
+    t = _tile_type(s, op)
+    d, axis = op.dim.value.data, op.axis.value.data
+    try:
+        block = [int(x) for x in s.dims[len(s.dims) - 1 - d:]]
+    except TypeError:
+        raise LoweringError("the regrouped dim and the dims inside it must be numbers "
+                            "(bind them first: step-specialize)", op) from None
+    return (RegroupParams(dim=d, axis=axis, m=block[0], inner=_prod(block[1:]),
+                          extent=t.rows.data if axis == 0 else t.cols.data),
+            [op.input], [Port("inp")], None)
 
 
 @_places(so.BroadcastOp)

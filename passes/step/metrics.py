@@ -28,9 +28,10 @@ what the reference numbers use: no double buffering, matmul maps count 0):
 | `accum`, `scan` | `|result element|` (the accumulator) |
 | `repeat`, `expand` | `|result element|` |
 | `bufferize` | `||buffer|| x |input element|` |
+| `regroup` | one block: the exchanged dim and the dims inside it `x |input element|` |
 
 `onchip="paper"` (seed §4.1): off-chip memory operators `x 2` (double
-buffering); bufferize `|in| + ||buffer|| x |in| x 2`; a `map` whose function
+buffering); bufferize `|in| + ||buffer|| x |in| x 2`; regroup two blocks; a `map` whose function
 is a matmul `16 x in_tile_cols x nb + |weight tile|`, an `accum` with a
 matmul that plus `|result tile|`; other accum/scan/expand/repeat
 `|result element|`. Both modes add each library function's `onchip_bytes`.
@@ -341,6 +342,10 @@ def op_metrics(op: Operation, index: int, types: dict, shapes: TileShapes,
         m.onchip = el + n * el * 2 if paper else n * el
     elif isinstance(op, sr.RepeatOp | sr.ExpandOp):
         m.onchip = shapes.nbytes(op.output)
+    elif isinstance(op, sr.RegroupOp):  # one block: the exchanged dim and the dims inside it
+        dims = t(op.input).dims
+        block = sympy.Mul(*dims[len(dims) - 1 - op.dim.value.data:]) * shapes.nbytes(op.input)
+        m.onchip = block * (2 if paper else 1)
     if isinstance(op, FunctionOp):
         region = _function_region(op)
         is_acc = isinstance(op, so.AccumOp | so.ScanOp)

@@ -34,8 +34,8 @@ from steplus.passes.step.fabric_contract import (
     ContextParams, ContextSpec, EagerMergeParams, ExpandParams, ExpertAddrGenParams, FilterLastTileParams,
     FlattenParams, JoinTilesParams, KernelSpec, LoadParams, MapParams, MetadataGenParams,
     ParallelizeParams, PartitionParams, Placement, Port, PromoteParams, RandomLoadParams,
-    RandomStoreParams, ReassembleParams, RepeatParams, ReshapeParams, RetileStreamifyParams,
-    SelectGenParams, SplitTilesParams, StoreParams,
+    RandomStoreParams, ReassembleParams, RegroupParams, RepeatParams, ReshapeParams,
+    RetileStreamifyParams, SelectGenParams, SplitTilesParams, StoreParams,
 )
 from steplus.passes.step.fabric_placement import LoweringError, find_graph, place
 from steplus.passes.step.sim_estimate import (
@@ -46,6 +46,7 @@ from steplus.runtime.fabric.contexts import collective as ocl
 from steplus.runtime.fabric.contexts import compute as oc
 from steplus.runtime.fabric.contexts import generators as og
 from steplus.runtime.fabric.contexts import memory as om
+from steplus.runtime.fabric.contexts import regroup as org
 from steplus.runtime.fabric.contexts import routing as orr
 from steplus.runtime.fabric.contexts import shape as osh
 from steplus.runtime.fabric.channel import Channel
@@ -202,6 +203,11 @@ def _repeat(b: _Builder, n: str, p: RepeatParams) -> Context:
 @_builds(ExpandParams)
 def _expand(b: _Builder, n: str, p: ExpandParams) -> Context:
     return osh.ExpandCtx(n, p.rank)
+
+
+@_builds(RegroupParams)
+def _regroup(b: _Builder, n: str, p: RegroupParams) -> Context:
+    return org.RegroupCtx(n, p.dim, p.axis, p.m, p.inner, p.extent)
 
 
 @_builds(BroadcastParams)

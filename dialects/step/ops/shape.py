@@ -34,6 +34,7 @@ from steplus.dialects.step.shape_rules import (
 )
 from steplus.dialects.step.types import (
     StreamType,
+    TileType,
     TupleType,
     is_static,
 )
@@ -297,10 +298,98 @@ class RepeatOp(UnaryStreamOp):
         return [ResultShape([*ins[0].dims, sym(int_of(self.count))], ins[0].element)]
 
 
+MAX_REGROUP_EXTENT = 1 << 16
+"""The largest stream dim a `step.regroup` moves into a tile (tile rows or columns)."""
+
+
+@irdl_op_definition
+class RegroupOp(UnaryStreamOp):
+    """Exchange stream dim `dim` (from the innermost) with tile axis `axis` (0 rows, 1 cols), on chip.
+
+    A stream `[..., M, D_{dim-1}, ..., D_0]` of `R x C` tiles becomes, for
+    `axis = 0`, a stream `[..., R, D_{dim-1}, ..., D_0]` of `M x C` tiles with
+    `out[..., r, q][i, c] = in[..., i, q][r, c]` (`q` the index in the inner
+    dims); for `axis = 1`, `[..., C, ...]` of `R x M` tiles with
+    `out[..., c, q][r, i] = in[..., i, q][r, c]`. It is the transpose the SN40L
+    seed keeps on chip between the GEMMs of a Monarch FFT ("fused into buffers
+    T0* and T1* as an access pattern", §III-A): the `M x D_{dim-1} x ... x
+    D_0` tiles of one block (`dim` and the dims inside it) are buffered on chip
+    and read out in the exchanged order. No off-chip traffic; on-chip memory:
+    one block (`step-metrics`). `M` and the tile's `axis` extent must be
+    numbers.
+
+    Example (a 4-point stream of 2x3 tiles exchanged with the tile rows):
+
+    ```mlir
+    step.graph @example {
+    ^bb0(%x: !step.stream<[B, 4], !step.tile<2x3xf32>>):
+      %t = step.regroup %x {dim = 0 : i64, axis = 0 : i64} : (!step.stream<[B, 4], !step.tile<2x3xf32>>) -> !step.stream<[B, 2], !step.tile<4x3xf32>>
+    }
+    ```
+    """
+
+    name = "step.regroup"
+    dim = prop_def(IntegerAttr[I64])
+    """The stream dim exchanged, counted from the innermost (0); its size must be a number."""
+    axis = prop_def(IntegerAttr[I64])
+    """The tile axis exchanged: 0 (rows) or 1 (columns); its extent must be a number."""
+
+    def verify_rules(self) -> None:
+        s = stream_of(self, self.input, "input")
+        out = stream_of(self, self.output, "result")
+        d, axis = int_of(self.dim), int_of(self.axis)
+        if not 0 <= d < s.rank:
+            raise VerifyException(f"{self.name}: dim must be in 0..{s.rank - 1}, got {d}")
+        if axis not in (0, 1):
+            raise VerifyException(f"{self.name}: axis must be 0 (rows) or 1 (columns), got {axis}")
+        el = s.element
+        if not isinstance(el, TileType):
+            raise VerifyException(f"{self.name}: the input's element must be a tile")
+        m = s.dims[s.rank - 1 - d]
+        if out.rank != s.rank:
+            raise VerifyException(f"{self.name}: result must have {s.rank} dims")
+        if is_static(m) and el.is_static:
+            want = _regrouped_tile(el, axis, int(m))
+            if out.element != want:
+                raise VerifyException(f"{self.name}: result element must be {want}, "
+                                      f"got {out.element}")
+
+    def infer_shapes(self, ins: Sequence[StreamType], fresh: Fresh) -> list[ResultShape]:
+        """Stream dim `dim` (from the innermost) `M` and the tile's `axis` extent `E`
+        change places: dims `[..., E, inner...]`, tile `M` along `axis`."""
+        s = ins[0]
+        d, axis, n = int_of(self.dim), int_of(self.axis), s.rank
+        if not 0 <= d < n:
+            raise ShapeError(f"dim {d} must be in 0..{n - 1}")
+        if axis not in (0, 1):
+            raise ShapeError(f"axis must be 0 (rows) or 1 (columns), got {axis}")
+        el = s.element
+        if not isinstance(el, TileType) or not el.is_static:
+            raise ShapeError("the input's element must be a tile of static shape")
+        m = sym(s.dims[n - 1 - d])
+        if has_placeholder(m):
+            return [ResultShape(list(s.dims), None)]
+        if not m.is_Integer:
+            raise ShapeError(f"the exchanged dim must be a number, got {sympy.sstr(m)}",
+                             static=False)
+        if not 1 <= int(m) <= MAX_REGROUP_EXTENT:
+            raise ShapeError(f"the exchanged dim must be in 1..{MAX_REGROUP_EXTENT}, got {m}")
+        extent = el.rows.data if axis == 0 else el.cols.data
+        dims = [*s.dims[: n - 1 - d], sym(extent), *s.dims[n - d:]]
+        return [ResultShape(dims, _regrouped_tile(el, axis, int(m)))]
+
+
+def _regrouped_tile(el: TileType, axis: int, m: int) -> TileType:
+    """`el` with `m` along `axis` (a regroup's result tile)."""
+    if axis == 0:
+        return TileType(m, el.cols.data, el.scalar)
+    return TileType(el.rows.data, m, el.scalar)
+
+
 @functools.lru_cache(maxsize=256)
 def _tuple_of(a: Attribute, b: Attribute) -> TupleType:
     """`tuple<a, b>`, built once per pair of element types (a zip's result element)."""
     return TupleType([a, b])
 
 
-SHAPE_OPS = [FlattenOp, ReshapeOp, PromoteOp, ExpandOp, ZipOp, RepeatOp]
+SHAPE_OPS = [FlattenOp, ReshapeOp, PromoteOp, ExpandOp, ZipOp, RepeatOp, RegroupOp]

@@ -35,5 +35,5 @@ def test_op_counts():
     counts = {name: len(list(d.operations)) for name, d in DIALECTS.items()}
     assert counts["lus"] == 8
     assert counts["sync"] == 9
-    assert counts["step"] == 32  # + all_reduce, all_gather (issue 31)
+    assert counts["step"] == 33  # + all_reduce, all_gather, regroup (issue 31)
     assert counts["ila"] == 12

@@ -645,3 +645,51 @@ step.graph @coll7 {
   // expected-error @+1 {{step.all_gather: result tiles must be the input's with ranks x the columns (static columns)}}
   %y = step.all_gather %x {ranks = 8 : i64, links = 1 : i64, link_gbps = 200 : i64, latency_ns = 1000 : i64} : (!step.stream<[8], !step.tile<1x64xf32>>) -> !step.stream<[8], !step.tile<1x64xf32>>
 }
+
+// -----
+
+step.graph @regroup0 {
+^bb0(%x: !step.stream<[8, 4], !step.tile<2x3xf32>>):
+  // expected-error @+1 {{step.regroup: dim must be in 0..1, got 2}}
+  %y = step.regroup %x {dim = 2 : i64, axis = 0 : i64} : (!step.stream<[8, 4], !step.tile<2x3xf32>>) -> !step.stream<[8, 4], !step.tile<2x3xf32>>
+}
+
+// -----
+
+step.graph @regroup1 {
+^bb0(%x: !step.stream<[8, 4], !step.tile<2x3xf32>>):
+  // expected-error @+1 {{step.regroup: axis must be 0 (rows) or 1 (columns), got 2}}
+  %y = step.regroup %x {dim = 0 : i64, axis = 2 : i64} : (!step.stream<[8, 4], !step.tile<2x3xf32>>) -> !step.stream<[8, 2], !step.tile<4x3xf32>>
+}
+
+// -----
+
+step.graph @regroup2 {
+^bb0(%x: !step.stream<[8, 4], i1>):
+  // expected-error @+1 {{step.regroup: the input's element must be a tile}}
+  %y = step.regroup %x {dim = 0 : i64, axis = 0 : i64} : (!step.stream<[8, 4], i1>) -> !step.stream<[8, 4], i1>
+}
+
+// -----
+
+step.graph @regroup3 {
+^bb0(%x: !step.stream<[8, 4], !step.tile<2x3xf32>>):
+  // expected-error @+1 {{step.regroup: result must have 2 dims}}
+  %y = step.regroup %x {dim = 0 : i64, axis = 0 : i64} : (!step.stream<[8, 4], !step.tile<2x3xf32>>) -> !step.stream<[8], !step.tile<4x3xf32>>
+}
+
+// -----
+
+step.graph @regroup4 {
+^bb0(%x: !step.stream<[8, 4], !step.tile<2x3xf32>>):
+  // expected-error @+1 {{step.regroup: result element must be !step.tile<2x4xf32>, got !step.tile<4x3xf32>}}
+  %y = step.regroup %x {dim = 0 : i64, axis = 1 : i64} : (!step.stream<[8, 4], !step.tile<2x3xf32>>) -> !step.stream<[8, 3], !step.tile<4x3xf32>>
+}
+
+// -----
+
+step.graph @regroup5 {
+^bb0(%x: !step.stream<[8, 4], !step.tile<2x3xf32>>):
+  // expected-error @+1 {{result dimension 1 is 4, expected 2}}
+  %y = step.regroup %x {dim = 0 : i64, axis = 0 : i64} : (!step.stream<[8, 4], !step.tile<2x3xf32>>) -> !step.stream<[8, 4], !step.tile<4x3xf32>>
+}

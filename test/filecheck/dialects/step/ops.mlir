@@ -114,7 +114,7 @@ step.graph @routing {
 
 // CHECK-LABEL: step.graph @shape {
 step.graph @shape {
-^bb0(%x: !step.stream<[4, 2, 8], !step.tile<1x64xf32>>, %t: !step.stream<[B], !step.tile<1x64xf32>>, %n: !step.stream<[N], !step.tile<1x64xf32>>, %q: !step.stream<[B, 1], !step.tile<8x64xf32>>, %k: !step.stream<[B, ?L], !step.tile<32x64xf32>>, %w: !step.stream<[4], !step.tile<64x64xf32>>):
+^bb0(%x: !step.stream<[4, 2, 8], !step.tile<1x64xf32>>, %t: !step.stream<[B], !step.tile<1x64xf32>>, %n: !step.stream<[N], !step.tile<1x64xf32>>, %q: !step.stream<[B, 1], !step.tile<8x64xf32>>, %k: !step.stream<[B, ?L], !step.tile<32x64xf32>>, %w: !step.stream<[4], !step.tile<64x64xf32>>, %v: !step.stream<[4, 2, 8], !step.tile<1x64xf32>>):
   // CHECK: %f = step.flatten %x {min = 0 : i64, max = 1 : i64} : (!step.stream<[4, 2, 8], !step.tile<1x64xf32>>) -> !step.stream<[4, 16], !step.tile<1x64xf32>>
   // CHECK-GENERIC: "step.flatten"(%x) <{min = 0 : i64, max = 1 : i64}>
   %f = step.flatten %x {min = 0 : i64, max = 1 : i64} : (!step.stream<[4, 2, 8], !step.tile<1x64xf32>>) -> !step.stream<[4, 16], !step.tile<1x64xf32>>
@@ -130,12 +130,16 @@ step.graph @shape {
   // CHECK-NEXT: %r = step.repeat %w {count = 224 : i64} : (!step.stream<[4], !step.tile<64x64xf32>>) -> !step.stream<[4, 224], !step.tile<64x64xf32>>
   // CHECK-GENERIC: "step.repeat"(%w) <{count = 224 : i64}>
   %r = step.repeat %w {count = 224 : i64} : (!step.stream<[4], !step.tile<64x64xf32>>) -> !step.stream<[4, 224], !step.tile<64x64xf32>>
+  // CHECK-NEXT: %g = step.regroup %v {dim = 1 : i64, axis = 0 : i64} : (!step.stream<[4, 2, 8], !step.tile<1x64xf32>>) -> !step.stream<[4, 1, 8], !step.tile<2x64xf32>>
+  // CHECK-GENERIC: "step.regroup"(%v) <{dim = 1 : i64, axis = 0 : i64}>
+  %g = step.regroup %v {dim = 1 : i64, axis = 0 : i64} : (!step.stream<[4, 2, 8], !step.tile<1x64xf32>>) -> !step.stream<[4, 1, 8], !step.tile<2x64xf32>>
   step.consume %f : !step.stream<[4, 16], !step.tile<1x64xf32>>
   step.consume %d : !step.stream<["ceil(B/16)", 16], !step.tile<1x64xf32>>
   step.consume %p : !step.stream<["ceil(B/16)", 16], i1>
   step.consume %pr : !step.stream<[1, N], !step.tile<1x64xf32>>
   step.consume %e : !step.stream<[B, ?L], !step.tile<8x64xf32>>
   step.consume %r : !step.stream<[4, 224], !step.tile<64x64xf32>>
+  step.consume %g : !step.stream<[4, 1, 8], !step.tile<2x64xf32>>
 }
 
 // CHECK-LABEL: step.graph @generators {

@@ -94,7 +94,7 @@ def test_every_params_class_has_one_simulator_context():
     """The typed contract: op class -> params class (placement) -> context (runtime).
     Every params class is built by the runtime, and nothing else is."""
     assert set(CONTEXTS) == set(params_classes())
-    assert len(params_classes()) == 26  # the fabric's context kinds (runtime/fabric/contexts)
+    assert len(params_classes()) == 27  # the fabric's context kinds (runtime/fabric/contexts), + regroup
 
 
 def test_every_placed_op_class_is_a_step_op():
