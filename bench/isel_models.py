@@ -88,6 +88,60 @@ def _count(src, targets, flexible: bool) -> str:
         return "err"
 
 
+def _is_dense(op) -> bool:
+    """A `linalg.matmul` whose second operand is a `[1, 0]` transpose: the frontend's Relay `nn.dense`
+    (`terms.imports`), the only GEMM form exact matching maps."""
+    owner = op.operands[1].owner
+    perm = getattr(owner, "permutation", None) if getattr(owner, "name", "") == "linalg.transpose" else None
+    return perm is not None and [int(v) for v in perm.get_values()] == [1, 0]
+
+
+def _bias_added(op) -> bool:
+    """Every user of the matmul's result is an elementwise add (torch's bias: a `linalg.generic` add, or the
+    `tosa.add` isel rebuilds it as)."""
+    users = [u.operation for u in op.results[0].uses]
+    return bool(users) and all(u.name == "tosa.add" or (u.name == "linalg.generic" and any(
+        b.name == "arith.addf" for b in u.body.block.ops)) for u in users)
+
+
+def explain(name: str, src) -> list[str]:
+    """Exact matching onto FlexASR and VTA, GEMM by GEMM: every `linalg.matmul` isel leaves on the host,
+    grouped by shape and the reason (the guards of `terms.gemm_guard_failures` it fails, else why the
+    exact pattern does not apply); a GEMM whose guards hold and whose form is the exact pattern is
+    counted UNEXPLAINED (there should be none)."""
+    from steplus.passes.isel.terms import gemm_guard_failures
+
+    fn = next(f for f in src.walk() if f.name == "func.func")
+    gemms = [op for op in fn.walk() if op.name == "linalg.matmul"]
+    bmms = sum(1 for op in fn.walk() if op.name == "linalg.batch_matmul")
+    dense = sum(1 for op in gemms if _is_dense(op))
+    lines = [f"{name}: {len(gemms)} linalg.matmul ({dense} dense: the second operand a transposed weight), "
+             f"{bmms} linalg.batch_matmul (no exact pattern: Relay's nn.batch_matmul is neither target's; "
+             "flexible mode splits it into per-batch GEMMs)"]
+    for t in ("flexasr", "vta"):
+        selected, inv, _, _ = _select(src, (t,), False)
+        host = [op for op in selected.walk() if op.name == "linalg.matmul"]
+        groups: Counter = Counter()
+        unexplained = 0
+        for op in host:
+            (m, k), n = op.operands[0].type.get_shape(), op.operands[1].type.get_shape()[1]
+            why = ", ".join(gemm_guard_failures(t, m, k, n))
+            if not why and not _is_dense(op):
+                why = "guards hold, but not a dense as written (matmul -> dense is a flexible rewrite)"
+            elif not why and t == "flexasr":
+                why = ("guards hold, but FlexASR's exact pattern is bias_add(dense): " +
+                       ("torch-mlir writes the bias as an elementwise add (add -> bias_add is flexible)"
+                        if _bias_added(op) else "no bias (the zero-bias rewrite is flexible)"))
+            elif not why:
+                why = "UNEXPLAINED: the guards hold and it is the exact pattern"
+                unexplained += 1
+            groups[(f"[{m}, {k}] x [{k}, {n}]", why)] += 1
+        lines.append(f"  {t} exact: {inv[t]} invocations; {len(host)} of the {len(gemms)} GEMMs stay on the host"
+                     f" ({unexplained} unexplained):")
+        lines += [f"    {c:>4} x {shape}: {why}" for (shape, why), c in sorted(groups.items())]
+    return lines
+
+
 def _compile(selected, ctx):
     from steplus.lowering.ila_to_commands import ConvertIlaToCommandsPass
     from steplus.passes.ila_cancel import IlaCancelStoreLoadPass
@@ -242,6 +296,8 @@ def main() -> None:
     p.add_argument("--inputs", type=int, default=100, help="inputs per application for the error (default 100)")
     p.add_argument("--no-run", action="store_true", help="skip the ILA runs (errors)")
     p.add_argument("--full", action="store_true", help="D2A's full-size applications, Table 1 beside the paper's")
+    p.add_argument("--explain", action="store_true",
+                   help="list every GEMM exact matching leaves on the host (FlexASR, VTA) and why")
     args = p.parse_args()
     names = [n.strip() for n in args.models.split(",") if n.strip()]
     unknown = [n for n in names if n not in MODELS]
@@ -263,6 +319,8 @@ def main() -> None:
         src = _full_module(name, Path(tmp.name)) if args.full else load_module(str(MODELS_DIR / f"{name}.mlir"))
         fn = next(f for f in src.walk() if f.name == "func.func")
         n_ops = sum(1 for o in fn.body.blocks[0].ops if o.name not in FIXED_OPS)
+        if args.explain:
+            bar.write("\n".join(explain(name, src)), file=sys.stdout)
         cells = []
         for t in TARGETS:
             e, f = (_count(src, (t,), flexible) for flexible in (False, True))

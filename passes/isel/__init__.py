@@ -363,6 +363,27 @@ def _conv_reason(op, targets) -> str:
     return "; ".join(failed) if failed else "its init is not zero (a bias add isel does not split off)"
 
 
+def _gemm_reason(op, targets) -> str:
+    """Why a matmul stayed on the host: the guards of each target's GEMM rule it fails (`terms`)."""
+    from steplus.passes.isel.terms import gemm_guard_failures
+
+    shapes = [list(v.type.get_shape()) for v in op.operands[:2]]
+    if op.name != "linalg.matmul" or len(shapes[0]) != 2:
+        return (f"no target's shape preconditions hold for operands {shapes[0]} x {shapes[1]} "
+                "(flexasr.linear: in % 16, out % 64; vta.dense: every dim % 16) or its init is not zero")
+    (m, k), n = shapes[0], shapes[1][1]
+    fails = {t: gemm_guard_failures(t, m, k, n) for t in ("flexasr", "vta") if t in targets}
+    text = "; ".join(f"{t}: {', '.join(f)}" for t, f in fails.items() if f)
+    if not fails:
+        return f"[{m}, {k}] x [{k}, {n}]: neither flexasr nor vta is among the targets"
+    if all(fails.values()):
+        return f"[{m}, {k}] x [{k}, {n}] fails {text}"
+    held = " and ".join(t for t, f in fails.items() if not f)
+    return (f"[{m}, {k}] x [{k}, {n}]: " + (f"{text}; " if text else "") + f"the guards of {held} hold, but the "
+            "extracted program does not map it (exact mode: not the pattern as written, e.g. FlexASR's linear "
+            "layer needs a bias_add; or its init is not zero)")
+
+
 def host_remarks(fn: func.FuncOp, targets) -> None:
     """A remark at each matmul / convolution isel left on the host, saying why."""
     for op in fn.walk():
@@ -379,9 +400,7 @@ def host_remarks(fn: func.FuncOp, targets) -> None:
         elif op.name == "tosa.conv2d":
             why = "it is dilated or its zero points are not 0"
         else:
-            shapes = [list(v.type.get_shape()) for v in op.operands[:2]]
-            why = (f"no target's shape preconditions hold for operands {shapes[0]} x {shapes[1]} "
-                   "(flexasr.linear: in % 16, out % 64; vta.dense: every dim % 16) or its init is not zero")
+            why = _gemm_reason(op, targets)
         emit(op, "remark", f"isel: '{op.name}' stays on the host: {why}")
 
 

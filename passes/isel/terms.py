@@ -325,6 +325,27 @@ hlscnn_rules = ruleset(
 TARGET_RULES = {"flexasr": flexasr_rules, "vta": vta_rules, "hlscnn": hlscnn_rules}
 
 
+def gemm_guard_failures(target: str, m: int, k: int, n: int) -> list[str]:
+    """The guards of `target`'s GEMM rule that a dense `[m, k] · [n, k]ᵀ` fails, as text ([] when all
+    hold): `vta_rules`' vta.dense and the linear layer of `flexasr_rules` (its bias aside), stated
+    again in Python for remarks and `bench/isel_models.py --explain` (a test checks they agree)."""
+    if target == "vta":
+        b = VTA.block
+        checks = [(m % b == 0, f"m = {m} % {b} != 0"), (k % b == 0, f"k = {k} % {b} != 0"),
+                  (n % b == 0, f"n = {n} % {b} != 0"),
+                  (m * k <= VTA.inp_rows * b, f"m*k = {m * k} > the input buffer's {VTA.inp_rows}x{b}"),
+                  (n * k <= VTA.max_gemm_blocks * b * b,
+                   f"n*k = {n * k} > {VTA.max_gemm_blocks} weight blocks of {b}x{b} ({VTA.max_gemm_blocks * b * b})"),
+                  (m * n <= VTA.acc_rows * b, f"m*n = {m * n} > the accumulator's {VTA.acc_rows}x{b}")]
+    elif target == "flexasr":
+        top = FLEXASR.max_features
+        checks = [(k % 16 == 0, f"in = {k} % 16 != 0"), (n % 64 == 0, f"out = {n} % 64 != 0"),
+                  (k <= top, f"in = {k} > {top}"), (n <= top, f"out = {n} > {top}")]
+    else:
+        raise ValueError(f"no GEMM rule for target '{target}'")
+    return [text for ok, text in checks if not ok]
+
+
 def make_egraph() -> EGraph:
     return EGraph()
 

@@ -1,0 +1,74 @@
+"""`terms.gemm_guard_failures` states the guards of the e-graph's GEMM rules (vta.dense, FlexASR's
+linear layer) again in Python, for isel's host remarks and `bench/isel_models.py --explain`: here a
+dense of each shape goes through isel, and it is offloaded exactly when the Python guards hold."""
+
+from __future__ import annotations
+
+import pytest
+from xdsl.context import Context
+from xdsl.parser import Parser
+
+from steplus.passes.isel import IselPass
+from steplus.passes.isel.terms import gemm_guard_failures
+from steplus.tools.registry import get_all_dialects
+from steplus.utils.diagnostics import collecting_diagnostics
+
+
+def _dense(m: int, k: int, n: int) -> str:
+    """torch's `x @ w.T` as torch-mlir writes it (Relay's nn.dense)."""
+    return f"""
+func.func @f(%a: tensor<{m}x{k}xf32>, %w: tensor<{n}x{k}xf32>) -> tensor<{m}x{n}xf32> {{
+  %cst = arith.constant 0.000000e+00 : f32
+  %e = tensor.empty() : tensor<{k}x{n}xf32>
+  %wt = linalg.transpose ins(%w : tensor<{n}x{k}xf32>) outs(%e : tensor<{k}x{n}xf32>) permutation = [1, 0]
+  %e2 = tensor.empty() : tensor<{m}x{n}xf32>
+  %z = linalg.fill ins(%cst : f32) outs(%e2 : tensor<{m}x{n}xf32>) -> tensor<{m}x{n}xf32>
+  %s = linalg.matmul ins(%a, %wt : tensor<{m}x{k}xf32>, tensor<{k}x{n}xf32>) outs(%z : tensor<{m}x{n}xf32>) -> tensor<{m}x{n}xf32>
+  func.return %s : tensor<{m}x{n}xf32>
+}}
+"""
+
+
+def _isel(text: str, target: str, mode: str):
+    ctx = Context()
+    for name, make in get_all_dialects().items():
+        ctx.register_dialect(name, make)
+    module = Parser(ctx, text).parse_module()
+    with collecting_diagnostics() as engine:
+        IselPass(targets=(target,), mode=mode).apply(ctx, module)
+    callees = [op.callee.data for op in module.walk() if op.name == "ila.invoke"]
+    return callees, [d.message for d in engine.diagnostics if d.severity == "remark"]
+
+
+# (m, k, n) and the guard each breaks (VTA: 16x16 blocks, 2048x16 input and accumulator rows, 1023
+# weight blocks; FlexASR: in % 16, out % 64, both <= 16 x 255 = 4080)
+VTA_CASES = [((16, 32, 16), []), ((8, 32, 16), ["m = 8 % 16 != 0"]), ((16, 24, 16), ["k = 24 % 16 != 0"]),
+             ((16, 32, 24), ["n = 24 % 16 != 0"]),
+             ((2048, 32, 16), ["m*k = 65536 > the input buffer's 2048x16"]),
+             ((16, 2048, 256), ["n*k = 524288 > 1023 weight blocks of 16x16 (261888)"]),
+             ((2048, 16, 32), ["m*n = 65536 > the accumulator's 2048x16"])]
+FLEXASR_CASES = [((16, 64, 64), []), ((16, 8, 64), ["in = 8 % 16 != 0"]), ((16, 64, 96), ["out = 96 % 64 != 0"]),
+                 ((1, 4096, 64), ["in = 4096 > 4080"]), ((1, 64, 4096), ["out = 4096 > 4080"])]
+
+
+@pytest.mark.parametrize(("shape", "fails"), VTA_CASES)
+def test_vta_dense_is_offloaded_exactly_when_the_python_guards_hold(shape, fails):
+    assert gemm_guard_failures("vta", *shape) == fails
+    callees, remarks = _isel(_dense(*shape), "vta", "exact")  # a dense is VTA's exact pattern
+    assert callees == ([] if fails else ["vta.dense"])
+    if fails:
+        m, k, n = shape
+        assert remarks == [f"isel: 'linalg.matmul' stays on the host: [{m}, {k}] x [{k}, {n}] fails vta: {fails[0]}"]
+
+
+@pytest.mark.parametrize(("shape", "fails"), FLEXASR_CASES)
+def test_flexasr_linear_is_offloaded_exactly_when_the_python_guards_hold(shape, fails):
+    assert gemm_guard_failures("flexasr", *shape) == fails
+    # flexible: the zero-bias rewrite makes the dense FlexASR's linear layer (bias_add(dense))
+    callees, _ = _isel(_dense(*shape), "flexasr", "flexible")
+    assert callees == ([] if fails else ["flexasr.linear"])
+
+
+def test_unknown_target_has_no_gemm_rule():
+    with pytest.raises(ValueError, match="no GEMM rule for target 'hlscnn'"):
+        gemm_guard_failures("hlscnn", 16, 16, 16)
