@@ -343,13 +343,20 @@ def lstm_chunks(x: npt.NDArray[np.floating], w_ih: npt.NDArray[np.floating], w_h
         h, c = _lstm_step(np.asarray(x[t], np.float64), h, c, *w)
         states.append(np.concatenate([h, c]))
     chunks: list[tuple[int, int, int]] = []
+    held: dict[tuple[int, int], bool] = {}  # (state index, bias) -> _held: each is asked once, not once per end
+
+    def holds(k: int, bias: int) -> bool:
+        if (k, bias) not in held:
+            held[k, bias] = _held(states[k], bias)
+        return held[k, bias]
+
     start = 0
     while start < T:
         bias = af.bias_for(np.concatenate(states[start:start + 2]))
         end = start + 1
         while end < T:
             wider = max(bias, af.bias_for(states[end + 1]))
-            if not all(_held(s, wider) for s in states[start:end + 2]):
+            if not all(holds(k, wider) for k in range(start, end + 2)):
                 break
             bias, end = wider, end + 1
         chunks.append((start, end, bias))

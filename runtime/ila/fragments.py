@@ -80,7 +80,15 @@ def run_fragment(interp: Host, frag: Operation, args: Sequence[np.ndarray]) -> l
     target = frag.target.data
     block = frag.body.block
     env: dict[SSAValue, np.ndarray] = dict(zip(block.args, args))
-    sim = FlexAsr() if target == "flexasr" else None
+    made: list[FlexAsr] = []  # the FlexASR simulator, built on first use (9 MiB of state: most fragments never step it)
+
+    def flexasr() -> FlexAsr | None:
+        if target != "flexasr":
+            return None
+        if not made:
+            made.append(FlexAsr())
+        return made[0]
+
     counts = {"writes": 0, "reads": 0, "waits": 0}
     bias = 0
     interp.stats.invocations[target] += _attr(frag, "invocations") if "invocations" in frag.attributes else 1
@@ -89,6 +97,8 @@ def run_fragment(interp: Host, frag: Operation, args: Sequence[np.ndarray]) -> l
         if isinstance(op, YieldOp):
             interp.stats.add(target, {k: v for k, v in counts.items() if v})
             return [env[v] for v in op.operands]
+        steps = isinstance(op, (WriteOp, ReadOp)) or (isinstance(op, CmdOp) and op.kind.data in ("store_act", "load_act"))
+        sim = flexasr() if steps else None
         if isinstance(op, (WriteOp, ReadOp)) and sim is None:
             raise IlaError(f"ila.fragment: '{name}' needs a FlexASR fragment, not '{target}'", op)
         if isinstance(op, WriteOp) and sim is not None:
