@@ -89,7 +89,7 @@ def quant8(x: np.ndarray) -> tuple[npt.NDArray[np.int8], float]:
     return np.clip(np.round(x / s), -127, 127).astype(np.int8), s
 
 
-def vta_dense_float(x: np.ndarray, w: np.ndarray) -> Result:
+def vta_dense_float(x: np.ndarray, w: np.ndarray, reference: bool | None = None) -> Result:
     """x·wᵀ on VTA: int8 operands, calibrated requantisation shift."""
     from steplus.runtime.ila.vta_driver import run_dense
 
@@ -98,35 +98,40 @@ def vta_dense_float(x: np.ndarray, w: np.ndarray) -> Result:
     acc = xq.astype(np.int64) @ wq.astype(np.int64).T
     mx = int(np.max(np.abs(acc))) if acc.size else 0
     shift = max(0, mx.bit_length() - 7)
-    y, counts = run_dense(xq, wq, shift=shift)
+    y, counts = run_dense(xq, wq, shift=shift, reference=reference)
     return y.astype(np.float64) * (2.0 ** shift) * sx * sw, counts
 
 
-def run_accel(callee: str, args: Sequence[npt.ArrayLike], attrs: Mapping[str, Any]) -> Result:
-    """Run an accelerator function on its ILA simulator; (float result, counts)."""
+def run_accel(callee: str, args: Sequence[npt.ArrayLike], attrs: Mapping[str, Any],
+              reference: bool | None = None) -> Result:
+    """Run an accelerator function on its ILA simulator; (float result, counts).
+
+    `reference=True` (default: `core.reference_mode`, i.e. `STEPLUS_ILA_REFERENCE=1`) steps every
+    command of the driver's fragment; otherwise the drivers compute the same raw outputs and counts
+    on whole tensors (bit for bit: `test/unit/runtime/ila/test_ila_vectorized.py`)."""
     from steplus.runtime.ila import flexasr_driver as fd
     from steplus.runtime.ila.hlscnn_driver import run_conv2d
 
     args = [np.asarray(a, np.float64) for a in args]
     if callee in ("flexasr.maxpool", "flexasr.meanpool"):
         n = int(attrs.get("pools", 1))
-        return fd.run_pool(args[0], n, mode=0 if callee.endswith("maxpool") else 1)
+        return fd.run_pool(args[0], n, mode=0 if callee.endswith("maxpool") else 1, reference=reference)
     if callee == "flexasr.linear":
         x, w, b = args
-        return fd.run_linear(x, w, b.reshape(-1))
+        return fd.run_linear(x, w, b.reshape(-1), reference=reference)
     if callee == "vta.dense":
-        return vta_dense_float(*args)
+        return vta_dense_float(*args, reference=reference)
     if callee == "flexasr.lstm":
         x, h0, c0, w_ih, w_hh, b = args
-        return fd.run_lstm(x, w_ih, w_hh, b, h0=h0, c0=c0)
+        return fd.run_lstm(x, w_ih, w_hh, b, h0=h0, c0=c0, reference=reference)
     if callee == "flexasr.layernorm":
-        return fd.run_layernorm(*args)
+        return fd.run_layernorm(*args, reference=reference)
     if callee == "flexasr.attention":
-        return fd.run_attention_rows(*args)
+        return fd.run_attention_rows(*args, reference=reference)
     if callee == "hlscnn.conv2d":
         x, w = args
         if x.shape[0] != 1:
             raise IlaError("hlscnn.conv2d: batch must be 1")
-        y, counts = run_conv2d(x[0], w, tuple(attrs.get("strides", (1, 1))))
+        y, counts = run_conv2d(x[0], w, tuple(attrs.get("strides", (1, 1))), reference=reference)
         return y[None], counts
     raise IlaError(f"accelerator function '{callee}' has no ILA runner")

@@ -95,6 +95,21 @@ def _wrap(a: npt.ArrayLike, bits: int) -> npt.NDArray[np.int64]:
     return (((np.asarray(a, dtype=np.int64) + (m >> 1)) % m) - (m >> 1))
 
 
+def alu_apply(op: int, a: npt.NDArray[np.int64], b: npt.NDArray[np.int64] | int) -> npt.NDArray[np.int64]:
+    """The ALU's result before wrapping, lane by lane on whole arrays: min (0), max (1), add (2),
+    shift (3: right by the low 5 bits of b as a signed 5-bit value, left when negative), mul."""
+    if op == 0:
+        return np.minimum(a, b)
+    if op == 1:
+        return np.maximum(a, b)
+    if op == 2:
+        return a + b
+    if op == 3:
+        n = ((np.asarray(b, np.int64) & 31) ^ 16) - 16
+        return np.where(n >= 0, a >> np.maximum(n, 0), a << np.maximum(-n, 0))
+    return a * b
+
+
 class Vta(Ila):
     """The VTA ILA with its virtual DRAMs (BATCH 1, BLOCK 16)."""
 
@@ -215,16 +230,6 @@ class Vta(Ila):
                     sr = _bits(word, 21, 11) + o * sfo + i * sfi
                     a = m["acc"][d].astype(np.int64)
                     b = np.full(BLOCK, imm, np.int64) if use_imm else m["acc"][sr].astype(np.int64)
-                    if op == 0:
-                        r = np.minimum(a, b)
-                    elif op == 1:
-                        r = np.maximum(a, b)
-                    elif op == 2:
-                        r = a + b
-                    elif op == 3:
-                        n = ((b & 31) ^ 16) - 16
-                        r = np.where(n >= 0, a >> np.maximum(n, 0), a << np.maximum(-n, 0))
-                    else:
-                        r = a * b
+                    r = alu_apply(op, a, b)
                     m["acc"][d] = _wrap(r, 32)
                     m["out"][d] = _wrap(r, 8)

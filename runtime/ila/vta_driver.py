@@ -15,8 +15,9 @@ import numpy as np
 import numpy.typing as npt
 
 from steplus.dialects.target.ila import VTA
-from steplus.runtime.ila.core import IlaError
-from steplus.runtime.ila.vta import BLOCK, Vta, alu, alu_uop, gemm, gemm_uop, load, store
+from steplus.runtime.ila.core import IlaError, reference_mode
+from steplus.runtime.ila.vta import (ALU_OPS, BLOCK, Vta, _sext, _wrap, alu, alu_apply, alu_uop, gemm, gemm_uop, load,
+                                     store)
 
 
 Cmd = dict[str, int]
@@ -27,17 +28,25 @@ def _cmd(instr: int = 0, mem_mode: int = 0, mem_idx: int = 0, data: int | np.int
     return {"instr": instr, "mem_mode": mem_mode, "mem_idx": mem_idx, "data": int(data)}
 
 
-def dense_fragment(x: npt.NDArray[np.integer], w: npt.NDArray[np.integer], bias: int | npt.NDArray[np.integer] | None = None,
-                   shift: int | None = None, relu: bool = False) -> list[Cmd]:
-    """Commands for out = [relu](clip((x·wᵀ + bias) >> shift)) (int8 x[M,K], w[N,K])."""
+def dense_fragment_check(x: npt.NDArray[np.integer], w: npt.NDArray[np.integer]) -> None:
+    """IlaError unless one dense fragment holds x[M,K]·w[N,K]ᵀ (blocks of 16, VTA's buffers)."""
     M, K = x.shape
     N = w.shape[0]
     if K % BLOCK or N % BLOCK:
         raise IlaError(f"vta dense: K={K} and N={N} must be multiples of 16")
     Kb, Nb = K // BLOCK, N // BLOCK
-    U = Kb * Nb
-    if U > VTA.max_gemm_blocks or M * Kb > VTA.inp_rows or M * Nb > VTA.acc_rows:
+    if Kb * Nb > VTA.max_gemm_blocks or M * Kb > VTA.inp_rows or M * Nb > VTA.acc_rows:
         raise IlaError(f"vta dense: [{M}x{K}]·[{N}x{K}]ᵀ exceeds one fragment's buffers")
+
+
+def dense_fragment(x: npt.NDArray[np.integer], w: npt.NDArray[np.integer], bias: int | npt.NDArray[np.integer] | None = None,
+                   shift: int | None = None, relu: bool = False) -> list[Cmd]:
+    """Commands for out = [relu](clip((x·wᵀ + bias) >> shift)) (int8 x[M,K], w[N,K])."""
+    M, K = x.shape
+    N = w.shape[0]
+    dense_fragment_check(x, w)
+    Kb, Nb = K // BLOCK, N // BLOCK
+    U = Kb * Nb
     cmds = [_cmd(mem_mode=1, mem_idx=i, data=v) for i, v in enumerate(x.reshape(-1))]
     wt = w.reshape(Nb, BLOCK, Kb, BLOCK).transpose(0, 2, 1, 3).reshape(-1)
     cmds += [_cmd(mem_mode=2, mem_idx=i, data=v) for i, v in enumerate(wt)]
@@ -60,9 +69,48 @@ def dense_fragment(x: npt.NDArray[np.integer], w: npt.NDArray[np.integer], bias:
     return cmds
 
 
+def _dense_vectorized(x: npt.NDArray[np.integer], w: npt.NDArray[np.integer],
+                      bias: int | npt.NDArray[np.integer] | None, shift: int | None,
+                      relu: bool) -> tuple[npt.NDArray[np.int8], dict[str, int]] | None:
+    """What `dense_fragment`'s STORE leaves in the output DRAM, and its counts, on whole tensors:
+    the virtual-DRAM writes' sign extension, the GEMM's wrapped int32 accumulation (a sum of int8
+    products: exact in int64, and wrapping once equals wrapping per micro-op) and each ALU
+    instruction on every accumulator row at once (`alu_apply`). None for an empty input."""
+    M, K = x.shape
+    N = w.shape[0]
+    if M == 0 or w.shape[1] != K:
+        return None
+    xq, wq = _wrap(np.asarray(x, np.int64), 8), _wrap(np.asarray(w, np.int64), 8)
+    b = np.zeros((M, N), np.int64) if bias is None else np.broadcast_to(np.asarray(bias, np.int64), (M, N))
+    acc = _wrap(_wrap(b, 32) + xq @ wq.T, 32)
+    out = _wrap(acc, 8)
+    ops: list[tuple[int, int]] = []
+    if shift:
+        ops.append((ALU_OPS["shr"], shift))
+    if shift is not None:
+        ops += [(ALU_OPS["max"], -127), (ALU_OPS["min"], 127)]
+    if relu:
+        ops.append((ALU_OPS["max"], 0))
+    for op, imm in ops:
+        r = alu_apply(op, acc, _sext(imm, 16))
+        acc, out = _wrap(r, 32), _wrap(r, 8)
+    Kb, Nb = K // BLOCK, N // BLOCK
+    counts = {"dram_writes": M * K + N * K + M * N + Kb * Nb + 1, "instructions": 5 + len(ops) + 1}
+    return out.astype(np.int8), counts
+
+
 def run_dense(x: npt.NDArray[np.integer], w: npt.NDArray[np.integer], bias: int | npt.NDArray[np.integer] | None = None,
-              shift: int | None = None, relu: bool = False) -> tuple[npt.NDArray[np.int8], dict[str, int]]:
-    """Execute a dense fragment; returns (int8 out[M,N], counts)."""
+              shift: int | None = None, relu: bool = False,
+              reference: bool | None = None) -> tuple[npt.NDArray[np.int8], dict[str, int]]:
+    """Execute a dense fragment; returns (int8 out[M,N], counts).
+
+    `reference` (default: `core.reference_mode`) steps the commands on `Vta`; otherwise the same
+    output and counts come from `_dense_vectorized` (once the fragment's shape checks pass)."""
+    if not reference_mode(reference):
+        dense_fragment_check(np.asarray(x), np.asarray(w))
+        fast = _dense_vectorized(np.asarray(x), np.asarray(w), bias, shift, relu)
+        if fast is not None:
+            return fast
     sim = Vta()
     cmds = dense_fragment(np.asarray(x), np.asarray(w), bias, shift, relu)
     sim.run(cmds)
