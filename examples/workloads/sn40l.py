@@ -37,12 +37,11 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 
 from steplus.dialects.step import GraphOp
-from steplus.dialects.step.dims import to_expr
 from steplus.passes.sn40l.allocate_memory import StepAllocateMemoryPass
 from steplus.passes.sn40l.allocate_units import StepAllocateUnitsPass
 from steplus.passes.sn40l.kernelize import StepKernelizePass
 from steplus.dialects.sn40l_attrs import DDR_BYTES, HBM_BYTES
-from steplus.passes.sn40l.kernels import kernel_groups
+from steplus.passes.sn40l.kernels import bound, kernel_groups
 from steplus.passes.step.metrics import compute_metrics
 from steplus.dialects.target.fabric import SN40L, HardwareConfig
 from steplus.runtime.fabric.kernel_run import launch_cycles, run_kernels
@@ -106,7 +105,7 @@ def simulate(module: ModuleOp, mode: str, config: HardwareConfig = SN40L,
     moff = mflops = 0
     for g in graphs:
         gm = compute_metrics(g)
-        moff += int(to_expr(gm.offchip))
-        mflops += int(to_expr(gm.flops))
+        moff += int(bound(gm.offchip, g))  # ragged totals from the graph's step.bind
+        mflops += int(bound(gm.flops, g))
     return Run(mode, res.kernel_cycles, len(graphs), res.offchip, res.flops, moff, mflops,
                config, HBM_BYTES.require(graphs[0]), DDR_BYTES.require(graphs[0]))

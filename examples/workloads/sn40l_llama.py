@@ -38,7 +38,9 @@ import torch.nn.functional as F
 from torch import nn
 
 from steplus.examples.workloads.sn40l import simulate
+from steplus.examples.workloads.sn40l_route import LayerGraph, cache_sizes, layer_graph
 from steplus.lowering.linalg_to_step.aten import Lowering, lower_exported
+from steplus.lowering.linalg_to_step.collective import P2PNet
 from steplus.utils.diagnostics import OpDiagnosticError
 
 
@@ -158,18 +160,47 @@ DENSE = "tile=64x256x256 schedule=mnk"
 """convert-linalg-to-step's options for the dense phases (as bench/exp_decoder.py)."""
 
 
-def lower_layer(cfg: LlamaConfig, tp: int = 8, batch: int = 1, cached: int = 4096,
-                strategy: str = "coarse", dense: str = DENSE) -> Lowering:
-    """One decode step of one TP shard, exported on the meta device (bf16, shapes only) and
-    lowered by the project's PyTorch -> STeP route (`lower_exported`): the attention to the
-    §8.4 graph, the norms, projections, RoPE, SwiGLU, residuals and the cache append through
-    `convert-linalg-to-step`. Returns the `Lowering` (one step graph per phase)."""
+def tp_all_reduce(t: torch.Tensor) -> torch.Tensor:
+    """The sum over the tensor-parallel group as torch's functional collective
+    (`_c10d_functional.all_reduce` + `wait_tensor`, what Megatron-style TP code exports
+    to); it runs only inside a process group, so eager runs use the identity."""
+    return torch.ops._c10d_functional.wait_tensor(
+        torch.ops._c10d_functional.all_reduce(t, "sum", "tp"))
+
+
+def export_layer(cfg: LlamaConfig, tp: int = 8, batch: int = 1, cached: int = 4096,
+                 strategy: str = "coarse", dense: str = DENSE, p2p: P2PNet | None = None):
+    """`(exported program, Lowering)` of one decode step of one TP shard, exported on the
+    meta device (bf16, shapes only) and lowered by the project's PyTorch -> STeP route
+    (`lower_exported`): the attention to the §8.4 graph (whose cache append writes the
+    new row into the last tile in place), the norms, projections, RoPE, SwiGLU and
+    residuals through `convert-linalg-to-step`. With `p2p` the layer calls
+    `tp_all_reduce` and the route lowers both all-reduces to `step.all_reduce` on that
+    network."""
     with torch.device("meta"):
-        layer = LlamaDecoderLayer(cfg, tp).to(torch.bfloat16)
+        layer = LlamaDecoderLayer(cfg, tp, all_reduce=tp_all_reduce if p2p else None)
+        layer = layer.to(torch.bfloat16)
     ep = torch.export.export(layer, decode_inputs(layer, batch, cached, device="meta",
                                                   dtype=torch.bfloat16))
-    return lower_exported(ep, strategy=strategy, dense=dense,
-                          name=f"{cfg.name.replace('-', '_')}_tp{tp}")
+    return ep, lower_exported(ep, strategy=strategy, dense=dense, p2p=p2p,
+                              name=f"{cfg.name.replace('-', '_')}_tp{tp}")
+
+
+def lower_layer(cfg: LlamaConfig, tp: int = 8, batch: int = 1, cached: int = 4096,
+                strategy: str = "coarse", dense: str = DENSE) -> Lowering:
+    """The `Lowering` of `export_layer` (one step graph per phase, no collectives)."""
+    return export_layer(cfg, tp, batch, cached, strategy, dense)[1]
+
+
+def route_layer(cfg: LlamaConfig, tp: int = 8, batch: int = 4, cached: int = 4096,
+                dense: str = "tile=64x32x32 schedule=mnk", p2p: P2PNet | None = None,
+                strategy: str = "interleaved") -> LayerGraph:
+    """One step graph of the whole decode layer from the route (`sn40l_route.layer_graph`):
+    attention, both all-reduces (with `p2p`) and every dense phase."""
+    ep, low = export_layer(cfg, tp, batch, cached, strategy, dense, p2p)
+    nodes = list(ep.graph.nodes)
+    return layer_graph(low, nodes, f"{cfg.name.replace('-', '_')}_tp{tp}_layer",
+                       cache_sizes(low, nodes))
 
 
 @dataclass

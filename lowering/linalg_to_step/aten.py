@@ -24,6 +24,9 @@ Recognized:
   lowered too (`_router`: the logits matmul and the step library's row top-k
   functions, weights and indices stored: the indices are what
   `step-specialize{routing=...}` binds); without, a remark says it is not.
+- **collectives** (`collective.py`, option `p2p`): torch's functional
+  all-reduce (`_c10d_functional.all_reduce` and its `wait_tensor`) as a
+  `step.all_reduce` on the given P2P network.
 - **GQA decode attention** (`attention_match.py`): `scaled_dot_product_attention`
   with any scale, or the eager `matmul`-`softmax`-`matmul` with `repeat_kv`, one
   query row per head, keys/values `cat([cache, new], 2)` or without a cache.
@@ -68,6 +71,7 @@ from steplus.lowering.linalg_to_step.fx_graph import (  # noqa: F401  (re-export
     BOOKKEEPING, MAX_NODES, NotRecognized, Remark, ancestors as _ancestors,
     is_op as _is, name_of, shape_of as _shape, where_of,
 )
+from steplus.lowering.linalg_to_step.collective import P2PNet, collective_part, is_collective
 from steplus.lowering.linalg_to_step.moe_graph import MoEShape, moe_graph
 from steplus.lowering.linalg_to_step.moe_match import MoEMatch
 from steplus.utils.diagnostics import OpDiagnosticError
@@ -77,7 +81,7 @@ from steplus.utils.diagnostics import OpDiagnosticError
 class LoweredPart:
     """One recognized layer: its kind, the step graph and what it was matched from."""
 
-    kind: str  # "moe" | "attention" | "dense"
+    kind: str  # "moe" | "attention" | "dense" | "collective"
     module: ModuleOp
     shape: MoEShape | AttnShape | None
     inputs: dict[str, str]  # role -> graph node name ("x", "w_gate", ..., "q", "k_cache", ...)
@@ -103,10 +107,13 @@ class Lowering:
 # -- driver ------------------------------------------------------------------------------
 def lower_exported(ep, tile_n: int | None = 16, tile_f: int = 64,
                    strategy: str = "interleaved", kv_lengths=None,
-                   name: str = "layer", dense: str | None = None) -> Lowering:
+                   name: str = "layer", dense: str | None = None,
+                   p2p: P2PNet | None = None) -> Lowering:
     """Recognize the MoE layers and decode attentions of an exported program
     (`torch.export.ExportedProgram` or its `graph`) and build their step
-    graphs; everything else is a remark. Raises ValueError for bad options."""
+    graphs; everything else is a remark. With `p2p`, torch's functional collectives
+    (`_c10d_functional.all_reduce` + `wait_tensor`) become `step.all_reduce` parts on
+    that network (`collective.py`). Raises ValueError for bad options."""
     if tile_n is not None and not 1 <= tile_n <= 1 << 20:
         raise ValueError(f"tile_n must be in 1..1048576 or None (dynamic), got {tile_n}")
     if not 1 <= tile_f <= 1 << 20:
@@ -150,6 +157,14 @@ def lower_exported(ep, tile_n: int | None = 16, tile_f: int = 64,
                     "not lowered: its choices are the routing select_gens (bind B and "
                     "B_0.. with step-specialize{routing=...}), its weights the [B, K] tensor "
                     "at 2 GiB")))
+            elif is_collective(n):
+                if p2p is None:
+                    raise NotRecognized(n, f"{name_of(n)}: a collective is lowered only on a "
+                                           "network (option p2p)")
+                j = sum(p.kind == "collective" for p in out.graphs)
+                part = LoweredPart(**collective_part(n, p2p, f"{name}_collective{j}"))
+                out.graphs.append(part)
+                covered |= part.covered
             elif _is(n, "aten.scaled_dot_product_attention.default") or name_of(n) in SOFTMAX:
                 j = sum(p.kind == "attention" for p in out.graphs)
                 try:

@@ -28,7 +28,10 @@ operator, the capacity PMUs, on-chip bytes against `pmus x pmu-bytes`)
 exceed the chip, the graph is cut, in graph order, into sections that fit —
 each a kernel (`steplus.passes.sn40l.kernels`), run one after the other with
 its intermediates in HBM. An operator that alone exceeds the chip is an
-error naming it.
+error naming it. A load of a symbol (`sn40l.symbol`) that an earlier
+operator of the same section stores also starts a new section (a memory
+dependence: the phases of a layer the route chains through memory,
+`examples/workloads/sn40l_route.py`).
 
 Annotations: every computing operator gets `compute_bw = x_i * pcu_flops`,
 `pmu_bw = y_i * pmu_bw` (read by the simulator) and `sn40l.pcus`,
@@ -59,7 +62,6 @@ from dataclasses import dataclass
 from typing import cast
 
 import numpy as np
-import sympy
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
@@ -73,12 +75,14 @@ from steplus.dialects.step.types import StreamType
 from steplus.utils.diagnostics import OpDiagnosticError, emit
 from steplus.dialects.target.attrs import sn40l_target_of
 from steplus.dialects.target.sn40l import SN40L, Param, value
-from steplus.dialects.sn40l_attrs import KERNEL, PCUS, PCUS_USED, PMUS, PMUS_USED, SECTIONS
+from steplus.dialects.sn40l_attrs import (
+    KERNEL, PCUS, PCUS_USED, PMUS, PMUS_USED, SECTIONS, SYMBOL,
+)
 from steplus.dialects.step.discardable import COMPUTE_BW, PMU_BW
 from steplus.passes.sn40l.kernels import (
     assign, ensure_names, tile_bytes, is_anchor, replace_graph, source, split, static_int,
 )
-from steplus.passes.step.metrics import compute_metrics
+from steplus.passes.step.metrics import cardinality, compute_metrics
 
 SOLVERS = ("milp", "greedy")
 MAX_MILP_OPS = 2000
@@ -155,9 +159,7 @@ def demands(graph: GraphOp, chip: Chip) -> list[Demand]:
             for v in ins:
                 if _from_memory(v):
                     t = cast(StreamType, v.type)  # an operand of a verified step op
-                    n = sympy.Integer(1)
-                    for d in t.dims:
-                        n *= to_expr(d)
+                    n = cardinality([to_expr(d) for d in t.dims])  # ragged: sum_L
                     mu += _int(n, op, "input size") * tile_bytes(t)
         cap = -(-onchip // chip.pmu_bytes)
         if cap > chip.pmus:
@@ -312,14 +314,31 @@ def sections(graph: GraphOp, chip: Chip) -> dict[Operation, int]:
         if op in whole:
             for k in ks:
                 per_anchor[k].append(whole[op])
+    # memory dependences: a load of a symbol a store of an earlier anchor writes
+    # (sn40l.symbol on both: the phases of a layer chained through memory) starts
+    # a new section, so the store has finished before the load reads
+    stores: list[set[str]] = [set() for _ in anchors]
+    loads: list[set[str]] = [set() for _ in anchors]
+    for op, ks in of.items():
+        sym = SYMBOL.get(op)
+        if sym is None:
+            continue
+        for k in ks:
+            if isinstance(op, (so.LinearOffChipStoreOp, so.RandomOffChipStoreOp)):
+                stores[k].add(sym)
+            elif isinstance(op, (so.LinearOffChipLoadOp, so.RandomOffChipLoadOp)):
+                loads[k].add(sym)
     section: dict[Operation, int] = {}
     current: list[Demand] = []
+    written: set[str] = set()  # symbols the current section's anchors store
     k = 0
     for i, a in enumerate(anchors):
         trial = current + [d for d in per_anchor[i] if d not in current]
-        if current and not _fits(trial, chip):
+        if current and (not _fits(trial, chip) or loads[i] & written):
             k += 1
+            written = set()
             trial = list(per_anchor[i])
+        written |= stores[i]
         if not _fits(trial, chip):
             raise OpDiagnosticError(a, f"step-allocate-units: {a.name} and its inputs need "
                                        "more units than the chip has: no sectioning fits it")

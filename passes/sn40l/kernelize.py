@@ -19,6 +19,12 @@ re-loaded, weights re-read, broadcasts dissolved):
   as long as they consume the GEMM's kernel's results and nothing produced by
   a later kernel; reductions, softmax pieces and routing stay separate.
 
+A stream that cannot go through memory — ragged dims (`[4, ?L0]`, a KV cache
+walked per request), selectors or addresses (`1x1` integer tiles) — keeps its producer and consumer in one
+kernel: the kernels between them are merged (in both modes). So the route's
+decode attention is one kernel per cache walk, as a decode-attention kernel
+is on a GPU, and its ragged lengths need no binding to be cut.
+
 `step-run` runs the kernels one after the other and charges a launch per
 kernel (`--orchestration so|ho`); the fused speedup is then the ratio of two
 simulations of the same graph. The original graph's off-chip tensors keep
@@ -62,7 +68,8 @@ from steplus.dialects.step import ops as so
 from steplus.dialects.step import GraphOp
 from steplus.utils.diagnostics import OpDiagnosticError, emit
 from steplus.passes.sn40l.kernels import (
-    assign, ensure_names, graphs_to_kernelize, is_anchor, replace_graph, source, split,
+    UnstorableCut, assign, ensure_names, graphs_to_kernelize, is_anchor, replace_graph, source,
+    split,
 )
 
 MODES = ("unfused", "conventional")
@@ -149,7 +156,22 @@ def kernelize_graph(graph: GraphOp, mode: str) -> list[GraphOp]:
     """The kernels of `graph` for `mode` (`graph` gets names on its memory ops)."""
     ensure_names(graph)
     kernel = anchor_kernels(graph, mode)
-    return split(graph, assign(graph, kernel), f"step-kernelize{{mode={mode}}}")
+    tag = f"step-kernelize{{mode={mode}}}"
+    for _ in range(len(kernel) + 1):  # each retry merges at least two kernels
+        try:
+            return split(graph, assign(graph, kernel), tag)
+        except UnstorableCut as e:
+            if e.first >= e.last:
+                raise
+            kernel = merge_kernels(kernel, e.first, e.last)
+    raise OpDiagnosticError(graph, f"{tag}: the unstorable streams did not settle")
+
+
+def merge_kernels(kernel: dict[Operation, int], first: int, last: int) -> dict[Operation, int]:
+    """Kernels `first..last` as one (a ragged or selector stream between `first` and
+    `last` cannot go through memory, and the kernels between them run in order)."""
+    return {op: k if k < first else first if k <= last else k - (last - first)
+            for op, k in kernel.items()}
 
 
 @dataclass(frozen=True)

@@ -40,6 +40,8 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator
 
+import sympy
+
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp, StringAttr, i64
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
 
@@ -47,11 +49,12 @@ from steplus.dialects.step import ops as sg
 from steplus.dialects.step import ops as so
 from steplus.dialects.step import ops as sr
 from steplus.dialects.step import GraphOp
-from steplus.dialects.step.dims import to_expr
+from steplus.dialects.step.dims import RaggedSymbol, to_expr
 from steplus.dialects.step.types import StreamType, TileType
 from steplus.utils.diagnostics import OpDiagnosticError
 from steplus.utils.attrs import i64_array
 from steplus.dialects.sn40l_attrs import KERNEL, KERNELS, SOURCE, SYMBOL
+from steplus.passes.step.bindings import graph_bindings, set_graph_bindings
 
 INTERMEDIATE_BASE = 1 << 44
 """Where the cut streams are laid out (above every address the workloads use)."""
@@ -172,6 +175,26 @@ def _static(v: SSAValue, op: Operation,
                                 f"kernels: {why}")
 
 
+class UnstorableCut(OpDiagnosticError):
+    """A cut stream that cannot go through memory (ragged dims, a selector, addresses): its
+    producer's kernel `first` and its user's kernel `last` must be one kernel."""
+
+    def __init__(self, op: Operation, message: str, first: int, last: int):
+        super().__init__(op, message)
+        self.first, self.last = first, last
+
+
+def storable(v: SSAValue) -> bool:
+    """Whether a stream can be stored and loaded back: static dims and static tiles,
+    not addresses (`1x1` integer tiles: metadata and cache addresses carry values the
+    timing simulation needs, so they stay in the kernel that generates them)."""
+    t = v.type
+    if not (isinstance(t, StreamType) and isinstance(el := t.element, TileType)
+            and el.is_static and not el.is_address):
+        return False
+    return all(to_expr(d).is_number for d in t.dims)
+
+
 def _producer(v: SSAValue) -> Operation:
     """The op a cut stream comes from (cut streams are op results)."""
     assert isinstance(v.owner, Operation)
@@ -223,6 +246,10 @@ def split(graph: GraphOp, of: dict[Operation, set[int]], tag: str) -> list[Graph
                                           f"its producer {producer.name} (kernel {kp})")
         if v in loaded[k]:
             return loaded[k][v]
+        if not storable(v):
+            raise UnstorableCut(producer, f"{tag}: the stream {producer.name} produces "
+                                          "(ragged, a selector or addresses) cannot cross "
+                                          "kernels", kp, k)
         sym, addr = symbol_of(v, producer)
         stored.add(v)
         dims, el = _static(v, producer, tag)
@@ -262,8 +289,9 @@ def split(graph: GraphOp, of: dict[Operation, set[int]], tag: str) -> list[Graph
         blocks[k].add_op(st)
     graphs = []
     for k, block in enumerate(blocks):
-        _fan_out(block)
+        fan_out(block)
         g = GraphOp(f"{name}_k{k}", Region(block))
+        set_graph_bindings(g, graph_bindings(graph))  # the symbols' values hold in every kernel
         KERNEL.set(g, k)
         KERNELS.set(g, n)
         SOURCE.set(g, name)
@@ -271,7 +299,7 @@ def split(graph: GraphOp, of: dict[Operation, set[int]], tag: str) -> list[Graph
     return graphs
 
 
-def _fan_out(block: Block) -> None:
+def fan_out(block: Block) -> None:
     """A `step.broadcast` after every stream with several consumers."""
     for op in list(block.ops):
         for res in op.results:
@@ -319,10 +347,44 @@ def graphs_to_kernelize(module: ModuleOp) -> list[GraphOp]:
     return [g for g in module.walk() if isinstance(g, GraphOp) and not KERNEL.present(g)]
 
 
+def enclosing_graph(op: Operation) -> GraphOp | None:
+    """The `step.graph` `op` is in (itself if it is one)."""
+    cur: Operation | None = op
+    for _ in range(64):
+        if cur is None or isinstance(cur, GraphOp):
+            return cur
+        cur = cur.parent_op()
+    return None
+
+
+def bound(e: object, graph: Operation | None) -> sympy.Expr:
+    """`e` with the graph's `step.bind` values substituted, and every ragged
+    length `?L` still free bounded from above by its total `sum_L` (one
+    request's length is at most the sum over the requests, when `step.bind`
+    records that sum: the route's attention graphs do, from the cache shape or
+    a trace's lengths). A symbol with neither stays free."""
+    expr = to_expr(e)
+    if expr.is_number or graph is None:
+        return expr
+    binds = graph_bindings(graph)
+    if not binds:
+        return expr
+    sub: dict[sympy.Basic, sympy.Basic] = {}
+    for s in expr.free_symbols:
+        name = getattr(s, "name", "")
+        if name in binds:
+            sub[s] = sympy.Integer(binds[name])
+        elif isinstance(s, RaggedSymbol) and f"sum_{name}" in binds:
+            sub[s] = sympy.Integer(binds[f"sum_{name}"])
+    return to_expr(expr.xreplace(sub)) if sub else expr
+
+
 def static_int(e: object, op: Operation, what: str, pass_name: str) -> int:
     """`e` (a metric or a size) as an int, rounded up, or a located error
-    naming the unbound symbols it still depends on."""
-    expr = to_expr(e)
+    naming the unbound symbols it still depends on. The enclosing graph's
+    `step.bind` values are substituted first (`bound`: a ragged length by its
+    total, an upper bound)."""
+    expr = bound(e, enclosing_graph(op))
     if not expr.is_number:
         raise OpDiagnosticError(op, f"{pass_name}: the {what} of {op.name} depends on "
                                     f"unbound symbols ({expr}); bind them first (step-specialize)")

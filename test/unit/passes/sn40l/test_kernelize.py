@@ -88,9 +88,27 @@ def test_launch_cost_per_kernel():
     assert (SN40L.launch_so_cycles, SN40L.launch_ho_cycles) == (24000, 1600)
 
 
-def test_a_ragged_stream_cannot_be_cut():
+def test_a_stream_with_symbolic_dims_keeps_its_kernels_together():
+    """A stream that cannot go through memory (here symbolic dims) is not cut: the two
+    maps, one kernel each otherwise, are merged into one kernel."""
     g = Graph("r")
     x = g.load((1, 16), f32, ["B", 1], name="x")
     x.map("exp", name="e").map("exp", name="f").store()
-    with pytest.raises(OpDiagnosticError, match="cannot cut the stream step.map produces"):
-        kernelize_graph(_graph_op(g.module()), "unfused")
+    ks = kernelize_graph(_graph_op(g.module()), "unfused")
+    assert len(ks) == 1
+    assert [o.name for o in ks[0].body.block.ops].count("step.map") == 2
+
+
+def test_kernels_between_an_address_stream_and_its_user_are_merged():
+    """An address stream (1x1 i64) produced in kernel 0 and used in kernel 2 merges
+    kernels 0..2; the exp after it stays a kernel of its own."""
+    g = Graph("a")
+    idx = g.metadata_gen([0, 1, 2, 3], name="idx")
+    a = idx.map("add_scalar[1]", name="shift")  # an anchor producing addresses
+    w = g.load((1, 16), f32, [4], name="w").map("exp", name="e1")
+    t = g.random_load(a, (1, 16), f32, [8], 4096, name="gather")
+    t.map("add", w, name="sum").map("exp", name="e2").store(8192)
+    ks = kernelize_graph(_graph_op(g.module()), "unfused")
+    maps = [[o.results[0].name_hint for o in k.body.block.ops if o.name == "step.map"]
+            for k in ks]
+    assert maps == [["shift", "e1", "sum"], ["e2"]]

@@ -1,0 +1,295 @@
+"""One step graph per decoder layer from the PyTorch route's phases (issue 31 items 1-2).
+
+`lower_exported` (the project's PyTorch -> STeP route) gives one step graph
+per *phase* of a layer: the recognized decode attention (§8.4 graph), the
+collectives (`collective.py`), and the dense regions (projections, norms,
+RoPE, residuals, data movement) through `convert-linalg-to-step`, each with
+its own local addresses. `layer_graph(low, nodes)` chains them into ONE
+`step.graph` of the layer:
+
+1. every tensor of the exported graph gets one address (a view, reshape,
+   dtype cast (`aten.to`), `wait_tensor` or a data movement that does not
+   move anything — a transpose of a size-1 dim, as the head split of a
+   decode step — is its input: the same tensor; the inputs of a `cat` the
+   route reads from one region share that region's symbol);
+2. the phases are put in dependence order and their ops copied into one
+   block, every load and store rebased to its tensor's address and named
+   after it (`sn40l.symbol`, except the attention's in-place cache walk);
+3. a phase boundary whose load walks exactly the stream the producer stored
+   (same dims, same tile shape) and is the tensor's only read is connected
+   **on chip**: the load goes, the producer's stream feeds the consumer (a
+   `mul_scalar[1]` map casts it when the dtypes differ, as the route's
+   bf16/f32 boundaries do). Other boundaries (another tiling, a re-read per
+   output column, a gather, a tensor read twice — RMSNorm reads its input
+   for the sum of squares and again for the product: on chip that fan-out
+   would have to buffer a whole row, and with the simulator's 2-deep
+   channels it deadlocks) go **through memory**: the store and the load
+   stay, and step-allocate-units starts a new section at such a load (a
+   memory dependence), so they are the layer's kernel cuts;
+4. the store of a tensor everything consumes on chip is dropped unless the
+   tensor is the layer's output.
+
+So "fused" is the layer graph through `step-allocate-units` (sections at the
+memory dependences and where the chip is full), "unfused" the same graph
+through `step-kernelize{mode=unfused}`; both keep the attention's ragged cache
+walk in one kernel (`passes/sn40l/kernelize.py`). The per-request cache
+lengths stay ragged (`?L<r>`); `step.bind`'s totals `sum_L<r>` come from the
+cache shape, and the allocators bound one request's length by its total.
+
+Example::
+
+    from steplus.examples.workloads.sn40l_llama import LLAMA2_7B, export_layer
+    from steplus.examples.workloads.sn40l_route import layer_graph
+    ep, low = export_layer(LLAMA2_7B.small(), tp=2, batch=2, cached=64, dense="tile=2x8x8")
+    lg = layer_graph(low, ep.graph.nodes, "layer")
+    lg.module        # one step.graph; lg.onchip / lg.memory boundaries
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp, StringAttr, i64
+from xdsl.ir import Block, Operation, Region, SSAValue
+
+from steplus.dialects.sn40l_attrs import SYMBOL
+from steplus.dialects.step import GraphOp
+from steplus.dialects.step import ops as so
+from steplus.dialects.step.builder import Graph
+from steplus.dialects.step.types import StreamType, TileType
+from steplus.lowering.linalg_to_step.aten import Lowering, LoweredPart, name_of
+from steplus.lowering.linalg_to_step.attention_graph import (
+    K_BASE, KC_BASE, O_BASE, Q_BASE, V_BASE, VC_BASE,
+)
+from steplus.passes.sn40l.kernels import fan_out
+from steplus.passes.step.bindings import graph_bindings, set_graph_bindings
+from steplus.utils.attrs import i64_array, ints_of
+
+ALIASES = {"aten.view.default", "aten.reshape.default", "aten._unsafe_view.default",
+           "aten.to.dtype", "aten.clone.default", "aten.alias.default",
+           "_c10d_functional.wait_tensor.default"}
+"""Nodes that are their input's tensor (no data moves; a dtype cast is the consumer's
+load dtype in the route's phases)."""
+SLOT = 1 << 36
+"""Address spacing of the layer's tensors (step-allocate-memory packs them)."""
+ATTN_ROLES = {Q_BASE: "q", K_BASE: "k_new", V_BASE: "v_new", KC_BASE: "k_cache",
+              VC_BASE: "v_cache"}
+MEM = (so.LinearOffChipLoadOp, so.LinearOffChipStoreOp, so.RandomOffChipLoadOp,
+       so.RandomOffChipStoreOp)
+
+
+@dataclass
+class LayerGraph:
+    module: ModuleOp  # one step.graph: the layer
+    phases: list[str]  # "kind:role:first output", in the graph's order
+    onchip: int  # phase boundaries connected on chip
+    memory: int  # boundaries through memory (each a section cut)
+    collectives: int
+    tensors: dict[str, int] = field(default_factory=dict)  # tensor -> address
+    dropped: list[str] = field(default_factory=list)  # identity moves made aliases
+
+
+def _identity_move(p: LoweredPart) -> bool:
+    """A data-movement phase that reads its input in order, whole tiles: a view."""
+    if p.role != "move":
+        return False
+    gens = [o for o in p.module.walk() if isinstance(o, so.MetadataGenOp)]
+    loads = [o for o in p.module.walk() if isinstance(o, so.RandomOffChipLoadOp)]
+    if len(gens) != 1 or len(loads) != 1:
+        return False
+    vals = ints_of(gens[0].values)
+    return vals == list(range(len(vals)))
+
+
+def _local(p: LoweredPart) -> dict[int, tuple[str, bool]]:
+    """Local address -> (tensor node name, is an output) of a phase."""
+    if p.kind == "attention":
+        out = {a: (p.inputs[r], False) for a, r in ATTN_ROLES.items() if r in p.inputs}
+        out[O_BASE] = (p.outputs[0], True)
+        return out
+    addrs = getattr(p.lowered, "addresses", {})
+    out = {}
+    for k, a in addrs.items():
+        if k.startswith("arg") and k in p.inputs:
+            out[a] = (p.inputs[k], False)
+        elif k.startswith("result") and int(k[6:]) < len(p.outputs):
+            out[a] = (p.outputs[int(k[6:])], True)
+    return out
+
+
+def _order(parts: list[LoweredPart], canon) -> list[LoweredPart]:
+    """The phases in dependence order (stable: the route's order among ready ones)."""
+    made = {canon(o): i for i, p in enumerate(parts) for o in p.outputs}
+    deps = [{made[canon(x)] for x in p.inputs.values() if canon(x) in made} - {i}
+            for i, p in enumerate(parts)]
+    done: list[int] = []
+    left = list(range(len(parts)))
+    for _ in range(len(parts)):
+        ready = next((i for i in left if deps[i] <= set(done)), None)
+        if ready is None:
+            raise ValueError("the route's phases depend on each other in a cycle")
+        done.append(ready)
+        left.remove(ready)
+    return [parts[i] for i in done]
+
+
+def _cast(v: SSAValue, dtype) -> Operation:
+    """A `mul_scalar[1]` map of `v` into `dtype` (built by the builder, detached)."""
+    t = v.type
+    assert isinstance(t, StreamType)
+    g = Graph("cast")
+    a = g.argument(list(t.dims), t.element, "x")
+    a.map("mul_scalar[1]", dtype=dtype, name="cast").consume()
+    m = g.module()
+    op = next(o for o in m.walk() if isinstance(o, so.MapOp))
+    return op.clone(value_mapper={op.operands[0]: v})
+
+
+def _same_walk(a: StreamType, b: StreamType) -> bool:
+    ea, eb = a.element, b.element
+    return (isinstance(ea, TileType) and isinstance(eb, TileType)
+            and (ea.rows.data, ea.cols.data) == (eb.rows.data, eb.cols.data)
+            and [str(d) for d in a.dims] == [str(d) for d in b.dims])
+
+
+def layer_graph(low: Lowering, nodes, name: str = "layer",
+                cache_tiles: dict[str, int] | None = None) -> LayerGraph:
+    """One step graph of the layer the route lowered (see the module doc). `nodes`:
+    the exported graph's nodes (for the views and casts); `cache_tiles`: the real
+    size in tiles of each KV cache tensor (the attention graph's region is 2^20)."""
+    nodes = list(nodes)
+    alias: dict[str, str] = {}
+    for n in nodes:
+        if n.op == "call_function" and name_of(n) in ALIASES and n.args \
+                and hasattr(n.args[0], "name"):
+            alias[n.name] = n.args[0].name
+    # a cat's inputs the route reads "from one region where they lie one after another"
+    # (`<cat>:inputs`): its members are stored into that region
+    synthetic = {x for p in low.graphs for x in p.inputs.values() if x.endswith(":inputs")}
+    for n in nodes:
+        if f"{n.name}:inputs" in synthetic and n.args and isinstance(n.args[0], (list, tuple)):
+            for a in n.args[0]:
+                if hasattr(a, "name") and a.name not in alias:
+                    alias[a.name] = f"{n.name}:inputs"
+    dropped = []
+    for p in low.graphs:
+        if _identity_move(p):
+            alias[p.outputs[0]] = next(iter(p.inputs.values()))
+            dropped.append(p.outputs[0])
+
+    def canon(x: str) -> str:
+        for _ in range(len(alias) + 1):
+            if x not in alias:
+                return x
+            x = alias[x]
+        return x
+
+    parts = _order([p for p in low.graphs if p.outputs[0] not in dropped], canon)
+    addr: dict[str, int] = {}
+
+    def address(t: str) -> int:
+        if t not in addr:
+            addr[t] = (len(addr) + 1) * SLOT
+        return addr[t]
+
+    reads: dict[str, int] = {}  # tensor -> loads of it in the layer
+    for p in parts:
+        local = _local(p)
+        for op in p.module.walk():
+            if isinstance(op, (so.LinearOffChipLoadOp, so.RandomOffChipLoadOp)):
+                hit = local.get(op.base_addr.value.data)
+                if hit is not None:
+                    reads[canon(hit[0])] = reads.get(canon(hit[0]), 0) + 1
+    block = Block()
+    producer: dict[str, so.LinearOffChipStoreOp] = {}
+    consumers: dict[str, int] = {}  # tensor -> loads left through memory
+    phases, binds = [], {}
+    onchip = memory = 0
+    for i, p in enumerate(parts):
+        graph = next(o for o in p.module.walk() if isinstance(o, GraphOp))
+        binds.update(graph_bindings(graph))
+        local = _local(p)
+        phases.append(f"{p.kind}:{p.role or p.kind}:{p.outputs[0]}")
+        mapper: dict[SSAValue, SSAValue] = {}
+        for op in graph.body.block.ops:
+            c = op.clone(value_mapper=mapper)
+            for a, b in zip(op.results, c.results):
+                mapper[a] = b
+            nm = c.attributes.get("name")
+            if isinstance(nm, StringAttr):  # unique in the layer
+                c.attributes["name"] = StringAttr(f"p{i}_{nm.data}")
+            if isinstance(c, MEM):
+                base = c.base_addr.value.data
+                hit = local.get(base)
+                if hit is not None:
+                    t = canon(hit[0])
+                    c.properties["base_addr"] = IntegerAttr(address(t), i64)
+                    if p.kind != "attention" or isinstance(c, so.LinearOffChipLoadOp):
+                        SYMBOL.set(c, t)
+                    if p.kind == "attention" and cache_tiles and t in cache_tiles \
+                            and isinstance(c, (so.RandomOffChipLoadOp, so.RandomOffChipStoreOp)):
+                        c.properties["tiled_in_shape"] = i64_array([cache_tiles[t]])
+                    src_t, dst_t = producer[t].input.type if t in producer else None, \
+                        c.results[0].type if c.results else None
+                    if isinstance(c, so.LinearOffChipLoadOp) and not c.operands \
+                            and reads.get(t) == 1 and isinstance(src_t, StreamType) \
+                            and isinstance(dst_t, StreamType) and _same_walk(src_t, dst_t):
+                        v = producer[t].input
+                        dst = dst_t.element
+                        assert isinstance(dst, TileType)  # _same_walk: tiles
+                        if src_t.element != dst:
+                            cast = _cast(v, dst.scalar)
+                            block.add_op(cast)
+                            v = cast.results[0]
+                        mapper[op.results[0]] = v
+                        c.erase()
+                        onchip += 1
+                        continue
+                    if isinstance(c, (so.LinearOffChipLoadOp, so.RandomOffChipLoadOp)) \
+                            and t in producer:
+                        consumers[t] = consumers.get(t, 0) + 1
+                        memory += 1
+                    if isinstance(c, so.LinearOffChipStoreOp) and hit[1]:
+                        producer[t] = c
+            block.add_op(c)
+    # stores nobody loads back and that are not the layer's result
+    outputs = {canon(str(a.name)) for n in nodes if n.op == "output" for a in _flat(n.args)}
+    for t, st in producer.items():
+        if consumers.get(t, 0) == 0 and t not in outputs:
+            block.erase_op(st)
+    fan_out(block)
+    g = GraphOp(name, Region(block))
+    set_graph_bindings(g, binds)
+    module = ModuleOp([g])
+    module.verify()
+    return LayerGraph(module, phases, onchip, memory,
+                      sum(p.kind == "collective" for p in parts), addr, dropped)
+
+
+def _flat(args) -> list:
+    out = []
+    for a in args:
+        if isinstance(a, (list, tuple)):
+            out += _flat(a)
+        elif hasattr(a, "name"):
+            out.append(a)
+    return out
+
+
+def cache_sizes(low: Lowering, nodes, tile_rows: int = 32) -> dict[str, int]:
+    """The KV caches' real sizes in tiles of `tile_rows` rows (the cache tensors' shapes)."""
+    by = {n.name: n for n in nodes}
+    out = {}
+    for p in low.graphs:
+        if p.kind != "attention":
+            continue
+        for r in ("k_cache", "v_cache"):
+            n = by.get(p.inputs.get(r, ""))
+            if n is None:
+                continue
+            shape = getattr(n.meta.get("val"), "shape", None)
+            if shape is not None and len(shape) >= 2:
+                lead = int(np.prod([int(d) for d in shape[:-2]]))
+                out[n.name] = lead * -(-(int(shape[-2]) + 1) // tile_rows)
+    return out
