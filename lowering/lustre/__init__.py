@@ -107,13 +107,14 @@ def _import_once(text: str, dialect: str, marked: dict[int, tuple[list[str], str
         add_oracles(tree, text)
         prog = Program(tree, dialect)
         offsets: dict[Operation, int] = {}
-        pending = deque(NodeKey(n.name) for n in tree.nodes if not n.tparams)
+        pending = deque(NodeKey(n.name) for n in tree.nodes
+                        if not n.tparams and n.name not in prog.sized_nodes)
         for n in tree.nodes:
             _subrange_observers(prog, n)
             _refinement_observers(text, n)
             expand_quantifiers(prog, n, text)
         pending.extend(NodeKey(n.name, observe=True) for n in tree.nodes
-                       if n.observers and not n.tparams)
+                       if n.observers and not n.tparams and n.name not in prog.sized_nodes)
         done: set[NodeKey] = set()
         nodes = []
         while pending:

@@ -42,6 +42,7 @@ from steplus.dialects import lus
 from steplus.lowering.lustre import ast
 from steplus.lowering.lustre.parser import LustreError
 from steplus.lowering.lustre.program import NodeKey, mlir_type, type_name
+from steplus.lowering.lustre.sized import instantiate
 
 if TYPE_CHECKING:
     from steplus.lowering.lustre.to_lus import NodeLowering
@@ -63,6 +64,11 @@ def lower_call(low: NodeLowering, e: ast.Call, values: list[SSAValue] | None = N
                ) -> list[SSAValue]:
     """A node instance; `values`, if given, are its arguments already lowered
     (the array iterators call a node once per element)."""
+    if e.node in low.prog.sized_nodes:  # arrays sized by a `const` parameter
+        if values is not None:
+            raise LustreError(e.node_pos, f"unsupported construct: an iterator over "
+                              f"'{e.node}', whose arrays are sized by a parameter")
+        e = instantiate(low, e)
     callee = low.prog.nodes.get(e.node)
     if callee is None:
         raise LustreError(e.node_pos, f"unknown node '{e.node}'")

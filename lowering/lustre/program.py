@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from xdsl.dialects.builtin import Float32Type, IntegerType, f32, i1, i32
 from xdsl.ir import Attribute, Operation
 
-from steplus.lowering.lustre import adts, ast
+from steplus.lowering.lustre import adts, ast, sized
 from steplus.lowering.lustre.machine_ints import MACHINE_INTS
 from steplus.lowering.lustre.parser import LustreError
 
@@ -171,8 +171,12 @@ class Program:
             if n.tparams and not adts.signature_uses_params(n):
                 n.tparams = []  # `node M<T2>(x: int) ...`: one instance, lowered as it is
         self.poly_nodes = {n.name: n for n in prog.nodes if n.tparams}
+        # Kind 2 nodes with arrays sized by a `const` parameter: per call (sized.py)
+        self.sized_nodes = {n.name: n for n in prog.nodes
+                            if not n.tparams and sized.size_params(n)}
+        self.sized_instances: set[str] = set()
         for n in prog.nodes:
-            if not n.tparams:
+            if not n.tparams and n.name not in self.sized_nodes:
                 self.scalarize(n)
         self._check_no_recursion()
 
@@ -257,9 +261,10 @@ class Program:
         try:
             n, t = self.fold(ref.size)
         except LustreError as e:
-            if e.message.startswith("unknown constant"):  # a `const` node parameter
+            if e.message.startswith("unknown constant"):  # known only at run time
+                what = f" ('{ref.size.name}')" if isinstance(ref.size, ast.Var) else ""
                 raise LustreError(ref.size.pos, "unsupported construct: arrays sized by a "
-                                  "node parameter") from None
+                                  f"free constant or an input{what}") from None
             raise
         if t != "int" or not 1 <= int(n) <= MAX_ARRAY:
             raise LustreError(ref.size.pos, f"an array size must be an int constant from 1 "

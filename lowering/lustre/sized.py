@@ -1,0 +1,151 @@
+"""Kind 2 nodes whose arrays are sized by a `const` node parameter, monomorphized.
+
+`node f(const n: int; x: int^n) returns (y: int^n)` cannot be scalarized
+before `n` is known. Like a polymorphic node (`poly.py`) it is not lowered on
+its own; each call `f(3, a)` whose size arguments are compile-time constants
+instantiates `f$n_3` (a negative size is written `m`: `f$n_m3`, never a valid
+array size anyway), a copy of `f` where every read of `n` is the constant and
+`n` is no parameter any more, lowered at its first use. A size argument that
+is not a compile-time constant (a flow, an input) is a located error naming
+the parameter.
+
+A node is *sized* when one of its `const` parameters appears in an array size
+(`t ^ n`), a subrange bound, a repetition `e ^ n` or an iterator's size
+(`map<<f, n>>`) anywhere in the node.
+
+Example::
+
+    node slide(const n: int; s: int) returns (ok: bool^n);  -- not lowered
+    node top(s: int) returns (ok: bool^3);
+    let ok = slide(3, s); tel                               -- slide$n_3
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+from steplus.lowering.lustre import ast
+from steplus.lowering.lustre.transform import LustreError
+
+if TYPE_CHECKING:
+    from steplus.lowering.lustre.program import Program
+    from steplus.lowering.lustre.to_lus import NodeLowering
+
+MAX_INSTANCES = 1000
+"""Instances of sized nodes one program may create."""
+
+
+def _objects(root: object) -> Iterator[object]:
+    """Every dataclass object and list reachable from `root` (iteratively)."""
+    stack: list[object] = [root]
+    seen: set[int] = set()
+    while stack:
+        x = stack.pop()
+        if id(x) in seen:
+            continue
+        seen.add(id(x))
+        if isinstance(x, list | tuple | dict):
+            stack.extend(x.values() if isinstance(x, dict) else x)
+            continue
+        if not dataclasses.is_dataclass(x) or isinstance(x, type):
+            continue
+        yield x
+        stack.extend(getattr(x, f.name) for f in dataclasses.fields(x))
+
+
+def _names(e: ast.Expr | None) -> set[str]:
+    return {x.name for x in _objects(e) if isinstance(x, ast.Var)} if e is not None else set()
+
+
+def size_params(node: ast.Node) -> list[str]:
+    """The `const` parameters of `node` that size something (see the module doc)."""
+    statics = {d.name for d in node.inputs if d.static}
+    if not statics:
+        return []
+    used: set[str] = set()
+    for x in _objects([node.inputs, node.outputs, node.locals, node.equations,
+                       node.observers, node.modes, node.consts]):
+        if isinstance(x, ast.TypeRef):
+            used |= _names(x.size)
+            for b in x.bounds or ():
+                used |= _names(b)
+        elif isinstance(x, ast.Repeat):
+            used |= _names(x.count)
+        elif isinstance(x, ast.Iterate):
+            used |= _names(x.size)
+    return [d.name for d in node.inputs if d.static and d.name in used]
+
+
+def _replace_vars(root: object, values: dict[str, ast.Const]) -> None:
+    """Replace every read of a name of `values` by its constant, in place."""
+    def const(v: object) -> object:
+        if isinstance(v, ast.Var) and v.name in values:
+            return dataclasses.replace(values[v.name], pos=v.pos)
+        if isinstance(v, tuple) and v and isinstance(v[-1], ast.Var) and v[-1].name in values:
+            return (*v[:-1], const(v[-1]))  # a (name, pos, expr) item
+        if isinstance(v, tuple) and any(isinstance(b, ast.Var) for b in v):
+            return tuple(const(b) for b in v)  # subrange bounds
+        return v
+
+    for x in list(_objects(root)):
+        for name, v in list(vars(x).items()):
+            if isinstance(v, list):
+                v[:] = [const(item) for item in v]
+            else:
+                new = const(v)
+                if new is not v:
+                    setattr(x, name, new)
+
+
+def _instance_name(name: str, values: list[tuple[str, object]]) -> str:
+    parts = [f"{p}_{str(v).replace('-', 'm')}" for p, v in values]
+    return name + "$" + "_".join(parts)
+
+
+def instantiate(low: NodeLowering, e: ast.Call) -> ast.Call:
+    """The call `e` of a sized node, made a call of its instance at the sizes
+    `e` gives (created, scalarized and registered on first use)."""
+    prog: Program = low.prog
+    node = prog.sized_nodes[e.node]
+    params = [p for p in node.inputs if not p.witness]
+    if len(e.args) != len(params):
+        raise LustreError(e.pos, f"node '{e.node}' takes {len(params)} argument(s), "
+                          f"got {len(e.args)}")
+    values: list[tuple[str, object]] = []
+    consts: dict[str, ast.Const] = {}
+    rest: list[ast.Expr] = []
+    for p, a in zip(params, e.args):
+        if not p.static:
+            rest.append(a)
+            continue
+        try:
+            v, t = prog.fold(a, low.local_consts)
+        except LustreError:
+            raise LustreError(a.pos, f"the size parameter '{p.name}' of node '{e.node}' "
+                              "must be a compile-time constant here (a literal or a "
+                              "constant expression): its arrays are sized by it") from None
+        want = prog.resolve_type(p.type)
+        if t != want:
+            raise LustreError(a.pos, f"the parameter '{p.name}' of '{e.node}' is {want}, "
+                              f"not {t}")
+        if not isinstance(v, bool | int | float):
+            raise LustreError(a.pos, f"the parameter '{p.name}' of '{e.node}' must be a "
+                              "scalar constant")
+        values.append((p.name, v))
+        consts[p.name] = ast.Const(a.pos, v, t)
+    inst = _instance_name(e.node, values)
+    if inst not in prog.nodes:
+        if len(prog.sized_instances) >= MAX_INSTANCES:
+            raise LustreError(e.pos, f"more than {MAX_INSTANCES} instances of nodes sized "
+                              "by a parameter")
+        copied = copy.deepcopy(node)
+        copied.inputs = [d for d in copied.inputs if not d.static]
+        _replace_vars(copied, consts)
+        copied.name = inst
+        prog.nodes[inst] = copied
+        prog.sized_instances.add(inst)
+        prog.scalarize(copied)
+    return dataclasses.replace(e, node=inst, args=rest)
