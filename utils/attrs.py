@@ -12,7 +12,7 @@ from collections.abc import Iterable
 
 import numpy as np
 from xdsl.dialects.builtin import BytesAttr, DenseArrayBase, DenseIntOrFPElementsAttr, IntegerAttr, ShapedType, i64
-from xdsl.ir import Attribute, SSAValue
+from xdsl.ir import Attribute, Operation, SSAValue
 
 
 def i64_attr(value: int) -> IntegerAttr:
@@ -46,6 +46,15 @@ def int_values(attr: Attribute | None) -> tuple[int, ...] | None:
     if isinstance(attr, DenseArrayBase | DenseIntOrFPElementsAttr):
         return tuple(int(v) for v in attr.get_values())
     return None
+
+
+def int_prop(op: Operation, name: str) -> tuple[int, ...]:
+    """The ints of `op`'s array property `name`, for ops whose definition requires it; a
+    KeyError naming it if it is absent or not an integer array."""
+    values = int_values(op.properties.get(name))
+    if values is None:
+        raise KeyError(f"{op.name} has no integer array property '{name}'")
+    return values
 
 
 def shape_of(value: SSAValue) -> tuple[int, ...]:

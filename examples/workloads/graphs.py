@@ -34,6 +34,7 @@ from pathlib import Path
 
 
 from xdsl.dialects.builtin import ModuleOp, UnitAttr, bf16, f32
+from xdsl.ir import Operation
 
 from steplus.examples.workloads import generated
 from steplus.dialects.step.builder import Graph, Stream, TileType, eager_merge
@@ -77,7 +78,9 @@ def swiglu(tm: int, tn: int, batch: int = 64, hidden: int = 256, inter: int = 51
     pad.consume()
     wd = g.load((tn, D), f32, [m, 1, n], in_shape=[n, 1, 1], stride=[0, 1, 1], base_addr=3 << 24, name="Wd")
     down = hr.accum("matmul", 1, wd, acc=TileType(tm, D, f32), combine="add", name="down")
-    down.value.owner.attributes["write_back_mu"] = UnitAttr()  # §8.1 node 10
+    accum = down.value.owner
+    assert isinstance(accum, Operation)  # the builder's step.accum
+    accum.attributes["write_back_mu"] = UnitAttr()  # §8.1 node 10
     down.store(base_addr=1 << 30)
     return g.module()
 

@@ -28,6 +28,7 @@ from xdsl.passes import ModulePass
 from steplus.dialects.ila import TARGETS
 from steplus.dialects.target.ila import HLSCNN
 from steplus.passes.isel.lstm_fold import fold_lstm_steps
+from steplus.utils.attrs import int_prop, int_values, shape_of
 from steplus.utils.diagnostics import emit
 
 
@@ -210,7 +211,7 @@ def let_shallow(eg, terms: list) -> list:
     docs/rationale/ila.md).  Here every node is a let of one constructor over let references
     and literals: egglog converts no nested or shared term, and the commands are the same in
     every process (nodes in post-order, first occurrence first)."""
-    from egglog import get_callable_args, get_callable_fn
+    from egglog import expr_parts, get_callable_args, get_callable_fn
 
     lets: dict = {}  # a node's egglog declaration (compared by identity) -> its let
     out = []
@@ -218,7 +219,7 @@ def let_shallow(eg, terms: list) -> list:
         stack = [(term, False)]
         while stack:  # iterative post-order: an LSTM unrolled over a long sequence nests deeply
             e, ready = stack.pop()
-            key = e.__egg_typed_expr__.expr
+            key = expr_parts(e).expr
             if key in lets:
                 continue
             fn = get_callable_fn(e)
@@ -229,9 +230,9 @@ def let_shallow(eg, terms: list) -> list:
                 stack.append((e, True))
                 stack.extend((a, False) for a in reversed(args))
                 continue
-            shallow = fn(*(lets.get(a.__egg_typed_expr__.expr, a) for a in args))
+            shallow = fn(*(lets.get(expr_parts(a).expr, a) for a in args))
             lets[key] = eg.let(f"n{len(lets)}", shallow)
-        out.append(lets.get(term.__egg_typed_expr__.expr, term))
+        out.append(lets.get(expr_parts(term).expr, term))
     return out
 
 
@@ -346,10 +347,9 @@ def _conv_reason(op, targets) -> str:
     """Why `linalg.conv_2d_nchw_fchw` did not go to HLSCNN (spec §2.1 limits, as terms.hlscnn_rules)."""
     if "hlscnn" not in targets:
         return "hlscnn is not among the targets"
-    n, c, h, w = op.operands[0].type.get_shape()
-    k = op.operands[1].type.get_shape()[0]
-    strides = [int(v) for v in op.properties["strides"].get_values()]
-    dil = [int(v) for v in op.properties["dilations"].get_values()]
+    n, c, h, w = shape_of(op.operands[0])
+    k = shape_of(op.operands[1])[0]
+    strides, dil = list(int_prop(op, "strides")), list(int_prop(op, "dilations"))
     lim = HLSCNN
     checks = [(n == 1, f"batch {n} is not 1"), (dil == [1, 1], "dilation is not 1"),
               (max(strides) <= lim.max_stride, f"stride {max(strides)} > {lim.max_stride}"),
@@ -367,7 +367,7 @@ def _gemm_reason(op, targets) -> str:
     """Why a matmul stayed on the host: the guards of each target's GEMM rule it fails (`terms`)."""
     from steplus.passes.isel.terms import gemm_guard_failures
 
-    shapes = [list(v.type.get_shape()) for v in op.operands[:2]]
+    shapes = [list(shape_of(v)) for v in op.operands[:2]]
     if op.name != "linalg.matmul" or len(shapes[0]) != 2:
         return (f"no target's shape preconditions hold for operands {shapes[0]} x {shapes[1]} "
                 "(flexasr.linear: in % 16, out % 64; vta.dense: every dim % 16) or its init is not zero")
@@ -389,8 +389,7 @@ def host_remarks(fn: func.FuncOp, targets) -> None:
     for op in fn.walk():
         if op.name not in _HOST_KINDS:
             continue
-        if op.name == "tosa.conv2d" and any(int(v) for v in op.attributes.get("pad", op.properties.get("pad"))
-                                                .get_values()):
+        if op.name == "tosa.conv2d" and any(int_values(op.attributes.get("pad", op.properties.get("pad"))) or ()):
             why = ("it is padded: HLSCNN has no padding and isel folds no pad into a TOSA convolution (it maps "
                    "unpadded ones; export with output_type='linalg-on-tensors' for a host pad + HLSCNN)")
         elif op.name in ("linalg.depthwise_conv_2d_nchw_chw", "tosa.depthwise_conv2d"):

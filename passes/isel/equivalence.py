@@ -60,15 +60,19 @@ import numpy as np
 import z3
 from xdsl.context import Context
 from xdsl.dialects import builtin, func
+from xdsl.dialects.builtin import ShapedType
+from xdsl.dialects.linalg.ops import GenericOp
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from steplus.utils.diagnostics import OpDiagnosticError, emit
 from steplus.passes.isel import TIME_LIMIT, Limits, check_limits, check_mode, parse_targets, release_egraphs, select_function
 from steplus.passes.isel import symbolic as S
+from steplus.dialects.ila import InvokeOp
 from steplus.dialects.semantics import SemanticsError, TensorSemantics, register_semantics
 from steplus.passes.isel.opcheck import check_ops
 from steplus.passes.isel.solve import Verdict, check_outputs
+from steplus.utils.attrs import int_prop, shape_of
 from steplus.utils.layouts import map_dims
 
 
@@ -119,15 +123,16 @@ _PER_ELEMENT = {"tosa.reduce_max": 2, "tosa.reduce_sum": 1, "tosa.reduce_min": 2
 
 def _elements(v: SSAValue) -> int:
     t = v.type
-    return math.prod(t.get_shape()) if hasattr(t, "get_shape") else 1
+    return math.prod(t.get_shape()) if isinstance(t, ShapedType) else 1
 
 
 def _dims(v: SSAValue) -> tuple[int, ...]:
-    return tuple(v.type.get_shape()) if hasattr(v.type, "get_shape") else ()
+    t = v.type
+    return tuple(t.get_shape()) if isinstance(t, ShapedType) else ()
 
 
-def _invoke_terms(op: Operation, out: int) -> int:
-    callee, ins = op.properties["callee"].data, [_dims(v) for v in op.operands]
+def _invoke_terms(op: InvokeOp, out: int) -> int:
+    callee, ins = op.callee.data, [_dims(v) for v in op.operands]
     if callee == "flexasr.maxpool":
         return 2 * out  # a comparison and an If per output
     if callee in ("flexasr.linear", "vta.dense") and len(ins) >= 2 and len(ins[0]) == 2:
@@ -150,7 +155,7 @@ _CONTRACTED_WEIGHT_DIMS = {"linalg.conv_2d_nchw_fchw": slice(1, None), "linalg.c
                            "linalg.pooling_nchw_max": slice(None), "linalg.pooling_nchw_sum": slice(None)}
 
 
-def _generic_terms(op: Operation, out: int) -> int:
+def _generic_terms(op: GenericOp, out: int) -> int:
     """A generic's body runs once per point of its iteration domain (all loops, reductions included)."""
     try:
         size: dict[int, int] = {}
@@ -171,10 +176,10 @@ def op_terms(op: Operation) -> int:
     if n in _CONTRACTED_WEIGHT_DIMS and len(op.operands) > 1:
         return 2 * out * math.prod(_dims(op.operands[1])[_CONTRACTED_WEIGHT_DIMS[n]])
     if n in ("tosa.max_pool2d", "tosa.avg_pool2d"):
-        return 2 * out * math.prod(op.properties["kernel"].get_values())
-    if n == "ila.invoke":
+        return 2 * out * math.prod(int_prop(op, "kernel"))
+    if isinstance(op, InvokeOp):
         return _invoke_terms(op, out)
-    if n == "linalg.generic":
+    if isinstance(op, GenericOp):
         return _generic_terms(op, out)
     if n in _PER_ELEMENT:
         return _PER_ELEMENT[n] * sum(_elements(v) for v in op.operands)
@@ -238,7 +243,7 @@ def prove(fn_ref: func.FuncOp, fn_sel: func.FuncOp, mode: str, timeout_ms: int =
     `time.monotonic()` instant, overrides it): past it the verdict is `unknown` with a reason
     saying where the time ran out."""
     deadline = time.monotonic() + timeout_ms / 1000 if deadline is None else deadline
-    n = sum(math.prod(t.get_shape()) for t in fn_ref.function_type.outputs.data if hasattr(t, "get_shape"))
+    n = sum(math.prod(t.get_shape()) for t in fn_ref.function_type.outputs.data if isinstance(t, ShapedType))
     sems: list[SymbolicSemantics] = []
 
     def tick(built: int) -> None:
@@ -248,7 +253,7 @@ def prove(fn_ref: func.FuncOp, fn_sel: func.FuncOp, mode: str, timeout_ms: int =
     ctx = S.Ctx(mode, deadline, tick)
     args = fn_ref.body.blocks[0].args
     try:
-        inputs = [S.tensor(ctx, a.name_hint or f"arg{a.index}", a.type.get_shape()) for a in args]
+        inputs = [S.tensor(ctx, a.name_hint or f"arg{a.index}", shape_of(a)) for a in args]
         sems.append(SymbolicSemantics(ctx, "input program"))
         ref = sems[-1].run(fn_ref, inputs)
         sems.append(SymbolicSemantics(ctx, "selected program"))
@@ -275,7 +280,7 @@ def _select_copy(fn: func.FuncOp, targets: tuple[str, ...], flexible: bool, limi
     try:
         select_function(sel, targets, flexible, limits)
     except OpDiagnosticError as e:
-        raise OpDiagnosticError(originals.get(e.op, fn), e.message) from None
+        raise OpDiagnosticError(fn if e.op is None else originals.get(e.op, fn), e.message) from None
     return sel
 
 
@@ -351,7 +356,7 @@ class IselVerifyPass(ModulePass):
             raise OpDiagnosticError(fn, f"isel-verify: @{name}: the proof would build about {terms} symbolic terms, "
                                         f"more than max-terms={self.max_terms}; raise isel-verify{{max-terms=...}} "
                                         "(about 1 KB of memory each) or verify at smaller shapes")
-        calls = Counter(o.callee.data.split(".")[0] for o in sel.walk() if o.name == "ila.invoke")
+        calls = Counter(o.callee.data.split(".")[0] for o in sel.walk() if isinstance(o, InvokeOp))
         verdict, n = prove(fn, sel, self.arith, self.timeout_ms, self.memory_mb, Progress(name), deadline)
         if verdict.status == "sat":
             raise OpDiagnosticError(fn, f"isel-verify: @{name}: selected program differs from the input (z3: sat)")

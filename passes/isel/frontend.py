@@ -20,12 +20,13 @@ from __future__ import annotations
 
 import math
 
-from xdsl.dialects.builtin import TensorType, f32
+from xdsl.dialects.builtin import IntegerAttr, TensorType, f32
 from xdsl.ir import Operation, SSAValue
 
 from steplus.passes.isel import fused as F
 from steplus.passes.isel import terms as T
 from steplus.dialects.semantics.constants import CONSTANT_OPS, splat_value
+from steplus.utils.attrs import int_prop
 
 _UNARY = {"tosa.sigmoid": F.sigmoid, "tosa.tanh": F.tanh, "tosa.exp": F.exp, "tosa.reciprocal": F.recip,
           "tosa.rsqrt": F.rsqrt}
@@ -104,7 +105,7 @@ class Importer:
             (nb, m, k), (_, _, n) = _shape(ops[0]), _shape(ops[1])
             return T.bmm(self.term(ops[0]), self.term(ops[1]), nb, m, k, n)
         if name == "linalg.transpose" and len(out) <= 4:
-            perm = op.properties["permutation"].get_values()
+            perm = int_prop(op, "permutation")
             return T.transpose(self.term(ops[0]), sh(perm))
         if name == "tosa.reshape" and len(out) <= 4:
             return T.reshape(self.term(ops[0]), sh(out))
@@ -119,26 +120,24 @@ class Importer:
             return f(self.term(ops[0]), self.term(ops[1]), sh(out))
         if name in _UNARY:
             return _UNARY[name](self.term(ops[0]))
-        if name == "tosa.reduce_sum" and len(out) == 2 and op.properties["axis"].value.data == 1:
+        if name == "tosa.reduce_sum" and len(out) == 2 and isinstance(axis := op.properties["axis"], IntegerAttr) and axis.value.data == 1:
             m, n = _shape(ops[0])
             return F.rsum(self.term(ops[0]), m, n)
         if name == "tosa.max_pool2d":
             (n, h, w, c) = _shape(ops[0])
-            kh, kw = op.properties["kernel"].get_values()
-            s_h, s_w = op.properties["stride"].get_values()
-            pt, pb, pl, pr = op.properties["pad"].get_values()
+            kh, kw = int_prop(op, "kernel")
+            s_h, s_w = int_prop(op, "stride")
+            pt, pb, pl, pr = int_prop(op, "pad")
             return T.maxpool(self.term(ops[0]), n, h, w, c, kh, kw, s_h, s_w, pt, pb, pl, pr)
         if name == "linalg.conv_2d_ngchw_gfchw" and _is_zero(ops[2]):
-            strides = [int(x) for x in op.properties["strides"].get_values()]
-            dil = [int(x) for x in op.properties["dilations"].get_values()]
+            strides, dil = list(int_prop(op, "strides")), list(int_prop(op, "dilations"))
             n, g, c, h, w = _shape(ops[0])
             _, f, _, kh, kw = _shape(ops[1])
             if dil != [1, 1] or n != 1:
                 return None
             return T.gconv(self.term(ops[0]), self.term(ops[1]), g, c, h, w, f, kh, kw, *strides)
         if name == "linalg.conv_2d_nchw_fchw" and _is_zero(ops[2]):
-            strides = [int(x) for x in op.properties["strides"].get_values()]
-            dil = [int(x) for x in op.properties["dilations"].get_values()]
+            strides, dil = list(int_prop(op, "strides")), list(int_prop(op, "dilations"))
             if dil != [1, 1]:
                 return None
             n, c, h, w = _shape(ops[0])
@@ -220,11 +219,12 @@ class Importer:
             ins = [env.get(v) for v in bop.operands]
             consts = [_splat(v) for v in bop.operands]
             name = bop.name
-            if name in ("arith.addf", "arith.mulf", "arith.subf") and None not in ins:
+            known = [t for t in ins if t is not None]
+            if name in ("arith.addf", "arith.mulf", "arith.subf") and len(known) == len(ins) == 2:
                 f = {"arith.addf": T.add, "arith.mulf": F.mul, "arith.subf": F.sub}[name]
-                r = f(ins[0], ins[1], s2)
-            elif name == "arith.addf" and 1.0 in consts and any(t is not None for t in ins):
-                r = N.addone(ins[0] if ins[0] is not None else ins[1])
+                r = f(known[0], known[1], s2)
+            elif name == "arith.addf" and 1.0 in consts and known:
+                r = N.addone(known[0])
             elif name == "arith.divf" and consts[0] == 1.0 and ins[1] is not None:
                 r = F.recip(ins[1])
             elif name in ("arith.negf", "math.exp", "math.tanh") and ins[0] is not None:
@@ -236,7 +236,7 @@ class Importer:
 
     def constant_facts(self) -> list:
         """Facts about splat f32 constants (opaque leaves): `inv_of(c) = n` for 1/n, `is_eps(c)`."""
-        from egglog import set_
+        from egglog import i64, set_
 
         facts = []
         for op in self.block.ops:
@@ -248,7 +248,7 @@ class Importer:
             leaf = self.term(op.results[0])
             inv = round(1 / c) if c >= 1 / MAX_INVERSE else 0  # e-graph integers are i64
             if inv >= 1 and abs(1 / inv - c) <= 1e-6 * c:
-                facts.append(set_(F.inv_of(leaf)).to(inv))
+                facts.append(set_(F.inv_of(leaf)).to(i64(inv)))
             if c <= 1e-3:
                 facts.append(F.is_eps(leaf))
         return facts

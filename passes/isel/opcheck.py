@@ -17,9 +17,11 @@ Example::
 
 from __future__ import annotations
 
+from xdsl.dialects.builtin import FloatAttr, IntegerAttr
 from xdsl.ir import Operation
 
 from steplus.dialects.ila.host import window_problem
+from steplus.utils.attrs import int_values
 
 
 def _shape(v) -> tuple[int, ...]:
@@ -34,15 +36,12 @@ def _attr(op: Operation, name: str):
 
 
 def _ints(op: Operation, name: str) -> tuple[int, ...] | None:
-    attr = _attr(op, name)
-    if attr is None or not hasattr(attr, "get_values"):
-        return None
-    return tuple(int(v) for v in attr.get_values())
+    return int_values(_attr(op, name))
 
 
 def _axis(op: Operation) -> int | None:
     attr = _attr(op, "axis")
-    return int(attr.value.data) if attr is not None and hasattr(attr, "value") else None
+    return int(attr.value.data) if isinstance(attr, IntegerAttr | FloatAttr) else None
 
 
 def _max_pool(op: Operation) -> str | None:

@@ -87,7 +87,7 @@ def _memory_limit(memory_mb: int):
         z3.set_param("memory_max_size", old)
 
 
-def _query(diff: z3.BoolRef, timeout_ms: int) -> tuple[str, str]:
+def _query(diff: z3.ExprRef, timeout_ms: float) -> tuple[str, str]:
     solver = z3.Solver()
     solver.set("timeout", max(1, int(timeout_ms)))
     try:

@@ -159,14 +159,19 @@ def _slice_share(expr, name) -> int | None:
     product split into per-batch GEMMs would cost its operands' host computation `nb` times."""
     from egglog import get_callable_args
 
+    def lit(x) -> int:
+        if not isinstance(x, i64):
+            raise TypeError(f"not an i64 literal: {x}")
+        return int(x)
+
     args = get_callable_args(expr)
     try:
         if name == "bsel":
-            return max(1, int(args[2]))
+            return max(1, lit(args[2]))
         child = args[0]
         if expr_name(child) == "reshape":
-            total = int(get_callable_args(get_callable_args(child)[1])[0])
-            return max(1, total // max(1, int(args[2])))
+            total = lit(get_callable_args(get_callable_args(child)[1])[0])
+            return max(1, total // max(1, lit(args[2])))
     except (TypeError, ValueError, AttributeError, IndexError):
         return None
     return None

@@ -30,6 +30,8 @@ from __future__ import annotations
 import math
 
 from xdsl.dialects.builtin import Float32Type, Float64Type, TensorType
+from xdsl.dialects.arith import CmpfOp
+from xdsl.dialects.linalg.ops import GenericOp
 from xdsl.ir import Operation, SSAValue
 
 from steplus.passes.isel import fused as F
@@ -37,6 +39,7 @@ from steplus.passes.isel import frontend_forms as N
 from steplus.passes.isel import terms as T
 from steplus.dialects.semantics.constants import CONSTANT_OPS, splat_value
 from steplus.passes.isel.frontend import MAX_INVERSE, MAX_TENSOR_ELEMENTS, Importer, sh
+from steplus.utils.attrs import int_values
 
 _BIN = {"arith.addf": T.add, "arith.subf": F.sub, "arith.mulf": F.mul, "arith.divf": F.div}
 _UN = {"arith.negf": N.neg, "math.exp": F.exp, "math.tanh": F.tanh, "math.rsqrt": F.rsqrt,
@@ -197,17 +200,15 @@ class RealImporter(Importer):
         x, w, init = op.operands
         (n, c, length), (f, _, kw) = _shape(x), _shape(w)
         attrs = {**op.attributes, **op.properties}
-        ints = [[int(v) for v in attrs[k].get_values()] if hasattr(attrs.get(k), "get_values") else None
-                for k in ("strides", "dilations")]
-        if n != 1 or kw != 1 or ints != [[1], [1]]:
+        ints = [int_values(attrs.get(k)) for k in ("strides", "dilations")]
+        if n != 1 or kw != 1 or ints != [(1,), (1,)]:
             return None
         gemm = T.matmul(T.reshape(self.term(w), sh((f, c))), self.view(x), f, c, length)
         owner = init.owner
         if isinstance(owner, Operation) and owner.name == "linalg.broadcast":
-            attr = owner.properties.get("dimensions")
-            dims = [int(v) for v in attr.get_values()] if hasattr(attr, "get_values") else None
+            dims = int_values(owner.properties.get("dimensions"))
             b = owner.operands[0]
-            if dims != [0, 2] or _shape(b) != (f,) or not _float_tensor(b):
+            if dims != (0, 2) or _shape(b) != (f,) or not _float_tensor(b):
                 return None
             return self._result(op, T.add(gemm, T.reshape(self.term(b), sh((f, 1))), sh((f, length))))
         from steplus.passes.isel.frontend import _is_zero
@@ -325,8 +326,8 @@ class RealImporter(Importer):
                 res = _UN[name](ins[0])
             elif name == "arith.divf" and consts[0] == 1.0 and ins[1] is not None:
                 res = F.recip(ins[1])
-            elif name == "arith.addf" and 1.0 in consts and any(x is not None for x in ins):
-                res = N.addone(ins[0] if ins[0] is not None else ins[1])
+            elif name == "arith.addf" and 1.0 in consts and (x := next((x for x in ins if x is not None), None)) is not None:
+                res = N.addone(x)
             elif name in _BIN and len(ins) == 2 and all(x is not None or k is not None for x, k in zip(ins, consts)):
                 a, b = (x if x is not None else self._scalar(v) for x, v in zip(ins, bop.operands))
                 res = _BIN[name](a, b, s2)
@@ -348,17 +349,19 @@ class RealImporter(Importer):
         if not (isinstance(zop, Operation) and zop.name in CONSTANT_OPS and splat_value(zop) == 0.0):
             return None
         red = mask.owner
-        if not (isinstance(red, Operation) and red.name == "linalg.generic" and len(red.inputs) == 1):
+        if not (isinstance(red, GenericOp) and len(red.inputs) == 1):
             return None
         rbody = [o.name for o in red.body.block.ops]
         cmp = red.inputs[0].owner
-        if rbody != ["arith.andi", "linalg.yield"] or not (isinstance(cmp, Operation) and cmp.name == "linalg.generic"):
+        if rbody != ["arith.andi", "linalg.yield"] or not isinstance(cmp, GenericOp):
             return None
         cbody = list(cmp.body.block.ops)
         names = [o.name for o in cbody]
         if names not in (["arith.cmpf", "linalg.yield"], ["arith.extf", "arith.cmpf", "linalg.yield"]):
             return None
         c = cbody[-2]
+        if not isinstance(c, CmpfOp):
+            return None
         lim = _scalar_const(c.operands[1])
         if lim != float("-inf") or c.predicate.value.data != 1 or len(cmp.inputs) != 1:  # oeq
             return None
@@ -395,19 +398,19 @@ class RealImporter(Importer):
 
     def constant_facts(self) -> list:
         """The facts of `Importer.constant_facts` for the scalar constants too, and `int_of(c) = n`."""
-        from egglog import set_
+        from egglog import i64, set_
 
         facts = super().constant_facts()
         for v in self.scalars:
-            c = splat_value(v.owner)
+            c = splat_value(v.owner) if isinstance(v.owner, Operation) else None
             if c is None or not c > 0 or c == float("inf"):
                 continue
             leaf = self.term(v)
             if c == int(c) and c < MAX_INVERSE:
-                facts.append(set_(F.int_of(leaf)).to(int(c)))
+                facts.append(set_(F.int_of(leaf)).to(i64(int(c))))
             inv = round(1 / c) if c >= 1 / MAX_INVERSE else 0
             if inv >= 1 and abs(1 / inv - c) <= 1e-6 * c:
-                facts.append(set_(F.inv_of(leaf)).to(inv))
+                facts.append(set_(F.inv_of(leaf)).to(i64(inv)))
             if c <= 1e-3:
                 facts.append(F.is_eps(leaf))
         for v in self.leaves:  # the shape rules (`frontend_forms.SHAPES`) give the other terms theirs
