@@ -192,15 +192,23 @@ def lower_layer(cfg: LlamaConfig, tp: int = 8, batch: int = 1, cached: int = 409
     return export_layer(cfg, tp, batch, cached, strategy, dense)[1]
 
 
+ROUTE_DENSE = "tile=64x32x8192 schedule=mnk"
+"""The route's dense tiles for the layer graph: 32 output columns (the largest power of
+two dividing Llama2's 1376 = 11008/8 FFN columns; the route does not pad) and the
+reduction over the whole row (clamped to K), so a projection's input is one tile per
+row that the layer graph re-reads on chip."""
+
+
 def route_layer(cfg: LlamaConfig, tp: int = 8, batch: int = 4, cached: int = 4096,
-                dense: str = "tile=64x32x32 schedule=mnk", p2p: P2PNet | None = None,
-                strategy: str = "interleaved") -> LayerGraph:
+                dense: str = ROUTE_DENSE, p2p: P2PNet | None = None,
+                strategy: str = "interleaved", on_chip: bool = True) -> LayerGraph:
     """One step graph of the whole decode layer from the route (`sn40l_route.layer_graph`):
-    attention, both all-reduces (with `p2p`) and every dense phase."""
+    attention, both all-reduces (with `p2p`) and every dense phase; `on_chip=False`
+    chains the phases through memory only (the unfused baseline's input)."""
     ep, low = export_layer(cfg, tp, batch, cached, strategy, dense, p2p)
     nodes = list(ep.graph.nodes)
     return layer_graph(low, nodes, f"{cfg.name.replace('-', '_')}_tp{tp}_layer",
-                       cache_sizes(low, nodes))
+                       cache_sizes(low, nodes), on_chip)
 
 
 @dataclass

@@ -51,7 +51,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp, StringAttr, i64
-from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
 from steplus.dialects.sn40l_attrs import SYMBOL
 from steplus.dialects.step import GraphOp
@@ -134,30 +134,104 @@ def _order(parts: list[LoweredPart], canon) -> list[LoweredPart]:
     return [parts[i] for i in done]
 
 
-def _cast(v: SSAValue, dtype) -> Operation:
-    """A `mul_scalar[1]` map of `v` into `dtype` (built by the builder, detached)."""
+def _dims(t: StreamType) -> list[str]:
+    return [str(d) for d in t.dims]
+
+
+def _chain(block: Block, v: SSAValue, build) -> SSAValue:
+    """Append to `block` the ops `build(stream)` makes from `v` (through the builder, so
+    the result types are inferred and verified); returns the last stream."""
     t = v.type
     assert isinstance(t, StreamType)
-    g = Graph("cast")
-    a = g.argument(list(t.dims), t.element, "x")
-    a.map("mul_scalar[1]", dtype=dtype, name="cast").consume()
-    m = g.module()
-    op = next(o for o in m.walk() if isinstance(o, so.MapOp))
-    return op.clone(value_mapper={op.operands[0]: v})
+    g = Graph("chain")
+    build(g.argument(list(t.dims), t.element, "x")).consume()
+    graph = next(o for o in g.module().walk() if isinstance(o, GraphOp))
+    ops = list(graph.body.block.ops)
+    mapper: dict[SSAValue, SSAValue] = {graph.body.block.args[0]: v}
+    for op in ops[:-1]:  # the last is the consume of the result
+        c = op.clone(value_mapper=mapper)
+        for a, b in zip(op.results, c.results):
+            mapper[a] = b
+        block.add_op(c)
+    return mapper[ops[-1].operands[0]]
 
 
-def _same_walk(a: StreamType, b: StreamType) -> bool:
-    ea, eb = a.element, b.element
-    return (isinstance(ea, TileType) and isinstance(eb, TileType)
-            and (ea.rows.data, ea.cols.data) == (eb.rows.data, eb.cols.data)
-            and [str(d) for d in a.dims] == [str(d) for d in b.dims])
+def _rows_to_walk(s, want: list[str]):
+    """`[P.., m, 1]` (each row tile `m` times) or `[P.., 1]` from `[P..]` one tile per row."""
+    if len(want) >= 2 and want[-2].isdigit() and want[-1] == "1" \
+            and len(want) == len(s.dims) + 2:
+        s = s.repeat(int(want[-2]))
+    data, pad = s.reshape(1, 0)
+    pad.consume()
+    return data
+
+
+def _on_chip(block: Block, v: SSAValue, want: Attribute) -> SSAValue | None:
+    """`v` (a stored stream) as the stream a load of its tensor walks (`want`), on chip,
+    or None (then it goes through memory). Handled: the same walk; one tile per row
+    re-read `m` times (`[P.., 1]` -> `[P.., m, 1]`: a projection's input once per output
+    column tile when the reduction tile spans the row: `repeat`, `flatten`, a `reshape`
+    into chunks of 1); a row of `n` tiles joined into one wide tile (`accum join_tiles`)
+    and then re-read likewise; a dtype cast (`mul_scalar[1]`) at the end. A row of
+    several tiles re-read would need an on-chip buffer streamed again
+    (`bufferize`/`streamify`), which the fabric simulator does not run."""
+    have = v.type
+    if not (isinstance(have, StreamType) and isinstance(want, StreamType)):
+        return None
+    ea, eb = have.element, want.element
+    if not (isinstance(ea, TileType) and isinstance(eb, TileType) and ea.is_static
+            and eb.is_static and ea.rows.data == eb.rows.data):
+        return None
+    a, b = _dims(have), _dims(want)
+    c, c2 = ea.cols.data, eb.cols.data
+    tail = len(b) >= 2 and b[-1] == "1" and (b[:-1] == a[:-1] or b[:-2] == a[:-1])
+    if a == b and c == c2:
+        build = None
+    elif c == c2 and len(a) >= 2 and a[-1] == "1" and b[:-2] == a[:-1] and b[-1] == "1" \
+            and b[-2].isdigit():
+        def build(s):
+            return _rows_to_walk(s.flatten(0, 1), b)
+    elif tail and a[-1].isdigit() and c2 == int(a[-1]) * c and len(a) >= 2:
+        def build(s):
+            joined = s.accum("join_tiles", 1, acc=TileType(ea.rows.data, c2, ea.scalar))
+            return _rows_to_walk(joined, b)
+    else:
+        return None
+    if build is not None:
+        v = _chain(block, v, build)
+    if ea.scalar != eb.scalar:
+        v = _chain(block, v, lambda s: s.map("mul_scalar[1]", dtype=eb.scalar))
+    return v
+
+
+def _collective(block: Block, v: SSAValue, op: Operation, load: so.LinearOffChipLoadOp,
+                address: int, symbol: str, tag: str) -> so.LinearOffChipStoreOp:
+    """The route's collective `op` on the stored stream `v` (cast to the collective's
+    dtype, the exported tensor's, first), and the store of its result at `address`
+    (dropped later if every reader takes it on chip)."""
+    el, want = v.type, load.output.type
+    assert isinstance(el, StreamType) and isinstance(want, StreamType)
+    have_el, want_el = el.element, want.element
+    if isinstance(have_el, TileType) and isinstance(want_el, TileType) \
+            and have_el.scalar != want_el.scalar:
+        v = _chain(block, v, lambda s: s.map("mul_scalar[1]", dtype=want_el.scalar))
+    c = type(op).create(operands=[v], result_types=[v.type],
+                        properties=dict(op.properties),
+                        attributes={"name": StringAttr(f"{tag}_{op.name.split('.')[-1]}")})
+    st = so.LinearOffChipStoreOp.create(operands=[c.results[0]],
+                                        properties={"base_addr": IntegerAttr(address, i64)})
+    SYMBOL.set(st, symbol)
+    block.add_ops([c, st])
+    return st
 
 
 def layer_graph(low: Lowering, nodes, name: str = "layer",
-                cache_tiles: dict[str, int] | None = None) -> LayerGraph:
+                cache_tiles: dict[str, int] | None = None, on_chip: bool = True) -> LayerGraph:
     """One step graph of the layer the route lowered (see the module doc). `nodes`:
     the exported graph's nodes (for the views and casts); `cache_tiles`: the real
-    size in tiles of each KV cache tensor (the attention graph's region is 2^20)."""
+    size in tiles of each KV cache tensor (the attention graph's region is 2^20).
+    `on_chip=False`: every boundary through memory (the phases as the route gives
+    them, chained: the kernel-by-kernel baseline step-kernelize cuts further)."""
     nodes = list(nodes)
     alias: dict[str, str] = {}
     for n in nodes:
@@ -211,6 +285,17 @@ def layer_graph(low: Lowering, nodes, name: str = "layer",
         binds.update(graph_bindings(graph))
         local = _local(p)
         phases.append(f"{p.kind}:{p.role or p.kind}:{p.outputs[0]}")
+        if p.kind == "collective":
+            t_in, t_out = canon(p.inputs["arg0"]), canon(p.outputs[0])
+            if on_chip and t_in in producer and reads.get(t_in) == 1:  # producer's stream
+                op = next(o for o in graph.body.block.ops
+                          if isinstance(o, (so.AllReduceOp, so.AllGatherOp)))
+                ld = next(o for o in graph.body.block.ops
+                          if isinstance(o, so.LinearOffChipLoadOp))
+                producer[t_out] = _collective(block, producer[t_in].input, op, ld,
+                                              address(t_out), t_out, f"p{i}")
+                onchip += 1
+                continue
         mapper: dict[SSAValue, SSAValue] = {}
         for op in graph.body.block.ops:
             c = op.clone(value_mapper=mapper)
@@ -230,22 +315,14 @@ def layer_graph(low: Lowering, nodes, name: str = "layer",
                     if p.kind == "attention" and cache_tiles and t in cache_tiles \
                             and isinstance(c, (so.RandomOffChipLoadOp, so.RandomOffChipStoreOp)):
                         c.properties["tiled_in_shape"] = i64_array([cache_tiles[t]])
-                    src_t, dst_t = producer[t].input.type if t in producer else None, \
-                        c.results[0].type if c.results else None
-                    if isinstance(c, so.LinearOffChipLoadOp) and not c.operands \
-                            and reads.get(t) == 1 and isinstance(src_t, StreamType) \
-                            and isinstance(dst_t, StreamType) and _same_walk(src_t, dst_t):
-                        v = producer[t].input
-                        dst = dst_t.element
-                        assert isinstance(dst, TileType)  # _same_walk: tiles
-                        if src_t.element != dst:
-                            cast = _cast(v, dst.scalar)
-                            block.add_op(cast)
-                            v = cast.results[0]
-                        mapper[op.results[0]] = v
-                        c.erase()
-                        onchip += 1
-                        continue
+                    if on_chip and isinstance(c, so.LinearOffChipLoadOp) and not c.operands \
+                            and t in producer and reads.get(t) == 1:
+                        v = _on_chip(block, producer[t].input, c.output.type)
+                        if v is not None:
+                            mapper[op.results[0]] = v
+                            c.erase()
+                            onchip += 1
+                            continue
                     if isinstance(c, (so.LinearOffChipLoadOp, so.RandomOffChipLoadOp)) \
                             and t in producer:
                         consumers[t] = consumers.get(t, 0) + 1
