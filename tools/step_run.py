@@ -59,11 +59,13 @@ import argparse
 import re
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
 
+from steplus.dialects import lus
 from steplus.dialects.lus.input_ranges import input_problem, input_ranges, output_names
 from steplus.tools.lus_check import check_main
 from steplus.utils.source_formats import FORMATS, lustre_dialect_of
@@ -77,6 +79,9 @@ from steplus.tools.cli import (
     guarded,
 )
 from steplus.tools.loading import load_module, read_input
+
+if TYPE_CHECKING:
+    from steplus.runtime.reactive.interpreter import Outputs
 
 __all__ = ["EXIT_USAGE_ERROR", "EXIT_USER_ERROR", "DEFAULT_MAX_TICKS", "main"]
 
@@ -183,9 +188,10 @@ def _entries(module: ModuleOp) -> list[tuple[str, str, Operation]]:
     from steplus.dialects.step import GraphOp
 
     kinds = ((GraphOp, "step.graph"), (lus.NodeOp, "lus.node"), (sync.NodeOp, "sync.node"))
-    found = [(kind, op.sym_name.data, op) for op in module.walk()
-             for cls, kind in kinds if isinstance(op, cls)
-             and not op.sym_name.data.endswith("$check")]  # Lustre observers: --check
+    found: list[tuple[str, str, Operation]] = [
+        (kind, op.sym_name.data, op) for op in module.walk()
+        for cls, kind in kinds if isinstance(op, cls)
+        and not op.sym_name.data.endswith("$check")]  # Lustre observers: --check
     if not found:
         found = [("func.func", op.sym_name.data, op) for op in module.walk()
                  if isinstance(op, func.FuncOp) and op.body.blocks]
@@ -220,7 +226,7 @@ def _find_node(args: argparse.Namespace, module: ModuleOp, name: str) -> Operati
     return nodes[name]
 
 
-def _execute(args, module: ModuleOp, node: str, inputs: dict) -> list[list[object]]:
+def _execute(args, module: ModuleOp, node: str, inputs: dict) -> Outputs:
     from steplus.dialects import lus, sync
     from steplus.runtime.reactive import run_node
     from steplus.runtime.reactive.sync_interp import run_sync_node
@@ -242,7 +248,7 @@ def _execute(args, module: ModuleOp, node: str, inputs: dict) -> list[list[objec
     return run_node(module, node, inputs, args.ticks)
 
 
-def _save(path: str, outputs: list[list[object]], names: list[str] | None = None) -> None:
+def _save(path: str, outputs: Outputs, names: list[str] | None = None) -> None:
     from steplus.runtime.reactive import ABSENT
 
     keys = names if names and len(set(names)) == len(outputs) else [
@@ -311,6 +317,8 @@ def _run_node(args: argparse.Namespace, source: ModuleOp, name: str) -> int:
     node = _find_node(args, source, name)
     if args.check:
         _no_function_flags(args)
+        if not isinstance(node, lus.NodeOp):
+            raise UsageError(f"--check checks a Lustre node; @{name} is a {node.name}")
         return check_main(args, source, name, node)
     if args.ticks is None and not args.stream:
         raise UsageError("the following arguments are required: --ticks")
@@ -323,17 +331,23 @@ def _run_node(args: argparse.Namespace, source: ModuleOp, name: str) -> int:
     sigs = node_signature(node)
     if args.stream:
         return _stream(args, module, name, sigs, node)
+    ticks: int | None = args.ticks
+    if ticks is None:  # refused above unless --stream
+        raise UsageError("the following arguments are required: --ticks")
     inputs = load_inputs(args.input, sigs, f"@{name}")
     from steplus.lowering.lustre.undefined import default_undefined  # Kind 2's undefined pre
 
-    default_undefined([s.name for s in sigs], {s.name: s.dtype for s in sigs}, inputs, args.ticks)
+    default_undefined([s.name for s in sigs], {s.name: s.dtype for s in sigs}, inputs, ticks)
     require_all(sigs, inputs, f"@{name}")
-    _check_lustre_inputs(args, node, {k: v[: args.ticks] for k, v in inputs.items()})
+    _check_lustre_inputs(args, node, {k: v[:ticks] for k, v in inputs.items()})
     try:
         outputs = _execute(args, module, name, inputs)
     except (ReactiveError, IreeError) as e:
         print(f"{args.input_file}: error: {e}", file=sys.stderr)
         return EXIT_USER_ERROR
+    from steplus.lowering.lustre.machine_ints import as_unsigned  # Kind 2's uintN
+
+    outputs = as_unsigned(node, outputs)
     if args.output:
         try:
             _save(args.output, outputs, output_names(node))
@@ -341,7 +355,7 @@ def _run_node(args: argparse.Namespace, source: ModuleOp, name: str) -> int:
             raise InputError([f"{args.output}: error: cannot write output: {e}"]) from None
         return 0
     names = output_names(node) or [""] * len(outputs)
-    for t in range(args.ticks):
+    for t in range(ticks):
         print(f"tick {t}: " + " ".join(f"{n}={_fmt(col[t])}" if n else _fmt(col[t])
                                        for n, col in zip(names, outputs)))
     return 0

@@ -19,9 +19,10 @@ smallest of i8, i16, i32, i64 that fits them and reduced to their n bits
 (masked, or sign-extended by `((v & mask) ^ sign) - sign`) at the inputs and
 after every operation; `a ++ b` concatenates, `a[hi:lo]` extracts bits.
 
-An input of type `uintN` is given to step-run, and an output printed, as the
-signed integer of the same N bits (`uint8` 255 is -1): steplus's runtimes
-carry the bits, not the signedness.
+An input of type `uintN` is given to step-run as the signed integer of the
+same N bits (`uint8` 255 is -1): steplus's runtimes carry the bits, not the
+signedness; step-run prints and saves an output of type `uintN` / `uint<n>`
+unsigned (255), from the node's `lustre.unsigned_outputs` attribute.
 
 Example::
 
@@ -37,8 +38,9 @@ import re
 from typing import TYPE_CHECKING
 
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import IntegerAttr, IntegerType, f32
-from xdsl.ir import SSAValue
+import numpy as np
+from xdsl.dialects.builtin import ArrayAttr, IntegerAttr, IntegerType, f32, i64
+from xdsl.ir import Operation, SSAValue
 
 from steplus.lowering.lustre import ast
 from steplus.lowering.lustre.transform import LustreError
@@ -238,3 +240,37 @@ def binary(low: NodeLowering, e: ast.Binary, a: SSAValue, b: SSAValue) -> SSAVal
     out = low.emit(cls(a, b), e.pos)
     low.tag(out, t)
     return normalize(low, out, t, e.pos)
+
+
+UNSIGNED_OUTPUTS = "lustre.unsigned_outputs"
+"""The discardable `lus.node` attribute listing its `uintN` / `uint<n>` outputs
+as `[[index, bits], ...]`: step-run prints (and saves) them unsigned."""
+
+
+def unsigned_outputs_attr(items: list[tuple[int, int]]) -> ArrayAttr:
+    return ArrayAttr([ArrayAttr([IntegerAttr(k, i64), IntegerAttr(n, i64)]) for k, n in items])
+
+
+def as_unsigned(node: Operation, outputs: list) -> list:
+    """`outputs` (one column per output) with the unsigned outputs of `node`
+    read as unsigned integers of their bits (the runtimes carry signless
+    bits: `uint8` 255 comes back as -1)."""
+    attr = node.attributes.get(UNSIGNED_OUTPUTS)
+    if not isinstance(attr, ArrayAttr):
+        return outputs
+    out = list(outputs)
+    for item in attr.data:
+        if not (isinstance(item, ArrayAttr) and len(item.data) == 2
+                and isinstance(k := item.data[0], IntegerAttr)
+                and isinstance(n := item.data[1], IntegerAttr)):
+            continue
+        index, nbits = k.value.data, n.value.data
+        if not 0 <= index < len(out) or not 1 <= nbits <= 64:
+            continue
+        width = next(w for w in (8, 16, 32, 64) if nbits <= w)
+        utype = np.dtype(f"uint{width}")
+        mask = utype.type((1 << nbits) - 1)
+        out[index] = [v if not isinstance(v, int | np.integer) else
+                      np.asarray(v).astype(f"int{width}").view(utype) & mask
+                      for v in out[index]]
+    return out

@@ -32,6 +32,7 @@ Example::
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import FloatAttr, IntegerAttr, i1
@@ -71,9 +72,11 @@ _INT_OPS = {"+": arith.AddiOp, "-": arith.SubiOp, "*": arith.MuliOp, "/": arith.
 _REAL_OPS = {"+": arith.AddfOp, "-": arith.SubfOp, "*": arith.MulfOp, "/": arith.DivfOp}
 _BOOL_OPS = {"and": arith.AndIOp, "or": arith.OrIOp, "xor": arith.XOrIOp}
 def _hint(name: str) -> str:
-    """An SSA name for a Lustre variable (`a[2]`, an array element, is `a.2`:
-    xDSL drops a `_2` suffix from names)."""
-    return name.replace("[", ".").replace("]", "")
+    """An SSA name for a Lustre variable, which step-run's `--input` uses: xDSL
+    drops a `_2` suffix from SSA names (`in_1` and `in_2` would both be `in`),
+    so `a[2]`, an array element, is `a.2` and a final `_2` is `-2` (`in_1` is
+    `in-1`; `-` is in no Lustre name, so no other variable is named so)."""
+    return re.sub(r"_(\d+)$", r"-\1", name.replace("[", ".").replace("]", ""))
 
 
 def _carried(op: Operation) -> SSAValue | None:
@@ -126,6 +129,11 @@ class NodeLowering:
                              static=[mlir_type(self.ltypes[d.name]) for d in statics])
         self.op.attributes[OUTPUT_NAMES] = names_attr(
             [d.name for d in node.outputs] + [o.name for o in observers])
+        unsigned = [(k, machine_ints.bits(t)) for k, d in enumerate(node.outputs)
+                    if (t := self.ltypes[d.name]) in MACHINE_INTS and not MACHINE_INTS[t][1]]
+        if unsigned:  # step-run prints them unsigned
+            self.op.attributes[machine_ints.UNSIGNED_OUTPUTS] = \
+                machine_ints.unsigned_outputs_attr(unsigned)
         if observers:
             self.op.attributes[OBSERVERS] = observers_attr(
                 [(o.kind, o.name, o.pos) for o in observers])

@@ -319,9 +319,9 @@ ACCEPTED = {
     "test_node_eqns.lus": {},  # y takes a static parameter
     "imported.lus": {"ext_node": ({}, lambda i, out: [out]),
                      "ext_fun": ({}, lambda i, out: [out]),
-                     # in_1 and in_2 are both named `in` (xDSL drops a `_1` suffix
-                     # from SSA names): one stream feeds both
-                     "test": ({}, lambda i, o1, o2: [o1 + o2])},
+                     # in_1 and in_2 are the inputs `in-1` and `in-2` (xDSL drops
+                     # a `_1` suffix from SSA names: both were `in`)
+                     "test": ({}, lambda in1, in2, o1, o2: [o1 + o2])},
     "ghost_in_core.lus": {"top": ({}, lambda x, y, z: [y, z]),
                           "f": ({}, lambda x, y, z: [y, z])},
     "issue_1043.lus": {"rising_edge": ({}, lambda i: [

@@ -329,3 +329,46 @@ def test_lustre_outputs_keep_their_names_and_integers_stay_integers(tmp_path):
                            f"x={tmp_path / 'x.csv'}", "--output", str(npy)]).code == 0
     arr = np.load(npy)
     assert arr.dtype == np.int32 and arr.tolist() == [[3, 0], [5, 1], [-2, 0]]
+
+
+def test_inputs_named_with_a_digit_suffix_stay_apart(tmp_path):
+    # xDSL drops a `_1` suffix from SSA names: `in_1` and `in_2` were both
+    # `in` (one stream fed both). They are `in-1` and `in-2`; outputs keep
+    # the user's names.
+    from conftest import run_tool
+    from steplus.tools.step_run import main
+
+    src = "node n(in_1, in_2: int) returns (out_1, d: int);\nlet out_1 = in_1; d = in_2 - in_1; tel\n"
+    assert [a.name_hint for a in _module(src).ops.first.body.block.args] == ["in-1", "in-2"]
+    ys = XS[::-1].copy()
+    out_1, d = _all_backends(src, "n", **{"in-1": XS, "in-2": ys})
+    np.testing.assert_array_equal(out_1, XS)
+    np.testing.assert_array_equal(d, ys - XS)
+    prog = tmp_path / "p.lus"
+    prog.write_text(src)
+    (tmp_path / "a.csv").write_text("1\n2\n")
+    (tmp_path / "b.csv").write_text("5\n7\n")
+    res = run_tool(main, [str(prog), "--node", "n", "--ticks", "2", "--input",
+                          f"in-1={tmp_path / 'a.csv'}", "--input", f"in-2={tmp_path / 'b.csv'}",
+                          "--output", str(tmp_path / "o.csv")])
+    assert res.code == 0, res.err
+    assert (tmp_path / "o.csv").read_text() == "out_1,d\n1,4\n2,5\n"
+
+
+def test_unsigned_machine_integer_outputs_print_unsigned(tmp_path):
+    # uint8 255 printed as -1 (the runtimes carry signless bits)
+    from conftest import run_tool
+    from steplus.tools.step_run import main
+
+    prog = tmp_path / "u.lus"
+    prog.write_text("node n(x: int; a: uint<8>) returns (u: uint8; b: uint<8>; s: int8);\n"
+                    "let u = (uint8 x); b = a; s = (int8 x); tel\n")
+    (tmp_path / "x.csv").write_text("255\n-1\n300\n")
+    (tmp_path / "a.csv").write_text("-1\n-128\n5\n")  # uint<8> inputs: signed bits
+    # (uint8 300) = 44; uint<8> -1 is 255, -128 is 128; int8: -1, -1, 44
+    want = ["tick 0: u=255 b=255 s=-1", "tick 1: u=255 b=128 s=-1", "tick 2: u=44 b=5 s=44"]
+    for backend in ("reactive", "sync", "iree"):
+        res = run_tool(main, [str(prog), "--node", "n", "--ticks", "3", "--backend", backend,
+                              "--input", f"x={tmp_path / 'x.csv'}",
+                              "--input", f"a={tmp_path / 'a.csv'}"])
+        assert res.out.splitlines() == want, res.err

@@ -311,17 +311,17 @@ tel
     np.testing.assert_array_equal(np.stack([a0, a1, a2]), np.stack([np.ones(T), k, np.full(T, 9)]))
 
 
-def test_the_guide_example_runs_as_written():
+def test_the_guide_example_runs_as_written(tmp_path):
     """docs/guide/lustre.md's data type example, on the lus interpreter and IREE:
     k = 0, 1, 0, 1 and x = 1, 3, 2, 6 give a Circle of radius 1 (area 3), a
     3x2 Rect (6), a Circle of radius 2 (12 > 10: Some(12)), a 6x2 Rect (12);
-    n counts 250, 253, 256 = 0, 3 in uint8, printed as the signed byte."""
+    n counts 250, 253, 256 = 0, 3 in uint8, printed unsigned; saved unsigned too."""
     from conftest import REPO, run_tool
     from steplus.tools.step_run import main
 
     folder = REPO / "examples" / "lustre" / "types"
-    want = ["tick 0: s=0 s.r=1. s.w=0. s.h=0. a=3. big=0 big.v=0. round=True n=-6",
-            "tick 1: s=1 s.r=0. s.w=3. s.h=2. a=6. big=0 big.v=0. round=False n=-3",
+    want = ["tick 0: s=0 s.r=1. s.w=0. s.h=0. a=3. big=0 big.v=0. round=True n=250",
+            "tick 1: s=1 s.r=0. s.w=3. s.h=2. a=6. big=0 big.v=0. round=False n=253",
             "tick 2: s=0 s.r=2. s.w=0. s.h=0. a=12. big=1 big.v=12. round=True n=0",
             "tick 3: s=1 s.r=0. s.w=6. s.h=2. a=12. big=1 big.v=12. round=False n=3"]
     guide = (REPO / "docs" / "guide" / "lustre.md").read_text()
@@ -332,6 +332,10 @@ def test_the_guide_example_runs_as_written():
         res = run_tool(main, [*argv, "--backend", backend])
         assert res.code == 0, res.err
         assert res.out.splitlines() == want
+    out = tmp_path / "o.npz"
+    assert run_tool(main, [*argv, "--output", str(out)]).code == 0
+    n = np.load(out)["n"]
+    assert n.dtype == np.uint8 and n.tolist() == [250, 253, 0, 3]
 
 
 def test_bit_vectors_of_any_width_wrap_concatenate_and_extract():
