@@ -46,7 +46,7 @@ from xdsl.utils.exceptions import VerifyException
 from steplus.dialects.step import GraphOp
 from steplus.dialects.step.discardable import RUNTIME_CONTEXT, RUNTIME_DEPTH
 from steplus.dialects.step.ops import BroadcastOp
-from steplus.dialects.target.attrs import FABRIC_KEY, FabricTargetAttr
+from steplus.dialects.target.attrs import FABRIC_KEY, FabricTargetAttr, sn40l_table_of
 from steplus.dialects.target.fabric import get_preset
 from steplus.passes.step.fabric_placement import LoweringError, Placement, find_graph, place
 from steplus.utils.diagnostics import OpDiagnosticError
@@ -151,7 +151,7 @@ class ConvertStepToRuntimePass(ModulePass):
             else:
                 attr = op.attributes.get(FABRIC_KEY)
                 target = attr if isinstance(attr, FabricTargetAttr) else FabricTargetAttr("step-eval")
-            cfg = target.config()
+            cfg = target.config(sn40l_table_of(op))  # the sn40l preset: the module's #target.sn40l
         except (ValueError, VerifyException) as e:
             raise OpDiagnosticError(None, f"convert-step-to-runtime: {e}") from None
         if self.depth < 0:

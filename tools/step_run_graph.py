@@ -88,11 +88,11 @@ def specialize_pipeline(args) -> str | None:
     return "step-specialize{" + " ".join([*opts, "rewrite=true"]) + "}"
 
 
-def _explain(cfg) -> str:
-    from steplus.dialects.target.sn40l import explain
+def _explain(cfg, module=None) -> str:
+    from steplus.dialects.target.attrs import explain_sn40l
 
-    if cfg.name == "sn40l":
-        return f"hardware preset sn40l (one socket; node: 8 sockets)\n{explain()}"
+    if cfg.name == "sn40l":  # the table of the module's #target.sn40l, which the preset is built from
+        return f"hardware preset sn40l (one socket; node: 8 sockets)\n{explain_sn40l(module)}"
     return (f"hardware preset {cfg.name}: no seed/assumed table (its values are in "
             f"dialects/target/fabric.py)")
 
@@ -105,8 +105,8 @@ def explain_only(args) -> int:
 
 def _config(args, module=None):
     """--config, else --preset, else the module's #target.fabric, else step-eval."""
-    from steplus.dialects.target.attrs import fabric_target_of
-    from steplus.dialects.target.fabric import HardwareConfig, get_preset
+    from steplus.dialects.target.attrs import fabric_preset_of, fabric_target_of
+    from steplus.dialects.target.fabric import HardwareConfig
     from steplus.tools.cli import InputError, UsageError
 
     try:
@@ -120,10 +120,10 @@ def _config(args, module=None):
                 raise InputError([f"{args.config}: error: invalid hardware config: {e}"]) from None
             if args.preset:
                 raise UsageError("--preset and --config are exclusive (put \"preset\" in the JSON)")
-        elif args.preset or module is None:
-            cfg = get_preset(args.preset or "step-eval")
+        elif args.preset or module is None:  # the sn40l preset: the module's #target.sn40l
+            cfg = fabric_preset_of(args.preset or "step-eval", module)
         else:
-            cfg = fabric_target_of(module) or get_preset("step-eval")
+            cfg = fabric_target_of(module) or fabric_preset_of("step-eval", module)
     except ValueError as e:
         raise UsageError(str(e)) from None
     return cfg
@@ -139,7 +139,7 @@ def run_graph(args, module, data=None) -> int:
 
     cfg = _config(args, module)
     if args.explain:
-        print(_explain(cfg))
+        print(_explain(cfg, module))
     if args.depth is not None:
         if args.depth < 1:
             raise UsageError("--depth must be positive")

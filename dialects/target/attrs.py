@@ -20,7 +20,9 @@ Two more targets are attributes the same way, each under its own module key:
   the SN40L parameter table of `dialects/target/sn40l.py`, with seed or assumed
   parameters changed (the derived ones follow). `step-allocate-units` and
   `step-allocate-memory` read their chip from it when their own options are not
-  given (the table's values when there is no attribute).
+  given (the table's values when there is no attribute), and the `sn40l` fabric
+  preset of the module is built from it (`fabric_target_of`, `fabric_preset_of`:
+  `hbm_channels = 20` halves the simulated HBM channels).
 - `#target.pim<"allspark-16x16", {rows = 8 : i64}>` (key `target.pim`): a PIM
   mesh preset of `dialects/target/pim.py` and the fields changed from it;
   `pim_target_of(op)` is the `PimHardware` it names.
@@ -35,7 +37,7 @@ builtin.module attributes {target.fabric = #target.fabric<"step-eval", {base_dep
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from xdsl.dialects.builtin import DictionaryAttr, FloatAttr, IntegerAttr, ModuleOp, StringAttr
 from xdsl.ir import Attribute, Dialect, Operation, ParametrizedAttribute
@@ -46,7 +48,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from steplus.dialects.target import pim as pim_target
 from steplus.dialects.target import sn40l as sn40l_target
-from steplus.dialects.target.fabric import HardwareConfig, get_preset
+from steplus.dialects.target.fabric import HardwareConfig, get_preset, sn40l_config
 
 FABRIC_KEY = "target.fabric"
 """The name of the module attribute holding a `#target.fabric`."""
@@ -120,15 +122,17 @@ class FabricTargetAttr(ParametrizedAttribute):
     def verify(self) -> None:
         self.config()
 
-    def config(self) -> HardwareConfig:
-        """The `HardwareConfig` this attribute names (VerifyException if it is not one)."""
+    def config(self, sn40l_table: Mapping[str, sn40l_target.Param] | None = None) -> HardwareConfig:
+        """The `HardwareConfig` this attribute names (VerifyException if it is not one);
+        the `sn40l` preset is built from `sn40l_table` when given (the module's
+        `#target.sn40l`: `fabric_target_of` passes it)."""
         changes = {k: _override_value(k, v) for k, v in self.overrides.data.items()}
         unknown = sorted(set(changes) - CHANGEABLE_FIELDS)
         if unknown:
             raise VerifyException(f"#target.fabric: unknown field(s) {', '.join(unknown)} "
                                   f"(expected {', '.join(sorted(CHANGEABLE_FIELDS))})")
         try:
-            return get_preset(self.preset.data).with_(**changes)
+            return get_preset(self.preset.data, sn40l_table).with_(**changes)
         except ValueError as e:
             raise VerifyException(f"#target.fabric: {e}") from None
 
@@ -143,17 +147,23 @@ CHANGEABLE_FIELDS = frozenset(
 
 def fabric_target_of(op: Operation) -> HardwareConfig | None:
     """The configuration of the `#target.fabric` on `op` or its closest enclosing module
-    carrying one (None when there is none); ValueError if the attribute is not a
-    `#target.fabric`."""
-    cur: Operation | None = op
-    while cur is not None:
-        if isinstance(cur, ModuleOp) and FABRIC_KEY in cur.attributes:
-            attr = cur.attributes[FABRIC_KEY]
-            if not isinstance(attr, FabricTargetAttr):
-                raise ValueError(f"'{FABRIC_KEY}' must be a #target.fabric attribute")
-            return attr.config()
-        cur = cur.parent_op()
-    return None
+    carrying one (None when there is none), its `sn40l` preset built from the
+    module's `#target.sn40l` when there is one; ValueError if an attribute is not
+    of its kind."""
+    attr = _module_attr(op, FABRIC_KEY)
+    if attr is None:
+        return None
+    if not isinstance(attr, FabricTargetAttr):
+        raise ValueError(f"'{FABRIC_KEY}' must be a #target.fabric attribute")
+    return attr.config(sn40l_table_of(op))
+
+
+def fabric_preset_of(name: str, op: Operation | None) -> HardwareConfig:
+    """The fabric preset `name` for the module of `op`: `get_preset(name)`, the `sn40l`
+    preset built from the module's `#target.sn40l` when it carries one (what
+    `step-run --preset sn40l` and `convert-step-to-runtime{preset=sn40l}` place on).
+    ValueError for an unknown preset or an attribute not of its kind."""
+    return get_preset(name, sn40l_table_of(op) if op is not None else None)
 
 
 SN40L_KEY = "target.sn40l"
@@ -177,9 +187,12 @@ class SN40LTargetAttr(ParametrizedAttribute):
     assumed parameters, and the derived ones (`pcu_flops`, the node totals)
     are recomputed from them. The verifier builds that table, so an unknown or
     derived name, or a value the table's check rejects (a count that is not
-    positive), is an error where the attribute is written. Read by
-    `step-allocate-units` and `step-allocate-memory` (module key
-    `target.sn40l`) for the options they are not given.
+    positive), is an error where the attribute is written, and so is a table
+    the `sn40l` fabric preset cannot be built from (more than 1024 HBM
+    channels). Read by `step-allocate-units` and `step-allocate-memory`
+    (module key `target.sn40l`) for the options they are not given, and by
+    the `sn40l` fabric preset of the module (`fabric_target_of`,
+    `fabric_preset_of`: `step-run`, `convert-step-to-runtime`).
     """
 
     name = "target.sn40l"
@@ -209,7 +222,11 @@ class SN40LTargetAttr(ParametrizedAttribute):
                 printer.print_attribute(self.changes)
 
     def verify(self) -> None:
-        self.table()
+        table = self.table()
+        try:  # the sn40l fabric preset of a module carrying it is built from it
+            sn40l_config(table)
+        except ValueError as e:
+            raise VerifyException(f"#target.sn40l: as the sn40l fabric: {e}") from None
 
     def table(self) -> dict[str, sn40l_target.Param]:
         """The parameter table this attribute names (VerifyException if it is not one)."""
@@ -287,6 +304,26 @@ def sn40l_target_of(op: Operation) -> SN40LTargetAttr | None:
     if attr is not None and not isinstance(attr, SN40LTargetAttr):
         raise ValueError(f"'{SN40L_KEY}' must be a #target.sn40l attribute")
     return attr
+
+
+def sn40l_table_of(op: Operation) -> dict[str, sn40l_target.Param] | None:
+    """The SN40L parameter table of the `#target.sn40l` on `op`'s closest enclosing
+    module carrying one (None when there is none); ValueError as `sn40l_target_of`,
+    or when the attribute does not verify."""
+    attr = sn40l_target_of(op)
+    if attr is None:
+        return None
+    try:
+        return attr.table()
+    except VerifyException as e:
+        raise ValueError(str(e)) from None
+
+
+def explain_sn40l(op: Operation | None) -> str:
+    """`sn40l.explain` of the table of `op`'s module's `#target.sn40l` (the seed's
+    table when there is none or `op` is None): what the `sn40l` preset is built from."""
+    table = sn40l_table_of(op) if op is not None else None
+    return sn40l_target.explain(table if table is not None else sn40l_target.SN40L)
 
 
 def pim_target_of(op: Operation) -> pim_target.PimHardware | None:

@@ -28,7 +28,9 @@ bandwidth of compute operators, the base FIFO depth (§1.3), `par_dispatch`
   `unit_flops` = 638 TFLOPS / (1040 PCUs x 1.6 GHz) = 383 FLOPs/cycle per
   PCU, `compute_bw` (an operator step-allocate-units did not size) the whole
   socket, `launch_so_cycles` / `launch_ho_cycles` the per-kernel launch cost
-  of software / hardware orchestration (`step-run --orchestration`).
+  of software / hardware orchestration (`step-run --orchestration`). A module
+  carrying `#target.sn40l<{...}>` gets the preset built from that table
+  (`sn40l_config`, through `attrs.fabric_target_of` / `fabric_preset_of`).
 
 Configs load from / dump to JSON (`HardwareConfig.from_json`), and
 `with_(**changes)` derives variants. Every field is validated when a config
@@ -51,6 +53,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -229,32 +232,40 @@ SWIGLU_HDL = HardwareConfig(
     compute_bw=4096, base_depth=1, end_offset=2)
 
 
-def _sn40l() -> HardwareConfig:
-    """One SN40L socket from the seed/assumed table (dialects/target/sn40l.py)."""
-    pcus, unit = int(sn40l.value("pcus")), int(sn40l.value("pcu_flops"))
+def sn40l_config(table: Mapping[str, sn40l.Param] = sn40l.SN40L) -> HardwareConfig:
+    """One SN40L socket from a parameter table of `dialects/target/sn40l.py` (the
+    seed/assumed table itself by default, or `with_changes(...)` of it, which a
+    module's `#target.sn40l` names): the one mapping from the table to the fabric."""
+    def v(name: str) -> float:
+        return sn40l.value(name, table)
+
+    pcus, unit = int(v("pcus")), int(v("pcu_flops"))
     return HardwareConfig(
         name="sn40l",
-        hbm=HBMConfig(channels=int(sn40l.value("hbm_channels")),
-                      par_dispatch=int(sn40l.value("agcu_requests")),
-                      capacity_bytes=int(sn40l.value("hbm_bytes"))),
-        ddr=HBMConfig(channels=int(sn40l.value("ddr_channels")), request_bytes=64,
-                      initiation_interval=2, latency=int(sn40l.value("ddr_latency")), startup=14,
-                      par_dispatch=int(sn40l.value("agcu_requests")),
-                      capacity_bytes=int(sn40l.value("ddr_bytes"))),
+        hbm=HBMConfig(channels=int(v("hbm_channels")), par_dispatch=int(v("agcu_requests")),
+                      capacity_bytes=int(v("hbm_bytes"))),
+        ddr=HBMConfig(channels=int(v("ddr_channels")), request_bytes=64,
+                      initiation_interval=2, latency=int(v("ddr_latency")), startup=14,
+                      par_dispatch=int(v("agcu_requests")), capacity_bytes=int(v("ddr_bytes"))),
         # one PMU's read port (64 of its 128 B/cycle, reads and writes are concurrent)
-        pmu_bw=int(sn40l.value("pmu_gbps_each")) // 2, compute_bw=pcus * unit, base_depth=2,
-        compute_units=pcus, memory_units=int(sn40l.value("pmus")),
-        sram_bytes=int(sn40l.value("sram_bytes")), clock_ghz=float(sn40l.value("clock_ghz")),
-        unit_flops=unit, launch_so_cycles=sn40l.us_to_cycles(sn40l.value("launch_so_us")),
-        launch_ho_cycles=sn40l.us_to_cycles(sn40l.value("launch_ho_us")))
+        pmu_bw=int(v("pmu_gbps_each")) // 2, compute_bw=pcus * unit, base_depth=2,
+        compute_units=pcus, memory_units=int(v("pmus")),
+        sram_bytes=int(v("sram_bytes")), clock_ghz=float(v("clock_ghz")),
+        unit_flops=unit, launch_so_cycles=sn40l.us_to_cycles(v("launch_so_us"), table),
+        launch_ho_cycles=sn40l.us_to_cycles(v("launch_ho_us"), table))
 
 
-SN40L = _sn40l()
+SN40L = sn40l_config()
 
 PRESETS = {c.name: c for c in (STEP_EVAL, SWIGLU_HDL, SN40L)}
 
 
-def get_preset(name: str) -> HardwareConfig:
+def get_preset(name: str, sn40l_table: Mapping[str, sn40l.Param] | None = None) -> HardwareConfig:
+    """The preset `name`; `sn40l_table` (a module's `#target.sn40l`, see
+    `attrs.fabric_preset_of`) replaces the seed's table in the `sn40l` preset
+    and is ignored by the others. ValueError for an unknown name."""
+    if name == "sn40l" and sn40l_table is not None and sn40l_table is not sn40l.SN40L:
+        return sn40l_config(sn40l_table)
     try:
         return PRESETS[name]
     except KeyError:

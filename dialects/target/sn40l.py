@@ -180,8 +180,9 @@ def with_changes(changes: Mapping[str, float]) -> dict[str, Param]:
     return table
 
 
-def us_to_cycles(us: float) -> int:
-    return round(us * 1e3 * value("clock_ghz"))
+def us_to_cycles(us: float, table: Mapping[str, Param] = SN40L) -> int:
+    """`us` microseconds as cycles of the table's clock."""
+    return round(us * 1e3 * value("clock_ghz", table))
 
 
 def explain(table: dict[str, Param] = SN40L) -> str:
