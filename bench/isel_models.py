@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/isel_models.py                 # table + errors on 100 inputs
     .venv/bin/python bench/isel_models.py --inputs 10     # fewer inputs (the ILA runs dominate)
+    .venv/bin/python bench/isel_models.py --inputs 10 --reference-inputs 3   # ILA speed before/after
     .venv/bin/python bench/isel_models.py --models resnet20,resmlp --no-run
     .venv/bin/python bench/isel_models.py --full --no-run   # D2A's sizes, Table 1 beside the paper's
 
@@ -23,6 +24,9 @@ time.  Then the application-level error (D2A Table 4's idea): the program compil
 float torch module on the same inputs (seed 0): top-1 agreement for the classifiers on
 N(0,1) images, and for LSTM-WLM the perplexity of the next token of random token sequences
 (relative error of the ILA perplexity against the float one) and next-token agreement.
+Last, the ILA simulation time per input: the vectorized drivers (the default) and, on the first
+`--reference-inputs` inputs (1 by default), every fragment stepped command by command
+(`STEPLUS_ILA_REFERENCE=1`), in the same run; the bench stops if their outputs differ at all.
 """
 
 from __future__ import annotations
@@ -245,16 +249,23 @@ def _torch_model(name, full: bool = False):
     return mod, module, example
 
 
-def app_error(name: str, compiled, inputs: int, full: bool = False) -> tuple[str, float]:
-    """(text, seconds per input) of the application-level comparison with the float torch module."""
+def app_error(name: str, compiled, inputs: int, full: bool = False,
+              reference_inputs: int = 0) -> tuple[str, float, float | None]:
+    """(text, seconds per input, seconds per input of the per-command simulation or None) of the
+    application-level comparison with the float torch module.  The first `reference_inputs` inputs
+    also run with every accelerator fragment stepped command by command (`STEPLUS_ILA_REFERENCE=1`,
+    the simulation before issue 32's vectorization), whose outputs must be the same bit for bit."""
+    import os
+
     import torch
 
+    from steplus.runtime.ila.core import REFERENCE_ENV
     from steplus.runtime.ila.host import run_function
 
     mod, module, example = _torch_model(name, full)
     rng = np.random.default_rng(0)
-    agree, ppl_f, ppl_a, t_sim = 0, [], [], 0.0
-    for _ in range(inputs):
+    agree, ppl_f, ppl_a, t_sim, t_ref = 0, [], [], 0.0, 0.0
+    for k in range(inputs):
         if name == "lstm_wlm":
             x = rng.integers(0, module.decoder.out_features, example[0].shape).astype(np.int64)
             xs = [x]
@@ -266,6 +277,20 @@ def app_error(name: str, compiled, inputs: int, full: bool = False) -> tuple[str
         t0 = time.perf_counter()
         (y,), _ = run_function(compiled, "forward", xs, backend="ila")
         t_sim += time.perf_counter() - t0
+        if k < reference_inputs:
+            before = os.environ.get(REFERENCE_ENV)
+            os.environ[REFERENCE_ENV] = "1"
+            try:
+                t0 = time.perf_counter()
+                (y_ref,), _ = run_function(compiled, "forward", xs, backend="ila")
+                t_ref += time.perf_counter() - t0
+            finally:
+                if before is None:
+                    del os.environ[REFERENCE_ENV]
+                else:
+                    os.environ[REFERENCE_ENV] = before
+            if not np.array_equal(y, y_ref):
+                sys.exit(f"isel_models: {name}: the vectorized ILA simulation differs from the per-command one")
         if name == "lstm_wlm":
             targets = x.reshape(-1)[1:]  # predict token t+1 from the prefix up to t
             for logits, store in ((ref, ppl_f), (y, ppl_a)):
@@ -287,7 +312,7 @@ def app_error(name: str, compiled, inputs: int, full: bool = False) -> tuple[str
         text = f"argmax-feature agreement {agree / inputs:.1%}, rel. error {np.mean(ppl_f):.2%}"
     else:
         text = f"top-1 agreement {agree}/{inputs}"
-    return text, t_sim / max(inputs, 1)
+    return text, t_sim / max(inputs, 1), (t_ref / reference_inputs if reference_inputs else None)
 
 
 def main() -> None:
@@ -295,6 +320,9 @@ def main() -> None:
     p.add_argument("--models", default=",".join(MODELS), help="comma-separated subset of " + ", ".join(MODELS))
     p.add_argument("--inputs", type=int, default=100, help="inputs per application for the error (default 100)")
     p.add_argument("--no-run", action="store_true", help="skip the ILA runs (errors)")
+    p.add_argument("--reference-inputs", type=int, default=1,
+                   help="inputs per application also run on the per-command ILA simulation, timed and "
+                        "checked bit for bit against the vectorized one (default 1)")
     p.add_argument("--full", action="store_true", help="D2A's full-size applications, Table 1 beside the paper's")
     p.add_argument("--explain", action="store_true",
                    help="list every GEMM exact matching leaves on the host (FlexASR, VTA) and why")
@@ -303,6 +331,8 @@ def main() -> None:
     unknown = [n for n in names if n not in MODELS]
     if unknown or not 0 < args.inputs <= 10_000:
         p.error(f"unknown model(s) {unknown}" if unknown else "--inputs must be in 1..10000")
+    if args.reference_inputs < 0:
+        p.error("--reference-inputs must be >= 0")
     from steplus.tools.loading import load_module
     from steplus.utils.diagnostics import OpDiagnosticError
 
@@ -338,14 +368,23 @@ def main() -> None:
                   f"{iters:>6}{nodes:>9}{sec:>9.2f}s{dt:>7.2f}s", file=sys.stdout)
         rows.append((name, n_ops, cells))
         if not args.no_run:
-            errors.append((name, *app_error(name, _compile(selected, ctx), args.inputs, args.full)))
+            errors.append((name, *app_error(name, _compile(selected, ctx), args.inputs, args.full,
+                                            min(args.reference_inputs, args.inputs))))
     tmp.cleanup()
     if args.full:
         _print_table1(rows)
     if errors:
         print(f"\napplication-level error, ILA simulators vs the float torch module ({args.inputs} inputs, seed 0):")
-        for name, text, t in errors:
+        for name, text, t, _ in errors:
             print(f"  {name:<16}{text}   ({t:.2f} s simulated per input)")
+        if args.reference_inputs > 0:
+            n = min(args.reference_inputs, args.inputs)
+            print(f"\nILA simulation, s per input (vectorized over all {args.inputs}, per-command over the first {n}, "
+                  "same run; outputs identical bit for bit):")
+            for name, _, t, t_ref in errors:
+                print(f"  {name:<16}{t:8.3f} {t_ref:8.3f}   {t_ref / t:6.1f}x")
+            tv, tr = sum(e[2] for e in errors), sum(e[3] for e in errors)
+            print(f"  {'all':<16}{tv:8.3f} {tr:8.3f}   {tr / tv:6.1f}x")
 
 
 def _print_table1(rows) -> None:
