@@ -23,51 +23,15 @@ from __future__ import annotations
 
 import argparse
 import csv
-import math
 import sys
 import time
 from pathlib import Path
 
 from steplus.examples.workloads.sn40l_fft import (
-    FFT_ASSUMPTIONS, LEVELS, ORDERS, SEED_SPEEDUP, TABLE, TABLE_I, closed_form,
-    complex_bf16_flops, fft_speedups, monarch_intensities,
+    FFT_ASSUMPTIONS, ORDERS, SEED_SPEEDUP, TABLE, fft_speedups, table_i,
 )
 from steplus.examples.workloads.sn40l_ranges import assumptions_table
 from steplus.dialects.target.fabric import SN40L
-
-
-def _kernels(xs: list[float]) -> str:
-    if len(xs) <= 8:
-        return ", ".join(f"{x:.1f}" for x in xs)
-    return ", ".join(f"{x:.1f}" for x in xs[:6]) + f", ... ({len(xs)} kernels)"
-
-
-def table_i() -> tuple[str, list[dict]]:
-    rows, lines = [], [
-        "Table I: FLOPs per off-chip byte of a 1M-point FFT convolution (step-metrics, f32 "
-        "real stand-ins, every constant read once; per kernel in brackets):", "",
-        "| order (factors) | fusion level | seed | step-metrics | per kernel | closed form | "
-        "complex bf16 (closed form) |", "|---|---|---|---|---|---|---|"]
-    score = {}
-    for order, f in ORDERS.items():
-        lv, cf = monarch_intensities(f), closed_form(f)
-        logs = []
-        for m in LEVELS:
-            flops, nbytes = cf[m]
-            assert (sum(lv[m].flops), sum(lv[m].offchip)) == (flops, nbytes), (order, m)
-            cx = complex_bf16_flops(f) / nbytes
-            logs.append(abs(math.log(cx / TABLE_I[m])))
-            lines.append(f"| {order} ({'x'.join(map(str, f))}) | {m} | {TABLE_I[m]} | "
-                         f"{lv[m].intensity:.1f} | {_kernels(lv[m].per_kernel())} | "
-                         f"{flops / nbytes:.1f} | {cx:.1f} |")
-            rows.append({"order": order, "factors": "x".join(map(str, f)), "level": m,
-                         "seed": TABLE_I[m], "intensity": round(lv[m].intensity, 2),
-                         "kernels": len(lv[m].flops), "complex_bf16": round(cx, 2)})
-        score[order] = sum(logs) / len(logs)
-    best = min(score, key=lambda o: score[o])
-    lines += ["", "Mean |log(complex bf16 / seed)| over the three levels: " + ", ".join(
-        f"order {o}: {s:.2f}" for o, s in score.items()) + f"; closest: order {best}."]
-    return "\n".join(lines), rows
 
 
 def speedups(orders: list[int], batch: int) -> tuple[str, list[dict]]:

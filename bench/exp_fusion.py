@@ -4,8 +4,8 @@
 
 For each workload — the Llama2-7B decoder layer (prefill 4K, decode with a
 4K KV cache), the Mistral-7B decoder layer (decode, 4K) and a
-Monarch/FlashFFTConv-like FFT convolution (8192 blocks of 32x32: eight 1M-point
-sequences) — one
+FlashFFTConv FFT convolution (eight 1M-point signals, the order-4 Monarch
+decomposition 32^4 of examples/workloads/fftconv.py) — one
 socket's graph (TP8 shard for the models) is simulated on the `sn40l`
 preset three ways (examples/workloads/sn40l.py): unfused (one kernel per
 operator), conventional fusion (GEMM + elementwise epilogue) and fused
@@ -27,7 +27,8 @@ cycles do not depend on these assumptions; they enter in closed form.
 
 Also prints the seed's Table I beside the operational intensity per kernel
 that step-metrics computes for the 1M-point FFT convolution at the three
-fusion levels (examples/workloads/sn40l_fft.py).
+fusion levels, per Monarch order (examples/workloads/sn40l_fft.py; the FFT's
+speedup with its HBM-efficiency range: bench/exp_fft.py).
 
 And the Llama2-7B / Mistral-7B decoder layers written in PyTorch
 (examples/workloads/sn40l_llama.py) lowered by the project's route: one graph
@@ -53,12 +54,12 @@ from tqdm import tqdm
 from steplus.examples.workloads.decoder import (
     LLAMA2_7B, MISTRAL_7B, collective_bytes, decoder_layer,
 )
-from steplus.examples.workloads.fftconv import fftconv
+from steplus.examples.workloads.fftconv import monarch_fftconv
 from steplus.examples.workloads.sn40l import Run, simulate
 from steplus.examples.workloads.sn40l_llama import LLAMA2_7B as TORCH_LLAMA
 from steplus.examples.workloads.sn40l_llama import MISTRAL_7B as TORCH_MISTRAL
 from steplus.examples.workloads.sn40l_llama import simulate_phases
-from steplus.examples.workloads.sn40l_fft import LEVELS, TABLE_I, fusion_intensities
+from steplus.examples.workloads.sn40l_fft import table_i
 from steplus.examples.workloads.sn40l_ranges import (
     FUSION_ASSUMPTIONS, Range, allreduce_s, assumptions_table, defaults, model_seconds, p2p_of,
     sweep_all,
@@ -81,7 +82,7 @@ def workloads():
            LLAMA2_7B.layers, True)
     yield ("mistral-7b decode 4K", lambda p: decoder_layer(MISTRAL_7B, 1, 4096, tp, p2p=p),
            MISTRAL_7B.layers, True)
-    yield ("fftconv 8x1M", lambda p: fftconv(32, 8192), 1, False)
+    yield ("fftconv 8x1M", lambda p: monarch_fftconv((32, 32, 32, 32), 8)[0], 1, False)
 
 
 def simulations(build, has_p2p: bool):
@@ -205,23 +206,6 @@ def table(rows: list[dict], ranges: dict[str, dict[str, Range]]) -> str:
     return "\n".join(lines)
 
 
-def table_i() -> str:
-    """The seed's Table I beside step-metrics' operational intensities of the 1M-point FFT
-    convolution at the three fusion levels (examples/workloads/sn40l_fft.py)."""
-    lines = ["Table I (FLOPs per off-chip byte, step-metrics; per kernel in brackets):", "",
-             "| fusion level | seed | 1M points, one 1024x1024 block (order 2) | "
-             "1M points, 1024 blocks of 32x32 |", "|---|---|---|---|"]
-    big, small = fusion_intensities(1024, 1), fusion_intensities(32, 1024)
-
-    def cell(lv) -> str:
-        ks = ", ".join(f"{x:.1f}" for x in lv.per_kernel())
-        return f"{lv.intensity:.1f} [{ks}]" if len(lv.flops) > 1 else f"{lv.intensity:.1f}"
-
-    for m in LEVELS:
-        lines.append(f"| {m} | {TABLE_I[m]} | {cell(big[m])} | {cell(small[m])} |")
-    return "\n".join(lines)
-
-
 def from_torch() -> str:
     """The decoder layers from PyTorch (examples/workloads/sn40l_llama.py) through the
     project's route: one step graph per phase, each simulated fused and unfused."""
@@ -248,7 +232,7 @@ def main(argv=None) -> int:
     p.add_argument("--out", default="bench/out/sn40l_fusion", help="output directory")
     args = p.parse_args(argv)
     rows, ranges = run(Path(args.out))
-    text = table(rows, ranges) + "\n\n" + table_i() + "\n\n" + from_torch()
+    text = table(rows, ranges) + "\n\n" + table_i()[0] + "\n\n" + from_torch()
     (Path(args.out) / "fusion.md").write_text(text + "\n")
     print(text)
     return 0

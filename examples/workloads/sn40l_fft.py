@@ -42,10 +42,9 @@ monarch_intensities((32, 32, 32, 32))["fused"].intensity   # 25.6
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import math
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
@@ -127,6 +126,43 @@ def complex_bf16_flops(factors: Sequence[int], batch: int = 1) -> int:
     element-wise complex product 6 (6x): `B N (16 sum(n_i) + 6 (2p - 1))`."""
     p, big = len(factors), math.prod(factors)
     return batch * big * (16 * sum(factors) + 6 * (2 * p - 1))
+
+
+def _kernels(xs: list[float]) -> str:
+    if len(xs) <= 8:
+        return ", ".join(f"{x:.1f}" for x in xs)
+    return ", ".join(f"{x:.1f}" for x in xs[:6]) + f", ... ({len(xs)} kernels)"
+
+
+def table_i() -> tuple[str, list[dict]]:
+    """Table I beside step-metrics per order (markdown) and its rows (`bench/exp_fft.py`,
+    `bench/exp_fusion.py`); checks each level against `closed_form`."""
+    rows, lines = [], [
+        "Table I: FLOPs per off-chip byte of a 1M-point FFT convolution (step-metrics, f32 "
+        "real stand-ins, every constant read once; per kernel in brackets):", "",
+        "| order (factors) | fusion level | seed | step-metrics | per kernel | closed form | "
+        "complex bf16 (closed form) |", "|---|---|---|---|---|---|---|"]
+    score = {}
+    for order, f in ORDERS.items():
+        lv, cf = monarch_intensities(f), closed_form(f)
+        logs = []
+        for m in LEVELS:
+            flops, nbytes = cf[m]
+            if (sum(lv[m].flops), sum(lv[m].offchip)) != (flops, nbytes):
+                raise AssertionError(f"order {order} {m}: step-metrics differs from the closed form")
+            cx = complex_bf16_flops(f) / nbytes
+            logs.append(abs(math.log(cx / TABLE_I[m])))
+            lines.append(f"| {order} ({'x'.join(map(str, f))}) | {m} | {TABLE_I[m]} | "
+                         f"{lv[m].intensity:.1f} | {_kernels(lv[m].per_kernel())} | "
+                         f"{flops / nbytes:.1f} | {cx:.1f} |")
+            rows.append({"order": order, "factors": "x".join(map(str, f)), "level": m,
+                         "seed": TABLE_I[m], "intensity": round(lv[m].intensity, 2),
+                         "kernels": len(lv[m].flops), "complex_bf16": round(cx, 2)})
+        score[order] = sum(logs) / len(logs)
+    best = min(score, key=lambda o: score[o])
+    lines += ["", "Mean |log(complex bf16 / seed)| over the three levels: " + ", ".join(
+        f"order {o}: {s:.2f}" for o, s in score.items()) + f"; closest: order {best}."]
+    return "\n".join(lines), rows
 
 
 # -- the fusion speedup, simulated -------------------------------------------------------------
