@@ -88,6 +88,7 @@ class LayerGraph:
     collectives: int
     tensors: dict[str, int] = field(default_factory=dict)  # tensor -> address
     dropped: list[str] = field(default_factory=list)  # identity moves made aliases
+    onchip_tensors: list[str] = field(default_factory=list)  # the boundaries on chip
 
 
 def _identity_move(p: LoweredPart) -> bool:
@@ -166,13 +167,41 @@ def _rows_to_walk(s, want: list[str]):
     return data
 
 
+def _rows_of(block: Block, v: SSAValue, ea: TileType, a: list[str], b: list[str],
+             c2: int) -> SSAValue | None:
+    """`[P.., n]` of `R x c` tiles as `[N, 1]` single rows of `c2 = n c` columns (the
+    attention's query/key rows from RoPE's row blocks): the `n` column tiles joined
+    (`accum join_tiles`), the tile's rows exchanged with a stream dim of 1
+    (`step.regroup`, on chip) and the dims flattened; None when the shapes disagree."""
+    r = ea.rows.data
+    if not (len(a) >= 2 and all(d.isdigit() for d in a) and len(b) == 2 and b[1] == "1"
+            and b[0].isdigit() and int(a[-1]) * ea.cols.data == c2):
+        return None
+    outer = [int(d) for d in a[:-1]]
+    if int(b[0]) != r * int(np.prod(outer)):
+        return None
+    wide = TileType(r, c2, ea.scalar)
+
+    def build(s):
+        if int(a[-1]) > 1:
+            s, pad = s.accum("join_tiles", 1, acc=wide).reshape(1, 0)
+            pad.consume()
+        s = s.regroup(0, 0).flatten(0, len(outer))
+        data, pad = s.reshape(1, 0)
+        pad.consume()
+        return data
+
+    return _chain(block, v, build)
+
+
 def _on_chip(block: Block, v: SSAValue, want: Attribute) -> SSAValue | None:
     """`v` (a stored stream) as the stream a load of its tensor walks (`want`), on chip,
     or None (then it goes through memory). Handled: the same walk; one tile per row
     re-read `m` times (`[P.., 1]` -> `[P.., m, 1]`: a projection's input once per output
     column tile when the reduction tile spans the row: `repeat`, `flatten`, a `reshape`
     into chunks of 1); a row of `n` tiles joined into one wide tile (`accum join_tiles`)
-    and then re-read likewise; a dtype cast (`mul_scalar[1]`) at the end. A row of
+    and then re-read likewise; blocks of rows split into single rows (`_rows_of`); a
+    dtype cast (`mul_scalar[1]`) at the end. A row of
     several tiles re-read would need an on-chip buffer streamed again
     (`bufferize`/`streamify`), which the fabric simulator does not run."""
     have = v.type
@@ -180,25 +209,26 @@ def _on_chip(block: Block, v: SSAValue, want: Attribute) -> SSAValue | None:
         return None
     ea, eb = have.element, want.element
     if not (isinstance(ea, TileType) and isinstance(eb, TileType) and ea.is_static
-            and eb.is_static and ea.rows.data == eb.rows.data):
+            and eb.is_static):
         return None
     a, b = _dims(have), _dims(want)
     c, c2 = ea.cols.data, eb.cols.data
+    if ea.rows.data != eb.rows.data:
+        v2 = _rows_of(block, v, ea, a, b, c2)
+        if v2 is None:
+            return None
+        v, ea, a, c = v2, TileType(1, c2, ea.scalar), b, c2
     tail = len(b) >= 2 and b[-1] == "1" and (b[:-1] == a[:-1] or b[:-2] == a[:-1])
     if a == b and c == c2:
-        build = None
+        pass
     elif c == c2 and len(a) >= 2 and a[-1] == "1" and b[:-2] == a[:-1] and b[-1] == "1" \
             and b[-2].isdigit():
-        def build(s):
-            return _rows_to_walk(s.flatten(0, 1), b)
+        v = _chain(block, v, lambda s: _rows_to_walk(s.flatten(0, 1), b))
     elif tail and a[-1].isdigit() and c2 == int(a[-1]) * c and len(a) >= 2:
-        def build(s):
-            joined = s.accum("join_tiles", 1, acc=TileType(ea.rows.data, c2, ea.scalar))
-            return _rows_to_walk(joined, b)
+        wide = TileType(ea.rows.data, c2, ea.scalar)
+        v = _chain(block, v, lambda s: _rows_to_walk(s.accum("join_tiles", 1, acc=wide), b))
     else:
         return None
-    if build is not None:
-        v = _chain(block, v, build)
     if ea.scalar != eb.scalar:
         v = _chain(block, v, lambda s: s.map("mul_scalar[1]", dtype=eb.scalar))
     return v
@@ -280,6 +310,7 @@ def layer_graph(low: Lowering, nodes, name: str = "layer",
     consumers: dict[str, int] = {}  # tensor -> loads left through memory
     phases, binds = [], {}
     onchip = memory = 0
+    on: list[str] = []
     for i, p in enumerate(parts):
         graph = next(o for o in p.module.walk() if isinstance(o, GraphOp))
         binds.update(graph_bindings(graph))
@@ -295,6 +326,7 @@ def layer_graph(low: Lowering, nodes, name: str = "layer",
                 producer[t_out] = _collective(block, producer[t_in].input, op, ld,
                                               address(t_out), t_out, f"p{i}")
                 onchip += 1
+                on.append(t_in)
                 continue
         mapper: dict[SSAValue, SSAValue] = {}
         for op in graph.body.block.ops:
@@ -322,6 +354,7 @@ def layer_graph(low: Lowering, nodes, name: str = "layer",
                             mapper[op.results[0]] = v
                             c.erase()
                             onchip += 1
+                            on.append(t)
                             continue
                     if isinstance(c, (so.LinearOffChipLoadOp, so.RandomOffChipLoadOp)) \
                             and t in producer:
@@ -341,7 +374,7 @@ def layer_graph(low: Lowering, nodes, name: str = "layer",
     module = ModuleOp([g])
     module.verify()
     return LayerGraph(module, phases, onchip, memory,
-                      sum(p.kind == "collective" for p in parts), addr, dropped)
+                      sum(p.kind == "collective" for p in parts), addr, dropped, on)
 
 
 def _flat(args) -> list:

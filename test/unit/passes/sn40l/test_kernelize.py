@@ -9,7 +9,6 @@ from xdsl.dialects.builtin import f32
 from steplus.dialects.step import GraphOp
 from steplus.dialects.step.builder import Graph
 from steplus.runtime.fabric.build import build_program
-from steplus.utils.diagnostics import OpDiagnosticError
 from steplus.passes.sn40l.kernelize import kernelize_graph
 from steplus.passes.sn40l.kernels import ensure_names
 from steplus.dialects.target.fabric import SN40L, STEP_EVAL
