@@ -34,7 +34,10 @@ with the assumed `dgx_eff` (0.6), plus `dgx_kernel_us` (2 us) of
 launch/tail per kernel of the same decoder layer cut at conventional fusion
 boundaries (`step-kernelize{mode=conventional}`: the count is computed) and
 `dgx_allreduce_us` (10 us) per NCCL all-reduce;
-experts beyond HBM live in host memory (copied at the host link rate), and
+an expert occupies in the DGX's HBM what step-allocate-memory found for the
+same model (`expert_map`: weights, KV caches at the context length and
+activations, times the 8 TP shares; no assumed reserve), experts beyond HBM
+live in host memory (their weights, copied at the host link rate), and
 beyond HBM + host memory the DGX is out of memory.
 
 `serve(costs, experts, batch, tokens, routing)` replays a seeded request
@@ -76,9 +79,7 @@ from steplus.passes.sn40l.kernels import kernel_groups
 
 VOCAB = 32000
 EXPERT_BYTES = LLAMA2_7B.params(VOCAB) * 2
-"""One Llama2-7B expert's weights in bf16 (13.5 GB): what a DGX holds and copies."""
-KV_RESERVE = 0.02
-"""Fraction of a DGX's HBM kept for KV caches and activations (assumed)."""
+"""One Llama2-7B expert's weights in bf16 (13.5 GB): what a DGX copies from host memory."""
 
 
 @dataclass(frozen=True)
@@ -112,6 +113,7 @@ class Costs:
     backing_experts: int  # experts the backing tier (DDR / host) holds
     node_hbm_bytes: float
     switch_gbps: float = 0.0
+    expert_hbm_bytes: float = 0.0  # one expert's HBM footprint on the node (the allocator's)
 
 
 class LRUCache:
@@ -189,8 +191,7 @@ def footprint(costs: Costs, experts: int) -> int:
     """Nodes that keep `experts` (plus the router) resident: SN40L in DDR, DGX in HBM."""
     if costs.name == "sn40l":
         return max(1, math.ceil(experts / costs.backing_experts))
-    return max(1, math.ceil((experts + 1) * EXPERT_BYTES / (costs.node_hbm_bytes
-                                                             * (1 - KV_RESERVE))))
+    return max(1, math.ceil((experts + 1) * costs.expert_hbm_bytes / costs.node_hbm_bytes))
 
 
 # -- the platforms ------------------------------------------------------------------
@@ -228,9 +229,12 @@ def dgx_costs(d: DGX, v: dict[str, float] | None = None) -> Costs:
     prefill = LLAMA2_7B.layers * layer(prompt, prompt) + head
     router = {b: LLAMA2_7B.layers * layer(b * prompt, prompt) + head for b in (1, 8)}
     hbm = d.gpus * d.hbm_gb * 1e9
-    slots = int((hbm * (1 - KV_RESERVE) - EXPERT_BYTES) // EXPERT_BYTES)
+    # an expert's HBM footprint: step-allocate-memory's map of the same model (one TP
+    # share x the GPUs), beside the router (the same model)
+    per_expert = expert_map(context, LLAMA2_7B, tp).hbm_bytes * tp
+    slots = int((hbm - per_expert) // per_expert)
     return Costs(d.name, token, prefill, router, EXPERT_BYTES / (d.host_gbps * 1e9), slots,
-                 int(d.host_gb * 1e9 // EXPERT_BYTES), hbm, d.host_gbps)
+                 int(d.host_gb * 1e9 // EXPERT_BYTES), hbm, d.host_gbps, per_expert)
 
 
 @functools.cache
@@ -265,4 +269,4 @@ def sn40l_costs(v: dict[str, float] | None = None) -> Costs:
     slots = (hbm_socket - m.hbm_bytes) // m.hbm_bytes
     return Costs("sn40l", token, pre[prompt], {1: pre[prompt], 8: pre[8 * prompt]}, switch,
                  slots, ddr_socket // m.resident_bytes, hbm_socket * tp,
-                 m.copy_bytes * tp / switch / 1e9)
+                 m.copy_bytes * tp / switch / 1e9, m.hbm_bytes * tp)

@@ -8,9 +8,10 @@ import math
 import pytest
 
 from steplus.examples.workloads.coe import (
-    DGX_A100, EXPERT_BYTES, KV_RESERVE, LRUCache, Costs, dgx_costs, footprint,
+    DGX_A100, EXPERT_BYTES, LRUCache, Costs, dgx_costs, footprint,
     routing_trace, serve,
 )
+from steplus.examples.workloads.sn40l_expert import expert_map
 from steplus.examples.workloads.decoder import LLAMA2_7B, layer_weight_bytes
 
 
@@ -55,9 +56,15 @@ def test_routing_traces():
 
 
 def test_footprint():
+    """The DGX holds an expert in the HBM step-allocate-memory found for the same model
+    (weights, KV caches, activations; 8 TP shares), no assumed reserve."""
     a100 = dgx_costs(DGX_A100)
-    per_node = 8 * 80e9 * (1 - KV_RESERVE)
-    assert footprint(a100, 850) == math.ceil(851 * EXPERT_BYTES / per_node)
+    m = expert_map(1024)  # the default context
+    per_expert = 8 * m.hbm_bytes
+    assert m.weight_bytes < m.hbm_bytes and abs(8 * m.weight_bytes - EXPERT_BYTES) < 0.01 * EXPERT_BYTES
+    assert a100.expert_hbm_bytes == per_expert
+    assert a100.hbm_slots == (8 * 80e9 - per_expert) // per_expert
+    assert footprint(a100, 850) == math.ceil(851 * per_expert / (8 * 80e9))
 
 
 def test_dgx_roofline_is_at_least_the_weight_read():
