@@ -22,7 +22,7 @@ from pathlib import Path
 from lark import Lark, Token
 from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken, VisitError
 
-from steplus.lowering.lustre import ast
+from steplus.lowering.lustre import ast, contract_params
 from steplus.lowering.lustre.transform import (  # noqa: F401 (LustreError etc. re-exported)
     _CONTRACT_OPEN,
     _CONTRACTS,
@@ -208,7 +208,7 @@ def _contract(text: str, tok: Token, node: ast.Node,
     opened = _CONTRACT_OPEN.match(tok)
     assert opened is not None  # `annotation` passes contracts only
     start = (tok.start_pos or 0) + opened.end()
-    end = (tok.start_pos or 0) + len(tok) - 2  # before the closing `*)` / `*/`
+    end = (tok.start_pos or 0) + len(tok) - (3 if tok.endswith("noc") else 2)  # `*)`, `noc`
     _contract_items(text, start, end, node, decls or {}, ())
 
 
@@ -359,6 +359,7 @@ class _ContractDecl:
     outputs: list[ast.Decl]
     start: int
     end: int
+    tparams: list[str] = dataclasses.field(default_factory=list[str])  # `C<T>`
 
 
 _MAX_IMPORT_DEPTH = 32
@@ -376,8 +377,8 @@ def _blank(text: str, start: int, stop: int) -> str:
 def _contract_decls(text: str, dialect: str) -> tuple[str, dict[str, _ContractDecl]]:
     """The Kind 2 contract declarations of a program by name, and the text with
     them blanked (so the node grammar never sees them; positions are kept).
-    A `contract` followed by anything but `C (` is left for `_check_reserved`
-    to name (type parameters `C<T>` are not supported)."""
+    A `contract` followed by anything but `C (` or `C <` is left for
+    `_check_reserved` to name."""
     decls: dict[str, _ContractDecl] = {}
     if not re.search(r"\bcontract\b", text):
         return text, decls
@@ -391,7 +392,7 @@ def _contract_decls(text: str, dialect: str) -> tuple[str, dict[str, _ContractDe
     while k + 2 < len(toks):
         t = toks[k]
         if not (t.type == "IDENT" and t.value == "contract" and toks[k + 1].type == "IDENT"
-                and toks[k + 2].value == "("):
+                and toks[k + 2].value in ("(", "<")):
             k += 1
             continue
         pos, name = t.start_pos or 0, toks[k + 1].value
@@ -417,6 +418,7 @@ def _contract_decls(text: str, dialect: str) -> tuple[str, dict[str, _ContractDe
         header = " " * pos + "node    " + source[pos + len("contract"):let_pos] + "let tel"
         node = _ToAst().transform(_lark(dialect).parse(header, start="start")).nodes[0]
         decls[name].inputs, decls[name].outputs = node.inputs, node.outputs
+        decls[name].tparams = node.tparams  # `contract C<T>(...)`: contract_params.py
     for name, decl in decls.items():  # each is checked, imported or not
         scratch = ast.Node(decl.pos, name, decl.inputs, decl.outputs, [], [], [])
         _contract_items(source, decl.start, decl.end, scratch, decls, (name,))
@@ -430,15 +432,15 @@ def _import(text: str, toks: list[Token], k: int, node: ast.Node,
     a ghost local) and its outputs to `ids`; C's own ghost variables and
     constants are renamed apart. Returns the index past the import."""
     pos = toks[k].start_pos or 0
-    if k + 2 >= len(toks) or toks[k + 1].type != "IDENT" or toks[k + 2].value != "(":
-        if k + 2 < len(toks) and toks[k + 2].value in ("<", "@"):
-            raise LustreError(toks[k + 2].start_pos or 0,
-                              _unsupported("Kind 2 type applications ('@')"))
+    targs, open_at = None, k + 2
+    if k + 2 < len(toks) and toks[k + 1].type == "IDENT" and toks[k + 2].value in ("<", "@"):
+        targs, open_at = _type_args(text, toks, k + 2)  # `import C@<int>(x) ...`
+    if open_at >= len(toks) or toks[k + 1].type != "IDENT" or toks[open_at].value != "(":
         raise LustreError(pos, "syntax error in a contract: expected 'import C ('")
     name_tok = toks[k + 1]
     name = name_tok.value
     args: list[ast.Expr] = []
-    depth, first, j = 0, k + 3, k + 3
+    depth, first, j = 0, open_at + 1, open_at + 1
     while True:
         if j >= len(toks) or (toks[j].value == ";" and depth == 0):
             raise LustreError(pos, "syntax error in a contract: missing ')' closing the import")
@@ -486,16 +488,19 @@ def _import(text: str, toks: list[Token], k: int, node: ast.Node,
         if given != len(params):
             raise LustreError(pos, f"contract '{name}' has {len(params)} {what}, "
                               f"the import gives {given}")
+    types = contract_params.bind(name, decl.tparams, targs, decl.inputs, args, node, pos)
+    params = contract_params.instantiated(decl.inputs, types)
     sub = ast.Node(decl.pos, name, [], [], [], [], [])
     # the contract's parameters, as names the items can see (ghost clashes are renamed)
-    sub.inputs, sub.outputs = decl.inputs, decl.outputs
+    sub.inputs, sub.outputs = params, contract_params.instantiated(decl.outputs, types)
     _contract_items(text, decl.start, decl.end, sub, decls, (*within, name))
+    sub.locals = contract_params.instantiated(sub.locals, types)
     suffix = f"${name}{pos}"
     mapping = {d.name: d.name + suffix for d in sub.locals}
     mapping.update({c.name: c.name + suffix for c in sub.consts})
     mapping.update({o.name: i for o, i in zip(decl.outputs, ids, strict=True)})
     bound: list[ast.Equation] = []
-    for p, a in zip(decl.inputs, args, strict=True):
+    for p, a in zip(params, args, strict=True):
         if isinstance(a, ast.Var):
             mapping[p.name] = a.name
         else:
@@ -523,6 +528,35 @@ def _import(text: str, toks: list[Token], k: int, node: ast.Node,
     node.equations.extend([*bound, *sub.equations])
     node.observers.extend(sub.observers)
     return j
+
+
+def _type_args(text: str, toks: list[Token], k: int) -> tuple[list[ast.TypeRef], int]:
+    """The type arguments `@<t1; t2>` (or `<t1, t2>`) at toks[k], and the index
+    past their `>`."""
+    j = k + 1 if toks[k].value == "@" else k
+    if j >= len(toks) or toks[j].value != "<":
+        raise LustreError(toks[k].start_pos or 0, "syntax error in a contract: expected '<'")
+    out: list[ast.TypeRef] = []
+    depth, first = 0, j + 1
+    for m in range(j + 1, len(toks)):
+        v = toks[m].value
+        depth += {"<": 1, "(": 1, "[": 1, ">": -1, ")": -1, "]": -1}.get(v, 0)
+        if depth < 0 or (depth == 0 and v in (",", ";")):
+            if m == first:
+                raise LustreError(toks[m].start_pos or 0, "syntax error in a contract: "
+                                  "expected a type")
+            start, end = toks[first].start_pos or 0, toks[m].start_pos or 0
+            try:
+                ty = _ToAst().transform(_lark().parse(" " * start + text[start:end],
+                                                      start="type_start"))
+            except UnexpectedInput as e:
+                raise _error_for(" " * start + text[start:end], e) from None
+            assert isinstance(ty, ast.TypeRef)
+            out.append(ty)
+            first = m + 1
+            if depth < 0:
+                return out, m + 1
+    raise LustreError(toks[j].start_pos or 0, "syntax error in a contract: missing '>'")
 
 
 def _rename(e: object, mapping: dict[str, str], seen: set[int] | None = None) -> None:

@@ -38,7 +38,8 @@ _UNSUPPORTED_TOKENS: dict[str, str] = {
 
 _CONTRACTS: dict[int, list[Token]] = {}
 """The contract annotations of each node being parsed (by id of its ast.Node)."""
-_CONTRACT_OPEN = re.compile(r"(\(\*|/\*)\s*@contract\b")
+_CONTRACT_OPEN = re.compile(r"(\(\*|/\*)\s*@contract\b|con\b")
+"""The opening of a Kind 2 contract: `(*@contract`, `/*@contract` or `con` (`... noc`)."""
 def _pos(x: object) -> int:
     if isinstance(x, Token):
         return x.start_pos or 0

@@ -91,8 +91,13 @@ def test_kind2_int_conversion_without_parentheses():
     ("contract S(a: int) returns (b: int);\nlet guarantee b > a; tel\n"
      "contract S(a: int) returns (b: int);\nlet guarantee b > a; tel\n", 3, 10,
      "contract 'S' is declared twice"),
-    ("contract C<T>(a: T) returns (b: T);\nlet guarantee b = a; tel\n", 1, 1,
-     "unsupported construct: Kind 2 contracts ('contract')"),
+    ("contract C<T>(a: T) returns (b: T);\nlet guarantee b = a; tel\n"
+     "node n(x: int) returns (y: int);\n(*@contract\n  import C@<int; bool>(x) returns (y);\n*)\n"
+     "let y = x; tel", 5, 3, "contract 'C' takes 1 type argument(s), not 2"),
+    ("contract C<T>(a: T) returns (b: T);\nlet guarantee b = a; tel\n"
+     "node n(x: int) returns (y: int);\n(*@contract\n  import C(x + 1) returns (y);\n*)\n"
+     "let y = x; tel", 5, 3, "cannot infer the type of 'T' in contract 'C': write "
+     "import C@<T>(...) with the types"),
     ("contract S(a: int) returns (b: int);\nlet guarantee b > a;\n", 1, 1,
      "syntax error: contract 'S' needs 'let ... tel'"),
     # the first unsupported construct in source order, before and around contracts
@@ -120,3 +125,48 @@ def test_contract_imports_that_double_per_level_are_bounded():
     first = info.value.lines[0]
     assert first.startswith("t.lus:") and first.endswith(
         ": error: contract imports expand to more than 1000 instances")
+
+
+# A contract with a type parameter: its ghost variable and the ghost local of
+# the expression argument `x + 0` are of the instance's type.
+POLY = """
+contract Delay<T>(i: T) returns (out: T);
+let
+  var p: T = i -> pre i;
+  guarantee "delayed" out = p;
+tel
+
+node N(x: int; b: bool) returns (y: int; c: bool)
+(*@contract
+  import Delay@<int>(x + 0) returns (y);
+  import Delay(b) returns (c);
+*)
+let
+  y = x -> pre x;
+  c = BODY;
+tel
+"""
+
+
+def test_contracts_with_type_parameters_are_instantiated_per_import():
+    module = translate(SourceFile("p.lus", POLY.replace("BODY", "b -> pre b")))
+    report = falsify(module, "N", ticks=20, runs=20, seed=1)
+    assert (report.properties, report.assumptions) == (2, 0)
+    assert report.violation is None
+    # c = b (not delayed) breaks the bool instance's guarantee where b changes
+    b = np.array([True, False, False, True])
+    report = falsify(translate(SourceFile("p.lus", POLY.replace("BODY", "b"))), "N",
+                     ticks=4, inputs={"x": np.zeros(4, np.int32), "b": b})
+    assert report.violation is not None
+    assert (report.violation.name, report.violation.tick) == ("delayed", 1)
+
+
+def test_kind2_con_noc_contracts_are_inline_contracts():
+    src = ("node n(x: int) returns (y: int);\ncon\n  assume x > 0;\n"
+           "  guarantee \"pos\" y > 0;\nnoc\nlet y = x; tel\n")
+    report = falsify(translate(SourceFile("t.lus", src)), "n", ticks=10, runs=10, seed=0)
+    assert (report.properties, report.assumptions) == (1, 1)
+    assert report.violation is None
+    report = falsify(translate(SourceFile("t.lus", src.replace("y = x;", "y = -x;"))), "n",
+                     ticks=10, runs=10, seed=0)
+    assert report.violation is not None and report.violation.name == "pos"

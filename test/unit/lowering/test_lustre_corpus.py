@@ -36,10 +36,7 @@ REJECTED = {
     "type_inference_calls.lus": (14, 10, "oracles ('any', 'choose', free constants, imported "
                                  "nodes) in the polymorphic node 'M2'"),
     "fibonacci.lus": (2, 10, "recursive functions ('rec')"),
-    "local_const_clash.lus": (6, 1, "Kind 2 contracts ('con ... noc')"),
     "poly_set_literal.lus": (4, 28, "Kind 2 set types ('set')"),
-    # a contract declaration with a type parameter
-    "poly_contract_node.lus": (1, 1, "Kind 2 contracts ('contract')"),
     "repro_map_of_sets_clocked.lus": (1, 14, "Kind 2 map types ('map')"),
     "set_subrange.lus": (1, 11, "Kind 2 set types ('set')"),
     "msg_ctor_disjoint.lus": (1, 40, "recursive algebraic data types ('Msg' through "
@@ -494,6 +491,11 @@ ACCEPTED.update({
     "test-condact.lus": {"Rise": ({}, lambda x: [_rise(x)]),
                          "Count": ({}, lambda: [np.arange(TICKS)]),
                          "CountRise": ({}, _count_rise)},
+    # Kind 2's `con ... noc` contract (of an imported function: its output an
+    # oracle) and a contract declaration with a type parameter
+    "local_const_clash.lus": {"g": ({}, lambda: []),
+                              "sqrt": ({}, lambda n, r: [r])},
+    "poly_contract_node.lus": {"N": ({}, lambda x: [_arrow_pre(x)])},
     # nodes sized by a `const` parameter: lowered per call (none here;
     # test_lustre_sized.py calls them)
     "array_ext_eq.lus": {},
