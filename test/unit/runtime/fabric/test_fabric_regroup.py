@@ -100,3 +100,20 @@ def test_symbolic_or_oversized_dims_are_refused():
     with pytest.raises(FrontendError, match=r"in 1\.\.65536"):
         big.argument([1 << 17], TileType(2, 3, f32), "x").regroup(0, 0)
     assert sympy.Integer(1 << 16) == so.MAX_REGROUP_EXTENT
+
+
+def test_double_buffer_costs_one_block_of_latency_not_throughput():
+    """Between two maps the regroup delays the stream by one block (it cannot emit before
+    a block is in) but, double-buffered, not per block: the cycles it adds are the same
+    for 1 and for 16 blocks."""
+    def cycles(blocks: int, regroup: bool) -> int:
+        g = Graph("t")
+        x = g.load((8, 8), f32, [blocks, 8], name="x").map("exp")
+        if regroup:
+            x = x.regroup(0, 0)
+        x.map("exp").store(base_addr=1 << 30)
+        return build_program(g.module(), SN40L).run().cycles
+
+    extra = {b: cycles(b, True) - cycles(b, False) for b in (1, 16)}
+    assert extra[1] > 8  # at least the block's 8 tiles
+    assert extra[16] == extra[1]
