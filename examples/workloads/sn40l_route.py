@@ -10,8 +10,9 @@ its own local addresses. `layer_graph(low, nodes)` chains them into ONE
 1. every tensor of the exported graph gets one address (a view, reshape,
    dtype cast (`aten.to`), `wait_tensor` or a data movement that does not
    move anything — a transpose of a size-1 dim, as the head split of a
-   decode step — is its input: the same tensor; the inputs of a `cat` the
-   route reads from one region share that region's symbol);
+   decode step — is its input: the same tensor; so is a `cat` with one
+   non-empty input (a prefill's empty cache); the inputs of a `cat` the route
+   reads from one region share that region's symbol);
 2. the phases are put in dependence order and their ops copied into one
    block, every load and store rebased to its tensor's address and named
    after it (`sn40l.symbol`, except the attention's in-place cache walk);
@@ -268,6 +269,13 @@ def layer_graph(low: Lowering, nodes, name: str = "layer",
         if n.op == "call_function" and name_of(n) in ALIASES and n.args \
                 and hasattr(n.args[0], "name"):
             alias[n.name] = n.args[0].name
+    # a cat with one non-empty input (a prefill's empty KV cache) is that input
+    for n in nodes:
+        if n.op == "call_function" and name_of(n) == "aten.cat.default" and n.args \
+                and isinstance(n.args[0], (list, tuple)):
+            full = [a for a in n.args[0] if _numel(a) != 0]
+            if len(full) == 1 and len(n.args[0]) > 1 and hasattr(full[0], "name"):
+                alias[n.name] = full[0].name
     # a cat's inputs the route reads "from one region where they lie one after another"
     # (`<cat>:inputs`): its members are stored into that region
     synthetic = {x for p in low.graphs for x in p.inputs.values() if x.endswith(":inputs")}
@@ -375,6 +383,11 @@ def layer_graph(low: Lowering, nodes, name: str = "layer",
     module.verify()
     return LayerGraph(module, phases, onchip, memory,
                       sum(p.kind == "collective" for p in parts), addr, dropped, on)
+
+
+def _numel(node) -> int | None:
+    shape = getattr(getattr(node, "meta", {}).get("val"), "shape", None)
+    return None if shape is None else int(np.prod([int(d) for d in shape]))
 
 
 def _flat(args) -> list:
