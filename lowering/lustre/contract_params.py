@@ -4,7 +4,7 @@
 `import C@<int>(x) returns (y);` (the type arguments given) or
 `import C(x) returns (y);` (inferred from the declared types of the variables
 passed for parameters of type `T`). The import then reads C's items with `T`
-replaced in the types of C's parameters and ghost variables (`parser._import`).
+replaced in the types of C's parameters and ghost variables (`contracts._import`).
 
 Example::
 

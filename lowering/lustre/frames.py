@@ -35,6 +35,7 @@ import copy
 from collections.abc import Callable
 
 from steplus.lowering.lustre import ast
+from steplus.lowering.lustre.grammar import _rename
 from steplus.lowering.lustre.oracles import node_roots, rewrite
 from steplus.lowering.lustre.program import walk
 from steplus.lowering.lustre.transform import LustreError, _unsupported
@@ -253,8 +254,6 @@ def _has_last(e: ast.Expr) -> bool:
 
 
 def _renamed(e: ast.Expr, mapping: dict[str, str]) -> ast.Expr:
-    from steplus.lowering.lustre.parser import _rename
-
     out = copy.deepcopy(e)
     _rename(out, mapping)
     return out

@@ -45,6 +45,7 @@ from xdsl.ir import SSAValue
 
 from steplus.dialects import lus
 from steplus.lowering.lustre import ast
+from steplus.lowering.lustre.grammar import _rename
 from steplus.lowering.lustre.transform import LustreError, _unsupported
 
 if TYPE_CHECKING:
@@ -483,8 +484,6 @@ def _free_type(c: ast.ConstDecl) -> ast.TypeRef:
 
 def _renamed(e: ast.Expr, mapping: dict[str, str]) -> ast.Expr:
     """A copy of `e` with its variables renamed."""
-    from steplus.lowering.lustre.parser import _rename
-
     out = copy.deepcopy(e)
     _rename(out, mapping)
     return out
