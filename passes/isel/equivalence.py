@@ -9,7 +9,11 @@ function.  Arithmetic is
 abstracted by uninterpreted functions (`arith=uf`, the default: FlexASR and
 HLSCNN numerics; sigmoid, tanh, exp, reciprocal, rsqrt and subtraction are
 uninterpreted functions too, so the fused FlexASR mappings — LSTM cell, layer
-norm, attention — are proved up to commutativity of + and ·) or exact 32-bit bit-vectors (`arith=bv`, VTA integers).
+norm, attention — are proved up to associativity and commutativity of + and
+commutativity of ·; torch's sigmoid `1/(1+exp(-x))` is the `sigmoid` the LSTM
+specification applies, the same uninterpreted function on both sides) or exact
+32-bit bit-vectors (`arith=bv`, VTA integers).  With `lstm=sequence` (the
+default, as `isel`) the proof is of the whole-sequence FlexASR LSTM calls.
 
 Options (besides isel's `targets`, `mode`, `iterations`, `node-limit`, `time-limit`):
 
@@ -66,7 +70,9 @@ from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from steplus.utils.diagnostics import OpDiagnosticError, emit
-from steplus.passes.isel import TIME_LIMIT, Limits, check_limits, check_mode, parse_targets, release_egraphs, select_function
+from steplus.passes.isel import (LSTM_FORMS, TIME_LIMIT, Limits, check_limits, check_mode, parse_targets,
+                                  release_egraphs, select_function)
+from steplus.passes.isel.lstm_fold import fold_lstm_steps
 from steplus.passes.isel import symbolic as S
 from steplus.dialects.ila import InvokeOp
 from steplus.dialects.semantics import SemanticsError, TensorSemantics, register_semantics
@@ -265,20 +271,24 @@ def prove(fn_ref: func.FuncOp, fn_sel: func.FuncOp, mode: str, timeout_ms: int =
     if verdict.status == "unknown" and verdict.reason in ("timeout", "canceled"):
         verdict.reason = (f"the time ran out with {verdict.checked} of the {len(diffs)} outputs that differ as terms "
                           f"checked ({verdict.queries} z3 queries)")
-    opaque = ctx.opaque_functions() if mode == "uf" else []
-    if verdict.status == "sat" and opaque:  # a difference of abstractions, not of programs
+    opaque = ctx.opaque_functions(diffs) if mode == "uf" and verdict.status == "sat" else []
+    if opaque:  # a difference of abstractions, not of programs
         return AbstractionGap("unknown", f"a counterexample only under uninterpreted {', '.join(opaque)}, which "
                                          "no accelerator specification is written with", verdict.queries,
                               verdict.unknown), n
     return verdict, n
 
 
-def _select_copy(fn: func.FuncOp, targets: tuple[str, ...], flexible: bool, limits: Limits) -> func.FuncOp:
-    """isel on a clone of `fn`; an error on a cloned op is reported at the original op."""
+def _select_copy(fn: func.FuncOp, targets: tuple[str, ...], flexible: bool, limits: Limits,
+                 fold: bool = False) -> func.FuncOp:
+    """isel on a clone of `fn` (with `fold`, an LSTM's per-step calls folded as `isel{lstm=sequence}`
+    does); an error on a cloned op is reported at the original op."""
     sel = fn.clone()
     originals = dict(zip(sel.walk(), fn.walk()))
     try:
         select_function(sel, targets, flexible, limits)
+        if fold:
+            fold_lstm_steps(sel)
     except OpDiagnosticError as e:
         raise OpDiagnosticError(fn if e.op is None else originals.get(e.op, fn), e.message) from None
     return sel
@@ -320,6 +330,9 @@ class IselVerifyPass(ModulePass):
     """z3's memory ceiling in MiB."""
     max_terms: int = 2_000_000
     """Refuse a function whose symbolic evaluation needs more terms than this."""
+    lstm: str = "sequence"
+    """isel's LSTM form (see `isel`): `sequence` proves the whole-sequence FlexASR call, `step` the per-step ones.
+    One of: sequence, step."""
 
     def __post_init__(self) -> None:
         check_limits(self)
@@ -330,6 +343,8 @@ class IselVerifyPass(ModulePass):
         _positive(self, "timeout-ms", self.timeout_ms)
         _positive(self, "memory-mb", self.memory_mb)
         _positive(self, "max-terms", self.max_terms)
+        if self.lstm not in LSTM_FORMS:
+            raise ValueError(f"{self.name}: lstm must be one of {', '.join(LSTM_FORMS)}, got '{self.lstm}'")
 
     def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
         targets = parse_targets(self)
@@ -350,7 +365,7 @@ class IselVerifyPass(ModulePass):
         check_ops(fn, "isel-verify")
         # timeout-ms bounds the whole function: isel's saturation, the symbolic evaluation and z3
         deadline = time.monotonic() + self.timeout_ms / 1000
-        sel = _select_copy(fn, targets, self.mode == "flexible", limits)
+        sel = _select_copy(fn, targets, self.mode == "flexible", limits, self.lstm == "sequence")
         terms = estimate_terms(fn) + estimate_terms(sel)
         if terms > self.max_terms:
             raise OpDiagnosticError(fn, f"isel-verify: @{name}: the proof would build about {terms} symbolic terms, "

@@ -1,8 +1,9 @@
 """Symbolic (z3) semantics of tensor IR and of accelerator functions.
 
 Tensors are numpy object arrays of `Sym` scalars.  In `uf` mode the scalars
-are z3 reals and `+`/`*` are uninterpreted functions `fadd`/`fmul` (commutative
-by argument ordering, with `x + 0 = x`): the accelerators' custom numerics
+are z3 reals and `+`/`*` are uninterpreted functions `fadd`/`fmul` (`*` commutative
+by argument ordering; a sum is folded over its summands sorted, so `+` is associative
+and commutative, with `x + 0 = x`; `1/(1+exp(-x))` is `sigmoid(x)`): the accelerators' custom numerics
 (AdaptivFloat, fixed point) are abstracted, so a proof checks the mapping's
 indexing, layout and reduction structure.  `max` is interpreted (it is exact on
 every target).  In `bv` mode scalars are 32-bit bit-vectors with native
@@ -36,14 +37,28 @@ Term = Any
 
 
 class Sym:
-    """A scalar term; `None`-valued padding is represented by `PAD`."""
+    """A scalar term; `None`-valued padding is represented by `PAD`.
 
-    __slots__ = ("t", "ctx")
+    In `uf` mode a sum is kept as its summands (`parts`) and built as a z3 term only when something
+    reads it (`t`): a left fold of `fadd` over the summands sorted by term id, so sums equal up to
+    associativity and commutativity are the same term (torch adds an LSTM's two biases to its two
+    GEMMs, FlexASR's spec adds their sum), and a dot product's partial sums are never built."""
 
-    def __init__(self, t: Term, ctx: Ctx):
-        self.t, self.ctx = t, ctx
+    __slots__ = ("_t", "ctx", "parts")
+
+    def __init__(self, t: Term, ctx: Ctx, parts: tuple[Sym, ...] | None = None):
+        self._t, self.ctx, self.parts = t, ctx, parts
+
+    @property
+    def t(self) -> Term:
+        if self._t is None:
+            assert self.parts is not None
+            self._t = self.ctx.sum_of(self.parts)
+        return self._t
 
     def _zero(self) -> bool:
+        if self.parts is not None:
+            return False
         return z3.is_rational_value(self.t) and self.t.as_fraction() == 0 if self.ctx.mode == "uf" else \
             (z3.is_bv_value(self.t) and self.t.as_long() == 0)
 
@@ -54,6 +69,9 @@ class Sym:
             return o
         if o._zero():
             return self
+        if self.ctx.mode == "uf":
+            self.ctx.step()
+            return Sym(None, self.ctx, (self.parts or (self,)) + (o.parts or (o,)))
         return Sym(self.ctx.add(self.t, o.t), self.ctx)
 
     __radd__ = __add__
@@ -121,11 +139,14 @@ class Ctx:
         self.__dict__.setdefault("functions", set()).add(name)
         return getattr(self, key)
 
-    def opaque_functions(self) -> list[str]:
+    def opaque_functions(self, terms: Sequence[Term] = ()) -> list[str]:
         """The uninterpreted functions used so far that no accelerator specification uses: a
         program written with them (x / n where a spec multiplies by 1/n) can differ from a spec
-        as terms while being equal as numbers, so a counterexample over them proves nothing."""
-        return sorted(self.__dict__.get("functions", set()) - SPEC_FUNCTIONS)
+        as terms while being equal as numbers, so a counterexample over them proves nothing.
+        With `terms`, only those that occur in them (torch's sigmoid uses `neg` on the way to the
+        `sigmoid` it is recognized as, which then occurs nowhere)."""
+        used = self.__dict__.get("functions", set()) - SPEC_FUNCTIONS
+        return sorted(used & function_names(terms) if terms and used else used)
 
     def _sorted(self, a: Term, b: Term) -> tuple[Term, Term]:
         return (a, b) if a.get_id() <= b.get_id() else (b, a)
@@ -157,6 +178,14 @@ class Ctx:
     def add(self, a: Term, b: Term) -> Term:
         return self._apply("+", a, b)
 
+    def sum_of(self, parts: Sequence[Sym]) -> Term:
+        """The canonical term of a sum: `fadd` folded over the summands sorted by term id."""
+        terms = sorted((p.t for p in parts), key=lambda t: t.get_id())
+        acc = terms[0]
+        for t in terms[1:]:
+            acc = self._apply("+", acc, t)
+        return acc
+
     def mul(self, a: Term, b: Term) -> Term:
         return self._apply("*", a, b)
 
@@ -165,6 +194,21 @@ class Ctx:
 
     def const(self, v: float) -> Term:
         return z3.RealVal(v) if self.mode == "uf" else z3.BitVecVal(int(v), 32)
+
+
+def function_names(terms: Sequence[Term]) -> set[str]:
+    """The names of the functions applied anywhere in `terms` (each shared subterm visited once)."""
+    names: set[str] = set()
+    seen: set[int] = set()
+    stack = list(terms)
+    while stack:
+        t = stack.pop()
+        if not z3.is_app(t) or t.get_id() in seen:
+            continue
+        seen.add(t.get_id())
+        names.add(t.decl().name())
+        stack.extend(t.children())
+    return names
 
 
 def tensor(ctx: Ctx, name: str, shape: Sequence[int]) -> np.ndarray:
@@ -358,8 +402,19 @@ class SymbolicDomain(NumpyDomain):
             return super().unary(kind, x)
         if kind == "neg" and self.ctx.mode == "bv":
             return self._each(lambda e: Sym(-e.t, self.ctx), 1, x)
-        f = self._fn(kind, 1)  # uninterpreted: sigmoid, tanh, exp, recip, rsqrt, ...
+        if kind == "recip":
+            return self._each(self._recip, 1, x)
+        f = self._fn(kind, 1)  # uninterpreted: sigmoid, tanh, exp, rsqrt, ...
         return self._each(lambda e: Sym(f(e.t), self.ctx), 1, x)
+
+    def _recip(self, e: Any) -> Sym:
+        """`recip(e)`, or `sigmoid(x)` when `e` is `exp(neg(x)) + 1`: torch's sigmoid `1 / (1 + exp(-x))`
+        is the sigmoid the FlexASR LSTM specification applies (`sigmoid` and `tanh` are uninterpreted
+        functions shared by both programs, so equal arguments give equal results)."""
+        x = _sigmoid_arg(e.t)
+        if x is not None:
+            return Sym(self._fn("sigmoid", 1)(x), self.ctx)
+        return Sym(self._fn("recip", 1)(e.t), self.ctx)
 
     def binary(self, kind: str, x: Any, y: Any) -> Any:
         if not (_symbolic(x) or _symbolic(y)):
@@ -369,8 +424,11 @@ class SymbolicDomain(NumpyDomain):
             "max": smax, "min": smin, "maxnum": smax, "minnum": smin}
         if kind in ops:
             return self._each(ops[kind], 2, x, y)
-        if kind in ("div", "pow"):
-            f = self._fn(f"f{kind}", 2)
+        if kind == "div":  # 1 / b is recip(b) (and torch's sigmoid a sigmoid: `_recip`)
+            f = self._fn("fdiv", 2)
+            return self._each(lambda a, b: self._recip(b) if _is_one(a.t) else Sym(f(a.t, b.t), self.ctx), 2, x, y)
+        if kind == "pow":
+            f = self._fn("fpow", 2)
             return self._each(lambda a, b: Sym(f(a.t, b.t), self.ctx), 2, x, y)
         raise SemanticsError(f"'{kind}' of symbolic values is not supported")
 
@@ -436,6 +494,22 @@ class SymbolicDomain(NumpyDomain):
         if not (_symbolic(x) or _symbolic(w)):
             return super().conv2d(x, w, strides)
         return conv2d(self._all_terms(x), self._all_terms(w), strides)
+
+
+def _is_one(t: Term) -> bool:
+    return z3.is_rational_value(t) and t.as_fraction() == 1
+
+
+def _sigmoid_arg(t: Term) -> Term | None:
+    """x when `t` is `fadd(exp(neg(x)), 1)` (either argument order), else None."""
+    if not (z3.is_app(t) and t.decl().name() == "fadd" and t.num_args() == 2):
+        return None
+    a, b = t.arg(0), t.arg(1)
+    e = b if _is_one(a) else a if _is_one(b) else None
+    if e is None or not (z3.is_app(e) and e.decl().name() == "exp" and e.num_args() == 1):
+        return None
+    n = e.arg(0)
+    return n.arg(0) if z3.is_app(n) and n.decl().name() == "neg" and n.num_args() == 1 else None
 
 
 def _fold(f: Callable[[Any, Any], Any], es: Iterable[Any]) -> Any:

@@ -75,6 +75,8 @@
 // CHECK-NEXT: {{^        [^( ]}}
 // CHECK-NEXT:     --max-terms=<int>  (default: 2000000{{(; one of: .*)?}})
 // CHECK-NEXT: {{^        [^( ]}}
+// CHECK-NEXT:     --lstm=<string>  (default: sequence; one of: sequence, step)
+// CHECK-NEXT: {{^        [^( ]}}
 // CHECK-NEXT: lus-causality
 // CHECK-NEXT:     Reject instantaneous dependency cycles (cycles not through fby/pre).
 // CHECK-NEXT: lus-clock-analysis
