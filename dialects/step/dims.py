@@ -75,8 +75,11 @@ class RaggedSymbol(sympy.Symbol):
         return f"?{self.name}"
 
 
+@functools.lru_cache(maxsize=65536)
 def dim_symbol(name: str, ragged: bool = False) -> sympy.Symbol:
-    """The symbol a dimension text names (`B`, or ragged `?C`)."""
+    """The symbol a dimension text names (`B`, or ragged `?C`); memoized (a
+    symbol with assumptions costs tens of microseconds to make, and the
+    analyses make the same ones again and again)."""
     cls = RaggedSymbol if ragged else sympy.Symbol
     return cls(name, integer=True, nonnegative=True)
 
@@ -377,3 +380,57 @@ def to_expr(value: object) -> sympy.Expr:
     if isinstance(value, numbers.Real):
         return sympy.Float(float(value))
     raise TypeError(f"to_expr takes a number or a sympy expression, got {type(value).__name__}")
+
+
+def evaluate_bound(expr: sympy.Expr, values: dict) -> int | None:
+    """The value of `expr` when every free symbol is in `values` (symbol ->
+    int), computed exactly in Python (integers and fractions), or None when
+    some symbol is unbound, a node kind is not one a dimension uses, or the
+    value is not an integer. The same integer `expr.xreplace(values)`
+    evaluates to, without building and re-evaluating sympy nodes (Max over
+    bound arguments compares them through sympy's relational machinery: most
+    of `step-specialize`'s time on the Qwen graphs)."""
+    v = _exact(expr, values)
+    if v is None or v.denominator != 1:
+        return None
+    return int(v.numerator)
+
+
+def _exact(e: sympy.Basic, values: dict) -> fractions.Fraction | None:
+    if e.is_Integer:
+        return fractions.Fraction(int(cast(sympy.Integer, e)))
+    if e.is_Rational:
+        r = cast(sympy.Rational, e)
+        return fractions.Fraction(int(r.p), int(r.q))
+    if e.is_Symbol:
+        v = values.get(e)
+        return None if v is None else fractions.Fraction(int(v))
+    args = [_exact(a, values) for a in e.args]
+    if any(a is None for a in args):
+        return None
+    xs = cast(list[fractions.Fraction], args)
+    if e.is_Add:
+        return sum(xs, fractions.Fraction(0))
+    if e.is_Mul:
+        out = fractions.Fraction(1)
+        for x in xs:
+            out *= x
+        return out
+    if e.is_Pow:
+        base, exp = xs
+        if exp.denominator != 1 or (base == 0 and exp < 0):
+            return None
+        return base ** int(exp)
+    func = e.func
+    if func is sympy.Max:
+        return max(xs)
+    if func is sympy.Min:
+        return min(xs)
+    if func is sympy.ceiling:
+        return fractions.Fraction(-((-xs[0].numerator) // xs[0].denominator))
+    if func is sympy.floor:
+        return fractions.Fraction(xs[0].numerator // xs[0].denominator)
+    if func is sympy.Mod:
+        a, b = xs
+        return None if b == 0 else a - b * fractions.Fraction((a / b).numerator // (a / b).denominator)
+    return None

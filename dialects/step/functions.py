@@ -61,7 +61,14 @@ class StepFunction:
 
 def _bcast(shapes: Sequence[Shape]) -> Shape:
     (r1, c1), (r2, c2) = shapes
-    return (max(r1, r2), max(c1, c2))
+    return (_larger(r1, r2), _larger(c1, c2))
+
+
+def _larger(a: int, b: int) -> int:
+    """`max(a, b)`; equal dims (the same symbol on both sides, for a symbolic
+    shape) are answered without a comparison, which on sympy symbols goes
+    through the assumptions system (most of the tile-shape analysis's time)."""
+    return a if a == b else max(a, b)
 
 
 def _elems(s: Shape) -> int:

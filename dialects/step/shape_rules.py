@@ -56,7 +56,7 @@ from xdsl.ir import Attribute, Operation
 from xdsl.utils.exceptions import VerifyException
 from xdsl.traits import HasParent, OpTrait
 
-from steplus.dialects.step.dims import rename_symbols, to_expr
+from steplus.dialects.step.dims import dim_symbol, rename_symbols, to_expr
 from steplus.dialects.step.types import (
     BufferType,
     RaggedSymbol,
@@ -360,6 +360,6 @@ def _compare(op: Operation, written: Sequence[sympy.Expr], inferred: Sequence[sy
 
 
 def new_symbol(name: str, ragged: bool) -> sympy.Symbol:
-    """A dimension symbol with the assumptions `parse_dim_text` gives it."""
-    cls = RaggedSymbol if ragged else sympy.Symbol
-    return cls(name, integer=True, nonnegative=True)
+    """A dimension symbol with the assumptions `parse_dim_text` gives it
+    (`dims.dim_symbol`: the same object for the same name)."""
+    return dim_symbol(name, ragged)

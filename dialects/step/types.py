@@ -138,6 +138,13 @@ MAX_CACHED_TYPES = 1 << 16
 _TYPES: dict[tuple[type, str], ParametrizedAttribute] = {}
 
 
+_BUILT: dict[tuple[type, tuple[str, ...], Attribute], _ShapedType] = {}
+"""Streams and buffers built from Python (`StreamType(dims, element)`), keyed by
+their dimension texts and element: a graph builds the same type many times
+(Qwen B=1024: 6,424 stream types for a few hundred distinct ones), and each
+construction verified its parameters (~0.1 ms). Same capacity rule as `_TYPES`."""
+
+
 class _Parsed(tuple):  # noqa: SLOT001 (carries the cache key to `new`)
     """Parameters returned by `parse_parameters`, keyed by their text."""
 
@@ -203,9 +210,27 @@ class _ShapedType(ParametrizedAttribute, TypeAttribute):
     element: Attribute
 
     def __init__(self, dims: Sequence[object], element: Attribute):
-        texts = [d.data if isinstance(d, StringAttr) else dim_to_text(cast(sympy.Expr | int, d))
-                 if not isinstance(d, str) else d for d in dims]
+        texts = tuple(d.data if isinstance(d, StringAttr) else dim_to_text(cast(sympy.Expr | int, d))
+                      if not isinstance(d, str) else d for d in dims)
+        key = (type(self), texts, element)
+        try:
+            hit = _BUILT.get(key)
+        except TypeError:  # an unhashable element: built (and verified) afresh
+            hit, key = None, None
+        if hit is not None:
+            # The same parameters were built and verified before: share them
+            # (attributes are immutable), and the parsed dims with them.
+            object.__setattr__(self, "shape", hit.shape)
+            object.__setattr__(self, "element", hit.element)
+            parsed = hit.__dict__.get("_dims")
+            if parsed is not None:
+                object.__setattr__(self, "_dims", parsed)
+            return
         super().__init__(ArrayAttr([StringAttr(t) for t in texts]), element)
+        if key is not None:
+            if len(_BUILT) >= MAX_CACHED_TYPES:
+                _BUILT.clear()
+            _BUILT[key] = self
 
     @property
     def dims(self) -> list[sympy.Expr]:

@@ -55,7 +55,7 @@ from steplus.dialects.step.ops import (
     ReassembleOp,
     SelectGenOp,
 )
-from steplus.dialects.step.dims import dim_symbols
+from steplus.dialects.step.dims import dim_symbols, evaluate_bound
 from steplus.dialects.step.types import BufferType, StreamType, TupleType, as_dim
 from steplus.utils.diagnostics import OpDiagnosticError
 from steplus.passes.step.bindings import (  # noqa: F401  (BIND_ATTR, parse_bind_attr: re-exported)
@@ -86,8 +86,15 @@ def _subs_dim(d, values: dict[sympy.Symbol, int]):
     substituted (`subs` with the whole table sorts every entry on each call:
     minutes for the Qwen graphs' hundreds of bindings)."""
     e = as_dim(d)
-    m = {s: values[s] for s in dim_symbols(e) if s in values}
-    return e.xreplace(m) if m else e
+    syms = dim_symbols(e)
+    m = {s: values[s] for s in syms if s in values}
+    if not m:
+        return e
+    if len(m) == len(syms):  # all bound: the integer, computed exactly without sympy
+        v = evaluate_bound(e, m)
+        if v is not None:
+            return sympy.Integer(v)
+    return e.xreplace(m)
 
 
 def _subs(t: Attribute, values: dict[sympy.Symbol, int]) -> Attribute:

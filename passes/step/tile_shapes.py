@@ -29,6 +29,7 @@ shapes.nbytes(op.results[0])    # 128*acc0_rows for bf16
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from typing import Any, cast
 
@@ -109,10 +110,14 @@ class TileShapes:
         name = None
         out = []
         for k, tile in enumerate(tiles):
+            rows, cols = tile.rows.data, tile.cols.data
+            if rows >= 0 and cols >= 0:  # static: the common case
+                out.append((_integer(rows), _integer(cols)))
+                continue
             dims = []
-            for j, (d, what) in enumerate(((tile.rows.data, "rows"), (tile.cols.data, "cols"))):
+            for j, (d, what) in enumerate(((rows, "rows"), (cols, "cols"))):
                 if d >= 0:
-                    dims.append(sympy.Integer(d))
+                    dims.append(_integer(d))
                 elif like is not None and k < len(like):
                     dims.append(like[k][j])
                 else:
@@ -168,20 +173,32 @@ class TileShapes:
         shapes = [s for x in a.args for s in self.of(x)]
         if fn is None or len(shapes) != fn.arity or fn.arity == 0:
             return None
+        # the library's shape rules are written for ints: static dims go in as
+        # ints (sympy's Integer comparisons in max() cost more than the rest of
+        # the analysis), symbolic dims as they are, except max() of two
+        # symbols (below)
+        ints = [(int(r) if r.is_Integer else r, int(c) if c.is_Integer else c)
+                for r, c in shapes]
         try:
-            # the library's shape rules are written for ints; symbolic dims go
-            # through them as numbers do, except max() of two symbols (below)
-            r, c = fn.out_shape(cast(list[tuple[int, int]], shapes))
+            r, c = fn.out_shape(cast(list[tuple[int, int]], ints))
         except TypeError:  # max() of symbols: broadcasting two dynamic tiles
             (r1, c1), (r2, c2) = shapes[0], shapes[1]
             r, c = _max(r1, r2), _max(c1, c2)
         return [(to_expr(r), to_expr(c))]
 
 
+@functools.lru_cache(maxsize=4096)
+def _integer(n: int) -> sympy.Integer:
+    """`sympy.Integer(n)`, memoized (static tile dims: a few distinct values)."""
+    return sympy.Integer(n)
+
+
 def _subs(d: object, values: Mapping[sympy.Symbol, sympy.Expr]) -> sympy.Expr:
-    """`d` (a tile dim) with `values` substituted (sympy's stubs type `subs`'
-    mapping too narrowly for a symbol-keyed dict)."""
-    return cast(sympy.Expr, to_expr(d).subs(cast(dict[Any, Any], values)))
+    """`d` (a tile dim) with `values` substituted. The keys are symbols and no
+    value names a key (`_least_fixed_point`), so the simultaneous `xreplace`
+    gives what `subs` gives, without `subs`' sympification of every key and
+    value (most of the analysis's first run)."""
+    return cast(sympy.Expr, to_expr(d).xreplace(cast(dict[Any, Any], values)))
 
 
 def _max(a: sympy.Expr, b: sympy.Expr) -> sympy.Expr:
