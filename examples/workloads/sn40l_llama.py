@@ -21,6 +21,13 @@ projections of the same shard).
 1e-5, rope theta 10000 / 1e6). `cfg.small()` keeps the structure at test
 sizes.
 
+`export_layer` / `lower_layer` export one decode step on the meta device and
+lower it by the project's route (one step graph per phase); `route_layer`
+exports it with `tp_all_reduce` (torch's functional all-reduce, lowered to
+`step.all_reduce` on a `P2PNet`) and chains the phases into one step graph
+of the layer (`sn40l_route.layer_graph`), which `examples/workloads/sn40l.py`
+simulates fused or unfused.
+
 Example::
 
     from steplus.examples.workloads.sn40l_llama import LLAMA2_7B, LlamaDecoderLayer, decode_inputs
@@ -37,11 +44,9 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from steplus.examples.workloads.sn40l import simulate
 from steplus.examples.workloads.sn40l_route import LayerGraph, cache_sizes, layer_graph
 from steplus.lowering.linalg_to_step.aten import Lowering, lower_exported
 from steplus.lowering.linalg_to_step.collective import P2PNet
-from steplus.utils.diagnostics import OpDiagnosticError
 
 
 
@@ -209,36 +214,3 @@ def route_layer(cfg: LlamaConfig, tp: int = 8, batch: int = 4, cached: int = 409
     nodes = list(ep.graph.nodes)
     return layer_graph(low, nodes, f"{cfg.name.replace('-', '_')}_tp{tp}_layer",
                        cache_sizes(low, nodes), on_chip)
-
-
-@dataclass
-class PhaseRuns:
-    """The route's phases simulated on the SN40L preset (examples/workloads/sn40l.simulate)."""
-
-    phases: list[str]  # "kind:role:first output" of each simulated phase
-    cycles: dict[str, int]  # mode -> kernel cycles, summed over the phases (run one by one)
-    kernels: dict[str, int]  # mode -> kernels
-    not_simulated: list[str]  # phases the SN40L passes cannot take, with the reason
-    remarks: list[str]  # what the route did not lower
-
-
-def simulate_phases(cfg: LlamaConfig, tp: int = 8, batch: int = 4, cached: int = 4096,
-                    dense: str = "tile=64x32x32 schedule=mnk") -> PhaseRuns:
-    """Lower one decode step (`lower_layer`, interleaved attention) and simulate every phase
-    graph `fused` (the phase as one kernel, step-allocate-units) and `unfused`
-    (step-kernelize); a phase the passes reject is listed in `not_simulated`."""
-    low = lower_layer(cfg, tp, batch, cached, strategy="interleaved", dense=dense)
-    out = PhaseRuns([], {"fused": 0, "unfused": 0}, {"fused": 0, "unfused": 0}, [],
-                    [str(r) for r in low.remarks])
-    for p in low.graphs:
-        tag = f"{p.kind}:{p.role or p.kind}:{p.outputs[0] if p.outputs else ''}"
-        try:
-            runs = {mode: simulate(p.module.clone(), mode) for mode in ("fused", "unfused")}
-        except OpDiagnosticError as e:
-            out.not_simulated.append(f"{tag}: {str(e).splitlines()[0][:200]}")
-            continue
-        out.phases.append(tag)
-        for mode, r in runs.items():
-            out.cycles[mode] += r.kernel_cycles
-            out.kernels[mode] += r.kernels
-    return out

@@ -86,7 +86,6 @@ class LayerGraph:
     phases: list[str]  # "kind:role:first output", in the graph's order
     onchip: int  # phase boundaries connected on chip
     memory: int  # boundaries through memory (each a section cut)
-    collectives: int
     tensors: dict[str, int] = field(default_factory=dict)  # tensor -> address
     dropped: list[str] = field(default_factory=list)  # identity moves made aliases
     onchip_tensors: list[str] = field(default_factory=list)  # the boundaries on chip
@@ -381,8 +380,7 @@ def layer_graph(low: Lowering, nodes, name: str = "layer",
     set_graph_bindings(g, binds)
     module = ModuleOp([g])
     module.verify()
-    return LayerGraph(module, phases, onchip, memory,
-                      sum(p.kind == "collective" for p in parts), addr, dropped, on)
+    return LayerGraph(module, phases, onchip, memory, addr, dropped, on)
 
 
 def _numel(node) -> int | None:
