@@ -38,12 +38,14 @@ step graph per layer (examples/workloads/sn40l_route.py, attention included),
 fused = step-allocate-units' sections of that graph, unfused = the phases
 chained through memory and step-kernelize'd; one B = 4 decode step x 32
 layers, value + range over the same assumptions, the builder's value as a
-cross-check column. Prefill is from the builder only (see docs/guide/sn40l.md).
+cross-check column; and a Llama2-7B prefill of 512 tokens through the route,
+its range over the launch costs only (one simulation takes a minute).
 
 Writes `fusion.csv` (cycles, kernels, operational intensity, HBM bandwidth
 used, speedups and their ranges), `fusion_route.csv` and `fusion.md`.
-`--route-only` runs only the route's rows (~5 min: each of 9 P2P networks
-lowered and simulated fused and unfused); the whole run takes ~8 minutes.
+`--route-only` runs only the route's rows (~6 min: each decode layer on 9
+P2P networks lowered and simulated fused and unfused, the prefill at the
+default network, ~2 min); the whole run takes ~10 minutes.
 """
 
 from __future__ import annotations
@@ -105,7 +107,7 @@ def simulations(build, has_p2p: bool):
     return sim
 
 
-def headlines(sim, layers: int) -> dict[str, Range]:
+def headlines(sim, layers: int, names=FUSION_ASSUMPTIONS) -> dict[str, Range]:
     """Fusion SO, fusion HO and HO/SO of one workload: value at the default assumptions
     and range over the labeled ones. The launch costs enter in closed form
     (sn40l_ranges.model_seconds), the P2P network through the simulated graph."""
@@ -119,7 +121,7 @@ def headlines(sim, layers: int) -> dict[str, Range]:
         "fusion_so": t("unfused", "launch_so_us", v) / t("fused", "launch_so_us", v),
         "fusion_ho": t("unfused", "launch_so_us", v) / t("fused", "launch_ho_us", v),
         "ho_over_so": t("fused", "launch_so_us", v) / t("fused", "launch_ho_us", v),
-    }, FUSION_ASSUMPTIONS)
+    }, names)
 
 
 def run(out: Path) -> tuple[list[dict], dict[str, dict[str, Range]]]:
@@ -212,21 +214,33 @@ def table(rows: list[dict], ranges: dict[str, dict[str, Range]]) -> str:
     return "\n".join(lines)
 
 
+ROUTE_PROMPT = 512
+"""The route's prefill: one sequence of `prompt`'s default (512 tokens; the builder's row
+is 4K). One simulation takes ~1 min, so only the launch costs are swept for it."""
+
+
 ROUTE_SEED = {
     "llama2-7b decode B=4 4K": "fusion 1-13x (decode), HO 1.4-8x; one kernel per layer",
     "mistral-7b decode B=4 4K": "fusion up to 13x (Mistral highest), HO 1.4-8x",
+    f"llama2-7b prefill {ROUTE_PROMPT}": "fusion 1.5-3x (prefill), HO <= 1.1x "
+                                         "(range: launch costs only)",
 }
 
 
 def route_workloads():
     """The decoder layers written in PyTorch (examples/workloads/sn40l_llama.py) through the
     project's route, one step graph per layer (sn40l_route.layer_graph): one decode step of
-    B = 4 requests with a 4K cache, TP8 shard, both all-reduces in the graph."""
-    yield "llama2-7b decode B=4 4K", TORCH_LLAMA, "llama2-7b decode 4K"
-    yield "mistral-7b decode B=4 4K", TORCH_MISTRAL, "mistral-7b decode 4K"
+    B = 4 requests with a 4K cache, TP8 shard, both all-reduces in the graph; and a
+    Llama2-7B prefill of 512 tokens (its P2P network at the default only)."""
+    yield ("llama2-7b decode B=4 4K", TORCH_LLAMA, "llama2-7b decode 4K", 0,
+           FUSION_ASSUMPTIONS)
+    yield ("mistral-7b decode B=4 4K", TORCH_MISTRAL, "mistral-7b decode 4K", 0,
+           FUSION_ASSUMPTIONS)
+    yield (f"llama2-7b prefill {ROUTE_PROMPT}", TORCH_LLAMA, "llama2-7b prefill 4K",
+           ROUTE_PROMPT, ("launch_so_us", "launch_ho_us"))
 
 
-def route_simulations(cfg):
+def route_simulations(cfg, prompt: int = 0):
     """`sim(mode, v)`: the route's layer graph on the P2P network of `v`; fused = on-chip
     boundaries, step-allocate-units' sections; unfused = every boundary in memory,
     step-kernelize{mode=unfused}. Memoized per (mode, network)."""
@@ -240,7 +254,8 @@ def route_simulations(cfg):
         if key not in memo:
             lg = route_layer(cfg, tp=tp, p2p=P2PNet(tp, net.links, net.link_gbps,
                                                     net.latency_ns),
-                             on_chip=mode == "fused")
+                             on_chip=mode == "fused", prompt=prompt,
+                             batch=1 if prompt else 4)
             graphs[key] = lg
             memo[key] = simulate(lg.module, mode)
         return memo[key]
@@ -255,20 +270,21 @@ def from_route(builder: dict[str, dict[str, Range]]) -> tuple[str, list[dict]]:
     d, ghz = defaults(), value("clock_ghz")
     rows = []
     lines = ["Headlines from the PyTorch route (sn40l_llama.py -> lower_exported -> one step "
-             "graph per layer, sn40l_route.py; decode, B = 4, 4K cache, TP8 shard, x 32 "
-             "layers): value at the default assumptions [range over the labeled ones] "
+             "graph per layer, sn40l_route.py; decode: B = 4, 4K cache; prefill: one "
+             f"sequence of {ROUTE_PROMPT} tokens; TP8 shard, x 32 layers): value at the default assumptions [range over the labeled ones] "
              "(the assumption that alone moves it most).", "",
              "| workload | unfused SO (ms) | fused SO (ms) | fused HO (ms) | fusion x (SO) | "
              "fusion x (HO) | HO/SO | kernels per layer unfused/fused | boundaries on chip / "
              "in memory | HBM MiB/socket unfused -> fused | builder (B=1) fusion SO | seed |",
              "|---|---|---|---|---|---|---|---|---|---|---|---|"]
-    for name, cfg, twin in tqdm(list(route_workloads()), desc="route", unit="workload",
-                                file=sys.stderr, disable=None, leave=False):
+    for name, cfg, twin, prompt, names in tqdm(list(route_workloads()), desc="route",
+                                               unit="workload", file=sys.stderr,
+                                               disable=None, leave=False):
         t0 = time.time()
-        sim = route_simulations(cfg)
+        sim = route_simulations(cfg, prompt)
         layers = 32
         u, f = sim("unfused", d), sim("fused", d)
-        h = headlines(sim, layers)
+        h = headlines(sim, layers, names)
         lg = next(g for k, g in sim.graphs.items() if k[0] == "fused")  # type: ignore
 
         def ms(r: Run, launch: str) -> float:

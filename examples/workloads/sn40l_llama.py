@@ -173,20 +173,33 @@ def tp_all_reduce(t: torch.Tensor) -> torch.Tensor:
         torch.ops._c10d_functional.all_reduce(t, "sum", "tp"))
 
 
+def prefill_inputs(layer: LlamaDecoderLayer, batch: int, tokens: int):
+    """Meta bf16 `(x [B, T, hidden], empty caches [B, kv, 0, hd], cos, sin [T, hd])` of a
+    prefill of `tokens` prompt tokens."""
+    cfg = layer.cfg
+    kv = (batch, layer.kv_heads, 0, cfg.head_dim)
+    return tuple(torch.empty(s, device="meta", dtype=torch.bfloat16) for s in
+                 ((batch, tokens, cfg.hidden), kv, kv, (tokens, cfg.head_dim),
+                  (tokens, cfg.head_dim)))
+
+
 def export_layer(cfg: LlamaConfig, tp: int = 8, batch: int = 1, cached: int = 4096,
-                 strategy: str = "coarse", dense: str = DENSE, p2p: P2PNet | None = None):
-    """`(exported program, Lowering)` of one decode step of one TP shard, exported on the
-    meta device (bf16, shapes only) and lowered by the project's PyTorch -> STeP route
-    (`lower_exported`): the attention to the §8.4 graph (whose cache append writes the
-    new row into the last tile in place), the norms, projections, RoPE, SwiGLU and
-    residuals through `convert-linalg-to-step`. With `p2p` the layer calls
-    `tp_all_reduce` and the route lowers both all-reduces to `step.all_reduce` on that
-    network."""
+                 strategy: str = "coarse", dense: str = DENSE, p2p: P2PNet | None = None,
+                 prompt: int = 0):
+    """`(exported program, Lowering)` of one decode step of one TP shard (or, with
+    `prompt`, a prefill of that many tokens from an empty cache), exported on the meta
+    device (bf16, shapes only) and lowered by the project's PyTorch -> STeP route
+    (`lower_exported`): the decode attention to the §8.4 graph (whose cache append writes
+    the new row into the last tile in place; a causal prefill attention densely), the
+    norms, projections, RoPE, SwiGLU and residuals through `convert-linalg-to-step`.
+    With `p2p` the layer calls `tp_all_reduce` and the route lowers both all-reduces to
+    `step.all_reduce` on that network."""
     with torch.device("meta"):
         layer = LlamaDecoderLayer(cfg, tp, all_reduce=tp_all_reduce if p2p else None)
         layer = layer.to(torch.bfloat16)
-    ep = torch.export.export(layer, decode_inputs(layer, batch, cached, device="meta",
-                                                  dtype=torch.bfloat16))
+    args = prefill_inputs(layer, batch, prompt) if prompt else \
+        decode_inputs(layer, batch, cached, device="meta", dtype=torch.bfloat16)
+    ep = torch.export.export(layer, args)
     return ep, lower_exported(ep, strategy=strategy, dense=dense, p2p=p2p,
                               name=f"{cfg.name.replace('-', '_')}_tp{tp}")
 
@@ -206,11 +219,13 @@ row that the layer graph re-reads on chip."""
 
 def route_layer(cfg: LlamaConfig, tp: int = 8, batch: int = 4, cached: int = 4096,
                 dense: str = ROUTE_DENSE, p2p: P2PNet | None = None,
-                strategy: str = "interleaved", on_chip: bool = True) -> LayerGraph:
-    """One step graph of the whole decode layer from the route (`sn40l_route.layer_graph`):
-    attention, both all-reduces (with `p2p`) and every dense phase; `on_chip=False`
-    chains the phases through memory only (the unfused baseline's input)."""
-    ep, low = export_layer(cfg, tp, batch, cached, strategy, dense, p2p)
+                strategy: str = "interleaved", on_chip: bool = True,
+                prompt: int = 0) -> LayerGraph:
+    """One step graph of the whole decode layer (or prefill of `prompt` tokens) from the
+    route (`sn40l_route.layer_graph`): attention, both all-reduces (with `p2p`) and every
+    dense phase; `on_chip=False` chains the phases through memory only (the unfused
+    baseline's input)."""
+    ep, low = export_layer(cfg, tp, batch, cached, strategy, dense, p2p, prompt)
     nodes = list(ep.graph.nodes)
     return layer_graph(low, nodes, f"{cfg.name.replace('-', '_')}_tp{tp}_layer",
                        cache_sizes(low, nodes), on_chip)

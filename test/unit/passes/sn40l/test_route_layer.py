@@ -204,3 +204,14 @@ def test_ragged_graph_allocates_units_and_memory():
     # the output: 4 requests x one 32x16 f32... accumulator tile
     cache = next(v for k, v in sizes.items() if k.startswith("ld"))
     assert cache == (16 * 32 * 16 * 2, 10 * 32 * 16 * 2)
+
+
+def test_prefill_layer_reads_the_new_keys_not_an_empty_cache_cat():
+    """A prefill from an empty cache: `cat([past (0 rows), k], 2)` is `k` (no tensor of its
+    own); the causal attention is lowered densely and is a phase of the one graph."""
+    lg = route_layer(LLAMA2_7B.small(), tp=2, batch=1, prompt=8, dense=SMALL, p2p=P2PNet(2))
+    lg.module.verify()
+    assert "cat_2" not in lg.tensors and "cat_3" not in lg.tensors
+    assert "add_2" in lg.tensors  # the roped keys the attention reads
+    assert "dense:attention:scaled_dot_product_attention" in lg.phases
+    assert len(_ops(lg.module, so.AllReduceOp)) == 2
