@@ -140,36 +140,69 @@ class Hlscnn(Ila):
         cols = np.arange(OW) * sc + KW // 2
         words = np.arange(K)[:, None, None] * H * W + rows[None, :, None] * W + cols[None, None, :]
         cur = out[words, lane].astype(np.int64)
-        out[words, lane] = conv_datapath(act, wgt, cur, (sr, sc), f, accum=bool(accum),
-                                         bias=bias if bias_en else None, relu=bool(relu))
+        # the conv unit tap by tap, as the hardware iterates (`conv_datapath` is the same on whole tensors)
+        shift = f.wgt_frac + f.act_frac - f.psum_frac
+        a2p = f.psum_frac - f.act_frac
+        for cb in range(ncb):
+            for kr in range(KH):
+                for kc in range(KW):
+                    a = act[cb, kr:kr + sr * OH:sr, kc:kc + sc * OW:sc].astype(np.int64)
+                    prod = (wgt[:, cb, kr, kc][:, None, None, :] * a[None]) >> shift
+                    psum = _wrap32(prod.sum(axis=-1))
+                    pa = _sat16((psum + (1 << (a2p - 1))) >> a2p)
+                    prev = 0 if (cb, kr, kc) == (0, 0, 0) and not accum else cur
+                    o = (pa + prev) << a2p
+                    if (cb, kr, kc) == (ncb - 1, KH - 1, KW - 1):
+                        if bias_en:
+                            o = o + (bias << (f.psum_frac - f.wgt_frac) if f.psum_frac >= f.wgt_frac
+                                     else bias >> (f.wgt_frac - f.psum_frac))
+                        if relu:
+                            o = np.maximum(o, 0)
+                    cur = _sat16((o + (1 << (a2p - 1))) >> a2p)
+        out[words, lane] = cur
+
+
+# products one step of `conv_datapath` holds at once (bounds its memory: taps are taken in chunks)
+_TAP_ELEMENTS = 1 << 22
 
 
 def conv_datapath(act: npt.NDArray[np.int16], wgt: npt.NDArray[np.int64], cur: npt.NDArray[np.int64],
                   stride: tuple[int, int], f: FixedFormats, accum: bool = False, bias: int | None = None,
                   relu: bool = False) -> npt.NDArray[np.int64]:
-    """The conv unit on whole tensors: activations act[ncb, H, W, 8] (int16 lanes), datapath weights
-    wgt[K, ncb, KH, KW, 8], the output scratchpad's values cur[K, OH, OW] (accumulated into when
-    `accum`); the new 16-bit outputs [K, OH, OW] (one partial sum per channel block and tap,
-    rounded and saturated to 16 bits as the hardware stores it between taps)."""
+    """The conv unit on whole tensors (`Hlscnn._conv`'s tap-by-tap loop, the reference): activations
+    act[ncb, H, W, 8] (int16 lanes), datapath weights wgt[K, ncb, KH, KW, 8], the output
+    scratchpad's values cur[K, OH, OW] (accumulated into when `accum`); the new 16-bit outputs
+    [K, OH, OW].  The products of many taps are one einsum; the rounding and 16-bit saturation
+    between taps, which the hardware applies as it stores each partial sum, stay in tap order."""
     sr, sc = stride
-    _, ncb, KH, KW, _ = wgt.shape
+    K, ncb, KH, KW, _ = wgt.shape
     OH, OW = cur.shape[1:]
     shift = f.wgt_frac + f.act_frac - f.psum_frac
     a2p = f.psum_frac - f.act_frac
-    for cb in range(ncb):
-        for kr in range(KH):
-            for kc in range(KW):
-                a = act[cb, kr:kr + sr * OH:sr, kc:kc + sc * OW:sc].astype(np.int64)
-                prod = (wgt[:, cb, kr, kc][:, None, None, :] * a[None]) >> shift
-                psum = _wrap32(prod.sum(axis=-1))
-                pa = _sat16((psum + (1 << (a2p - 1))) >> a2p)
-                prev = 0 if (cb, kr, kc) == (0, 0, 0) and not accum else cur
-                o = (pa + prev) << a2p
-                if (cb, kr, kc) == (ncb - 1, KH - 1, KW - 1):
-                    if bias is not None:
-                        o = o + (bias << (f.psum_frac - f.wgt_frac) if f.psum_frac >= f.wgt_frac
-                                 else bias >> (f.wgt_frac - f.psum_frac))
-                    if relu:
-                        o = np.maximum(o, 0)
-                cur = _sat16((o + (1 << (a2p - 1))) >> a2p)
+    taps = [(cb, kr, kc) for cb in range(ncb) for kr in range(KH) for kc in range(KW)]
+    wt = wgt.transpose(1, 2, 3, 0, 4).reshape(len(taps), K, 8)  # tap-major, as `taps`
+    # (w·a) >> shift per product, summed over the 8 lanes of a tap.  When every weight is a
+    # multiple of 2^shift (8-bit weights are w8 << 8), that is (w >> shift)·a exactly: a dot product.
+    exact_dot = shift >= 0 and not np.any(wt & ((1 << shift) - 1))
+    chunk = max(1, _TAP_ELEMENTS // max(1, K * OH * OW * 8))
+    for t0 in range(0, len(taps), chunk):
+        part = taps[t0:t0 + chunk]
+        win = np.stack([act[cb, kr:kr + sr * OH:sr, kc:kc + sc * OW:sc] for cb, kr, kc in part]).astype(np.int64)
+        w = wt[t0:t0 + len(part)]
+        if exact_dot:
+            psums = np.einsum("tkl,tijl->tkij", w >> shift, win)
+        else:
+            psums = ((w[:, :, None, None, :] * win[:, None]) >> shift).sum(axis=-1)
+        for k, tap in enumerate(part):
+            psum = _wrap32(psums[k])
+            pa = _sat16((psum + (1 << (a2p - 1))) >> a2p)
+            prev = 0 if tap == (0, 0, 0) and not accum else cur
+            o = (pa + prev) << a2p
+            if tap == (ncb - 1, KH - 1, KW - 1):
+                if bias is not None:
+                    o = o + (bias << (f.psum_frac - f.wgt_frac) if f.psum_frac >= f.wgt_frac
+                             else bias >> (f.wgt_frac - f.psum_frac))
+                if relu:
+                    o = np.maximum(o, 0)
+            cur = _sat16((o + (1 << (a2p - 1))) >> a2p)
     return cur
