@@ -1,4 +1,5 @@
-"""Kind 2 contract declarations with type parameters, instantiated per import.
+"""Kind 2 contract declarations with type parameters, instantiated per import
+(and the type arguments of a polymorphic node's call, for its oracles).
 
 `contract C<T>(i: T) returns (o: T); let guarantee o = i; tel` is imported as
 `import C@<int>(x) returns (y);` (the type arguments given) or
@@ -23,13 +24,14 @@ from steplus.lowering.lustre.transform import LustreError
 
 def bind(name: str, tparams: list[str], targs: list[ast.TypeRef] | None,
          params: list[ast.Decl], args: list[ast.Expr], node: ast.Node,
-         pos: int) -> dict[str, ast.TypeRef]:
+         pos: int, what: str = "contract") -> dict[str, ast.TypeRef]:
     """The type of each type parameter of contract `name` at an import (at
-    `pos`) into `node`: the arguments given, or inferred from the variables
-    passed for parameters whose type is a bare type parameter."""
+    `pos`) into `node` (or of node `name` at a call, `what` "node"): the
+    arguments given, or inferred from the variables passed for parameters
+    whose type is a bare type parameter."""
     if targs is not None:
         if len(targs) != len(tparams):
-            raise LustreError(pos, f"contract '{name}' takes {len(tparams)} type "
+            raise LustreError(pos, f"{what} '{name}' takes {len(tparams)} type "
                               f"argument(s), not {len(targs)}")
         return dict(zip(tparams, targs))
     if not tparams:
@@ -42,9 +44,9 @@ def bind(name: str, tparams: list[str], targs: list[ast.TypeRef] | None,
             found[p.type.name] = declared[a.name]
     missing = [t for t in tparams if t not in found]
     if missing:
-        raise LustreError(pos, f"cannot infer the type of '{missing[0]}' in contract "
-                          f"'{name}': write import {name}@<{', '.join(tparams)}>(...) with "
-                          "the types")
+        spelled = f"{'import ' if what == 'contract' else ''}{name}@<{', '.join(tparams)}>"
+        raise LustreError(pos, f"cannot infer the type of '{missing[0]}' in {what} "
+                          f"'{name}': write {spelled}(...) with the types")
     return found
 
 

@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING
 from xdsl.ir import SSAValue
 
 from steplus.dialects import lus
-from steplus.lowering.lustre import ast
+from steplus.lowering.lustre import adts, ast, contract_params
 from steplus.lowering.lustre.grammar import _rename
 from steplus.lowering.lustre.transform import LustreError, _unsupported
 
@@ -392,11 +392,12 @@ class _Oracles:
                 f"'{call.kind}' of a node with oracles ('{call.node}' has "
                 f"{extra[0][0]})"))
         callee = self.nodes[call.node]
-        if callee.tparams:
-            raise LustreError(call.node_pos, _unsupported(
-                f"oracles ('any', 'choose', free constants, imported nodes) in the "
-                f"polymorphic node '{call.node}'"))
         types = {d.name: d.type for d in callee.inputs}
+        if callee.tparams:  # the oracles' types at this call's type arguments
+            params = [d for d in callee.inputs if (d.name, False) not in extra]
+            mapping = contract_params.bind(call.node, callee.tparams, call.targs, params,
+                                           call.args, node, call.node_pos, what="node")
+            types = {n: adts.substitute(t, mapping) for n, t in types.items()}
         prefix = f"{call.node}.{self.where(call.node_pos)}"
         for name, shared in extra:
             if shared:

@@ -109,8 +109,8 @@ def read_undefined(prog: ast.Program, text: str,
         made: dict[int, ast.Expr] = {}  # one oracle per `pre` of the node
         fresh: set[int] = set()  # the `pre`s rewritten (visited again after)
 
-        def repl(e: ast.Expr, made: dict[int, ast.Expr] = made,
-                 fresh: set[int] = fresh) -> ast.Expr | None:
+        def repl(e: ast.Expr, made: dict[int, ast.Expr] = made, fresh: set[int] = fresh,
+                 node: ast.Node = node) -> ast.Expr | None:
             if not (isinstance(e, ast.Unary) and e.op == "pre" and e.pos in marked) \
                     or id(e) in fresh:
                 return None
@@ -118,10 +118,17 @@ def read_undefined(prog: ast.Program, text: str,
                 ltypes, _ = marked[e.pos]
                 line, col = _where(text, e.pos)
                 base = f"pre.{line}.{col}"
+                types = [ast.TypeRef(e.pos, t) for t in ltypes]
+                if node.tparams and isinstance(e.arg, ast.Var) and len(types) == 1:
+                    # `pre x` with `x: T` in a polymorphic node: T, per instance
+                    declared = {d.name: d.type for d in [*node.inputs, *node.outputs,
+                                                         *node.locals]}
+                    t = declared.get(e.arg.name)
+                    if t is not None and t.name in node.tparams and not t.args:
+                        types = [t]
                 anys: list[ast.Expr] = [
-                    ast.Any(e.pos, ast.TypeRef(e.pos, t),
-                            name=base if len(ltypes) == 1 else f"{base}.{k}")
-                    for k, t in enumerate(ltypes)]
+                    ast.Any(e.pos, t, name=base if len(types) == 1 else f"{base}.{k}")
+                    for k, t in enumerate(types)]
                 made[e.pos] = anys[0] if len(anys) == 1 else ast.Tuple(e.pos, anys)
             fresh.add(id(e))
             return ast.Binary(e.pos, "->", made[e.pos], e)

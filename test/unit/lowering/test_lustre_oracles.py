@@ -270,10 +270,11 @@ def test_step_run_feeds_oracles_by_name(tmp_path):
      2, 51, "unsupported construct: restart or activate of the imported node 'f'"),
     ("node g() returns (y: int); let y = any@<int, bool>; tel\n",
      1, 36, "'any@<...>' takes one type"),
+    # a polymorphic node's oracles take their type from the call: given, or
+    # inferred from the variables passed
     ("node g<T>(x: T) returns (y: T); let y = any@<T>; tel\n"
-     "node h(x: int) returns (y: int); let y = g(x); tel\n", 2, 42,
-     "unsupported construct: oracles ('any', 'choose', free constants, imported nodes) "
-     "in the polymorphic node 'g'"),
+     "node h(x: int) returns (y: int); let y = g(x + 1); tel\n", 2, 42,
+     "cannot infer the type of 'T' in node 'g': write g@<T>(...) with the types"),
     ("node g(x: int) returns ();\nlet check forall (o: history(x)) o <= x; tel\n", 2, 22,
      "unsupported construct: Kind 2 history types ('history')"),
 ])
@@ -281,3 +282,21 @@ def test_oracle_errors_are_located(src, line, col, message):
     with pytest.raises(InputError) as info:
         _module(src)
     assert info.value.lines[0].startswith(f"t.lus:{line}:{col}: error: {message}")
+
+
+def test_oracles_of_a_polymorphic_node_are_typed_per_call():
+    src = ("node g<T>(x: T) returns (y: T); let y = any@<T>; tel\n"
+           "node h(a: int; b: bool) returns (c: int; d: bool; e: int);\n"
+           "let c = g(a); d = g(b); e = g@<int>(a + 1); tel\n")
+    module = _module(src)
+    h = next(op for op in module.ops if op.sym_name.data == "h")
+    assert [(a.name_hint, str(a.type)) for a in h.input_args] == [
+        ("a", "i32"), ("b", "i1"), ("g.3.9.any.1.41", "i32"), ("g.3.19.any.1.41", "i1"),
+        ("g.3.29.any.1.41", "i32")]
+    ins = {"a": np.arange(4, dtype=np.int32), "b": np.zeros(4, bool),
+           "g.3.9.any.1.41": np.array([5, 6, 7, 8], np.int32),
+           "g.3.19.any.1.41": np.array([True, False, True, True]),
+           "g.3.29.any.1.41": np.array([-1, -2, -3, -4], np.int32)}
+    c, d, e = run_node(module, "h", ins, 4)
+    assert list(c) == [5, 6, 7, 8] and [bool(v) for v in d] == [True, False, True, True]
+    assert list(e) == [-1, -2, -3, -4]  # each call's oracle, whatever g's argument

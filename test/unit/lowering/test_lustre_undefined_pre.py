@@ -129,3 +129,13 @@ def test_a_pre_on_a_sub_clock_stays_an_error():
            "  y = merge c (true -> pre (x when c)) (false -> 0 when not c);\ntel\n")
     with pytest.raises(InputError, match="may be read uninitialized"):
         translate(SourceFile("t.lus", src))
+
+
+def test_a_polymorphic_node_reads_its_undefined_pre_at_each_instance_type():
+    src = ("node D<T>(x: T) returns (y: T);\nlet y = pre x; tel\n"
+           "node M(a: int; b: bool) returns (c: int; d: bool);\nlet c = D(a); d = D(b); tel\n")
+    assert _inputs(src, "M") == ["a", "b", "D.4.9.pre.2.9", "D.4.19.pre.2.9"]
+    c, d = _runs(src, "M", a=XS, b=XS > 0, **{"D.4.9.pre.2.9": np.full(T, -8, np.int32),
+                                             "D.4.19.pre.2.9": np.ones(T, bool)})
+    assert c == [-8, *XS[:-1].tolist()]
+    assert d == [1, *(XS[:-1] > 0).astype(int).tolist()]
