@@ -419,7 +419,11 @@ def _stream(args: argparse.Namespace, module: ModuleOp, name: str, sigs,
             step = node_stepper(module, name)[1]
         if input_ranges(node):
             step = _checked_step(args, node, sigs, step)
-        return stream(sigs, step, _fmt, args.ticks, args.max_ticks)
+        from steplus.lowering.lustre.machine_ints import as_unsigned  # Kind 2's uintN
+
+        def unsigned(inputs, step=step):
+            return [col[0] for col in as_unsigned(node, [[v] for v in step(inputs)])]
+        return stream(sigs, unsigned, _fmt, args.ticks, args.max_ticks)
     except (ReactiveError, IreeError) as e:
         print(f"{args.input_file}: error: {e}", file=sys.stderr)
         return EXIT_USER_ERROR

@@ -372,3 +372,17 @@ def test_unsigned_machine_integer_outputs_print_unsigned(tmp_path):
                               "--input", f"x={tmp_path / 'x.csv'}",
                               "--input", f"a={tmp_path / 'a.csv'}"])
         assert res.out.splitlines() == want, res.err
+
+
+def test_unsigned_outputs_print_unsigned_in_stream_mode(tmp_path, monkeypatch):
+    import io
+    import sys
+
+    from conftest import run_tool
+    from steplus.tools.step_run import main
+
+    prog = tmp_path / "u.lus"
+    prog.write_text("node n(x: int) returns (u: uint8; v: int);\nlet u = (uint8 x); v = x; tel\n")
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"255\n-1\n")))
+    res = run_tool(main, [str(prog), "--node", "n", "--stream"])
+    assert res.out.splitlines() == ["tick 0: 255 255", "tick 1: 255 -1"], res.err
