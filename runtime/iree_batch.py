@@ -67,31 +67,33 @@ def wrap_in_dispatch(run: func.FuncOp) -> None:
         inner.add_op(op)
     results = list(ret.operands)
     region_values: list[SSAValue] = []
+    result_types: list[TensorType] = []  # the region's results: every value as a tensor
     for v in results:
         if isinstance(v.type, TensorType):
             region_values.append(v)
+            result_types.append(v.type)
         else:
             if v.type == I1:  # IREE stores i1 tensors as i8: leave as i8
                 ext = arith.ExtUIOp(v, I8)
                 inner.add_op(ext)
                 v = ext.result
-            scalar = tensor.FromElementsOp.create(operands=[v],
-                                                  result_types=[TensorType(v.type, [])])
+            scalar_type = TensorType(v.type, [])
+            scalar = tensor.FromElementsOp.create(operands=[v], result_types=[scalar_type])
             inner.add_op(scalar)
             region_values.append(scalar.results[0])
+            result_types.append(scalar_type)
     inner.add_op(UnregisteredOp.with_name("flow.return").create(operands=region_values))
-    result_types = [v.type for v in region_values]
     dynamic = [ticks for t in result_types if any(d < 0 for d in t.get_shape())]
     region_op = UnregisteredOp.with_name("flow.dispatch.region").create(
         operands=dynamic, result_types=result_types, regions=[Region(inner), Region()],
         attributes={"operandSegmentSizes": DenseArrayBase.from_list(i32, [len(dynamic), 0])})
     block.insert_op_before(region_op, ret)
     final: list[SSAValue] = []
-    for v, r in zip(results, region_op.results):
+    for v, r, t in zip(results, region_op.results, result_types):
         if isinstance(v.type, TensorType):
             final.append(r)
         else:
-            extract = tensor.ExtractOp(r, [], r.type.get_element_type())
+            extract = tensor.ExtractOp(r, [], t.get_element_type())
             block.insert_op_before(extract, ret)
             value = extract.result
             if v.type == I1:

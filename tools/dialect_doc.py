@@ -19,6 +19,7 @@ import sys
 from io import StringIO
 
 from xdsl.ir import Dialect, Operation
+from xdsl.irdl import IRDLOperation
 
 from steplus.dialects import get_all_dialects
 from steplus.tools.function_doc import render_function_library
@@ -109,6 +110,8 @@ def render_op(op: type[Operation]) -> str:
     out.write(f"### `{op.name}` ({op.__name__})\n\n")
     doc = _doc(op)
     out.write((doc or "_No description._") + "\n\n")
+    if not issubclass(op, IRDLOperation):
+        raise TypeError(f"{op.name}: only IRDL operations have a generated reference")
     op_def = op.get_irdl_definition()
     meanings = {**GENERIC_MEANINGS, **_attribute_docstrings(op)}
     rows: list[tuple[str, str, str]] = []

@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+from xdsl.dialects import func
 from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Attribute, Operation
 
@@ -75,12 +76,11 @@ def node_signature(node: Operation) -> list[InputSignature]:
         return [input_signature(a.name_hint or f"arg{a.index}", a.type, True)
                 for a in node.input_args]
     assert isinstance(node, sync.NodeOp)
-    signals = [a for a in node.body.block.args if isinstance(a.type, sync.SigInType)]
-    return [input_signature(a.name_hint or f"arg{a.index}", a.type.element, True)
-            for a in signals]
+    return [input_signature(a.name_hint or f"arg{a.index}", t.element, True)
+            for a in node.body.block.args if isinstance(t := a.type, sync.SigInType)]
 
 
-def func_signature(fn: Operation) -> list[InputSignature]:
+def func_signature(fn: func.FuncOp) -> list[InputSignature]:
     """The arguments of a `func.func` (whole values)."""
     return [input_signature(a.name_hint or f"arg{a.index}", a.type, False)
             for a in fn.body.blocks[0].args]

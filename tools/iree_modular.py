@@ -53,6 +53,7 @@ from xdsl.ir import Attribute
 from steplus.dialects import lus, sync
 from steplus.runtime.reactive.errors import ReactiveError, RuntimeArithmeticError
 from steplus.runtime.reactive.interpreter import ABSENT, MAX_TICKS, drive
+from steplus.tools.iree_run import IreeError, call_failure, compile_module
 
 RUNTIME_MODULE = "sch"
 _RUNTIME_NAMES = ("sch_", "tick", "inst")
@@ -65,7 +66,6 @@ class _Stop(Exception):
 
 def _code(t: Attribute) -> str:
     """The IREE VM calling-convention letter of a scalar type."""
-    from steplus.tools.iree_run import IreeError
 
     if isinstance(t, IntegerType):
         return "I" if t.width.data > 32 else "i"
@@ -126,7 +126,6 @@ class ModularNode:
     def __init__(self, sync_module: ModuleOp, name: str):
         import iree.runtime as rt
 
-        from steplus.tools.iree_run import IreeError, compile_module
 
         lowered, self.table = modular_module(sync_module)
         fids = {n: k for k, (n, _, _) in enumerate(self.table)}
@@ -138,8 +137,8 @@ class ModularNode:
         node = next(n for n in sync_module.body.block.ops
                     if isinstance(n, sync.NodeOp) and n.sym_name.data == name)
         self.input_names = [a.name_hint for a in node.body.block.args[:node.num_inputs]]
-        self.in_types = [a.type.element for a in node.body.block.args[:node.num_inputs]]
-        self.out_types = [a.type.element for a in node.body.block.args[node.num_inputs:]]
+        self.in_types = [_element(a.type) for a in node.body.block.args[:node.num_inputs]]
+        self.out_types = [_element(a.type) for a in node.body.block.args[node.num_inputs:]]
         self.vmfb = compile_module(lowered)
         iface = rt.PyModuleInterface(RUNTIME_MODULE, lambda _iface: self)
         for full, decl in decls.items():
@@ -255,12 +254,13 @@ class ModularNode:
 
     def step(self, inputs: Sequence[object]) -> list[object]:
         """One reaction of the root instance."""
-        from steplus.tools.iree_run import call_failure
+        import iree.runtime as rt
+
 
         root = self.root
         self._alive = [self._to_runtime(v, t) for v, t in zip(inputs, self.in_types)]
-        root.io[:root.n_in] = [a._buffer_view.ref if isinstance(t, TensorType) else a
-                               for a, t in zip(self._alive, self.in_types)]
+        # a tensor goes by its buffer view's reference (DeviceArray keeps the view private)
+        root.io[:root.n_in] = [a._buffer_view.ref if isinstance(a, rt.DeviceArray) else a for a in self._alive]
         root.io[root.n_in:] = [ABSENT] * (len(root.io) - root.n_in)
         try:
             self._resume(root)
@@ -290,8 +290,10 @@ class ModularNode:
         if v is ABSENT:
             return v
         if isinstance(t, TensorType):
-            view = rt.DeviceArray(self._device, v.deref(rt.HalBufferView))
-            return np.array(view.to_host(), copy=True).astype(numpy_dtype(t))
+            view = v.deref(rt.HalBufferView) if isinstance(v, rt.VmRef) else None
+            if view is None:
+                raise IreeError(f"the node returned {v!r} for a tensor output")
+            return np.array(rt.DeviceArray(self._device, view).to_host(), copy=True).astype(numpy_dtype(t))
         return np.asarray(v).astype(numpy_dtype(t))[()]
 
     def run(self, inputs: Mapping[str, Sequence[object]] | Sequence[Sequence[object]],
@@ -317,6 +319,13 @@ class ModularNode:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _element(t: Attribute) -> Attribute:
+    """The value type of a `sync.node` signal (its verifier makes every argument one)."""
+    if not isinstance(t, sync.SigInType | sync.SigOutType):
+        raise ReactiveError(f"a sync.node argument of type {t} is not a signal")
+    return t.element
 
 
 def _scalar(v: object) -> object:

@@ -35,7 +35,6 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping, Sequence
-from typing import cast
 
 import numpy as np
 from xdsl.dialects import func
@@ -55,6 +54,7 @@ from steplus.runtime.iree_cache import CachedCompileError, cached_compile
 from steplus.runtime.reactive.errors import ReactiveError, RuntimeArithmeticError
 from steplus.runtime.reactive.interpreter import (
     MAX_TICKS,
+    Outputs,
     drive,
     input_streams,
 )
@@ -110,12 +110,15 @@ def compile_module(module: ModuleOp, extra_flags: Sequence[str] = ()) -> bytes:
 
     def compile_now() -> bytes:
         try:
-            return compile_str(text, target_backends=["llvm-cpu"], extra_args=flags)
+            vmfb = compile_str(text, target_backends=["llvm-cpu"], extra_args=flags)
         except CompilerToolError as e:
             lines = [ln for ln in str(e).splitlines() if "error:" in ln]
             raise CachedCompileError(
                 "iree-compile failed: " + (lines[0].strip() if lines else str(e)[:500]),
                 remember=bool(lines)) from None
+        if vmfb is None:  # compile_str returns the bytes when no output file is named
+            raise CachedCompileError("iree-compile wrote no module", remember=False)
+        return vmfb
 
     try:
         return cached_compile(text, ["llvm-cpu", *flags], compile_now)
@@ -154,14 +157,25 @@ def _to_vm(value: object, t: Attribute) -> object:
     return float(np.asarray(value))
 
 
+def _host(value: object) -> object:
+    """A VM call's result on the host: a device array copied out (`to_host()` may map the
+    device buffer, reused once the result is released: copy it before keeping it), a scalar
+    as it is."""
+    from iree.runtime import DeviceArray
+
+    return value.to_host() if isinstance(value, DeviceArray) else value
+
+
 def _from_vm(value: object, t: Attribute) -> object:
     if isinstance(t, TensorType):
-        host = value.to_host() if hasattr(value, "to_host") else value
-        return np.asarray(host).astype(numpy_dtype(t))
+        return np.asarray(_host(value)).astype(numpy_dtype(t))
     return np.asarray(value).astype(numpy_dtype(t))[()]
 
 
-def _stream_array(stream: object, t: Attribute, ticks: int) -> np.ndarray:
+Stream = np.ndarray | Sequence[object]
+"""An input stream of the batched entry point: an array (ticks first) or one value per tick."""
+
+def _stream_array(stream: Stream, t: Attribute, ticks: int) -> np.ndarray:
     """`ticks` values of a stream as the `@n_run` argument (i1 as int8)."""
     dtype = numpy_dtype(t)
     shape = tuple(t.get_shape()) if isinstance(t, TensorType) else ()
@@ -276,7 +290,7 @@ class IreeNode:
         self.state = list(results[:n])
         return results[n:]
 
-    def run_batch(self, streams: Sequence[object], ticks: int) -> list[np.ndarray]:
+    def run_batch(self, streams: Sequence[Stream], ticks: int) -> list[np.ndarray]:
         """`ticks` ticks in one `@<name>_run` call from the current state;
         `streams` in input order (arrays or sequences of at least `ticks`
         values). One array per output, ticks first (bool for i1)."""
@@ -295,12 +309,12 @@ class IreeNode:
         first_state = list(self.state)
         results = self._call(self._run, args)
         if self.run_checked:  # the first tick whose checks failed, or -1 (lowering/sync_run.py)
-            failed = int(np.asarray(results[-1].to_host() if hasattr(results[-1], "to_host") else results[-1]))
+            failed = int(np.asarray(_host(results[-1])))
             results = results[:-1]
             if failed >= 0:
                 self.state = first_state  # re-run up to that tick with @_step, which reports it
                 for t in range(min(failed, ticks - 1) + 1):
-                    self.step([cast(Sequence[object], s)[t] for s in streams])
+                    self.step([s[t] for s in streams])
                 raise IreeError(f"@{self.name}_run reported a failed check at tick {self.ticks + failed} "
                                 "that @_step does not")
         self.ticks += ticks
@@ -308,13 +322,13 @@ class IreeNode:
         for v, t in zip(results, self.out_types):
             # a copy: to_host() may map the device buffer, which is reused
             # once the result is released
-            host = np.array(v.to_host() if hasattr(v, "to_host") else v, copy=True)
+            host = np.array(_host(v), copy=True)
             outs.append(host.astype(numpy_dtype(t)) if numpy_dtype(t) == np.bool_ else host)
         return outs
 
     def run(self, inputs: Mapping[str, Sequence[object]] | Sequence[Sequence[object]],
             ticks: int, max_ticks: int = MAX_TICKS, per_tick: bool = False
-            ) -> list[list[object]]:
+            ) -> Outputs:
         """Run `ticks` ticks (at most `max_ticks`) from the current state;
         inputs by name or position. All inputs are known, so this is one
         `@<name>_run` call when the node has one (unless `per_tick`); the
@@ -349,7 +363,7 @@ def run_node_iree(
     ticks: int,
     max_ticks: int = MAX_TICKS,
     per_tick: bool = False,
-) -> list[list[object]]:
+) -> Outputs:
     """Run lus node `@name` through IREE; same interface as `run_node`
     (batched unless `per_tick`)."""
     return IreeNode.from_lus(module, name).run(inputs, ticks, max_ticks, per_tick)

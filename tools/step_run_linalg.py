@@ -47,6 +47,14 @@ LOWER_HINT = ("is a tensor program (func.func on tensors), not a step graph: low
               "--lower '' for the defaults)")
 
 
+def _stored(st: StoreCtx) -> list[np.ndarray]:
+    """The tiles a store wrote, in stream order (a functional run gives each its value)."""
+    tiles = [v for v in st.stored if v is not None]
+    if len(tiles) != len(st.stored):
+        raise ValueError(f"{st.name}: a stored tile has no value (not a functional run)")
+    return tiles
+
+
 def is_tensor_program(module: ModuleOp) -> bool:
     """A module with function bodies on tensors and no step graph."""
     from xdsl.dialects import func
@@ -167,7 +175,7 @@ def _lower_with_data(args, load, pipeline: str):
     def collect(prog) -> dict:
 
         stores = [c for c in prog.sim.contexts if isinstance(c, StoreCtx)]
-        return {f"result{k}": lay.assemble(st.stored).reshape(shape).astype(numpy_dtype(t))
+        return {f"result{k}": lay.assemble(_stored(st)).reshape(shape).astype(numpy_dtype(t))
                 for k, (st, lay, shape, t) in enumerate(zip(
                     stores, lowered.result_layouts, lowered.result_shapes, types))}
 
@@ -227,7 +235,7 @@ def run_function(module: ModuleOp, lowered, arrays: list, config=None) -> list[n
                          tensors=bind_function(module, lowered, arrays))
     prog.run()
     stores = [c for c in prog.sim.contexts if isinstance(c, StoreCtx)]
-    return [lay.assemble(st.stored).reshape(shape) for st, lay, shape in
+    return [lay.assemble(_stored(st)).reshape(shape) for st, lay, shape in
             zip(stores, lowered.result_layouts, lowered.result_shapes)]
 
 
@@ -314,7 +322,7 @@ def run_part(part, values: dict, routing: tuple | None = None, config=None) -> d
         for c in prog.sim.contexts:
             if isinstance(c, RandomStoreCtx) and c.name.startswith("o_store"):
                 for a, v in c.stored:
-                    got[int(np.ravel(a)[0])] = np.asarray(v)
+                    got[int(np.asarray(a).ravel()[0])] = np.asarray(v)
         q = values[part.inputs["q"]]
         return {part.outputs[0]: np.stack([got[i] for i in range(len(got))]).reshape(q.shape)}
     stores = [c for c in prog.sim.contexts if isinstance(c, StoreCtx)]
@@ -324,13 +332,13 @@ def run_part(part, values: dict, routing: tuple | None = None, config=None) -> d
     shapes = getattr(part, "out_shapes", None) or low.result_shapes
     groups = getattr(low, "groups", None)
     if groups:  # several stores make one output (an RNN's steps): stacked along `axis`
-        arrays = [lay.assemble(st.stored) for st, lay in zip(stores, low.result_layouts)]
+        arrays = [lay.assemble(_stored(st)) for st, lay in zip(stores, low.result_layouts)]
         out, k = {}, 0
         for name, (count, axis), shape in zip(part.outputs, groups, shapes):
             out[name] = np.stack(arrays[k:k + count], axis=axis).reshape(shape)
             k += count
         return out
-    return {name: lay.assemble(st.stored).reshape(shape) for name, st, lay, shape in
+    return {name: lay.assemble(_stored(st)).reshape(shape) for name, st, lay, shape in
             zip(part.outputs, stores, low.result_layouts, shapes)}
 
 

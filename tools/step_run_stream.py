@@ -128,7 +128,8 @@ def _parse_line(line: str, sigs: Sequence[InputSignature], where: str) -> list[o
                                   f"{sig.describe()}; {e}"]) from None
         k += w
         arr = np.array(parsed, dtype=sig.dtype)
-        arr = arr.reshape((1, *sig.dims)) if sig.dims else arr
+        dims = [d for d in sig.dims if d is not None]  # all of them: `stream` refuses a dynamic one
+        arr = arr.reshape((1, *dims)) if sig.dims else arr
         values.append(check_array(sig, arr, where)[0])
     return values
 
@@ -144,6 +145,8 @@ def stream(sigs: Sequence[InputSignature], step: Callable[[list[object]], list[o
                              "as a file (--input)")
     source = sys.stdin if source is None else source
     out = sys.stdout if out is None else out
+    if source is None or out is None:  # the interpreter was started without them
+        raise UsageError("--stream needs a standard input and output")
     limit = max_ticks if ticks is None else min(ticks, max_ticks)
     t = line_no = 0
     while t < limit:

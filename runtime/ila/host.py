@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import ModuleOp, ShapedType
 from xdsl.ir import Block, Operation, SSAValue
 
 from steplus.passes.isel.opcheck import op_problem
@@ -32,6 +32,7 @@ from steplus.dialects.semantics import (NumpyDomain, SemanticsError, TensorSeman
                                         register_semantics, result_shape)
 from steplus.runtime.ila.accel import reference, run_accel
 from steplus.runtime.ila.core import IlaError
+from steplus.utils.attrs import shape_of
 
 
 @dataclass
@@ -64,7 +65,7 @@ _NUMPY_ERRORS = (ValueError, IndexError, TypeError, KeyError, ZeroDivisionError,
 
 def _check_result_sizes(op: Operation) -> None:
     for r in op.results:
-        shape = r.type.get_shape() if hasattr(r.type, "get_shape") else ()
+        shape = r.type.get_shape() if isinstance(r.type, ShapedType) else ()
         size = int(np.prod([max(d, 0) for d in shape], dtype=np.float64))
         if size > MAX_RESULT_ELEMENTS:
             raise IlaError(f"step-run: '{op.name}' result has {size:.0f} elements, more than step-run's "
@@ -113,12 +114,12 @@ class Interpreter(TensorSemantics):
         return self.accelerator(acc.callee, [self.force(a) for a in acc.args], acc.attrs)
 
     @impl(ila.StoreOp)
-    def store(self, op: Operation, a: list[Any]) -> list[Any]:
-        return [_Acc(op.results[0].type.target.data, None, [a[0]], {})]
+    def store(self, op: ila.StoreOp, a: list[Any]) -> list[Any]:
+        return [_Acc(op.res.type.target.data, None, [a[0]], {})]
 
     @impl(ila.ComputeOp)
-    def compute(self, op: Operation, a: list[Any]) -> list[Any]:
-        return [_Acc(op.results[0].type.target.data, op.properties["callee"].data, list(a), accelerator_attrs(op))]
+    def compute(self, op: ila.ComputeOp, a: list[Any]) -> list[Any]:
+        return [_Acc(op.res.type.target.data, op.callee.data, list(a), accelerator_attrs(op))]
 
     @impl(ila.LoadOp)
     def load(self, op: Operation, a: list[Any]) -> list[Any]:
@@ -166,7 +167,9 @@ def run_function(module: ModuleOp, name: str, inputs: Sequence[Any], backend: st
         raise IlaError(f"@{name} takes {len(block.args)} inputs, got {len(inputs)}")
     env: dict[SSAValue, Any] = {}
     for arg, x in zip(block.args, inputs):
-        want = tuple(arg.type.get_shape())
+        if not isinstance(arg.type, ShapedType):
+            raise IlaError(f"@{name}: input {arg.index} is a {arg.type}, not a tensor")
+        want = shape_of(arg)
         got = tuple(np.shape(x))
         if len(got) != len(want) or any(w >= 0 and g != w for g, w in zip(got, want)):
             raise IlaError(f"@{name}: input {arg.index} has shape {np.shape(x)}, expected {want}")
@@ -186,7 +189,7 @@ def random_argument(rng: np.random.Generator, shape: tuple[int, ...], position: 
 
 def random_arguments(module: ModuleOp, name: str, seed: int = 0) -> list[np.ndarray]:
     """`random_argument` for every argument of `func.func @name` in `module`."""
-    fn = next(f for f in module.walk() if f.name == "func.func" and f.sym_name.data == name)
+    fn = next(f for f in module.walk() if isinstance(f, func.FuncOp) and f.sym_name.data == name)
     rng = np.random.default_rng(seed)
-    return [random_argument(rng, tuple(a.type.get_shape()), k)
+    return [random_argument(rng, shape_of(a), k)
             for k, a in enumerate(fn.body.blocks[0].args)]

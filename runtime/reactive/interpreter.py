@@ -193,9 +193,10 @@ class NodeRunner:
             self.counters[op] = n + 1
             take = lus.kperiodic_value(op.word.data, n) != (op.negated is not None)
         else:
-            c = self._read(env, op.condition, op)
+            cond = _condition(op)
+            c = self._read(env, cond, op)
             if c is ABSENT:
-                raise ReactiveError(f"condition {value_name(op.condition)} is absent")
+                raise ReactiveError(f"condition {value_name(cond)} is absent")
             take = bool(c) != (op.negated is not None)
         env[op.result] = x if take else ABSENT
 
@@ -208,7 +209,7 @@ class NodeRunner:
             self.counters[op] = n + 1
             take = lus.kperiodic_value(op.word.data, n)
         else:
-            c = self._read(env, op.condition, op)
+            c = self._read(env, _condition(op), op)
             if c is ABSENT:
                 env[op.result] = ABSENT
                 return
@@ -267,6 +268,18 @@ _LUS_OPS: dict[type[Operation], Callable[[NodeRunner, Any, dict[SSAValue, object
 """The meaning of each lus op in a reaction (state, presence, instances), by op class as the
 op-semantics registry keys the ordinary ops; every other op goes to `ops.evaluate`."""
 
+
+def _condition(op: lus.WhenOp | lus.MergeOp) -> SSAValue:
+    """The clock condition of a `when` / `merge` that has no k-periodic word (the verifier
+    requires one of the two)."""
+    if op.condition is None:
+        raise ReactiveError(f"{op.name} has neither a condition nor a word")
+    return op.condition
+
+
+Outputs = list[np.ndarray] | list[list[object]]
+"""A run's outputs, one entry per output: one value per tick, or an array (ticks first)
+from a batched backend."""
 
 MAX_TICKS = 10_000_000
 """The default bound on the ticks of one run (each tick is a Python reaction)."""
