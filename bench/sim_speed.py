@@ -12,12 +12,13 @@ the closed form saves (the cycles must agree).
 
 MoE: each weight-stationary graph (examples/workloads/graphs.py) specialized to
 the shipped routing trace, on step-eval (dynamic tiling with the driver's
-compute bandwidths: 6400, retile accumulators 1024). Per run: wall time of
-building + specializing the graph and of lowering + simulation, simulated
-cycles, off-chip traffic and on-chip requirement (both checked against
-step-metrics), firings, microseconds per firing and firings per second of
-the simulation alone (lowering timed apart; `sim s` is the process's CPU
-time, steadier than wall time on a shared machine) and HBM segments. Channel depth 2
+compute bandwidths: 6400, retile accumulators 1024). Per run: the CPU time
+(the process's, steadier than wall time on a shared machine) of building +
+specializing the graph with its step-metrics (`build s`), of lowering it
+(`lower s`) and of the simulation alone (`sim s`), simulated cycles, off-chip
+traffic and on-chip requirement (both checked against step-metrics), firings,
+microseconds per firing and firings per second of the simulation, and HBM
+segments. Channel depth 2
 (§1.3); a run that deadlocks prints a "deadlock" row (with its firings and
 speed up to the deadlock) and, for Qwen B=1024, is repeated at depth 1024
 (labelled "depth 1024, not comparable"; bench/reference_settings.py).
@@ -107,14 +108,14 @@ def moe_bench(args) -> None:
         for batch in (int(b) for b in args.batches.split(",")):
             for t in args.tiles.split(","):
                 tile_n = None if t == "dyn" else int(t)
-                t0 = time.perf_counter()
+                t0 = time.process_time()
                 module, cfg, metrics = moe_graph(model, batch, tile_n)
-                built = time.perf_counter() - t0
+                built = time.process_time() - t0
                 fallback = moe_fallback_depth(model, batch)
                 while True:
-                    t0 = time.perf_counter()
+                    t0 = time.process_time()
                     prog = build_program(module, cfg)
-                    lowered = time.perf_counter() - t0
+                    lowered = time.process_time() - t0
                     t0 = time.process_time()
                     try:
                         with status("sim_speed", f"simulating {model} B={batch} tile_N={t}"):
