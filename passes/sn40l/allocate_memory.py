@@ -34,6 +34,12 @@ text, exact: `utils/sizes.py`).
 The capacities not given as options come from the module's `#target.sn40l`
 (`#target.sn40l<{hbm_bytes = 12288 : i64}>`), else from the SN40L table.
 
+A symbol's traffic over ragged dims (a KV cache walked per request, `[4, ?L0]`)
+is its total count `sum_L0` from the graph's `step.bind` (the route's
+attention records it); a request's own length `L0`, where a size needs it,
+is bounded by that total (`kernels.bound`). Without the binding it is an
+error naming the unbound symbol.
+
 Example: `step-opt test/filecheck/passes/inputs/sn40l-tiny.mlir -p
 'step-kernelize,step-allocate-memory{hbm=12KiB}'`: seven symbols of 1-4 KiB
 (25 KiB) share 16 KiB of HBM by lifetime (the 4 KiB input of kernel 0 and
