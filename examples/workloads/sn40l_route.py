@@ -41,9 +41,16 @@ Example::
 
     from steplus.examples.workloads.sn40l_llama import LLAMA2_7B, export_layer
     from steplus.examples.workloads.sn40l_route import layer_graph
-    ep, low = export_layer(LLAMA2_7B.small(), tp=2, batch=2, cached=64, dense="tile=2x8x8")
+    from steplus.lowering.linalg_to_step.collective import P2PNet
+    ep, low = export_layer(LLAMA2_7B.small(), tp=2, batch=4, cached=64,
+                           strategy="interleaved", dense="tile=2x8x1024", p2p=P2PNet(2))
     lg = layer_graph(low, ep.graph.nodes, "layer")
     lg.module        # one step.graph; lg.onchip / lg.memory boundaries
+
+(With fewer requests than the attention strategy's regions, e.g. `batch=2`,
+the decode attention is not recognized; then the cache's `torch.cat` is a
+dense `move` phase — a copy of the whole cache — and the attention is a
+remark.)
 """
 
 from __future__ import annotations
