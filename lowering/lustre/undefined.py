@@ -78,8 +78,9 @@ def find_undefined(module: ModuleOp, offsets: Mapping[Operation, int],
 
     found: dict[int, tuple[list[str], str]] = {}
     for node in module.ops:
-        if not isinstance(node, lus.NodeOp):
-            continue
+        if not isinstance(node, lus.NodeOp) or not any(
+                isinstance(op, lus.PreOp) for op in node.body.block.ops):
+            continue  # no `pre`: nothing undefined (and no analysis to pay for)
         try:
             reads = undefined_reads(node)
         except OpDiagnosticError:
