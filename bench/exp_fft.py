@@ -88,11 +88,11 @@ def main(argv=None) -> int:
     p.add_argument("--batch", type=int, default=8, help="1M-point signals per run (1..64)")
     p.add_argument("--orders", default="3,4", help="Monarch orders to simulate (of 3, 4)")
     args = p.parse_args(argv)
-    orders = [int(x) for x in args.orders.split(",") if x.strip()]
-    if not 1 <= args.batch <= 64 or any(o not in (3, 4) for o in orders):
+    orders = [x.strip() for x in args.orders.split(",") if x.strip()]
+    if not 1 <= args.batch <= 64 or any(o not in ("3", "4") for o in orders):
         p.error("--batch must be in 1..64 and --orders a list of 3 and 4")
     text_i, rows_i = table_i()
-    text_s, rows_s = speedups(orders, args.batch)
+    text_s, rows_s = speedups([int(o) for o in orders], args.batch)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     for name, rows in (("fft_table_i.csv", rows_i), ("fft.csv", rows_s)):
