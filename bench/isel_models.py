@@ -218,10 +218,17 @@ REASONS: dict[tuple[str, str], str] = {
         "times 96-1152 filters overflow the buffers; the squeeze-excitation ones have a bias and one position); " +
         _NO_PAD,
     ("transformer", "vta"): (
-        "our export has exactly the paper's 66 GEMMs (`linalg.matmul`, the 66 linear layers of the 6+6-layer nn.Transformer). exact 21: the 24 feed-forward GEMMs (256x2048 weights: n*k = 524288 > VTA's 1023 weight blocks of 16x16) fail VTA's guard (isel tiles no GEMM; D2A's code generator did), and 21 of the 42 that pass stay on the host, where exact mode leaves values it cannot rebuild (isel warns: 17 values, 'cannot rebuild a guard term here': torch's softmax guard, which only flexible mode rewrites away; that these are the 21 is likely, not checked value by value; a rebuild defect, not fixed). flexible 163 adds one GEMM per head of attention's batch matmuls (D2A split none: its 66 are the linears) and is not stable (330 in another run): egglog's extractor panics on some values, which stay on the host"),
+        "our export has exactly the paper's 66 GEMMs (`linalg.matmul`, the 66 linear layers of the 6+6-layer "
+        "nn.Transformer). exact 42: the other 24 are the feed-forward GEMMs ([16, 256] x [256, 2048] and [16, 2048] x "
+        "[2048, 256]: n*k = 524288 > VTA's 1023 weight blocks of 16x16), which fail VTA's guard, checked GEMM by GEMM "
+        "(--explain: 0 unexplained); isel tiles no GEMM, D2A's code generator did. flexible 330 = those 42 + the 288 "
+        "per-head GEMMs of attention's 36 batch matmuls (8 heads each; D2A split none: its 66 are the linears), the "
+        "same in every process"),
     ("transformer", "flexasr"): "the paper's FlexASR compiler offloaded linear layers and LSTMs only (D2A Appendix A); "
         "ours also maps layer norms and attention heads to FlexASR (flexasr.layernorm / attention), so the counts "
-        "are not the same quantity",
+        "are not the same quantity: flexible 242 = the 66 linear layers (all within FlexASR's guards) + 144 attention "
+        "heads (18 attentions x 8) + 32 layer norms. exact 0, as the paper's: torch-mlir writes each bias as an "
+        "elementwise add, and FlexASR's exact pattern is bias_add(dense)",
     ("resmlp", "flexasr"): "flexible 25 = 38 - 12 cross-patch linears (4x4: in % 16 fails) - the classifier "
                            "(10 outputs: out % 64 fails)",
 }
