@@ -16,6 +16,7 @@ Example::
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from dataclasses import dataclass, field
 from collections.abc import Sequence
@@ -66,7 +67,7 @@ _NUMPY_ERRORS = (ValueError, IndexError, TypeError, KeyError, ZeroDivisionError,
 def _check_result_sizes(op: Operation) -> None:
     for r in op.results:
         shape = r.type.get_shape() if isinstance(r.type, ShapedType) else ()
-        size = int(np.prod([max(d, 0) for d in shape], dtype=np.float64))
+        size = math.prod(max(d, 0) for d in shape)  # Python ints: exact, and ~20x cheaper than np.prod per op
         if size > MAX_RESULT_ELEMENTS:
             raise IlaError(f"step-run: '{op.name}' result has {size:.0f} elements, more than step-run's "
                            f"limit of {MAX_RESULT_ELEMENTS} per tensor", op)
@@ -158,10 +159,9 @@ class Interpreter(TensorSemantics):
 def run_function(module: ModuleOp, name: str, inputs: Sequence[Any], backend: str = "ila") -> tuple[list[Any], Stats]:
     """Run `func.func @name` on numpy inputs; return (outputs, Stats)."""
 
-    fns = [f for f in module.walk() if isinstance(f, func.FuncOp) and f.sym_name.data == name]
-    if not fns:
+    fn = next((f for f in module.walk() if isinstance(f, func.FuncOp) and f.sym_name.data == name), None)
+    if fn is None:  # the first such function: the walk stops there instead of visiting every op
         raise IlaError(f"no function @{name}")
-    fn = fns[0]
     block = fn.body.blocks[0]
     if len(inputs) != len(block.args):
         raise IlaError(f"@{name} takes {len(block.args)} inputs, got {len(inputs)}")
