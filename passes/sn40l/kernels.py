@@ -13,7 +13,8 @@ from `INTERMEDIATE_BASE` (step-allocate-memory assigns real addresses).
 
 Which ops share a kernel is the caller's choice for the *anchor* ops (compute,
 routing and collectives: map, accum, scan, flat_map, partition, reassemble,
-all_reduce, ...); the
+all_reduce, ..., and static gathers: a `random_offchip_load` of a
+`metadata_gen`'s addresses); the
 other ops follow (`assign`):
 
 - off-chip loads without a reference stream and the generators
@@ -71,7 +72,15 @@ MEMORY = (so.LinearOffChipLoadOp, so.LinearOffChipStoreOp, so.RandomOffChipLoadO
 
 
 def is_anchor(op: Operation) -> bool:
-    return isinstance(op, ANCHORS)
+    return isinstance(op, ANCHORS) or is_gather(op)
+
+
+def is_gather(op: Operation) -> bool:
+    """A static gather: a random load of a `metadata_gen`'s addresses (the route's data
+    movement, embedding lookups, im2col) — an operator of its own, so a gather that
+    reads what an earlier operator stored is cut from it like any other reader."""
+    return isinstance(op, so.RandomOffChipLoadOp) and bool(op.operands) and \
+        isinstance(source(op.operands[0]).owner, sg.MetadataGenOp)
 
 
 def is_remat(op: Operation) -> bool:
