@@ -426,6 +426,8 @@ class Node:
     tparams: list[str] = field(default_factory=list)
     # Kind 2 `node imported f(...)`: no body; `oracles.py` makes its outputs oracles
     imported: bool = False
+    # Kind 2 `function rec f(...)`: instantiated per constant arguments (sized.py)
+    rec: bool = False
 
 
 @dataclass

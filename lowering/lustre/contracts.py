@@ -152,6 +152,8 @@ def _contract_items(text: str, start: int, end: int, node: ast.Node,
             mode_names.append((name, pos, requires, ensures))
         elif word == "import":
             k = _import(text, toks, k, node, decls, within)
+        elif word == "decreases":  # a termination measure (Kind 2 proves it): no run-time meaning
+            k = _expr_end(toks, k + 1, text) + 1
         else:
             raise LustreError(pos, f"syntax error in a contract: unexpected '{word}'")
     ghosts = {d.name for d in node.locals[first_local:]} & taken

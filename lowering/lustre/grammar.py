@@ -43,7 +43,6 @@ UNSUPPORTED_WORDS: dict[str, str] = {
     "model": "Lustre V6 models",
     "include": "'include' directives",
     "cond": "Kind 2 'cond' expressions",
-    "rec": "recursive functions",
     "array": "arrays",
 }
 

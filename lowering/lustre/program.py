@@ -172,9 +172,15 @@ class Program:
                 n.tparams = []  # `node M<T2>(x: int) ...`: one instance, lowered as it is
         self.poly_nodes = {n.name: n for n in prog.nodes if n.tparams}
         # Kind 2 nodes with arrays sized by a `const` parameter: per call (sized.py)
+        # and Kind 2 recursive functions: per call's constant arguments (sized.py)
         self.sized_nodes = {n.name: n for n in prog.nodes
-                            if not n.tparams and sized.size_params(n)}
+                            if not n.tparams and (n.rec or sized.size_params(n))}
         self.sized_instances: set[str] = set()
+        self.rec_instances: dict[str, int] = {}  # recursive function -> instances
+        for n in prog.nodes:
+            if n.rec and n.tparams:
+                raise LustreError(n.pos, "unsupported construct: polymorphic recursive "
+                                  "functions ('rec' with type parameters)")
         for n in prog.nodes:
             if not n.tparams and n.name not in self.sized_nodes:
                 self.scalarize(n)
@@ -467,6 +473,8 @@ class Program:
                     callee = sites[i].node
                     if callee not in self.nodes:
                         continue  # reported when the call is lowered
+                    if state.get(callee) == 1 and self.nodes[callee].rec:
+                        continue  # `function rec`: unrolled per constant argument
                     if state.get(callee) == 1:
                         raise LustreError(sites[i].node_pos,
                                           f"recursive instantiation of node '{callee}' "

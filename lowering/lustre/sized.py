@@ -1,4 +1,5 @@
-"""Kind 2 nodes whose arrays are sized by a `const` node parameter, monomorphized.
+"""Kind 2 nodes whose arrays are sized by a `const` node parameter, and Kind 2
+recursive functions (`function rec`), monomorphized per constant argument.
 
 `node f(const n: int; x: int^n) returns (y: int^n)` cannot be scalarized
 before `n` is known. Like a polymorphic node (`poly.py`) it is not lowered on
@@ -12,6 +13,15 @@ the parameter.
 A node is *sized* when one of its `const` parameters appears in an array size
 (`t ^ n`), a subrange bound, a repetition `e ^ n` or an iterator's size
 (`map<<f, n>>`) anywhere in the node.
+
+A recursive function `function rec f(n: int) returns (m: int)` is
+instantiated the same way at the constant values of *all* its arguments:
+`f(5)` is `f$n_5`, a copy with `n` the constant 5, where a lazy `when c then
+a else b` (or an `if`) whose condition is now constant keeps only its branch;
+the recursive calls in it instantiate `f$n_4` ... The depth is thus a
+compile-time constant, unrolled up to 64 instances of one function (a located
+error past it); a call with an argument that is no compile-time constant is a
+located error naming the construct.
 
 Example::
 
@@ -28,7 +38,8 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from steplus.lowering.lustre import ast
-from steplus.lowering.lustre.transform import LustreError
+from steplus.lowering.lustre.oracles import node_roots, rewrite
+from steplus.lowering.lustre.transform import LustreError, _unsupported
 
 if TYPE_CHECKING:
     from steplus.lowering.lustre.program import Program
@@ -36,6 +47,8 @@ if TYPE_CHECKING:
 
 MAX_INSTANCES = 1000
 """Instances of sized nodes one program may create."""
+MAX_UNROLL = 64
+"""Instances of one recursive function (one per constant argument) a program may create."""
 
 
 def _objects(root: object) -> Iterator[object]:
@@ -100,6 +113,31 @@ def _replace_vars(root: object, values: dict[str, ast.Const]) -> None:
                     setattr(x, name, new)
 
 
+def _fold_branches(prog: Program, node: ast.Node) -> None:
+    """Kind 2's lazy `when c then a else b` (a merge on the local `c`) whose
+    condition is now a constant: the branch it takes, alone (so a recursive
+    call in the other branch is not unrolled)."""
+    consts = {c.name: c for c in node.consts}
+    conds: dict[str, bool] = {}
+    for eq in node.equations:
+        if isinstance(eq, ast.Equation) and len(eq.lhs) == 1 and eq.index is None:
+            try:
+                v, t = prog.fold(eq.rhs, consts)
+            except LustreError:
+                continue
+            if t == "bool":
+                conds[eq.lhs[0].name] = bool(v)
+
+    def pick(e: ast.Expr) -> ast.Expr | None:
+        if isinstance(e, ast.Merge) and e.implicit and e.var in conds:
+            return next((x for c, _, x in e.cases if c is conds[e.var]), None)
+        return None
+
+    if conds:
+        for root, put in node_roots(node):
+            put(rewrite(root, pick))
+
+
 def _instance_name(name: str, values: list[tuple[str, object]]) -> str:
     parts = [f"{p}_{str(v).replace('-', 'm')}" for p, v in values]
     return name + "$" + "_".join(parts)
@@ -118,12 +156,17 @@ def instantiate(low: NodeLowering, e: ast.Call) -> ast.Call:
     consts: dict[str, ast.Const] = {}
     rest: list[ast.Expr] = []
     for p, a in zip(params, e.args):
-        if not p.static:
+        if not (p.static or node.rec):
             rest.append(a)
             continue
         try:
             v, t = prog.fold(a, low.local_consts)
         except LustreError:
+            if node.rec:
+                raise LustreError(a.pos, _unsupported(
+                    f"recursive functions ('rec') called with an argument that is not a "
+                    f"compile-time constant ('{p.name}' of '{e.node}'): they are unrolled "
+                    "per constant argument")) from None
             raise LustreError(a.pos, f"the size parameter '{p.name}' of node '{e.node}' "
                               "must be a compile-time constant here (a literal or a "
                               "constant expression): its arrays are sized by it") from None
@@ -141,10 +184,18 @@ def instantiate(low: NodeLowering, e: ast.Call) -> ast.Call:
         if len(prog.sized_instances) >= MAX_INSTANCES:
             raise LustreError(e.pos, f"more than {MAX_INSTANCES} instances of nodes sized "
                               "by a parameter")
+        if node.rec:
+            unrolled = prog.rec_instances.get(e.node, 0) + 1
+            if unrolled > MAX_UNROLL:
+                raise LustreError(e.pos, f"the recursive function '{e.node}' is unrolled past "
+                                  f"{MAX_UNROLL} instances (one per constant argument): its "
+                                  "recursion does not stop at a compile-time constant here")
+            prog.rec_instances[e.node] = unrolled
         copied = copy.deepcopy(node)
-        copied.inputs = [d for d in copied.inputs if not d.static]
+        copied.inputs = [d for d in copied.inputs if not (d.static or node.rec)]
         _replace_vars(copied, consts)
-        copied.name = inst
+        copied.name, copied.rec = inst, False
+        _fold_branches(prog, copied)
         prog.nodes[inst] = copied
         prog.sized_instances.add(inst)
         prog.scalarize(copied)

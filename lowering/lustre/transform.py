@@ -158,6 +158,10 @@ class _ToAst(Transformer_NonRecursive):
         return items[0] if len(items) == 1 else ast.Tuple(meta.start_pos, list(items))
 
     def poly_node_decl(self, meta, name, tparams, *rest):
+        if isinstance(name, Token) and name.type == "REC":  # `function rec f<T>`
+            node = self.poly_node_decl(meta, tparams, *rest)
+            node.rec = True
+            return node
         node = self.node_decl(meta, name, *rest)
         node.tparams = tparams[1]
         return node
@@ -283,6 +287,10 @@ class _ToAst(Transformer_NonRecursive):
         return [ast.Name(_pos(n), str(n)) for n in names]
 
     def node_decl(self, meta, name, inputs, outputs, *rest):
+        if isinstance(name, Token) and name.type == "REC":  # `function rec f(...)`
+            node = self.node_decl(meta, inputs, outputs, *rest)
+            node.rec = True
+            return node
         *decls, body = rest
         equations = [e for e in body
                      if isinstance(e, ast.Equation | ast.Automaton | ast.Frame | ast.IfBlock)]
@@ -300,6 +308,9 @@ class _ToAst(Transformer_NonRecursive):
         return node
 
     def imported_decl(self, meta, name, inputs, outputs, *decls):
+        if isinstance(name, Token) and name.type == "REC":
+            raise LustreError(_pos(name), "an imported function has no body to recurse in "
+                              "('rec')")
         # Kind 2 `node imported f(...) returns (...)`: no body (oracles.py)
         node = self.node_decl(meta, name, inputs, outputs, *decls, [])
         node.imported = True

@@ -1,0 +1,94 @@
+"""Kind 2 recursive functions (`function rec`, `lowering/lustre/sized.py`):
+unrolled per constant argument; expected values from the closed forms
+(sum 0..n = n(n+1)/2, Fibonacci numbers)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from xdsl.context import Context
+
+from steplus.dialects import lus
+from steplus.lowering.lus_to_sync import ConvertLusToSyncPass
+from steplus.runtime.reactive import run_node
+from steplus.runtime.reactive.sync_interp import run_sync_node
+from steplus.tools.cli import InputError
+from steplus.tools.iree_modular import run_node_modular
+from steplus.tools.lus_translate import translate
+from steplus.tools.source import SourceFile
+
+SRC = """function rec sum(n: int) returns (m: int);
+(*@contract
+  guarantee "non-negative" m >= 0;
+  decreases n;
+*)
+let
+  m = when n <= 0 then 0 else n + sum(n - 1);
+tel
+function rec fib(n: int) returns (f: int);
+con
+  decreases n;
+noc
+let
+  f = if n <= 1 then n else fib(n - 1) + fib(n - 2);
+tel
+function rec even(n: int) returns (e: bool);
+let e = when n = 0 then true else odd(n - 1); tel
+function rec odd(n: int) returns (o: bool);
+let o = when n = 0 then false else even(n - 1); tel
+const K: int = 7;
+node top(x: int) returns (s, f: int; e: bool);
+let
+  s = x + sum(10);
+  f = fib(K + 3);
+  e = even(K);
+tel
+"""
+XS = np.array([1, 2, -3], np.int32)
+
+
+def _fib(n: int) -> int:
+    a, b = 0, 1
+    for _ in range(n):
+        a, b = b, a + b
+    return a
+
+
+def test_recursion_with_constant_arguments_is_unrolled_and_runs_everywhere():
+    module = translate(SourceFile("r.lus", SRC))
+    names = {op.sym_name.data for op in module.ops if isinstance(op, lus.NodeOp)}
+    # one node per constant argument: sum 10..0, fib 10..0 (shared), even/odd 7..0
+    assert len([n for n in names if n.startswith("sum$")]) == 11
+    assert len([n for n in names if n.startswith("fib$")]) == 11
+    assert {n for n in names if n.startswith(("even$", "odd$"))} == {
+        "even$n_7", "odd$n_6", "even$n_5", "odd$n_4", "even$n_3", "odd$n_2", "even$n_1",
+        "odd$n_0"}
+    got = [[int(v) for v in c] for c in run_node(module, "top", {"x": XS}, 3)]
+    assert got == [(XS + 55).tolist(), [_fib(10)] * 3, [0] * 3]  # 7 is odd
+    lowered = module.clone()
+    ConvertLusToSyncPass().apply(Context(), lowered)
+    for other in (run_sync_node(lowered, "top", {"x": XS}, 3),
+                  run_node_modular(module, "top", {"x": XS}, 3)):
+        assert [[int(v) for v in c] for c in other] == got
+
+
+@pytest.mark.parametrize("call, line, col, message", [
+    ("sum(x)", 23, 11, "unsupported construct: recursive functions ('rec') called with an "
+     "argument that is not a compile-time constant ('n' of 'sum'): they are unrolled per "
+     "constant argument"),
+    ("sum(65)", 7, 35, "the recursive function 'sum' is unrolled past 64 instances (one per "
+     "constant argument): its recursion does not stop at a compile-time constant here"),
+])
+def test_recursion_that_is_not_constant_or_too_deep_is_a_located_error(call, line, col,
+                                                                      message):
+    src = SRC.replace("x + sum(10)", call)
+    with pytest.raises(InputError) as info:
+        translate(SourceFile("r.lus", src))
+    assert info.value.lines[0] == f"r.lus:{line}:{col}: error: {message}"
+    translate(SourceFile("r.lus", SRC.replace("sum(10)", "sum(63)")))  # 64 levels: fine
+
+
+def test_recursion_without_rec_is_still_rejected():
+    src = "node f(n: int) returns (m: int); let m = f(n); tel\n"
+    with pytest.raises(InputError, match="recursive instantiation of node 'f'"):
+        translate(SourceFile("r.lus", src))
