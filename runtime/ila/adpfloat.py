@@ -131,16 +131,16 @@ def clamp_act(v: npt.ArrayLike) -> Ints:
 
 
 # ac_math PWL tables (in units of 2^-10).
-_SIG_M = [155, 130, 92, 58, 34, 19, 10, 6]
-_SIG_C = [513, 668, 798, 890, 948, 982, 1001, 1012]
-_TANH_M = [251, 224, 177, 129, 88, 57, 37, 23, 14, 9, 5, 3]
-_TANH_C = [1, 252, 476, 653, 783, 871, 928, 965, 988, 1002, 1011, 1016]
+_SIG_M = np.array([155, 130, 92, 58, 34, 19, 10, 6], np.int64)
+_SIG_C = np.array([513, 668, 798, 890, 948, 982, 1001, 1012], np.int64)
+_TANH_M = np.array([251, 224, 177, 129, 88, 57, 37, 23, 14, 9, 5, 3], np.int64)
+_TANH_C = np.array([1, 252, 476, 653, 783, 871, 928, 965, 988, 1002, 1011, 1016], np.int64)
 
 
-def _pwl(a: Ints, xs_q10: Ints, m_tab: list[int], c_tab: list[int], limit_q14: int) -> Ints:
+def _pwl(a: Ints, xs_q10: Ints, m_tab: Ints, c_tab: Ints, limit_q14: int) -> Ints:
     idx = np.minimum(xs_q10 >> 10, len(m_tab) - 1)
     f = xs_q10 & 1023
-    y = (np.asarray(m_tab)[idx] * f + (np.asarray(c_tab)[idx] << 10)) >> 6
+    y = (m_tab[idx] * f + (c_tab[idx] << 10)) >> 6
     return np.where(a >= limit_q14, (1 << Q) - 1, y)
 
 
