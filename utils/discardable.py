@@ -11,11 +11,18 @@ operators. Passes and runtimes never read such an attribute with
 when absent) and write it with `set` (which checks the range), so the name and
 the type are written once.
 
-Three kinds, the printed form being the builtin attribute MLIR would print:
+Four kinds, the printed form being the builtin attribute MLIR would print:
 
 - `IntDiscardable`: `name = 3 : i64`, optionally bounded below and above;
+- `IntArrayDiscardable`: `name = array<i64: 1, 2>`, each element bounded the same way
+  (how many elements an op needs is the reader's to check: it knows the op);
 - `StrDiscardable`: `name = "ddr"`, optionally one of a set of choices;
 - `UnitDiscardable`: `name` alone (a flag).
+
+A reader that must not fall back silently on a malformed value (IR built in
+Python and never verified) calls `check_on(op)` first: a ValueError with the
+verifier's message when the attribute is there but invalid; `get` then
+returns the typed value, or None when it is absent.
 
 Example:
 
@@ -32,8 +39,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any, cast
 
-from xdsl.dialects.builtin import IntegerAttr, StringAttr, UnitAttr, i64
+from xdsl.dialects.builtin import DenseArrayBase, IntegerAttr, IntegerType, StringAttr, UnitAttr, i64
 from xdsl.ir import Attribute, Operation
 from xdsl.utils.exceptions import VerifyException
 
@@ -54,18 +62,40 @@ class DiscardableSpec:
         """None when `attr` is a valid value, else what was found instead."""
         raise NotImplementedError
 
+    def message(self, got: str) -> str:
+        """What is wrong with a value shown as `got` (the verifier's and the readers' words)."""
+        return f"'{self.name}' must be {self.describe()}, got {got}"
+
     def verify(self, owner: Operation, attr: Attribute) -> None:
         """VerifyException naming `owner`, the attribute and the bad value."""
         got = self.check(attr)
         if got is not None:
-            raise VerifyException(f"{owner.name}: '{self.name}' must be {self.describe()}, "
-                                  f"got {got}")
+            raise VerifyException(f"{owner.name}: {self.message(got)}")
+
+    def check_on(self, op: Operation) -> None:
+        """ValueError (the verifier's message, without the op) when `op` carries the
+        attribute with an invalid value; nothing when it is absent or valid."""
+        attr = op.attributes.get(self.name)
+        got = None if attr is None else self.check(attr)
+        if got is not None:
+            raise ValueError(self.message(got))
 
     def present(self, op: Operation) -> bool:
         return self.name in op.attributes
 
     def clear(self, op: Operation) -> None:
         op.attributes.pop(self.name, None)
+
+
+def _bounds(lo: int | None, hi: int | None) -> str:
+    """` in [lo, hi]`, ` >= lo`, ` <= hi` or nothing."""
+    if lo is not None and hi is not None:
+        return f" in [{lo}, {hi}]"
+    if lo is not None:
+        return f" >= {lo}"
+    if hi is not None:
+        return f" <= {hi}"
+    return ""
 
 
 @dataclass(frozen=True)
@@ -76,27 +106,22 @@ class IntDiscardable(DiscardableSpec):
     hi: int | None = None
 
     def describe(self) -> str:
-        if self.lo is not None and self.hi is not None:
-            return f"an integer in [{self.lo}, {self.hi}]"
-        if self.lo is not None:
-            return f"an integer >= {self.lo}"
-        if self.hi is not None:
-            return f"an integer <= {self.hi}"
-        return "an integer"
+        return "an integer" + _bounds(self.lo, self.hi)
 
-    def _in_range(self, v: int) -> bool:
+    def in_range(self, v: int) -> bool:
         return (self.lo is None or v >= self.lo) and (self.hi is None or v <= self.hi)
+
 
     def check(self, attr: Attribute) -> str | None:
         if not isinstance(attr, IntegerAttr):
             return str(attr)
         v = attr.value.data
-        return None if self._in_range(v) else str(v)
+        return None if self.in_range(v) else str(v)
 
     def get(self, op: Operation) -> int | None:
         """The value on `op` (None when absent or not a valid value)."""
         a = op.attributes.get(self.name)
-        if isinstance(a, IntegerAttr) and self._in_range(a.value.data):
+        if isinstance(a, IntegerAttr) and self.in_range(a.value.data):
             return a.value.data
         return None
 
@@ -109,15 +134,64 @@ class IntDiscardable(DiscardableSpec):
 
     def set(self, op: Operation, value: int) -> None:
         """Write `value : i64` on `op`; ValueError when out of range."""
-        if not self._in_range(value):
+        if not self.in_range(value):
             raise ValueError(f"'{self.name}' must be {self.describe()}, got {value}")
         op.attributes[self.name] = IntegerAttr(value, i64)
 
     def attr(self, value: int) -> IntegerAttr:
         """The attribute `set` writes (for an op built with its attributes)."""
-        if not self._in_range(value):
+        if not self.in_range(value):
             raise ValueError(f"'{self.name}' must be {self.describe()}, got {value}")
         return IntegerAttr(value, i64)
+
+
+@dataclass(frozen=True)
+class IntArrayDiscardable(DiscardableSpec):
+    """An array of integers (`array<i64: 1, 2>`), each at least `lo` / at most `hi` when set."""
+
+    lo: int | None = None
+    hi: int | None = None
+
+    def describe(self) -> str:
+        return "an array of integers" + _bounds(self.lo, self.hi)
+
+    def in_range(self, v: int) -> bool:
+        return (self.lo is None or v >= self.lo) and (self.hi is None or v <= self.hi)
+
+    @staticmethod
+    def _ints(attr: Attribute) -> list[int] | None:
+        if not isinstance(attr, DenseArrayBase):
+            return None
+        arr = cast(DenseArrayBase[Any], attr)  # either element kind: checked next
+        if not isinstance(arr.elt_type, IntegerType):
+            return None
+        values: tuple[int | float, ...] = arr.get_values()
+        return [int(v) for v in values]
+
+    def check(self, attr: Attribute) -> str | None:
+        vs = self._ints(attr)
+        if vs is None:
+            return str(attr)[:80]
+        if all(self.in_range(v) for v in vs):
+            return None
+        return "[" + ", ".join(map(str, vs[:8])) + (", ...]" if len(vs) > 8 else "]")
+
+    def get(self, op: Operation) -> list[int] | None:
+        """The values on `op` (None when absent or not a valid value)."""
+        a = op.attributes.get(self.name)
+        vs = None if a is None else self._ints(a)
+        return vs if vs is not None and all(self.in_range(v) for v in vs) else None
+
+
+    def attr(self, values: Iterable[int]) -> DenseArrayBase:
+        vs = list(values)
+        if not all(self.in_range(v) for v in vs):
+            raise ValueError(self.message(str(vs)))
+        return DenseArrayBase.from_list(i64, vs)
+
+    def set(self, op: Operation, values: Iterable[int]) -> None:
+        """Write `array<i64: values>` on `op`; ValueError when one is out of range."""
+        op.attributes[self.name] = self.attr(values)
 
 
 @dataclass(frozen=True)
@@ -145,6 +219,7 @@ class StrDiscardable(DiscardableSpec):
             return a.data
         return None
 
+
     def attr(self, value: str) -> StringAttr:
         a = StringAttr(value)
         if self.check(a) is not None:
@@ -168,6 +243,7 @@ class UnitDiscardable(DiscardableSpec):
 
     def get(self, op: Operation) -> bool:
         return isinstance(op.attributes.get(self.name), UnitAttr)
+
 
     def set(self, op: Operation, flag: bool = True) -> None:
         if flag:

@@ -22,9 +22,14 @@ instantiates its contexts and channels. The decisions:
 - the group rank of a partition / reassemble / eager_merge comes from the
   types (the data's dims below the selector's; a discardable `rank`
   attribute overrides it);
-- per-op knobs are discardable attributes, checked here and resolved against
-  the configuration: `compute_bw`, `pmu_bw` (map/accum/scan), `write_back_mu`,
-  `add_outer_dim`, `switch_cycles`, `rank`, `buffer_depth`, `name`;
+- per-op knobs are the registered discardable attributes of
+  `dialects/step/discardable.py` (`compute_bw`, `pmu_bw`, `write_back_mu`,
+  `add_outer_dim`, `switch_cycles`, `rank`, `name`), read through their typed
+  specs (a malformed value in IR that was never verified is a located
+  `LoweringError` with the verifier's words) and resolved against the
+  configuration; `KNOBS` says which op class reads which (op class -> specs ->
+  params class -> simulator context), `buffer_depth` is
+  `step.random_offchip_store`'s property;
 - region bodies become `KernelSpec`s (library calls over argument slots);
 - every channel joins a producer port to a consumer port, with the
   configuration's base depth and the declared bytes of one element.
@@ -50,13 +55,15 @@ import math
 from collections.abc import Callable
 from typing import Any, TypeGuard, cast
 
-from xdsl.dialects.builtin import DenseArrayBase, IntegerAttr, ModuleOp, StringAttr, UnitAttr
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Attribute, BlockArgument, Operation, Region, SSAValue
 
 from steplus.dialects.step import GraphOp
 from steplus.dialects.step import ops as so
 from steplus.dialects.step.dims import to_expr
-from steplus.dialects.step.discardable import COMPUTE_BW, PMU_BW
+from steplus.dialects.step.discardable import (
+    ADD_OUTER_DIM, COMPUTE_BW, MAX_KNOB, NAME, PMU_BW, RANK, SWITCH_CYCLES, WRITE_BACK_MU,
+)
 from steplus.dialects.step.types import StreamType, TileType, TupleType
 from steplus.dialects.target.fabric import HardwareConfig
 from steplus.passes.step.fabric_contract import (
@@ -69,10 +76,9 @@ from steplus.passes.step.fabric_contract import (
 )
 from steplus.passes.step.sim_estimate import SimulationError
 from steplus.utils.attrs import ints_of
-from steplus.utils.discardable import IntDiscardable
+from steplus.utils.discardable import DiscardableSpec, IntDiscardable, UnitDiscardable
 
-MAX_KNOB = 1 << 40
-"""The largest value of a per-op knob (cycles, FLOPs/cycle, depth)."""
+__all__ = ["KNOBS", "MAX_KNOB", "PLACERS", "LoweringError", "find_graph", "place", "tile_bytes"]
 
 
 class LoweringError(SimulationError):
@@ -85,47 +91,40 @@ class LoweringError(SimulationError):
 
 # -- attributes and types -----------------------------------------------------
 
-def _flag(op: Operation, name: str) -> bool:
-    a = op.attributes.get(name)
-    if a is None:
-        return False
-    if isinstance(a, UnitAttr):
-        return True
-    if isinstance(a, IntegerAttr):  # `true`, `1 : i64`
-        return bool(a.value.data)
-    raise LoweringError(f"'{name}' must be a unit, boolean or integer attribute", op)
+def _checked(op: Operation, spec: DiscardableSpec) -> None:
+    """A `LoweringError` at `op` (the verifier's words) when it carries the knob `spec`
+    with a malformed value: IR built in Python and never verified."""
+    try:
+        spec.check_on(op)
+    except ValueError as e:
+        raise LoweringError(str(e), op) from None
 
 
-def _int_attr(op: Operation, name: str, default: int) -> int:
-    a = op.attributes.get(name)
-    return int(a.value.data) if isinstance(a, IntegerAttr) else default
-
-
-def _knob(op: Operation, name: str, default: int, lo: int, hi: int = MAX_KNOB) -> int:
-    """The integer attribute `name` of `op` (or `default`), checked to be in [lo, hi]."""
-    v = _int_attr(op, name, default)
-    if not lo <= v <= hi:
-        raise LoweringError(f"'{name}' must be an integer in [{lo}, {hi}], got {v}", op)
-    return v
-
-
-def _bandwidth(op: Operation, spec: IntDiscardable, default: int) -> int:
-    """A registered bandwidth knob of `op` (`compute_bw`, `pmu_bw`: their spec's typed
-    value, else `default`), checked to be in [1, MAX_KNOB] here, where it is used."""
+def _int_knob(op: Operation, spec: IntDiscardable, default: int) -> int:
+    """The registered integer knob `spec` of `op`, else `default`; either must be in the
+    spec's range (a group rank the types give can be out of it)."""
+    _checked(op, spec)
     v = spec.get(op)
     v = default if v is None else v
-    if not 1 <= v <= MAX_KNOB:
-        raise LoweringError(f"'{spec.name}' must be an integer in [1, {MAX_KNOB}], got {v}", op)
+    if not spec.in_range(v):
+        raise LoweringError(spec.message(str(v)), op)
     return v
+
+
+def _flag(op: Operation, spec: UnitDiscardable) -> bool:
+    """Whether `op` carries the registered flag `spec`."""
+    _checked(op, spec)
+    return spec.get(op)
 
 
 def _switch_cycles(op: Operation, k: int, default: int) -> list[int]:
     """The `switch_cycles` of a routing op with `k` branches (one non-negative count each)."""
-    # a property of step.parallelize, a discardable knob of partition and reassemble
-    prop = op.switch_cycles if isinstance(op, so.ParallelizeOp) else None
-    attr = op.attributes.get("switch_cycles")
-    sw = (ints_of(prop) or ints_of(attr if isinstance(attr, DenseArrayBase) else None)
-          or [default] * k)
+    # a property of step.parallelize, a registered knob of partition and reassemble
+    if isinstance(op, so.ParallelizeOp):
+        sw = ints_of(op.switch_cycles) or [default] * k
+    else:
+        _checked(op, SWITCH_CYCLES)
+        sw = SWITCH_CYCLES.get(op) or [default] * k
     if len(sw) != k or not all(0 <= c <= MAX_KNOB for c in sw):
         shown = ", ".join(map(str, sw[:8])) + (", ..." if len(sw) > 8 else "")
         raise LoweringError(f"'switch_cycles' must list {k} cycle counts in [0, {MAX_KNOB}], "
@@ -230,9 +229,9 @@ class _Placer:
         self.counts: dict[str, int] = {}
 
     def name(self, op: Operation) -> str:
-        a = op.attributes.get("name")
-        if isinstance(a, StringAttr):
-            return a.data
+        given = NAME.get(op)  # checked with the op's other knobs (`spec`)
+        if given is not None:
+            return given
         short = op.name.removeprefix("step.")
         k = self.counts.get(short, 0)
         self.counts[short] = k + 1
@@ -243,6 +242,8 @@ class _Placer:
         placer = PLACERS.get(type(op))
         if placer is None:
             raise LoweringError(f"the simulator does not support {op.name}", op)
+        for knob in KNOBS[type(op)]:  # a malformed knob is an error even where it defaults
+            _checked(op, knob)
         params, inputs, in_ports, out_ports = placer(self, op)
         s = ContextSpec(index, self.name(op), params, op, inputs, in_ports,
                         [Port("out")] if out_ports is None else out_ports)
@@ -256,13 +257,19 @@ _PlaceFn = Callable[[_Placer, Any], _Placed]
 
 PLACERS: dict[type[Operation], _PlaceFn] = {}
 """Op class -> its placement function: the one table of what the fabric simulates."""
+KNOBS: dict[type[Operation], tuple[DiscardableSpec, ...]] = {}
+"""Op class -> the registered knobs (`dialects/step/discardable.py`) its placement
+function reads: every op's `name`, and those its `_places` lists. The placement
+checks them (the verifier's words) before placing the op."""
 
 
-def _places(*classes: type[Operation]) -> Callable[[_PlaceFn], _PlaceFn]:
+def _places(*classes: type[Operation],
+            knobs: tuple[DiscardableSpec, ...] = ()) -> Callable[[_PlaceFn], _PlaceFn]:
     def register(fn: _PlaceFn) -> _PlaceFn:
         for c in classes:
             assert c not in PLACERS, f"{c.name} placed twice"
             PLACERS[c] = fn
+            KNOBS[c] = (NAME, *knobs)
         return fn
     return register
 
@@ -320,8 +327,7 @@ def _store(pl: _Placer, op: so.LinearOffChipStoreOp) -> _Placed:
 
 @_places(so.RandomOffChipStoreOp)
 def _random_store(pl: _Placer, op: so.RandomOffChipStoreOp) -> _Placed:
-    depth = (_knob(op, "buffer_depth", 1, 1) if op.buffer_depth is None
-             else op.buffer_depth.value.data)
+    depth = 1 if op.buffer_depth is None else op.buffer_depth.value.data  # verified >= 1
     return (RandomStoreParams(buffer_depth=depth, req_bytes=pl.req),
             [op.waddr, op.wdata], [Port("addr"), Port("data")], None)
 
@@ -342,7 +348,7 @@ def _flat_map(pl: _Placer, op: so.FlatMapOp) -> _Placed:
     return params, [op.input], [Port("inp")], None
 
 
-@_places(so.MapOp, so.AccumOp, so.ScanOp)
+@_places(so.MapOp, so.AccumOp, so.ScanOp, knobs=(COMPUTE_BW, PMU_BW, WRITE_BACK_MU))
 def _compute(pl: _Placer, op: so.MapOp | so.AccumOp | so.ScanOp) -> _Placed:
     if isinstance(op, so.AccumOp) and _fn_names(op.update) == ["join_tiles"]:
         el = _tile_type(op.output.type, op)
@@ -350,9 +356,9 @@ def _compute(pl: _Placer, op: so.MapOp | so.AccumOp | so.ScanOp) -> _Placed:
                 [op.input], [Port("inp")], None)
     ins = _unzip(op.input)
     ports = [Port("inputs", i) for i in range(len(ins))]
-    compute_bw = _bandwidth(op, COMPUTE_BW, pl.cfg.compute_bw)
-    pmu_bw = _bandwidth(op, PMU_BW, pl.cfg.pmu_bw)  # step-allocate-units' PMUs
-    write_back = _flag(op, "write_back_mu")
+    compute_bw = _int_knob(op, COMPUTE_BW, pl.cfg.compute_bw)
+    pmu_bw = _int_knob(op, PMU_BW, pl.cfg.pmu_bw)  # step-allocate-units' PMUs
+    write_back = _flag(op, WRITE_BACK_MU)
     if isinstance(op, so.MapOp):
         return (MapParams(kernel=_kernel(op.body, False), compute_bw=compute_bw, pmu_bw=pmu_bw,
                           write_back=write_back), ins, ports, None)
@@ -375,13 +381,13 @@ def _flatten(pl: _Placer, op: so.FlattenOp) -> _Placed:
             [op.input], [Port("inp")], None)
 
 
-@_places(so.ReshapeOp)
+@_places(so.ReshapeOp, knobs=(ADD_OUTER_DIM,))
 def _reshape(pl: _Placer, op: so.ReshapeOp) -> _Placed:
     t = _tile(op.input.type)
     pad = (max(t.rows.data, 0), max(t.cols.data, 0)) if isinstance(t, TileType) else (1, 1)
     nb = t.bytes_per_scalar() if isinstance(t, TileType) else 4
     return (ReshapeParams(split_dim=op.split_dim.value.data, chunk=op.chunk_size.value.data,
-                          add_outer_dim=_flag(op, "add_outer_dim"), pad_shape=pad, nb=nb),
+                          add_outer_dim=_flag(op, ADD_OUTER_DIM), pad_shape=pad, nb=nb),
             [op.input], [Port("inp")], [Port("out"), None])
 
 
@@ -437,12 +443,12 @@ def _consume(pl: _Placer, op: so.ConsumeOp) -> _Placed:
     return ConsumeParams(), [op.input], [Port("inp")], []
 
 
-@_places(so.PartitionOp)
+@_places(so.PartitionOp, knobs=(RANK, SWITCH_CYCLES, WRITE_BACK_MU))
 def _partition(pl: _Placer, op: so.PartitionOp) -> _Placed:
     k = len(op.outputs)
     rank = _rank(op.input) - _rank(op.sel)
-    return (PartitionParams(rank=_knob(op, "rank", rank, 0, 64), switch=_switch_cycles(op, k, 1),
-                            write_back=_flag(op, "write_back_mu"), pmu_bw=pl.cfg.pmu_bw, n_out=k),
+    return (PartitionParams(rank=_int_knob(op, RANK, rank), switch=_switch_cycles(op, k, 1),
+                            write_back=_flag(op, WRITE_BACK_MU), pmu_bw=pl.cfg.pmu_bw, n_out=k),
             [op.input, op.sel], [Port("inp"), Port("sel")],
             [Port("outs_list", i) for i in range(k)])
 
@@ -454,19 +460,19 @@ def _parallelize(pl: _Placer, op: so.ParallelizeOp) -> _Placed:
             [op.input], [Port("inp")], [Port("outs_list", i) for i in range(k)])
 
 
-@_places(so.ReassembleOp)
+@_places(so.ReassembleOp, knobs=(RANK, SWITCH_CYCLES, WRITE_BACK_MU))
 def _reassemble(pl: _Placer, op: so.ReassembleOp) -> _Placed:
     k = len(op.data_inputs)
     rank = _rank(op.data_inputs[0]) - 1
-    return (ReassembleParams(rank=_knob(op, "rank", rank, 0, 64), switch=_switch_cycles(op, k, 1),
-                             write_back=_flag(op, "write_back_mu"), pmu_bw=pl.cfg.pmu_bw, n_in=k),
+    return (ReassembleParams(rank=_int_knob(op, RANK, rank), switch=_switch_cycles(op, k, 1),
+                             write_back=_flag(op, WRITE_BACK_MU), pmu_bw=pl.cfg.pmu_bw, n_in=k),
             list(op.inputs), [Port("ins_list", i) for i in range(k)] + [Port("sel")], None)
 
 
-@_places(so.EagerMergeOp)
+@_places(so.EagerMergeOp, knobs=(RANK,))
 def _eager_merge(pl: _Placer, op: so.EagerMergeOp) -> _Placed:
     k = len(op.inputs)
-    return (EagerMergeParams(rank=_knob(op, "rank", _rank(op.inputs[0]) - 1, 0, 64), n_in=k),
+    return (EagerMergeParams(rank=_int_knob(op, RANK, _rank(op.inputs[0]) - 1), n_in=k),
             list(op.inputs), [Port("ins_list", i) for i in range(k)],
             [Port("out"), Port("sel_out")])
 

@@ -30,6 +30,7 @@ from xdsl.irdl import (
 )
 from xdsl.utils.exceptions import VerifyException
 
+from steplus.dialects.step.discardable import MAX_KNOB
 from steplus.dialects.step.ops.base import StepOp, UnaryStreamOp
 from steplus.dialects.step.shape_rules import (
     PLACEHOLDER,
@@ -208,10 +209,13 @@ class RandomOffChipStoreOp(StepOp):
     tiled_in_shape = prop_def(DenseArrayBase)
     """The tensor as a row-major grid of tiles (as `random_offchip_load`'s)."""
     buffer_depth = opt_prop_def(IntegerAttr[I64])
-    """Tiles it buffers on chip while they are written (default 1)."""
+    """Tiles it buffers on chip while they are written (default 1), in [1, 2^40]."""
 
     def verify_rules(self) -> None:
         check_base_addr(self)
+        if self.buffer_depth is not None and not 1 <= self.buffer_depth.value.data <= MAX_KNOB:
+            raise VerifyException(f"{self.name}: buffer_depth must be an integer in "
+                                  f"[1, {MAX_KNOB}], got {self.buffer_depth.value.data}")
         a = stream_of(self, self.waddr, "waddr")
         d = stream_of(self, self.wdata, "wdata")
         out = stream_of(self, self.output, "result")

@@ -85,17 +85,18 @@
 // UNBOUND:      note: the stream dims still have unbound symbols (B_0, B_1, B_sel, F, F_1, P_0, ...); bind them (step-run --bind/--routing/--kv)
 // UNBOUND-NEXT: exit=1
 
-// Per-op knobs are checked when the graph is placed: one switch time per
-// branch, never negative (time would run backwards); a positive compute_bw.
+// Per-op knobs are registered attributes (dialects/step/discardable.py), verified
+// where written: switch times never negative (time would run backwards), a positive
+// compute_bw; the placement checks there is one switch time per branch.
 // RUN: sed 's/{name = "part"}/{name = "part", switch_cycles = array<i64: -5, 1>}/' %S/inputs/step-route-2experts.mlir > %t.neg.mlir
 // RUN: sh -c 'step-run %t.neg.mlir; echo "exit=$?"' 2>&1 | filecheck %s --check-prefix=NEGSW
-// NEGSW:      neg.mlir: error: 'switch_cycles' must list 2 cycle counts in [0, 1099511627776], got [-5, 1] ('step.partition')
-// NEGSW-NEXT: exit=1
+// NEGSW:      neg.mlir:2:3: error: step.partition: 'switch_cycles' must be an array of integers in [0, 1099511627776], got [-5, 1]
+// NEGSW:      exit=1
 // RUN: sed 's/{name = "part"}/{name = "part", switch_cycles = array<i64: 1>}/' %S/inputs/step-route-2experts.mlir > %t.short.mlir
 // RUN: sh -c 'step-run %t.short.mlir; echo "exit=$?"' 2>&1 | filecheck %s --check-prefix=SHORTSW
 // SHORTSW:      short.mlir: error: 'switch_cycles' must list 2 cycle counts in [0, 1099511627776], got [1] ('step.partition')
 // SHORTSW-NEXT: exit=1
 // RUN: sed 's/compute_bw = 16 : i64/compute_bw = 0 : i64/' %S/inputs/step-route-2experts.mlir > %t.bw.mlir
 // RUN: sh -c 'step-run %t.bw.mlir; echo "exit=$?"' 2>&1 | filecheck %s --check-prefix=ZEROBW
-// ZEROBW:      bw.mlir: error: 'compute_bw' must be an integer in [1, 1099511627776], got 0 ('step.map')
-// ZEROBW-NEXT: exit=1
+// ZEROBW:      bw.mlir:2:3: error: step.map: 'compute_bw' must be an integer in [1, 1099511627776], got 0
+// ZEROBW:      exit=1

@@ -137,15 +137,16 @@ def _mapped(graph_attrs: str, op_attrs: str) -> str:
 def test_registered_discardable_attributes_verify():
     _verify(_mapped("runtime.depth = 1 : i64", "compute_bw = 64 : i64, pmu_bw = 8 : i64, "
                                               "runtime.context = 0 : i64"))
-    # the range of compute_bw is the placement's ([1, 2^40], a located lowering error)
-    _verify(_mapped("runtime.depth = 1 : i64", "compute_bw = 0 : i64"))
     cases = [
         (("runtime.depth = 0 : i64", "compute_bw = 64 : i64"),
          "step.graph: 'runtime.depth' must be an integer >= 1, got 0"),
         (("runtime.depth = 1 : i64", 'compute_bw = "fast"'),
-         "step.map: 'compute_bw' must be an integer, got \"fast\""),
+         "step.map: 'compute_bw' must be an integer in [1, 1099511627776], got \"fast\""),
+        # the range is the spec's (it was the placement's, a lowering error)
+        (("runtime.depth = 1 : i64", "compute_bw = 0 : i64"),
+         "step.map: 'compute_bw' must be an integer in [1, 1099511627776], got 0"),
         (("runtime.depth = 1 : i64", "pmu_bw = 1.5 : f32"),
-         "step.map: 'pmu_bw' must be an integer, got 1.500000e+00 : f32"),  # MLIR's float print
+         "step.map: 'pmu_bw' must be an integer in [1, 1099511627776], got 1.500000e+00 : f32"),  # MLIR's float print
         (("runtime.depth = 1 : i64", "runtime.context = -1 : i64"),
          "step.map: 'runtime.context' must be an integer >= 0, got -1"),
     ]
