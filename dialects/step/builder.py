@@ -56,6 +56,7 @@ from steplus.dialects.step.types import (
     as_dim,
 )
 from steplus.utils.attrs import i64_array, i64_attr
+from steplus.utils.gc_pause import gc_paused
 
 ADDRESS = TileType(1, 1, i64)
 """A `[1,1]` integer tile: an address or metadata value."""
@@ -136,6 +137,7 @@ class Graph:
                 self._names |= {x.name for x in dim_symbols(d)}
         return results
 
+    @gc_paused  # clone, verify, infer: allocation-heavy on a large heap (utils.gc_pause)
     def module(self) -> ModuleOp:
         """The graph in a module, verified (and its types re-checked by the shape rules)."""
         if self._feedback:

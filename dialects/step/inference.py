@@ -29,6 +29,7 @@ from xdsl.ir import Attribute, Operation, SSAValue
 from steplus.dialects.step import GraphOp
 from steplus.dialects.step.types import BufferType, StreamType, dim_to_text
 from steplus.utils.diagnostics import OpDiagnosticError
+from steplus.utils.gc_pause import gc_paused
 from steplus.dialects.step.shape_rules import (
     PLACEHOLDER,
     ResultShape,
@@ -113,6 +114,7 @@ def _reconcile(op: Operation, index: int, written: StreamType, shape: ResultShap
     return written if new == written else new
 
 
+@gc_paused  # allocation-heavy on a large heap (utils.gc_pause)
 def infer_graph(graph: GraphOp) -> dict[SSAValue, StreamType]:
     """Infer (and check) the stream type of every value of `graph`.
 

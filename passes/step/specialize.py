@@ -67,6 +67,7 @@ from steplus.passes.step.bindings import (  # noqa: F401  (BIND_ATTR, parse_bind
 )
 from steplus.passes.step.traces import KVTrace, RoutingTrace, TraceError
 from steplus.utils.attrs import i64_array
+from steplus.utils.gc_pause import gc_paused
 
 
 def _selector_source(v: SSAValue) -> SelectGenOp | None:
@@ -192,13 +193,13 @@ def _bind_dynamic_rows(graph: GraphOp, values: dict[str, int]) -> dict[str, int]
     """`<acc>_rows` of retile_row accumulators the bound values determine."""
     from steplus.passes.step.tile_shapes import TileShapes
 
-    shapes = TileShapes(graph)
+    accums = [op for op in graph.body.block.ops if isinstance(op, AccumOp) and any(
+        isinstance(a, ApplyOp) and a.fn.data == "retile_row" for a in op.update.walk())]
     out: dict[str, int] = {}
-    for op in graph.body.block.ops:
-        if not isinstance(op, AccumOp):
-            continue
-        if not any(isinstance(a, ApplyOp) and a.fn.data == "retile_row" for a in op.update.walk()):
-            continue
+    if not accums:  # a statically tiled graph: no tile-shape analysis needed
+        return out
+    shapes = TileShapes(graph)
+    for op in accums:
         (rows, _), = shapes.of(op.output)
         if not isinstance(rows, sympy.Symbol):
             continue
@@ -234,6 +235,7 @@ class SubstituteBoundSymbols(RewritePattern):
                 rewriter.replace_value_with_new_type(r, new)
 
 
+@gc_paused  # allocation-heavy on a large heap (utils.gc_pause)
 def specialize_graph(graph: GraphOp, values: dict[str, int], rewrite: bool = False) -> dict[str, int]:
     """Record `values` (plus the dynamic tile dims they determine) in the
     graph's `step.bind` attribute; with `rewrite`, also substitute them into

@@ -50,6 +50,7 @@ from steplus.dialects.step.types import (
     TupleType,
 )
 from steplus.dialects.step.shape_rules import equal_dims, new_symbol
+from steplus.utils.gc_pause import gc_paused
 
 Shape = tuple[sympy.Expr, sympy.Expr]
 
@@ -72,6 +73,7 @@ def _tiles(el: Attribute) -> list[TileType]:
 class TileShapes:
     """Symbolic tile shapes of every tile-carrying value of a graph."""
 
+    @gc_paused  # allocation-heavy on a large heap (utils.gc_pause)
     def __init__(self, graph: GraphOp):
         self.known: dict[SSAValue, list[Shape]] = {}
         self._counter = 0

@@ -50,9 +50,10 @@ from steplus.runtime.fabric.contexts import regroup as org
 from steplus.runtime.fabric.contexts import routing as orr
 from steplus.runtime.fabric.contexts import shape as osh
 from steplus.runtime.fabric.channel import Channel
-from steplus.runtime.fabric.context import Context, PausedGC
+from steplus.runtime.fabric.context import Context
 from steplus.runtime.fabric.engine import Simulator
 from steplus.runtime.fabric.program import Program
+from steplus.utils.gc_pause import PausedGC
 
 __all__ = ["LoweringError", "build_program", "find_graph"]
 
@@ -309,6 +310,6 @@ def build_program(graph: ModuleOp | GraphOp, config: HardwareConfig | None = Non
         check_simulation_size(g)
         if functional:
             check_tensor_bytes(largest_tile_bytes(g), what="one tile's values")
-    with PausedGC():  # allocation-heavy, nothing cyclic to collect (context.PausedGC)
+    with PausedGC():  # allocation-heavy, nothing cyclic to collect (utils.gc_pause)
         return instantiate(place(g, config), config, functional=functional, tensors=tensors,
                            trace=trace, seed=seed, hbm_factory=hbm_factory, limits=limits)

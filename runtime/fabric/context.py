@@ -28,7 +28,6 @@ class Source(StreamCtx):
 
 from __future__ import annotations
 
-import gc
 import math
 from collections.abc import Generator
 from typing import TYPE_CHECKING, Any, ClassVar, Final
@@ -205,32 +204,3 @@ class StreamCtx(Context):
         super().__init__(name)
         self.inp: Channel | None = None
         self.out: Channel | None = None
-
-
-class PausedGC:
-    """`with PausedGC():` runs its body with Python's cyclic garbage collector
-    paused, and restores the collector's state on the way out (also on an
-    exception; a caller that had paused it keeps it paused).
-
-    Building and simulating a fabric allocate hundreds of thousands of small
-    objects (commands, elements, bound sets) that reference counting frees,
-    while the heap holds a large, long-lived object graph (the xDSL module,
-    the contexts): every automatic collection re-traverses that graph for
-    nothing. Pausing it changes no result (cycles are freed at the next
-    collection after the block) and made lowering a Qwen B=1024 graph ~2x
-    and its simulation ~1.3x faster (docs/fabric.md, *Speed*).
-    """
-
-    __slots__ = ("was",)
-
-    def __init__(self) -> None:
-        self.was = False
-
-    def __enter__(self) -> PausedGC:
-        self.was = gc.isenabled()
-        gc.disable()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if self.was:
-            gc.enable()

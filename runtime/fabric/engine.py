@@ -28,9 +28,10 @@ from steplus.passes.step.sim_estimate import SimulationError
 from steplus.runtime.fabric.bounds import bound, invalidate, pollers_starved, wait_cycles
 from steplus.runtime.fabric.channel import CLOSED, NOTHING, Channel
 from steplus.runtime.fabric.context import (
-    DEQ, ENQ, HBM, INF, NBPEEK, NEVER, PEEK, ROOM, Context, DeadlockError, PausedGC,
+    DEQ, ENQ, HBM, INF, NBPEEK, NEVER, PEEK, ROOM, Context, DeadlockError,
 )
 from steplus.runtime.fabric.hbm import HBMServer
+from steplus.utils.gc_pause import PausedGC
 
 _KIND = {DEQ: "dequeue from", PEEK: "peek", ENQ: "enqueue to", ROOM: "room on",
          NBPEEK: "poll", HBM: "HBM"}

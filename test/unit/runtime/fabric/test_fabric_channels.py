@@ -135,7 +135,7 @@ class GCProbe(Script):
 
 @pytest.mark.parametrize("enabled", [True, False])
 def test_run_pauses_the_cyclic_gc_and_restores_it(enabled):
-    """Simulator.run pauses the collector (context.PausedGC) and restores the
+    """Simulator.run pauses the collector (utils.gc_pause.PausedGC) and restores the
     caller's state after a finished run and after a deadlock alike."""
     import gc
 
