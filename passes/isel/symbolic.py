@@ -219,6 +219,14 @@ def tensor(ctx: Ctx, name: str, shape: Sequence[int]) -> np.ndarray:
 
 
 def fold_sum(terms: Iterable[Any]) -> Any:
+    """Σ terms, left to right; in `uf` mode one lazy sum of all the summands (no partial sums, so a
+    k-long dot product costs O(k), not the O(k²) of k successive additions of growing sums)."""
+    terms = list(terms)
+    if len(terms) > 2 and all(isinstance(t, Sym) for t in terms) and terms[0].ctx.mode == "uf":
+        parts = tuple(p for t in terms if not t._zero() for p in (t.parts or (t,)))
+        for _ in terms[1:]:
+            terms[0].ctx.step()
+        return Sym(None, terms[0].ctx, parts) if len(parts) > 1 else parts[0] if parts else terms[0]
     acc = None
     for t in terms:
         acc = t if acc is None else acc + t
