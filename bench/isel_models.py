@@ -118,8 +118,11 @@ def explain(name: str, src) -> list[str]:
     fn = next(f for f in src.walk() if f.name == "func.func")
     gemms = [op for op in fn.walk() if op.name == "linalg.matmul"]
     bmms = sum(1 for op in fn.walk() if op.name == "linalg.batch_matmul")
+    conv1d = sum(1 for op in fn.walk() if op.name == "linalg.conv_1d_ncw_fcw")
+    total = len(gemms) + conv1d
     dense = sum(1 for op in gemms if _is_dense(op))
     lines = [f"{name}: {len(gemms)} linalg.matmul ({dense} dense: the second operand a transposed weight), "
+             f"{conv1d} linalg.conv_1d_ncw_fcw (kernel 1: the GEMM W·x, isel rebuilds it as a linalg.matmul), "
              f"{bmms} linalg.batch_matmul (no exact pattern: Relay's nn.batch_matmul is neither target's; "
              "flexible mode splits it into per-batch GEMMs)"]
     for t in ("flexasr", "vta"):
@@ -140,7 +143,7 @@ def explain(name: str, src) -> list[str]:
                 why = "UNEXPLAINED: the guards hold and it is the exact pattern"
                 unexplained += 1
             groups[(f"[{m}, {k}] x [{k}, {n}]", why)] += 1
-        lines.append(f"  {t} exact: {inv[t]} invocations; {len(host)} of the {len(gemms)} GEMMs stay on the host"
+        lines.append(f"  {t} exact: {inv[t]} invocations; {len(host)} of the {total} GEMMs stay on the host"
                      f" ({unexplained} unexplained):")
         lines += [f"    {c:>4} x {shape}: {why}" for (shape, why), c in sorted(groups.items())]
     return lines
