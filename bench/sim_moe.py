@@ -33,7 +33,7 @@ sys.path.insert(0, str(REPO / "bench"))
 
 from reference_settings import moe_depth, moe_fallback_depth, simulate_moe  # noqa: E402
 
-from steplus.tools.sweep import add_jobs_argument, run_sweep  # noqa: E402
+from steplus.tools.sweep import SweepError, add_jobs_argument, run_sweep  # noqa: E402
 
 
 def moe_graph(model: str, batch: int, tile_n: int | None, depth: int | None = None):
@@ -94,15 +94,37 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--depth", type=int, help="base channel depth of every run")
     add_jobs_argument(p)
     args = p.parse_args(argv)
+    from steplus.examples.workloads.graphs import MODELS
+
+    models = args.models.split(",")
+    if unknown := [m for m in models if m not in MODELS]:
+        p.error(f"--models: unknown {unknown} (have {', '.join(sorted(MODELS))})")
+    if not all(b.isdigit() and 0 < int(b) <= 1 << 20 for b in args.batches.split(",")):
+        p.error(f"--batches: expected positive integers like 64,1024, got {args.batches!r}")
+    from steplus.passes.step.traces import ROUTING_TRACES
+
+    if missing := [f"{m} B={b}" for m in models for b in map(int, args.batches.split(","))
+                   if (m, b) not in ROUTING_TRACES]:
+        p.error(f"--batches: no shipped routing trace for {', '.join(missing)} "
+                f"(have {', '.join(f'{m} B={b}' for m, b in sorted(ROUTING_TRACES))})")
+    tiles = args.tiles.split(",")
+    if not all(t == "dyn" or (t.isdigit() and 0 < int(t) <= 1 << 20) for t in tiles):
+        p.error(f"--tiles: expected positive integers or dyn, got {args.tiles!r}")
+    if args.depth is not None and not 1 <= args.depth <= 1 << 20:
+        p.error(f"--depth: expected an integer in [1, {1 << 20}], got {args.depth}")
     cols = ("model", "batch", "tile_n", "depth", "cycles", "read", "written", "metrics_offchip",
             "onchip", "firings", "wall_s", "note")
     configs = [{"model": model, "batch": batch, "tile_n": None if t == "dyn" else int(t),
                 "depth": args.depth}
-               for model in args.models.split(",") for batch in map(int, args.batches.split(","))
-               for t in args.tiles.split(",")]
+               for model in models for batch in map(int, args.batches.split(","))
+               for t in tiles]
     # independent runs: a local process pool (--jobs, default one per core), a
     # progress bar on stderr (a terminal only); rows in configuration order
-    rows = run_sweep(_task, configs, workers=args.jobs, desc="sim_moe")
+    try:
+        rows = run_sweep(_task, configs, workers=args.jobs, desc="sim_moe")
+    except SweepError as e:  # e.g. a batch without a shipped trace
+        print(f"sim_moe.py: error: {e}", file=sys.stderr)
+        return 1
     print(" ".join(f"{c:>15}" for c in cols))
     for row in rows:
         print(" ".join(f"{row[c]!s:>15}" for c in cols), flush=True)

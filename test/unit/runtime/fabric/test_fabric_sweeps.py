@@ -49,3 +49,18 @@ def test_jobs_is_a_bounded_integer(capsys):
     assert e.value.code == 2
     assert "argument --jobs/--workers: expected an integer in [1, 256], got '0'" \
         in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--tiles", "x"], "--tiles: expected positive integers or dyn, got 'x'"),
+    (["--models", "foo"], "--models: unknown ['foo'] (have mixtral, qwen)"),
+    (["--batches", "0"], "--batches: expected positive integers like 64,1024, got '0'"),
+    (["--models", "mixtral", "--batches", "7"], "--batches: no shipped routing trace for mixtral B=7"),
+    (["--depth", "0"], "--depth: expected an integer in [1, 1048576], got 0"),
+])
+def test_sim_moe_refuses_bad_arguments_in_one_line(args, message, capsys):
+    with pytest.raises(SystemExit) as e:
+        main(args)
+    assert e.value.code == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
