@@ -78,7 +78,6 @@ from steplus.passes.step.sim_estimate import SimulationError
 from steplus.utils.attrs import ints_of
 from steplus.utils.discardable import DiscardableSpec, IntDiscardable, UnitDiscardable
 
-__all__ = ["KNOBS", "MAX_KNOB", "PLACERS", "LoweringError", "find_graph", "place", "tile_bytes"]
 
 
 class LoweringError(SimulationError):
