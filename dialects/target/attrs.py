@@ -39,7 +39,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from xdsl.dialects.builtin import DictionaryAttr, FloatAttr, IntegerAttr, ModuleOp, StringAttr
+from xdsl.dialects.builtin import DictionaryAttr, FloatAttr, IntegerAttr, IntegerType, ModuleOp, StringAttr
 from xdsl.ir import Attribute, Dialect, Operation, ParametrizedAttribute
 from xdsl.irdl import irdl_attr_definition, param_def
 from xdsl.parser import AttrParser
@@ -172,6 +172,8 @@ SN40L_KEY = "target.sn40l"
 
 def _number(what: str, key: str, a: Attribute) -> int | float:
     if isinstance(a, IntegerAttr):
+        if a.type == IntegerType(1):  # `true` is i1's -1 to xDSL: not a count
+            raise VerifyException(f"{what}: '{key}' must be an integer or a float, got a boolean")
         return int(a.value.data)
     if isinstance(a, FloatAttr):
         return float(a.value.data)

@@ -174,15 +174,21 @@ def with_changes(changes: Mapping[str, float]) -> dict[str, Param]:
     check({n: p for n, p in table.items() if n not in DERIVED}, skip=tuple(DERIVED))
     values = {n: p.value for n, p in table.items()}
     for name, formula in DERIVED.items():
-        values[name] = formula(values)
+        try:
+            values[name] = formula(values)
+        except OverflowError:  # floor of an infinite quotient (a denormal clock)
+            raise ValueError(f"sn40l parameter '{name}' overflows ({table[name].why})") from None
         table[name] = replace(table[name], value=values[name])
     check(table)
     return table
 
 
 def us_to_cycles(us: float, table: Mapping[str, Param] = SN40L) -> int:
-    """`us` microseconds as cycles of the table's clock."""
-    return round(us * 1e3 * value("clock_ghz", table))
+    """`us` microseconds as cycles of the table's clock (ValueError if that is not finite)."""
+    cycles = us * 1e3 * value("clock_ghz", table)
+    if not math.isfinite(cycles):
+        raise ValueError(f"{us} us at {value('clock_ghz', table)} GHz is not a finite cycle count")
+    return round(cycles)
 
 
 def explain(table: dict[str, Param] = SN40L) -> str:
