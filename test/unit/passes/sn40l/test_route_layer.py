@@ -242,3 +242,22 @@ def test_fused_vs_unfused_ratio_of_an_elementwise_chain():
     assert u.kernel_cycles / f.kernel_cycles == pytest.approx(3.0, rel=0.01)
     so = launch_cycles(PRESET, "so")
     assert (u.cycles("so") - f.cycles("so")) - (u.kernel_cycles - f.kernel_cycles) == 2 * so
+
+
+def test_a_gather_of_a_stored_symbol_is_cut_from_its_writer():
+    """A static gather (random load of a metadata_gen's addresses, the route's data
+    movement) is an operator: reading what the exp stored, it starts a second section."""
+    g = Graph("gather")
+    g.load((1, 16), f32, [4], name="x").map("exp", name="e").store(1 << 20)
+    idx = g.metadata_gen([3, 2, 1, 0], name="idx")
+    g.random_load(idx, (1, 16), f32, [4], 1 << 20, name="gath").store(2 << 20)
+    m = g.module()
+    st = _ops(m, so.LinearOffChipStoreOp)[0]
+    ld = _ops(m, so.RandomOffChipLoadOp)[0]
+    SYMBOL.set(st, "t")
+    SYMBOL.set(ld, "t")
+    StepAllocateUnitsPass().apply(Context(), m)
+    ks = kernel_groups(m)[0]
+    assert len(ks) == 2
+    assert [len([o for o in k.body.block.ops if isinstance(o, so.RandomOffChipLoadOp)])
+            for k in ks] == [0, 1]
