@@ -41,7 +41,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, cast
 
-from xdsl.dialects.builtin import DenseArrayBase, IntegerAttr, IntegerType, StringAttr, UnitAttr, i64
+from xdsl.dialects.builtin import DenseArrayBase, IntegerAttr, IntegerType, StringAttr, UnitAttr, i1, i64
 from xdsl.ir import Attribute, Operation
 from xdsl.utils.exceptions import VerifyException
 
@@ -113,7 +113,7 @@ class IntDiscardable(DiscardableSpec):
 
 
     def check(self, attr: Attribute) -> str | None:
-        if not isinstance(attr, IntegerAttr):
+        if not isinstance(attr, IntegerAttr) or attr.type == i1:  # `true` is i1's -1: not a count
             return str(attr)
         v = attr.value.data
         return None if self.in_range(v) else str(v)
@@ -121,7 +121,7 @@ class IntDiscardable(DiscardableSpec):
     def get(self, op: Operation) -> int | None:
         """The value on `op` (None when absent or not a valid value)."""
         a = op.attributes.get(self.name)
-        if isinstance(a, IntegerAttr) and self.in_range(a.value.data):
+        if isinstance(a, IntegerAttr) and a.type != i1 and self.in_range(a.value.data):
             return a.value.data
         return None
 
