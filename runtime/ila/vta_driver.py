@@ -4,6 +4,13 @@
 compressed uop form (`U = Kb·Nb` uops, `iter_out = M`).  `run_dense` executes it
 and returns the int8 output and the command counts.
 
+A dense larger than one fragment's buffers runs as several programs, as D2A's VTA
+code generator tiles it (`dense_tiles`): N (outputs) and M (rows) are split into
+chunks that fit, each chunk its own load/gemm/alu/store program; K is never split
+(one block column of weights, K/16 <= 1023 blocks), so every output element gets
+the whole sum, the bias, shift and clip exactly as one program would give it.
+`counts["programs"]` says how many programs one dense took.
+
 Example::
 
     y, counts = run_dense(x_i8, w_i8, shift=8)   # y = clip((x·wᵀ) >> 8, -127, 127)
@@ -37,6 +44,34 @@ def dense_fragment_check(x: npt.NDArray[np.integer], w: npt.NDArray[np.integer])
     Kb, Nb = K // BLOCK, N // BLOCK
     if Kb * Nb > VTA.max_gemm_blocks or M * Kb > VTA.inp_rows or M * Nb > VTA.acc_rows:
         raise IlaError(f"vta dense: [{M}x{K}]·[{N}x{K}]ᵀ exceeds one fragment's buffers")
+
+
+def dense_tiles(m: int, k: int, n: int) -> list[tuple[int, int, int, int]]:
+    """The programs of a dense x[m,k]·w[n,k]ᵀ as (row0, row1, out0, out1) slices: one (the whole)
+    when it fits one fragment, else n split evenly into chunks of at most `max_gemm_blocks // Kb`
+    blocks and m into row chunks that fit the input buffer and the accumulator with them.
+
+    >>> dense_tiles(16, 32, 16)
+    [(0, 16, 0, 16)]
+    >>> len(dense_tiles(16, 512, 2048))  # 32 block rows of K: 31 blocks of N a program, 128 / 31
+    5
+    """
+    if k % BLOCK or n % BLOCK:
+        raise IlaError(f"vta dense: K={k} and N={n} must be multiples of 16")
+    kb, nb = k // BLOCK, n // BLOCK
+    if kb > VTA.max_gemm_blocks or kb > VTA.inp_rows:
+        raise IlaError(f"vta dense: K={k} exceeds one block column of {VTA.max_gemm_blocks} weight blocks "
+                       f"of {BLOCK}x{BLOCK}")
+    if m == 0 or nb == 0:
+        return [(0, m, 0, n)]
+    per_n = min(nb, VTA.max_gemm_blocks // max(kb, 1))
+    pn = -(-nb // per_n)
+    n_cuts = [BLOCK * (nb * i // pn) for i in range(pn + 1)]
+    widest = max(b - a for a, b in zip(n_cuts, n_cuts[1:])) // BLOCK
+    per_m = min(m, VTA.inp_rows // max(kb, 1), VTA.acc_rows // widest)
+    pm = -(-m // per_m)
+    m_cuts = [m * i // pm for i in range(pm + 1)]
+    return [(m0, m1, n0, n1) for m0, m1 in zip(m_cuts, m_cuts[1:]) for n0, n1 in zip(n_cuts, n_cuts[1:])]
 
 
 def dense_fragment(x: npt.NDArray[np.integer], w: npt.NDArray[np.integer], bias: int | npt.NDArray[np.integer] | None = None,
@@ -102,10 +137,35 @@ def _dense_vectorized(x: npt.NDArray[np.integer], w: npt.NDArray[np.integer],
 def run_dense(x: npt.NDArray[np.integer], w: npt.NDArray[np.integer], bias: int | npt.NDArray[np.integer] | None = None,
               shift: int | None = None, relu: bool = False,
               reference: bool | None = None) -> tuple[npt.NDArray[np.int8], dict[str, int]]:
-    """Execute a dense fragment; returns (int8 out[M,N], counts).
+    """Execute a dense as the programs of `dense_tiles` (one when it fits); returns (int8 out[M,N],
+    counts summed over the programs, with `programs` their number).
 
-    `reference` (default: `core.reference_mode`) steps the commands on `Vta`; otherwise the same
-    output and counts come from `_dense_vectorized` (once the fragment's shape checks pass)."""
+    `reference` (default: `core.reference_mode`) steps each program's commands on a fresh `Vta`;
+    otherwise the same output and counts come from `_dense_vectorized`, program by program."""
+    x, w = np.asarray(x), np.asarray(w)
+    if x.ndim != 2 or w.ndim != 2 or w.shape[1] != x.shape[1]:
+        raise IlaError(f"vta dense: x {list(x.shape)} and w {list(w.shape)} are not [M, K] and [N, K]")
+    M, N = x.shape[0], w.shape[0]
+    tiles = dense_tiles(M, x.shape[1], N)
+    if len(tiles) == 1:
+        out, counts = _run_program(x, w, bias, shift, relu, reference)
+        return out, {**counts, "programs": 1}
+    b = None if bias is None else np.broadcast_to(np.asarray(bias), (M, N))
+    out = np.empty((M, N), np.int8)
+    total = {"dram_writes": 0, "instructions": 0, "programs": len(tiles)}
+    for m0, m1, n0, n1 in tiles:
+        y, counts = _run_program(x[m0:m1], w[n0:n1], None if b is None else b[m0:m1, n0:n1], shift, relu,
+                                 reference)
+        out[m0:m1, n0:n1] = y
+        for key, v in counts.items():
+            total[key] += v
+    return out, total
+
+
+def _run_program(x: npt.NDArray[np.integer], w: npt.NDArray[np.integer],
+                 bias: int | npt.NDArray[np.integer] | None, shift: int | None, relu: bool,
+                 reference: bool | None) -> tuple[npt.NDArray[np.int8], dict[str, int]]:
+    """One dense fragment (it must fit the buffers), stepped or on whole tensors."""
     if not reference_mode(reference):
         dense_fragment_check(np.asarray(x), np.asarray(w))
         fast = _dense_vectorized(np.asarray(x), np.asarray(w), bias, shift, relu)

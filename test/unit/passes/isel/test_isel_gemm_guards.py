@@ -40,13 +40,16 @@ def _isel(text: str, target: str, mode: str):
     return callees, [d.message for d in engine.diagnostics if d.severity == "remark"]
 
 
-# (m, k, n) and the guard each breaks (VTA: 16x16 blocks, 2048x16 input and accumulator rows, 1023
-# weight blocks; FlexASR: in % 16, out % 64, both <= 16 x 255 = 4080)
+# (m, k, n) and the guard each breaks (VTA: 16x16 blocks; a dense past the 2048x16 input and accumulator
+# rows or the 1023 weight blocks runs as tiled programs over m and n, but K is not split: K/16 <= 1023;
+# FlexASR: in % 16, out % 64, both <= 16 x 255 = 4080)
 VTA_CASES = [((16, 32, 16), []), ((8, 32, 16), ["m = 8 % 16 != 0"]), ((16, 24, 16), ["k = 24 % 16 != 0"]),
              ((16, 32, 24), ["n = 24 % 16 != 0"]),
-             ((2048, 32, 16), ["m*k = 65536 > the input buffer's 2048x16"]),
-             ((16, 2048, 256), ["n*k = 524288 > 1023 weight blocks of 16x16 (261888)"]),
-             ((2048, 16, 32), ["m*n = 65536 > the accumulator's 2048x16"])]
+             ((2048, 32, 16), []),     # m*k = 65536 > the input buffer's 2048x16: tiled over m
+             ((16, 2048, 256), []),    # n*k = 524288 > 1023 weight blocks of 16x16: tiled over n
+             ((2048, 16, 32), []),     # m*n = 65536 > the accumulator's 2048x16: tiled over m
+             ((16, 16 * 1023, 16), []),
+             ((16, 16 * 1024, 16), ["k = 16384 > one block column of 1023 weight blocks of 16x16"])]
 FLEXASR_CASES = [((16, 64, 64), []), ((16, 8, 64), ["in = 8 % 16 != 0"]), ((16, 64, 96), ["out = 96 % 64 != 0"]),
                  ((1, 4096, 64), ["in = 4096 > 4080"]), ((1, 64, 4096), ["out = 4096 > 4080"])]
 
