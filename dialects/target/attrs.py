@@ -38,6 +38,7 @@ builtin.module attributes {target.fabric = #target.fabric<"step-eval", {base_dep
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import cast
 
 from xdsl.dialects.builtin import DictionaryAttr, FloatAttr, IntegerAttr, IntegerType, ModuleOp, StringAttr
 from xdsl.ir import Attribute, Dialect, Operation, ParametrizedAttribute
@@ -172,7 +173,8 @@ SN40L_KEY = "target.sn40l"
 
 def _number(what: str, key: str, a: Attribute) -> int | float:
     if isinstance(a, IntegerAttr):
-        if a.type == IntegerType(1):  # `true` is i1's -1 to xDSL: not a count
+        typ: Attribute = cast(IntegerAttr[IntegerType], a).type  # xDSL leaves the parameter open
+        if typ == IntegerType(1):  # `true` is i1's -1 to xDSL: not a count
             raise VerifyException(f"{what}: '{key}' must be an integer or a float, got a boolean")
         return int(a.value.data)
     if isinstance(a, FloatAttr):
