@@ -242,10 +242,16 @@ def extract_all(eg, exprs: list, cost_model) -> list:
     `EGraph.extract` computes the costs of the whole e-graph on every call: with one call
     per root, a model with a thousand roots (LSTM-WLM's unrolled steps) spent minutes in
     the Python cost callback.  One egglog extractor serves every root here; should
-    egglog's internals differ (another version), it falls back to one `extract` per root."""
+    egglog's internals differ (another version), it falls back to one `extract` per root.
+
+    The extractor iterates its costs to a fixpoint and asks for a node's cost again in every
+    round (LSTM-WLM: 325,645 calls for 19,257 distinct (node, child costs)); egglog 13's
+    `_CostModel.fold` looks a result up in `fold_results` but never stores one, so each call
+    ran `cost_model` in Python.  `_memo_cost_model` stores it: `cost_model` is a function of
+    the node and its children's costs, so the costs, and the terms extracted, are the same."""
     try:
         from egglog import bindings
-        from egglog.egraph import _CostModel, to_runtime_expr
+        from egglog.egraph import to_runtime_expr
 
         runtime = [to_runtime_expr(e) for e in exprs]
         for r in runtime:
@@ -254,7 +260,7 @@ def extract_all(eg, exprs: list, cost_model) -> list:
         if not runtime:
             return []
         tp = runtime[0].__egg_typed_expr__.tp
-        model = _CostModel(cost_model, eg).to_bindings_cost_model()
+        model = _memo_cost_model()(cost_model, eg).to_bindings_cost_model()
         sort = eg._state.type_ref_to_egg(tp)
         extractor = bindings.Extractor([sort], eg._state.egraph, model)
         out = []
@@ -272,6 +278,25 @@ def extract_all(eg, exprs: list, cost_model) -> list:
         return out
     except (ImportError, AttributeError, TypeError):
         return [eg.extract(e, cost_model=cost_model) for e in exprs]
+
+
+def _memo_cost_model():
+    """egglog's `_CostModel` with `fold` memoised (see `extract_all`); made on first use, so that
+    importing isel does not reach into egglog's internals."""
+    from egglog.egraph import _CostModel
+
+    class MemoCostModel(_CostModel):
+        def fold(self, _fn: str, index: int, children_costs: list):
+            key = (index, tuple(children_costs))
+            results = self.fold_results
+            try:
+                return results[key]
+            except KeyError:
+                pass
+            cost = results[key] = self.call_model(self.enode_cost_expressions[index], children_costs)
+            return cost
+
+    return MemoCostModel
 
 
 @dataclass(frozen=True)
