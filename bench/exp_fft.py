@@ -32,6 +32,7 @@ from steplus.examples.workloads.sn40l_fft import (
 )
 from steplus.examples.workloads.sn40l_ranges import assumptions_table
 from steplus.dialects.target.fabric import SN40L
+from steplus.tools.progress import status
 
 
 def speedups(orders: list[int], batch: int) -> tuple[str, list[dict]]:
@@ -45,7 +46,9 @@ def speedups(orders: list[int], batch: int) -> tuple[str, list[dict]]:
     for order in orders:
         f = ORDERS[order]
         t0 = time.time()
-        h, runs = fft_speedups(f, batch)
+        with status("exp_fft", f"simulating order {order} ({'x'.join(map(str, f))}), "
+                    f"{batch} signals, fused and unfused"):
+            h, runs = fft_speedups(f, batch)
         ranges[order] = h
         u, fu = runs[("unfused", 1.0)], runs[("fused", 1.0)]
         lines.append(
@@ -91,7 +94,8 @@ def main(argv=None) -> int:
     orders = [x.strip() for x in args.orders.split(",") if x.strip()]
     if not 1 <= args.batch <= 64 or any(o not in ("3", "4") for o in orders):
         p.error("--batch must be in 1..64 and --orders a list of 3 and 4")
-    text_i, rows_i = table_i()
+    with status("exp_fft", "Table I: step-metrics per Monarch order"):
+        text_i, rows_i = table_i()
     text_s, rows_s = speedups([int(o) for o in orders], args.batch)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
