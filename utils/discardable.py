@@ -46,6 +46,15 @@ from xdsl.ir import Attribute, Operation
 from xdsl.utils.exceptions import VerifyException
 
 
+def _count(attr: Attribute) -> int | None:
+    """An integer attribute's value; None for any other attribute and for a boolean
+    (`true` is i1's -1, not a count)."""
+    if not isinstance(attr, IntegerAttr):
+        return None
+    value = cast(IntegerAttr[IntegerType], attr)
+    return None if value.type == i1 else value.value.data
+
+
 @dataclass(frozen=True)
 class DiscardableSpec:
     """What every registered attribute has: its name and where it lives (on the
@@ -113,17 +122,16 @@ class IntDiscardable(DiscardableSpec):
 
 
     def check(self, attr: Attribute) -> str | None:
-        if not isinstance(attr, IntegerAttr) or attr.type == i1:  # `true` is i1's -1: not a count
+        v = _count(attr)
+        if v is None:
             return str(attr)
-        v = attr.value.data
         return None if self.in_range(v) else str(v)
 
     def get(self, op: Operation) -> int | None:
         """The value on `op` (None when absent or not a valid value)."""
         a = op.attributes.get(self.name)
-        if isinstance(a, IntegerAttr) and a.type != i1 and self.in_range(a.value.data):
-            return a.value.data
-        return None
+        v = None if a is None else _count(a)
+        return v if v is not None and self.in_range(v) else None
 
     def require(self, op: Operation) -> int:
         """The value on `op`; ValueError naming the attribute when it is absent or invalid."""
