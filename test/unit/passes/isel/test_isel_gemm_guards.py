@@ -75,3 +75,36 @@ def test_flexasr_linear_is_offloaded_exactly_when_the_python_guards_hold(shape, 
 def test_unknown_target_has_no_gemm_rule():
     with pytest.raises(ValueError, match="no GEMM rule for target 'hlscnn'"):
         gemm_guard_failures("hlscnn", 16, 16, 16)
+
+
+def test_torch_linear_past_vtas_buffers_is_offloaded_exactly_and_runs_tiled():
+    """nn.Linear(512, 2048) on 16 rows (a Transformer's feed-forward shape): n*k = 1048576 > VTA's 1023
+    weight blocks of 16x16, yet exact isel offloads its dense to one vta.dense (the bias add stays on
+    the host) and the ILA runs it as 5 programs (32 block rows of K: 31 blocks of n a program)."""
+    import warnings
+
+    import numpy as np
+
+    torch = pytest.importorskip("torch")
+    fx = pytest.importorskip("torch_mlir.fx")
+    from steplus.runtime.ila.host import run_function
+
+    torch.manual_seed(0)
+    fc = torch.nn.Linear(512, 2048).eval()
+    x = torch.randn(16, 512)
+    with warnings.catch_warnings(), torch.no_grad():
+        warnings.simplefilter("ignore")
+        text = str(fx.export_and_import(fc, x, output_type="linalg-on-tensors", func_name="f"))
+        want = fc(x).numpy()
+    assert gemm_guard_failures("vta", 16, 512, 2048) == []
+    ctx = Context()
+    for name, make in get_all_dialects().items():
+        ctx.register_dialect(name, make)
+    module = Parser(ctx, text).parse_module()
+    IselPass(targets=("vta",), mode="exact").apply(ctx, module)
+    assert [op.callee.data for op in module.walk() if op.name == "ila.invoke"] == ["vta.dense"]
+    (y,), stats = run_function(module, "f", [x.numpy()], backend="ila")
+    assert stats.invocations == {"vta": 1} and stats.mmio["vta.programs"] == 5
+    # int8 operands with per-tensor scales and a power-of-two requantisation: a few percent
+    err = float(np.linalg.norm(y - want) / np.linalg.norm(want))
+    assert err < 0.05, err
