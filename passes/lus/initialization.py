@@ -161,7 +161,7 @@ class _Depths:
 
     def _solve(self, node: lus.NodeOp) -> None:
         block = node.body.block
-        pending = list(block.ops)
+        pending = list(block.ops)[::-1]  # popped in program order: a chain is one sweep
         queued = set(pending)
 
         def update(value: SSAValue, d: int, source: _Source | None) -> None:
