@@ -222,11 +222,12 @@ REASONS: dict[tuple[str, str], str] = {
         _NO_PAD,
     ("transformer", "vta"): (
         "our export has exactly the paper's 66 GEMMs (`linalg.matmul`, the 66 linear layers of the 6+6-layer "
-        "nn.Transformer). exact 42: the other 24 are the feed-forward GEMMs ([16, 256] x [256, 2048] and [16, 2048] x "
-        "[2048, 256]: n*k = 524288 > VTA's 1023 weight blocks of 16x16), which fail VTA's guard, checked GEMM by GEMM "
-        "(--explain: 0 unexplained); isel tiles no GEMM, D2A's code generator did. flexible 330 = those 42 + the 288 "
-        "per-head GEMMs of attention's 36 batch matmuls (8 heads each; D2A split none: its 66 are the linears), the "
-        "same in every process"),
+        "nn.Transformer). exact 66, the paper's: the 24 feed-forward GEMMs ([16, 256] x [256, 2048] and [16, 2048] x "
+        "[2048, 256]: n*k = 524288 > VTA's 1023 weight blocks of 16x16) run as tiled programs (3 a dense: n split into "
+        "chunks of at most 63 and 7 blocks, "
+        "runtime/ila/vta_driver.dense_tiles), as D2A's code generator tiled them (--explain: 0 on the host). "
+        "flexible 354 = those 66 + the 288 per-head GEMMs of attention's 36 batch matmuls (8 heads each; D2A split "
+        "none: its 66 are the linears)"),
     ("transformer", "flexasr"): "the paper's FlexASR compiler offloaded linear layers and LSTMs only (D2A Appendix A); "
         "ours also maps layer norms and attention heads to FlexASR (flexasr.layernorm / attention), so the counts "
         "are not the same quantity: flexible 242 = the 66 linear layers (all within FlexASR's guards) + 144 attention "
