@@ -131,8 +131,12 @@ def process_chunk(
     available: dict[str, Callable[[], type[ModulePass]]],
     tracker: PassTracker,
     print_module: Callable[[ModuleOp], str] | None = None,
+    parsed: ModuleOp | None = None,
 ) -> tuple[list[Emitted], ModuleOp | None, str | None]:
     """Parse, verify, check, transform (and print with `print_module`) one chunk.
+
+    `parsed`, if given, is the chunk already parsed (a copy the caller may see changed): it
+    is transformed in place of parsing the text again, the text locating the diagnostics.
 
     Returns the diagnostics, the module (None when the chunk failed) and the printed
     program (None when it failed or `print_module` is None: tools that only want the
@@ -148,12 +152,15 @@ def process_chunk(
             tracker.enter("parse")
             dialect = lustre_dialect_of(chunk.name, options.source_format)
             is_lustre = dialect is not None
-            if not is_lustre:
+            if not is_lustre and parsed is None:
                 check_string_literals(chunk)
-            reset_resources()  # a chunk sees only its own dialect_resources
+            if parsed is None:
+                reset_resources()  # a chunk sees only its own dialect_resources
             parser = LocatingParser(ctx, chunk)
             table.op_offsets = parser.op_offsets
-            if is_lustre:  # Lustre source: the frontend in lowering/lustre
+            if parsed is not None:
+                module = parsed
+            elif is_lustre:  # Lustre source: the frontend in lowering/lustre
                 from steplus.lowering.lustre import lustre_to_module
 
                 module, table.op_offsets = lustre_to_module(chunk.text, chunk.name, dialect)
@@ -223,10 +230,14 @@ def load_module(
     allow_unregistered: bool = False,
     source: tuple[str, str] | None = None,
     source_format: str | None = None,
+    parsed: ModuleOp | None = None,
 ) -> ModuleOp:
     """Parse, verify and check (lus checks included) a file for other tools,
     then run `pipeline` (step-opt `-p` syntax) on it.  `source` is the
     (name, text) already read by `read_input` (stdin can be read only once).
+    `parsed`: the file as an earlier `load_module` returned it (or a clone of that,
+    which the pipeline changes): not parsed, verified nor checked again (step-run
+    --backend ila compiles a clone of the module it runs as the reference).
 
     Raises `InputError` with MLIR-style diagnostic lines on failure, and
     `UsageError` for a malformed pipeline."""
@@ -241,9 +252,10 @@ def load_module(
     passes = parse_pass_pipeline(available, pipeline or "", between)
     name, text = source if source is not None else read_input(path)
     chunk = SourceFile(name, text)
-    emitted, module, _ = process_chunk(new_context(allow_unregistered), chunk, passes,
-                                       ChunkOptions(source_format=source_format), available,
-                                       tracker)
+    options = ChunkOptions(source_format=source_format) if parsed is None else \
+        ChunkOptions(verify=False, lus_checks=False, source_format=source_format)
+    emitted, module, _ = process_chunk(new_context(allow_unregistered), chunk, passes, options,
+                                       available, tracker, parsed=parsed)
     errors = [d for d in emitted if d[0] == "error"]
     if errors or module is None:
         raise InputError([line for sev, loc, msg in emitted
