@@ -32,6 +32,7 @@ from steplus.lowering.lustre.frames import desugar_blocks
 from steplus.lowering.lustre.machine_ints import MACHINE_INTS
 from steplus.lowering.lustre.oracles import add_oracles
 from steplus.lowering.lustre.quantifiers import expand_quantifiers
+from steplus.lowering.lustre.sets import capacity_observers
 from steplus.lowering.lustre.parser import LustreError, main_node, parse_program
 from steplus.lowering.lustre.program import NodeKey, Program
 from steplus.lowering.lustre.undefined import MAX_ROUNDS, find_undefined, read_undefined
@@ -111,6 +112,7 @@ def _import_once(text: str, dialect: str, marked: dict[int, tuple[list[str], str
                         if not n.tparams and n.name not in prog.sized_nodes)
         for n in tree.nodes:
             _subrange_observers(prog, n)
+            capacity_observers(prog, n)
             _refinement_observers(text, n)
             expand_quantifiers(prog, n, text)
         pending.extend(NodeKey(n.name, observe=True) for n in tree.nodes

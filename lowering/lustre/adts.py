@@ -46,7 +46,7 @@ from typing import TYPE_CHECKING, Any, cast
 from xdsl.dialects import arith
 from xdsl.ir import SSAValue
 
-from steplus.lowering.lustre import ast
+from steplus.lowering.lustre import ast, sets
 from steplus.lowering.lustre.transform import LustreError, _unsupported
 
 if TYPE_CHECKING:
@@ -175,7 +175,7 @@ def concrete(prog: Program, ref: ast.TypeRef, depth: int = 0) -> ast.TypeRef:
     return ref
 
 
-def _plain(prog: Program, ref: ast.TypeRef) -> ast.TypeRef:
+def plain(prog: Program, ref: ast.TypeRef) -> ast.TypeRef:
     """`ref` without refinements and aliases (a structural type or a name)."""
     for _ in range(64):
         ref = concrete(prog, ref)
@@ -193,7 +193,7 @@ def canonical(prog: Program, ref: ast.TypeRef, depth: int = 0) -> str:
     """The name of a type, aliases and refinements aside (`Opt<int>`)."""
     if depth > 32:
         raise LustreError(ref.pos, "type nested too deeply (or recursive)")
-    ref = _plain(prog, ref)
+    ref = plain(prog, ref)
     if ref.bounds is not None:
         return "int"
     if ref.name == "^" and ref.elem is not None and ref.size is not None:
@@ -213,6 +213,8 @@ def canonical(prog: Program, ref: ast.TypeRef, depth: int = 0) -> str:
         if not args:
             return ref.name
         return f"{ref.name}<{', '.join(canonical(prog, a, depth + 1) for a in args)}>"
+    if ref.name in ("set", "map") and ref.args is not None:  # Kind 2 sets and maps
+        return f"{ref.name}<{', '.join(canonical(prog, a, depth + 1) for a in ref.args)}>"
     if ref.args is not None:
         raise LustreError(ref.pos, f"type '{ref.name}' takes no type arguments")
     return ref.name
@@ -223,7 +225,7 @@ def instance(prog: Program, ref: ast.TypeRef, depth: int = 0) -> Instance | None
     for any other type."""
     if ref.tag:
         return None
-    ref = _plain(prog, ref)
+    ref = plain(prog, ref)
     if ref.name not in prog.adts:
         return None
     name = canonical(prog, ref)
@@ -387,7 +389,8 @@ def tag_part(arrays: dict[str, list[str]], leaf: str, suffix: str, t: ast.TypeRe
     """A datatype part inside a composite value (`o.val` of `o`) is the part
     whose first leaf is its tag, named like it: `arrays[o.val]` starts with it."""
     inst = prog.adt_instances.get(t.name) if t.tag and suffix else None
-    if inst is not None and len(inst.leaves) > 1:
+    if inst is not None and len(inst.leaves) > 1 or t.tag and suffix and \
+            sets.coll_named(prog, t.name) is not None:  # a set or map part (sets.py)
         arrays.setdefault(leaf, []).append(leaf)
 
 

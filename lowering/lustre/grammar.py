@@ -120,10 +120,6 @@ def _check_reserved(text: str, dialect: str = "lustre") -> None:
         if tok.type == "IDENT" and str(tok) in UNSUPPORTED_WORDS:
             what = UNSUPPORTED_WORDS[str(tok)]
             raise LustreError(tok.start_pos or 0, _unsupported(f"{what} ('{tok}')"))
-        if tok.type == "LT" and previous is not None and previous.type == "IDENT" \
-                and str(previous) in _SOFT_TYPES:  # `set<t>`, `map<k, v>`
-            what = _SOFT_TYPES[str(previous)]
-            raise LustreError(previous.start_pos or 0, _unsupported(f"{what} ('{previous}')"))
         previous = tok
 
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from xdsl.dialects.builtin import Float32Type, IntegerType, f32, i1, i32
 from xdsl.ir import Attribute, Operation
 
-from steplus.lowering.lustre import adts, ast, sized
+from steplus.lowering.lustre import adts, ast, sets, sized
 from steplus.lowering.lustre.machine_ints import MACHINE_INTS
 from steplus.lowering.lustre.parser import LustreError
 
@@ -199,6 +199,8 @@ class Program:
         while ref.name not in ("int", "real", "bool") and ref.name not in MACHINE_INTS:
             if ref.tag:
                 return ref.name
+            if (coll := sets.coll_of_type(self, ref)) is not None:
+                return coll.name
             if ref.args is not None or ref.name in self.adts:
                 inst = adts.instance(self, ref)
                 if inst is not None:
@@ -295,6 +297,9 @@ class Program:
         if depth > 32:
             raise LustreError(ref.pos, "type nested too deeply (or recursive)")
         ref = adts.concrete(self, ref)
+        coll = sets.coll_of_type(self, adts.plain(self, ref), depth)
+        if coll is not None:  # Kind 2 sets and maps (sets.py)
+            return coll.leaves
         inst = adts.instance(self, ref, depth)
         plain = self.unrefined(ref)[0]
         while plain.items is None and plain.name in self.types and \

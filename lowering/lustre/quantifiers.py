@@ -29,7 +29,7 @@ from __future__ import annotations
 import copy
 import itertools
 
-from steplus.lowering.lustre import ast
+from steplus.lowering.lustre import adts, ast
 from steplus.lowering.lustre.oracles import node_roots, rewrite
 from steplus.lowering.lustre.program import Program, walk
 from steplus.lowering.lustre.transform import LustreError, _unsupported
@@ -156,12 +156,16 @@ class _Expander:
         values: dict[str, ast.Expr] = {}
         for d in q.params:
             base, _ = self.prog.unrefined(d.type)
-            if len(self.prog.leaves(base)) != 1:
-                raise LustreError(d.pos, _unsupported(
-                    f"Kind 2 quantifiers over an unbounded record or array ('{d.name}')"))
+            leaves = self.prog.leaves(base)
             name = f"{q.kind}.{self.where(q.pos)}.{d.name}"
-            if not any(x.name == name for x in self.node.inputs):
+            if any(x.name == name for x in self.node.inputs):
+                pass
+            elif len(leaves) == 1:
                 self.node.inputs.append(ast.Decl(d.pos, name, base, witness=True))
+            else:  # a record, tuple or datatype: a witness input per leaf
+                self.node.inputs += [ast.Decl(d.pos, name + suffix, t, witness=True)
+                                     for suffix, t in leaves]
+                adts.register_parts(self.node.arrays, name, leaves, self.prog)
             values[d.name] = ast.Var(d.pos, name)
         term = _substitute(body, values)
         for guard in self._guards(q, values):

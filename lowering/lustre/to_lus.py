@@ -48,7 +48,7 @@ from steplus.dialects.lus.input_ranges import (
     observers_attr,
     ranges_attr,
 )
-from steplus.lowering.lustre import adts, ast, machine_ints, poly
+from steplus.lowering.lustre import adts, ast, machine_ints, poly, sets
 from steplus.lowering.lustre.machine_ints import MACHINE_INTS
 from steplus.lowering.lustre.automata import lower_automaton
 from steplus.lowering.lustre.arrays import define_by_index, lower_array
@@ -212,6 +212,7 @@ class NodeLowering:
     # -- the node -------------------------------------------------------------------
     def lower(self) -> lus.NodeOp:
         adts.canonicalize_inputs(self)
+        sets.canonicalize_inputs(self)
         machine_ints.normalize_inputs(self)
         for eq in self.ast.equations:
             if isinstance(eq, ast.Automaton):
@@ -296,6 +297,13 @@ class NodeLowering:
         return values[0]
 
     def expr(self, e: ast.Expr) -> list[SSAValue]:
+        done = sets.reuse(self, e)  # lowered by sets.lower_expr already
+        if done is not None:
+            return done
+        if isinstance(e, ast.Binary | ast.Index | ast.RecordUpdate | ast.Call | ast.Var):
+            coll = sets.lower_expr(self, e)  # Kind 2 sets and maps (sets.py)
+            if coll is not None:
+                return coll
         if isinstance(e, ast.Var | ast.Call | ast.Match | ast.Tester | ast.Ascription
                       | ast.BitConcat | ast.BitExtract):
             typed = poly.lower_expr(self, e)  # Kind 2 data types (poly.py)

@@ -130,6 +130,21 @@ class _ToAst(Transformer_NonRecursive):
     def cast_mint(self, meta, tok, arg):
         return ast.Unary(meta.start_pos, str(tok), arg)
 
+    # Kind 2 sets and maps (sets.py)
+    def in_op(self, meta, a, b):
+        return ast.Binary(meta.start_pos, "in", a, b)
+
+    def set_lit(self, meta, *items):
+        return ast.Call(meta.start_pos, "$set", meta.start_pos, list(items))
+
+    def empty_set(self, meta, targs):
+        return ast.Var(meta.start_pos, "$set", targs)
+
+    def empty_map(self, meta, arg, targs):
+        if not (isinstance(arg, ast.Var) and arg.name == "map" and arg.targs is None):
+            raise LustreError(meta.start_pos, "syntax error: '[]@<...>' follows 'map'")
+        return ast.Var(meta.start_pos, "$map", targs)
+
     def poly_ref(self, meta, name, targs):
         return ast.Var(_pos(name), str(name), targs)
 

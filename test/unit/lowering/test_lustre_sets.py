@@ -1,0 +1,137 @@
+"""Kind 2 sets and maps (`lowering/lustre/sets.py`): K slots with valid bits.
+
+Every expected value is derived by hand from Kind 2's set semantics (a set is
+its elements, whatever slots hold them): membership, union, difference,
+update, lookup, equality as sets, `pre` of a set, and the capacity (K = 8
+slots by default) exceeded, reported at the variable's declaration."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from xdsl.context import Context
+
+from conftest import run_tool
+from steplus.lowering.lus_to_sync import ConvertLusToSyncPass
+from steplus.lowering.lustre import LustreError, import_lustre
+from steplus.lowering.lustre.sets import CAPACITY
+from steplus.runtime.reactive import run_node
+from steplus.runtime.reactive.sync_interp import run_sync_node
+from steplus.tools.iree_modular import run_node_modular
+from steplus.tools.lus_translate import translate
+from steplus.tools.source import SourceFile
+from steplus.tools.step_run import main as step_run
+
+T = 6
+XS = np.array([3, -1, 4, 1, -5, 9], np.int32)
+
+
+def _runs(src: str, node: str, ticks: int = T, **inputs) -> list[list[int]]:
+    """Outputs on the lus interpreter, equal on the sync interpreter and the
+    modular target."""
+    module = translate(SourceFile("t.lus", src))
+    got = [[int(v) for v in c] for c in run_node(module, node, inputs, ticks)]
+    lowered = module.clone()
+    ConvertLusToSyncPass().apply(Context(), lowered)
+    for again in (run_sync_node(lowered, node, inputs, ticks),
+                  run_node_modular(module, node, inputs, ticks)):
+        assert [[int(v) for v in c] for c in again] == got
+    return got
+
+
+def test_literals_and_membership():
+    src = """node L(x: int) returns (a, b, c, d, e: bool);
+    var s: set<int>;
+    let
+      s = {3, 4, x};
+      a = 3 in s; b = 5 in s; c = x in s; d = not (x + 1000 in s); e = 4 in {}@<int>;
+    tel"""
+    a, b, c, d, e = _runs(src, "L", x=XS)
+    assert a == [1] * T and c == [1] * T and d == [1] * T and e == [0] * T
+    assert b == [0] * T  # 5 is no x of XS
+
+
+def test_difference_and_union():
+    src = """node D(x: int) returns (one, two, xin, u1, ux: bool);
+    var s, u: set<int>;
+    let
+      s = {1, 2, 3} - {x};
+      u = {1} + {x, 1};
+      one = 1 in s; two = 2 in s; xin = x in s; u1 = 1 in u; ux = x in u;
+    tel"""
+    one, two, xin, u1, ux = _runs(src, "D", x=XS)
+    assert one == [int(x != 1) for x in XS]  # XS[3] = 1 is taken out
+    assert two == [1] * T and xin == [0] * T and u1 == [1] * T and ux == [1] * T
+
+
+def test_map_update_and_lookup():
+    src = """node M(x: int) returns (m1, m2, mx, m99: int; has: bool);
+    var m: map<int, int>;
+    let
+      m = map[1 := 10; 2 := 20][x := 7];
+      m1 = m[1]; m2 = m[2]; mx = m[x]; m99 = m[99]; has = x in m;
+    tel"""
+    m1, m2, mx, m99, has = _runs(src, "M", x=XS)
+    assert m1 == [7 if x == 1 else 10 for x in XS]  # the update of key 1 replaces 10
+    assert m2 == [20] * T and mx == [7] * T and has == [1] * T
+    assert m99 == [0] * T  # not a key: 0 (Kind 2 leaves it unconstrained)
+
+
+def test_equality_is_set_equality():
+    src = """node E(x: int) returns (a, b, c, d, e: bool);
+    let
+      a = {1, 2} = {2, 1, 2};
+      b = {1, 2} <> {1};
+      c = map[1 := 2; 3 := 4] = map[3 := 4; 1 := 2];
+      d = map[1 := 2] = map[1 := 3];
+      e = ({x} - {x}) = {}@<int>;
+    tel"""
+    a, b, c, d, e = _runs(src, "E", x=XS)
+    assert a == [1] * T and b == [1] * T and c == [1] * T and d == [0] * T and e == [1] * T
+
+
+def test_pre_of_a_set_accumulates():
+    src = """node P(x: int) returns (three, one, nine: bool);
+    var s: set<int>;
+    let
+      s = {x} -> pre s + {x};
+      three = 3 in s; one = 1 in s; nine = 9 in s;
+    tel"""
+    three, one, nine = _runs(src, "P", x=XS)
+    # s at tick t is {XS[0..t]}
+    assert three == [1] * T
+    assert one == [0, 0, 0, 1, 1, 1] and nine == [0, 0, 0, 0, 0, 1]
+
+
+def test_an_input_set_is_its_valid_slots():
+    src = "node I(s: set<int>; x: int) returns (b: bool); let b = x in s; tel"
+    inputs: dict[str, np.ndarray] = {"x": XS, "s": np.full(T, 5, np.int32)}
+    for i in range(CAPACITY):
+        inputs[f"s.has{i}"] = np.zeros(T, np.bool_)
+        inputs[f"s.key{i}"] = np.zeros(T, np.int32)
+    inputs["s.has0"] = np.array([1, 1, 1, 0, 0, 0], np.bool_)
+    inputs["s.key0"] = XS  # x, valid in the first 3 ticks
+    inputs["s.key1"] = XS  # x, in a slot that is not valid
+    (b,) = _runs(src, "I", **inputs)
+    assert b == [1, 1, 1, 0, 0, 0]
+
+
+def test_exceeding_the_capacity_is_reported_at_the_variable(tmp_path):
+    # n counts 0, 1, 2, ...: s holds n + 1 elements at tick n, K + 1 at tick K
+    path = tmp_path / "cap.lus"
+    path.write_text("node C() returns (s: set<int>);\nvar n: int;\nlet\n"
+                    "  n = 0 -> pre n + 1;\n  s = {n} -> pre s + {n};\ntel\n")
+    res = run_tool(step_run, [str(path), "--node", "C", "--check", "--ticks", "20"])
+    assert res.code == 1
+    assert res.out.splitlines()[0] == (
+        f"{path}:1:19: error: property 'capacity of 's' ({CAPACITY} elements)' of @C is "
+        f"violated at tick {CAPACITY} (run 1 of 100, seed 0)")
+
+
+def test_type_errors_are_located():
+    with pytest.raises(LustreError) as info:
+        import_lustre("node N(x: int) returns (b: bool); let b = x in 3; tel", "t.lus")
+    assert info.value.message == "'in' tests membership in a set or a map"
+    with pytest.raises(LustreError) as info:
+        import_lustre("node N(x: int) returns (b: bool); let b = true in {x}; tel", "t.lus")
+    assert info.value.message == "'in' tests an element of another type than set<int>'s"
