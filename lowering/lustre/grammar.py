@@ -115,12 +115,10 @@ def _error_for(text: str, e: UnexpectedInput) -> LustreError:
 
 def _check_reserved(text: str, dialect: str = "lustre") -> None:
     """Reject the reserved words of unsupported extensions, outside comments."""
-    previous = None
     for tok in _lark(dialect).lex(text):
         if tok.type == "IDENT" and str(tok) in UNSUPPORTED_WORDS:
             what = UNSUPPORTED_WORDS[str(tok)]
             raise LustreError(tok.start_pos or 0, _unsupported(f"{what} ('{tok}')"))
-        previous = tok
 
 
 def parse_expr(text: str, start: int, end: int) -> ast.Expr:

@@ -26,16 +26,21 @@ T = 6
 XS = np.array([3, -1, 4, 1, -5, 9], np.int32)
 
 
-def _runs(src: str, node: str, ticks: int = T, **inputs) -> list[list[int]]:
+def _ints(columns) -> list[list[int]]:
+    return [np.asarray(c, np.int64).tolist() for c in columns]
+
+
+def _runs(src: str, node: str, inputs: dict[str, np.ndarray], ticks: int = T
+          ) -> list[list[int]]:
     """Outputs on the lus interpreter, equal on the sync interpreter and the
     modular target."""
     module = translate(SourceFile("t.lus", src))
-    got = [[int(v) for v in c] for c in run_node(module, node, inputs, ticks)]
+    got = _ints(run_node(module, node, inputs, ticks))
     lowered = module.clone()
     ConvertLusToSyncPass().apply(Context(), lowered)
     for again in (run_sync_node(lowered, node, inputs, ticks),
                   run_node_modular(module, node, inputs, ticks)):
-        assert [[int(v) for v in c] for c in again] == got
+        assert _ints(again) == got
     return got
 
 
@@ -46,7 +51,7 @@ def test_literals_and_membership():
       s = {3, 4, x};
       a = 3 in s; b = 5 in s; c = x in s; d = not (x + 1000 in s); e = 4 in {}@<int>;
     tel"""
-    a, b, c, d, e = _runs(src, "L", x=XS)
+    a, b, c, d, e = _runs(src, "L", {"x": XS})
     assert a == [1] * T and c == [1] * T and d == [1] * T and e == [0] * T
     assert b == [0] * T  # 5 is no x of XS
 
@@ -59,7 +64,7 @@ def test_difference_and_union():
       u = {1} + {x, 1};
       one = 1 in s; two = 2 in s; xin = x in s; u1 = 1 in u; ux = x in u;
     tel"""
-    one, two, xin, u1, ux = _runs(src, "D", x=XS)
+    one, two, xin, u1, ux = _runs(src, "D", {"x": XS})
     assert one == [int(x != 1) for x in XS]  # XS[3] = 1 is taken out
     assert two == [1] * T and xin == [0] * T and u1 == [1] * T and ux == [1] * T
 
@@ -71,7 +76,7 @@ def test_map_update_and_lookup():
       m = map[1 := 10; 2 := 20][x := 7];
       m1 = m[1]; m2 = m[2]; mx = m[x]; m99 = m[99]; has = x in m;
     tel"""
-    m1, m2, mx, m99, has = _runs(src, "M", x=XS)
+    m1, m2, mx, m99, has = _runs(src, "M", {"x": XS})
     assert m1 == [7 if x == 1 else 10 for x in XS]  # the update of key 1 replaces 10
     assert m2 == [20] * T and mx == [7] * T and has == [1] * T
     assert m99 == [0] * T  # not a key: 0 (Kind 2 leaves it unconstrained)
@@ -86,7 +91,7 @@ def test_equality_is_set_equality():
       d = map[1 := 2] = map[1 := 3];
       e = ({x} - {x}) = {}@<int>;
     tel"""
-    a, b, c, d, e = _runs(src, "E", x=XS)
+    a, b, c, d, e = _runs(src, "E", {"x": XS})
     assert a == [1] * T and b == [1] * T and c == [1] * T and d == [0] * T and e == [1] * T
 
 
@@ -97,7 +102,7 @@ def test_pre_of_a_set_accumulates():
       s = {x} -> pre s + {x};
       three = 3 in s; one = 1 in s; nine = 9 in s;
     tel"""
-    three, one, nine = _runs(src, "P", x=XS)
+    three, one, nine = _runs(src, "P", {"x": XS})
     # s at tick t is {XS[0..t]}
     assert three == [1] * T
     assert one == [0, 0, 0, 1, 1, 1] and nine == [0, 0, 0, 0, 0, 1]
@@ -112,7 +117,7 @@ def test_an_input_set_is_its_valid_slots():
     inputs["s.has0"] = np.array([1, 1, 1, 0, 0, 0], np.bool_)
     inputs["s.key0"] = XS  # x, valid in the first 3 ticks
     inputs["s.key1"] = XS  # x, in a slot that is not valid
-    (b,) = _runs(src, "I", **inputs)
+    (b,) = _runs(src, "I", inputs)
     assert b == [1, 1, 1, 0, 0, 0]
 
 
