@@ -28,6 +28,7 @@ from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Attribute, Operation
 
 from steplus.tools.cli import InputError, UsageError
+from steplus.utils.safe_files import open_regular
 
 _NUMERIC_KINDS = "biuf"
 _KIND_NAMES = {"U": "strings", "S": "byte strings", "O": "Python objects",
@@ -102,15 +103,17 @@ def parse_input_specs(specs: Sequence[str]) -> dict[str, str]:
 
 def read_array(path: str, name: str) -> np.ndarray:
     """The array in a `.npy` or `.csv` file (InputError if unreadable)."""
-    try:
-        if path.endswith(".npy"):
-            return np.asarray(np.load(path, allow_pickle=False))
-        with warnings.catch_warnings():  # an empty file is 0 ticks, no warning
-            warnings.simplefilter("ignore", UserWarning)
-            try:  # integers exactly (a float64 rounds past 2**53), else numbers
-                return np.loadtxt(path, delimiter=",", ndmin=1, dtype=np.int64)
-            except (ValueError, OverflowError):
-                return np.loadtxt(path, delimiter=",", ndmin=1)
+    try:  # a regular file only: a FIFO or /dev/zero would block or never end
+        with open_regular(path) as f:
+            if path.endswith(".npy"):
+                return np.asarray(np.load(f, allow_pickle=False))
+            with warnings.catch_warnings():  # an empty file is 0 ticks, no warning
+                warnings.simplefilter("ignore", UserWarning)
+                try:  # integers exactly (a float64 rounds past 2**53), else numbers
+                    return np.loadtxt(f, delimiter=",", ndmin=1, dtype=np.int64)
+                except (ValueError, OverflowError):
+                    f.seek(0)
+                    return np.loadtxt(f, delimiter=",", ndmin=1)
     except (OSError, ValueError, EOFError) as e:
         reason = e.strerror if isinstance(e, OSError) and e.strerror else str(e).strip()
         reason = reason.splitlines()[0] if reason else type(e).__name__

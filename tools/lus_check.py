@@ -206,6 +206,8 @@ def run_check(args: argparse.Namespace, module: ModuleOp, name: str,
     """`step-run --check`: print the report; 0 if no property is violated, else 1."""
     if not 1 <= args.runs <= MAX_RUNS:
         raise UsageError(f"--runs must be 1 to {MAX_RUNS}")
+    if not 0 <= (args.seed or 0) < 1 << 64:  # numpy's generators take no negative seed
+        raise UsageError("--seed must be 0 to 2^64 - 1")
     ticks = 50 if args.ticks is None else args.ticks
     if not 1 <= ticks <= args.max_ticks:
         raise UsageError(f"--ticks must be 1 to {args.max_ticks} with --check")

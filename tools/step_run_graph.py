@@ -44,6 +44,10 @@ from steplus.passes.step.reports import fused_adds_note
 from steplus.tools.cli import decimal_int
 from steplus.tools.progress import status
 from steplus.utils.diagnostics import OpDiagnosticError
+from steplus.utils.safe_files import read_regular
+
+MAX_CONFIG_BYTES = 1 << 20
+"""The largest --config JSON read (a hardware config is a few hundred bytes)."""
 
 
 def add_arguments(p) -> None:
@@ -112,10 +116,11 @@ def _config(args, module=None):
     try:
         if args.config:
             try:
-                with open(args.config) as f:
-                    cfg = HardwareConfig.from_json(f.read())
+                # a regular file of at most 1 MiB (not /dev/zero, a FIFO or a folder)
+                text = read_regular(args.config, MAX_CONFIG_BYTES).decode("utf-8")
+                cfg = HardwareConfig.from_json(text)
             except OSError as e:
-                raise InputError([f"{args.config}: error: cannot read config: {e}"]) from None
+                raise InputError([f"{args.config}: error: cannot read config: {e.strerror or e}"]) from None
             except (ValueError, TypeError) as e:
                 raise InputError([f"{args.config}: error: invalid hardware config: {e}"]) from None
             if args.preset:
