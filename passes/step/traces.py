@@ -26,6 +26,8 @@ from typing import IO
 import numpy as np
 from numpy.lib import format as npformat
 
+from steplus.utils.safe_files import open_regular
+
 
 ROUTING_TRACES = {
     ("mixtral", 64): "mixtral_b64/008_010.npz",
@@ -61,7 +63,7 @@ def read_trace_array(path: str | Path, what: str, member: str | None = None) -> 
     without pickle; its header is checked first (numeric dtype, at most
     `MAX_TRACE_BYTES`). Errors name `path` and `what` the file should be."""
     try:
-        with open(path, "rb") as f:
+        with open_regular(path) as f:  # not a FIFO (blocks) or a device
             is_zip = f.read(4) == b"PK\x03\x04"
             f.seek(0)
             if member is None:

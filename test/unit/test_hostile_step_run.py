@@ -93,3 +93,13 @@ def test_negative_check_seed_is_a_usage_error(tmp_path: Path):
                             "--seed", "-1"])
     assert r.code == 2
     assert r.err.strip() == "step-run: error: --seed must be 0 to 2^64 - 1"
+
+
+def test_kv_trace_fifo_is_refused_at_once(graph: str, tmp_path: Path):
+    """--kv on a FIFO waited for a writer forever (the trace reader's open)."""
+    fifo = tmp_path / "lengths.npy"
+    os.mkfifo(fifo)
+    r = run_tool(step_run, [graph, "--kv", str(fifo), "-q"])
+    assert r.code == 1
+    assert r.err.splitlines()[0] == (f"{graph}:1:1: error: step-specialize: {fifo}: cannot "
+                                     "read KV-length trace: not a regular file")
