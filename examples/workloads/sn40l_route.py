@@ -421,3 +421,62 @@ def cache_sizes(low: Lowering, nodes, tile_rows: int = 32) -> dict[str, int]:
                 lead = int(np.prod([int(d) for d in shape[:-2]]))
                 out[n.name] = lead * -(-(int(shape[-2]) + 1) // tile_rows)
     return out
+
+
+@dataclass
+class LayersRun:
+    """`layers` repetitions of one layer graph, each simulated with its weight, cache and
+    activation streams on the tier `step-allocate-memory{layers=N}` placed its copy in."""
+
+    layer_cycles: list[int]  # simulated kernel cycles of each layer
+    layer_ddr_bytes: list[int]  # bytes of each layer's symbols placed in DDR
+    kernels: int  # kernels per layer
+    hbm_bytes: int  # the model's HBM peak (all layers)
+    ddr_bytes: int
+    simulations: int  # distinct tier assignments simulated
+
+    @property
+    def kernel_cycles(self) -> int:
+        return sum(self.layer_cycles)
+
+    def seconds(self, launch_us: float, ghz: float) -> float:
+        """The model's time: every layer's cycles plus a launch per kernel."""
+        return self.kernel_cycles / (ghz * 1e9) + \
+            len(self.layer_cycles) * self.kernels * launch_us * 1e-6
+
+
+def simulate_layers(module: ModuleOp, mode: str, layers: int = 32, hbm: int | None = None,
+                    ddr: int | None = None, config=None, rates=None) -> LayersRun:
+    """Prepare `module`'s layer graph for `mode` (`sn40l.prepare`), place `layers`
+    copies of its symbols with step-allocate-memory's repetition (`plan_layers`; `hbm`
+    / `ddr` capacities, default the SN40L table's), and simulate each layer with its
+    loads and stores on its own copy's tier (layers with the same tiers share one
+    simulation; each at the better stream rate, as `sn40l.simulate`)."""
+    from steplus.dialects.target.fabric import SN40L as PRESET
+    from steplus.dialects.target.sn40l import value
+    from steplus.examples.workloads.sn40l import STREAM_RATES, prepare
+    from steplus.passes.sn40l.allocate_memory import annotate, layer_tiers, plan_layers, \
+        set_tiers
+    from steplus.runtime.fabric.kernel_run import run_kernels
+
+    config = config or PRESET
+    rates = rates or STREAM_RATES
+    graphs = prepare(module, mode, memory=False)
+    p = plan_layers(graphs, layers, int(value("hbm_bytes")) if hbm is None else hbm,
+                    int(value("ddr_bytes")) if ddr is None else ddr)
+    annotate(p, graphs)
+    tiers = layer_tiers(p)
+    ddr_bytes = [0] * layers
+    for s in p.symbols:
+        if s.tier == "ddr":
+            ddr_bytes[s.layer] += s.size
+    memo: dict[tuple[str, ...], int] = {}
+    cycles = []
+    for k in range(layers):
+        sig = tuple(t for _, t in tiers[k])
+        if sig not in memo:
+            set_tiers(tiers[k])
+            memo[sig] = min(run_kernels(graphs, config.with_(par_dispatch=r)).kernel_cycles
+                            for r in rates)
+        cycles.append(memo[sig])
+    return LayersRun(cycles, ddr_bytes, len(graphs), p.hbm_peak, p.ddr_peak, len(memo))

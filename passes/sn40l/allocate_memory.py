@@ -40,6 +40,17 @@ attention records it); a request's own length `L0`, where a size needs it,
 is bounded by that total (`kernels.bound`). Without the binding it is an
 error naming the unbound symbol.
 
+**Repetition** (`layers=N`, a model of N identical layers, e.g. a decoder's
+32): every symbol gets one copy per layer (`<name>@<layer>` in the map). A
+symbol whose first access is a load — weights, a KV cache read and updated in
+place, the layer's input — is resident: it persists across decode steps, so
+it lives over the whole run and the N copies never share; the activations a
+layer writes and reads back live in that layer's kernels only and are shared
+between layers. Spilling takes equal copies last layer first, so a model
+larger than HBM streams its last layers' weights from DDR. The ops keep the
+first layer's placement; `layer_tiers`/`set_tiers` give each layer's, which
+`examples/workloads/sn40l_route.simulate_layers` simulates layer by layer.
+
 Example: `step-opt test/filecheck/passes/inputs/sn40l-tiny.mlir -p
 'step-kernelize,step-allocate-memory{hbm=12KiB}'`: seven symbols of 1-4 KiB
 (25 KiB) share 16 KiB of HBM by lifetime (the 4 KiB input of kernel 0 and
@@ -86,6 +97,8 @@ class Symbol:
     ops: list[Operation] = field(default_factory=list)
     tier: str = "hbm"
     offset: int = 0
+    read_first: bool = False  # its first access is a load (weights, a KV cache, an input)
+    layer: int = 0  # the copy, in a repetition (`repeat`)
 
     @property
     def readonly(self) -> bool:
@@ -110,7 +123,8 @@ def symbols(kernels: list[GraphOp]) -> list[Symbol]:
             name = sym if sym is not None else context_name(op)
             s = syms.get(key)
             if s is None:
-                s = syms[key] = Symbol(name, key, first=k, last=k)
+                s = syms[key] = Symbol(name, key, first=k, last=k, read_first=isinstance(
+                    op, (so.LinearOffChipLoadOp, so.RandomOffChipLoadOp)))
             s.first, s.last = min(s.first, k), max(s.last, k)
             s.ops.append(op)
             if isinstance(op, (so.LinearOffChipLoadOp, so.RandomOffChipLoadOp)):
@@ -135,12 +149,41 @@ def symbols(kernels: list[GraphOp]) -> list[Symbol]:
     return list(syms.values())
 
 
+MAX_LAYERS = 1024
+"""Bound of `layers` (a user-sized repetition: the placement is quadratic in symbols)."""
+
+
+def repeat(syms: list[Symbol], layers: int, n: int) -> list[Symbol]:
+    """The symbols of `layers` runs of one kernel sequence of `n` kernels (a model's
+    identical layers), each layer its own copy of every symbol (`<name>@<layer>`,
+    sharing the ops). A symbol first read (weights, KV caches, the layer's input)
+    is *resident*: it lives over the whole repetition (it persists across steps);
+    one first written (activations) lives in its layer's kernels, shifted by
+    `layer * n`, so the layers' activations share addresses; one only written
+    (the layer's output) lives to the end. `layers = 1`: `syms` unchanged."""
+    if layers == 1:
+        return syms
+    end = layers * n - 1
+    out = []
+    for k in range(layers):
+        for s in syms:
+            c = Symbol(f"{s.name}@{k}", s.key, s.size, s.first + k * n, s.last + k * n,
+                       s.loaded, s.stored, s.traffic, s.ops, read_first=s.read_first,
+                       layer=k)
+            if s.read_first:
+                c.first, c.last = 0, end
+            elif not s.loaded:
+                c.last = end
+            out.append(c)
+    return out
+
+
 def place(syms: list[Symbol], align: int = 256) -> int:
     """Offsets for `syms` (one tier): largest first, lowest non-conflicting
     offset; symbols whose lifetimes do not overlap may share. Returns the peak."""
     placed: list[Symbol] = []
     peak = 0
-    for s in sorted(syms, key=lambda s: (-s.size, s.first, s.key)):
+    for s in sorted(syms, key=lambda s: (-s.size, s.first, s.key, s.layer)):
         busy = sorted((p.offset, p.offset + p.size) for p in placed
                       if p.first <= s.last and s.first <= p.last)
         off = 0
@@ -171,10 +214,11 @@ class MemoryPlan:
 
 
 def plan(syms: list[Symbol], hbm: int, ddr: int, where: Operation | None = None) -> MemoryPlan:
-    """The seed's §V-A: share by lifetime, spill the smallest footprint first."""
+    """The seed's §V-A: share by lifetime, spill the smallest footprint first (of
+    equal copies in a repetition, the last layer's first)."""
     hbm_syms = list(syms)
     spilled: list[Symbol] = []
-    order = sorted(syms, key=lambda s: (s.traffic, s.size, s.key))
+    order = sorted(syms, key=lambda s: (s.traffic, s.size, s.key, -s.layer))
     peak = place(hbm_syms)
     i = 0
     while peak > hbm and i < len(order):  # bounded: each symbol spills at most once
@@ -196,8 +240,35 @@ def plan(syms: list[Symbol], hbm: int, ddr: int, where: Operation | None = None)
     return MemoryPlan(syms, peak, ddr_peak, spilled)
 
 
+def layer_tiers(p: MemoryPlan) -> list[list[tuple[Operation, str]]]:
+    """Per layer of a repetition, each load/store with its symbol's tier there."""
+    out: list[list[tuple[Operation, str]]] = []
+    for s in p.symbols:
+        while len(out) <= s.layer:
+            out.append([])
+        out[s.layer] += [(op, s.tier) for op in s.ops]
+    return out
+
+
+def set_tiers(tiers: list[tuple[Operation, str]]) -> None:
+    """Mark the loads/stores with one layer's tiers (an item of `layer_tiers`): the
+    simulator then streams each from where that layer's copy was placed."""
+    for op, t in tiers:
+        TIER.set(op, t)
+
+
+def plan_layers(kernels: list[GraphOp], layers: int, hbm: int, ddr: int) -> MemoryPlan:
+    """The memory map of `layers` repetitions of `kernels` (`repeat`)."""
+    if not 1 <= layers <= MAX_LAYERS:
+        raise OpDiagnosticError(kernels[0], f"step-allocate-memory: layers must be in "
+                                            f"1..{MAX_LAYERS}, got {layers}")
+    return plan(repeat(symbols(kernels), layers, len(kernels)), hbm, ddr, kernels[0])
+
+
 def annotate(p: MemoryPlan, kernels: list[GraphOp]) -> None:
     for s in p.symbols:
+        if s.layer:
+            continue  # the ops carry the first layer's placement
         for op in s.ops:
             op.properties["base_addr"] = IntegerAttr(s.offset, i64)
             TIER.set(op, s.tier)
@@ -225,8 +296,16 @@ class StepAllocateMemoryPass(ModulePass):
     """DDR capacity (bytes, or with a unit: `1536gib`); empty: the target's (1536gib)."""
     out: str = ""
     """Write the address map and spill list to this JSON file."""
+    layers: int = 1
+    """Place this many repetitions of each kernel sequence (a model's identical layers,
+    `repeat`): the peaks and the map (`<symbol>@<layer>`) are the model's; the ops carry
+    the first layer's placement."""
 
     def __post_init__(self) -> None:
+        if isinstance(self.layers, bool) or not isinstance(self.layers, int) \
+                or not 1 <= self.layers <= MAX_LAYERS:
+            raise ValueError(f"layers must be an integer in 1..{MAX_LAYERS}, "
+                             f"got {self.layers}")
         if self.hbm:
             parse_size(self.hbm, "hbm")
         if self.ddr:
@@ -242,15 +321,16 @@ class StepAllocateMemoryPass(ModulePass):
         ddr = parse_size(self.ddr, "ddr") if self.ddr else int(value("ddr_bytes", table))
         report = []
         for kernels in kernel_groups(op):
-            syms = symbols(kernels)
-            p = plan(syms, hbm, ddr, kernels[0])
+            p = plan_layers(kernels, self.layers, hbm, ddr)
+            syms = p.symbols
             annotate(p, kernels)
             name = SOURCE.get(kernels[0]) or kernels[0].sym_name.data
             spill = ", ".join(s.name for s in p.spilled[:8]) + \
                 (", ..." if len(p.spilled) > 8 else "")
             naive = sum(s.size for s in syms if s.tier == "hbm")
+            times = f" x {self.layers} layers" if self.layers > 1 else ""
             emit(kernels[0], "remark",
-                 f"step-allocate-memory: @{name}: {len(syms)} symbol(s), HBM {p.hbm_peak} B "
+                 f"step-allocate-memory: @{name}{times}: {len(syms)} symbol(s), HBM {p.hbm_peak} B "
                  f"(without sharing {naive} B), DDR {p.ddr_peak} B; {len(p.spilled)} symbol(s) "
                  f"spilled{': ' + spill if spill else ''}")
             report.append({"graph": name, **p.to_json()})
