@@ -44,7 +44,9 @@ from collections.abc import Iterator
 import sympy
 
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp, StringAttr, i64
+from xdsl.builder import Builder
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
+from xdsl.rewriter import InsertPoint, Rewriter
 
 from steplus.dialects.step import ops as sg
 from steplus.dialects.step import ops as so
@@ -222,6 +224,7 @@ def split(graph: GraphOp, of: dict[Operation, set[int]], tag: str) -> list[Graph
     name = graph.sym_name.data
     n = max((max(ks) for ks in of.values()), default=0) + 1
     blocks = [Block() for _ in range(n)]
+    builders = [Builder(InsertPoint.at_end(b)) for b in blocks]  # each kernel's ops, in order
     maps: list[dict[SSAValue, SSAValue]] = [{} for _ in range(n)]
     symbols: dict[SSAValue, tuple[str, int]] = {}  # produced value -> (symbol, address)
     loaded: list[dict[SSAValue, SSAValue]] = [{} for _ in range(n)]
@@ -274,7 +277,7 @@ def split(graph: GraphOp, of: dict[Operation, set[int]], tag: str) -> list[Graph
                         "stride": i64_array(stride), "tiled_out_shape": i64_array(dims)},
             attributes={"name": StringAttr(f"{sym.rsplit('.', 1)[1]}_ld{k}"),
                         SYMBOL.name: SYMBOL.attr(sym)})
-        blocks[k].add_op(ld)
+        builders[k].insert(ld)
         loaded[k][v] = ld.output
         return ld.output
 
@@ -284,7 +287,7 @@ def split(graph: GraphOp, of: dict[Operation, set[int]], tag: str) -> list[Graph
         for k in sorted(of[op]):
             mapper = {v: operand(k, v, op) for v in op.operands}
             clone = op.clone(value_mapper=mapper)
-            blocks[k].add_op(clone)
+            builders[k].insert(clone)
             for a, b in zip(op.results, clone.results):
                 maps[k][a] = b
     # stores of the cut streams, in their producer's kernel, after the producer
@@ -295,7 +298,7 @@ def split(graph: GraphOp, of: dict[Operation, set[int]], tag: str) -> list[Graph
             operands=[maps[k][v]], properties={"base_addr": IntegerAttr(addr, i64)},
             attributes={"name": StringAttr(f"{sym.rsplit('.', 1)[1]}_st"),
                         SYMBOL.name: SYMBOL.attr(sym)})
-        blocks[k].add_op(st)
+        builders[k].insert(st)
     graphs = []
     for k, block in enumerate(blocks):
         fan_out(block)
@@ -315,7 +318,7 @@ def fan_out(block: Block) -> None:
             uses = list(res.uses)
             if len(uses) > 1 and isinstance(res.type, StreamType):
                 b = sr.BroadcastOp.create(operands=[res], result_types=[res.type] * len(uses))
-                block.insert_op_after(b, op)
+                Rewriter.insert_op(b, InsertPoint.after(op))
                 for u, r in zip(uses, b.results):
                     u.operation.operands[u.index] = r
 
@@ -324,9 +327,8 @@ def replace_graph(module: ModuleOp, graph: GraphOp, kernels: list[GraphOp]) -> N
     """Put `kernels` where `graph` was."""
     parent = graph.parent_block()
     assert parent is not None
-    for g in kernels:
-        parent.insert_op_before(g, graph)
-    parent.erase_op(graph)
+    Rewriter.insert_op(kernels, InsertPoint.before(graph))
+    Rewriter.erase_op(graph)
 
 
 def kernel_groups(module: ModuleOp) -> list[list[GraphOp]]:
