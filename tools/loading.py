@@ -33,6 +33,10 @@ from steplus.tools.registry import get_all_dialects, get_all_passes, get_default
 from steplus.tools.source import LocatingParser, LocationTable, SourceFile, SourceLoc
 from steplus.utils.source_formats import lustre_dialect_of
 from steplus.utils.diagnostics import Diagnostic, OpDiagnosticError, collecting_diagnostics
+from steplus.utils.safe_files import read_regular
+
+MAX_INPUT_BYTES = 1 << 30
+"""The largest program read (a file or stdin): 1 GiB."""
 
 Emitted = tuple[str, SourceLoc, str]
 """One diagnostic: (severity, location, message)."""
@@ -42,12 +46,13 @@ def read_input(path: str | None) -> tuple[str, str]:
     """(display name, text) of a file, or of stdin for `-`/None; `InputError` if
     unreadable or not UTF-8 (located at the first bad byte)."""
     if path is None or path == "-":
-        name, data = "<stdin>", sys.stdin.buffer.read()
+        name, data = "<stdin>", sys.stdin.buffer.read(MAX_INPUT_BYTES + 1)
+        if len(data) > MAX_INPUT_BYTES:
+            raise InputError([f"<stdin>: error: input larger than {MAX_INPUT_BYTES} bytes"])
     else:
         name = path
-        try:
-            with open(path, "rb") as f:
-                data = f.read()
+        try:  # a regular file only: a FIFO would block, /dev/zero never end
+            data = read_regular(path, MAX_INPUT_BYTES)
         except OSError as e:
             raise InputError(
                 [f"{path}: error: cannot read input file: {e.strerror}"]

@@ -25,6 +25,8 @@ from xdsl.utils.exceptions import ParseError
 from steplus.utils.diagnostics import OpDiagnosticError
 from steplus.tools.cli import ArgumentParser, InputError, UsageError, guarded
 from steplus.tools.source import LocationTable, SourceFile, SourceLoc
+from steplus.tools.loading import MAX_INPUT_BYTES
+from steplus.utils.safe_files import read_regular
 
 _TOOL = "lus-translate"
 
@@ -44,10 +46,13 @@ def _parser() -> ArgumentParser:
 
 def _read(path: str) -> SourceFile:
     name = "<stdin>" if path == "-" else path
-    try:
-        data = sys.stdin.buffer.read() if path == "-" else open(path, "rb").read()
+    try:  # as step-opt reads it: a regular file or stdin, at most MAX_INPUT_BYTES
+        data = sys.stdin.buffer.read(MAX_INPUT_BYTES + 1) if path == "-" else \
+            read_regular(path, MAX_INPUT_BYTES)
     except OSError as e:
         raise InputError([f"{path}: error: cannot read input file: {e.strerror}"]) from None
+    if len(data) > MAX_INPUT_BYTES:
+        raise InputError([f"{name}: error: input larger than {MAX_INPUT_BYTES} bytes"])
     try:
         return SourceFile(name, data.decode("utf-8"))
     except UnicodeDecodeError as e:
