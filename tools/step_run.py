@@ -482,13 +482,13 @@ def _run(argv: Sequence[str] | None) -> int:
             raise UsageError("--func runs a function with --backend ila")
         if args.node or args.graph:
             raise UsageError("--backend ila runs a function (--func @name)")
-        from steplus.tools.step_run_ila import fewer_collections, run
+        from steplus.tools import step_run_ila
 
         _no_graph_flags(args, "a function")
-        with fewer_collections():  # parsing a model allocates a million objects
+        with step_run_ila.fewer_collections():  # parsing a model allocates a million objects
             source = _load(args)
         name = args.func or _pick_entry(args, source)[1]
-        return run(args, source, name.lstrip("@"))
+        return step_run_ila.run(args, source, name.lstrip("@"))
     if args.graph or args.routing or args.kv or args.bind or args.orchestration:
         return _run_graph(args, None)
     source = _load(args)
