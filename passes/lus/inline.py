@@ -29,6 +29,8 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern, op_type_rewrite_pattern
+from xdsl.rewriter import InsertPoint
 
 from steplus.dialects import lus
 from steplus.utils.diagnostics import OpDiagnosticError
@@ -70,8 +72,9 @@ def _bottom_up(nodes: dict[str, lus.NodeOp]) -> list[lus.NodeOp]:
     return order
 
 
-def inline_instance(caller: lus.NodeOp, inst: lus.InstanceOp, callee: lus.NodeOp) -> None:
-    """Inline one instance of `callee` into `caller`."""
+def inline_instance(caller: lus.NodeOp, inst: lus.InstanceOp, callee: lus.NodeOp,
+                    rewriter: PatternRewriter) -> None:
+    """Inline one instance of `callee` into `caller`, through `rewriter`."""
     mapping: dict[SSAValue, SSAValue] = {}
     n_static = callee.num_static.value.data
     operands = list(inst.args)
@@ -83,12 +86,13 @@ def inline_instance(caller: lus.NodeOp, inst: lus.InstanceOp, callee: lus.NodeOp
     block = caller.body.block
     insert_at = caller.num_static.value.data + caller.num_state.value.data
     for i, arg in enumerate(callee.state_args):
-        new_arg = block.insert_arg(arg.type, insert_at + i)
+        new_arg = rewriter.insert_block_argument(block, insert_at + i, arg.type)
         new_arg.name_hint = arg.name_hint
         mapping[arg] = new_arg
     new_state = len(callee.state_args)
     if new_state:
         caller.num_state = IntegerAttr(caller.num_state.value.data + new_state, 64)
+        rewriter.notify_op_modified(caller)
     # Clone the body (graph region: map results first so forward uses resolve).
     body_ops = [op for op in callee.body.block.ops if not isinstance(op, lus.YieldOp)]
     clones: list[Operation] = []
@@ -102,20 +106,36 @@ def inline_instance(caller: lus.NodeOp, inst: lus.InstanceOp, callee: lus.NodeOp
         # Regions after every result is mapped, so forward uses resolve.
         for region, new_region in zip(op.regions, clone.regions):
             region.clone_into(new_region, value_mapper=dict(mapping))
-        block.insert_op_before(clone, inst)
+    rewriter.insert(clones, InsertPoint.before(inst))
     yield_op = callee.body.block.last_op
     assert isinstance(yield_op, lus.YieldOp)
+    # not replace_op: that would give the clones' unnamed results the instance's name
     for res, out in zip(inst.res, yield_op.outputs):
-        res.replace_all_uses_with(mapping.get(out, out))
-    inst.detach()
-    inst.erase()
+        rewriter.replace_all_uses_with(res, mapping.get(out, out))
+    rewriter.erase(inst)
     if new_state:
         caller_yield = block.last_op
         assert isinstance(caller_yield, lus.YieldOp)
         state = [*caller_yield.state, *(mapping.get(v, v) for v in yield_op.state)]
-        block.add_op(lus.YieldOp(list(caller_yield.outputs), state))
-        caller_yield.detach()
-        caller_yield.erase()
+        rewriter.replace(caller_yield, lus.YieldOp(list(caller_yield.outputs), state))
+
+
+@dataclass
+class InlineInstance(RewritePattern):
+    """One `lus.instance` directly in `caller`'s body replaced by its callee's body.
+
+    Applied to one node at a time, callees before callers (`_bottom_up`), so a
+    callee has no instance left of a known node when it is cloned.
+    """
+
+    caller: lus.NodeOp
+    nodes: dict[str, lus.NodeOp]
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: lus.InstanceOp, rewriter: PatternRewriter) -> None:
+        callee = self.nodes.get(_callee_name(op))
+        if callee is not None and op.parent is self.caller.body.block:
+            inline_instance(self.caller, op, callee, rewriter)
 
 
 @dataclass(frozen=True)
@@ -131,7 +151,4 @@ class LusInlineInstancesPass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         nodes = {n.sym_name.data: n for n in op.walk() if isinstance(n, lus.NodeOp)}
         for node in _bottom_up(nodes):
-            for inst in _instances(node):
-                callee = nodes.get(_callee_name(inst))
-                if callee is not None:
-                    inline_instance(node, inst, callee)
+            PatternRewriteWalker(InlineInstance(node, nodes), apply_recursively=False).rewrite_region(node.body)
