@@ -7,6 +7,7 @@ import pytest
 from xdsl.context import Context
 from xdsl.dialects.builtin import f32
 
+from steplus.dialects.sn40l_attrs import HBM_BYTES
 from steplus.dialects.step import GraphOp
 from steplus.dialects.step.builder import Graph
 from steplus.dialects.target.fabric import SN40L
@@ -58,7 +59,7 @@ def test_layers_pass_option_reports_the_model_peak_and_checks_its_bound():
     m = _layer()
     StepAllocateMemoryPass(layers=4).apply(Context(), m)
     g = next(o for o in m.walk() if isinstance(o, GraphOp))
-    assert g.attributes["sn40l.hbm_bytes"].value.data == 4 * (W + 64 * 64 * 4)
+    assert HBM_BYTES.require(g) == 4 * (W + 64 * 64 * 4)
     for bad in (0, 1025, True):
         with pytest.raises(ValueError, match="layers must be an integer in 1..1024"):
             StepAllocateMemoryPass(layers=bad)
@@ -75,6 +76,7 @@ def test_layers_past_hbm_stream_their_weights_from_ddr_at_its_bandwidth():
     assert r.layer_ddr_bytes == [out, out, out, W + out]
     assert r.simulations == 2 and r.hbm_bytes <= 7 * W // 2
     hbm_bw = SN40L.hbm.peak_bytes_per_cycle
+    assert SN40L.ddr is not None
     ddr_bw = SN40L.ddr.peak_bytes_per_cycle
     assert hbm_bw / ddr_bw == 10
     fast, slow = r.layer_cycles[0], r.layer_cycles[3]
@@ -83,3 +85,24 @@ def test_layers_past_hbm_stream_their_weights_from_ddr_at_its_bandwidth():
     assert W / ddr_bw <= slow
     assert W / ddr_bw - W / hbm_bw <= slow - fast <= 1.1 * W / ddr_bw
     assert r.kernel_cycles == 3 * fast + slow
+
+
+def test_llama2_7b_decode_32_layers_fit_one_socket_hbm_with_a_copy_per_layer():
+    """Llama2-7B's route layer (TP8 shard, decode B = 4, 4K cache) x 32: every layer's
+    weights and K/V caches resident. Per layer (bf16): q, k, v, o 4096 x 512; gate, up,
+    down 4096 x 1376; K and V caches 4 requests x 4 KV heads x ceil(4097 / 32) tiles of
+    32 x 128. The rest (norm weights, RoPE tables, the input and output, the shared
+    activations) is under 1 MiB per layer. All in the SN40L's 64 GiB HBM."""
+    pytest.importorskip("torch")
+    from steplus.examples.workloads.sn40l import prepare
+    from steplus.examples.workloads.sn40l_llama import LLAMA2_7B, route_layer
+    from steplus.lowering.linalg_to_step.collective import P2PNet
+
+    ks = prepare(route_layer(LLAMA2_7B, p2p=P2PNet(8)).module, "fused", memory=False)
+    p = plan_layers(ks, 32, 64 << 30, 1536 << 30)
+    weights = (4 * 4096 * 512 + 3 * 4096 * 1376) * 2
+    caches = 2 * 4 * 4 * -(-4097 // 32) * 32 * 128 * 2
+    assert 32 * (weights + caches) <= p.hbm_peak <= 32 * (weights + caches + (1 << 20))
+    assert p.ddr_peak == 0 and not p.spilled
+    big = [s for s in p.symbols if s.size == caches // 2]  # the K and V caches
+    assert len(big) == 64 and len({s.offset for s in big}) == 64
