@@ -107,6 +107,8 @@
 // CHECK-NEXT: {{^        [^( ]}}
 // CHECK-NEXT:     --out=<string>{{(  \(one of: .*\))?$}}
 // CHECK-NEXT: {{^        [^( ]}}
+// CHECK-NEXT:     --layers=<int>  (default: 1)
+// CHECK-NEXT: {{^        [^( ]}}
 // CHECK-NEXT: step-allocate-units
 // CHECK-NEXT:     Give operators PCUs by FLOPs and PMUs by capacity/bandwidth; split into sections that fit.
 // CHECK-NEXT:     --pcus=<int>  (default: 0{{(; one of: .*)?}})
