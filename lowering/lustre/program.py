@@ -345,8 +345,8 @@ class Program:
         def expand(decls: list[ast.Decl], kind: str) -> list[ast.Decl]:
             out = []
             for d in decls:
+                parts = self.leaves(d.type)  # first: it bounds the parts refinements walks
                 refinements(d.name, d.type, kind)
-                parts = self.leaves(d.type)
                 node.guards.update(adts.leaf_guards(self, d.name, parts))
                 if parts == [("", d.type)]:
                     out.append(d)

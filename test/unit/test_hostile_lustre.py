@@ -8,6 +8,7 @@ from xdsl.ir import Operation
 from xdsl.parser import Parser
 
 from steplus.dialects import lus
+from steplus.lowering.lustre import LustreError, import_lustre
 from steplus.passes.lus import initialization
 from steplus.tools.loading import new_context
 
@@ -52,3 +53,18 @@ def test_initialization_depths_of_a_pre_chain_take_one_sweep(n: int,
     pres = [op for op in node.body.block.ops if isinstance(op, lus.PreOp)]
     want = [min(k, initialization.INF) for k in range(1, n + 1)]
     assert [depths.of(p.results[0]) for p in pres] == want
+
+
+@pytest.mark.parametrize("levels, message", [
+    (13, "a value of more than 4096 scalars"),
+    (40, "type nested too deeply (or recursive)"),
+])
+def test_nested_array_types_are_bounded_before_their_refinements(levels: int, message: str):
+    """`y: int^2^...^2` (40 levels, 2^40 scalars) walked every element for its
+    refinement predicates (2^32 calls, capped only by depth) before the size
+    check: step-opt ran for minutes. The size is checked first now."""
+    src = f"node top(x: int) returns (y: int{'^2' * levels});\nlet y = y; tel\n"
+    with pytest.raises(LustreError) as info:
+        import_lustre(src, "t.lus")
+    assert info.value.message == message
+    assert info.value.pos == src.index("int^")
