@@ -318,8 +318,11 @@ def _import(text: str, toks: list[Token], k: int, node: ast.Node,
     if _IMPORTS[0] > _MAX_IMPORTS:
         raise LustreError(pos, f"contract imports expand to more than {_MAX_IMPORTS} "
                           "instances")
-    if name in within or len(within) >= _MAX_IMPORT_DEPTH:
+    if name in within:
         raise LustreError(pos, f"contract '{name}' imports itself ({' -> '.join([*within, name])})")
+    if len(within) >= _MAX_IMPORT_DEPTH:  # a chain of distinct contracts: not a cycle
+        raise LustreError(pos, f"contract imports nest deeper than {_MAX_IMPORT_DEPTH} "
+                          f"(importing '{name}' from '{within[0]}')")
     for what, given, params in (("inputs", len(args), decl.inputs),
                                 ("outputs", len(ids), decl.outputs)):
         if given != len(params):

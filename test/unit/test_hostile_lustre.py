@@ -68,3 +68,17 @@ def test_nested_array_types_are_bounded_before_their_refinements(levels: int, me
         import_lustre(src, "t.lus")
     assert info.value.message == message
     assert info.value.pos == src.index("int^")
+
+
+def test_a_long_chain_of_distinct_contracts_is_no_self_import():
+    """C0 imports C1 ... imports C40: past the nesting limit (32) the error said
+    "contract 'C32' imports itself", naming a cycle there is none of."""
+    src = "".join(f"contract C{i}(a: int) returns (b: int); let import C{i + 1}(a) returns (b); tel\n"
+                  for i in range(40))
+    src += "contract C40(a: int) returns (b: int); let guarantee b = a; tel\n"
+    src += ("node top(x: int) returns (y: int); (*@contract import C0(x) returns (y); *) "
+            "let y = x; tel\n")
+    with pytest.raises(LustreError) as info:
+        import_lustre(src, "t.lus")
+    assert info.value.message == ("contract imports nest deeper than 32 (importing 'C32' "
+                                  "from 'C0')")
