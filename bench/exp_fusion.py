@@ -41,6 +41,12 @@ layers, value + range over the same assumptions, the builder's value as a
 cross-check column; and a Llama2-7B prefill of 512 tokens through the route,
 its range over the launch costs only (one simulation takes a minute).
 
+The route's decode rows also place the 32 fused layers as one model
+(`step-allocate-memory{layers=32}`: a copy of each layer's weights and KV
+caches) and simulate each layer from the tier its copy is in
+(`sn40l_route.simulate_layers`); `--hbm 2GiB` shrinks HBM so that the map
+spills to DDR.
+
 Writes `fusion.csv` (cycles, kernels, operational intensity, HBM bandwidth
 used, speedups and their ranges), `fusion_route.csv` and `fusion.md`.
 `--route-only` runs only the route's rows (~6 min: each decode layer on 9
@@ -66,6 +72,8 @@ from steplus.examples.workloads.sn40l import Run, simulate
 from steplus.examples.workloads.sn40l_llama import LLAMA2_7B as TORCH_LLAMA
 from steplus.examples.workloads.sn40l_llama import MISTRAL_7B as TORCH_MISTRAL
 from steplus.examples.workloads.sn40l_llama import route_layer
+from steplus.examples.workloads.sn40l_route import simulate_layers
+from steplus.utils.sizes import parse_size
 from steplus.lowering.linalg_to_step.collective import P2PNet
 from steplus.examples.workloads.sn40l_fft import table_i
 from steplus.examples.workloads.sn40l_ranges import (
@@ -264,9 +272,13 @@ def route_simulations(cfg, prompt: int = 0):
     return sim
 
 
-def from_route(builder: dict[str, dict[str, Range]]) -> tuple[str, list[dict]]:
+def from_route(builder: dict[str, dict[str, Range]],
+               hbm: int | None = None) -> tuple[str, list[dict]]:
     """The fusion headlines from the PyTorch route's layer graphs, with the builder's
-    value for the same model (batch 1) as a cross-check."""
+    value for the same model (batch 1) as a cross-check. A decode row's fused 32 layers
+    are also placed as one model by step-allocate-memory{layers=32} (HBM capacity `hbm`,
+    default the target's) and each layer simulated from the tier its copy is in
+    (`sn40l_route.simulate_layers`)."""
     d, ghz = defaults(), value("clock_ghz")
     rows = []
     lines = ["Headlines from the PyTorch route (sn40l_llama.py -> lower_exported -> one step "
@@ -275,8 +287,9 @@ def from_route(builder: dict[str, dict[str, Range]]) -> tuple[str, list[dict]]:
              "(the assumption that alone moves it most).", "",
              "| workload | unfused SO (ms) | fused SO (ms) | fused HO (ms) | fusion x (SO) | "
              "fusion x (HO) | HO/SO | kernels per layer unfused/fused | boundaries on chip / "
-             "in memory | HBM MiB/socket unfused -> fused | builder (B=1) fusion SO | seed |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "in memory | HBM MiB/socket unfused -> fused | 32 layers from the allocator's map: "
+             "fused SO / HO ms, HBM / DDR MiB | builder (B=1) fusion SO | seed |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for name, cfg, twin, prompt, names in tqdm(list(route_workloads()), desc="route",
                                                unit="workload", file=sys.stderr,
                                                disable=None, leave=False):
@@ -302,6 +315,19 @@ def from_route(builder: dict[str, dict[str, Range]]) -> tuple[str, list[dict]]:
             row[k], row[k + "_low"], row[k + "_high"] = (round(r.value, 2), round(r.low, 2),
                                                          round(r.high, 2))
             row[k + "_dominant"] = r.dominant()
+        mapped = "-"
+        if not prompt:  # the decode model: 32 layers placed together, each from its tier
+            net = p2p_of(d)
+            m = simulate_layers(route_layer(cfg, tp=int(value("tp")), p2p=P2PNet(
+                int(value("tp")), net.links, net.link_gbps, net.latency_ns)).module,
+                "fused", layers, hbm=hbm)
+            row.update({"fused_so_ms_map": round(1e3 * m.seconds(d["launch_so_us"], ghz), 3),
+                        "fused_ho_ms_map": round(1e3 * m.seconds(d["launch_ho_us"], ghz), 3),
+                        "hbm_mib_map": round(m.hbm_bytes / 2**20, 1),
+                        "ddr_mib_map": round(m.ddr_bytes / 2**20, 1),
+                        "layers_with_ddr": sum(1 for b in m.layer_ddr_bytes if b)})
+            mapped = (f"{row['fused_so_ms_map']:.2f} / {row['fused_ho_ms_map']:.2f}, "
+                      f"{row['hbm_mib_map']} / {row['ddr_mib_map']}")
         row["sim_seconds"] = round(time.time() - t0, 1)
         rows.append(row)
         b = builder.get(twin, {}).get("fusion_so")
@@ -311,7 +337,7 @@ def from_route(builder: dict[str, dict[str, Range]]) -> tuple[str, list[dict]]:
             f"| {h['fusion_ho'].text()} ({h['fusion_ho'].dominant()}) | "
             f"{h['ho_over_so'].text('{:.2f}')} | {u.kernels}/{f.kernels} | "
             f"{lg.onchip} / {lg.memory} | {row['hbm_mib_unfused']} -> {row['hbm_mib_fused']} | "
-            f"{b.text() if b else '-'} | {ROUTE_SEED[name]} |")
+            f"{mapped} | {b.text() if b else '-'} | {ROUTE_SEED[name]} |")
         tqdm.write(f"{name} (route): done in {row['sim_seconds']} s", file=sys.stderr)
     lines += ["", "The layer's memory boundaries (each a section of the fused layer): RoPE's "
               "element gathers (slices, cat), the residual read three times, the value rows "
@@ -321,17 +347,25 @@ def from_route(builder: dict[str, dict[str, Range]]) -> tuple[str, list[dict]]:
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(description=(__doc__ or "exp_fusion").splitlines()[0])
     p.add_argument("--out", default="bench/out/sn40l_fusion", help="output directory")
     p.add_argument("--route-only", action="store_true",
                    help="only the headlines from the PyTorch route (no builder, no FFT)")
+    p.add_argument("--hbm", default="",
+                   help="HBM capacity for the route's 32-layer memory map (e.g. 2GiB; "
+                        "default the target's 64GiB)")
     args = p.parse_args(argv)
+    try:
+        hbm = parse_size(args.hbm, "--hbm") if args.hbm else None
+    except ValueError as e:
+        p.error(str(e))
     out = Path(args.out)
     rows, ranges = ([], {}) if args.route_only else run(out)
-    route_text, route_rows = from_route(ranges)
+    route_text, route_rows = from_route(ranges, hbm)
     out.mkdir(parents=True, exist_ok=True)
     with open(out / "fusion_route.csv", "w", newline="") as fh:
-        w = csv.DictWriter(fh, fieldnames=list(route_rows[0]))
+        w = csv.DictWriter(fh, fieldnames=list(dict.fromkeys(k for r in route_rows
+                                                             for k in r)))
         w.writeheader()
         w.writerows(route_rows)
     text = route_text if args.route_only else \
