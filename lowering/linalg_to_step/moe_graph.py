@@ -78,7 +78,7 @@ def moe_graph(shape: MoEShape, tile_n: int | None, tile_f: int = 64,
         d = projs[e].accum("matmul", 1, w, acc=acc_tile, combine="add", name=f"down{e}")
         rows.append(d.flat_map("retile_streamify", 0, name=f"rt{e}"))
     combine(g, shape, rows, w_sel)
-    return g.module()
+    return g.module(take=True)  # g is local: the module takes its op, no clone
 
 
 def group_tokens(g: Graph, shape: MoEShape, tile_n: int | None):

@@ -125,3 +125,43 @@ def test_undefined_forward_value_is_an_error():
     n.forward(i32)
     with pytest.raises(ValueError, match="never defined"):
         n.finish(list(n.inputs))
+
+
+def test_module_take_holds_the_graph_op_and_closes_the_graph():
+    import pytest
+
+    from steplus.dialects.step.builder import FrontendError
+
+    def build() -> tuple[Graph, object]:
+        g = Graph("g")
+        x = g.argument([4], TileType(2, 2, f32), name="x")
+        return g, x
+
+    g, x = build()
+    copy = g.module()  # a copy: the graph grows on
+    assert next(iter(copy.ops)) is not g.op
+    g2, x2 = build()
+    x2.store()
+    taken = g2.module(take=True)
+    assert next(iter(taken.ops)) is g2.op
+    x.store()
+    assert str(g.module()) == str(taken)
+    with pytest.raises(FrontendError, match="taken by module"):
+        g2.argument([4], TileType(2, 2, f32))
+    with pytest.raises(FrontendError, match="already taken"):
+        g2.module()
+
+
+def test_stream_module_doc_example_builds():
+    import re
+
+    from steplus.dialects.step import builder_stream
+
+    src = re.search(r"```python\n(.*?)```", builder_stream.__doc__ or "", re.S)
+    assert src is not None
+    scope: dict[str, object] = {}
+    exec(compile(src.group(1).replace("print(", "_ = ("), "<doc>", "exec"), scope)  # our own docstring
+    g = scope["g"]
+    assert isinstance(g, Graph)
+    text = _round_trips(g.module())
+    assert "step.reassemble" in text and "-> !step.stream<[8, ?R_sel], !step.tile<1x64xbf16>>" in text
