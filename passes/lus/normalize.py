@@ -41,16 +41,18 @@ lus.node @integr state(%s_state: i32) (%i: i32) -> (i32) {
 from __future__ import annotations
 
 import heapq
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern, op_type_rewrite_pattern
+from xdsl.rewriter import InsertPoint, Rewriter
 
 from steplus.dialects import lus
 from steplus.utils.diagnostics import OpDiagnosticError
-from steplus.passes.lus.clocks import Base, On, Var, infer_node, resolve, show
+from steplus.passes.lus.clocks import Base, NodeClocks, On, Var, infer_node, resolve, show
 
 
 def _deps(op: Operation) -> list[SSAValue]:
@@ -67,34 +69,82 @@ def _is_constant(v: SSAValue) -> bool:
             and not isinstance(v.owner, lus.InstanceOp))
 
 
-def _sample(block, before: Operation, base_value: SSAValue, clock) -> SSAValue:
+def _sample(rewriter: PatternRewriter, before: Operation, base_value: SSAValue, clock) -> SSAValue:
     """`base_value` (on the base clock) sampled down to `clock` with lus.when."""
     clock = resolve(clock)
     if not isinstance(clock, On):
         return base_value
-    parent = _sample(block, before, base_value, clock.parent)
+    parent = _sample(rewriter, before, base_value, clock.parent)
     if isinstance(clock.cond, str):
         when = lus.WhenOp(parent, word=clock.cond, negated=clock.negated)
     else:
         when = lus.WhenOp(parent, clock.cond, negated=clock.negated)
-    block.insert_op_before(when, before)
+    rewriter.insert(when, InsertPoint.before(before))
     return when.result
 
 
-def _upsample(block, before: Operation, value: SSAValue, held: SSAValue, clock) -> SSAValue:
+def _upsample(rewriter: PatternRewriter, before: Operation, value: SSAValue, held: SSAValue, clock) -> SSAValue:
     """`value` (on `clock`) merged up to the base clock, `held` elsewhere."""
     clock = resolve(clock)
     if not isinstance(clock, On):
         return value
-    other = _sample(block, before, held, clock.parent)
+    other = _sample(rewriter, before, held, clock.parent)
     cond = clock.cond if isinstance(clock.cond, str) else None
     ssa = None if cond is not None else clock.cond
     rest = lus.WhenOp(other, ssa, word=cond, negated=not clock.negated)
-    block.insert_op_before(rest, before)
+    rewriter.insert(rest, InsertPoint.before(before))
     on_true, on_false = (rest.result, value) if clock.negated else (value, rest.result)
     merge = lus.MergeOp(on_true, on_false, ssa, word=cond)
-    block.insert_op_before(merge, before)
-    return _upsample(block, before, merge.result, held, clock.parent)
+    rewriter.insert(merge, InsertPoint.before(before))
+    return _upsample(rewriter, before, merge.result, held, clock.parent)
+
+
+@dataclass
+class DelayToState(RewritePattern):
+    """One `lus.fby`/`lus.pre` of `node`'s body made a state argument of the node.
+
+    Applied once over the body in program order after the node's clock
+    inference (`clocks`): the i-th delay gets the state argument after the
+    node's own and the i-1 before it; its result's uses read the state (merged
+    with the initial value for a fby, sampled down to its clock), and the next
+    state value (merged back up to the base clock) is appended to `new_state`,
+    which the caller puts in the node's yield. The delay itself is left for
+    the caller to erase once every delay is rewritten (a delay may feed
+    another's next value).
+    """
+
+    node: lus.NodeOp
+    clocks: NodeClocks
+    new_state: list[SSAValue] = field(default_factory=list[SSAValue])
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: lus.FbyOp | lus.PreOp, rewriter: PatternRewriter) -> None:
+        block = self.node.body.block
+        if op.parent is not block:
+            return
+        clock = resolve(self.clocks.of(op.results[0]))
+        result = op.results[0]
+        index = self.node.num_static.value.data + self.node.num_state.value.data + len(self.new_state)
+        arg = rewriter.insert_block_argument(block, index, result.type)
+        arg.name_hint = f"{result.name_hint}_state" if result.name_hint else None
+        if isinstance(op, lus.FbyOp):
+            if not isinstance(clock, Base | Var) and not _is_constant(op.init):
+                raise OpDiagnosticError(
+                    op, f"lus-normalize: a lus.fby on a sub-clock ({show(clock)}) needs a "
+                    "constant initial value"
+                )
+            merge = lus.MergeOp(op.init, arg, word="1(0)")
+            rewriter.insert(merge, InsertPoint.before(op))
+            held, value = merge.result, op.next
+        else:
+            held, value = arg, op.input
+        # On a sub-clock the state is held on the base clock between the
+        # ticks of the clock: read it sampled down to the clock, write the
+        # next value merged back up with the held one.
+        sampled = _sample(rewriter, op, held, clock)
+        sampled.name_hint = result.name_hint
+        rewriter.replace_all_uses_with(result, sampled)
+        self.new_state.append(_upsample(rewriter, op, value, held, clock))
 
 
 def normalize_node(node: lus.NodeOp) -> None:
@@ -105,37 +155,11 @@ def normalize_node(node: lus.NodeOp) -> None:
         return
     old_yield = block.last_op
     assert isinstance(old_yield, lus.YieldOp)
-    new_state: list[SSAValue] = []
-    insert_at = node.num_static.value.data + node.num_state.value.data
-    for i, op in enumerate(delayed):
-        clock = resolve(clocks.of(op.results[0]))
-        result = op.results[0]
-        arg = block.insert_arg(result.type, insert_at + i)
-        arg.name_hint = f"{result.name_hint}_state" if result.name_hint else None
-        if isinstance(op, lus.FbyOp):
-            if not isinstance(clock, Base | Var) and not _is_constant(op.init):
-                raise OpDiagnosticError(
-                    op, f"lus-normalize: a lus.fby on a sub-clock ({show(clock)}) needs a "
-                    "constant initial value"
-                )
-            merge = lus.MergeOp(op.init, arg, word="1(0)")
-            block.insert_op_before(merge, op)
-            held, value = merge.result, op.next
-        else:
-            held, value = arg, op.input
-        # On a sub-clock the state is held on the base clock between the
-        # ticks of the clock: read it sampled down to the clock, write the
-        # next value merged back up with the held one.
-        sampled = _sample(block, op, held, clock)
-        sampled.name_hint = result.name_hint
-        result.replace_all_uses_with(sampled)
-        new_state.append(_upsample(block, op, value, held, clock))
-    block.add_op(lus.YieldOp(list(old_yield.outputs), [*old_yield.state, *new_state]))
-    old_yield.detach()
-    old_yield.erase()
+    pattern = DelayToState(node, clocks)
+    PatternRewriteWalker(pattern, apply_recursively=False).rewrite_region(node.body)
+    Rewriter.replace_op(old_yield, lus.YieldOp(list(old_yield.outputs), [*old_yield.state, *pattern.new_state]))
     for op in delayed:
-        op.detach()
-        op.erase()
+        Rewriter.erase_op(op)
     node.num_state = IntegerAttr(node.num_state.value.data + len(delayed), 64)
     _sort_for_dominance(node)
 
