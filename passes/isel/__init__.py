@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from xdsl.context import Context
 from xdsl.dialects import builtin, func
 from xdsl.passes import ModulePass
+from xdsl.rewriter import Rewriter
 
 from steplus.dialects.ila import TARGETS
 from steplus.dialects.target.ila import HLSCNN
@@ -179,8 +180,7 @@ def select_function(fn: func.FuncOp, targets, flexible: bool, limits: Limits = L
     for op in reversed(list(block.ops)):
         if op in erasable or op.name in _PURE or (op.name == "linalg.generic" and _on_tensors(op)):
             if all(not r.uses for r in op.results) and op.name != "func.return":
-                op.detach()
-                op.erase()
+                Rewriter.erase_op(op)
     # invocations built for a value that ended up unused (torch's softmax guard reads the scores) are gone
     return sum(1 for op in created if op.name == "ila.invoke" and op.parent is not None)
 
