@@ -16,7 +16,9 @@ from xdsl.dialects.builtin import (DenseArrayBase, DenseIntOrFPElementsAttr, Flo
                                    i1, i8, i32, i64)
 from xdsl.dialects.linalg.ops import MatmulOp, TransposeOp
 from xdsl.dialects.tensor import EmptyOp, ExtractSliceOp
+from xdsl.builder import Builder
 from xdsl.ir import Operation, SSAValue
+from xdsl.rewriter import InsertPoint
 
 from steplus.dialects.ila import InvokeOp
 from steplus.dialects.ila.host import Im2colOp, WindowsOp
@@ -92,9 +94,10 @@ class Rebuilder:
         self.view_keys = {tree(t, self.intern).key: v for v, t in getattr(importer, "views", {}).items()}
         self.memo: dict = {} if memo is None else memo
         self.created: list[Operation] = []
+        self.builder = Builder(InsertPoint.before(anchor))  # every op a term needs goes before its user
 
     def _emit(self, op: Operation) -> SSAValue:
-        self.anchor.parent_block().insert_op_before(op, self.anchor)
+        self.builder.insert(op)
         self.created.append(op)
         return op.results[0]
 
