@@ -49,7 +49,7 @@ from steplus.dialects.step.types import (
 from steplus.utils.attrs import i64_array, i64_attr
 
 if TYPE_CHECKING:
-    from steplus.dialects.step.builder import Graph
+    from .builder import Graph  # relative: one identity for basedpyright (builder.py)
 
 ADDRESS = TileType(1, 1, i64)
 """A `[1,1]` integer tile: an address or metadata value."""
