@@ -70,7 +70,13 @@ from steplus.lowering.linalg_to_step.aten import Lowering, LoweredPart, name_of
 from steplus.lowering.linalg_to_step.attention_graph import (
     K_BASE, KC_BASE, O_BASE, Q_BASE, V_BASE, VC_BASE,
 )
+from steplus.dialects.target.fabric import SN40L as PRESET
+from steplus.dialects.target.fabric import HardwareConfig
+from steplus.dialects.target.sn40l import value
+from steplus.examples.workloads.sn40l import STREAM_RATES, prepare
+from steplus.passes.sn40l.allocate_memory import annotate, layer_tiers, plan_layers, set_tiers
 from steplus.passes.sn40l.kernels import fan_out
+from steplus.runtime.fabric.kernel_run import run_kernels
 from steplus.passes.step.bindings import graph_bindings, set_graph_bindings
 from steplus.utils.attrs import i64_array, ints_of
 
@@ -446,21 +452,13 @@ class LayersRun:
 
 
 def simulate_layers(module: ModuleOp, mode: str, layers: int = 32, hbm: int | None = None,
-                    ddr: int | None = None, config=None, rates=None) -> LayersRun:
+                    ddr: int | None = None, config: HardwareConfig = PRESET,
+                    rates: tuple[int, ...] = STREAM_RATES) -> LayersRun:
     """Prepare `module`'s layer graph for `mode` (`sn40l.prepare`), place `layers`
     copies of its symbols with step-allocate-memory's repetition (`plan_layers`; `hbm`
     / `ddr` capacities, default the SN40L table's), and simulate each layer with its
     loads and stores on its own copy's tier (layers with the same tiers share one
     simulation; each at the better stream rate, as `sn40l.simulate`)."""
-    from steplus.dialects.target.fabric import SN40L as PRESET
-    from steplus.dialects.target.sn40l import value
-    from steplus.examples.workloads.sn40l import STREAM_RATES, prepare
-    from steplus.passes.sn40l.allocate_memory import annotate, layer_tiers, plan_layers, \
-        set_tiers
-    from steplus.runtime.fabric.kernel_run import run_kernels
-
-    config = config or PRESET
-    rates = rates or STREAM_RATES
     graphs = prepare(module, mode, memory=False)
     p = plan_layers(graphs, layers, int(value("hbm_bytes")) if hbm is None else hbm,
                     int(value("ddr_bytes")) if ddr is None else ddr)
