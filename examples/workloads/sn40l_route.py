@@ -47,6 +47,10 @@ Example::
     lg = layer_graph(low, ep.graph.nodes, "layer")
     lg.module        # one step.graph; lg.onchip / lg.memory boundaries
 
+`simulate_layers(lg.module, "fused", layers=32)` places the 32-layer model
+(`step-allocate-memory`'s repetition: a copy of each layer's weights and KV
+caches) and simulates each layer with its streams on its copy's tier.
+
 (With fewer requests than the attention strategy's regions, e.g. `batch=2`,
 the decode attention is not recognized; then the cache's `torch.cat` is a
 dense `move` phase — a copy of the whole cache — and the attention is a
