@@ -110,12 +110,14 @@ class DelayToState(RewritePattern):
     state value (merged back up to the base clock) is appended to `new_state`,
     which the caller puts in the node's yield. The delay itself is left for
     the caller to erase once every delay is rewritten (a delay may feed
-    another's next value).
+    another's next value: `replaced` maps each delay's result to what
+    replaced it, for the next values taken before).
     """
 
     node: lus.NodeOp
     clocks: NodeClocks
     new_state: list[SSAValue] = field(default_factory=list[SSAValue])
+    replaced: dict[SSAValue, SSAValue] = field(default_factory=dict[SSAValue, SSAValue])
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: lus.FbyOp | lus.PreOp, rewriter: PatternRewriter) -> None:
@@ -144,6 +146,7 @@ class DelayToState(RewritePattern):
         sampled = _sample(rewriter, op, held, clock)
         sampled.name_hint = result.name_hint
         rewriter.replace_all_uses_with(result, sampled)
+        self.replaced[result] = sampled
         self.new_state.append(_upsample(rewriter, op, value, held, clock))
 
 
@@ -157,7 +160,10 @@ def normalize_node(node: lus.NodeOp) -> None:
     assert isinstance(old_yield, lus.YieldOp)
     pattern = DelayToState(node, clocks)
     PatternRewriteWalker(pattern, apply_recursively=False).rewrite_region(node.body)
-    Rewriter.replace_op(old_yield, lus.YieldOp(list(old_yield.outputs), [*old_yield.state, *pattern.new_state]))
+    # a next value that is a later delay's result (`%a = lus.fby %c0 %b`, `%b = lus.fby ...`)
+    # was taken before that result was replaced: it is what replaced it
+    new_state = [pattern.replaced.get(v, v) for v in pattern.new_state]
+    Rewriter.replace_op(old_yield, lus.YieldOp(list(old_yield.outputs), [*old_yield.state, *new_state]))
     for op in delayed:
         Rewriter.erase_op(op)
     node.num_state = IntegerAttr(node.num_state.value.data + len(delayed), 64)
