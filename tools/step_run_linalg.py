@@ -34,10 +34,11 @@ from pathlib import Path
 
 import numpy as np
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp, StringAttr
+from xdsl.dialects.builtin import ModuleOp
 
 from steplus.dialects.step import ops as so
 from steplus.dialects.step import GraphOp
+from steplus.dialects.step.discardable import NAME
 from steplus.dialects.step.functions import KV_TILES_PER_REQUEST
 from steplus.runtime.fabric.build import build_program
 from steplus.runtime.fabric.contexts import RandomStoreCtx, StoreCtx
@@ -136,7 +137,7 @@ def bind_constants(module: ModuleOp, lowered) -> dict:
     tensors = {}
     consts = getattr(lowered, "constants", {}) or {}
     for k, (op, (arg, view)) in enumerate(zip(_name_loads(_graph(module)), lowered.loads)):
-        op.attributes["name"] = StringAttr(f"ld{k}")
+        NAME.set(op, f"ld{k}")
         if arg in consts:
             tensors[f"ld{k}"] = np.asarray(consts[arg], np.float64).reshape(view)
     return tensors
@@ -202,7 +203,7 @@ def _name_loads(graph: GraphOp) -> list:
     loads = [o for o in graph.body.block.ops
              if isinstance(o, so.LinearOffChipLoadOp | so.RandomOffChipLoadOp)]
     for k, op in enumerate(loads):
-        op.attributes["name"] = StringAttr(op.output.name_hint or f"load{k}")
+        NAME.set(op, op.output.name_hint or f"load{k}")
     return loads
 
 
@@ -220,7 +221,7 @@ def bind_function(module: ModuleOp, lowered, arrays: list) -> dict:
     values = {**dict(enumerate(arrays)), **getattr(lowered, "constants", {})}
     for k, (op, (arg, view)) in enumerate(zip(_name_loads(_graph(module)), lowered.loads)):
         name = f"ld{k}"
-        op.attributes["name"] = StringAttr(name)
+        NAME.set(op, name)
         tensors[name] = np.asarray(values[arg], np.float64).reshape(view)
     return tensors
 
@@ -286,7 +287,7 @@ def _bind_attention(part, values: dict) -> dict:
     outs = [o for o in _graph(part.module).body.block.ops
             if isinstance(o, so.RandomOffChipStoreOp) and o.base_addr.value.data == O_BASE]
     for k, op in enumerate(outs):
-        op.attributes["name"] = StringAttr(f"o_store{k}")
+        NAME.set(op, f"o_store{k}")
     return tensors
 
 

@@ -67,6 +67,7 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
 from steplus.dialects.sn40l_attrs import SYMBOL
 from steplus.dialects.step import GraphOp
+from steplus.dialects.step.discardable import NAME
 from steplus.dialects.step import ops as so
 from steplus.dialects.step.builder import Graph
 from steplus.dialects.step.types import StreamType, TileType
@@ -357,9 +358,9 @@ def layer_graph(low: Lowering, nodes, name: str = "layer",
             c = op.clone(value_mapper=mapper)
             for a, b in zip(op.results, c.results):
                 mapper[a] = b
-            nm = c.attributes.get("name")
-            if isinstance(nm, StringAttr):  # unique in the layer
-                c.attributes["name"] = StringAttr(f"p{i}_{nm.data}")
+            nm = NAME.get(c)
+            if nm is not None:  # unique in the layer
+                NAME.set(c, f"p{i}_{nm}")
             if isinstance(c, MEM):
                 base = c.base_addr.value.data
                 hit = local.get(base)

@@ -57,6 +57,7 @@ from steplus.dialects.step.types import StreamType, TileType
 from steplus.utils.diagnostics import OpDiagnosticError
 from steplus.utils.attrs import i64_array
 from steplus.dialects.sn40l_attrs import KERNEL, KERNELS, SOURCE, SYMBOL
+from steplus.dialects.step.discardable import NAME
 from steplus.passes.step.bindings import graph_bindings, set_graph_bindings
 
 INTERMEDIATE_BASE = 1 << 44
@@ -99,8 +100,8 @@ def ensure_names(graph: GraphOp) -> None:
         if isinstance(op, MEMORY):
             kind = "ld" if isinstance(op, (so.LinearOffChipLoadOp, so.RandomOffChipLoadOp)) \
                 else "st"
-            if not isinstance(op.attributes.get("name"), StringAttr):
-                op.attributes["name"] = StringAttr(f"{kind}{counts[kind]}")
+            if NAME.get(op) is None:
+                NAME.set(op, f"{kind}{counts[kind]}")
             counts[kind] += 1
 
 
@@ -167,10 +168,10 @@ def tile_bytes(t: Attribute) -> int:
 
 def context_name(op: Operation) -> str:
     """The `name` attribute `ensure_names` gave an operator (its simulator context)."""
-    name = op.attributes.get("name")
-    if not isinstance(name, StringAttr):
+    name = NAME.get(op)
+    if name is None:
         raise ValueError(f"{op.name} has no name (ensure_names first)")
-    return name.data
+    return name
 
 
 def _static(v: SSAValue, op: Operation,

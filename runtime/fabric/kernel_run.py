@@ -30,10 +30,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-from xdsl.dialects.builtin import StringAttr
 
 from steplus.dialects.step import ops as so
 from steplus.dialects.sn40l_attrs import SYMBOL, TIER
+from steplus.dialects.step.discardable import NAME
 from steplus.dialects.step import GraphOp
 from steplus.passes.sn40l.kernels import ensure_names
 from steplus.dialects.target.fabric import HardwareConfig
@@ -96,9 +96,9 @@ def ddr_contexts(graph: GraphOp) -> set[str]:
     """Names of the memory ops step-allocate-memory placed in DDR."""
     out = set()
     for op in graph.body.block.ops:
-        name = op.attributes.get("name")
-        if TIER.get(op) == "ddr" and isinstance(name, StringAttr):
-            out.add(name.data)
+        name = NAME.get(op)
+        if TIER.get(op) == "ddr" and name is not None:
+            out.add(name)
     return out
 
 
@@ -107,9 +107,9 @@ def _symbols(graph: GraphOp, cls) -> dict[str, str]:
     out = {}
     for op in graph.body.block.ops:
         if isinstance(op, cls):
-            sym, name = SYMBOL.get(op), op.attributes.get("name")
-            if sym is not None and isinstance(name, StringAttr):
-                out[name.data] = sym
+            sym, name = SYMBOL.get(op), NAME.get(op)
+            if sym is not None and name is not None:
+                out[name] = sym
     return out
 
 
