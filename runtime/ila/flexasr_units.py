@@ -55,6 +55,27 @@ def _core_vectors(s: State, p: int) -> list[Ints]:
     return vecs
 
 
+
+def act_alu(op: int, regs: list[npt.NDArray[np.int64]], a2: int, a1: int) -> None:
+    """One register-to-register instruction of the act unit's program (opcodes 0x7-0xD; others are
+    no-ops here): copy, add, fixed-point multiply, sigmoid, tanh, relu, one-minus, on the 14-bit
+    fixed-point registers wrapped to 20 bits. One home for the per-vector simulation
+    (`pe_timestep`) and the whole-tensor one (`flexasr_vec`)."""
+    if op == 0x7:
+        regs[a2] = regs[a1].copy()
+    elif op == 0x8:
+        regs[a2] = af.wrap(regs[a2] + regs[a1], 20)
+    elif op == 0x9:
+        regs[a2] = af.wrap((regs[a1] * regs[a2]) >> 14, 20)
+    elif op == 0xA:
+        regs[a2] = af.sigmoid14(regs[a2])
+    elif op == 0xB:
+        regs[a2] = af.tanh14(regs[a2])
+    elif op == 0xC:
+        regs[a2] = np.maximum(regs[a2], 0)
+    elif op == 0xD:
+        regs[a2] = af.wrap((1 << 14) - regs[a2], 20)
+
 def pe_timestep(s: State, p: int) -> list[tuple[int, Codes]]:
     """Run PE p's core and act unit for one timestep; return its OUTGB vectors."""
     def g(f: str) -> int:
@@ -80,20 +101,8 @@ def pe_timestep(s: State, p: int) -> list[tuple[int, Codes]]:
                 qi += 1
             elif op == 0x4:
                 out.append((oc + g("act_output_addr_base"), af.from_fixed14(regs[a2], b)))
-            elif op == 0x7:
-                regs[a2] = regs[a1].copy()
-            elif op == 0x8:
-                regs[a2] = af.wrap(regs[a2] + regs[a1], 20)
-            elif op == 0x9:
-                regs[a2] = af.wrap((regs[a1] * regs[a2]) >> 14, 20)
-            elif op == 0xA:
-                regs[a2] = af.sigmoid14(regs[a2])
-            elif op == 0xB:
-                regs[a2] = af.tanh14(regs[a2])
-            elif op == 0xC:
-                regs[a2] = np.maximum(regs[a2], 0)
-            elif op == 0xD:
-                regs[a2] = af.wrap((1 << 14) - regs[a2], 20)
+            else:
+                act_alu(op, regs, a2, a1)
     s.set(f"pe{p}.is_zero_first", 0)
     s.set(f"pe{p}.act_is_zero_first", 0)
     return out

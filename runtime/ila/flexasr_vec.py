@@ -30,7 +30,7 @@ import numpy.typing as npt
 from steplus.runtime.ila import adpfloat as af
 from steplus.runtime.ila.adpfloat import Codes, Ints
 from steplus.runtime.ila.flexasr import MIB, gb_addr
-from steplus.runtime.ila.flexasr_units import attention_codes, layer_norm_codes, reduce_codes
+from steplus.runtime.ila.flexasr_units import act_alu, attention_codes, layer_norm_codes, reduce_codes
 
 # the windows the drivers' commands address: a PE's input buffer (vectors), act buffer (vectors),
 # GB small buffer (vectors); register field limits
@@ -98,20 +98,8 @@ def act_program(prog: bytes, queue: list[Ints], actbuf: Codes, b: int,
             qi += 1
         elif op == 0x4:
             out = af.from_fixed14(regs[a2], b)
-        elif op == 0x7:
-            regs[a2] = regs[a1].copy()
-        elif op == 0x8:
-            regs[a2] = af.wrap(regs[a2] + regs[a1], 20)
-        elif op == 0x9:
-            regs[a2] = af.wrap((regs[a1] * regs[a2]) >> 14, 20)
-        elif op == 0xA:
-            regs[a2] = af.sigmoid14(regs[a2])
-        elif op == 0xB:
-            regs[a2] = af.tanh14(regs[a2])
-        elif op == 0xC:
-            regs[a2] = np.maximum(regs[a2], 0)
-        elif op == 0xD:
-            regs[a2] = af.wrap((1 << 14) - regs[a2], 20)
+        else:
+            act_alu(op, regs, a2, a1)
     return out, actbuf
 
 
