@@ -56,16 +56,15 @@ if TYPE_CHECKING:
     from steplus.lowering.lustre.to_lus import NodeLowering
 
 CAPACITY = 8
-"""Slots of a set or map value (K): union and membership cost K^2 comparisons."""
-MAX_CAPACITY = 64
-"""Largest capacity `set_capacity` accepts."""
+"""Slots of a set or map value (K, fixed: the tools take no option for it): union and membership
+cost K^2 comparisons."""
 KINDS = ("set", "map")
 SET_LIT = "$set"
 """The node name of a set literal `{a, b}` (an `ast.Call`) and of `{}@<T>` (`ast.Var`)."""
 FITS = "$fits"
+"""`$fits(s)`: s has not overflowed (the capacity properties)."""
 SMALL = "$small"
 """`$small(s)`: s has at most K/2 elements (the capacity assumption on inputs)."""
-"""`$fits(s)`: s has not overflowed (the capacity properties)."""
 EMPTY_MAP = "$map"
 """`map[]@<K, V>` (an `ast.Var` with the two type arguments)."""
 
@@ -99,17 +98,6 @@ def _registry(prog: Program) -> dict[str, Coll]:
     return prog.__dict__.setdefault("_colls", {})
 
 
-def capacity(prog: Program) -> int:
-    return int(prog.__dict__.get("_set_capacity", CAPACITY))
-
-
-def set_capacity(prog: Program, k: int) -> None:
-    """The capacity of the program's sets and maps (before any is used)."""
-    if not 1 <= k <= MAX_CAPACITY:
-        raise LustreError(0, f"a set capacity must be from 1 to {MAX_CAPACITY}, not {k}")
-    prog.__dict__["_set_capacity"] = k
-
-
 def _leaf_name(prog: Program, leaves: list[tuple[str, ast.TypeRef]]) -> str:
     names = [prog.resolve_type(t) for _, t in leaves]
     return names[0] if len(names) == 1 else "[" + ", ".join(names) + "]"
@@ -121,7 +109,7 @@ def _make(prog: Program, kind: str, key: list[tuple[str, ast.TypeRef]],
                                                 else ">")
     known = _registry(prog).get(name)
     if known is None:
-        known = Coll(name, kind, capacity(prog), key, val)
+        known = Coll(name, kind, CAPACITY, key, val)
         if len(known.leaves) > 4096:
             shown = name if len(name) < 60 else name[:50] + "..."
             raise LustreError(pos, f"a value of type {shown} has more than 4096 scalars "
