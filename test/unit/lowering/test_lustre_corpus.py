@@ -632,7 +632,10 @@ def test_accepted_node_agrees_on_interpreters_and_reference(name, node):
 # (tools/iree_run.py), the other nodes of the file run on IREE.
 TOO_WIDE_FOR_IREE = {"frame_block_mult_assign.lus": "test",  # 18 outputs
                      "frame_block_mult_assign3.lus": "test",  # 48 outputs
-                     "imperative_if_oracle3_frame.lus": "test"}  # 18 outputs
+                     "imperative_if_oracle3_frame.lus": "test",  # 18 outputs
+                     # a set or map is 8 slots (sets.py): 76 push constants per tick > 64
+                     "temporal_map_element_update.lus": "N",
+                     "map_value_equality_nested_guards.lus": "Top"}
 
 
 def _without(module, wide: str | None):
