@@ -11,6 +11,11 @@ chunks that fit, each chunk its own load/gemm/alu/store program; K is never spli
 the whole sum, the bias, shift and clip exactly as one program would give it.
 `counts["programs"]` says how many programs one dense took.
 
+The requantisation shift is the ALU's `shr` with an immediate, whose amount the ILA reads as the low
+5 bits of the operand, signed (`vta.alu_apply`): 0..15 shift right, 16..31 shift LEFT by 32 - amount.
+A shift past 15 is therefore emitted as several `shr` instructions of at most 15 each (`shift_steps`:
+arithmetic right shifts compose exactly, `(a >> s) >> t == a >> (s + t)`).
+
 Example::
 
     y, counts = run_dense(x_i8, w_i8, shift=8)   # y = clip((x·wᵀ) >> 8, -127, 127)
@@ -33,6 +38,24 @@ Cmd = dict[str, int]
 def _cmd(instr: int = 0, mem_mode: int = 0, mem_idx: int = 0, data: int | np.integer = 0) -> Cmd:
     """One VTA command: an instruction word (mem_mode 0) or a virtual-DRAM element write."""
     return {"instr": instr, "mem_mode": mem_mode, "mem_idx": mem_idx, "data": int(data)}
+
+
+# the largest right shift one ALU `shr` with an immediate performs (a 5-bit signed amount)
+MAX_SHR = 15
+
+
+def shift_steps(shift: int | None) -> list[int]:
+    """The amounts of the `shr` instructions that shift the accumulator right by `shift` (0..31:
+    an int32 shifted by 31 is its sign), each at most MAX_SHR.
+
+    >>> shift_steps(20), shift_steps(15), shift_steps(0)
+    ([15, 5], [15], [])
+    """
+    if not shift:
+        return []
+    if not 0 < shift <= 31:
+        raise IlaError(f"vta dense: requantisation shift {shift} is not in 0..31")
+    return [MAX_SHR] * (shift // MAX_SHR) + ([shift % MAX_SHR] if shift % MAX_SHR else [])
 
 
 def dense_fragment_check(x: npt.NDArray[np.integer], w: npt.NDArray[np.integer]) -> None:
@@ -94,8 +117,7 @@ def dense_fragment(x: npt.NDArray[np.integer], w: npt.NDArray[np.integer], bias:
              _cmd(load(1, 0, 0, 1, Nb * Kb, Nb * Kb)), _cmd(load(2, 0, 0, 1, M * Kb, M * Kb)),
              _cmd(gemm(0, 0, U, M, 1, Nb, 0, Kb, 0, 0, 0))]
     loop = (U, U + 1, M * Nb, 1, 1, 0, 1, 0)
-    if shift:
-        cmds.append(_cmd(alu("shr", *loop, imm=shift)))
+    cmds += [_cmd(alu("shr", *loop, imm=amount)) for amount in shift_steps(shift)]
     if shift is not None:
         cmds += [_cmd(alu("max", *loop, imm=-127)), _cmd(alu("min", *loop, imm=127))]
     if relu:
@@ -119,9 +141,7 @@ def _dense_vectorized(x: npt.NDArray[np.integer], w: npt.NDArray[np.integer],
     b = np.zeros((M, N), np.int64) if bias is None else np.broadcast_to(np.asarray(bias, np.int64), (M, N))
     acc = _wrap(_wrap(b, 32) + xq @ wq.T, 32)
     out = _wrap(acc, 8)
-    ops: list[tuple[int, int]] = []
-    if shift:
-        ops.append((ALU_OPS["shr"], shift))
+    ops: list[tuple[int, int]] = [(ALU_OPS["shr"], amount) for amount in shift_steps(shift)]
     if shift is not None:
         ops += [(ALU_OPS["max"], -127), (ALU_OPS["min"], 127)]
     if relu:

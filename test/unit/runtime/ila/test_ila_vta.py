@@ -109,3 +109,63 @@ def test_alu_mul_branch():
             [_c(mode=4, idx=0, data=alu_uop(0, 0)), _c(load(0, 0, 0, 1, 1, 1)), _c(load(3, 0, 0, 1, 1, 1))])
     sim.step(_c(alu("mul", 0, 1, 1, 1, 0, 0, 0, 0, imm=-3, alu_mul=True)))
     assert list(sim.state.mems["acc"][0]) == list(vals * -3)
+
+
+def _shift_reference(x, w, shift):
+    """numpy: the int32-wrapped GEMM, an arithmetic right shift, VTA's clip to int8."""
+    acc = x.astype(np.int64) @ w.astype(np.int64).T
+    acc = ((acc + 2**31) % 2**32 - 2**31).astype(np.int32)
+    return np.clip(acc >> shift, -127, 127).astype(np.int8)
+
+
+def _signed_int8(rng, shape, positive):
+    """int8 values of magnitude 64..127, the first `positive` columns positive (a large sum), the rest random signs."""
+    v = rng.integers(64, 128, shape)
+    sign = np.where(rng.random(shape) < 0.5, -1, 1)
+    sign[:, :positive] = 1
+    return (v * sign).astype(np.int8)
+
+
+def test_shift_steps_split_past_the_alu_amount():
+    from steplus.runtime.ila.vta_driver import shift_steps
+
+    assert shift_steps(None) == shift_steps(0) == []
+    assert shift_steps(15) == [15] and shift_steps(16) == [15, 1] and shift_steps(31) == [15, 15, 1]
+    for bad in (-1, 32):
+        with pytest.raises(IlaError, match="not in 0..31"):
+            shift_steps(bad)
+
+
+@pytest.mark.parametrize("shift", [16, 17, 20])
+def test_dense_shift_of_16_and_more_is_a_right_shift(shift):
+    # K = 1024: sums up to 127*127*1024 ~ 2^24, so requantising to int8 needs a shift >= 16, which one
+    # ALU shr cannot do (amounts 16..31 shift left in the ILA); both paths against numpy
+    rng = np.random.default_rng(shift)
+    x, w = _signed_int8(rng, (32, 1024), 700), _signed_int8(rng, (16, 1024), 700)
+    want = _shift_reference(x, w, shift)
+    assert want.any() and (np.abs(want) < 127).all()  # the shifted sums neither vanish nor clip
+    for ref in (True, False):
+        y, counts = run_dense(x, w, shift=shift, reference=ref)
+        assert np.array_equal(y, want)
+        # load x3 (+ uops), gemm, one shr per 15 of shift, max, min, store
+        assert counts["instructions"] == 5 + -(-shift // 15) + 2 + 1
+
+
+def test_float_dense_with_large_k_requantises_right():
+    """`accel.vta_dense_float` on K = 1024: its calibrated shift is >= 16 and the result is numpy's
+    int32 GEMM shifted right, scaled back, within the shift's quantum of the float product."""
+    from steplus.runtime.ila.accel import vta_dense_float
+
+    rng = np.random.default_rng(7)
+    xi, wi = _signed_int8(rng, (16, 1024), 700), _signed_int8(rng, (32, 1024), 700)
+    xi[0, 0], wi[0, 0] = 127, 127          # max |.| = 127: the per-tensor scale is exactly 1/127 ...
+    x, w = xi / 127.0, wi / 127.0          # ... so the int8 operands are xi, wi
+    acc = xi.astype(np.int64) @ wi.astype(np.int64).T
+    shift = int(np.abs(acc).max()).bit_length() - 7
+    assert shift >= 16
+    quantum = 2.0**shift / 127**2  # one int8 step of the output, in the float scale
+    want = _shift_reference(xi, wi, shift)
+    for ref in (True, False):
+        y, _ = vta_dense_float(x, w, reference=ref)
+        assert np.array_equal(np.rint(y / quantum), want) and np.allclose(y, want * quantum, rtol=1e-12, atol=0)
+        assert np.abs(y - x @ w.T).max() <= quantum
