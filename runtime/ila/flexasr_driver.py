@@ -82,22 +82,20 @@ def maxp(T: int, nv: int, mode: int = 0, gb: int = GB) -> list[Cmd]:
             write(gb + 0x20, 1), WAIT]
 
 
-def pool_fragment(codes: Codes, n_pools: int, mode: int = 0, cancel: bool = True) -> list[Cmd]:
-    """Commands for `n_pools` chained temporal pools of codes[T, nv, 16]."""
+def pool_fragment(codes: Codes, n_pools: int, mode: int = 0) -> list[Cmd]:
+    """Commands for `n_pools` chained temporal pools of codes[T, nv, 16]: one store, the pools
+    in place in the global buffer, one load (the store/load between pools cancelled; the uncancelled
+    program is `ila-cancel-store-load{cancel=false}`'s, one store and load per pool)."""
     T, nv, _ = codes.shape
     if nv > FLEXASR.max_vectors:
         raise IlaError(f"flexasr pool: {nv} vectors per timestep exceed {FLEXASR.max_vectors}; "
                        "chunk the hidden dim")
-    cmds: list[Cmd] = []
-    t, cur = T, codes
-    for k in range(n_pools):
-        if k == 0 or not cancel:
-            cmds += store_act(cur[:t])
+    cmds: list[Cmd] = store_act(codes)
+    t = T
+    for _ in range(n_pools):
         cmds += maxp(t, nv, mode)
         t //= 2
-        if k == n_pools - 1 or not cancel:
-            cmds += load_act(t, nv)
-    return cmds
+    return cmds + load_act(t, nv)
 
 
 def _finite(what: str, **arrays: npt.NDArray[np.floating] | None) -> None:
@@ -109,7 +107,7 @@ def _finite(what: str, **arrays: npt.NDArray[np.floating] | None) -> None:
 
 
 def run_pool(a: npt.NDArray[np.floating], n_pools: int = 1, mode: int = 0,
-             cancel: bool = True, reference: bool | None = None) -> tuple[Floats, Counts]:
+             reference: bool | None = None) -> tuple[Floats, Counts]:
     """`n_pools` temporal (2,1) pools of a[T, H] on FlexASR; H is chunked by 255 vectors (FLEXASR.max_vectors)."""
     # max pooling's padding is -inf (torch-mlir fills a max pool's window with it): the encoder
     # saturates it to the most negative code, which a max never picks over a real value
@@ -126,13 +124,13 @@ def run_pool(a: npt.NDArray[np.floating], n_pools: int = 1, mode: int = 0,
     for c0 in range(0, nv_all, step):
         part = codes[:, c0:c0 + step]
         t_out = T >> n_pools
-        fast = None if reference_mode(reference) or not cancel else vec.pool_codes(part, n_pools, mode)
+        fast = None if reference_mode(reference) else vec.pool_codes(part, n_pools, mode)
         if fast is not None:
             nv = part.shape[1]
             cnt = {"writes": T * nv + 3 * n_pools, "reads": t_out * nv, "waits": n_pools}
             out.append(fast)
         else:
-            sim, reads, cnt = execute(pool_fragment(part, n_pools, mode, cancel))
+            sim, reads, cnt = execute(pool_fragment(part, n_pools, mode))
             out.append(np.stack(reads[-t_out * part.shape[1]:]).reshape(t_out, part.shape[1], 16))
         for k in counts:
             counts[k] += cnt[k]
