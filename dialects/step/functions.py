@@ -326,6 +326,25 @@ def _row_softmax_topk(k: int) -> StepFunction:
                         f, lambda s: (s[0][0], k))
 
 
+def _rotate_half(w: int) -> StepFunction:
+    """`rotate_half[w]`: each group of `w` columns `[x1 | x2]` (halves of `w / 2`) of the
+    tile becomes `[-x2 | x1]` (transformers' `rotate_half`, RoPE's `cat((-x2, x1), -1)`):
+    a permutation of the tile's columns and a sign change of half of them."""
+
+    def shape(s: Sequence[Shape]) -> Shape:
+        r, c = s[0]
+        if c == -1:  # a dynamic width: the rule cannot check it
+            return (r, c)
+        return (r, c) if w % 2 == 0 and c % w == 0 else (r, 0)  # 0: no such tile
+
+    def f(a: np.ndarray) -> np.ndarray:
+        g = np.asarray(a).reshape(a.shape[0], a.shape[1] // w, w)
+        h = w // 2
+        return np.concatenate([UNARY["neg"](g[..., h:]), g[..., :h]], axis=-1).reshape(a.shape)
+
+    return StepFunction("rotate_half", 1, lambda s: s[0][0] * s[0][1] // 2, f, shape)
+
+
 def _row_topk_index(k: int) -> StepFunction:
     return StepFunction("row_topk_index", 1, lambda s: s[0][0] * k * s[0][1],
                         lambda a: _topk(a, k)[1].astype(np.float64), lambda s: (s[0][0], k))
@@ -347,6 +366,10 @@ for _fam in [
     FunctionFamily("row_softmax_topk", int, _row_softmax_topk,
                    "[rows, cols] -> [rows, k]: the k largest of each row's softmax, "
                    "renormalized to sum 1 (Qwen3's router); (7+k)*cols + 2k FLOPs per row"),
+    FunctionFamily("rotate_half", int, _rotate_half,
+                   "[rows, cols] -> [rows, cols]: each group of k columns [x1 | x2] becomes "
+                   "[-x2 | x1] (RoPE's rotate_half; cols a multiple of k, k even, else no "
+                   "tile); a column permutation, 1 FLOP per negated element (R*C/2)"),
     FunctionFamily("row_topk_index", int, _row_topk_index,
                    "[rows, cols] -> [rows, k]: the column indices of each row's k largest "
                    "values, largest first (torch.topk's indices); k*cols FLOPs per row"),

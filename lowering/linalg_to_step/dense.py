@@ -16,7 +16,8 @@ builds, in graph order:
 - **pooling** (`pool.py`): max/average pools as a window gather part and a
   row-reduction part, a global average pool as the reduction alone;
 - **data movement** (`move.py`): permutes, transposes, selects and slices as
-  gathers of rows (the last dim kept) or elements;
+  gathers of rows (the last dim kept) or elements; RoPE's `rotate_half` (a cat of
+  signed slices of the last dim) as one tile map (`column_perm.py`);
 - **recurrences** (`rnn.py`): `nn.LSTM`/`nn.GRU` unrolled in one graph;
 - **softmax over another dim than the last** (`softmax_dim.py`): moved to
   the last dim, the row softmax, moved back;
@@ -50,7 +51,7 @@ from steplus.lowering.linalg_to_step.aten import (
 from steplus.lowering.linalg_to_step.emit import Layout, Lowered, _nbytes
 from steplus.lowering.linalg_to_step.options import layout
 from steplus.lowering.linalg_to_step import (
-    conv, glue, lower_module, move, pool, rnn, softmax_dim,
+    column_perm, conv, glue, lower_module, move, pool, rnn, softmax_dim, split,
 )
 from steplus.lowering.linalg_to_step.conv import gather_elements
 from steplus.lowering.linalg_to_step.linalg_region import region_func
@@ -144,9 +145,15 @@ KINDS = (  # through the modules' attributes at each call (a test may replace a 
     Kind(takes=lambda n: pool.is_pool(n), read=lambda n: pool.read(n),
          build=lambda _n, pl, f, tm, _tn: pool.pool_parts(pl, f, tm),
          fname=lambda name, k: f"{name}_pool{k}", what=lambda _n, _g: "pooling"),
+    Kind(takes=lambda n: column_perm.is_rotate_half(n), read=lambda n: column_perm.read(n),
+         build=lambda n, g, f, tm, tn: [column_perm.rotate_part(n, g, f, tm, tn)],
+         fname=lambda name, k: f"{name}_rotate{k}"),
     Kind(takes=lambda n: move.is_move(n), read=lambda n: move.indices(n),
          build=lambda n, idx, f, _tm, _tn: [move.move_part(n, idx, f)],
          fname=lambda name, k: f"{name}_move{k + 1}"),
+    Kind(takes=lambda n: split.is_chunk(n), read=lambda n: split.indices(n),
+         build=lambda n, idx, f, _tm, _tn: [split.split_part(n, idx, f)],
+         fname=lambda name, k: f"{name}_split{k}", what=lambda _n, _g: "split"),
     Kind(takes=lambda n: softmax_dim.dim_of(n) is not None, read=lambda n: softmax_dim.dim_of(n),
          build=lambda n, d, f, tm, _tn: softmax_dim.softmax_parts(n, d, f, tm),
          fname=lambda name, k: f"{name}_softmax{k}",
@@ -156,7 +163,8 @@ KINDS = (  # through the modules' attributes at each call (a test may replace a 
          fname=lambda name, k: f"{name}_rnn{k}"),
 )
 """The dense parts built per node, in this order (before the regions): conv.py's
-convolutions, pool.py's pools, move.py's data movement, softmax_dim.py's softmax over
+convolutions, pool.py's pools, column_perm.py's rotate_half (a slice/neg/cat chain as
+one on-chip tile map), move.py's data movement, softmax_dim.py's softmax over
 another dim, rnn.py's recurrences."""
 
 

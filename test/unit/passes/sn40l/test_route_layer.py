@@ -119,8 +119,13 @@ def test_route_layer_is_one_verified_graph_with_attention_and_collectives(cfg):
     # re-read once per output column tile of the next projection (repeat on chip)
     assert {"mul", "mul_6", "mul_7"} <= on
     # the residual add_3 is read three times (the norm's two reads, the last residual):
-    # through memory; RoPE's gathers (slices, cat) move elements: through memory
-    assert "add_3" not in on and not any(t.startswith(("slice", "cat")) for t in on)
+    # through memory
+    assert "add_3" not in on
+    # RoPE's rotate_half is a tile map (no slice tensors) whose column tiles feed the
+    # element-wise RoPE on chip; q and k are read twice, in rows of (batch, head), by it
+    # and by the element-wise product with cos: through memory
+    assert {"cat", "cat_1"} <= on and not any(t.startswith("slice") for t in lg.tensors)
+    assert "linear" not in on and "linear_1" not in on
 
 
 def test_memory_dependences_are_section_cuts():
