@@ -4,6 +4,8 @@
 (3, [1, 2], [])
 >>> int_values(i64_array([2, 2])), int_values(i64_attr(3))
 ((2, 2), None)
+>>> ints_array(i64_array([0, 1, 1])).tolist(), ints_array(None).tolist()
+([0, 1, 1], [])
 """
 
 from __future__ import annotations
@@ -11,7 +13,15 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 import numpy as np
-from xdsl.dialects.builtin import BytesAttr, DenseArrayBase, DenseIntOrFPElementsAttr, IntegerAttr, ShapedType, i64
+from xdsl.dialects.builtin import (
+    BytesAttr,
+    DenseArrayBase,
+    DenseIntOrFPElementsAttr,
+    IntegerAttr,
+    IntegerType,
+    ShapedType,
+    i64,
+)
 from xdsl.ir import Attribute, Operation, SSAValue
 
 
@@ -38,6 +48,18 @@ def ints_of(attr: DenseArrayBase | None) -> list[int]:
     # the element type's unpack: `get_values` is typed for arrays whose element type is
     # known statically, and most properties here are declared as any `DenseArrayBase`
     return [] if attr is None else [int(v) for v in attr.elt_type.unpack(attr.data.data, len(attr))]
+
+
+def ints_array(attr: DenseArrayBase | None) -> np.ndarray:
+    """The ints of an integer dense array as a numpy array of its element type, read from
+    the bytes directly (`ints_of` makes one Python int per element: ~0.1 s for the
+    1,048,576 one-hot selectors of a Qwen B=1024 trace); an absent property is empty."""
+    if attr is None:
+        return np.zeros(0, dtype=np.int64)
+    elt = attr.elt_type
+    if not isinstance(elt, IntegerType):
+        return np.array(ints_of(attr), dtype=np.int64)
+    return np.frombuffer(attr.data.data, dtype=np.dtype(elt.format), count=len(attr))
 
 
 def int_values(attr: Attribute | None) -> tuple[int, ...] | None:

@@ -225,12 +225,21 @@ class SubstituteBoundSymbols(RewritePattern):
     def __init__(self, graph: GraphOp, values: dict[sympy.Symbol, int]):
         self.graph = graph
         self.values = values
+        self.done: dict[Attribute, Attribute] = {}
+        """type -> substituted type: equal types are common (a Qwen graph's 6,424
+        stream types are 2,572 distinct ones), each is substituted once."""
+
+    def substituted(self, t: Attribute) -> Attribute:
+        new = self.done.get(t)
+        if new is None:
+            new = self.done[t] = _subs(t, self.values)
+        return new
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /) -> None:
         if op.parent_op() is not self.graph:
             return
         for r in list(op.results):
-            new = _subs(r.type, self.values)
+            new = self.substituted(r.type)
             if new != r.type:
                 rewriter.replace_value_with_new_type(r, new)
 
@@ -252,11 +261,12 @@ def specialize_graph(graph: GraphOp, values: dict[str, int], rewrite: bool = Fal
     if rewrite:
         symbols = _symbols(graph)
         m = {symbols[k]: v for k, v in merged.items() if k in symbols}
+        pattern = SubstituteBoundSymbols(graph, m)
         for arg in list(graph.body.block.args):
-            new = _subs(arg.type, m)
+            new = pattern.substituted(arg.type)
             if new != arg.type:
                 Rewriter.replace_value_with_new_type(arg, new)
-        PatternRewriteWalker(SubstituteBoundSymbols(graph, m), apply_recursively=False,
+        PatternRewriteWalker(pattern, apply_recursively=False,
                              walk_regions_first=False).rewrite_region(graph.body)
     set_graph_bindings(graph, merged)
     return merged

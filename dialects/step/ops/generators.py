@@ -46,7 +46,6 @@ from steplus.dialects.step.ops.graph import IN_GRAPH
 from steplus.dialects.step.verify import (
     GEN_FMT,
     int_of,
-    ints_of,
     selector_of,
     stream_of,
 )
@@ -100,7 +99,7 @@ class SelectGenOp(InferShapes, IRDLOperation):
         assert isinstance(written, StreamType)
         if self.values is None or written.rank != 1:
             return [ResultShape(written.dims)]
-        rows = len(ints_of(self.values)) // int_of(self.choices)
+        rows = len(self.values) // int_of(self.choices)  # len: no unpacking
         return [ResultShape([sym(rows)], SelectorType(int_of(self.choices)))]
 
 
@@ -132,7 +131,7 @@ class MetadataGenOp(InferShapes, IRDLOperation):
 
     def infer_shapes(self, ins: Sequence[StreamType], fresh: Fresh) -> list[ResultShape]:
         """One element per value."""
-        return [ResultShape([sym(len(ints_of(self.values)))])]
+        return [ResultShape([sym(len(self.values))])]
 
 
 def _address_result(op, out) -> None:
