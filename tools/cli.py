@@ -260,6 +260,38 @@ def silence_stdout() -> None:
         pass  # not a real file (tests capture stdout in memory)
 
 
+def guarded_deep(tool: str, body: Callable[[], int]) -> int:
+    """`guarded` on a thread with a large stack and a recursion limit of 20000,
+    as step-opt runs: deeply nested source (2000 nested `pre`s in a .lus)
+    recurses deeply in the parsers and the Lustre frontend. The thread is a
+    daemon so that Ctrl-C, which interrupts the main thread's join, ends the
+    tool at once."""
+    import threading
+
+    if sys.getrecursionlimit() < 20000:
+        sys.setrecursionlimit(20000)
+    result: list[int] = []
+    err = sys.stderr
+    old = threading.stack_size(512 * 1024 * 1024)
+    try:
+        worker = threading.Thread(target=lambda: result.append(guarded(tool, body, err)),
+                                  daemon=True)
+    finally:
+        threading.stack_size(old)
+    try:
+        worker.start()
+        worker.join()
+        sys.stdout.flush()
+    except KeyboardInterrupt:
+        print(f"{tool}: interrupted", file=err)
+        err.flush()
+        os._exit(EXIT_INTERRUPTED)
+    except BrokenPipeError:
+        silence_stdout()
+        return EXIT_BROKEN_PIPE
+    return result[0] if result else EXIT_USER_ERROR
+
+
 def guarded(tool: str, body: Callable[[], int], err: IO[str] | None = None) -> int:
     """Run a tool's body; turn every exception into a report and an exit code."""
     stream = err if err is not None else sys.stderr

@@ -54,7 +54,8 @@ from steplus.tools.inputs import load_inputs, node_signature, require_all
 from steplus.tools.loading import read_input
 from steplus.tools.source import SourceFile
 
-__all__ = ["Violation", "CheckReport", "check_main", "falsify", "run_check"]
+__all__ = ["CapacityWatch", "Violation", "CheckReport", "capacity_watch", "check_main",
+           "falsify", "run_check"]
 
 MAX_RUNS = 100_000
 
@@ -277,3 +278,85 @@ def check_main(args: argparse.Namespace, source: ModuleOp, name: str, node: lus.
     except ReactiveError as e:
         print(f"{args.input_file}: error: {e}", file=sys.stderr)
         return EXIT_USER_ERROR
+
+
+class CapacityWatch:
+    """A plain run (no `--check`) of a node with set or map outputs or locals:
+    it runs `n$check`, whose capacity properties say when a set or map of the
+    node overflowed its slots (Kind 2 sets, `lowering/lustre/sets.py`); its
+    other observers are ignored. `inputs` adds the check node's extra inputs
+    (quantifier witnesses: 0), `split` cuts its outputs to the node's and
+    names the first overflow."""
+
+    def __init__(self, checker: lus.NodeOp, node: lus.NodeOp, path: str | None):
+        from steplus.lowering.lustre.set_values import capacity_observers_of
+
+        self.name = checker.sym_name.data
+        self.first = len(checker.output_types) - len(observers(checker))
+        self.count = len(node.output_types)
+        self.watched = capacity_observers_of(checker)
+        self.sigs = node_signature(checker)
+        self.path = path
+        self.source: SourceFile | None = None
+
+    def inputs(self, given: dict[str, np.ndarray], ticks: int) -> dict[str, np.ndarray]:
+        out = dict(given)
+        for s in self.sigs:
+            out.setdefault(s.name, np.zeros(ticks, s.dtype))
+        return out
+
+    def tick_inputs(self, names: list[str], values: list) -> list:
+        """One tick's inputs of the check node from the node's (`--stream`)."""
+        given = dict(zip(names, values))
+        return [given[s.name] if s.name in given else s.dtype.type(0) for s in self.sigs]
+
+    def split(self, columns: list, first_tick: int = 0) -> tuple[list, tuple[int, str] | None]:
+        """The node's output columns, and the first tick where a set or map
+        overflowed with its error (None if none did); the columns start at
+        tick `first_tick` (`--stream`: one tick at a time)."""
+        ticks = min((len(c) for c in columns), default=0)
+        worst: tuple[int, int] | None = None
+        for j, _, _, _, _ in self.watched:
+            col = columns[self.first + j]
+            bad = next((t for t in range(ticks) if not bool(col[t])), None)
+            if bad is not None and (worst is None or bad < worst[0]):
+                worst = (bad, j)
+        if worst is None:
+            return columns[:self.count], None
+        _, kind, var, cap, pos = next(w for w in self.watched if w[0] == worst[1])
+        return columns[:self.count], self._error(first_tick + worst[0], kind, var, cap, pos)
+
+    def headers(self, node: lus.NodeOp, columns: list) -> tuple[int, str] | None:
+        """The first overflow of a set or map output of the node itself, by its
+        header (a backend that cannot run the check node: the locals are not
+        watched)."""
+        from steplus.lowering.lustre.set_values import header_overflows
+
+        found = header_overflows(node, columns)
+        return None if not found else self._error(*found[0])
+
+    def _error(self, tick: int, kind: str, var: str, cap: int, pos: int) -> tuple[int, str]:
+        where = self.path or "<stdin>"
+        if self.source is None and self.path not in (None, "-"):
+            try:
+                self.source = SourceFile(self.path, read_input(self.path)[1])
+            except InputError:
+                self.source = None
+        if self.source is not None:
+            loc = self.source.loc_of_offset(pos)
+            where = f"{self.source.name}:{loc.line}:{loc.col}"
+        return tick, (f"{where}: error: {kind} capacity {cap} exceeded at tick {tick} "
+                      f"('{var}' would hold more than {cap} elements)")
+
+
+def capacity_watch(module: ModuleOp, name: str, node: lus.NodeOp, path: str | None
+                   ) -> CapacityWatch | None:
+    """The watch for a plain run of `@name` if its check node has capacity
+    properties (a set or map output or local), else None."""
+    from steplus.lowering.lustre.set_values import capacity_observers_of
+
+    checker = next((op for op in module.walk() if isinstance(op, lus.NodeOp)
+                    and op.sym_name.data == f"{name}$check"), None)
+    if checker is None or not capacity_observers_of(checker):
+        return None
+    return CapacityWatch(checker, node, path)

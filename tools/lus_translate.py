@@ -23,7 +23,7 @@ from xdsl.printer import Printer
 from xdsl.utils.exceptions import ParseError
 
 from steplus.utils.diagnostics import OpDiagnosticError
-from steplus.tools.cli import ArgumentParser, InputError, UsageError, guarded
+from steplus.tools.cli import ArgumentParser, InputError, UsageError, guarded_deep
 from steplus.tools.source import LocationTable, SourceFile, SourceLoc
 from steplus.tools.loading import MAX_INPUT_BYTES
 from steplus.utils.safe_files import read_regular
@@ -124,7 +124,7 @@ def _run(argv: Sequence[str] | None) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `lus-translate` console script."""
-    return guarded(_TOOL, lambda: _run(argv))
+    return guarded_deep(_TOOL, lambda: _run(argv))  # deep nesting: a large stack
 
 
 if __name__ == "__main__":

@@ -76,7 +76,7 @@ from steplus.tools.cli import (
     InputError,
     UsageError,
     decimal_int,
-    guarded,
+    guarded_deep,
 )
 from steplus.tools.loading import load_module, read_input
 
@@ -329,8 +329,12 @@ def _run_node(args: argparse.Namespace, source: ModuleOp, name: str) -> int:
     lowering = _LOWERINGS.get(args.backend or "reactive")
     module = source if lowering is None else _load(args, lowering)
     sigs = node_signature(node)
+    from steplus.tools.lus_check import capacity_watch  # Kind 2 sets: stop at an overflow
+
+    watch = capacity_watch(source, name, node, args.input_file) if isinstance(
+        node, lus.NodeOp) else None
     if args.stream:
-        return _stream(args, module, name, sigs, node)
+        return _stream(args, module, name, sigs, node, watch)
     ticks: int | None = args.ticks
     if ticks is None:  # refused above unless --stream
         raise UsageError("the following arguments are required: --ticks")
@@ -340,24 +344,42 @@ def _run_node(args: argparse.Namespace, source: ModuleOp, name: str) -> int:
     default_undefined([s.name for s in sigs], {s.name: s.dtype for s in sigs}, inputs, ticks)
     require_all(sigs, inputs, f"@{name}")
     _check_lustre_inputs(args, node, {k: v[:ticks] for k, v in inputs.items()})
+    overflow = None
     try:
-        outputs = _execute(args, module, name, inputs)
+        if watch is None:
+            outputs = _execute(args, module, name, inputs)
+        else:
+            try:
+                outputs, overflow = watch.split(
+                    _execute(args, module, watch.name, watch.inputs(inputs, ticks)))
+            except IreeError:  # the check node too wide for one dispatch: the node's
+                outputs = _execute(args, module, name, inputs)  # outputs, by their headers
+                overflow = watch.headers(node, outputs)
     except (ReactiveError, IreeError) as e:
         print(f"{args.input_file}: error: {e}", file=sys.stderr)
         return EXIT_USER_ERROR
     from steplus.lowering.lustre.machine_ints import as_unsigned  # Kind 2's uintN
+    from steplus.lowering.lustre.set_values import show_collections  # Kind 2 sets and maps
 
     outputs = as_unsigned(node, outputs)
     if args.output:
+        if overflow is not None:
+            print(overflow[1], file=sys.stderr)
+            return EXIT_USER_ERROR
         try:
             _save(args.output, outputs, output_names(node))
         except OSError as e:
             raise InputError([f"{args.output}: error: cannot write output: {e}"]) from None
         return 0
-    names = output_names(node) or [""] * len(outputs)
-    for t in range(ticks):
+    names, outputs = show_collections(node, output_names(node) or [""] * len(outputs),
+                                      outputs, _fmt)
+    for t in range(ticks if overflow is None else overflow[0]):
         print(f"tick {t}: " + " ".join(f"{n}={_fmt(col[t])}" if n else _fmt(col[t])
                                        for n, col in zip(names, outputs)))
+    if overflow is not None:
+        sys.stdout.flush()
+        print(overflow[1], file=sys.stderr)
+        return EXIT_USER_ERROR
     return 0
 
 
@@ -381,13 +403,28 @@ def _checked_step(args: argparse.Namespace, node: Operation, sigs, step):
     return checked
 
 
+def _watched_step(watch, names: list[str], step):
+    """`step` of the check node `watch.name`, given the node's inputs, returning
+    the node's outputs; an InputError at the tick where a set or map overflows."""
+    ticks = [0]
+
+    def watched(inputs):
+        columns, overflow = watch.split([[v] for v in step(watch.tick_inputs(names, inputs))],
+                                        ticks[0])
+        if overflow is not None:
+            raise InputError([overflow[1]])
+        ticks[0] += 1
+        return [col[0] for col in columns]
+    return watched
+
+
 def node_name(node: Operation) -> str:
     attr = node.attributes.get("sym_name") or node.properties.get("sym_name")
     return getattr(attr, "data", "?")
 
 
 def _stream(args: argparse.Namespace, module: ModuleOp, name: str, sigs,
-            node: Operation) -> int:
+            node: Operation, watch=None) -> int:
     """--stream: one tick per stdin line, on the chosen backend's per-tick path."""
     from steplus.dialects import lus
     from steplus.tools.iree_run import IreeError
@@ -398,6 +435,7 @@ def _stream(args: argparse.Namespace, module: ModuleOp, name: str, sigs,
         raise UsageError("--stream reads the inputs from stdin and prints the outputs; "
                          "it takes no --input or --output")
     modular = None
+    name = name if watch is None else watch.name
     try:
         if args.backend == "iree":
             from steplus.tools.iree_run import IreeNode
@@ -417,12 +455,17 @@ def _stream(args: argparse.Namespace, module: ModuleOp, name: str, sigs,
             from steplus.runtime.reactive.interpreter import node_stepper
 
             step = node_stepper(module, name)[1]
+        if watch is not None:  # Kind 2 sets: the check node, stopped at an overflow
+            step = _watched_step(watch, [s.name for s in sigs], step)
         if input_ranges(node):
             step = _checked_step(args, node, sigs, step)
         from steplus.lowering.lustre.machine_ints import as_unsigned  # Kind 2's uintN
+        from steplus.lowering.lustre.set_values import show_collections  # sets and maps
 
         def unsigned(inputs, step=step):
-            return [col[0] for col in as_unsigned(node, [[v] for v in step(inputs)])]
+            columns = as_unsigned(node, [[v] for v in step(inputs)])
+            names = output_names(node) or [""] * len(columns)
+            return [col[0] for col in show_collections(node, names, columns, _fmt)[1]]
         return stream(sigs, unsigned, _fmt, args.ticks, args.max_ticks)
     except (ReactiveError, IreeError) as e:
         print(f"{args.input_file}: error: {e}", file=sys.stderr)
@@ -517,7 +560,7 @@ def _run(argv: Sequence[str] | None) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `step-run` console script."""
-    return guarded("step-run", lambda: _run(argv))
+    return guarded_deep("step-run", lambda: _run(argv))  # deep nesting: a large stack
 
 
 if __name__ == "__main__":

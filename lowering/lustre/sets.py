@@ -520,6 +520,11 @@ def canonicalize_inputs(low: NodeLowering) -> None:
             low.env[n] = v
 
 
+def capacity_name(c: Coll, var: str) -> str:
+    """The name of the capacity property of `var` (`set_values.CAPACITY_NAME` reads it)."""
+    return f"capacity of {c.kind} '{var}' ({c.cap} elements)"
+
+
 def capacity_observers(prog: Program, node: ast.Node) -> None:
     """`capacity of 'x'`: each set or map output and local not overflowed (a
     property `step-run --check` evaluates, before the node's others), and each
@@ -536,6 +541,5 @@ def capacity_observers(prog: Program, node: ast.Node) -> None:
                                       f"(at most {c.cap // 2} elements)", test))
             continue
         test = ast.Call(d.pos, FITS, d.pos, [ast.Var(d.pos, d.name)])
-        found.append(ast.Observer(d.pos, "property",
-                                  f"capacity of '{d.name}' ({c.cap} elements)", test))
+        found.append(ast.Observer(d.pos, "property", capacity_name(c, d.name), test))
     node.observers[0:0] = found

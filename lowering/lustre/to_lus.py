@@ -48,7 +48,7 @@ from steplus.dialects.lus.input_ranges import (
     observers_attr,
     ranges_attr,
 )
-from steplus.lowering.lustre import adts, ast, machine_ints, poly, sets
+from steplus.lowering.lustre import adts, ast, machine_ints, poly, set_values, sets
 from steplus.lowering.lustre.machine_ints import MACHINE_INTS
 from steplus.lowering.lustre.automata import lower_automaton
 from steplus.lowering.lustre.arrays import define_by_index, lower_array
@@ -134,6 +134,9 @@ class NodeLowering:
         if unsigned:  # step-run prints them unsigned
             self.op.attributes[machine_ints.UNSIGNED_OUTPUTS] = \
                 machine_ints.unsigned_outputs_attr(unsigned)
+        shown = set_values.collections_attr(prog, node.outputs)
+        if shown is not None:  # step-run prints set and map outputs as sets and maps
+            self.op.attributes[set_values.COLLECTIONS] = shown
         if observers:
             self.op.attributes[OBSERVERS] = observers_attr(
                 [(o.kind, o.name, o.pos) for o in observers])
@@ -381,13 +384,13 @@ class NodeLowering:
         check reports it."""
         if self.prog.dialect in ("heptagon", "lustre-v6"):
             return None
-        if any(isinstance(x, ast.Var) and x.name in self.env or
-               not isinstance(x, ast.Var | ast.Const | ast.Unary | ast.Binary | ast.If)
-               for x in walk(e.arg)):
-            return None
-        try:
+        try:  # first: it stops at the first `pre` or flow, so a chain of n pres is O(n)
             self.prog.fold(e.arg, self.local_consts)
         except LustreError:
+            return None
+        if any(isinstance(x, ast.Var) and x.name in self.env or
+               not isinstance(x, ast.Var | ast.Const | ast.Unary | ast.Binary | ast.If)
+               for x in walk(e.arg)):  # the branch of an `if` that fold did not take too
             return None
         return [self._restart(self.emit(lus.FbyOp(v, v), e.pos), v, e.pos)
                 for v in self.expr(e.arg)]

@@ -386,3 +386,25 @@ def test_unsigned_outputs_print_unsigned_in_stream_mode(tmp_path, monkeypatch):
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"255\n-1\n")))
     res = run_tool(main, [str(prog), "--node", "n", "--stream"])
     assert res.out.splitlines() == ["tick 0: 255 255", "tick 1: 255 -1"], res.err
+
+
+@pytest.mark.parametrize("depth", [3, 2000])
+def test_a_deep_chain_of_pres_imports_in_linear_time(tmp_path, depth: int):
+    """`x -> pre (x -> pre (... x))`, `depth` pres: each level's constant-`pre`
+    test once (it walked the whole chain below each `pre`: 48 s for 2000), run
+    through step-run (deep nesting: its large-stack thread). v_k = x -> pre
+    v_(k-1), v_0 = x, so y(t) = x(t - depth) for t >= depth, else x(0)."""
+    from conftest import run_tool
+    from steplus.tools.step_run import main as step_run
+
+    path = tmp_path / "chain.lus"
+    path.write_text("node N(x: int) returns (y: int);\nlet\n  y = "
+                    + "x -> pre (" * depth + "x" + ")" * depth + ";\ntel\n")
+    xs = tmp_path / "x.csv"
+    ticks = 6
+    xs.write_text("".join(f"{v}\n" for v in XS[:ticks]))
+    res = run_tool(step_run, [str(path), "--node", "N", "--ticks", str(ticks), "--input",
+                              f"x={xs}"])
+    assert res.code == 0, res.err
+    want = [XS[t - depth] if t >= depth else XS[0] for t in range(ticks)]
+    assert res.out.splitlines() == [f"tick {t}: y={v}" for t, v in enumerate(want)]

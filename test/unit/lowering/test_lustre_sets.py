@@ -129,7 +129,7 @@ def test_exceeding_the_capacity_is_reported_at_the_variable(tmp_path):
     res = run_tool(step_run, [str(path), "--node", "C", "--check", "--ticks", "20"])
     assert res.code == 1
     assert res.out.splitlines()[0] == (
-        f"{path}:1:19: error: property 'capacity of 's' ({CAPACITY} elements)' of @C is "
+        f"{path}:1:19: error: property 'capacity of set 's' ({CAPACITY} elements)' of @C is "
         f"violated at tick {CAPACITY} (run 1 of 100, seed 0)")
 
 
@@ -140,3 +140,79 @@ def test_type_errors_are_located():
     with pytest.raises(LustreError) as info:
         import_lustre("node N(x: int) returns (b: bool); let b = true in {x}; tel", "t.lus")
     assert info.value.message == "'in' tests an element of another type than set<int>'s"
+
+
+CAP_SRC = ("node C() returns (s: set<int>);\nvar n: int;\nlet\n"
+           "  n = 0 -> pre n + 1;\n  s = {n} -> pre s + {n};\ntel\n")
+
+
+@pytest.mark.parametrize("backend", ["reactive", "sync", "modular"])
+def test_a_plain_run_stops_where_a_set_overflows(tmp_path, backend):
+    # s = {0, ..., t} at tick t: printed as a set; K + 1 elements at tick K, where the
+    # run stops with an error at the declaration of s (line 1, column 19), exit 1
+    path = tmp_path / "cap.lus"
+    path.write_text(CAP_SRC)
+    res = run_tool(step_run, [str(path), "--node", "C", "--ticks", "20", "--backend", backend])
+    assert res.code == 1
+    assert res.out.splitlines() == [
+        f"tick {t}: s={{{', '.join(str(k) for k in range(t + 1))}}}" for t in range(CAPACITY)]
+    assert res.err.splitlines() == [
+        f"{path}:1:19: error: set capacity {CAPACITY} exceeded at tick {CAPACITY} "
+        f"('s' would hold more than {CAPACITY} elements)"]
+    out = tmp_path / "out.csv"  # no file for a run that overflowed
+    res = run_tool(step_run, [str(path), "--node", "C", "--ticks", "20", "--output", str(out)])
+    assert res.code == 1 and not out.exists() and "exceeded at tick 8" in res.err
+
+
+def test_a_local_set_that_overflows_stops_a_plain_run_and_a_stream(tmp_path, monkeypatch):
+    # the local s gathers x: x = 10, 20, ... is new each tick, so s overflows at tick K
+    # (its 9th element) though no output is a set
+    path = tmp_path / "loc.lus"
+    path.write_text("node L(x: int) returns (b: bool);\nvar s: set<int>;\nlet\n"
+                    "  s = {x} -> pre s + {x};\n  b = 20 in s;\ntel\n")
+    error = (f"{path}:2:5: error: set capacity {CAPACITY} exceeded at tick {CAPACITY} "
+             f"('s' would hold more than {CAPACITY} elements)")
+    xs = tmp_path / "x.csv"
+    xs.write_text("".join(f"{10 * (t + 1)}\n" for t in range(12)))
+    res = run_tool(step_run, [str(path), "--node", "L", "--ticks", "12", "--input",
+                              f"x={xs}", "--backend", "sync"])
+    assert res.code == 1 and res.err.splitlines() == [error]
+    assert res.out.splitlines() == [f"tick {t}: b={t >= 1}" for t in range(CAPACITY)]
+    import io
+    import sys
+
+    monkeypatch.setattr(sys, "stdin", io.StringIO(xs.read_text()))
+    res = run_tool(step_run, [str(path), "--node", "L", "--stream"])
+    assert res.code == 1 and res.err.splitlines() == [error]
+    assert res.out.splitlines() == [f"tick {t}: {t >= 1}" for t in range(CAPACITY)]
+
+
+def test_set_and_map_outputs_print_as_sets_and_maps(tmp_path):
+    # x = 3, -1, 4: s = {x, 3} then s + {x}; m = {1 -> x(0)} then m with x -> 2x;
+    # pairs (x, x > 0) then (x, true); a set of sets {{x}, {}}. Elements in ascending order.
+    path = tmp_path / "m.lus"
+    path.write_text("""node M(x: int) returns (s: set<int>; m: map<int, int>; b: bool;
+                   p: set<[int, bool]>; n: set<set<int>>);
+let
+  s = {x, 3} -> pre s + {x};
+  m = map[1 := x] -> (pre m)[x := 2 * x];
+  b = 4 in s;
+  p = {'(x, x > 0)} -> pre p + {'(x, true)};
+  n = {{x}, {}@<int>};
+tel
+""")
+    xs = tmp_path / "x.csv"
+    xs.write_text("3\n-1\n4\n")
+    res = run_tool(step_run, [str(path), "--node", "M", "--ticks", "3", "--input", f"x={xs}"])
+    assert res.code == 0, res.err
+    assert res.out.splitlines() == [
+        "tick 0: s={3} m={1 -> 3} b=False p={(3, True)} n={{3}, {}}",
+        "tick 1: s={-1, 3} m={-1 -> -2, 1 -> 3} b=False p={(-1, True), (3, True)} n={{-1}, {}}",
+        "tick 2: s={-1, 3, 4} m={-1 -> -2, 1 -> 3, 4 -> 8} b=True "
+        "p={(-1, True), (3, True), (4, True)} n={{4}, {}}"]
+    out = tmp_path / "o.csv"  # files keep the slots: header, then valid bit and element
+    assert run_tool(step_run, [str(path), "--node", "M", "--ticks", "3", "--input",
+                               f"x={xs}", "--output", str(out)]).code == 0
+    header, first = out.read_text().splitlines()[:2]
+    assert header.split(",")[:5] == ["s", "s.has0", "s.key0", "s.has1", "s.key1"]
+    assert first.split(",")[:5] == ["0", "True", "3", "False", "0"]  # {3}: x and 3 once
