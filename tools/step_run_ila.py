@@ -5,9 +5,12 @@
 
 `--random SEED` draws the first argument from N(0, 1) and the others
 (parameters) from N(0, 1/fan_in).  The program is compiled with `--pipeline` (default: flexible isel onto all
-three accelerators, store/load cancellation, convert-ila-to-commands), run with
+three accelerators, store/load cancellation, convert-ila-to-commands; for a function that already
+holds `ila.*` ops, e.g. `step-opt -p 'isel{...},...'`'s output, the passes after isel only: a
+program compiled once runs many times without being selected again), run with
 host ops in numpy and accelerator fragments on the FlexASR / VTA / HLSCNN ILA
-simulators, and compared with a float32 numpy run of the uncompiled program.
+simulators, and compared with a float32 numpy run of the uncompiled program (of a precompiled
+one: its `ila.*` ops as their float32 numpy references).
 It prints the invocations per accelerator, the MMIO counts, and per output the
 shape and the relative Frobenius error `||ref - acc|| / ||ref||`. `--output
 y.npz` writes the accelerated run's results as `out0`, `out1`, ... (the
@@ -28,6 +31,16 @@ from steplus.passes.isel import saturation_progress
 from steplus.tools.progress import status
 
 DEFAULT_PIPELINE = "isel{targets=flexasr,hlscnn,vta mode=flexible},ila-cancel-store-load,convert-ila-to-commands"
+# a program already selected (`step-opt -p` with isel, then step-run: compile once, run many) is not
+# selected again: only the passes after isel run, which change nothing on a fully compiled module
+SELECTED_PIPELINE = "ila-cancel-store-load,convert-ila-to-commands"
+
+
+def default_pipeline(fn) -> str:
+    """The pipeline step-run compiles `fn` with when no --pipeline is given: DEFAULT_PIPELINE, or
+    SELECTED_PIPELINE when `fn` already holds accelerator ops (`ila.*`: isel ran on it before)."""
+    selected = any(op.name.startswith("ila.") for op in fn.walk())
+    return SELECTED_PIPELINE if selected else DEFAULT_PIPELINE
 
 
 # --random draws at most this many elements per argument (a bound on memory).
@@ -124,7 +137,7 @@ def run(args, source, name: str) -> int:
 
     with status("step-run", compiling, quiet=quiet), saturation_progress(saturating), fewer_collections():
         # a clone of the parsed program (parsing LSTM-WLM's 1.1 MB again took ~1.2 s)
-        compiled = load_module(args.input_file, args.pipeline or DEFAULT_PIPELINE,
+        compiled = load_module(args.input_file, args.pipeline or default_pipeline(fns[0]),
                                args.allow_unregistered_dialect, getattr(args, "source", None),
                                parsed=source.clone())
     try:  # the uncompiled program first: an op it cannot run is located in the source
