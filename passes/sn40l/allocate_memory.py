@@ -17,8 +17,16 @@ the kernels one graph was cut into (`step-kernelize`, sections of
 3. **Spilling.** While the placement exceeds `hbm`, the symbol with the
    smallest *transfer footprint* (bytes all its loads and stores move over
    the run: the bandwidth it would need from DDR) moves to DDR, and HBM is
-   placed again — weights, read every token, stay in HBM; rarely touched
-   activations go first.
+   placed again (ties: the smaller symbol, then the lower address, then the
+   last layer's copy). This is the seed's rule (§V-A: "sorted by their
+   aggregate transfer size, so that we will spill symbols with the smallest
+   bandwidth requirement first"); the pass applies the rule, not the seed's
+   observation that LLM weights end up staying in HBM. In a decode step every
+   weight and every KV cache is read once, so its footprint is its size: the
+   activations (a few KiB each) spill first, then the smallest weights (norm
+   weights, attention projections) before the larger FFN weights and the KV
+   caches; a symbol read several times per run (a weight re-read per output
+   tile) counts each read and stays longer.
 4. **DDR.** The spilled symbols are placed in DDR the same way; if they do
    not fit `ddr` either, the pass fails naming the largest symbols.
 
@@ -214,8 +222,10 @@ class MemoryPlan:
 
 
 def plan(syms: list[Symbol], hbm: int, ddr: int, where: Operation | None = None) -> MemoryPlan:
-    """The seed's §V-A: share by lifetime, spill the smallest footprint first (of
-    equal copies in a repetition, the last layer's first)."""
+    """The seed's §V-A: share by lifetime, spill the smallest transfer footprint first
+    (`Symbol.traffic`; ties: smaller size, lower address, of equal copies in a repetition
+    the last layer's first), whatever the symbol holds (a weight spills before a KV
+    cache that moves more bytes)."""
     hbm_syms = list(syms)
     spilled: list[Symbol] = []
     order = sorted(syms, key=lambda s: (s.traffic, s.size, s.key, -s.layer))

@@ -146,3 +146,39 @@ def test_hbm_and_ddr_tiers_have_independent_channels():
     # two DDR copies share the DDR channels: at least their bytes at the DDR peak
     ddr_peak = SN40L.ddr.channels * SN40L.ddr.request_bytes / SN40L.ddr.initiation_interval
     assert cycles(["ddr", "ddr"]) >= 2 * 32 * 64 * 64 * 4 / ddr_peak > ddr
+
+
+def _decode_like():
+    """One decode step's residents, 16x16 f32 tiles (1 KiB): a weight `wq` read once (4
+    tiles), a KV cache `kc` read once (8 tiles), a weight `wr` of 2 tiles re-read 3 times
+    (once per output tile), reduced and summed into one 1-tile output."""
+    g = Graph("dec")
+    wq = g.load((16, 16), f32, [1, 4], base_addr=1 << 20, name="wq")
+    kc = g.load((16, 16), f32, [1, 8], base_addr=2 << 20, name="kc")
+    wr = g.load((16, 16), f32, [1, 3, 2], in_shape=[1, 1, 2], stride=[0, 0, 1], base_addr=3 << 20,
+                name="wr")
+    a, b, c = wq.accum("add", 1), kc.accum("add", 1), wr.accum("add", 2)
+    a.map("add", b).map("add", c).store(base_addr=4 << 20)
+    return next(o for o in g.module().walk() if isinstance(o, GraphOp))
+
+
+@pytest.mark.parametrize("hbm_kib,want", [(15, []), (14, ["st0"]), (10, ["st0", "ld0"]),
+                                          (8, ["st0", "ld0", "ld2"])])
+def test_spill_order_is_the_aggregate_transfer_not_what_the_symbol_holds(hbm_kib, want):
+    """The seed's §V-A rule as the module doc states it: smallest transfer footprint first.
+    Footprints (bytes moved): the output 1 KiB, wq 4 KiB, wr 3 x 2 KiB = 6 KiB, kc 8 KiB;
+    sizes 1 + 4 + 2 + 8 = 15 KiB, all live in the one kernel. So the weight wq spills
+    before the larger KV cache, and wr, smaller than wq but re-read, stays longer."""
+    syms = symbols([_decode_like()])  # named in graph order: ld0 wq, ld1 kc, ld2 wr, st0
+    by = {s.name: (s.size, s.traffic) for s in syms}
+    assert by == {"ld0": (4096, 4096), "ld1": (8192, 8192), "ld2": (2048, 6144),
+                  "st0": (1024, 1024)}
+    # the rule, independently: spill in (traffic, size) order until the rest fits
+    left, rule = sorted(syms, key=lambda s: (s.traffic, s.size)), []
+    while sum(s.size for s in syms if s.name not in rule) > hbm_kib * 1024:
+        rule.append(left.pop(0).name)
+    assert rule == want
+    p = plan(syms, hbm=hbm_kib * 1024, ddr=1 << 20)
+    assert [s.name for s in p.spilled] == want
+    assert {s.name for s in syms if s.tier == "hbm"} == set(by) - set(want)
+    assert p.hbm_peak == sum(by[n][0] for n in set(by) - set(want))
