@@ -23,7 +23,7 @@ from xdsl.printer import Printer
 from xdsl.utils.exceptions import ParseError
 
 from steplus.utils.diagnostics import OpDiagnosticError
-from steplus.tools.cli import ArgumentParser, InputError, UsageError, guarded_deep
+from steplus.tools.cli import ArgumentParser, InputError, UsageError, decimal_int, guarded_deep
 from steplus.tools.source import LocationTable, SourceFile, SourceLoc
 from steplus.tools.loading import MAX_INPUT_BYTES
 from steplus.utils.safe_files import read_regular
@@ -41,6 +41,8 @@ def _parser() -> ArgumentParser:
                    help="do not run the lus clock/causality/initialization checks")
     p.add_argument("--print-op-generic", action="store_true",
                    help="print the operations in their generic form")
+    p.add_argument("--set-capacity", type=decimal_int, default=None, metavar="K",
+                   help="slots of a Kind 2 set or map value (1 to 64, default 8)")
     return p
 
 
@@ -107,7 +109,14 @@ def _run(argv: Sequence[str] | None) -> int:
     args = _parser().parse_args(argv)
     if not args.import_lustre:
         raise UsageError("choose a translation: --import-lustre")
-    module = translate(_read(args.input_file), not args.no_lus_checks)
+    from steplus.lowering.lustre.sets import capacity  # Kind 2 sets: K slots
+
+    try:
+        slots = capacity(args.set_capacity)
+    except ValueError as e:
+        raise UsageError(f"--set-capacity: {e}") from None
+    with slots:
+        module = translate(_read(args.input_file), not args.no_lus_checks)
     out = StringIO()
     Printer(stream=out, print_generic_format=args.print_op_generic).print_op(module)
     text = out.getvalue() + "\n"

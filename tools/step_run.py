@@ -121,6 +121,8 @@ def _parser() -> argparse.ArgumentParser:
                         "is MLIR)")
     p.add_argument("--allow-unregistered-dialect", action="store_true",
                    help="accept operations of unregistered dialects (as step-opt)")
+    p.add_argument("--set-capacity", type=decimal_int, default=None, metavar="K",
+                   help="Lustre: slots of a Kind 2 set or map value (1 to 64, default 8)")
     p.add_argument("-q", "--quiet", action="store_true",
                    help="no status line (on a terminal, loading, a simulation or an ILA run "
                         "taking more than 2 s shows one on stderr with the seconds elapsed)")
@@ -509,6 +511,17 @@ def _load(args: argparse.Namespace, pipeline: str | None = None) -> ModuleOp:
 
 def _run(argv: Sequence[str] | None) -> int:
     args = _parser().parse_args(argv)
+    from steplus.lowering.lustre.sets import capacity  # Kind 2 sets: K slots
+
+    try:
+        slots = capacity(args.set_capacity)
+    except ValueError as e:
+        raise UsageError(f"--set-capacity: {e}") from None
+    with slots:
+        return _run_args(args)
+
+
+def _run_args(args: argparse.Namespace) -> int:
     if args.input_file is None:  # only `step-run --preset P --explain` needs no program
         if args.explain:
             from steplus.tools.step_run_graph import explain_only

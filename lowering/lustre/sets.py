@@ -1,7 +1,8 @@
 """Kind 2 finite sets `set<T>` and maps `map<K, V>`, with a bounded
 representation scalarized like records (lus stays scalar).
 
-A value of `set<T>` is `CAPACITY` *slots* (K, 8 by default) and a header: the
+A value of `set<T>` is K *slots* (`CAPACITY`, 8, unless imported `with
+capacity(k)`: the tools' `--set-capacity K`, 1 to 64) and a header: the
 header (an i32 typed as the set, `s`) is 0, or 1 once the set overflowed;
 slot i is a valid bit `s.has<i>` and an element `s.key<i>` (its leaves, for a
 composite T). A `map<K, V>` adds a value `m.val<i>` per slot. The set is the
@@ -40,6 +41,9 @@ Example::
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -56,8 +60,27 @@ if TYPE_CHECKING:
     from steplus.lowering.lustre.to_lus import NodeLowering
 
 CAPACITY = 8
-"""Slots of a set or map value (K, fixed: the tools take no option for it): union and membership
-cost K^2 comparisons."""
+"""Slots of a set or map value by default (K): union and membership cost K^2 comparisons."""
+MAX_CAPACITY = 64
+"""The largest K `capacity` takes (`step-run --set-capacity`, `lus-translate --set-capacity`)."""
+_capacity: ContextVar[int] = ContextVar("set capacity", default=CAPACITY)
+
+
+def capacity(slots: int | None) -> AbstractContextManager[None]:
+    """Import Lustre with sets and maps of `slots` slots (None: `CAPACITY`),
+    `with capacity(16): ...`; ValueError outside 1..MAX_CAPACITY."""
+    if slots is not None and not 1 <= slots <= MAX_CAPACITY:
+        raise ValueError(f"the set capacity must be 1 to {MAX_CAPACITY}, not {slots}")
+    return _using(CAPACITY if slots is None else slots)
+
+
+@contextmanager
+def _using(slots: int) -> Iterator[None]:
+    token = _capacity.set(slots)
+    try:
+        yield
+    finally:
+        _capacity.reset(token)
 KINDS = ("set", "map")
 SET_LIT = "$set"
 """The node name of a set literal `{a, b}` (an `ast.Call`) and of `{}@<T>` (`ast.Var`)."""
@@ -109,7 +132,7 @@ def _make(prog: Program, kind: str, key: list[tuple[str, ast.TypeRef]],
                                                 else ">")
     known = _registry(prog).get(name)
     if known is None:
-        known = Coll(name, kind, CAPACITY, key, val)
+        known = Coll(name, kind, _capacity.get(), key, val)
         if len(known.leaves) > 4096:
             shown = name if len(name) < 60 else name[:50] + "..."
             raise LustreError(pos, f"a value of type {shown} has more than 4096 scalars "

@@ -216,3 +216,35 @@ tel
     header, first = out.read_text().splitlines()[:2]
     assert header.split(",")[:5] == ["s", "s.has0", "s.key0", "s.has1", "s.key1"]
     assert first.split(",")[:5] == ["0", "True", "3", "False", "0"]  # {3}: x and 3 once
+
+
+@pytest.mark.parametrize("slots", [1, 3, 12])
+def test_the_set_capacity_is_a_tool_option(tmp_path, slots):
+    # --set-capacity K: s = {0, ..., t} overflows at tick K, the check's property and a
+    # plain run say K; lus-translate gives s 1 + 2K scalars
+    path = tmp_path / "cap.lus"
+    path.write_text(CAP_SRC)
+    flag = ["--set-capacity", str(slots)]
+    res = run_tool(step_run, [str(path), "--node", "C", "--ticks", "20", *flag])
+    assert res.code == 1 and len(res.out.splitlines()) == slots
+    assert res.err.splitlines() == [f"{path}:1:19: error: set capacity {slots} exceeded at "
+                                    f"tick {slots} ('s' would hold more than {slots} elements)"]
+    res = run_tool(step_run, [str(path), "--node", "C", "--ticks", "20", "--check", *flag])
+    assert res.code == 1 and res.out.splitlines()[0] == (
+        f"{path}:1:19: error: property 'capacity of set 's' ({slots} elements)' of @C is "
+        f"violated at tick {slots} (run 1 of 100, seed 0)")
+    from steplus.tools.lus_translate import main as lus_translate
+
+    res = run_tool(lus_translate, ["--import-lustre", str(path), *flag])
+    assert res.code == 0
+    node = next(line for line in res.out.splitlines() if "lus.node @C(" in line)
+    assert node.count("i1") == slots and node.count("i32") == 1 + slots
+
+
+@pytest.mark.parametrize("slots", ["0", "65", "-1"])
+def test_a_set_capacity_out_of_range_is_a_usage_error(tmp_path, slots):
+    path = tmp_path / "cap.lus"
+    path.write_text(CAP_SRC)
+    res = run_tool(step_run, [str(path), "--node", "C", "--ticks", "2", "--set-capacity", slots])
+    assert res.code == 2
+    assert res.err == f"step-run: error: --set-capacity: the set capacity must be 1 to 64, not {slots}\n"
