@@ -6,8 +6,10 @@ fabric's functional mode on every lowered part (compared with torch: the
 relative error: max |fabric - torch| / max |torch|), then each part on the fabric
 simulator. Prints per model:
 
-- ops: ATen ops lowered / ATen ops in the program (bookkeeping excluded; views
-  that move no data count as not lowered);
+- ops: ATen ops lowered / ATen ops in the program that compute or move data
+  (bookkeeping excluded); views: the ATen views torch runs between the parts
+  (`view`, `reshape`, `contiguous`, eval-mode `dropout`, same-dtype `.to`, ... :
+  harness.VIEW_OPS, no data moved), not counted in ops;
 - layers: the recognized MoE / attention layers and the dense parts;
 - cycles, off-chip bytes (read + written) and on-chip bytes (the parts' peaks
   added: configured at once), all parts as phases one after another;
@@ -55,7 +57,9 @@ def run(name: str) -> dict:
     aten = [n for n in ep.graph.nodes if n.op == "call_function"
             and name_of(n) not in BOOKKEEPING and name_of(n) != "getitem"]
     covered = set().union(*(p.covered for p in low.graphs)) if low.graphs else set()
-    row = {"model": name, "ops_lowered": sum(n in covered for n in aten), "ops": len(aten),
+    views = [n for n in aten if n not in covered and name_of(n) in VIEW_OPS]
+    row = {"model": name, "ops_lowered": sum(n in covered for n in aten),
+           "ops": len(aten) - len(views), "views": len(views),
            "layers": ", ".join(p.kind if p.kind != "dense" else p.role for p in low.graphs)}
     try:
         out, ran, torch_ops, routing = run_functional(ep, low, args)
@@ -95,15 +99,17 @@ def main(argv=None) -> int:
     # a progress bar on stderr over the models (only on a terminal): each exports, lowers and runs
     rows = [run(n) for n in tqdm(names, desc="torch_zoo", unit="model", file=sys.stderr,
                                  disable=None, leave=False)]
-    print(f"{'model':20} {'ops':>7} {'cycles':>8} {'off-chip B':>11} {'on-chip B':>10} "
-          f"{'rel err':>8} {'wall s':>6}  layers")
+    print(f"{'model':20} {'ops':>7} {'views':>5} {'cycles':>8} {'off-chip B':>11} "
+          f"{'on-chip B':>10} {'rel err':>8} {'wall s':>6}  layers")
     for r in rows:
         if "cycles" in r:
-            print(f"{r['model']:20} {r['ops_lowered']:>3}/{r['ops']:<3} {r['cycles']:>8} "
+            print(f"{r['model']:20} {r['ops_lowered']:>3}/{r['ops']:<3} {r['views']:>5} "
+                  f"{r['cycles']:>8} "
                   f"{r['offchip_bytes']:>11} {r['onchip_bytes']:>10} {r['max_rel_err']:>8.1e} "
                   f"{r['wall_s']:>6}  {r['layers']}")
         else:
-            print(f"{r['model']:20} {r['ops_lowered']:>3}/{r['ops']:<3} {'-':>8} {'-':>11} "
+            print(f"{r['model']:20} {r['ops_lowered']:>3}/{r['ops']:<3} {r['views']:>5} "
+                  f"{'-':>8} {'-':>11} "
                   f"{'-':>10} {'-':>8} {r['wall_s']:>6}  {r['layers'] or '-'}\n"
                   f"{'':20}   {r['note'][:200]}")
     dyn = [r for r in rows if "static_cycles" in r]

@@ -1,4 +1,4 @@
-"""The torch zoo: eight small PyTorch modules written the way public code writes them.
+"""The torch zoo: thirteen small PyTorch modules written the way public code writes them.
 
 Each is a module in this folder, in the style of the PyTorch docs/examples,
 torchvision or HuggingFace transformers (written from memory; small shapes;
@@ -92,6 +92,43 @@ def _gqa():
     return attn, decode_inputs(attn, batch=2, cached=40)
 
 
+def _bert():
+    from .bert_layer import BertConfig, BertEncoderLayer
+
+    layer = BertEncoderLayer(BertConfig(hidden_size=32, num_attention_heads=4,
+                                        intermediate_size=64))
+    mask = torch.ones(2, 6, dtype=torch.long)
+    mask[1, 4:] = 0  # the second sequence's last two tokens are padding
+    return layer, (torch.randn(2, 6, 32), mask)
+
+
+def _gpt2():
+    from .gpt2_block import GPT2Block, GPT2Config
+
+    return GPT2Block(GPT2Config(n_embd=32, n_head=4, n_positions=16)), (torch.randn(2, 6, 32),)
+
+
+def _vit():
+    from .vit import ViTBlock, ViTConfig
+
+    return ViTBlock(ViTConfig(image_size=8, patch_size=4, num_channels=3, hidden_size=32,
+                              num_attention_heads=4, intermediate_size=64)), \
+        (torch.randn(2, 3, 8, 8),)
+
+
+def _convnext():
+    from .convnext_block import CNBlock
+
+    return CNBlock(8, layer_scale=0.5, stochastic_depth_prob=0.1), (torch.randn(1, 8, 8, 8),)
+
+
+def _t5():
+    from .t5_ff import T5Config, T5LayerFF
+
+    return T5LayerFF(T5Config(d_model=32, d_ff=64, feed_forward_proj="gated-gelu")), \
+        (torch.randn(2, 4, 32),)
+
+
 ZOO = {m.name: m for m in (
     ZooModel("lstm_lm", "PyTorch word_language_model: Embedding + 2-layer nn.LSTM + Linear",
              "dense", _lstm, {"dense": "tile=4x32x32 schedule=mnk"}),
@@ -109,4 +146,14 @@ ZOO = {m.name: m for m in (
              "moe", _mixtral, {"dense": "tile=4x32x32 schedule=mnk", "tile_n": 4, "tile_f": 16}),
     ZooModel("gqa_decode", "HF Llama eager attention, repeat_kv, KV cache, decode step",
              "attention", _gqa, {"dense": "tile=2x32x32 schedule=mnk"}),
+    ZooModel("bert_layer", "HF BertLayer, extended additive attention mask (1 - m) * -10000",
+             "dense", _bert, {"dense": "tile=4x32x32 schedule=mnk"}),
+    ZooModel("gpt2_block", "HF GPT2Block: Conv1D addmm, c_attn.split, causal bias buffer, "
+             "gelu_new", "dense", _gpt2, {"dense": "tile=4x32x32 schedule=mnk"}),
+    ZooModel("vit_block", "HF ViTEmbeddings (Conv2d patches, cls token cat, positions) + "
+             "ViTLayer", "dense", _vit, {"dense": "tile=5x32x32 schedule=mnk"}),
+    ZooModel("convnext_block", "torchvision CNBlock: depthwise 7x7, channels-last LayerNorm, "
+             "layer scale", "dense", _convnext, {"dense": "tile=4x8x8 schedule=mnk"}),
+    ZooModel("t5_ff", "HF T5LayerFF: T5LayerNorm (RMS, f32 variance), gated gelu_new FFN",
+             "dense", _t5, {"dense": "tile=4x32x32 schedule=mnk"}),
 )}

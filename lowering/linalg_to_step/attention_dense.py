@@ -34,7 +34,7 @@ from steplus.lowering.linalg_to_step.attention_match import Pieces, _unrepeat
 from steplus.lowering.linalg_to_step.linalg_build import LinalgFunc, tensor_type
 from steplus.lowering.linalg_to_step.options import parse_tiles
 from steplus.lowering.linalg_to_step.fx_graph import (
-    NotRecognized, drop_shared, dtype_of, shape_of,
+    NotRecognized, drop_shared, dtype_of, name_of, shape_of,
 )
 
 def _need(ok: bool, node, msg: str) -> None:
@@ -79,17 +79,49 @@ def _heads(name: str, rep: int, shape: tuple[int, ...]):
     return get
 
 
-def _mask(p: Pieces, b: int, h: int, sq: int, sk: int):
-    """values -> the additive mask `[B * H, Sq, Sk]` (a boolean mask: 0 where True, -inf
-    where False; is_causal: torch's top-left aligned lower triangle)."""
-    mask = p.mask.name if p.mask is not None else None
+# views of a constant mask folded into its binding: (x, args) -> the view's value
+_MASK_VIEWS = {
+    "aten.slice.Tensor": lambda x, a: x[(slice(None),) * (a[0] % x.ndim) + (slice(
+        a[1] if len(a) > 1 else None, a[2] if len(a) > 2 else None,
+        a[3] if len(a) > 3 else 1),)],
+    "aten.unsqueeze.default": lambda x, a: np.expand_dims(x, a[0] % (x.ndim + 1)),
+    "aten.alias.default": lambda x, a: x,
+}
+
+
+def _mask_views(mask, cov: list) -> tuple:
+    """(the tensor a mask is a view of, the views) when `mask` is slices/unsqueezes of a
+    placeholder read by nothing else (GPT-2's `self.bias[:, :, k - q:k, :k]` of its causal
+    buffer): the views are covered and applied to the buffer's value when the part is
+    bound (they select addresses; nothing is computed). Otherwise `(mask, [])`."""
+    chain, node = [], mask
+    while getattr(node, "op", None) == "call_function" and name_of(node) in _MASK_VIEWS \
+            and all(isinstance(a, int) or a is None for a in node.args[1:]) \
+            and len(node.users) == 1:
+        chain.append(node)
+        node = node.args[0]
+    if not chain or getattr(node, "op", None) != "placeholder":
+        return mask, []
+    cov.extend(chain)
+    return node, [(_MASK_VIEWS[name_of(v)], list(v.args[1:])) for v in reversed(chain)]
+
+
+def _mask(p: Pieces, b: int, h: int, sq: int, sk: int, cov: list):
+    """values -> the additive mask `[B * H, Sq, Sk]` (a boolean mask: 0 where True, its
+    `fill` — -inf, or `torch.where`'s value — where False; is_causal: torch's top-left
+    aligned lower triangle)."""
+    src, views = _mask_views(p.mask, cov) if p.mask is not None else (None, [])
+    mask = src.name if src is not None else None
     boolean = p.mask is not None and "bool" in dtype_of(p.mask)
+    fill = p.fill
 
     def get(values: dict) -> np.ndarray:
         add = np.zeros((b, h, sq, sk))
         if mask is not None:
             m = np.asarray(values[mask])
-            m = np.where(m.astype(bool), 0.0, -np.inf) if boolean else m.astype(np.float64)
+            for view, args in views:
+                m = view(m, args)
+            m = np.where(m.astype(bool), 0.0, fill) if boolean else m.astype(np.float64)
             add = add + np.broadcast_to(m, (b, h, sq, sk))
         if p.causal:
             add = add + np.where(np.tril(np.ones((sq, sk), bool)), 0.0, -np.inf)
@@ -130,7 +162,7 @@ def dense_attention_part(p: Pieces, tile: str, schedule: str, fname: str) -> dic
               f"{fname}:k": _heads(k.name, rep, sk_), f"{fname}:v": _heads(v.name, rep, sv_)}
     inputs = {"arg0": f"{fname}:q", "arg1": f"{fname}:k", "arg2": f"{fname}:v"}
     if masked:
-        derive[f"{fname}:mask"] = _mask(p, b, h, sq, sk)
+        derive[f"{fname}:mask"] = _mask(p, b, h, sq, sk, cov)
         inputs["arg3"] = f"{fname}:mask"  # read from the mask's value: not covered
     covered = set(cov)
     drop_shared(covered, p.out)

@@ -184,6 +184,7 @@ class Pieces:
     cov: list
     out: Any
     form: str
+    fill: float = -math.inf  # a boolean mask's value where it is False (`torch.where`)
 
 
 def sdpa_pieces(sdpa) -> Pieces:
@@ -211,19 +212,32 @@ def eager_pieces(softmax) -> Pieces | None:
     s = _skip_casts(softmax.args[0], cov)
     scale = 1.0
     mask = None
-    if is_op(s, "aten.add.Tensor") and len(s.args) == 2:
+    fill = -math.inf
+    if is_op(s, "aten.where.self") and len(s.args) == 3 and "bool" in dtype_of(s.args[0]):
+        # GPT-2: `torch.where(causal_mask, w, mask_value)`, the value the dtype's min
+        f = _scalar_of(s.args[2])
+        if f is None or not (f == -math.inf or f <= -1e30):
+            return None  # only a fill that no score survives is an additive mask
+        mask, fill = s.args[0], f
+        cov.append(s)
+        if hasattr(s.args[2], "op") and len(s.args[2].users) == 1:
+            cov.append(s.args[2])
+        s = _skip_casts(s.args[1], cov)
+    elif is_op(s, "aten.add.Tensor") and len(s.args) == 2:
         a, b = s.args
         if is_op(a, "aten.matmul.default") or name_of(a) in ("aten.mul.Tensor",
                                                             "aten.div.Tensor"):
             mask, s = b, a
             cov.append(softmax.args[0])
-    if name_of(s) in ("aten.mul.Tensor", "aten.div.Tensor") and len(s.args) == 2 \
-            and isinstance(s.args[1], (int, float)) and not isinstance(s.args[1], bool):
-        c = float(s.args[1])
-        if c == 0:
+    c = _scalar_of(s.args[1]) if name_of(s) in ("aten.mul.Tensor", "aten.div.Tensor") \
+        and len(s.args) == 2 else None
+    if c is not None:  # `* scaling`, `/ math.sqrt(d)`, `/ torch.full([], sqrt(d))` (GPT-2)
+        if c == 0 or not math.isfinite(c):
             return None
         scale = c if is_op(s, "aten.mul.Tensor") else 1.0 / c
         cov.append(s)
+        if hasattr(s.args[1], "op") and len(s.args[1].users) == 1:
+            cov.append(s.args[1])
         s = s.args[0]
     if not is_op(s, "aten.matmul.default") or len(shape_of(s) or ()) != 4:
         return None
@@ -238,14 +252,36 @@ def eager_pieces(softmax) -> Pieces | None:
 
     users = real(softmax)
     p = users[0] if len(users) == 1 else None
-    while p is not None and name_of(p) in CASTS and len(real(p)) == 1:
+    while p is not None and (name_of(p) in CASTS or _eval_dropout(p)) and len(real(p)) == 1:
         cov.append(p)
         p = real(p)[0]
     _need(p is not None and is_op(p, "aten.matmul.default") and p.args[0] in cov, softmax,
           "the softmax does not feed matmul(p, v) alone")
     assert p is not None
     cov.append(p)
-    return Pieces(softmax, q, kt.args[0], p.args[1], scale, mask, False, False, cov, p, "eager")
+    cov.extend(u for n in list(cov) for u in n.users  # shape checks of the nodes it spans
+               if name_of(u) in BOOKKEEPING and u not in cov)
+    return Pieces(softmax, q, kt.args[0], p.args[1], scale, mask, False, False, cov, p, "eager",
+                  fill)
+
+
+def _scalar_of(x) -> float | None:
+    """A Python number, or a 0-D `torch.full([], c)` node (GPT-2's scale and mask value),
+    as a float; None otherwise."""
+    if isinstance(x, (int, float)) and not isinstance(x, bool):
+        return float(x)
+    if not is_op(x, "aten.full.default"):
+        return None
+    args: Any = getattr(x, "args", ())
+    if len(args) >= 2 and list(args[0]) == [] and isinstance(args[1], (int, float)) \
+            and not isinstance(args[1], bool):
+        return float(args[1])
+    return None
+
+
+def _eval_dropout(n) -> bool:
+    """`nn.Dropout` in eval mode (`aten.dropout(x, p, train=False)`): the identity."""
+    return is_op(n, "aten.dropout.default") and len(n.args) == 3 and n.args[2] is False
 
 
 def match_sdpa(sdpa, kv_lengths, j: int = 0) -> AttnMatch:

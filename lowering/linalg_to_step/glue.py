@@ -58,7 +58,7 @@ from __future__ import annotations
 
 import math
 import re
-from typing import TypeGuard
+from typing import Any, TypeGuard
 
 import numpy as np
 
@@ -68,13 +68,16 @@ UNARY = {"aten.rsqrt.default": "math.rsqrt", "aten.exp.default": "math.exp",
          "aten.neg.default": "arith.negf", "aten.tanh.default": "math.tanh"}
 BINARY = {"aten.add.Tensor": "arith.addf", "aten.sub.Tensor": "arith.subf",
           "aten.mul.Tensor": "arith.mulf", "aten.div.Tensor": "arith.divf"}
-MATMUL = ("aten.matmul.default", "aten.mm.default", "aten.linear.default")
+MATMUL = ("aten.matmul.default", "aten.mm.default", "aten.linear.default",
+          "aten.addmm.default")
+ADDMM = "aten.addmm.default"  # GPT-2's Conv1D: addmm(bias, x, w) with an [in, out] weight
 REDUCE = ("aten.mean.dim", "aten.sum.dim_IntList")
 ACTIVATION = ("aten.silu.default", "aten.relu.default", "aten.hardtanh.default",
               "aten.gelu.default", "aten.sigmoid.default")
 NORM = ("aten.layer_norm.default", "aten.rms_norm.default")
 SOFTMAX = ("aten.softmax.int", "aten._softmax.default")
-OTHER = ("aten.pow.Tensor_Scalar", *ACTIVATION)
+OTHER = ("aten.pow.Tensor_Scalar", "aten.rsub.Scalar", *ACTIVATION)
+POWERS = (2, 3)  # x.pow(2) (a square), x.pow(3) (gelu_new's cube: x * x * x)
 ROW_OPS = NORM + SOFTMAX  # reduce each row inside the op: a row must be one tile
 VIEWS = ("aten.view.default", "aten.reshape.default", "aten._unsafe_view.default",
          "aten.unsqueeze.default", "aten.squeeze.dim", "aten.flatten.using_ints",
@@ -201,6 +204,51 @@ def expand_rows(s, out) -> np.ndarray | None:
     return np.broadcast_to(rows, out[:-1]).reshape(-1)
 
 
+def per_row(a, out) -> bool:
+    """`a` is a parameter whose one value per row of `out`'s folded view is a function of
+    the leading dims: ConvNeXt's layer scale `[C, 1, 1]` times an NCHW `[N, C, H, W]`
+    (the value of channel c for the rows `(n, c, h)`). Bound as a column (`Derived`)."""
+    s, out = tuple(static(a)), tuple(out)
+    if not (_weight(a, len(s)) and len(s) <= len(out) and s[-1] == 1 and out[-1] != 1):
+        return False
+    padded = (1,) * (len(out) - len(s)) + s
+    return bcast(s, out) is None and all(x in (1, y) for x, y in zip(padded, out))
+
+
+def per_row_column(a, out):
+    """values -> the `[rows, 1]` column of `per_row` parameter `a` over `out`."""
+    s, out = tuple(static(a)), tuple(out)
+    padded = (1,) * (len(out) - len(s)) + s
+    name = a.name
+
+    def f(values) -> np.ndarray:
+        v = np.asarray(values[name], np.float64).reshape(padded)
+        return np.broadcast_to(v, out[:-1] + (1,)).reshape(-1, 1)
+    return f
+
+
+def int_input_as_float(n) -> bool:
+    """`n` casts an integer tensor computed by no op (a user input, through views) to f32:
+    the region reads that input as f32 (exact for |values| < 2**24: a 0/1 mask)."""
+    src = n.args[0] if n.args else None
+    if not hasattr(src, "op") or _dtype(n) != "torch.float32" or set(n.kwargs) - {"dtype"}:
+        return False
+    if _dtype(src) not in ("torch.int64", "torch.int32", "torch.int16", "torch.int8",
+                           "torch.uint8", "torch.bool"):
+        return False
+    s = _shape(src)
+    if s is None or not s or 0 in s or _shape(n) != s or len(s) < 2:
+        return False
+    node: Any = src
+    for _ in range(64):
+        if node.op == "placeholder":
+            return True
+        if _raw_name(node) not in VIEWS or not node.args or not hasattr(node.args[0], "op"):
+            return False
+        node = node.args[0]
+    return False
+
+
 def _expanded(n, a) -> bool:
     """`a` is an operand of the binary op `n` that a move part broadcasts first."""
     return (_raw_name(n) in BINARY or _name(n) in BINARY) and _is_tensor(a) and \
@@ -242,12 +290,18 @@ def _lowerable(n) -> bool:
             return False  # dropout in training draws random numbers: not lowered
         if name in ("aten.to.dtype", "aten._to_copy.default") and (
                 _dtype(n) != _dtype(n.args[0]) or set(n.kwargs) - {"dtype"}):
-            return False  # a cast that changes the element type is not a view
+            # a cast that changes the element type is not a view; but an integer input
+            # cast to f32 (BERT's 0/1 attention mask) is that input read as f32
+            return int_input_as_float(n)
         return keeps_rows(n) and len(out) >= 2 and len(static(n.args[0])) >= 2
     if n.kwargs and not (name == "aten.gelu.default" and set(n.kwargs) == {"approximate"}):
         return False
     args = list(n.args)
     x = args[0] if args else None
+    if name == ADDMM:  # addmm(bias, x, w): x [M, K] by the [K, N] weight, plus the bias row
+        return (len(args) == 3 and _float_tensor(args[1]) and len(static(args[1])) == 2
+                and _weight(args[2]) and _weight(args[0], 1)
+                and static(args[0])[0] == static(args[2])[1])
     if not _float_tensor(x):
         return False
     rank = len(static(x))
@@ -265,7 +319,9 @@ def _lowerable(n) -> bool:
     if name in REDUCE:
         return len(args) == 3 and rank >= 2 and _last(args[1], rank) and args[2] is True
     if name == "aten.pow.Tensor_Scalar":
-        return args[1] == 2
+        return len(args) == 2 and args[1] in POWERS
+    if name == "aten.rsub.Scalar":  # c - x (`1.0 - mask`)
+        return len(args) == 2 and _scalar(args[1])
     if name in NORM:
         d = list(args[1])
         w = args[2] if len(args) > 2 else None
@@ -296,7 +352,8 @@ def _lowerable(n) -> bool:
         for a in args:
             if _is_tensor(a):
                 if not _float_tensor(a) or (bcast(_shape(a), out) is None
-                                            and expand_rows(_shape(a), out) is None):
+                                            and expand_rows(_shape(a), out) is None
+                                            and not per_row(a, out)):
                     return False
             elif not _scalar(a):
                 return False

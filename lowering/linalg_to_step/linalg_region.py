@@ -30,9 +30,9 @@ from xdsl.ir import SSAValue
 
 from steplus.lowering.linalg_to_step.aten import _shape
 from steplus.lowering.linalg_to_step.glue import (
-    BATCH_NORM, BINARY, MATMUL, NORM, REDUCE, ROW_OPS, SOFTMAX, UNARY, VIEWS, _expanded,
+    ADDMM, BATCH_NORM, BINARY, MATMUL, NORM, REDUCE, ROW_OPS, SOFTMAX, UNARY, VIEWS, _expanded,
     _inputs, _is_tensor, _name, bcast, data_users, element, expand_rows, fill_value, fold,
-    norm_dims, static,
+    norm_dims, per_row, per_row_column, static,
 )
 from steplus.lowering.linalg_to_step.linalg_build import LinalgFunc, Scalar, tensor_type
 
@@ -283,9 +283,18 @@ def region_func(region: list, fname: str, produced: set | frozenset = frozenset(
                     rows = expand_rows(static(a), static(n))
                     expands[(n, a)] = Expanded(f"{n.name}:expand{len(expands)}",
                                                fold(static(n)), None, src=a, rows=rows)
+    cols: dict = {}  # (node, operand) -> a parameter bound as one value per row (`per_row`)
+    for n in region:
+        if _name(n) in BINARY:
+            for a in n.args:
+                if _is_tensor(a) and a not in folded and (n, a) not in expands \
+                        and per_row(a, static(n)):
+                    cols[(n, a)] = Derived(f"{n.name}:rows{len(cols)}",
+                                           (fold(static(n))[0], 1),
+                                           per_row_column(a, static(n)), n)
     inputs = [a for a in inputs if any(a in _inputs(n) and (n, a) not in expands
-                                       for n in region)]
-    derived += list(expands.values())
+                                       and (n, a) not in cols for n in region)]
+    derived += list(expands.values()) + list(cols.values())
     outputs = [n for n in region if any(u not in inset for u in data_users(n))]
     views = {n for n in region if _name(n) in VIEWS}
     shapes: dict = {n: fold(_shape(n)) for n in [*region, *inputs]}
@@ -321,6 +330,9 @@ def region_func(region: list, fname: str, produced: set | frozenset = frozenset(
         a0 = n.args[0] if n.args else None
         if name in ("aten.matmul.default", "aten.mm.default"):
             r = w.matmul(arg(a0), arg(n.args[1]), transposed=False)
+        elif name == ADDMM:  # addmm(bias, x, w): GPT-2's Conv1D, the weight [in, out]
+            r = w.matmul(arg(n.args[1]), arg(n.args[2]), transposed=False)
+            r = w.generic([(r, out, "f32"), arg(n.args[0])], out, _binary("arith.addf"))
         elif name == "aten.linear.default":
             r = w.matmul(arg(a0), arg(n.args[1]), transposed=True)
             if len(n.args) > 2 and n.args[2] is not None:
@@ -338,9 +350,14 @@ def region_func(region: list, fname: str, produced: set | frozenset = frozenset(
             r = _norm(n, arg(a0), w, arg)
         elif name in SOFTMAX:
             r = row_softmax(arg(a0), w)
+        elif name == "aten.pow.Tensor_Scalar" and n.args[1] == 3:  # x * x * x
+            r = w.unary(arg(a0), lambda s, a: s.mul(s.mul(a[0], a[0]), a[0]))
         elif name == "aten.pow.Tensor_Scalar":
             c = w.const(2.0)
             r = w.unary(arg(a0), lambda s, a, c=c: s.powf(a[0], c))
+        elif name == "aten.rsub.Scalar":  # c - x
+            c = w.const(n.args[1])
+            r = w.unary(arg(a0), lambda s, a, c=c: s.sub(c, a[0]))
         elif name in UNARY:
             r = w.unary(arg(a0), lambda s, a, op=UNARY[name]: s.apply(op, a[0]))
         elif name in ("aten.silu.default", "aten.sigmoid.default"):
@@ -357,7 +374,8 @@ def region_func(region: list, fname: str, produced: set | frozenset = frozenset(
             r = w.unary(arg(a0), _gelu(n.kwargs.get("approximate", "none"), w))
         else:  # binary
             ins = [w.const(fill_value(a) or 0.0) if a in folded else
-                   arg(expands.get((n, a), a)) if _is_tensor(a) else w.const(a)
+                   arg(cols.get((n, a)) or expands.get((n, a), a)) if _is_tensor(a)
+                   else w.const(a)
                    for a in n.args]
             r = w.generic(ins, out, _binary(BINARY[name]))
         val[n], el[n] = r, "f32"

@@ -51,8 +51,28 @@ END_TO_END = {
     "gru_classifier": ["gather", "rnn", "projection"],
     "transformer_encoder": ["projection", "attention", "projection", "norm", "projection",
                             "projection"],
+    # the extended mask (1 - m) * -10000 (the int mask read as f32), q/k/v, the masked
+    # prefill attention (dense), self-output + residual + LayerNorm, intermediate (GELU),
+    # output + residual + LayerNorm
+    "bert_layer": ["elementwise", "projection", "attention", "projection", "projection",
+                   "projection"],
+    # ln_1, c_attn (addmm), the causal attention (torch.where over the sliced bias buffer),
+    # c_proj + residual, ln_2, c_fc, gelu_new, c_proj + residual
+    "gpt2_block": ["norm", "projection", "attention", "projection", "norm", "projection",
+                   "elementwise", "projection"],
+    # the patch conv, cls token + positions, layernorm_before, q/k/v, attention, dense +
+    # residual, layernorm_after, intermediate (GELU), output + residual
+    "vit_block": ["im2col", "conv", "elementwise", "norm", "projection", "attention",
+                  "projection", "norm", "projection", "projection"],
+    # depthwise 7x7, LayerNorm (channels last), Linear 4x + GELU, Linear, layer scale + residual
+    "convnext_block": ["im2col", "conv", "norm", "projection", "projection", "elementwise"],
+    "t5_ff": ["norm", "projection", "projection"],  # T5LayerNorm, wi_0/wi_1 + gelu_new, wo + residual
 }
 NOT_DATA = VIEW_OPS + ("aten._assert_tensor_metadata.default",)
+# in bf16, T5LayerNorm casts its f32 result to the weight's dtype before `weight * x`
+# (`hidden_states.to(self.weight.dtype)`): the cast ends the norm's region, the product is one
+# of its own
+BF16_PARTS = {"t5_ff": ["norm", "elementwise", "projection", "projection"]}
 
 
 @functools.lru_cache(maxsize=None)
@@ -173,7 +193,7 @@ def test_zoo_model_in_bf16_on_the_fabric_equals_torch(name):
     ep = torch.export.export(module, args)
     low = lower(ZOO[name], ep)
     out, ran, _, _ = run_functional(ep, low, args)
-    assert _computing(ran) == END_TO_END[name]
+    assert _computing(ran) == BF16_PARTS.get(name, END_TO_END[name])
     expected = _first(module(*args)).detach().float().numpy()
     np.testing.assert_allclose(_first(out).detach().float().numpy(), expected, rtol=1e-2,
                                atol=1e-2)
