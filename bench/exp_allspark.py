@@ -342,6 +342,7 @@ def _figures(out: Path, summary: list[dict], stages: list[dict], img: int) -> No
 def main(argv: list[str] | None = None) -> int:
     from steplus.passes.allspark.vit import MODELS
     from steplus.tools.progress import status
+    from steplus.tools.sweep import add_jobs_argument
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default="bench/out/allspark")
@@ -358,6 +359,7 @@ def main(argv: list[str] | None = None) -> int:
                     "graph (ViT, Swin, PVT, Twins, CSWin, Focal)")
     ap.add_argument("--cpsat-limit", type=float, default=20.0,
                     help="CP-SAT time limit per model in the solver cross-check (s)")
+    add_jobs_argument(ap)  # the sweeps' worker processes (allspark_sweeps.py)
     args = ap.parse_args(argv)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -408,7 +410,7 @@ def main(argv: list[str] | None = None) -> int:
     if not args.no_sweeps:
         from allspark_sweeps import batch_sweep, mesh_sweep, sweep_figures, sweep_md
 
-        bs, ms = batch_sweep(), mesh_sweep()
+        bs, ms = batch_sweep(jobs=args.jobs), mesh_sweep(jobs=args.jobs)
         _write(out / "batch.csv", bs)
         _write(out / "mesh.csv", ms)
         sweep_figures(out, bs, ms)
