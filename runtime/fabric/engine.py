@@ -63,6 +63,13 @@ class Simulator:
         self.n_done = 0  # finished contexts (the run ends when all are)
         self.qid = 0  # the current lower-bounds query (see lower_bounds)
         self.shuffle_seed = shuffle_seed  # permute the initial run order (tests)
+        self.ri = 0  # the run queue's next index in the current drain (see _step's NBPEEK)
+        self.poll_rounds = 0  # polling rounds in a row (see pollers_starved)
+        self.noop_round = False  # this drain's round already resolved, answering nothing
+        self.rounds = 0  # polling rounds (queries answering Nothing), inline ones included
+        self.inline_rounds = 0  # of which resolved inside `_step` (see _poll_inline)
+        self.steps = 0  # contexts stepped (each runs until it blocks)
+        self.inline_polls = True  # False: every round through _run (tests compare both)
 
     def add(self, ctx: Context) -> Context:
         ctx.sim = self
@@ -100,12 +107,13 @@ class Simulator:
             random.Random(self.shuffle_seed).shuffle(self.runq)
         self.hbm.start()
         runq = self.runq
-        poll_rounds = 0  # polling rounds in a row (see _pollers_starved)
+        self.poll_rounds = 0
         while True:
             i = 0
             while i < len(runq):
                 ctx = runq[i]
                 i += 1
+                self.ri = i
                 self._step(ctx)
                 if i > 4096:
                     del runq[:i]
@@ -113,12 +121,16 @@ class Simulator:
             runq.clear()
             if self.n_done == len(self.contexts):
                 return
-            poll_rounds += 1
-            if poll_rounds % _STARVE_CHECK == 0 and pollers_starved(self.pollers):
-                self._deadlock()
-            if self._resolve_pollers():
-                continue
-            poll_rounds = 0
+            if self.noop_round:  # resolved in _step (_poll_inline): nothing answered
+                self.noop_round = False
+            else:
+                self.poll_rounds += 1
+                self.rounds += 1
+                if self.poll_rounds % _STARVE_CHECK == 0 and pollers_starved(self.pollers):
+                    self._deadlock()
+                if self._resolve_pollers():
+                    continue
+            self.poll_rounds = 0
             if self._advance_hbm():
                 continue
             self._deadlock()
@@ -133,6 +145,7 @@ class Simulator:
     def _step(self, ctx: Context) -> None:
         if ctx.done or ctx.block is not None:
             return
+        self.steps += 1
         # The wait-chain form of a context that runs is stale, and so are the
         # forms that went through it (only a context blocked on one channel has one).
         if ctx.fa >= 0:
@@ -220,7 +233,9 @@ class Simulator:
                 else:
                     self._park(ctx, cmd, ch)
                     self.pollers.append(ctx)
-                    return
+                    if not self._poll_inline(ctx, ch):
+                        return
+                    value = NOTHING
             elif op == HBM:
                 n_req = arg
                 if n_req > 0:
@@ -232,6 +247,35 @@ class Simulator:
             else:  # pragma: no cover
                 raise SimulationError(f"{ctx.name}: unknown command {cmd!r}")
             cmd = None
+
+    def _poll_inline(self, ctx: Context, ch: Channel) -> bool:
+        """`ctx` has just parked on a non-blocking peek of the empty `ch`.
+        If it is the last context of this drain and the only poller, the
+        polling round ends now with this state: resolve it here, exactly as
+        `_run` then `_resolve_pollers` would (same round count, starvation
+        check, bound and answer), and return True if `ctx` is answered
+        Nothing (unparked: `_step` goes on with it instead of re-queueing
+        it). False: it stays parked (the round answered nothing when
+        `noop_round` is set, and `_run` goes on to the HBM advance)."""
+        if not self.inline_polls or self.ri < len(self.runq) or len(self.pollers) != 1:
+            return False
+        self.poll_rounds += 1
+        self.rounds += 1
+        if self.poll_rounds % _STARVE_CHECK == 0 and pollers_starved(self.pollers):
+            self._deadlock()
+        self.qid += 1
+        lb = bound(ch.sender, self.qid)
+        if (lb >= NEVER and ctx.need_all is not None) or lb < ctx.clock:
+            self.noop_round = True
+            return False
+        self.inline_rounds += 1
+        ch.waiting = None
+        self.pollers.clear()
+        ctx.block = None
+        ctx.pending = None
+        if ctx.poll_lb < 0 or lb < ctx.poll_lb:
+            ctx.poll_lb = lb
+        return True
 
     def _park(self, ctx: Context, cmd, ch: Channel) -> None:
         ctx.pending = cmd
