@@ -21,8 +21,10 @@ seeded trace per configuration. Writes
   node holds (from step-allocate-memory's map of an expert), not the seed's
   850.
 
-About three minutes (each prompt/context/P2P variant is simulated once, the whole
-expert per context and network).
+About three minutes serially (each prompt/context/P2P variant is simulated once, the
+whole expert per context and network); `--jobs N` runs these simulations in N worker
+processes (default one per core, `steplus.tools.sweep.run_sweep`) and the tables from
+their results: the same rows as `--jobs 1`.
 """
 
 from __future__ import annotations
@@ -33,13 +35,16 @@ import math
 import sys
 from pathlib import Path
 
+from steplus.examples.workloads import coe
 from steplus.examples.workloads.coe import (
     DGX_A100, DGX_H100, dgx_costs, footprint, serve, sn40l_costs,
 )
-from steplus.examples.workloads.sn40l_expert import expert_map
+from steplus.examples.workloads.decoder import P2P
+from steplus.examples.workloads.sn40l_expert import expert_map, switch_seconds, token_run
 from steplus.tools.progress import status
+from steplus.tools.sweep import SweepError, add_jobs_argument, run_sweep
 from steplus.examples.workloads.sn40l_ranges import (
-    COE_ASSUMPTIONS, Range, assumptions_table, defaults, sweep_all,
+    COE_ASSUMPTIONS, Range, assumptions_table, defaults, p2p_of, sweep_all,
 )
 
 EXPERTS = (10, 20, 50, 100, 150, 200, 500, 850, 1000)
@@ -103,6 +108,58 @@ SEED_EXTRA = {"Footprint at one SN40L node's capacity (DGX nodes)": (19, 19)}
 
 def ranges() -> dict[str, Range]:
     return sweep_all(headlines, COE_ASSUMPTIONS)
+
+
+# -- the simulations, in parallel -------------------------------------------------------
+SIMULATIONS = {  # what a key's first entry names: the cached simulation (or map) it is
+    "map": expert_map, "switch": switch_seconds, "token": token_run,
+    "fused": coe._fused, "counts": coe._layer_counts,
+}
+
+
+def _args(key: tuple) -> tuple:
+    """A simulation key's arguments (`P2P` rebuilt from its fields)."""
+    what, *rest = key
+    if what == "token":
+        return (rest[0], P2P(*rest[1:]))
+    if what == "fused":
+        return (rest[0], rest[1], P2P(*rest[2:]))
+    return tuple(rest)
+
+
+def plan() -> list[tuple]:
+    """The distinct simulations the experiment reads: a dry run of the assumption sweep
+    gives every prompt / context / P2P network visited; each needs the expert's map,
+    switch copy and conventional kernel count at its context, the token run at its
+    context and network, and the fused prefill layers at its prompt and network."""
+    seen = [defaults()]
+    sweep_all(lambda v: (seen.append(dict(v)), {"x": 0.0})[1], COE_ASSUMPTIONS)
+    keys: dict[tuple, None] = {}
+    for v in seen:
+        prompt, context, net = int(v["prompt"]), int(v["context"]), p2p_of(v)
+        n = (net.links, net.link_gbps, net.latency_ns)
+        for k in [("map", context), ("switch", context), ("counts", context),
+                  ("token", context, *n), *(("fused", t, prompt, *n)
+                                            for t in (prompt, 8 * prompt))]:
+            keys[k] = None
+    return list(keys)
+
+
+def _task(c: dict) -> dict:
+    """One simulation of `plan` (a worker process runs it; `run_sweep` keeps the order)."""
+    key = tuple(c["key"])
+    return {"result": SIMULATIONS[key[0]](*_args(key))}
+
+
+def simulate_all(jobs: int | None) -> int:
+    """Run `plan`'s simulations (`jobs` worker processes, default one per core; 1: in this
+    process) and prime the caches the experiment reads, so its rows are a serial run's.
+    Returns the number of simulations."""
+    keys = plan()
+    done = run_sweep(_task, [{"key": list(k)} for k in keys], workers=jobs, desc="exp_coe")
+    for k, r in zip(keys, done):
+        SIMULATIONS[k[0]].prime(r["result"], *_args(k))
+    return len(keys)
 
 
 def table(r: dict[str, Range]) -> list[str]:
@@ -174,12 +231,20 @@ def _figures(out: Path, rows: list[dict]) -> None:
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--out", default="bench/out/sn40l_coe", help="output directory")
+    add_jobs_argument(p)
     args = p.parse_args(argv)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
+    # the independent simulations in parallel (--jobs; a progress bar on stderr on a
+    # terminal), then the sweeps read them from the primed caches
+    try:
+        simulate_all(args.jobs)
+    except SweepError as e:
+        print(f"exp_coe.py: error: {e}", file=sys.stderr)
+        return 1
     platforms = (sn40l_costs(), dgx_costs(DGX_A100), dgx_costs(DGX_H100))
     # a status line on stderr while the long stages run (only on a terminal)
-    with status("exp_coe", "simulating the expert sweep") as line:
+    with status("exp_coe", "the expert sweep") as line:
         rows = sweep(platforms)
         line.set("the assumption ranges")
         r = ranges()

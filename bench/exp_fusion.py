@@ -62,7 +62,6 @@ import sys
 import time
 from pathlib import Path
 
-from tqdm import tqdm
 
 from steplus.examples.workloads.decoder import (
     LLAMA2_7B, MISTRAL_7B, collective_bytes, decoder_layer,
@@ -80,7 +79,9 @@ from steplus.examples.workloads.sn40l_ranges import (
     FUSION_ASSUMPTIONS, Range, allreduce_s, assumptions_table, defaults, model_seconds, p2p_of,
     sweep_all,
 )
+from steplus.dialects.target.fabric import SN40L as PRESET
 from steplus.dialects.target.sn40l import value
+from steplus.tools.sweep import SweepError, add_jobs_argument, run_sweep
 
 SEED = {  # the seed's Fig. 10 / §VI-A statements, for the table
     "llama2-7b prefill 4K": "fusion 1.5-3x (prefill), HO <= 1.1x; kernels 11x fewer",
@@ -101,16 +102,37 @@ def workloads():
     yield ("fftconv 8x1M", lambda p: monarch_fftconv((32, 32, 32, 32), 8)[0], 1, False)
 
 
-def simulations(build, has_p2p: bool):
-    """`sim(mode, v)`: the layer's graph with its collectives on the P2P network of `v`,
-    simulated once per (mode, network)."""
-    memo: dict[tuple, Run] = {}
+_PROBE = Run("probe", 1, 1, 0, 0, 0, 0, PRESET)
+"""What a dry run of the headlines reads (any positive cycles and kernels)."""
+
+
+def needed(names, has_p2p: bool, modes: tuple[str, ...]) -> list[tuple]:
+    """The `(mode, P2P GB/s, P2P latency us)` simulations `headlines` reads over the
+    assumptions `names`, the defaults' first (a dry run; `(mode, d, d)` without P2P)."""
+    d, keys = defaults(), {}
+
+    def probe(mode: str, v: dict[str, float]) -> Run:
+        keys[_sim_key(mode, v, has_p2p)] = None
+        return _PROBE
+
+    for m in modes:
+        probe(m, d)
+    headlines(probe, 1, names)
+    return list(keys)
+
+
+def _sim_key(mode: str, v: dict[str, float], has_p2p: bool) -> tuple:
+    d = defaults()
+    w = v if has_p2p else d
+    return (mode, w["p2p_gbps"], w["p2p_latency_us"])
+
+
+def simulations(results: dict, kind: str, name: str, has_p2p: bool):
+    """`sim(mode, v)`: the workload's graph with its collectives on the P2P network of
+    `v`, as simulated by the sweep (`results`, by `_key`)."""
 
     def sim(mode: str, v: dict[str, float]) -> Run:
-        key = (mode, v["p2p_gbps"], v["p2p_latency_us"]) if has_p2p else (mode,)
-        if key not in memo:
-            memo[key] = simulate(build(p2p_of(v) if has_p2p else None), mode)
-        return memo[key]
+        return results[(kind, name, *_sim_key(mode, v, has_p2p), False)]["run"]
 
     return sim
 
@@ -132,18 +154,17 @@ def headlines(sim, layers: int, names=FUSION_ASSUMPTIONS) -> dict[str, Range]:
     }, names)
 
 
-def run(out: Path) -> tuple[list[dict], dict[str, dict[str, Range]]]:
+def run(out: Path, results: dict) -> tuple[list[dict], dict[str, dict[str, Range]]]:
     rows, ranges = [], {}
     ghz = value("clock_ghz")
     d = defaults()
-    # a progress bar on stderr over the workloads (only on a terminal)
-    for name, build, layers, has_p2p in tqdm(list(workloads()), desc="exp_fusion", unit="workload",
-                                             file=sys.stderr, disable=None, leave=False):
-        t0 = time.time()
-        sim = simulations(build, has_p2p)
+    for name, _build, layers, has_p2p in workloads():
+        sim = simulations(results, "builder", name, has_p2p)
         u, c, f = (sim(mode, d) for mode in ("unfused", "conventional", "fused"))
         h = ranges[name] = headlines(sim, layers)
-        bare = simulate(build(None), "fused") if has_p2p else f  # the layer without TP
+        # the layer without TP
+        bare = results[("builder", name, *_sim_key("fused", d, False), True)]["run"] \
+            if has_p2p else f
         serial = 2 * allreduce_s(collective_bytes(LLAMA2_7B, 4096 if "prefill" in name else 1),
                                  int(value("tp")), d) if has_p2p else 0.0
 
@@ -173,12 +194,11 @@ def run(out: Path) -> tuple[list[dict], dict[str, dict[str, Range]]]:
             row[k], row[k + "_low"], row[k + "_high"] = (round(r.value, 2), round(r.low, 2),
                                                          round(r.high, 2))
             row[k + "_dominant"] = r.dominant()
-        row["sim_seconds"] = round(time.time() - t0, 1)
+        row["sim_seconds"] = _seconds(results, "builder", name)
         row["conventional_speedup_so"] = round(row["unfused_so_ms"] / row["conventional_so_ms"],
                                                2)
         row["kernel_ratio"] = round(row["kernels_unfused"] / row["kernels_fused"], 1)
         rows.append(row)
-        tqdm.write(f"{name}: done in {row['sim_seconds']} s", file=sys.stderr)
     out.mkdir(parents=True, exist_ok=True)
     with open(out / "fusion.csv", "w", newline="") as fh:
         w = csv.DictWriter(fh, fieldnames=list(rows[0]))
@@ -248,32 +268,76 @@ def route_workloads():
            ROUTE_PROMPT, ("launch_so_us", "launch_ho_us"))
 
 
-def route_simulations(cfg, prompt: int = 0):
-    """`sim(mode, v)`: the route's layer graph on the P2P network of `v`; fused = on-chip
-    boundaries, step-allocate-units' sections; unfused = every boundary in memory,
-    step-kernelize{mode=unfused}. Memoized per (mode, network)."""
-    memo: dict[tuple, Run] = {}
-    graphs: dict[tuple, object] = {}
-    tp = int(value("tp"))
+def route_graph(cfg, prompt: int, v: dict[str, float], on_chip: bool):
+    """The route's layer graph on the P2P network of `v`: fused = on-chip boundaries
+    (then step-allocate-units' sections), unfused = every boundary in memory (then
+    step-kernelize{mode=unfused})."""
+    tp, net = int(value("tp")), p2p_of(v)
+    return route_layer(cfg, tp=tp, p2p=P2PNet(tp, net.links, net.link_gbps, net.latency_ns),
+                       on_chip=on_chip, prompt=prompt, batch=1 if prompt else 4)
 
-    def sim(mode: str, v: dict[str, float]) -> Run:
-        net = p2p_of(v)
-        key = (mode, net.link_gbps, net.latency_ns)
-        if key not in memo:
-            lg = route_layer(cfg, tp=tp, p2p=P2PNet(tp, net.links, net.link_gbps,
-                                                    net.latency_ns),
-                             on_chip=mode == "fused", prompt=prompt,
-                             batch=1 if prompt else 4)
-            graphs[key] = lg
-            memo[key] = simulate(lg.module, mode)
-        return memo[key]
 
-    sim.graphs = graphs  # type: ignore[attr-defined]
-    return sim
+def _key(c: dict) -> tuple:
+    return (c["kind"], c["workload"], c["mode"], c["gbps"], c["lat"], c.get("bare", False))
+
+
+def _task(c: dict) -> dict:
+    """One simulation of the sweep (a worker process runs it; `run_sweep` keeps the
+    order): a builder graph (`bare`: without its collectives), a route layer graph, or
+    (`layers`) the route's 32 fused layers placed by step-allocate-memory."""
+    t0 = time.perf_counter()
+    v = {**defaults(), "p2p_gbps": c["gbps"], "p2p_latency_us": c["lat"]}
+    out: dict = {}
+    if c["kind"] == "builder":
+        build, has_p2p = next((b, h) for n, b, _l, h in workloads() if n == c["workload"])
+        out["run"] = simulate(build(p2p_of(v) if has_p2p and not c.get("bare") else None),
+                              c["mode"])
+    else:
+        cfg, prompt = next((cf, pr) for n, cf, _t, pr, _n in route_workloads()
+                           if n == c["workload"])
+        lg = route_graph(cfg, prompt, v, c["mode"] != "unfused")
+        if c["kind"] == "layers":
+            out["layers"] = simulate_layers(lg.module, "fused", 32, hbm=c["hbm"])
+        else:
+            out["run"] = simulate(lg.module, c["mode"])
+            out["onchip"], out["memory"] = lg.onchip, lg.memory
+    out["seconds"] = time.perf_counter() - t0
+    return out
+
+
+def plan(route_only: bool, hbm: int | None) -> list[dict]:
+    """Every independent simulation of the experiment (`_task`'s configurations)."""
+    d, configs = defaults(), []
+
+    def add(kind: str, name: str, key: tuple, **extra) -> None:
+        mode, g, lat = key
+        configs.append({"kind": kind, "workload": name, "mode": mode, "gbps": g, "lat": lat,
+                        **extra})
+
+    if not route_only:
+        for name, _b, _l, has_p2p in workloads():
+            for key in needed(FUSION_ASSUMPTIONS, has_p2p, ("unfused", "conventional",
+                                                             "fused")):
+                add("builder", name, key)
+            if has_p2p:
+                add("builder", name, _sim_key("fused", d, False), bare=True)
+    for name, _cfg, _t, prompt, names in route_workloads():
+        for key in needed(names, True, ("unfused", "fused")):
+            add("route", name, key)
+        if not prompt:
+            add("layers", name, _sim_key("fused", d, True), hbm=hbm)
+    return configs
+
+
+def _seconds(results: dict, kind: str, name: str) -> float:
+    """CPU seconds of a workload's simulations (summed over the sweep's tasks)."""
+    return round(sum(r["seconds"] for k, r in results.items()
+                     if k[1] == name and (k[0] == kind or kind == "route" and k[0] == "layers")),
+                 1)
 
 
 def from_route(builder: dict[str, dict[str, Range]],
-               hbm: int | None = None) -> tuple[str, list[dict]]:
+               results: dict) -> tuple[str, list[dict]]:
     """The fusion headlines from the PyTorch route's layer graphs, with the builder's
     value for the same model (batch 1) as a cross-check. A decode row's fused 32 layers
     are also placed as one model by step-allocate-memory{layers=32} (HBM capacity `hbm`,
@@ -290,15 +354,12 @@ def from_route(builder: dict[str, dict[str, Range]],
              "in memory | HBM MiB/socket unfused -> fused | 32 layers from the allocator's map: "
              "fused SO / HO ms, HBM / DDR MiB | builder (B=1) fusion SO | seed |",
              "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
-    for name, cfg, twin, prompt, names in tqdm(list(route_workloads()), desc="route",
-                                               unit="workload", file=sys.stderr,
-                                               disable=None, leave=False):
-        t0 = time.time()
-        sim = route_simulations(cfg, prompt)
+    for name, _cfg, twin, prompt, names in route_workloads():
+        sim = simulations(results, "route", name, True)
         layers = 32
         u, f = sim("unfused", d), sim("fused", d)
         h = headlines(sim, layers, names)
-        lg = next(g for k, g in sim.graphs.items() if k[0] == "fused")  # type: ignore
+        fused = results[("route", name, *_sim_key("fused", d, True), False)]
 
         def ms(r: Run, launch: str) -> float:
             return 1e3 * model_seconds(r.kernel_cycles, r.kernels, d[launch], layers, 0.0, ghz)
@@ -308,7 +369,7 @@ def from_route(builder: dict[str, dict[str, Range]],
                "fused_ho_ms": round(ms(f, "launch_ho_us"), 3),
                "kernels_unfused": u.kernels, "kernels_fused": f.kernels,
                "kernel_cycles_unfused": u.kernel_cycles, "kernel_cycles_fused": f.kernel_cycles,
-               "onchip": lg.onchip, "memory": lg.memory,
+               "onchip": fused["onchip"], "memory": fused["memory"],
                "hbm_mib_unfused": round(u.hbm_bytes / 2**20, 1),
                "hbm_mib_fused": round(f.hbm_bytes / 2**20, 1)}
         for k, r in h.items():
@@ -317,10 +378,7 @@ def from_route(builder: dict[str, dict[str, Range]],
             row[k + "_dominant"] = r.dominant()
         mapped = "-"
         if not prompt:  # the decode model: 32 layers placed together, each from its tier
-            net = p2p_of(d)
-            m = simulate_layers(route_layer(cfg, tp=int(value("tp")), p2p=P2PNet(
-                int(value("tp")), net.links, net.link_gbps, net.latency_ns)).module,
-                "fused", layers, hbm=hbm)
+            m = results[("layers", name, *_sim_key("fused", d, True), False)]["layers"]
             row.update({"fused_so_ms_map": round(1e3 * m.seconds(d["launch_so_us"], ghz), 3),
                         "fused_ho_ms_map": round(1e3 * m.seconds(d["launch_ho_us"], ghz), 3),
                         "hbm_mib_map": round(m.hbm_bytes / 2**20, 1),
@@ -328,7 +386,7 @@ def from_route(builder: dict[str, dict[str, Range]],
                         "layers_with_ddr": sum(1 for b in m.layer_ddr_bytes if b)})
             mapped = (f"{row['fused_so_ms_map']:.2f} / {row['fused_ho_ms_map']:.2f}, "
                       f"{row['hbm_mib_map']} / {row['ddr_mib_map']}")
-        row["sim_seconds"] = round(time.time() - t0, 1)
+        row["sim_seconds"] = _seconds(results, "route", name)
         rows.append(row)
         b = builder.get(twin, {}).get("fusion_so")
         lines.append(
@@ -336,9 +394,8 @@ def from_route(builder: dict[str, dict[str, Range]],
             f"{row['fused_ho_ms']:.2f} | {h['fusion_so'].text()} ({h['fusion_so'].dominant()}) "
             f"| {h['fusion_ho'].text()} ({h['fusion_ho'].dominant()}) | "
             f"{h['ho_over_so'].text('{:.2f}')} | {u.kernels}/{f.kernels} | "
-            f"{lg.onchip} / {lg.memory} | {row['hbm_mib_unfused']} -> {row['hbm_mib_fused']} | "
+            f"{row['onchip']} / {row['memory']} | {row['hbm_mib_unfused']} -> {row['hbm_mib_fused']} | "
             f"{mapped} | {b.text() if b else '-'} | {ROUTE_SEED[name]} |")
-        tqdm.write(f"{name} (route): done in {row['sim_seconds']} s", file=sys.stderr)
     lines += ["", "The layer's memory boundaries (each a section of the fused layer): RoPE's "
               "element gathers (slices, cat), the residual read three times, the value rows "
               "of the attention (Llama: 4 KV heads per shard interleave in the projection's "
@@ -354,14 +411,25 @@ def main(argv=None) -> int:
     p.add_argument("--hbm", default="",
                    help="HBM capacity for the route's 32-layer memory map (e.g. 2GiB; "
                         "default the target's 64GiB)")
+    add_jobs_argument(p)
     args = p.parse_args(argv)
     try:
         hbm = parse_size(args.hbm, "--hbm") if args.hbm else None
     except ValueError as e:
         p.error(str(e))
     out = Path(args.out)
-    rows, ranges = ([], {}) if args.route_only else run(out)
-    route_text, route_rows = from_route(ranges, hbm)
+    # every simulation is independent: a local process pool (--jobs, default one per
+    # core; 1: serial, in this process), a progress bar on stderr (a terminal only); the
+    # results are keyed by configuration, so the rows are those of a serial run
+    configs = plan(args.route_only, hbm)
+    try:
+        done = run_sweep(_task, configs, workers=args.jobs, desc="exp_fusion")
+    except SweepError as e:
+        print(f"exp_fusion.py: error: {e}", file=sys.stderr)
+        return 1
+    results = {_key(c): r for c, r in zip(configs, done)}
+    rows, ranges = ([], {}) if args.route_only else run(out, results)
+    route_text, route_rows = from_route(ranges, results)
     out.mkdir(parents=True, exist_ok=True)
     with open(out / "fusion_route.csv", "w", newline="") as fh:
         w = csv.DictWriter(fh, fieldnames=list(dict.fromkeys(k for r in route_rows

@@ -59,7 +59,6 @@ serve(costs, experts=100, batch=8, tokens=20, routing="uniform").total_ms
 
 from __future__ import annotations
 
-import functools
 import math
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -72,7 +71,9 @@ from steplus.examples.workloads.decoder import (
 )
 from steplus.dialects.target.sn40l import value
 from steplus.examples.workloads.sn40l import simulate
-from steplus.examples.workloads.sn40l_expert import expert_map, switch_seconds, token_run
+from steplus.examples.workloads.sn40l_expert import (
+    SweepCache, expert_map, switch_seconds, token_run,
+)
 from steplus.examples.workloads.sn40l_ranges import defaults, p2p_of
 from steplus.passes.sn40l.kernelize import StepKernelizePass
 from steplus.passes.sn40l.kernels import kernel_groups
@@ -197,7 +198,7 @@ def footprint(costs: Costs, experts: int) -> int:
 # -- the platforms ------------------------------------------------------------------
 
 
-@functools.cache
+@SweepCache
 def _layer_counts(context: int) -> int:
     m = decoder_layer(LLAMA2_7B, 1, context)
     StepKernelizePass(mode="conventional").apply(Context(), m)
@@ -237,7 +238,7 @@ def dgx_costs(d: DGX, v: dict[str, float] | None = None) -> Costs:
                  int(d.host_gb * 1e9 // EXPERT_BYTES), hbm, d.host_gbps, per_expert)
 
 
-@functools.cache
+@SweepCache
 def _fused(tokens: int, kv: int, p2p: P2P) -> tuple[int, int]:
     """(kernel cycles, kernels) of the fused Llama2-7B layer with its two all-reduces in
     the graph on `p2p`, simulated."""

@@ -34,7 +34,10 @@ m.hbm_bytes, m.copy_bytes        # one socket's share
 from __future__ import annotations
 
 import functools
+import inspect
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp, bf16, i64
@@ -50,6 +53,42 @@ from steplus.passes.sn40l.allocate_units import StepAllocateUnitsPass
 from steplus.dialects.sn40l_attrs import KERNEL, KERNELS, SOURCE, TIER
 from steplus.passes.sn40l.kernels import kernel_groups
 from steplus.runtime.fabric.kernel_run import run_kernels
+
+R = TypeVar("R")
+
+
+class SweepCache(Generic[R]):
+    """`functools.cache` of a simulation whose entries a parallel sweep can set: the
+    bench computes the distinct calls in worker processes (`steplus.tools.sweep`) and
+    `prime`s this process's cache with their results, so what runs afterwards reads
+    them as if it had simulated them itself. Keys are the arguments bound to the
+    signature with its defaults (`f(1024)` and `f(1024, LLAMA2_7B, 8)` are one entry).
+
+    Example: `token_run.prime((cycles, kernels), 1024, P2P(1, 200, 1000))`."""
+
+    def __init__(self, fn: Callable[..., R]):
+        self.fn, self.memo = fn, {}
+        self.signature = inspect.signature(fn)
+        functools.update_wrapper(self, fn)
+
+    def key(self, *args: Any, **kwargs: Any) -> tuple:
+        b = self.signature.bind(*args, **kwargs)
+        b.apply_defaults()
+        return tuple(b.arguments.values())
+
+    def __call__(self, *args: Any, **kwargs: Any) -> R:
+        k = self.key(*args, **kwargs)
+        if k not in self.memo:
+            self.memo[k] = self.fn(*args, **kwargs)
+        return self.memo[k]
+
+    def prime(self, result: R, *args: Any, **kwargs: Any) -> None:
+        """Set the entry of these arguments (a worker's result for them)."""
+        self.memo[self.key(*args, **kwargs)] = result
+
+    def cache_clear(self) -> None:
+        self.memo.clear()
+
 
 VOCAB = 32000
 STATE = ("x", "k_cache", "v_cache")
@@ -142,7 +181,7 @@ def _is_weight(s: Symbol) -> bool:
     return s.readonly and s.tier == "hbm" and not names & set(STATE)
 
 
-@functools.cache
+@SweepCache
 def expert_map(context: int, model: DecoderModel = LLAMA2_7B, tp: int = 8) -> ExpertMap:
     """Allocate `expert_module(context)` as step-allocate-memory does (its symbols,
     plan and annotation, one socket's capacities) and read the map."""
@@ -205,7 +244,7 @@ def copy_module(runs: tuple[tuple[int, int], ...], streams: int) -> ModuleOp:
     return m
 
 
-@functools.cache
+@SweepCache
 def switch_seconds(context: int, model: DecoderModel = LLAMA2_7B, tp: int = 8) -> float:
     """One socket copying its share of the expert's map DDR -> HBM, simulated on the
     `sn40l` preset (the sockets copy in parallel: this is the node's switch time at the
@@ -217,7 +256,7 @@ def switch_seconds(context: int, model: DecoderModel = LLAMA2_7B, tp: int = 8) -
     return res.kernel_cycles / (value("clock_ghz") * 1e9)
 
 
-@functools.cache
+@SweepCache
 def token_run(context: int, p2p: P2P, model: DecoderModel = LLAMA2_7B,
               tp: int = 8) -> tuple[int, int]:
     """(kernel cycles, kernels) of one generated token: the whole expert's kernel sequence
