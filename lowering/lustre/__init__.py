@@ -110,11 +110,10 @@ def _import_once(text: str, dialect: str, marked: dict[int, tuple[list[str], str
         offsets: dict[Operation, int] = {}
         pending = deque(NodeKey(n.name) for n in tree.nodes
                         if not n.tparams and n.name not in prog.sized_nodes)
+        prog.add_observers = lambda n: _add_observers(prog, n, text)
         for n in tree.nodes:
-            _subrange_observers(prog, n)
-            capacity_observers(prog, n)
-            _refinement_observers(text, n)
-            expand_quantifiers(prog, n, text)
+            if n.name not in prog.sized_nodes:  # those per instance, their sizes known
+                prog.add_observers(n)
         pending.extend(NodeKey(n.name, observe=True) for n in tree.nodes
                        if n.observers and not n.tparams and n.name not in prog.sized_nodes)
         done: set[NodeKey] = set()
@@ -130,6 +129,15 @@ def _import_once(text: str, dialect: str, marked: dict[int, tuple[list[str], str
         raise LustreError(0, "input is nested too deeply to process") from None
     module = ModuleOp(nodes)
     return LustreModule(module, offsets, main_node(text, tree)), prog, warnings
+
+
+def _add_observers(prog: Program, node: ast.Node, text: str) -> None:
+    """The observers the types of `node` add to its own (subranges, set
+    capacities, refinements), and its quantifiers expanded."""
+    _subrange_observers(prog, node)
+    capacity_observers(prog, node)
+    _refinement_observers(text, node)
+    expand_quantifiers(prog, node, text)
 
 
 def _subrange_observers(prog: Program, node: ast.Node) -> None:

@@ -15,7 +15,7 @@ Example::
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from xdsl.dialects.builtin import Float32Type, IntegerType, f32, i1, i32
@@ -176,6 +176,8 @@ class Program:
         self.sized_nodes = {n.name: n for n in prog.nodes
                             if not n.tparams and (n.rec or sized.size_params(n))}
         self.sized_instances: set[str] = set()
+        # the observers a node's types add (set by the importer; sized.py calls it per instance)
+        self.add_observers: Callable[[ast.Node], None] = lambda node: None
         self.rec_instances: dict[str, int] = {}  # recursive function -> instances
         for n in prog.nodes:
             if n.rec and n.tparams:

@@ -106,3 +106,55 @@ def test_kind2_corpus_sized_nodes_run_when_a_call_gives_the_size():
     # A[0] = s, A[i] = -1 -> pre A[i-1]: every ok[i] holds at tick 0 (A[i] = s
     # or -1) and then stays true (`false -> pre ok[i]`)
     assert [[bool(v) for v in c] for c in got] == [[True] * T] * 3
+
+
+COUNT = """node count(const n: int; x: int) returns (c: int; d: subrange [0, n] of int);
+(*@contract
+  guarantee "bounded" 0 <= c and c <= n;
+*)
+var w: bool^n; acc: int^n;
+let
+  w[i] = if i = 0 then x > 0 else (false -> pre w[i - 1]);
+  acc[i] = (if i = 0 then 0 else acc[i - 1]) + (if w[i] then 1 else 0);
+  c = acc[n - 1];
+  d = c;
+tel
+node top(x: int) returns (c, d: int);
+let
+  c, d = count(3, x);
+tel
+"""
+
+
+def _count_reference(xs: list[int], n: int) -> list[int]:
+    """c(t): how many of x(t), ..., x(t - n + 1) are positive (before tick 0: none)."""
+    return [sum(1 for k in range(n) if t - k >= 0 and xs[t - k] > 0) for t in range(len(xs))]
+
+
+@pytest.mark.parametrize("mutant,broken", [
+    (None, None),
+    (("c = acc[n - 1];", "c = acc[n - 1] - 1;"), "bounded"),  # -1: none of the last 3 > 0
+    (("d = c;", "d = c + 1;"), "d in subrange [0, 3]"),  # 4 after 3 positives in a row
+])
+def test_a_sized_instance_keeps_its_contract_and_subranges(tmp_path, mutant, broken):
+    from conftest import run_tool
+    from steplus.tools.step_run import main as step_run
+
+    src = COUNT if mutant is None else COUNT.replace(*mutant)
+    assert mutant is None or mutant[1] in src
+    path = tmp_path / "count.lus"
+    path.write_text(src)
+    module = translate(SourceFile(str(path), src))
+    names = {op.sym_name.data for op in module.ops if isinstance(op, lus.NodeOp)}
+    assert names == {"top", "count$n_3", "count$n_3$check"}
+    if not mutant:
+        xs = [3, -1, 4, 1, 5, -9, 2, 6, 5, 3]
+        got = [int(v) for v in run_node(module, "top", {"x": np.array(xs, np.int32)}, 10)[0]]
+        assert got == _count_reference(xs, 3)
+    res = run_tool(step_run, [str(path), "--node", "count$n_3", "--check", "--runs", "50"])
+    if broken is None:
+        assert res.code == 0 and res.out.startswith(
+            "@count$n_3: 2 properties, 0 assumption(s): no violation"), res.out
+    else:
+        assert res.code == 1
+        assert f"error: property '{broken}' of @count$n_3 is violated" in res.out.splitlines()[0]
