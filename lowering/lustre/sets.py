@@ -63,6 +63,9 @@ CAPACITY = 8
 """Slots of a set or map value by default (K): union and membership cost K^2 comparisons."""
 MAX_CAPACITY = 64
 """The largest K `capacity` takes (`step-run --set-capacity`, `lus-translate --set-capacity`)."""
+MAX_COMPARISONS = 1 << 16
+"""Scalar comparisons one equality of two set or map values may take (`_comparisons`):
+`set<set<int>>` at K = 8 takes 16,384, `set<set<set<int>>>` 2,097,152 (minutes to lower)."""
 _capacity: ContextVar[int] = ContextVar("set capacity", default=CAPACITY)
 
 
@@ -133,12 +136,36 @@ def _make(prog: Program, kind: str, key: list[tuple[str, ast.TypeRef]],
     known = _registry(prog).get(name)
     if known is None:
         known = Coll(name, kind, _capacity.get(), key, val)
+        shown = name if len(name) < 60 else name[:50] + "..."
         if len(known.leaves) > 4096:
-            shown = name if len(name) < 60 else name[:50] + "..."
             raise LustreError(pos, f"a value of type {shown} has more than 4096 scalars "
                               f"({known.cap} slots of {known.width - 1})")
+        work = _comparisons(prog, known)
+        if work > MAX_COMPARISONS:
+            raise LustreError(pos, f"comparing two values of type {shown} takes {work} "
+                              f"scalar comparisons (more than {MAX_COMPARISONS}): sets "
+                              "nested too deeply")
         _registry(prog)[name] = known
     return known
+
+
+def _comparisons(prog: Program, c: Coll) -> int:
+    """Scalar comparisons of `c`'s set equality (`_coll_equal`): each slot of
+    either side against each of the other, a nested set or map compared as one
+    (a union or an insertion takes fewer). Grows as K^(2 * nesting)."""
+    per_slot = 0
+    for leaves in (c.key, c.val):
+        j = 0
+        while j < len(leaves):
+            t = leaves[j][1]
+            inner = coll_named(prog, prog.resolve_type(t)) if t.tag else None
+            if inner is not None and j + len(inner.leaves) <= len(leaves):
+                per_slot += _comparisons(prog, inner)
+                j += len(inner.leaves)
+            else:
+                per_slot += 1
+                j += 1
+    return 2 * c.cap * c.cap * per_slot
 
 
 def coll_of_type(prog: Program, ref: ast.TypeRef, depth: int = 0) -> Coll | None:

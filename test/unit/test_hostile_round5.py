@@ -1,0 +1,30 @@
+"""Hostile input against the round's new surfaces (HARDEN-5): Kind 2 sets and
+maps, `function rec`, const-sized arrays, pass options, `#target` attributes,
+step-run's ILA inputs. Each test fails before its fix."""
+
+from __future__ import annotations
+
+import pytest
+
+from steplus.lowering.lustre import LustreError, import_lustre
+
+
+def test_sets_nested_three_deep_are_refused_by_their_comparison_cost():
+    """`{{{x}}}` of type set<set<set<int>>> (1169 scalars, under the 4096 bound)
+    took minutes to lower: one equality of set<set<int>> elements is 16,384
+    scalar comparisons, so inserting into the outer set 131,072, its equality
+    2,097,152 (K^(2 * depth)). The type is refused where it is written."""
+    src = "node N(s: set<set<set<int>>>) returns (b: bool);\nlet b = true; tel\n"
+    with pytest.raises(LustreError) as info:
+        import_lustre(src, "t.lus")
+    assert info.value.pos == src.index("set<set<set")
+    assert info.value.message.startswith("comparing two values of type set<")
+    assert info.value.message.endswith("takes 2097152 scalar comparisons (more than 65536): "
+                                       "sets nested too deeply")
+
+
+def test_sets_nested_two_deep_still_lower():
+    """set<set<int>> at K = 8: 2 * 8^2 * (2 * 8^2 * 1) = 16,384 comparisons, within the bound."""
+    src = "node N(x: int) returns (s: set<set<int>>);\nlet s = {{x}, {1, 2}}; tel\n"
+    module = import_lustre(src, "t.lus")
+    assert [op.name for op in module.module.ops] == ["lus.node", "lus.node"]  # N, N$check
