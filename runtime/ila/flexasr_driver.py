@@ -10,7 +10,7 @@ shape: the same values bit for bit (the per-command run is the reference).
 
 Example::
 
-    y, stats = run_linear(x, w, b)        # x[T,16*nvi], w[16*nvo,16*nvi], b[16*nvo]
+    y, stats = run_linear(x, w, b)        # x[T,in], w[out,in], b[out]; in <= 4080
     stats == {"writes": 1207, "reads": 40, "waits": 1}   # for the §6.2 shapes
 """
 
@@ -175,27 +175,94 @@ def linear_fragment(xc: Codes, wc: Codes, bc: Codes, bw: int, bi: int, bb: int, 
     return cmds
 
 
+def linear_tiles(T: int, nvi: int, nvo: int) -> list[tuple[int, int, int, int]]:
+    """The calls of a linear layer over x[T, 16·nvi] with 16·nvo outputs (nvo % 4 == 0), as
+    (t0, t1, v0, v1): timesteps [t0, t1) and output vectors [v0, v1).  One call when it fits; else
+    the output vectors split evenly into chunks of at most 4·npe (npe per PE: its 256-vector input
+    window holds the nvi input vectors and npe bias vectors, its 1 MiB weight memory npe·nvi tiles
+    of 16x16, and the global buffer's `num_vector` fields are 8 bits: 4·npe <= 255), and the timesteps into chunks whose input and output
+    regions fit the 1 MiB global buffer and its 16-bit base field (`flexasr_vec._fits_gb`).
+
+    >>> linear_tiles(10, 16, 4)
+    [(0, 10, 0, 4)]
+    >>> len(linear_tiles(16, 255, 16))  # 255 input vectors leave room for 1 bias vector per PE
+    4
+    """
+    if not 0 < nvi <= FLEXASR.max_vectors or nvo <= 0 or nvo % 4:
+        raise IlaError(f"flexasr linear: {nvi} input vectors (at most {FLEXASR.max_vectors}) and {nvo} output "
+                       "vectors (a multiple of 4) cannot be tiled")
+    if T == 0:
+        return []
+    npe_max = min(FLEXASR.max_vectors // 4, vec.PE_INPUT_VECTORS - nvi, (1 << 20) // (256 * nvi))
+    nb = nvo // 4
+    pn = -(-nb // npe_max)
+    o_cuts = [4 * (nb * i // pn) for i in range(pn + 1)]
+    widest = max(b - a for a, b in zip(o_cuts, o_cuts[1:]))
+    per_t = T
+    if not vec._fits_gb(T, nvi, widest):  # pyright: ignore[reportPrivateUsage]
+        # (T/16 + 2)·nvi + T/16·nvo vectors of 16 B fill the 64 Ki vectors of the global buffer
+        per_t = 16 * max(1, min(((1 << 16) - 32 * nvi) // (16 * (nvi + widest)), 4095))
+        while per_t > 16 and not vec._fits_gb(per_t, nvi, widest):  # pyright: ignore[reportPrivateUsage]
+            per_t -= 16
+    pt = -(-T // per_t)
+    t_cuts = [T * i // pt for i in range(pt + 1)]
+    return [(t0, t1, v0, v1) for t0, t1 in zip(t_cuts, t_cuts[1:]) for v0, v1 in zip(o_cuts, o_cuts[1:])]
+
+
 def run_linear(x: npt.NDArray[np.floating], w: npt.NDArray[np.floating], b: npt.NDArray[np.floating] | None = None,
                out_bias: int | None = None, reference: bool | None = None) -> tuple[Floats, Counts]:
-    """y = x·Wᵀ + b on FlexASR (AdaptivFloat); returns (y, counts)."""
+    """y = x·Wᵀ + b on FlexASR (AdaptivFloat); returns (y, counts).
+
+    Any x[T, in], W[out, in] with in <= 4080 (one PE input window: the driver splits no sum).  in is
+    padded with zero columns to a multiple of 16 and out with zero rows of W and zero biases to a
+    multiple of 64 (4 PEs x 16 lanes): a zero product adds exactly nothing to the 32-bit
+    accumulators, the padded outputs are dropped, and zeros move none of the AdaptivFloat biases the
+    driver picks (each is the max magnitude's).  A layer past one call's buffers runs as the calls
+    of `linear_tiles`, every call with the biases picked on the whole tensors, so every output is
+    the code one call would give it (a linear layer computes each timestep and each output vector
+    alone).  `counts["linear_calls"]` says how many calls ran when there were several."""
     _finite("flexasr linear", input=x, weight=w, bias=b)
-    T = x.shape[0]
-    b = np.zeros(w.shape[0]) if b is None else b
-    bw, bi, bb = af.bias_for(w), af.bias_for(x), af.bias_for(b)
-    xc, wc, bc = af.encode(x, bi), af.encode(w, bw), af.encode(b, bb)
+    x, w = np.asarray(x, np.float64), np.asarray(w, np.float64)
+    b = np.zeros(w.shape[0]) if b is None else np.asarray(b, np.float64).reshape(-1)
+    if x.ndim != 2 or w.ndim != 2 or w.shape[1] != x.shape[1] or b.shape != (w.shape[0],):
+        raise IlaError(f"flexasr linear: x {list(x.shape)}, w {list(w.shape)} and b {list(b.shape)} are not "
+                       "[T, in], [out, in] and [out]")
+    (T, K), N = x.shape, w.shape[0]
+    if K > FLEXASR.max_features or K == 0 or N == 0:
+        raise IlaError(f"flexasr linear: in = {K} and out = {N} must be positive, in at most {FLEXASR.max_features} "
+                       f"({FLEXASR.max_vectors} vectors of a PE's input; the driver splits no sum)")
+    kp, n_pad = -(-K // 16) * 16, -(-N // 64) * 64
+    xp, wp, bp = np.zeros((T, kp)), np.zeros((n_pad, kp)), np.zeros(n_pad)
+    xp[:, :K], wp[:N, :K], bp[:N] = x, w, b
+    bw, bi, bb = af.bias_for(wp), af.bias_for(xp), af.bias_for(bp)
+    xc, wc, bc = af.encode(xp, bi), af.encode(wp, bw), af.encode(bp, bb)
     if out_bias is None:
         ref = af.decode(xc, bi) @ af.decode(wc, bw).T + af.decode(bc, bb)
         out_bias = af.bias_for(ref)
-    nvo = w.shape[0] // 16
-    fast = None if reference_mode(reference) else vec.linear_codes(xc, wc, bc, bw, bi, bb, out_bias)
+    codes = np.zeros((T, n_pad), np.uint8)
+    counts = {"writes": 0, "reads": 0, "waits": 0}
+    tiles = linear_tiles(T, kp // 16, n_pad // 16)
+    for t0, t1, v0, v1 in tiles:
+        o = slice(16 * v0, 16 * v1)
+        codes[t0:t1, o], c = _linear_call(xc[t0:t1], wc[o], bc[o], bw, bi, bb, out_bias, reference)
+        for key in counts:
+            counts[key] += c[key]
+    if len(tiles) > 1:
+        counts["linear_calls"] = len(tiles)
+    return af.decode(codes[:, :N], out_bias), counts
+
+
+def _linear_call(xc: Codes, wc: Codes, bc: Codes, bw: int, bi: int, bb: int, bo: int,
+                 reference: bool | None) -> tuple[Codes, Counts]:
+    """One linear-layer call (it must fit the buffers): the codes it reads back [T, 16·nvo] and its
+    counts, from `flexasr_vec` or, in reference mode, by stepping `linear_fragment`."""
+    T, nvi, nvo = xc.shape[0], xc.shape[1] // 16, wc.shape[0] // 16
+    fast = None if reference_mode(reference) else vec.linear_codes(xc, wc, bc, bw, bi, bb, bo)
     if fast is not None:
-        nvi = xc.shape[1] // 16
         # weight rows, bias vectors, the stored input, 4 PE configurations each, GB mngr/control/start
-        counts = {"writes": 16 * nvo * nvi + nvo + T * nvi + 16 + 3, "reads": T * nvo, "waits": 1}
-        return af.decode(fast, out_bias), counts
-    _, reads, counts = execute(linear_fragment(xc, wc, bc, bw, bi, bb, out_bias))
-    y = np.stack(reads).reshape(T, nvo, 16).reshape(T, -1)
-    return af.decode(y, out_bias), counts
+        return fast, {"writes": 16 * nvo * nvi + nvo + T * nvi + 16 + 3, "reads": T * nvo, "waits": 1}
+    _, reads, counts = execute(linear_fragment(xc, wc, bc, bw, bi, bb, bo))
+    return np.stack(reads).reshape(T, 16 * nvo), counts
 
 
 def lstm_fragment(xc: Codes, wic: Codes, whc: Codes, bc: Codes, bw: int, bi: int, bb: int, bo: int,
