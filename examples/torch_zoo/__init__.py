@@ -1,4 +1,4 @@
-"""The torch zoo: thirteen small PyTorch modules written the way public code writes them.
+"""The torch zoo: fourteen small PyTorch modules written the way public code writes them.
 
 Each is a module in this folder, in the style of the PyTorch docs/examples,
 torchvision or HuggingFace transformers (written from memory; small shapes;
@@ -122,6 +122,15 @@ def _convnext():
     return CNBlock(8, layer_scale=0.5, stochastic_depth_prob=0.1), (torch.randn(1, 8, 8, 8),)
 
 
+def _mobilenet_v3():
+    from .mobilenet_v3 import InvertedResidual, InvertedResidualConfig
+    from .resnet_block import randomize_bn
+
+    cnf = InvertedResidualConfig(8, 3, 32, 8, use_se=True, activation="HS", stride=1,
+                                 dilation=1, width_mult=1.0)
+    return randomize_bn(InvertedResidual(cnf)), (torch.randn(1, 8, 8, 8),)
+
+
 def _t5():
     from .t5_ff import T5Config, T5LayerFF
 
@@ -154,6 +163,9 @@ ZOO = {m.name: m for m in (
              "ViTLayer", "dense", _vit, {"dense": "tile=5x32x32 schedule=mnk"}),
     ZooModel("convnext_block", "torchvision CNBlock: depthwise 7x7, channels-last LayerNorm, "
              "layer scale", "dense", _convnext, {"dense": "tile=4x8x8 schedule=mnk"}),
+    ZooModel("mobilenet_v3_block", "torchvision MobileNetV3 InvertedResidual: Hardswish, "
+             "SqueezeExcitation (Hardsigmoid)", "dense", _mobilenet_v3,
+             {"dense": "tile=4x8x8 schedule=mnk"}),
     ZooModel("t5_ff", "HF T5LayerFF: T5LayerNorm (RMS, f32 variance), gated gelu_new FFN",
              "dense", _t5, {"dense": "tile=4x32x32 schedule=mnk"}),
 )}

@@ -64,6 +64,7 @@ import numpy as np
 
 from steplus.lowering.linalg_to_step.aten import _shape
 
+HARD = ("aten.hardsigmoid.default", "aten.hardswish.default")  # relu6(x + 3) / 6 (x * ..)
 UNARY = {"aten.rsqrt.default": "math.rsqrt", "aten.exp.default": "math.exp",
          "aten.neg.default": "arith.negf", "aten.tanh.default": "math.tanh"}
 BINARY = {"aten.add.Tensor": "arith.addf", "aten.sub.Tensor": "arith.subf",
@@ -73,7 +74,7 @@ MATMUL = ("aten.matmul.default", "aten.mm.default", "aten.linear.default",
 ADDMM = "aten.addmm.default"  # GPT-2's Conv1D: addmm(bias, x, w) with an [in, out] weight
 REDUCE = ("aten.mean.dim", "aten.sum.dim_IntList")
 ACTIVATION = ("aten.silu.default", "aten.relu.default", "aten.hardtanh.default",
-              "aten.gelu.default", "aten.sigmoid.default")
+              "aten.gelu.default", "aten.sigmoid.default", *HARD)
 NORM = ("aten.layer_norm.default", "aten.rms_norm.default")
 SOFTMAX = ("aten.softmax.int", "aten._softmax.default")
 OTHER = ("aten.pow.Tensor_Scalar", "aten.rsub.Scalar", *ACTIVATION)
@@ -88,6 +89,8 @@ BATCH_NORM = "aten.batch_norm.default"
 # graph's users read the in-place node's result)
 INPLACE = {"aten.relu_.default": "aten.relu.default",
            "aten.hardtanh_.default": "aten.hardtanh.default",
+           "aten.hardswish_.default": "aten.hardswish.default",
+           "aten.hardsigmoid_.default": "aten.hardsigmoid.default",
            "aten.add_.Tensor": "aten.add.Tensor", "aten.mul_.Tensor": "aten.mul.Tensor",
            "aten.sub_.Tensor": "aten.sub.Tensor", "aten.div_.Tensor": "aten.div.Tensor"}
 FLOATS = {"torch.float32": "f32", "torch.bfloat16": "bf16", "torch.float16": "f16"}
@@ -204,15 +207,27 @@ def expand_rows(s, out) -> np.ndarray | None:
     return np.broadcast_to(rows, out[:-1]).reshape(-1)
 
 
-def per_row(a, out) -> bool:
-    """`a` is a parameter whose one value per row of `out`'s folded view is a function of
-    the leading dims: ConvNeXt's layer scale `[C, 1, 1]` times an NCHW `[N, C, H, W]`
-    (the value of channel c for the rows `(n, c, h)`). Bound as a column (`Derived`)."""
-    s, out = tuple(static(a)), tuple(out)
-    if not (_weight(a, len(s)) and len(s) <= len(out) and s[-1] == 1 and out[-1] != 1):
-        return False
+def expand_column(s, out) -> np.ndarray | None:
+    """For a tensor of last dim 1 whose one value per row of the folded `out` is a function
+    of the leading dims only, which `bcast` does not express (`[C, 1, 1]` or `[N, C, 1, 1]`
+    over an NCHW `[N, C, H, W]`: the value of channel c for the rows `(n, c, h)`): the
+    element of `s` each folded row reads; None otherwise."""
+    s, out = tuple(s), tuple(out)
+    if not s or not out or s[-1] != 1 or out[-1] == 1 or len(s) > len(out) or bcast(s, out):
+        return None
     padded = (1,) * (len(out) - len(s)) + s
-    return bcast(s, out) is None and all(x in (1, y) for x, y in zip(padded, out))
+    if any(a not in (1, b) for a, b in zip(padded, out)):
+        return None
+    idx = np.arange(int(np.prod(s))).reshape(padded)
+    return np.broadcast_to(idx, out[:-1] + (1,)).reshape(-1)
+
+
+def per_row(a, out) -> bool:
+    """`a` is a parameter read as `expand_column` says (ConvNeXt's layer scale `[C, 1, 1]`
+    times NCHW): bound as a `[rows, 1]` column (`Derived`). A computed one (the SE block's
+    `[N, C, 1, 1]` scale) is materialized by a move part instead (`_expanded`)."""
+    s = tuple(static(a))
+    return _weight(a, len(s)) and expand_column(s, out) is not None
 
 
 def per_row_column(a, out):
@@ -251,8 +266,10 @@ def int_input_as_float(n) -> bool:
 
 def _expanded(n, a) -> bool:
     """`a` is an operand of the binary op `n` that a move part broadcasts first."""
-    return (_raw_name(n) in BINARY or _name(n) in BINARY) and _is_tensor(a) and \
-        expand_rows(static(a), static(n)) is not None
+    if not ((_raw_name(n) in BINARY or _name(n) in BINARY) and _is_tensor(a)):
+        return False
+    return expand_rows(static(a), static(n)) is not None or (
+        a.op != "placeholder" and expand_column(static(a), static(n)) is not None)
 
 
 def _last(dims, rank: int) -> bool:
@@ -353,7 +370,7 @@ def _lowerable(n) -> bool:
             if _is_tensor(a):
                 if not _float_tensor(a) or (bcast(_shape(a), out) is None
                                             and expand_rows(_shape(a), out) is None
-                                            and not per_row(a, out)):
+                                            and expand_column(_shape(a), out) is None):
                     return False
             elif not _scalar(a):
                 return False

@@ -32,7 +32,7 @@ from steplus.lowering.linalg_to_step.aten import _shape
 from steplus.lowering.linalg_to_step.glue import (
     ADDMM, BATCH_NORM, BINARY, MATMUL, NORM, REDUCE, ROW_OPS, SOFTMAX, UNARY, VIEWS, _expanded,
     _inputs, _is_tensor, _name, bcast, data_users, element, expand_rows, fill_value, fold,
-    norm_dims, per_row, per_row_column, static,
+    norm_dims, per_row, per_row_column, static, expand_column, HARD,
 )
 from steplus.lowering.linalg_to_step.linalg_build import LinalgFunc, Scalar, tensor_type
 
@@ -168,6 +168,16 @@ def _gelu(approximate: str, w: RegionOps) -> Lines:
     return erf_form
 
 
+def _hard(swish: bool, w: RegionOps) -> Lines:
+    """Hardsigmoid `min(max(x + 3, 0), 6) / 6` (torch's formula), times x for Hardswish."""
+    c3, c6 = w.const(3.0), w.const(6.0)
+
+    def body(s: Scalar, a) -> SSAValue:
+        h = s.div(s.min(s.max(s.add(a[0], c3), w.zero), c6), c6)
+        return s.mul(a[0], h) if swish else h
+    return body
+
+
 def _norm(n, x: Tensor, w: RegionOps, arg) -> SSAValue:
     """LayerNorm (mean, centred variance, affine) or RMSNorm over the last dim, the
     way torch's decompositions compute them."""
@@ -281,8 +291,11 @@ def region_func(region: list, fname: str, produced: set | frozenset = frozenset(
             for a in n.args:
                 if _is_tensor(a) and a not in folded and _expanded(n, a):
                     rows = expand_rows(static(a), static(n))
+                    shape = fold(static(n))
+                    if rows is None:  # one value per row (a per-channel scale): a column
+                        rows, shape = expand_column(static(a), static(n)), (shape[0], 1)
                     expands[(n, a)] = Expanded(f"{n.name}:expand{len(expands)}",
-                                               fold(static(n)), None, src=a, rows=rows)
+                                               shape, None, src=a, rows=rows)
     cols: dict = {}  # (node, operand) -> a parameter bound as one value per row (`per_row`)
     for n in region:
         if _name(n) in BINARY:
@@ -370,6 +383,8 @@ def region_func(region: list, fname: str, produced: set | frozenset = frozenset(
         elif name == "aten.hardtanh.default":
             lo, hi = w.const(n.args[1]), w.const(n.args[2])
             r = w.unary(arg(a0), lambda s, a, lo=lo, hi=hi: s.min(s.max(a[0], lo), hi))
+        elif name in HARD:
+            r = w.unary(arg(a0), _hard(name == "aten.hardswish.default", w))
         elif name == "aten.gelu.default":
             r = w.unary(arg(a0), _gelu(n.kwargs.get("approximate", "none"), w))
         else:  # binary

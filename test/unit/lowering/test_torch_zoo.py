@@ -66,6 +66,12 @@ END_TO_END = {
                   "projection", "norm", "projection", "projection"],
     # depthwise 7x7, LayerNorm (channels last), Linear 4x + GELU, Linear, layer scale + residual
     "convnext_block": ["im2col", "conv", "norm", "projection", "projection", "elementwise"],
+    # expand 1x1 + BN + Hardswish, depthwise 3x3 + BN + Hardswish, SE (avg pool, fc1 + ReLU,
+    # fc2 + Hardsigmoid, the [1, C, 1, 1] scale times the input: materialized per row by a
+    # move), project 1x1 + BN + residual
+    "mobilenet_v3_block": ["conv", "elementwise", "im2col", "conv", "elementwise", "pool",
+                           "conv", "elementwise", "conv", "elementwise", "elementwise", "conv",
+                           "elementwise"],
     "t5_ff": ["norm", "projection", "projection"],  # T5LayerNorm, wi_0/wi_1 + gelu_new, wo + residual
 }
 NOT_DATA = VIEW_OPS + ("aten._assert_tensor_metadata.default",)

@@ -1,0 +1,161 @@
+"""The ATen forms of the public transformer and mobile-vision code (HF GPT-2/BERT/T5,
+torchvision ConvNeXt/MobileNetV3) through the dense path, one form per test, against torch
+(rtol 1e-5, f32) on the fabric's functional mode; forms outside them are a remark at the
+user's line, never a different computation.
+
+- `addmm(bias, x, w)` (GPT-2's `Conv1D`, the weight `[in, out]`) is a projection;
+- `x.split(size, dim)` + its `getitem`s are gathers (`split.py`), any dim, a last chunk
+  shorter than the others;
+- `x.pow(3)` (gelu_new), `1.0 - x` (`rsub`), Hardswish / Hardsigmoid (in place too);
+- a `[C, 1, 1]` parameter (ConvNeXt's layer scale) and a computed `[N, C, 1, 1]` (the SE
+  block's scale) times an NCHW tensor: one value per folded row;
+- the eager attention with eval-mode dropout after the softmax and GPT-2's
+  `torch.where(bias[..., :S, :S], w, finfo.min)` over a sliced causal buffer; a `where`
+  whose fill a score can survive (-1e4) is not read as a mask: not lowered, a remark.
+"""
+
+from __future__ import annotations
+
+import inspect
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+nn = torch.nn
+
+from steplus.lowering.linalg_to_step.aten import lower_exported  # noqa: E402
+from steplus.tools.step_run_linalg import part_cycles, run_exported  # noqa: E402
+
+VIEWS = {"aten.view.default", "aten.permute.default", "aten.contiguous.default",
+         "aten.transpose.int", "aten.unsqueeze.default", "aten.reshape.default",
+         "aten._assert_tensor_metadata.default"}
+
+
+def _lower(module, args, tile="2x8x8"):
+    torch.manual_seed(0)
+    ep = torch.export.export(module.eval(), args)
+    low = lower_exported(ep, dense=f"tile={tile} schedule=mnk")
+    out, ran, torch_ops = run_exported(ep, low, args)
+    want = module(*args)
+    np.testing.assert_allclose(out.detach().numpy(), want.detach().numpy(), rtol=1e-5,
+                               atol=1e-6)
+    assert all(part_cycles(p) > 0 for p in low.graphs)
+    return low, ran, torch_ops
+
+
+class Conv1DSplit(nn.Module):
+    """GPT-2's `c_attn`: addmm with an [in, out] weight, then `.split(n_embd, dim=2)`."""
+
+    def __init__(self):
+        super().__init__()
+        self.weight = nn.Parameter(torch.randn(8, 24) * 0.1)
+        self.bias = nn.Parameter(torch.randn(24))
+
+    def forward(self, x):
+        size_out = x.size()[:-1] + (24,)
+        h = torch.addmm(self.bias, x.view(-1, x.size(-1)), self.weight).view(size_out)
+        q, k, v = h.split(8, dim=2)
+        return q * k + v
+
+
+def test_gpt2_conv1d_addmm_and_split_are_a_projection_and_gathers():
+    low, ran, torch_ops = _lower(Conv1DSplit(), (torch.randn(2, 3, 8),))
+    assert ran == ["projection", "move", "move", "move", "elementwise"]
+    assert set(torch_ops) <= VIEWS
+
+
+class SplitRows(nn.Module):
+    def forward(self, x):
+        a, b = x.split(4, dim=1)  # [2, 6, 8] -> [2, 4, 8], [2, 2, 8]: rows, the last shorter
+        return torch.cat([b, a], dim=1).exp()
+
+
+def test_a_split_of_another_dim_with_a_short_last_chunk():
+    _low, ran, torch_ops = _lower(SplitRows(), (torch.randn(2, 6, 8),))
+    assert ran.count("move") == 3 and ran[-1] == "elementwise"  # two chunks, the cat
+    assert set(torch_ops) <= VIEWS
+
+
+class Activations(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.hs, self.hsig = nn.Hardswish(inplace=True), nn.Hardsigmoid()
+
+    def forward(self, x):
+        cube = 0.5 * x * (1.0 + torch.tanh(0.79788456 * (x + 0.044715 * torch.pow(x, 3.0))))
+        return self.hs(x * 2.0) + self.hsig(1.0 - x) + cube
+
+
+def test_pow3_rsub_and_the_hard_activations_are_elementwise():
+    # x in [-6, 6]: both sides of hardswish's clamps
+    x = torch.linspace(-6, 6, 64).reshape(4, 16)
+    _low, ran, torch_ops = _lower(Activations(), (x,), tile="2x16x16")
+    assert "elementwise" in ran and "move" not in ran
+    assert not torch_ops
+
+
+class ChannelScales(nn.Module):
+    """ConvNeXt's `layer_scale [C, 1, 1] * x` and the SE block's `scale [N, C, 1, 1] * x`."""
+
+    def __init__(self):
+        super().__init__()
+        self.layer_scale = nn.Parameter(torch.randn(4, 1, 1))
+
+    def forward(self, x):
+        se = torch.sigmoid(nn.functional.adaptive_avg_pool2d(x, 1) * 3.0)
+        return self.layer_scale * x + se * x
+
+
+def test_per_channel_scales_of_nchw_tensors():
+    low, ran, torch_ops = _lower(ChannelScales(), (torch.randn(1, 4, 4, 8),), tile="4x8x8")
+    # the computed [1, 4, 1, 1] scale is materialized per row (rows (n, c, h) read c) by a
+    # move; the parameter is bound as that column
+    assert "move" in ran
+    assert not [o for o in torch_ops if o not in VIEWS]
+
+
+class DropoutCausal(nn.Module):
+    """GPT-2's `_attn` with eval-mode dropout after the softmax."""
+
+    def __init__(self, fill):
+        super().__init__()
+        self.register_buffer("bias", torch.tril(torch.ones(8, 8, dtype=torch.bool))
+                             .view(1, 1, 8, 8), persistent=False)
+        self.fill = fill
+        self.drop = nn.Dropout(0.1)
+
+    def forward(self, q, k, v):
+        w = torch.matmul(q, k.transpose(-1, -2))
+        w = w / torch.full([], 2.0, dtype=w.dtype)
+        s = q.size(-2)
+        w = torch.where(self.bias[:, :, :s, :s], w, torch.full([], self.fill, dtype=w.dtype))
+        return torch.matmul(self.drop(nn.functional.softmax(w, dim=-1)), v)
+
+
+def _qkv():
+    g = torch.Generator().manual_seed(3)
+    return tuple(torch.randn(2, 2, 6, 4, generator=g) for _ in range(3))
+
+
+def test_a_causal_where_over_a_sliced_buffer_and_dropout_are_the_dense_attention():
+    low, ran, torch_ops = _lower(DropoutCausal(torch.finfo(torch.float32).min), _qkv(),
+                                 tile="2x4x4")
+    assert ran == ["attention"]
+    assert not [o for o in torch_ops if o not in VIEWS]  # the slices are the mask's binding
+    (part,) = low.graphs
+    assert {n.name for n in part.covered} >= {"slice_1", "slice_2", "where", "dropout"}
+
+
+def test_a_where_fill_that_a_score_survives_is_not_a_mask():
+    module = DropoutCausal(-1e4)
+    ep = torch.export.export(module.eval(), _qkv())
+    low = lower_exported(ep, dense="tile=2x4x4 schedule=mnk")
+    assert all(p.role != "attention" for p in low.graphs)
+    (rest,) = [r for r in low.remarks if "outside the recognized layers" in r.message]
+    assert "aten.where.self" in rest.message and "aten.matmul.default" in rest.message
+    src, first = inspect.getsourcelines(DropoutCausal.forward)
+    line = first + next(i for i, t in enumerate(src) if "w = torch.matmul(q, k" in t)
+    assert rest.where == f"{inspect.getsourcefile(DropoutCausal)}:{line}"  # the user's line
+    out, _, _ = run_exported(ep, low, _qkv())  # torch runs what is not lowered: still equal
+    np.testing.assert_allclose(out.numpy(), module(*_qkv()).numpy(), rtol=1e-5, atol=1e-6)
