@@ -379,7 +379,10 @@ class Simulator:
             qid = self.qid
             h = NEVER
             for c in hbm.idle_set:
-                v = bound(c, qid)
+                ctx: Context = c
+                if ctx.clock >= h:
+                    continue  # a bound is at least the context's clock: cannot lower h
+                v = bound(ctx, qid)
                 if v < h:
                     h = v
             horizon = INF if h >= NEVER else h + 1

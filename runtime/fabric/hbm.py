@@ -84,8 +84,9 @@ class _Free:
 _rank = attrgetter("rank")
 _Period = tuple[int, int, list[int], list[int], list[int], list[int]]
 """`HBMServer._period`: (q, P, d, KII, G, skip)."""
-_SmallWindow = tuple[list[int], list[int], list[tuple[int, int, list[tuple[int, int]]]]]
-"""`HBMServer._small_window`: per column II*K and G, per slot (max h, max II*j, its columns)."""
+_SmallWindow = tuple[list[int], list[int], list[tuple[int, int, list[int]]]]
+"""`HBMServer._small_window`: per column II*K and G, per slot (max h, max II*j, its
+columns as one flat list `[c0, II*j0, c1, II*j1, ...]`: small ints, no tuple per column)."""
 NEG: Final = -(1 << 60)  # "no request" in the period tables (stays hugely negative under +)
 
 
@@ -451,13 +452,16 @@ class HBMServer:
                 continue
             if hb > top:
                 top = hb
-            for c, iij in cols:
-                c += off
+            k = 0
+            ncols = len(cols)
+            while k < ncols:
+                c = cols[k] + off
                 if c >= N:
                     c -= N
-                sv = free[c].t + iij
+                sv = free[c].t + cols[k + 1]
                 if sv > top:
                     top = sv
+                k += 2
             tr.top = top
         # every channel after the window: max(F + II*K, w + G) (see _Window)
         ch = off
@@ -515,8 +519,14 @@ class HBMServer:
                 last[i][c] = (II * j, hj)
         wkii = [II * k for k in K]
         wg = [h[c] + II if K[c] else NEG for c in range(N)]
-        slots = [(max(hj for _, hj in sl.values()), max(iij for iij, _ in sl.values()),
-                  [(c, iij) for c, (iij, _) in sl.items()]) for sl in last]
+        slots: list[tuple[int, int, list[int]]] = []
+        for sl in last:
+            flat: list[int] = []
+            for c, (iij, _) in sl.items():
+                flat.append(c)
+                flat.append(iij)
+            slots.append((max(hj for _, hj in sl.values()), max(iij for iij, _ in sl.values()),
+                          flat))
         win = (wkii, wg, slots)
         tab = self._tab
         tab.small_cached += N + 3 * n * min(L, N)
