@@ -90,7 +90,7 @@ from xdsl.passes import ModulePass
 from steplus.dialects.step import ops as so
 from steplus.dialects.step import ops as sr
 from steplus.dialects.step import GraphOp
-from steplus.dialects.step.dims import dim_symbols, to_expr
+from steplus.dialects.step.dims import dim_symbols, evaluate_bound, to_expr
 from steplus.dialects.step.functions import get_function
 from steplus.dialects.semantics.fusion import fused_add_calls
 from steplus.dialects.step.types import (
@@ -195,8 +195,15 @@ class GraphMetrics:
         """The metrics with the named symbols replaced by values."""
 
         def sub(e: sympy.Expr) -> sympy.Expr:
-            m = {s: values[s.name] for s in dim_symbols(e) if s.name in values}
-            return cast(sympy.Expr, to_expr(e).subs(cast(dict[Any, Any], m))) if m else e
+            syms = dim_symbols(e)
+            m = {s: values[s.name] for s in syms if s.name in values}
+            if not m:
+                return e
+            if len(m) == len(syms):  # all bound: the integer, exactly, without sympy's subs
+                v = evaluate_bound(to_expr(e), m)
+                if v is not None:
+                    return sympy.Integer(v)
+            return cast(sympy.Expr, to_expr(e).subs(cast(dict[Any, Any], m)))
 
         def one(m: OpMetrics) -> OpMetrics:
             fires = sub(m.fires)
@@ -230,6 +237,11 @@ def reduce_ratio(ratio: sympy.Expr) -> sympy.Expr:
 
 def cardinality(dims: list[sympy.Expr]) -> sympy.Expr:
     """The number of elements of a stream with these dims (seed §4.1 for raggedness)."""
+    if all(getattr(d, "is_Integer", False) for d in dims):  # bound: the product, no Mul
+        n = 1
+        for d in dims:
+            n *= int(d)
+        return sympy.Integer(n)
     ragged = [i for i, d in enumerate(dims)
               if any(isinstance(s, RaggedSymbol) for s in to_expr(d).free_symbols)]
     j = ragged[-1] if ragged else 0
