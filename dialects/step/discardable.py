@@ -15,6 +15,7 @@ silently ignored, falling back to the fabric's default) is a located error.
 | `add_outer_dim` | reshape | by hand | fabric placement | a flag: the simulated reshape adds an outer dim |
 | `switch_cycles` | partition, reassemble | by hand | fabric placement | an array of integers in [0, 2^40], one per branch (the count checked where read; `step.parallelize` has it as a property) |
 | `rank` | partition, reassemble, eager_merge | by hand | fabric placement | an integer in [0, 64]: the group rank, overriding the one the types give |
+| `fanout_depth` | broadcast | the SN40L layer graph (`sn40l_route`), by hand | fabric placement, `step-allocate-units` | an integer in [1, 2^40]: tiles each output channel holds |
 | `name` | any operator | builders, `step-kernelize`, by hand | fabric placement, kernel runner, reports | a string: the context's name (default `<op><k>`) |
 | `runtime.context` | op | `convert-step-to-runtime` | a reader of the placement | an integer >= 0 |
 | `runtime.depth` | graph | `convert-step-to-runtime` | a reader of the placement | an integer >= 1 |
@@ -79,13 +80,17 @@ RANK = IntDiscardable("rank", on_graph=False, lo=0, hi=MAX_GROUP_RANK)
 """The group rank of a partition / reassemble / eager_merge (overrides the types')."""
 NAME = StrDiscardable("name", on_graph=False)
 """The operator's name: its fabric context's, its tensor's for a load or store."""
+FANOUT_DEPTH = IntDiscardable("fanout_depth", on_graph=False, lo=1, hi=MAX_KNOB)
+"""The FIFO entries (tiles) of each output of a `step.broadcast` (default: the fabric's
+base depth): a fan-out whose branches read at different times holds what the later one
+has not read yet (the SN40L layer graph sizes it from the row its residual must hold)."""
 RUNTIME_CONTEXT = IntDiscardable("runtime.context", on_graph=False, lo=0)
 """The index of the simulator context an operator is placed in."""
 RUNTIME_DEPTH = IntDiscardable("runtime.depth", on_graph=True, lo=1)
 """The channel depth (FIFO entries) a graph was placed with."""
 
 PLACEMENT_KNOBS: tuple[DiscardableSpec, ...] = (
-    COMPUTE_BW, PMU_BW, WRITE_BACK_MU, ADD_OUTER_DIM, SWITCH_CYCLES, RANK, NAME)
+    COMPUTE_BW, PMU_BW, WRITE_BACK_MU, ADD_OUTER_DIM, SWITCH_CYCLES, RANK, NAME, FANOUT_DEPTH)
 """The per-op knobs the fabric placement reads."""
 
 REGISTRY: dict[str, DiscardableSpec] = registry(

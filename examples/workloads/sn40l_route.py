@@ -273,8 +273,34 @@ def _collective(block: Block, v: SSAValue, op: Operation, load: so.LinearOffChip
     return st
 
 
+BASE_DEPTH = 2
+"""The fabric's base channel depth (`HardwareConfig.base_depth`) a fan-out adds to its row."""
+
+
+def fanout_depth(v: SSAValue) -> int:
+    """The tiles each output of the fan-out of `v` must hold: one row of its tiles (the
+    dims inside the outermost: a residual `[R, n]` of row blocks waits for the norm's
+    row sum and for the whole FFN of its row) plus the base depth."""
+    t = v.type
+    assert isinstance(t, StreamType)
+    row = 1
+    for d in t.dims[1:]:
+        row *= int(d)
+    return row + BASE_DEPTH
+
+
+def _same_walk(v: SSAValue, want: Attribute) -> bool:
+    """A load walks exactly the stream `v` (dims and tile shape; the dtype may differ)."""
+    have = v.type
+    return isinstance(have, StreamType) and isinstance(want, StreamType) \
+        and _dims(have) == _dims(want) and isinstance(have.element, TileType) \
+        and isinstance(want.element, TileType) \
+        and have.element.rows == want.element.rows and have.element.cols == want.element.cols
+
+
 def layer_graph(low: Lowering, nodes, name: str = "layer",
-                cache_tiles: dict[str, int] | None = None, on_chip: bool = True) -> LayerGraph:
+                cache_tiles: dict[str, int] | None = None, on_chip: bool = True,
+                fanout: bool = True) -> LayerGraph:
     """One step graph of the layer the route lowered (see the module doc). `nodes`:
     the exported graph's nodes (for the views and casts); `cache_tiles`: the real
     size in tiles of each KV cache tensor (the attention graph's region is 2^20).
@@ -336,6 +362,7 @@ def layer_graph(low: Lowering, nodes, name: str = "layer",
     phases, binds = [], {}
     onchip = memory = 0
     on: list[str] = []
+    fanned: set[str] = set()  # tensors read several times, all on chip (a deep fan-out)
     for i, p in enumerate(parts):
         graph = next(o for o in p.module.walk() if isinstance(o, GraphOp))
         binds.update(graph_bindings(graph))
@@ -373,13 +400,16 @@ def layer_graph(low: Lowering, nodes, name: str = "layer",
                             and isinstance(c, (so.RandomOffChipLoadOp, so.RandomOffChipStoreOp)):
                         c.properties["tiled_in_shape"] = i64_array([cache_tiles[t]])
                     if on_chip and isinstance(c, so.LinearOffChipLoadOp) and not c.operands \
-                            and t in producer and reads.get(t) == 1:
+                            and t in producer and (reads.get(t) == 1 or (
+                                fanout and _same_walk(producer[t].input, c.output.type))):
                         v = _on_chip(block, producer[t].input, c.output.type)
                         if v is not None:
                             mapper[op.results[0]] = v
                             c.erase()
                             onchip += 1
                             on.append(t)
+                            if reads.get(t, 0) > 1:
+                                fanned.add(t)
                             continue
                     if isinstance(c, (so.LinearOffChipLoadOp, so.RandomOffChipLoadOp)) \
                             and t in producer:
@@ -393,7 +423,7 @@ def layer_graph(low: Lowering, nodes, name: str = "layer",
     for t, st in producer.items():
         if consumers.get(t, 0) == 0 and t not in outputs:
             block.erase_op(st)
-    fan_out(block)
+    fan_out(block, {producer[t].input: fanout_depth(producer[t].input) for t in fanned})
     g = GraphOp(name, Region(block))
     set_graph_bindings(g, binds)
     module = ModuleOp([g])

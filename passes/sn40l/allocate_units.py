@@ -78,7 +78,7 @@ from steplus.dialects.target.sn40l import SN40L, Param, value
 from steplus.dialects.sn40l_attrs import (
     KERNEL, PCUS, PCUS_USED, PMUS, PMUS_USED, SECTIONS, SYMBOL,
 )
-from steplus.dialects.step.discardable import COMPUTE_BW, PMU_BW
+from steplus.dialects.step.discardable import COMPUTE_BW, FANOUT_DEPTH, PMU_BW
 from steplus.passes.sn40l.kernels import (
     assign, ensure_names, tile_bytes, is_anchor, replace_graph, source, split, static_int,
 )
@@ -147,6 +147,11 @@ def demands(graph: GraphOp, chip: Chip) -> list[Demand]:
     out = []
     for m in gm.ops:
         op = m.op
+        deep = FANOUT_DEPTH.get(op) if isinstance(op, sr.BroadcastOp) else None
+        if deep:  # a fan-out's buffers: `fanout_depth` tiles per output, in memory units
+            held = deep * len(op.results) * tile_bytes(cast(StreamType, op.operands[0].type))
+            out.append(Demand(op, 0, 0, -(-held // chip.pmu_bytes)))
+            continue
         if isinstance(op, (sr.ZipOp, sr.BroadcastOp, sr.ConsumeOp)):
             continue
         flops = _int(m.flops, op, "FLOPs")

@@ -57,7 +57,7 @@ from steplus.dialects.step.types import StreamType, TileType
 from steplus.utils.diagnostics import OpDiagnosticError
 from steplus.utils.attrs import i64_array
 from steplus.dialects.sn40l_attrs import KERNEL, KERNELS, SOURCE, SYMBOL
-from steplus.dialects.step.discardable import NAME
+from steplus.dialects.step.discardable import FANOUT_DEPTH, NAME
 from steplus.passes.step.bindings import graph_bindings, set_graph_bindings
 
 INTERMEDIATE_BASE = 1 << 44
@@ -282,6 +282,9 @@ def split(graph: GraphOp, of: dict[Operation, set[int]], tag: str) -> list[Graph
         loaded[k][v] = ld.output
         return ld.output
 
+    # a fan-out's deep buffers (`fanout_depth`) stay with the stream in every kernel
+    deep = {source(op.input): d for op in graph.body.block.ops
+            if isinstance(op, sr.BroadcastOp) and (d := FANOUT_DEPTH.get(op))}
     for op in graph.body.block.ops:
         if isinstance(op, sr.BroadcastOp):
             continue
@@ -302,7 +305,8 @@ def split(graph: GraphOp, of: dict[Operation, set[int]], tag: str) -> list[Graph
         builders[k].insert(st)
     graphs = []
     for k, block in enumerate(blocks):
-        fan_out(block)
+        fan_out(block, {w: d for v, d in deep.items()
+                        for w in (maps[k].get(v), loaded[k].get(v)) if w is not None})
         g = GraphOp(f"{name}_k{k}", Region(block))
         set_graph_bindings(g, graph_bindings(graph))  # the symbols' values hold in every kernel
         KERNEL.set(g, k)
@@ -312,13 +316,16 @@ def split(graph: GraphOp, of: dict[Operation, set[int]], tag: str) -> list[Graph
     return graphs
 
 
-def fan_out(block: Block) -> None:
-    """A `step.broadcast` after every stream with several consumers."""
+def fan_out(block: Block, depths: dict[SSAValue, int] | None = None) -> None:
+    """A `step.broadcast` after every stream with several consumers (with `fanout_depth`
+    = `depths[stream]` where given: output channels that hold that many tiles)."""
     for op in list(block.ops):
         for res in op.results:
             uses = list(res.uses)
             if len(uses) > 1 and isinstance(res.type, StreamType):
                 b = sr.BroadcastOp.create(operands=[res], result_types=[res.type] * len(uses))
+                if depths and res in depths:
+                    FANOUT_DEPTH.set(b, depths[res])
                 Rewriter.insert_op(b, InsertPoint.after(op))
                 for u, r in zip(uses, b.results):
                     u.operation.operands[u.index] = r

@@ -210,7 +210,10 @@ class RegroupParams(ContextParams):
 
 @dataclass(frozen=True)
 class BroadcastParams(ContextParams):
-    """`step.broadcast`, or the one appended for a stream with several consumers (§7)."""
+    """`step.broadcast`, or the one appended for a stream with several consumers (§7).
+    `depth`: the tiles each output channel holds (`fanout_depth`; 0: the base depth)."""
+
+    depth: int = 0
 
 
 @dataclass(frozen=True)

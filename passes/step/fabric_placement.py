@@ -63,7 +63,8 @@ from steplus.dialects.step import GraphOp
 from steplus.dialects.step import ops as so
 from steplus.dialects.step.dims import to_expr
 from steplus.dialects.step.discardable import (
-    ADD_OUTER_DIM, COMPUTE_BW, MAX_KNOB, NAME, PMU_BW, RANK, SWITCH_CYCLES, WRITE_BACK_MU,
+    ADD_OUTER_DIM, COMPUTE_BW, FANOUT_DEPTH, MAX_KNOB, NAME, PMU_BW, RANK, SWITCH_CYCLES,
+    WRITE_BACK_MU,
 )
 from steplus.dialects.step.types import StreamType, TileType, TupleType
 from steplus.dialects.target.fabric import HardwareConfig
@@ -282,6 +283,9 @@ def _onchip(s: ContextSpec, op: Operation) -> None:
         _onchip_tile(s, op.output.type)
     elif isinstance(op, (so.RepeatOp, so.ExpandOp)):
         _onchip_tile(s, op.input.type)
+    elif isinstance(op, so.BroadcastOp) and FANOUT_DEPTH.get(op):  # its deep outputs
+        s.onchip_bytes = (FANOUT_DEPTH.get(op) or 0) * len(op.outputs) \
+            * tile_bytes(op.input.type)
     elif isinstance(op, so.RegroupOp):  # one block of tiles (the double buffer's other half
         p = cast(RegroupParams, s.params)  # is the paper mode's of step-metrics)
         s.onchip_bytes = p.m * p.inner * tile_bytes(op.input.type)
@@ -432,9 +436,9 @@ def _regroup(pl: _Placer, op: so.RegroupOp) -> _Placed:
             [op.input], [Port("inp")], None)
 
 
-@_places(so.BroadcastOp)
+@_places(so.BroadcastOp, knobs=(FANOUT_DEPTH,))
 def _broadcast(pl: _Placer, op: so.BroadcastOp) -> _Placed:
-    return (BroadcastParams(), [op.input], [Port("inp")],
+    return (BroadcastParams(depth=FANOUT_DEPTH.get(op) or 0), [op.input], [Port("inp")],
             [Port("outs_list", i) for i in range(len(op.outputs))])
 
 
@@ -537,7 +541,9 @@ MAX_IN_FLIGHT = 1 << 12
 def _in_flight(p: ContextParams, nbytes: int, depth: int) -> int:
     """The depth of a context's output channel: `depth`, or for a collective the tiles its
     network holds in flight over its latency too (one per transfer time, at most
-    `MAX_IN_FLIGHT`)."""
+    `MAX_IN_FLIGHT`), or for a broadcast with a `fanout_depth` that depth."""
+    if isinstance(p, BroadcastParams) and p.depth:
+        return max(depth, p.depth)
     if not isinstance(p, CollectiveParams) or p.ranks < 2:
         return depth
     sent = (p.ranks - 1) * nbytes / p.ranks if p.gather else 2 * (p.ranks - 1) / p.ranks * nbytes
