@@ -63,6 +63,7 @@ from typing import Any, TypeGuard
 import numpy as np
 
 from steplus.lowering.linalg_to_step.aten import _shape
+from steplus.lowering.linalg_to_step.fx_graph import ancestors
 
 HARD = ("aten.hardsigmoid.default", "aten.hardswish.default")  # relu6(x + 3) / 6 (x * ..)
 UNARY = {"aten.rsqrt.default": "math.rsqrt", "aten.exp.default": "math.exp",
@@ -410,7 +411,7 @@ def regions(nodes, covered: set) -> list[list]:
     transparent: dict = {}  # a view inside a region -> its element-wise user
     for n in cand:
         if _name(n) in MATMUL:
-            lhs = n.args[0]
+            lhs = n.args[1] if _name(n) == ADDMM else n.args[0]
             if lhs in by_lhs:
                 parent[find(n)] = find(by_lhs[lhs])
             else:
@@ -432,7 +433,7 @@ def regions(nodes, covered: set) -> list[list]:
     order = {n: i for i, n in enumerate(nodes)}
     views = set(transparent) | {n for n in cand if _name(n) in VIEWS}
     out = []
-    for g in groups.values():
+    for g in (h for g0 in groups.values() for h in _acyclic(sorted(g0, key=order.__getitem__))):
         if all(n in views for n in g):  # views alone move no data: they stay in torch
             continue
         gs = set(g)
@@ -447,6 +448,29 @@ def regions(nodes, covered: set) -> list[list]:
         if any(n not in views for n in g):
             out.append(sorted(g, key=order.__getitem__))
     return out
+
+
+def _acyclic(g: list) -> list[list]:
+    """`g` (in graph order) as regions none of which reads, through an op outside it, a
+    value it computes itself (projections sharing an input: gelu_new's `x.pow(3)` stays in
+    torch between `wi_0(x)` and the product with `wi_1(x)`); the nodes reached that way,
+    and the nodes of `g` reading them, go to a later region (checked again)."""
+    for _ in range(len(g)):
+        gs = set(g)
+        later: set = set()
+        for n in g:
+            for a in n.all_input_nodes:
+                if a in later or (a not in gs and fill_value(a) is None  # reads a shape
+                                  and ancestors(a) & gs):
+                    later.add(n)
+                    break
+        if not later:
+            return [g]
+        first = [n for n in g if n not in later]
+        if not first:
+            return [g]  # cannot happen in a DAG: a first node reads no node of g
+        return [first, *_acyclic([n for n in g if n in later])]
+    return [g]
 
 
 def _hoistable(n) -> bool:

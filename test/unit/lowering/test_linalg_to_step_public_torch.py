@@ -9,6 +9,7 @@ user's line, never a different computation.
 - `x.pow(3)` (gelu_new), `1.0 - x` (`rsub`), Hardswish / Hardsigmoid (in place too);
 - a `[C, 1, 1]` parameter (ConvNeXt's layer scale) and a computed `[N, C, 1, 1]` (the SE
   block's scale) times an NCHW tensor: one value per folded row;
+- a region never reads, through an op torch runs, a value it computes itself (split in two);
 - the eager attention with eval-mode dropout after the softmax and GPT-2's
   `torch.where(bias[..., :S, :S], w, finfo.min)` over a sliced causal buffer; a `where`
   whose fill a score can survive (-1e4) is not read as a mask: not lowered, a remark.
@@ -159,3 +160,26 @@ def test_a_where_fill_that_a_score_survives_is_not_a_mask():
     assert rest.where == f"{inspect.getsourcefile(DropoutCausal)}:{line}"  # the user's line
     out, _, _ = run_exported(ep, low, _qkv())  # torch runs what is not lowered: still equal
     np.testing.assert_allclose(out.numpy(), module(*_qkv()).numpy(), rtol=1e-5, atol=1e-6)
+
+
+class TorchBetween(nn.Module):
+    """Two projections of one input (one region) with an op torch runs between one of them
+    and their product (T5's gated FFN with an activation the dense path has not)."""
+
+    def __init__(self):
+        super().__init__()
+        self.wi_0 = nn.Linear(8, 16, bias=False)
+        self.wi_1 = nn.Linear(8, 16, bias=False)
+
+    def forward(self, x):
+        return torch.floor(self.wi_0(x) * 4.0) * self.wi_1(x)
+
+
+def test_a_region_never_reads_what_torch_computes_from_it():
+    """The product waits for torch's floor of a projection its region would compute: it is
+    a region of its own, after (before the fix the fabric run failed on the missing value)."""
+    low, ran, torch_ops = _lower(TorchBetween(), (torch.randn(4, 8),), tile="4x16x8")
+    assert ran == ["projection", "elementwise"]
+    assert torch_ops == ["aten.floor.default"]
+    (rest,) = [r for r in low.remarks if "outside the recognized layers" in r.message]
+    assert rest.message.endswith("(aten.floor.default)")
