@@ -84,9 +84,10 @@ class _Free:
 _rank = attrgetter("rank")
 _Period = tuple[int, int, list[int], list[int], list[int], list[int]]
 """`HBMServer._period`: (q, P, d, KII, G, skip)."""
-_SmallWindow = tuple[list[int], list[int], list[tuple[int, int, list[int]]]]
-"""`HBMServer._small_window`: per column II*K and G, per slot (max h, max II*j, its
-columns as one flat list `[c0, II*j0, c1, II*j1, ...]`: small ints, no tuple per column)."""
+_SmallWindow = tuple[list[int], list[int], list[int], list[int], list[list[int]]]
+"""`HBMServer._small_window`: per column II*K and G; per slot max h, max II*j and its
+columns as one flat list `[c0, II*j0, c1, II*j1, ...]` (parallel lists of small ints, not
+a tuple per slot or column: loading those scattered objects was most of `_segment`)."""
 NEG: Final = -(1 << 60)  # "no request" in the period tables (stays hugely negative under +)
 
 
@@ -429,7 +430,7 @@ class HBMServer:
                 self.off = (off + r * q) % N
                 return
             win = self._small_window(n, L, q, d)
-        wkii, wg, slots = win
+        wkii, wg, hmaxs, jmaxs, colss = win
         # A transfer's final `top` is at least its last request's arrival
         # (last_cycle + 1): a window whose service starts cannot reach that, or
         # the top already known, leaves it alone. A slot's latest start is
@@ -439,11 +440,13 @@ class HBMServer:
         for fc in free:
             if fc.t > fmax:
                 fmax = fc.t
-        for tr, (hmax, jmax, cols) in zip(owners, slots):
+        i = -1
+        for tr in owners:
+            i += 1
             top = tr.top
             lc = tr.last_cycle
-            hb = w + hmax
-            fb = fmax + jmax
+            hb = w + hmaxs[i]
+            fb = fmax + jmaxs[i]
             if hb >= fb:
                 if hb > top and hb > lc:
                     tr.top = hb
@@ -453,6 +456,7 @@ class HBMServer:
             if hb > top:
                 top = hb
             k = 0
+            cols = colss[i]
             ncols = len(cols)
             while k < ncols:
                 c = cols[k] + off
@@ -519,15 +523,18 @@ class HBMServer:
                 last[i][c] = (II * j, hj)
         wkii = [II * k for k in K]
         wg = [h[c] + II if K[c] else NEG for c in range(N)]
-        slots: list[tuple[int, int, list[int]]] = []
+        hmaxs: list[int] = []
+        jmaxs: list[int] = []
+        colss: list[list[int]] = []
         for sl in last:
             flat: list[int] = []
             for c, (iij, _) in sl.items():
                 flat.append(c)
                 flat.append(iij)
-            slots.append((max(hj for _, hj in sl.values()), max(iij for iij, _ in sl.values()),
-                          flat))
-        win = (wkii, wg, slots)
+            hmaxs.append(max(hj for _, hj in sl.values()))
+            jmaxs.append(max(iij for iij, _ in sl.values()))
+            colss.append(flat)
+        win = (wkii, wg, hmaxs, jmaxs, colss)
         tab = self._tab
         tab.small_cached += N + 3 * n * min(L, N)
         if tab.small_cached > 4_000_000:  # bound the memory of rarely reused tables
