@@ -1,6 +1,7 @@
 """`torch.split` / `Tensor.split` as data movement: each chunk a gather part.
 
-`aten.split.Tensor(x, size, dim)` returns a tuple its `getitem` users take
+`aten.split.Tensor(x, size, dim)` (or `split_with_sizes(x, sizes, dim)`:
+`x.split([8, 8, 16], dim)`) returns a tuple its `getitem` users take
 apart (GPT-2's `self.c_attn(x).split(self.split_size, dim=2)` into the
 query, key and value). Each `getitem` whose chunk the program reads becomes
 one dense part (role "move"), as `move.py` gathers a `slice`: the chunk's
@@ -26,6 +27,7 @@ from steplus.lowering.linalg_to_step.aten import LoweredPart, name_of
 from steplus.lowering.linalg_to_step.conv import gather_elements
 
 SPLIT = "aten.split.Tensor"
+SPLIT_SIZES = "aten.split_with_sizes.default"  # x.split([8, 8, 16], dim)
 MAX_ELEMENTS = 1 << 20
 
 
@@ -33,7 +35,7 @@ def is_chunk(n) -> bool:
     """`n` is `getitem(split(x, size, dim), i)`."""
     return (getattr(n, "op", None) == "call_function" and n.target is operator.getitem
             and len(n.args) == 2 and getattr(n.args[0], "op", None) == "call_function"
-            and name_of(n.args[0]) == SPLIT)
+            and name_of(n.args[0]) in (SPLIT, SPLIT_SIZES))
 
 
 def _int(v) -> bool:
@@ -49,15 +51,25 @@ def indices(n) -> np.ndarray | str:
     dim = args[2] if len(args) > 2 else split.kwargs.get("dim", 0)
     if not (glue._float_tensor(x) and glue._float_tensor(n)):
         return "not a static floating-point tensor"
-    if not (isinstance(size, int) and _int(size) and size > 0 and _int(dim) and _int(i)):
+    if name_of(split) == SPLIT_SIZES:
+        sizes = list(size) if isinstance(size, (list, tuple)) else []
+        if not (sizes and all(_int(k) and k >= 0 for k in sizes) and _int(i)
+                and 0 <= i < len(sizes)):
+            return "a split by non-constant sizes"
+        start, stop = sum(sizes[:i]), sum(sizes[:i + 1])
+    elif isinstance(size, int) and _int(size) and size > 0 and _int(i):
+        start, stop = i * size, (i + 1) * size
+    else:
         return "a split by a non-constant size"
+    if not _int(dim):
+        return "a split along a non-constant dim"
     s = glue.static(x)
     total = int(np.prod(s))
     if total > MAX_ELEMENTS:
         return f"more than {MAX_ELEMENTS} elements"
     sl = [slice(None)] * len(s)
     try:
-        sl[dim] = slice(i * size, (i + 1) * size)
+        sl[dim] = slice(start, stop)
         out = np.arange(total).reshape(s)[tuple(sl)]
     except (IndexError, ValueError, TypeError) as e:
         return f"an argument form not foreseen ({type(e).__name__})"

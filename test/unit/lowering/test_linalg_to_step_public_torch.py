@@ -67,13 +67,18 @@ def test_gpt2_conv1d_addmm_and_split_are_a_projection_and_gathers():
 
 
 class SplitRows(nn.Module):
+    def __init__(self, sizes):
+        super().__init__()
+        self.sizes = sizes
+
     def forward(self, x):
-        a, b = x.split(4, dim=1)  # [2, 6, 8] -> [2, 4, 8], [2, 2, 8]: rows, the last shorter
+        a, b = x.split(self.sizes, dim=1)  # [2, 6, 8] -> [2, 4, 8], [2, 2, 8]: rows
         return torch.cat([b, a], dim=1).exp()
 
 
-def test_a_split_of_another_dim_with_a_short_last_chunk():
-    _low, ran, torch_ops = _lower(SplitRows(), (torch.randn(2, 6, 8),))
+@pytest.mark.parametrize("sizes", [4, [4, 2]], ids=["short_last_chunk", "with_sizes"])
+def test_a_split_of_another_dim(sizes):
+    _low, ran, torch_ops = _lower(SplitRows(sizes), (torch.randn(2, 6, 8),))
     assert ran.count("move") == 3 and ran[-1] == "elementwise"  # two chunks, the cat
     assert set(torch_ops) <= VIEWS
 
