@@ -108,12 +108,12 @@ def _mask_views(mask, cov: list) -> tuple:
 
 def _mask(p: Pieces, b: int, h: int, sq: int, sk: int, cov: list):
     """values -> the additive mask `[B * H, Sq, Sk]` (a boolean mask: 0 where True, its
-    `fill` — -inf, or `torch.where`'s value — where False; is_causal: torch's top-left
-    aligned lower triangle)."""
+    `fill` — -inf, or `torch.where`'s value — where False, the other way round for
+    `masked_fill`; is_causal: torch's top-left aligned lower triangle)."""
     src, views = _mask_views(p.mask, cov) if p.mask is not None else (None, [])
     mask = src.name if src is not None else None
     boolean = p.mask is not None and "bool" in dtype_of(p.mask)
-    fill = p.fill
+    fill, inverted = p.fill, p.inverted
 
     def get(values: dict) -> np.ndarray:
         add = np.zeros((b, h, sq, sk))
@@ -121,7 +121,10 @@ def _mask(p: Pieces, b: int, h: int, sq: int, sk: int, cov: list):
             m = np.asarray(values[mask])
             for view, args in views:
                 m = view(m, args)
-            m = np.where(m.astype(bool), 0.0, fill) if boolean else m.astype(np.float64)
+            if boolean:
+                m = np.where(m.astype(bool) != inverted, 0.0, fill)
+            else:
+                m = m.astype(np.float64)
             add = add + np.broadcast_to(m, (b, h, sq, sk))
         if p.causal:
             add = add + np.where(np.tril(np.ones((sq, sk), bool)), 0.0, -np.inf)

@@ -9,8 +9,10 @@ Two forms of `softmax(q K^T * scale) V` with one query row per head
   dtype=bool)`, `torch.zeros(...)`);
 - **eager** (HuggingFace's `eager_attention_forward`): `torch.matmul(q,
   k.transpose(2, 3))`, times or divided by a scalar (`* self.scaling`, `/
-  math.sqrt(d)`), `softmax(dim=-1)` (a `dtype=` and `.to(q.dtype)` allowed),
-  `torch.matmul(p, v)`.
+  math.sqrt(d)`, `/ torch.full([], c)`), an additive mask, `torch.where(mask, w,
+  fill)` or `w.masked_fill(mask, fill)` with a boolean mask and a fill no score
+  survives, `softmax(dim=-1)` (a `dtype=` and `.to(q.dtype)` allowed, eval-mode
+  dropout after it), `torch.matmul(p, v)`.
 
 Keys and values are either `torch.cat([cache, new], dim=2)` (a KV cache: the
 §8.4 graph reads the cache and appends the new row) or any tensor (no cache:
@@ -46,6 +48,7 @@ SDPA = "aten.scaled_dot_product_attention.default"
 SOFTMAX = ("aten.softmax.int", "aten._softmax.default")
 CASTS = ("aten.to.dtype", "aten._to_copy.default")
 VIEWS = ("aten.reshape.default", "aten.view.default", "aten._unsafe_view.default")
+MASKED_FILL = ("aten.masked_fill.Scalar", "aten.masked_fill.Tensor")
 FILLS = {"aten.ones.default": 1, "aten.zeros.default": 0, "aten.full.default": None}
 
 
@@ -185,6 +188,7 @@ class Pieces:
     out: Any
     form: str
     fill: float = -math.inf  # a boolean mask's value where it is False (`torch.where`)
+    inverted: bool = False  # `masked_fill(mask, fill)`: the fill where the mask is True
 
 
 def sdpa_pieces(sdpa) -> Pieces:
@@ -213,7 +217,18 @@ def eager_pieces(softmax) -> Pieces | None:
     scale = 1.0
     mask = None
     fill = -math.inf
-    if is_op(s, "aten.where.self") and len(s.args) == 3 and "bool" in dtype_of(s.args[0]):
+    inverted = False
+    if name_of(s) in MASKED_FILL and len(s.args) == 3 and "bool" in dtype_of(s.args[1]):
+        # `w.masked_fill(causal_mask, float("-inf"))`: the fill where the mask is True
+        f = _scalar_of(s.args[2])
+        if f is None or not (f == -math.inf or f <= -1e30):
+            return None
+        mask, fill, inverted = s.args[1], f, True
+        cov.append(s)
+        if hasattr(s.args[2], "op") and len(s.args[2].users) == 1:
+            cov.append(s.args[2])
+        s = _skip_casts(s.args[0], cov)
+    elif is_op(s, "aten.where.self") and len(s.args) == 3 and "bool" in dtype_of(s.args[0]):
         # GPT-2: `torch.where(causal_mask, w, mask_value)`, the value the dtype's min
         f = _scalar_of(s.args[2])
         if f is None or not (f == -math.inf or f <= -1e30):
@@ -262,7 +277,7 @@ def eager_pieces(softmax) -> Pieces | None:
     cov.extend(u for n in list(cov) for u in n.users  # shape checks of the nodes it spans
                if name_of(u) in BOOKKEEPING and u not in cov)
     return Pieces(softmax, q, kt.args[0], p.args[1], scale, mask, False, False, cov, p, "eager",
-                  fill)
+                  fill, inverted)
 
 
 def _scalar_of(x) -> float | None:

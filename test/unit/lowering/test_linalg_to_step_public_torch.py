@@ -188,3 +188,24 @@ def test_a_region_never_reads_what_torch_computes_from_it():
     assert torch_ops == ["aten.floor.default"]
     (rest,) = [r for r in low.remarks if "outside the recognized layers" in r.message]
     assert rest.message.endswith("(aten.floor.default)")
+
+
+class MaskedFillCausal(nn.Module):
+    """The `masked_fill` idiom: a strictly-upper-triangular bool buffer, sliced to the
+    sequence, filled with -inf (True masks)."""
+
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("mask", torch.triu(torch.ones(8, 8, dtype=torch.bool), 1))
+
+    def forward(self, q, k, v):
+        s = q.size(-2)
+        w = torch.matmul(q, k.transpose(-1, -2)) * 0.5
+        w = w.masked_fill(self.mask[:s, :s], float("-inf"))
+        return torch.matmul(torch.softmax(w, dim=-1), v)
+
+
+def test_a_masked_fill_over_a_sliced_buffer_is_the_dense_attention():
+    low, ran, torch_ops = _lower(MaskedFillCausal(), _qkv(), tile="2x4x4")
+    assert ran == ["attention"]
+    assert not [o for o in torch_ops if o not in VIEWS]
