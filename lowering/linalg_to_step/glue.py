@@ -63,7 +63,6 @@ from typing import Any, TypeGuard
 import numpy as np
 
 from steplus.lowering.linalg_to_step.aten import _shape
-from steplus.lowering.linalg_to_step.fx_graph import ancestors
 
 HARD = ("aten.hardsigmoid.default", "aten.hardswish.default")  # relu6(x + 3) / 6 (x * ..)
 UNARY = {"aten.rsqrt.default": "math.rsqrt", "aten.exp.default": "math.exp",
@@ -453,17 +452,23 @@ def regions(nodes, covered: set) -> list[list]:
 def _acyclic(g: list) -> list[list]:
     """`g` (in graph order) as regions none of which reads, through an op outside it, a
     value it computes itself (projections sharing an input: gelu_new's `x.pow(3)` stays in
-    torch between `wi_0(x)` and the product with `wi_1(x)`); the nodes reached that way,
-    and the nodes of `g` reading them, go to a later region (checked again)."""
+    torch between `wi_0(x)` and the product with `wi_1(x)`); the nodes reading such a
+    value, and the nodes of `g` reading them, go to a later region (checked again)."""
     for _ in range(len(g)):
         gs = set(g)
+        # the nodes outside g downstream of g (a fill reads only a shape: not through it)
+        reached: set = set()
+        todo = [u for n in g for u in n.users if u not in gs]
+        while todo:
+            u = todo.pop()
+            if u in reached or u in gs or fill_value(u) is not None:
+                continue
+            reached.add(u)
+            todo.extend(u.users)
         later: set = set()
         for n in g:
-            for a in n.all_input_nodes:
-                if a in later or (a not in gs and fill_value(a) is None  # reads a shape
-                                  and ancestors(a) & gs):
-                    later.add(n)
-                    break
+            if any(a in later or a in reached for a in n.all_input_nodes):
+                later.add(n)
         if not later:
             return [g]
         first = [n for n in g if n not in later]
