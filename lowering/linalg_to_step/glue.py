@@ -9,20 +9,25 @@ row-major memory):
 
 - projections: `aten.linear` (`nn.Linear`: the `[out, in]` weight argument
   read transposed through a `linalg.transpose`, the bias a row broadcast),
-  `matmul`/`mm` by a 2-D weight argument; the weights are the program's
+  `matmul`/`mm` by a 2-D weight argument, `addmm(bias, x, w)` (GPT-2's
+  `Conv1D`: the `[in, out]` weight as it lies); the weights are the program's
   placeholders: `nn.Parameter`s are off-chip tensors, their values carried by
   the exported program (`step_run_linalg.run_exported` binds them);
 - element-wise `add/sub/mul/div` (tensors of the same shape, a row `[N]` /
-  `[1, .., N]`, a column `[.., 1]`, or a scalar), `rsqrt`, `exp`, `neg`,
+  `[1, .., N]`, a column `[.., 1]`, one value per folded row — a `[C, 1, 1]`
+  parameter or a computed `[N, C, 1, 1]` over NCHW: `expand_column` — or a
+  scalar), `rsub` (`1.0 - x`), `rsqrt`, `exp`, `neg`,
   `tanh`, `sigmoid`, `silu`, `relu` (`max_scalar[0.0]`), `hardtanh`/ReLU6
-  (`max_scalar` then `min_scalar`), `gelu` (exact: the library's `gelu`;
-  `approximate="tanh"`: its formula), `pow(x, 2)`;
+  (`max_scalar` then `min_scalar`), `hardsigmoid`/`hardswish` (torch's
+  `relu6(x + 3) / 6` formula), `gelu` (exact: the library's `gelu`;
+  `approximate="tanh"`: its formula), `pow(x, 2)`, `pow(x, 3)` (`x * x * x`);
 - row ops over the last dim: `mean`/`sum` with `keepdim`, `softmax`
   (row max, `exp(x - max)`, row sum, divide), `layer_norm` (mean, centred
   variance, `rsqrt(var + eps)`, weight, bias) and `rms_norm` (eps default:
   the dtype's epsilon, as torch); a row must be one tile (option dense's N);
 - views that keep the last dim (`view`, `reshape`, `flatten`, `unsqueeze`)
-  are the same folded tensor: they join a region and move no data;
+  are the same folded tensor: they join a region and move no data; so is the
+  `to(float32)` of an integer user input (BERT's 0/1 mask), read as f32;
 - a tensor of one value (`torch.zeros`, `zeros_like`, `full`: `FILLS`) read
   by an element-wise op is a scalar of it (`add_scalar[0.0]`), computed by
   no one; a LayerNorm/RMSNorm over several trailing dims is a region of its
@@ -41,7 +46,9 @@ torch and `aten.py`'s remark names it. Regions:
   joins that region, applied before the view (it commutes with the reshape:
   `(h @ w_q).view(B, H, 1, D) * c` scales the projection's tiles);
 - every tensor of rank > 2 is its folded 2-D view (`[B, H, 1, D]` ->
-  `[B*H, D]`), a 1-D tensor one row.
+  `[B*H, D]`), a 1-D tensor one row;
+- a region never reads, through an op left to torch, a value it computes itself
+  (`_acyclic`: the nodes that would are a later region).
 
 The MoE router (`router_part`): the logits matmul and a row function of the
 step library (`row_softmax_topk[k]` for Qwen3's softmax-then-top-k,
