@@ -56,7 +56,7 @@ from steplus.dialects.step.ops import (
     SelectGenOp,
 )
 from steplus.dialects.step.dims import dim_symbols, evaluate_bound
-from steplus.dialects.step.types import BufferType, StreamType, TupleType, as_dim
+from steplus.dialects.step.types import BufferType, StreamType, TileType, TupleType, as_dim
 from steplus.utils.diagnostics import OpDiagnosticError
 from steplus.passes.step.bindings import (  # noqa: F401  (BIND_ATTR, parse_bind_attr: re-exported)
     BIND_ATTR,
@@ -98,13 +98,23 @@ def _subs_dim(d, values: dict[sympy.Symbol, int]):
     return e.xreplace(m)
 
 
-def _subs(t: Attribute, values: dict[sympy.Symbol, int]) -> Attribute:
+def _subs(t: Attribute, values: dict[sympy.Symbol, int],
+          dims: dict[sympy.Basic, sympy.Basic] | None = None) -> Attribute:
+    """`t` with the bound symbols replaced (`dims`: a memo of substituted dims)."""
+    def dim(d):
+        if dims is None:
+            return _subs_dim(d, values)
+        new = dims.get(d)
+        if new is None:
+            new = dims[d] = _subs_dim(d, values)
+        return new
+
     if isinstance(t, StreamType):
-        return StreamType([_subs_dim(d, values) for d in t.dims], _subs(t.element, values))
+        return StreamType([dim(d) for d in t.dims], _subs(t.element, values, dims))
     if isinstance(t, BufferType):
-        return BufferType([_subs_dim(d, values) for d in t.dims], _subs(t.element, values))
+        return BufferType([dim(d) for d in t.dims], _subs(t.element, values, dims))
     if isinstance(t, TupleType):
-        return TupleType([_subs(e, values) for e in t.elements.data])
+        return TupleType([_subs(e, values, dims) for e in t.elements.data])
     return t
 
 
@@ -193,8 +203,9 @@ def _bind_dynamic_rows(graph: GraphOp, values: dict[str, int]) -> dict[str, int]
     """`<acc>_rows` of retile_row accumulators the bound values determine."""
     from steplus.passes.step.tile_shapes import TileShapes
 
-    accums = [op for op in graph.body.block.ops if isinstance(op, AccumOp) and any(
-        isinstance(a, ApplyOp) and a.fn.data == "retile_row" for a in op.update.walk())]
+    accums = [op for op in graph.body.block.ops if isinstance(op, AccumOp) and _dynamic_rows(op)
+              and any(isinstance(a, ApplyOp) and a.fn.data == "retile_row"
+                      for a in op.update.walk())]
     out: dict[str, int] = {}
     if not accums:  # a statically tiled graph: no tile-shape analysis needed
         return out
@@ -214,6 +225,14 @@ def _bind_dynamic_rows(graph: GraphOp, values: dict[str, int]) -> dict[str, int]
     return out
 
 
+def _dynamic_rows(op: AccumOp) -> bool:
+    """False when the accumulator's tile has static rows: the tile-shape analysis
+    takes a written static dim as it is, so such rows are never a symbol to bind."""
+    t = op.output.type
+    el = t.element if isinstance(t, StreamType) else None
+    return not (isinstance(el, TileType) and el.rows.data >= 0)
+
+
 class SubstituteBoundSymbols(RewritePattern):
     """Retype the results of a graph's operators with the bound symbols replaced
     by their values (`!step.stream<[B_3], ...>` becomes `!step.stream<[13], ...>`).
@@ -228,11 +247,13 @@ class SubstituteBoundSymbols(RewritePattern):
         self.done: dict[Attribute, Attribute] = {}
         """type -> substituted type: equal types are common (a Qwen graph's 6,424
         stream types are 2,572 distinct ones), each is substituted once."""
+        self.dims: dict[sympy.Basic, sympy.Basic] = {}
+        """dim -> substituted dim, likewise (`B_3` is in many types)."""
 
     def substituted(self, t: Attribute) -> Attribute:
         new = self.done.get(t)
         if new is None:
-            new = self.done[t] = _subs(t, self.values)
+            new = self.done[t] = _subs(t, self.values, self.dims)
         return new
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /) -> None:
