@@ -57,6 +57,9 @@ class Simulator:
         self.contexts: list[Context] = []
         self.channels: list[Channel] = []
         self.hbm = (hbm_factory or HBMServer)(config.hbm)
+        # the closed-form server, typed: compiled, its calls are native (another
+        # model, like the request-level one or a test's wrapper, goes through `hbm`)
+        self.fast_hbm: HBMServer | None = self.hbm if type(self.hbm) is HBMServer else None
         self.trace = trace
         self.runq: list[Context] = []
         self.pollers: list[Context] = []
@@ -241,7 +244,11 @@ class Simulator:
                 if n_req > 0:
                     ctx.pending = cmd
                     ctx.block = (HBM, None)
-                    self.hbm.issue(ctx, ctx.clock, n_req)
+                    fh = self.fast_hbm
+                    if fh is not None:
+                        fh.issue(ctx, ctx.clock, n_req)
+                    else:
+                        self.hbm.issue(ctx, ctx.clock, n_req)
                     return
                 value = None
             else:  # pragma: no cover
@@ -370,24 +377,24 @@ class Simulator:
         return progressed
 
     def _advance_hbm(self) -> bool:
-        hbm = self.hbm
-        if not hbm.busy():
-            return False
-        horizon: int | float
-        if type(hbm) is HBMServer:  # `HBMServer.horizon` without the dict
+        fh = self.fast_hbm
+        if fh is not None:  # `HBMServer.horizon` without the dict, native calls
+            if not fh.inflight:
+                return False
             self.qid += 1
             qid = self.qid
             h = NEVER
-            for c in hbm.idle_set:
-                ctx: Context = c
+            for ctx in fh.idle_set:
                 if ctx.clock >= h:
                     continue  # a bound is at least the context's clock: cannot lower h
                 v = bound(ctx, qid)
                 if v < h:
                     h = v
-            horizon = INF if h >= NEVER else h + 1
-        else:
-            horizon = hbm.horizon(self.lower_bounds(hbm.idle()))
+            return fh.advance(INF if h >= NEVER else h + 1, self.hbm_done) > 0
+        hbm = self.hbm
+        if not hbm.busy():
+            return False
+        horizon = hbm.horizon(self.lower_bounds(hbm.idle()))
         # (a model that raises the `hbm_lb` of transfers in flight, like the
         # request-level one, needs nothing more: a context waiting for HBM
         # ends its chain's form, so its bound is read afresh at each query)

@@ -49,6 +49,7 @@ from typing import Final
 import numpy as np
 
 from steplus.passes.step.sim_estimate import SimulationError
+from steplus.runtime.fabric.context import Context
 
 INF = math.inf
 
@@ -58,7 +59,7 @@ class Transfer:
 
     __slots__ = ("ctx", "rank", "t0", "m", "p", "last", "top", "first_cycle", "last_cycle")
 
-    def __init__(self, ctx, rank: int, t0: int, n_req: int, par: int):
+    def __init__(self, ctx: Context, rank: int, t0: int, n_req: int, par: int):
         self.ctx = ctx
         self.rank = rank
         self.t0 = t0
@@ -88,6 +89,7 @@ _SmallWindow = tuple[list[int], list[int], list[int], list[int], list[list[int]]
 """`HBMServer._small_window`: per column II*K and G; per slot max h, max II*j and its
 columns as one flat list `[c0, II*j0, c1, II*j1, ...]` (parallel lists of small ints, not
 a tuple per slot or column: loading those scattered objects was most of `_segment`)."""
+_FAR: Final = 1 << 62  # `advance`'s horizon INF, as a native int
 NEG: Final = -(1 << 60)  # "no request" in the period tables (stays hugely negative under +)
 
 
@@ -184,9 +186,11 @@ class HBMServer:
         self.II: int = cfg.initiation_interval
         self.par: int = cfg.par_dispatch
         self.resp: int = max(cfg.startup + cfg.latency, 1) + 1
-        self.readers: list = []
-        self.writers: list = []
-        self.rank: dict = {}
+        self.readers: list[Context] = []
+        self.writers: list[Context] = []
+        self.rank: dict[Context, int] = {}
+        self.live: set[Context] = set()
+        self.idle_set: set[Context] = set()
         self.inflight: dict[int, Transfer] = {}
         self.order: list[Transfer] = []  # the transfers in flight, by registration rank
         self.t_next: int = 0
@@ -210,7 +214,7 @@ class HBMServer:
         self._rot = [(np.arange(self.N) + o) % self.N for o in range(self.N)]
 
     # -- requesters -------------------------------------------------------
-    def register(self, ctx) -> None:
+    def register(self, ctx: Context) -> None:
         (self.readers if ctx.hbm_role == "r" else self.writers).append(ctx)
 
     def start(self) -> None:
@@ -219,11 +223,11 @@ class HBMServer:
         self.live = set(self.rank)
         self.idle_set = set(self.rank)  # live, no tile in flight
 
-    def unregister(self, ctx) -> None:
+    def unregister(self, ctx: Context) -> None:
         self.live.discard(ctx)
         self.idle_set.discard(ctx)
 
-    def issue(self, ctx, t0: int, n_req: int) -> None:
+    def issue(self, ctx: Context, t0: int, n_req: int) -> None:
         if t0 + 1 < self.t_next:
             raise SimulationError(
                 f"internal: {ctx.name} issued at {t0} but HBM already at {self.t_next}")
@@ -257,10 +261,11 @@ class HBMServer:
         """Process controller cycles below `horizon`; report completed transfers.
 
         Returns True if anything progressed (a transfer completed or time moved)."""
-        done: list[tuple[object, int]] = []
+        done: list[tuple[Context, int]] = []
         order = self.order
+        hz: int = _FAR if horizon >= _FAR else int(horizon)  # native ints below
         while order:
-            bound = horizon
+            bound = hz
             end = 0
             for tr in order:
                 lb = tr.ctx.hbm_lb + 1
@@ -268,12 +273,12 @@ class HBMServer:
                     bound = lb
                 if tr.last_cycle > end:
                     end = tr.last_cycle
-            if done:
-                bound = min(bound, min(c for _, c in done) + 1)
-            target = min(bound, end + 1)
-            if target <= self.t_next:
+            for _, c in done:
+                if c + 1 < bound:
+                    bound = c + 1
+            cut = bound if bound < end + 1 else end + 1
+            if cut <= self.t_next:
                 break
-            cut = int(target)
             self._process(self.t_next, cut)
             self.t_next = cut
             if any(tr.last_cycle < cut for tr in order):

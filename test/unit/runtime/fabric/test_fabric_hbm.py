@@ -7,13 +7,22 @@ import random
 import pytest
 
 from steplus.dialects.target.fabric import STEP_EVAL, SWIGLU_HDL, HBMConfig
+from steplus.runtime.fabric.context import Context
 from steplus.runtime.fabric.hbm import HBMServer
 from steplus.runtime.fabric.hbm_reference import reference_completions
 
 
-class _Req:
-    def __init__(self, name, role):
-        self.name, self.hbm_role, self.hbm_lb = name, role, 0
+class _Reader(Context):
+    hbm_role = "r"
+
+
+class _Writer(Context):
+    hbm_role = "w"
+
+
+def _Req(name, role):
+    """A scripted requester (the server takes contexts: compiled, their fields are native)."""
+    return (_Reader if role == "r" else _Writer)(name)
 
 
 def closed_form_completions(cfg, scripts, writers=0, np_min=None, tables=False):
