@@ -32,6 +32,7 @@ Example::
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable
 from xdsl.dialects import arith
@@ -56,6 +57,7 @@ from steplus.lowering.lustre.calls import lower_call
 from steplus.lowering.lustre.oracles import hold
 from steplus.passes.lus.causality import mark_lustre
 from steplus.lowering.lustre.parser import LustreError
+from steplus.lowering.lustre.transform import F32_MAX
 from steplus.lowering.lustre.program import (
     INT_MAX,
     INT_MIN,
@@ -201,7 +203,10 @@ class NodeLowering:
     def const(self, value: object, ltype: str, pos: int) -> SSAValue:
         t = mlir_type(ltype)
         if ltype == "real":
-            return self.emit(arith.ConstantOp(FloatAttr(float(value), t)), pos)
+            v = float(value)  # a folded constant (1.0e38 * 10.0) may leave f32's range
+            if math.isfinite(v) and abs(v) > F32_MAX:
+                raise LustreError(pos, f"real constant {v} does not fit in real (32-bit float)")
+            return self.emit(arith.ConstantOp(FloatAttr(v, t)), pos)
         if ltype == "bool":
             return self.emit(arith.ConstantOp(IntegerAttr(1 if value else 0, t)), pos)
         if ltype in MACHINE_INTS:

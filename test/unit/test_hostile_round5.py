@@ -28,3 +28,19 @@ def test_sets_nested_two_deep_still_lower():
     src = "node N(x: int) returns (s: set<set<int>>);\nlet s = {{x}, {1, 2}}; tel\n"
     module = import_lustre(src, "t.lus")
     assert [op.name for op in module.module.ops] == ["lus.node", "lus.node"]  # N, N$check
+
+
+@pytest.mark.parametrize("src, at", [
+    ("const C: real = 1.0e38 * 10.0;\nnode top(x: real) returns (y: real); let y = x + C; tel\n",
+     "C; tel"),
+    ("function rec s(n: real) returns (m: real);\nlet m = when n < 0.0 then 0.0 else "
+     "s(n - 1.0); tel\nnode top(x: real) returns (y: real); let y = x + s(1.0e38 * 10.0); tel\n",
+     "n < 0.0"),  # the parameter, a constant in the instance s$n_1e39
+])
+def test_a_folded_real_constant_past_f32_is_a_located_error(src: str, at: str):
+    """A constant folded past f32's range (each literal fits) was 'internal error:
+    OverflowError: float too large to pack with f format' (at 1:1)."""
+    with pytest.raises(LustreError) as info:
+        import_lustre(src, "t.lus")
+    assert info.value.message == "real constant 1e+39 does not fit in real (32-bit float)"
+    assert info.value.pos == src.index(at)
