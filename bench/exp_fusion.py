@@ -396,10 +396,12 @@ def from_route(builder: dict[str, dict[str, Range]],
             f"{h['ho_over_so'].text('{:.2f}')} | {u.kernels}/{f.kernels} | "
             f"{row['onchip']} / {row['memory']} | {row['hbm_mib_unfused']} -> {row['hbm_mib_fused']} | "
             f"{mapped} | {b.text() if b else '-'} | {ROUTE_SEED[name]} |")
-    lines += ["", "The layer's memory boundaries (each a section of the fused layer): RoPE's "
-              "element gathers (slices, cat), the residual read three times, the value rows "
-              "of the attention (Llama: 4 KV heads per shard interleave in the projection's "
-              "tiles). Launch costs enter in closed form; the P2P network is re-simulated."]
+    lines += ["", "The layer's memory boundaries (each a section of the fused layer): a "
+              "projection's output read in another walk than it is produced in (RoPE's q, and "
+              "k with several KV heads per shard, in rows of (batch, head)); RoPE's "
+              "rotate_half is an on-chip tile map and the residual read three times a "
+              "row-deep fan-out on chip. Launch costs enter in closed form; the P2P network "
+              "is re-simulated."]
     return "\n".join(lines), rows
 
 

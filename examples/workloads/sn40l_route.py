@@ -20,13 +20,17 @@ its own local addresses. `layer_graph(low, nodes)` chains them into ONE
    (same dims, same tile shape) and is the tensor's only read is connected
    **on chip**: the load goes, the producer's stream feeds the consumer (a
    `mul_scalar[1]` map casts it when the dtypes differ, as the route's
-   bf16/f32 boundaries do). Other boundaries (another tiling, a re-read per
-   output column, a gather, a tensor read twice — RMSNorm reads its input
-   for the sum of squares and again for the product: on chip that fan-out
-   would have to buffer a whole row, and with the simulator's 2-deep
-   channels it deadlocks) go **through memory**: the store and the load
-   stay, and step-allocate-units starts a new section at such a load (a
-   memory dependence), so they are the layer's kernel cuts;
+   bf16/f32 boundaries do). A tensor read several times, each read in the
+   walk it is produced in (the residual `add_3`: RMSNorm reads it for the
+   sum of squares and again for the product, the last residual add after the
+   FFN), is on chip too, through a `step.broadcast` whose outputs hold one row
+   of its tiles plus the base depth (`fanout_depth`, `fanout_depth()`): with
+   the fabric's 2-deep channels that fan-out deadlocks (the product waits for
+   the whole row's sum). Other boundaries (another tiling, a re-read per
+   output column, a gather, a tensor read in another walk than it was
+   produced in — RoPE's q in rows of (batch, head)) go **through memory**:
+   the store and the load stay, and step-allocate-units starts a new section
+   at such a load (a memory dependence), so they are the layer's kernel cuts;
 4. the store of a tensor everything consumes on chip is dropped unless the
    tensor is the layer's output.
 
