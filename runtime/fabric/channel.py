@@ -97,7 +97,7 @@ CLOSED = "Closed"
 class Channel:
     """A FIFO with capacity, visible times, ack bookkeeping and closure."""
 
-    __slots__ = ("name", "cap", "q", "deq_times", "n_enq", "n_deq", "closed", "final",
+    __slots__ = ("name", "cap", "q", "acks", "n_enq", "n_deq", "closed", "final",
                  "sender", "receiver", "waiting", "peak", "elem_bytes")
 
     def __init__(self, name: str, cap: int | None):
@@ -106,7 +106,9 @@ class Channel:
         self.name = name
         self.cap = cap
         self.q: deque[tuple[int, Element]] = deque()
-        self.deq_times: deque[int] = deque()  # dequeue times not yet used as acks
+        # the dequeue time of element j at acks[j % cap] (a ring, grown with the
+        # dequeues up to cap): enqueue k >= cap waits for element k - cap's
+        self.acks: list[int] = []
         self.n_enq = 0
         self.n_deq = 0
         self.closed = False
@@ -127,9 +129,14 @@ class Channel:
     def pop(self, clock: int) -> tuple[int, Element]:
         """Dequeue the head at receiver clock `clock` (already >= v); returns (v, el)."""
         v, el = self.q.popleft()
-        self.n_deq += 1
-        if self.cap is not None:
-            self.deq_times.append(clock)
+        j = self.n_deq
+        self.n_deq = j + 1
+        cap = self.cap
+        if cap is not None:
+            if j < cap:
+                self.acks.append(clock)
+            else:
+                self.acks[j % cap] = clock
         return v, el
 
     def __repr__(self) -> str:

@@ -183,9 +183,14 @@ class Simulator:
                     value = head[1]
                     if op == DEQ:
                         q.popleft()
-                        ch.n_deq += 1
-                        if ch.cap is not None:
-                            ch.deq_times.append(ctx.clock)
+                        j = ch.n_deq
+                        ch.n_deq = j + 1
+                        cap = ch.cap
+                        if cap is not None:  # element j's dequeue time: the ack of enqueue j + cap
+                            if j < cap:
+                                ch.acks.append(ctx.clock)
+                            else:
+                                ch.acks[j % cap] = ctx.clock
                         w = ch.waiting
                         if w is not None and w is ch.sender:
                             ch.waiting = None
@@ -202,19 +207,16 @@ class Simulator:
             elif op == ENQ or op == ROOM:
                 ch = arg
                 cap = ch.cap
-                acked = cap is not None and ch.n_enq >= cap
-                if acked:
-                    dt = ch.deq_times
-                    if not dt:  # full: wait for the receiver's dequeue
+                k = ch.n_enq
+                if cap is not None and k >= cap:
+                    if ch.n_deq + cap <= k:  # full: wait for the dequeue of element k - cap
                         self._park(ctx, cmd, ch)
                         return
-                    a = dt[0] + 1  # ack latency 1
+                    a = ch.acks[k % cap] + 1  # its dequeue time, ack latency 1
                     if a > ctx.clock:
                         ctx.stall_out += a - ctx.clock
                         ctx.clock = a
                 if op == ENQ:
-                    if acked:
-                        dt.popleft()
                     stamp = cmd[3]
                     t = ctx.clock + 1
                     q = ch.q
