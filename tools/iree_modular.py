@@ -160,6 +160,7 @@ class ModularNode:
         self._by_thread: dict[int, _Instance] = {}
         self._instances: list[_Instance] = []
         self._stopping = False
+        self._failure: str | None = None  # the first runtime call that failed
         self.root = self._new_instance(self.root_fid)
 
     @classmethod
@@ -211,9 +212,13 @@ class ModularNode:
         return instance
 
     def _set_instance(self, k: int, fid: int) -> None:
-        if not 0 <= fid < len(self.table):
-            raise ReactiveError(f"sch_set_instance: no node number {fid}")
-        self._current().children[k] = self._new_instance(fid)
+        try:
+            if not 0 <= fid < len(self.table):
+                raise ReactiveError(f"sch_set_instance: no node number {fid}")
+            self._current().children[k] = self._new_instance(fid)
+        except ReactiveError as e:  # IREE wraps it, with tracebacks, in each caller's error
+            self._failure = self._failure or str(e)  # (the text: e's frames hold IREE objects)
+            raise
 
     def _body(self, instance: _Instance) -> None:
         self._by_thread[threading.get_ident()] = instance
@@ -265,6 +270,8 @@ class ModularNode:
         try:
             self._resume(root)
         except RuntimeError as e:
+            if self._failure is not None:
+                raise ReactiveError(self._failure) from None
             failure = call_failure(e)
             if isinstance(failure, RuntimeArithmeticError):
                 failure = failure.at_tick(self.ticks)

@@ -4,9 +4,17 @@ step-run's ILA inputs. Each test fails before its fix."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
+from conftest import run_tool
 from steplus.lowering.lustre import LustreError, import_lustre
+from steplus.tools.step_run import main as step_run
+
+FIB = """function rec fib(n: int) returns (f: int);
+let f = if n <= 1 then n else fib(n - 1) + fib(n - 2); tel
+"""
 
 
 def test_sets_nested_three_deep_are_refused_by_their_comparison_cost():
@@ -44,3 +52,17 @@ def test_a_folded_real_constant_past_f32_is_a_located_error(src: str, at: str):
         import_lustre(src, "t.lus")
     assert info.value.message == "real constant 1e+39 does not fit in real (32-bit float)"
     assert info.value.pos == src.index(at)
+
+
+def test_modular_instance_limit_is_one_line_not_nested_tracebacks(tmp_path: Path):
+    """fib(14) makes 1219 node instances (2 F(15) - 1), past the modular target's
+    1000: the error was IREE's RuntimeError carrying one Python traceback per
+    level of calls (tens of kilobytes on one line); now the runtime's own message."""
+    prog = tmp_path / "p.lus"
+    prog.write_text(FIB + "node top(x: int) returns (y: int);\nlet y = x + fib(14); tel\n")
+    xs = tmp_path / "x.csv"
+    xs.write_text("1\n")
+    r = run_tool(step_run, [str(prog), "--node", "top", "--ticks", "1", "--input", f"x={xs}",
+                            "--backend", "modular"])
+    assert r.code == 1
+    assert r.err.strip() == f"{prog}: error: more than 1000 node instances"
