@@ -1,4 +1,4 @@
-"""The torch zoo: fourteen small PyTorch modules written the way public code writes them.
+"""The torch zoo: sixteen small PyTorch modules written the way public code writes them.
 
 Each is a module in this folder, in the style of the PyTorch docs/examples,
 torchvision or HuggingFace transformers (written from memory; small shapes;
@@ -138,6 +138,21 @@ def _t5():
         (torch.randn(2, 4, 32),)
 
 
+def _nanogpt():
+    from .nanogpt_block import Block, GPTConfig
+
+    return Block(GPTConfig(block_size=16, n_head=4, n_embd=32)), (torch.randn(2, 6, 32),)
+
+
+def _distilbert():
+    from .distilbert_block import DistilBertConfig, TransformerBlock
+
+    block = TransformerBlock(DistilBertConfig(dim=32, n_heads=4, hidden_dim=64))
+    mask = torch.ones(2, 6, dtype=torch.long)
+    mask[1, 4:] = 0  # the second sequence's last two tokens are padding
+    return block, (torch.randn(2, 6, 32), mask)
+
+
 ZOO = {m.name: m for m in (
     ZooModel("lstm_lm", "PyTorch word_language_model: Embedding + 2-layer nn.LSTM + Linear",
              "dense", _lstm, {"dense": "tile=4x32x32 schedule=mnk"}),
@@ -168,4 +183,10 @@ ZOO = {m.name: m for m in (
              {"dense": "tile=4x8x8 schedule=mnk"}),
     ZooModel("t5_ff", "HF T5LayerFF: T5LayerNorm (RMS, f32 variance), gated gelu_new FFN",
              "dense", _t5, {"dense": "tile=4x32x32 schedule=mnk"}),
+    ZooModel("nanogpt_block", "nanoGPT Block: c_attn split, manual causal "
+             "masked_fill(self.bias[:, :, :T, :T] == 0, -inf), nn.GELU MLP", "dense", _nanogpt,
+             {"dense": "tile=4x32x32 schedule=mnk"}),
+    ZooModel("distilbert_block", "HF DistilBERT TransformerBlock: q / sqrt(d), "
+             "masked_fill((mask == 0).view().expand_as(), torch.tensor(finfo.min))", "dense",
+             _distilbert, {"dense": "tile=4x32x32 schedule=mnk"}),
 )}

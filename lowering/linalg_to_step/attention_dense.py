@@ -86,18 +86,37 @@ _MASK_VIEWS = {
         a[3] if len(a) > 3 else 1),)],
     "aten.unsqueeze.default": lambda x, a: np.expand_dims(x, a[0] % (x.ndim + 1)),
     "aten.alias.default": lambda x, a: x,
+    "aten.view.default": lambda x, a: x.reshape(a[0]),
+    "aten.reshape.default": lambda x, a: x.reshape(a[0]),
+    "aten.expand.default": lambda x, a: x,  # the mask is broadcast to the scores at the end
+    "aten.expand_as.default": lambda x, a: x,
+    # a compare with a number (nanoGPT's `self.bias[:, :, :T, :T] == 0`, DistilBERT's
+    # `mask == 0`): the boolean mask it gives, from the tensor it compares
+    "aten.eq.Scalar": lambda x, a: x == a[0], "aten.ne.Scalar": lambda x, a: x != a[0],
+    "aten.lt.Scalar": lambda x, a: x < a[0], "aten.le.Scalar": lambda x, a: x <= a[0],
+    "aten.gt.Scalar": lambda x, a: x > a[0], "aten.ge.Scalar": lambda x, a: x >= a[0],
 }
 
 
+def _static_args(node) -> bool:
+    """A mask view's arguments are numbers or lists of ints (`expand_as`'s other tensor
+    gives only a shape)."""
+    args = node.args[1:] if name_of(node) != "aten.expand_as.default" else ()
+    return all(a is None or (isinstance(a, (int, float)) and not isinstance(a, bool))
+               or (isinstance(a, (list, tuple)) and all(isinstance(i, int) for i in a))
+               for a in args)
+
+
 def _mask_views(mask, cov: list) -> tuple:
-    """(the tensor a mask is a view of, the views) when `mask` is slices/unsqueezes of a
-    placeholder read by nothing else (GPT-2's `self.bias[:, :, k - q:k, :k]` of its causal
-    buffer): the views are covered and applied to the buffer's value when the part is
-    bound (they select addresses; nothing is computed). Otherwise `(mask, [])`."""
+    """(the tensor a mask is a view of, the views) when `mask` is slices, unsqueezes,
+    views, expands and compares with a number of a placeholder read by nothing else
+    (GPT-2's `self.bias[:, :, k - q:k, :k]` of its causal buffer, nanoGPT's
+    `self.bias[:, :, :T, :T] == 0`, DistilBERT's `(mask == 0).view(...).expand_as(s)`): the
+    ops are covered and applied to the placeholder's value when the part is bound, as the
+    boolean mask itself is read as the additive one there. Otherwise `(mask, [])`."""
     chain, node = [], mask
     while getattr(node, "op", None) == "call_function" and name_of(node) in _MASK_VIEWS \
-            and all(isinstance(a, int) or a is None for a in node.args[1:]) \
-            and len(node.users) == 1:
+            and _static_args(node) and len(node.users) == 1:
         chain.append(node)
         node = node.args[0]
     if not chain or getattr(node, "op", None) != "placeholder":

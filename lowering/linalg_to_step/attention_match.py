@@ -225,8 +225,7 @@ def eager_pieces(softmax) -> Pieces | None:
             return None
         mask, fill, inverted = s.args[1], f, True
         cov.append(s)
-        if hasattr(s.args[2], "op") and len(s.args[2].users) == 1:
-            cov.append(s.args[2])
+        cov.extend(_scalar_nodes(s.args[2]))
         s = _skip_casts(s.args[0], cov)
     elif is_op(s, "aten.where.self") and len(s.args) == 3 and "bool" in dtype_of(s.args[0]):
         # GPT-2: `torch.where(causal_mask, w, mask_value)`, the value the dtype's min
@@ -235,8 +234,7 @@ def eager_pieces(softmax) -> Pieces | None:
             return None  # only a fill that no score survives is an additive mask
         mask, fill = s.args[0], f
         cov.append(s)
-        if hasattr(s.args[2], "op") and len(s.args[2].users) == 1:
-            cov.append(s.args[2])
+        cov.extend(_scalar_nodes(s.args[2]))
         s = _skip_casts(s.args[1], cov)
     elif is_op(s, "aten.add.Tensor") and len(s.args) == 2:
         a, b = s.args
@@ -260,6 +258,14 @@ def eager_pieces(softmax) -> Pieces | None:
     if not (is_op(kt, "aten.transpose.int") and sorted(kt.args[1:3]) in ([2, 3], [-2, -1])):
         return None
     cov += [s, kt]
+    c = _scalar_of(q.args[1]) if name_of(q) in ("aten.mul.Tensor", "aten.div.Tensor") \
+        and len(q.args) == 2 and len(q.users) == 1 else None
+    if c is not None and c != 0 and math.isfinite(c):
+        # DistilBERT: `q = q / math.sqrt(dim_per_head)` before the product
+        scale *= c if is_op(q, "aten.mul.Tensor") else 1.0 / c
+        cov.append(q)
+        cov.extend(_scalar_nodes(q.args[1]))
+        q = q.args[0]
 
     def real(n) -> list:
         cov.extend(u for u in n.users if name_of(u) in BOOKKEEPING)
@@ -280,11 +286,44 @@ def eager_pieces(softmax) -> Pieces | None:
                   fill, inverted)
 
 
+# what `torch.tensor(c)` in a forward exports as: a lifted constant placeholder, copied
+LIFTED = ("aten.lift_fresh_copy.default", "aten.detach_.default", "aten.detach.default",
+          "aten.alias.default")
+
+
+def _scalar_nodes(x) -> list:
+    """The nodes computing the scalar `x` (`torch.full([], c)`, `torch.tensor(c)`'s copies)
+    that only it reads: covered with the op reading it."""
+    chain = []
+    while hasattr(x, "op") and x.op == "call_function" and len(x.users) == 1:
+        chain.append(x)
+        if name_of(x) not in LIFTED:
+            break
+        x = x.args[0]
+    return chain
+
+
+def _lifted_constant(x) -> float | None:
+    """`torch.tensor(c)` in a forward (DistilBERT's `torch.tensor(torch.finfo(dtype).min)`):
+    `lift_fresh_copy` / `detach_` of a 0-D constant placeholder, whose value export keeps in
+    the placeholder's fake tensor (`.constant`); None otherwise."""
+    while getattr(x, "op", None) == "call_function" and name_of(x) in LIFTED:
+        x = x.args[0]
+    if getattr(x, "op", None) != "placeholder":
+        return None
+    const = getattr(getattr(x, "meta", {}).get("val"), "constant", None)
+    if const is None or tuple(const.shape) != () or not const.dtype.is_floating_point:
+        return None
+    return float(const.item())
+
+
 def _scalar_of(x) -> float | None:
-    """A Python number, or a 0-D `torch.full([], c)` node (GPT-2's scale and mask value),
-    as a float; None otherwise."""
+    """A Python number, a 0-D `torch.full([], c)` node (GPT-2's scale and mask value) or a
+    0-D `torch.tensor(c)` constant (DistilBERT's mask value), as a float; None otherwise."""
     if isinstance(x, (int, float)) and not isinstance(x, bool):
         return float(x)
+    if getattr(x, "op", None) == "call_function" and name_of(x) in LIFTED:
+        return _lifted_constant(x)
     if not is_op(x, "aten.full.default"):
         return None
     args: Any = getattr(x, "args", ())

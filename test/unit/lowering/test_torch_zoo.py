@@ -73,6 +73,14 @@ END_TO_END = {
                            "conv", "elementwise", "conv", "elementwise", "elementwise", "conv",
                            "elementwise"],
     "t5_ff": ["norm", "projection", "projection"],  # T5LayerNorm, wi_0/wi_1 + gelu_new, wo + residual
+    # ln_1, c_attn, the causal attention (`self.bias[:, :, :T, :T] == 0` read as the additive
+    # mask when bound), c_proj + residual, ln_2, c_fc + GELU, c_proj + residual
+    "nanogpt_block": ["norm", "projection", "attention", "projection", "norm", "projection",
+                      "projection"],
+    # q/k/v (the `q / sqrt(d)` folded into the attention's scale), the attention (`mask == 0`
+    # and torch.tensor(finfo.min) read as the additive mask), out_lin + residual +
+    # sa_layer_norm, lin1 + GELU, lin2 + residual + output_layer_norm
+    "distilbert_block": ["projection", "attention", "projection", "projection", "projection"],
 }
 NOT_DATA = VIEW_OPS + ("aten._assert_tensor_metadata.default",)
 # in bf16, T5LayerNorm casts its f32 result to the weight's dtype before `weight * x`
