@@ -199,10 +199,10 @@ def linear_tiles(T: int, nvi: int, nvo: int) -> list[tuple[int, int, int, int]]:
     o_cuts = [4 * (nb * i // pn) for i in range(pn + 1)]
     widest = max(b - a for a, b in zip(o_cuts, o_cuts[1:]))
     per_t = T
-    if not vec._fits_gb(T, nvi, widest):  # pyright: ignore[reportPrivateUsage]
+    if not vec._fits_gb(T, nvi, widest):
         # (T/16 + 2)·nvi + T/16·nvo vectors of 16 B fill the 64 Ki vectors of the global buffer
         per_t = 16 * max(1, min(((1 << 16) - 32 * nvi) // (16 * (nvi + widest)), 4095))
-        while per_t > 16 and not vec._fits_gb(per_t, nvi, widest):  # pyright: ignore[reportPrivateUsage]
+        while per_t > 16 and not vec._fits_gb(per_t, nvi, widest):
             per_t -= 16
     pt = -(-T // per_t)
     t_cuts = [T * i // pt for i in range(pt + 1)]

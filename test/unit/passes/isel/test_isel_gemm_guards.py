@@ -42,7 +42,8 @@ def _isel(text: str, target: str, mode: str):
 
 # (m, k, n) and the guard each breaks (VTA: 16x16 blocks; a dense past the 2048x16 input and accumulator
 # rows or the 1023 weight blocks runs as tiled programs over m and n, but K is not split: K/16 <= 1023;
-# FlexASR: in % 16, out % 64, both <= 16 x 255 = 4080)
+# FlexASR: in <= 16 x 255 = 4080, one PE's input; the driver pads in to % 16 and out to % 64 and tiles
+# rows and outputs past one call's buffers)
 VTA_CASES = [((16, 32, 16), []), ((8, 32, 16), ["m = 8 % 16 != 0"]), ((16, 24, 16), ["k = 24 % 16 != 0"]),
              ((16, 32, 24), ["n = 24 % 16 != 0"]),
              ((2048, 32, 16), []),     # m*k = 65536 > the input buffer's 2048x16: tiled over m
@@ -50,8 +51,9 @@ VTA_CASES = [((16, 32, 16), []), ((8, 32, 16), ["m = 8 % 16 != 0"]), ((16, 24, 1
              ((2048, 16, 32), []),     # m*n = 65536 > the accumulator's 2048x16: tiled over m
              ((16, 16 * 1023, 16), []),
              ((16, 16 * 1024, 16), ["k = 16384 > one block column of 1023 weight blocks of 16x16"])]
-FLEXASR_CASES = [((16, 64, 64), []), ((16, 8, 64), ["in = 8 % 16 != 0"]), ((16, 64, 96), ["out = 96 % 64 != 0"]),
-                 ((1, 4096, 64), ["in = 4096 > 4080"]), ((1, 64, 4096), ["out = 4096 > 4080"])]
+FLEXASR_CASES = [((16, 64, 64), []), ((16, 8, 64), []), ((16, 64, 96), []), ((3, 27, 10), []),
+                 ((1, 4080, 64), []), ((1, 64, 4096), []),
+                 ((1, 4096, 64), ["in = 4096 > 4080 (255 vectors of a PE's input)"])]
 
 
 @pytest.mark.parametrize(("shape", "fails"), VTA_CASES)
@@ -108,3 +110,25 @@ def test_torch_linear_past_vtas_buffers_is_offloaded_exactly_and_runs_tiled():
     # int8 operands with per-tensor scales and a power-of-two requantisation: a few percent
     err = float(np.linalg.norm(y - want) / np.linalg.norm(want))
     assert err < 0.05, err
+
+
+def test_flexasr_linear_past_the_old_guards_runs_padded_and_tiled():
+    """LSTM-WLM's 200 features to 4100 outputs on 35 rows: in % 16 and out % 64 failed, and out > 4080,
+    before the driver padded and tiled; now one flexasr.linear, run as 2 calls of the padded layer
+    (in 208, out 4160 = 260 vectors: at most 252 a call), within AdaptivFloat's error of numpy."""
+    import numpy as np
+
+    from steplus.runtime.ila.host import run_function
+
+    ctx = Context()
+    for name, make in get_all_dialects().items():
+        ctx.register_dialect(name, make)
+    module = Parser(ctx, _dense(35, 200, 4100)).parse_module()
+    IselPass(targets=("flexasr",), mode="flexible").apply(ctx, module)
+    assert [op.callee.data for op in module.walk() if op.name == "ila.invoke"] == ["flexasr.linear"]
+    rng = np.random.default_rng(0)
+    x, w = rng.standard_normal((35, 200)).astype(np.float32), (rng.standard_normal((4100, 200)) * 0.1).astype(np.float32)
+    (y,), stats = run_function(module, "f", [x, w], backend="ila")
+    assert stats.invocations == {"flexasr": 1} and stats.mmio["flexasr.linear_calls"] == 2
+    want = x.astype(np.float64) @ w.T.astype(np.float64)
+    assert float(np.linalg.norm(y - want) / np.linalg.norm(want)) < 0.05
