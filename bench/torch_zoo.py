@@ -39,7 +39,7 @@ sys.path.insert(0, str(REPO / "examples"))
 
 from torch_zoo import ZOO  # noqa: E402
 from torch_zoo.harness import (  # noqa: E402
-    VIEW_OPS, dynamic_designs, export, lower, run_functional, simulate,
+    VIEW_OPS, dynamic_designs, export, is_view, lower, run_functional, simulate,
 )
 
 from steplus.lowering.linalg_to_step.fx_graph import BOOKKEEPING, name_of  # noqa: E402
@@ -57,7 +57,7 @@ def run(name: str) -> dict:
     aten = [n for n in ep.graph.nodes if n.op == "call_function"
             and name_of(n) not in BOOKKEEPING and name_of(n) != "getitem"]
     covered = set().union(*(p.covered for p in low.graphs)) if low.graphs else set()
-    views = [n for n in aten if n not in covered and name_of(n) in VIEW_OPS]
+    views = [n for n in aten if n not in covered and is_view(n)]
     row = {"model": name, "ops_lowered": sum(n in covered for n in aten),
            "ops": len(aten) - len(views), "views": len(views),
            "layers": ", ".join(p.kind if p.kind != "dense" else p.role for p in low.graphs)}

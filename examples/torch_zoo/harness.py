@@ -6,7 +6,9 @@
   mode, in graph order (`steplus.tools.step_run_linalg.run_exported`), the MoE
   bound to the indices its lowered router computed; returns the output, the
   parts run and the ATen ops torch ran between them (views only, when the
-  model reaches a whole graph), and the routing used;
+  model reaches a whole graph; a dtype-changing cast named with its dtypes,
+  `aten.to.dtype (int64 -> float32)`, so it is never taken for a view), and
+  the routing used;
 - `simulate(low, routing)`: each part on the fabric simulator (timing mode):
   cycles, off-chip bytes, on-chip peak. The parts are phases run one after
   another (cycles add up) and configured at once (on-chip peaks add up).
@@ -37,8 +39,30 @@ VIEW_OPS = ("aten.view.default", "aten.reshape.default", "aten.transpose.int",
             "aten.expand.default", "aten.to.dtype", "aten.flatten.using_ints",
             "aten.view_as.default", "aten.unflatten.int", "aten.select.int",
             "aten.dropout.default")
-"""ATen ops that move no data: views of row-major memory, casts, and dropout (the zoo's
-modules run in eval mode, where dropout is the identity)."""
+"""ATen ops that move no data: views of row-major memory, same-dtype casts, and dropout (the
+zoo's modules run in eval mode, where dropout is the identity). A cast that changes the dtype
+(`x.to(torch.float32)` of an integer tensor) computes: `run_functional` names it apart."""
+CASTS = ("aten.to.dtype", "aten._to_copy.default")
+
+
+def _dtype(x):
+    return getattr(getattr(x, "meta", {}).get("val"), "dtype", None)
+
+
+def changes_dtype(node) -> bool:
+    """`node` is a cast (`.to(dtype)`, `_to_copy`) whose result's dtype is not its input's."""
+    return str(node.target) in CASTS and bool(node.args) and _dtype(node) != _dtype(node.args[0])
+
+
+def is_view(node) -> bool:
+    """`node` moves no data (VIEW_OPS, a cast only when it keeps the dtype)."""
+    return str(node.target) in VIEW_OPS and not changes_dtype(node)
+
+
+def _cast_name(node) -> str:
+    """A dtype-changing cast's name in the ops torch ran: never one of VIEW_OPS."""
+    a, b = (str(_dtype(n)).removeprefix("torch.") for n in (node.args[0], node))
+    return f"{node.target} ({a} -> {b})"
 
 
 def export(model):
@@ -72,8 +96,18 @@ def _router_routing(low, used: dict):
 def run_functional(ep, low, args):
     from steplus.tools.step_run_linalg import run_exported
 
+    from steplus.lowering.linalg_to_step.fx_graph import BOOKKEEPING, name_of
+
     used: dict = {}
     out, ran, torch_ops = run_exported(ep, low, args, routing=_router_routing(low, used))
+    # the nodes torch ran, in graph order (outside every part), to name each cast by dtype
+    parts = {n.name for p in low.graphs for n in p.covered} | {o for p in low.graphs
+                                                              for o in p.outputs}
+    nodes = [n for n in ep.graph.nodes if n.op == "call_function" and n.name not in parts
+             and name_of(n) not in BOOKKEEPING]
+    if [str(n.target) for n in nodes] != torch_ops:
+        raise ValueError(f"torch ran {torch_ops}, not the uncovered ops {nodes}")
+    torch_ops = [_cast_name(n) if changes_dtype(n) else op for n, op in zip(nodes, torch_ops)]
     return out, ran, torch_ops, used.get("routing")
 
 

@@ -388,3 +388,26 @@ def test_forms_neither_route_takes_are_remarks_at_the_users_line(make, line, mes
     (remark,) = [r for r in low.remarks if "not recognized" in r.message]
     assert remark.where == _line(*line)
     assert remark.message == message
+
+
+class Casts(torch.nn.Module):
+    def forward(self, i, x):
+        return i.to(torch.float32) + 0, x.to(torch.float32).transpose(0, 1)
+
+
+def test_a_dtype_changing_cast_torch_runs_is_not_a_view():
+    """`aten.to.dtype` is a view only when it keeps the dtype: torch running the int64 ->
+    float32 cast is named with its dtypes, outside NOT_DATA (nothing is lowered here: no
+    `dense` option)."""
+    from torch_zoo.harness import is_view
+
+    args = (torch.tensor([[1, 0]]), torch.randn(1, 2))
+    ep = torch.export.export(Casts(), args)
+    low = lower_exported(ep)
+    assert low.graphs == []
+    _, _, torch_ops, _ = run_functional(ep, low, args)
+    assert torch_ops == ["aten.to.dtype (int64 -> float32)", "aten.add.Tensor", "aten.to.dtype",
+                         "aten.transpose.int"]
+    assert "aten.to.dtype (int64 -> float32)" not in NOT_DATA
+    casts = [n for n in ep.graph.nodes if str(n.target) == "aten.to.dtype"]
+    assert [is_view(n) for n in casts] == [False, True]
