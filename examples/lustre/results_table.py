@@ -1,6 +1,7 @@
 """Regenerate the per-program results table of examples/lustre/README.md.
 
     python examples/lustre/results_table.py [--corpus DIR] [--iree] [--write]
+    python examples/lustre/results_table.py --corpus DIR --only set_subrange map_subtraction --write
 
 For every `.lus` file of DIR (default: this folder; the full shared copy is
 `../shared/data/lustre-kind2/` where a checkout has it) it imports the program
@@ -17,7 +18,10 @@ with the steplus Lustre frontend and its lus checks, and classifies it:
 - `genuine error`: rejected by a type, clock, causality or initialization rule.
 
 It prints the markdown table and the counts; `--write` replaces the table
-between the `<!-- results -->` markers of README.md in this folder.
+between the `<!-- results -->` markers of README.md in this folder. With
+`--only PROG...` only those programs are classified: their rows replace (or
+join) the README's, the other rows are kept as they are, and the counts and
+the summary are recomputed from all rows (a full run takes > 25 minutes).
 """
 
 from __future__ import annotations
@@ -111,15 +115,41 @@ def classify(path: Path, iree: bool) -> tuple[str, str, str]:
     return "accepted", ", ".join(n.sym_name.data for n in nodes), agreement
 
 
-def table(corpus: Path, iree: bool) -> tuple[str, dict[str, int]]:
-    rows = ["| program | result | nodes run | backends agree; properties |", "|---|---|---|---|"]
-    counts = {"accepted": 0, "construct missing": 0, "genuine error": 0}
+HEADER = ["| program | result | nodes run | backends agree; properties |", "|---|---|---|---|"]
+KINDS = ("accepted", "construct missing", "genuine error")
+
+Row = tuple[str, str, str, str]  # program, result, nodes run, agreement (unescaped)
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|")
+
+
+def row(path: Path, iree: bool) -> Row:
+    """The table row of one program."""
+    return (path.name, *classify(path, iree))
+
+
+def parse_rows(block: str) -> list[Row]:
+    """The rows of a table `render` wrote (its header and summary skipped)."""
+    rows: list[Row] = []
+    for line in block.splitlines():
+        if not line.startswith("| ") or line in HEADER:
+            continue
+        cells = [c.strip().replace("\\|", "|") for c in re.split(r"(?<!\\)\|", line)[1:-1]]
+        if len(cells) == 4:
+            rows.append((cells[0], cells[1], cells[2], cells[3]))
+    return rows
+
+
+def render(rows: list[Row]) -> tuple[str, dict[str, int]]:
+    """The markdown table of `rows` (sorted by program) and its summary."""
+    lines = list(HEADER)
+    counts = {k: 0 for k in KINDS}
     missing: dict[str, int] = {}
-    for path in sorted(corpus.glob("*.lus")):
-        result, nodes, agreement = classify(path, iree)
-        counts[next(k for k in counts if result.startswith(k))] += 1
-        cell = result.replace("|", "\\|")
-        rows.append(f"| {path.name} | {cell} | {nodes} | {agreement.replace('|', chr(92) + '|')} |")
+    for name, result, nodes, agreement in sorted(rows):
+        counts[next(k for k in KINDS if result.startswith(k))] += 1
+        lines.append(f"| {name} | {_cell(result)} | {nodes} | {_cell(agreement)} |")
         if result.startswith("construct missing"):
             what = re.sub(r" \('.*'\)$", "", result.split("): ", 1)[1])
             missing[what] = missing.get(what, 0) + 1
@@ -130,7 +160,31 @@ def table(corpus: Path, iree: bool) -> tuple[str, dict[str, int]]:
                "The first construct missing, by number of programs it stops: "
                + "; ".join(f"{w} {n}" for w, n in sorted(missing.items(),
                                                          key=lambda x: (-x[1], x[0]))) + ".")
-    return "\n".join(rows) + "\n\n" + summary, counts
+    return "\n".join(lines) + "\n\n" + summary, counts
+
+
+def table(corpus: Path, iree: bool) -> tuple[str, dict[str, int]]:
+    return render([row(path, iree) for path in sorted(corpus.glob("*.lus"))])
+
+
+def _readme_block(text: str) -> str:
+    start, end = text.find(BEGIN), text.find(END)
+    if start < 0 or end < start:
+        raise SystemExit(f"README.md has no {BEGIN} ... {END} table to merge into")
+    return text[start + len(BEGIN):end]
+
+
+def merged(corpus: Path, only: list[str], iree: bool, readme: str) -> tuple[str, dict[str, int]]:
+    """The README's table with the rows of the programs `only` (file names in
+    `corpus`, `.lus` optional) classified anew, the others kept."""
+    rows = {r[0]: r for r in parse_rows(_readme_block(readme))}
+    paths = [corpus / (name if name.endswith(".lus") else name + ".lus") for name in only]
+    for path in paths:  # all named programs exist before any is run
+        if not path.is_file():
+            raise SystemExit(f"{path}: no such program")
+    for path in paths:
+        rows[path.name] = row(path, iree)
+    return render(list(rows.values()))
 
 
 def main() -> None:
@@ -138,11 +192,17 @@ def main() -> None:
     p.add_argument("--corpus", default=str(HERE), help="folder of .lus programs")
     p.add_argument("--iree", action="store_true", help="also run IREE (one compile per file)")
     p.add_argument("--write", action="store_true", help="update README.md beside this script")
+    p.add_argument("--only", nargs="+", metavar="PROG", default=None,
+                   help="classify only these programs (file names in --corpus) and keep the "
+                        "README's other rows; the counts are recomputed from all rows")
     args = p.parse_args()
-    text, _ = table(Path(args.corpus), args.iree)
+    readme = HERE / "README.md"
+    if args.only:
+        text, _ = merged(Path(args.corpus), args.only, args.iree, readme.read_text())
+    else:
+        text, _ = table(Path(args.corpus), args.iree)
     print(text)
     if args.write:
-        readme = HERE / "README.md"
         old = readme.read_text()
         block = f"{BEGIN}\n{text}\n{END}"
         new = re.sub(re.escape(BEGIN) + r".*?" + re.escape(END), lambda _: block, old,

@@ -7,9 +7,14 @@ blocks, `last`, and the lazy conditional `when c then a else b`.
   see every tick) into a local, and the guard `c` is computed once per tick
   (one local `if.L.C`), so every variable of the block takes the same branch.
   Outside a frame block, every branch must define every variable of the block.
-- `when c then eqs [else eqs] end` is the same, except that its branches may
-  hold no node call (other than of an imported node) and no `pre`, `->` or
-  `fby` (Kind 2 runs them on the clock of `c`; steplus does not yet).
+- `when c then eqs [else eqs] end` is the same, except that a node call runs
+  on the clock of `c` (of `not c` in the else branch), as Kind 2 runs it:
+  an equation `x = e` (one variable) where `e` calls a node makes `x =
+  merge(c; e; e')`, `e` on its branch's clock, so the instance's state is
+  frozen while its branch is not taken (`activate`). The branches hold no
+  `pre`, `->` or `fby` (Kind 2 runs them on the clock of `c` too, where their
+  first value is undefined; steplus does not yet), and a node call only as
+  such an equation, in a `when` block not nested in another.
 - `frame (x, y) init-eqs let body tel`: the body is equations and blocks. A
   variable of the frame that the branch taken does not define keeps its
   previous value, `last x`; `last x` is the initialization `x = i;` at the
@@ -112,10 +117,14 @@ class _Blocks:
 
     # -- blocks ---------------------------------------------------------------------
     def items(self, items: list[Item], frame: Callable[[str, int], ast.Expr] | None,
-              when: int | None = None) -> dict[str, ast.Expr]:
+              when: int | None = None, on_clock: set[str] | None = None
+              ) -> dict[str, ast.Expr]:
         """The value of each variable the items define; `frame(x, pos)` gives a
         frame variable's `last x` (None: outside a frame block); `when` the
-        position of an enclosing `when` block."""
+        position of an enclosing `when` block. `on_clock` (the items of a `when`
+        block not nested in another): an equation `x = e` whose `e` calls a node
+        (and has no `pre`, `->`, `fby`) is not hoisted: `e` goes into the block's
+        merge, on the block's clock, and `x` joins `on_clock`."""
         vals: dict[str, ast.Expr] = {}
 
         def put(x: str, v: ast.Expr, pos: int) -> None:
@@ -130,6 +139,11 @@ class _Blocks:
             if isinstance(it, ast.Frame):
                 raise LustreError(it.pos, _unsupported("nested Kind 2 frame blocks"))
             if isinstance(it, ast.Equation):
+                if on_clock is not None and len(it.lhs) == 1 and it.index is None and \
+                        self._calls_only(it.rhs) and it.lhs[0].name in self.types:
+                    put(it.lhs[0].name, self.lasts(it.rhs, frame), it.pos)
+                    on_clock.add(it.lhs[0].name)
+                    continue
                 if when is not None:
                     self.check_when(it.rhs, when)
                 names = [n.name for n in it.lhs]
@@ -154,8 +168,9 @@ class _Blocks:
             self.node.locals.append(ast.Decl(it.pos, guard, ast.TypeRef(it.pos, "bool")))
             self.out.append(ast.Equation(it.pos, [ast.Name(it.pos, guard)],
                                          self.lasts(it.cond, frame)))
-            then = self.items(it.then, frame, inner)
-            other = self.items(it.other, frame, inner)
+            clocked: set[str] | None = set() if it.when and when is None else None
+            then = self.items(it.then, frame, inner, clocked)
+            other = self.items(it.other, frame, inner, clocked)
             for x in [*then, *(x for x in other if x not in then)]:
                 branches = []
                 for side in (then, other):
@@ -167,8 +182,22 @@ class _Blocks:
                         raise LustreError(it.pos, f"'{x}' is defined in one branch of this "
                                           f"'{'when' if it.when else 'if'}' block only "
                                           "(outside a frame block every branch must define it)")
+                if clocked and x in clocked:  # a node call: run on the block's clock
+                    put(x, ast.Merge(it.pos, guard, it.cond.pos, [
+                        (True, branches[0].pos, branches[0]),
+                        (False, branches[1].pos, branches[1])], implicit=True), it.pos)
+                    continue
                 put(x, ast.If(it.pos, ast.Var(it.pos, guard), branches[0], branches[1]), it.pos)
         return vals
+
+    def _calls_only(self, e: ast.Expr) -> bool:
+        """`e` calls a node (not an imported one) and has no `pre`, `->`, `fby`."""
+        calls = temporal = False
+        for x in walk(e):
+            calls |= isinstance(x, ast.Call) and x.node not in self.imported
+            temporal |= isinstance(x, ast.Unary) and x.op == "pre" or \
+                isinstance(x, ast.Binary) and x.op in ("->", "fby")
+        return calls and not temporal
 
     def check_when(self, e: ast.Expr, pos: int) -> None:
         for x in walk(e):
@@ -176,8 +205,9 @@ class _Blocks:
                     isinstance(x, ast.Unary) and x.op == "pre" or \
                     isinstance(x, ast.Binary) and x.op in ("->", "fby"):
                 raise LustreError(x.pos, _unsupported(
-                    "node calls and 'pre', '->', 'fby' inside a Kind 2 'when' block (they "
-                    "would run on its clock; use an 'if' block)"))
+                    "'pre', '->', 'fby' inside a Kind 2 'when' block, and node calls there "
+                    "other than as 'x = f(...)' (they would run on its clock; use an 'if' "
+                    "block)"))
 
     def lasts(self, e: ast.Expr, frame: Callable[[str, int], ast.Expr] | None) -> ast.Expr:
         """`e` with `last x` read as the frame's `last x`."""

@@ -53,7 +53,7 @@ from xdsl.ir import SSAValue
 
 from steplus.lowering.lustre import ast
 from steplus.lowering.lustre.machine_ints import MACHINE_INTS
-from steplus.lowering.lustre.transform import LustreError
+from steplus.lowering.lustre.transform import LustreError, _unsupported
 
 if TYPE_CHECKING:
     from steplus.lowering.lustre.program import Program
@@ -138,8 +138,9 @@ def _make(prog: Program, kind: str, key: list[tuple[str, ast.TypeRef]],
         known = Coll(name, kind, _capacity.get(), key, val)
         shown = name if len(name) < 60 else name[:50] + "..."
         if len(known.leaves) > 4096:
-            raise LustreError(pos, f"a value of type {shown} has more than 4096 scalars "
-                              f"({known.cap} slots of {known.width - 1})")
+            raise LustreError(pos, _unsupported(
+                f"sets and maps of more than 4096 scalars ('{shown}': {known.cap} slots "
+                f"of {known.width - 1})"))
         work = _comparisons(prog, known)
         if work > MAX_COMPARISONS:
             raise LustreError(pos, f"comparing two values of type {shown} takes {work} "

@@ -211,3 +211,25 @@ def test_contract_and_property_errors_are_located(src, line, col, message):
     with pytest.raises(InputError) as info:
         translate(SourceFile("t.lus", src))
     assert info.value.lines[0] == f"t.lus:{line}:{col}: error: {message}"
+
+
+@pytest.mark.parametrize("name,node,slots,counts", [
+    # P; the capacities of m and of the frame's m$init, m$last (frames.py's locals)
+    ("when_clocked_call_hold.lus", "Main", 16, (4, 0)),
+    ("when_clocked_call_hold.lus", "Collect", 16, (1, 0)),  # m's capacity
+])
+def test_when_block_calls_pass_check_within_their_capacity(name, node, slots, counts):
+    """Node calls in Kind 2 `when` blocks (frames.py) with maps: no violation
+    when the maps have room for every key a run can draw (16 ticks: at most 16
+    keys, `--set-capacity 16`); with 8 slots the falsifier finds Collect's map
+    overflowing (k is drawn from about 21 values)."""
+    from steplus.lowering.lustre.sets import capacity
+
+    with capacity(slots):
+        module = _module(name)
+    report = falsify(module, node, ticks=16, runs=5, seed=3)
+    assert (report.properties, report.assumptions) == counts
+    assert report.violation is None and report.ticks > 0
+    if node == "Collect":
+        small = falsify(_module(name), node, ticks=16, runs=5, seed=3).violation
+        assert small is not None and small.name == "capacity of map 'm' (8 elements)"

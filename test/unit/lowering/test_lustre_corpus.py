@@ -34,8 +34,7 @@ TICKS = 60
 REJECTED = {
     "test-issue-1271.lus": (5, 25, "Kind 2 history types ('history')"),
     "fibonacci.lus": (8, 3, "Kind 2 'cond' expressions ('cond')"),  # its 'rec' is read
-    "repro_map_of_sets_clocked.lus": (12, 12, "node calls and 'pre', '->', 'fby' inside a "
-                                              "Kind 2 'when' block"),
+    "when_map_update_key.lus": (13, 12, "'pre', '->', 'fby' inside a Kind 2 'when' block"),
     "msg_ctor_disjoint.lus": (1, 40, "recursive algebraic data types ('Msg' through "
                                      "'Enc.s2')"),
 }
@@ -436,7 +435,69 @@ def _map_slots(*slots) -> list:
     return out
 
 
+def _map_ticks(states: list[list[tuple]], width: int) -> list:
+    """The outputs of a map of 8 slots (sets.py) whose slots hold, at tick t,
+    `states[t]` (the (key, value...) of the first slots, in slot order; the
+    others not valid and zero): the header 0, then each slot's valid bit and
+    leaves."""
+    out: list = [np.zeros(TICKS, np.int32)]
+    for i in range(8):
+        out.append(np.array([len(s) > i for s in states]))
+        for j in range(width):
+            out.append(np.array([s[i][j] if len(s) > i else 0 for s in states]))
+    return out
+
+
+def _collect_states(ks) -> list[list[tuple]]:
+    """Collect(k): m = map[] -> (pre m)[k := 0]: empty at its first tick, then
+    each new key k in the first free slot (never removed), value 0."""
+    keys: list[int] = []
+    states = []
+    for t, k in enumerate(ks):
+        if t > 0 and int(k) not in keys:
+            keys.append(int(k))
+        states.append([(key, 0) for key in keys])
+    return states
+
+
+def _clocked_collect(c, k):
+    """Main: `when c then m = Collect(k)` in a frame with m = map[]: Collect runs
+    on the ticks of c only (its state frozen between them, Kind 2's reading);
+    m holds its last value on the others (map[] before the first)."""
+    activations = [k[t] for t in range(TICKS) if c[t]]
+    collected = iter(_collect_states(activations))
+    states, last = [], []
+    for t in range(TICKS):
+        if c[t]:
+            last = next(collected)
+        states.append(last)
+    return _map_ticks(states, 2)
+
+
+def _canonical_map_of_sets(*st):
+    """Sub(st) = st: an input map is its valid slots whose key is not in a valid
+    slot before it (sets.canonicalize_inputs), its header and its values' (sets)
+    headers 0 (an input has not overflowed); the rest unchanged. A slot of
+    map<int, set<int>> is 19 scalars: has, key, the set's 17."""
+    out = [np.zeros(TICKS, np.int32)] + [np.asarray(x) for x in st[1:]]
+    width = 19
+    kept: list[np.ndarray] = []
+    for i in range(8):
+        has, key = np.asarray(st[1 + i * width], bool), np.asarray(st[2 + i * width])
+        for j, hj in enumerate(kept):
+            has = has & ~(hj & (np.asarray(st[2 + j * width]) == key))
+        kept.append(has)
+        out[1 + i * width] = has
+        out[3 + i * width] = np.zeros(TICKS, np.int32)
+    return out
+
+
 ACCEPTED.update({
+    # Kind 2 when blocks calling a node (frames.py): the call on the block's clock
+    "when_clocked_call_hold.lus": {
+        "Collect": ({"k": _ints(0, 4)}, lambda k: _map_ticks(_collect_states(k), 2)),
+        "Main": ({"k": _ints(0, 4)}, _clocked_collect)},  # keys 0..3: within the 8 slots
+    "repro_map_of_sets_clocked.lus": {"Sub": ({}, _canonical_map_of_sets), "Top": ({}, _ones)},
     # Kind 2 sets and maps (sets.py): values of 8 slots; the maps built by
     # literals fill the slots in key order
     "poly_set_literal.lus": {"N": ({}, lambda x: _map_slots((1, x)))},  # {x}
@@ -710,3 +771,20 @@ def test_step_run_runs_the_main_node_of_a_corpus_program(tmp_path):
         assert res.out.splitlines() == [
             f"tick {t}: " + " ".join(f"{n}={v}" for n, v in zip(names, row))
             for t, row in enumerate(want)]
+
+
+@pytest.mark.slow  # one modular IREE compilation per node (~20-60 s under load)
+@pytest.mark.parametrize("name,node", [("when_clocked_call_hold.lus", "Collect"),
+                                       ("when_clocked_call_hold.lus", "Main"),
+                                       ("repro_map_of_sets_clocked.lus", "Top")])
+def test_when_block_calls_agree_on_the_modular_target(name, node):
+    """Node calls in Kind 2 `when` blocks (frames.py) on the modular target:
+    the instance of the call is a child instance run only on the block's ticks."""
+    from steplus.tools.iree_modular import run_node_modular
+
+    module = _load(name)
+    op = next(o for o in module.ops if o.sym_name.data == node)
+    gens, reference = ACCEPTED[name][node]
+    inputs = _inputs(op, gens, seed=len(node))
+    _assert_same(run_node_modular(module, node, inputs, TICKS), reference(*inputs.values()),
+                 f"{node} modular vs reference")
