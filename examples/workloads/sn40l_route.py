@@ -398,7 +398,8 @@ def layer_graph(low: Lowering, nodes, name: str = "layer",
                 if hit is not None:
                     t = canon(hit[0])
                     c.properties["base_addr"] = IntegerAttr(address(t), i64)
-                    if p.kind != "attention" or isinstance(c, so.LinearOffChipLoadOp):
+                    if p.kind != "attention" or isinstance(c, so.LinearOffChipLoadOp) \
+                            or hit[1]:  # the attention's output: a dependence too
                         SYMBOL.set(c, t)
                     if p.kind == "attention" and cache_tiles and t in cache_tiles \
                             and isinstance(c, (so.RandomOffChipLoadOp, so.RandomOffChipStoreOp)):

@@ -276,3 +276,19 @@ def test_a_gather_of_a_stored_symbol_is_cut_from_its_writer():
     assert len(ks) == 2
     assert [len([o for o in k.body.block.ops if isinstance(o, so.RandomOffChipLoadOp)])
             for k in ks] == [0, 1]
+
+
+def test_the_attention_output_is_a_memory_dependence():
+    """The attention writes its output rows with random stores; the output projection reads
+    them back in another walk: the store carries the tensor's symbol, so the load starts a
+    later section (it cannot stream rows the attention has not written)."""
+    lg = route_layer(LLAMA2_7B.small(), tp=2, batch=4, cached=64, dense=SMALL, p2p=P2PNet(2))
+    StepAllocateUnitsPass().apply(Context(), lg.module)
+    (ks,) = kernel_groups(lg.module)
+    where = {}
+    for k, g in enumerate(ks):
+        for o in g.body.block.ops:
+            if SYMBOL.get(o) == "scaled_dot_product_attention":
+                where.setdefault(type(o).__name__, set()).add(k)
+    assert set(where) == {"RandomOffChipStoreOp", "LinearOffChipLoadOp"}
+    assert max(where["RandomOffChipStoreOp"]) < min(where["LinearOffChipLoadOp"])
