@@ -95,7 +95,27 @@ _MASK_VIEWS = {
     "aten.eq.Scalar": lambda x, a: x == a[0], "aten.ne.Scalar": lambda x, a: x != a[0],
     "aten.lt.Scalar": lambda x, a: x < a[0], "aten.le.Scalar": lambda x, a: x <= a[0],
     "aten.gt.Scalar": lambda x, a: x > a[0], "aten.ge.Scalar": lambda x, a: x >= a[0],
+    # HF Llama's prefill mask: `torch.full((T, T), finfo.min).triu(1)`
+    "aten.triu.default": lambda x, a: np.triu(x, a[0] if a else 0),
+    "aten.tril.default": lambda x, a: np.tril(x, a[0] if a else 0),
 }
+MAX_FILL_ELEMS = 1 << 24  # a constant mask built in the program, bound larger than this: refused
+_FILL_VALUE = {"aten.full.default": None, "aten.ones.default": 1.0, "aten.zeros.default": 0.0}
+
+
+def _fill_of(node):
+    """`(shape, value)` of `torch.full(shape, c)` / `ones` / `zeros` with a static shape of at
+    most MAX_FILL_ELEMS elements (the source of a mask built in the forward); None otherwise."""
+    name = name_of(node) if getattr(node, "op", None) == "call_function" else None
+    if name not in _FILL_VALUE or not node.args or not isinstance(node.args[0], (list, tuple)) \
+            or not all(isinstance(i, int) and i >= 0 for i in node.args[0]):
+        return None
+    value = _FILL_VALUE[name] if name != "aten.full.default" else (
+        node.args[1] if len(node.args) > 1 else None)
+    if not isinstance(value, (int, float)) or isinstance(value, bool) \
+            or math.prod(node.args[0]) > MAX_FILL_ELEMS:
+        return None
+    return tuple(node.args[0]), float(value)
 
 
 def _static_args(node) -> bool:
@@ -111,17 +131,20 @@ def _mask_views(mask, cov: list) -> tuple:
     """(the tensor a mask is a view of, the views) when `mask` is slices, unsqueezes,
     views, expands and compares with a number of a placeholder read by nothing else
     (GPT-2's `self.bias[:, :, k - q:k, :k]` of its causal buffer, nanoGPT's
-    `self.bias[:, :, :T, :T] == 0`, DistilBERT's `(mask == 0).view(...).expand_as(s)`): the
-    ops are covered and applied to the placeholder's value when the part is bound, as the
-    boolean mask itself is read as the additive one there. Otherwise `(mask, [])`."""
+    `self.bias[:, :, :T, :T] == 0`, DistilBERT's `(mask == 0).view(...).expand_as(s)`), or
+    `triu`/`tril` and views of a `torch.full` the forward builds (HF Llama's prefill
+    `torch.full((T, T), finfo.min).triu(1)`): the ops are covered and applied to the
+    placeholder's (the fill's) value when the part is bound, as the boolean mask itself is
+    read as the additive one there. Otherwise `(mask, [])`."""
     chain, node = [], mask
     while getattr(node, "op", None) == "call_function" and name_of(node) in _MASK_VIEWS \
             and _static_args(node) and len(node.users) == 1:
         chain.append(node)
         node = node.args[0]
-    if not chain or getattr(node, "op", None) != "placeholder":
+    fill = _fill_of(node) if chain and len(node.users) == 1 else None
+    if not chain or (getattr(node, "op", None) != "placeholder" and fill is None):
         return mask, []
-    cov.extend(chain)
+    cov.extend(chain + ([node] if fill is not None else []))
     return node, [(_MASK_VIEWS[name_of(v)], list(v.args[1:])) for v in reversed(chain)]
 
 
@@ -131,13 +154,14 @@ def _mask(p: Pieces, b: int, h: int, sq: int, sk: int, cov: list):
     `masked_fill`; is_causal: torch's top-left aligned lower triangle)."""
     src, views = _mask_views(p.mask, cov) if p.mask is not None else (None, [])
     mask = src.name if src is not None else None
+    fill_src = _fill_of(src) if views else None  # a mask the forward builds from a fill
     boolean = p.mask is not None and "bool" in dtype_of(p.mask)
     fill, inverted = p.fill, p.inverted
 
     def get(values: dict) -> np.ndarray:
         add = np.zeros((b, h, sq, sk))
         if mask is not None:
-            m = np.asarray(values[mask])
+            m = np.full(*fill_src) if fill_src is not None else np.asarray(values[mask])
             for view, args in views:
                 m = view(m, args)
             if boolean:

@@ -12,7 +12,12 @@ user's line, never a different computation.
 - a region never reads, through an op torch runs, a value it computes itself (split in two);
 - the eager attention with eval-mode dropout after the softmax and GPT-2's
   `torch.where(bias[..., :S, :S], w, finfo.min)` over a sliced causal buffer; a `where`
-  whose fill a score can survive (-1e4) is not read as a mask: not lowered, a remark.
+  whose fill a score can survive (-1e4) is not read as a mask: not lowered, a remark;
+- the masks the attention binds from a buffer, an input or a fill: nanoGPT's compare of a
+  buffer with a number (`bias[:, :, :T, :T] == 0`, any of eq/ne/lt/le/gt/ge), DistilBERT's
+  `(mask == 0).view().expand_as()` with a `torch.tensor(finfo.min)` fill and `q / sqrt(d)`,
+  HF Llama's `torch.full((T, T), finfo.min).triu(1)` built in the forward; a compare of a
+  computed value is run by torch.
 """
 
 from __future__ import annotations
@@ -209,3 +214,96 @@ def test_a_masked_fill_over_a_sliced_buffer_is_the_dense_attention():
     low, ran, torch_ops = _lower(MaskedFillCausal(), _qkv(), tile="2x4x4")
     assert ran == ["attention"]
     assert not [o for o in torch_ops if o not in VIEWS]
+
+
+class CompareCausal(nn.Module):
+    """nanoGPT's `att.masked_fill(self.bias[:, :, :T, :T] == 0, float('-inf'))`, the compare
+    any of eq/ne/lt/le/gt/ge with a number, over a float buffer (2 below the diagonal, 1 on
+    it, 0 above)."""
+
+    def __init__(self, rel, c):
+        super().__init__()
+        levels = torch.tril(torch.ones(8, 8), -1) * 2 + torch.eye(8)
+        self.register_buffer("bias", levels.view(1, 1, 8, 8))
+        self.rel, self.c = rel, c
+
+    def forward(self, q, k, v):
+        t = q.size(-2)
+        att = (q @ k.transpose(-2, -1)) * 0.5
+        att = att.masked_fill(getattr(torch, self.rel)(self.bias[:, :, :t, :t], self.c),
+                              float("-inf"))
+        return nn.functional.softmax(att, dim=-1) @ v
+
+
+@pytest.mark.parametrize("rel,c", [("eq", 0), ("ne", 1), ("lt", 1), ("le", 0.5), ("gt", 1),
+                                   ("ge", 2)])
+def test_a_compare_of_a_buffer_is_the_masks_binding(rel, c):
+    """The compare with a number is applied to the buffer's value when the attention part is
+    bound (as its slices are): torch runs views only; equal to torch (each row keeps its
+    diagonal, so no row is all -inf)."""
+    low, ran, torch_ops = _lower(CompareCausal(rel, c), _qkv(), tile="2x4x4")
+    assert ran == ["attention"]
+    assert not [o for o in torch_ops if o not in VIEWS]
+    (part,) = low.graphs
+    assert {n.name for n in part.covered} >= {"slice_1", "slice_2", rel, "masked_fill"}
+
+
+class DistilBertAttention(nn.Module):
+    """DistilBERT's `q / sqrt(d)` before the product, `(mask == 0).view(bs, 1, 1, k)
+    .expand_as(scores)` of the `[bs, k]` 0/1 input mask, `masked_fill` with a 0-D
+    `torch.tensor(finfo.min)` (a lifted constant)."""
+
+    def forward(self, q, k, v, mask):
+        q = q / 2.0
+        scores = torch.matmul(q, k.transpose(2, 3))
+        mask = (mask == 0).view(2, 1, 1, 6).expand_as(scores)
+        scores = scores.masked_fill(mask, torch.tensor(torch.finfo(scores.dtype).min))
+        return torch.matmul(nn.functional.softmax(scores, dim=-1), v)
+
+
+def test_distilbert_mask_eq_zero_and_a_tensor_fill_are_the_dense_attention():
+    mask = torch.ones(2, 6, dtype=torch.long)
+    mask[1, 4:] = 0  # padding: the second sequence's last two keys
+    low, ran, torch_ops = _lower(DistilBertAttention(), (*_qkv(), mask), tile="2x4x4")
+    assert ran == ["attention"]
+    assert not [o for o in torch_ops if o not in VIEWS]
+    (part,) = low.graphs
+    assert {n.name for n in part.covered} >= {"div", "eq", "view", "expand_as",
+                                              "lift_fresh_copy", "masked_fill"}
+
+
+class LlamaPrefillMask(nn.Module):
+    """HF Llama's eager prefill: the causal mask the forward builds,
+    `torch.full((T, T), finfo.min).triu(1)`, viewed to 4-D, sliced and added."""
+
+    def forward(self, q, k, v):
+        t = q.size(-2)
+        causal = torch.full((t, t), torch.finfo(q.dtype).min, dtype=q.dtype).triu(1)
+        causal = causal[None, None, :, :].expand(q.size(0), 1, -1, -1)
+        w = torch.matmul(q, k.transpose(2, 3)) * 0.5 + causal[:, :, :, : k.shape[-2]]
+        return torch.matmul(nn.functional.softmax(w, dim=-1, dtype=torch.float32), v)
+
+
+def test_llama_prefill_mask_built_in_the_forward_is_the_masks_binding():
+    low, ran, torch_ops = _lower(LlamaPrefillMask(), _qkv(), tile="2x4x4")
+    assert ran == ["attention"]
+    assert not [o for o in torch_ops if o not in VIEWS]  # no full, triu run by torch
+    (part,) = low.graphs
+    assert {n.name for n in part.covered} >= {"full", "triu", "expand"}
+
+
+class ComputedCompare(nn.Module):
+    """A compare of a value the program computes is no constant: torch runs it."""
+
+    def forward(self, q, k, v):
+        w = torch.matmul(q, k.transpose(-1, -2))
+        return torch.matmul(torch.softmax(w.masked_fill(w > 1.5, float("-inf")), dim=-1), v)
+
+
+def test_a_compare_of_a_computed_value_is_not_folded():
+    ep = torch.export.export(ComputedCompare(), _qkv())
+    low = lower_exported(ep, dense="tile=2x4x4 schedule=mnk")
+    out, _, torch_ops = run_exported(ep, low, _qkv())
+    assert "aten.gt.Scalar" in torch_ops
+    np.testing.assert_allclose(out.numpy(), ComputedCompare()(*_qkv()).numpy(), rtol=1e-5,
+                               atol=1e-6)
