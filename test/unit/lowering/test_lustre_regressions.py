@@ -408,3 +408,19 @@ def test_a_deep_chain_of_pres_imports_in_linear_time(tmp_path, depth: int):
     assert res.code == 0, res.err
     want = [XS[t - depth] if t >= depth else XS[0] for t in range(ticks)]
     assert res.out.splitlines() == [f"tick {t}: y={v}" for t, v in enumerate(want)]
+
+
+def test_kind2_lazy_implication_is_implication():
+    """Kind 2's `==>` (its lexer's LAZY_IMPL) is `=>`, right associative: `a ==> b` is
+    false only for a true and b false; `a ==> b ==> a` always holds."""
+    src = """node N(a, b: bool) returns (x, y, z: bool);
+    let
+      x = a ==> b;
+      y = a ==> b ==> a;
+      z = x = (not a or b);
+    tel"""
+    a = (XS > 0)
+    b = (XS % 2 == 0)
+    x, y, z = _all_backends(src, "N", a=a, b=b)
+    assert x.tolist() == [bool(not p or q) for p, q in zip(a, b)]
+    assert y.all() and z.all()
