@@ -40,7 +40,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from steplus.dialects.semantics.domain import BINARY, UNARY
+from steplus.dialects.semantics.domain import BINARY, COMPARE, UNARY
 
 Shape = tuple[int, int]
 
@@ -350,7 +350,28 @@ def _row_topk_index(k: int) -> StepFunction:
                         lambda a: _topk(a, k)[1].astype(np.float64), lambda s: (s[0][0], k))
 
 
+# -- compares: a 0/1 mask in the tile's dtype (torch's `x == 0`, `x > t` then `.float()`) --
+COMPARES = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
+"""Library name -> relation (`dialects/semantics/domain.COMPARE`'s keys)."""
+
+
+def _mask(rel: str) -> Callable[..., np.ndarray]:
+    """`a REL b` as 1 where it holds and 0 elsewhere, in `a`'s dtype (a tile's: f32)."""
+    def f(a: np.ndarray, b) -> np.ndarray:
+        a = np.asarray(a)
+        return np.asarray(COMPARE[rel](a, b)).astype(a.dtype)
+    return f
+
+
+for _name, _rel in COMPARES.items():
+    register_function(StepFunction(
+        _name, 2, lambda s: _elems(_bcast(s)), _mask(_rel), _bcast,
+        summary=f"1 where x {_rel} y else 0 (a 0/1 mask in the tile dtype), with row/column "
+                "broadcast; 1 FLOP per element"))
+
 for _fam in [
+    *(_scalar(f"{name}_scalar", _mask(rel), f"1 where x {rel} c else 0")
+      for name, rel in COMPARES.items()),
     _scalar("add_scalar", BINARY["add"], "x + c"),
     _scalar("sub_scalar", BINARY["sub"], "x - c"),
     _scalar("mul_scalar", BINARY["mul"], "x * c"),

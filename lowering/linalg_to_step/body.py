@@ -4,7 +4,9 @@ A body is read into a tree of tuples: `("in", i)` (the i-th input), `("const",
 c)` (a scalar constant, from the body or from outside it), and `(kind, *args)`
 for `arith.addf/subf/mulf/divf/negf/maximumf/maxnumf`, `math.exp/rsqrt/sqrt`,
 `math.fpowi`/`math.powf` by 2, `arith.select` of an `arith.cmpf` between the
-two values it selects from (torch-mlir's relu and clamp: `max`/`min`), the
+two values it selects from (torch-mlir's relu and clamp: `max`/`min`), a 0/1 mask
+of an `arith.cmpf` (`arith.uitofp` of it, `arith.select` of 1.0 and 0.0: the
+library's `eq`/`ne`/`lt`/`le`/`gt`/`ge`, `gt_scalar[c]` with a constant), the
 `arith.truncf`/`extf` of a constant and the
 `arith.extf` of an input (bf16 -> f32: tiles compute in f32).
 `match_functions` then rewrites torch's idioms into library calls: sigmoid
@@ -27,8 +29,8 @@ from xdsl.dialects.linalg import ops as linalg
 from xdsl.ir import Operation, SSAValue
 
 from steplus.dialects.semantics.arith import FLOAT_BINARY, UNARY
-from steplus.dialects.semantics.domain import BINARY
-from steplus.dialects.step.functions import get_function, member_name
+from steplus.dialects.semantics.domain import BINARY, COMPARE
+from steplus.dialects.step.functions import COMPARES, get_function, member_name
 from steplus.utils.diagnostics import OpDiagnosticError
 
 _NAN_AGNOSTIC = {"maxnum": "max", "minnum": "min"}  # tiles hold no NaN: maxnumf is max
@@ -40,7 +42,8 @@ BODY: dict[type[Operation], str] = {
     if kind == "pow" or get_function(_NAN_AGNOSTIC.get(kind, kind)) is not None}
 SUPPORTED_BODY = ("arith.addf, arith.subf, arith.mulf, arith.divf, arith.negf, "
                   "arith.maximumf, arith.minimumf, math.exp, math.rsqrt, math.erf, math.tanh, "
-                  "math.fpowi/powf by 2")
+                  "math.fpowi/powf by 2, arith.cmpf as a 0/1 mask (arith.uitofp, "
+                  "arith.select of 1.0 and 0.0)")
 # an operation with a scalar constant operand: (kind, constant first?) -> family
 SCALAR = {("add", False): "add_scalar", ("add", True): "add_scalar",
           ("mul", False): "mul_scalar", ("mul", True): "mul_scalar",
@@ -110,6 +113,11 @@ def _tree(op: linalg.GenericOp, v: SSAValue, trees: dict, env: dict, depth: int)
                                         "is not supported)")
         t = ("const", float(np.float32(val[1])) if isinstance(inner, arith.TruncFOp)
              else val[1])
+    elif _compare_of(inner, trees, env, op, depth) is not None:
+        # `select(cmpf(pred, a, b), 1.0, 0.0)`, `uitofp(cmpf(...))`: a 0/1 mask (torch's
+        # `(x > c).float()`); the library's compare functions
+        kind, cmp = _compare_of(inner, trees, env, op, depth) or ("", inner)
+        t = (kind, *(_tree(op, a, trees, env, depth + 1) for a in cmp.operands))
     elif isinstance(inner, arith.SelectOp) and _select_kind(inner) is not None:
         kind = _select_kind(inner)  # torch-mlir's relu / clamp: select(x > c, x, c)
         t = (kind, *(_tree(op, a, trees, env, depth + 1) for a in inner.operands[1:]))
@@ -133,6 +141,37 @@ def _tree(op: linalg.GenericOp, v: SSAValue, trees: dict, env: dict, depth: int)
 # arith.cmpf predicates (MLIR's numbering): ogt 2, oge 3, olt 4, ole 5, ugt 9, uge 10,
 # ult 11, ule 12
 _GREATER, _LESS = {2, 3, 9, 10}, {4, 5, 11, 12}
+
+
+# arith.cmpf predicate -> the library's compare (ordered and unordered alike: tiles hold no NaN)
+_CMPF = {1: "eq", 8: "eq", 2: "gt", 9: "gt", 3: "ge", 10: "ge", 4: "lt", 11: "lt", 5: "le",
+         12: "le", 6: "ne", 13: "ne"}
+_NOT = {"eq": "ne", "ne": "eq", "lt": "ge", "ge": "lt", "le": "gt", "gt": "le"}
+_FLIP = {"eq": "eq", "ne": "ne", "lt": "gt", "gt": "lt", "le": "ge", "ge": "le"}  # c REL x
+
+
+def _compare_of(inner: Operation, trees: dict, env: dict, op, depth: int):
+    """(the compare's library name, the `arith.cmpf`) when `inner` makes a 0/1 float mask of
+    it: `arith.uitofp` of the `i1`, or `arith.select` of constants 1 and 0 (either way
+    round: `select(c, 0, 1)` is the negated compare); None otherwise."""
+    if isinstance(inner, arith.UIToFPOp):
+        cmp = inner.operands[0].owner
+        if isinstance(cmp, arith.CmpfOp) and cmp.predicate.value.data in _CMPF:
+            return _CMPF[cmp.predicate.value.data], cmp
+        return None
+    if not isinstance(inner, arith.SelectOp):
+        return None
+    cmp = inner.operands[0].owner
+    if not isinstance(cmp, arith.CmpfOp) or cmp.predicate.value.data not in _CMPF:
+        return None
+    t, f = (_tree(op, a, trees, env, depth + 1) if a in trees or isinstance(env.get(a), float)
+            or isinstance(a.owner, arith.ConstantOp) else ("?",) for a in inner.operands[1:])
+    kind = _CMPF[cmp.predicate.value.data]
+    if (t, f) == (("const", 1.0), ("const", 0.0)):
+        return kind, cmp
+    if (t, f) == (("const", 0.0), ("const", 1.0)):
+        return _NOT[kind], cmp
+    return None
 
 
 def _select_kind(sel: arith.SelectOp) -> str | None:
@@ -217,6 +256,12 @@ def match_functions(t: tuple, op) -> tuple:
         gelu = _gelu_of(sub)
         if gelu is not None:
             return ("gelu", gelu)
+    if len(sub) == 2 and t[0] in _FLIP and any(x[0] == "const" for x in sub):
+        if all(x[0] == "const" for x in sub):
+            return ("const", float(COMPARE[COMPARES[t[0]]](sub[0][1], sub[1][1])))
+        first = sub[0][0] == "const"  # c REL x is x FLIP(REL) c
+        c, x = (sub[0][1], sub[1]) if first else (sub[1][1], sub[0])
+        return (member_name(f"{_FLIP[t[0]] if first else t[0]}_scalar", c), x)
     if len(sub) == 2 and (t[0], True) in SCALAR:
         consts = [s[0] == "const" for s in sub]
         if consts == [True, True]:
