@@ -125,7 +125,7 @@ def moe_bench(args) -> None:
                         fired = sum(c.firings for c in prog.contexts)
                         print(f"{model:>7} {batch:>5} {t:>6} {cfg.base_depth:>5} {built:>7.2f} "
                               f"{lowered:>7.2f} {wall:>7.2f} {'deadlock':>10} {'':>12} {'':>10} "
-                              f"{'':>8} {fired:>8} {1e6 * wall / max(fired, 1):>9.1f} "
+                              f"{'':>8} {fired:>8} {1e6 * wall / max(fired, 1):>9.2f} "
                               f"{fired / wall:>9.0f} {'':>8}", flush=True)
                         if fallback is None or cfg.base_depth == fallback:
                             break
@@ -138,7 +138,7 @@ def moe_bench(args) -> None:
                     print(f"{model:>7} {batch:>5} {t:>6} {cfg.base_depth:>5} {built:>7.2f} "
                           f"{lowered:>7.2f} {wall:>7.2f} {m.cycles:>10} "
                           f"{m.offchip_traffic:>12} {m.onchip_peak:>10} {str(same):>8} "
-                          f"{m.firings:>8} {1e6 * wall / m.firings:>9.1f} "
+                          f"{m.firings:>8} {1e6 * wall / m.firings:>9.2f} "
                           f"{m.firings / wall:>9.0f} {m.hbm_segments:>8}  {note}", flush=True)
                     break
 

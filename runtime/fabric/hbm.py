@@ -159,6 +159,10 @@ class _Tables:
 
 
 _TABLES: dict[tuple[int, int], _Tables] = {}
+COMPILED: Final = not __file__.endswith(".py")
+"""This module runs compiled (mypyc, runtime/fabric/native.py): see `HBMServer.TABLE_MIN`."""
+TABLE_MIN_COMPILED: Final = 1 << 62
+"""`HBMServer.TABLE_MIN` compiled: no plain-int window from a table."""
 """(channels, initiation interval) -> the tables of every `HBMServer` with them."""
 
 
@@ -178,10 +182,17 @@ class HBMServer:
     TABLE_AFTER = 3
     """Requests in a segment's explicit window up to which it is evaluated
     request by request rather than from a `_small_window` table, which is
-    built once a window has been evaluated explicitly `TABLE_AFTER` times."""
+    built once a window has been evaluated explicitly `TABLE_AFTER` times.
+    Compiled, every plain-int window is evaluated request by request
+    (`TABLE_MIN_COMPILED`): a native loop over at most 2P x n requests costs
+    less than the table's scattered loads (Qwen B=1024 tile 16: 4.6 -> 3.4
+    us/firing, Mixtral within noise), while interpreted the tables save 13 %
+    on Mixtral B=1024 tile 16 (docs/fabric.md, *Issue 32: the wake-list engine*)."""
 
     def __init__(self, cfg) -> None:
         self.cfg = cfg
+        if COMPILED:
+            self.TABLE_MIN = TABLE_MIN_COMPILED
         self.N: int = cfg.channels  # typed: mypyc's arithmetic on them is native
         self.II: int = cfg.initiation_interval
         self.par: int = cfg.par_dispatch
