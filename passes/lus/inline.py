@@ -33,7 +33,12 @@ from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, Rewrite
 from xdsl.rewriter import InsertPoint
 
 from steplus.dialects import lus
+from steplus.dialects.lus.instances import unrolled_sizes
 from steplus.utils.diagnostics import OpDiagnosticError
+
+MAX_INLINED_OPS = 1 << 20
+"""Ops the module's nodes may hold once every instance is inlined (`fib(n - 1) +
+fib(n - 2)` unrolled doubles per level): counted before anything is copied."""
 
 
 def _instances(node: lus.NodeOp) -> list[lus.InstanceOp]:
@@ -150,5 +155,16 @@ class LusInlineInstancesPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         nodes = {n.sym_name.data: n for n in op.walk() if isinstance(n, lus.NodeOp)}
-        for node in _bottom_up(nodes):
+        order = _bottom_up(nodes)  # rejects recursion
+        sizes = unrolled_sizes(
+            {n: [c for i in _instances(node) if (c := _callee_name(i)) in nodes]
+             for n, node in nodes.items()},
+            list(nodes), {n: sum(1 for _ in node.walk()) for n, node in nodes.items()})
+        total = sum(sizes[n] for n in nodes)
+        if total > MAX_INLINED_OPS:
+            worst = max(nodes, key=lambda n: sizes[n])
+            raise OpDiagnosticError(
+                nodes[worst], f"inlining every instance would make {total} ops (more than "
+                f"{MAX_INLINED_OPS}; @{worst} alone {sizes[worst]})")
+        for node in order:
             PatternRewriteWalker(InlineInstance(node, nodes), apply_recursively=False).rewrite_region(node.body)

@@ -24,6 +24,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation, SSAValue
 
 from steplus.dialects import lus
+from steplus.dialects.lus.instances import unrolled
 from steplus.utils.diagnostics import OpDiagnosticError
 from steplus.passes.lus.causality import find_cycle, value_name
 from steplus.passes.lus.clocks import Base, On, Var, infer_node, resolve, schedule
@@ -53,6 +54,19 @@ def check_not_recursive(chain: tuple[str, ...], callee: str) -> None:
         raise ReactiveError(f"recursive instance: {cycle}")
 
 
+def _callee(op: lus.InstanceOp) -> str:
+    return op.callee.root_reference.data
+
+
+def check_instance_count(calls: Mapping[str, Sequence[str]], root: str) -> None:
+    """A run of `root` (`calls`: each node's instances' callees) must create at
+    most `MAX_INSTANCES` node instances, itself included."""
+    count = unrolled(calls, root)
+    if count > MAX_INSTANCES:
+        raise ReactiveError(f"@{root} would run {count} node instances (more than "
+                            f"{MAX_INSTANCES})")
+
+
 class NodeRunner:
     """The state of one running instance of a node."""
 
@@ -63,6 +77,10 @@ class NodeRunner:
         self.nodes = nodes
         self.module = module
         self.node = nodes[name]
+        if not callers:
+            check_instance_count(
+                {n: [_callee(i) for i in node.body.block.ops if isinstance(i, lus.InstanceOp)]
+                 for n, node in nodes.items()}, name)
         self.chain = (*callers, name)  # the instances this one runs inside
         self.memory: dict[Operation, object] = {}  # fby/pre state
         self.started: set[Operation] = set()
@@ -283,6 +301,9 @@ from a batched backend."""
 
 MAX_TICKS = 10_000_000
 """The default bound on the ticks of one run (each tick is a Python reaction)."""
+MAX_INSTANCES = 100_000
+"""The node instances one run may create (a runner each; `fib(n - 1) + fib(n - 2)`
+unrolled makes exponentially many): counted before the run (`instances.unrolled`)."""
 
 
 def drive(

@@ -32,6 +32,7 @@ from steplus.runtime.reactive.interpreter import (
     MAX_TICKS,
     UNDEFINED,
     ReactiveError,
+    check_instance_count,
     check_not_recursive,
     counting_ticks,
     drive,
@@ -64,6 +65,11 @@ class SyncInstance:
             raise ReactiveError(f"no sync.node named @{name}")
         self.nodes = nodes
         self.node = nodes[name]
+        if not callers:  # one child per instance id (`_inst`)
+            check_instance_count({n: list({op.id.value.data: op.callee.root_reference.data
+                                           for op in node.walk()
+                                           if isinstance(op, sync.InstOp)}.values())
+                                  for n, node in nodes.items()}, name)
         if not any(isinstance(op, sync.TickOp) for op in self.node.walk()):
             raise ReactiveError(
                 f"sync.node @{name} has no sync.tick: it can never complete a reaction"

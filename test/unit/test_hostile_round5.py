@@ -66,3 +66,56 @@ def test_modular_instance_limit_is_one_line_not_nested_tracebacks(tmp_path: Path
                             "--backend", "modular"])
     assert r.code == 1
     assert r.err.strip() == f"{prog}: error: more than 1000 node instances"
+
+
+@pytest.mark.parametrize("backend", ["reactive", "sync"])
+def test_doubly_recursive_rec_is_refused_before_its_instances_are_built(tmp_path: Path,
+                                                                         backend: str):
+    """fib(40) unrolls to 41 nodes (under the 64 per function) but to
+    2 F(41) - 1 instances below top: the interpreters built a runner per
+    instance until killed. Counted first: top + I(40), I(n) = 1 + I(n-1) + I(n-2),
+    I(0) = I(1) = 1, so 2 F(41) = 331,160,282."""
+    prog = tmp_path / "p.lus"
+    prog.write_text(FIB + "node top(x: int) returns (y: int);\nlet y = x + fib(40); tel\n")
+    xs = tmp_path / "x.csv"
+    xs.write_text("1\n")
+    r = run_tool(step_run, [str(prog), "--node", "top", "--ticks", "1", "--input", f"x={xs}",
+                            "--backend", backend])
+    assert r.code == 1
+    assert r.err.strip() == (f"{prog}: error: @top would run 331160282 node instances (more "
+                             "than 100000)")
+
+
+def _doubling_chain(n: int) -> str:
+    """@n0 is the identity; @n<i> adds two instances of @n<i-1>."""
+    lines = ["lus.node @n0(%x: i32) -> (i32) {", "  lus.yield (%x : i32)", "}"]
+    for i in range(1, n + 1):
+        lines += [f"lus.node @n{i}(%x: i32) -> (i32) {{",
+                  f"  %a = lus.instance @n{i - 1}(%x) : (i32) -> (i32)",
+                  f"  %b = lus.instance @n{i - 1}(%x) : (i32) -> (i32)",
+                  "  %s = arith.addi %a, %b : i32",
+                  "  lus.yield (%s : i32)", "}"]
+    return "\n".join(lines) + "\n"
+
+
+def test_inlining_a_doubling_chain_is_refused_before_copying(step_opt, tmp_path: Path):
+    """21 nodes, each instantiating the previous twice: lus-inline-instances
+    copied 2^20 bodies into @n20 (and 2^19 into @n19, ...). Counted per node as
+    its ops (the node op and its body: 2 for @n0, 5 for the others) plus its
+    callees' counts: s(i) = 7 * 2^i - 5, the module sum(s(0..20)) = 7 (2^21 - 1) - 5 * 21."""
+    prog = tmp_path / "chain.mlir"
+    prog.write_text(_doubling_chain(20))
+    r = step_opt([str(prog), "-p", "lus-inline-instances"])
+    assert r.code == 1
+    total, top = 7 * (2**21 - 1) - 5 * 21, 7 * 2**20 - 5
+    assert r.err.splitlines()[0] == (
+        f"{prog}:{3 + 6 * 19 + 1}:1: error: inlining every instance would make {total} ops "
+        f"(more than 1048576; @n20 alone {top})")
+
+
+def test_inlining_a_short_doubling_chain_still_runs(step_opt, tmp_path: Path):
+    prog = tmp_path / "chain.mlir"
+    prog.write_text(_doubling_chain(4))
+    r = step_opt([str(prog), "-p", "lus-inline-instances"])
+    assert r.code == 0, r.err
+    assert "lus.instance" not in r.out
