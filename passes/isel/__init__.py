@@ -210,25 +210,22 @@ def repeating_egraph():
     call), so re-sending it runs the same iteration: a 104-node layer norm saturated in 0.37 CPU s,
     now 0.09; LSTM-WLM's 11 iterations in 2.75, now 2.25.  Should egglog's internals differ
     (another version), every call takes egglog's own path."""
-    from egglog import EGraph
+    import egglog.egraph as egg
 
-    class RepeatingEGraph(EGraph):
+    class RepeatingEGraph(egg.EGraph):
         _last: tuple | None = None
 
         def run(self, limit_or_schedule, /, *until, ruleset=None):
             if isinstance(limit_or_schedule, int) or until or ruleset is not None:
                 return super().run(limit_or_schedule, *until, ruleset=ruleset)
             try:  # everything looked up before the command runs, so a fallback never runs it twice
-                from egglog import bindings
-                from egglog.egraph import RunReport
-
-                output_type, report_of = bindings.RunScheduleOutput, RunReport._from_bindings
+                output_type, report_of = egg.bindings.RunScheduleOutput, egg.RunReport._from_bindings
                 run_program, last = self._run_program, self._last
                 if last is None or last[0] is not limit_or_schedule:
                     self._add_decls(limit_or_schedule)
                     last = self._last = (limit_or_schedule,
                                          self._state.run_schedule_to_egg(limit_or_schedule.schedule))
-            except (ImportError, AttributeError):
+            except AttributeError:
                 return super().run(limit_or_schedule)
             (out,) = run_program(last[1])
             if not isinstance(out, output_type):  # as egglog's own run checks
