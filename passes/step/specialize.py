@@ -209,15 +209,20 @@ def _bind_dynamic_rows(graph: GraphOp, values: dict[str, int]) -> dict[str, int]
     out: dict[str, int] = {}
     if not accums:  # a statically tiled graph: no tile-shape analysis needed
         return out
-    shapes = TileShapes(graph)
-    for op in accums:
-        (rows, _), = shapes.of(op.output)
+    # The analysis of what the accumulators read from (the token path, not the expert
+    # pipelines) gives the whole graph's shapes, except for symbols it names by counting
+    # unnamed values (`t<n>_rows`: the count differs): if one is read, the whole graph's.
+    shapes = TileShapes(graph, upstream_of=accums)
+    read = [(shapes.of(op.output)[0][0], shapes.of(op.input)[0][0]) for op in accums]
+    if shapes.counted and any(shapes.counted & dim_symbols(d) for pair in read for d in pair):
+        shapes = TileShapes(graph)
+        read = [(shapes.of(op.output)[0][0], shapes.of(op.input)[0][0]) for op in accums]
+    for op, (rows, in_rows) in zip(accums, read):
         if not isinstance(rows, sympy.Symbol):
             continue
         t = op.input.type
         assert isinstance(t, StreamType)
         rank = op.rank.value.data
-        in_rows = shapes.of(op.input)[0][0]
         n = as_dim(sympy.Mul(*t.dims[t.rank - rank:]) * in_rows)
         n = n.subs({x: values[x.name] for x in dim_symbols(n) if x.name in values})
         if n.is_Integer:

@@ -30,12 +30,12 @@ shapes.nbytes(op.results[0])    # 128*acc0_rows for bf16
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, cast
 
 import sympy
 from xdsl.dialects.builtin import IntegerType
-from xdsl.ir import Attribute, Block, SSAValue
+from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from steplus.dialects.step import ops as so
 from steplus.dialects.step import ops as sr
@@ -74,10 +74,20 @@ class TileShapes:
     """Symbolic tile shapes of every tile-carrying value of a graph."""
 
     @gc_paused  # allocation-heavy on a large heap (utils.gc_pause)
-    def __init__(self, graph: GraphOp):
+    def __init__(self, graph: GraphOp, upstream_of: Sequence[Operation] | None = None):
+        """The shapes of the whole graph, or with `upstream_of` only of those
+        operators and the ones they read from (in graph order: the same shapes,
+        but an unnamed value's symbol `t<n>` counts only the values visited, see
+        `counted`: a shape without those symbols is the whole-graph analysis's)."""
         self.known: dict[SSAValue, list[Shape]] = {}
         self._counter = 0
-        for op in graph.body.block.ops:
+        self.counted: set[sympy.Symbol] = set()
+        """The symbols named by counting unnamed values (`t<n>_rows`)."""
+        ops: Iterable[Operation] = graph.body.block.ops
+        if upstream_of is not None:
+            need = _upstream(graph, upstream_of)
+            ops = [op for op in ops if op in need]
+        for op in ops:
             self._visit(op)
 
     # -- queries -----------------------------------------------------------------
@@ -125,7 +135,10 @@ class TileShapes:
                 else:
                     name = name or self._name(v)
                     suffix = f"{k}_" if len(tiles) > 1 else ""
-                    dims.append(new_symbol(f"{name}_{suffix}{what}", False))
+                    sym = new_symbol(f"{name}_{suffix}{what}", False)
+                    if not v.name_hint:  # `t<n>`: named by counting
+                        self.counted.add(sym)
+                    dims.append(sym)
             out.append((dims[0], dims[1]))
         return out
 
@@ -187,6 +200,25 @@ class TileShapes:
             (r1, c1), (r2, c2) = shapes[0], shapes[1]
             r, c = _max(r1, r2), _max(c1, c2)
         return [(to_expr(r), to_expr(c))]
+
+
+def _upstream(graph: GraphOp, ops: Sequence[Operation]) -> set[Operation]:
+    """`ops` and every operator of `graph` they read from, transitively (through
+    the operands of the ops inside their regions too)."""
+    block = graph.body.block
+    need: set[Operation] = set()
+    stack = list(ops)
+    while stack:
+        op = stack.pop()
+        if op in need:
+            continue
+        need.add(op)
+        for inner in op.walk():
+            for v in inner.operands:
+                owner = v.owner
+                if isinstance(owner, Operation) and owner.parent_block() is block:
+                    stack.append(owner)
+    return need
 
 
 @functools.lru_cache(maxsize=4096)
