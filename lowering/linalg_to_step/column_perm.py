@@ -97,6 +97,8 @@ def signed_permutation(n) -> tuple[object, np.ndarray, np.ndarray] | str:
     shape = glue.static(x)
     if not shape or not _int(dim) or dim % len(shape) != len(shape) - 1:
         return "not a cat along the last dim"
+    if 0 in shape:
+        return "an empty tensor"
     if int(np.prod(shape)) > MAX_ELEMENTS:
         return f"more than {MAX_ELEMENTS} elements"
     p = np.concatenate([np.arange(lo, hi) for _, lo, hi, _ in parts])  # type: ignore[misc]

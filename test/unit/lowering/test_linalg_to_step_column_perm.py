@@ -79,6 +79,20 @@ class Swap(torch.nn.Module):
         return torch.cat((x2, x1), -1), torch.cat((-x2, x1), -1) + x1.sum()
 
 
+def test_an_empty_tensor_is_not_a_tile_map():
+    from steplus.lowering.linalg_to_step import column_perm
+
+    ep = torch.export.export(Rope(), (torch.randn(0, 4, 1, 8), torch.randn(1, 8),
+                                      torch.randn(1, 8)))
+    (cat,) = [n for n in ep.graph.nodes if n.op == "call_function" and "cat" in str(n.target)]
+    assert isinstance(column_perm.read(cat), str) and not column_perm.is_rotate_half(cat)
+    ep = torch.export.export(Swap(), (torch.randn(3, 8),))
+    cats = [n for n in ep.graph.nodes if n.op == "call_function" and "cat" in str(n.target)]
+    # x1 feeds both cats and the sum: neither chain is a tile map
+    assert {column_perm.read(n) for n in cats} == {
+        "an input is not a slice of the last dim used only here"}
+
+
 def test_other_permutations_and_shared_slices_stay_gathers():
     x = torch.randn(3, 8)
     ep = torch.export.export(Swap(), (x,))
