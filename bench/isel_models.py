@@ -194,11 +194,10 @@ REASONS: dict[tuple[str, str], str] = {
         "). flexible: 20 of 21 convolutions (the paper's 22 = its 2 exact + 20): only the first (27 columns) "
         "fails " + _VTA_FIT,
     ("mobilenetv2", "hlscnn"): _HLSCNN_FIT + "; depthwise convolutions have no HLSCNN form",
-    ("mobilenetv2", "flexasr"): "flexible: 34 of the 40 non-depthwise convolutions (the paper's 41 = these 40 + the "
-        "classifier): the first (27 columns, in % 16), the two 24->144 1x1 (144 filters, out % 64; 24 columns) and "
-        "the three ->160 1x1 at 4x4 (160 filters; 16 positions) fail FlexASR's in % 16 / out % 64 in both im2col "
-        "orientations, and the classifier has 10 outputs; depthwise convolutions (17) have no GEMM form that fits "
-        "(one output column per channel), in the paper either",
+    ("mobilenetv2", "flexasr"): "flexible 41, the paper's: the 40 non-depthwise convolutions and the classifier "
+        "(FlexASR's driver pads in to % 16 and out to % 64: the 27-column stem, the 24/144/160-filter 1x1 and the "
+        "10-output classifier, which its old guards refused); the 17 depthwise convolutions (one output column "
+        "per channel) have no GEMM form, in the paper either",
     ("mobilenetv2", "vta"): _EXACT_DENSE.format(e=1, c=10, g="VTA's % 16") + ". flexible: 34 of 40: the first "
         "(27 columns), the three 1x1 to 24 channels (24 filters) and the two 24->144 1x1 (24 columns) fail " +
         _VTA_FIT + "; the 17 depthwise ones have no GEMM form that fits",
@@ -213,12 +212,12 @@ REASONS: dict[tuple[str, str], str] = {
                                                   "8192; the squeeze-excitation 1x1 convolutions have a bias; "
                                                   "depthwise ones have no HLSCNN form) [from the guards, not checked "
                                                   "per convolution]",
-    ("efficientnet_b0", "flexasr"): "flexible: 12 of our 65 non-depthwise convolutions (D2A's MXNet model has 35, "
-        "its HLSCNN count; ours adds 32 squeeze-excitation 1x1 convolutions, which carry a bias: their init is not "
-        "zero and isel does not split a bias off a convolution); the others fail FlexASR's guards in both im2col "
-        "orientations: position-major needs filters % 64 (16/24/40/80/96/112/144/240/480/672 are not), filter-major "
-        "positions % 64 and <= 4080 (12544 are too many; 784, 196, 49 are not % 64), the stem 3 input channels "
-        "(27 columns, in % 16); depthwise ones (16) have no GEMM form that fits",
+    ("efficientnet_b0", "flexasr"): "flexible: 34 = our 33 non-depthwise convolutions without a bias and the "
+        "classifier (FlexASR's driver pads in to % 16 and out to % 64 and tiles rows and outputs; 12 before it did); "
+        "D2A's MXNet model has 35 convolutions (its HLSCNN count), ours 65: the other 32 are squeeze-excitation 1x1 "
+        "convolutions, which carry a bias (their init is not zero and isel does not split a bias off a "
+        "convolution); depthwise ones (16) have no GEMM form [34 = 65 - 32 + 1 from the counts, not checked per "
+        "convolution]",
     ("efficientnet_b0", "vta"): "flexible: 2 of our 65 non-depthwise convolutions, the 32->16 and 16->96 1x1 at "
         "112x112 (12544 positions, tiled); the other 63 fail " + _VTA_FIT + ": the 32 squeeze-excitation 1x1 (one "
         "position, and a bias), 22 at 14x14 and 7x7 (196, 49 positions), 8 with 24 or 40 channels in or out, the "
@@ -237,8 +236,8 @@ REASONS: dict[tuple[str, str], str] = {
         "are not the same quantity: flexible 242 = the 66 linear layers (all within FlexASR's guards) + 144 attention "
         "heads (18 attentions x 8) + 32 layer norms. exact 0, as the paper's: torch-mlir writes each bias as an "
         "elementwise add, and FlexASR's exact pattern is bias_add(dense)",
-    ("resmlp", "flexasr"): "flexible 25 = 38 - 12 cross-patch linears (4x4: in % 16 fails) - the classifier "
-                           "(10 outputs: out % 64 fails)",
+    ("resmlp", "flexasr"): "flexible 38, the paper's: the 12 cross-patch linears (4x4) and the 10-output classifier "
+                           "run padded (FlexASR's driver pads in to % 16 and out to % 64)",
 }
 
 

@@ -342,6 +342,8 @@ def run_lstm(x: npt.NDArray[np.floating], w_ih: npt.NDArray[np.floating], w_hh: 
     sequence instead (`lstm_chunks`), and the steps run as one call per chunk of one bias (one chunk
     when one bias holds the sequence); `counts["lstm_calls"]` says how many calls ran."""
     _finite("flexasr lstm", input=x, w_ih=w_ih, w_hh=w_hh, bias=b_ih, h0=h0, c0=c0)
+    if x.shape[1] % 16 or w_hh.shape[1] % 64:
+        return _run_lstm_padded(x, w_ih, w_hh, b_ih, out_bias, h0, c0, reference)
     if out_bias is None and h0 is not None and c0 is not None and x.shape[0] > 1:
         return _run_lstm_chunked(x, w_ih, w_hh, b_ih, h0, c0, reference)
     bw = af.bias_for(np.concatenate([w_ih.ravel(), w_hh.ravel()]))
@@ -362,6 +364,38 @@ def run_lstm(x: npt.NDArray[np.floating], w_ih: npt.NDArray[np.floating], w_hh: 
         return af.decode(fast, out_bias), _lstm_counts(x.shape[0], xc.shape[1] // 16, H // 16, state)
     _, reads, counts = execute(lstm_fragment(xc, wic, whc, bc, bw, bi, bb, out_bias, h0c, c0c))
     return af.decode(np.stack(reads).reshape(rows, H), out_bias), counts
+
+
+def _run_lstm_padded(x: npt.NDArray[np.floating], w_ih: npt.NDArray[np.floating], w_hh: npt.NDArray[np.floating],
+                     b_ih: npt.NDArray[np.floating], out_bias: int | None, h0: npt.NDArray[np.floating] | None,
+                     c0: npt.NDArray[np.floating] | None, reference: bool | None) -> tuple[Floats, Counts]:
+    """`run_lstm` with the input padded with zero features to a multiple of 16 and each gate's rows
+    with zero rows (weights and bias) to a hidden size that is a multiple of 64 (4 PEs x 16 lanes).
+
+    Exact for the real hidden units: the padded h columns of w_hh are zero, so whatever a padded
+    unit computes (its gates see 0, but the act unit's tanh of 0 is 16/2^14, not 0: its c and h are
+    small, not zero) meets only zero weights, and zero products add nothing; the padded float state
+    the driver calibrates its biases on is exactly 0 (tanh(0) = 0), so no bias moves.  The rows of
+    the padded units are dropped."""
+    T, n_in = x.shape
+    H = w_hh.shape[1]
+    ip, hp = -(-n_in // 16) * 16, -(-H // 64) * 64
+    xp, wi, wh, bp = np.zeros((T, ip)), np.zeros((4 * hp, ip)), np.zeros((4 * hp, hp)), np.zeros(4 * hp)
+    xp[:, :n_in] = x
+    for g in range(4):
+        wi[g * hp:g * hp + H, :n_in] = w_ih[g * H:(g + 1) * H]
+        wh[g * hp:g * hp + H, :H] = w_hh[g * H:(g + 1) * H]
+        bp[g * hp:g * hp + H] = np.asarray(b_ih).reshape(-1)[g * H:(g + 1) * H]
+
+    def pad(v: npt.NDArray[np.floating] | None) -> npt.NDArray[np.float64] | None:
+        if v is None:
+            return None
+        out = np.zeros(hp)
+        out[:H] = np.asarray(v, np.float64).reshape(H)
+        return out
+
+    y, counts = run_lstm(xp, wi, wh, bp, out_bias=out_bias, h0=pad(h0), c0=pad(c0), reference=reference)
+    return y[:, :H], counts
 
 
 def _lstm_counts(T: int, nvi: int, nvo: int, state: bool) -> Counts:

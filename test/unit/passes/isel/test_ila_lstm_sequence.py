@@ -23,14 +23,14 @@ from steplus.tools.registry import get_all_dialects
 STEPS = 8
 
 
-def _export(width=16):
+def _export(width=16, hidden=64):
     torch = pytest.importorskip("torch")
     fx = pytest.importorskip("torch_mlir.fx")
 
     class Lstm(torch.nn.Module):
         def __init__(self):
             super().__init__()
-            self.rnn = torch.nn.LSTM(width, 64)
+            self.rnn = torch.nn.LSTM(width, hidden)
 
         def forward(self, x):
             return self.rnn(x)[0]
@@ -74,6 +74,19 @@ def test_sequence_lstm_is_one_flexasr_call_and_agrees_with_torch():
     err_step = np.linalg.norm(y_step - want) / np.linalg.norm(want)
     # AdaptivFloat<8,3> state and PWL sigmoid/tanh: a few percent either way (measured 2.5 % / 2.6 %)
     assert err < 0.06 and err_step < 0.06
+
+
+def test_lstm_of_any_width_is_padded_by_the_driver():
+    """nn.LSTM(20, 40): 20 % 16 and 40 % 64 failed FlexASR's LSTM guard before its driver padded the
+    input features to 32 and each gate to 64 hidden units with zeros; now one folded call, within
+    AdaptivFloat's error of torch."""
+    text, x, want = _export(width=20, hidden=40)
+    m = _isel(text)
+    (call,) = _lstm_calls(m)
+    assert call.args[0].type.get_shape() == (STEPS, 20) and call.res.type.get_shape() == (STEPS + 1, 40)
+    (y,), stats = run_function(m, "f", [x], backend="ila")
+    assert stats.invocations == {"flexasr": 1}
+    assert np.linalg.norm(y - want) / np.linalg.norm(want) < 0.06
 
 
 def _weights(rng, forget_bias):

@@ -102,3 +102,40 @@ def test_in_of_4080_runs_as_four_calls_vectorized():
 @pytest.mark.slow  # the per-command simulation of 67412 writes: ~20 s
 def test_in_of_4080_runs_as_four_calls_per_command():
     _check(*_layer(np.random.default_rng(2), 2, 4080, 200), calls=4)
+
+
+def _gate_padded(m: np.ndarray, h: int, hp: int, cols: int) -> np.ndarray:
+    """Each of the 4 gate blocks of h rows of m padded with zero rows to hp, and columns to `cols`."""
+    out = np.zeros((4 * hp, cols) if m.ndim == 2 else 4 * hp)
+    for g in range(4):
+        if m.ndim == 2:
+            out[g * hp:g * hp + h, :m.shape[1]] = m[g * h:(g + 1) * h]
+        else:
+            out[g * hp:g * hp + h] = m[g * h:(g + 1) * h]
+    return out
+
+
+@pytest.mark.parametrize("state", [False, True])
+def test_lstm_padding_is_exact_for_the_real_units(state):
+    """An LSTM of 20 features and 40 hidden units (in % 16 and H % 64 fail) equals, on its 40 units,
+    the 32 -> 64 LSTM padded by hand, and agrees with the float LSTM (accel.lstm_reference) within
+    AdaptivFloat's error; both paths."""
+    from steplus.runtime.ila.accel import lstm_reference
+
+    rng = np.random.default_rng(11)
+    T, n_in, H = 6, 20, 40
+    x, wi, wh = rng.standard_normal((T, n_in)), rng.standard_normal((4 * H, n_in)) * 0.3, rng.standard_normal((4 * H, H)) * 0.3
+    b = rng.standard_normal(4 * H) * 0.3
+    h0, c0 = (rng.standard_normal(H) * 0.3, rng.standard_normal(H) * 0.3) if state else (np.zeros(H), np.zeros(H))
+    kw = {"h0": h0, "c0": c0} if state else {}
+    xp = np.zeros((T, 32))
+    xp[:, :n_in] = x
+    kwp = {k: np.concatenate([v, np.zeros(64 - H)]) for k, v in kw.items()}
+    padded = (xp, _gate_padded(wi, H, 64, 32), _gate_padded(wh, H, 64, 64), _gate_padded(b, H, 64, 0))
+    want = lstm_reference(x, h0[None], c0[None], wi, wh, b)
+    for reference in (True, False):
+        y, counts = fd.run_lstm(x, wi, wh, b, reference=reference, **kw)
+        yp, counts_p = fd.run_lstm(*padded, reference=reference, **kwp)
+        assert y.shape == (T + state, H) and np.array_equal(y, yp[:, :H]) and counts == counts_p
+        rows = want if state else want[:-1]
+        assert np.linalg.norm(y - rows) / np.linalg.norm(rows) < 0.06
