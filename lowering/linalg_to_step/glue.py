@@ -101,6 +101,10 @@ INPLACE = {"aten.relu_.default": "aten.relu.default",
            "aten.add_.Tensor": "aten.add.Tensor", "aten.mul_.Tensor": "aten.mul.Tensor",
            "aten.sub_.Tensor": "aten.sub.Tensor", "aten.div_.Tensor": "aten.div.Tensor"}
 FLOATS = {"torch.float32": "f32", "torch.bfloat16": "bf16", "torch.float16": "f16"}
+# a compare of a float tensor with a number, read as a 0/1 f32 mask: arith.cmpf's predicate
+COMPARE = {"aten.eq.Scalar": "oeq", "aten.ne.Scalar": "une", "aten.lt.Scalar": "olt",
+           "aten.le.Scalar": "ole", "aten.gt.Scalar": "ogt", "aten.ge.Scalar": "oge"}
+CASTS = ("aten.to.dtype", "aten._to_copy.default")
 
 
 def _raw_name(node) -> str:
@@ -162,7 +166,22 @@ def _is_tensor(x) -> bool:
 
 def _float_tensor(x) -> bool:
     s = _shape(x) if hasattr(x, "op") else None
-    return s is not None and len(s) >= 1 and 0 not in s and _dtype(x) in FLOATS
+    return s is not None and len(s) >= 1 and 0 not in s and (_dtype(x) in FLOATS
+                                                             or float_mask(x))
+
+
+def float_mask(n) -> bool:
+    """`n` is `x REL c` (COMPARE) of a float tensor with a finite number, read only by casts
+    to float32 (`(x > c).float()`, `.to(x.dtype)`): the region computes it as the 0/1 f32
+    mask (the library's `gt_scalar[c]`, ...), the casts are views of it."""
+    if getattr(n, "op", None) != "call_function" or _raw_name(n) not in COMPARE \
+            or len(n.args) != 2 or n.kwargs or not n.users:
+        return False
+    x, c = n.args
+    return (_scalar(c) and hasattr(x, "op") and _dtype(x) in FLOATS and _shape(x) == _shape(n)
+            and all(_raw_name(u) in CASTS and _dtype(u) == "torch.float32"
+                    and set(u.kwargs) <= {"dtype"} for u in n.users
+                    if _raw_name(u) != "aten._assert_tensor_metadata.default"))
 
 
 def _scalar(x) -> TypeGuard[int | float]:
@@ -315,8 +334,9 @@ def _lowerable(n) -> bool:
         if name in ("aten.to.dtype", "aten._to_copy.default") and (
                 _dtype(n) != _dtype(n.args[0]) or set(n.kwargs) - {"dtype"}):
             # a cast that changes the element type is not a view; but an integer input
-            # cast to f32 (BERT's 0/1 attention mask) is that input read as f32
-            return int_input_as_float(n)
+            # cast to f32 (BERT's 0/1 attention mask) is that input read as f32, and a
+            # compare's cast to f32 is the 0/1 mask the region computes
+            return int_input_as_float(n) or float_mask(n.args[0])
         return keeps_rows(n) and len(out) >= 2 and len(static(n.args[0])) >= 2
     if n.kwargs and not (name == "aten.gelu.default" and set(n.kwargs) == {"approximate"}):
         return False
@@ -342,6 +362,8 @@ def _lowerable(n) -> bool:
                 and all(_weight(a, 1) and _shape(a) == (C,) for a in args[3:5]))
     if name in REDUCE:
         return len(args) == 3 and rank >= 2 and _last(args[1], rank) and args[2] is True
+    if name in COMPARE:
+        return float_mask(n)
     if name == "aten.pow.Tensor_Scalar":
         return len(args) == 2 and args[1] in POWERS
     if name == "aten.rsub.Scalar":  # c - x (`1.0 - mask`)

@@ -121,6 +121,12 @@ class Scalar:
     def powf(self, x: SSAValue, y: SSAValue) -> SSAValue:
         return self._insert(xmath.PowFOp(x, y))
 
+    def mask(self, pred: str, x: SSAValue, y: SSAValue) -> SSAValue:
+        """1.0 where `arith.cmpf pred` of x and y holds, else 0.0 (`arith.uitofp` of the i1:
+        torch's `(x > c).float()`)."""
+        c = self._insert(arith.CmpfOp(x, y, pred))
+        return self._insert(arith.UIToFPOp(c, f32))
+
     def extf(self, x: SSAValue) -> SSAValue:
         """`x` widened to f32 (a bf16/f16 element read by an f32 computation)."""
         return self._insert(arith.ExtFOp(x, f32))

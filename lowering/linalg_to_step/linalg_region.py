@@ -30,7 +30,8 @@ from xdsl.ir import SSAValue
 
 from steplus.lowering.linalg_to_step.aten import _shape
 from steplus.lowering.linalg_to_step.glue import (
-    ADDMM, BATCH_NORM, BINARY, MATMUL, NORM, REDUCE, ROW_OPS, SOFTMAX, UNARY, VIEWS, _expanded,
+    ADDMM, BATCH_NORM, BINARY, COMPARE, MATMUL, NORM, REDUCE, ROW_OPS, SOFTMAX, UNARY, VIEWS,
+    _expanded,
     _inputs, _is_tensor, _name, bcast, data_users, element, expand_rows, fill_value, fold,
     norm_dims, per_row, per_row_column, static, expand_column, HARD,
 )
@@ -368,6 +369,9 @@ def region_func(region: list, fname: str, produced: set | frozenset = frozenset(
         elif name == "aten.pow.Tensor_Scalar":
             c = w.const(2.0)
             r = w.unary(arg(a0), lambda s, a, c=c: s.powf(a[0], c))
+        elif name in COMPARE:  # (x REL c).float(): 1.0 where it holds, else 0.0
+            c = w.const(n.args[1])
+            r = w.unary(arg(a0), lambda s, a, c=c, p=COMPARE[name]: s.mask(p, a[0], c))
         elif name == "aten.rsub.Scalar":  # c - x
             c = w.const(n.args[1])
             r = w.unary(arg(a0), lambda s, a, c=c: s.sub(c, a[0]))

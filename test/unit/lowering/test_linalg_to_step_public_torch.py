@@ -307,3 +307,24 @@ def test_a_compare_of_a_computed_value_is_not_folded():
     assert "aten.gt.Scalar" in torch_ops
     np.testing.assert_allclose(out.numpy(), ComputedCompare()(*_qkv()).numpy(), rtol=1e-5,
                                atol=1e-6)
+
+
+class CompareMasks(nn.Module):
+    """`(x > t).float()`, `(y == 1.0).to(x.dtype)`: compares of a float tensor with a number,
+    cast to f32 (a 0/1 mask), in element-wise arithmetic."""
+
+    def forward(self, x, y):
+        keep = (x > 0.25).float()
+        drop = (y == 1.0).to(x.dtype)
+        return x * keep + drop - (x <= -0.5).float()
+
+
+def test_a_compare_cast_to_float_is_the_librarys_compare():
+    g = torch.Generator().manual_seed(5)
+    x, y = torch.randn(4, 8, generator=g), torch.randint(0, 3, (4, 8), generator=g).float()
+    low, ran, torch_ops = _lower(CompareMasks(), (x, y), tile="4x8x8")
+    assert torch_ops == []  # no compare, no cast run by torch
+    applied = sorted(o.fn.data for p in low.graphs for o in p.module.walk()
+                     if o.name == "step.apply")
+    assert applied == ["add", "eq_scalar[1.0]", "gt_scalar[0.25]", "le_scalar[-0.5]", "mul",
+                       "sub"]
