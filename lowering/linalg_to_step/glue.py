@@ -20,7 +20,10 @@ row-major memory):
   `tanh`, `sigmoid`, `silu`, `relu` (`max_scalar[0.0]`), `hardtanh`/ReLU6
   (`max_scalar` then `min_scalar`), `hardsigmoid`/`hardswish` (torch's
   `relu6(x + 3) / 6` formula), `gelu` (exact: the library's `gelu`;
-  `approximate="tanh"`: its formula), `pow(x, 2)`, `pow(x, 3)` (`x * x * x`);
+  `approximate="tanh"`: its formula), `pow(x, 2)`, `pow(x, 3)` (`x * x * x`),
+  a compare with a number cast to f32 (`(x > c).float()`, `(y == 1).to(x.dtype)`:
+  `arith.cmpf` + `arith.uitofp`, the library's `gt_scalar[c]`, ...; the compare read
+  by those casts only, which are views of it);
 - row ops over the last dim: `mean`/`sum` with `keepdim`, `softmax`
   (row max, `exp(x - max)`, row sum, divide), `layer_norm` (mean, centred
   variance, `rsqrt(var + eps)`, weight, bias) and `rms_norm` (eps default:
