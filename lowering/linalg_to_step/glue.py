@@ -422,8 +422,11 @@ def norm_dims(n) -> int:
 
 
 def data_users(n) -> list:
-    """The users of `n` that read its values (`zeros_like(n)` reads only its shape)."""
-    return [u for u in n.users if fill_value(u) is None]
+    """The users of `n` that read its values (`zeros_like(n)` reads only its shape; export's
+    `_assert_tensor_metadata` of a compare read as a 0/1 mask, only its dtype)."""
+    mask = float_mask(n)
+    return [u for u in n.users if fill_value(u) is None
+            and not (mask and _raw_name(u) == "aten._assert_tensor_metadata.default")]
 
 
 def regions(nodes, covered: set) -> list[list]:
