@@ -43,6 +43,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Operation
 
 from steplus.dialects import lus
 from steplus.dialects.lus.input_ranges import input_problem, input_ranges, observers
@@ -288,13 +289,12 @@ class CapacityWatch:
     (quantifier witnesses: 0), `split` cuts its outputs to the node's and
     names the first overflow."""
 
-    def __init__(self, checker: lus.NodeOp, node: lus.NodeOp, path: str | None):
-        from steplus.lowering.lustre.set_values import capacity_observers_of
-
+    def __init__(self, checker: lus.NodeOp, node: lus.NodeOp, path: str | None, values):
+        self.values = values  # lowering/lustre/set_values.py, loaded for Lustre sets only
         self.name = checker.sym_name.data
         self.first = len(checker.output_types) - len(observers(checker))
         self.count = len(node.output_types)
-        self.watched = capacity_observers_of(checker)
+        self.watched = values.capacity_observers_of(checker)
         self.sigs = node_signature(checker)
         self.path = path
         self.source: SourceFile | None = None
@@ -326,13 +326,11 @@ class CapacityWatch:
         _, kind, var, cap, pos = next(w for w in self.watched if w[0] == worst[1])
         return columns[:self.count], self._error(first_tick + worst[0], kind, var, cap, pos)
 
-    def headers(self, node: lus.NodeOp, columns: list) -> tuple[int, str] | None:
+    def headers(self, node: Operation, columns: list) -> tuple[int, str] | None:
         """The first overflow of a set or map output of the node itself, by its
         header (a backend that cannot run the check node: the locals are not
         watched)."""
-        from steplus.lowering.lustre.set_values import header_overflows
-
-        found = header_overflows(node, columns)
+        found = self.values.header_overflows(node, columns)
         return None if not found else self._error(*found[0])
 
     def _error(self, tick: int, kind: str, var: str, cap: int, pos: int) -> tuple[int, str]:
@@ -353,10 +351,10 @@ def capacity_watch(module: ModuleOp, name: str, node: lus.NodeOp, path: str | No
                    ) -> CapacityWatch | None:
     """The watch for a plain run of `@name` if its check node has capacity
     properties (a set or map output or local), else None."""
-    from steplus.lowering.lustre.set_values import capacity_observers_of
+    from steplus.lowering.lustre import set_values
 
     checker = next((op for op in module.walk() if isinstance(op, lus.NodeOp)
                     and op.sym_name.data == f"{name}$check"), None)
-    if checker is None or not capacity_observers_of(checker):
+    if checker is None or not set_values.capacity_observers_of(checker):
         return None
-    return CapacityWatch(checker, node, path)
+    return CapacityWatch(checker, node, path, set_values)

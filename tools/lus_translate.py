@@ -25,7 +25,7 @@ from xdsl.utils.exceptions import ParseError
 from steplus.utils.diagnostics import OpDiagnosticError
 from steplus.tools.cli import ArgumentParser, InputError, UsageError, decimal_int, guarded_deep
 from steplus.tools.source import LocationTable, SourceFile, SourceLoc
-from steplus.tools.loading import MAX_INPUT_BYTES
+from steplus.tools.loading import MAX_INPUT_BYTES, LocatedVerifyError, verify_located
 from steplus.utils.safe_files import read_regular
 
 _TOOL = "lus-translate"
@@ -73,7 +73,6 @@ def _diag(source: SourceFile, severity: str, loc: SourceLoc, msg: str) -> list[s
 def run_checks(module: ModuleOp) -> None:
     """Verify a lus module and run the default lus checks (raise on error)."""
     from steplus.tools.registry import get_all_passes, get_default_checks
-    from steplus.tools.loading import verify_located
 
     verify_located(module)
     passes = get_all_passes()
@@ -84,7 +83,6 @@ def run_checks(module: ModuleOp) -> None:
 def translate(source: SourceFile, checks: bool = True) -> ModuleOp:
     """Import Lustre source; raise `InputError` with located diagnostics."""
     from steplus.lowering.lustre import lustre_to_module
-    from steplus.tools.loading import LocatedVerifyError
 
     try:
         module, offsets = lustre_to_module(source.text, source.name)

@@ -67,7 +67,7 @@ from xdsl.ir import Operation
 
 from steplus.dialects import lus
 from steplus.dialects.lus.input_ranges import input_problem, input_ranges, output_names
-from steplus.tools.lus_check import check_main
+from steplus.tools.lus_check import capacity_watch, check_main
 from steplus.utils.source_formats import FORMATS, lustre_dialect_of
 from steplus.tools.cli import (
     EXIT_USAGE_ERROR,
@@ -331,8 +331,7 @@ def _run_node(args: argparse.Namespace, source: ModuleOp, name: str) -> int:
     lowering = _LOWERINGS.get(args.backend or "reactive")
     module = source if lowering is None else _load(args, lowering)
     sigs = node_signature(node)
-    from steplus.tools.lus_check import capacity_watch  # Kind 2 sets: stop at an overflow
-
+    # Kind 2 sets and maps: a plain run stops where one overflows
     watch = capacity_watch(source, name, node, args.input_file) if isinstance(
         node, lus.NodeOp) else None
     if args.stream:
@@ -360,21 +359,16 @@ def _run_node(args: argparse.Namespace, source: ModuleOp, name: str) -> int:
     except (ReactiveError, IreeError) as e:
         print(f"{args.input_file}: error: {e}", file=sys.stderr)
         return EXIT_USER_ERROR
-    from steplus.lowering.lustre.machine_ints import as_unsigned  # Kind 2's uintN
-    from steplus.lowering.lustre.set_values import show_collections  # Kind 2 sets and maps
-
-    outputs = as_unsigned(node, outputs)
     if args.output:
         if overflow is not None:
             print(overflow[1], file=sys.stderr)
             return EXIT_USER_ERROR
         try:
-            _save(args.output, outputs, output_names(node))
+            _save(args.output, _lustre_outputs(node, outputs)[1], output_names(node))
         except OSError as e:
             raise InputError([f"{args.output}: error: cannot write output: {e}"]) from None
         return 0
-    names, outputs = show_collections(node, output_names(node) or [""] * len(outputs),
-                                      outputs, _fmt)
+    names, outputs = _lustre_outputs(node, outputs, shown=True)
     for t in range(ticks if overflow is None else overflow[0]):
         print(f"tick {t}: " + " ".join(f"{n}={_fmt(col[t])}" if n else _fmt(col[t])
                                        for n, col in zip(names, outputs)))
@@ -383,6 +377,18 @@ def _run_node(args: argparse.Namespace, source: ModuleOp, name: str) -> int:
         print(overflow[1], file=sys.stderr)
         return EXIT_USER_ERROR
     return 0
+
+
+def _lustre_outputs(node: Operation, outputs, shown: bool = False) -> tuple[list[str], list]:
+    """The output names and columns of a node lowered from Lustre as step-run
+    gives them: Kind 2's `uintN` unsigned; with `shown`, each set or map output
+    one column of its values as text (`{1, 3}`), as printed."""
+    from steplus.lowering.lustre import machine_ints, set_values
+
+    columns = machine_ints.as_unsigned(node, outputs)
+    names = output_names(node) or [""] * len(columns)
+    return set_values.show_collections(node, names, columns, _fmt) if shown else (names,
+                                                                                  columns)
 
 
 def _check_lustre_inputs(args: argparse.Namespace, node: Operation,
@@ -461,13 +467,10 @@ def _stream(args: argparse.Namespace, module: ModuleOp, name: str, sigs,
             step = _watched_step(watch, [s.name for s in sigs], step)
         if input_ranges(node):
             step = _checked_step(args, node, sigs, step)
-        from steplus.lowering.lustre.machine_ints import as_unsigned  # Kind 2's uintN
-        from steplus.lowering.lustre.set_values import show_collections  # sets and maps
 
         def unsigned(inputs, step=step):
-            columns = as_unsigned(node, [[v] for v in step(inputs)])
-            names = output_names(node) or [""] * len(columns)
-            return [col[0] for col in show_collections(node, names, columns, _fmt)[1]]
+            columns = _lustre_outputs(node, [[v] for v in step(inputs)], shown=True)[1]
+            return [col[0] for col in columns]
         return stream(sigs, unsigned, _fmt, args.ticks, args.max_ticks)
     except (ReactiveError, IreeError) as e:
         print(f"{args.input_file}: error: {e}", file=sys.stderr)

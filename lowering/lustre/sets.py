@@ -138,9 +138,8 @@ def _make(prog: Program, kind: str, key: list[tuple[str, ast.TypeRef]],
         known = Coll(name, kind, _capacity.get(), key, val)
         shown = name if len(name) < 60 else name[:50] + "..."
         if len(known.leaves) > 4096:
-            raise LustreError(pos, _unsupported(
-                f"sets and maps of more than 4096 scalars ('{shown}': {known.cap} slots "
-                f"of {known.width - 1})"))
+            raise LustreError(pos, _unsupported(  # the type shows its K slots' sizes
+                f"sets and maps of more than 4096 scalars ('{shown}')"))
         work = _comparisons(prog, known)
         if work > MAX_COMPARISONS:
             raise LustreError(pos, f"comparing two values of type {shown} takes {work} "

@@ -201,7 +201,5 @@ def instantiate(low: NodeLowering, e: ast.Call) -> ast.Call:
         prog.scalarize(copied)
         prog.add_observers(copied)
         if copied.observers:  # its contract and properties: `f$n_3$check` (step-run --check)
-            from steplus.lowering.lustre.program import NodeKey  # program imports this module
-
-            low.request(NodeKey(inst, observe=True))
+            low.request_check(inst)
     return dataclasses.replace(e, node=inst, args=rest)

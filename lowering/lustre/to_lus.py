@@ -380,6 +380,10 @@ class NodeLowering:
                                   f"({self.lt(x)} and {self.lt(y)})")
         return list(zip(a, b))
 
+    def request_check(self, name: str) -> None:
+        """Lower the check node `name$check` of node `name` too (a sized instance's)."""
+        self.request(NodeKey(name, observe=True))
+
     def constant_pre(self, e: ast.Unary) -> list[SSAValue] | None:
         """`pre k` of a constant expression read as Kind 2 does (`.lus`): `k fby k`.
 

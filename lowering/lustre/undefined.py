@@ -37,6 +37,7 @@ from steplus.dialects import lus
 from steplus.lowering.lustre import ast
 from steplus.lowering.lustre.oracles import node_roots, rewrite
 from steplus.passes.lus.causality import value_name
+from steplus.passes.lus.initialization import undefined_reads
 from steplus.utils.diagnostics import OpDiagnosticError
 
 MAX_ROUNDS = 16
@@ -74,8 +75,6 @@ def find_undefined(module: ModuleOp, offsets: Mapping[Operation, int],
     the Lustre types of its scalar parts and the name of a variable reading it.
     A node whose clocks or causality fail is skipped (the lus checks report
     it), as is a `pre` on a sub-clock or of a type an input cannot have."""
-    from steplus.passes.lus.initialization import undefined_reads
-
     found: dict[int, tuple[list[str], str]] = {}
     for node in module.ops:
         if not isinstance(node, lus.NodeOp) or not any(
