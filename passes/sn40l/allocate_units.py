@@ -81,6 +81,7 @@ from steplus.dialects.sn40l_attrs import (
 from steplus.dialects.step.discardable import COMPUTE_BW, FANOUT_DEPTH, PMU_BW
 from steplus.passes.sn40l.kernels import (
     assign, ensure_names, tile_bytes, is_anchor, replace_graph, source, split, static_int,
+    users,
 )
 from steplus.passes.step.metrics import cardinality, compute_metrics
 
@@ -319,6 +320,15 @@ def sections(graph: GraphOp, chip: Chip) -> dict[Operation, int]:
         if op in whole:
             for k in ks:
                 per_anchor[k].append(whole[op])
+    # a deep fan-out's buffers (not an op a kernel keeps: `assign` dissolves broadcasts)
+    # count in the sections of its consumers
+    for d in ds:
+        if isinstance(d.op, sr.BroadcastOp):
+            for r in d.op.results:
+                for u, _ in users(r):
+                    for k in of.get(u, ()):
+                        if d not in per_anchor[k]:
+                            per_anchor[k].append(d)
     # memory dependences: a load of a symbol a store of an earlier anchor writes
     # (sn40l.symbol on both: the phases of a layer chained through memory) starts
     # a new section, so the store has finished before the load reads

@@ -18,7 +18,7 @@ from steplus.dialects.sn40l_attrs import PMUS
 from steplus.dialects.target.sn40l import SN40L
 from steplus.examples.workloads.sn40l_route import fanout_depth
 from steplus.passes.sn40l.allocate_units import StepAllocateUnitsPass, chip_of, demands
-from steplus.passes.sn40l.kernels import split
+from steplus.passes.sn40l.kernels import kernel_groups, split
 from steplus.runtime.fabric.context import DeadlockError
 from steplus.runtime.fabric.kernel_run import run_kernels
 
@@ -80,3 +80,21 @@ def test_a_kernel_cut_keeps_the_depth():
     assert deep == [ROW + 2]
     assert [o.name for o in k0.body.block.ops] == ["step.linear_offchip_load",
                                                   "step.linear_offchip_store"]
+
+
+def test_the_buffers_count_where_sections_are_cut():
+    """With PMUs of 1 KiB the fan-out's 2 x 18 tiles x 512 B need 18 PMUs; the graph's
+    other demands are 6 PMUs (a tile buffer each for the load, the accumulator, the repeat
+    and the store, one each for the two maps' tiles read from memory). On 23 PMUs the
+    graph fits in one section without the depth (6) but not with it (24): it is cut,
+    each section holding the buffers beside its consumer."""
+    def count(depth):
+        m, _, _ = _norm_like(depth)
+        StepAllocateUnitsPass(pmus=23, pmu_bytes=1024, solver="greedy").apply(Context(), m)
+        return len(kernel_groups(m)[0])
+
+    chip = chip_of(SN40L, pmu_bytes=1024)
+    _, graph, bc = _norm_like(ROW + 2)
+    (d,) = [d for d in demands(graph, chip) if d.op is bc]
+    assert d.cap_pmus == (ROW + 2) * 2 * 512 // 1024 == 18
+    assert count(None) == 1 and count(ROW + 2) > 1
