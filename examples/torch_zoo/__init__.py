@@ -1,4 +1,4 @@
-"""The torch zoo: sixteen small PyTorch modules written the way public code writes them.
+"""The torch zoo: seventeen small PyTorch modules written the way public code writes them.
 
 Each is a module in this folder, in the style of the PyTorch docs/examples,
 torchvision or HuggingFace transformers (written from memory; small shapes;
@@ -153,6 +153,13 @@ def _distilbert():
     return block, (torch.randn(2, 6, 32), mask)
 
 
+def _llama_prefill():
+    from .llama_prefill import LlamaConfig, LlamaPrefill, prefill_inputs
+
+    cfg = LlamaConfig(hidden_size=32, num_attention_heads=4, num_key_value_heads=2)
+    return LlamaPrefill(cfg), prefill_inputs(cfg, batch=2, seq=6)
+
+
 ZOO = {m.name: m for m in (
     ZooModel("lstm_lm", "PyTorch word_language_model: Embedding + 2-layer nn.LSTM + Linear",
              "dense", _lstm, {"dense": "tile=4x32x32 schedule=mnk"}),
@@ -189,4 +196,7 @@ ZOO = {m.name: m for m in (
     ZooModel("distilbert_block", "HF DistilBERT TransformerBlock: q / sqrt(d), "
              "masked_fill((mask == 0).view().expand_as(), torch.tensor(finfo.min))", "dense",
              _distilbert, {"dense": "tile=4x32x32 schedule=mnk"}),
+    ZooModel("llama_prefill", "HF LlamaAttention prefill: RoPE (rotate_half), repeat_kv, "
+             "the causal mask torch.full((T, T), finfo.min).triu(1) added", "dense",
+             _llama_prefill, {"dense": "tile=4x32x32 schedule=mnk"}),
 )}

@@ -81,6 +81,10 @@ END_TO_END = {
     # and torch.tensor(finfo.min) read as the additive mask), out_lin + residual +
     # sa_layer_norm, lin1 + GELU, lin2 + residual + output_layer_norm
     "distilbert_block": ["projection", "attention", "projection", "projection", "projection"],
+    # q/k/v, RoPE on q and on k (rotate_half an on-chip column permutation), the attention
+    # (HF's causal mask torch.full(..).triu(1), built in the forward, bound with the part),
+    # o_proj
+    "llama_prefill": ["projection", "elementwise", "elementwise", "attention", "projection"],
 }
 NOT_DATA = VIEW_OPS + ("aten._assert_tensor_metadata.default",)
 # in bf16, T5LayerNorm casts its f32 result to the weight's dtype before `weight * x`
