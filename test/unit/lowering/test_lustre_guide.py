@@ -50,3 +50,41 @@ def test_guide_examples_run_as_written(monkeypatch):
                          "50 random run(s) of up to 30 ticks (seed 0); 1500 tick(s) within "
                          "the assumptions\n")
     assert os.path.exists(REPO / "examples/lustre/heptagon/README.md")
+
+
+def _results_table():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "results_table", REPO / "examples" / "lustre" / "results_table.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_corpus_table_counts_agree_with_its_rows():
+    """examples/lustre/README.md's table as results_table.py renders its own rows:
+    the counts under it are those of the rows (`--only` merges keep them so)."""
+    rt = _results_table()
+    readme = (REPO / "examples" / "lustre" / "README.md").read_text()
+    block = rt._readme_block(readme).strip("\n")
+    rows = rt.parse_rows(block)
+    table, counts = rt.render(rows)
+    assert table == block
+    assert sum(counts.values()) == len(rows) == len({r[0] for r in rows})
+
+
+def test_results_table_only_merges_into_the_existing_rows(tmp_path):
+    # one row re-classified (a history type: construct missing at 5:25), one kept
+    rt = _results_table()
+    name = "test-issue-1271.lus"
+    (tmp_path / name).write_text((REPO / "examples" / "lustre" / name).read_text())
+    kept = ("a.lus", "accepted", "N", "lus = sync = modular")
+    stale = (name, "accepted", "N", "lus = sync = modular")
+    readme = f"{rt.BEGIN}\n{rt.render([kept, stale])[0]}\n{rt.END}\n"
+    table, counts = rt.merged(tmp_path, [name.removesuffix(".lus")], False, readme)
+    assert counts == {"accepted": 1, "construct missing": 1, "genuine error": 0}
+    assert rt.parse_rows(table) == [kept, (name, "construct missing (5:25): Kind 2 history "
+                                                 "types ('history')", "—", "—")]
+    assert "2 programs: 1 accepted, 1 with a construct missing, 0 genuine errors" in table
