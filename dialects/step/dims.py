@@ -89,9 +89,9 @@ _RAGGED_PREFIX = "__ragged_"  # user names may not start with `__`: no collision
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _FUNCS: dict[str, tuple[Callable[..., sympy.Expr], int, int]] = {
     # name: (constructor, min args, max args)
-    "ceil": (sympy.ceiling, 1, 1),
-    "ceiling": (sympy.ceiling, 1, 1),
-    "floor": (sympy.floor, 1, 1),
+    "ceil": (lambda a: _rounded(sympy.ceiling, a), 1, 1),
+    "ceiling": (lambda a: _rounded(sympy.ceiling, a), 1, 1),
+    "floor": (lambda a: _rounded(sympy.floor, a), 1, 1),
     "min": (lambda *a: _min(*a), 1, MAX_DIM_ARGS),
     "Min": (lambda *a: _min(*a), 1, MAX_DIM_ARGS),
     "max": (sympy.Max, 1, MAX_DIM_ARGS),
@@ -193,6 +193,34 @@ def _min(*args: sympy.Expr) -> sympy.Expr:
     return sympy.Min(*args)
 
 
+def _rounded(fn: Callable[[sympy.Expr], sympy.Expr], a: sympy.Expr) -> sympy.Expr:
+    """`fn(a)` (`ceiling` or `floor`). For `a = q*S`, a rational times one
+    symbol (`B_3/16`), sympy's evaluation (costly: it asks the assumptions
+    whether `q*S` is an integer) depends only on `q` and the symbol's class
+    and assumptions, never its name: it runs once per kind and the result is
+    renamed back (a MoE graph's `ceiling(B_e/16)`, one per expert, costed
+    ~1 ms each to parse)."""
+    if (a.is_Mul and len(a.args) == 2 and a.args[0].is_Rational
+            and isinstance(a.args[1], sympy.Symbol)):
+        q, s = a.args
+        stand_in = _stand_in(type(s), tuple(sorted(s.assumptions0.items())))
+        return rename_symbols(_rounded_of(fn, q, stand_in), {stand_in: s})
+    return fn(a)
+
+
+@functools.lru_cache(maxsize=256)
+def _stand_in(cls: type, assumptions: tuple) -> sympy.Symbol:
+    """A symbol of a class and assumptions that no dimension text can name
+    (user names never start with `__`)."""
+    return cls("__dim", **dict(assumptions))
+
+
+@functools.lru_cache(maxsize=1024)
+def _rounded_of(fn: Callable[[sympy.Expr], sympy.Expr], q: sympy.Expr,
+                stand_in: sympy.Symbol) -> sympy.Expr:
+    return fn(q * stand_in)
+
+
 def _mod(a: sympy.Expr, b: sympy.Expr) -> sympy.Expr:
     _nonzero(b, "mod")
     return sympy.Mod(a, b)
@@ -276,7 +304,7 @@ class _Builder:
         a, b = self._expr(node.left, depth + 1), self._expr(node.right, depth + 1)
         if isinstance(node.op, ast.FloorDiv):
             _nonzero(b, "division")
-            return sympy.floor(a / b)
+            return _rounded(sympy.floor, a / b)
         if isinstance(node.op, ast.Mod):
             return _mod(a, b)
         raise _Reject(f"operator {_describe(node.op)} is not allowed")
