@@ -8,7 +8,9 @@ nothing can run, the engine (1) answers pending non-blocking peeks with
 before the peeker's clock, (2) lets the HBM model advance up to the earliest
 cycle at which an idle memory operator could issue a request, and (3) if
 neither makes progress, reports a deadlock (cycle, blocked contexts and
-channels) instead of hanging. Both (1) and (2) ask for lower bounds of
+channels) instead of hanging. A round that ends at a poller's own peek (the
+last context of the drain, and the only poller) is resolved right there
+(`_poll_inline`: same round, bound and answer, without re-queueing it). Both (1) and (2) ask for lower bounds of
 blocked contexts' future clocks, kept incrementally along the wait graph by
 `bounds`.
 
