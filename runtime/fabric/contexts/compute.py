@@ -46,7 +46,8 @@ from steplus.runtime.fabric.context import (
 class Kernel:
     """A region as data: `calls[i] = (fn, arg slots)` defines slot `n_args + i`."""
 
-    __slots__ = ("n_args", "calls", "result", "acc_slot", "_cache", "free_calls", "retile")
+    __slots__ = ("n_args", "calls", "result", "acc_slot", "_cache", "_slots", "free_calls",
+                 "retile")
 
     def __init__(self, n_args: int, calls: list[tuple[str, list[int]]],
                  result: int | None = None, acc_slot: int | None = None):
@@ -60,6 +61,7 @@ class Kernel:
         self.result = result if result is not None else n_args + len(calls) - 1
         self.acc_slot = acc_slot
         self._cache: dict[tuple, tuple[int, int | None, tuple[int, int]]] = {}
+        self._slots: dict[tuple, list[tuple[int, int]]] = {}
         self.free_calls = set(fused_add_calls([(f.name, a) for f, a in self.calls], acc_slot))
         self.retile = any(f.name == "retile_row" for f, _ in self.calls)
 
@@ -84,32 +86,51 @@ class Kernel:
             slot.append(out)
         got = (flops, fixed, slot[self.result])
         self._cache[shapes] = got
+        self._slots[shapes] = slot
         return got
 
-    def run(self, values: list[Any]) -> np.ndarray:
-        """The region on the argument tiles' values (numpy arrays, functional mode)."""
+    def run(self, values: list[Any], shapes: tuple[tuple[int, int], ...] | None = None
+            ) -> np.ndarray:
+        """The region on the argument tiles' values (numpy arrays, functional mode).
+        `shapes`: the argument tiles' declared `(rows, cols)` (their types), which
+        tell a partially filled tile from a broadcast one in an accumulating add."""
         slot = list(values)
+        declared: list[tuple[int, int]] | None = None
+        if shapes is not None:
+            self.cost(shapes)
+            declared = self._slots[shapes]
         for f, args in self.calls:
             ins = [slot[a] for a in args]
             if f.name == "add" and self.acc_slot in args:
-                ins = _fill_to_acc(ins, slot[self.acc_slot])
+                ins = _fill_to_acc(ins, None if declared is None else [declared[a] for a in args])
             slot.append(f.numpy(*ins))
         return slot[self.result]
 
 
-def _fill_to_acc(ins: list[np.ndarray], acc: np.ndarray) -> list[np.ndarray]:
+def _fill_to_acc(ins: list[np.ndarray], declared: list[tuple[int, int]] | None
+                 ) -> list[np.ndarray]:
     """A partially filled tile (a KV tile's valid rows, so fewer score columns;
     a dynamic accumulator that starts with 0 rows) adds into the top-left
-    block: the operands are zero-filled to the largest shape when numpy could
-    not broadcast them."""
+    block: its value is zero-filled to the largest value's shape. An operand
+    broadcasts along an axis only where its declared tile dim (`declared`, the
+    types' shapes) is 1: a `[1, 9]` value of a `[1, 32]` score tile, or a
+    `[g, 1]` value of a `[g, 32]` one, is partly filled, not a row or column to
+    broadcast. Without `declared`, a value with a dim of 1 is taken for a broadcast."""
     shapes = [np.shape(v) for v in ins]
     if any(len(s) != 2 for s in shapes) or len(set(shapes)) == 1:
         return ins
     rows, cols = max(s[0] for s in shapes), max(s[1] for s in shapes)
     out = []
-    for v, s in zip(ins, shapes):
-        if s != (rows, cols) and s[0] != 1 and s[1] != 1:
-            v = np.pad(v, ((0, rows - s[0]), (0, cols - s[1])))
+    for k, (v, s) in enumerate(zip(ins, shapes)):
+        if declared is None:
+            pad = s[0] != 1 and s[1] != 1
+            fill_r, fill_c = (rows - s[0], cols - s[1]) if pad else (0, 0)
+        else:
+            d = declared[k]
+            fill_r = 0 if d[0] == 1 and s[0] == 1 else rows - s[0]
+            fill_c = 0 if d[1] == 1 and s[1] == 1 else cols - s[1]
+        if fill_r or fill_c:
+            v = np.pad(v, ((0, fill_r), (0, fill_c)))
         out.append(v)
     return out
 
@@ -191,7 +212,8 @@ class MapCtx(ComputeCtx):
             self.work(max(self._load(tiles), self._comp(flops, fixed), store))
             self.firings += 1
             if self.functional:
-                out.value = self.kernel.run([t.value for t in tiles])
+                out.value = self.kernel.run([t.value for t in tiles],
+                                            tuple((t.rows, t.cols) for t in tiles))
             if self.out is not None:
                 yield (ENQ, self.out, Element(out, els[0].level), self.clock)
             for ch in self.inputs:
@@ -246,7 +268,9 @@ class AccumCtx(ComputeCtx):
             else:
                 new = Tile(rr, cc, tiles[0].nb, self.write_back, valid=_valid_rows(tiles, rr))
             if self.functional:
-                new.value = self.kernel.run([*(t.value for t in tiles), acc.value])
+                new.value = self.kernel.run([*(t.value for t in tiles), acc.value],
+                                            (*((t.rows, t.cols) for t in tiles),
+                                             (acc.rows, acc.cols)))
             if emit and self.write_back:
                 ir, ic = self.init_shape
                 cost = max(cost, _ceil(ir * ic * tiles[0].nb, self.pmu_bw))
