@@ -18,11 +18,14 @@ file holds.
 from __future__ import annotations
 
 import math
+import os
 import warnings
 from collections.abc import Sequence
+from typing import BinaryIO
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.lib import format as npformat
 from xdsl.dialects import func
 from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Attribute, Operation
@@ -101,11 +104,31 @@ def parse_input_specs(specs: Sequence[str]) -> dict[str, str]:
     return given
 
 
+def _check_npy_size(f: BinaryIO) -> None:
+    """The data a `.npy` header declares must be in the file: np.load allocates
+    the declared size before reading (a 100-byte file declaring 10^12 floats was
+    a MemoryError). Leaves `f` at its start."""
+    version = npformat.read_magic(f)
+    if version == (1, 0):
+        shape, _, dtype = npformat.read_array_header_1_0(f)
+    else:
+        shape, _, dtype = npformat.read_array_header_2_0(f)
+    declared = math.prod(shape) * dtype.itemsize
+    held = os.fstat(f.fileno()).st_size - f.tell()
+    if declared > held:
+        raise ValueError(f"truncated: its header declares shape {list(shape)} of {dtype} "
+                         f"({declared} bytes), the file holds {held}")
+    f.seek(0)
+
+
 def read_array(path: str, name: str) -> np.ndarray:
     """The array in a `.npy` or `.csv` file (InputError if unreadable)."""
     try:  # a regular file only: a FIFO or /dev/zero would block or never end
         with open_regular(path) as f:
+            if path.endswith(".npz"):
+                raise ValueError("a .npz archive; an input is one .npy array or a .csv file")
             if path.endswith(".npy"):
+                _check_npy_size(f)
                 return np.asarray(np.load(f, allow_pickle=False))
             with warnings.catch_warnings():  # an empty file is 0 ticks, no warning
                 warnings.simplefilter("ignore", UserWarning)

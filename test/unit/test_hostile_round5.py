@@ -4,9 +4,12 @@ step-run's ILA inputs. Each test fails before its fix."""
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
+import numpy as np
 import pytest
+from numpy.lib import format as npformat
 
 from conftest import run_tool
 from steplus.lowering.lustre import LustreError, import_lustre
@@ -119,3 +122,52 @@ def test_inlining_a_short_doubling_chain_still_runs(step_opt, tmp_path: Path):
     r = step_opt([str(prog), "-p", "lus-inline-instances"])
     assert r.code == 0, r.err
     assert "lus.instance" not in r.out
+
+
+def _npy_header(shape: tuple[int, ...]) -> bytes:
+    out = io.BytesIO()
+    npformat.write_array_header_1_0(out, {"descr": "<f4", "fortran_order": False,
+                                          "shape": shape})
+    return out.getvalue()
+
+
+REAL_NODE = "node f(x: real) returns (y: real);\nlet y = x; tel\n"
+
+
+@pytest.mark.parametrize("shape, declared", [((10**12,), 4 * 10**12), ((1, 8, 8, 2**40), 2**48)])
+def test_npy_input_whose_header_declares_more_than_the_file_is_refused(
+        tmp_path: Path, shape: tuple[int, ...], declared: int):
+    """A .npy of 64 data bytes declaring 10^12 floats was 'internal error: MemoryError:
+    Unable to allocate 3.64 TiB' (np.load allocates the declared size first)."""
+    prog = tmp_path / "p.lus"
+    prog.write_text(REAL_NODE)
+    npy = tmp_path / "x.npy"
+    npy.write_bytes(_npy_header(shape) + b"\0" * 64)
+    r = run_tool(step_run, [str(prog), "--ticks", "2", "--input", f"x={npy}"])
+    assert r.code == 1
+    assert r.err.strip() == (f"{npy}: error: cannot read input 'x': truncated: its header "
+                             f"declares shape {list(shape)} of float32 ({declared} bytes), "
+                             "the file holds 64")
+
+
+def test_npy_input_that_fits_its_header_still_reads(tmp_path: Path):
+    prog = tmp_path / "p.lus"
+    prog.write_text(REAL_NODE)
+    npy = tmp_path / "x.npy"
+    np.save(npy, np.array([1.5, -2.0], np.float32))
+    r = run_tool(step_run, [str(prog), "--ticks", "2", "--input", f"x={npy}"])
+    assert r.code == 0, r.err
+    assert r.out.splitlines() == ["tick 0: y=1.5", "tick 1: y=-2."]
+
+
+def test_npz_input_is_named_as_such(tmp_path: Path):
+    """An .npz given as --input was read as CSV text: 'could not convert string
+    'PK\\x03\\x04...' to float64'."""
+    prog = tmp_path / "p.lus"
+    prog.write_text(REAL_NODE)
+    npz = tmp_path / "x.npz"
+    np.savez(npz, x=np.zeros(2, np.float32))
+    r = run_tool(step_run, [str(prog), "--ticks", "2", "--input", f"x={npz}"])
+    assert r.code == 1
+    assert r.err.strip() == (f"{npz}: error: cannot read input 'x': a .npz archive; an input "
+                             "is one .npy array or a .csv file")
