@@ -2,6 +2,7 @@
 
     python bench/sim_speed.py [--preset swiglu-hdl] [--reference] [--only swiglu|moe]
                               [--models mixtral,qwen] [--batches 64,1024] [--tiles 16,64,dyn]
+                              [--fabric OTHER_CHECKOUT/runtime/fabric]
 
 SwiGLU: for each (tm, tn) it prints simulated cycles, wall time of building
 the graph (xDSL construction + verification), of lowering plus simulation,
@@ -22,11 +23,24 @@ segments. Channel depth 2
 (§1.3); a run that deadlocks prints a "deadlock" row (with its firings and
 speed up to the deadlock) and, for Qwen B=1024, is repeated at depth 1024
 (labelled "depth 1024, not comparable"; bench/reference_settings.py).
+Each run's previous program is freed and collected before its simulation is
+timed (the engine pauses the cyclic collector); later runs in one process can
+still be a little slower than alone (docs/fabric.md, SIM-ENGINE-2), so for
+one configuration per process, as a user runs it, pass one model, batch and
+tile.
+
+`--fabric DIR` times another version of the simulator on the same graphs:
+`steplus.runtime.fabric` is loaded from DIR (the `runtime/fabric` folder of
+another checkout, e.g. a `git worktree` of an older commit, with its own
+`_native` mypyc build), everything else from this tree. Use it with a tree
+whose fabric has the public API this bench calls (`build_program`,
+`Program.run`, `DeadlockError`, the metrics' fields).
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
 import sys
 import time
 from pathlib import Path
@@ -43,7 +57,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--models", default="mixtral,qwen", help="MoE models")
     ap.add_argument("--batches", default="64,1024", help="MoE batches (shipped traces)")
     ap.add_argument("--tiles", default="16,64,dyn", help="MoE tile_N values (dyn: dynamic)")
+    ap.add_argument("--fabric", metavar="DIR",
+                    help="load steplus.runtime.fabric from DIR (another checkout's runtime/fabric)")
     args = ap.parse_args(argv)
+    if args.fabric:
+        _load_fabric(Path(args.fabric))
     from steplus.runtime.fabric import native
     import steplus.runtime.fabric.build  # noqa: F401 - imports the simulator's modules
 
@@ -55,6 +73,23 @@ def main(argv: list[str] | None = None) -> int:
     if args.only != "swiglu":
         moe_bench(args)
     return 0
+
+
+def _load_fabric(root: Path) -> None:
+    """Make `steplus.runtime.fabric` the package in `root` (before anything imports it)."""
+    import importlib
+    import importlib.util
+
+    importlib.import_module("steplus.runtime")  # the parent package, from this tree
+    init = root / "__init__.py"
+    if not init.is_file():
+        raise SystemExit(f"sim_speed.py: error: --fabric {root}: no __init__.py there")
+    spec = importlib.util.spec_from_file_location("steplus.runtime.fabric", init,
+                                                  submodule_search_locations=[str(root)])
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules["steplus.runtime.fabric"] = mod
+    spec.loader.exec_module(mod)
 
 
 def swiglu_bench(args) -> None:
@@ -116,6 +151,11 @@ def moe_bench(args) -> None:
                     t0 = time.process_time()
                     prog = build_program(module, cfg)
                     lowered = time.process_time() - t0
+                    # The engine runs with the cyclic collector paused (engine.PausedGC), so the
+                    # previous run's program (a cyclic graph) is still on the heap here: collect
+                    # it outside the timed region, so no run is timed holding or collecting
+                    # the earlier runs' garbage.
+                    gc.collect()
                     t0 = time.process_time()
                     try:
                         with status("sim_speed", f"simulating {model} B={batch} tile_N={t}"):
@@ -127,6 +167,7 @@ def moe_bench(args) -> None:
                               f"{lowered:>7.2f} {wall:>7.2f} {'deadlock':>10} {'':>12} {'':>10} "
                               f"{'':>8} {fired:>8} {1e6 * wall / max(fired, 1):>9.2f} "
                               f"{fired / wall:>9.0f} {'':>8}", flush=True)
+                        del prog
                         if fallback is None or cfg.base_depth == fallback:
                             break
                         cfg = cfg.with_(base_depth=fallback)
@@ -140,7 +181,9 @@ def moe_bench(args) -> None:
                           f"{m.offchip_traffic:>12} {m.onchip_peak:>10} {str(same):>8} "
                           f"{m.firings:>8} {1e6 * wall / m.firings:>9.2f} "
                           f"{m.firings / wall:>9.0f} {m.hbm_segments:>8}  {note}", flush=True)
+                    del prog, m
                     break
+                del module, metrics
 
 
 if __name__ == "__main__":
