@@ -374,7 +374,7 @@ def _clone_lowered(low: _NodeLowering, op: Operation, block: Block) -> None:
             [r.type for r in op.res],
         )
     else:
-        new = op.clone(value_mapper=dict(low.mapping))
+        new = op.clone(value_mapper=low.mapping)  # extends it: no copy per op (was quadratic)
     for r, n in zip(op.results, new.results):
         n.name_hint = r.name_hint
         low.mapping[r] = n
@@ -388,7 +388,8 @@ def _emit_group(low: _NodeLowering, group: list[Operation], body: Block) -> None
             _clone_lowered(low, op, body)
         return
     then = Block()
-    inner = _NodeLowering(low.node, low.clocks, dict(low.mapping), low.counters,
+    # The branch shares the mapping: its results are remapped to the scf.if's below.
+    inner = _NodeLowering(low.node, low.clocks, low.mapping, low.counters,
                           low.activations, low.bits, low.instances)
     for op in group:
         _clone_lowered(inner, op, then)
