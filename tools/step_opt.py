@@ -19,11 +19,10 @@ import argparse
 import os
 import re
 import sys
-import threading
 import time
 from collections.abc import Sequence
 from io import StringIO
-from typing import IO, NoReturn
+from typing import NoReturn
 
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Attribute
@@ -33,15 +32,12 @@ from xdsl.xdsl_opt_main import xDSLOptMain
 from steplus.passes.isel import saturation_progress
 from steplus.tools import expected_diagnostics
 from steplus.tools.cli import (
-    EXIT_BROKEN_PIPE,
-    EXIT_INTERRUPTED,
     EXIT_USAGE_ERROR,
     EXIT_USER_ERROR,
     InputError,
     UsageError,
-    guarded,
+    guarded_deep,
     parse_pass_pipeline,
-    silence_stdout,
 )
 from steplus.tools.registry import (
     get_all_dialects,
@@ -293,36 +289,11 @@ def _gen_dialect_doc(directory: str) -> int:
     return 0
 
 
-def _main(argv: Sequence[str] | None, result: list[int], err: IO[str]) -> None:
-    result.append(guarded("step-opt", lambda: StepOptMain(args=argv).run(), err))
-
-
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the `step-opt` console script."""
-    # Deeply nested inputs recurse deeply in the parser and printer: run on a
-    # thread with a large stack and a high recursion limit, and still catch
-    # RecursionError beyond that.  The thread is a daemon so that Ctrl-C,
-    # which interrupts the main thread's join, ends the tool at once.
-    if sys.getrecursionlimit() < 20000:
-        sys.setrecursionlimit(20000)
-    threading.stack_size(512 * 1024 * 1024)
-    result: list[int] = []
-    err = sys.stderr
-    worker = threading.Thread(target=_main, args=(argv, result, err), daemon=True)
-    try:
-        worker.start()
-        worker.join()
-        sys.stdout.flush()
-    except KeyboardInterrupt:
-        # The worker may hold a stream lock (e.g. blocked reading stdin): end
-        # the process now rather than let interpreter shutdown wait for it.
-        print("step-opt: interrupted", file=err)
-        err.flush()
-        os._exit(EXIT_INTERRUPTED)
-    except BrokenPipeError:
-        silence_stdout()
-        return EXIT_BROKEN_PIPE
-    return result[0] if result else EXIT_USER_ERROR
+    """Entry point of the `step-opt` console script: deeply nested inputs recurse
+    deeply in the parser and printer, so it runs on `guarded_deep`'s large-stack
+    thread (a RecursionError beyond that is still a located error)."""
+    return guarded_deep("step-opt", lambda: StepOptMain(args=argv).run())
 
 
 if __name__ == "__main__":
