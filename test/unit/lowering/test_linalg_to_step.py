@@ -305,7 +305,8 @@ func.func @f(%a: tensor<8x16xf32>, %b: tensor<8x16xf32>) -> tensor<8x16xf32> {
 }""", "4:3", "'math.sin' in a linalg.generic body has no step library function "
       "(supported: arith.addf, arith.subf, arith.mulf, arith.divf, arith.negf, "
       "arith.maximumf, arith.minimumf, math.exp, math.rsqrt, math.erf, math.tanh, "
-      "math.fpowi/powf by 2)"),
+      "math.fpowi/powf by 2, arith.cmpf as a 0/1 mask (arith.uitofp, arith.select of 1.0 "
+      "and 0.0))"),
     "weights computed": ("""func.func @f(%a: tensor<8x16xf32>, %b: tensor<16x16xf32>) -> tensor<8x16xf32> {
   %c0 = arith.constant 0.000000e+00 : f32
   %0 = tensor.empty() : tensor<8x16xf32>
