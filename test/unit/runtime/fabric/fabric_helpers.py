@@ -2,8 +2,17 @@
 
 from __future__ import annotations
 
-import numpy as np
+from pathlib import Path
 
+import numpy as np
+from xdsl.context import Context as XContext
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp
+
+from steplus.dialects.step import GraphOp
+from steplus.dialects.step import ops as so
+from steplus.dialects.target.fabric import HardwareConfig, get_preset
+from steplus.examples.workloads import graphs as workloads
+from steplus.passes.step.specialize import StepSpecializePass
 from steplus.runtime.fabric.channel import Element, Tile
 from steplus.dialects.target.fabric import STEP_EVAL
 from steplus.runtime.fabric.context import DEQ, ENQ, Context
@@ -73,3 +82,23 @@ def wire(sim, src, dst, src_attr="out", dst_attr="inp", cap=None):
 
 def new_sim(cfg=STEP_EVAL):
     return Simulator(cfg)
+
+
+MIXTRAL_B64_TRACE = (Path(__file__).resolve().parents[4]
+                     / "examples/data/step-traces/expert_routing/mixtral_b64/008_010.npz")
+
+
+def mixtral_b64(tile_n: int | None) -> tuple[ModuleOp, HardwareConfig]:
+    """The Mixtral B=64 MoE layer specialized to its shipped trace, and the
+    configuration test_fabric_moe pins its cycles with (golden.MOE_CYCLES)."""
+    module = workloads.moe(workloads.MODELS["mixtral"], tile_n)
+    StepSpecializePass(routing=str(MIXTRAL_B64_TRACE), rewrite=True).apply(XContext(), module)
+    graph = next(o for o in module.walk() if isinstance(o, GraphOp))
+    cfg = get_preset("step-eval")
+    if tile_n is None:
+        cfg = cfg.with_(compute_bw=6400)
+        for op in graph.body.block.ops:
+            if isinstance(op, so.AccumOp) and op.output.name_hint.startswith("acc") \
+                    and op.output.name_hint != "acc_out":
+                op.attributes["compute_bw"] = IntegerAttr(1024, 64)
+    return module, cfg

@@ -19,21 +19,13 @@ from __future__ import annotations
 import math
 
 import pytest
-from xdsl.context import Context as XContext
-from xdsl.dialects.builtin import IntegerAttr
 
-from conftest import REPO
+from fabric_helpers import mixtral_b64
 from golden import MOE_CYCLES
-from steplus.dialects.step import GraphOp
-from steplus.dialects.step import ops as so
-from steplus.dialects.target.fabric import get_preset
-from steplus.examples.workloads import graphs as workloads
-from steplus.passes.step.specialize import StepSpecializePass
 from steplus.runtime.fabric.build import build_program
 from steplus.runtime.fabric.context import DEQ, ENQ, HBM, NBPEEK, PEEK, ROOM
 from steplus.runtime.fabric.hbm import HBMServer
 
-TRACE = REPO / "examples/data/step-traces/expert_routing/mixtral_b64/008_010.npz"
 INF = math.inf
 
 
@@ -113,16 +105,7 @@ class CheckingHBM:
 
 @pytest.mark.parametrize("tile_n", [16, None], ids=["tn16", "dynamic"])
 def test_bounds_equal_the_definition_at_the_queries_of_a_moe_run(tile_n):
-    module = workloads.moe(workloads.MODELS["mixtral"], tile_n)
-    StepSpecializePass(routing=str(TRACE), rewrite=True).apply(XContext(), module)
-    graph = next(o for o in module.walk() if isinstance(o, GraphOp))
-    cfg = get_preset("step-eval")
-    if tile_n is None:  # the settings test_fabric_moe pins these cycles with
-        cfg = cfg.with_(compute_bw=6400)
-        for op in graph.body.block.ops:
-            if isinstance(op, so.AccumOp) and op.output.name_hint.startswith("acc") \
-                    and op.output.name_hint != "acc_out":
-                op.attributes["compute_bw"] = IntegerAttr(1024, 64)
+    module, cfg = mixtral_b64(tile_n)
     servers: list[CheckingHBM] = []
 
     def factory(hbm_cfg):

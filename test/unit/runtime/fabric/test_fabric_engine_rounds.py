@@ -13,37 +13,16 @@ exactly one step fewer per round resolved in place (the poller's re-step).
 from __future__ import annotations
 
 import pytest
-from fabric_helpers import Sink, new_sim, tile, wire
-from xdsl.context import Context as XContext
-from xdsl.dialects.builtin import IntegerAttr
+from fabric_helpers import Sink, mixtral_b64, new_sim, tile, wire
 
-from conftest import REPO
 from golden import MOE_CYCLES
-from steplus.dialects.step import GraphOp
-from steplus.dialects.step import ops as so
-from steplus.dialects.target.fabric import get_preset
-from steplus.examples.workloads import graphs as workloads
-from steplus.passes.step.specialize import StepSpecializePass
 from steplus.runtime.fabric import contexts as R
 from steplus.runtime.fabric.build import build_program
 from steplus.runtime.fabric.channel import Element
 from steplus.runtime.fabric.context import DEQ, ENQ, DeadlockError, StreamCtx
 
-TRACE = REPO / "examples/data/step-traces/expert_routing/mixtral_b64/008_010.npz"
-
-
 def _mixtral_program(tile_n):
-    module = workloads.moe(workloads.MODELS["mixtral"], tile_n)
-    StepSpecializePass(routing=str(TRACE), rewrite=True).apply(XContext(), module)
-    graph = next(o for o in module.walk() if isinstance(o, GraphOp))
-    cfg = get_preset("step-eval")
-    if tile_n is None:  # the settings test_fabric_moe pins these cycles with
-        cfg = cfg.with_(compute_bw=6400)
-        for op in graph.body.block.ops:
-            if isinstance(op, so.AccumOp) and op.output.name_hint.startswith("acc") \
-                    and op.output.name_hint != "acc_out":
-                op.attributes["compute_bw"] = IntegerAttr(1024, 64)
-    return build_program(module, cfg)
+    return build_program(*mixtral_b64(tile_n))
 
 
 def _state(prog):
