@@ -32,10 +32,48 @@ class FlexasrLimits:
     max_vectors: int = 255
     """Vectors per timestep (the 8-bit `num_vector_1/2` fields)."""
 
+    pes: int = 4
+    """Processing elements; a layer's output vectors are split evenly over them (`lanes` = 4 x 16)."""
+    pe_weight_bytes: int = 1 << 20
+    """Each PE's weight buffer (1 MiB, spec §1.3): tiles of 16x16 codes, 256 B each."""
+    pe_input_vectors: int = 256
+    """Vectors of a PE's input buffer that MMIO reaches (4 KiB of the declared 1 MiB, spec §1.3)."""
+    pe_act_vectors: int = 32
+    """Each PE's act buffer (512 B): an LSTM keeps one cell-state vector per output vector there."""
+
     @property
     def max_features(self) -> int:
         """The largest feature size one layer handles (`vector x max_vectors` = 4080)."""
         return self.vector * self.max_vectors
+
+    @property
+    def lanes(self) -> int:
+        """Outputs a call's width is padded to a multiple of: 4 PEs x 16 lanes = 64."""
+        return self.pes * self.vector
+
+    def lstm_failures(self, features: int, hidden: int) -> list[str]:
+        """Why the LSTM driver cannot hold a layer of `features` inputs and `hidden` units (padded to
+        nvi = ceil(features/16) input vectors and npe = ceil(hidden/64) hidden vectors per PE, 4·npe
+        in all), as text; [] when it can.  Every PE holds its npe hidden vectors' rows of the four gates:
+        4·npe·(nvi + 4·npe) weight tiles of 256 B in its weight buffer, and in its input buffer the
+        input x (nvi vectors), the gate biases, h and the zero biases of the recurrent manager (4·npe
+        vectors each); the act buffer holds the npe cell-state vectors.  With features == hidden the
+        largest layer is 704 wide (npe = 11: 44·88 tiles = 968 KiB)."""
+        nvi = -(-features // self.vector)
+        npe = -(-hidden // self.lanes)
+        nvo = self.pes * npe
+        tiles = nvo * (nvi + nvo)
+        checks = [
+            (256 * tiles <= self.pe_weight_bytes,
+             f"a PE's weights need 4 gates x {npe} x ({nvi} + {nvo}) tiles of 256 B = {256 * tiles >> 10} KiB "
+             f"> {self.pe_weight_bytes >> 10} KiB"),
+            (nvi + 3 * nvo <= self.pe_input_vectors,
+             f"a PE's input buffer needs {nvi} input + 3 x {nvo} bias and state vectors = {nvi + 3 * nvo} "
+             f"> {self.pe_input_vectors}"),
+            (npe <= self.pe_act_vectors,
+             f"a PE's act buffer holds {self.pe_act_vectors} cell-state vectors, the layer needs {npe}"),
+        ]
+        return [text for ok, text in checks if not ok]
 
 
 @dataclass(frozen=True)

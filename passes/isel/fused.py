@@ -87,6 +87,16 @@ def _gate(w, u, bias, k, n):
     return addc(addc(dense(x, w, i64(1), k, n), dense(h, u, i64(1), n, n), sh), reshape(bias, Sh.s2(1, n)), sh)
 
 
+def _lstm_fits(k, n) -> list:
+    """egglog conditions: an LSTM of k features and n hidden units fits the driver's buffers
+    (`FLEXASR.lstm_failures`: per PE, 4·npe·(nvi + 4·npe) weight tiles of 256 B, nvi + 12·npe input
+    vectors, npe act vectors; nvi = ceil(k/16), npe = ceil(n/64))."""
+    nvi, npe = (k + (FLEXASR.vector - 1)) / FLEXASR.vector, (n + (FLEXASR.lanes - 1)) / FLEXASR.lanes
+    nvo = FLEXASR.pes * npe
+    return [k > 0, n > 0, nvo * (nvi + nvo) * 256 <= FLEXASR.pe_weight_bytes,
+            nvi + 3 * nvo <= FLEXASR.pe_input_vectors, npe <= FLEXASR.pe_act_vectors]
+
+
 def rules():
     literal = ruleset(
         rewrite(add(a, b_, s)).to(addc(a, b_, s)),
@@ -105,9 +115,10 @@ def rules():
     c_new = addc(mulc(sigmoid(zf), c, sh), mulc(sigmoid(zi), tanh(zg), sh), sh)
     h_new = mulc(sigmoid(zo), tanh(c_new), sh)
     lstm = flex_lstm(x, h, c, concat4(wi, wf, wg, wo), concat4(ui, uf, ug, uo), concat4(bi, bf, bg, bo), 1, k, n)
-    # any in and hidden size up to 4080: the driver pads in to % 16 and each gate to % 64 with zeros
-    # (runtime/ila/flexasr_driver.run_lstm)
-    lstm_rule = rule(eq(a).to(h_new), k <= FLEXASR.max_features, n <= FLEXASR.max_features).then(union(a).with_(rows(lstm, 0, 1, n)), union(c_new).with_(rows(lstm, 1, 1, n)))
+    # any in and hidden size the LSTM driver's buffers hold: it pads in to % 16 and each gate to % 64 with
+    # zeros (runtime/ila/flexasr_driver.run_lstm); `FLEXASR.lstm_failures` says the same in Python
+    lstm_rule = rule(eq(a).to(h_new), *_lstm_fits(k, n)).then(
+        union(a).with_(rows(lstm, 0, 1, n)), union(c_new).with_(rows(lstm, 1, 1, n)))
     st, s1 = Sh.s2(t, n), Sh.s2(t, 1)
     dev = sub(x, mean(x, t, n), st)
     var = mean(mulc(dev, dev, st), t, n)

@@ -342,6 +342,10 @@ def run_lstm(x: npt.NDArray[np.floating], w_ih: npt.NDArray[np.floating], w_hh: 
     sequence instead (`lstm_chunks`), and the steps run as one call per chunk of one bias (one chunk
     when one bias holds the sequence); `counts["lstm_calls"]` says how many calls ran."""
     _finite("flexasr lstm", input=x, w_ih=w_ih, w_hh=w_hh, bias=b_ih, h0=h0, c0=c0)
+    too_big = FLEXASR.lstm_failures(x.shape[1], w_hh.shape[1])
+    if too_big:  # isel's guard (passes/isel/fused.py) refuses the same layers
+        raise IlaError(f"flexasr lstm: {x.shape[1]} features and {w_hh.shape[1]} hidden units do not fit the "
+                       f"driver's buffers: {'; '.join(too_big)}")
     if x.shape[1] % 16 or w_hh.shape[1] % 64:
         return _run_lstm_padded(x, w_ih, w_hh, b_ih, out_bias, h0, c0, reference)
     if out_bias is None and h0 is not None and c0 is not None and x.shape[0] > 1:

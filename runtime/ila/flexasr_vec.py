@@ -27,6 +27,7 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
+from steplus.dialects.target.ila import FLEXASR
 from steplus.runtime.ila import adpfloat as af
 from steplus.runtime.ila.adpfloat import Codes, Ints
 from steplus.runtime.ila.flexasr import MIB, gb_addr
@@ -34,8 +35,8 @@ from steplus.runtime.ila.flexasr_units import act_alu, attention_codes, layer_no
 
 # the windows the drivers' commands address: a PE's input buffer (vectors), act buffer (vectors),
 # GB small buffer (vectors); register field limits
-PE_INPUT_VECTORS = 0x1000 // 16
-PE_ACT_VECTORS = 0x200 // 16
+PE_INPUT_VECTORS = FLEXASR.pe_input_vectors  # 0x1000 // 16
+PE_ACT_VECTORS = FLEXASR.pe_act_vectors  # 0x200 // 16
 GB_SMALL_VECTORS = 0x4000 // 16
 U8, U16 = 1 << 8, 1 << 16
 
@@ -133,7 +134,7 @@ def lstm_codes(xc: Codes, wic: Codes, whc: Codes, bc: Codes, bw: int, bi: int, b
     npe = nvo // 4
     if not (_fits_gb(T, nvi, nvo) and nvo % 4 == 0 and H == 16 * nvo and xc.shape[1] == 16 * nvi
             and nvi + 3 * nvo <= PE_INPUT_VECTORS and npe <= PE_ACT_VECTORS
-            and nvi * nvo * 16 + nvo * nvo * 16 < U16 and (nvi + nvo) * nvo * 256 <= MIB
+            and nvi * nvo * 16 < U16 and (nvi + nvo) * nvo * 256 <= FLEXASR.pe_weight_bytes
             and wic.shape == (4 * H, 16 * nvi) and whc.shape == (4 * H, H) and bc.shape == (4 * H,)
             and (h0c is None) == (c0c is None)):
         return None
