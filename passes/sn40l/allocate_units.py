@@ -31,7 +31,9 @@ its intermediates in HBM. An operator that alone exceeds the chip is an
 error naming it. A load of a symbol (`sn40l.symbol`) that an earlier
 operator of the same section stores also starts a new section (a memory
 dependence: the phases of a layer the route chains through memory,
-`examples/workloads/sn40l_route.py`).
+`examples/workloads/sn40l_route.py`). The remark says why each section after
+the first starts (`section_cuts`: a memory dependence, naming the symbols, or
+a full chip), with the units the previous section would need if joined.
 
 Annotations: every computing operator gets `compute_bw = x_i * pcu_flops`,
 `pmu_bw = y_i * pmu_bw` (read by the simulator) and `sn40l.pcus`,
@@ -302,16 +304,51 @@ def allocate(ds: list[Demand], chip: Chip, solver: str = "milp") -> Allocation |
 
 
 def _fits(ds: list[Demand], chip: Chip) -> bool:
-    return sum(1 for d in ds if d.flops) <= chip.pcus and \
-        sum(max(d.cap_pmus, 1 if d.mu_bytes else 0) for d in ds) <= chip.pmus
+    pcus, pmus = _needs(ds)
+    return pcus <= chip.pcus and pmus <= chip.pmus
+
+
+@dataclass(frozen=True)
+class Cut:
+    """Why a section starts where it does (every section but the first has one).
+
+    `reason` is `"memory"` (the anchor loads `symbols` that an anchor of the previous
+    section stores: a memory dependence) or `"capacity"` (the previous section with this
+    anchor would need `pcus` PCUs / `pmus` PMUs, more than the chip has); `pcus` / `pmus`
+    are always what the previous section plus this anchor would need."""
+
+    section: int
+    anchor: Operation
+    reason: str
+    symbols: tuple[str, ...]
+    pcus: int
+    pmus: int
+
+    def text(self, chip: Chip) -> str:
+        need = f"{self.pcus}/{chip.pcus} PCUs, {self.pmus}/{chip.pmus} PMUs if joined"
+        if self.reason == "memory":
+            syms = ", ".join(f"'{s}'" for s in self.symbols)
+            return f"cut at a load of {syms} stored in section {self.section - 1} " \
+                   f"(memory dependence; {need})"
+        return f"cut: the chip is full ({need})"
+
+
+def _needs(ds: list[Demand]) -> tuple[int, int]:
+    return (sum(1 for d in ds if d.flops),
+            sum(max(d.cap_pmus, 1 if d.mu_bytes else 0) for d in ds))
 
 
 def sections(graph: GraphOp, chip: Chip) -> dict[Operation, int]:
     """Section index of every anchor: greedy in graph order, each section fits the chip."""
+    return section_cuts(graph, chip)[0]
+
+
+def section_cuts(graph: GraphOp, chip: Chip) -> tuple[dict[Operation, int], list[Cut]]:
+    """`sections` and, for every section after the first, why it starts (`Cut`)."""
     ds = demands(graph, chip)
     anchors = [op for op in graph.body.block.ops if is_anchor(op)]
     if not anchors:  # pure data movement (a copy, a slice): one section, nothing to split
-        return {}
+        return {}, []
     # an anchor's section also holds the follower ops it consumes (loads, repeats)
     whole = {d.op: d for d in ds}
     of = assign(graph, {a: i for i, a in enumerate(anchors)})
@@ -344,6 +381,7 @@ def sections(graph: GraphOp, chip: Chip) -> dict[Operation, int]:
             elif isinstance(op, (so.LinearOffChipLoadOp, so.RandomOffChipLoadOp)):
                 loads[k].add(sym)
     section: dict[Operation, int] = {}
+    cuts: list[Cut] = []
     current: list[Demand] = []
     written: set[str] = set()  # symbols the current section's anchors store
     k = 0
@@ -351,6 +389,9 @@ def sections(graph: GraphOp, chip: Chip) -> dict[Operation, int]:
         trial = current + [d for d in per_anchor[i] if d not in current]
         if current and (not _fits(trial, chip) or loads[i] & written):
             k += 1
+            dep = tuple(sorted(loads[i] & written))
+            cuts.append(Cut(k, a, "capacity" if not _fits(trial, chip) else "memory", dep,
+                            *_needs(trial)))
             written = set()
             trial = list(per_anchor[i])
         written |= stores[i]
@@ -359,7 +400,7 @@ def sections(graph: GraphOp, chip: Chip) -> dict[Operation, int]:
                                        "more units than the chip has: no sectioning fits it")
         current = trial
         section[a] = k
-    return section
+    return section, cuts
 
 
 def annotate(graph: GraphOp, chip: Chip, solver: str) -> tuple[int, int, str]:
@@ -437,15 +478,16 @@ class StepAllocateUnitsPass(ModulePass):
                                   f"PCUs, {pmu}/{chip.pmus} PMUs ({how})")
                 continue
             ensure_names(g)
-            sec = sections(g, chip)
+            sec, cuts = section_cuts(g, chip)
             n = max(sec.values(), default=0) + 1
             parts = [g] if n == 1 else split(g, assign(g, sec), "step-allocate-units")
             lines = []
             for k, part in enumerate(parts):
                 pcu, pmu, how = annotate(part, chip, self.solver)
                 SECTIONS.set(part, n)
+                why = f", {cuts[k - 1].text(chip)}" if k else ""
                 lines.append(f"section {k}: {pcu}/{chip.pcus} PCUs, {pmu}/{chip.pmus} PMUs "
-                             f"({how})")
+                             f"({how}){why}")
             emit(g, "remark", f"step-allocate-units: @{g.sym_name.data}: {n} section(s); "
                               + "; ".join(lines))
             if n > 1:

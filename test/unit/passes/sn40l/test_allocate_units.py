@@ -169,3 +169,49 @@ def test_a_graph_without_compute_is_one_section():
     StepAllocateUnitsPass().apply(Context(), m)
     graphs = [o for o in m.walk() if isinstance(o, GraphOp)]
     assert [gr.sym_name.data for gr in graphs] == ["copy"]
+
+
+def _remarks(module, **opts) -> str:
+    from steplus.utils.diagnostics import collecting_diagnostics
+
+    with collecting_diagnostics() as eng:
+        StepAllocateUnitsPass(**opts).apply(Context(), module)
+    return "\n".join(d.message for d in eng.diagnostics)
+
+
+def test_every_cut_names_its_reason_capacity():
+    """Four matmuls on two PCUs: the third matmul would make the first section need 3
+    PCUs (one per computing operator), more than 2: a capacity cut, said in the remark."""
+    from steplus.passes.sn40l.allocate_units import section_cuts
+
+    m = _chain(4)
+    g = _graphs(m)[0]
+    ensure_names(g)
+    chip = Chip(pcus=2, pmus=64, pcu_flops=383, pmu_bytes=512 << 10, pmu_bw=64)
+    sec, cuts = section_cuts(g, chip)
+    assert max(sec.values()) + 1 == 2 and len(cuts) == 1
+    c = cuts[0]
+    assert (c.section, c.reason, c.symbols, c.pcus) == (1, "capacity", (), 3)
+    assert c.anchor.results[0].name_hint == "mm2"
+    assert "section 1: 2/2 PCUs" in _remarks(_chain(4), pcus=2, pmus=64)
+    assert "the chip is full (3/2 PCUs" in _remarks(_chain(4), pcus=2, pmus=64)
+
+
+def test_every_cut_names_its_reason_memory():
+    """A load of a symbol the section stores: a memory-dependence cut naming the symbol;
+    the two exp maps would need 2 of the 1040 PCUs together, so capacity is not why."""
+    from steplus.dialects.sn40l_attrs import SYMBOL
+    from steplus.dialects.step import ops as so
+
+    g = Graph("dep")
+    g.load((4, 16), f32, [4], name="x").map("exp", name="e").store(1 << 20)
+    g.load((4, 16), f32, [4], base_addr=1 << 20, name="y").map("exp", name="f").store(2 << 20)
+    m = g.module()
+    st = next(o for o in m.walk() if isinstance(o, so.LinearOffChipStoreOp))
+    ld = next(o for o in m.walk() if isinstance(o, so.LinearOffChipLoadOp)
+              and o.base_addr.value.data == 1 << 20)
+    SYMBOL.set(st, "t")
+    SYMBOL.set(ld, "t")
+    text = _remarks(m)
+    assert "@dep: 2 section(s)" in text
+    assert "cut at a load of 't' stored in section 0 (memory dependence; 2/1040 PCUs" in text
