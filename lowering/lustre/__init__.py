@@ -78,9 +78,10 @@ def _import(text: str, filename: str, dialect: str | None) -> LustreModule:
     dialect = dialect or lustre_dialect_of(filename) or "lustre"
     marked: dict[int, tuple[list[str], str]] = {}
     result, prog, warnings = _import_once(text, dialect, marked)
-    for _ in range(MAX_ROUNDS if dialect == "lustre" else 0):
+    for rounds in range(MAX_ROUNDS if dialect == "lustre" else 0):
         known = {t for t in ("int", "real", "bool")} | set(MACHINE_INTS) | set(prog.types)
-        new = find_undefined(result.module, result.op_offsets, prog.pre_ltypes, known)
+        new = find_undefined(result.module, result.op_offsets, prog.pre_ltypes, known,
+                             first=rounds == 0)
         new = {pos: v for pos, v in new.items() if pos not in marked}
         if not new:
             break

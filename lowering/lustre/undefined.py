@@ -37,12 +37,14 @@ from steplus.dialects import lus
 from steplus.lowering.lustre import ast
 from steplus.lowering.lustre.oracles import node_roots, rewrite
 from steplus.passes.lus.causality import value_name
-from steplus.passes.lus.initialization import undefined_reads
+from steplus.passes.lus.initialization import first_cycle_reads, undefined_reads
 from steplus.utils.diagnostics import OpDiagnosticError
 
 MAX_ROUNDS = 16
-"""Most re-imports (each reads the `pre`s a round found undefined from oracles;
-a `pre` under an undefined `pre`, `pre pre x`, is found the round after)."""
+"""Most re-imports. The first reads every `pre` whose first cycle is read
+from an oracle (`first_cycle_reads`, a fixed point over the node, however deep
+a chain `pre pre ... x`); later rounds read those the initialization check
+still finds (`undefined_reads`), normally none, so one re-import suffices."""
 
 _NAME = re.compile(r"(?:^|\.)pre\.\d+\.\d+(?:\.\d+)?$")
 
@@ -69,19 +71,25 @@ def _where(text: str, pos: int) -> tuple[int, int]:
 
 
 def find_undefined(module: ModuleOp, offsets: Mapping[Operation, int],
-                   pre_ltypes: Mapping[Operation, list[str]], known: set[str]
-                   ) -> dict[int, tuple[list[str], str]]:
+                   pre_ltypes: Mapping[Operation, list[str]], known: set[str],
+                   first: bool = True) -> dict[int, tuple[list[str], str]]:
     """The source positions of the `pre`s read undefined in `module`, each with
     the Lustre types of its scalar parts and the name of a variable reading it.
     A node whose clocks or causality fail is skipped (the lus checks report
-    it), as is a `pre` on a sub-clock or of a type an input cannot have."""
+    it), as is a `pre` on a sub-clock or of a type an input cannot have.
+
+    `first`: every `pre` whose first cycle is read, in one fixed point
+    (`first_cycle_reads`: `pre pre x` gives both); otherwise those the
+    initialization check would reject next (`undefined_reads`: the innermost
+    of a chain), which the importer asks after the first re-import, for what
+    the first analysis's approximation may have left."""
     found: dict[int, tuple[list[str], str]] = {}
     for node in module.ops:
         if not isinstance(node, lus.NodeOp) or not any(
                 isinstance(op, lus.PreOp) for op in node.body.block.ops):
             continue  # no `pre`: nothing undefined (and no analysis to pay for)
         try:
-            reads = undefined_reads(node)
+            reads = first_cycle_reads(node) if first else undefined_reads(node)
         except OpDiagnosticError:
             continue
         if not reads:

@@ -242,6 +242,117 @@ def undefined_reads(node: lus.NodeOp) -> list[tuple[SSAValue, Operation, bool]]:
     return out
 
 
+def _first_at_or_after(word: str, bit: bool, m: int) -> int:
+    """The first cycle k >= m where `word` is `bit` (INF if none)."""
+    prefix, period = lus.parse_kperiodic(word)
+    for k in range(m, max(m, len(prefix)) + len(period) + 1):
+        if lus.kperiodic_value(word, k) == bit:
+            return k if k <= CAP else CAP
+    return INF
+
+
+def _occurrences_before(word: str, bit: bool, m: int) -> int:
+    """How many cycles k < m `word` is `bit` at (the index, on the sub-clock
+    `on word`, of the first such cycle at or after m)."""
+    return sum(1 for k in range(m) if lus.kperiodic_value(word, k) == bit)
+
+
+class _Needs:
+    """Backward from the observed values: from which cycle on (of its own
+    clock) each value of one node is read, `INF` for never (Kind 2's reading
+    of `pre`: the `pre`s whose first cycle is read are the undefined ones).
+    The sets of cycles are approximated from above by `from m on` (capped at
+    `CAP`): a fixed point of one sweep per change, linear in a chain of
+    `pre`s however deep."""
+
+    def __init__(self, node: lus.NodeOp, clocks: NodeClocks):
+        self.clocks = clocks
+        self.need: dict[SSAValue, int] = {}
+        self.reader: dict[SSAValue, SSAValue] = {}
+        self._solve(node)
+
+    def of(self, v: SSAValue) -> int:
+        return self.need.get(v, INF)
+
+    def _operands(self, op: Operation, m: int) -> list[tuple[SSAValue, int]]:
+        """The operands of op and the cycle from which each is read, when
+        op's results are read from cycle m on."""
+        if isinstance(op, lus.PreOp):  # pre x at k is x at k - 1
+            return [(op.input, max(m - 1, 0))]
+        if isinstance(op, lus.FbyOp):  # init at cycle 0 only, next one cycle late
+            return [(op.init, 0 if m == 0 else INF), (op.next, max(m - 1, 0))]
+        if isinstance(op, lus.MergeOp):
+            out: list[tuple[SSAValue, int]] = []
+            for branch, bit in ((op.on_true, True), (op.on_false, False)):
+                same = equal(self.clocks.of(branch), self.clocks.of(op.result))
+                if op.word is None:
+                    out.append((branch, m if same else 0))
+                    continue
+                first = _first_at_or_after(op.word.data, bit, m)
+                if same or first >= INF:
+                    out.append((branch, first))
+                else:
+                    out.append((branch, _occurrences_before(op.word.data, bit, first)))
+            return out
+        if isinstance(op, lus.WhenOp):
+            if op.word is None:  # the m-th true of a flow is at m or later
+                return [(op.input, m)]
+            at = _selected(op.word.data, op.negated is None, m + 1)
+            if at is None:
+                return [(op.input, CAP)]
+            return [(op.input, INF if len(at) <= m else min(at[m], CAP))]
+        return [(v, m) for v in instantaneous_deps(op)]
+
+    def _solve(self, node: lus.NodeOp) -> None:
+        block = node.body.block
+        pending: list[Operation] = []
+        queued: set[Operation] = set()
+
+        def update(value: SSAValue, m: int, reader: SSAValue) -> None:
+            if m >= self.of(value):
+                return
+            self.need[value] = m
+            self.reader[value] = reader
+            owner = value.owner
+            if isinstance(owner, Operation):
+                op = block.find_ancestor_op_in_block(owner)
+                if op is not None and op not in queued:
+                    queued.add(op)
+                    pending.append(op)
+
+        for user in block.ops:
+            for value in _observed(user):
+                update(value, 0, value)
+        while pending:  # needs only fall, from INF down to 0: this terminates
+            op = pending.pop()
+            queued.discard(op)
+            needed = [(self.of(r), r) for r in op.results if self.of(r) < INF]
+            if not needed:
+                continue
+            m, r = min(needed, key=lambda t: t[0])
+            for v, mv in self._operands(op, m):
+                if mv < INF:
+                    update(v, mv, self.reader.get(r, r))
+
+
+def first_cycle_reads(node: lus.NodeOp) -> list[tuple[SSAValue, Operation, bool]]:
+    """Every `lus.pre` of `node` whose first cycle is read (Kind 2 leaves that
+    value undefined), with the observed value that reads it and whether the
+    `pre` is on the node's base clock, all at once: reading those from oracles
+    makes `check_node` pass (up to sub-clock `pre`s, which stay errors). The
+    same answers as iterating `undefined_reads` (each round finds the
+    innermost `pre` of a chain) in one fixed point."""
+    clocks = infer_node(node)
+    needs = _Needs(node, clocks)
+    out: list[tuple[SSAValue, Operation, bool]] = []
+    for op in node.body.block.ops:
+        if isinstance(op, lus.PreOp) and needs.of(op.result) == 0:
+            clock = resolve(clocks.of(op.result))
+            out.append((needs.reader.get(op.result, op.result), op,
+                        isinstance(clock, Base | Var)))
+    return out
+
+
 def check_node(node: lus.NodeOp) -> None:
     """Raise `OpDiagnosticError` at the first observed use of a possibly
     undefined value of `node`: at the user, or for an output (whose use, the
