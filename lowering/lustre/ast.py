@@ -428,6 +428,8 @@ class Node:
     imported: bool = False
     # Kind 2 `function rec f(...)`: instantiated per constant arguments (sized.py)
     rec: bool = False
+    # Kind 2 `lemma L(...)`: no outputs, no equations; its contract is checked
+    lemma: bool = False
 
 
 @dataclass

@@ -49,8 +49,10 @@ Item = ast.Equation | ast.IfBlock | ast.Frame
 
 
 class _Blocks:
-    def __init__(self, node: ast.Node, text: str, imported: set[str]):
+    def __init__(self, node: ast.Node, text: str, imported: set[str],
+                 nodes: set[str] | None = None):
         self.node, self.text, self.imported = node, text, imported
+        self.nodes = nodes  # the program's nodes: a call of another name builds a datatype
         self.types = {d.name: d for d in [*node.inputs, *node.outputs, *node.locals]}
         self.out: list[ast.Equation | ast.Automaton] = []
         self.count = 0
@@ -194,14 +196,18 @@ class _Blocks:
         """`e` calls a node (not an imported one) and has no `pre`, `->`, `fby`."""
         calls = temporal = False
         for x in walk(e):
-            calls |= isinstance(x, ast.Call) and x.node not in self.imported
+            calls |= isinstance(x, ast.Call) and self._runs(x.node)
             temporal |= isinstance(x, ast.Unary) and x.op == "pre" or \
                 isinstance(x, ast.Binary) and x.op in ("->", "fby")
         return calls and not temporal
 
+    def _runs(self, name: str) -> bool:
+        """A call of `name` runs a node (not an imported one, nor a constructor)."""
+        return name not in self.imported and (self.nodes is None or name in self.nodes)
+
     def check_when(self, e: ast.Expr, pos: int) -> None:
         for x in walk(e):
-            if isinstance(x, ast.Call) and x.node not in self.imported or \
+            if isinstance(x, ast.Call) and self._runs(x.node) or \
                     isinstance(x, ast.Unary) and x.op == "pre" or \
                     isinstance(x, ast.Binary) and x.op in ("->", "fby"):
                 raise LustreError(x.pos, _unsupported(
@@ -293,5 +299,6 @@ def desugar_blocks(prog: ast.Program, text: str) -> None:
     """Desugar the frame blocks, `if`/`when` blocks, `last` and lazy
     conditionals of every node, in place (see the module docstring)."""
     imported = {n.name for n in prog.nodes if n.imported}
+    nodes = {n.name for n in prog.nodes}
     for node in prog.nodes:
-        _Blocks(node, text, imported).run()
+        _Blocks(node, text, imported, nodes).run()

@@ -36,13 +36,11 @@ UNSUPPORTED_WORDS: dict[str, str] = {
     "unless": "automata (Heptagon, in .ept files)",
     "until": "automata (Heptagon, in .ept files)",
     "frame": "Kind 2 frame blocks",
-    "lemma": "Kind 2 lemmas",
     "contract": "Kind 2 contracts",
     "con": "Kind 2 contracts ('con ... noc')",
     "package": "Lustre V6 packages",
     "model": "Lustre V6 models",
     "include": "'include' directives",
-    "cond": "Kind 2 'cond' expressions",
     "array": "arrays",
 }
 
@@ -90,6 +88,9 @@ def _error_for(text: str, e: UnexpectedInput) -> LustreError:
     assert isinstance(e, UnexpectedToken)
     tok = e.token
     pos = len(text) if tok.type == "$END" or tok.start_pos is None else tok.start_pos
+    if tok.value == "cond":
+        return LustreError(pos, "syntax error: Kind 2's 'cond' is a block of equations "
+                           "('cond | g: x = e; ... otherwise: x = e; end'), not an expression")
     if tok.type in _UNSUPPORTED_TOKENS:
         return LustreError(pos, _unsupported(_UNSUPPORTED_TOKENS[tok.type]))
     abstract = _ABSTRACT_TYPE.search(text, 0, pos)

@@ -43,7 +43,7 @@ def parse_program(text: str, dialect: str = "lustre") -> ast.Program:
     _CONTRACTS.clear()
     _IMPORTS[0] = 0
     try:
-        source = text
+        text = source = _lemma_proofs(nested_contract_comments(text), dialect)
         text, decls = _contract_decls(text, dialect)
         _check_reserved(text, dialect)
         prog = _ToAst().transform(_lark(dialect).parse(text, start="start"))
@@ -63,6 +63,120 @@ def parse_program(text: str, dialect: str = "lustre") -> ast.Program:
         raise
     finally:
         _CONTRACTS.clear()
+
+
+# -- comments inside contracts --------------------------------------------------------
+
+_SCAN = re.compile(r'--|//|"|\(\*|\*\)|/\*|\*/')
+_OPENED = re.compile(r"(\(\*|/\*)\s*@contract\b")
+
+
+def nested_contract_comments(text: str) -> str:
+    """`text` with the comments inside each `(*@contract ... *)` (and
+    `/*@contract ... */`) block blanked, positions kept. Kind 2 reads a
+    comment there as a comment, nested in the block (`(* a note *)` inside
+    `(*@contract ... *)`), and the block ends at the `*)` that closes it; the
+    grammar's one-token annotation stops at the first `*)`. Outside
+    contracts, comments do not nest (as `lustre.lark` reads them); a block
+    left open is left for the grammar to report."""
+    if "@contract" not in text:
+        return text
+    out: list[tuple[int, int]] = []
+    k, n = 0, len(text)
+    while k < n:
+        m = _SCAN.search(text, k)
+        if m is None:
+            break
+        tok, at = m.group(0), m.start()
+        if tok in ("--", "//"):
+            nl = text.find("\n", at)
+            k = n if nl < 0 else nl
+        elif tok == '"':
+            close = text.find('"', at + 1)
+            k = n if close < 0 else close + 1
+        elif tok in ("(*", "/*") and (opened := _OPENED.match(text, at)) is not None:
+            k = _contract_block(text, opened.end(), tok, out)
+        elif tok in ("(*", "/*"):
+            close = text.find("*)" if tok == "(*" else "*/", at + 2)
+            k = n if close < 0 else close + 2
+        else:
+            k = at + 2
+    if not out:
+        return text
+    chars = list(text)
+    for start, stop in out:
+        for j in range(start, stop):
+            if chars[j] != "\n":
+                chars[j] = " "
+    return "".join(chars)
+
+
+def _contract_block(text: str, k: int, opener: str, spans: list[tuple[int, int]]) -> int:
+    """Scan the contract block whose items start at `k` (opened by `opener`):
+    record the spans of its comments in `spans`, return the offset past its end."""
+    close = "*)" if opener == "(*" else "*/"
+    depth, start, n = 0, -1, len(text)
+    while k < n:
+        m = _SCAN.search(text, k)
+        if m is None:
+            return n
+        tok, at = m.group(0), m.start()
+        if depth == 0 and tok in ("--", "//"):
+            nl = text.find("\n", at)
+            stop = n if nl < 0 else nl
+            spans.append((at, stop))
+            k = stop
+        elif depth == 0 and tok == '"':
+            q = text.find('"', at + 1)
+            k = n if q < 0 else q + 1
+        elif tok == opener:
+            if depth == 0:
+                start = at
+            depth, k = depth + 1, at + 2
+        elif tok == close:
+            if depth == 0:
+                return at + 2
+            depth, k = depth - 1, at + 2
+            if depth == 0:
+                spans.append((start, k))
+        else:
+            k = at + 2 if len(tok) == 2 else at + 1
+    return n
+
+
+# -- Kind 2 lemmas ---------------------------------------------------------------------
+
+_LEMMA = re.compile(r"\blemma\b")
+
+
+def _lemma_proofs(text: str, dialect: str) -> str:
+    """`text` with the proof of each Kind 2 `lemma L(...) contract let proof tel`
+    blanked (positions kept): its steps (`auto;`, `L(a - 1, b);` invoking a lemma,
+    `when c then ... else ... end`) guide Kind 2's prover and have no run-time
+    meaning; the lemma's contract is what `step-run --check` checks."""
+    if not _LEMMA.search(text):
+        return text
+    try:
+        toks = list(_lark(dialect).lex(text))
+    except UnexpectedInput:
+        return text  # the parser reports the bad character
+    chars: list[str] | None = None
+    k = 0
+    while k < len(toks):
+        if toks[k].value != "lemma":
+            k += 1
+            continue
+        let = next((j for j in range(k + 1, len(toks)) if toks[j].value == "let"), None)
+        tel = None if let is None else next(
+            (j for j in range(let + 1, len(toks)) if toks[j].value == "tel"), None)
+        if let is None or tel is None:
+            return text if chars is None else "".join(chars)  # the parser reports it
+        chars = list(text) if chars is None else chars
+        for j in range((toks[let].end_pos or 0), toks[tel].start_pos or 0):
+            if chars[j] != "\n":
+                chars[j] = " "
+        k = tel + 1
+    return text if chars is None else "".join(chars)
 
 
 # -- properties ----------------------------------------------------------------------

@@ -322,6 +322,13 @@ class _ToAst(Transformer_NonRecursive):
         _CONTRACTS[id(node)] = contracts
         return node
 
+    def lemma_decl(self, meta, name, inputs, *decls):
+        # Kind 2 `lemma L(ins) contract let proof tel`: a node without outputs whose
+        # guarantees are its properties (its proof is blanked by parser.py)
+        node = self.node_decl(meta, name, inputs, [], *decls, [])
+        node.lemma = True
+        return node
+
     def imported_decl(self, meta, name, inputs, outputs, *decls):
         if isinstance(name, Token) and name.type == "REC":
             raise LustreError(_pos(name), "an imported function has no body to recurse in "
@@ -367,7 +374,7 @@ class _ToAst(Transformer_NonRecursive):
         return e
 
     def body(self, meta, *eqs):
-        return [e for e in eqs if e is not None]
+        return [x for e in eqs if e is not None for x in (e if isinstance(e, list) else [e])]
 
     def eq(self, meta, lhs, rhs):
         if isinstance(lhs, tuple):  # A[i] = e
@@ -380,14 +387,58 @@ class _ToAst(Transformer_NonRecursive):
         return (ast.Name(_pos(name), str(name)), names[0] if len(names) == 1 else names)
 
     # -- Kind 2 imperative blocks (frames.py) ------------------------------------
-    def block(self, meta, *items):
-        return [e for e in items if e is not None]
+    def block(self, meta, *items):  # a `cond` may give a list of equations
+        return [x for e in items if e is not None for x in (e if isinstance(e, list) else [e])]
 
     def frame_block(self, meta, names, init, body):
         return ast.Frame(meta.start_pos, names, init, body)
 
-    def if_block(self, meta, cond, then, other=None):
-        return ast.IfBlock(meta.start_pos, cond, then, other or [])
+    def if_block(self, meta, cond, then, *rest):
+        # `if c then .. elsif d then .. else .. fi`: the `elsif`s nest in the else branch
+        other: list[ast.Equation | ast.IfBlock | ast.Frame] = (
+            rest[-1] if rest and not isinstance(rest[-1], ast.IfBlock) else [])
+        for inner in reversed([r for r in rest if isinstance(r, ast.IfBlock)]):
+            inner.other, other = other, [inner]
+        return ast.IfBlock(meta.start_pos, cond, then, other)
+
+    def elsif_part(self, meta, cond, then):
+        return ast.IfBlock(meta.start_pos, cond, then, [])
+
+    def cond_case(self, meta, guard, block):
+        return (guard, block)
+
+    def cond_block(self, meta, *parts):
+        """Kind 2's `cond | g1: eqs1 | g2: eqs2 otherwise: eqs3 end`: the first
+        case whose guard holds. When every case (and `otherwise`) defines the
+        same variables, each by one equation `x = e`, it is `x = when g1 then
+        e1 else when g2 then e2 else e3` per variable (the lazy conditional: a
+        node call runs only in the case taken, so a `function rec` unrolls);
+        otherwise nested `when` blocks (frames.py)."""
+        cases = [p for p in parts if isinstance(p, tuple)]
+        other = parts[-1] if parts and not isinstance(parts[-1], tuple) else None
+        blocks = [b for _, b in cases] + ([other] if other is not None else [])
+
+        def simple(block: list) -> dict[str, ast.Equation] | None:
+            if not all(isinstance(e, ast.Equation) and len(e.lhs) == 1 and e.index is None
+                       for e in block):
+                return None
+            eqs = {e.lhs[0].name: e for e in block}
+            return eqs if len(eqs) == len(block) else None
+
+        defs = [d for d in map(simple, blocks) if d is not None]
+        if other is not None and len(defs) == len(blocks) and \
+                all(d.keys() == defs[0].keys() for d in defs):
+            out = []
+            for x, first in defs[0].items():
+                value: ast.Expr = defs[-1][x].rhs
+                for (guard, _), d in reversed(list(zip(cases, defs))):
+                    value = ast.If(d[x].pos, guard, d[x].rhs, value, lazy=True)
+                out.append(ast.Equation(first.pos, [first.lhs[0]], value))
+            return out
+        inner: list = other or []
+        for guard, block in reversed(cases):
+            inner = [ast.IfBlock(guard.pos, guard, block, inner, when=True)]
+        return inner[0]
 
     def when_block(self, meta, cond, then, other=None):
         return ast.IfBlock(meta.start_pos, cond, then, other or [], when=True)

@@ -105,7 +105,8 @@ def test_kind2_int_conversion_without_parentheses():
      "node n() returns (y: int); let y = {}@<int>; tel\n", 1, 10,
      "unsupported construct: Lustre V6 packages ('package')"),
     ("contract S(a: int) returns (b: int);\nlet guarantee b = cond | a > 0 -> 1; tel\n",
-     2, 19, "unsupported construct: Kind 2 'cond' expressions ('cond')"),
+     2, 19, "syntax error: Kind 2's 'cond' is a block of equations ('cond | g: x = e; ... "
+     "otherwise: x = e; end'), not an expression"),
 ])
 def test_contract_declaration_errors_are_located(src, line, col, message):
     with pytest.raises(InputError) as info:

@@ -266,7 +266,8 @@ def test_deep_expressions_do_not_crash():
     ("node f(x: int) returns (y: int);\nlet y = g<<3>>(x); tel", 2, 10,
      "unsupported construct: Lustre V6 static arguments ('<<')"),
     ("node f(x: int) returns (y: int);\nlet y = cond | x > 0 -> 1 | true -> 2; tel", 2, 9,
-     "unsupported construct: Kind 2 'cond' expressions ('cond')"),
+     "syntax error: Kind 2's 'cond' is a block of equations ('cond | g: x = e; ... "
+     "otherwise: x = e; end'), not an expression"),
 ])
 def test_syntax_errors_and_unsupported_constructs_are_located(src, line, col, message):
     _assert_error(src, line, col, message)
