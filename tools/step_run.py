@@ -79,6 +79,7 @@ from steplus.tools.cli import (
     guarded_deep,
 )
 from steplus.tools.loading import load_module, read_input
+from steplus.tools.step_run_args import add_graph_arguments, add_lower_arguments, hint_lower
 
 if TYPE_CHECKING:
     from steplus.runtime.reactive.interpreter import Outputs
@@ -126,12 +127,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("-q", "--quiet", action="store_true",
                    help="no status line (on a terminal, loading, a simulation or an ILA run "
                         "taking more than 2 s shows one on stderr with the seconds elapsed)")
-    from steplus.tools.step_run_graph import add_arguments
-
-    add_arguments(p)
-    from steplus.tools.step_run_linalg import add_arguments as add_lower  # --lower
-
-    add_lower(p)
+    add_graph_arguments(p)
+    add_lower_arguments(p)  # --lower
     p.add_argument("--check", action="store_true",
                    help="Lustre: check the node's properties and contract tick by tick, on "
                         "the --input streams or on seeded random inputs within its "
@@ -293,10 +290,8 @@ def _no_function_flags(args: argparse.Namespace) -> None:
 
 def _graph_flags_given(args: argparse.Namespace) -> list[str]:
     """The `step graphs` options given away from their defaults, as typed."""
-    from steplus.tools.step_run_graph import add_arguments
-
     defaults = argparse.ArgumentParser(add_help=False)
-    add_arguments(defaults)
+    add_graph_arguments(defaults)
     return ["--" + dest.replace("_", "-")
             for dest, default in vars(defaults.parse_args([])).items()
             if getattr(args, dest, default) != default]
@@ -565,7 +560,6 @@ def _run_args(args: argparse.Namespace) -> int:
         return _run_graph(args, source)
     if kind == "func.func":
         from steplus.tools.step_run_ila import run
-        from steplus.tools.step_run_linalg import hint_lower
 
         hint_lower(args, source)  # a tensor program without --lower/--input/--random
 

@@ -41,41 +41,12 @@ from steplus.passes.step.fabric_placement import find_graph
 from steplus.passes.step.metrics import compute_metrics
 from steplus.passes.step.specialize import specialize_graph
 from steplus.passes.step.reports import fused_adds_note
-from steplus.tools.cli import decimal_int
 from steplus.tools.progress import status
 from steplus.utils.diagnostics import OpDiagnosticError
 from steplus.utils.safe_files import read_regular
 
 MAX_CONFIG_BYTES = 1 << 20
 """The largest --config JSON read (a hardware config is a few hundred bytes)."""
-
-
-def add_arguments(p) -> None:
-    g = p.add_argument_group("step graphs")
-    g.add_argument("--graph", help="the step.graph to run (default: the first)")
-    g.add_argument("--preset", default=None,
-                   help="hardware preset: step-eval (default), swiglu-hdl, sn40l")
-    g.add_argument("--config", help="hardware config JSON (fields of HardwareConfig; "
-                                    "\"preset\" selects the base)")
-    g.add_argument("--depth", type=decimal_int, help="override the base FIFO depth")
-    g.add_argument("--functional", action="store_true",
-                   help="let numpy values flow (random input tensors, seed 0; implied by "
-                        "--input/--output, see steplus.tools.graph_io)")
-    g.add_argument("--json", action="store_true", help="print the metrics as JSON")
-    g.add_argument("--trace", metavar="OUT.json", help="write a Chrome trace")
-    g.add_argument("--routing", metavar="TRACE.npz",
-                   help="bind an MoE expert-routing trace (step-specialize{routing=...})")
-    g.add_argument("--kv", metavar="LENGTHS.npy", help="bind a KV-length trace")
-    g.add_argument("--bind", metavar="B=64,...", help="bind symbols by name")
-    g.add_argument("--explain", action="store_true",
-                   help="print the preset's parameters, each marked seed / assumed / derived "
-                        "(sn40l), then run the graph if one is given")
-    g.add_argument("--orchestration", choices=["so", "ho"], default=None,
-                   help="charge a kernel launch per kernel: so (software-orchestrated) or "
-                        "ho (hardware-orchestrated), the preset's launch_*_cycles")
-    g.add_argument("--force", action="store_true",
-                   help="simulate even past the size limits (10M stream elements, "
-                        "2 GiB of --functional input tensors)")
 
 
 def specialize_pipeline(args) -> str | None:

@@ -43,37 +43,12 @@ from steplus.dialects.step.functions import KV_TILES_PER_REQUEST
 from steplus.runtime.fabric.build import build_program
 from steplus.runtime.fabric.contexts import RandomStoreCtx, StoreCtx
 
-LOWER_HINT = ("is a tensor program (func.func on tensors), not a step graph: lower it with "
-              "--lower 'tile=\"MxN[xK]\" schedule=\"mn_mk\"' (convert-linalg-to-step options; "
-              "--lower '' for the defaults)")
-
-
 def _stored(st: StoreCtx) -> list[np.ndarray]:
     """The tiles a store wrote, in stream order (a functional run gives each its value)."""
     tiles = [v for v in st.stored if v is not None]
     if len(tiles) != len(st.stored):
         raise ValueError(f"{st.name}: a stored tile has no value (not a functional run)")
     return tiles
-
-
-def is_tensor_program(module: ModuleOp) -> bool:
-    """A module with function bodies on tensors and no step graph."""
-    from xdsl.dialects import func
-    from xdsl.dialects.builtin import TensorType
-
-    if any(isinstance(op, GraphOp) for op in module.walk()):
-        return False
-    return any(isinstance(op, func.FuncOp) and op.body.blocks and
-               any(isinstance(t, TensorType) for t in op.function_type.inputs)
-               for op in module.walk())
-
-
-def add_arguments(p) -> None:
-    """step-run's `--lower` flag."""
-    p.add_argument("--lower", metavar="OPTIONS", default=None,
-                   help="lower a tensor program (linalg on tensors) with "
-                        "convert-linalg-to-step{OPTIONS} first, e.g. --lower "
-                        "'tile=\"32x128\" schedule=\"mn_mk\"' ('' for the defaults)")
 
 
 def run_lowered(args, load, run_graph) -> int:
@@ -181,18 +156,6 @@ def _lower_with_data(args, load, pipeline: str):
                     stores, lowered.result_layouts, lowered.result_shapes, types))}
 
     return module, GraphData(tensors, collect)
-
-
-def hint_lower(args, module: ModuleOp) -> None:
-    """A tensor program given to step-run without `--lower`, `--input` or
-    `--random`: a usage error that names `--lower` (and the ILA path)."""
-    from steplus.tools.cli import UsageError
-
-    if args.input or args.random is not None or args.backend == "ila" or args.func:
-        return
-    if is_tensor_program(module):
-        raise UsageError(f"{args.input_file} {LOWER_HINT}; or run it on the ILA "
-                         "accelerators with --backend ila (--input NAME=FILE or --random SEED)")
 
 
 def _graph(module: ModuleOp) -> GraphOp:
@@ -388,7 +351,10 @@ def run_exported(ep, low, args, routing=None, config=None):
                 env = {node.name: v.detach().float().numpy() for node, v in self.env.items()
                        if isinstance(v, torch.Tensor)}
                 run(part, env)
-            return torch.from_numpy(np.asarray(done[id(part)][n.name], np.float32))
+            value = torch.from_numpy(np.asarray(done[id(part)][n.name], np.float32))
+            # a boolean tensor (a mask) a part computes as 0/1 floats: bool again for torch
+            return value != 0 if getattr(n.meta.get("val"), "dtype", None) == torch.bool \
+                else value
 
     by_output = {o: p for p in low.graphs for o in p.outputs}
     nodes = {n.name for n in ep.graph.nodes}
@@ -428,5 +394,4 @@ def part_cycles(part, config=None) -> int:
     return int(build_program(_graph(part.module.clone()), config).run().cycles)
 
 
-__all__ = ["LOWER_HINT", "add_arguments", "bind_function", "hint_lower", "is_tensor_program",
-           "part_cycles", "run_exported", "run_function", "run_lowered", "run_part"]
+__all__ = ["bind_function", "part_cycles", "run_exported", "run_function", "run_lowered", "run_part"]
