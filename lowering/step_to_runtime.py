@@ -47,7 +47,7 @@ from steplus.dialects.step import GraphOp
 from steplus.dialects.step.discardable import RUNTIME_CONTEXT, RUNTIME_DEPTH
 from steplus.dialects.step.ops import BroadcastOp
 from steplus.dialects.target.attrs import FABRIC_KEY, FabricTargetAttr, sn40l_table_of
-from steplus.dialects.target.fabric import get_preset
+from steplus.dialects.target.fabric import FIELD_LIMITS, get_preset
 from steplus.passes.step.fabric_placement import LoweringError, Placement, find_graph, place
 from steplus.utils.diagnostics import OpDiagnosticError
 
@@ -143,6 +143,12 @@ class ConvertStepToRuntimePass(ModulePass):
     depth: int = 0
     """The channel depth (FIFO entries); 0: the configuration's base depth."""
 
+    def __post_init__(self) -> None:
+        _, lo, hi = FIELD_LIMITS["base_depth"]  # the fabric's bound on a FIFO depth
+        if self.depth != 0 and not lo <= self.depth <= hi:
+            raise ValueError(f"depth must be 0 (the configuration's base depth) or in "
+                             f"[{lo}, {hi}] (a fabric's base_depth), got {self.depth}")
+
     def apply(self, ctx: MLContext, op: ModuleOp) -> None:
         try:
             if self.preset:
@@ -154,8 +160,6 @@ class ConvertStepToRuntimePass(ModulePass):
             cfg = target.config(sn40l_table_of(op))  # the sn40l preset: the module's #target.sn40l
         except (ValueError, VerifyException) as e:
             raise OpDiagnosticError(None, f"convert-step-to-runtime: {e}") from None
-        if self.depth < 0:
-            raise OpDiagnosticError(None, "convert-step-to-runtime: depth must be positive")
         depth = self.depth or cfg.base_depth
         # the placement is one decision over each whole graph, made before any edit
         placements: dict[GraphOp, Placement] = {}

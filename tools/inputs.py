@@ -5,8 +5,9 @@ signature of what runs, for every backend (lus/sync nodes, IREE, ILA functions).
     arrays = load_inputs(["i=i.csv"], sigs, "@integr")
     sigs = func_signature(fn)                    # func.func: whole tensors
 
-A file is a `.npy` array (never unpickled) or a `.csv` of numbers (one row per
-tick; a row may hold the flattened elements of a per-tick tensor).  A stream
+A file is a `.npy` array (never unpickled) or a `.csv` of numbers (UTF-8, a
+leading byte-order mark skipped; one row per tick; a row may hold the flattened
+elements of a per-tick tensor; integers read exactly, also past 2**53).  A stream
 input holds one value per tick: shape `[ticks]` for a scalar, `[ticks, *dims]`
 for a tensor; a function argument has the shape of its tensor type.  Strings,
 objects, complex numbers and 0-d arrays are rejected, as are wrong shapes and
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import math
 import os
+from decimal import Decimal
 import warnings
 from collections.abc import Sequence
 from typing import BinaryIO
@@ -121,6 +123,38 @@ def _check_npy_size(f: BinaryIO) -> None:
     f.seek(0)
 
 
+CSV_ENCODING = "utf-8-sig"
+"""A `.csv` input is UTF-8; a byte-order mark before its first number is skipped
+(as Python's csv readers do with `utf-8-sig`: spreadsheets write one)."""
+
+
+def _exact_integers(f: BinaryIO, arr: np.ndarray) -> np.ndarray:
+    """A CSV read as float64 `arr` (some entry is written as a real, `1.0`, or an
+    integer past int64): when every entry is an integer and some is past 2**53,
+    where float64 rounds (`9007199254740993` became ...992), the entries again from
+    their text, exactly, as int64 (or uint64); else `arr`."""
+    big = float(2**53)
+    if not (np.isfinite(arr).all() and (arr == np.round(arr)).all()
+            and (np.abs(arr) >= big).any()):
+        return arr
+    f.seek(0)
+    texts = np.loadtxt(f, delimiter=",", ndmin=1, dtype=object, converters=str,
+                       encoding=CSV_ENCODING)
+    exact: list[int] = []
+    for text, approx in zip(texts.flat, arr.flat):
+        if abs(approx) >= 2.0**65:  # out of every integer type: the check says so
+            return arr
+        d = Decimal(str(text).strip())  # numpy parsed it as a finite float64 already
+        if d != d.to_integral_value():
+            return arr  # a real: the element type decides (an integer type refuses it)
+        exact.append(int(d))
+    for dtype in (np.int64, np.uint64):
+        info = np.iinfo(dtype)
+        if all(info.min <= v <= info.max for v in exact):
+            return np.array(exact, dtype=dtype).reshape(arr.shape)
+    return arr
+
+
 def read_array(path: str, name: str) -> np.ndarray:
     """The array in a `.npy` or `.csv` file (InputError if unreadable)."""
     try:  # a regular file only: a FIFO or /dev/zero would block or never end
@@ -133,10 +167,12 @@ def read_array(path: str, name: str) -> np.ndarray:
             with warnings.catch_warnings():  # an empty file is 0 ticks, no warning
                 warnings.simplefilter("ignore", UserWarning)
                 try:  # integers exactly (a float64 rounds past 2**53), else numbers
-                    return np.loadtxt(f, delimiter=",", ndmin=1, dtype=np.int64)
+                    return np.loadtxt(f, delimiter=",", ndmin=1, dtype=np.int64,
+                                      encoding=CSV_ENCODING)
                 except (ValueError, OverflowError):
                     f.seek(0)
-                    return np.loadtxt(f, delimiter=",", ndmin=1)
+                    arr = np.loadtxt(f, delimiter=",", ndmin=1, encoding=CSV_ENCODING)
+                    return _exact_integers(f, arr)
     except (OSError, ValueError, EOFError) as e:
         reason = e.strerror if isinstance(e, OSError) and e.strerror else str(e).strip()
         reason = reason.splitlines()[0] if reason else type(e).__name__

@@ -229,8 +229,11 @@ class SN40LTargetAttr(ParametrizedAttribute):
         table = self.table()
         try:  # the sn40l fabric preset of a module carrying it is built from it
             sn40l_config(table)
-        except ValueError as e:
-            raise VerifyException(f"#target.sn40l: as the sn40l fabric: {e}") from None
+        except ValueError as e:  # name the changes the fabric field comes from
+            changed = ", ".join(f"{k} = {_number('#target.sn40l', k, v)!r}"
+                                for k, v in self.changes.data.items())
+            raise VerifyException(f"#target.sn40l: as the sn40l fabric: {e} (from the "
+                                  f"changed {changed})") from None
 
     def table(self) -> dict[str, sn40l_target.Param]:
         """The parameter table this attribute names (VerifyException if it is not one)."""

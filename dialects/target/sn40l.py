@@ -179,7 +179,11 @@ def with_changes(changes: Mapping[str, float]) -> dict[str, Param]:
         except OverflowError:  # floor of an infinite quotient (a denormal clock)
             raise ValueError(f"sn40l parameter '{name}' overflows ({table[name].why})") from None
         table[name] = replace(table[name], value=values[name])
-    check(table)
+    try:
+        check(table)
+    except ValueError as e:  # a derived parameter: name the changes it comes from
+        changed = ", ".join(f"{n} = {v!r}" for n, v in changes.items())
+        raise ValueError(f"{e} (derived from the changed {changed})") from None
     return table
 
 

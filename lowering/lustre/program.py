@@ -414,7 +414,7 @@ class Program:
         if decl is None:
             if name in self.ctors:
                 return self.ctors[name][1], self.ctors[name][0]
-            raise LustreError(pos, f"unknown constant '{name}'")
+            raise sized.NotConstantError(pos, f"unknown constant '{name}'")
         key = f"{id(decl)}"
         if key in self._const_values:
             value, ltype, _ = self._const_values[key]
@@ -440,7 +440,7 @@ class Program:
         if isinstance(e, ast.Const):
             if e.kind == "int" and not INT_MIN <= int(e.value) <= INT_MAX:
                 raise LustreError(e.pos, f"integer literal {e.value} does not fit in int "
-                                  "(32-bit)")
+                                  f"(32-bit: {INT_MIN} to {INT_MAX})")
             return e.value, e.kind
         if isinstance(e, ast.Var):
             return self.const_value(e.name, e.pos, local)
@@ -456,7 +456,7 @@ class Program:
             if tc != "bool":
                 raise LustreError(e.cond.pos, "the condition of 'if' must be bool")
             return self.fold(e.then if c else e.other, local)
-        raise LustreError(e.pos, "not a constant expression")
+        raise sized.NotConstantError(e.pos, "not a constant expression")
 
     # -- nodes ------------------------------------------------------------------
     def _check_no_recursion(self) -> None:

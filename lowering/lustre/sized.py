@@ -47,6 +47,11 @@ if TYPE_CHECKING:
 
 MAX_INSTANCES = 1000
 """Instances of sized nodes one program may create."""
+
+
+class NotConstantError(LustreError):
+    """`Program.fold` of an expression that is no constant (a flow, an unknown
+    name), as opposed to a constant it cannot fold (out of range, division by 0)."""
 MAX_UNROLL = 64
 """Instances of one recursive function (one per constant argument) a program may create."""
 
@@ -161,7 +166,7 @@ def instantiate(low: NodeLowering, e: ast.Call) -> ast.Call:
             continue
         try:
             v, t = prog.fold(a, low.local_consts)
-        except LustreError:
+        except NotConstantError:
             if node.rec:
                 raise LustreError(a.pos, _unsupported(
                     f"recursive functions ('rec') called with an argument that is not a "
@@ -170,6 +175,9 @@ def instantiate(low: NodeLowering, e: ast.Call) -> ast.Call:
             raise LustreError(a.pos, f"the size parameter '{p.name}' of node '{e.node}' "
                               "must be a compile-time constant here (a literal or a "
                               "constant expression): its arrays are sized by it") from None
+        except LustreError as err:  # a constant, out of range (2^31) or not foldable (1 / 0)
+            raise LustreError(err.pos, f"the {'' if node.rec else 'size '}parameter "
+                              f"'{p.name}' of '{e.node}': {err.message}") from None
         want = prog.resolve_type(p.type)
         if t != want:
             raise LustreError(a.pos, f"the parameter '{p.name}' of '{e.node}' is {want}, "
