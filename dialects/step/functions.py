@@ -326,6 +326,11 @@ def _row_softmax_topk(k: int) -> StepFunction:
                         f, lambda s: (s[0][0], k))
 
 
+def _row_softmax_topk_raw(k: int) -> StepFunction:
+    return StepFunction("row_softmax_topk_raw", 1, lambda s: s[0][0] * (7 + k) * s[0][1],
+                        lambda a: _topk(_softmax(a), k)[0], lambda s: (s[0][0], k))
+
+
 def _rotate_half(w: int) -> StepFunction:
     """`rotate_half[w]`: each group of `w` columns `[x1 | x2]` (halves of `w / 2`) of the
     tile becomes `[-x2 | x1]` (transformers' `rotate_half`, RoPE's `cat((-x2, x1), -1)`):
@@ -369,7 +374,28 @@ for _name, _rel in COMPARES.items():
         summary=f"1 where x {_rel} y else 0 (a 0/1 mask in the tile dtype), with row/column "
                 "broadcast; 1 FLOP per element"))
 
+def _where(m: np.ndarray, a, b) -> np.ndarray:
+    """torch.where on a mask tile: `a` where `m` is not 0, else `b` (broadcast)."""
+    return np.where(np.asarray(m) != 0, a, b)
+
+
+def _where_scalar(name: str, then: bool) -> FunctionFamily:
+    def make(c: float) -> StepFunction:
+        def f(m: np.ndarray, x: np.ndarray) -> np.ndarray:
+            x = np.asarray(x)
+            return _where(m, c, x) if then else _where(m, x, c)
+        text = f"{c!r} where m != 0 else x" if then else f"x where m != 0 else {c!r}"
+        return StepFunction(name, 2, lambda s: _elems(_bcast(s)), f, _bcast, summary=text)
+    text = ("(m, x) -> c where m != 0 else x (x.masked_fill(m, c); torch.where(m, a, b) is "
+            "where_else[0.0](m, a) + where_then[0.0](m, b))" if then else
+            "(m, x) -> x where m != 0 else c (torch.where(m, x, c))")
+    return FunctionFamily(name, float, make, f"{text}, with row/column broadcast; 1 FLOP per "
+                                             "element")
+
+
 for _fam in [
+    _where_scalar("where_then", True),
+    _where_scalar("where_else", False),
     *(_scalar(f"{name}_scalar", _mask(rel), f"1 where x {rel} c else 0")
       for name, rel in COMPARES.items()),
     _scalar("add_scalar", BINARY["add"], "x + c"),
@@ -387,6 +413,10 @@ for _fam in [
     FunctionFamily("row_softmax_topk", int, _row_softmax_topk,
                    "[rows, cols] -> [rows, k]: the k largest of each row's softmax, "
                    "renormalized to sum 1 (Qwen3's router); (7+k)*cols + 2k FLOPs per row"),
+    FunctionFamily("row_softmax_topk_raw", int, _row_softmax_topk_raw,
+                   "[rows, cols] -> [rows, k]: the k largest of each row's softmax, largest "
+                   "first, not renormalized (Qwen2-MoE's norm_topk_prob=False); (7+k)*cols FLOPs "
+                   "per row"),
     FunctionFamily("rotate_half", int, _rotate_half,
                    "[rows, cols] -> [rows, cols]: each group of k columns [x1 | x2] becomes "
                    "[-x2 | x1] (RoPE's rotate_half; cols a multiple of k, k even, else no "

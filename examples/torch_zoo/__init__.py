@@ -160,6 +160,15 @@ def _llama_prefill():
     return LlamaPrefill(cfg), prefill_inputs(cfg, batch=2, seq=6)
 
 
+def _qwen2_moe():
+    from .qwen2_moe import Qwen2MoeConfig, Qwen2MoeSparseMoeBlock
+
+    cfg = Qwen2MoeConfig(hidden_size=32, moe_intermediate_size=64,
+                         shared_expert_intermediate_size=128, num_experts=4,
+                         num_experts_per_tok=2)
+    return Qwen2MoeSparseMoeBlock(cfg), (torch.randn(2, 4, 32),)
+
+
 ZOO = {m.name: m for m in (
     ZooModel("lstm_lm", "PyTorch word_language_model: Embedding + 2-layer nn.LSTM + Linear",
              "dense", _lstm, {"dense": "tile=4x32x32 schedule=mnk"}),
@@ -199,4 +208,7 @@ ZOO = {m.name: m for m in (
     ZooModel("llama_prefill", "HF LlamaAttention prefill: RoPE (rotate_half), repeat_kv, "
              "the causal mask torch.full((T, T), finfo.min).triu(1) added", "dense",
              _llama_prefill, {"dense": "tile=4x32x32 schedule=mnk"}),
+    ZooModel("qwen2_moe", "HF Qwen2MoeSparseMoeBlock: softmax, topk without renormalization, "
+             "one_hot mask, shared expert behind a sigmoid gate", "moe", _qwen2_moe,
+             {"dense": "tile=4x32x32 schedule=mnk", "tile_n": 4, "tile_f": 16}),
 )}

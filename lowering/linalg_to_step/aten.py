@@ -291,7 +291,9 @@ def _router(m, options: str, fname: str, remarks: list):
     else:
         mm = src
     w = m.weights
-    if form == "qwen":
+    if form == "qwen" and w is m.values:  # Qwen2-MoE's norm_topk_prob=False: not renormalized
+        ok, fn = True, f"row_softmax_topk_raw[{m.k}]"
+    elif form == "qwen":
         ok = (name_of(w) in ("aten.div.Tensor", "aten.div_.Tensor") and w.args[0] is m.values
               and _is(w.args[1], "aten.sum.dim_IntList") and w.args[1].args[0] is m.values)
         fn = f"row_softmax_topk[{m.k}]"
@@ -301,8 +303,8 @@ def _router(m, options: str, fname: str, remarks: list):
     where = where_of(mm)
     if not (ok and name_of(mm) in glue.MATMUL and glue.lowerable(mm) and mm.args[0] is m.x):
         remarks.append(Remark(where, "router not lowered: expected x @ w_router, then "
-                                     "softmax, topk and renormalization (Qwen3) or topk and "
-                                     "softmax (Mixtral)"))
+                                     "softmax, topk and renormalization (Qwen3) or not "
+                                     "(Qwen2-MoE) or topk and softmax (Mixtral)"))
         return None
     B, E = glue.static(mm)
     try:

@@ -121,6 +121,13 @@ def _tree(op: linalg.GenericOp, v: SSAValue, trees: dict, env: dict, depth: int)
     elif isinstance(inner, arith.SelectOp) and _select_kind(inner) is not None:
         kind = _select_kind(inner)  # torch-mlir's relu / clamp: select(x > c, x, c)
         t = (kind, *(_tree(op, a, trees, env, depth + 1) for a in inner.operands[1:]))
+    elif isinstance(inner, arith.SelectOp) and isinstance(cmp := inner.operands[0].owner,
+                                                           arith.CmpfOp) \
+            and cmp.predicate.value.data in _CMPF:
+        # torch.where(x REL y, a, b) / masked_fill: the library's `where` of the compare's mask
+        mask = (_CMPF[cmp.predicate.value.data],
+                *(_tree(op, a, trees, env, depth + 1) for a in cmp.operands))
+        t = ("where", mask, *(_tree(op, a, trees, env, depth + 1) for a in inner.operands[1:]))
     else:
         kind = BODY.get(type(inner))
         if kind is None:
@@ -235,6 +242,29 @@ def _gelu_of(sub: tuple) -> tuple | None:
     return None
 
 
+_MASK_OF = {member_name("ne_scalar", 0.0): False, member_name("eq_scalar", 0.0): True}
+
+
+def _where_of(m: tuple, a: tuple, b: tuple) -> tuple:
+    """`where(m, a, b)` (m a mask tree): the compare `m != 0` is the `where`'s own test (`m ==
+    0` swaps the branches); a constant branch is a `where_then[c]` / `where_else[c]`, two tiles
+    the sum of both with 0; two constants `b + (a - b) m` of a 0/1 compare."""
+    if m[0] in _MASK_OF:
+        m, (a, b) = m[1], ((b, a) if _MASK_OF[m[0]] else (a, b))
+    if a[0] == "const" and b[0] == "const":  # a 0/1 mask: b + (a - b) m
+        if m[0].partition("[")[0].removesuffix("_scalar") not in _FLIP or \
+                not np.isfinite(a[1] - b[1]):
+            return ("where", m, a, b)  # refused by the emitter: no tile for a constant
+        return (member_name("add_scalar", b[1]), (member_name("mul_scalar", a[1] - b[1]), m))
+    if a[0] == "const":
+        return (member_name("where_then", a[1]), m, b)
+    if b[0] == "const":
+        return (member_name("where_else", b[1]), m, a)
+    # two tiles: `a` kept where m holds plus `b` where it does not (exact: one of the two
+    # terms is 0; the library's functions have at most two tile operands)
+    return ("add", (member_name("where_else", 0.0), m, a), (member_name("where_then", 0.0), m, b))
+
+
 def match_functions(t: tuple, op) -> tuple:
     """Rewrite the sigmoid and silu idioms and the scalar operations of an
     expression tree into library calls (`op`: where errors are located)."""
@@ -249,6 +279,8 @@ def match_functions(t: tuple, op) -> tuple:
             if one == ("const", 1.0) and e[0] == "exp" and e[1][0] == "neg" and e[1][1] == t[1]:
                 return ("silu", match_functions(t[1], op))
     sub = tuple(match_functions(s, op) for s in t[1:])
+    if t[0] == "where":
+        return _where_of(*sub)
     if t[0] == "mul":
         for a, b in (sub, sub[::-1]):
             if b[0] == "sigmoid" and b[1] == a:

@@ -66,6 +66,7 @@ a second RMSNorm, and `{add_3}` (the last residual).
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from typing import Any, TypeGuard
@@ -102,12 +103,32 @@ INPLACE = {"aten.relu_.default": "aten.relu.default",
            "aten.hardswish_.default": "aten.hardswish.default",
            "aten.hardsigmoid_.default": "aten.hardsigmoid.default",
            "aten.add_.Tensor": "aten.add.Tensor", "aten.mul_.Tensor": "aten.mul.Tensor",
-           "aten.sub_.Tensor": "aten.sub.Tensor", "aten.div_.Tensor": "aten.div.Tensor"}
+           "aten.sub_.Tensor": "aten.sub.Tensor", "aten.div_.Tensor": "aten.div.Tensor",
+           "aten.bitwise_or_.Tensor": "aten.bitwise_or.Tensor",
+           "aten.bitwise_and_.Tensor": "aten.bitwise_and.Tensor",
+           "aten.masked_fill_.Scalar": "aten.masked_fill.Scalar",
+           "aten.__ior__.Tensor": "aten.__or__.Tensor",
+           "aten.__iand__.Tensor": "aten.__and__.Tensor"}
 FLOATS = {"torch.float32": "f32", "torch.bfloat16": "bf16", "torch.float16": "f16"}
 # a compare of a float tensor with a number, read as a 0/1 f32 mask: arith.cmpf's predicate
 COMPARE = {"aten.eq.Scalar": "oeq", "aten.ne.Scalar": "une", "aten.lt.Scalar": "olt",
            "aten.le.Scalar": "ole", "aten.gt.Scalar": "ogt", "aten.ge.Scalar": "oge"}
 CASTS = ("aten.to.dtype", "aten._to_copy.default")
+# boolean tensors (masks) a region holds as 0/1 floats: compares of two tensors, the logical
+# ops, torch.where / masked_fill on them, `.bool()` of a float tensor, any/all over the last dim
+COMPARE_T = {"aten.eq.Tensor": "oeq", "aten.ne.Tensor": "une", "aten.lt.Tensor": "olt",
+             "aten.le.Tensor": "ole", "aten.gt.Tensor": "ogt", "aten.ge.Tensor": "oge"}
+LOGICAL = {"aten.__and__.Tensor": "and", "aten.bitwise_and.Tensor": "and",
+           "aten.logical_and.default": "and", "aten.__or__.Tensor": "or",
+           "aten.bitwise_or.Tensor": "or", "aten.logical_or.default": "or",
+           "aten.__xor__.Tensor": "xor", "aten.bitwise_xor.Tensor": "xor",
+           "aten.logical_xor.default": "xor", "aten.bitwise_not.default": "not",
+           "aten.logical_not.default": "not"}
+WHERE = ("aten.where.self", "aten.where.ScalarOther", "aten.where.ScalarSelf",
+         "aten.masked_fill.Scalar")
+ANY_ALL = ("aten.any.dim", "aten.all.dim")
+BOOL = "torch.bool"
+ASSERT = "aten._assert_tensor_metadata.default"  # export's dtype check: reads no values
 
 
 def _raw_name(node) -> str:
@@ -170,7 +191,69 @@ def _is_tensor(x) -> bool:
 def _float_tensor(x) -> bool:
     s = _shape(x) if hasattr(x, "op") else None
     return s is not None and len(s) >= 1 and 0 not in s and (_dtype(x) in FLOATS
-                                                             or float_mask(x))
+                                                             or float_mask(x) or is_mask(x))
+
+
+@functools.lru_cache(maxsize=4096)
+def is_mask(x) -> bool:
+    """`x` is a boolean tensor a region holds as a 0/1 float: a user input or buffer, or a
+    mask op (`mask_op`) of lowerable operands."""
+    if not hasattr(x, "op") or _dtype(x) != BOOL:
+        return False
+    s = _shape(x)
+    if s is None or not s or 0 in s:
+        return False
+    return x.op == "placeholder" or (x.op == "call_function" and mask_op(x))
+
+
+def _operand(a, out) -> bool:
+    """A tensor operand of a mask op or a `where`: float or a mask, broadcast as the folded
+    view expresses it (full, a row, a column)."""
+    return _float_tensor(a) and bcast(static(a), out) is not None
+
+
+def mask_op(n) -> bool:
+    """`n` computes a mask from lowerable operands (the module doc's boolean ops)."""
+    try:
+        return _mask_op(n)
+    except (TypeError, ValueError, AttributeError, IndexError):
+        return False
+
+
+def _mask_op(n) -> bool:
+    name, args, out = _name(n), list(n.args), _shape(n)
+    if n.kwargs and name not in CASTS or out is None:
+        return False
+    if name in COMPARE:
+        return float_mask(n) or (len(args) == 2 and _scalar(args[1]) and _operand(args[0], out)
+                                 and static(args[0]) == out)
+    if name in COMPARE_T or name in LOGICAL:
+        k = 1 if LOGICAL.get(name) == "not" else 2
+        return len(args) == k and all(_is_tensor(a) and _operand(a, out) for a in args) \
+            and (name in COMPARE_T or all(is_mask(a) for a in args)) \
+            and any(static(a) == out for a in args)
+    if name in CASTS:  # `.bool()` of a float tensor: x != 0; of a mask: a view
+        return (set(n.kwargs) <= {"dtype"} and len(args) >= 1 and _float_tensor(args[0])
+                and static(args[0]) == out and _dtype(n) == BOOL)
+    if name in VIEWS:  # a view of a mask that keeps the last dim
+        src = args[0] if args else None
+        return (is_mask(src) and len(out) >= 2 and len(static(src)) >= 2
+                and static(src)[-1] == out[-1] and name != "aten.dropout.default")
+    if name in ANY_ALL:
+        return (len(args) == 3 and is_mask(args[0]) and _last(args[1] if isinstance(
+            args[1], (list, tuple)) else [args[1]], len(out)) and args[2] is True)
+    return False
+
+
+def bool_cast(n) -> bool:
+    """`n` casts a float tensor to bool (`.bool()`: x != 0): computes, not a view."""
+    return (_name(n) in CASTS and _dtype(n) == BOOL and bool(n.args)
+            and _dtype(n.args[0]) != BOOL)
+
+
+def is_view(n) -> bool:
+    """A view in a region (VIEWS; a cast only of the same dtype or a mask's to a float)."""
+    return _name(n) in VIEWS and not bool_cast(n)
 
 
 def float_mask(n) -> bool:
@@ -331,6 +414,19 @@ def _lowerable(n) -> bool:
     name, out = _name(n), _shape(n)
     if out is None or not out or 0 in out or not _float_tensor(n):
         return False
+    if _dtype(n) == BOOL:
+        # a mask: every reader is lowered too (torch would get it as a 0/1 float); export's
+        # _assert_tensor_metadata reads only its dtype
+        return mask_op(n) and all(_raw_name(u) == ASSERT or _lowerable(u) for u in n.users)
+    if name in WHERE:  # torch.where(m, a, b), where(m, a, c), where(m, c, b), masked_fill
+        args = list(n.args)
+        a = args if name != "aten.masked_fill.Scalar" else [args[1], args[2], args[0]]
+        m, tensors = a[0], [t for t in a[1:] if _is_tensor(t)]
+        scalars = [t for t in a[1:] if not _is_tensor(t)]
+        return (len(a) == 3 and not n.kwargs and is_mask(m) and _operand(m, out)
+                and all(_operand(t, out) for t in tensors) and all(_scalar(c) for c in scalars)
+                and len(tensors) == 3 - 1 - len(scalars) and len(tensors) >= 1
+                and any(static(t) == out for t in [m, *tensors]))
     if name in VIEWS:
         if name == "aten.dropout.default" and not (len(n.args) == 3 and n.args[2] is False):
             return False  # dropout in training draws random numbers: not lowered
@@ -339,7 +435,8 @@ def _lowerable(n) -> bool:
             # a cast that changes the element type is not a view; but an integer input
             # cast to f32 (BERT's 0/1 attention mask) is that input read as f32, and a
             # compare's cast to f32 is the 0/1 mask the region computes
-            return int_input_as_float(n) or float_mask(n.args[0])
+            return int_input_as_float(n) or float_mask(n.args[0]) or (
+                is_mask(n.args[0]) and static(n.args[0]) == out)
         return keeps_rows(n) and len(out) >= 2 and len(static(n.args[0])) >= 2
     if n.kwargs and not (name == "aten.gelu.default" and set(n.kwargs) == {"approximate"}):
         return False
@@ -424,9 +521,9 @@ def norm_dims(n) -> int:
 def data_users(n) -> list:
     """The users of `n` that read its values (`zeros_like(n)` reads only its shape; export's
     `_assert_tensor_metadata` of a compare read as a 0/1 mask, only its dtype)."""
-    mask = float_mask(n)
+    mask = float_mask(n) or _dtype(n) == BOOL
     return [u for u in n.users if fill_value(u) is None
-            and not (mask and _raw_name(u) == "aten._assert_tensor_metadata.default")]
+            and not (mask and _raw_name(u) == ASSERT)]
 
 
 def regions(nodes, covered: set) -> list[list]:
@@ -454,7 +551,8 @@ def regions(nodes, covered: set) -> list[list]:
         for a in n.all_input_nodes:
             if norm_dims(n) > 1 or a in inset and norm_dims(a) > 1:
                 continue  # a norm over several dims is a region alone (its own folding)
-            if a in inset and len(data_users(a)) == 1 and not _expanded(n, a):
+            if a in inset and len(data_users(a)) == 1 and not _expanded(n, a) \
+                    and not _computed_column(n, a):
                 parent[find(a)] = find(n)
             elif _through_view(n, a, inset):  # x.view(..) * c: the scale on x, then the view
                 parent[find(a.args[0])] = find(n)
@@ -465,7 +563,7 @@ def regions(nodes, covered: set) -> list[list]:
     for v, n in transparent.items():
         groups[find(n)].append(v)
     order = {n: i for i, n in enumerate(nodes)}
-    views = set(transparent) | {n for n in cand if _name(n) in VIEWS}
+    views = set(transparent) | {n for n in cand if is_view(n)}
     out = []
     for g in (h for g0 in groups.values() for h in _acyclic(sorted(g0, key=order.__getitem__))):
         if all(n in views for n in g):  # views alone move no data: they stay in torch
@@ -482,6 +580,31 @@ def regions(nodes, covered: set) -> list[list]:
         if any(n not in views for n in g):
             out.append(sorted(g, key=order.__getitem__))
     return out
+
+
+def _computed_column(n, a) -> bool:
+    """`a` is a column `[.., 1]` that `n` broadcasts over its columns and that no row
+    reduction gives (Qwen2-MoE's `sigmoid(shared_expert_gate(x))`, a projection to one
+    column): a region reads such a column from memory, so it is another region's result."""
+    try:
+        if _name(n) not in BINARY and _name(n) not in WHERE and _name(n) not in COMPARE_T:
+            return False
+        if bcast(static(a), static(n)) != "col":
+            return False
+    except (ValueError, TypeError):
+        return False
+    node = a
+    for _ in range(64):  # back through the element-wise ops of the column's shape
+        name = _name(node)
+        if name in REDUCE or name in ANY_ALL:
+            return False
+        if name in MATMUL or getattr(node, "op", None) != "call_function":
+            return True
+        same = [i for i in node.all_input_nodes if _shape(i) == _shape(node)]
+        if not same:
+            return True
+        node = same[0]
+    return True
 
 
 def _acyclic(g: list) -> list[list]:

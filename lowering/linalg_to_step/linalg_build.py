@@ -127,6 +127,13 @@ class Scalar:
         c = self._insert(arith.CmpfOp(x, y, pred))
         return self._insert(arith.UIToFPOp(c, f32))
 
+    def where(self, m: SSAValue, x: SSAValue, y: SSAValue) -> SSAValue:
+        """x where the 0/1 mask m is not 0, else y (`arith.select` of `arith.cmpf une m, 0`:
+        torch.where on a boolean tensor the region holds as a 0/1 float)."""
+        zero = self._insert(arith.ConstantOp(FloatAttr(0.0, f32)))
+        c = self._insert(arith.CmpfOp(m, zero, "une"))
+        return self._insert(arith.SelectOp(c, x, y))
+
     def extf(self, x: SSAValue) -> SSAValue:
         """`x` widened to f32 (a bf16/f16 element read by an f32 computation)."""
         return self._insert(arith.ExtFOp(x, f32))

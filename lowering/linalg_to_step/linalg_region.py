@@ -34,6 +34,7 @@ from steplus.lowering.linalg_to_step.glue import (
     _expanded,
     _inputs, _is_tensor, _name, bcast, data_users, element, expand_rows, fill_value, fold,
     norm_dims, per_row, per_row_column, static, expand_column, HARD,
+    ANY_ALL, CASTS, COMPARE_T, LOGICAL, WHERE, is_view,
 )
 from steplus.lowering.linalg_to_step.linalg_build import LinalgFunc, Scalar, tensor_type
 
@@ -213,6 +214,16 @@ def _norm(n, x: Tensor, w: RegionOps, arg) -> SSAValue:
     return y
 
 
+def _logical(kind: str, xs: list, out, w: RegionOps) -> SSAValue:
+    """A logical op on 0/1 masks (`&`, `|`, `^`, `~`) as arithmetic on the floats."""
+    if kind == "not":
+        one = w.const(1.0)
+        return w.unary(xs[0], lambda s, a: s.sub(one, a[0]))
+    body = {"and": _binary("arith.mulf"), "or": _binary("arith.maximumf"),
+            "xor": lambda s, a: s.mask("une", a[0], a[1])}[kind]
+    return w.generic(xs, out, body)
+
+
 def row_softmax(x: Tensor, w: RegionOps) -> SSAValue:
     """exp(x - max) / sum over the last dim (torch's decomposition)."""
     M, N = x[1]
@@ -310,14 +321,18 @@ def region_func(region: list, fname: str, produced: set | frozenset = frozenset(
                                        and (n, a) not in cols for n in region)]
     derived += list(expands.values()) + list(cols.values())
     outputs = [n for n in region if any(u not in inset for u in data_users(n))]
-    views = {n for n in region if _name(n) in VIEWS}
+    views = {n for n in region if is_view(n)}
     shapes: dict = {n: fold(_shape(n)) for n in [*region, *inputs]}
     shapes |= {d: d.shape for d in derived}
     for n in region:  # a view in a region is its source; its element-wise user keeps that shape
         if n in views:
             shapes[n] = shapes[n.args[0]]
-        elif any(a in views for a in n.all_input_nodes) and _name(n) not in MATMUL + ROW_OPS:
-            shapes[n] = shapes[next(a for a in n.all_input_nodes if a in views)]
+        elif _name(n) not in MATMUL + ROW_OPS + ANY_ALL and any(
+                a in views and _shape(a) == _shape(n) for a in n.all_input_nodes):
+            # (a view of its full shape: a broadcast operand, `x + m.any(-1, True).float()`,
+            # does not give the result's shape)
+            shapes[n] = shapes[next(a for a in n.all_input_nodes
+                                    if a in views and _shape(a) == _shape(n))]
     k = max(norm_dims(n) for n in region)
     if k > 1:  # a norm over its last k dims, alone: rows of prod(those dims)
         for m in [*region, *inputs]:
@@ -372,6 +387,26 @@ def region_func(region: list, fname: str, produced: set | frozenset = frozenset(
         elif name in COMPARE:  # (x REL c).float(): 1.0 where it holds, else 0.0
             c = w.const(n.args[1])
             r = w.unary(arg(a0), lambda s, a, c=c, p=COMPARE[name]: s.mask(p, a[0], c))
+        elif name in COMPARE_T:  # (a REL b): a 0/1 mask, the operands broadcast
+            r = w.generic([arg(a0), arg(n.args[1])], out,
+                          lambda s, a, p=COMPARE_T[name]: s.mask(p, a[0], a[1]))
+        elif name in LOGICAL:  # on 0/1 masks: and = a * b, or = max, xor = a != b, not = 1 - a
+            r = _logical(LOGICAL[name], [arg(a) for a in n.args], out, w)
+        elif name in CASTS:  # `.bool()` of a float tensor: x != 0
+            r = w.unary(arg(a0), lambda s, a: s.mask("une", a[0], w.zero))
+        elif name in ANY_ALL:  # a row max of the mask (all: 1 - max(1 - m))
+            m = arg(a0)
+            if name == "aten.all.dim":
+                one = w.const(1.0)
+                m = (w.unary(m, lambda s, a, one=one: s.sub(one, a[0])), m[1], "f32")
+            r = w.row_reduce(m, "max")
+            if name == "aten.all.dim":
+                r = w.unary((r, out, "f32"), lambda s, a, one=one: s.sub(one, a[0]))
+        elif name in WHERE:  # torch.where on a mask: arith.select of its `!= 0`
+            a = list(n.args) if name != "aten.masked_fill.Scalar" else \
+                [n.args[1], n.args[2], n.args[0]]
+            ins = [arg(t) if _is_tensor(t) else w.const(t) for t in a]
+            r = w.generic(ins, out, lambda s, v: s.where(v[0], v[1], v[2]))
         elif name == "aten.rsub.Scalar":  # c - x
             c = w.const(n.args[1])
             r = w.unary(arg(a0), lambda s, a, c=c: s.sub(c, a[0]))

@@ -1,0 +1,125 @@
+"""Boolean tensors in the dense path (TORCH-WILD-3 item 1): masks a region holds as 0/1 floats,
+against torch (rtol 1e-5 f32, 1e-2 bf16) on the fabric's functional mode, every part simulated.
+
+- tensor-tensor compares (`x > y`, `y >= x`, `x != y`, row/column broadcast), compares with a
+  number, `&`, `|`, `^`, `~` of masks, a bool user input;
+- `torch.where(m, a, b)` (the library's `where_else[0.0](m, a) + where_then[0.0](m, b)`: exact,
+  one term is 0), `torch.where(m, x, c)` (`where_else[c]`), `torch.where(m, c, y)` and
+  `x.masked_fill(m, c)` (`where_then[c]`), `.bool()` of a float tensor (`ne_scalar[0.0]`),
+  `m.any(-1, keepdim=True)` / `m.all(...)` (row max of the mask);
+- a mask read by an op torch runs (a `-inf` fill: no finite constant) is not lowered: torch
+  computes it too, and the result is still the module's;
+- the library functions' semantics against torch.where.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from steplus.dialects.step.functions import get_function  # noqa: E402
+from steplus.lowering.linalg_to_step.aten import lower_exported  # noqa: E402
+from steplus.tools.step_run_linalg import part_cycles, run_exported  # noqa: E402
+
+
+class BoolForms(torch.nn.Module):
+    def forward(self, x, y, keep):
+        m = (x > y) & ~keep
+        n = (x < 0.5) | (y >= x)
+        a = torch.where(m, x, y)
+        b = x.masked_fill(n, -1e4)
+        c = torch.where(n, x, 0.0)
+        d = torch.where(keep, 2.0, y)
+        e = (a - b).bool()
+        f = e.float() * c + d
+        g = m.any(dim=-1, keepdim=True)
+        h = (n ^ keep).all(dim=-1, keepdim=True)
+        return f + g.float() - h.to(x.dtype) + (x != y).float()
+
+
+class RowColumnCompares(torch.nn.Module):
+    """Compares of a tensor with a row `[D]` and a column `[.., 1]` (its row means)."""
+
+    def __init__(self):
+        super().__init__()
+        self.threshold = torch.nn.Parameter(torch.randn(8))
+
+    def forward(self, x):
+        above = x > self.threshold
+        big = x >= x.mean(-1, keepdim=True)
+        return torch.where(above | big, x, x * 0.5)
+
+
+class MinusInfFill(torch.nn.Module):
+    """`where(m, x, -inf)`: no finite constant for the library, left to torch (the compare
+    with it: torch reads it as a bool)."""
+
+    def forward(self, x, y):
+        return torch.where(x > y, x, float("-inf")) + 1.0
+
+
+def _args(seed: int):
+    g = torch.Generator().manual_seed(seed)
+    x, y = torch.randn(2, 3, 8, generator=g), torch.randn(2, 3, 8, generator=g)
+    keep = torch.rand(2, 3, 8, generator=g) > 0.5
+    y[0, 0, :3] = x[0, 0, :3]  # equal elements: ne/ge take both sides
+    return x, y, keep
+
+
+def _run(module, args, tile="2x8x8", rtol=1e-5):
+    ep = torch.export.export(module.eval(), args)
+    low = lower_exported(ep, dense=f"tile={tile} schedule=mnk")
+    out, ran, torch_ops = run_exported(ep, low, args)
+    want = module(*args)
+    np.testing.assert_allclose(out.detach().float().numpy(), want.detach().float().numpy(),
+                               rtol=rtol, atol=rtol / 10)
+    assert all(part_cycles(p) > 0 for p in low.graphs)
+    applied = sorted({o.fn.data for p in low.graphs for o in p.module.walk()
+                      if o.name == "step.apply"})
+    return low, ran, torch_ops, applied
+
+
+def test_masks_where_and_masked_fill_are_lowered_and_equal_torch():
+    low, ran, torch_ops, applied = _run(BoolForms(), _args(0))
+    assert torch_ops == []  # no compare, logical op, where or cast left to torch
+    assert set(ran) == {"elementwise"}
+    for fn in ("gt", "ge", "ne", "lt_scalar[0.5]", "mul", "max", "rsub_scalar[1.0]",
+               "where_else[0.0]", "where_then[0.0]", "where_then[-10000.0]",
+               "where_then[2.0]", "ne_scalar[0.0]", "row_max"):
+        assert fn in applied, fn
+
+
+def test_masks_in_bf16_equal_torch():
+    x, y, keep = _args(1)
+    module = BoolForms().to(torch.bfloat16)
+    _run(module, (x.bfloat16(), y.bfloat16(), keep), rtol=1e-2)
+
+
+def test_compares_with_a_row_and_a_column_broadcast():
+    torch.manual_seed(0)
+    low, ran, torch_ops, applied = _run(RowColumnCompares(), (torch.randn(4, 8),), tile="4x8x8")
+    assert torch_ops == []
+    assert ran == ["norm"]  # one region (its row mean makes it a norm part)
+    assert {"gt", "ge", "max", "where_else[0.0]", "where_then[0.0]"} <= set(applied)
+
+
+def test_a_mask_torch_reads_stays_in_torch():
+    x, y, _ = _args(2)
+    low, ran, torch_ops, _ = _run(MinusInfFill(), (x, y))
+    assert torch_ops == ["aten.gt.Tensor", "aten.where.ScalarOther"]
+    assert ran == ["elementwise"]  # the + 1.0
+
+
+@pytest.mark.parametrize("then", [True, False])
+def test_where_families_are_torch_where(then):
+    g = torch.Generator().manual_seed(3)
+    m = (torch.rand(4, 1, generator=g) > 0.5).float()  # a column mask, broadcast
+    x = torch.randn(4, 6, generator=g)
+    f = get_function(f"where_{'then' if then else 'else'}[-2.5]")
+    assert f is not None and f.arity == 2
+    assert f.out_shape([(4, 1), (4, 6)]) == (4, 6) and f.flops([(4, 1), (4, 6)]) == 24
+    want = torch.where(m.bool(), -2.5, x) if then else torch.where(m.bool(), x, -2.5)
+    np.testing.assert_array_equal(f.numpy(m.numpy(), x.numpy()), want.numpy())
+    assert get_function("where_then[inf]") is None  # a fill must be finite
