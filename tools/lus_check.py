@@ -245,8 +245,9 @@ def run_check(args: argparse.Namespace, module: ModuleOp, name: str,
             raise InputError([f"{args.cex}: error: cannot write the trace: {e}"]) from None
         files = " ".join(f"--input {n}={os.path.join(args.cex, n + '.csv')}"
                          for n in report.input_names)
+        consts = "".join(f" --const {c}" for c in getattr(args, "const", None) or ())
         print(f"replay: step-run {args.input_file} --node {name} --check --ticks {v.tick + 1} "
-              f"{files}")
+              f"{files}{consts}")
     sys.stdout.flush()
     return 1
 

@@ -43,6 +43,9 @@ def _parser() -> ArgumentParser:
                    help="print the operations in their generic form")
     p.add_argument("--set-capacity", type=decimal_int, default=None, metavar="K",
                    help="slots of a Kind 2 set or map value (1 to 64, default 8)")
+    p.add_argument("--const", action="append", default=[], metavar="NAME=VALUE",
+                   help="the value of a Kind 2 free constant ('const N: int;'), "
+                        "e.g. one that sizes an array; repeat per constant")
     return p
 
 
@@ -107,13 +110,17 @@ def _run(argv: Sequence[str] | None) -> int:
     args = _parser().parse_args(argv)
     if not args.import_lustre:
         raise UsageError("choose a translation: --import-lustre")
-    from steplus.lowering.lustre.sets import capacity  # Kind 2 sets: K slots
+    from steplus.lowering.lustre import free_consts, sets  # Kind 2: --const, set slots
 
     try:
-        slots = capacity(args.set_capacity)
+        slots = sets.capacity(args.set_capacity)
     except ValueError as e:
         raise UsageError(f"--set-capacity: {e}") from None
-    with slots:
+    try:
+        values = free_consts.bound(args.const)
+    except ValueError as e:
+        raise UsageError(f"--const: {e}") from None
+    with slots, values:
         module = translate(_read(args.input_file), not args.no_lus_checks)
     out = StringIO()
     Printer(stream=out, print_generic_format=args.print_op_generic).print_op(module)

@@ -124,6 +124,9 @@ def _parser() -> argparse.ArgumentParser:
                    help="accept operations of unregistered dialects (as step-opt)")
     p.add_argument("--set-capacity", type=decimal_int, default=None, metavar="K",
                    help="Lustre: slots of a Kind 2 set or map value (1 to 64, default 8)")
+    p.add_argument("--const", action="append", default=[], metavar="NAME=VALUE",
+                   help="Lustre: the value of a Kind 2 free constant ('const N: int;'), "
+                        "e.g. one that sizes an array; repeat per constant")
     p.add_argument("-q", "--quiet", action="store_true",
                    help="no status line (on a terminal, loading, a simulation or an ILA run "
                         "taking more than 2 s shows one on stderr with the seconds elapsed)")
@@ -509,13 +512,17 @@ def _load(args: argparse.Namespace, pipeline: str | None = None) -> ModuleOp:
 
 def _run(argv: Sequence[str] | None) -> int:
     args = _parser().parse_args(argv)
-    from steplus.lowering.lustre.sets import capacity  # Kind 2 sets: K slots
+    from steplus.lowering.lustre import free_consts, sets  # Kind 2: --const, set slots
 
     try:
-        slots = capacity(args.set_capacity)
+        slots = sets.capacity(args.set_capacity)
     except ValueError as e:
         raise UsageError(f"--set-capacity: {e}") from None
-    with slots:
+    try:
+        values = free_consts.bound(args.const)
+    except ValueError as e:
+        raise UsageError(f"--const: {e}") from None
+    with slots, values:
         return _run_args(args)
 
 

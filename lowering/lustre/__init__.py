@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
 
-from steplus.lowering.lustre import ast
+from steplus.lowering.lustre import ast, free_consts
 from steplus.utils.diagnostics import emit
 from steplus.utils.source_formats import lustre_dialect_of
 from steplus.lowering.lustre.frames import desugar_blocks
@@ -104,6 +104,7 @@ def _import_once(text: str, dialect: str, marked: dict[int, tuple[list[str], str
 
     try:
         tree = parse_program(text, dialect)
+        free_consts.apply(tree)  # `--const N=4`
         desugar_blocks(tree, text)
         warnings = read_undefined(tree, text, marked)
         add_oracles(tree, text)

@@ -274,7 +274,8 @@ class Program:
             if e.message.startswith("unknown constant"):  # known only at run time
                 what = f" ('{ref.size.name}')" if isinstance(ref.size, ast.Var) else ""
                 raise LustreError(ref.size.pos, "unsupported construct: arrays sized by a "
-                                  f"free constant or an input{what}") from None
+                                  "free constant without a value (step-run --const NAME=VALUE "
+                                  f"gives one) or by an input{what}") from None
             raise
         if t != "int" or not 1 <= int(n) <= MAX_ARRAY:
             raise LustreError(ref.size.pos, f"an array size must be an int constant from 1 "

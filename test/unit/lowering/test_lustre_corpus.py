@@ -17,7 +17,7 @@ from xdsl.context import Context
 from conftest import REPO
 from steplus.dialects import lus
 from steplus.lowering.lus_to_sync import ConvertLusToSyncPass
-from steplus.lowering.lustre import import_lustre
+from steplus.lowering.lustre import free_consts, import_lustre
 from steplus.tools.iree_run import IreeError, iree_nodes
 from steplus.runtime.reactive import run_node
 from steplus.runtime.reactive.ops import numpy_dtype
@@ -583,6 +583,10 @@ ACCEPTED.update({
     # test_lustre_sized.py calls them)
     "array_ext_eq.lus": {},
     "test_quantified_prop.lus": {},
+    # with N = 3, M = 2: A = int^3^2, A[i][j] = F(i, j) = 1 + j (i < 2, j < 3)
+    "array_index_types.lus": {"Obs": ({}, lambda: [np.full(TICKS, 1 + j) for _ in range(2)
+                                                   for j in range(3)]),
+                              "F": ({}, lambda x, y: [np.asarray(y) + 1])},
     "fibonacci.lus": {},  # Fib is a `function rec` nobody calls: test_lustre_kind2_syntax.py
     # z = pre z: the oracle's first value (a record: one oracle per field), held
     "record_oracle.lus": {"F": ({}, lambda f1, f2: [np.full(TICKS, f1[0]),
@@ -658,10 +662,15 @@ def _cases():
     return [(f, n) for f, nodes in sorted(ACCEPTED.items()) for n in sorted(nodes)]
 
 
+CONSTS = {"array_index_types.lus": ["N=3", "M=2"]}
+"""Free constants that size arrays, given values as `step-run --const N=3 --const M=2`."""
+
+
 def _load(name: str):
     path = CORPUS / name
-    translate(SourceFile(str(path), path.read_text()))  # verified and checked
-    return import_lustre(path.read_text(), str(path)).module
+    with free_consts.bound(CONSTS.get(name)):
+        translate(SourceFile(str(path), path.read_text()))  # verified and checked
+        return import_lustre(path.read_text(), str(path)).module
 
 
 @pytest.mark.parametrize("name", sorted(ACCEPTED))

@@ -230,3 +230,65 @@ def test_lemma_guarantees_are_checked_its_proof_ignored():
     v = report.violation
     a, b = int(v.trace["a"][-1]), int(v.trace["b"][-1])  # type: ignore[arg-type]
     assert a * a + b * b < 3 * a * b  # the drawn inputs do break it
+
+
+# -- free constants given values: --const ---------------------------------------------
+
+FREE = """\
+type pos = subrange [1, *] of int;
+const N: pos;
+const K: int;
+node Ramp(x: int) returns (A: int^N; s: int);
+let
+  A[i] = x + i;
+  s = x + K;
+tel
+"""
+
+
+def test_const_gives_a_free_constant_its_value(tmp_path):
+    from conftest import run_tool
+    from steplus.tools.lus_translate import main as lus_translate
+    from steplus.tools.step_run import main as step_run
+
+    prog = tmp_path / "free.lus"
+    prog.write_text(FREE)
+    (tmp_path / "x.csv").write_text("5\n-2\n")
+    base = [str(prog), "--node", "Ramp", "--ticks", "2", "--input", f"x={tmp_path / 'x.csv'}"]
+    # without N the array has no size: located, naming the option
+    res = run_tool(step_run, base)
+    assert res.code == 1
+    assert res.err.splitlines()[0] == (
+        f"{prog}:4:35: error: unsupported construct: arrays sized by a free constant without "
+        "a value (step-run --const NAME=VALUE gives one) or by an input ('N')")
+    for backend in ("reactive", "sync", "modular"):
+        res = run_tool(step_run, [*base, "--const", "N=3", "--const", "K=-4",
+                                  "--backend", backend])
+        assert res.code == 0, res.err
+        # A[i] = x + i over N = 3 elements, s = x + K: K = -4 is no input any more
+        assert res.out.splitlines() == ["tick 0: A[0]=5 A[1]=6 A[2]=7 s=1",
+                                        "tick 1: A[0]=-2 A[1]=-1 A[2]=0 s=-6"]
+    # K left free: an input (a held oracle), as without --const
+    res = run_tool(step_run, [*base, "--const", "N=2", "--input", f"K={tmp_path / 'x.csv'}"])
+    assert res.code == 0 and res.out.splitlines()[1] == "tick 1: A[0]=-2 A[1]=-1 s=3", res.err
+    res = run_tool(lus_translate, ["--import-lustre", str(prog), "--const", "N=2"])
+    assert res.code == 0 and "lus.node @Ramp" in res.out
+    errors = {
+        "N=0": f"{prog}:2:7: error: --const N=0: outside the subrange type of 'N'",
+        "N=true": f"{prog}:2:7: error: --const N=True: 'N' is of type int, not bool",
+        "Q=1": f"{prog}:1:1: error: --const Q=...: the program declares no free constant "
+               "'Q' ('const Q: T;')",
+        "N=4096.5": f"{prog}:2:7: error: --const N=4096.5: 'N' is of type int, not real",
+        "N=5000": f"{prog}:4:35: error: an array size must be an int constant from 1 to 4096, "
+                  "not 5000",
+    }
+    for given, first in errors.items():
+        res = run_tool(step_run, [*base, "--const", given])
+        assert res.code == 1 and res.err.splitlines()[0] == first, res.err
+    usage = {"N": "'N' is not NAME=VALUE", "N=3x": "N: '3x' is not an integer, true, false or "
+             "a decimal real", "N=99999999999": "N: 99999999999 does not fit an int (32 bits)"}
+    for given, message in usage.items():
+        res = run_tool(step_run, [*base, "--const", given])
+        assert res.code == 2 and res.err == f"step-run: error: --const: {message}\n"
+    res = run_tool(step_run, [*base, "--const", "N=1", "--const", "N=2"])
+    assert res.code == 2 and res.err == "step-run: error: --const: N is given twice\n"
