@@ -5,6 +5,7 @@
     .venv/bin/python bench/isel_models.py --inputs 10 --reference-inputs 3   # ILA speed before/after
     .venv/bin/python bench/isel_models.py --models resnet20,resmlp --no-run
     .venv/bin/python bench/isel_models.py --full --no-run   # D2A's sizes, Table 1 beside the paper's
+    .venv/bin/python bench/isel_models.py --no-run --offload profitable   # FlexASR only where its call pays
 
 `--full` builds each application at D2A's size (`build_full()` of its script: EfficientNet-B0 at
 224x224 and width 1.0, LSTM-WLM with WikiText-2's 33278 tokens and one 200-wide layer, ResMLP
@@ -60,9 +61,12 @@ def _context():
     return ctx
 
 
+OFFLOAD = ["always"]  # isel's `offload` option for every selection of this run (--offload)
+
+
 def _select(module, targets, flexible: bool):
     """Run isel on a clone of `module` as `isel` does by default (an LSTM sequence folded into one
-    FlexASR call); return (clone, invocations per target, Saturation, seconds)."""
+    FlexASR call; `offload` as --offload says); return (clone, invocations per target, Saturation, seconds)."""
     from steplus.passes.isel import Limits, release_egraphs, select_function
     from steplus.passes.isel.lstm_fold import fold_lstm_steps
 
@@ -71,7 +75,7 @@ def _select(module, targets, flexible: bool):
     rep = []
     t0 = time.perf_counter()
     try:
-        select_function(fn, targets, flexible, Limits(), rep)
+        select_function(fn, targets, flexible, Limits(), rep, offload=OFFLOAD[0])
         fold_lstm_steps(fn)
     finally:
         release_egraphs()
@@ -352,7 +356,11 @@ def main() -> None:
     p.add_argument("--full", action="store_true", help="D2A's full-size applications, Table 1 beside the paper's")
     p.add_argument("--explain", action="store_true",
                    help="list every GEMM exact matching leaves on the host (FlexASR, VTA) and why")
+    p.add_argument("--offload", choices=("always", "profitable"), default="always",
+                   help="isel's offload option: always (D2A's counts, the default) or profitable (a FlexASR "
+                        "linear call only when it costs less than the host's GEMM: passes/isel/offload.py)")
     args = p.parse_args()
+    OFFLOAD[0] = args.offload
     names = [n.strip() for n in args.models.split(",") if n.strip()]
     unknown = [n for n in names if n not in MODELS]
     if unknown or not 0 < args.inputs <= 10_000:

@@ -114,13 +114,16 @@ def _progress_of(fn: func.FuncOp):
                             f"{s.nodes} e-nodes, {s.seconds:.0f} s")
 
 
-def select_function(fn: func.FuncOp, targets, flexible: bool, limits: Limits = Limits(), report=None) -> int:
+def select_function(fn: func.FuncOp, targets, flexible: bool, limits: Limits = Limits(), report=None,
+                    offload: str = "always") -> int:
     """Run isel on one function; return the number of ila.invoke ops created.
 
     When a limit stops saturation, a warning at the function names it (the
     result is still a valid selection).  `report`, if given, is a list that
-    receives the function's `terms.Saturation`."""
+    receives the function's `terms.Saturation`.  `offload` is isel's option
+    (`offload.cost_model_for`: `profitable` keeps a FlexASR call that does not pay on the host)."""
     from steplus.passes.isel import terms as T
+    from steplus.passes.isel.offload import cost_model_for
     from steplus.passes.isel.views import RealImporter
     from steplus.passes.isel.opcheck import check_ops
     from steplus.passes.isel.rebuild import Rebuilder, RebuildError
@@ -152,7 +155,7 @@ def select_function(fn: func.FuncOp, targets, flexible: bool, limits: Limits = L
                             f"{LIMIT_TEXT[sat.stopped].format(limits)} after {sat.iterations} iterations, "
                             f"{sat.nodes} e-nodes, {sat.seconds:.2f} s; {why}")
     memo, intern, created = {}, {}, set()
-    bests = extract_all(eg, lets, T.cost_model)
+    bests = extract_all(eg, lets, cost_model_for(offload))
     failed = [user for (_, _, user), best in zip(roots, bests) if best is None]
     if failed:
         emit(failed[0], "warning", f"isel: @{fn.sym_name.data}: egglog's extractor failed on {len(failed)} of "
@@ -378,6 +381,11 @@ class IselPass(ModulePass):
     """`sequence`: fold the per-step FlexASR LSTM calls of a sequence into one call over it (D2A's
     LSTM-WLM 1/1, `lstm_fold.py`); `step`: one call per step.
     One of: sequence, step."""
+    offload: str = "always"
+    """`always`: every call the targets' rules admit (D2A's counts: FlexASR's driver pads a linear layer,
+    so a 10-class head on one row runs 64 outputs); `profitable`: a FlexASR linear call only when its
+    MMIO commands and PE steps cost less than the host's GEMM (`passes/isel/offload.py`).
+    One of: always, profitable."""
 
     def __post_init__(self):
         check_limits(self)
@@ -385,16 +393,18 @@ class IselPass(ModulePass):
         parse_targets(self)
         if self.lstm not in LSTM_FORMS:
             raise ValueError(f"{self.name}: lstm must be one of {', '.join(LSTM_FORMS)}, got '{self.lstm}'")
+        if self.offload not in ("always", "profitable"):
+            raise ValueError(f"{self.name}: offload must be one of always, profitable, got '{self.offload}'")
 
     def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
         targets = parse_targets(self)
         limits = Limits(self.iterations, self.node_limit, self.time_limit)
         try:
             for fn in [f for f in op.walk() if isinstance(f, func.FuncOp)]:
-                select_function(fn, targets, self.mode == "flexible", limits)
+                select_function(fn, targets, self.mode == "flexible", limits, offload=self.offload)
                 if self.lstm == "sequence":
                     fold_lstm_steps(fn)
-                host_remarks(fn, targets)
+                host_remarks(fn, targets, self.offload)
         finally:
             release_egraphs()
 
@@ -425,8 +435,10 @@ def _conv_reason(op, targets) -> str:
     return "; ".join(failed) if failed else "its init is not zero (a bias add isel does not split off)"
 
 
-def _gemm_reason(op, targets) -> str:
-    """Why a matmul stayed on the host: the guards of each target's GEMM rule it fails (`terms`)."""
+def _gemm_reason(op, targets, offload: str = "always") -> str:
+    """Why a matmul stayed on the host: the guards of each target's GEMM rule it fails (`terms`), or
+    with `offload=profitable` that FlexASR's padded call does not pay (`offload`)."""
+    from steplus.passes.isel.offload import flexasr_linear_cost, flexasr_linear_pays, host_gemm_cost
     from steplus.passes.isel.terms import gemm_guard_failures
 
     shapes = [list(shape_of(v)) for v in op.operands[:2]]
@@ -435,6 +447,9 @@ def _gemm_reason(op, targets) -> str:
                 "(flexasr.linear: in <= 4080; vta.dense: every dim % 16) or its init is not zero")
     (m, k), n = shapes[0], shapes[1][1]
     fails = {t: gemm_guard_failures(t, m, k, n) for t in ("flexasr", "vta") if t in targets}
+    if offload == "profitable" and fails.get("flexasr") == [] and not flexasr_linear_pays(m, k, n):
+        fails["flexasr"] = [f"the padded call does not pay (offload=profitable): {flexasr_linear_cost(m, k, n)} "
+                            f"MMIO commands and PE steps vs {host_gemm_cost(m, k, n)} host vector steps"]
     text = "; ".join(f"{t}: {', '.join(f)}" for t, f in fails.items() if f)
     if not fails:
         return f"[{m}, {k}] x [{k}, {n}]: neither flexasr nor vta is among the targets"
@@ -446,7 +461,7 @@ def _gemm_reason(op, targets) -> str:
             "layer needs a bias_add; or its init is not zero)")
 
 
-def host_remarks(fn: func.FuncOp, targets) -> None:
+def host_remarks(fn: func.FuncOp, targets, offload: str = "always") -> None:
     """A remark at each matmul / convolution isel left on the host, saying why."""
     for op in fn.walk():
         if op.name not in _HOST_KINDS:
@@ -461,7 +476,7 @@ def host_remarks(fn: func.FuncOp, targets) -> None:
         elif op.name == "tosa.conv2d":
             why = "it is dilated or its zero points are not 0"
         else:
-            why = _gemm_reason(op, targets)
+            why = _gemm_reason(op, targets, offload)
         emit(op, "remark", f"isel: '{op.name}' stays on the host: {why}")
 
 
