@@ -113,7 +113,7 @@ def ranges() -> dict[str, Range]:
 # -- the simulations, in parallel -------------------------------------------------------
 SIMULATIONS = {  # what a key's first entry names: the cached simulation (or map) it is
     "map": expert_map, "switch": switch_seconds, "token": token_run,
-    "fused": coe._fused, "counts": coe._layer_counts,
+    "fused": coe._fused, "conventional": coe._conventional,
 }
 
 
@@ -130,17 +130,19 @@ def _args(key: tuple) -> tuple:
 def plan() -> list[tuple]:
     """The distinct simulations the experiment reads: a dry run of the assumption sweep
     gives every prompt / context / P2P network visited; each needs the expert's map,
-    switch copy and conventional kernel count at its context, the token run at its
-    context and network, and the fused prefill layers at its prompt and network."""
+    switch copy and conventional kernels (the DGX's) at its context, the token run at its
+    context and network, the fused prefill layers at its prompt and network, and their
+    conventional kernels at its prompt."""
     seen = [defaults()]
     sweep_all(lambda v: (seen.append(dict(v)), {"x": 0.0})[1], COE_ASSUMPTIONS)
     keys: dict[tuple, None] = {}
     for v in seen:
         prompt, context, net = int(v["prompt"]), int(v["context"]), p2p_of(v)
         n = (net.links, net.link_gbps, net.latency_ns)
-        for k in [("map", context), ("switch", context), ("counts", context),
-                  ("token", context, *n), *(("fused", t, prompt, *n)
-                                            for t in (prompt, 8 * prompt))]:
+        for k in [("map", context), ("switch", context), ("conventional", 1, context),
+                  ("token", context, *n),
+                  *(("fused", t, prompt, *n) for t in (prompt, 8 * prompt)),
+                  *(("conventional", t, prompt) for t in (prompt, 8 * prompt))]:
             keys[k] = None
     return list(keys)
 

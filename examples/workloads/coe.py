@@ -30,9 +30,12 @@ their DDR blocks (HBM segments + spills, §V-B) fit.
 published figures: 8 x 80 GB HBM at 2.039 / 3.35 TB/s, 312 / 989 dense BF16
 TFLOPS, 2 TB host memory, host-to-GPU 32 / 64 GB/s for the node as the seed
 states): a kernel takes `max(bytes / (eff x BW), FLOPs / (eff x peak))`
-with the assumed `dgx_eff` (0.6), plus `dgx_kernel_us` (2 us) of
-launch/tail per kernel of the same decoder layer cut at conventional fusion
-boundaries (`step-kernelize{mode=conventional}`: the count is computed) and
+with the assumed `dgx_eff` (0.6), for each kernel of the same decoder layer
+graph the SN40L side simulates, cut at conventional fusion boundaries
+(`step-kernelize{mode=conventional}`), its bytes and FLOPs from step-metrics
+(`_conventional`: weights, KV cache, the activations each kernel reads and
+writes, the attention's scores as the graph materializes them; nothing
+assumed), plus `dgx_kernel_us` (2 us) of launch/tail per kernel and
 `dgx_allreduce_us` (10 us) per NCCL all-reduce;
 an expert occupies in the DGX's HBM what step-allocate-memory found for the
 same model (`expert_map`: weights, KV caches at the context length and
@@ -67,18 +70,18 @@ import numpy as np
 from xdsl.context import Context
 
 from steplus.examples.workloads.decoder import (
-    LLAMA2_7B, P2P, collective_bytes, decoder_layer, layer_weight_bytes,
+    LLAMA2_7B, P2P, collective_bytes, decoder_layer,
 )
 from steplus.dialects.target.sn40l import value
 from steplus.examples.workloads.sn40l import simulate
 from steplus.examples.workloads.sn40l_expert import (
-    SweepCache, expert_map, switch_seconds, token_run,
+    VOCAB, SweepCache, expert_map, switch_seconds, token_run,
 )
 from steplus.examples.workloads.sn40l_ranges import defaults, p2p_of
 from steplus.passes.sn40l.kernelize import StepKernelizePass
-from steplus.passes.sn40l.kernels import kernel_groups
+from steplus.passes.sn40l.kernels import bound, kernel_groups
+from steplus.passes.step.metrics import compute_metrics
 
-VOCAB = 32000
 EXPERT_BYTES = LLAMA2_7B.params(VOCAB) * 2
 """One Llama2-7B expert's weights in bf16 (13.5 GB): what a DGX copies from host memory."""
 
@@ -199,10 +202,18 @@ def footprint(costs: Costs, experts: int) -> int:
 
 
 @SweepCache
-def _layer_counts(context: int) -> int:
-    m = decoder_layer(LLAMA2_7B, 1, context)
+def _conventional(tokens: int, kv: int) -> tuple[tuple[int, int], ...]:
+    """(off-chip bytes, FLOPs) of each kernel of the Llama2-7B layer (one TP8 share,
+    `tokens` rows over a KV length `kv`, the graph the SN40L side simulates) cut at
+    conventional fusion boundaries (`step-kernelize{mode=conventional}`), from
+    step-metrics: what a GPU running those kernels reads/writes and computes."""
+    m = decoder_layer(LLAMA2_7B, tokens, kv)
     StepKernelizePass(mode="conventional").apply(Context(), m)
-    return len(kernel_groups(m)[0])
+    out = []
+    for g in kernel_groups(m)[0]:
+        gm = compute_metrics(g)
+        out.append((int(bound(gm.offchip, g)), int(bound(gm.flops, g))))
+    return tuple(out)
 
 
 def dgx_costs(d: DGX, v: dict[str, float] | None = None) -> Costs:
@@ -211,19 +222,15 @@ def dgx_costs(d: DGX, v: dict[str, float] | None = None) -> Costs:
     tp = d.gpus
     prompt, context = int(v["prompt"]), int(v["context"])
     bw, peak = v["dgx_eff"] * d.hbm_tbps * 1e12, v["dgx_eff"] * d.tflops * 1e12
-    kernels = _layer_counts(context)
-    hd = LLAMA2_7B.head_dim
-    heads = LLAMA2_7B.heads // tp
 
     def layer(tokens: int, kv: int) -> float:
-        wbytes = layer_weight_bytes(LLAMA2_7B, tp)
-        kvbytes = 2 * kv * hd * heads * 2
-        flops = 2 * tokens * wbytes / 2 + 4 * tokens * kv * hd * heads
-        act = 2 * tokens * LLAMA2_7B.hidden * 2 * 6  # activations in/out of the kernels
+        # the same layer graph the SN40L side runs, cut into conventionally fused
+        # kernels; each kernel a roofline over its own bytes and FLOPs (step-metrics)
+        kernels = _conventional(tokens, kv)
         ar = 2 * (v["dgx_allreduce_us"] * 1e-6 + 2 * (tp - 1) / tp
                   * collective_bytes(LLAMA2_7B, tokens) / (d.nvlink_gbps * 1e9))
-        return max((wbytes + kvbytes + act) / bw, flops / peak) \
-            + kernels * v["dgx_kernel_us"] * 1e-6 + ar
+        return sum(max(b / bw, f / peak) for b, f in kernels) \
+            + len(kernels) * v["dgx_kernel_us"] * 1e-6 + ar
 
     head = VOCAB * LLAMA2_7B.hidden * 2 / tp / bw
     token = LLAMA2_7B.layers * layer(1, context) + head

@@ -73,3 +73,42 @@ def test_dgx_roofline_is_at_least_the_weight_read():
     assert a100.token_s >= weights / (0.6 * 2.039e12)
     assert a100.switch_s == pytest.approx(EXPERT_BYTES / 32e9)
     assert a100.backing_experts == int(2000e9 // EXPERT_BYTES)
+
+
+def test_dgx_kernels_are_the_graphs_conventional_kernels():
+    """The DGX runs the conventionally fused kernels of the layer graph the SN40L side
+    simulates, each with step-metrics' bytes and FLOPs (no assumed activation count): in
+    a decode step the q, k and v projections are each one GEMV kernel that reads its
+    weight (hidden x hidden/8 bf16) and the normalized row (hidden bf16), writes its
+    output (hidden/8 bf16) and does 2 x hidden x hidden/8 FLOPs; the whole layer's FLOPs
+    are 2 per weight parameter plus the attention's 4 x kv x head_dim per head, to 1 %, and
+    its bytes the weights and KV cache plus the rows between kernels (under 2 %)."""
+    from steplus.examples.workloads.coe import _conventional
+
+    h, tp, kv = LLAMA2_7B.hidden, 8, 1024
+    ks = _conventional(1, kv)
+    proj = (h * h // tp * 2 + h * 2 + h // tp * 2, 2 * h * h // tp)
+    assert ks.count(proj) == 3  # q, k, v (Llama2-7B: as many KV heads as heads)
+    heads = LLAMA2_7B.heads // tp
+    flops = 2 * layer_weight_bytes(LLAMA2_7B, tp) // 2 + 4 * kv * LLAMA2_7B.head_dim * heads
+    assert sum(f for _, f in ks) == pytest.approx(flops, rel=0.01)
+    kv_bytes = 2 * kv * LLAMA2_7B.head_dim * heads * 2
+    assert layer_weight_bytes(LLAMA2_7B, tp) + kv_bytes <= sum(b for b, _ in ks) \
+        <= 1.02 * (layer_weight_bytes(LLAMA2_7B, tp) + kv_bytes)
+
+
+def test_dgx_decode_token_is_the_memory_roofline_of_its_kernels():
+    """At decode every kernel does at most ~2 FLOPs per byte, far under the A100's ridge
+    (312 TFLOPS / 2.039 TB/s = 153): each kernel takes its bytes over the derated HBM,
+    so a token is 32 x (bytes / (0.6 x 2.039 TB/s) + kernels x 2 us + two ring
+    all-reduces of one row over NVLink at 10 us each) + the LM head's read."""
+    from steplus.examples.workloads.coe import VOCAB, _conventional
+    from steplus.examples.workloads.decoder import collective_bytes
+
+    ks = _conventional(1, 1024)
+    assert max(f / b for b, f in ks) < 2.1
+    bw = 0.6 * 2.039e12
+    ar = 2 * (10e-6 + 2 * 7 / 8 * collective_bytes(LLAMA2_7B, 1) / 600e9)
+    layer = sum(b for b, _ in ks) / bw + len(ks) * 2e-6 + ar
+    head = VOCAB * LLAMA2_7B.hidden * 2 / 8 / bw
+    assert dgx_costs(DGX_A100).token_s == pytest.approx(32 * layer + head, rel=1e-12)
