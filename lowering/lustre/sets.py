@@ -47,9 +47,10 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+import numpy as np
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import i32
-from xdsl.ir import SSAValue
+from xdsl.dialects.builtin import FloatAttr, IntegerAttr, i32
+from xdsl.ir import Operation, SSAValue
 
 from steplus.lowering.lustre import ast
 from steplus.lowering.lustre.machine_ints import MACHINE_INTS
@@ -420,15 +421,70 @@ def _type_arg_coll(low: NodeLowering, e: ast.Var, kind: str) -> Coll:
     return c
 
 
+def _constant_key(vals: list[SSAValue]) -> tuple[object, ...] | None:
+    """The compile-time value of an element all of whose leaves are
+    `arith.constant`s (reals as f32, how `arith.cmpf` compares them), else None."""
+    key: list[object] = []
+    for v in vals:
+        op = v.owner
+        if not isinstance(op, arith.ConstantOp):
+            return None
+        attr = op.value
+        if isinstance(attr, FloatAttr):
+            key.append(float(np.float32(attr.value.data)))
+        elif isinstance(attr, IntegerAttr):
+            key.append(attr.value.data)
+        else:
+            return None
+    return tuple(key)
+
+
 def _literal(low: NodeLowering, e: ast.Call) -> list[SSAValue]:
+    """`{a, b, ...}`: the distinct constant elements (known at compile time:
+    no comparison emitted) fill the first slots, in order, the header set when
+    they are more than K; each other element is inserted after them (as a
+    union would: a set's value does not depend on the order of its
+    elements). A literal of n constants is O(n) to lower and O(K) ops."""
+    start = low.block.last_op
     items = [low.expr(x) for x in e.args]
     c = _make(low.prog, "set", _leaves_of_values(low, items[0], e.pos), [], e.pos)
-    s = _empty(low, c, e.pos)
     for x, vals in zip(e.args, items):
         if [low.lt(v) for v in vals] != [low.prog.resolve_type(t) for _, t in c.key]:
             raise LustreError(x.pos, f"an element of a {c.name} literal of another type")
+    # an element holding a set compares as a set, not leaf by leaf: not folded
+    fold = all(coll_named(low.prog, low.prog.resolve_type(t)) is None for _, t in c.key)
+    distinct: dict[tuple[object, ...], list[SSAValue]] = {}
+    rest: list[list[SSAValue]] = []
+    for vals in items:
+        key = _constant_key(vals) if fold else None
+        if key is None:
+            rest.append(vals)
+        elif key not in distinct:
+            distinct[key] = vals
+    s = _empty(low, c, e.pos)
+    if distinct:
+        kept = list(distinct.values())[:c.cap]
+        yes = _const_bool(low, True, e.pos)
+        slots = [(yes, k, []) for k in kept] + _slots(c, s)[len(kept):]
+        s = _pack(low.const(1 if len(distinct) > c.cap else 0, c.name, e.pos), slots)
+    for vals in rest:
         s = _insert(low, c, s, vals, [], e.pos)
+    _drop_unused_constants(low, start, set(s))
     return s
+
+
+def _drop_unused_constants(low: NodeLowering, start: Operation | None,
+                           keep: set[SSAValue]) -> None:
+    """Erase the `arith.constant`s emitted after `start` that nothing reads
+    and that are not in `keep` (a literal's duplicate and overflowing elements)."""
+    op = low.block.first_op if start is None else start.next_op
+    while op is not None:
+        nxt = op.next_op
+        if isinstance(op, arith.ConstantOp) and not op.results[0].uses \
+                and op.results[0] not in keep:
+            low.offsets.pop(op, None)
+            low.block.erase_op(op)
+        op = nxt
 
 
 def _update(low: NodeLowering, e: ast.RecordUpdate, c: Coll | None,
