@@ -169,6 +169,23 @@ def _qwen2_moe():
     return Qwen2MoeSparseMoeBlock(cfg), (torch.randn(2, 4, 32),)
 
 
+def _mistral():
+    from .llama_prefill import prefill_inputs
+    from .mistral_layer import MistralConfig, MistralPrefill
+
+    cfg = MistralConfig(hidden_size=32, intermediate_size=64, num_attention_heads=4,
+                        num_key_value_heads=2, sliding_window=3)
+    return MistralPrefill(cfg), prefill_inputs(cfg, batch=2, seq=6)
+
+
+def _whisper():
+    from .whisper_encoder import WhisperConfig, WhisperEncoder
+
+    cfg = WhisperConfig(num_mel_bins=4, d_model=32, encoder_attention_heads=4,
+                        encoder_ffn_dim=64, max_source_positions=4)
+    return WhisperEncoder(cfg), (torch.randn(2, 4, 8),)  # 8 frames -> 4 positions
+
+
 ZOO = {m.name: m for m in (
     ZooModel("lstm_lm", "PyTorch word_language_model: Embedding + 2-layer nn.LSTM + Linear",
              "dense", _lstm, {"dense": "tile=4x32x32 schedule=mnk"}),
@@ -211,4 +228,10 @@ ZOO = {m.name: m for m in (
     ZooModel("qwen2_moe", "HF Qwen2MoeSparseMoeBlock: softmax, topk without renormalization, "
              "one_hot mask, shared expert behind a sigmoid gate", "moe", _qwen2_moe,
              {"dense": "tile=4x32x32 schedule=mnk", "tile_n": 4, "tile_f": 16}),
+    ZooModel("mistral_layer", "HF MistralDecoderLayer prefill: RMSNorm, RoPE, repeat_kv, the "
+             "sliding-window mask log(triu(tril(full(1)), -w)), SwiGLU MLP", "dense", _mistral,
+             {"dense": "tile=4x32x32 schedule=mnk"}),
+    ZooModel("whisper_encoder", "HF WhisperEncoder: Conv1d + GELU stem (stride 2), sinusoidal "
+             "positions, pre-LN WhisperEncoderLayer (q scaled after q_proj), final LayerNorm",
+             "dense", _whisper, {"dense": "tile=4x32x32 schedule=mnk"}),
 )}

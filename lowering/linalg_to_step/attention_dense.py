@@ -98,7 +98,18 @@ _MASK_VIEWS = {
     # HF Llama's prefill mask: `torch.full((T, T), finfo.min).triu(1)`
     "aten.triu.default": lambda x, a: np.triu(x, a[0] if a else 0),
     "aten.tril.default": lambda x, a: np.tril(x, a[0] if a else 0),
+    # transformers 4.34's Mistral sliding window: `torch.log(triu(tril(full(1)), -w)).to(dtype)`
+    # (log 1 = 0 where a key is seen, log 0 = -inf elsewhere)
+    "aten.log.default": lambda x, a: _log(x),
+    "aten.to.dtype": lambda x, a: np.asarray(x, np.float64),
+    "aten._to_copy.default": lambda x, a: np.asarray(x, np.float64),
 }
+_CASTS = ("aten.to.dtype", "aten._to_copy.default")
+
+
+def _log(x) -> np.ndarray:
+    with np.errstate(divide="ignore"):  # log 0 = -inf: a masked key
+        return np.log(np.asarray(x, np.float64))
 MAX_FILL_ELEMS = 1 << 24  # a constant mask built in the program, bound larger than this: refused
 _FILL_VALUE = {"aten.full.default": None, "aten.ones.default": 1.0, "aten.zeros.default": 0.0}
 
@@ -118,9 +129,17 @@ def _fill_of(node):
     return tuple(node.args[0]), float(value)
 
 
+def _readers(node) -> int:
+    """The users of `node` that read its values (export's `_assert_tensor_metadata` checks
+    only its dtype)."""
+    return sum(name_of(u) != "aten._assert_tensor_metadata.default" for u in node.users)
+
+
 def _static_args(node) -> bool:
     """A mask view's arguments are numbers or lists of ints (`expand_as`'s other tensor
     gives only a shape)."""
+    if name_of(node) in _CASTS:  # a cast to a float dtype (its only argument)
+        return set(node.kwargs) <= {"dtype"} and "float" in dtype_of(node) and len(node.args) <= 2
     args = node.args[1:] if name_of(node) != "aten.expand_as.default" else ()
     return all(a is None or (isinstance(a, (int, float)) and not isinstance(a, bool))
                or (isinstance(a, (list, tuple)) and all(isinstance(i, int) for i in a))
@@ -138,13 +157,15 @@ def _mask_views(mask, cov: list) -> tuple:
     read as the additive one there. Otherwise `(mask, [])`."""
     chain, node = [], mask
     while getattr(node, "op", None) == "call_function" and name_of(node) in _MASK_VIEWS \
-            and _static_args(node) and len(node.users) == 1:
+            and _static_args(node) and _readers(node) == 1:
         chain.append(node)
         node = node.args[0]
-    fill = _fill_of(node) if chain and len(node.users) == 1 else None
+    fill = _fill_of(node) if chain and _readers(node) == 1 else None
     if not chain or (getattr(node, "op", None) != "placeholder" and fill is None):
         return mask, []
     cov.extend(chain + ([node] if fill is not None else []))
+    cov.extend(u for n in chain + [node] for u in n.users if name_of(u) not in _MASK_VIEWS
+               and name_of(u) == "aten._assert_tensor_metadata.default")
     return node, [(_MASK_VIEWS[name_of(v)], list(v.args[1:])) for v in reversed(chain)]
 
 

@@ -44,6 +44,9 @@ from steplus.lowering.linalg_to_step import glue, lower_module
 from steplus.lowering.linalg_to_step.linalg_build import LinalgFunc, tensor_type
 
 CONV2D = ("aten.conv2d.default", "aten.conv2d.padding")  # integer / "same"/"valid" padding
+# nn.Conv1d on [N, C, L]: the 2-D convolution of [N, C, 1, L] by [O, C/g, 1, k] (the same
+# memory: NCL is NCHW with H = 1)
+CONV1D = ("aten.conv1d.default", "aten.conv1d.padding")
 MAX_ADDRESSES = 1 << 20
 
 
@@ -115,27 +118,40 @@ class Conv:
         return np.where(inside, addr, zero).reshape(g * Cg * kh * kw * self.NP)
 
 
+def _single(v, default: int) -> tuple[int, int] | None:
+    """A conv1d's stride/padding/dilation as the (1 or 0, v) pair of its H = 1 conv2d."""
+    if isinstance(v, (list, tuple)) and len(v) == 1:
+        v = v[0]
+    p = _pair(v, default)
+    return None if p is None else ((0 if default == 0 else 1), p[1])
+
+
 def read(n) -> Conv | str:
-    """The geometry of an `aten.conv2d` node, or why it is not lowered."""
+    """The geometry of an `aten.conv2d` (or `aten.conv1d`, as a conv2d of height 1) node,
+    or why it is not lowered."""
     args = list(n.args) + [None] * (7 - len(n.args))
     x, w, b, stride, padding, dilation, groups = args[:7]
+    rank = 3 if name_of(n) in CONV1D else 4
     if n.kwargs:
         return "keyword arguments"
-    if not glue._float_tensor(x) or len(glue.static(x)) != 4:
-        return "the input is not a static 4-D floating-point NCHW tensor"
-    if not glue._weight(w, 4):
-        return "the weight is not a 4-D floating-point parameter"
+    if not glue._float_tensor(x) or len(glue.static(x)) != rank:
+        return ("the input is not a static 3-D floating-point NCL tensor" if rank == 3 else
+                "the input is not a static 4-D floating-point NCHW tensor")
+    if not glue._weight(w, rank):
+        return f"the weight is not a {rank}-D floating-point parameter"
     if b is not None and not glue._weight(b, 1):
         return "the bias is not a 1-D floating-point parameter"
-    s, d = _pair(stride, 1), _pair(dilation, 1)
-    p = _pair(padding, 0) if not isinstance(padding, str) else _same(padding, s, d,
-                                                                     glue.static(w))
+    pair = _pair if rank == 4 else _single
+    xs, ws = glue.static(x), glue.static(w)
+    if rank == 3:  # [N, C, L] as [N, C, 1, L]
+        xs, ws = (*xs[:2], 1, xs[2]), (*ws[:2], 1, ws[2])
+    s, d = pair(stride, 1), pair(dilation, 1)
+    p = pair(padding, 0) if not isinstance(padding, str) else _same(padding, s, d, ws)
     if isinstance(p, str):
         return p
     if s is None or p is None or d is None:
         return "stride, padding and dilation must be integers, or padding 'same'/'valid'"
     groups = 1 if groups is None else groups
-    xs, ws = glue.static(x), glue.static(w)
     if not isinstance(groups, int) or groups < 1 or xs[1] % groups or ws[0] % groups \
             or ws[1] * groups != xs[1]:
         return f"groups={groups!r} does not divide the {xs[1]} input / {ws[0]} output channels"
@@ -249,4 +265,4 @@ def conv_parts(c: Conv, fname: str, tile_n: int) -> list[LoweredPart]:
 
 
 def is_conv(n) -> bool:
-    return getattr(n, "op", None) == "call_function" and name_of(n) in CONV2D
+    return getattr(n, "op", None) == "call_function" and name_of(n) in CONV2D + CONV1D

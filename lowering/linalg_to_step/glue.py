@@ -520,10 +520,9 @@ def norm_dims(n) -> int:
 
 def data_users(n) -> list:
     """The users of `n` that read its values (`zeros_like(n)` reads only its shape; export's
-    `_assert_tensor_metadata` of a compare read as a 0/1 mask, only its dtype)."""
-    mask = float_mask(n) or _dtype(n) == BOOL
-    return [u for u in n.users if fill_value(u) is None
-            and not (mask and _raw_name(u) == ASSERT)]
+    `_assert_tensor_metadata`, which it puts before a cast, only its dtype: a value read by
+    a cast and that check joins the cast's region, as one read by the cast alone)."""
+    return [u for u in n.users if fill_value(u) is None and _raw_name(u) != ASSERT]
 
 
 def regions(nodes, covered: set) -> list[list]:
