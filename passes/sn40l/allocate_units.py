@@ -76,6 +76,7 @@ from steplus.dialects.step.dims import to_expr
 from steplus.dialects.step.types import StreamType
 from steplus.utils.diagnostics import OpDiagnosticError, emit
 from steplus.dialects.target.attrs import sn40l_target_of
+from steplus.dialects.target.fabric import sn40l_config
 from steplus.dialects.target.sn40l import SN40L, Param, value
 from steplus.dialects.sn40l_attrs import (
     KERNEL, PCUS, PCUS_USED, PMUS, PMUS_USED, SECTIONS, SYMBOL,
@@ -119,11 +120,13 @@ class Chip:
 
 def chip_of(table: dict[str, Param], *, pcus: int = 0, pmus: int = 0, pcu_flops: int = 0,
             pmu_bytes: int = 0, pmu_bw: int = 0) -> Chip:
-    """The chip of an SN40L parameter table, with the fields given (non-zero) instead."""
+    """The chip of an SN40L parameter table, with the fields given (non-zero) instead.
+    A PMU's read port is the `sn40l` preset's (`sn40l_config`, the one mapping from the
+    table to the fabric: half of `pmu_gbps_each`, reads and writes being concurrent)."""
     return Chip(pcus or int(value("pcus", table)), pmus or int(value("pmus", table)),
                 pcu_flops or int(value("pcu_flops", table)),
                 pmu_bytes or int(value("pmu_bytes", table)),
-                pmu_bw or int(value("pmu_gbps_each", table)) // 2)
+                pmu_bw or sn40l_config(table).pmu_bw)
 
 
 def _int(e, op: Operation, what: str) -> int:

@@ -1,6 +1,7 @@
 """A fan-out whose branches read at different times (RMSNorm's sum of squares and product, a
 residual kept for after the FFN) deadlocks on the fabric's 2-deep channels and runs with
-`fanout_depth` = one row of tiles + the base depth; step-allocate-units counts the buffers
+`fanout_depth` = one row of tiles (two when the stream has several rows: double-buffered) +
+the base depth; step-allocate-units counts the buffers
 in memory units, and kernel cuts keep the depth."""
 
 from __future__ import annotations
@@ -44,6 +45,17 @@ def _norm_like(depth: int | None):
 def test_the_compiler_sizes_a_row_plus_the_base_depth():
     _, _, bc = _norm_like(None)
     assert fanout_depth(bc.input) == ROW + PRESET.base_depth
+
+
+def test_several_rows_are_double_buffered():
+    """A stream of 3 rows of ROW tiles: the producer may write row r + 1 while a branch
+    still holds row r, so each output holds 2 rows + the base depth; 1 row stays 1."""
+    g = Graph("rows")
+    x = g.load((4, 32), f32, [3, ROW], name="x")
+    x.map("exp", name="e").store(1 << 20)
+    graph = next(o for o in g.module().walk() if isinstance(o, GraphOp))
+    ld = next(o for o in graph.body.block.ops if isinstance(o, so.LinearOffChipLoadOp))
+    assert fanout_depth(ld.results[0]) == 2 * ROW + PRESET.base_depth
 
 
 def test_two_deep_channels_deadlock_a_row_deep_fan_out_runs():
