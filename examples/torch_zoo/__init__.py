@@ -186,6 +186,28 @@ def _whisper():
     return WhisperEncoder(cfg), (torch.randn(2, 4, 8),)  # 8 frames -> 4 positions
 
 
+def _swin():
+    from .swin_layer import SwinConfig, SwinLayer
+
+    layer = SwinLayer(SwinConfig(window_size=2), dim=32, input_resolution=(4, 4), num_heads=4,
+                      drop_path_rate=0.1)
+    with torch.no_grad():  # HF initializes the table with a truncated normal (std 0.02)
+        layer.attention.self.relative_position_bias_table.normal_(std=0.5)
+    return _SwinBlock(layer), (torch.randn(2, 16, 32),)
+
+
+class _SwinBlock(torch.nn.Module):
+    """`SwinLayer(x, (4, 4))[0]`: the block on a 4x4 feature map (the dimensions are the
+    stage's, not an input)."""
+
+    def __init__(self, layer):
+        super().__init__()
+        self.layer = layer
+
+    def forward(self, hidden_states):
+        return self.layer(hidden_states, (4, 4))[0]
+
+
 ZOO = {m.name: m for m in (
     ZooModel("lstm_lm", "PyTorch word_language_model: Embedding + 2-layer nn.LSTM + Linear",
              "dense", _lstm, {"dense": "tile=4x32x32 schedule=mnk"}),
@@ -234,4 +256,7 @@ ZOO = {m.name: m for m in (
     ZooModel("whisper_encoder", "HF WhisperEncoder: Conv1d + GELU stem (stride 2), sinusoidal "
              "positions, pre-LN WhisperEncoderLayer (q scaled after q_proj), final LayerNorm",
              "dense", _whisper, {"dense": "tile=4x32x32 schedule=mnk"}),
+    ZooModel("swin_layer", "HF SwinLayer: window_partition/reverse, relative position bias "
+             "table[index_buffer.view(-1)] added to the scores", "dense", _swin,
+             {"dense": "tile=4x32x32 schedule=mnk"}),
 )}

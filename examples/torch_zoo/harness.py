@@ -43,6 +43,18 @@ VIEW_OPS = ("aten.view.default", "aten.reshape.default", "aten.transpose.int",
 zoo's modules run in eval mode, where dropout is the identity). A cast that changes the dtype
 (`x.to(torch.float32)` of an integer tensor) computes: `run_functional` names it apart."""
 CASTS = ("aten.to.dtype", "aten._to_copy.default")
+ZERO_PAD = "aten.pad.default (all zero: a copy)"
+"""How `run_functional` names an `nn.functional.pad` by zeros (HF Swin's `maybe_pad` when the
+map is a multiple of the window): the same tensor, no data moved; any other pad computes."""
+VIEW_OPS = (*VIEW_OPS, ZERO_PAD)
+
+
+def zero_pad(node) -> bool:
+    """`node` is `F.pad(x, (0, 0, ...))` (constant mode): its result is `x`."""
+    pads = node.args[1] if str(node.target) == "aten.pad.default" and len(node.args) > 1 \
+        else None
+    mode = node.args[2] if len(node.args) > 2 else node.kwargs.get("mode", "constant")
+    return isinstance(pads, (list, tuple)) and all(p == 0 for p in pads) and mode == "constant"
 
 
 def _dtype(x):
@@ -55,8 +67,8 @@ def changes_dtype(node) -> bool:
 
 
 def is_view(node) -> bool:
-    """`node` moves no data (VIEW_OPS, a cast only when it keeps the dtype)."""
-    return str(node.target) in VIEW_OPS and not changes_dtype(node)
+    """`node` moves no data (VIEW_OPS, a cast only when it keeps the dtype, a pad by zeros)."""
+    return str(node.target) in VIEW_OPS and not changes_dtype(node) or zero_pad(node)
 
 
 def _cast_name(node) -> str:
@@ -107,7 +119,8 @@ def run_functional(ep, low, args):
              and name_of(n) not in BOOKKEEPING]
     if [str(n.target) for n in nodes] != torch_ops:
         raise ValueError(f"torch ran {torch_ops}, not the uncovered ops {nodes}")
-    torch_ops = [_cast_name(n) if changes_dtype(n) else op for n, op in zip(nodes, torch_ops)]
+    torch_ops = [_cast_name(n) if changes_dtype(n) else ZERO_PAD if zero_pad(n) else op
+                 for n, op in zip(nodes, torch_ops)]
     return out, ran, torch_ops, used.get("routing")
 
 

@@ -103,7 +103,45 @@ _MASK_VIEWS = {
     "aten.log.default": lambda x, a: _log(x),
     "aten.to.dtype": lambda x, a: np.asarray(x, np.float64),
     "aten._to_copy.default": lambda x, a: np.asarray(x, np.float64),
+    # Swin's relative position bias: `table[index.view(-1)].view(N, N, -1).permute(2, 0, 1)
+    # .contiguous().unsqueeze(0)` (the index a registered buffer, read when bound)
+    "aten.index.Tensor": lambda x, a: x[np.asarray(a[0], np.int64)],
+    "aten.permute.default": lambda x, a: np.transpose(x, a[0]),
+    "aten.contiguous.default": lambda x, a: x,
+    "aten.clone.default": lambda x, a: x,
 }
+_INDEX_VIEWS = ("aten.view.default", "aten.reshape.default", "aten._unsafe_view.default")
+
+
+class _Bound:
+    """An index tensor a mask op reads, `table[index.view(-1)]`: a placeholder's value (a
+    buffer), reshaped, when the part is bound."""
+
+    def __init__(self, name: str, shape):
+        self.name, self.shape = name, shape
+
+    def value(self, values: dict) -> np.ndarray:
+        v = np.asarray(values[self.name])
+        return v.reshape(self.shape) if self.shape is not None else v
+
+
+def _index_of(node, cov: list):
+    """`_Bound` of `index` or `index.view(shape)` of a placeholder (an integer buffer read
+    only there), covering the view; None otherwise."""
+    shape = None
+    if getattr(node, "op", None) == "call_function" and name_of(node) in _INDEX_VIEWS \
+            and _readers(node) == 1 and len(node.args) == 2 \
+            and isinstance(node.args[1], (list, tuple)) \
+            and all(isinstance(i, int) for i in node.args[1]):
+        cov.append(node)
+        shape, node = list(node.args[1]), node.args[0]
+    if getattr(node, "op", None) != "placeholder" or "int" not in dtype_of(node):
+        return None
+    return _Bound(node.name, shape)
+
+
+def _bind_args(args: list, values: dict) -> list:
+    return [a.value(values) if isinstance(a, _Bound) else a for a in args]
 _CASTS = ("aten.to.dtype", "aten._to_copy.default")
 
 
@@ -138,6 +176,9 @@ def _readers(node) -> int:
 def _static_args(node) -> bool:
     """A mask view's arguments are numbers or lists of ints (`expand_as`'s other tensor
     gives only a shape)."""
+    if name_of(node) == "aten.index.Tensor":  # one index tensor (checked by _index_of)
+        return len(node.args) == 2 and isinstance(node.args[1], (list, tuple)) \
+            and len(node.args[1]) == 1
     if name_of(node) in _CASTS:  # a cast to a float dtype (its only argument)
         return set(node.kwargs) <= {"dtype"} and "float" in dtype_of(node) and len(node.args) <= 2
     args = node.args[1:] if name_of(node) != "aten.expand_as.default" else ()
@@ -155,18 +196,25 @@ def _mask_views(mask, cov: list) -> tuple:
     `torch.full((T, T), finfo.min).triu(1)`): the ops are covered and applied to the
     placeholder's (the fill's) value when the part is bound, as the boolean mask itself is
     read as the additive one there. Otherwise `(mask, [])`."""
-    chain, node = [], mask
+    chain, node, bound, idx_cov = [], mask, {}, []
     while getattr(node, "op", None) == "call_function" and name_of(node) in _MASK_VIEWS \
             and _static_args(node) and _readers(node) == 1:
+        if name_of(node) == "aten.index.Tensor":
+            b = _index_of(node.args[1][0], idx_cov)
+            if b is None:
+                break
+            bound[node] = [b]
         chain.append(node)
         node = node.args[0]
     fill = _fill_of(node) if chain and _readers(node) == 1 else None
     if not chain or (getattr(node, "op", None) != "placeholder" and fill is None):
         return mask, []
+    cov.extend(idx_cov)
     cov.extend(chain + ([node] if fill is not None else []))
     cov.extend(u for n in chain + [node] for u in n.users if name_of(u) not in _MASK_VIEWS
                and name_of(u) == "aten._assert_tensor_metadata.default")
-    return node, [(_MASK_VIEWS[name_of(v)], list(v.args[1:])) for v in reversed(chain)]
+    return node, [(_MASK_VIEWS[name_of(v)], bound.get(v, list(v.args[1:])))
+                  for v in reversed(chain)]
 
 
 def _mask(p: Pieces, b: int, h: int, sq: int, sk: int, cov: list):
@@ -184,7 +232,7 @@ def _mask(p: Pieces, b: int, h: int, sq: int, sk: int, cov: list):
         if mask is not None:
             m = np.full(*fill_src) if fill_src is not None else np.asarray(values[mask])
             for view, args in views:
-                m = view(m, args)
+                m = view(m, _bind_args(args, values))
             if boolean:
                 m = np.where(m.astype(bool) != inverted, 0.0, fill)
             else:

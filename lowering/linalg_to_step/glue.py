@@ -564,7 +564,8 @@ def regions(nodes, covered: set) -> list[list]:
     order = {n: i for i, n in enumerate(nodes)}
     views = set(transparent) | {n for n in cand if is_view(n)}
     out = []
-    for g in (h for g0 in groups.values() for h in _acyclic(sorted(g0, key=order.__getitem__))):
+    for g in (h for g0 in groups.values() for h1 in _acyclic(sorted(g0, key=order.__getitem__))
+              for h in _column_split(h1)):
         if all(n in views for n in g):  # views alone move no data: they stay in torch
             continue
         gs = set(g)
@@ -604,6 +605,23 @@ def _computed_column(n, a) -> bool:
             return True
         node = same[0]
     return True
+
+
+def _column_split(g: list) -> list[list]:
+    """`g` (graph order) with the nodes that read a column it computes (`_computed_column`:
+    projections sharing their input put the one-column gate in the region of the tensor it
+    scales), and the nodes of `g` reading those, in a later region (checked again)."""
+    for _ in range(len(g)):
+        gs = set(g)
+        later: set = set()
+        for n in g:
+            if any(a in later or a in gs and _computed_column(n, a) for a in n.all_input_nodes):
+                later.add(n)
+        first = [n for n in g if n not in later]
+        if not later or not first:
+            return [g]
+        return [first, *_column_split([n for n in g if n in later])]
+    return [g]
 
 
 def _acyclic(g: list) -> list[list]:

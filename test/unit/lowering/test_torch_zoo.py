@@ -102,14 +102,19 @@ END_TO_END = {
     "whisper_encoder": ["im2col", "conv", "elementwise", "im2col", "conv", "elementwise",
                         "elementwise", "norm", "projection", "attention", "projection", "norm",
                         "projection", "projection"],
+    # layernorm_before, q/k/v, the window attention (the relative position bias gathered from
+    # its table by the index buffer when bound), the output dense, window_reverse + residual,
+    # layernorm_after, intermediate (GELU), output + residual
+    "swin_layer": ["norm", "projection", "attention", "projection", "elementwise", "norm",
+                   "projection", "projection"],
 }
-# models whose end-to-end run takes over ~5 s here (export, every part in functional mode):
-# their parametrized cases are slow-marked; a fast test checks their new path on a small input
-SLOW = {"whisper_encoder"}  # two im2col gathers, one element per address
+# the suite time budget: the models added last run their bf16 check (a second export, lowering
+# and functional run, 1.5-3.5 s each) in the slow run only; f32, cycles and remarks by default
+SLOW_BF16 = {"qwen2_moe", "mistral_layer", "whisper_encoder", "swin_layer"}
 
 
-def _models(names) -> list:
-    return [pytest.param(n, marks=pytest.mark.slow) if n in SLOW else n for n in sorted(names)]
+def _models(names, slow=frozenset()) -> list:
+    return [pytest.param(n, marks=pytest.mark.slow) if n in slow else n for n in sorted(names)]
 NOT_DATA = VIEW_OPS + ("aten._assert_tensor_metadata.default",)
 # in bf16, T5LayerNorm casts its f32 result to the weight's dtype before `weight * x`
 # (`hidden_states.to(self.weight.dtype)`): the cast ends the norm's region, the product is one
@@ -228,7 +233,7 @@ def test_an_unrecognized_expert_is_a_remark_at_the_users_line():
                                       "SwiGLU product")
 
 
-@pytest.mark.parametrize("name", _models(END_TO_END))
+@pytest.mark.parametrize("name", _models(END_TO_END, SLOW_BF16))
 def test_zoo_model_in_bf16_on_the_fabric_equals_torch(name):
     """The module and its inputs in bf16 (torch rounds every op to bf16; the fabric
     computes the lowered parts on the same bf16 parameters and inputs in f32):
