@@ -15,6 +15,16 @@ The engine that runs them is `engine.Simulator`; the lower bounds of a blocked
 context's future clock (the wait-chain forms whose fields `Context` declares)
 are `bounds`.
 
+A command that would not block can also be carried out by the context itself,
+without yielding (`deq_now`, `peek_now`, `enq_now`, `room_now`, `nbpeek_now`):
+each does exactly what the engine does with the yielded command (the same
+clock, counters, acks and wake-ups, in the same order, since the engine runs
+a context until it blocks), or nothing and answers `WAIT` when the command
+would block, and the context then yields it. So a context whose inputs are
+there and whose outputs have room runs many firings in one resumption
+(`Simulator.steps` and the cycles are the same either way; the engine's own
+handling of a yielded command calls these same methods).
+
 Example:
 
 ```python
@@ -23,6 +33,18 @@ class Source(StreamCtx):
         for i in range(4):
             self.work(2)
             yield (ENQ, self.out, Element(Tile(16, 64, 2)), self.clock)
+
+class Copy(StreamCtx):
+    def body(self):
+        while True:
+            el = self.deq_now(self.inp)
+            if el is WAIT:
+                el = yield (DEQ, self.inp)
+            if el is None:
+                return
+            out = Element(el.data, el.level)
+            if not self.enq_now(self.out, out, self.clock):
+                yield (ENQ, self.out, out, self.clock)
 ```
 """
 
@@ -39,7 +61,7 @@ except ImportError:  # pragma: no cover - pure Python without mypy_extensions
         return lambda cls: cls
 
 from steplus.passes.step.sim_estimate import SimulationError
-from steplus.runtime.fabric.channel import Channel
+from steplus.runtime.fabric.channel import CLOSED, Channel
 
 if TYPE_CHECKING:
     from steplus.runtime.fabric.engine import Simulator
@@ -54,6 +76,9 @@ HBM: Final = 5
 INF: Final = math.inf
 NEVER: Final = 1 << 60
 """The engine's INF inside the lower bounds (native ints): a context that never acts again."""
+WAIT: Final = False
+"""What `deq_now`, `peek_now` and `nbpeek_now` answer when the command would
+block (never an element, `None`, a head, `CLOSED` or `NOTHING`): yield it instead."""
 Command = tuple
 """A channel command a context yields: `(DEQ, ch)`, `(ENQ, ch, element, stamp)`, ... (module doc)."""
 Body = Generator[Command, Any, None]
@@ -187,6 +212,107 @@ class Context:
                 target = lb
         self.stall_in += target - self.clock
         self.clock = target
+
+    # -- channel commands carried out without yielding (module doc) ------------
+    def deq_now(self, ch: Channel) -> Any:
+        """`(DEQ, ch)` if it does not block: the element (None at end of
+        stream), the clock and the channel updated, a sender waiting for room
+        woken; else `WAIT`, nothing changed."""
+        q = ch.q
+        if q:
+            v, el = q.popleft()
+            if v > self.clock:
+                self.stall_in += v - self.clock
+                self.clock = v
+            j = ch.n_deq
+            ch.n_deq = j + 1
+            cap = ch.cap
+            if cap is not None:  # element j's dequeue time: the ack of enqueue j + cap
+                if j < cap:
+                    ch.acks.append(self.clock)
+                else:
+                    ch.acks[j % cap] = self.clock
+            w = ch.waiting
+            if w is not None and w is ch.sender:
+                ch.waiting = None
+                sim = self.sim
+                if sim is not None:
+                    sim._wake(w)
+            return el
+        if ch.closed:
+            t = ch.final + 1
+            if t > self.clock:
+                self.stall_in += t - self.clock
+                self.clock = t
+            return None
+        return WAIT
+
+    def peek_now(self, ch: Channel) -> Any:
+        """`(PEEK, ch)` if it does not block: the head element (None at end of
+        stream), the clock updated; else `WAIT`, nothing changed."""
+        q = ch.q
+        if q:
+            head = q[0]
+            v = head[0]
+            if v > self.clock:
+                self.stall_in += v - self.clock
+                self.clock = v
+            return head[1]
+        if ch.closed:
+            t = ch.final + 1
+            if t > self.clock:
+                self.stall_in += t - self.clock
+                self.clock = t
+            return None
+        return WAIT
+
+    def room_now(self, ch: Channel) -> bool:
+        """`(ROOM, ch)` if it does not block (the clock waits for the ack of
+        the element the next enqueue replaces): True; else False, nothing changed."""
+        cap = ch.cap
+        k = ch.n_enq
+        if cap is not None and k >= cap:
+            if ch.n_deq + cap <= k:  # full: wait for the dequeue of element k - cap
+                return False
+            a = ch.acks[k % cap] + 1  # its dequeue time, ack latency 1
+            if a > self.clock:
+                self.stall_out += a - self.clock
+                self.clock = a
+        return True
+
+    def enq_now(self, ch: Channel, el: Any, stamp: int) -> bool:
+        """`(ENQ, ch, el, stamp)` if it does not block: visible at
+        `max(stamp, clock + 1)`, a receiver waiting on `ch` woken; True. Else
+        False, nothing changed."""
+        if not self.room_now(ch):
+            return False
+        t = self.clock + 1
+        q = ch.q
+        q.append((stamp if stamp > t else t, el))
+        ch.n_enq += 1
+        if len(q) > ch.peak:
+            ch.peak = len(q)
+        w = ch.waiting
+        if w is not None and w is ch.receiver:
+            ch.waiting = None
+            sim = self.sim
+            if sim is not None:
+                sim._wake(w)
+        return True
+
+    def nbpeek_now(self, ch: Channel) -> Any:
+        """`(NBPEEK, ch)` without yielding when it can be answered now: the head
+        `(v, el)`, `CLOSED`, or `NOTHING` when this poll ends a polling round
+        the engine resolves in place (`Simulator.poll_now`); else `WAIT`."""
+        q = ch.q
+        if q:
+            return q[0]
+        if ch.closed:
+            return CLOSED
+        sim = self.sim
+        if sim is None:
+            return WAIT
+        return sim.poll_now(self, ch)
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name} @{self.clock}>"

@@ -30,7 +30,7 @@ from steplus.passes.step.sim_estimate import SimulationError
 from steplus.runtime.fabric.bounds import bound, invalidate, pollers_starved, wait_cycles
 from steplus.runtime.fabric.channel import CLOSED, NOTHING, Channel
 from steplus.runtime.fabric.context import (
-    DEQ, ENQ, HBM, INF, NBPEEK, NEVER, PEEK, ROOM, Context, DeadlockError,
+    DEQ, ENQ, HBM, INF, NBPEEK, NEVER, PEEK, ROOM, WAIT, Context, DeadlockError,
 )
 from steplus.runtime.fabric.hbm import HBMServer
 from steplus.utils.gc_pause import PausedGC
@@ -172,67 +172,30 @@ class Simulator:
                     return
             op: int = cmd[0]
             arg = cmd[1]  # a Channel, or HBM's request count
-            # Channel.pop / has_room / ack_time / push, inlined (the hottest path)
-            if op == DEQ or op == PEEK:
-                ch: Channel = arg  # typed: mypyc reads its fields directly
-                q = ch.q
-                if q:
-                    head = q[0]
-                    v = head[0]
-                    if v > ctx.clock:
-                        ctx.stall_in += v - ctx.clock
-                        ctx.clock = v
-                    value = head[1]
-                    if op == DEQ:
-                        q.popleft()
-                        j = ch.n_deq
-                        ch.n_deq = j + 1
-                        cap = ch.cap
-                        if cap is not None:  # element j's dequeue time: the ack of enqueue j + cap
-                            if j < cap:
-                                ch.acks.append(ctx.clock)
-                            else:
-                                ch.acks[j % cap] = ctx.clock
-                        w = ch.waiting
-                        if w is not None and w is ch.sender:
-                            ch.waiting = None
-                            self._wake(w)
-                elif ch.closed:
-                    t = ch.final + 1
-                    if t > ctx.clock:
-                        ctx.stall_in += t - ctx.clock
-                        ctx.clock = t
-                    value = None
-                else:
-                    self._park(ctx, cmd, ch)
+            # the command carried out by the context's own methods (context
+            # module doc): the same code whether it yielded the command or not
+            if op == DEQ:
+                value = ctx.deq_now(arg)
+                if value is WAIT:
+                    self._park(ctx, cmd, arg)
                     return
-            elif op == ENQ or op == ROOM:
-                ch = arg
-                cap = ch.cap
-                k = ch.n_enq
-                if cap is not None and k >= cap:
-                    if ch.n_deq + cap <= k:  # full: wait for the dequeue of element k - cap
-                        self._park(ctx, cmd, ch)
-                        return
-                    a = ch.acks[k % cap] + 1  # its dequeue time, ack latency 1
-                    if a > ctx.clock:
-                        ctx.stall_out += a - ctx.clock
-                        ctx.clock = a
-                if op == ENQ:
-                    stamp = cmd[3]
-                    t = ctx.clock + 1
-                    q = ch.q
-                    q.append((stamp if stamp > t else t, cmd[2]))
-                    ch.n_enq += 1
-                    if len(q) > ch.peak:
-                        ch.peak = len(q)
-                    w = ch.waiting
-                    if w is not None and w is ch.receiver:
-                        ch.waiting = None
-                        self._wake(w)
+            elif op == PEEK:
+                value = ctx.peek_now(arg)
+                if value is WAIT:
+                    self._park(ctx, cmd, arg)
+                    return
+            elif op == ENQ:
+                if not ctx.enq_now(arg, cmd[2], cmd[3]):
+                    self._park(ctx, cmd, arg)
+                    return
+                value = None
+            elif op == ROOM:
+                if not ctx.room_now(arg):
+                    self._park(ctx, cmd, arg)
+                    return
                 value = None
             elif op == NBPEEK:
-                ch = arg
+                ch: Channel = arg
                 if ch.q:
                     value = ch.q[0]
                 elif ch.closed:
@@ -287,6 +250,30 @@ class Simulator:
         if ctx.poll_lb < 0 or lb < ctx.poll_lb:
             ctx.poll_lb = lb
         return True
+
+    def poll_now(self, ctx: Context, ch: Channel) -> object:
+        """`ctx`, running, polls the empty, open `ch` (`Context.nbpeek_now`).
+        If the engine would resolve that round in place (`_poll_inline`: the
+        last context of the drain, no other poller, no starvation check due)
+        and answer it Nothing, do so without parking `ctx`: the same round
+        count, bound (taken with `ctx` marked as polling, as when parked) and
+        `poll_lb`; return `NOTHING`. Otherwise change nothing and return
+        `WAIT`: `ctx` yields the poll and `_step` handles it as before."""
+        if not self.inline_polls or self.ri < len(self.runq) or self.pollers \
+                or (self.poll_rounds + 1) % _STARVE_CHECK == 0:
+            return WAIT
+        ctx.block = (NBPEEK, ch)  # what the bounds see of a parked poller
+        self.qid += 1
+        lb = bound(ch.sender, self.qid)
+        ctx.block = None
+        if (lb >= NEVER and ctx.need_all is not None) or lb < ctx.clock:
+            return WAIT  # a round that answers nothing: _step parks it
+        self.poll_rounds += 1
+        self.rounds += 1
+        self.inline_rounds += 1
+        if ctx.poll_lb < 0 or lb < ctx.poll_lb:
+            ctx.poll_lb = lb
+        return NOTHING
 
     def _park(self, ctx: Context, cmd, ch: Channel) -> None:
         ctx.pending = cmd

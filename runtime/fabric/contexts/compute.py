@@ -30,7 +30,7 @@ AccumCtx("gate", k, rank=1, init_shape=(16, 64), compute_bw=4096, pmu_bw=256)
 
 from __future__ import annotations
 
-from collections.abc import Callable, Generator, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -39,7 +39,7 @@ from steplus.dialects.semantics.fusion import fused_add_calls
 from steplus.dialects.step.functions import StepFunction, get_function
 from steplus.runtime.fabric.channel import Channel, Element, Tile
 from steplus.runtime.fabric.context import (
-    DEQ, ENQ, PEEK, Body, Command, Context, SimulationError, StreamCtx,
+    DEQ, ENQ, PEEK, WAIT, Body, Context, SimulationError, StreamCtx,
 )
 
 
@@ -171,14 +171,6 @@ class ComputeCtx(Context):
             raise SimulationError(f"{self.name}: compute_bw must be positive")
         return _ceil(flops, self.compute_bw)
 
-    def _peek_all(self) -> Generator[Command, Any, list[Any]]:
-        """Peek every input; an input at its end gives None in its place."""
-        els: list[Any] = []  # Element, or None at end of stream
-        for ch in self.inputs:
-            el = yield (PEEK, ch)
-            els.append(el)
-        return els
-
     def _check_aligned(self, els: Sequence[Element]) -> None:
         """The reference assumes aligned inputs and does not check; the first
         input's level is the one used (counted in `misaligned` for diagnosis)."""
@@ -200,8 +192,15 @@ class MapCtx(ComputeCtx):
     __slots__ = ()
 
     def body(self) -> Body:
+        inputs = self.inputs
         while True:
-            els = yield from self._peek_all()
+            els: list[Any] = []  # Element, or None at end of stream (_peek_all, inlined)
+            for ch in inputs:
+                assert ch is not None
+                el = self.peek_now(ch)
+                if el is WAIT:
+                    el = yield (PEEK, ch)
+                els.append(el)
             if any(e is None for e in els):
                 return
             self._check_aligned(els)
@@ -215,9 +214,13 @@ class MapCtx(ComputeCtx):
                 out.value = self.kernel.run([t.value for t in tiles],
                                             tuple((t.rows, t.cols) for t in tiles))
             if self.out is not None:
-                yield (ENQ, self.out, Element(out, els[0].level), self.clock)
-            for ch in self.inputs:
-                yield (DEQ, ch)
+                oel = Element(out, els[0].level)
+                if not self.enq_now(self.out, oel, self.clock):
+                    yield (ENQ, self.out, oel, self.clock)
+            for ch in inputs:
+                assert ch is not None
+                if self.deq_now(ch) is WAIT:
+                    yield (DEQ, ch)
 
 
 class AccumCtx(ComputeCtx):
@@ -246,8 +249,15 @@ class AccumCtx(ComputeCtx):
     def body(self) -> Body:
         acc = None
         r = self.rank
+        inputs = self.inputs
         while True:
-            els = yield from self._peek_all()
+            els: list[Any] = []  # Element, or None at end of stream (_peek_all, inlined)
+            for ch in inputs:
+                assert ch is not None
+                el = self.peek_now(ch)
+                if el is WAIT:
+                    el = yield (PEEK, ch)
+                els.append(el)
             if any(e is None for e in els):
                 return
             self._check_aligned(els)
@@ -276,8 +286,10 @@ class AccumCtx(ComputeCtx):
                 cost = max(cost, _ceil(ir * ic * tiles[0].nb, self.pmu_bw))
             self.work(cost)
             self.firings += 1
-            for ch in self.inputs:
-                yield (DEQ, ch)
+            for ch in inputs:
+                assert ch is not None
+                if self.deq_now(ch) is WAIT:
+                    yield (DEQ, ch)
             if level >= r:
                 out_level = level - r
                 acc = None
@@ -288,7 +300,9 @@ class AccumCtx(ComputeCtx):
                 if new.rows > self.max_rows:
                     self.max_rows = new.rows
                 if self.out is not None:
-                    yield (ENQ, self.out, Element(new, out_level), self.clock)
+                    oel = Element(new, out_level)
+                    if not self.enq_now(self.out, oel, self.clock):
+                        yield (ENQ, self.out, oel, self.clock)
 
 
 class RetileStreamifyCtx(StreamCtx):
@@ -297,8 +311,12 @@ class RetileStreamifyCtx(StreamCtx):
     __slots__ = ()
 
     def body(self) -> Body:
+        inp = self.inp
+        assert inp is not None
         while True:
-            el = yield (DEQ, self.inp)
+            el = self.deq_now(inp)
+            if el is WAIT:
+                el = yield (DEQ, inp)
             if el is None:
                 return
             t = el.data
@@ -307,8 +325,9 @@ class RetileStreamifyCtx(StreamCtx):
                 row = Tile(1, t.cols, t.nb, t.mu, value=v)
                 self.firings += 1
                 if self.out is not None:
-                    yield (ENQ, self.out, Element(row, el.level if k == t.valid - 1 else 0),
-                           self.clock)
+                    oel = Element(row, el.level if k == t.valid - 1 else 0)
+                    if not self.enq_now(self.out, oel, self.clock):
+                        yield (ENQ, self.out, oel, self.clock)
 
 
 class SplitTilesCtx(StreamCtx):

@@ -15,7 +15,7 @@ import numpy as np
 
 from steplus.runtime.fabric.channel import Channel, Element, Selector, Tile
 from steplus.runtime.fabric.contexts.memory import walk_levels
-from steplus.runtime.fabric.context import DEQ, ENQ, Body, SimulationError, StreamCtx
+from steplus.runtime.fabric.context import DEQ, ENQ, WAIT, Body, SimulationError, StreamCtx
 
 
 def _addr(x: int) -> Tile:
@@ -44,7 +44,9 @@ class SelectGenCtx(StreamCtx):
         for chosen, (_, level) in zip(self.rows, levels):
             self.firings += 1
             if self.out is not None:
-                yield (ENQ, self.out, Element(Selector(chosen), level), self.clock + 1)
+                oel = Element(Selector(chosen), level)
+                if not self.enq_now(self.out, oel, self.clock + 1):
+                    yield (ENQ, self.out, oel, self.clock + 1)
             self.work(1)
 
 
@@ -77,16 +79,21 @@ class ExpertAddrGenCtx(StreamCtx):
 
     def body(self) -> Body:
         T = self.T
+        inp = self.inp
+        assert inp is not None
         while True:
-            s = yield (DEQ, self.inp)
+            s = self.deq_now(inp)
+            if s is WAIT:
+                s = yield (DEQ, inp)
             if s is None:
                 return
             e = s.data.chosen[0] if s.data.chosen else 0
             for k in range(T):
                 self.firings += 1
                 if self.out is not None:
-                    yield (ENQ, self.out, Element(_addr(e * T + k), 2 if k == T - 1 else 1),
-                           self.clock)
+                    oel = Element(_addr(e * T + k), 2 if k == T - 1 else 1)
+                    if not self.enq_now(self.out, oel, self.clock):
+                        yield (ENQ, self.out, oel, self.clock)
 
 
 class CacheReadAddrGenCtx(StreamCtx):

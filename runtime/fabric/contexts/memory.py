@@ -36,7 +36,7 @@ import numpy as np
 
 from steplus.runtime.fabric.channel import Channel, Element, Tile
 from steplus.runtime.fabric.context import (
-    DEQ, ENQ, HBM, PEEK, Body, Command, Context, SimulationError,
+    DEQ, ENQ, HBM, PEEK, WAIT, Body, Command, Context, SimulationError,
 )
 
 Tensor = np.ndarray | Callable[[int], np.ndarray]
@@ -133,14 +133,19 @@ class LoadCtx(MemCtx):
             if k == last and extra_level:
                 level = n + extra_level
             if self.out is not None:
-                yield (ENQ, self.out, Element(tile, level), self.clock)
+                oel = Element(tile, level)
+                if not self.enq_now(self.out, oel, self.clock):
+                    yield (ENQ, self.out, oel, self.clock)
 
     def body(self) -> Body:
-        if self.ref is None:
+        ref = self.ref
+        if ref is None:
             yield from self._one_walk(None)
             return
         while True:
-            el = yield (DEQ, self.ref)
+            el = self.deq_now(ref)
+            if el is WAIT:
+                el = yield (DEQ, ref)
             if el is None:
                 return
             yield from self._one_walk(el.level)
@@ -194,8 +199,12 @@ class StoreCtx(MemCtx):
         self.stored: list[np.ndarray | None] = []
 
     def body(self) -> Body:
+        inp = self.inp
+        assert inp is not None
         while True:
-            el = yield (PEEK, self.inp)
+            el = self.peek_now(inp)
+            if el is WAIT:
+                el = yield (PEEK, inp)
             if el is None:
                 return
             tile = el.data
@@ -203,7 +212,8 @@ class StoreCtx(MemCtx):
                 raise SimulationError(f"{self.name}: can only store tiles, got {tile!r}")
             yield self._transfer(tile, self.declared_nb)
             self.stored.append(tile.value)
-            yield (DEQ, self.inp)
+            if self.deq_now(inp) is WAIT:
+                yield (DEQ, inp)
 
 
 class RandomStoreCtx(MemCtx):

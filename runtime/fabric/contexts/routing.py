@@ -16,7 +16,9 @@ ParallelizeCtx("par", rank=0, switch=[0, 0])
 from __future__ import annotations
 
 from steplus.runtime.fabric.channel import CLOSED, NOTHING, Channel, Element, Selector, Tile
-from steplus.runtime.fabric.context import DEQ, ENQ, NBPEEK, PEEK, ROOM, Body, SimulationError, StreamCtx
+from steplus.runtime.fabric.context import (
+    DEQ, ENQ, NBPEEK, PEEK, ROOM, WAIT, Body, SimulationError, StreamCtx,
+)
 
 
 class ParallelizeCtx(StreamCtx):
@@ -32,13 +34,21 @@ class ParallelizeCtx(StreamCtx):
     def body(self) -> Body:
         i = 0
         n = len(self.outs_list)
+        inp = self.inp
+        assert inp is not None
         while True:
             while True:
-                el = yield (DEQ, self.inp)
+                el = self.deq_now(inp)
+                if el is WAIT:
+                    el = yield (DEQ, inp)
                 if el is None:
                     return
                 self.firings += 1
-                yield (ENQ, self.outs_list[i], el, self.clock + self.switch[i])
+                out = self.outs_list[i]
+                assert out is not None
+                stamp = self.clock + self.switch[i]
+                if not self.enq_now(out, el, stamp):
+                    yield (ENQ, out, el, stamp)
                 if self.rank == 0 or el.level >= self.rank:
                     break
             i = (i + 1) % n
@@ -66,23 +76,31 @@ class PartitionCtx(StreamCtx):
 
     def body(self) -> Body:
         p = self.rank
+        sel, inp = self.sel, self.inp
+        assert sel is not None and inp is not None
         while True:
-            s = yield (PEEK, self.sel)
+            s = self.peek_now(sel)
+            if s is WAIT:
+                s = yield (PEEK, sel)
             if s is None:
                 return
             self.work(self._load(s.data))
-            yield (DEQ, self.sel)
+            if self.deq_now(sel) is WAIT:
+                yield (DEQ, sel)
             chosen = s.data.chosen
             sw = max((self.switch[j] for j in chosen), default=0)
             while True:
                 # §4: peek the element, spend its load time, then dequeue (the
                 # input slot stays taken while the tile is read), switch, enqueue.
-                el = yield (PEEK, self.inp)
+                el = self.peek_now(inp)
+                if el is WAIT:
+                    el = yield (PEEK, inp)
                 if el is None:
                     raise SimulationError(f"{self.name}: data stream ended before its selectors")
                 self.firings += 1
                 self.work(self._load(el.data))
-                yield (DEQ, self.inp)
+                if self.deq_now(inp) is WAIT:
+                    yield (DEQ, inp)
                 store = (-(-el.data.nbytes // self.pmu_bw)) if self.write_back else 0
                 self.work(sw + store)
                 # The group is the input's inner `p` dims: one element for
@@ -98,7 +116,11 @@ class PartitionCtx(StreamCtx):
                 data = el.data.with_mu(self.write_back) if isinstance(el.data, Tile) else el.data
                 t = self.clock
                 for j in chosen:
-                    yield (ENQ, self.outs_list[j], Element(data, level), t)
+                    out = self.outs_list[j]
+                    assert out is not None
+                    oel = Element(data, level)
+                    if not self.enq_now(out, oel, t):
+                        yield (ENQ, out, oel, t)
                 if last:
                     break
 
@@ -117,11 +139,16 @@ class ReassembleCtx(StreamCtx):
 
     def body(self) -> Body:
         p = self.rank
+        sel = self.sel
+        assert sel is not None
         while True:
-            s = yield (PEEK, self.sel)
+            s = self.peek_now(sel)
+            if s is WAIT:
+                s = yield (PEEK, sel)
             if s is None:
                 return
-            yield (DEQ, self.sel)
+            if self.deq_now(sel) is WAIT:
+                yield (DEQ, sel)
             chosen = list(s.data.chosen)
             heads: dict[int, int] = {}
             todo = list(chosen)
@@ -130,7 +157,11 @@ class ReassembleCtx(StreamCtx):
                 # one of these inputs has a head.
                 self.need_all = [self.ins_list[j] for j in todo]
                 for j in todo:
-                    r = yield (NBPEEK, self.ins_list[j])
+                    ch = self.ins_list[j]
+                    assert ch is not None
+                    r = self.nbpeek_now(ch)
+                    if r is WAIT:
+                        r = yield (NBPEEK, ch)
                     if r is CLOSED:
                         raise SimulationError(
                             f"{self.name}: selected input {j} is closed (selector/data mismatch)")
@@ -144,8 +175,12 @@ class ReassembleCtx(StreamCtx):
             order = sorted(chosen, key=lambda j: (heads[j], chosen.index(j)))
             for n, j in enumerate(order):
                 last_input = n == len(order) - 1
+                ch = self.ins_list[j]
+                assert ch is not None
                 while True:
-                    el = yield (PEEK, self.ins_list[j])
+                    el = self.peek_now(ch)
+                    if el is WAIT:
+                        el = yield (PEEK, ch)
                     if el is None:
                         raise SimulationError(f"{self.name}: input {j} ended inside a group")
                     t = el.data
@@ -153,7 +188,8 @@ class ReassembleCtx(StreamCtx):
                     target = heads[j] + self.switch[j] + load
                     if target > self.clock:
                         self.work(target - self.clock)
-                    yield (DEQ, self.ins_list[j])
+                    if self.deq_now(ch) is WAIT:
+                        yield (DEQ, ch)
                     self.firings += 1
                     if self.write_back:
                         self.work(-(-t.nbytes // self.pmu_bw))
@@ -164,7 +200,9 @@ class ReassembleCtx(StreamCtx):
                         level = el.level + s.level + 1 if (last_input and closing) else el.level
                     if self.out is not None:
                         data = t.with_mu(self.write_back) if isinstance(t, Tile) else t
-                        yield (ENQ, self.out, Element(data, level), self.clock)
+                        oel = Element(data, level)
+                        if not self.enq_now(self.out, oel, self.clock):
+                            yield (ENQ, self.out, oel, self.clock)
                     if closing:
                         break
 
@@ -191,7 +229,11 @@ class EagerMergeCtx(StreamCtx):
             while True:
                 undecided = []
                 for i in todo:
-                    r = yield (NBPEEK, self.ins_list[i])
+                    ch = self.ins_list[i]
+                    assert ch is not None
+                    r = self.nbpeek_now(ch)
+                    if r is WAIT:
+                        r = yield (NBPEEK, ch)
                     if r is CLOSED:
                         closed[i] = True
                     elif r is NOTHING:
@@ -211,18 +253,24 @@ class EagerMergeCtx(StreamCtx):
                 self.poll_wait()
                 todo = [i for i in range(n) if not closed[i]]
             if self.sel_out is not None:
-                yield (ENQ, self.sel_out, Element(Selector((choice,))), self.clock)
+                sel = Element(Selector((choice,)))
+                if not self.enq_now(self.sel_out, sel, self.clock):
+                    yield (ENQ, self.sel_out, sel, self.clock)
+            chosen = self.ins_list[choice]
+            assert chosen is not None
             first = True
             while True:
                 if not first:
                     self.work(1)
                 first = False
-                el = yield (DEQ, self.ins_list[choice])
+                el = self.deq_now(chosen)
+                if el is WAIT:
+                    el = yield (DEQ, chosen)
                 if el is None:
                     closed[choice] = True
                     break
                 self.firings += 1
-                if self.out is not None:
+                if self.out is not None and not self.enq_now(self.out, el, self.clock):
                     yield (ENQ, self.out, el, self.clock)
                 if self.rank == 0 or el.level >= self.rank:
                     break
@@ -238,16 +286,24 @@ class BroadcastCtx(StreamCtx):
         self.outs_list: list[Channel | None] = []
 
     def body(self) -> Body:
+        inp = self.inp
+        assert inp is not None
         while True:
-            el = yield (DEQ, self.inp)
+            el = self.deq_now(inp)
+            if el is WAIT:
+                el = yield (DEQ, inp)
             if el is None:
                 return
             self.firings += 1
             for ch in self.outs_list:
-                yield (ROOM, ch)
+                assert ch is not None
+                if not self.room_now(ch):
+                    yield (ROOM, ch)
             t = self.clock
             for ch in self.outs_list:
-                yield (ENQ, ch, el, t)
+                assert ch is not None
+                if not self.enq_now(ch, el, t):
+                    yield (ENQ, ch, el, t)
 
 
 class ConsumeCtx(StreamCtx):
@@ -256,8 +312,12 @@ class ConsumeCtx(StreamCtx):
     __slots__ = ()
 
     def body(self) -> Body:
+        inp = self.inp
+        assert inp is not None
         while True:
-            el = yield (DEQ, self.inp)
+            el = self.deq_now(inp)
+            if el is WAIT:
+                el = yield (DEQ, inp)
             if el is None:
                 return
             self.firings += 1

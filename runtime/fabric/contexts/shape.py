@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from steplus.runtime.fabric.channel import Channel, Element, Tile
-from steplus.runtime.fabric.context import DEQ, ENQ, PEEK, Body, Command, StreamCtx
+from steplus.runtime.fabric.context import DEQ, ENQ, PEEK, WAIT, Body, Command, StreamCtx
 
 
 class FlattenCtx(StreamCtx):
@@ -32,15 +32,21 @@ class FlattenCtx(StreamCtx):
 
     def body(self) -> Body:
         a, b = self.lo, self.hi
+        inp = self.inp
+        assert inp is not None
         while True:
-            el = yield (DEQ, self.inp)
+            el = self.deq_now(inp)
+            if el is WAIT:
+                el = yield (DEQ, inp)
             if el is None:
                 return
             L = el.level
             L = L if L <= a else (a if L <= b else L - (b - a))
             self.firings += 1
             if self.out is not None:
-                yield (ENQ, self.out, Element(el.data, L), self.clock)
+                oel = Element(el.data, L)
+                if not self.enq_now(self.out, oel, self.clock):
+                    yield (ENQ, self.out, oel, self.clock)
 
 
 class ReshapeCtx(StreamCtx):
@@ -60,15 +66,23 @@ class ReshapeCtx(StreamCtx):
         return Tile(r, c, self.nb, False, valid=0, value=np.zeros((r, c)))
 
     def _emit(self, data: object, level: int) -> Command | None:
-        if self.out is not None:
-            return (ENQ, self.out, Element(data, level), self.clock)
+        """Enqueue `(data, level)` in place; the command to yield if it blocks."""
+        out = self.out
+        if out is not None:
+            el = Element(data, level)
+            if not self.enq_now(out, el, self.clock):
+                return (ENQ, out, el, self.clock)
         return None
 
     def body(self) -> Body:
         S = self.chunk
         count = 0
+        inp = self.inp
+        assert inp is not None
         while True:
-            el = yield (DEQ, self.inp)
+            el = self.deq_now(inp)
+            if el is WAIT:
+                el = yield (DEQ, inp)
             if el is None:
                 break
             self.firings += 1
@@ -90,7 +104,9 @@ class ReshapeCtx(StreamCtx):
                     count = 0
                     level = 1
                     if self.add_outer:
-                        nxt = yield (PEEK, self.inp)
+                        nxt = self.peek_now(inp)
+                        if nxt is WAIT:
+                            nxt = yield (PEEK, inp)
                         level = 1 if nxt is not None else 2
                 cmd = self._emit(el.data, level)
                 if cmd:
@@ -128,8 +144,12 @@ class RepeatCtx(StreamCtx):
 
     def body(self) -> Body:
         R = self.count
+        inp = self.inp
+        assert inp is not None
         while True:
-            el = yield (PEEK, self.inp)
+            el = self.peek_now(inp)
+            if el is WAIT:
+                el = yield (PEEK, inp)
             if el is None:
                 return
             self.firings += 1
@@ -140,9 +160,12 @@ class RepeatCtx(StreamCtx):
             for k in range(R):
                 level = (el.level + 1) if k == R - 1 else 0
                 if self.out is not None:
-                    yield (ENQ, self.out, Element(el.data, level), t0 + k)
+                    oel = Element(el.data, level)
+                    if not self.enq_now(self.out, oel, t0 + k):
+                        yield (ENQ, self.out, oel, t0 + k)
             self.work(max(0, t0 + R - self.clock))
-            yield (DEQ, self.inp)
+            if self.deq_now(inp) is WAIT:
+                yield (DEQ, inp)
 
 
 class ExpandCtx(StreamCtx):
@@ -156,23 +179,32 @@ class ExpandCtx(StreamCtx):
         self.ref: Channel | None = None
 
     def body(self) -> Body:
+        inp, ref = self.inp, self.ref
+        assert inp is not None and ref is not None
         while True:
-            el = yield (PEEK, self.inp)
+            el = self.peek_now(inp)
+            if el is WAIT:
+                el = yield (PEEK, inp)
             if el is None:
                 return
             rows = getattr(el.data, "rows", 0)
             if rows > self.max_rows:
                 self.max_rows = rows
             while True:
-                r = yield (DEQ, self.ref)
+                r = self.deq_now(ref)
+                if r is WAIT:
+                    r = yield (DEQ, ref)
                 if r is None:
                     return
                 self.firings += 1
                 if self.out is not None:
-                    yield (ENQ, self.out, Element(el.data, r.level), self.clock)
+                    oel = Element(el.data, r.level)
+                    if not self.enq_now(self.out, oel, self.clock):
+                        yield (ENQ, self.out, oel, self.clock)
                 if r.level >= self.rank:
                     break
-            yield (DEQ, self.inp)
+            if self.deq_now(inp) is WAIT:
+                yield (DEQ, inp)
 
 
 class PromoteCtx(StreamCtx):
@@ -181,11 +213,19 @@ class PromoteCtx(StreamCtx):
     __slots__ = ()
 
     def body(self) -> Body:
+        inp = self.inp
+        assert inp is not None
         while True:
-            el = yield (DEQ, self.inp)
+            el = self.deq_now(inp)
+            if el is WAIT:
+                el = yield (DEQ, inp)
             if el is None:
                 return
-            nxt = yield (PEEK, self.inp)
+            nxt = self.peek_now(inp)
+            if nxt is WAIT:
+                nxt = yield (PEEK, inp)
             level = el.level + 1 if nxt is None else el.level
             if self.out is not None:
-                yield (ENQ, self.out, Element(el.data, level), self.clock)
+                oel = Element(el.data, level)
+                if not self.enq_now(self.out, oel, self.clock):
+                    yield (ENQ, self.out, oel, self.clock)
