@@ -95,6 +95,9 @@ class Merge(Expr):
     var_pos: int
     cases: list[tuple[bool | str, int, Expr]]
     implicit: bool = False
+    # a Kind 2 `when` block's merge (frames.py): a `pre`, `->`, `fby` in an
+    # implicit branch runs on the branch's clock
+    clocked: bool = False
 
 
 @dataclass

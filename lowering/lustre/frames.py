@@ -11,10 +11,11 @@ blocks, `last`, and the lazy conditional `when c then a else b`.
   on the clock of `c` (of `not c` in the else branch), as Kind 2 runs it:
   an equation `x = e` (one variable) where `e` calls a node makes `x =
   merge(c; e; e')`, `e` on its branch's clock, so the instance's state is
-  frozen while its branch is not taken (`activate`). The branches hold no
-  `pre`, `->` or `fby` (Kind 2 runs them on the clock of `c` too, where their
-  first value is undefined; steplus does not yet), and a node call only as
-  such an equation, in a `when` block not nested in another.
+  frozen while its branch is not taken (`activate`). So does an equation
+  `x = e` whose `e` holds a `pre`, `->` or `fby`: they run on the branch's
+  clock, a `pre` undefined at its first tick read from an oracle
+  (`when_clock.py`). Node calls and temporal operators appear only in such
+  equations, in a `when` block not nested in another.
 - `frame (x, y) init-eqs let body tel`: the body is equations and blocks. A
   variable of the frame that the branch taken does not define keeps its
   previous value, `last x`; `last x` is the initialization `x = i;` at the
@@ -39,7 +40,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Callable
 
-from steplus.lowering.lustre import ast
+from steplus.lowering.lustre import ast, when_clock
 from steplus.lowering.lustre.grammar import _rename
 from steplus.lowering.lustre.oracles import node_roots, rewrite
 from steplus.lowering.lustre.program import walk
@@ -119,14 +120,15 @@ class _Blocks:
 
     # -- blocks ---------------------------------------------------------------------
     def items(self, items: list[Item], frame: Callable[[str, int], ast.Expr] | None,
-              when: int | None = None, on_clock: set[str] | None = None
-              ) -> dict[str, ast.Expr]:
+              when: int | None = None, on_clock: set[str] | None = None,
+              branch_of: tuple[str, bool] | None = None) -> dict[str, ast.Expr]:
         """The value of each variable the items define; `frame(x, pos)` gives a
         frame variable's `last x` (None: outside a frame block); `when` the
         position of an enclosing `when` block. `on_clock` (the items of a `when`
         block not nested in another): an equation `x = e` whose `e` calls a node
         (and has no `pre`, `->`, `fby`) is not hoisted: `e` goes into the block's
-        merge, on the block's clock, and `x` joins `on_clock`."""
+        merge, on the block's clock, and `x` joins `on_clock`; `branch_of` is that
+        block's guard and branch (`x, y = f(a)` on it: when_clock.py)."""
         vals: dict[str, ast.Expr] = {}
 
         def put(x: str, v: ast.Expr, pos: int) -> None:
@@ -143,8 +145,18 @@ class _Blocks:
             if isinstance(it, ast.Equation):
                 if on_clock is not None and len(it.lhs) == 1 and it.index is None and \
                         self._calls_only(it.rhs) and it.lhs[0].name in self.types:
-                    put(it.lhs[0].name, self.lasts(it.rhs, frame), it.pos)
+                    rhs = when_clock.first_activation(it.rhs, self.types, self.text)
+                    put(it.lhs[0].name, self.lasts(rhs, frame), it.pos)
                     on_clock.add(it.lhs[0].name)
+                    continue
+                if on_clock is not None and branch_of is not None and \
+                        when_clock.tuple_call(it, self._runs, self.types, self.node.inputs):
+                    call_eq = when_clock.clocked_call(it, branch_of, self.fresh, self.node.locals,
+                                                      lambda e: self.lasts(e, frame))
+                    self.out.append(call_eq)
+                    for n, v in zip(it.lhs, call_eq.lhs):
+                        put(n.name, ast.Var(n.pos, v.name), n.pos)
+                        on_clock.add(n.name)
                     continue
                 if when is not None:
                     self.check_when(it.rhs, when)
@@ -171,8 +183,8 @@ class _Blocks:
             self.out.append(ast.Equation(it.pos, [ast.Name(it.pos, guard)],
                                          self.lasts(it.cond, frame)))
             clocked: set[str] | None = set() if it.when and when is None else None
-            then = self.items(it.then, frame, inner, clocked)
-            other = self.items(it.other, frame, inner, clocked)
+            then = self.items(it.then, frame, inner, clocked, (guard, True))
+            other = self.items(it.other, frame, inner, clocked, (guard, False))
             for x in [*then, *(x for x in other if x not in then)]:
                 branches = []
                 for side in (then, other):
@@ -187,19 +199,17 @@ class _Blocks:
                 if clocked and x in clocked:  # a node call: run on the block's clock
                     put(x, ast.Merge(it.pos, guard, it.cond.pos, [
                         (True, branches[0].pos, branches[0]),
-                        (False, branches[1].pos, branches[1])], implicit=True), it.pos)
+                        (False, branches[1].pos, branches[1])], implicit=True, clocked=True),
+                        it.pos)
                     continue
                 put(x, ast.If(it.pos, ast.Var(it.pos, guard), branches[0], branches[1]), it.pos)
         return vals
 
     def _calls_only(self, e: ast.Expr) -> bool:
-        """`e` calls a node (not an imported one) and has no `pre`, `->`, `fby`."""
-        calls = temporal = False
-        for x in walk(e):
-            calls |= isinstance(x, ast.Call) and self._runs(x.node)
-            temporal |= isinstance(x, ast.Unary) and x.op == "pre" or \
-                isinstance(x, ast.Binary) and x.op in ("->", "fby")
-        return calls and not temporal
+        """`e` calls a node (not an imported one) or holds a `pre`, `->`, `fby`:
+        it runs on the block's clock (when_clock.py)."""
+        return when_clock.temporal(e) or any(isinstance(x, ast.Call) and self._runs(x.node)
+                                             for x in walk(e))
 
     def _runs(self, name: str) -> bool:
         """A call of `name` runs a node (not an imported one, nor a constructor)."""
@@ -211,9 +221,9 @@ class _Blocks:
                     isinstance(x, ast.Unary) and x.op == "pre" or \
                     isinstance(x, ast.Binary) and x.op in ("->", "fby"):
                 raise LustreError(x.pos, _unsupported(
-                    "'pre', '->', 'fby' inside a Kind 2 'when' block, and node calls there "
-                    "other than as 'x = f(...)' (they would run on its clock; use an 'if' "
-                    "block)"))
+                    "'pre', '->', 'fby' and node calls inside a Kind 2 'when' block other "
+                    "than in an equation 'x = e' of one variable, in a block not nested in "
+                    "another (they run on its clock; use an 'if' block)"))
 
     def lasts(self, e: ast.Expr, frame: Callable[[str, int], ast.Expr] | None) -> ast.Expr:
         """`e` with `last x` read as the frame's `last x`."""

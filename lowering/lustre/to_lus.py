@@ -531,7 +531,8 @@ class NodeLowering:
                 shown = str(tag).lower() if isinstance(tag, bool) else tag
                 raise LustreError(pos, f"merge case '{shown}' {why}")
             spec = (e.var, tag if isinstance(tag, bool) else tags.index(tag))
-            branches[tag] = self.branch(expr, spec) if e.implicit else self.expr(expr)
+            branches[tag] = self.branch(expr, spec, e.clocked) if e.implicit else \
+                self.expr(expr)
         missing = [str(t).lower() if isinstance(t, bool) else t for t in tags
                    if t not in branches]
         if missing:
@@ -566,19 +567,23 @@ class NodeLowering:
             acc = self.emit(lus.MergeOp(vals[i], rest, condition=c), pos)
         return acc
 
-    def branch(self, expr: ast.Expr, spec: ClockSpec) -> list[SSAValue]:
+    def branch(self, expr: ast.Expr, spec: ClockSpec, clocked: bool = False
+               ) -> list[SSAValue]:
         """A branch of Kind 2's `merge(c; a; b)`. Without any `when`, `merge`,
         activation or variable declared on a clock inside, it is implicitly on
-        the branch's clock: with node calls inside, its variables are sampled
-        (the calls run on that clock only); otherwise it is computed on the
-        merge's clock and sampled."""
+        the branch's clock: with node calls inside (or, `clocked`, the branch
+        of a Kind 2 `when` block, a `pre`, `->` or `fby`), its variables are
+        sampled (the calls, `pre`s and arrows run on that clock only);
+        otherwise it is computed on the merge's clock and sampled."""
         sub = list(walk(expr))
         if any(isinstance(x, ast.When | ast.Merge) or
                (isinstance(x, ast.Call) and x.activate is not None) or
                (isinstance(x, ast.Var) and x.name in self.decls
                 and self.decls[x.name].clock is not None) for x in sub):
             return self.expr(expr)
-        if any(isinstance(x, ast.Call) for x in sub):
+        if any(isinstance(x, ast.Call) or clocked and (
+                isinstance(x, ast.Unary) and x.op == "pre" or
+                isinstance(x, ast.Binary) and x.op in ("->", "fby")) for x in sub):
             saved, self.sampling = self.sampling, spec
             try:
                 return self.expr(expr)

@@ -46,7 +46,7 @@ from an oracle (`first_cycle_reads`, a fixed point over the node, however deep
 a chain `pre pre ... x`); later rounds read those the initialization check
 still finds (`undefined_reads`), normally none, so one re-import suffices."""
 
-_NAME = re.compile(r"(?:^|\.)pre\.\d+\.\d+(?:\.\d+)?$")
+_NAME = re.compile(r"(?:^|\.)pre\.\d+\.\d+(?:\.[A-Za-z0-9_]+)*$")  # parts: .0, .has0
 
 
 def is_undefined_input(name: str) -> bool:

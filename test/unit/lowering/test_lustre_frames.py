@@ -143,14 +143,15 @@ def test_reachability_checks_report_their_first_witness():
      "every branch must define it)"),
     ("node f(x: int) returns (y: int);\nlet y = last x; tel\n", 2, 9,
      "'last' outside a frame block"),
-    ("node f(c: bool; x: int) returns (y: int);\nlet\n  frame (y) y = 0;\n"
-     "  let when c then y = pre x; end tel\ntel\n", 4, 23,
-     "unsupported construct: 'pre', '->', 'fby' inside a Kind 2 'when' block"),
-    ("node g(x: int) returns (a, b: int); let a = x; b = x; tel\n"
+    ("node f(c, d: bool; x: int) returns (y: int);\nlet\n  frame (y) y = 0;\n"
+     "  let when c then when d then y = pre x; end end tel\ntel\n", 4, 35,
+     "unsupported construct: 'pre', '->', 'fby' and node calls inside a Kind 2 'when' block "
+     "other than in an equation 'x = e' of one variable, in a block not nested in another"),
+    ("node g() returns (a, b: int); let a = 1; b = 2; tel\n"
      "node f(c: bool; x: int) returns (y, z: int);\nlet\n  frame (y, z) y = 0; z = 0;\n"
-     "  let when c then y, z = g(x); end tel\ntel\n", 5, 26,
-     "unsupported construct: 'pre', '->', 'fby' inside a Kind 2 'when' block, and node "
-     "calls there other than as 'x = f(...)'"),
+     "  let when c then y, z = g(); end tel\ntel\n", 5, 26,
+     "unsupported construct: 'pre', '->', 'fby' and node calls inside a Kind 2 'when' "
+     "block other than in an equation 'x = e' of one variable"),
     ("node f(x: int) returns (y: int);\nlet\n  frame (x) let x = 1; tel\n  y = 0;\ntel\n",
      3, 10, "'x' in a frame block must be an output or a local of the node"),
     ("node f(x: int) returns (y, z: int);\nlet\n  frame (y) let y = 1; z = 2; tel\ntel\n",
