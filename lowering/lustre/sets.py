@@ -370,9 +370,36 @@ def _subset(low: NodeLowering, c: Coll, a: list[SSAValue], b: list[SSAValue], po
     return _all(low, parts, pos)
 
 
+def _count(low: NodeLowering, c: Coll, vals: list[SSAValue], pos: int) -> SSAValue:
+    """The number of valid slots of `vals` (its elements: no two valid slots
+    of a set or map hold the same element or key)."""
+    count = low.const(0, "int", pos)
+    for has, _, _ in _slots(c, vals):
+        count = low.emit(arith.AddiOp(count, low.emit(arith.ExtUIOp(has, i32), pos)), pos)
+    return count
+
+
 def _coll_equal(low: NodeLowering, c: Coll, a: list[SSAValue], b: list[SSAValue], pos: int
                 ) -> SSAValue:
-    return _and(low, _subset(low, c, a, b, pos), _subset(low, c, b, a, pos), pos)
+    """Equality as sets. A map's keys are unique (insertions replace, an
+    input's later duplicate keys are dropped), so two maps are equal when they
+    have as many keys and each key of a is one of b with an equal value, the
+    value looked up once per key: K^2 key comparisons and K value
+    comparisons, where comparing every (key, value) pair both ways takes
+    2 K^2 value comparisons (K^4 scalar ones for a map of maps)."""
+    if c.kind != "map":
+        return _and(low, _subset(low, c, a, b, pos), _subset(low, c, b, a, pos), pos)
+    same = low.emit(arith.CmpiOp(_count(low, c, a, pos), _count(low, c, b, pos), "eq"), pos)
+    parts = [same]
+    bs = _slots(c, b)
+    for has, k, v in _slots(c, a):
+        hits = [_and(low, hb, values_equal(low, kb, k, pos), pos) for hb, kb, _ in bs]
+        found = v
+        for hit, (_, _, vb) in zip(hits, bs):
+            found = _select(low, hit, vb, found, pos)
+        match = _and(low, _any(low, hits, pos), values_equal(low, found, v, pos), pos)
+        parts.append(_or(low, _not(low, has, pos), match, pos))
+    return _all(low, parts, pos)
 
 
 def _lookup(low: NodeLowering, c: Coll, vals: list[SSAValue], key: list[SSAValue], pos: int
@@ -528,10 +555,7 @@ def lower_expr(low: NodeLowering, e: ast.Expr) -> list[SSAValue] | None:
         vals = low.expr(e.args[0])
         c = _coll_of_values(low, vals)
         assert c is not None
-        count = low.const(0, "int", e.pos)
-        for has, _, _ in _slots(c, vals):
-            count = low.emit(arith.AddiOp(count, low.emit(arith.ExtUIOp(has, i32), e.pos)),
-                             e.pos)
+        count = _count(low, c, vals, e.pos)
         return [low.emit(arith.CmpiOp(count, low.const(c.cap // 2, "int", e.pos), "sle"),
                          e.pos)]
     if isinstance(e, ast.Var) and e.name == SET_LIT:
