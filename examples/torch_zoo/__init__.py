@@ -1,4 +1,4 @@
-"""The torch zoo: seventeen small PyTorch modules written the way public code writes them.
+"""The torch zoo: twenty-one small PyTorch modules written the way public code writes them.
 
 Each is a module in this folder, in the style of the PyTorch docs/examples,
 torchvision or HuggingFace transformers (written from memory; small shapes;
