@@ -23,7 +23,10 @@ its own local addresses. `layer_graph(low, nodes)` chains them into ONE
    bf16/f32 boundaries do). A tensor read several times, each read in the
    walk it is produced in (the residual `add_3`: RMSNorm reads it for the
    sum of squares and again for the product, the last residual add after the
-   FFN), is on chip too, through a `step.broadcast` whose outputs hold one row
+   FFN; or each read joining the row into one wide tile re-read once per output
+   column tile, as the q and the k/v projections read Mistral's normalized
+   input with different repeat counts: `_fans_out`), is on chip too, through a
+   `step.broadcast` whose outputs hold one row
    of its tiles (two when it has several: double-buffered) plus the base depth
    (`fanout_depth`, `fanout_depth()`): with
    the fabric's 2-deep channels that fan-out deadlocks (the product waits for
@@ -308,6 +311,25 @@ def _same_walk(v: SSAValue, want: Attribute) -> bool:
         and have.element.rows == want.element.rows and have.element.cols == want.element.cols
 
 
+def _fans_out(v: SSAValue, want: Attribute) -> bool:
+    """A read of a tensor read several times that can take the producer's stream on
+    chip through a fan-out: the same walk, or the whole row joined into one wide tile
+    and re-read once per output column tile (a projection's input; Mistral's normalized
+    input, read by the q and the k/v projections with different repeat counts)."""
+    if _same_walk(v, want):
+        return True
+    have = v.type
+    if not (isinstance(have, StreamType) and isinstance(want, StreamType)):
+        return False
+    ea, eb = have.element, want.element
+    a, b = _dims(have), _dims(want)
+    return isinstance(ea, TileType) and isinstance(eb, TileType) and ea.is_static \
+        and eb.is_static and ea.rows.data == eb.rows.data and len(a) >= 2 \
+        and a[-1].isdigit() and len(b) == len(a) + 1 and b[:-2] == a[:-1] \
+        and b[-1] == "1" and b[-2].isdigit() \
+        and eb.cols.data == int(a[-1]) * ea.cols.data
+
+
 def layer_graph(low: Lowering, nodes, name: str = "layer",
                 cache_tiles: dict[str, int] | None = None, on_chip: bool = True,
                 fanout: bool = True) -> LayerGraph:
@@ -412,7 +434,7 @@ def layer_graph(low: Lowering, nodes, name: str = "layer",
                         c.properties["tiled_in_shape"] = i64_array([cache_tiles[t]])
                     if on_chip and isinstance(c, so.LinearOffChipLoadOp) and not c.operands \
                             and t in producer and (reads.get(t) == 1 or (
-                                fanout and _same_walk(producer[t].input, c.output.type))):
+                                fanout and _fans_out(producer[t].input, c.output.type))):
                         v = _on_chip(block, producer[t].input, c.output.type)
                         if v is not None:
                             mapper[op.results[0]] = v

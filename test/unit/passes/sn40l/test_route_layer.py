@@ -294,3 +294,29 @@ def test_the_attention_output_is_a_memory_dependence():
                 where.setdefault(type(o).__name__, set()).add(k)
     assert set(where) == {"RandomOffChipStoreOp", "LinearOffChipLoadOp"}
     assert max(where["RandomOffChipStoreOp"]) < min(where["LinearOffChipLoadOp"])
+
+
+def test_mistral_normalized_input_fans_out_to_both_projection_walks():
+    """Mistral-7B's TP8 shard reads its normalized input `mul_1` twice, each time the whole
+    row joined into one 4 x 4096 tile re-read per output column tile (16 for q, 4 for the
+    one KV head's k/v): both reads are on chip through a fan-out of the norm's stream, so
+    the layer has 4 sections, each cut a memory dependence (q and the roped q read in
+    rows of (batch, head); the attention's output), none a full chip."""
+    from steplus.examples.workloads.sn40l_llama import MISTRAL_7B
+    from steplus.examples.workloads.sn40l_route import _fans_out
+    from steplus.dialects.step.types import StreamType, TileType
+    from steplus.passes.sn40l.allocate_units import section_cuts
+
+    have = StreamType([1, 128], TileType(4, 32, bf16))
+    v = Graph("walks").argument([1, 128], TileType(4, 32, bf16), "x")
+    assert _fans_out(v.value, StreamType([1, 16, 1], TileType(4, 4096, f32)))
+    assert _fans_out(v.value, have)  # the same walk
+    assert not _fans_out(v.value, StreamType([1, 16, 1], TileType(4, 2048, f32)))
+    assert not _fans_out(v.value, StreamType([1], TileType(16, 128, f32)))
+    lg = route_layer(MISTRAL_7B, p2p=P2PNet(8))
+    assert lg.onchip_tensors.count("mul_1") == 2
+    sec, cuts = section_cuts(_graph(lg.module), chip_of(SN40L))
+    assert max(sec.values()) + 1 == 4
+    assert [(c.reason, c.symbols) for c in cuts] == [
+        ("memory", ("linear",)), ("memory", ("add_1",)),
+        ("memory", ("scaled_dot_product_attention",))]
