@@ -123,3 +123,33 @@ def test_where_families_are_torch_where(then):
     want = torch.where(m.bool(), -2.5, x) if then else torch.where(m.bool(), x, -2.5)
     np.testing.assert_array_equal(f.numpy(m.numpy(), x.numpy()), want.numpy())
     assert get_function("where_then[inf]") is None  # a fill must be finite
+
+
+def _expand_mask(mask, dtype, tgt_len=None):
+    """transformers' `AttentionMaskConverter._expand_mask` (BART, Whisper's decoder, OPT,
+    CLIP's text model): `[bsz, seq_len]` -> `[bsz, 1, tgt_seq_len, src_seq_len]`."""
+    bsz, src_len = mask.size()
+    tgt_len = tgt_len if tgt_len is not None else src_len
+    expanded_mask = mask[:, None, None, :].expand(bsz, 1, tgt_len, src_len).to(dtype)
+    inverted_mask = 1.0 - expanded_mask
+    return inverted_mask.masked_fill(inverted_mask.to(torch.bool), torch.finfo(dtype).min)
+
+
+class ExpandMask(torch.nn.Module):
+    def forward(self, x, attention_mask):
+        return x + _expand_mask(attention_mask, x.dtype)
+
+
+def test_transformers_expand_mask_lowers_its_bool_cast_and_masked_fill():
+    """`inverted.masked_fill(inverted.to(torch.bool), finfo.min)`: the `.bool()` and the
+    `masked_fill` are the library's `ne_scalar[0.0]` and `where_then[finfo.min]`; the
+    integer mask's expand and its int64 -> float32 cast stay in torch (integer tensors)."""
+    g = torch.Generator().manual_seed(4)
+    x = torch.randn(2, 1, 6, 6, generator=g)
+    mask = torch.ones(2, 6, dtype=torch.long)
+    mask[1, 4:] = 0  # the second sequence's last two tokens are padding
+    low, ran, torch_ops, applied = _run(ExpandMask(), (x, mask), tile="2x6x6")
+    assert torch_ops == ["aten.unsqueeze.default", "aten.unsqueeze.default",
+                         "aten.expand.default", "aten.to.dtype"]
+    assert {"rsub_scalar[1.0]", "ne_scalar[0.0]", "add",
+            f"where_then[{float(torch.finfo(torch.float32).min)!r}]"} <= set(applied)
