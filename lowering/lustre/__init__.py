@@ -32,7 +32,7 @@ from steplus.lowering.lustre.frames import desugar_blocks
 from steplus.lowering.lustre.machine_ints import MACHINE_INTS
 from steplus.lowering.lustre.oracles import add_oracles
 from steplus.lowering.lustre.quantifiers import expand_quantifiers
-from steplus.lowering.lustre.sets import capacity_observers
+from steplus.lowering.lustre.set_capacity import capacity_observers
 from steplus.lowering.lustre.parser import LustreError, main_node, parse_program
 from steplus.lowering.lustre.program import NodeKey, Program
 from steplus.lowering.lustre.undefined import MAX_ROUNDS, find_undefined, read_undefined
@@ -166,10 +166,25 @@ def _refinement_observers(text: str, node: ast.Node) -> None:
     assumption, an output's or a local's a property (what step-run --check
     evaluates)."""
     for path, kind, pred in node.refinements:
-        src = " ".join(text[pred.pos:text.find("}", pred.pos)].split())
+        src = " ".join(_predicate_text(text, pred.pos).split())
         node.observers.append(ast.Observer(
             pred.pos, "assume" if kind == "input" else "property",
             f"{path} refined by {src}"[:60], pred))
+
+
+def _predicate_text(text: str, pos: int) -> str:
+    """A refinement's predicate from `pos`: up to the `}` closing `subtype {..}`,
+    the `;` or `)` ending a refined parameter (`o: pos | o <= N;`), at depth 0."""
+    depth = 0
+    for k in range(pos, min(len(text), pos + 400)):
+        ch = text[k]
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}" and depth > 0:
+            depth -= 1
+        elif ch in ")};" and depth == 0:
+            return text[pos:k]
+    return text[pos:pos + 400]
 
 
 def lustre_to_module(text: str, filename: str, dialect: str | None = None

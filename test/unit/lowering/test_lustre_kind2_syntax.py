@@ -397,3 +397,18 @@ def test_a_call_with_several_results_in_a_when_block_runs_on_its_clock():
         s.append(a[0])
         n.append(a[1])
     _everywhere(_module(TUPLE), "T", {"c": c, "x": x}, [s, n])
+
+
+def test_the_corpus_array_index_types_refinement_is_named_by_its_predicate():
+    """F(x, y) returns (o: pos | o <= N;) with N = 3: o = 1 + y breaks the
+    refinement for y >= 3 (random nat inputs draw such a y); the property is
+    named by the predicate alone (it was read up to the next '}')."""
+    from steplus.lowering.lustre import free_consts
+
+    path = CORPUS / "array_index_types.lus"
+    with free_consts.bound(["N=3", "M=2"]):
+        module = translate(SourceFile(path.name, path.read_text()))
+    report = falsify(module, "F", 10, runs=5, seed=0)
+    v = report.violation
+    assert v is not None and v.name == "o refined by o <= N"
+    assert int(v.trace["y"][-1]) + 1 > 3  # type: ignore[arg-type]
