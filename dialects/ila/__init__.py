@@ -389,9 +389,12 @@ class WriteOp(_MmioOp):
 
     @classmethod
     def parse(cls, parser: Parser) -> WriteOp:
+        start = parser.pos
         addr = parser.parse_integer(allow_boolean=False)
         parser.parse_punctuation(",")
         data = parser.parse_integer(allow_boolean=False)
+        if not (0 <= addr < 1 << 32 and 0 <= data < 1 << 128):  # before an i64 attribute
+            parser.raise_error("ila.write expects a 32-bit address and 128-bit data", start)
         return cls(addr, data)
 
     def verify_(self) -> None:
@@ -426,7 +429,10 @@ class ReadOp(_MmioOp):
 
     @classmethod
     def parse(cls, parser: Parser) -> ReadOp:
+        start = parser.pos
         addr = parser.parse_integer(allow_boolean=False)
+        if not 0 <= addr < 1 << 32:  # before an i64 attribute (a huge literal's message)
+            parser.raise_error("ila.read expects a 32-bit address", start)
         return cls(addr)
 
     def verify_(self) -> None:

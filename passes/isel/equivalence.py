@@ -294,9 +294,16 @@ def _select_copy(fn: func.FuncOp, targets: tuple[str, ...], flexible: bool, limi
     return sel
 
 
-def _positive(p: ModulePass, option: str, value: object) -> None:
+MAX_Z3_PARAM = 2**32 - 1
+"""The largest `timeout-ms` / `memory-mb`: z3 reads both as unsigned 32-bit (a larger
+memory ceiling was a z3 WARNING on stderr and no ceiling at all)."""
+
+
+def _positive(p: ModulePass, option: str, value: object, most: int | None = None) -> None:
     if not (isinstance(value, int) and value >= 1):
         raise ValueError(f"{p.name}: {option} must be a positive integer, got {value!r}")
+    if most is not None and value > most:
+        raise ValueError(f"{p.name}: {option} must be at most {most}, got {value}")
 
 
 @dataclass(frozen=True)
@@ -340,8 +347,8 @@ class IselVerifyPass(ModulePass):
         parse_targets(self)
         if self.arith not in ("uf", "bv"):
             raise ValueError(f"isel-verify: arith must be 'uf' or 'bv', got '{self.arith}'")
-        _positive(self, "timeout-ms", self.timeout_ms)
-        _positive(self, "memory-mb", self.memory_mb)
+        _positive(self, "timeout-ms", self.timeout_ms, MAX_Z3_PARAM)
+        _positive(self, "memory-mb", self.memory_mb, MAX_Z3_PARAM)
         _positive(self, "max-terms", self.max_terms)
         if self.lstm not in LSTM_FORMS:
             raise ValueError(f"{self.name}: lstm must be one of {', '.join(LSTM_FORMS)}, got '{self.lstm}'")

@@ -146,3 +146,44 @@ def test_csv_real_among_int64_values_is_still_refused(tmp_path: Path):
     assert code == 1
     assert err.endswith("error: input 'x' expects i64 values, one per tick (shape [ticks]); "
                         "got 2.5 at index [1], not an integer")
+
+
+FRAGMENT = """func.func @f() {
+  ila.fragment "flexasr"() : () -> () {
+    OP
+    ila.yield
+  }
+  func.return
+}
+"""
+
+
+@pytest.mark.parametrize("op, message", [
+    ("ila.write 0x33400010, 0x" + "f" * 5000, "ila.write expects a 32-bit address and 128-bit data"),
+    ("ila.write 0x" + "f" * 200 + ", 0x1", "ila.write expects a 32-bit address and 128-bit data"),
+    ("ila.write -1, 0x1", "ila.write expects a 32-bit address and 128-bit data"),
+    ("ila.read 0x" + "f" * 5000, "ila.read expects a 32-bit address"),
+])
+def test_ila_mmio_literal_out_of_range_is_refused_where_written(step_opt, tmp_path: Path,
+                                                               op: str, message: str):
+    """A 5000-digit data word was 'Exceeds the limit (4300 digits) for integer string
+    conversion; use sys.set_int_max_str_digits()' (xDSL's i64 range error formats the
+    value in decimal); a 200-digit address 'Integer value 6668...' (241 digits)."""
+    prog = tmp_path / "f.mlir"
+    prog.write_text(FRAGMENT.replace("OP", op))
+    r = step_opt([str(prog)])
+    assert r.code == 1
+    col = len("    ila.write ") + 1 if op.startswith("ila.write") else len("    ila.read ") + 1
+    assert r.err.splitlines()[0] == f"{prog}:3:{col}: error: {message}"
+
+
+@pytest.mark.parametrize("option", ["timeout-ms", "memory-mb"])
+def test_isel_verify_z3_limits_are_bounded(step_opt, tmp_path: Path, option: str):
+    """memory-mb=9223372036854775808 ran with a z3 'WARNING: invalid value ... for
+    unsigned int parameter memory_max_size' on stderr and no memory ceiling."""
+    prog = tmp_path / "f.mlir"
+    prog.write_text("func.func @f() {\n  func.return\n}\n")
+    r = step_opt([str(prog), "-p", f"isel-verify{{{option}=4294967296}}"])
+    assert r.code == 2
+    assert r.err.strip() == (f"step-opt: error: invalid options for pass 'isel-verify': {option} "
+                             "must be at most 4294967295, got 4294967296")
