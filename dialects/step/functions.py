@@ -331,6 +331,48 @@ def _row_softmax_topk_raw(k: int) -> StepFunction:
                         lambda a: _topk(_softmax(a), k)[0], lambda s: (s[0][0], k))
 
 
+def _depthwise_same(k: int) -> StepFunction:
+    """`depthwise_same[k]`: one channel's image tile `[H, W]` convolved (cross-correlated,
+    as torch) with its `[1, k*k]` kernel, zero-padded by `(k - 1) / 2` on each side: the
+    `[H, W]` output of `nn.Conv2d(C, C, k, padding=k // 2, groups=C)` (k odd)."""
+    p = (k - 1) // 2
+
+    def f(x: np.ndarray, w: np.ndarray) -> np.ndarray:
+        x = np.asarray(x)
+        H, W = x.shape
+        xp = np.pad(x, p)
+        kern = np.asarray(w).reshape(k, k)
+        out = np.zeros((H, W), dtype=np.result_type(x, kern))
+        for a in range(k):
+            for b in range(k):
+                out = out + xp[a:a + H, b:b + W] * kern[a, b]
+        return out
+
+    def shape(s: Sequence[Shape]) -> Shape:
+        if k % 2 == 0 or tuple(s[1]) != (1, k * k):
+            raise ValueError(f"depthwise_same[{k}]: an odd kernel, its [1, {k * k}] weights")
+        return s[0]
+
+    return StepFunction("depthwise_same", 2, lambda s: 2 * k * k * s[0][0] * s[0][1], f, shape,
+                        onchip_bytes=lambda s, nb: (s[0][0] + 2 * p) * (s[0][1] + 2 * p) * nb)
+
+
+def _split_rows(w: int) -> StepFunction:
+    """`split_rows[w]`: each row of the tile cut into `w`-wide pieces, stacked in row-major
+    order (`[r, c] -> [r c / w, w]`, numpy's `reshape(-1, w)`): the same row-major tensor
+    in narrower rows, as a decode step's `[batch, heads x head_dim]` projection output
+    is read as rows of (batch, head); no FLOPs."""
+
+    def shape(s: Sequence[Shape]) -> Shape:
+        r, c = s[0]
+        if r == -1 or c == -1:  # a dynamic tile: the rule cannot check it
+            return (-1, w)
+        return (r * c // w, w) if c % w == 0 else (r, 0)  # 0: no such tile
+
+    return StepFunction("split_rows", 1, lambda s: 0,
+                        lambda a: np.asarray(a).reshape(-1, w), shape)
+
+
 def _rotate_half(w: int) -> StepFunction:
     """`rotate_half[w]`: each group of `w` columns `[x1 | x2]` (halves of `w / 2`) of the
     tile becomes `[-x2 | x1]` (transformers' `rotate_half`, RoPE's `cat((-x2, x1), -1)`):
@@ -417,10 +459,18 @@ for _fam in [
                    "[rows, cols] -> [rows, k]: the k largest of each row's softmax, largest "
                    "first, not renormalized (Qwen2-MoE's norm_topk_prob=False); (7+k)*cols FLOPs "
                    "per row"),
+    FunctionFamily("depthwise_same", int, _depthwise_same,
+                   "(x [H, W], w [1, k*k]) -> [H, W]: one channel's image convolved with its "
+                   "k x k kernel, zero padding (k - 1) / 2 (a depthwise nn.Conv2d, padding "
+                   "k // 2, k odd); 2*k*k*H*W FLOPs, the padded image on chip"),
     FunctionFamily("rotate_half", int, _rotate_half,
                    "[rows, cols] -> [rows, cols]: each group of k columns [x1 | x2] becomes "
                    "[-x2 | x1] (RoPE's rotate_half; cols a multiple of k, k even, else no "
                    "tile); a column permutation, 1 FLOP per negated element (R*C/2)"),
+    FunctionFamily("split_rows", int, _split_rows,
+                   "[rows, cols] -> [rows*cols/k, k]: each row cut into k-wide pieces, "
+                   "stacked row-major (numpy's reshape(-1, k); cols a multiple of k, else no "
+                   "tile); no FLOPs"),
     FunctionFamily("row_topk_index", int, _row_topk_index,
                    "[rows, cols] -> [rows, k]: the column indices of each row's k largest "
                    "values, largest first (torch.topk's indices); k*cols FLOPs per row"),

@@ -36,6 +36,7 @@ from xdsl.dialects.builtin import BFloat16Type, Float16Type, ModuleOp, f32
 from xdsl.dialects.linalg.ops import MatmulOp
 
 from steplus.dialects.step.builder import Graph
+from steplus.dialects.step.functions import member_name
 from steplus.lowering.linalg_to_step.aten import LoweredPart, name_of
 from steplus.lowering.linalg_to_step.emit import Layout, Lowered
 from steplus.lowering.linalg_to_step.options import layout
@@ -228,11 +229,56 @@ def conv_module(c: Conv, fname: str, cols_el: str) -> ModuleOp:
     return fn.module([r])
 
 
+MAX_PLANE = 1 << 16  # a depthwise conv's image plane held on chip as one tile: at most this
+
+
+def depthwise(c: Conv) -> bool:
+    """A depthwise conv with an odd square kernel, stride 1, no dilation and padding `k // 2`
+    (ConvNeXt's 7x7, MobileNet's 3x3): a tile-level `depthwise_same[k]` per image plane."""
+    return (c.groups == c.C == c.O and c.Cg == 1 and c.kh == c.kw and c.kh % 2 == 1
+            and c.stride == (1, 1) and c.dilation == (1, 1)
+            and c.padding == (c.kh // 2, c.kw // 2) and c.H * c.W <= MAX_PLANE)
+
+
+def depthwise_part(c: Conv, fname: str) -> LoweredPart:
+    """One part: every `[H, W]` plane `(n, c)` of the NCHW input a tile, its channel's `[1,
+    k*k]` kernel a tile, `depthwise_same[k]`, the bias (a `1x1` tile per plane) added; the
+    planes stored in order are the NCHW output. No im2col: the image is read once."""
+    N, C, H, W, k = c.N, c.C, c.H, c.W, c.kh
+    x_el = glue.element(c.x) if c.x.op == "placeholder" else "f32"
+    nb = {"f32": 4}.get(x_el, 2)
+    wnb = 4 if glue.element(c.w) == "f32" else 2
+    addr = layout({"arg0": N * C * H * W * nb, "arg1": C * k * k * wnb,
+                   **({"arg2": C * wnb} if c.b is not None else {}),
+                   "result0": N * C * H * W * 4}, {})
+    g = Graph(fname)
+    dtype = f32 if x_el == "f32" else glue_dtype(x_el)
+    wdt = f32 if glue.element(c.w) == "f32" else glue_dtype(glue.element(c.w))
+    x = g.load((H, W), dtype, [N, C, 1], base_addr=addr["arg0"], name="arg0")
+    # the channel's kernel for plane (n, c): the C kernels walked N times (stride 0 on n)
+    w = g.load((1, k * k), wdt, [N, C, 1], in_shape=[1, C, 1], stride=[0, 1, 1],
+               base_addr=addr["arg1"], name="arg1")
+    y = x.map(member_name("depthwise_same", k), w, dtype=f32, name="dw")
+    loads = [(0, (N * C * H, W)), (1, (C, k * k))]
+    if c.b is not None:
+        b = g.load((1, 1), wdt, [N, C, 1], in_shape=[1, C, 1], stride=[0, 1, 1],
+                   base_addr=addr["arg2"], name="arg2")
+        y = y.map("add", b, dtype=f32, name="bias")
+        loads.append((2, (C, 1)))
+    y.store(base_addr=addr["result0"])
+    lowered = Lowered(g, addr, [Layout(H, W, N * C, 1)], [glue.static(c.n)], loads)
+    inputs = {"arg0": c.x.name, "arg1": c.w.name, **({"arg2": c.b.name} if c.b else {})}
+    return LoweredPart("dense", g.module(), None, inputs, N * C, outputs=[c.n.name],
+                       lowered=lowered, role="dwconv", out_shapes=[glue.static(c.n)],
+                       covered={c.n})
+
+
 def conv_parts(c: Conv, fname: str, tile_n: int) -> list[LoweredPart]:
     """The im2col part (unless direct) and the conv part of `c` (ValueError or
-    OpDiagnosticError when the matmul cannot be tiled)."""
+    OpDiagnosticError when the matmul cannot be tiled); a `depthwise` conv is one part."""
 
-
+    if depthwise(c):
+        return [depthwise_part(c, f"{fname}_dw")]
     parts = []
     # an input another part computed is stored f32; an argument keeps its element type
     x_el = glue.element(c.x) if c.x.op == "placeholder" else "f32"

@@ -56,8 +56,9 @@ def test_convnet_on_the_fabric_equals_torch(convnet):
     out, ran, torch_ops = run_exported(ep, low, (x,))
     np.testing.assert_allclose(out.numpy(), m(x).detach().numpy(), rtol=1e-5, atol=1e-6)
     assert torch_ops == []
-    # stem (padded: a gather), BN + ReLU, depthwise (gather), 1x1 (direct: no gather), dilated
-    assert ran == ["im2col", "conv", "elementwise", "im2col", "conv", "conv", "im2col", "conv"]
+    # stem (padded: a gather), BN + ReLU, depthwise 3x3 (a tile-level depthwise_same[3] per
+    # image plane: no gather), 1x1 (direct: no gather), dilated (a gather)
+    assert ran == ["im2col", "conv", "elementwise", "dwconv", "conv", "im2col", "conv"]
     assert all(part_cycles(p) > 0 for p in low.graphs)
     stem_cols, stem = low.graphs[0], low.graphs[1]
     assert stem.inputs == {"arg0": "p_stem_weight", "arg1": "conv2d:cols",
@@ -69,8 +70,11 @@ def test_convnet_on_the_fabric_equals_torch(convnet):
     assert str(ops[1].output.type) == "!step.stream<[432], !step.tile<1x1xf32>>"
     dw = next(p for p in low.graphs if p.outputs == ["conv2d_1"])
     fns = [a.fn.data for a in dw.module.walk() if isinstance(a, so.ApplyOp)]
-    assert fns == ["matmul", "add", "zero"]  # no bias; a batch of 8 groups of 1 x 9 @ 9 x 16
-    assert "!step.tile<1x9xf32>" in str(dw.module)
+    assert fns == ["depthwise_same[3]"]  # no bias; each 4x4 plane with its channel's 1x9 kernel
+    loads = [str(o.output.type) for o in dw.module.walk()
+             if isinstance(o, so.LinearOffChipLoadOp)]
+    assert loads == ["!step.stream<[1, 8, 1], !step.tile<4x4xf32>>",
+                     "!step.stream<[1, 8, 1], !step.tile<1x9xf32>>"]
 
 
 @pytest.mark.parametrize("geometry", [

@@ -44,7 +44,9 @@ END_TO_END = {
     "gqa_decode": ["projection", "attention", "projection"],
     "resnet_basic_block": ["im2col", "conv", "elementwise", "im2col", "conv", "im2col", "conv",
                            "elementwise"],  # conv1+bn1+relu, conv2+bn2, downsample, add+relu
-    "mobilenet_v2_block": ["conv", "elementwise", "im2col", "conv", "elementwise", "conv",
+    # expand 1x1 + BN + ReLU6, depthwise 3x3 (depthwise_same[3] per plane) + BN + ReLU6,
+    # project 1x1 + BN + residual
+    "mobilenet_v2_block": ["conv", "elementwise", "dwconv", "elementwise", "conv",
                            "elementwise"],
     # in_proj, the prefill self-attention (dense: not a decode step), out_proj + residual,
     # LayerNorm, the FFN, its residual + LayerNorm
@@ -66,12 +68,13 @@ END_TO_END = {
     # residual, layernorm_after, intermediate (GELU), output + residual
     "vit_block": ["im2col", "conv", "elementwise", "norm", "projection", "attention",
                   "projection", "norm", "projection", "projection"],
-    # depthwise 7x7, LayerNorm (channels last), Linear 4x + GELU, Linear, layer scale + residual
-    "convnext_block": ["im2col", "conv", "norm", "projection", "projection", "elementwise"],
+    # depthwise 7x7 (depthwise_same[7] per plane), LayerNorm (channels last), Linear 4x + GELU,
+    # Linear, layer scale + residual
+    "convnext_block": ["dwconv", "norm", "projection", "projection", "elementwise"],
     # expand 1x1 + BN + Hardswish, depthwise 3x3 + BN + Hardswish, SE (avg pool, fc1 + ReLU,
     # fc2 + Hardsigmoid, the [1, C, 1, 1] scale times the input: materialized per row by a
     # move), project 1x1 + BN + residual
-    "mobilenet_v3_block": ["conv", "elementwise", "im2col", "conv", "elementwise", "pool",
+    "mobilenet_v3_block": ["conv", "elementwise", "dwconv", "elementwise", "pool",
                            "conv", "elementwise", "conv", "elementwise", "elementwise", "conv",
                            "elementwise"],
     "t5_ff": ["norm", "projection", "projection"],  # T5LayerNorm, wi_0/wi_1 + gelu_new, wo + residual
