@@ -117,3 +117,32 @@ def test_a_computed_column_is_read_from_memory():
     low, ran, torch_ops = _run(GatedShared(), (torch.randn(4, 8),))
     assert torch_ops == []
     assert ran == ["projection", "elementwise"]  # the gate's column: stored, read back
+
+
+@pytest.mark.parametrize("k,batch,bias", [(7, 1, True), (3, 2, False), (5, 2, True)])
+def test_a_depthwise_conv_is_one_tile_level_part(k, batch, bias):
+    """ConvNeXt's depthwise 7x7 (MobileNet's 3x3): `depthwise_same[k]` on each [H, W] plane
+    with its channel's kernel, no im2col gather."""
+    torch.manual_seed(k)
+    conv = nn.Conv2d(4, 4, k, padding=k // 2, groups=4, bias=bias)
+    low, ran, torch_ops = _run(nn.Sequential(conv), (torch.randn(batch, 4, 6, 8),))
+    assert ran == ["dwconv"] and torch_ops == []
+    (part,) = low.graphs
+    fns = [o.fn.data for o in part.module.walk() if o.name == "step.apply"]
+    assert fns == [f"depthwise_same[{k}]", *(["add"] if bias else [])]
+
+
+def test_the_depthwise_function_is_torchs_conv2d():
+    g = torch.Generator().manual_seed(5)
+    x, w = torch.randn(6, 8, generator=g), torch.randn(1, 1, 5, 5, generator=g)
+    f = get_function("depthwise_same[5]")
+    assert f is not None and f.out_shape([(6, 8), (1, 25)]) == (6, 8)
+    assert f.flops([(6, 8), (1, 25)]) == 2 * 25 * 48
+    assert f.onchip_bytes([(6, 8), (1, 25)], 4) == 10 * 12 * 4  # the padded plane
+    want = torch.nn.functional.conv2d(x[None, None].double(), w.double(), padding=2)[0, 0]
+    np.testing.assert_allclose(f.numpy(x.numpy(), w.reshape(1, 25).numpy()), want.numpy(),
+                               rtol=1e-6, atol=1e-6)
+    even = get_function("depthwise_same[4]")
+    assert even is not None
+    with pytest.raises(ValueError):  # an even kernel has no "same" padding of k // 2 each side
+        even.out_shape([(6, 8), (1, 16)])
