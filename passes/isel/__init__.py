@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
+from typing import Any
 
 from xdsl.context import Context
 from xdsl.dialects import builtin, func
@@ -238,7 +239,7 @@ def repeating_egraph():
     return RepeatingEGraph()
 
 
-def let_shallow(eg, terms: list) -> list:
+def let_shallow(eg, terms: list, batched: bool = True) -> list:
     """Add `terms` to `eg` as one egglog let per distinct constructor node, each node's operands
     referring to their own lets by name; return the lets of `terms`.
 
@@ -250,10 +251,27 @@ def let_shallow(eg, terms: list) -> list:
     slice under the g gate's tanh), so ~15 % of runs selected a wrong program (issue 24;
     docs/rationale/ila.md).  Here every node is a let of one constructor over let references
     and literals: egglog converts no nested or shared term, and the commands are the same in
-    every process (nodes in post-order, first occurrence first)."""
-    from egglog import expr_parts, get_callable_args, get_callable_fn
+    every process (nodes in post-order, first occurrence first).
+
+    The lets go to egglog as one program (`eg.register` of every `let` action, in that order)
+    rather than one `eg.let` call each: egglog 13 ran a program and merged the e-graph's whole
+    declarations into each returned reference per call (LSTM-WLM's 1,924 lets: 0.47 -> 0.31 CPU s).
+    A reference names its let and carries its node's declarations only.  Should egglog's
+    internals differ (another version), or with `batched=False`, each node is an `eg.let`."""
+    import egglog
+
+    expr_parts, get_callable_args, get_callable_fn = egglog.expr_parts, egglog.get_callable_args, egglog.get_callable_fn
+    internal: Any = egglog  # egglog 13's internals (declarations, runtime), used if present
+    try:
+        internals = (internal.runtime.RuntimeExpr.__from_values__, internal.declarations.TypedExprDecl,
+                     internal.declarations.LetRefDecl)
+    except AttributeError:
+        internals = None
+    if not batched:
+        internals = None
 
     lets: dict = {}  # a node's egglog declaration (compared by identity) -> its let
+    actions = []
     out = []
     for term in terms:
         stack = [(term, False)]
@@ -271,8 +289,16 @@ def let_shallow(eg, terms: list) -> list:
                 stack.extend((a, False) for a in reversed(args))
                 continue
             shallow = fn(*(lets.get(expr_parts(a).expr, a) for a in args))
-            lets[key] = eg.let(f"n{len(lets)}", shallow)
+            name = f"n{len(lets)}"
+            if internals is None:
+                lets[key] = eg.let(name, shallow)
+            else:  # the reference `eg.let` returns, without running anything yet
+                expr_of, typed, let_ref = internals
+                actions.append(egglog.let(name, shallow))
+                lets[key] = expr_of(shallow.__egg_decls__, typed(shallow.__egg_typed_expr__.tp, let_ref(name)))
         out.append(lets.get(expr_parts(term).expr, term))
+    if actions:
+        eg.register(*actions)
     return out
 
 

@@ -18,6 +18,7 @@ outside the recognised ops) with their terms.
 
 from __future__ import annotations
 
+import functools
 import math
 
 from xdsl.dialects.builtin import IntegerAttr, TensorType, f32
@@ -61,7 +62,15 @@ def _splat(v: SSAValue) -> float | None:
 
 
 def sh(dims) -> T.Sh:
-    dims = [int(d) for d in dims]
+    """The shape term of `dims` (`Sh.s2(35, 64)`); the same term object for the same dims."""
+    return _shape_term(tuple(int(d) for d in dims))
+
+
+@functools.lru_cache(maxsize=4096)
+def _shape_term(dims: tuple[int, ...]) -> T.Sh:
+    # an egglog term is an immutable value: one per distinct shape serves every term that holds it
+    # (building it through egglog's Python bindings was ~40 % of LSTM-WLM's term import: 1,978
+    # shapes, 9 distinct)
     return getattr(T.Sh, f"s{len(dims)}")(*dims)
 
 
