@@ -80,6 +80,7 @@ from steplus.dialects.step import ops as so
 from steplus.dialects.step.builder import Graph
 from steplus.dialects.step.types import StreamType, TileType
 from steplus.lowering.linalg_to_step.aten import Lowering, LoweredPart, name_of
+from steplus.lowering.linalg_to_step.column_perm import _split
 from steplus.lowering.linalg_to_step.attention_graph import (
     K_BASE, KC_BASE, O_BASE, Q_BASE, V_BASE, VC_BASE,
 )
@@ -220,6 +221,115 @@ def _rows_of(block: Block, v: SSAValue, ea: TileType, a: list[str], b: list[str]
     return _chain(block, v, build)
 
 
+def _relayout_cols(ea: TileType, eb: TileType, a: list[str], b: list[str]) -> int | None:
+    """`k` when `_relayout` applies (module doc of `_relayout`), else None."""
+    if not (len(a) >= 2 and all(d.isdigit() for d in a)):
+        return None
+    n, r, c, big_r, big_c = int(a[-1]), ea.rows.data, ea.cols.data, eb.rows.data, \
+        eb.cols.data
+    if b == a[:-1]:
+        k = 1
+    elif len(b) == len(a) and b[:-1] == a[:-1] and b[-1].isdigit():
+        k = int(b[-1])
+    else:
+        return None
+    width = k * big_c
+    if (big_r == r and (k > 1 or width != n * c)) or (n * c) % width \
+            or r * n * c != big_r * width:
+        return None
+    return k
+
+
+def _relayout(block: Block, v: SSAValue, ea: TileType, eb: TileType, a: list[str],
+              b: list[str]) -> SSAValue | None:
+    """`[P.., n]` of `r x c` tiles (a row of `n` column tiles) as the same row-major tensor
+    in `R x C` tiles walking `[P..]` (one tile) or `[P.., k]` (`k` column tiles of one
+    `R x kC` tile), `R != r` (or the row as one `r x nc` tile): the row joined into one `r x nc` tile (`accum
+    join_tiles`), its rows cut `kC` wide (`split_rows[kC]`) and, for `k > 1`, split into
+    column tiles (`flat_map split_tiles`): a decode step's q, `[batch, heads x
+    head_dim]`, read by RoPE in rows of (batch, head). None when the shapes disagree."""
+    k = _relayout_cols(ea, eb, a, b)
+    if k is None:
+        return None
+    n, r, c, big_r, big_c = int(a[-1]), ea.rows.data, ea.cols.data, eb.rows.data, \
+        eb.cols.data
+    width = k * big_c
+
+    def build(s):
+        s = s.accum("join_tiles", 1, acc=TileType(r, n * c, ea.scalar))
+        if width != n * c:
+            s = s.map(f"split_rows[{width}]")
+        return _split(s.g, s, big_r, big_c) if k > 1 else s
+
+    return _chain(block, v, build)
+
+
+def _relayout_rows(block: Block, v: SSAValue, ea: TileType, eb: TileType, a: list[str],
+                   b: list[str]) -> SSAValue | None:
+    """`[1.., n]` of `r x c` tiles (one row of `n` column tiles) as `[N, 1]` single rows
+    of `C` columns of the same row-major tensor (`r n c = N C`): the row joined
+    (`accum join_tiles`), cut `C` wide (`split_rows[C]`), its rows exchanged with a
+    stream dim of 1 (`step.regroup`): a decode step's v, `[batch, heads x head_dim]`,
+    read by the attention one (batch, head) row at a time. None otherwise."""
+    if not (len(a) >= 2 and all(d == "1" for d in a[:-1]) and a[-1].isdigit()
+            and len(b) == 2 and b[0].isdigit() and b[1] == "1" and eb.rows.data == 1):
+        return None
+    n, r, c, rows, cols = int(a[-1]), ea.rows.data, ea.cols.data, int(b[0]), eb.cols.data
+    if (n * c) % cols or r * n * c != rows * cols:
+        return None
+
+    def build(s):
+        s = s.accum("join_tiles", 1, acc=TileType(r, n * c, ea.scalar))
+        for _ in a[:-2]:
+            s = s.flatten(0, 1)
+        s, pad = s.map(f"split_rows[{cols}]").reshape(1, 0)
+        pad.consume()
+        s = s.regroup(0, 0).flatten(0, 1)
+        s, pad = s.reshape(1, 0)
+        pad.consume()
+        return s
+
+    return _chain(block, v, build)
+
+
+def _relayout_blocks(block: Block, v: SSAValue, ea: TileType, eb: TileType, a: list[str],
+                     b: list[str]) -> SSAValue | None:
+    """`[1.., n]` of `r x c` tiles (one row of `n` column tiles) as `[M, 1]` blocks of
+    `R x C` of the same row-major tensor (`r n c = M R C`, `R > 1`): the row joined
+    (`accum join_tiles`), cut `C` wide (`split_rows[C]`), split into its `M` row blocks
+    (`flat_map split_tiles`): a decode step's roped q, rows (batch, head), read by the
+    attention one KV head's query group at a time. None otherwise."""
+    if not (len(a) >= 2 and all(d == "1" for d in a[:-1]) and a[-1].isdigit()
+            and len(b) == 2 and b[0].isdigit() and b[1] == "1" and eb.rows.data > 1):
+        return None
+    n, r, c, blocks, big_r, cols = int(a[-1]), ea.rows.data, ea.cols.data, int(b[0]), \
+        eb.rows.data, eb.cols.data
+    if (n * c) % cols or r * n * c != blocks * big_r * cols or (r * n * c // cols) % big_r:
+        return None
+
+    def build(s):
+        s = s.accum("join_tiles", 1, acc=TileType(r, n * c, ea.scalar))
+        if cols != n * c:
+            s = s.map(f"split_rows[{cols}]")
+        like = TileType(big_r, cols, ea.scalar)
+        body = Block(arg_types=[s.element])
+        zero = so.ApplyOp.create(result_types=[like], properties={"fn": StringAttr("zero")})
+        cut = so.ApplyOp.create(operands=[body.args[0], zero.results[0]], result_types=[like],
+                                properties={"fn": StringAttr("split_tiles")})
+        body.add_ops([zero, cut, so.YieldOp.create(operands=[cut.results[0]])])
+        dims = [*s.dims, blocks]
+        op = so.FlatMapOp.create(operands=[s.value], result_types=[StreamType(dims, like)],
+                                 regions=[Region(body)], properties={"rank": IntegerAttr(1, i64)})
+        s = s.g.emit(op, ["blocks"])[0].with_dims(dims)
+        for _ in dims[1:]:
+            s = s.flatten(0, 1)
+        s, pad = s.reshape(1, 0)
+        pad.consume()
+        return s
+
+    return _chain(block, v, build)
+
+
 def _on_chip(block: Block, v: SSAValue, want: Attribute) -> SSAValue | None:
     """`v` (a stored stream) as the stream a load of its tensor walks (`want`), on chip,
     or None (then it goes through memory). Handled: the same walk; one tile per row
@@ -242,7 +352,11 @@ def _on_chip(block: Block, v: SSAValue, want: Attribute) -> SSAValue | None:
     if ea.rows.data != eb.rows.data:
         v2 = _rows_of(block, v, ea, a, b, c2)
         if v2 is None:
-            return None
+            v2 = _relayout(block, v, ea, eb, a, b) or _relayout_rows(block, v, ea, eb, a, b) \
+                or _relayout_blocks(block, v, ea, eb, a, b)
+            if v2 is not None and ea.scalar != eb.scalar:
+                v2 = _chain(block, v2, lambda s: s.map("mul_scalar[1]", dtype=eb.scalar))
+            return v2
         v, ea, a, c = v2, TileType(1, c2, ea.scalar), b, c2
     tail = len(b) >= 2 and b[-1] == "1" and (b[:-1] == a[:-1] or b[:-2] == a[:-1])
     if a == b and c == c2:
@@ -254,7 +368,11 @@ def _on_chip(block: Block, v: SSAValue, want: Attribute) -> SSAValue | None:
         wide = TileType(ea.rows.data, c2, ea.scalar)
         v = _chain(block, v, lambda s: _rows_to_walk(s.accum("join_tiles", 1, acc=wide), b))
     else:
-        return None
+        # the row as one wide tile, or its row blocks
+        v2 = _relayout(block, v, ea, eb, a, b) or _relayout_blocks(block, v, ea, eb, a, b)
+        if v2 is None:
+            return None
+        v = v2
     if ea.scalar != eb.scalar:
         v = _chain(block, v, lambda s: s.map("mul_scalar[1]", dtype=eb.scalar))
     return v
@@ -323,6 +441,9 @@ def _fans_out(v: SSAValue, want: Attribute) -> bool:
         return False
     ea, eb = have.element, want.element
     a, b = _dims(have), _dims(want)
+    if isinstance(ea, TileType) and isinstance(eb, TileType) and ea.is_static \
+            and eb.is_static and _relayout_cols(ea, eb, a, b) is not None:
+        return True  # the same row-major tensor in other tiles (q in rows of (batch, head))
     return isinstance(ea, TileType) and isinstance(eb, TileType) and ea.is_static \
         and eb.is_static and ea.rows.data == eb.rows.data and len(a) >= 2 \
         and a[-1].isdigit() and len(b) == len(a) + 1 and b[:-2] == a[:-1] \
