@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import math
 import os
 import re
 import sys
@@ -182,10 +183,10 @@ def parse_pass_pipeline(
         cls = available[s.name]()
         # xDSL's own check names neither the option nor the type, and takes
         # `true` for an integer option: check the simple types first.
+        s = _ints_as_floats(cls, s)  # `time-limit=3` or `1e3` for a float option
         wrong = _unknown_option_message(cls, s.parameters) or _option_type_message(cls, s.parameters)
         if wrong is not None:
             raise UsageError(f"invalid options for pass '{s.name}': {wrong}")
-        s = _ints_as_floats(cls, s)  # `time-limit=3` for a float option
         try:
             passes.append(cls.from_pass_spec(s))
         except (Exception, ArgSpecParseError) as e:
@@ -233,9 +234,14 @@ def _option_type_message(cls: type, args: Mapping[str, Sequence[object]]) -> str
     return None
 
 
+_EXPONENT_NUMBER = re.compile(r"[0-9]+[eE][+-]?[0-9]{1,3}", re.ASCII)
+"""`1e3`: a number xDSL's pipeline lexer reads as a word (it wants `1.0e3`)."""
+
+
 def _ints_as_floats(cls: type, spec: ArgSpec) -> ArgSpec:
     """`spec` with integer values of `float` options written as floats (xDSL
-    rejects `3` for a float)."""
+    rejects `3` for a float), also `1e3` (which xDSL reads as text: "option
+    'time-limit' expects a number, got '1e3'")."""
     try:
         hints = typing.get_type_hints(cls)
     except Exception:
@@ -245,7 +251,9 @@ def _ints_as_floats(cls: type, spec: ArgSpec) -> ArgSpec:
         hint = hints.get(name.replace("-", "_"))
         kinds = typing.get_args(hint) or (hint,)
         if float in kinds and int not in kinds:
-            params[name] = tuple(float(v) if type(v) is int else v for v in values)
+            params[name] = tuple(
+                float(v) if type(v) is int or isinstance(v, str) and _EXPONENT_NUMBER.fullmatch(v)
+                and math.isfinite(float(v)) else v for v in values)
     return ArgSpec(spec.name, params)
 
 

@@ -187,3 +187,22 @@ def test_isel_verify_z3_limits_are_bounded(step_opt, tmp_path: Path, option: str
     assert r.code == 2
     assert r.err.strip() == (f"step-opt: error: invalid options for pass 'isel-verify': {option} "
                              "must be at most 4294967295, got 4294967296")
+
+
+@pytest.mark.parametrize("value, want", [("1e3", None), ("2E1", None),
+                                          ("1e400", "option 'time-limit' expects a number, "
+                                                    "got '1e400'")])
+def test_float_option_in_exponent_notation_is_a_number(value: str, want: str | None):
+    """isel{time-limit=1e3} said "option 'time-limit' expects a number, got '1e3'"
+    (xDSL's pipeline lexer reads `1e3` as a word; `1.0e3` was accepted)."""
+    from steplus.passes.isel import IselPass
+    from steplus.tools.cli import UsageError, parse_pass_pipeline
+
+    available = {"isel": lambda: IselPass}
+    if want is None:
+        (p,) = parse_pass_pipeline(available, f"isel{{time-limit={value}}}").passes
+        assert isinstance(p, IselPass) and p.time_limit == float(value)
+    else:
+        with pytest.raises(UsageError) as info:
+            parse_pass_pipeline(available, f"isel{{time-limit={value}}}")
+        assert str(info.value) == f"invalid options for pass 'isel': {want}"
