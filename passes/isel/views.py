@@ -305,16 +305,22 @@ class RealImporter(Importer):
     def _elementwise(self, op, out, dims) -> T.Ten | None:
         block = op.body.block
         env = {}
+        full = set()  # values of the output's shape; a broadcast row or column alone is not (a broadcast copy)
+        rows_n = view_shape(out)
         for arg, v, ds in zip(block.args, op.inputs, dims):
             t = self._operand(v, ds, out)
             if t is None:
                 return None
             env[arg] = t
+            if math.prod(_shape(v)) == math.prod(rows_n):
+                full.add(arg)
         s2 = sh(view_shape(out))
         for bop in block.ops:
             if bop.name == "linalg.yield":
                 res = env.get(bop.operands[0]) if len(bop.operands) == 1 else None
-                return None if res is None else self._result(op, res)
+                return None if res is None or bop.operands[0] not in full else self._result(op, res)
+            if any(v in full for v in bop.operands):
+                full.update(bop.results)
             if len(bop.results) != 1:
                 return None
             if bop.name in ("arith.truncf", "arith.extf") and _scalar_const(bop.operands[0]) is not None:
