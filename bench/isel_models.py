@@ -6,6 +6,7 @@
     .venv/bin/python bench/isel_models.py --models resnet20,resmlp --no-run
     .venv/bin/python bench/isel_models.py --full --no-run   # D2A's sizes, Table 1 beside the paper's
     .venv/bin/python bench/isel_models.py --no-run --offload profitable   # FlexASR only where its call pays
+    .venv/bin/python bench/isel_models.py --inputs 5 --reference-inputs 0 --no-counts   # README's ILA vs torch
 
 `--full` builds each application at D2A's size (`build_full()` of its script: EfficientNet-B0 at
 224x224 and width 1.0, LSTM-WLM with WikiText-2's 33278 tokens and one 200-wide layer, ResMLP
@@ -356,6 +357,9 @@ def main() -> None:
     p.add_argument("--full", action="store_true", help="D2A's full-size applications, Table 1 beside the paper's")
     p.add_argument("--explain", action="store_true",
                    help="list every GEMM exact matching leaves on the host (FlexASR, VTA) and why")
+    p.add_argument("--no-counts", action="store_true",
+                   help="skip the per-target exact/flexible selections (six of the seven isel runs an application "
+                        "takes): only the all-target selection, its run and the error (the README's last column)")
     p.add_argument("--offload", choices=("always", "profitable"), default="always",
                    help="isel's offload option: always (D2A's counts, the default) or profitable (a FlexASR "
                         "linear call only when it costs less than the host's GEMM: passes/isel/offload.py)")
@@ -386,9 +390,10 @@ def main() -> None:
         if args.explain:
             bar.write("\n".join(explain(name, src)), file=sys.stdout)
         cells = []
-        for t in TARGETS:
+        for t in TARGETS if not args.no_counts else ():
             e, f = (_count(src, (t,), flexible) for flexible in (False, True))
             cells.append(f"{e}/{f}")
+        cells = cells or ["-"] * len(TARGETS)
         try:
             selected, inv, sat, dt = _select(src, TARGETS, True)
         except OpDiagnosticError as err:

@@ -60,7 +60,7 @@ def test_larger_gemms_pay():
     # a Transformer's projections, ResNet-20's stem via im2col, LSTM-WLM's decoder
     for shape in [(16, 256, 256), (16, 256, 2048), (1024, 27, 16), (35, 200, 33278)]:
         assert flexasr_linear_pays(*shape), shape
-    # a 10-class head pays from 8 rows: 64·4 + 4 + 19 + T·(4 + 4 + 4) < 40·T
+    # a 10-class head pays from 10 rows: 16·4·4 + 4 + 19 + T·(4 + 4 + 4) < 10·4·T, i.e. 279 < 28·T
     assert [t for t in range(1, 12) if flexasr_linear_pays(t, 64, 10)] == list(range(10, 12))
 
 
