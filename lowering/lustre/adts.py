@@ -21,8 +21,13 @@ constructors have no fields is an enumeration.
   `Opt<Opt<int>>`: one enumeration of tags each); a constructor's type
   arguments are inferred from its fields' values or given, `None@<int>`;
 - recursive datatypes (`Msg = Atom (a: int) | Pair (l: Msg, r: Msg)`) are
-  rejected at their declaration: a value of them has no bounded number of
-  leaves.
+  rejected at their declaration: Kind 2 reads them as SMT-LIB inductive
+  datatypes, whose values (an input `m: Msg` too) nest to any depth, and a
+  lus value is a fixed number of scalars. A depth bound D, as sets have K
+  slots, was not taken: a binary constructor needs 2^D copies of the fields,
+  `Pair(m, m)` is one level deeper than `m` (every constructor would overflow
+  the bound of its arguments' type), and the corpus programs' properties
+  hold for every depth.
 
 Example::
 
@@ -131,7 +136,8 @@ def _check_not_recursive(prog: Program, t: ast.TypeDecl) -> None:
                         where = pos if name == t.name else t.pos
                         raise LustreError(where, _unsupported(
                             f"recursive algebraic data types ('{t.name}' through "
-                            f"'{decl.ctors[ci].name}.{f}')"))
+                            f"'{decl.ctors[ci].name}.{f}': Kind 2's values of them nest to "
+                            "any depth, a steplus value is a fixed number of scalars)"))
                     if other not in seen and depth < 64:
                         seen.add(other)
                         stack.append((other, depth + 1))

@@ -41,10 +41,7 @@ Example::
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import AbstractContextManager, contextmanager
-from contextvars import ContextVar
-from dataclasses import dataclass
+import copy
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -54,137 +51,17 @@ from xdsl.ir import Operation, SSAValue
 
 from steplus.lowering.lustre import ast
 from steplus.lowering.lustre.machine_ints import MACHINE_INTS
-from steplus.lowering.lustre.transform import LustreError, _unsupported
+from steplus.lowering.lustre.set_types import (CAPACITY, EMPTY_MAP, FITS, KINDS, MAX_CAPACITY,
+                                               MAX_COMPARISONS, SET_LIT, SMALL, Coll, _make,
+                                               capacity, coll_named, coll_of_type)
+from steplus.lowering.lustre.transform import LustreError
 
 if TYPE_CHECKING:
-    from steplus.lowering.lustre.program import Program
     from steplus.lowering.lustre.to_lus import NodeLowering
 
-CAPACITY = 8
-"""Slots of a set or map value by default (K): union and membership cost K^2 comparisons."""
-MAX_CAPACITY = 64
-"""The largest K `capacity` takes (`step-run --set-capacity`, `lus-translate --set-capacity`)."""
-MAX_COMPARISONS = 1 << 16
-"""Scalar comparisons one equality of two set or map values may take (`_comparisons`):
-`set<set<int>>` at K = 8 takes 16,384, `set<set<set<int>>>` 2,097,152 (minutes to lower)."""
-_capacity: ContextVar[int] = ContextVar("set capacity", default=CAPACITY)
-
-
-def capacity(slots: int | None) -> AbstractContextManager[None]:
-    """Import Lustre with sets and maps of `slots` slots (None: `CAPACITY`),
-    `with capacity(16): ...`; ValueError outside 1..MAX_CAPACITY."""
-    if slots is not None and not 1 <= slots <= MAX_CAPACITY:
-        raise ValueError(f"the set capacity must be 1 to {MAX_CAPACITY}, not {slots}")
-    return _using(CAPACITY if slots is None else slots)
-
-
-@contextmanager
-def _using(slots: int) -> Iterator[None]:
-    token = _capacity.set(slots)
-    try:
-        yield
-    finally:
-        _capacity.reset(token)
-KINDS = ("set", "map")
-SET_LIT = "$set"
-"""The node name of a set literal `{a, b}` (an `ast.Call`) and of `{}@<T>` (`ast.Var`)."""
-FITS = "$fits"
-"""`$fits(s)`: s has not overflowed (the capacity properties)."""
-SMALL = "$small"
-"""`$small(s)`: s has at most K/2 elements (the capacity assumption on inputs)."""
-EMPTY_MAP = "$map"
-"""`map[]@<K, V>` (an `ast.Var` with the two type arguments)."""
-
-
-@dataclass
-class Coll:
-    """A set or map type: its name (`set<int>`), kind, capacity and the
-    scalar leaves (path suffix, type) of its keys and values."""
-
-    name: str
-    kind: str
-    cap: int
-    key: list[tuple[str, ast.TypeRef]]
-    val: list[tuple[str, ast.TypeRef]]
-
-    @property
-    def width(self) -> int:
-        return 1 + len(self.key) + len(self.val)
-
-    @property
-    def leaves(self) -> list[tuple[str, ast.TypeRef]]:
-        out: list[tuple[str, ast.TypeRef]] = [("", ast.TypeRef(0, self.name, tag=True))]
-        for i in range(self.cap):
-            out.append((f".has{i}", ast.TypeRef(0, "bool")))
-            out += [(f".key{i}{s}", t) for s, t in self.key]
-            out += [(f".val{i}{s}", t) for s, t in self.val]
-        return out
-
-
-def _registry(prog: Program) -> dict[str, Coll]:
-    return prog.__dict__.setdefault("_colls", {})
-
-
-def _leaf_name(prog: Program, leaves: list[tuple[str, ast.TypeRef]]) -> str:
-    names = [prog.resolve_type(t) for _, t in leaves]
-    return names[0] if len(names) == 1 else "[" + ", ".join(names) + "]"
-
-
-def _make(prog: Program, kind: str, key: list[tuple[str, ast.TypeRef]],
-          val: list[tuple[str, ast.TypeRef]], pos: int) -> Coll:
-    name = f"{kind}<{_leaf_name(prog, key)}" + (f", {_leaf_name(prog, val)}>" if kind == "map"
-                                                else ">")
-    known = _registry(prog).get(name)
-    if known is None:
-        known = Coll(name, kind, _capacity.get(), key, val)
-        shown = name if len(name) < 60 else name[:50] + "..."
-        if len(known.leaves) > 4096:
-            raise LustreError(pos, _unsupported(  # the type shows its K slots' sizes
-                f"sets and maps of more than 4096 scalars ('{shown}')"))
-        work = _comparisons(prog, known)
-        if work > MAX_COMPARISONS:
-            raise LustreError(pos, f"comparing two values of type {shown} takes {work} "
-                              f"scalar comparisons (more than {MAX_COMPARISONS}): sets "
-                              "nested too deeply")
-        _registry(prog)[name] = known
-    return known
-
-
-def _comparisons(prog: Program, c: Coll) -> int:
-    """Scalar comparisons of `c`'s set equality (`_coll_equal`): each slot of
-    either side against each of the other, a nested set or map compared as one
-    (a union or an insertion takes fewer). Grows as K^(2 * nesting)."""
-    per_slot = 0
-    for leaves in (c.key, c.val):
-        j = 0
-        while j < len(leaves):
-            t = leaves[j][1]
-            inner = coll_named(prog, prog.resolve_type(t)) if t.tag else None
-            if inner is not None and j + len(inner.leaves) <= len(leaves):
-                per_slot += _comparisons(prog, inner)
-                j += len(inner.leaves)
-            else:
-                per_slot += 1
-                j += 1
-    return 2 * c.cap * c.cap * per_slot
-
-
-def coll_of_type(prog: Program, ref: ast.TypeRef, depth: int = 0) -> Coll | None:
-    """The set or map type `ref` names (`set<T>`, `map<K, V>`), else None."""
-    if ref.name not in KINDS or ref.args is None or ref.tag:
-        return None
-    want = 1 if ref.name == "set" else 2
-    if len(ref.args) != want:
-        raise LustreError(ref.pos, f"'{ref.name}' takes {want} type argument(s), not "
-                          f"{len(ref.args)}")
-    key = prog.leaves(ref.args[0], depth + 1)
-    val = prog.leaves(ref.args[1], depth + 1) if want == 2 else []
-    return _make(prog, ref.name, key, val, ref.pos)
-
-
-def coll_named(prog: Program, name: str) -> Coll | None:
-    return _registry(prog).get(name)
-
+__all__ = ["CAPACITY", "EMPTY_MAP", "FITS", "KINDS", "MAX_CAPACITY", "MAX_COMPARISONS",
+           "SET_LIT", "SMALL", "Coll", "canonicalize_inputs", "capacity", "coll_named",
+           "coll_of_type", "lower_expr", "reuse", "values_equal"]
 
 def _coll_of_values(low: NodeLowering, vals: list[SSAValue]) -> Coll | None:
     if not vals:
@@ -379,6 +256,30 @@ def _count(low: NodeLowering, c: Coll, vals: list[SSAValue], pos: int) -> SSAVal
     return count
 
 
+def _within(low: NodeLowering, c: Coll, vals: list[SSAValue], small: bool, pos: int
+            ) -> SSAValue:
+    """`$fits` (not `small`): the value has not overflowed; `$small`: it holds
+    at most K/2 elements. Either also of each set or map nested in a valid slot."""
+    if small:
+        cap = low.const(c.cap // 2, "int", pos)
+        test = low.emit(arith.CmpiOp(_count(low, c, vals, pos), cap, "sle"), pos)
+    else:
+        test = low.emit(arith.CmpiOp(vals[0], low.const(0, c.name, pos), "eq"), pos)
+    parts = [test]
+    for has, k, v in _slots(c, vals):
+        leaves = [*k, *v]
+        j = 0
+        while j < len(leaves):
+            inner = coll_named(low.prog, low.lt(leaves[j]))
+            if inner is not None and j + len(inner.leaves) <= len(leaves):
+                nested = _within(low, inner, leaves[j:j + len(inner.leaves)], small, pos)
+                parts.append(_or(low, _not(low, has, pos), nested, pos))
+                j += len(inner.leaves)
+            else:
+                j += 1
+    return _all(low, parts, pos)
+
+
 def _coll_equal(low: NodeLowering, c: Coll, a: list[SSAValue], b: list[SSAValue], pos: int
                 ) -> SSAValue:
     """Equality as sets. A map's keys are unique (insertions replace, an
@@ -546,18 +447,11 @@ def lower_expr(low: NodeLowering, e: ast.Expr) -> list[SSAValue] | None:
     """The set and map expressions of a node (None for any other)."""
     if isinstance(e, ast.Call) and e.node == SET_LIT:
         return _literal(low, e)
-    if isinstance(e, ast.Call) and e.node == FITS:
+    if isinstance(e, ast.Call) and e.node in (FITS, SMALL):
         vals = low.expr(e.args[0])
         c = _coll_of_values(low, vals)
         assert c is not None
-        return [low.emit(arith.CmpiOp(vals[0], low.const(0, c.name, e.pos), "eq"), e.pos)]
-    if isinstance(e, ast.Call) and e.node == SMALL:
-        vals = low.expr(e.args[0])
-        c = _coll_of_values(low, vals)
-        assert c is not None
-        count = _count(low, c, vals, e.pos)
-        return [low.emit(arith.CmpiOp(count, low.const(c.cap // 2, "int", e.pos), "sle"),
-                         e.pos)]
+        return [_within(low, c, vals, e.node == SMALL, e.pos)]
     if isinstance(e, ast.Var) and e.name == SET_LIT:
         return _empty(low, _type_arg_coll(low, e, "set"), e.pos)
     if isinstance(e, ast.Var) and e.name == EMPTY_MAP:
@@ -619,9 +513,26 @@ def lower_expr(low: NodeLowering, e: ast.Expr) -> list[SSAValue] | None:
 # -- node inputs and capacity properties --------------------------------------------
 
 
+def _about(pred: ast.Expr, var: str, leaf: str) -> ast.Expr:
+    """A copy of the refinement predicate `pred` on `var`, about the scalar `leaf`."""
+    e = copy.deepcopy(pred)
+    stack: list[object] = [e]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, ast.Var) and x.name == var:
+            x.name = leaf
+        if isinstance(x, list | tuple):
+            stack.extend(x)
+        elif isinstance(x, ast.Expr):
+            stack.extend(vars(x).values())
+    return e
+
+
 def canonicalize_inputs(low: NodeLowering) -> None:
     """A node's set and map inputs: header 0 (not overflowed), an element out of
-    its subrange not in the set, a map's later duplicate keys not in it."""
+    its subrange or refinement type not in the set (a map's entry whose key or
+    value is out of its type not in the map: Kind 2's input is of that type),
+    a map's later duplicate keys not in it."""
     prog = low.prog
     for d in low.ast.inputs:
         c = coll_named(prog, prog.resolve_type(d.type)) if d.type.tag else None
@@ -641,6 +552,10 @@ def canonicalize_inputs(low: NodeLowering) -> None:
                     lo = low.emit(arith.CmpiOp(kv, low.const(r[0], "int", d.pos), "sge"), d.pos)
                     hi = low.emit(arith.CmpiOp(kv, low.const(r[1], "int", d.pos), "sle"), d.pos)
                     ok += [lo, hi]
+            base = low.ast.arrays[d.name][1 + i * c.width + 1:1 + (i + 1) * c.width]
+            for (_, t), leaf in zip([*c.key, *c.val], base):
+                ok += [low.expr(_about(pred, var, leaf))[0]
+                       for var, pred in prog.unrefined(t)[1]]
             for hp, kp, _ in out[:i] if c.kind == "map" else []:
                 ok.append(_not(low, _and(low, hp, values_equal(low, kp, k, d.pos), d.pos),
                                d.pos))
@@ -648,28 +563,3 @@ def canonicalize_inputs(low: NodeLowering) -> None:
         new = _pack(low.const(0, c.name, d.pos), out)
         for n, v in zip(names, new):
             low.env[n] = v
-
-
-def capacity_name(c: Coll, var: str) -> str:
-    """The name of the capacity property of `var` (`set_values.CAPACITY_NAME` reads it)."""
-    return f"capacity of {c.kind} '{var}' ({c.cap} elements)"
-
-
-def capacity_observers(prog: Program, node: ast.Node) -> None:
-    """`capacity of 'x'`: each set or map output and local not overflowed (a
-    property `step-run --check` evaluates, before the node's others), and each
-    input of at most K/2 elements (an assumption: the union of two inputs
-    fits)."""
-    found: list[ast.Observer] = []
-    for d in [*node.inputs, *node.outputs, *node.locals]:
-        c = coll_named(prog, d.type.name) if d.type.tag else None
-        if c is None or d.name not in node.arrays:
-            continue
-        if d in node.inputs:
-            test = ast.Call(d.pos, SMALL, d.pos, [ast.Var(d.pos, d.name)])
-            found.append(ast.Observer(d.pos, "assume", f"capacity of input '{d.name}' "
-                                      f"(at most {c.cap // 2} elements)", test))
-            continue
-        test = ast.Call(d.pos, FITS, d.pos, [ast.Var(d.pos, d.name)])
-        found.append(ast.Observer(d.pos, "property", capacity_name(c, d.name), test))
-    node.observers[0:0] = found

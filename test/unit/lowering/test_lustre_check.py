@@ -214,8 +214,8 @@ def test_contract_and_property_errors_are_located(src, line, col, message):
 
 
 @pytest.mark.parametrize("name,node,slots,counts", [
-    # P; the capacities of m and of the frame's m$init, m$last (frames.py's locals)
-    ("when_clocked_call_hold.lus", "Main", 16, (4, 0)),
+    # P; the capacity of m (not of the frame's own locals m$init, m$last: set_capacity.py)
+    ("when_clocked_call_hold.lus", "Main", 16, (2, 0)),
     ("when_clocked_call_hold.lus", "Collect", 16, (1, 0)),  # m's capacity
 ])
 def test_when_block_calls_pass_check_within_their_capacity(name, node, slots, counts):
