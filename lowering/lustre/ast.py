@@ -268,7 +268,8 @@ class TypeRef:
     name: str  # int, real, bool, or a declared type name
     # Kind 2's `subrange [lo, hi] of int` (name "int"): the bounds (None: `*`)
     bounds: tuple[Expr | None, Expr | None] | None = None
-    # `t ^ n` (name "^"): the element type and the size
+    # `t ^ n` (name "^"): the element type and the size; Kind 2's
+    # `history(x)` (name "history"): `size` the variable x
     elem: TypeRef | None = None
     size: Expr | None = None
     # `struct {f: t; ...}` (name "{}"): the fields in order
@@ -297,7 +298,7 @@ class Decl:
     # tick (after a reset) for the whole run (`oracles.py`)
     held: bool = False
     # an input of the check variant `n$check` only: a quantifier's witness
-    # (`quantifiers.py`)
+    # (`quantifiers.py`); a local computed there only (a `history(x)` value)
     witness: bool = False
 
 

@@ -98,8 +98,6 @@ def _error_for(text: str, e: UnexpectedInput) -> LustreError:
         return LustreError(abstract.start(1), _unsupported(
             f"Kind 2 abstract types ('type {abstract.group(1)};')"))
     previous = _PREVIOUS_WORD.search(text, 0, pos)
-    if previous and previous.group(1) == "history" and tok.value == "(":
-        return LustreError(previous.start(1), _unsupported("Kind 2 history types ('history')"))
     if previous and previous.group(1) in _SOFT_TYPES and tok.value == "<":
         word = previous.group(1)
         return LustreError(previous.start(1), _unsupported(f"{_SOFT_TYPES[word]} ('{word}')"))
@@ -171,6 +169,9 @@ def _rename(e: object, mapping: dict[str, str], seen: set[int] | None = None) ->
         elif isinstance(x, ast.Merge):
             x.var = mapping.get(x.var, x.var)
             stack.extend(c[2] for c in x.cases)
+        elif isinstance(x, ast.Quantifier):  # `history(x)` names a variable
+            stack.extend(d.type.size for d in x.params if d.type.name == "history")
+            stack.append(x.body)
         elif isinstance(x, list | tuple):
             stack.extend(x)
         elif isinstance(x, ast.Expr):

@@ -18,6 +18,11 @@
   proved. Anywhere else (an equation, under `=`, `xor`, an `if` condition)
   such a quantifier is a located error.
 
+- Over Kind 2's `history(x)` (the values the variable x has taken), `e` at x
+  now and at each of the `HISTORY - 1` = 63 ticks before (locals
+  `history.L.C.k = x -> pre history.L.C.(k-1)`): exact for runs of at most 64
+  ticks; past that the older values are not seen.
+
 Example::
 
     check forall (i: subrange [0, 2] of int) A[i] >= 0;
@@ -36,6 +41,9 @@ from steplus.lowering.lustre.transform import LustreError, _unsupported
 
 MAX_DOMAIN = 4096
 """Most combinations of values a quantifier is expanded over."""
+HISTORY = 64
+"""Values of `history(x)` a quantifier ranges over: x now and at the 63 ticks before
+(exact for runs of at most 64 ticks)."""
 
 
 def _has_quantifier(e: ast.Expr) -> bool:
@@ -45,6 +53,7 @@ def _has_quantifier(e: ast.Expr) -> bool:
 class _Expander:
     def __init__(self, prog: Program, node: ast.Node, text: str):
         self.prog, self.node, self.text = prog, node, text
+        self.observing = False  # expanding an observer: its history locals are n$check's
 
     def where(self, pos: int) -> str:
         line = self.text.count("\n", 0, pos) + 1
@@ -101,6 +110,8 @@ class _Expander:
         return [list(combo) for combo in itertools.product(*per_leaf)]
 
     def quantifier(self, q: ast.Quantifier, body: ast.Expr, pol: int) -> ast.Expr:
+        if any(d.type.name == "history" for d in q.params):
+            return self.history(q, body)
         domains = [self.domain(d) for d in q.params]
         finite = all(dom is not None for dom in domains)
         total = 1
@@ -117,6 +128,40 @@ class _Expander:
                 "Kind 2 quantifiers over an unbounded type where no witness falsifies "
                 f"them ('{q.kind}' over '{d.name}')"))
         return self.witness(q, body)
+
+    def history(self, q: ast.Quantifier, body: ast.Expr) -> ast.Expr:
+        """`forall (old: history(x)) e`: `e` at x now and at each of the
+        `HISTORY - 1` ticks before (the values x has taken; fewer at the
+        start: `h_k = x -> pre h_(k-1)` repeats x's first value there), the
+        conjunction (`exists`: disjunction)."""
+        d = q.params[0]
+        var = d.type.size
+        if len(q.params) != 1 or not isinstance(var, ast.Var):
+            raise LustreError(q.params[-1].pos, _unsupported(
+                "a Kind 2 history quantifier over several variables or an expression's "
+                "history ('history')"))
+        decl = next((x for x in [*self.node.inputs, *self.node.outputs, *self.node.locals]
+                     if x.name == var.name), None)
+        if decl is None:
+            raise LustreError(var.pos, f"unknown variable '{var.name}'")
+        if len(self.prog.leaves(self.prog.unrefined(decl.type)[0])) != 1:
+            raise LustreError(var.pos, _unsupported(
+                f"Kind 2 history types of a composite value ('history({var.name})')"))
+        terms = [_substitute(body, {d.name: ast.Var(var.pos, var.name)})]
+        prev: ast.Expr = ast.Var(var.pos, var.name)
+        for k in range(1, HISTORY):
+            name = f"history.{self.where(q.pos)}.{k}"
+            self.node.locals.append(ast.Decl(var.pos, name, copy.deepcopy(decl.type),
+                                             witness=self.observing))
+            self.node.equations.append(ast.Equation(var.pos, [ast.Name(var.pos, name)],
+                                                    ast.Binary(var.pos, "->", ast.Var(var.pos, var.name),
+                                                               ast.Unary(var.pos, "pre", prev))))
+            prev = ast.Var(var.pos, name)
+            terms.append(_substitute(body, {d.name: prev}))
+        out = terms[0]
+        for t in terms[1:]:
+            out = ast.Binary(q.pos, "and" if q.kind == "forall" else "or", out, t)
+        return out
 
     def _guards(self, q: ast.Quantifier, values: dict[str, ast.Expr]) -> list[ast.Expr]:
         out = []
@@ -201,6 +246,7 @@ def expand_quantifiers(prog: Program, node: ast.Node, text: str) -> None:
     for root, put in node_roots(node):
         if id(root) not in observed and _has_quantifier(root):
             put(ex.go(root, 0))
+    ex.observing = True
     for ob in node.observers:
         if _has_quantifier(ob.expr):
             ob.expr = ex.go(ob.expr, 1 if ob.kind == "property" else -1)

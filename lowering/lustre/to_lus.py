@@ -169,6 +169,8 @@ class NodeLowering:
         self.placeholders: dict[str, Operation] = {}
         self._resolved: dict[SSAValue, SSAValue] = {}
         for d in [*node.outputs, *node.locals]:
+            if d.witness and not key.observe:
+                continue  # a local of the check variant only
             ph = TestOp(result_types=[mlir_type(self.ltypes[d.name])])
             ph.results[0].name_hint = _hint(d.name)
             self.block.add_op(ph)
@@ -227,6 +229,9 @@ class NodeLowering:
                 lower_automaton(self, eq)
                 continue
             assert isinstance(eq, ast.Equation)  # blocks are desugared first (frames.py)
+            if not self.key.observe and eq.lhs and all(
+                    n.name in self.decls and self.decls[n.name].witness for n in eq.lhs):
+                continue  # a local of the check variant only (quantifiers.py's history)
             if eq.index is not None:
                 define_by_index(self, eq)
                 continue
@@ -238,7 +243,7 @@ class NodeLowering:
             for name, v in zip(lhs, values):
                 self.define(name, v)
         for d in [*self.ast.outputs, *self.ast.locals]:
-            if d.name not in self.defs:
+            if d.name not in self.defs and (self.key.observe or not d.witness):
                 raise LustreError(d.pos, f"variable '{d.name}' has no equation")
         observed = []
         if self.key.observe:

@@ -242,6 +242,11 @@ class _ToAst(Transformer_NonRecursive):
     def t_named(self, meta, name):
         return ast.TypeRef(_pos(name), str(name))
 
+    def t_history(self, meta, word, var):
+        if str(word) != "history":
+            raise LustreError(_pos(word) + len(word), "syntax error: unexpected '('")
+        return ast.TypeRef(_pos(word), "history", size=ast.Var(_pos(var), str(var)))
+
     def t_subrange(self, meta, lo, hi):
         return ast.TypeRef(meta.start_pos, "int", (lo, hi))
 

@@ -76,15 +76,16 @@ def test_the_corpus_table_counts_agree_with_its_rows():
 
 
 def test_results_table_only_merges_into_the_existing_rows(tmp_path):
-    # one row re-classified (a history type: construct missing at 5:25), one kept
+    # one row re-classified (an automaton in a .lus file: construct missing at 4:3), one kept
     rt = _results_table()
-    name = "test-issue-1271.lus"
-    (tmp_path / name).write_text((REPO / "examples" / "lustre" / name).read_text())
+    name = "automaton_in_lus.lus"
+    (tmp_path / name).write_text("node N(x: int) returns (y: int);\nlet\n  y = x;\n"
+                                 "  automaton\ntel\n")
     kept = ("a.lus", "accepted", "N", "lus = sync = modular")
     stale = (name, "accepted", "N", "lus = sync = modular")
     readme = f"{rt.BEGIN}\n{rt.render([kept, stale])[0]}\n{rt.END}\n"
     table, counts = rt.merged(tmp_path, [name.removesuffix(".lus")], False, readme)
     assert counts == {"accepted": 1, "construct missing": 1, "genuine error": 0}
-    assert rt.parse_rows(table) == [kept, (name, "construct missing (5:25): Kind 2 history "
-                                                 "types ('history')", "—", "—")]
+    assert rt.parse_rows(table) == [kept, (name, "construct missing (4:3): automata (Heptagon, "
+                                                 "in .ept files) ('automaton')", "—", "—")]
     assert "2 programs: 1 accepted, 1 with a construct missing, 0 genuine errors" in table

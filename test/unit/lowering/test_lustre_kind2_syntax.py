@@ -412,3 +412,31 @@ def test_the_corpus_array_index_types_refinement_is_named_by_its_predicate():
     v = report.violation
     assert v is not None and v.name == "o refined by o <= N"
     assert int(v.trace["y"][-1]) + 1 > 3  # type: ignore[arg-type]
+
+
+# -- history types --------------------------------------------------------------------
+
+HISTORY = (CORPUS / "test-issue-1271.lus").read_text()
+
+
+def test_history_quantifier_ranges_over_every_past_value():
+    """test-issue-1271.lus assumes `forall (old: history(in_p)) (true -> inp <> old)`
+    with in_p = 0 -> pre inp: from the second tick on, inp differs from 0 and from
+    every earlier inp. So res = inp differs from its value two ticks before too (a
+    history of one step would not give that), and res <> 0 holds but at tick 0."""
+    three = HISTORY.replace('check "P1" true -> res <> pre res;', """\
+check "P1" true -> res <> pre res;
+  check "P2" (0 -> pre (0 -> 1)) = 1 => res <> pre pre res;
+  check "P3" true -> res <> 0;""")
+    report = falsify(_module(three), "Obs", 12, runs=10, seed=0)
+    assert report.violation is None and (report.properties, report.assumptions) == (3, 1)
+    assert report.ticks == 120  # every drawn run stays within the assumption
+    first = falsify(_module(HISTORY.replace('check "P1" true -> res <> pre res;',
+                                            'check "P4" res <> 0;')), "Obs", 2, runs=60,
+                    seed=0).violation
+    assert first is not None and first.tick == 0 and first.trace["inp"] == [0]
+
+
+def test_history_of_an_expression_is_located():
+    src = HISTORY.replace("history(in_p)", "history(in_p + 1)")
+    assert _error(src).startswith("k.lus:5:")

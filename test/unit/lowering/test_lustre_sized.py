@@ -80,7 +80,8 @@ def test_sizes_out_of_range_and_free_constants_are_errors():
         import_lustre(free, "t.lus")
     assert info.value.pos == free.index("K)")
     assert info.value.message == ("unsupported construct: arrays sized by a free constant "
-                                  "or an input ('K')")
+                                  "without a value (step-run --const NAME=VALUE gives one) "
+                                  "or by an input ('K')")
 
 
 def test_kind2_corpus_sized_nodes_run_when_a_call_gives_the_size():
