@@ -33,7 +33,8 @@ TICKS = 60
 # it is the first token of the construct named.
 REJECTED = {
     "msg_ctor_disjoint.lus": (1, 40, "recursive algebraic data types ('Msg' through "
-                                     "'Enc.s2')"),
+                                     "'Enc.s2': Kind 2's values of them nest to any depth, "
+                                     "a steplus value is a fixed number of scalars)"),
 }
 # Rejected in Lustre V6's reading (`--format lustre-v6`): a `pre` read in the
 # first cycle. In `.lus` (Kind 2's reading) they are accepted, the `pre` read
