@@ -396,14 +396,15 @@ def from_route(builder: dict[str, dict[str, Range]],
             f"{h['ho_over_so'].text('{:.2f}')} | {u.kernels}/{f.kernels} | "
             f"{row['onchip']} / {row['memory']} | {row['hbm_mib_unfused']} -> {row['hbm_mib_fused']} | "
             f"{mapped} | {b.text() if b else '-'} | {ROUTE_SEED[name]} |")
-    lines += ["", "The layer's memory boundaries (each a section of the fused layer; "
-              "step-allocate-units' remark names every cut, section_cuts): a projection's "
-              "output read in another walk than it is produced in (RoPE's q, and k with "
-              "several KV heads per shard, in rows of (batch, head)), the attention's output "
-              "(read by the output projection in rows of the batch); none is a full chip. "
-              "RoPE's rotate_half is an on-chip tile map and the residual read three times a "
-              "fan-out on chip (one row deep, two when it has several rows: double-buffered). "
-              "Launch costs enter in closed form; the P2P network is re-simulated."]
+    lines += ["", "The decode layer's one memory boundary (its cut into 2 sections; "
+              "step-allocate-units' remark names every cut, section_cuts): the attention's "
+              "output, written by per-region random stores and read whole by the output "
+              "projection; none is a full chip. q, k, v and the roped q are re-laid out on "
+              "chip (join_tiles, split_rows, split_tiles / regroup), RoPE's rotate_half is an "
+              "on-chip tile map, and a tensor read several times (the residual; Mistral's "
+              "normalized input) fans out on chip (one row deep, two when it has several "
+              "rows: double-buffered). Launch costs enter in closed form; the P2P network is "
+              "re-simulated."]
     return "\n".join(lines), rows
 
 

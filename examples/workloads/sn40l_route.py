@@ -30,9 +30,13 @@ its own local addresses. `layer_graph(low, nodes)` chains them into ONE
    of its tiles (two when it has several: double-buffered) plus the base depth
    (`fanout_depth`, `fanout_depth()`): with
    the fabric's 2-deep channels that fan-out deadlocks (the product waits for
-   the whole row's sum). Other boundaries (another tiling, a re-read per
-   output column, a gather, a tensor read in another walk than it was
-   produced in — RoPE's q in rows of (batch, head)) go **through memory**:
+   the whole row's sum). A small row-major tensor read in other tiles than
+   it is streamed in — a decode step's q, k, v as rows of (batch, head), its
+   v one row at a time, its roped q in query groups — is re-laid out on chip
+   (`accum join_tiles` into one row tile, `split_rows[k]`, then `flat_map
+   split_tiles` or `regroup`: `_relayout`, `_relayout_rows`,
+   `_relayout_blocks`). Other boundaries (another tiling, a gather, the
+   attention's output written by per-region random stores) go **through memory**:
    the store and the load stay, and step-allocate-units starts a new section
    at such a load (a memory dependence), so they are the layer's kernel cuts;
 4. the store of a tensor everything consumes on chip is dropped unless the
