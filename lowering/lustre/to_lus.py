@@ -49,7 +49,7 @@ from steplus.dialects.lus.input_ranges import (
     observers_attr,
     ranges_attr,
 )
-from steplus.lowering.lustre import adts, ast, machine_ints, poly, set_values, sets
+from steplus.lowering.lustre import adts, ast, machine_ints, merges, poly, set_values, sets
 from steplus.lowering.lustre.machine_ints import MACHINE_INTS
 from steplus.lowering.lustre.automata import lower_automaton
 from steplus.lowering.lustre.arrays import define_by_index, lower_array
@@ -353,7 +353,7 @@ class NodeLowering:
             spec = self.clock_spec(e.clock)
             return [self.sample(v, spec, e.pos) for v in self.expr(e.arg)]
         if isinstance(e, ast.Merge):
-            return self.merge(e)
+            return merges.merge(self, e)
         if isinstance(e, ast.Call):
             return lower_call(self, e)
         raise LustreError(e.pos, "unsupported expression")  # pragma: no cover
@@ -426,7 +426,7 @@ class NodeLowering:
             if e.op == "pre":
                 out.append(self.emit(lus.PreOp(v), e.pos))
             elif e.op == "current":
-                out.append(self.current(e, v))
+                out.append(merges.current(self, e, v))
             elif e.op in MACHINE_INTS or (t in MACHINE_INTS and e.op in ("int", "real")):
                 out.append(machine_ints.convert(self, e, v))
             elif t in MACHINE_INTS:
@@ -521,42 +521,6 @@ class NodeLowering:
             return self.emit(lus.WhenOp(v, condition=self.env[var], negated=not tag), pos)
         return self.emit(lus.WhenOp(v, condition=self._is(var, tag, pos)), pos)
 
-    def merge(self, e: ast.Merge) -> list[SSAValue]:
-        if e.var not in self.env:
-            raise LustreError(e.var_pos, f"unknown clock variable '{e.var}'")
-        ltype = self.ltypes.get(e.var, type_name(self.env[e.var].type))
-        tags: list[bool | str] = [True, False] if ltype == "bool" else (
-            self.prog.ctor_names(ltype) if self.prog.is_enum(ltype) else [])
-        if not tags:
-            raise LustreError(e.var_pos, f"cannot merge on '{e.var}' of type {ltype}")
-        branches: dict[bool | str, list[SSAValue]] = {}
-        for tag, pos, expr in e.cases:
-            if tag not in tags or tag in branches:
-                why = "appears twice" if tag in branches else f"is not a value of {ltype}"
-                shown = str(tag).lower() if isinstance(tag, bool) else tag
-                raise LustreError(pos, f"merge case '{shown}' {why}")
-            spec = (e.var, tag if isinstance(tag, bool) else tags.index(tag))
-            branches[tag] = self.branch(expr, spec, e.clocked) if e.implicit else \
-                self.expr(expr)
-        missing = [str(t).lower() if isinstance(t, bool) else t for t in tags
-                   if t not in branches]
-        if missing:
-            raise LustreError(e.pos, f"merge on '{e.var}' misses case(s) {', '.join(missing)}")
-        arity = {len(v) for v in branches.values()}
-        if len(arity) != 1:
-            raise LustreError(e.pos, "merge branches have different arities")
-        out = []
-        for k in range(arity.pop()):
-            vals = [branches[t][k] for t in tags]
-            if len({self.lt(v) for v in vals}) != 1:
-                raise LustreError(e.pos, "merge branches have different types")
-            if ltype == "bool":
-                out.append(self.emit(lus.MergeOp(vals[0], vals[1],
-                                                 condition=self.env[e.var]), e.pos))
-                continue
-            out.append(self.merge_chain(e.var, vals, e.pos))
-        return out
-
     def merge_chain(self, var: str, vals: list[SSAValue], pos: int) -> SSAValue:
         """`merge k (C_0 -> vals[0]) ...` on an enum-typed variable `k`, each
         `vals[i]` on the clock `ck on (k = C_i)`.
@@ -571,49 +535,3 @@ class NodeLowering:
             rest = self.emit(lus.WhenOp(acc, condition=c, negated=True), pos)
             acc = self.emit(lus.MergeOp(vals[i], rest, condition=c), pos)
         return acc
-
-    def branch(self, expr: ast.Expr, spec: ClockSpec, clocked: bool = False
-               ) -> list[SSAValue]:
-        """A branch of Kind 2's `merge(c; a; b)`. Without any `when`, `merge`,
-        activation or variable declared on a clock inside, it is implicitly on
-        the branch's clock: with node calls inside (or, `clocked`, the branch
-        of a Kind 2 `when` block, a `pre`, `->` or `fby`), its variables are
-        sampled (the calls, `pre`s and arrows run on that clock only);
-        otherwise it is computed on the merge's clock and sampled."""
-        sub = list(walk(expr))
-        if any(isinstance(x, ast.When | ast.Merge) or
-               (isinstance(x, ast.Call) and x.activate is not None) or
-               (isinstance(x, ast.Var) and x.name in self.decls
-                and self.decls[x.name].clock is not None) for x in sub):
-            return self.expr(expr)
-        if any(isinstance(x, ast.Call) or clocked and (
-                isinstance(x, ast.Unary) and x.op == "pre" or
-                isinstance(x, ast.Binary) and x.op in ("->", "fby")) for x in sub):
-            saved, self.sampling = self.sampling, spec
-            try:
-                return self.expr(expr)
-            finally:
-                self.sampling = saved
-        return [self.sample(v, spec, expr.pos) for v in self.expr(expr)]
-
-    def current(self, e: ast.Unary, v: SSAValue) -> SSAValue:
-        """`current x` on a declared or explicit bool clock; 0/false before the first tick."""
-        arg = e.arg
-        clock = arg.clock if isinstance(arg, ast.When) else None
-        if isinstance(arg, ast.Var) and arg.name in self.decls:
-            clock = self.decls[arg.name].clock
-        if clock is None:
-            raise LustreError(e.pos, "unsupported construct: 'current' of an expression whose "
-                              "clock is not declared (write 'current (x when c)' or "
-                              "declare 'x: t when c')")
-        var, tag = self.clock_spec(clock)
-        if not isinstance(tag, bool):
-            raise LustreError(e.pos, "unsupported construct: 'current' on an enumerated clock")
-        zero = self.const({"real": 0.0, "bool": False}.get(self.lt(v), 0), self.lt(v), e.pos)
-        prev = lus.FbyOp(zero, zero)
-        held = self.emit(lus.WhenOp(self.emit(prev, e.pos), condition=self.env[var],
-                                    negated=tag), e.pos)
-        t, f = (v, held) if tag else (held, v)
-        out = self.emit(lus.MergeOp(t, f, condition=self.env[var]), e.pos)
-        prev.operands[1] = out
-        return out
