@@ -415,9 +415,7 @@ def _lowerable(n) -> bool:
     if out is None or not out or 0 in out or not _float_tensor(n):
         return False
     if _dtype(n) == BOOL:
-        # a mask: every reader is lowered too (torch would get it as a 0/1 float); export's
-        # _assert_tensor_metadata reads only its dtype
-        return mask_op(n) and all(_raw_name(u) == ASSERT or _lowerable(u) for u in n.users)
+        return _mask_lowerable(n)
     if name in WHERE:  # torch.where(m, a, b), where(m, a, c), where(m, c, b), masked_fill
         args = list(n.args)
         a = args if name != "aten.masked_fill.Scalar" else [args[1], args[2], args[0]]
@@ -505,6 +503,13 @@ def _lowerable(n) -> bool:
                 return False
         return True
     return False
+
+
+@functools.lru_cache(maxsize=4096)  # masks reading masks: each node's readers checked once
+def _mask_lowerable(n) -> bool:
+    """A mask op every reader of which is lowered too (torch would get it as a 0/1 float);
+    export's `_assert_tensor_metadata` reads only its dtype."""
+    return mask_op(n) and all(_raw_name(u) == ASSERT or _lowerable(u) for u in n.users)
 
 
 def norm_dims(n) -> int:

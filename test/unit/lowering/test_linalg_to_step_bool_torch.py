@@ -153,3 +153,26 @@ def test_transformers_expand_mask_lowers_its_bool_cast_and_masked_fill():
                          "aten.expand.default", "aten.to.dtype"]
     assert {"rsub_scalar[1.0]", "ne_scalar[0.0]", "add",
             f"where_then[{float(torch.finfo(torch.float32).min)!r}]"} <= set(applied)
+
+
+class MaskChain(torch.nn.Module):
+    """40 masks each read by two masks: whether a mask is lowered (every reader lowered) is
+    decided once per node, not once per path (2^40 paths)."""
+
+    def forward(self, x):
+        m = x > 0
+        for i in range(40):
+            m = (m & (x > i * 0.01)) ^ (m | (x < -i * 0.01))
+        return torch.where(m, x, 0.0)
+
+
+def test_a_deep_chain_of_masks_is_decided_once_per_node():
+    from steplus.lowering.linalg_to_step import glue
+
+    ep = torch.export.export(MaskChain(), (torch.randn(4, 8),))
+    glue._mask_lowerable.cache_clear()
+    nodes = [n for n in ep.graph.nodes if n.op == "call_function"]
+    assert all(glue.lowerable(n) for n in nodes)
+    info = glue._mask_lowerable.cache_info()
+    masks = sum(glue._dtype(n) == glue.BOOL for n in nodes)
+    assert info.misses == masks  # each mask's readers walked once (2^40 paths otherwise)
