@@ -223,6 +223,9 @@ def _option_type_message(cls: type, args: Mapping[str, Sequence[object]]) -> str
                     if isinstance(t, type) and t in _KINDS}
         if not accepted:
             continue
+        if not values:  # `isel{mode}`: xDSL says "Incompatible types: given (), expected <class 'str'>"
+            dashed = name.replace("_", "-")
+            return f"option '{dashed}' needs a value ({dashed}=...)"
         for value in values:
             ok = any(isinstance(value, t) and not (t is int and isinstance(value, bool))
                      or (t is float and type(value) is int) for t in accepted)

@@ -206,3 +206,17 @@ def test_float_option_in_exponent_notation_is_a_number(value: str, want: str | N
         with pytest.raises(UsageError) as info:
             parse_pass_pipeline(available, f"isel{{time-limit={value}}}")
         assert str(info.value) == f"invalid options for pass 'isel': {want}"
+
+
+@pytest.mark.parametrize("spec, option", [("isel{mode}", "mode"), ("isel{time-limit}", "time-limit"),
+                                          ("isel{iterations}", "iterations")])
+def test_pass_option_without_a_value_is_named(spec: str, option: str):
+    """`isel{mode}` was "Incompatible types: given (), expected <class 'str'>"
+    (xDSL's message, naming a Python class and not the option)."""
+    from steplus.passes.isel import IselPass
+    from steplus.tools.cli import UsageError, parse_pass_pipeline
+
+    with pytest.raises(UsageError) as info:
+        parse_pass_pipeline({"isel": lambda: IselPass}, spec)
+    assert str(info.value) == (f"invalid options for pass 'isel': option '{option}' needs a "
+                               f"value ({option}=...)")
