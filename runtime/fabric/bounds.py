@@ -54,7 +54,11 @@ def bound(c: Context, qid: int) -> int:
     whose bound is known in this query or that waits on nothing, then sets
     the bounds back up the chain; a FlatReassemble that needs several
     inputs is left to `_walk`. A context on the chain is marked in
-    progress (`lb` = -1): met again, it is on a wait cycle (NEVER)."""
+    progress (`lb` = -1): met again, it is on a wait cycle (NEVER). The
+    first context of the chain is kept in a local, the rest in a list made
+    only for chains of two forms or more (most are one: an idle load behind
+    its anchor)."""
+    first: Context | None = None
     path: list[Context] | None = None
     d = c
     res: int
@@ -85,7 +89,9 @@ def bound(c: Context, qid: int) -> int:
                     if anc is not None and own < NEVER:
                         d.qid = qid
                         d.lb = -1  # in progress
-                        if path is None:
+                        if first is None:
+                            first = d
+                        elif path is None:
                             path = [d]
                         else:
                             path.append(d)
@@ -105,6 +111,13 @@ def bound(c: Context, qid: int) -> int:
             if e.fa > b:
                 b = e.fa
             e.lb = res = b
+    if first is not None:
+        b = res + first.fk
+        if b > NEVER:
+            b = NEVER
+        if first.fa > b:
+            b = first.fa
+        first.lb = res = b
     return res
 
 

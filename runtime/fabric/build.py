@@ -64,6 +64,16 @@ def _kernel(k: KernelSpec) -> oc.Kernel:
     return oc.Kernel(k.n_args, [(fn, list(args)) for fn, args in k.calls], k.result, k.acc_slot)
 
 
+def _shared_kernel(b: _Builder, k: KernelSpec) -> oc.Kernel:
+    """One `Kernel` per distinct region of the program: the contexts computing
+    the same region (an MoE layer's experts) share its cost cache (a kernel's
+    only state), so a tile shape's cost is worked out once, not once per expert."""
+    got = b.kernels.get(k)
+    if got is None:
+        got = b.kernels[k] = _kernel(k)
+    return got
+
+
 class _Builder:
     def __init__(self, config: HardwareConfig, functional: bool, tensors: dict | None,
                  seed: int, limits: bool):
@@ -71,6 +81,7 @@ class _Builder:
         self.tensors: dict[str, Tensor] = tensors or {}
         self.tensor_bytes = 0
         self.rng = np.random.default_rng(seed)
+        self.kernels: dict[KernelSpec, oc.Kernel] = {}  # see _shared_kernel
 
     def tensor(self, name: str, rows: int, cols: int, in_shape: list[int]) -> Tensor | None:
         if not self.functional:
@@ -148,7 +159,7 @@ def _random_store(b: _Builder, n: str, p: RandomStoreParams) -> Context:
 
 @_builds(MapParams)
 def _map(b: _Builder, n: str, p: MapParams) -> Context:
-    return oc.MapCtx(n, _kernel(p.kernel), p.compute_bw, p.pmu_bw, p.write_back, b.functional)
+    return oc.MapCtx(n, _shared_kernel(b, p.kernel), p.compute_bw, p.pmu_bw, p.write_back, b.functional)
 
 
 @_builds(AccumParams)
@@ -157,7 +168,7 @@ def _accum(b: _Builder, n: str, p: AccumParams) -> Context:
     if p.init is not None:
         ik = _kernel(p.init)
         init = lambda k=ik: k.run([])  # noqa: E731
-    return oc.AccumCtx(n, _kernel(p.kernel), p.rank, p.init_shape, p.compute_bw, p.pmu_bw,
+    return oc.AccumCtx(n, _shared_kernel(b, p.kernel), p.rank, p.init_shape, p.compute_bw, p.pmu_bw,
                        p.write_back, b.functional, scan=p.scan, init=init)
 
 

@@ -375,9 +375,9 @@ class Simulator:
             self.qid += 1
             qid = self.qid
             h = NEVER
-            for ctx in fh.idle_set:
-                if ctx.clock >= h:
-                    continue  # a bound is at least the context's clock: cannot lower h
+            for ctx in fh.idle_list:
+                if ctx.clock >= h or ctx.fa >= h:
+                    continue  # a bound is at least the clock and a valid form's fa: cannot lower h
                 v = bound(ctx, qid)
                 if v < h:
                     h = v

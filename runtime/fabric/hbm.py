@@ -201,7 +201,10 @@ class HBMServer:
         self.writers: list[Context] = []
         self.rank: dict[Context, int] = {}
         self.live: set[Context] = set()
-        self.idle_set: set[Context] = set()
+        # live requesters with no tile in flight: a dense list (iterated at every
+        # HBM advance; a churned set's table is mostly empty slots) and positions
+        self.idle_list: list[Context] = []
+        self.idle_pos: dict[Context, int] = {}
         self.inflight: dict[int, Transfer] = {}
         self.order: list[Transfer] = []  # the transfers in flight, by registration rank
         self.t_next: int = 0
@@ -232,11 +235,27 @@ class HBMServer:
         for i, c in enumerate(self.readers + self.writers):
             self.rank[c] = i
         self.live = set(self.rank)
-        self.idle_set = set(self.rank)  # live, no tile in flight
+        self.idle_list = []
+        self.idle_pos = {}
+        for c in self.rank:  # live, no tile in flight
+            self._idle_add(c)
+
+    def _idle_add(self, ctx: Context) -> None:
+        if ctx not in self.idle_pos:
+            self.idle_pos[ctx] = len(self.idle_list)
+            self.idle_list.append(ctx)
+
+    def _idle_discard(self, ctx: Context) -> None:
+        i = self.idle_pos.pop(ctx, -1)
+        if i >= 0:
+            last = self.idle_list.pop()
+            if last is not ctx:  # the last one takes its place
+                self.idle_list[i] = last
+                self.idle_pos[last] = i
 
     def unregister(self, ctx: Context) -> None:
         self.live.discard(ctx)
-        self.idle_set.discard(ctx)
+        self._idle_discard(ctx)
 
     def issue(self, ctx: Context, t0: int, n_req: int) -> None:
         if t0 + 1 < self.t_next:
@@ -245,7 +264,7 @@ class HBMServer:
         self._flush()
         tr = Transfer(ctx, self.rank[ctx], t0, n_req, self.par)
         self.inflight[tr.rank] = tr
-        self.idle_set.discard(ctx)
+        self._idle_discard(ctx)
         insort(self.order, tr, key=_rank)
         ctx.hbm_lb = tr.last_cycle + 1 + self.resp
         self.requests += n_req
@@ -255,13 +274,13 @@ class HBMServer:
 
     def idle(self) -> list:
         """Live requesters with no tile in flight (they bound how far time may advance)."""
-        return list(self.idle_set)
+        return list(self.idle_list)
 
     def horizon(self, lbs: dict) -> float:
         """First cycle an idle (live, not in flight) requester could send a chunk."""
         h = INF
         get = lbs.get
-        for c in self.idle_set:
+        for c in self.idle_list:
             v = get(c, INF)
             if v < h:
                 h = v
@@ -298,7 +317,7 @@ class HBMServer:
                         del self.inflight[tr.rank]
                         done.append((tr.ctx, tr.top + self.resp))
                         if tr.ctx in self.live:
-                            self.idle_set.add(tr.ctx)
+                            self._idle_add(tr.ctx)
                 order[:] = [tr for tr in order if tr.last_cycle >= cut]
         for ctx, comp in done:
             on_done(ctx, comp)

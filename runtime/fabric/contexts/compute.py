@@ -194,17 +194,22 @@ class MapCtx(ComputeCtx):
     def body(self) -> Body:
         inputs = self.inputs
         while True:
-            els: list[Any] = []  # Element, or None at end of stream (_peek_all, inlined)
+            # peek every input (each may block), then stop if one has ended
+            els: list[Element] = []
+            ended = False
             for ch in inputs:
                 assert ch is not None
                 el = self.peek_now(ch)
                 if el is WAIT:
                     el = yield (PEEK, ch)
-                els.append(el)
-            if any(e is None for e in els):
+                if el is None:
+                    ended = True
+                else:
+                    els.append(el)
+            if ended:
                 return
             self._check_aligned(els)
-            tiles = [e.data for e in els]
+            tiles: list[Tile] = [e.data for e in els]
             flops, fixed, (r, c) = self.kernel.cost(tuple((t.rows, t.cols) for t in tiles))
             out = Tile(r, c, tiles[0].nb, self.write_back, valid=_valid_rows(tiles, r))
             store = _ceil(out.nbytes, self.pmu_bw) if self.write_back else 0
@@ -247,21 +252,26 @@ class AccumCtx(ComputeCtx):
         return Tile(r, c, nb, self.write_back, valid=0 if self.kernel.retile else r, value=value)
 
     def body(self) -> Body:
-        acc = None
+        acc: Tile | None = None
         r = self.rank
         inputs = self.inputs
         while True:
-            els: list[Any] = []  # Element, or None at end of stream (_peek_all, inlined)
+            # peek every input (each may block), then stop if one has ended
+            els: list[Element] = []
+            ended = False
             for ch in inputs:
                 assert ch is not None
                 el = self.peek_now(ch)
                 if el is WAIT:
                     el = yield (PEEK, ch)
-                els.append(el)
-            if any(e is None for e in els):
+                if el is None:
+                    ended = True
+                else:
+                    els.append(el)
+            if ended:
                 return
             self._check_aligned(els)
-            tiles = [e.data for e in els]
+            tiles: list[Tile] = [e.data for e in els]
             if acc is None:
                 acc = self._fresh(tiles[0].nb)
             flops, fixed, (rr, cc) = self.kernel.cost(

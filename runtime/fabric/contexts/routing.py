@@ -149,13 +149,18 @@ class ReassembleCtx(StreamCtx):
                 return
             if self.deq_now(sel) is WAIT:
                 yield (DEQ, sel)
-            chosen = list(s.data.chosen)
+            chosen: list[int] = list(s.data.chosen)
             heads: dict[int, int] = {}
             todo = list(chosen)
             while True:
                 # The engine's lower bounds: nothing happens here before every
                 # one of these inputs has a head.
-                self.need_all = [self.ins_list[j] for j in todo]
+                need: list[Channel] = []
+                for j in todo:
+                    ch = self.ins_list[j]
+                    assert ch is not None
+                    need.append(ch)
+                self.need_all = need
                 for j in todo:
                     ch = self.ins_list[j]
                     assert ch is not None
