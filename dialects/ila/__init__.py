@@ -138,6 +138,9 @@ def _check_shapes(op: IRDLOperation, callee: str, shapes, result) -> None:
     if callee == "hlscnn.conv2d" and strides is not None and not (
             values is not None and len(values) == 2 and min(values) >= 1):
         raise VerifyException(f"{op.name}: '{callee}' strides must be two positive integers")
+    if any(0 in tuple(x) for x in (*shapes, result)):  # the simulators reduce over rows
+        raise VerifyException(f"{op.name}: '{callee}' on an empty tensor (shapes "
+                              f"{', '.join(str(list(x)) for x in (*shapes, result))})")
     want = accel_result_shape(callee, shapes, op.attributes)
     if want is None:
         raise VerifyException(f"{op.name}: '{callee}' does not accept operands of shapes "

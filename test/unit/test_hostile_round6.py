@@ -220,3 +220,30 @@ def test_pass_option_without_a_value_is_named(spec: str, option: str):
         parse_pass_pipeline({"isel": lambda: IselPass}, spec)
     assert str(info.value) == (f"invalid options for pass 'isel': option '{option}' needs a "
                                f"value ({option}=...)")
+
+
+def _invoke(callee: str, args: list[str], res: str) -> str:
+    params = ", ".join(f"%a{i}: tensor<{t}xf32>" for i, t in enumerate(args))
+    types = ", ".join(f"tensor<{t}xf32>" for t in args)
+    uses = ", ".join(f"%a{i}" for i in range(len(args)))
+    return (f"func.func @f({params}) -> tensor<{res}xf32> {{\n"
+            f"  %r = ila.invoke \"{callee}\"({uses}) : ({types}) -> tensor<{res}xf32>\n"
+            f"  func.return %r : tensor<{res}xf32>\n}}\n")
+
+
+@pytest.mark.parametrize("callee, args, res", [
+    ("flexasr.layernorm", ["0x64", "64", "64"], "0x64"),
+    ("flexasr.attention", ["0x64", "0x64", "0x64"], "0x64"),
+])
+def test_ila_call_on_an_empty_tensor_is_refused_by_the_verifier(tmp_path: Path, callee: str,
+                                                                args: list[str], res: str):
+    """A 0-row layernorm verified and then failed in the simulator with numpy's
+    'need at least one array to stack' (attention: 'zero-size array to reduction
+    operation maximum which has no identity')."""
+    prog = tmp_path / "f.mlir"
+    prog.write_text(_invoke(callee, args, res))
+    r = run_tool(step_run, [str(prog), "--backend", "ila", "--func", "@f", "--random", "0", "-q"])
+    assert r.code == 1
+    shapes = ", ".join(f"[{', '.join(t.split('x'))}]" for t in [*args, res])
+    assert r.err.splitlines()[0] == (f"{prog}:2:3: error: ila.invoke: '{callee}' on an empty "
+                                     f"tensor (shapes {shapes})")
