@@ -186,6 +186,12 @@ for _fn in [
 # (convert-linalg-to-step: torch's RMSNorm, softmax, residual adds and MoE routers)
 
 
+register_function(StepFunction(
+    "transpose", 1, lambda s: 0, lambda a: np.asarray(a).T, lambda s: (s[0][1], s[0][0]),
+    summary="[rows, cols] -> [cols, rows]: a tile transposed on chip (a channels-last "
+            "permute of an image plane); no FLOPs"))
+
+
 def _rsqrt(a: np.ndarray) -> np.ndarray:
     with np.errstate(divide="ignore", invalid="ignore"):  # 1/sqrt(0) = inf, as torch
         return UNARY["rsqrt"](a)

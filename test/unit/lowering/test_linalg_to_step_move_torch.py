@@ -52,9 +52,13 @@ def test_head_split_merge_select_slice_transpose_equal_torch():
     # the head split and merge keep the last dim: whole rows of D = 8
     assert _gather_tile(moves["transpose"]) == "!step.tile<1x8xf32>"
     assert _gather_tile(moves["select"]) == "!step.tile<1x16xf32>"
-    # a slice of the last dim and a transpose of the last two dims move elements
+    # a slice of the last dim moves elements
     assert _gather_tile(moves["slice_1"]) == "!step.tile<1x1xf32>"
-    assert _gather_tile(moves["transpose_2"]) == "!step.tile<1x1xf32>"
+    # a transpose of the last two dims: each batch's [S, E] matrix one tile, transposed on chip
+    t = moves["transpose_2"].module
+    assert [str(o.output.type) for o in t.walk() if isinstance(o, so.LinearOffChipLoadOp)] \
+        == ["!step.stream<[2, 1], !step.tile<3x16xf32>>"]
+    assert [o.fn.data for o in t.walk() if isinstance(o, so.ApplyOp)] == ["transpose"]
     assert all(part_cycles(p) > 0 for p in moves.values())
 
 

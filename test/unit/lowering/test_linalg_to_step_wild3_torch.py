@@ -146,3 +146,29 @@ def test_the_depthwise_function_is_torchs_conv2d():
     assert even is not None
     with pytest.raises(ValueError):  # an even kernel has no "same" padding of k // 2 each side
         even.out_shape([(6, 8), (1, 16)])
+
+
+class ChannelsLast(nn.Module):
+    """torchvision ConvNeXt's `Permute([0, 2, 3, 1])` ... `Permute([0, 3, 1, 2])` around a
+    channels-last op, and a permute that is no batched transpose (it swaps the two leading
+    dims of each image: stays an element gather)."""
+
+    def forward(self, x):
+        y = x.permute(0, 2, 3, 1) * 2.0
+        return y.permute(0, 3, 1, 2) + 1.0, x.permute(1, 0, 2, 3) - 1.0
+
+
+def test_a_batched_transpose_is_a_tile_map_not_a_gather():
+    torch.manual_seed(0)
+    x = torch.randn(2, 4, 3, 5)
+    ep = torch.export.export(ChannelsLast().eval(), (x,))
+    low = lower_exported(ep, dense="tile=4x8x8 schedule=mnk")
+    outs, ran, torch_ops = run_exported(ep, low, (x,))
+    for got, want in zip(outs, ChannelsLast()(x)):
+        np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6)
+    moves = [p for p in low.graphs if p.role == "move"]
+    fns = [sorted({o.fn.data for o in p.module.walk() if o.name == "step.apply"})
+           for p in moves]
+    # NCHW -> NHWC: each image's [C, H*W] transposed; back: its [H*W, C]; the other a gather
+    assert sorted(map(tuple, fns)) == [(), ("transpose",), ("transpose",)]
+    assert all(part_cycles(p) > 0 for p in low.graphs)
