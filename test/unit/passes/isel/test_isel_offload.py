@@ -96,7 +96,7 @@ def _isel(text: str, targets: tuple[str, ...], offload: str):
 
 
 @pytest.mark.parametrize(("shape", "paid"), [((1, 64, 10), False), ((16, 256, 256), True), ((10, 64, 10), True),
-                                             ((9, 64, 10), False)])
+                                             ((9, 64, 10), False), ((16, 36, 1), False)])
 def test_isel_keeps_an_unpaid_call_on_the_host(shape, paid):
     _, always, _ = _isel(_dense(*shape), ("flexasr",), "always")
     assert always == ["flexasr.linear"]  # D2A's counts: the driver pads any out
@@ -110,6 +110,7 @@ def test_isel_keeps_an_unpaid_call_on_the_host(shape, paid):
                            f"{host} host vector steps"]
 
 
+@pytest.mark.slow  # ~13 s on the loaded 2-core machine (a torch-mlir export); the GEMM alone: (16, 36, 1) above
 def test_a_one_filter_grouped_convolution_stays_on_the_host():
     """torch's Conv2d(8, 2, 3, groups=2): one filter per group, a [16, 36] x [36, 1] GEMM each; FlexASR would
     run each padded to 64 outputs.  Profitable isel keeps it on the host, and the program still equals torch."""
