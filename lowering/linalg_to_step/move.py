@@ -11,8 +11,10 @@ input's element indices and streams the resulting addresses (a `metadata_gen`)
 into a `random_offchip_load`; the tiles are stored contiguous, the output
 tensor in row-major memory. When every output row is a whole input row (the
 last dim kept: a head split, a time-major/batch-major swap, a select of a
-leading dim) the tiles are rows (`1 x D`); otherwise elements (`1 x 1`: a
-transpose of the last two dims).
+leading dim) the tiles are rows (`1 x D`); a batched transpose (per batch an
+`[A, C]` matrix transposed: NCHW <-> NHWC, a transpose of the last two dims) is
+no gather: each matrix is one tile, `transpose`d on chip (`transpose_part`);
+otherwise elements (`1 x 1`).
 
 Example: `x.transpose(1, 2)` of a `[2, 6, 4, 8]` tensor gathers 48 rows of 8.
 """
