@@ -74,6 +74,7 @@ class Simulator:
         self.rounds = 0  # polling rounds (queries answering Nothing), inline ones included
         self.inline_rounds = 0  # of which resolved inside `_step` (see _poll_inline)
         self.steps = 0  # contexts stepped (each runs until it blocks)
+        self.resumes = 0  # generator resumptions (a command carried out in place needs none)
         self.inline_polls = True  # False: every round through _run (tests compare both)
 
     def add(self, ctx: Context) -> Context:
@@ -165,6 +166,7 @@ class Simulator:
         ctx.resume = None
         while True:
             if cmd is None:
+                self.resumes += 1
                 try:
                     cmd = send(value)
                 except StopIteration:
