@@ -392,6 +392,12 @@ class _Oracles:
                 f"'{call.kind}' of a node with oracles ('{call.node}' has "
                 f"{extra[0][0]})"))
         callee = self.nodes[call.node]
+        if callee.rec:  # unrolled per constant argument: an oracle is no constant (and a
+            # call of itself grew the list iterated below: KeyError 's.2.35.pre.2.31')
+            raise LustreError(call.pos, _unsupported(
+                f"a recursive function ('rec') with an oracle input ('{call.node}' has "
+                f"{extra[0][0]}: an undefined 'pre', 'any' or a free constant; write "
+                "'v -> pre ...')"))
         types = {d.name: d.type for d in callee.inputs}
         if callee.tparams:  # the oracles' types at this call's type arguments
             params = [d for d in callee.inputs if (d.name, False) not in extra]

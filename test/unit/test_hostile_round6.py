@@ -247,3 +247,23 @@ def test_ila_call_on_an_empty_tensor_is_refused_by_the_verifier(tmp_path: Path, 
     shapes = ", ".join(f"[{', '.join(t.split('x'))}]" for t in [*args, res])
     assert r.err.splitlines()[0] == (f"{prog}:2:3: error: ila.invoke: '{callee}' on an empty "
                                      f"tensor (shapes {shapes})")
+
+
+@pytest.mark.parametrize("src, at, has", [
+    ("function rec s(n: int) returns (m: int);\nlet m = if n <= 0 then 0 else pre s(n - 1); "
+     "tel\nnode top(x: int) returns (y: int); let y = x + s(3); tel\n", "s(n - 1)", "'s' has pre.2.31"),
+    ("function rec a(n: int) returns (m: int);\nlet m = if n <= 0 then 0 else pre b(n - 1); tel\n"
+     "function rec b(n: int) returns (m: int);\nlet m = if n <= 0 then 1 else pre a(n - 1); tel\n"
+     "node top(x: int) returns (y: int); let y = x + a(3); tel\n", "b(n - 1)", "'b' has pre.4.31"),
+])
+def test_rec_function_with_an_undefined_pre_is_a_located_error(src: str, at: str, has: str):
+    """`pre s(n - 1)` in `function rec s` was 'internal error: KeyError:
+    's.2.35.pre.2.31'' (passing its own oracle to itself grew the list being read);
+    mutually recursive, "called with an argument that is not a compile-time constant
+    ('pre.2.31' of 'a')", naming the oracle as a parameter."""
+    with pytest.raises(LustreError) as info:
+        import_lustre(src, "t.lus")
+    assert info.value.message == (
+        f"unsupported construct: a recursive function ('rec') with an oracle input ({has}: an "
+        "undefined 'pre', 'any' or a free constant; write 'v -> pre ...')")
+    assert info.value.pos == src.index(at)
