@@ -361,6 +361,10 @@ def run_lstm(x: npt.NDArray[np.floating], w_ih: npt.NDArray[np.floating], w_hh: 
         out_bias = 5 if h0 is None or c0 is None else max(3, af.bias_for(np.array([np.max(np.abs(c0)) + x.shape[0]])))
     h0c = af.encode(np.asarray(h0, np.float64).reshape(H), out_bias) if state else None
     c0c = af.encode(np.asarray(c0, np.float64).reshape(H), out_bias) if state else None
+    if not vec._fits_gb(x.shape[0], xc.shape[1] // 16, H // 16):  # from a given state the steps were split
+        raise IlaError(f"flexasr lstm: {x.shape[0]} timesteps of {xc.shape[1] // 16} input and {H // 16} hidden "
+                       f"vectors do not fit the 1 MiB global buffer (at most {lstm_max_steps(xc.shape[1] // 16, H // 16)} "
+                       "a call)")
     rows = x.shape[0] + (1 if state else 0)
     fast = None if reference_mode(reference) else vec.lstm_codes(xc, wic, whc, bc, bw, bi, bb, out_bias,
                                                                  LSTM_PROGRAM, h0c, c0c)
@@ -368,6 +372,19 @@ def run_lstm(x: npt.NDArray[np.floating], w_ih: npt.NDArray[np.floating], w_hh: 
         return af.decode(fast, out_bias), _lstm_counts(x.shape[0], xc.shape[1] // 16, H // 16, state)
     _, reads, counts = execute(lstm_fragment(xc, wic, whc, bc, bw, bi, bb, out_bias, h0c, c0c))
     return af.decode(np.stack(reads).reshape(rows, H), out_bias), counts
+
+
+def lstm_max_steps(nvi: int, nvo: int) -> int:
+    """The most timesteps one LSTM call holds: its input [T, nvi] and output [T, nvo] regions in the 1 MiB
+    global buffer, the output's base in a 16-bit field (`flexasr_vec._fits_gb`, monotone in T); 0 if none."""
+    lo, hi = 0, (1 << 16) - 1
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if vec._fits_gb(mid, nvi, nvo):
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
 
 
 def _run_lstm_padded(x: npt.NDArray[np.floating], w_ih: npt.NDArray[np.floating], w_hh: npt.NDArray[np.floating],
@@ -484,7 +501,10 @@ def _run_lstm_chunked(x: npt.NDArray[np.floating], w_ih: npt.NDArray[np.floating
     h, c = np.asarray(h0, np.float64).reshape(H), np.asarray(c0, np.float64).reshape(H)
     rows: list[Floats] = []
     total: dict[str, int] = {}
-    chunks = lstm_chunks(x, w_ih, w_hh, b_ih, h, c)
+    # a chunk longer than one call's global-buffer regions hold runs as calls of at most `limit` steps
+    limit = lstm_max_steps(x.shape[1] // 16, H // 16)
+    chunks = [(s, min(s + limit, end), bias) for s0, end, bias in lstm_chunks(x, w_ih, w_hh, b_ih, h, c)
+              for s in range(s0, end, limit)]
     for start, end, bias in chunks:
         y, counts = run_lstm(x[start:end], w_ih, w_hh, b_ih, out_bias=bias, h0=h, c0=c, reference=reference)
         rows.append(y[:-1])

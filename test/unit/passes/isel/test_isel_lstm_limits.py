@@ -98,3 +98,42 @@ def test_the_driver_refuses_a_layer_past_its_buffers():
     with pytest.raises(IlaError, match=r"3905 features and 64 hidden units do not fit the driver's buffers: "
                                        r"a PE's input buffer needs 245 input"):
         fd.run_lstm(x, w, u, b)
+
+
+def _gb_steps(nvi: int, nvo: int) -> int:
+    """The most timesteps of one call: the driver puts the input [T, nvi] at vector 0 and the output [T, nvo] at
+    vector base1 = (T // 16 + 2)·16·nvi (a 16-bit field); vector v of step t of a region at byte B lives at
+    B + (t // 16)·nv·256 + (t % 16)·16 + v·256 (spec §1.4.3), and both must end within the 1 MiB buffer."""
+    def end(t, nv, base):
+        return base + ((t - 1) // 16) * nv * 256 + ((t - 1) % 16) * 16 + (nv - 1) * 256 + 16
+
+    best = 0
+    for t in range(1, 1 << 16):
+        base1 = (t // 16 + 2) * 16 * nvi
+        if base1 < 1 << 16 and end(t, nvi, 0) <= 1 << 20 and end(t, nvo, 16 * base1) <= 1 << 20:
+            best = t
+    return best
+
+
+def test_a_long_sequence_runs_as_calls_the_global_buffer_holds(monkeypatch):
+    """LSTM-WLM's padded 200-wide layer (13 input, 16 hidden vectors) holds 2240 steps a call; a longer
+    sequence from a state (isel's whole-sequence call) runs as several calls, the state passed through the
+    host with the same act bias, so the output is the one call's bit for bit (checked here with the limit
+    lowered to 2 steps on a 6-step sequence)."""
+    assert fd.lstm_max_steps(13, 16) == _gb_steps(13, 16) == 2240
+    assert fd.lstm_max_steps(4, 4) == _gb_steps(4, 4)
+    rng = np.random.default_rng(1)
+    x, w, u, b = _layer(rng, 6, 64, 64)
+    h0, c0 = rng.uniform(-0.5, 0.5, 64), rng.uniform(-0.5, 0.5, 64)
+    y, counts = fd.run_lstm(x, w, u, b, h0=h0, c0=c0)
+    monkeypatch.setattr(fd, "lstm_max_steps", lambda nvi, nvo: 2)
+    y2, counts2 = fd.run_lstm(x, w, u, b, h0=h0, c0=c0)
+    assert counts["lstm_calls"] == 1 and counts2["lstm_calls"] == 3
+    assert np.array_equal(y, y2)
+
+
+def test_a_zero_state_call_past_the_global_buffer_is_refused():
+    x, w, u, b = _layer(np.random.default_rng(0), 2241, 200, 200)
+    with pytest.raises(IlaError, match=r"2241 timesteps of 13 input and 16 hidden vectors do not fit the 1 MiB "
+                                       r"global buffer \(at most 2240 a call\)"):
+        fd.run_lstm(x, w, u, b)
