@@ -89,9 +89,9 @@ def dense_splat(t, element: bytes) -> DenseIntOrFPElementsAttr:
                                                  else element * math.prod(t.get_shape())))
 
 
-_SPLAT = re.compile(r'<\s*(?:"0x[0-9a-fA-F]+"|[-+]?\d+(?:\.\d*)?(?:[eE][-+]?\d+)?|true|false)\s*>')
-"""A splat literal `<v>`: one decimal number, `true`/`false` or a hex string (looked up in the
-source before anything is consumed, so no backtracking is needed)."""
+_SPLAT = re.compile(r'<\s*(?:"0x[0-9a-fA-F]+"|(0x[0-9a-fA-F]+)|[-+]?\d+(?:\.\d*)?(?:[eE][-+]?\d+)?|true|false)\s*>')
+"""A splat literal `<v>`: one decimal or hexadecimal number, `true`/`false` or a hex string (looked
+up in the source before anything is consumed, so no backtracking is needed)."""
 
 
 def parse_dense_splat(parser, type):
@@ -103,8 +103,10 @@ def parse_dense_splat(parser, type):
     for a `dense_resource` constant. Public parser API only: the splat is recognized
     by a regex on the source at the parser's position."""
     start = parser.pos
-    if _SPLAT.match(parser.lexer.input.content, start) is None:
+    splat = _SPLAT.match(parser.lexer.input.content, start)
+    if splat is None:
         return None
+    bits = splat.group(1)  # an unquoted hexadecimal number
     parser.parse_punctuation("<")
     text = parser.parse_optional_str_literal()
     value: int | float | bool | None = None
@@ -143,6 +145,14 @@ def parse_dense_splat(parser, type):
             return DenseIntOrFPElementsAttr(t, BytesAttr(data))
         parser.raise_error(f"hex literal of {len(data)} bytes for {t}: expected {itemsize} "
                            f"(a splat) or {n * itemsize}", at_position=start, end_position=parser.pos)
+    if bits is not None and isinstance(elt, AnyFloat):
+        # MLIR reads a hexadecimal integer in a float literal as the bit pattern: torch-mlir writes a
+        # -inf mask as dense<0xFF800000> : tensor<f32> (xDSL 0.74 made it the number 4286578688.0)
+        raw = int(bits, 16)
+        if raw >> (8 * itemsize):
+            parser.raise_error(f"hexadecimal literal {bits} is wider than {elt}", at_position=start,
+                               end_position=parser.pos)
+        return dense_splat(t, raw.to_bytes(itemsize, "little"))
     if isinstance(elt, AnyFloat) and isinstance(value, bool):
         parser.raise_error(f"expected a float literal for {elt}, got a boolean", at_position=start,
                            end_position=parser.pos)
