@@ -23,7 +23,6 @@ lacks, as float32). `--output OUT.npy` is for a graph with a single store.
 from __future__ import annotations
 
 import math
-import zipfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -36,8 +35,9 @@ from steplus.dialects.step import GraphOp
 from steplus.dialects.step import ops as so
 from steplus.dialects.step.types import StreamType, TileType
 from steplus.passes.step.fabric_placement import find_graph, place
-from steplus.tools.cli import InputError, UsageError
+from steplus.tools.cli import UsageError
 from steplus.tools.inputs import InputSignature, check_array, parse_input_specs, read_array
+from steplus.tools.outputs import save_outputs
 
 __all__ = ["GraphData", "OffChip", "bind_inputs", "collect_outputs", "graph_data",
            "offchip_regions", "save_outputs"]
@@ -216,27 +216,3 @@ def graph_data(specs: Sequence[str], module: Operation, graph_name: str | None,
     loads, stores = offchip_regions(graph, names)
     tensors = bind_inputs(specs, loads, f"@{graph.sym_name.data}")
     return GraphData(tensors, lambda prog: collect_outputs(prog, stores))
-
-
-def save_outputs(path: str, outputs: dict[str, np.ndarray]) -> None:
-    """`.npz`: every output by name; `.npy`: the only one (a usage error otherwise)."""
-    if path.endswith(".npy"):
-        if len(outputs) != 1:
-            names = ", ".join(outputs) or "none"
-            raise UsageError(f"--output {path}: there are {len(outputs)} outputs ({names}); "
-                             "an .npy file holds one: use an .npz --output")
-        arrays = list(outputs.values())
-    elif not path.endswith(".npz"):
-        raise UsageError(f"--output {path}: expected an .npz (or, for one output, .npy) file")
-    try:
-        with open(path, "wb") as f:  # a file object: numpy appends no extension
-            if path.endswith(".npy"):
-                np.save(f, arrays[0], allow_pickle=False)
-            else:  # np.savez's layout; any output name (np.savez reserves `allow_pickle`)
-                with zipfile.ZipFile(f, "w", zipfile.ZIP_STORED, allowZip64=True) as z:
-                    for name, arr in outputs.items():
-                        with z.open(f"{name}.npy", "w", force_zip64=True) as member:
-                            np.lib.format.write_array(member, np.asanyarray(arr),
-                                                      allow_pickle=False)
-    except OSError as e:
-        raise InputError([f"{path}: error: cannot write output: {e.strerror or e}"]) from None

@@ -159,7 +159,7 @@ def run(args, source, name: str) -> int:
         err = diff / den if den else float(np.linalg.norm(o))
         print(f"output {k}: shape {list(np.shape(o))}, relative error vs float32 numpy {err:.6f}")
     if args.output:
-        from steplus.tools.graph_io import save_outputs
+        from steplus.tools.outputs import save_outputs
 
         from steplus.dialects.semantics.domain import numpy_dtype
 

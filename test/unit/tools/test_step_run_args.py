@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 
 from steplus.tools.step_run_args import LOWER_HINT, add_graph_arguments, add_lower_arguments, is_tensor_program
@@ -19,16 +20,19 @@ ROOT = Path(__file__).parents[3]
 HEAVY = ("sympy", "steplus.tools.step_run_graph", "steplus.tools.step_run_linalg", "steplus.dialects.step")
 
 
-def test_an_ila_run_imports_no_graph_half():
-    """`step-run --backend ila` on the max-pool, in a fresh interpreter: none of the heavy modules."""
+def test_an_ila_run_imports_no_graph_half(tmp_path):
+    """`step-run --backend ila` on the max-pool, its output saved, in a fresh interpreter: none of the
+    heavy modules (saving is `tools/outputs.py`, not `graph_io`)."""
+    out = tmp_path / "y.npz"
     code = ("import sys\n"
             "from steplus.tools.step_run import _run\n"
             f"rc = _run([{str(ROOT / 'examples/isel/maxpool128.mlir')!r}, '--backend', 'ila', '--func', '@maxpool',"
-            " '--random', '0', '-q'])\n"
+            f" '--random', '0', '-q', '--output', {str(out)!r}])\n"
             f"print(rc, [m for m in {HEAVY!r} if m in sys.modules])\n")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, check=True)
-    assert "invocations: flexasr=4" in out.stdout
-    assert out.stdout.strip().splitlines()[-1] == "0 []"
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, check=True)
+    assert "invocations: flexasr=4" in run.stdout
+    assert run.stdout.strip().splitlines()[-1] == "0 []"
+    assert np.load(out)["out0"].shape == (1, 64, 64, 1)
 
 
 def test_the_flags_parse_as_before():
