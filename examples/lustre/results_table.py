@@ -162,7 +162,7 @@ def render(rows: list[Row]) -> tuple[str, dict[str, int]]:
         counts[next(k for k in KINDS if result.startswith(k))] += 1
         lines.append(f"| {name} | {_cell(result)} | {nodes} | {_cell(agreement)} |")
         if result.startswith("construct missing"):
-            what = re.sub(r" \('.*'\)$", "", result.split("): ", 1)[1])
+            what = re.sub(r" \('.*\)$", "", result.split("): ", 1)[1])
             missing[what] = missing.get(what, 0) + 1
     total = sum(counts.values())
     summary = (f"{total} programs: {counts['accepted']} accepted, "
