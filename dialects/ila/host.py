@@ -15,7 +15,7 @@ func.func @example(%x: tensor<1x128x128x1xf32>) {
 
 from __future__ import annotations
 
-from xdsl.dialects.builtin import DenseArrayBase, TensorType
+from xdsl.dialects.builtin import DenseArrayBase, IntegerType, TensorType
 from xdsl.irdl import (
     IRDLOperation,
     ParsePropInAttrDict,
@@ -73,6 +73,10 @@ class _WindowOp(IRDLOperation):
     def geometry(self):
         """(N, C, H, W, KH, KW, SH, SW, pads, OH, OW) of the input (see `layout`)."""
         shape = shape_of(self.input)
+        for what, arr in (("kernel", self.kernel), ("stride", self.stride), ("pad", self.pad)):
+            if not isinstance(arr.elt_type, IntegerType):  # array<f32: 4.5, 4.0> read as 4, 4
+                raise VerifyException(f"{self.name}: {what} must be an integer array "
+                                      f"(array<i64: ...>), got {arr.elt_type}")
         hw_axes = (1, 2) if self.name == "ila.windows" else (2, 3)
         kernel, stride, pads = ints_of(self.kernel), ints_of(self.stride), tuple(ints_of(self.pad))
         problem = window_problem(shape, kernel, stride, pads, hw_axes)

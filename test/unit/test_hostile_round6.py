@@ -267,3 +267,21 @@ def test_rec_function_with_an_undefined_pre_is_a_located_error(src: str, at: str
         f"unsupported construct: a recursive function ('rec') with an oracle input ({has}: an "
         "undefined 'pre', 'any' or a free constant; write 'v -> pre ...')")
     assert info.value.pos == src.index(at)
+
+
+@pytest.mark.parametrize("attr, what, elt", [("kernel = array<f32: 4.5, 4.0>", "kernel", "f32"),
+                                             ("stride = array<f64: 2.0, 2.0>", "stride", "f64")])
+def test_ila_window_geometry_must_be_integers(step_opt, tmp_path: Path, attr: str, what: str,
+                                              elt: str):
+    """`kernel = array<f32: 4.5, 4.0>` verified as a 4x4 kernel (the floats truncated)."""
+    op = ("ila.windows %x {kernel = array<i64: 4, 4>, stride = array<i64: 2, 2>, pad = "
+          "array<i64: 1, 1, 1, 1>} : (tensor<1x128x128x1xf32>) -> tensor<16x4096xf32>")
+    key = attr.split(" =")[0]
+    start = op.index(key + " = ")
+    op = op[:start] + attr + op[op.index(">", start) + 1:]
+    prog = tmp_path / "w.mlir"
+    prog.write_text(f"func.func @f(%x: tensor<1x128x128x1xf32>) {{\n  %a = {op}\n  func.return\n}}\n")
+    r = step_opt([str(prog)])
+    assert r.code == 1
+    assert r.err.splitlines()[0] == (f"{prog}:2:3: error: ila.windows: {what} must be an integer "
+                                     f"array (array<i64: ...>), got {elt}")
