@@ -192,6 +192,23 @@ register_function(StepFunction(
             "permute of an image plane); no FLOPs"))
 
 
+def _block_transpose(e: int) -> StepFunction:
+    """`block_transpose[e]`: an `[A, C*e]` tile read as `[A, C, e]` -> `[C, A*e]` (the
+    `[A, C]` matrix of e-element blocks transposed: a head split `[S, H, D] -> [H, S, D]`)."""
+    def shape(s: Sequence[Shape]) -> Shape:
+        r, c = s[0]
+        if c % e:
+            raise ValueError(f"block_transpose[{e}]: {c} columns are no whole blocks of {e}")
+        return (c // e, r * e)
+
+    def f(a: np.ndarray) -> np.ndarray:
+        a = np.asarray(a)
+        A, C = a.shape[0], a.shape[1] // e
+        return a.reshape(A, C, e).transpose(1, 0, 2).reshape(C, A * e)
+
+    return StepFunction("block_transpose", 1, lambda s: 0, f, shape)
+
+
 def _rsqrt(a: np.ndarray) -> np.ndarray:
     with np.errstate(divide="ignore", invalid="ignore"):  # 1/sqrt(0) = inf, as torch
         return UNARY["rsqrt"](a)
@@ -465,6 +482,9 @@ for _fam in [
                    "[rows, cols] -> [rows, k]: the k largest of each row's softmax, largest "
                    "first, not renormalized (Qwen2-MoE's norm_topk_prob=False); (7+k)*cols FLOPs "
                    "per row"),
+    FunctionFamily("block_transpose", int, _block_transpose,
+                   "[A, C*k] -> [C, A*k]: the [A, C] matrix of k-element blocks transposed on "
+                   "chip (a head split [S, H, D] -> [H, S, D] with k = D); no FLOPs"),
     FunctionFamily("depthwise_same", int, _depthwise_same,
                    "(x [H, W], w [1, k*k]) -> [H, W]: one channel's image convolved with its "
                    "k x k kernel, zero padding (k - 1) / 2 (a depthwise nn.Conv2d, padding "

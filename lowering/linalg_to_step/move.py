@@ -26,6 +26,7 @@ import numpy as np
 from xdsl.dialects.builtin import f32
 
 from steplus.dialects.step.builder import Graph
+from steplus.dialects.step.functions import member_name
 from steplus.lowering.linalg_to_step.aten import LoweredPart, name_of
 from steplus.lowering.linalg_to_step.conv import gather_elements, glue_dtype
 from steplus.lowering.linalg_to_step.emit import Layout, Lowered
@@ -126,39 +127,46 @@ def _cat_indices(n) -> np.ndarray | str:
 MAX_TILE = 1 << 16  # a batched transpose's tile (one [A, C] matrix) holds at most this
 
 
-def batched_transpose(shape, idx: np.ndarray) -> tuple[int, int, int] | None:
-    """`(B, A, C)` when the move `idx` (of an input of `shape`) is, for each of B batches,
-    the transpose of an `[A, C]` matrix (a permute moving a group of dims behind the rest:
-    NCHW -> NHWC is `(N, C, H*W)`, NHWC -> NCHW `(N, H*W, C)`, ViT's `flatten(2).transpose(1,
-    2)` `(N, C, P)`), with `A * C` at most MAX_TILE; None otherwise."""
+def batched_transpose(shape, idx: np.ndarray) -> tuple[int, int, int, int] | None:
+    """`(B, A, C, E)` when the move `idx` (of an input of `shape`) is, for each of B batches,
+    the transpose of an `[A, C]` matrix of E-element blocks (a permute moving a group of dims
+    behind the next group, the trailing dims kept: NCHW -> NHWC is `(N, C, H*W, 1)`, the head
+    split `[B, S, H, D] -> [B, H, S, D]` `(B, S, H, D)`, ViT's `flatten(2).transpose(1, 2)`
+    `(N, C, P, 1)`), with `A * C * E` at most MAX_TILE; None otherwise."""
     flat = idx.reshape(-1)
     size, r = flat.size, len(shape)
-    for b in range(r - 1):
-        for a in range(b + 1, r):
-            B, A = int(np.prod(shape[:b])), int(np.prod(shape[b:a]))
-            C = size // max(1, B * A)
-            if A == 1 or C == 1 or B * A * C != size or A * C > MAX_TILE:
-                continue
-            if np.array_equal(flat, np.arange(size).reshape(B, A, C).transpose(0, 2, 1)
-                              .reshape(-1)):
-                return B, A, C
+    if size != int(np.prod(shape)):  # a select, slice or expand: no permutation
+        return None
+    for e in range(r, 0, -1):  # the kept trailing dims shape[e:] (none first: the finest)
+        E = int(np.prod(shape[e:]))
+        for b in range(e - 1):
+            for a in range(b + 1, e):
+                B, A = int(np.prod(shape[:b])), int(np.prod(shape[b:a]))
+                C = int(np.prod(shape[a:e]))
+                if A == 1 or C == 1 or A * C * E > MAX_TILE:
+                    continue
+                if np.array_equal(flat, np.arange(size).reshape(B, A, C, E)
+                                  .transpose(0, 2, 1, 3).reshape(-1)):
+                    return B, A, C, E
     return None
 
 
-def transpose_part(n, geometry: tuple[int, int, int], fname: str) -> LoweredPart:
-    """A batched transpose as tiles: each `[A, C]` matrix one tile, `transpose`d on chip,
-    stored `[C, A]`: B tiles moved instead of B*A*C one-element gathers."""
-    B, A, C = geometry
+def transpose_part(n, geometry: tuple[int, int, int, int], fname: str) -> LoweredPart:
+    """A batched transpose as tiles: each `[A, C*E]` matrix one tile, `transpose`d (E = 1)
+    or `block_transpose[E]`d on chip, stored `[C, A*E]`: B tiles moved instead of B*A*C
+    gathered rows or elements."""
+    B, A, C, E = geometry
     x = n.args[0]
     el = glue.element(x) if x.op == "placeholder" else "f32"
     nb = 2 if el in ("bf16", "f16") else 4
-    addr = layout({"arg0": B * A * C * nb, "result0": B * A * C * 4}, {})
+    addr = layout({"arg0": B * A * C * E * nb, "result0": B * A * C * E * 4}, {})
     g = Graph(fname)
-    t = g.load((A, C), f32 if el == "f32" else glue_dtype(el), [B, 1], base_addr=addr["arg0"],
-               name="arg0")
-    t.map("transpose", dtype=f32, name="t").store(base_addr=addr["result0"])
+    t = g.load((A, C * E), f32 if el == "f32" else glue_dtype(el), [B, 1],
+               base_addr=addr["arg0"], name="arg0")
+    fn = "transpose" if E == 1 else member_name("block_transpose", E)
+    t.map(fn, dtype=f32, name="t").store(base_addr=addr["result0"])
     out = glue.static(n)
-    lowered = Lowered(g, addr, [Layout(C, A, B, 1)], [out], [(0, (B * A, C))])
+    lowered = Lowered(g, addr, [Layout(C, A * E, B, 1)], [out], [(0, (B * A, C * E))])
     return LoweredPart("dense", g.module(), None, {"arg0": x.name}, B, outputs=[n.name],
                        lowered=lowered, role="move", out_shapes=[out], covered={n})
 
@@ -170,7 +178,7 @@ def move_part(n, idx: np.ndarray, fname: str) -> LoweredPart:
         return _cat_part(n, idx, fname)
     x = n.args[0]
     geometry = batched_transpose(glue.static(x), idx)
-    if geometry is not None and not _rows(idx, glue.static(x)[-1]):
+    if geometry is not None:
         return transpose_part(n, geometry, fname)
     s, out = glue.static(x), tuple(idx.shape)
     D = s[-1]

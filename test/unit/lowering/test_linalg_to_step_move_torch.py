@@ -49,8 +49,15 @@ def test_head_split_merge_select_slice_transpose_equal_torch():
     assert set(torch_ops) <= {"aten.view.default", "aten.reshape.default"}
     moves = {p.outputs[0]: p for p in low.graphs if p.role == "move"}
     assert set(moves) == {"transpose", "transpose_1", "select", "slice_1", "transpose_2"}
-    # the head split and merge keep the last dim: whole rows of D = 8
-    assert _gather_tile(moves["transpose"]) == "!step.tile<1x8xf32>"
+    # the head split and merge: per batch the [S, H] (then [H, S]) matrix of D = 8 element
+    # rows transposed on chip, one tile each
+    for name, tile in (("transpose", "3x16"), ("transpose_1", "2x24")):
+        mv = moves[name].module
+        assert [str(o.output.type) for o in mv.walk() if isinstance(o, so.LinearOffChipLoadOp)] \
+            == [f"!step.stream<[2, 1], !step.tile<{tile}xf32>>"]
+        assert [o.fn.data for o in mv.walk() if isinstance(o, so.ApplyOp)] == \
+            ["block_transpose[8]"]
+    # a select of a leading dim keeps whole rows: gathered as rows
     assert _gather_tile(moves["select"]) == "!step.tile<1x16xf32>"
     # a slice of the last dim moves elements
     assert _gather_tile(moves["slice_1"]) == "!step.tile<1x1xf32>"
@@ -62,7 +69,7 @@ def test_head_split_merge_select_slice_transpose_equal_torch():
     assert all(part_cycles(p) > 0 for p in moves.values())
 
 
-def test_batch_first_swap_is_a_row_gather():
+def test_batch_first_swap_is_a_block_transpose():
     m = nn.Sequential(nn.Linear(4, 4)).eval()
 
     class TimeMajor(nn.Module):
@@ -81,9 +88,12 @@ def test_batch_first_swap_is_a_row_gather():
     np.testing.assert_allclose(out.numpy(), tm(x).detach().numpy(), rtol=1e-5, atol=1e-6)
     assert ran == ["projection", "move"] and torch_ops == []
     (mv,) = [p for p in low.graphs if p.role == "move"]
-    addrs = next(o for o in mv.module.walk() if isinstance(o, so.MetadataGenOp))
-    # output row (t, b) reads input row b * 5 + t
-    assert list(addrs.values.get_values()) == [b * 5 + t for t in range(5) for b in range(2)]
+    # the [B, T] matrix of F-element rows transposed on chip: one [2, 5*4] tile in, [5, 2*4] out
+    assert [str(o.output.type) for o in mv.module.walk()
+            if isinstance(o, so.LinearOffChipLoadOp)] == \
+        ["!step.stream<[1, 1], !step.tile<2x20xf32>>"]
+    assert [o.fn.data for o in mv.module.walk() if isinstance(o, so.ApplyOp)] == \
+        ["block_transpose[4]"]
 
 
 class Concat(nn.Module):
