@@ -32,6 +32,7 @@ from steplus.lowering.lustre.frames import desugar_blocks
 from steplus.lowering.lustre.machine_ints import MACHINE_INTS
 from steplus.lowering.lustre.oracles import add_oracles
 from steplus.lowering.lustre.quantifiers import expand_quantifiers
+from steplus.lowering.lustre.sized import depth_assumptions
 from steplus.lowering.lustre.set_capacity import capacity_observers
 from steplus.lowering.lustre.parser import LustreError, main_node, parse_program
 from steplus.lowering.lustre.program import NodeKey, Program
@@ -139,6 +140,7 @@ def _add_observers(prog: Program, node: ast.Node, text: str) -> None:
     _subrange_observers(prog, node)
     capacity_observers(prog, node)
     _refinement_observers(text, node)
+    depth_assumptions(prog, node)  # recursive calls with flows as arguments (sized.py)
     expand_quantifiers(prog, node, text)
 
 

@@ -434,6 +434,9 @@ class Node:
     rec: bool = False
     # Kind 2 `lemma L(...)`: no outputs, no equations; its contract is checked
     lemma: bool = False
+    # a contract's `decreases e;` (Kind 2's termination measure): bounds the
+    # unrolling of a recursive call whose arguments are not constant (sized.py)
+    decreases: Expr | None = None
 
 
 @dataclass

@@ -152,8 +152,17 @@ def _contract_items(text: str, start: int, end: int, node: ast.Node,
             mode_names.append((name, pos, requires, ensures))
         elif word == "import":
             k = _import(text, toks, k, node, decls, within)
-        elif word == "decreases":  # a termination measure (Kind 2 proves it): no run-time meaning
-            k = _expr_end(toks, k + 1, text) + 1
+        elif word == "decreases":  # a termination measure (Kind 2 proves it)
+            j = _expr_end(toks, k + 1, text)
+            if any(t.value == "," for t in toks[k + 1:j]):
+                k = j + 1  # a lexicographic tuple: not used as a bound
+                continue
+            try:  # bounds the unrolling of a call with non-constant arguments (sized.py)
+                node.decreases = parse_expr(text, toks[k + 1].start_pos or 0,
+                                            toks[j].start_pos or 0)
+            except LustreError:
+                pass
+            k = j + 1
         else:
             raise LustreError(pos, f"syntax error in a contract: unexpected '{word}'")
     ghosts = {d.name for d in node.locals[first_local:]} & taken

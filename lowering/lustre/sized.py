@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import re
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
@@ -54,6 +55,9 @@ class NotConstantError(LustreError):
     name), as opposed to a constant it cannot fold (out of range, division by 0)."""
 MAX_UNROLL = 64
 """Instances of one recursive function (one per constant argument) a program may create."""
+MAX_DEPTH = 64
+"""Levels a recursive call with non-constant arguments is unrolled to (`_by_depth`)."""
+_DEPTH = re.compile(r"\$depth_(\d+)$")
 
 
 def _objects(root: object) -> Iterator[object]:
@@ -167,6 +171,8 @@ def instantiate(low: NodeLowering, e: ast.Call) -> ast.Call:
         try:
             v, t = prog.fold(a, low.local_consts)
         except NotConstantError:
+            if node.rec and node.decreases is not None:
+                return _by_depth(low, e, node)
             if node.rec:
                 raise LustreError(a.pos, _unsupported(
                     f"recursive functions ('rec') called with an argument that is not a "
@@ -211,3 +217,81 @@ def instantiate(low: NodeLowering, e: ast.Call) -> ast.Call:
         if copied.observers:  # its contract and properties: `f$n_3$check` (step-run --check)
             low.request_check(inst)
     return dataclasses.replace(e, node=inst, args=rest)
+
+
+# -- recursive calls with non-constant arguments: unrolled by depth -----------------
+
+def _by_depth(low: NodeLowering, e: ast.Call, node: ast.Node) -> ast.Call:
+    """A call of the recursive function `node` whose arguments are flows: a call
+    of `f$depth_K`, a copy of f (arguments kept) whose recursive calls are of
+    level K - 1; from the caller, level MAX_DEPTH - 1; past level 0, `f$depth_end`,
+    whose results are 0 / 0.0 / false. The caller assumes the call's `decreases`
+    measure below MAX_DEPTH (`depth_assumptions`), so within the assumptions
+    (`step-run --check`) the recursion ends before `f$depth_end`."""
+    prog: Program = low.prog
+    here = _DEPTH.search(low.ast.name)
+    level = MAX_DEPTH - 1 if here is None else int(here.group(1)) - 1
+    inst = f"{e.node}$depth_{level}" if level >= 0 else f"{e.node}$depth_end"
+    if inst not in prog.nodes:
+        calls = [x for x in _objects(node.equations) if isinstance(x, ast.Call)
+                 and x.node in prog.sized_nodes and prog.sized_nodes[x.node].rec]
+        if len(calls) > 1:  # the instances would double per level: 2^64
+            raise LustreError(e.pos, _unsupported(
+                f"a recursive function ('rec') making {len(calls)} recursive calls "
+                f"('{e.node}') called with arguments that are not compile-time constants: "
+                "only one recursive call per function is unrolled by depth"))
+        copied = copy.deepcopy(node)
+        copied.name, copied.rec, copied.observers, copied.modes = inst, False, [], {}
+        if level < 0:
+            copied.locals, copied.equations = [], []
+            for d in copied.outputs:
+                t = prog.resolve_type(d.type)
+                if t not in ("int", "real", "bool"):
+                    raise LustreError(e.pos, _unsupported(
+                        f"a recursive function ('rec') with a result of type {t} called with "
+                        "arguments that are not compile-time constants"))
+                zero = {"int": 0, "real": 0.0, "bool": False}[t]
+                copied.equations.append(ast.Equation(d.pos, [ast.Name(d.pos, d.name)],
+                                                     ast.Const(d.pos, zero, t)))
+        prog.nodes[inst] = copied
+        prog.sized_instances.add(inst)
+        prog.scalarize(copied)
+    return dataclasses.replace(e, node=inst)
+
+
+def depth_assumptions(prog: Program, node: ast.Node) -> None:
+    """Each call in `node` of a recursive function with a `decreases` measure
+    whose arguments are not all compile-time constants: an assumption of `node`,
+    the measure at the call's arguments below MAX_DEPTH (so the call's recursion
+    stays within its unrolled levels; Kind 2 proves that the measure decreases at
+    each recursive call)."""
+    if node.rec:
+        return
+    consts = {c.name: c for c in node.consts}
+    found: list[ast.Observer] = []
+    for x in _objects([r for r, _ in node_roots(node)]):  # equations, observers, modes
+        if not isinstance(x, ast.Call) or x.node not in prog.sized_nodes:
+            continue
+        f = prog.sized_nodes[x.node]
+        if not f.rec or f.decreases is None:
+            continue
+        try:
+            for a in x.args:
+                prog.fold(a, consts)
+            continue  # constant: unrolled per value
+        except NotConstantError:
+            pass
+        except LustreError:
+            continue  # reported where the call is lowered
+        params = [p.name for p in f.inputs if not p.witness]
+        values = dict(zip(params, x.args))
+        measure = copy.deepcopy(f.decreases)
+        reads = {id(v) for v in _objects(measure)
+                 if isinstance(v, ast.Var) and v.name in values}  # f's parameters
+        measure = rewrite(measure, lambda v, reads=reads, values=values: copy.deepcopy(
+            values[v.name]) if id(v) in reads and isinstance(v, ast.Var) else None)
+        name = f"recursion of '{x.node}' within {MAX_DEPTH} levels (its decreases " \
+               f"measure below {MAX_DEPTH})"
+        found.append(ast.Observer(x.pos, "assume", name, ast.Binary(
+            x.pos, "<", measure, ast.Const(x.pos, MAX_DEPTH, "int"))))
+    node.observers.extend(found)

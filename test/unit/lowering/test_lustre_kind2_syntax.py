@@ -440,3 +440,20 @@ check "P1" true -> res <> pre res;
 def test_history_of_an_expression_is_located():
     src = HISTORY.replace("history(in_p)", "history(in_p + 1)")
     assert _error(src).startswith("k.lus:5:")
+
+
+def test_the_corpus_lemma_sum_double_is_checked_through_its_recursion():
+    """sum_double.lus: lemma double(n) guarantees n >= 0 => sum(2n) = 2 sum(n) + n^2,
+    sum a `function rec` called with the flow n: unrolled by depth (sized.py), the
+    lemma's check node assuming sum's `decreases` measure (2n, n) below 64. The
+    guarantee holds on random runs; a wrong variant (+ n instead of + n * n) is
+    caught at an n where they differ (n^2 != n: n >= 2)."""
+    src = (CORPUS / "sum_double.lus").read_text()
+    report = falsify(_module(src), "double", 4, runs=4, seed=0)
+    assert report.violation is None and (report.properties, report.assumptions) == (1, 2)
+    assert report.ticks == 16  # every drawn tick within the assumptions
+    bad = falsify(_module(src.replace("2 * sum(n) + n * n", "2 * sum(n) + n")), "double", 4,
+                  runs=4, seed=0).violation
+    assert bad is not None and bad.name == "sum-double"
+    n = int(bad.trace["n"][-1])  # type: ignore[arg-type]
+    assert n >= 2 and 2 * n < 64

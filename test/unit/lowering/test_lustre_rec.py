@@ -75,9 +75,13 @@ def test_recursion_with_constant_arguments_is_unrolled_and_runs_everywhere():
 
 
 @pytest.mark.parametrize("call, line, col, message", [
-    ("sum(x)", 23, 11, "unsupported construct: recursive functions ('rec') called with an "
-     "argument that is not a compile-time constant ('n' of 'sum'): they are unrolled per "
-     "constant argument"),
+    # even has no `decreases` measure: nothing bounds its depth
+    ("x + (if even(x) then 1 else 0)", 23, 20, "unsupported construct: recursive functions "
+     "('rec') called with an argument that is not a compile-time constant ('n' of 'even'): "
+     "they are unrolled per constant argument"),
+    ("x + fib(x)", 23, 11, "unsupported construct: a recursive function ('rec') making 2 "
+     "recursive calls ('fib') called with arguments that are not compile-time constants: "
+     "only one recursive call per function is unrolled by depth"),
     ("sum(65)", 7, 35, "the recursive function 'sum' is unrolled past 64 instances (one per "
      "constant argument): its recursion does not stop at a compile-time constant here"),
 ])
@@ -94,3 +98,24 @@ def test_recursion_without_rec_is_still_rejected():
     src = "node f(n: int) returns (m: int); let m = f(n); tel\n"
     with pytest.raises(InputError, match="recursive instantiation of node 'f'"):
         translate(SourceFile("r.lus", src))
+
+
+def test_recursion_with_flow_arguments_is_unrolled_by_depth():
+    """sum(x) with x a flow: sum$depth_63 ... sum$depth_0, each calling the next
+    (lazily: only as deep as x asks), past level 0 sum$depth_end (0); top$check
+    assumes sum's `decreases` measure x below 64. Within it sum(x) = x(x+1)/2 for
+    x > 0, else 0; at x = 65 (outside) the level past 0 gives 0 for sum(1) = 1."""
+    module = translate(SourceFile("r.lus", SRC.replace("x + sum(10)", "sum(x)")))
+    names = {op.sym_name.data for op in module.ops if isinstance(op, lus.NodeOp)}
+    assert {f"sum$depth_{k}" for k in range(64)} | {"sum$depth_end"} <= names
+    top_check = next(op for op in module.ops if op.sym_name.data == "top$check")
+    assert [o.data for o in top_check.attributes["lustre.outputs"].data][-1] == (
+        "recursion of 'sum' within 64 levels (its decreases measure below 64)")
+    xs = np.array([0, 3, 10, -2, 63, 65], np.int32)
+    want = [n * (n + 1) // 2 if n > 0 else 0 for n in xs.tolist()]
+    want[-1] -= 1  # past the unrolled levels
+    got = [int(v) for v in run_node(module, "top", {"x": xs}, len(xs))[0]]
+    assert got == want
+    lowered = module.clone()
+    ConvertLusToSyncPass().apply(Context(), lowered)
+    assert [int(v) for v in run_sync_node(lowered, "top", {"x": xs}, len(xs))[0]] == want
