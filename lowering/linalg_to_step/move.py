@@ -16,7 +16,8 @@ leading dim) the tiles are rows (`1 x D`); a batched transpose (per batch an
 no gather: each matrix is one tile, `transpose`d on chip (`transpose_part`);
 otherwise elements (`1 x 1`).
 
-Example: `x.transpose(1, 2)` of a `[2, 6, 4, 8]` tensor gathers 48 rows of 8.
+Example: `x[:, :, 0]` of a `[2, 6, 4, 8]` tensor gathers 12 rows of 8;
+`x.transpose(1, 2)` of it is 2 tiles `[6, 32]`, each `block_transpose[8]`d to `[4, 48]`.
 """
 
 from __future__ import annotations
