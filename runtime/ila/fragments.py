@@ -24,7 +24,7 @@ from steplus.runtime.ila import adpfloat as af
 from steplus.runtime.ila import flexasr_driver as fd
 from steplus.runtime.ila.accel import run_accel
 from steplus.runtime.ila.core import IlaError
-from steplus.runtime.ila.flexasr import FlexAsr, read, write
+from steplus.runtime.ila.flexasr import GB_WINDOWS, FlexAsr, read, write
 
 
 class Counters(Protocol):
@@ -49,9 +49,15 @@ _ACCEL = {"linear_layer": "flexasr.linear", "dense": "vta.dense", "conv2d": "hls
           "lstm_layer": "flexasr.lstm", "layernorm": "flexasr.layernorm", "attention": "flexasr.attention"}
 
 
+LARGE_VECTORS = GB_WINDOWS["LARGE"][1] // 16
+"""16-byte vectors of FlexASR's large global buffer: what one `store_act` / `load_act` moves."""
+
+
 def _attr(op: Operation, key: str) -> int:
     """The integer attribute `key` of `op`."""
-    attr = op.attributes[key]
+    attr = op.attributes.get(key)
+    if attr is None:  # was KeyError: "cannot evaluate 'ila.fragment': 'vector_offset'"
+        raise IlaError(f"{op.name}: needs the integer attribute '{key}'", op)
     if not isinstance(attr, IntegerAttr):
         raise IlaError(f"{op.name}: attribute '{key}' must be an integer", op)
     return attr.value.data
@@ -117,11 +123,17 @@ def run_fragment(interp: Host, frag: Operation, args: Sequence[np.ndarray]) -> l
                 bias = af.bias_for(x)
                 T, H = x.shape
                 v0, nv = _attr(op, "vector_offset"), _attr(op, "vectors")
+                if not (0 <= v0 and 1 <= nv and v0 + nv <= H // 16 and T * nv <= LARGE_VECTORS):
+                    raise IlaError(f"ila.cmd 'store_act': vectors [{v0}, {v0 + nv}) of {T} x "
+                                   f"{H // 16} (at most {LARGE_VECTORS} in the global buffer)", op)
                 codes = af.encode(x, bias).reshape(T, H // 16, 16)[:, v0:v0 + nv]
                 _, _, c = fd.execute(fd.store_act(np.ascontiguousarray(codes)), sim)
                 counts["writes"] += c["writes"]
             elif kind == "load_act":
                 T, nv = _attr(op, "timesteps"), _attr(op, "vectors")
+                if not (1 <= T and 1 <= nv and T * nv <= LARGE_VECTORS):  # 2^40: a read per vector
+                    raise IlaError(f"ila.cmd 'load_act': {T} timesteps of {nv} vectors (the "
+                                   f"global buffer holds {LARGE_VECTORS})", op)
                 _, reads, c = fd.execute(fd.load_act(T, nv), sim)
                 counts["reads"] += c["reads"]
                 codes = np.stack(reads).reshape(T, nv * 16) if reads else np.zeros((T, 0), np.uint8)

@@ -285,3 +285,32 @@ def test_ila_window_geometry_must_be_integers(step_opt, tmp_path: Path, attr: st
     assert r.code == 1
     assert r.err.splitlines()[0] == (f"{prog}:2:3: error: ila.windows: {what} must be an integer "
                                      f"array (array<i64: ...>), got {elt}")
+
+
+LOAD = """func.func @f() -> tensor<1x16xf32> {
+  %y = ila.fragment "flexasr"() : () -> tensor<1x16xf32> {
+    %r = ila.cmd "load_act"() ATTRS : () -> tensor<1x16xf32>
+    ila.yield %r : tensor<1x16xf32>
+  }
+  func.return %y : tensor<1x16xf32>
+}
+"""
+
+
+@pytest.mark.parametrize("attrs, message", [
+    ("{timesteps = 1099511627776 : i64, vectors = 1 : i64}",
+     "ila.cmd 'load_act': 1099511627776 timesteps of 1 vectors (the global buffer holds 65536)"),
+    ("{timesteps = 1 : i64, vectors = 0 : i64}",
+     "ila.cmd 'load_act': 1 timesteps of 0 vectors (the global buffer holds 65536)"),
+    ("{vectors = 1 : i64}", "ila.cmd: needs the integer attribute 'timesteps'"),
+])
+def test_flexasr_load_command_is_bounded_by_the_global_buffer(tmp_path: Path, attrs: str,
+                                                             message: str):
+    """A hand-edited `load_act` of 2^40 timesteps built one MMIO read per vector
+    (killed after minutes); a missing attribute was "cannot evaluate
+    'ila.fragment': 'timesteps'" (a KeyError)."""
+    prog = tmp_path / "f.mlir"
+    prog.write_text(LOAD.replace("ATTRS", attrs))
+    r = run_tool(step_run, [str(prog), "--backend", "ila", "--func", "@f", "-q"])
+    assert r.code == 1
+    assert r.err.splitlines()[0] == f"{prog}:3:5: error: {message}"
