@@ -46,7 +46,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import FloatAttr, IntegerAttr, i32
+from xdsl.dialects.builtin import FloatAttr, IntegerAttr, i1, i32
 from xdsl.ir import Operation, SSAValue
 
 from steplus.lowering.lustre import ast
@@ -87,15 +87,39 @@ def _const_bool(low: NodeLowering, b: bool, pos: int) -> SSAValue:
     return low.const(b, "bool", pos)
 
 
+def _known(v: SSAValue) -> bool | None:
+    """The value of a bool known at compile time (an `arith.constant`), else None.
+    The helpers below fold such operands: the empty set's valid bits are
+    false, so a literal or an update of `map[]` emits no test of them."""
+    op = v.owner
+    if isinstance(op, arith.ConstantOp) and isinstance(op.value, IntegerAttr) \
+            and v.type == i1:
+        return op.value.value.data != 0
+    return None
+
+
 def _and(low: NodeLowering, a: SSAValue, b: SSAValue, pos: int) -> SSAValue:
+    ka, kb = _known(a), _known(b)
+    if ka is False or kb is True:
+        return a
+    if kb is False or ka is True:
+        return b
     return low.emit(arith.AndIOp(a, b), pos)
 
 
 def _or(low: NodeLowering, a: SSAValue, b: SSAValue, pos: int) -> SSAValue:
+    ka, kb = _known(a), _known(b)
+    if ka is True or kb is False:
+        return a
+    if kb is True or ka is False:
+        return b
     return low.emit(arith.OrIOp(a, b), pos)
 
 
 def _not(low: NodeLowering, a: SSAValue, pos: int) -> SSAValue:
+    ka = _known(a)
+    if ka is not None:
+        return _const_bool(low, not ka, pos)
     return low.emit(arith.XOrIOp(a, _const_bool(low, True, pos)), pos)
 
 
@@ -119,6 +143,9 @@ def _any(low: NodeLowering, items: list[SSAValue], pos: int) -> SSAValue:
 
 def _select(low: NodeLowering, c: SSAValue, a: list[SSAValue], b: list[SSAValue], pos: int
             ) -> list[SSAValue]:
+    kc = _known(c)
+    if kc is not None:
+        return list(a if kc else b)
     return [x if x is y else low.emit(arith.SelectOp(c, x, y), pos) for x, y in zip(a, b)]
 
 
@@ -173,8 +200,7 @@ def _pack(header: SSAValue, slots: list[Slot]) -> list[SSAValue]:
 
 def _poison(low: NodeLowering, c: Coll, header: SSAValue, full: SSAValue, pos: int
             ) -> SSAValue:
-    one = low.const(1, c.name, pos)
-    return low.emit(arith.SelectOp(full, one, header), pos)
+    return _select(low, full, [low.const(1, c.name, pos)], [header], pos)[0]
 
 
 def _member(low: NodeLowering, c: Coll, x: list[SSAValue], vals: list[SSAValue], pos: int
