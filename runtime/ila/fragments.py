@@ -19,7 +19,8 @@ import numpy as np
 from xdsl.dialects.builtin import DenseArrayBase, FloatAttr, IntegerAttr, ShapedType
 from xdsl.ir import Operation, SSAValue
 
-from steplus.dialects.ila import CmdOp, FragmentOp, ReadOp, WaitIrqOp, WriteOp, YieldOp
+from steplus.dialects.ila import (ACCEL_FUNCS, CmdOp, FragmentOp, ReadOp, WaitIrqOp, WriteOp,
+                                  YieldOp, accel_result_shape)
 from steplus.runtime.ila import adpfloat as af
 from steplus.runtime.ila import flexasr_driver as fd
 from steplus.runtime.ila.accel import run_accel
@@ -141,6 +142,12 @@ def run_fragment(interp: Host, frag: Operation, args: Sequence[np.ndarray]) -> l
             elif kind == "concat":
                 env[op.results[0]] = np.concatenate(vals, axis=_attr(op, "axis"))
             elif kind in _ACCEL:
+                func = _ACCEL[kind]  # its target, arity and shapes as ila.invoke's verifier
+                shapes = [tuple(np.shape(v)) for v in vals]
+                if func.split(".")[0] != target or ACCEL_FUNCS[func] != len(vals) or \
+                        accel_result_shape(func, shapes, op.attributes) is None:
+                    raise IlaError(f"ila.cmd '{kind}' ({func}) in a '{target}' fragment does not "
+                                   f"take operands of shapes {', '.join(map(str, map(list, shapes)))}", op)
                 attrs = _accel_attrs(op)
                 if interp.backend == "reference":
                     from steplus.runtime.ila.accel import reference

@@ -314,3 +314,30 @@ def test_flexasr_load_command_is_bounded_by_the_global_buffer(tmp_path: Path, at
     r = run_tool(step_run, [str(prog), "--backend", "ila", "--func", "@f", "-q"])
     assert r.code == 1
     assert r.err.splitlines()[0] == f"{prog}:3:5: error: {message}"
+
+
+DENSE = """func.func @f(%w: tensor<64x144xf32>, %x: tensor<16x144xf32>) -> tensor<64x16xf32> {
+  %y = ila.fragment "TARGET"(%w, %x) : (tensor<64x144xf32>, tensor<16x144xf32>) -> tensor<64x16xf32> {
+  ^bb0(%a: tensor<64x144xf32>, %b: tensor<16x144xf32>):
+    %r = ila.cmd "KIND"(%a, %b) : (tensor<64x144xf32>, tensor<16x144xf32>) -> tensor<64x16xf32>
+    ila.yield %r : tensor<64x16xf32>
+  }
+  func.return %y : tensor<64x16xf32>
+}
+"""
+
+
+@pytest.mark.parametrize("target, kind, func", [("vta", "linear_layer", "flexasr.linear"),
+                                                ("flexasr", "dense", "vta.dense")])
+def test_accelerator_command_of_another_target_or_arity_is_refused(tmp_path: Path, target: str,
+                                                                  kind: str, func: str):
+    """'linear_layer' with two operands was "cannot evaluate 'ila.fragment': not enough
+    values to unpack (expected 3, got 2)"; 'dense' in a FlexASR fragment ran on VTA's
+    model; a linear_layer in an 'hlscnn' fragment ran silently."""
+    prog = tmp_path / "f.mlir"
+    prog.write_text(DENSE.replace("TARGET", target).replace("KIND", kind))
+    r = run_tool(step_run, [str(prog), "--backend", "ila", "--func", "@f", "--random", "0", "-q"])
+    assert r.code == 1
+    assert r.err.splitlines()[0] == (f"{prog}:4:5: error: ila.cmd '{kind}' ({func}) in a "
+                                     f"'{target}' fragment does not take operands of shapes "
+                                     "[64, 144], [16, 144]")
