@@ -263,7 +263,12 @@ def _relayout(block: Block, v: SSAValue, ea: TileType, eb: TileType, a: list[str
         s = s.accum("join_tiles", 1, acc=TileType(r, n * c, ea.scalar))
         if width != n * c:
             s = s.map(f"split_rows[{width}]")
-        return _split(s.g, s, big_r, big_c) if k > 1 else s
+        if k > 1:
+            return _split(s.g, s, big_r, big_c)
+        if len(b) == len(a):  # `[P.., 1]`: the one tile keeps the walk's unit dim
+            s, pad = s.reshape(1, 0)
+            pad.consume()
+        return s
 
     return _chain(block, v, build)
 
