@@ -1,7 +1,7 @@
 """Where the CPU seconds of `step-run --backend ila` go, phase by phase (docs/guide/isel.md,
 "`step-run --backend ila` on LSTM-WLM").
 
-    python bench/ila_run_phases.py [MODEL.mlir] [--func forward] [--tokens 35] [--parse]
+    python bench/ila_run_phases.py [MODEL.mlir] [--func forward] [--tokens 35] [--parse] [--quiet]
 
 Runs what `step-run MODEL --backend ila --func @forward --input arg0=tokens.npy` runs, in
 process, and prints the CPU seconds (`resource.getrusage`, user + system: the machine is
@@ -137,6 +137,7 @@ def main() -> None:
     ap.add_argument("--tokens", type=int, default=35, help="token ids of the (tokens, 1) input")
     ap.add_argument("--vocabulary", type=int, default=256)
     ap.add_argument("--parse", action="store_true", help="also time the parse in custom and generic form")
+    ap.add_argument("-q", "--quiet", action="store_true", help="no status line on stderr")
     args = ap.parse_args()
     sys.setrecursionlimit(20000)
 
@@ -148,11 +149,14 @@ def main() -> None:
     from steplus.tools.step_run_ila import run as _  # noqa: F401
     imports = cpu() - start
 
+    from steplus.tools.progress import status
+
     inputs = [np.random.default_rng(0).integers(0, args.vocabulary, (args.tokens, 1))]
     phases = Phases()
     _isel_phases(phases)
     total = cpu()
-    (outs, refs), compiled = run(args.model, args.func, inputs, phases, compile_too=True)
+    with status("ila_run_phases", f"compiling and running {Path(args.model).name}", quiet=args.quiet):
+        (outs, refs), compiled = run(args.model, args.func, inputs, phases, compile_too=True)
     total = cpu() - total
     print(f"{args.model}, end to end (in process, CPU s):")
     print(f"  imports (xDSL, numpy, egglog, isel's rule sets, step-run): {imports:.2f}")
@@ -179,7 +183,8 @@ def main() -> None:
         print(f"  {name}: {seconds:.2f}")
     print(f"  in all, imports excluded: {total:.2f}")
     if args.parse:
-        _parse_forms(args.model)
+        with status("ila_run_phases", "parsing in both forms", quiet=args.quiet):
+            _parse_forms(args.model)
 
 
 if __name__ == "__main__":
