@@ -234,3 +234,19 @@ def test_route_decode_layer_equals_pytorch(cfg):
     assert [(c.reason, c.symbols) for c in cuts] == [
         ("memory", ("scaled_dot_product_attention",))]
     _check(case, cached)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("cfg", [LLAMA2_7B, MISTRAL_7B], ids=lambda c: c.name)
+def test_published_route_decode_shard_equals_pytorch(cfg):
+    """The published rows' shard at its real sizes (TP8: hidden 4096, 4 query heads of
+    128, 4 / 1 KV heads, FFN 1376 / 1792 columns), 4 requests with 100 cached rows (the
+    new row appended at row 4 of the fourth cache tile): the same 2 sections, and the
+    fused layer computes the PyTorch shard (about 15-25 s each)."""
+    cached = 100
+    case = _Case(cfg, tp=8, batch=4, cached=cached)
+    sec, cuts = section_cuts(case.graph, chip_of(SN40L))
+    assert max(sec.values()) + 1 == 2
+    assert [(c.reason, c.symbols) for c in cuts] == [
+        ("memory", ("scaled_dot_product_attention",))]
+    _check(case, cached)
