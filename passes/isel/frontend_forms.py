@@ -18,8 +18,10 @@ analysis giving terms their 2-D shape (`nrows`, `ncols`):
 
 - layer norm: `sum(x) / n -> mean(x)`; the f64 variance is computed in f32
   (`trunc(ext(x)) -> x`, `trunc` pushed through `+ - ·` and row reductions);
-- softmax: `a / b -> a · recip(b)`; `exp(z - max(z)) · recip(Σ exp(z - max(z)))` is the same
-  softmax without the max; torch's guard for all -inf rows is the identity on finite scores;
+- softmax: `a / b -> a · recip(b)`; torch's attention with the max-subtracting softmax
+  `exp(z - max(z)) · recip(Σ exp(z - max(z))) @ v` is FlexASR's attention (its hardware subtracts the
+  max itself); the max-free softmax is never made a host alternative (its `exp` overflows);
+  torch's guard for all -inf rows is the identity on finite scores;
 - per-head / per-step blocks: `bsel` (one batch) is a block of rows of the 2-D view, a row block
   (`rows`) distributes through row-wise ops (full, row- and column-broadcast operands), a row block
   of a batched product is one batch's GEMM, of a GEMM the GEMM of the block, of a row concatenation
@@ -28,14 +30,16 @@ analysis giving terms their 2-D shape (`nrows`, `ncols`):
 Example::
 
     eg.run(NORMALIZE | REAL_FORMS | SHAPES)   # part of `terms.saturate` in flexible mode
+    eg.run(FLEXASR_FORMS)                     # ... when FlexASR is a target
 """
 
 from __future__ import annotations
 
 from egglog import eq, function, i64, i64Like, rewrite, rule, ruleset, set_, union, vars_
 
-from steplus.passes.isel.fused import (addc, div, exp, int_of, mean, mul, mulc, recip, rows, rsqrt, rsum, sigmoid,
-                                       sub, tanh)
+from steplus.dialects.target.ila import FLEXASR
+from steplus.passes.isel.fused import (addc, div, exp, flex_attention, int_of, mean, mul, mulc, recip, rows, rsqrt,
+                                       rsum, sigmoid, sub, tanh)
 from steplus.passes.isel.terms import Sh, Ten, add, bias_add, bmm, bsel, dense, matmul, reshape
 
 
@@ -96,7 +100,7 @@ NORMALIZE = ruleset(
 
 # ---- torch's real forms of layer norm and softmax attention (linalg generics viewed as 2-D rows x last axis)
 
-e, p, z, c = vars_("e p z c", Ten)
+e, p, z, c, q, kk, v = vars_("e p z c q kk v", Ten)
 t, r, r0, rr, wa, wb, nb, i = vars_("t r r0 rr wa wb nb i", i64)
 
 _BINARY = (add, sub, mul, div, addc, mulc)
@@ -156,16 +160,25 @@ def _row_rules():
     return out
 
 
+def _stable_attention():
+    """`softmax(z - max(z)) @ v` with `z = q·kᵀ` -> `flex_attention` under `fused`'s guards.
+
+    Softmax is invariant under subtracting the row max, so this is `fused`'s attention; the two
+    softmax forms are NOT unioned: the max-free one has fewer ops, the host would extract it where
+    the attention is not mapped, and `exp` overflows f32 for scores above ~88 (inf/NaN)."""
+    st = Sh.s2(t, n)
+    zs = sub(z, rmaxr(z, t, n), st)
+    att = matmul(mulc(exp(zs), recip(rsum(exp(zs), t, n)), st), v, t, n, k)
+    return rule(eq(e).to(att), eq(z).to(dense(q, kk, t, k, n)), eq(k % 16).to(i64(0)),
+                k <= FLEXASR.max_features).then(union(e).with_(flex_attention(q, kk, v, t, n, k)))
+
+
 def _form_rules():
     """torch's spellings -> the patterns' forms (`fused`)."""
-    zs = sub(z, rmaxr(z, t, n), Sh.s2(t, n))
     return [
         # the mean as a row sum divided by the constant n (torch's aten.mean)
         rule(eq(e).to(div(rsum(x, t, n), c, s)), eq(int_of(c)).to(n)).then(union(e).with_(mean(x, t, n))),
         rewrite(div(a, b, s)).to(mulc(a, recip(b), s)),
-        # softmax is invariant under subtracting the row max (torch subtracts it for stability)
-        rewrite(mulc(exp(zs), recip(rsum(exp(zs), t, n)), Sh.s2(t, n))).to(
-            mulc(exp(z), recip(rsum(exp(z), t, n)), Sh.s2(t, n))),
         # a bias held as a [1, n] tensor (TOSA's form) is a bias add like a reshaped 1-D one
         rule(eq(e).to(add(a, b, Sh.s2(m, n))), eq(nrows(b)).to(i64(1)), eq(ncols(b)).to(n), m > 1).then(
             union(e).with_(bias_add(a, reshape(b, Sh.s1(n)), m, n))),
@@ -180,3 +193,6 @@ def _form_rules():
 
 
 REAL_FORMS = ruleset(*_form_rules(), *_row_rules(), name="real_forms")
+# with FlexASR among the targets: torch's stable attention is FlexASR's (its softmax subtracts the row max
+# itself); matched as such, not by a union with the max-free softmax, which the host would extract
+FLEXASR_FORMS = ruleset(_stable_attention(), name="flexasr_forms")

@@ -28,6 +28,7 @@ import time
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
+from fractions import Fraction
 
 from egglog import EGraph, Expr, eq, function, i64, i64Like, rewrite, ruleset, vars_
 
@@ -177,12 +178,14 @@ def _slice_share(expr, name) -> int | None:
     return None
 
 
-def _primary(expr, name: str, child_costs) -> int:
+def _primary(expr, name: str, child_costs) -> int | Fraction:
     """The cost proper: accelerator calls (almost) nothing, host compute HOST_COST, layout ops little."""
     if name in ("bsel", "rows") and child_costs:
         share = _slice_share(expr, name)
-        if share is not None:  # one of `share` equal slices of a tensor: it pays its part of the tensor's cost
-            return _LAYOUT[name] + child_costs[0] // share + sum(child_costs[1:])
+        if share is not None:  # one of `share` equal slices of a tensor: it pays its part of the tensor's cost,
+            # exactly: a cost strictly monotone in its children's (`child // share` is not) is what egglog's
+            # extractor assumes; with a floor, a cheaper child can leave a slice with no best node (extract.rs panic)
+            return _LAYOUT[name] + Fraction(child_costs[0], share) + sum(child_costs[1:])
     if name in _HOST_COMPUTE:
         base = HOST_COST
     else:
@@ -395,6 +398,10 @@ def saturate(egraph: EGraph, targets, flexible: bool, iterations: int = 40, node
         from steplus.passes.isel.frontend_forms import NORMALIZE, REAL_FORMS, SHAPES
 
         rules = rules | compiler_ir | NORMALIZE | REAL_FORMS | SHAPES
+        if "flexasr" in targets:
+            from steplus.passes.isel.frontend_forms import FLEXASR_FORMS
+
+            rules = rules | FLEXASR_FORMS
     t0 = time.perf_counter()
     done, stopped = 0, "iterations"
     nodes = node_count(egraph)

@@ -98,9 +98,10 @@ INVOCATIONS = {
     # c_attn (q, k, v as one 32 -> 96 linear), c_proj, c_fc, mlp c_proj + 2 layer norms + 16 head GEMMs; its
     # causal mask's -inf (`dense<0xFF800000>`) needs the splat read as a bit pattern (dialects/resources.py)
     "nanogpt_block": {"flexasr": 22},
+    # q, k, v, out, fc1, fc2 + 16 head GEMMs (2 x 4 heads of dim 8) + 3 layer norms; the conv1d stem on the host.
+    # Before the slice cost was exact (terms._primary) egglog's extractor panicked here (extract.rs:546): 0 calls
+    "whisper_encoder": {"flexasr": 25},
 }
-# whisper_encoder is not pinned: isel takes its linalg form, but egglog 13's extractor panics (extract.rs:546,
-# an unwrap) on its values, which then stay on the host (isel warns; 0 calls, the output torch's)
 # and those it does not, with the reason each fails for (checked by the test below)
 NOT_ON_THE_ISEL_ROUTE = {
     # torch-mlir's fx importer cannot map the causal `bias` buffer GPT2Attention registers
