@@ -19,6 +19,8 @@ computed by the simulated graph from the inputs and weights alone).
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 
@@ -129,7 +131,7 @@ class _Case:
             return c[req, TILE_N * t:TILE_N * (t + 1)]
         return at
 
-    def run(self, given: dict[str, np.ndarray]) -> dict[str, object]:
+    def run(self, given: dict[str, Any]) -> dict[str, Any]:
         """Simulate the layer functionally; each linear load reads `given[tensor]` (its
         row-major values, as wide as the load's rows), each cache load its cache's tiles.
         Returns tensor -> stored values (a matrix, or {request: tile} for random stores;
@@ -145,7 +147,7 @@ class _Case:
             tensors[NAME.get(op)] = self.cache_tiles(self.tensor(op))
         prog = build_program(self.lg.module, PRESET, functional=True, tensors=tensors)
         prog.run()
-        out: dict[str, object] = {}
+        out: dict[str, Any] = {}
         for op in self.ops(so.LinearOffChipStoreOp):
             tiles = [np.asarray(t) for t in prog.context(NAME.get(op)).stored]
             n = int(op.operands[0].type.dims[-1])
@@ -161,7 +163,7 @@ class _Case:
         return out
 
 
-def _inputs(case: _Case) -> dict[str, np.ndarray]:
+def _inputs(case: _Case) -> dict[str, Any]:
     """PyTorch's values of every tensor a linear load reads."""
     return {case.tensor(op): case.ref[case.tensor(op)]
             for op in case.ops(so.LinearOffChipLoadOp)}
