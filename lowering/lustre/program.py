@@ -438,6 +438,9 @@ class Program:
     def fold(self, e: ast.Expr, local: dict[str, ast.ConstDecl] | None = None
              ) -> tuple[object, str]:
         """Evaluate a constant expression."""
+        if isinstance(e, ast.Unary) and e.op == "-" and isinstance(e.arg, ast.Const) \
+                and e.arg.kind == "int":  # -2147483648: INT_MIN, of no positive literal
+            return _wrap_int(-int(e.arg.value), e.pos), "int"
         if isinstance(e, ast.Const):
             if e.kind == "int" and not INT_MIN <= int(e.value) <= INT_MAX:
                 raise LustreError(e.pos, f"integer literal {e.value} does not fit in int "

@@ -420,6 +420,8 @@ class NodeLowering:
             for p in pres:
                 self.prog.pre_ltypes[p] = parts
             return out
+        if e.op == "-" and isinstance(e.arg, ast.Const) and e.arg.kind == "int":
+            return [self.const(-int(e.arg.value), "int", e.pos)]  # -2147483648: no int literal
         out = []
         for v in self.expr(e.arg):
             t = self.lt(v)

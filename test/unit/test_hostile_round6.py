@@ -341,3 +341,28 @@ def test_accelerator_command_of_another_target_or_arity_is_refused(tmp_path: Pat
     assert r.err.splitlines()[0] == (f"{prog}:4:5: error: ila.cmd '{kind}' ({func}) in a "
                                      f"'{target}' fragment does not take operands of shapes "
                                      "[64, 144], [16, 144]")
+
+
+@pytest.mark.parametrize("src, want", [
+    ("node top(x: int) returns (y: int);\nlet y = x + -2147483648; tel\n", "tick 0: y=-2147483643"),
+    ("const C: int = -2147483648;\nnode top(x: int) returns (y: int);\nlet y = x + C; tel\n",
+     "tick 0: y=-2147483643"),
+])
+def test_int_min_is_a_literal(tmp_path: Path, src: str, want: str):
+    """-2147483648 (int's minimum) was "integer literal 2147483648 does not fit in int":
+    the literal was range-checked before its negation."""
+    prog = tmp_path / "p.lus"
+    prog.write_text(src)
+    xs = tmp_path / "x.csv"
+    xs.write_text("5\n")
+    r = run_tool(step_run, [str(prog), "--ticks", "1", "--input", f"x={xs}"])
+    assert r.code == 0, r.err
+    assert r.out.splitlines() == [want]  # 5 + (-2^31)
+
+
+def test_one_past_int_min_is_still_refused():
+    src = "node top(x: int) returns (y: int);\nlet y = x + -2147483649; tel\n"
+    with pytest.raises(LustreError) as info:
+        import_lustre(src, "t.lus")
+    assert info.value.message == "integer literal -2147483649 does not fit in int (32-bit)"
+    assert info.value.pos == src.index("-2147483649")
