@@ -252,3 +252,35 @@ def test_published_route_decode_shard_equals_pytorch(cfg):
     assert [(c.reason, c.symbols) for c in cuts] == [
         ("memory", ("scaled_dot_product_attention",))]
     _check(case, cached)
+
+
+def test_a_one_tile_row_relaid_as_rope_rows_keeps_the_unit_dim():
+    """The defect the layer check found: a TP2 shard's q at test sizes, `[batch, heads x
+    head_dim]` = 4 x 32 streamed as `[1, 1]` (one 4x32 tile), read by RoPE as `[1, 1]` of
+    16x8 rows of (batch, head). `_relayout` returned `[1]` (no unit dim) and the layer
+    did not verify; now the one tile keeps the walk's dims and its values are numpy's
+    row-major reshape."""
+    from xdsl.dialects.builtin import IntegerAttr, f32, i64
+
+    from steplus.dialects.step.builder import Graph
+    from steplus.dialects.step.types import StreamType, TileType
+    from steplus.dialects.target.fabric import STEP_EVAL
+    from steplus.examples.workloads.sn40l_route import _on_chip
+
+    g = Graph("relayout")
+    g.load((4, 32), f32, [1, 1], name="x").store(1 << 20)
+    m = g.module()
+    block = next(o for o in m.walk() if isinstance(o, GraphOp)).body.block
+    st = list(block.ops)[-1]
+    out = _on_chip(block, st.operands[0], StreamType([1, 1], TileType(16, 8, f32)))
+    assert out is not None and [str(d) for d in out.type.dims] == ["1", "1"]
+    block.erase_op(st)
+    block.add_op(so.LinearOffChipStoreOp.create(
+        operands=[out], properties={"base_addr": IntegerAttr(2 << 20, i64)}))
+    m.verify()
+    ensure_names(next(o for o in m.walk() if isinstance(o, GraphOp)))
+    prog = build_program(m, STEP_EVAL, functional=True)
+    prog.run()
+    x = np.asarray(next(iter(prog.tensors.values())))
+    (got,) = [np.asarray(t) for t in prog.context("st0").stored]
+    np.testing.assert_array_equal(got, x.reshape(16, 8))
