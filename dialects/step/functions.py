@@ -261,14 +261,15 @@ for _fn in [
 
 # -- parametric families -----------------------------------------------------------------
 MAX_INT_PARAM = 1 << 20
-_MEMBER = re.compile(r"^([a-z_][a-z0-9_]*)\[([-+0-9.eE]{1,32})\]$")
+_MEMBER = re.compile(r"^([a-z_][a-z0-9_]*)\[([-+0-9.eE]{1,32}|-?inf)\]$")
 
 
 @dataclass(frozen=True)
 class FunctionFamily:
     """Library functions with one parameter, named `name[param]`.
 
-    `kind` is `float` (finite values) or `int` (1..2^20); `make(value)` builds
+    `kind` is `float` (finite values; also `inf`/`-inf` when `infinite`: a fill that is
+    copied, never computed with) or `int` (1..2^20); `make(value)` builds
     the member (its name is replaced by the member's). Example:
     `get_function("add_scalar[1e-06]").numpy(np.zeros((2, 2)))` is a tile of 1e-6."""
 
@@ -277,6 +278,8 @@ class FunctionFamily:
     make: Callable[..., StepFunction]
     """Builds the member from its parameter (an int or a float, as `kind` says)."""
     summary: str = ""
+    infinite: bool = False
+    """`[inf]`/`[-inf]` members exist (`where_then[-inf]`: torch's `float('-inf')` fill)."""
 
 
 _FAMILIES: dict[str, FunctionFamily] = {}
@@ -308,7 +311,8 @@ def _member(name: str) -> StepFunction | None:
         value = fam.kind(m.group(2))  # float() / int(): never an evaluation
     except ValueError:
         return None
-    if fam.kind is float and not math.isfinite(value):
+    if fam.kind is float and not math.isfinite(value) and not (
+            fam.infinite and math.isinf(value)):
         return None
     if fam.kind is int and not 1 <= value <= MAX_INT_PARAM:
         return None
@@ -447,15 +451,16 @@ def _where(m: np.ndarray, a, b) -> np.ndarray:
 def _where_scalar(name: str, then: bool) -> FunctionFamily:
     def make(c: float) -> StepFunction:
         def f(m: np.ndarray, x: np.ndarray) -> np.ndarray:
-            x = np.asarray(x)
-            return _where(m, c, x) if then else _where(m, x, c)
+            x = np.asarray(x)  # the tile's dtype kept (numpy would widen bf16 with c)
+            return (_where(m, c, x) if then else _where(m, x, c)).astype(x.dtype, copy=False)
         text = f"{c!r} where m != 0 else x" if then else f"x where m != 0 else {c!r}"
         return StepFunction(name, 2, lambda s: _elems(_bcast(s)), f, _bcast, summary=text)
     text = ("(m, x) -> c where m != 0 else x (x.masked_fill(m, c); torch.where(m, a, b) is "
             "where_else[0.0](m, a) + where_then[0.0](m, b))" if then else
             "(m, x) -> x where m != 0 else c (torch.where(m, x, c))")
-    return FunctionFamily(name, float, make, f"{text}, with row/column broadcast; 1 FLOP per "
-                                             "element")
+    return FunctionFamily(name, float, make, f"{text}, with row/column broadcast; c may be "
+                                             "inf or -inf (copied, exact in every float dtype); "
+                                             "1 FLOP per element", infinite=True)
 
 
 for _fam in [

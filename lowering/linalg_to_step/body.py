@@ -81,6 +81,17 @@ def body_tree(op: linalg.GenericOp, env: dict, n_out: int = 1,
     return [_tree(op, v, trees, env, 0) for v in vals]
 
 
+def _fill(v: SSAValue) -> tuple | None:
+    """A `where`'s branch that is an infinite constant (`masked_fill(m, float('-inf'))`):
+    the library's `where_then[-inf]` copies it, exact in every float dtype; an infinity
+    anywhere else in a body is refused (`_const`)."""
+    c = v.owner
+    if isinstance(c, arith.ConstantOp) and isinstance(c.value, FloatAttr) and \
+            bool(np.isinf(c.value.value.data)):
+        return ("const", float(c.value.value.data))
+    return None
+
+
 MAX_DEPTH = 200  # a body deeper than this is refused (bounded recursion)
 
 
@@ -127,7 +138,8 @@ def _tree(op: linalg.GenericOp, v: SSAValue, trees: dict, env: dict, depth: int)
         # torch.where(x REL y, a, b) / masked_fill: the library's `where` of the compare's mask
         mask = (_CMPF[cmp.predicate.value.data],
                 *(_tree(op, a, trees, env, depth + 1) for a in cmp.operands))
-        t = ("where", mask, *(_tree(op, a, trees, env, depth + 1) for a in inner.operands[1:]))
+        t = ("where", mask, *(_fill(a) or _tree(op, a, trees, env, depth + 1)
+                              for a in inner.operands[1:]))
     else:
         kind = BODY.get(type(inner))
         if kind is None:

@@ -274,6 +274,13 @@ def _scalar(x) -> TypeGuard[int | float]:
     return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
 
 
+def _fill(c, scalars: list) -> bool:
+    """`c` is an infinite fill of a `where` with one tensor branch (`masked_fill(m,
+    float('-inf'))`): the library's `where_then[-inf]` copies it (two constants are
+    `b + (a - b) m`, which an infinity makes NaN)."""
+    return isinstance(c, float) and math.isinf(c) and len(scalars) == 1
+
+
 def static(node) -> tuple[int, ...]:
     """A node's static shape (the lowerable nodes have one)."""
     s = _shape(node)
@@ -422,7 +429,7 @@ def _lowerable(n) -> bool:
         m, tensors = a[0], [t for t in a[1:] if _is_tensor(t)]
         scalars = [t for t in a[1:] if not _is_tensor(t)]
         return (len(a) == 3 and not n.kwargs and is_mask(m) and _operand(m, out)
-                and all(_operand(t, out) for t in tensors) and all(_scalar(c) for c in scalars)
+                and all(_operand(t, out) for t in tensors) and all(_scalar(c) or _fill(c, scalars) for c in scalars)
                 and len(tensors) == 3 - 1 - len(scalars) and len(tensors) >= 1
                 and any(static(t) == out for t in [m, *tensors]))
     if name in VIEWS:

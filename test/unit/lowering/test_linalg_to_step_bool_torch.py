@@ -7,13 +7,16 @@ against torch (rtol 1e-5 f32, 1e-2 bf16) on the fabric's functional mode, every 
   one term is 0), `torch.where(m, x, c)` (`where_else[c]`), `torch.where(m, c, y)` and
   `x.masked_fill(m, c)` (`where_then[c]`), `.bool()` of a float tensor (`ne_scalar[0.0]`),
   `m.any(-1, keepdim=True)` / `m.all(...)` (row max of the mask);
-- a mask read by an op torch runs (a `-inf` fill: no finite constant) is not lowered: torch
-  computes it too, and the result is still the module's;
+- a `-inf`/`inf` fill (`where(m, x, -inf)`, `masked_fill(m, float('inf'))`) is the library's
+  `where_else[-inf]` / `where_then[inf]`: the fill is copied, exact in f32 and bf16;
+- a mask read by an op torch runs (a NaN fill) is not lowered: torch computes it too, and the
+  result is still the module's;
 - the library functions' semantics against torch.where.
 """
 
 from __future__ import annotations
 
+import ml_dtypes
 import numpy as np
 import pytest
 
@@ -52,12 +55,21 @@ class RowColumnCompares(torch.nn.Module):
         return torch.where(above | big, x, x * 0.5)
 
 
-class MinusInfFill(torch.nn.Module):
-    """`where(m, x, -inf)`: no finite constant for the library, left to torch (the compare
-    with it: torch reads it as a bool)."""
+class InfiniteFills(torch.nn.Module):
+    """`where(m, x, -inf)` and `masked_fill(m, +-inf)` outside an attention."""
 
     def forward(self, x, y):
-        return torch.where(x > y, x, float("-inf")) + 1.0
+        a = torch.where(x > y, x, float("-inf")) + 1.0
+        b = x.masked_fill(x < y, float("inf")).masked_fill(y > 1.0, float("-inf"))
+        return torch.cat([a, b * 2.0], dim=-1)
+
+
+class NanFill(torch.nn.Module):
+    """`where(m, x, nan)`: no library fill (NaN is no member name), left to torch (the
+    compare with it: torch reads it as a bool)."""
+
+    def forward(self, x, y):
+        return torch.where(x > y, x, float("nan")) + 1.0
 
 
 def _args(seed: int):
@@ -105,11 +117,38 @@ def test_compares_with_a_row_and_a_column_broadcast():
     assert {"gt", "ge", "max", "where_else[0.0]", "where_then[0.0]"} <= set(applied)
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_infinite_fills_are_lowered_and_exact(dtype):
+    x, y, _ = _args(2)
+    x, y = x.to(dtype), y.to(dtype)
+    module = InfiniteFills()
+    ep = torch.export.export(module, (x, y))
+    low = lower_exported(ep, dense="tile=2x8x8 schedule=mnk")
+    out, ran, torch_ops = run_exported(ep, low, (x, y))
+    want = module(x, y).float()
+    assert torch_ops == []  # the compares, fills and the cat all on the fabric
+    applied = {o.fn.data for p in low.graphs for o in p.module.walk() if o.name == "step.apply"}
+    assert {"where_else[-inf]", "where_then[inf]", "where_then[-inf]"} <= applied
+    out = out.float()
+    # the infinities where torch has them, with their signs; the finite elements as torch's
+    assert torch.equal(torch.isposinf(out), torch.isposinf(want))
+    assert torch.equal(torch.isneginf(out), torch.isneginf(want))
+    assert torch.isinf(want).sum() > 8 and not torch.isnan(out).any()
+    fin = torch.isfinite(want)
+    rtol = 1e-5 if dtype == torch.float32 else 1e-2
+    np.testing.assert_allclose(out[fin].numpy(), want[fin].numpy(), rtol=rtol, atol=rtol / 10)
+
+
 def test_a_mask_torch_reads_stays_in_torch():
     x, y, _ = _args(2)
-    low, ran, torch_ops, _ = _run(MinusInfFill(), (x, y))
+    ep = torch.export.export(NanFill(), (x, y))
+    low = lower_exported(ep, dense="tile=2x8x8 schedule=mnk")
+    out, ran, torch_ops = run_exported(ep, low, (x, y))
+    want = NanFill()(x, y)
     assert torch_ops == ["aten.gt.Tensor", "aten.where.ScalarOther"]
     assert ran == ["elementwise"]  # the + 1.0
+    assert torch.equal(torch.isnan(out), x <= y)
+    np.testing.assert_allclose(out[x > y].numpy(), want[x > y].numpy(), rtol=1e-6)
 
 
 @pytest.mark.parametrize("then", [True, False])
@@ -122,7 +161,15 @@ def test_where_families_are_torch_where(then):
     assert f.out_shape([(4, 1), (4, 6)]) == (4, 6) and f.flops([(4, 1), (4, 6)]) == 24
     want = torch.where(m.bool(), -2.5, x) if then else torch.where(m.bool(), x, -2.5)
     np.testing.assert_array_equal(f.numpy(m.numpy(), x.numpy()), want.numpy())
-    assert get_function("where_then[inf]") is None  # a fill must be finite
+    assert get_function("where_then[nan]") is None  # a fill is a number or an infinity
+    assert get_function("add_scalar[-inf]") is None  # only a fill may be infinite
+    inf = get_function(f"where_{'then' if then else 'else'}[-inf]")
+    assert inf is not None
+    for dt in (np.float32, ml_dtypes.bfloat16):
+        got = inf.numpy(m.numpy().astype(dt), x.numpy().astype(dt))
+        assert got.dtype == dt  # the tile's dtype: -inf is exact in it
+        want = torch.where(m.bool() == then, float("-inf"), x.to(torch.float32)).numpy()
+        np.testing.assert_array_equal(got.astype(np.float32), want.astype(dt).astype(np.float32))
 
 
 def _expand_mask(mask, dtype, tgt_len=None):
