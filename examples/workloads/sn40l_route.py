@@ -248,10 +248,12 @@ def _relayout(block: Block, v: SSAValue, ea: TileType, eb: TileType, a: list[str
               b: list[str]) -> SSAValue | None:
     """`[P.., n]` of `r x c` tiles (a row of `n` column tiles) as the same row-major tensor
     in `R x C` tiles walking `[P..]` (one tile) or `[P.., k]` (`k` column tiles of one
-    `R x kC` tile), `R != r` (or the row as one `r x nc` tile): the row joined into one `r x nc` tile (`accum
+    `R x kC` tile; `k = 1`: the one tile keeps the walk's unit dim, `reshape`), `R != r`
+    (or the row as one `r x nc` tile): the row joined into one `r x nc` tile (`accum
     join_tiles`), its rows cut `kC` wide (`split_rows[kC]`) and, for `k > 1`, split into
     column tiles (`flat_map split_tiles`): a decode step's q, `[batch, heads x
-    head_dim]`, read by RoPE in rows of (batch, head). None when the shapes disagree."""
+    head_dim]`, read by RoPE in rows of (batch, head) (`[1, 1]` of 16x8 for a TP2 shard
+    at test sizes, whose q row is one 4x32 tile). None when the shapes disagree."""
     k = _relayout_cols(ea, eb, a, b)
     if k is None:
         return None
