@@ -55,6 +55,8 @@
 // CHECK-NEXT: {{^        [^( ]}}
 // CHECK-NEXT:     --lstm=<string>  (default: sequence; one of: sequence, step)
 // CHECK-NEXT: {{^        [^( ]}}
+// CHECK-NEXT:     --offload=<string>  (default: always; one of: always, profitable)
+// CHECK-NEXT: {{^        [^( ]}}
 // CHECK-NEXT: isel-verify
 // CHECK-NEXT:     Prove with z3 that isel preserves each function's meaning (small shapes).
 // CHECK-NEXT:     --targets=<list of string>  (default: flexasr,hlscnn,vta{{(; one of: .*)?}})

@@ -27,7 +27,7 @@
 // VALUE:      step-opt: error: invalid options for pass 'step-hierarchical-tiling': tile must be {{.*}}, got '-16x16'
 // VALUE-NEXT: exit=2
 // RUN: sh -c 'step-opt %s -p "isel{nodelimit=3}"; echo "exit=$?"' 2>&1 | filecheck %s --check-prefix=OPTION
-// OPTION:      step-opt: error: invalid options for pass 'isel': unknown option 'nodelimit' (options: targets, mode, iterations, node-limit, time-limit, lstm)
+// OPTION:      step-opt: error: invalid options for pass 'isel': unknown option 'nodelimit' (options: targets, mode, iterations, node-limit, time-limit, lstm, offload)
 // OPTION-NEXT: exit=2
 // RUN: sh -c 'step-opt %s -p "isel{node-limit=x}"; echo "exit=$?"' 2>&1 | filecheck %s --check-prefix=TYPE
 // TYPE:      step-opt: error: invalid options for pass 'isel': option 'node-limit' expects an integer, got 'x'

@@ -34,7 +34,7 @@ PASSES = get_all_passes()
         ('step-metrics{bind="B=64}', "invalid pass pipeline at column 19: Unknown token"),
         ("nope", "invalid pass pipeline: Unrecognized passes: ['nope']"),
         ("isel{nodelimit=3}", "invalid options for pass 'isel': unknown option 'nodelimit' "
-                              "(options: targets, mode, iterations, node-limit, time-limit, lstm)"),
+                              "(options: targets, mode, iterations, node-limit, time-limit, lstm, offload)"),
         ("isel{node-limit=x}", "invalid options for pass 'isel': option 'node-limit' expects an "
                                "integer, got 'x'"),
         ("step-metrics{annotate=1}", "invalid options for pass 'step-metrics': option 'annotate' "
