@@ -341,13 +341,9 @@ def _needs(ds: list[Demand]) -> tuple[int, int]:
             sum(max(d.cap_pmus, 1 if d.mu_bytes else 0) for d in ds))
 
 
-def sections(graph: GraphOp, chip: Chip) -> dict[Operation, int]:
-    """Section index of every anchor: greedy in graph order, each section fits the chip."""
-    return section_cuts(graph, chip)[0]
-
-
 def section_cuts(graph: GraphOp, chip: Chip) -> tuple[dict[Operation, int], list[Cut]]:
-    """`sections` and, for every section after the first, why it starts (`Cut`)."""
+    """Section index of every anchor (greedy in graph order, each section fits the chip) and,
+    for every section after the first, why it starts (`Cut`)."""
     ds = demands(graph, chip)
     anchors = [op for op in graph.body.block.ops if is_anchor(op)]
     if not anchors:  # pure data movement (a copy, a slice): one section, nothing to split
