@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from steplus.dialects.sn40l_attrs import SYMBOL
 from steplus.dialects.step import GraphOp
 from steplus.dialects.step import ops as so
 from steplus.dialects.step.discardable import NAME
@@ -32,7 +33,9 @@ from steplus.dialects.target.fabric import SN40L as PRESET
 from steplus.dialects.target.sn40l import SN40L
 from steplus.passes.sn40l.allocate_units import chip_of, section_cuts
 from steplus.passes.sn40l.kernels import ensure_names
+from steplus.examples.workloads.sn40l import prepare
 from steplus.runtime.fabric.build import build_program
+from steplus.runtime.fabric.kernel_run import run_kernels
 from steplus.utils.attrs import ints_of
 
 torch = pytest.importorskip("torch")
@@ -112,6 +115,7 @@ class _Case:
             cfg.head_dim, batch
         self.caches = {"past_key": args[1].numpy(), "past_value": args[2].numpy()}
         self.by_addr = {a: t for t, a in self.lg.tensors.items()}
+        self.tensors: dict[str, Any] = {}
 
     def ops(self, cls):
         return [o for o in self.graph.body.block.ops if isinstance(o, cls)]
@@ -145,6 +149,7 @@ class _Case:
                 -1, width)
         for op in self.ops(so.RandomOffChipLoadOp):
             tensors[NAME.get(op)] = self.cache_tiles(self.tensor(op))
+        self.tensors = dict(tensors)  # what the loads read (for `_kernels`)
         prog = build_program(self.lg.module, PRESET, functional=True, tensors=tensors)
         prog.run()
         out: dict[str, Any] = {}
@@ -184,6 +189,20 @@ rounding them to bf16 (a functional check of the dataflow, not of bf16 numerics)
 rounding of sums over 64-96 terms stays below 1e-6 of the values' scale."""
 
 
+def _kernels(case: _Case, mode: str) -> np.ndarray:
+    """The layer's output from its kernels for `mode` (`sn40l.prepare`: what the published
+    rows simulate), run in order (`run_kernels`: a load of a symbol an earlier kernel
+    stored reads those values; the attention's random stores are not passed on, so its
+    output's load reads what the last `case.run` read: the chained values)."""
+    ks = prepare(case.lg.module.clone(), mode)
+    res = run_kernels(ks, PRESET, functional=True, tensors=dict(case.tensors))
+    (st,) = [o for k in ks for o in k.body.block.ops
+             if isinstance(o, so.LinearOffChipStoreOp) and SYMBOL.get(o) == "add_5"]
+    tiles = [np.asarray(t) for t in res.stored[NAME.get(st)]]
+    n = int(st.operands[0].type.dims[-1])
+    return np.vstack([np.hstack(tiles[i:i + n]) for i in range(0, len(tiles), n)])
+
+
 def _check(case: _Case, cached: int) -> None:
     first = case.run(_inputs(case))
     sdpa = "scaled_dot_product_attention"
@@ -219,6 +238,9 @@ def _check(case: _Case, cached: int) -> None:
             given[t] = _attention_rows(case, v) if isinstance(v, dict) else v
     second = case.run(given)
     np.testing.assert_allclose(second["add_5"], case.want, rtol=RTOL, atol=RTOL * scale)
+    # the fused layer's kernels (its sections), as the published rows simulate them
+    np.testing.assert_allclose(_kernels(case, "fused"), case.want, rtol=RTOL,
+                               atol=RTOL * scale)
 
 
 @pytest.mark.parametrize("cfg", [LLAMA2_7B.small(), MISTRAL_7B.small()], ids=lambda c: c.name)
@@ -284,3 +306,16 @@ def test_a_one_tile_row_relaid_as_rope_rows_keeps_the_unit_dim():
     x = np.asarray(next(iter(prog.tensors.values())))
     (got,) = [np.asarray(t) for t in prog.context("st0").stored]
     np.testing.assert_array_equal(got, x.reshape(16, 8))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("cfg", [LLAMA2_7B.small(), MISTRAL_7B.small()], ids=lambda c: c.name)
+def test_unfused_route_kernels_compute_the_pytorch_layer(cfg):
+    """The unfused baseline (`step-kernelize{mode=unfused}`: one kernel per operator but
+    the attention's cache walk, every boundary through memory) computes the same layer
+    (about 5 s each)."""
+    case = _Case(cfg, tp=2, batch=4, cached=37)
+    _check(case, 37)
+    scale = float(np.abs(case.want).max())
+    np.testing.assert_allclose(_kernels(case, "unfused"), case.want, rtol=RTOL,
+                               atol=RTOL * scale)
