@@ -353,8 +353,11 @@ def run_exported(ep, low, args, routing=None, config=None):
                 run(part, env)
             value = torch.from_numpy(np.asarray(done[id(part)][n.name], np.float32))
             # a boolean tensor (a mask) a part computes as 0/1 floats: bool again for torch
-            return value != 0 if getattr(n.meta.get("val"), "dtype", None) == torch.bool \
-                else value
+            dtype = getattr(n.meta.get("val"), "dtype", None)
+            if dtype == torch.bool:
+                return value != 0
+            # a bf16/f16 node: torch's ops after the part (baddbmm) need the graph's dtype
+            return value.to(dtype) if dtype in (torch.bfloat16, torch.float16) else value
 
     by_output = {o: p for p in low.graphs for o in p.outputs}
     nodes = {n.name for n in ep.graph.nodes}

@@ -1,4 +1,4 @@
-"""The torch zoo: twenty-one small PyTorch modules written the way public code writes them.
+"""The torch zoo: twenty-two small PyTorch modules written the way public code writes them.
 
 Each is a module in this folder, in the style of the PyTorch docs/examples,
 torchvision or HuggingFace transformers (written from memory; small shapes;
@@ -196,6 +196,14 @@ def _swin():
     return _SwinBlock(layer), (torch.randn(2, 16, 32),)
 
 
+def _bloom():
+    from .bloom_block import BloomConfig, BloomPrefill
+
+    mask = torch.ones(2, 6, dtype=torch.long)
+    mask[1, 4:] = 0  # the second sequence's last two tokens are padding
+    return BloomPrefill(BloomConfig(hidden_size=32, n_head=4)), (torch.randn(2, 6, 32), mask)
+
+
 class _SwinBlock(torch.nn.Module):
     """`SwinLayer(x, (4, 4))[0]`: the block on a 4x4 feature map (the dimensions are the
     stage's, not an input)."""
@@ -259,4 +267,8 @@ ZOO = {m.name: m for m in (
     ZooModel("swin_layer", "HF SwinLayer: window_partition/reverse, relative position bias "
              "table[index_buffer.view(-1)] added to the scores", "dense", _swin,
              {"dense": "tile=4x32x32 schedule=mnk"}),
+    ZooModel("bloom_block", "HF BloomModel prologue + BloomBlock: build_alibi_tensor (arange "
+             "slopes, cumsum of the mask), fused qkv view(.., 3, head_dim), alibi.baddbmm, "
+             "masked_fill(bool mask, finfo.min), bmm, _merge_heads, dropout_add", "dense",
+             _bloom, {"dense": "tile=4x32x32 schedule=mnk"}),
 )}
