@@ -18,7 +18,9 @@ simulator. Prints per model:
   lowered: MoE tile_N=4, attention interleaved) vs dynamic (`step-dynamic-tiling`
   / `step-dynamic-parallelize{factor=4}`).
 
-A model that does not reach a whole graph prints its first remark instead.
+A model lowered in part prints its parts' figures (the ops torch runs between them cost
+no cycles here) and, below, the ATen ops torch ran that compute data; a model that does
+not run prints its first remark instead.
 
     python bench/torch_zoo.py [--models llama_mlp,mixtral_moe] [--csv bench/out/torch_zoo.csv]
 """
@@ -65,8 +67,8 @@ def run(name: str) -> dict:
         out, ran, torch_ops, routing = run_functional(ep, low, args)
         data_ops = sorted({o for o in torch_ops if o not in VIEW_OPS
                            and "assert_tensor_metadata" not in o})
-        if data_ops:
-            raise ValueError(f"torch ran {', '.join(data_ops)}")
+        if data_ops:  # lowered in part: the parts' figures, and what torch still computes
+            row["torch_ran"] = ", ".join(o.removeprefix("aten.") for o in data_ops)
         want = _first(module(*args)).detach().numpy()
         got = _first(out).detach().numpy()
         row["max_rel_err"] = float(np.max(np.abs(got - want)) / np.max(np.abs(want)))
@@ -107,6 +109,8 @@ def main(argv=None) -> int:
                   f"{r['cycles']:>8} "
                   f"{r['offchip_bytes']:>11} {r['onchip_bytes']:>10} {r['max_rel_err']:>8.1e} "
                   f"{r['wall_s']:>6}  {r['layers']}")
+            if "torch_ran" in r:  # the cycles and bytes are the lowered parts' alone
+                print(f"{'':20}   parts only; torch ran: {r['torch_ran']}")
         else:
             print(f"{r['model']:20} {r['ops_lowered']:>3}/{r['ops']:<3} {r['views']:>5} "
                   f"{'-':>8} {'-':>11} "
