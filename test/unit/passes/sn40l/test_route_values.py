@@ -319,3 +319,12 @@ def test_unfused_route_kernels_compute_the_pytorch_layer(cfg):
     scale = float(np.abs(case.want).max())
     np.testing.assert_allclose(_kernels(case, "unfused"), case.want, rtol=RTOL,
                                atol=RTOL * scale)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("cached", [1, 31, 32])
+def test_route_decode_layer_at_cache_tile_edges(cached):
+    """The new row appended after a single cached row (row 1 of the first cache tile), at
+    the last row of the first tile (31 cached), and at the first row of a new tile (32):
+    Mistral at test sizes still computes the PyTorch layer (about 2 s each)."""
+    _check(_Case(MISTRAL_7B.small(), tp=2, batch=4, cached=cached), cached)
