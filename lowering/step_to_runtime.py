@@ -148,11 +148,12 @@ class ConvertStepToRuntimePass(ModulePass):
         if self.depth != 0 and not lo <= self.depth <= hi:
             raise ValueError(f"depth must be 0 (the configuration's base depth) or in "
                              f"[{lo}, {hi}] (a fabric's base_depth), got {self.depth}")
+        if self.preset:
+            get_preset(self.preset)  # an unknown name: a usage error, the preset's message
 
     def apply(self, ctx: MLContext, op: ModuleOp) -> None:
         try:
             if self.preset:
-                get_preset(self.preset)  # an unknown name: the preset error, as for step-run
                 target = FabricTargetAttr(self.preset)
             else:
                 attr = op.attributes.get(FABRIC_KEY)

@@ -36,13 +36,18 @@ from steplus.dialects.pim import MAX_COUNT, LayerOp, ModelOp, StageOp, body_ops
 from steplus.dialects.target.pim import MIB, PimConfigError, PimHardware, preset, with_overrides
 from steplus.dialects.target.attrs import pim_target_of
 from steplus.passes.allspark.ilp_compact import ScheduleError
-from steplus.passes.allspark.orchestrate import MAX_BATCH, Result, layer_rects, orchestrate
+from steplus.passes.allspark.orchestrate import (
+    ILP_FORMS,
+    MAX_BATCH,
+    MAX_TIME_LIMIT,
+    Result,
+    layer_rects,
+    orchestrate,
+)
 from steplus.passes.allspark.partition import Scheme
 from steplus.passes.allspark.schedule import layers_of, verify
 from steplus.passes.allspark.vit import BlockGroup, Stage, VitModel, WorkloadError, build
 from steplus.utils.diagnostics import OpDiagnosticError
-
-MAX_TIME_LIMIT = 3600.0
 
 
 def _int(v: int) -> IntegerAttr[I64]:
@@ -230,10 +235,15 @@ class PimOrchestratePass(ModulePass):
     `cpsat` (the compact form on OR-Tools CP-SAT).
     One of: compact, literal, cpsat."""
 
-    def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
+    def __post_init__(self) -> None:
+        # a bad option is a usage error of the command line (exit 2), before any file is read
         if not 0 < self.time_limit <= MAX_TIME_LIMIT:
-            raise OpDiagnosticError(op, f"pim-orchestrate: time_limit must be in "
-                                        f"(0, {MAX_TIME_LIMIT:g}] seconds")
+            raise ValueError(f"time-limit must be in (0, {MAX_TIME_LIMIT:g}] seconds, "
+                             f"got {self.time_limit:g}")
+        if self.form not in ILP_FORMS:
+            raise ValueError(f"form must be one of {', '.join(ILP_FORMS)}, got '{self.form}'")
+
+    def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
         for model_op in [o for o in op.walk() if isinstance(o, ModelOp)]:
             self._schedule(model_op)
 

@@ -44,6 +44,10 @@ from steplus.passes.allspark.schedule import layers_of, parse_schedule, verify
 
 
 MAX_BATCH = 256
+ILP_FORMS = ("compact", "literal", "cpsat")
+"""The ILP formulations `orchestrate` solves (its `form`)."""
+MAX_TIME_LIMIT = 3600.0
+"""The longest ILP time limit (seconds) the tool and the pass accept."""
 
 
 @dataclass

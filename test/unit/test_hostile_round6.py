@@ -366,3 +366,32 @@ def test_one_past_int_min_is_still_refused():
         import_lustre(src, "t.lus")
     assert info.value.message == "integer literal -2147483649 does not fit in int (32-bit)"
     assert info.value.pos == src.index("-2147483649")
+
+
+# ---- HARDEN-7: the defects round 6 found and left ----
+
+EMPTY = "func.func @f() {\n  func.return\n}\n"
+
+
+@pytest.mark.parametrize("spec, message", [
+    ('convert-step-to-runtime{preset="nope"}',
+     "invalid options for pass 'convert-step-to-runtime': unknown hardware preset 'nope' "
+     "(choose from sn40l, step-eval, swiglu-hdl)"),
+    ("pim-orchestrate{time-limit=-1}",
+     "invalid options for pass 'pim-orchestrate': time-limit must be in (0, 3600] seconds, got -1"),
+    ("pim-orchestrate{time-limit=3601}",
+     "invalid options for pass 'pim-orchestrate': time-limit must be in (0, 3600] seconds, "
+     "got 3601"),
+    ('pim-orchestrate{form=""}',
+     "invalid options for pass 'pim-orchestrate': form must be one of compact, literal, cpsat, "
+     "got ''"),
+])
+def test_bad_pass_option_is_a_usage_error(step_opt, tmp_path: Path, spec: str, message: str):
+    """An unknown preset, a negative time limit and an empty ILP form were errors
+    located at the input file's 1:1 (exit 1); the empty form was accepted on a module
+    without a pim.model."""
+    prog = tmp_path / "f.mlir"
+    prog.write_text(EMPTY)
+    r = step_opt([str(prog), "-p", spec])
+    assert r.code == 2
+    assert r.err.strip() == f"step-opt: error: {message}"

@@ -22,8 +22,8 @@
 // ATTR:      builtin.module attributes {target.fabric = #target.fabric<"step-eval", {base_depth = 4 : i64}>} {
 // ATTR-NEXT: step.graph @g attributes {runtime.depth = 4 : i64}
 
-// BAD: error: convert-step-to-runtime: unknown hardware preset 'bad' (choose from sn40l, step-eval, swiglu-hdl)
-// BAD: exit=1
+// BAD: step-opt: error: invalid options for pass 'convert-step-to-runtime': unknown hardware preset 'bad' (choose from sn40l, step-eval, swiglu-hdl)
+// BAD-NEXT: exit=2
 
 builtin.module {
   step.graph @g {
