@@ -68,7 +68,10 @@ def parse_targets(p) -> tuple[str, ...]:
     for t in names:
         if t not in TARGETS:
             raise ValueError(f"{p.name}: unknown target '{t}' in targets (allowed: {known})")
-    return tuple(dict.fromkeys(names))
+    for i, t in enumerate(names):
+        if t in names[:i]:
+            raise ValueError(f"{p.name}: target '{t}' is given twice in targets")
+    return names
 
 
 # the time limit is a safety net, not the stop: saturation stops by iterations and e-graph size, which

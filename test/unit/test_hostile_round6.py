@@ -395,3 +395,17 @@ def test_bad_pass_option_is_a_usage_error(step_opt, tmp_path: Path, spec: str, m
     r = step_opt([str(prog), "-p", spec])
     assert r.code == 2
     assert r.err.strip() == f"step-opt: error: {message}"
+
+
+@pytest.mark.parametrize("pass_name, targets, twice", [("isel", '"flexasr,flexasr"', "flexasr"),
+                                                       ("isel", "vta,hlscnn,vta", "vta"),
+                                                       ("isel-verify", '"vta, vta"', "vta")])
+def test_isel_target_given_twice_is_a_usage_error(step_opt, tmp_path: Path, pass_name: str,
+                                                  targets: str, twice: str):
+    """`isel{targets="flexasr,flexasr"}` was accepted (the duplicate dropped silently)."""
+    prog = tmp_path / "f.mlir"
+    prog.write_text(EMPTY)
+    r = step_opt([str(prog), "-p", f"{pass_name}{{targets={targets}}}"])
+    assert r.code == 2
+    assert r.err.strip() == (f"step-opt: error: invalid options for pass '{pass_name}': "
+                             f"target '{twice}' is given twice in targets")
