@@ -38,17 +38,32 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(message)
 
 
-_DECIMAL = re.compile(r"[0-9]{1,12}(?:\.[0-9]{1,12})?|\.[0-9]{1,12}")
+_DECIMAL = re.compile(r"(?:[0-9]{1,12}(?:\.[0-9]{1,12})?|\.[0-9]{1,12})(?:[eE]\+?[0-9]{1,3})?")
+
+
+def _number(text: str) -> float:
+    # decimal ASCII digits only: float() would also take '1_0', '١٠', 'nan' and '1e-300';
+    # a non-negative exponent (1e308) is a number, refused by the option's range
+    if not _DECIMAL.fullmatch(text.removeprefix("-")):
+        raise argparse.ArgumentTypeError(f"expected a number, got '{text}'")
+    return float(text)
 
 
 def _positive(text: str) -> float:
-    # decimal ASCII digits only: float() would also take '1_0', '١٠', 'nan' and '1e-300'
-    if not _DECIMAL.fullmatch(text.removeprefix("-")):
-        raise argparse.ArgumentTypeError(f"expected a number, got '{text}'")
-    v = float(text)
+    v = _number(text)
     if not 0 < v < 1e6:
         raise argparse.ArgumentTypeError(f"expected a positive number below 1e6, got '{text}'")
     return v
+
+
+def _at_most(bound: float):
+    """An argparse `type`: a number in (0, bound]."""
+    def parse(text: str) -> float:
+        v = _number(text)
+        if not 0 < v <= bound:
+            raise argparse.ArgumentTypeError(f"expected a number in (0, {bound:g}], got '{text}'")
+        return v
+    return parse
 
 
 def _image(text: str) -> int:
@@ -73,7 +88,7 @@ def _mesh(text: str) -> tuple[int, int]:
     return r, c
 
 
-def _parser() -> argparse.ArgumentParser:
+def _parser(max_time_limit: float, forms: Sequence[str]) -> argparse.ArgumentParser:
     from steplus.passes.allspark.vit import MODELS
     from steplus.dialects.target.pim import PRESETS
 
@@ -92,9 +107,10 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--preset", default="allspark-16x16", help="hardware preset (see below)")
     p.add_argument("--mesh", type=_mesh, help="override the node array, ROWSxCOLS")
     p.add_argument("--node-cap-mib", type=_positive, help="override the memory per node (MiB)")
-    p.add_argument("--time-limit", type=_positive, default=60.0,
-                   help="ILP solver time limit in seconds (default 60)")
-    p.add_argument("--form", choices=("compact", "literal", "cpsat"), default="compact",
+    p.add_argument("--time-limit", type=_at_most(max_time_limit), default=60.0,
+                   help=f"ILP solver time limit in seconds (default 60, at most "
+                   f"{max_time_limit:g})")
+    p.add_argument("--form", choices=forms, default="compact",
                    help="ILP formulation (literal: the seed's eqs. 1-12, small instances; "
                    "cpsat: the compact form solved by OR-Tools CP-SAT instead of HiGHS)")
     p.add_argument("--schedule", metavar="TEXT",
@@ -190,9 +206,14 @@ def _as_ir(res, args: argparse.Namespace, out) -> None:
 
 
 def _run(argv: Sequence[str] | None) -> int:
-    from steplus.passes.allspark.orchestrate import given_schedule, orchestrate
+    from steplus.passes.allspark.orchestrate import (
+        ILP_FORMS,
+        MAX_TIME_LIMIT,
+        given_schedule,
+        orchestrate,
+    )
 
-    args = _parser().parse_args(argv)
+    args = _parser(MAX_TIME_LIMIT, ILP_FORMS).parse_args(argv)
     if args.run is not None:
         _as_ir(None, args, sys.stdout)
         return 0

@@ -409,3 +409,18 @@ def test_isel_target_given_twice_is_a_usage_error(step_opt, tmp_path: Path, pass
     assert r.code == 2
     assert r.err.strip() == (f"step-opt: error: invalid options for pass '{pass_name}': "
                              f"target '{twice}' is given twice in targets")
+
+
+@pytest.mark.parametrize("flag, value, message", [
+    # an exponent was "expected a number"
+    ("--node-cap-mib", "1e308", "expected a positive number below 1e6, got '1e308'"),
+    # 3601 s was accepted by the tool while the pass capped the time limit at 3600
+    ("--time-limit", "3601", "expected a number in (0, 3600], got '3601'"),
+    ("--time-limit", "1E+400", "expected a number in (0, 3600], got '1E+400'"),
+])
+def test_pim_orchestrate_numbers_are_bounded_as_in_the_pass(flag: str, value: str, message: str):
+    from steplus.tools.pim_orchestrate import main as pim_orchestrate
+
+    r = run_tool(pim_orchestrate, ["--model", "swin-t", flag, value])
+    assert r.code == 2
+    assert r.err == f"pim-orchestrate: error: argument {flag}: {message}\n"
