@@ -105,6 +105,13 @@ def apply(prog: ast.Program) -> None:
         c.value = value
 
 
+def _spelling(value: ast.Const) -> str:
+    """The value as Lustre writes it: `true`, not Python's `True`."""
+    if value.kind == "bool":
+        return "true" if value.value else "false"
+    return str(value.value)
+
+
 def _check(c: ast.ConstDecl, value: ast.Const, aliases: dict[str, ast.TypeRef]) -> None:
     """The value's kind against the constant's declared type, and a subrange's
     literal bounds (through aliases)."""
@@ -118,11 +125,11 @@ def _check(c: ast.ConstDecl, value: ast.Const, aliases: dict[str, ast.TypeRef]) 
     if ty.name == "|" and ty.elem is not None:  # a refinement: its base type
         ty = ty.elem
     if ty.name in ("int", "real", "bool") and ty.name != value.kind:
-        raise LustreError(c.pos, f"--const {c.name}={value.value}: '{c.name}' is of type "
+        raise LustreError(c.pos, f"--const {c.name}={_spelling(value)}: '{c.name}' is of type "
                           f"{ty.name}, not {value.kind}")
     lo, hi = ty.bounds or (None, None)
     for bound_, ok in ((lo, lambda b: value.value >= b), (hi, lambda b: value.value <= b)):
         if isinstance(bound_, ast.Const) and isinstance(bound_.value, int) and \
                 not ok(bound_.value):
-            raise LustreError(c.pos, f"--const {c.name}={value.value}: outside the "
+            raise LustreError(c.pos, f"--const {c.name}={_spelling(value)}: outside the "
                               f"subrange type of '{c.name}'")

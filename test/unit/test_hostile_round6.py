@@ -424,3 +424,17 @@ def test_pim_orchestrate_numbers_are_bounded_as_in_the_pass(flag: str, value: st
     r = run_tool(pim_orchestrate, ["--model", "swin-t", flag, value])
     assert r.code == 2
     assert r.err == f"pim-orchestrate: error: argument {flag}: {message}\n"
+
+
+@pytest.mark.parametrize("value", ["true", "false"])
+def test_const_option_is_quoted_in_lustre_spelling(tmp_path: Path, value: str):
+    """`--const N=true` on an int constant said "--const N=True: ..." (Python's repr)."""
+    prog = tmp_path / "p.lus"
+    prog.write_text("const N: int;\nnode top(x: int) returns (y: int);\nlet y = x + N; tel\n")
+    xs = tmp_path / "x.csv"
+    xs.write_text("5\n")
+    r = run_tool(step_run, [str(prog), "--const", f"N={value}", "--ticks", "1",
+                            "--input", f"x={xs}"])
+    assert r.code == 1
+    assert r.err.splitlines()[0] == (f"{prog}:1:7: error: --const N={value}: 'N' is of type "
+                                     "int, not bool")
