@@ -179,6 +179,7 @@ class Program:
         # the observers a node's types add (set by the importer; sized.py calls it per instance)
         self.add_observers: Callable[[ast.Node], None] = lambda node: None
         self.rec_instances: dict[str, int] = {}  # recursive function -> instances
+        self.rec_callers: dict[str, str] = {}  # a recursive instance -> the node that made it
         for n in prog.nodes:
             if n.rec and n.tparams:
                 raise LustreError(n.pos, "unsupported construct: polymorphic recursive "

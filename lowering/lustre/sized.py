@@ -194,6 +194,8 @@ def instantiate(low: NodeLowering, e: ast.Call) -> ast.Call:
         values.append((p.name, v))
         consts[p.name] = ast.Const(a.pos, v, t)
     inst = _instance_name(e.node, values)
+    if node.rec and inst in prog.nodes:
+        _check_no_cycle(prog, low.ast.name, inst, e, values)
     if inst not in prog.nodes:
         if len(prog.sized_instances) >= MAX_INSTANCES:
             raise LustreError(e.pos, f"more than {MAX_INSTANCES} instances of nodes sized "
@@ -205,6 +207,7 @@ def instantiate(low: NodeLowering, e: ast.Call) -> ast.Call:
                                   f"{MAX_UNROLL} instances (one per constant argument): its "
                                   "recursion does not stop at a compile-time constant here")
             prog.rec_instances[e.node] = unrolled
+            prog.rec_callers[inst] = low.ast.name
         copied = copy.deepcopy(node)
         copied.inputs = [d for d in copied.inputs if not (d.static or node.rec)]
         _replace_vars(copied, consts)
@@ -217,6 +220,23 @@ def instantiate(low: NodeLowering, e: ast.Call) -> ast.Call:
         if copied.observers:  # its contract and properties: `f$n_3$check` (step-run --check)
             low.request_check(inst)
     return dataclasses.replace(e, node=inst, args=rest)
+
+
+def _check_no_cycle(prog: Program, caller: str, inst: str, e: ast.Call,
+                    values: list[tuple[str, object]]) -> None:
+    """A located error if `caller` was itself made (through recursive instances)
+    by `inst`: the call repeats an enclosing call's constant arguments, so the
+    recursion never reaches its base case."""
+    chain, here = [caller], caller
+    while here != inst and here in prog.rec_callers:  # a tree: each instance made once
+        here = prog.rec_callers[here]
+        chain.append(here)
+    if here != inst:
+        return
+    args = ", ".join(f"{p} = {str(v).lower() if isinstance(v, bool) else v}" for p, v in values)
+    path = " -> ".join(f"'{n}'" for n in [*reversed(chain), inst])
+    raise LustreError(e.pos, f"the recursive function '{e.node}' calls itself with the same "
+                      f"constant arguments ({args}): its recursion never ends ({path})")
 
 
 # -- recursive calls with non-constant arguments: unrolled by depth -----------------

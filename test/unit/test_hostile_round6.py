@@ -438,3 +438,36 @@ def test_const_option_is_quoted_in_lustre_spelling(tmp_path: Path, value: str):
     assert r.code == 1
     assert r.err.splitlines()[0] == (f"{prog}:1:7: error: --const N={value}: 'N' is of type "
                                      "int, not bool")
+
+
+@pytest.mark.parametrize("src, at, message", [
+    ("function rec s(n: int) returns (m: int);\nlet m = s(n); tel\n"
+     "node top(x: int) returns (y: int); let y = x + s(3); tel\n", "s(n)",
+     "the recursive function 's' calls itself with the same constant arguments (n = 3): its "
+     "recursion never ends ('s$n_3' -> 's$n_3')"),
+    ("function rec a(n: int) returns (m: int);\nlet m = if n <= 0 then 0 else b(n); tel\n"
+     "function rec b(n: int) returns (m: int);\nlet m = if n <= 0 then 1 else a(n); tel\n"
+     "node top(x: int) returns (y: int); let y = x + a(3); tel\n", "a(n)",
+     "the recursive function 'a' calls itself with the same constant arguments (n = 3): its "
+     "recursion never ends ('a$n_3' -> 'b$n_3' -> 'a$n_3')"),
+])
+def test_rec_call_with_the_same_arguments_is_located(src: str, at: str, message: str):
+    """`let m = s(n)` in `function rec s` was the unlocated "recursive instance: @top
+    -> @s$n_3 -> @s$n_3" of the inliner (no line, no column)."""
+    with pytest.raises(LustreError) as info:
+        import_lustre(src, "t.lus")
+    assert info.value.message == message
+    assert info.value.pos == src.index(at)
+
+
+def test_rec_calls_meeting_at_one_instance_are_no_cycle(tmp_path: Path):
+    # f(10) + f(9): fib reaches f$n_8 ... from two calls; fib(10) + fib(9) = 55 + 34
+    prog = tmp_path / "p.lus"
+    prog.write_text("function rec f(n: int) returns (m: int);\nlet m = if n <= 1 then n else "
+                    "f(n - 1) + f(n - 2); tel\nnode top(x: int) returns (y: int); let y = x + "
+                    "f(10) + f(9); tel\n")
+    xs = tmp_path / "x.csv"
+    xs.write_text("5\n")
+    r = run_tool(step_run, [str(prog), "--node", "top", "--ticks", "1", "--input", f"x={xs}"])
+    assert r.code == 0, r.err
+    assert r.out.splitlines() == ["tick 0: y=94"]
