@@ -223,3 +223,50 @@ def test_a_deep_chain_of_masks_is_decided_once_per_node():
     info = glue._mask_lowerable.cache_info()
     masks = sum(glue._dtype(n) == glue.BOOL for n in nodes)
     assert info.misses == masks  # each mask's readers walked once (2^40 paths otherwise)
+
+
+_LINALG_FILL = """#map = affine_map<(d0, d1) -> (d0, d1)>
+func.func @fill(%arg0: tensor<4x8xf32>, %arg1: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %cst = arith.constant 0xFF800000 : f32
+  %0 = tensor.empty() : tensor<4x8xf32>
+  %1 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel",
+      "parallel"]} ins(%arg0, %arg1 : tensor<4x8xf32>, tensor<4x8xf32>)
+      outs(%0 : tensor<4x8xf32>) {
+  ^bb0(%in: f32, %in_1: f32, %out: f32):
+    %2 = arith.cmpf ogt, %in, %in_1 : f32
+    %3 = arith.select %2, %in, %cst : f32
+    linalg.yield %3 : f32
+  } -> tensor<4x8xf32>
+  return %1 : tensor<4x8xf32>
+}
+"""
+
+
+@pytest.mark.parametrize("op", ["select", "addf"])
+def test_torch_mlir_linalg_infinite_fill(tmp_path, op):
+    """torch-mlir's `torch.where(x > y, x, -inf)`: `arith.select` of the compare with the
+    constant 0xFF800000 is `where_else[-inf]` (and prints/parses back); an infinity an
+    arithmetic op reads (`x + -inf`) is still a located error."""
+    from steplus.lowering.linalg_to_step import lower_module
+    from steplus.lowering.linalg_to_step.body import OpDiagnosticError
+    from steplus.tools.loading import load_module
+
+    text = _LINALG_FILL
+    if op == "addf":
+        text = text.replace("arith.select %2, %in, %cst : f32", "arith.addf %in, %cst : f32")
+    path = tmp_path / "fill.mlir"
+    path.write_text(text)
+    module = load_module(str(path), None, False)
+    if op == "addf":
+        with pytest.raises(OpDiagnosticError,
+                           match=r"element-wise .add_scalar\[-inf\]. has no step library"):
+            lower_module(module, tile="2x8x8", schedule="mnk")
+        return
+    lower_module(module, tile="2x8x8", schedule="mnk")
+    module.verify()
+    applied = [o.fn.data for o in module.walk() if o.name == "step.apply"]
+    assert applied == ["gt", "where_else[-inf]"]
+    again = tmp_path / "step.mlir"
+    again.write_text(str(module))
+    reparsed = load_module(str(again), None, False)
+    assert [o.fn.data for o in reparsed.walk() if o.name == "step.apply"] == applied
