@@ -24,7 +24,7 @@ func.func @example(%x: tensor<16x784xf32>) {
 
 from __future__ import annotations
 
-from xdsl.dialects.builtin import IntegerAttr, IntegerType, StringAttr, TensorType
+from xdsl.dialects.builtin import IndexType, IntegerAttr, IntegerType, StringAttr, TensorType
 from xdsl.ir import Attribute, Dialect, ParametrizedAttribute, SSAValue, TypeAttribute
 from xdsl.irdl import (
     IRDLOperation,
@@ -358,6 +358,30 @@ class CmdOp(IRDLOperation):
     res = var_result_def()
     traits = traits_def(HasParent(FragmentOp))
     assembly_format = "$kind `(` $args `)` attr-dict `:` functional-type($args, $res)"
+
+    def verify_(self) -> None:
+        if self.kind.data == "concat":
+            _verify_concat(self)
+
+
+def _verify_concat(op: CmdOp) -> None:
+    """`ila.cmd "concat"`: tensors of one rank joined along `axis` into its one result."""
+    axis = op.attributes.get("axis")
+    if not isinstance(axis, IntegerAttr) or isinstance(axis.type, IndexType):
+        raise VerifyException("ila.cmd 'concat': needs the integer attribute 'axis'")
+    types = [v.type for v in (*op.args, *op.res)]
+    if not op.args or len(op.res) != 1 or not all(isinstance(t, TensorType) for t in types):
+        raise VerifyException("ila.cmd 'concat': takes tensors and has one tensor result")
+    shapes = [t.get_shape() for t in types if isinstance(t, TensorType)]
+    rank, k = len(shapes[0]), axis.value.data
+    if not 0 <= k < rank:
+        raise VerifyException(f"ila.cmd 'concat': axis {k} of rank-{rank} tensors")
+    want = [*shapes[0][:k], sum(sh[k] for sh in shapes[:-1] if len(sh) == rank), *shapes[0][k + 1:]]
+    if any(len(sh) != rank or [*sh[:k], *sh[k + 1:]] != [*want[:k], *want[k + 1:]] for sh in shapes) \
+            or list(shapes[-1]) != want:
+        raise VerifyException(f"ila.cmd 'concat': operands of shapes "
+                              f"{', '.join(str(list(sh)) for sh in shapes[:-1])} do not join "
+                              f"along axis {k} into {list(shapes[-1])}")
 
 
 class _MmioOp(IRDLOperation):

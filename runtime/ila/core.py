@@ -254,7 +254,11 @@ class Ila:
             raise IlaError(f"{self.name}: ambiguous decode: {[h.name for h in hit]}")
         if not hit:
             return None
-        hit[0].update(self.state, inputs)
+        try:
+            hit[0].update(self.state, inputs)
+        except (IndexError, KeyError, ValueError):  # numpy's "index ... is out of bounds"
+            raise IlaError(f"{self.name}: {hit[0].name}: the sizes and addresses configured "
+                           "before it reach outside the accelerator's memories") from None
         self.trace.append(hit[0].name)
         return hit[0].name
 

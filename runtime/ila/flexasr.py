@@ -238,6 +238,8 @@ class FlexAsr(Ila):
     # -- triggers ---------------------------------------------------------
     def _large(self, s: State, idx: int) -> tuple[int, int]:
         """(byte base, vectors per timestep) of GB-large region idx."""
+        if not 0 <= idx < 4:  # a 3-bit mem_idx field: 4 to 7 name no region
+            raise IlaError(f"flexasr: memory index {idx} names no GB-large region (0 to 3)")
         return 16 * s.get(f"gb.base_large_{idx}"), s.get(f"gb.num_vector_{idx}")
 
     def _start_ctrl(self, s: State) -> None:

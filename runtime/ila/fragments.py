@@ -80,6 +80,15 @@ def _accel_attrs(op: Operation) -> dict[str, Any]:
     return attrs
 
 
+def _step(sim: FlexAsr, command: dict[str, int], op: Operation) -> None:
+    """One MMIO command of `op` (an ila.write / ila.read); its errors located at `op`."""
+    try:
+        sim.step(command)
+    except IlaError as e:
+        e.op = e.op or op
+        raise
+
+
 def run_fragment(interp: Host, frag: Operation, args: Sequence[np.ndarray]) -> list[np.ndarray]:
     """Run `ila.fragment` `frag` on operand values `args`; its yielded values."""
     if not isinstance(frag, FragmentOp):
@@ -109,10 +118,10 @@ def run_fragment(interp: Host, frag: Operation, args: Sequence[np.ndarray]) -> l
         if isinstance(op, (WriteOp, ReadOp)) and sim is None:
             raise IlaError(f"ila.fragment: '{name}' needs a FlexASR fragment, not '{target}'", op)
         if isinstance(op, WriteOp) and sim is not None:
-            sim.step(write(op.addr.value.data, op.data.value.data))
+            _step(sim, write(op.addr.value.data, op.data.value.data), op)
             counts["writes"] += 1
         elif isinstance(op, ReadOp) and sim is not None:
-            sim.step(read(op.addr.value.data))
+            _step(sim, read(op.addr.value.data), op)
             counts["reads"] += 1
         elif isinstance(op, WaitIrqOp):
             counts["waits"] += 1

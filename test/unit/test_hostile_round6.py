@@ -471,3 +471,68 @@ def test_rec_calls_meeting_at_one_instance_are_no_cycle(tmp_path: Path):
     r = run_tool(step_run, [str(prog), "--node", "top", "--ticks", "1", "--input", f"x={xs}"])
     assert r.code == 0, r.err
     assert r.out.splitlines() == ["tick 0: y=94"]
+
+
+REDUCE = """func.func @f() {
+  ila.fragment "flexasr"() : () -> () {
+    ila.write 0x33800010, DATA
+    ila.write 0x33000020, 0x0
+    ila.yield
+  }
+  func.return
+}
+"""
+
+
+@pytest.mark.parametrize("data, message", [
+    # is_valid, mem_idx 0, 255 vectors of 65535 timesteps: ~4 GiB of the 1 MiB buffer
+    ("0xffff00ff000000000001", "flexasr: GB_LAYER_REDUCE_START: the sizes and addresses "
+                               "configured before it reach outside the accelerator's memories"),
+    # mem_idx 7 (byte 4 of the word): the GB has large regions 0 to 3
+    ("0xffffffffffffffff", "flexasr: memory index 7 names no GB-large region (0 to 3)"),
+])
+def test_flexasr_trigger_past_its_memories_is_located(tmp_path: Path, data: str, message: str):
+    """A layer reduce configured past the global buffer was "cannot evaluate
+    'ila.fragment': index 1048576 is out of bounds for axis 0 with size 1048576"
+    (numpy's), located at the fragment; mem_idx 7 "'gb.base_large_7'" (a KeyError)."""
+    prog = tmp_path / "f.mlir"
+    prog.write_text(REDUCE.replace("DATA", data))
+    r = run_tool(step_run, [str(prog), "--backend", "ila", "--func", "@f", "-q"])
+    assert r.code == 1
+    assert r.err.splitlines()[0] == f"{prog}:4:5: error: {message}"
+
+
+CONCAT = """func.func @f(%a: tensor<2x16xf32>, %b: tensor<2x16xf32>) -> tensor<2x32xf32> {
+  %y = ila.fragment "flexasr"(%a, %b) : (tensor<2x16xf32>, tensor<2x16xf32>) -> tensor<2x32xf32> {
+  ^bb0(%p: tensor<2x16xf32>, %q: tensor<2x16xf32>):
+    %r = ila.cmd "concat"(%p, %q) ATTRS : (tensor<2x16xf32>, tensor<2x16xf32>) -> tensor<2x32xf32>
+    ila.yield %r : tensor<2x32xf32>
+  }
+  func.return %y : tensor<2x32xf32>
+}
+"""
+
+
+@pytest.mark.parametrize("attrs, message", [
+    ("{axis = 5 : i64}", "axis 5 of rank-2 tensors"),
+    ("{axis = -1 : i64}", "axis -1 of rank-2 tensors"),
+    ("{axis = 0 : i64}", "operands of shapes [2, 16], [2, 16] do not join along axis 0 into "
+                         "[2, 32]"),
+    ("", "needs the integer attribute 'axis'"),
+])
+def test_ila_concat_is_verified(step_opt, tmp_path: Path, attrs: str, message: str):
+    """`concat {axis = 5}` verified and failed in step-run with numpy's "axis 5 is out
+    of bounds for array of dimension 2"."""
+    prog = tmp_path / "f.mlir"
+    prog.write_text(CONCAT.replace("ATTRS", attrs))
+    r = step_opt([str(prog)])
+    assert r.code == 1
+    assert r.err.splitlines()[0] == f"{prog}:4:5: error: ila.cmd 'concat': {message}"
+
+
+def test_ila_concat_along_its_axis_runs(tmp_path: Path):
+    prog = tmp_path / "f.mlir"
+    prog.write_text(CONCAT.replace("ATTRS", "{axis = 1 : i64}"))
+    r = run_tool(step_run, [str(prog), "--backend", "ila", "--func", "@f", "--random", "0", "-q"])
+    assert r.code == 0, r.err
+    assert "output 0: shape [2, 32], relative error vs float32 numpy 0.000000" in r.out.splitlines()
