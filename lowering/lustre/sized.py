@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING
 
 from steplus.lowering.lustre import ast
 from steplus.lowering.lustre.oracles import node_roots, rewrite
-from steplus.lowering.lustre.transform import LustreError, _unsupported
+from steplus.lowering.lustre.transform import F32_MAX, LustreError, _unsupported
 
 if TYPE_CHECKING:
     from steplus.lowering.lustre.program import Program
@@ -231,8 +231,8 @@ def _check_no_cycle(prog: Program, caller: str, inst: str, e: ast.Call,
     while here != inst and here in prog.rec_callers:  # a tree: each instance made once
         here = prog.rec_callers[here]
         chain.append(here)
-    if here != inst:
-        return
+    if here != inst or any(isinstance(v, float) and abs(v) > F32_MAX for _, v in values):
+        return  # no cycle; or a real past f32 (1e39 - 1.0 is 1e39), reported where the instance reads it
     args = ", ".join(f"{p} = {str(v).lower() if isinstance(v, bool) else v}" for p, v in values)
     path = " -> ".join(f"'{n}'" for n in [*reversed(chain), inst])
     raise LustreError(e.pos, f"the recursive function '{e.node}' calls itself with the same "
