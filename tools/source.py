@@ -63,6 +63,11 @@ class SourceFile:
         return None
 
 
+_ATTR_KEY = re.compile(r'([A-Za-z_][A-Za-z0-9_.$-]*|"[^"\n]*")\s*=\s*\Z')
+"""The `name =` of the attribute entry an attribute's text follows."""
+_ARRAY_ELT = re.compile(r"array\s*<\s*([a-z0-9]+)")
+
+
 class LocatingParser(Parser):
     """An xDSL parser that remembers the source offset where each operation starts."""
 
@@ -84,6 +89,20 @@ class LocatingParser(Parser):
             self.raise_error(message, at_position=start, end_position=max(self.pos, start + 1))
         self.op_offsets[op] = start
         return op
+
+    def parse_optional_attribute(self):
+        # `array<f32: 1.0e39>`: xDSL's OverflowError "float too large to pack with f
+        # format", at the op; here located at the value, naming its attribute
+        start = self.pos
+        try:
+            return super().parse_optional_attribute()
+        except OverflowError:
+            key = _ATTR_KEY.search(self.source.text, 0, start)
+            elt = _ARRAY_ELT.match(self.source.text, start)
+            what = f"attribute '{key.group(1).strip(chr(34))}'" if key else "an attribute"
+            self.raise_error(f"{what}: a value out of the range of "
+                             f"{elt.group(1) if elt else 'its element type'}",
+                             at_position=start, end_position=max(self.pos, start + 1))
 
     def parse_dense_int_or_fp_elements_attr(self, type):
         # A large splat stays one element (xDSL would build every element first).

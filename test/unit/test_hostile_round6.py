@@ -536,3 +536,22 @@ def test_ila_concat_along_its_axis_runs(tmp_path: Path):
     r = run_tool(step_run, [str(prog), "--backend", "ila", "--func", "@f", "--random", "0", "-q"])
     assert r.code == 0, r.err
     assert "output 0: shape [2, 32], relative error vs float32 numpy 0.000000" in r.out.splitlines()
+
+
+@pytest.mark.parametrize("attr, key, elt", [("kernel = array<f32: 1.0e39, 4.0>", "kernel", "f32"),
+                                            ("stride = array<f16: 2.0, 7.0e4>", "stride", "f16")])
+def test_float_array_out_of_its_range_is_located_at_the_attribute(step_opt, tmp_path: Path,
+                                                                  attr: str, key: str, elt: str):
+    """`kernel = array<f32: 1.0e39, 4.0>` (f32's largest is ~3.4e38, f16's 65504) was
+    xDSL's "float too large to pack with f format" at the op."""
+    op = ("ila.windows %x {kernel = array<i64: 4, 4>, stride = array<i64: 2, 2>, pad = "
+          "array<i64: 1, 1, 1, 1>} : (tensor<1x128x128x1xf32>) -> tensor<16x4096xf32>")
+    start = op.index(key + " = ")
+    op = op[:start] + attr + op[op.index(">", start) + 1:]
+    prog = tmp_path / "w.mlir"
+    prog.write_text(f"func.func @f(%x: tensor<1x128x128x1xf32>) {{\n  %a = {op}\n  func.return\n}}\n")
+    r = step_opt([str(prog)])
+    assert r.code == 1
+    col = len("  %a = ") + op.index(key + " = ") + len(key + " = ") + 1
+    assert r.err.splitlines()[0] == (f"{prog}:2:{col}: error: attribute '{key}': a value out of "
+                                     f"the range of {elt}")
