@@ -61,7 +61,7 @@ def _at_most(bound: float):
     def parse(text: str) -> float:
         v = _number(text)
         if not 0 < v <= bound:
-            raise argparse.ArgumentTypeError(f"expected a number in (0, {bound:g}], got '{text}'")
+            raise argparse.ArgumentTypeError(f"expected a positive number at most {bound:g}, got '{text}'")
         return v
     return parse
 
