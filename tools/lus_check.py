@@ -283,10 +283,12 @@ def check_main(args: argparse.Namespace, source: ModuleOp, name: str, node: lus.
 
 
 class CapacityWatch:
-    """A plain run (no `--check`) of a node with set or map outputs or locals:
-    it runs `n$check`, whose capacity properties say when a set or map of the
-    node overflowed its slots (Kind 2 sets, `lowering/lustre/sets.py`); its
-    other observers are ignored. `inputs` adds the check node's extra inputs
+    """A plain run (no `--check`) of a node with set or map outputs or locals,
+    or calling a recursive function unrolled by depth: it runs `n$check`, whose
+    capacity properties say when a set or map of the node overflowed its slots
+    (Kind 2 sets, `lowering/lustre/sets.py`) and whose depth assumptions say
+    when a recursion went past its unrolled levels (`lowering/lustre/sized.py`);
+    its other observers are ignored. `inputs` adds the check node's extra inputs
     (quantifier witnesses: 0), `split` cuts its outputs to the node's and
     names the first overflow."""
 
@@ -295,7 +297,7 @@ class CapacityWatch:
         self.name = checker.sym_name.data
         self.first = len(checker.output_types) - len(observers(checker))
         self.count = len(node.output_types)
-        self.watched = values.capacity_observers_of(checker)
+        self.watched = watched_observers(checker, values)
         self.sigs = node_signature(checker)
         self.path = path
         self.source: SourceFile | None = None
@@ -344,18 +346,32 @@ class CapacityWatch:
         if self.source is not None:
             loc = self.source.loc_of_offset(pos)
             where = f"{self.source.name}:{loc.line}:{loc.col}"
+        if kind == "recursion":
+            return tick, (f"{where}: error: the recursion of '{var}' goes deeper than {cap} "
+                          f"levels at tick {tick} (a 'function rec' called with flows is "
+                          f"unrolled {cap} levels: its decreases measure must stay below {cap})")
         return tick, (f"{where}: error: {kind} capacity {cap} exceeded at tick {tick} "
                       f"('{var}' would hold more than {cap} elements)")
+
+
+def watched_observers(checker: Operation, values) -> list[tuple[int, str, str, int, int]]:
+    """What a plain run watches in `n$check`: its sets' and maps' capacity
+    properties and its depth assumptions (a recursion unrolled to a bounded
+    depth), each (index among the observers, kind, name, bound, source offset)."""
+    from steplus.lowering.lustre.sized import depth_observers_of
+
+    return sorted(values.capacity_observers_of(checker)
+                  + depth_observers_of(observers(checker)))
 
 
 def capacity_watch(module: ModuleOp, name: str, node: lus.NodeOp, path: str | None
                    ) -> CapacityWatch | None:
     """The watch for a plain run of `@name` if its check node has capacity
-    properties (a set or map output or local), else None."""
+    properties (a set or map output or local) or depth assumptions, else None."""
     from steplus.lowering.lustre import set_values
 
     checker = next((op for op in module.walk() if isinstance(op, lus.NodeOp)
                     and op.sym_name.data == f"{name}$check"), None)
-    if checker is None or not set_values.capacity_observers_of(checker):
+    if checker is None or not watched_observers(checker, set_values):
         return None
     return CapacityWatch(checker, node, path, set_values)

@@ -432,8 +432,6 @@ class Node:
     imported: bool = False
     # Kind 2 `function rec f(...)`: instantiated per constant arguments (sized.py)
     rec: bool = False
-    # Kind 2 `lemma L(...)`: no outputs, no equations; its contract is checked
-    lemma: bool = False
     # a contract's `decreases e;` (Kind 2's termination measure): bounds the
     # unrolling of a recursive call whose arguments are not constant (sized.py)
     decreases: Expr | None = None

@@ -279,6 +279,31 @@ def _by_depth(low: NodeLowering, e: ast.Call, node: ast.Node) -> ast.Call:
     return dataclasses.replace(e, node=inst)
 
 
+DEPTH_NAME = re.compile(r"recursion of '(.*)' within ([0-9]+) levels \(its decreases "
+                        r"measure below [0-9]+\)")
+"""The name of a depth assumption (`depth_assumptions`): the function, the levels."""
+
+
+def depth_name(function: str) -> str:
+    """The name of the assumption that a call of `function` stays within its levels."""
+    return (f"recursion of '{function}' within {MAX_DEPTH} levels (its decreases "
+            f"measure below {MAX_DEPTH})")
+
+
+def depth_observers_of(observers: list[tuple[str, str, int]]
+                       ) -> list[tuple[int, str, str, int, int]]:
+    """The depth assumptions among a check node's observers (kind, name, source
+    offset of the call): (index among them, "recursion", function, levels, offset).
+    A plain run watches them (`tools/lus_check.CapacityWatch`): past its levels
+    the unrolled recursion would read `f$depth_end`'s zeros."""
+    out: list[tuple[int, str, str, int, int]] = []
+    for j, (kind, name, pos) in enumerate(observers):
+        m = DEPTH_NAME.fullmatch(name)
+        if kind == "assume" and m is not None:
+            out.append((j, "recursion", m.group(1), int(m.group(2)), pos))
+    return out
+
+
 def depth_assumptions(prog: Program, node: ast.Node) -> None:
     """Each call in `node` of a recursive function with a `decreases` measure
     whose arguments are not all compile-time constants: an assumption of `node`,
@@ -310,8 +335,7 @@ def depth_assumptions(prog: Program, node: ast.Node) -> None:
                  if isinstance(v, ast.Var) and v.name in values}  # f's parameters
         measure = rewrite(measure, lambda v, reads=reads, values=values: copy.deepcopy(
             values[v.name]) if id(v) in reads and isinstance(v, ast.Var) else None)
-        name = f"recursion of '{x.node}' within {MAX_DEPTH} levels (its decreases " \
-               f"measure below {MAX_DEPTH})"
+        name = depth_name(x.node)
         found.append(ast.Observer(x.pos, "assume", name, ast.Binary(
             x.pos, "<", measure, ast.Const(x.pos, MAX_DEPTH, "int"))))
     node.observers.extend(found)

@@ -330,9 +330,7 @@ class _ToAst(Transformer_NonRecursive):
     def lemma_decl(self, meta, name, inputs, *decls):
         # Kind 2 `lemma L(ins) contract let proof tel`: a node without outputs whose
         # guarantees are its properties (its proof is blanked by parser.py)
-        node = self.node_decl(meta, name, inputs, [], *decls, [])
-        node.lemma = True
-        return node
+        return self.node_decl(meta, name, inputs, [], *decls, [])
 
     def imported_decl(self, meta, name, inputs, outputs, *decls):
         if isinstance(name, Token) and name.type == "REC":

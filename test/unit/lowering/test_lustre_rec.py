@@ -8,6 +8,8 @@ import numpy as np
 import pytest
 from xdsl.context import Context
 
+from conftest import run_tool
+
 from steplus.dialects import lus
 from steplus.lowering.lus_to_sync import ConvertLusToSyncPass
 from steplus.runtime.reactive import run_node
@@ -16,6 +18,7 @@ from steplus.tools.cli import InputError
 from steplus.tools.iree_modular import run_node_modular
 from steplus.tools.lus_translate import translate
 from steplus.tools.source import SourceFile
+from steplus.tools.step_run import main as step_run
 
 SRC = """function rec sum(n: int) returns (m: int);
 (*@contract
@@ -119,3 +122,26 @@ def test_recursion_with_flow_arguments_is_unrolled_by_depth():
     lowered = module.clone()
     ConvertLusToSyncPass().apply(Context(), lowered)
     assert [int(v) for v in run_sync_node(lowered, "top", {"x": xs}, len(xs))[0]] == want
+
+
+@pytest.mark.parametrize("backend", ["reactive", "sync"])
+def test_a_plain_run_stops_where_a_recursion_goes_past_its_levels(tmp_path, backend):
+    """sum(x) = x(x+1)/2 while x is below the 64 unrolled levels (the call's
+    `decreases` measure x < 64); at the first tick where x reaches 64 the plain run
+    stops with an error located at the call (line 8, column 7), exit 1, instead of
+    printing sum$depth_end's 0 in the sum (sum(65) printed as 2144)."""
+    path = tmp_path / "sum.lus"
+    path.write_text("function rec sum(n: int) returns (s: int);\n(*@contract\n"
+                    "  decreases n;\n*)\nlet\n  s = if n <= 0 then 0 else n + sum(n - 1);\n"
+                    "tel\nnode top(x: int) returns (y: int); let y = sum(x); tel\n")
+    xs = [3, 0, 63, 65, 70]
+    (tmp_path / "x.csv").write_text("".join(f"{x}\n" for x in xs))
+    res = run_tool(step_run, [str(path), "--node", "top", "--input", f"x={tmp_path / 'x.csv'}",
+                              "--ticks", "5", "--backend", backend])
+    assert res.code == 1
+    assert res.out.splitlines() == [f"tick {t}: y={x * (x + 1) // 2}"
+                                    for t, x in enumerate(xs[:3])]
+    assert res.err.splitlines() == [
+        f"{path}:8:44: error: the recursion of 'sum' goes deeper than 64 levels at tick 3 "
+        "(a 'function rec' called with flows is unrolled 64 levels: its decreases measure "
+        "must stay below 64)"]
