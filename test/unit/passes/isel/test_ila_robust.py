@@ -93,8 +93,11 @@ def test_bad_targets_raise_at_construction(targets, msg):
     assert str(e.value) == msg
 
 
-def test_targets_are_deduplicated():
-    assert parse_targets(IselPass(targets=("vta", "flexasr,vta"))) == ("vta", "flexasr")
+def test_a_target_given_twice_is_refused():
+    # was silently deduplicated (HARDEN-7: a duplicate is a usage error)
+    with pytest.raises(ValueError, match="isel: target 'vta' is given twice in targets"):
+        IselPass(targets=("vta", "flexasr,vta"))
+    assert parse_targets(IselPass(targets=("vta", "flexasr"))) == ("vta", "flexasr")
 
 
 def test_bad_mode_and_verify_options_raise_at_construction():
