@@ -17,7 +17,7 @@ import numpy.typing as npt
 
 from steplus.runtime.ila import adpfloat as af
 from steplus.runtime.ila.adpfloat import Codes, Ints
-from steplus.runtime.ila.core import State
+from steplus.runtime.ila.core import IlaError, State
 
 
 def _core_vectors(s: State, p: int) -> list[Ints]:
@@ -108,8 +108,14 @@ def pe_timestep(s: State, p: int) -> list[tuple[int, Codes]]:
     return out
 
 
-def _region(base: int, nv: int, T: int) -> npt.NDArray[np.int64]:
-    """Byte offsets [T, nv, 16] of a GB-large region."""
+def _region(base: int, nv: int, T: int, size: int) -> npt.NDArray[np.int64]:
+    """Byte offsets [T, nv, 16] of a GB-large region; IlaError if it ends past `size`
+    bytes (the configuration registers allow ~4 GiB of offsets: never built)."""
+    if T > 0 and nv > 0:
+        end = base + ((T - 1) // 16) * (nv * 256) + ((T - 1) % 16) * 16 + (nv - 1) * 256 + 16
+        if end > size:
+            raise IlaError(f"flexasr: a region of {T} timesteps of {nv} vectors at byte {base} "
+                           f"ends at byte {end}, past the {size}-byte global buffer")
     t = np.arange(T)[:, None, None]
     v = np.arange(nv)[None, :, None]
     return base + (t // 16) * (nv * 256) + (t % 16) * 16 + v * 256 + np.arange(16)[None, None, :]
@@ -129,7 +135,7 @@ def layer_reduce(gbl: Codes, base: int, nv: int, T: int, mode: int) -> None:
     """GB_LAYER_REDUCE: out[t] = f(in[2t], in[2t+1]) in place, t < T//2 (codes, bias 0)."""
     if T < 2:
         return
-    idx = _region(base, nv, T)
+    idx = _region(base, nv, T, len(gbl))
     gbl[idx[:T // 2]] = reduce_codes(gbl[idx[0:2 * (T // 2):2]], gbl[idx[1:2 * (T // 2):2]], mode)
 
 
@@ -153,7 +159,7 @@ def layer_norm(s: State, base: int) -> None:
 
     nv, T = g("num_vector"), g("num_timestep")
     gbl, small = s.mems["gb_large"], s.mems["gb_small"]
-    idx = _region(base, nv, T)
+    idx = _region(base, nv, T, len(gbl))
     gbl[idx] = layer_norm_codes(gbl[idx], small[16 * s.get("gb.base_small_5"):][:16 * nv],
                                 small[16 * s.get("gb.base_small_6"):][:16 * nv], g("adpbias_1"),
                                 g("adpbias_3"), g("adpbias_4"))
@@ -183,5 +189,5 @@ def attention(s: State, base_kv: int, base_v: int) -> None:
     gbl, small = s.mems["gb_large"], s.mems["gb_small"]
     o = 16 * s.get("gb.base_small_1")
     small[o:o + 16 * nv] = attention_codes(small[16 * s.get("gb.base_small_0"):][:16 * nv],
-                                           gbl[_region(base_kv, nv, T)], gbl[_region(base_v, nv, T)],
+                                           gbl[_region(base_kv, nv, T, len(gbl))], gbl[_region(base_v, nv, T, len(gbl))],
                                            g("adpbias_1"), g("adpbias_2"), g("adpbias_3"), g("adpbias_4"))

@@ -486,13 +486,15 @@ REDUCE = """func.func @f() {
 
 @pytest.mark.parametrize("data, message", [
     # is_valid, mem_idx 0, 255 vectors of 65535 timesteps: ~4 GiB of the 1 MiB buffer
-    ("0xffff00ff000000000001", "flexasr: GB_LAYER_REDUCE_START: the sizes and addresses "
-                               "configured before it reach outside the accelerator's memories"),
+    # (255 * 65535 * 16 byte offsets, 2 GiB as int64, were built before numpy refused one)
+    ("0xffff00ff000000000001", "flexasr: a region of 65535 timesteps of 255 vectors at byte 0 "
+                               "ends at byte 267386864, past the 1048576-byte global buffer"),
     # mem_idx 7 (byte 4 of the word): the GB has large regions 0 to 3
     ("0xffffffffffffffff", "flexasr: memory index 7 names no GB-large region (0 to 3)"),
 ])
 def test_flexasr_trigger_past_its_memories_is_located(tmp_path: Path, data: str, message: str):
-    """A layer reduce configured past the global buffer was "cannot evaluate
+    """A layer reduce configured past the global buffer (its end: 4095 blocks of 16
+    timesteps * 255 * 256 + 14 * 16 + 254 * 256 + 16 bytes) was "cannot evaluate
     'ila.fragment': index 1048576 is out of bounds for axis 0 with size 1048576"
     (numpy's), located at the fragment; mem_idx 7 "'gb.base_large_7'" (a KeyError)."""
     prog = tmp_path / "f.mlir"
