@@ -13,8 +13,10 @@ a bad command line is one line `lus-translate: error: ...` (exit 2).
 
 from __future__ import annotations
 
+import argparse
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager
 from io import StringIO
 
 from xdsl.context import Context
@@ -41,12 +43,44 @@ def _parser() -> ArgumentParser:
                    help="do not run the lus clock/causality/initialization checks")
     p.add_argument("--print-op-generic", action="store_true",
                    help="print the operations in their generic form")
-    p.add_argument("--set-capacity", type=decimal_int, default=None, metavar="K",
-                   help="slots of a Kind 2 set or map value (1 to 64, default 8)")
-    p.add_argument("--const", action="append", default=[], metavar="NAME=VALUE",
-                   help="the value of a Kind 2 free constant ('const N: int;'), "
-                        "e.g. one that sizes an array; repeat per constant")
+    add_kind2_arguments(p)
     return p
+
+
+def add_kind2_arguments(p: argparse.ArgumentParser | argparse._ArgumentGroup,
+                        prefix: str = "") -> None:
+    """`--set-capacity K` and `--const NAME=VALUE` (lus-translate, step-opt; their
+    values are checked by `kind2_settings`). `prefix` starts the help texts."""
+    p.add_argument("--set-capacity", type=decimal_int, default=None, metavar="K",
+                   help=f"{prefix}slots of a Kind 2 set or map value (1 to 64, default 8)")
+    p.add_argument("--const", action="append", default=[], metavar="NAME=VALUE",
+                   help=f"{prefix}the value of a Kind 2 free constant ('const N: int;'), "
+                        "e.g. one that sizes an array; repeat per constant")
+
+
+def kind2_settings(set_capacity: int | None,
+                   consts: Sequence[str] | None) -> AbstractContextManager[None]:
+    """The Lustre importer's Kind 2 settings of `--set-capacity K` and `--const
+    NAME=VALUE`: `with kind2_settings(8, ["N=4"]): ...`. A bad value is a
+    `UsageError` naming the flag, raised here (before the `with`)."""
+    from steplus.lowering.lustre import free_consts, sets
+
+    try:
+        slots = sets.capacity(set_capacity)
+    except ValueError as e:
+        raise UsageError(f"--set-capacity: {e}") from None
+    try:
+        values = free_consts.bound(consts)
+    except ValueError as e:
+        raise UsageError(f"--const: {e}") from None
+    return _both(slots, values)
+
+
+@contextmanager
+def _both(slots: AbstractContextManager[None],
+          values: AbstractContextManager[None]) -> Iterator[None]:
+    with slots, values:
+        yield
 
 
 def _read(path: str) -> SourceFile:
@@ -110,17 +144,7 @@ def _run(argv: Sequence[str] | None) -> int:
     args = _parser().parse_args(argv)
     if not args.import_lustre:
         raise UsageError("choose a translation: --import-lustre")
-    from steplus.lowering.lustre import free_consts, sets  # Kind 2: --const, set slots
-
-    try:
-        slots = sets.capacity(args.set_capacity)
-    except ValueError as e:
-        raise UsageError(f"--set-capacity: {e}") from None
-    try:
-        values = free_consts.bound(args.const)
-    except ValueError as e:
-        raise UsageError(f"--const: {e}") from None
-    with slots, values:
+    with kind2_settings(args.set_capacity, args.const):
         module = translate(_read(args.input_file), not args.no_lus_checks)
     out = StringIO()
     Printer(stream=out, print_generic_format=args.print_op_generic).print_op(module)

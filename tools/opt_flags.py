@@ -7,6 +7,7 @@ step-opt follows mlir-opt's spellings (`--pass-pipeline`, `--mlir-print-ir-*`,
     step-opt g.mlir --pass-pipeline='builtin.module(step-infer-shapes,step-metrics)'
     step-opt g.mlir -p step-infer-shapes --mlir-print-ir-after-change --mlir-timing
     step-opt --version
+    step-opt prog.lus --const N=4 --set-capacity 16
 
 IR goes to stdout (or `-o`); IR dumps, timing reports and diagnostics go to stderr.
 """
@@ -17,6 +18,7 @@ import argparse
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
+from steplus.tools.lus_translate import add_kind2_arguments
 from steplus.utils.source_formats import FORMATS
 
 __all__ = ["add_arguments", "version_text"]
@@ -107,6 +109,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "top-level module)")
     g.add_argument("--no-lus-checks", action="store_true",
                    help="do not run the lus clock/causality/initialization checks on input")
+
+    g = p.add_argument_group("Lustre input (Kind 2; a usage error on MLIR input)")
+    add_kind2_arguments(g)
 
     g = p.add_argument_group("output")
     g.add_argument("--print-op-generic", action="store_true",

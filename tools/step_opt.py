@@ -5,6 +5,7 @@
     step-opt invalid.mlir --split-input-file --verify-diagnostics
     step-opt --list-passes
     step-opt --gen-dialect-doc docs/dialects
+    step-opt prog.lus --const N=4 --set-capacity 16   # Kind 2: free constants, set slots
 
 It registers the steplus dialects (step, lus, sync, ...) plus the upstream
 dialects programs mix in (builtin, func, arith, math, scf, cf, memref, tensor,
@@ -21,6 +22,7 @@ import re
 import sys
 import time
 from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from io import StringIO
 from typing import NoReturn
 
@@ -52,11 +54,13 @@ from steplus.tools.loading import (
     process_chunk,
     read_input,
 )
+from steplus.tools.lus_translate import kind2_settings
 from steplus.tools.opt_flags import add_arguments
 from steplus.tools.pass_instrumentation import PassInstrumentation, PrinterOptions, timing_report
 from steplus.tools.pass_options import list_passes
 from steplus.tools.progress import status
 from steplus.tools.source import SourceFile
+from steplus.utils.source_formats import lustre_dialect_of
 
 __all__ = ["EXIT_USAGE_ERROR", "EXIT_USER_ERROR", "InputError", "UsageError",
            "StepOptMain", "main"]
@@ -136,13 +140,24 @@ class StepOptMain(xDSLOptMain):
             return _gen_dialect_doc(self.args.gen_dialect_doc)
         started = time.perf_counter()
         try:
-            with status("step-opt", self._stage, quiet=self.args.quiet), \
+            with self._kind2_settings(), status("step-opt", self._stage, quiet=self.args.quiet), \
                     saturation_progress(self._pass_detail):
                 return self._run_chunks()
         finally:
             if self.args.mlir_timing or self.args.time_passes:
                 sys.stderr.write(timing_report(self._tracker.times,
                                                time.perf_counter() - started))
+
+    def _kind2_settings(self) -> AbstractContextManager[None]:
+        """`--const NAME=VALUE` and `--set-capacity K` for the Lustre importer,
+        checked as step-run and lus-translate check them; a usage error on MLIR input."""
+        args = self.args
+        if args.const or args.set_capacity is not None:
+            if lustre_dialect_of(args.input_file or "", args.format) is None:
+                flag = "--const" if args.const else "--set-capacity"
+                raise UsageError(f"{flag}: only for Lustre input (a .lus or .ept file, or "
+                                 "--format lustre, lustre-v6 or heptagon)")
+        return kind2_settings(args.set_capacity, args.const)
 
     def _pass_detail(self, text: str) -> None:
         """What the running pass says of itself (isel: its saturation iteration)."""

@@ -369,6 +369,9 @@ class NodeLowering:
             return value
         if e.name.startswith("__") and e.name[2:] in self.ast.modes:  # Kind 2's `::m`
             return self.expr1(self.ast.modes[e.name[2:]])
+        if e.name not in self.local_consts and e.name not in self.prog.consts \
+                and e.name not in self.prog.ctors:  # a flow is meant: no constant wording
+            raise LustreError(e.pos, f"unknown variable '{e.name}'")
         v, ltype = self.prog.const_value(e.name, e.pos, self.local_consts)
         return self.const(v, ltype, e.pos)
 

@@ -83,7 +83,7 @@ def test_comments_nest_inside_a_contract_block():
     assert report.violation is not None and report.violation.name == "y > x"
     # positions past the blanked comments are the source's
     assert _error(NESTED.replace("y = x + 1;", "y = z + 1;")) == \
-        "k.lus:7:7: error: unknown constant 'z'"
+        "k.lus:7:7: error: unknown variable 'z'"
 
 
 def test_the_corpus_two_phase_commit_reads_past_its_contract_comment():

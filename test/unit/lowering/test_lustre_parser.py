@@ -277,7 +277,7 @@ def test_syntax_errors_and_unsupported_constructs_are_located(src, line, col, me
     ("y = x + 1.0;", 3, 5, "operands of different types (int and real)"),
     ("y = x and x;", 3, 5, "'and' cannot be applied to int"),
     ("y = if x then 1 else 2;", 3, 8, "the condition of 'if' must be bool, not int"),
-    ("y = z;", 3, 5, "unknown constant 'z'"),
+    ("y = z;", 3, 5, "unknown variable 'z'"),
     ("y = g(x);", 3, 5, "unknown node 'g'"),
     ("y = x; y = 2;", 3, 8, "variable 'y' is defined twice"),
     ("x = 1; y = 2;", 3, 1, "cannot define 'x': it is an input"),
