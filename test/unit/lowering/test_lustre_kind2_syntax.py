@@ -292,7 +292,7 @@ def test_const_gives_a_free_constant_its_value(tmp_path):
     assert res.code == 0 and "lus.node @Ramp" in res.out
     errors = {
         "N=0": f"{prog}:2:7: error: --const N=0: outside the subrange type of 'N'",
-        "N=true": f"{prog}:2:7: error: --const N=True: 'N' is of type int, not bool",
+        "N=true": f"{prog}:2:7: error: --const N=true: 'N' is of type int, not bool",
         "Q=1": f"{prog}:1:1: error: --const Q=...: the program declares no free constant "
                "'Q' ('const Q: T;')",
         "N=4096.5": f"{prog}:2:7: error: --const N=4096.5: 'N' is of type int, not real",
