@@ -79,6 +79,7 @@ from steplus.tools.cli import (
     guarded_deep,
 )
 from steplus.tools.loading import load_module, read_input
+from steplus.tools.lus_translate import kind2_settings
 from steplus.tools.step_run_args import add_graph_arguments, add_lower_arguments, hint_lower
 
 if TYPE_CHECKING:
@@ -512,17 +513,7 @@ def _load(args: argparse.Namespace, pipeline: str | None = None) -> ModuleOp:
 
 def _run(argv: Sequence[str] | None) -> int:
     args = _parser().parse_args(argv)
-    from steplus.lowering.lustre import free_consts, sets  # Kind 2: --const, set slots
-
-    try:
-        slots = sets.capacity(args.set_capacity)
-    except ValueError as e:
-        raise UsageError(f"--set-capacity: {e}") from None
-    try:
-        values = free_consts.bound(args.const)
-    except ValueError as e:
-        raise UsageError(f"--const: {e}") from None
-    with slots, values:
+    with kind2_settings(args.set_capacity, args.const):  # Kind 2: set slots, --const
         return _run_args(args)
 
 
