@@ -8,6 +8,7 @@ so verifier failures and pass diagnostics can be reported as
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 
@@ -75,6 +76,8 @@ class LocatingParser(Parser):
         super().__init__(ctx, source.text, source.name)
         self.source = source
         self.op_offsets: dict[Operation, int] = {}
+        self._attr_depth = 0
+        self._overflow_at: int | None = None
 
     def parse_operation(self) -> Operation:
         start = self.pos
@@ -92,17 +95,44 @@ class LocatingParser(Parser):
 
     def parse_optional_attribute(self):
         # `array<f32: 1.0e39>`: xDSL's OverflowError "float too large to pack with f
-        # format", at the op; here located at the value, naming its attribute
+        # format", at the op; here located at the value, naming the nearest enclosing
+        # attribute entry (`{w = {v = [1.0e309]}}` names 'v')
         start = self.pos
+        self._attr_depth += 1
         try:
             return super().parse_optional_attribute()
         except OverflowError:
+            at = self._overflow_at if self._overflow_at is not None else start
+            self._overflow_at = at
             key = _ATTR_KEY.search(self.source.text, 0, start)
-            elt = _ARRAY_ELT.match(self.source.text, start)
+            if key is None and self._attr_depth > 1:
+                raise
+            self._overflow_at = None
+            elt = _ARRAY_ELT.match(self.source.text, at)
             what = f"attribute '{key.group(1).strip(chr(34))}'" if key else "an attribute"
             self.raise_error(f"{what}: a value out of the range of "
                              f"{elt.group(1) if elt else 'its element type'}",
-                             at_position=start, end_position=max(self.pos, start + 1))
+                             at_position=at, end_position=max(self.pos, at + 1))
+        finally:
+            self._attr_depth -= 1
+
+    def parse_optional_float(self, *, allow_negative: bool = True) -> float | None:
+        # A decimal literal past f64 (`1.0e309`) would be read as +inf and printed as
+        # `0x7ff0000000000000`; it is out of the range of every float type xDSL holds.
+        # Explicit bit patterns (`0x7FF0000000000000`) are integer tokens, not seen here.
+        value = super().parse_optional_float(allow_negative=allow_negative)
+        if value is not None and math.isinf(value):
+            raise OverflowError("a value out of the range of f64")
+        return value
+
+    def _parse_optional_bool_int_or_float(self):
+        # The same for dense literals' elements (`dense<[1.0e309]>`), which xDSL 0.74
+        # reads here from the token, not through parse_optional_float. A hex bit
+        # pattern comes back as an int, so a float inf is always an overflowed decimal.
+        parsed = super()._parse_optional_bool_int_or_float()
+        if parsed is not None and isinstance(parsed[0], float) and math.isinf(parsed[0]):
+            raise OverflowError("a value out of the range of f64")
+        return parsed
 
     def parse_dense_int_or_fp_elements_attr(self, type):
         # A large splat stays one element (xDSL would build every element first).

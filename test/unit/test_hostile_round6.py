@@ -557,3 +557,48 @@ def test_float_array_out_of_its_range_is_located_at_the_attribute(step_opt, tmp_
     col = len("  %a = ") + op.index(key + " = ") + len(key + " = ") + 1
     assert r.err.splitlines()[0] == (f"{prog}:2:{col}: error: attribute '{key}': a value out of "
                                      f"the range of {elt}")
+
+
+@pytest.mark.parametrize("line, col, message", [
+    # f64's largest is ~1.8e308: the decimal was read as +inf, printed 0x7ff0000000000000
+    ("%a = arith.constant -1.0e309 : f64", 23, "an attribute: a value out of the range of its "
+                                               "element type"),
+    ("%a = arith.constant dense<[2.0, 1.0e309]> : tensor<2xf64>", 23,
+     "an attribute: a value out of the range of its element type"),
+    ('%a = "arith.constant"() {value = 1.0e400 : f64} : () -> f64', 36,
+     "attribute 'value': a value out of the range of its element type"),
+    ('%a = "arith.constant"() <{value = 1.0 : f64}> {w = {v = [2.0 : f32, 1.0e309 : f64]}} : '
+     "() -> f64", 71, "attribute 'v': a value out of the range of its element type"),
+])
+def test_f64_decimal_past_its_range_is_located(step_opt, tmp_path: Path, line: str, col: int,
+                                               message: str):
+    """`1.0e309` in any attribute was silently +inf."""
+    prog = tmp_path / "c.mlir"
+    prog.write_text(f"func.func @f() {{\n  {line}\n  func.return\n}}\n")
+    r = step_opt([str(prog)])
+    assert r.code == 1
+    assert r.err.splitlines()[0] == f"{prog}:2:{col}: error: {message}"
+
+
+def test_f64_array_decimal_past_its_range_names_the_attribute(step_opt, tmp_path: Path):
+    op = ("ila.windows %x {kernel = array<f64: 4.0, 1.0e309>, stride = array<i64: 2, 2>, pad = "
+          "array<i64: 1, 1, 1, 1>} : (tensor<1x128x128x1xf32>) -> tensor<16x4096xf32>")
+    prog = tmp_path / "w.mlir"
+    prog.write_text(f"func.func @f(%x: tensor<1x128x128x1xf32>) {{\n  %a = {op}\n  func.return\n}}\n")
+    r = step_opt([str(prog)])
+    assert r.code == 1
+    col = len("  %a = ") + op.index("array<f64") + 1
+    assert r.err.splitlines()[0] == (f"{prog}:2:{col}: error: attribute 'kernel': a value out of "
+                                     "the range of f64")
+
+
+def test_f64_hex_bit_patterns_and_largest_decimals_stay_accepted(step_opt, tmp_path: Path):
+    """MLIR's explicit bit patterns spell inf; 1.5e308 is in range of f64."""
+    prog = tmp_path / "ok.mlir"
+    prog.write_text("func.func @f() -> f64 attributes {v = [1.5e308 : f64, -1.5e308 : f64]} {\n"
+                    "  %d = arith.constant 0x7FF0000000000000 : f64\n"
+                    "  func.return %d : f64\n}\n")
+    r = step_opt([str(prog)])
+    assert r.code == 0, r.err
+    assert "{v = [1.500000e+308 : f64, -1.500000e+308 : f64]}" in r.out
+    assert "%d = arith.constant 0x7ff0000000000000 : f64" in r.out
