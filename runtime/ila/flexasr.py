@@ -242,6 +242,21 @@ class FlexAsr(Ila):
             raise IlaError(f"flexasr: memory index {idx} names no GB-large region (0 to 3)")
         return 16 * s.get(f"gb.base_large_{idx}"), s.get(f"gb.num_vector_{idx}")
 
+    @staticmethod
+    def _fits(s: State, name: str, what: str, t_last: int, nv: int, base: int, mem: str = "gb_large",
+              end: int | None = None) -> None:
+        """IlaError naming instruction `name` unless a region (timesteps up to `t_last` of `nv`
+        vectors at byte `base` of GB-large, or ending at byte `end` of `mem`) fits its buffer:
+        numpy slicing would clip a write and shorten a read silently."""
+        if nv <= 0 or t_last < 0:
+            return
+        if end is None:  # gb_addr grows with t and v: the last vector ends the region
+            end = int(gb_addr(t_last, nv - 1, nv, base)) + 16
+        size = len(s.mems[mem])
+        if end > size:
+            raise IlaError(f"flexasr: {name}: {what} ends at byte {end}, past the {size}-byte "
+                           f"{mem}")
+
     def _start_ctrl(self, s: State) -> None:
         def g(f: str) -> int:
             return s.get("ctrl." + f)
@@ -254,6 +269,22 @@ class FlexAsr(Ila):
         base_out, _ = self._large(s, g("mem_idx_2"))
         nvi, nvo = g("num_vector_1"), g("num_vector_2")
         gbl = s.mems["gb_large"]
+        name = "GB_CONTROL_START"
+        if mode > 3:
+            raise IlaError(f"flexasr: {name}: mode {mode} names no timestep order (0 to 3)")
+        if mode == 3:
+            self._fits(s, name, f"the input of {nvi} vectors at gb_small vector "
+                       f"{s.get('gb.base_small_0')}", 0, nvi, 0, "gb_small",
+                       16 * (s.get("gb.base_small_0") + nvi))
+            self._fits(s, name, f"the output of {nvo} vectors at gb_small vector "
+                       f"{s.get('gb.base_small_1')}", 0, nvo, 0, "gb_small",
+                       16 * (s.get("gb.base_small_1") + nvo))
+        elif T > 0:  # the timestep order is linear in c: its largest is at c = 0 or T - 1
+            t_last = max({0: c, 1: 2 * c, 2: 2 * (T - c) + 1}[mode] for c in (0, T - 1))
+            self._fits(s, name, f"the input region (timestep {t_last} of {nvi} vectors at byte "
+                       f"{base_in})", t_last, nvi, base_in)
+            self._fits(s, name, f"the output region (timestep {t_last} of {nvo} vectors at byte "
+                       f"{base_out})", t_last, nvo, base_out)
         for c in range(T):
             ti = {0: c, 1: 2 * c, 2: 2 * (T - c) + 1, 3: 0}[mode]
             if mode == 3:
@@ -292,6 +323,9 @@ class FlexAsr(Ila):
     def _start_zp(self, s: State) -> None:
         base, _ = self._large(s, s.get("zp.mem_idx"))
         nv = s.get("zp.num_vector")
+        t1, t2 = s.get("zp.num_ts_1"), s.get("zp.num_ts_2")
+        self._fits(s, "GB_ZERO_PADDING_START", f"zero padding of timesteps {t1} to {t2 - 1} of "
+                   f"{nv} vectors at byte {base}", t2 - 1 if t2 > t1 else -1, nv, base)
         for t in range(s.get("zp.num_ts_1"), s.get("zp.num_ts_2")):
             for a in gb_addr(t, np.arange(nv), nv, base):
                 s.mems["gb_large"][a:a + 16] = 0

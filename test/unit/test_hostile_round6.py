@@ -10,6 +10,12 @@ import pytest
 
 from conftest import run_tool
 from steplus.lowering.lustre import LustreError, import_lustre
+from steplus.runtime.ila.core import IlaError
+from steplus.runtime.ila.flexasr import GB as FLEXASR_GB
+from steplus.runtime.ila.flexasr import FlexAsr
+from steplus.runtime.ila.flexasr import pe_base as flexasr_pe_base
+from steplus.runtime.ila.flexasr import write as flexasr_write
+from steplus.runtime.ila.flexasr_driver import word as flexasr_word
 from steplus.tools.step_run import main as step_run
 
 TOTAL = """node total(const n: int; a: int^n) returns (s: int);
@@ -602,3 +608,55 @@ def test_f64_hex_bit_patterns_and_largest_decimals_stay_accepted(step_opt, tmp_p
     assert r.code == 0, r.err
     assert "{v = [1.500000e+308 : f64, -1.500000e+308 : f64]}" in r.out
     assert "%d = arith.constant 0x7ff0000000000000 : f64" in r.out
+
+
+def _flexasr_large_region_0(base_vec: int, nv: int) -> FlexAsr:
+    """A FlexASR simulator whose GB-large region 0 starts at vector `base_vec` (byte 16x)."""
+    sim = FlexAsr()
+    sim.step(flexasr_write(FLEXASR_GB + 0x400010, flexasr_word((nv, 0, 1), (base_vec, 2, 2))))
+    return sim
+
+
+def test_flexasr_zero_padding_past_the_global_buffer_is_refused():
+    """GB_ZERO_PADDING_START cut a write past gb_large's 1 MiB short (numpy slices clip):
+    region 0 at byte 16 * 0xFFFF = 1048560, timesteps 0 to 1 of one vector: timestep 1
+    starts at byte 1048576, the buffer's end."""
+    sim = _flexasr_large_region_0(0xFFFF, 1)
+    sim.state.mems["gb_large"][-16:] = 7
+    sim.step(flexasr_write(FLEXASR_GB + 0xA00010, flexasr_word((1, 0, 1), (0, 4, 1), (1, 6, 1),
+                                                               (0, 8, 2), (2, 10, 2))))
+    with pytest.raises(IlaError) as e:
+        sim.step(flexasr_write(FLEXASR_GB + 0x40, 1))
+    assert str(e.value) == ("flexasr: GB_ZERO_PADDING_START: zero padding of timesteps 0 to 1 of "
+                            "1 vectors at byte 1048560 ends at byte 1048592, past the "
+                            "1048576-byte gb_large")
+    assert (sim.state.mems["gb_large"][-16:] == 7).all()  # refused before any write
+
+
+def test_flexasr_zero_padding_inside_the_global_buffer_runs():
+    sim = _flexasr_large_region_0(0xFFFF, 1)
+    sim.state.mems["gb_large"][-32:] = 7
+    sim.step(flexasr_write(FLEXASR_GB + 0xA00010, flexasr_word((1, 0, 1), (0, 4, 1), (1, 6, 1),
+                                                               (0, 8, 2), (1, 10, 2))))
+    sim.step(flexasr_write(FLEXASR_GB + 0x40, 1))
+    assert (sim.state.mems["gb_large"][-16:] == 0).all()
+    assert (sim.state.mems["gb_large"][-32:-16] == 7).all()
+
+
+@pytest.mark.parametrize("mode, message", [
+    (0, "the input region (timestep 1 of 1 vectors at byte 1048560) ends at byte 1048592"),
+    (2, "the input region (timestep 5 of 1 vectors at byte 1048560) ends at byte 1048656"),
+])
+def test_flexasr_control_input_past_the_global_buffer_is_refused(mode: int, message: str):
+    """GB_CONTROL_START read a short input vector past gb_large's end, caught only by
+    Ila.step's generic "sizes and addresses" backstop. Two timesteps: mode 0 reads
+    timesteps 0, 1; mode 2 (reversed, 2 (T - c) + 1) reads 5, 3."""
+    sim = _flexasr_large_region_0(0xFFFF, 1)
+    for p in range(4):
+        sim.step(flexasr_write(flexasr_pe_base(p) + 0x400010, flexasr_word((1, 0, 1))))
+    sim.step(flexasr_write(FLEXASR_GB + 0x700010, flexasr_word(
+        (1, 0, 1), (mode, 1, 1), (0, 4, 1), (0, 5, 1), (1, 6, 1), (1, 7, 1), (2, 8, 2))))
+    with pytest.raises(IlaError) as e:
+        sim.step(flexasr_write(FLEXASR_GB + 0x10, 1))
+    assert str(e.value) == (f"flexasr: GB_CONTROL_START: {message}, past the 1048576-byte "
+                            "gb_large")
