@@ -41,7 +41,7 @@ import copy
 from collections.abc import Callable
 
 from steplus.lowering.lustre import ast, when_clock
-from steplus.lowering.lustre.grammar import _rename
+from steplus.lowering.lustre.grammar import renamed as _renamed
 from steplus.lowering.lustre.oracles import node_roots, rewrite
 from steplus.lowering.lustre.program import walk
 from steplus.lowering.lustre.transform import LustreError, _unsupported
@@ -297,12 +297,6 @@ class _Blocks:
 
 def _has_last(e: ast.Expr) -> bool:
     return any(isinstance(x, ast.Unary) and x.op == "last" for x in walk(e))
-
-
-def _renamed(e: ast.Expr, mapping: dict[str, str]) -> ast.Expr:
-    out = copy.deepcopy(e)
-    _rename(out, mapping)
-    return out
 
 
 def desugar_blocks(prog: ast.Program, text: str) -> None:

@@ -10,6 +10,7 @@ Example::
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import functools
 import re
@@ -176,6 +177,13 @@ def _rename(e: object, mapping: dict[str, str], seen: set[int] | None = None) ->
             stack.extend(x)
         elif isinstance(x, ast.Expr):
             stack.extend(getattr(x, f.name) for f in dataclasses.fields(x))
+
+
+def renamed(e: ast.Expr, mapping: dict[str, str]) -> ast.Expr:
+    """A copy of `e` with its variables renamed (`_rename`)."""
+    out = copy.deepcopy(e)
+    _rename(out, mapping)
+    return out
 
 
 def _conj(items: list[ast.Expr], pos: int) -> ast.Expr:

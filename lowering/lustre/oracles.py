@@ -45,7 +45,7 @@ from xdsl.ir import SSAValue
 
 from steplus.dialects import lus
 from steplus.lowering.lustre import adts, ast, contract_params
-from steplus.lowering.lustre.grammar import _rename
+from steplus.lowering.lustre.grammar import renamed
 from steplus.lowering.lustre.transform import LustreError, _unsupported
 
 if TYPE_CHECKING:
@@ -454,18 +454,18 @@ class _Oracles:
         for c in consts:
             mapping[c.name] = f"{prefix}.{c.name}"
             node.consts.append(ast.ConstDecl(c.pos, mapping[c.name], c.type,
-                                             _renamed(c.value, mapping)))
+                                             renamed(c.value, mapping)))
         for eq in equations:
             if isinstance(eq, ast.Equation):
                 node.equations.append(ast.Equation(
                     eq.pos, [ast.Name(n.pos, mapping.get(n.name, n.name)) for n in eq.lhs],
-                    _renamed(eq.rhs, mapping)))
+                    renamed(eq.rhs, mapping)))
         for ob in observers:
             kind = "assume" if ob.kind == "property" else "property"
             name = ob.name or "contract"
             node.observers.append(ast.Observer(
                 ob.pos, kind, f"{f.name} at {self.where(e.pos).replace('.', ':')}: {name}",
-                _renamed(ob.expr, mapping)))
+                renamed(ob.expr, mapping)))
         outs: list[ast.Expr] = [ast.Var(e.pos, mapping[o.name]) for o in outputs]
         return outs[0] if len(outs) == 1 else ast.Tuple(e.pos, outs)
 
@@ -487,13 +487,6 @@ def _free_type(c: ast.ConstDecl) -> ast.TypeRef:
         return c.type
     assert isinstance(c.value, ast.Any)
     return c.value.type
-
-
-def _renamed(e: ast.Expr, mapping: dict[str, str]) -> ast.Expr:
-    """A copy of `e` with its variables renamed."""
-    out = copy.deepcopy(e)
-    _rename(out, mapping)
-    return out
 
 
 def add_oracles(prog: ast.Program, text: str) -> None:

@@ -14,7 +14,6 @@ Example::
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
@@ -23,6 +22,7 @@ from xdsl.ir import Attribute, Operation
 
 from steplus.lowering.lustre import adts, ast, sets, sized
 from steplus.lowering.lustre.machine_ints import MACHINE_INTS
+from steplus.lowering.lustre.grammar import renamed
 from steplus.lowering.lustre.parser import LustreError
 
 INT_MIN, INT_MAX = -(2**31), 2**31 - 1
@@ -336,7 +336,7 @@ class Program:
             """Record the refinement predicates on `path` and its parts."""
             base, preds = self.unrefined(ref)
             for var, pred in preds:
-                node.refinements.append((path, kind, _renamed(pred, var, path)))
+                node.refinements.append((path, kind, renamed(pred, {var: path})))
             if depth > 32:
                 return
             shape = self.array_shape(base)
@@ -497,21 +497,6 @@ class Program:
                     state[name] = 2
 
 
-def _renamed(pred: ast.Expr, var: str, path: str) -> ast.Expr:
-    """A copy of a refinement predicate on `var`, about the variable `path`."""
-    e = copy.deepcopy(pred)
-    stack: list[object] = [e]
-    while stack:
-        x = stack.pop()
-        if isinstance(x, ast.Var) and x.name == var:
-            x.name = path
-        elif isinstance(x, ast.Merge) and x.var == var:
-            x.var = path
-        if isinstance(x, list | tuple):
-            stack.extend(x)
-        elif isinstance(x, ast.Expr):
-            stack.extend(vars(x).values())
-    return e
 
 
 def _wrap_int(v: int, pos: int) -> int:

@@ -41,7 +41,6 @@ Example::
 
 from __future__ import annotations
 
-import copy
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -50,6 +49,7 @@ from xdsl.dialects.builtin import FloatAttr, IntegerAttr, i1, i32
 from xdsl.ir import Operation, SSAValue
 
 from steplus.lowering.lustre import ast
+from steplus.lowering.lustre.grammar import renamed
 from steplus.lowering.lustre.machine_ints import MACHINE_INTS
 from steplus.lowering.lustre.set_types import (CAPACITY, EMPTY_MAP, FITS, KINDS, MAX_CAPACITY,
                                                MAX_COMPARISONS, SET_LIT, SMALL, Coll, _make,
@@ -539,21 +539,6 @@ def lower_expr(low: NodeLowering, e: ast.Expr) -> list[SSAValue] | None:
 # -- node inputs and capacity properties --------------------------------------------
 
 
-def _about(pred: ast.Expr, var: str, leaf: str) -> ast.Expr:
-    """A copy of the refinement predicate `pred` on `var`, about the scalar `leaf`."""
-    e = copy.deepcopy(pred)
-    stack: list[object] = [e]
-    while stack:
-        x = stack.pop()
-        if isinstance(x, ast.Var) and x.name == var:
-            x.name = leaf
-        if isinstance(x, list | tuple):
-            stack.extend(x)
-        elif isinstance(x, ast.Expr):
-            stack.extend(vars(x).values())
-    return e
-
-
 def canonicalize_inputs(low: NodeLowering) -> None:
     """A node's set and map inputs: header 0 (not overflowed), an element out of
     its subrange or refinement type not in the set (a map's entry whose key or
@@ -580,7 +565,7 @@ def canonicalize_inputs(low: NodeLowering) -> None:
                     ok += [lo, hi]
             base = low.ast.arrays[d.name][1 + i * c.width + 1:1 + (i + 1) * c.width]
             for (_, t), leaf in zip([*c.key, *c.val], base):
-                ok += [low.expr(_about(pred, var, leaf))[0]
+                ok += [low.expr(renamed(pred, {var: leaf}))[0]
                        for var, pred in prog.unrefined(t)[1]]
             for hp, kp, _ in out[:i] if c.kind == "map" else []:
                 ok.append(_not(low, _and(low, hp, values_equal(low, kp, k, d.pos), d.pos),
