@@ -660,3 +660,21 @@ def test_flexasr_control_input_past_the_global_buffer_is_refused(mode: int, mess
         sim.step(flexasr_write(FLEXASR_GB + 0x10, 1))
     assert str(e.value) == (f"flexasr: GB_CONTROL_START: {message}, past the 1048576-byte "
                             "gb_large")
+
+
+@pytest.mark.parametrize("mode, small, message", [
+    # gb_small holds 0x4000 bytes = 1024 vectors: vector 1023 is its last
+    (3, 1023, "the input of 2 vectors at gb_small vector 1023 ends at byte 16400, past the "
+              "16384-byte gb_small"),
+    (5, 0, "mode 5 names no timestep order (0 to 3)"),
+])
+def test_flexasr_control_small_region_and_mode_are_checked(mode: int, small: int, message: str):
+    sim = _flexasr_large_region_0(0, 2)
+    sim.step(flexasr_write(FLEXASR_GB + 0x400020, flexasr_word((small, 0, 2))))
+    for p in range(4):
+        sim.step(flexasr_write(flexasr_pe_base(p) + 0x400010, flexasr_word((1, 0, 1))))
+    sim.step(flexasr_write(FLEXASR_GB + 0x700010, flexasr_word(
+        (1, 0, 1), (mode, 1, 1), (0, 4, 1), (0, 5, 1), (2, 6, 1), (1, 7, 1), (1, 8, 2))))
+    with pytest.raises(IlaError) as e:
+        sim.step(flexasr_write(FLEXASR_GB + 0x10, 1))
+    assert str(e.value) == f"flexasr: GB_CONTROL_START: {message}"
