@@ -146,13 +146,8 @@ def parse_dense_splat(parser, type):
         parser.raise_error(f"hex literal of {len(data)} bytes for {t}: expected {itemsize} "
                            f"(a splat) or {n * itemsize}", at_position=start, end_position=parser.pos)
     if bits is not None and isinstance(elt, AnyFloat):
-        # MLIR reads a hexadecimal integer in a float literal as the bit pattern: torch-mlir writes a
-        # -inf mask as dense<0xFF800000> : tensor<f32> (xDSL 0.74 made it the number 4286578688.0)
-        raw = int(bits, 16)
-        if raw >> (8 * itemsize):
-            parser.raise_error(f"hexadecimal literal {bits} is wider than {elt}", at_position=start,
-                               end_position=parser.pos)
-        return dense_splat(t, raw.to_bytes(itemsize, "little"))
+        return dense_splat(t, hex_float_bytes(parser, bits, int(bits, 16), elt, itemsize, start,
+                                              parser.pos))
     if isinstance(elt, AnyFloat) and isinstance(value, bool):
         parser.raise_error(f"expected a float literal for {elt}, got a boolean", at_position=start,
                            end_position=parser.pos)
@@ -174,6 +169,49 @@ def parse_dense_splat(parser, type):
         parser.raise_error(str(e).strip().splitlines()[0] or "invalid dense literal",
                            at_position=start, end_position=parser.pos)
     return dense_splat(t, one.data.data)
+
+
+def hex_float_bytes(parser, text: str, raw: int, elt, itemsize: int, start: int, end: int) -> bytes:
+    """MLIR reads a hexadecimal integer in a float literal as the element's bit pattern (f16, bf16,
+    f32 or f64 by `itemsize`): torch-mlir writes a -inf mask as `dense<0xFF800000> : tensor<f32>`,
+    which xDSL 0.74 made the number 4286578688.0. Its little-endian bytes, or a located parse
+    error for a pattern wider than the type or a negated one (`-0x3F800000`, which MLIR refuses)."""
+    if raw < 0:
+        parser.raise_error(f"hexadecimal literal {text} of {elt} has a minus sign: a bit pattern "
+                           "is not negated", at_position=start, end_position=end)
+    if raw >> (8 * itemsize):
+        parser.raise_error(f"hexadecimal literal {text} is wider than {elt}", at_position=start,
+                           end_position=end)
+    return raw.to_bytes(itemsize, "little")
+
+
+class HexElement(int):
+    """A hexadecimal element of a `dense<[...]>` literal while its element type is not yet known
+    (the type follows the literal). An integer type reads its value; a float type converts it
+    to a placeholder 0.0 (so a pattern like f16's 0xFFFF does not overflow xDSL's conversion),
+    and `hex_float_elements` writes the bit pattern over it."""
+
+    def __float__(self) -> float:
+        return 0.0
+
+
+def hex_float_elements(parser, attr: DenseIntOrFPElementsAttr,
+                       hexes: list[tuple[int, int, str, int, int]], count: int) -> DenseIntOrFPElementsAttr:
+    """`attr` (parsed by xDSL from a `dense<[...]>` literal of `count` elements) with each
+    hexadecimal element `(ordinal, value, text, start, end)` read as its bit pattern, as
+    `parse_dense_splat` reads a splat, if the element type is a float; `attr` itself otherwise."""
+    elt = attr.get_element_type()
+    if not hexes or not isinstance(elt, AnyFloat):
+        return attr
+    itemsize = elt.compile_time_size
+    data = bytearray(attr.data.data)
+    for ordinal, raw, text, start, end in hexes:
+        bits = hex_float_bytes(parser, text, raw, elt, itemsize, start, end)
+        if count == 1:  # a splat: every element
+            data[:] = bits * (len(data) // itemsize)
+        else:
+            data[ordinal * itemsize:(ordinal + 1) * itemsize] = bits
+    return DenseIntOrFPElementsAttr(attr.type, BytesAttr(bytes(data)))
 
 
 def reset_resources() -> None:

@@ -18,7 +18,7 @@ from xdsl.ir import Operation
 from xdsl.parser import Parser
 from xdsl.utils.exceptions import DiagnosticException, ParseError
 
-from steplus.dialects.resources import parse_dense_splat
+from steplus.dialects.resources import HexElement, hex_float_elements, parse_dense_splat
 
 
 @dataclass(frozen=True)
@@ -78,6 +78,8 @@ class LocatingParser(Parser):
         self.op_offsets: dict[Operation, int] = {}
         self._attr_depth = 0
         self._overflow_at: int | None = None
+        # the elements of the dense literal being parsed: (count, hexadecimal ones)
+        self._dense: tuple[list[int], list[tuple[int, int, str, int, int]]] | None = None
 
     def parse_operation(self) -> Operation:
         start = self.pos
@@ -132,11 +134,28 @@ class LocatingParser(Parser):
         parsed = super()._parse_optional_bool_int_or_float()
         if parsed is not None and isinstance(parsed[0], float) and math.isinf(parsed[0]):
             raise OverflowError("a value out of the range of f64")
+        if parsed is not None and self._dense is not None:
+            # A hexadecimal element is a bit pattern if the type (after the literal) is a float
+            count, hexes = self._dense
+            value, span = parsed
+            if isinstance(value, int) and not isinstance(value, bool) and "0x" in span.text.lower():
+                hexes.append((count[0], value, span.text, span.start, span.end))
+                parsed = (HexElement(value), span)
+            count[0] += 1
         return parsed
 
     def parse_dense_int_or_fp_elements_attr(self, type):
         # A large splat stays one element (xDSL would build every element first).
-        return parse_dense_splat(self, type) or super().parse_dense_int_or_fp_elements_attr(type)
+        splat = parse_dense_splat(self, type)
+        if splat is not None:
+            return splat
+        outer, self._dense = self._dense, ([0], [])
+        try:
+            attr = super().parse_dense_int_or_fp_elements_attr(type)
+            count, hexes = self._dense
+            return hex_float_elements(self, attr, hexes, count[0])
+        finally:
+            self._dense = outer
 
     def parse_optional_type(self):
         # A type whose parameters fail verification is reported where it starts.

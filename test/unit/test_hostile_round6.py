@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from conftest import run_tool
@@ -678,3 +679,66 @@ def test_flexasr_control_small_region_and_mode_are_checked(mode: int, small: int
     with pytest.raises(IlaError) as e:
         sim.step(flexasr_write(FLEXASR_GB + 0x10, 1))
     assert str(e.value) == f"flexasr: GB_CONTROL_START: {message}"
+
+
+def _dense_bytes(text: str, tmp_path: Path) -> list[bytes]:
+    """The data bytes of each `arith.constant` of `text`, parsed as step-opt parses."""
+    from steplus.tools.source import LocatingParser, SourceFile
+    from steplus.tools.step_opt import StepOptMain
+
+    path = str(tmp_path / "d.mlir")
+    module = LocatingParser(StepOptMain(args=[path]).ctx, SourceFile(path, text)).parse_module()
+    return [op.properties["value"].data.data for op in module.walk() if op.name == "arith.constant"]
+
+
+@pytest.mark.parametrize("elt, bits, dtype, fmt", [
+    ("f64", [0x7FF0000000000000, 0xFFF0000000000000, 0x3FF0000000000000], np.float64, "{:#018x}"),
+    ("f32", [0x7F800000, 0xFF800000, 0x7FC00001], np.float32, "{:#010x}"),
+    ("f16", [0x7C00, 0xFFFF, 0x3C00], np.float16, "{:#06x}"),
+    ("bf16", [0x7F80, 0xFF80, 0x3F80], None, "{:#06x}"),
+])
+def test_hex_element_of_a_float_dense_list_is_its_bit_pattern(tmp_path: Path, elt: str,
+                                                               bits: list[int], dtype, fmt: str):
+    """`dense<[0x7FF0000000000000, 2.0]> : tensor<2xf64>` was the integer 9.2e18, not +inf
+    (MLIR's reading, and the splat's). Checked against numpy's view of the same bits."""
+    items = ", ".join(fmt.format(b) for b in bits)
+    text = (f"func.func @f() {{\n  %a = arith.constant dense<[{items}, 2.0]> : tensor<4x{elt}>\n"
+            f"  %b = arith.constant dense<[[{fmt.format(bits[0])}], [3.0]]> : tensor<2x1x{elt}>\n"
+            "  func.return\n}\n")
+    a, b = _dense_bytes(text, tmp_path)
+    if dtype is None:  # bf16: the high half of an f32
+        got = (np.frombuffer(a, np.uint16).astype(np.uint32) << 16).view(np.float32)
+        want = (np.array(bits, np.uint32) << 16).view(np.float32)
+        assert np.frombuffer(a, np.uint16)[3] == 0x4000  # 2.0
+    else:
+        got = np.frombuffer(a, dtype)
+        want = np.array(bits, {8: np.uint64, 4: np.uint32, 2: np.uint16}[np.dtype(dtype).itemsize]
+                        ).view(dtype)
+        assert got[3] == 2.0
+    assert got[:3].tobytes() == want.tobytes()  # bit-exact, NaN payloads included
+    assert b[:len(b) // 2] == a[:len(a) // 4]
+
+
+def test_hex_element_of_an_integer_dense_list_is_its_value(tmp_path: Path):
+    text = ("func.func @f() {\n  %a = arith.constant dense<[0x10, 7, -0x2]> : tensor<3xi32>\n"
+            "  func.return\n}\n")
+    assert np.frombuffer(_dense_bytes(text, tmp_path)[0], np.int32).tolist() == [16, 7, -2]
+
+
+@pytest.mark.parametrize("literal, col, message", [
+    ("dense<[1.0, 0x1FFFFFFFF]> : tensor<2xf32>", 35, "hexadecimal literal 0x1FFFFFFFF is wider "
+                                                      "than f32"),
+    ("dense<[0x10000, 1.0]> : tensor<2xbf16>", 30, "hexadecimal literal 0x10000 is wider than "
+                                                   "bf16"),
+    ("dense<[0x3F80, -0x3F80]> : tensor<2xbf16>", 38, "hexadecimal literal -0x3F80 of bf16 has a "
+                                                      "minus sign: a bit pattern is not negated"),
+    ("dense<-0x3F800000> : tensor<3xf32>", 29, "hexadecimal literal -0x3F800000 of f32 has a "
+                                               "minus sign: a bit pattern is not negated"),
+])
+def test_hex_element_of_a_float_dense_list_wider_than_its_type_is_located(
+        step_opt, tmp_path: Path, literal: str, col: int, message: str):
+    prog = tmp_path / "w.mlir"
+    prog.write_text(f"func.func @f() {{\n  %a = arith.constant {literal}\n  func.return\n}}\n")
+    r = step_opt([str(prog)])
+    assert r.code == 1
+    assert r.err.splitlines()[0] == f"{prog}:2:{col}: error: {message}"
