@@ -108,6 +108,13 @@ def gb_addr(t: int | npt.NDArray[np.integer], v: int | npt.NDArray[np.integer], 
     return base + (t // 16) * (nv * 256) + (t % 16) * 16 + np.asarray(v) * 256
 
 
+def region_end(t_last: int, nv: int, base: int = 0) -> int:
+    """One past the last byte of timesteps 0 to `t_last` of an `nv`-vector GB-large region at byte
+    `base` (gb_addr grows with t and v: the last vector ends it). The one home of the bound that
+    `FlexAsr._fits` refuses past and `flexasr_vec` models within."""
+    return int(gb_addr(t_last, nv - 1, nv, base)) + 16
+
+
 def pe_base(p: int, gb: int = GB) -> int:
     """Base address of PE p's unit (the GB is unit 0)."""
     return gb + (p + 1) * 0x01000000
@@ -250,8 +257,8 @@ class FlexAsr(Ila):
         numpy slicing would clip a write and shorten a read silently."""
         if nv <= 0 or t_last < 0:
             return
-        if end is None:  # gb_addr grows with t and v: the last vector ends the region
-            end = int(gb_addr(t_last, nv - 1, nv, base)) + 16
+        if end is None:
+            end = region_end(t_last, nv, base)
         size = len(s.mems[mem])
         if end > size:
             raise IlaError(f"flexasr: {name}: {what} ends at byte {end}, past the {size}-byte "

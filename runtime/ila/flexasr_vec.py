@@ -30,7 +30,7 @@ import numpy.typing as npt
 from steplus.dialects.target.ila import FLEXASR
 from steplus.runtime.ila import adpfloat as af
 from steplus.runtime.ila.adpfloat import Codes, Ints
-from steplus.runtime.ila.flexasr import MIB, gb_addr
+from steplus.runtime.ila.flexasr import MIB, region_end
 from steplus.runtime.ila.flexasr_units import act_alu, attention_codes, layer_norm_codes, reduce_codes
 
 # the windows the drivers' commands address: a PE's input buffer (vectors), act buffer (vectors),
@@ -42,8 +42,9 @@ U8, U16 = 1 << 8, 1 << 16
 
 
 def _region_end(T: int, nv: int, base: int = 0) -> int:
-    """One past the last byte of a [T, nv] GB-large region at byte `base`."""
-    return int(gb_addr(T - 1, nv - 1, nv, base)) + 16
+    """One past the last byte of a [T, nv] GB-large region at byte `base` (`flexasr.region_end`,
+    the bound the per-command simulation refuses past: outside it these functions return None)."""
+    return region_end(T - 1, nv, base)
 
 
 def _fits_gb(T: int, nv_in: int, nv_out: int) -> bool:

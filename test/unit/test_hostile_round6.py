@@ -742,3 +742,25 @@ def test_hex_element_of_a_float_dense_list_wider_than_its_type_is_located(
     r = step_opt([str(prog)])
     assert r.code == 1
     assert r.err.splitlines()[0] == f"{prog}:2:{col}: error: {message}"
+
+
+def test_flexasr_vectorized_path_models_only_what_the_commands_accept():
+    """The vectorized FlexASR functions (flexasr_vec) read no global buffer: they return None,
+    and the runner steps the commands, past the bound where FlexAsr refuses a region
+    (`flexasr.region_end`, one home). Two vectors per timestep: 32768 timesteps end at byte
+    2047 * 512 + 15 * 16 + 256 + 16 = 1048576 (the buffer's end), 32769 at 2048 * 512 + 272."""
+    from steplus.runtime.ila import flexasr_vec as vec
+
+    codes = np.zeros((32769, 2, 16), np.uint8)
+    assert vec._region_end(32768, 2) == 1048576 and vec._region_end(32769, 2) == 1048848
+    fitted = vec.pool_codes(codes[:32768], 1, 0)
+    assert fitted is not None and fitted.shape == (16384, 2, 16)
+    assert vec.pool_codes(codes, 1, 0) is None
+    sim = _flexasr_large_region_0(0, 2)
+    sim.step(flexasr_write(FLEXASR_GB + 0xA00010, flexasr_word((1, 0, 1), (0, 4, 1), (2, 6, 1),
+                                                               (0, 8, 2), (32769, 10, 2))))
+    with pytest.raises(IlaError) as e:
+        sim.step(flexasr_write(FLEXASR_GB + 0x40, 1))
+    assert str(e.value) == ("flexasr: GB_ZERO_PADDING_START: zero padding of timesteps 0 to 32768 "
+                            "of 2 vectors at byte 0 ends at byte 1048848, past the 1048576-byte "
+                            "gb_large")
