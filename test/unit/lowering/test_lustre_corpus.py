@@ -32,6 +32,10 @@ TICKS = 60
 # file -> (line, col, reason). Each position was checked by reading the file:
 # it is the first token of the construct named.
 REJECTED = {
+    # comments nest in its contract (48:3 was our syntax error); it stops at a
+    # universal quantifier over the abstract type HostId
+    "two_phase_commit.lus": (39, 26, "Kind 2 quantifiers over an unbounded type where no "
+                                     "witness falsifies them ('forall' over 'i')"),
     "msg_ctor_disjoint.lus": (1, 40, "recursive algebraic data types ('Msg' through "
                                      "'Enc.s2': Kind 2's values of them nest to any depth, "
                                      "a steplus value is a fixed number of scalars)"),
